@@ -1,0 +1,153 @@
+import { DateTime, Email, ListQuery, ShortText, Uuid } from './common';
+import { PromotionalCodeSummary } from './coupon';
+import { z } from './zod';
+
+export const AffiliateStatus = z.enum(['PENDING', 'ACTIVE', 'REJECTED', 'DISABLED']);
+
+export const LINK_MESSAGES = {
+  invalidCharacters: 'Link can only contain letters, numbers, and hyphens',
+  alreadyExists: 'This link already exists for this affiliate program',
+  inUseOnCreate: 'The requested affiliate link is already in use',
+} as const;
+
+/** A slug: only letters, numbers and hyphens (spec, Links). */
+export const Slug = z
+  .string()
+  .min(1, LINK_MESSAGES.invalidCharacters)
+  .max(100)
+  .regex(/^[A-Za-z0-9-]+$/, LINK_MESSAGES.invalidCharacters);
+
+export const CommissionRate = z.number().finite().min(0).max(100);
+
+export const AffiliateLink = z
+  .object({
+    id: Uuid,
+    link: z.string(),
+    userId: Uuid,
+    programId: Uuid,
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  })
+  .openapi('AffiliateLink');
+
+export const Affiliate = z
+  .object({
+    id: Uuid,
+    firstName: z.string(),
+    lastName: z.string(),
+    email: z.string().email(),
+    status: AffiliateStatus,
+    commissionRate: z.number(),
+    link: z.string().nullable().openapi({ deprecated: true, description: 'Legacy single link, always null: read affiliateLinks.' }),
+    affiliateLinks: z.array(AffiliateLink),
+    programId: Uuid,
+    commissionPlan: z.record(z.unknown()).nullable(),
+    commissionTier: z.record(z.unknown()).nullable(),
+    promotionalCodes: z.array(PromotionalCodeSummary).optional(),
+    signupAnswers: z.array(z.object({ question: z.string(), answer: z.string() })),
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  })
+  .openapi('Affiliate');
+
+export const FullUrl = z.object({ baseUrl: z.string(), fullUrl: z.string() });
+
+export const LinkResponse = z
+  .object({
+    id: Uuid,
+    link: z.string(),
+    affiliateId: Uuid,
+    clicks: z.number().int(),
+    referrals: z.number().int(),
+    sales: z.number().int(),
+    totalRevenue: z.number(),
+    fullURLs: z.array(FullUrl),
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  })
+  .openapi('Link');
+
+export const CreateAffiliateBody = z
+  .object({
+    firstName: ShortText,
+    lastName: ShortText,
+    email: Email,
+    affiliateLink: Slug.optional(),
+    commissionRate: CommissionRate.optional(),
+  })
+  .strict()
+  .openapi('CreateAffiliateBody');
+
+export const UpdateAffiliateBody = z
+  .object({
+    affiliateId: Uuid,
+    firstName: ShortText.optional(),
+    lastName: ShortText.optional(),
+    email: Email.optional(),
+    status: AffiliateStatus.optional(),
+    commissionRate: CommissionRate.optional(),
+    affiliateLink: Slug.optional(),
+  })
+  .strict()
+  .openapi('UpdateAffiliateBody');
+
+export const DeleteAffiliateBody = z.object({ affiliateId: Uuid }).strict().openapi('DeleteAffiliateBody');
+
+export const AffiliateQuery = ListQuery.extend({
+  id: z.string().max(200).optional(),
+  email: z.string().max(254).optional(),
+}).strict();
+
+const LinkOwner = {
+  affiliateId: Uuid.optional(),
+  affiliateEmail: Email.optional(),
+};
+
+export const CreateLinkBody = z
+  .object({ link: Slug, ...LinkOwner })
+  .strict()
+  .refine((body) => body.affiliateId !== undefined || body.affiliateEmail !== undefined, {
+    path: ['affiliateId'],
+    message: 'affiliateId or affiliateEmail is required',
+  })
+  .openapi('CreateLinkBody');
+
+const LinkTarget = { linkId: Uuid.optional(), link: z.string().max(100).optional() };
+const hasLinkTarget = (body: { linkId?: string; link?: string }) => body.linkId !== undefined || body.link !== undefined;
+
+export const RenameLinkBody = z
+  .object({ ...LinkTarget, newLink: Slug })
+  .strict()
+  .refine(hasLinkTarget, { path: ['linkId'], message: 'linkId or link is required' })
+  .openapi('RenameLinkBody');
+
+export const DeleteLinkBody = z
+  .object(LinkTarget)
+  .strict()
+  .refine(hasLinkTarget, { path: ['linkId'], message: 'linkId or link is required' })
+  .openapi('DeleteLinkBody');
+
+export const LinkQuery = ListQuery.extend({
+  id: z.string().max(100).optional(),
+  link: z.string().max(100).optional(),
+  affiliateId: z.string().max(100).optional(),
+  affiliateEmail: z.string().max(254).optional(),
+}).strict();
+
+export const RecordClickBody = z
+  .object({ link: z.string().min(1).max(100), landingUrl: z.string().url().max(2000).optional() })
+  .strict()
+  .openapi('RecordClickBody');
+
+export const Click = z.object({ clickId: z.number().int(), link: z.string(), affiliateId: Uuid }).openapi('Click');
+
+export type Affiliate = z.infer<typeof Affiliate>;
+export type AffiliateLink = z.infer<typeof AffiliateLink>;
+export type AffiliateStatus = z.infer<typeof AffiliateStatus>;
+export type LinkResponse = z.infer<typeof LinkResponse>;
+export type CreateAffiliateBody = z.infer<typeof CreateAffiliateBody>;
+export type UpdateAffiliateBody = z.infer<typeof UpdateAffiliateBody>;
+export type CreateLinkBody = z.infer<typeof CreateLinkBody>;
+export type RenameLinkBody = z.infer<typeof RenameLinkBody>;
+export type DeleteLinkBody = z.infer<typeof DeleteLinkBody>;
+export type RecordClickBody = z.infer<typeof RecordClickBody>;

@@ -1,0 +1,38 @@
+import { z } from './zod';
+
+export const Uuid = z.string().uuid();
+export const DateTime = z.string().datetime({ offset: true });
+/** Free-text identifiers supplied by integrators (external ids, slugs, names): bounded so a huge string is a 400, not a stored blob. */
+export const ShortText = z.string().trim().min(1).max(200);
+export const LongText = z.string().max(2000);
+export const Email = z.string().trim().max(254).email();
+/** ISO 4217 code, stored upper case. */
+export const Currency = z
+  .string()
+  .regex(/^[A-Za-z]{3}$/, 'must be a three-letter ISO 4217 currency code')
+  .transform((code) => code.toUpperCase());
+/** Money and rates arrive as JSON numbers; NaN and Infinity never survive JSON, but guard anyway. */
+export const Amount = z.number().finite().nonnegative().max(1e12);
+export const Metadata = z.record(z.string().max(40), z.string().max(500)).refine((entries) => Object.keys(entries).length <= 50, {
+  message: 'may have at most 50 keys',
+});
+
+/** Query-string flags and numbers arrive as text. */
+export const QueryInteger = z.coerce.number().int();
+
+export const ErrorBody = z.object({ error: z.string() }).openapi('Error', {
+  description: 'Every failure: a human-readable description of what was wrong.',
+});
+
+/** DELETE /coupons and PUT /referrals document `error` as the status number with a separate message. */
+export const NumberedErrorBody = z
+  .object({ error: z.number().int(), message: z.string() })
+  .openapi('NumberedError', { description: 'Error shape of DELETE /coupons and PUT /referrals.' });
+
+export const ListQuery = z.object({
+  limit: QueryInteger.min(1).max(1000).optional(),
+  startingAfter: z.string().max(100).optional(),
+});
+
+export type ErrorBody = z.infer<typeof ErrorBody>;
+export type NumberedErrorBody = z.infer<typeof NumberedErrorBody>;

@@ -1,0 +1,79 @@
+import { DateTime, ShortText, Uuid } from './common';
+import { z } from './zod';
+
+export const DestinationUrl = z
+  .object({
+    url: z.string().url().max(2000).refine((url) => /^https?:\/\//i.test(url), 'must be an http or https URL'),
+    params: z.record(z.string().min(1).max(100), z.string().max(500)).default({}),
+  })
+  .strict();
+
+export const RateLimitSetting = z
+  .object({
+    points: z.number().int().min(1).max(1_000_000),
+    duration: z.number().int().min(1).max(86_400),
+  })
+  .strict()
+  .openapi('RateLimitSetting', { description: 'Requests allowed per duration (seconds) for each key, route and method.' });
+
+export const Program = z
+  .object({
+    id: Uuid,
+    name: z.string(),
+    urlModifier: z.string(),
+    destinationUrls: z.array(z.object({ url: z.string(), params: z.record(z.string()) })),
+    requireApproval: z.boolean(),
+    defaultCommissionRate: z.number(),
+    apiAccess: z.boolean(),
+    rateLimit: RateLimitSetting.nullable(),
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  })
+  .openapi('Program');
+
+const programSettings = {
+  urlModifier: z
+    .string()
+    .min(1)
+    .max(50)
+    .regex(/^[A-Za-z0-9_-]+$/, 'urlModifier can only contain letters, numbers, hyphens and underscores'),
+  destinationUrls: z.array(DestinationUrl).max(20),
+  requireApproval: z.boolean(),
+  defaultCommissionRate: z.number().finite().min(0).max(100),
+  apiAccess: z.boolean(),
+  rateLimit: RateLimitSetting.nullable(),
+};
+
+export const CreateProgramBody = z
+  .object({
+    name: ShortText,
+    urlModifier: programSettings.urlModifier.default('ref'),
+    destinationUrls: programSettings.destinationUrls.default([]),
+    requireApproval: programSettings.requireApproval.default(false),
+    defaultCommissionRate: programSettings.defaultCommissionRate.default(20),
+    apiAccess: programSettings.apiAccess.default(true),
+    rateLimit: programSettings.rateLimit.default(null),
+  })
+  .strict()
+  .openapi('CreateProgramBody');
+
+export const UpdateProgramBody = z
+  .object({
+    name: ShortText.optional(),
+    urlModifier: programSettings.urlModifier.optional(),
+    destinationUrls: programSettings.destinationUrls.optional(),
+    requireApproval: programSettings.requireApproval.optional(),
+    defaultCommissionRate: programSettings.defaultCommissionRate.optional(),
+    apiAccess: programSettings.apiAccess.optional(),
+    rateLimit: programSettings.rateLimit.optional(),
+  })
+  .strict()
+  .openapi('UpdateProgramBody');
+
+export const CreatedApiKey = z
+  .object({ id: Uuid, key: z.string(), programId: Uuid, createdAt: DateTime })
+  .openapi('CreatedApiKey', { description: 'The key is shown once; only its hash is stored.' });
+
+export type Program = z.infer<typeof Program>;
+export type CreateProgramBody = z.infer<typeof CreateProgramBody>;
+export type UpdateProgramBody = z.infer<typeof UpdateProgramBody>;

@@ -1,0 +1,65 @@
+import { DateTime, Email, ListQuery, ShortText, Uuid } from './common';
+import { z } from './zod';
+
+export const ReferralStatus = z.enum(['active', 'inactive']);
+
+export const Referral = z
+  .object({
+    id: Uuid,
+    affiliateId: Uuid,
+    linkId: Uuid.nullable(),
+    clickId: z.number().int().nullable(),
+    email: z.string().email(),
+    name: z.string().nullable(),
+    referredUserExternalId: z.string().nullable(),
+    plan: z.string().nullable(),
+    status: ReferralStatus,
+    programId: Uuid,
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  })
+  .openapi('Referral');
+
+export const CreateReferralBody = z
+  .object({
+    clickId: z.number().int().nonnegative().optional(),
+    link: z.string().max(100).optional(),
+    affiliateId: Uuid.optional(),
+    affiliateEmail: Email.optional(),
+    email: Email,
+    name: ShortText.optional(),
+    referredUserExternalId: ShortText.optional(),
+    plan: ShortText.optional(),
+    status: ReferralStatus.default('active'),
+  })
+  .strict()
+  .refine(
+    (body) => [body.clickId, body.link, body.affiliateId, body.affiliateEmail].some((value) => value !== undefined),
+    { path: ['clickId'], message: 'one of clickId, link, affiliateId or affiliateEmail is required' },
+  )
+  .openapi('CreateReferralBody');
+
+export const UpdateReferralBody = z
+  .object({
+    referralId: Uuid,
+    name: ShortText.optional(),
+    email: Email.optional(),
+    referredUserExternalId: ShortText.optional(),
+    plan: ShortText.optional(),
+    status: ReferralStatus.optional(),
+  })
+  .strict()
+  .openapi('UpdateReferralBody');
+
+export const DeleteReferralBody = z.object({ referralId: Uuid }).strict().openapi('DeleteReferralBody');
+
+export const ReferralQuery = ListQuery.extend({
+  id: z.string().max(100).optional(),
+  email: z.string().max(254).optional(),
+  affiliateId: z.string().max(100).optional(),
+  referredUserExternalId: z.string().max(200).optional(),
+}).strict();
+
+export type Referral = z.infer<typeof Referral>;
+export type CreateReferralBody = z.infer<typeof CreateReferralBody>;
+export type UpdateReferralBody = z.infer<typeof UpdateReferralBody>;

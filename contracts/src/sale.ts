@@ -1,0 +1,98 @@
+import { Affiliate } from './affiliate';
+import { Amount, Currency, DateTime, Email, ListQuery, ShortText, Uuid } from './common';
+import { Referral } from './referral';
+import { z } from './zod';
+
+export const Commission = z
+  .object({
+    id: Uuid,
+    affiliateId: Uuid,
+    amount: z.number(),
+    currency: z.string(),
+    payoutCreated: z.boolean(),
+    payoutId: z.string().nullable(),
+  })
+  .openapi('Commission');
+
+export const Sale = z
+  .object({
+    id: Uuid,
+    affiliateId: Uuid,
+    referralId: Uuid.nullable(),
+    promotionalCodeId: Uuid.nullable(),
+    couponId: Uuid.nullable(),
+    promoCode: z.string().nullable(),
+    linkId: Uuid.nullable(),
+    externalId: z.string().nullable(),
+    customerId: z.string().nullable(),
+    totalEarned: z.number(),
+    currency: z.string(),
+    commissionRate: z.number(),
+    commissionEarned: z.number(),
+    paymentTrigger: z.string(),
+    commissions: z.array(Commission),
+    programId: Uuid,
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  })
+  .openapi('Sale');
+
+/** sale.created carries the affiliate and the referral expanded (spec, payload rule 2). */
+export const ExpandedSale = Sale.extend({
+  affiliate: Affiliate.partial().extend({ id: Uuid }),
+  referral: z.union([Referral, z.null()]),
+}).openapi('ExpandedSale');
+
+export const PaymentTrigger = z.enum(['one_time', 'subscription_created', 'subscription_renewed', 'invoice_paid', 'manual', 'api']);
+
+export const CreateSaleBody = z
+  .object({
+    promoCode: z.string().trim().min(1).max(100).optional(),
+    referralId: Uuid.optional(),
+    email: Email.optional(),
+    totalEarned: Amount,
+    currency: Currency.default('USD'),
+    externalId: ShortText.optional(),
+    paymentTrigger: PaymentTrigger.default('api'),
+    customerId: ShortText.optional(),
+    firstTimeOrder: z.boolean().optional(),
+    productIds: z.array(ShortText).max(500).optional(),
+  })
+  .strict()
+  .superRefine((body, ctx) => {
+    if (body.promoCode !== undefined && (body.referralId !== undefined || body.email !== undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['promoCode'],
+        message: 'referralId and email must not be sent with promoCode: the affiliate comes from the code',
+      });
+    }
+    if (body.promoCode === undefined && body.referralId === undefined && body.email === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['promoCode'], message: 'one of promoCode, referralId or email is required' });
+    }
+  })
+  .openapi('CreateSaleBody');
+
+export const UpdateSaleBody = z
+  .object({
+    saleId: Uuid,
+    totalEarned: Amount.optional(),
+    commissionRate: z.number().finite().min(0).max(100).optional(),
+    payoutId: ShortText.nullable().optional(),
+    payoutCreated: z.boolean().optional(),
+  })
+  .strict()
+  .openapi('UpdateSaleBody');
+
+export const DeleteSaleBody = z.object({ saleId: Uuid }).strict().openapi('DeleteSaleBody');
+
+export const SaleQuery = ListQuery.extend({
+  id: z.string().max(100).optional(),
+  affiliateId: z.string().max(100).optional(),
+  referralId: z.string().max(100).optional(),
+}).strict();
+
+export type Sale = z.infer<typeof Sale>;
+export type ExpandedSale = z.infer<typeof ExpandedSale>;
+export type CreateSaleBody = z.infer<typeof CreateSaleBody>;
+export type UpdateSaleBody = z.infer<typeof UpdateSaleBody>;

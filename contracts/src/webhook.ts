@@ -1,0 +1,87 @@
+import { DateTime, ShortText, Uuid } from './common';
+import { PUBLIC_EVENT_TYPES } from './events';
+import { z } from './zod';
+
+/** A public event type, or a wildcard over one family (`sale.*`) or everything (`*`). */
+export const EventTypeSubscription = z
+  .string()
+  .refine(
+    (value) =>
+      value === '*' ||
+      (PUBLIC_EVENT_TYPES as readonly string[]).includes(value) ||
+      PUBLIC_EVENT_TYPES.some((type) => `${type.split('.')[0]}.*` === value),
+    (value) => ({ message: `unknown event type "${value}": use one of ${PUBLIC_EVENT_TYPES.join(', ')}, a family wildcard such as sale.*, or *` }),
+  );
+
+const WebhookUrl = z
+  .string()
+  .url()
+  .max(2000)
+  .refine((url) => /^https?:\/\//i.test(url), 'url must be an http or https URL');
+
+export const WebhookEndpoint = z
+  .object({
+    id: Uuid,
+    url: z.string(),
+    eventTypes: z.array(z.string()),
+    description: z.string().nullable(),
+    active: z.boolean(),
+    disabledReason: z.string().nullable(),
+    secret: z.string().optional(),
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  })
+  .openapi('WebhookEndpoint');
+
+export const CreateWebhookEndpointBody = z
+  .object({
+    url: WebhookUrl,
+    eventTypes: z.array(EventTypeSubscription).min(1).max(20),
+    description: ShortText.optional(),
+    active: z.boolean().default(true),
+  })
+  .strict()
+  .openapi('CreateWebhookEndpointBody');
+
+export const UpdateWebhookEndpointBody = z
+  .object({
+    webhookEndpointId: Uuid,
+    url: WebhookUrl.optional(),
+    eventTypes: z.array(EventTypeSubscription).min(1).max(20).optional(),
+    description: ShortText.nullable().optional(),
+    active: z.boolean().optional(),
+    rotateSecret: z.boolean().optional(),
+  })
+  .strict()
+  .openapi('UpdateWebhookEndpointBody');
+
+export const DeleteWebhookEndpointBody = z.object({ webhookEndpointId: Uuid }).strict();
+
+export const DeliveryStatus = z.enum(['pending', 'succeeded', 'failed']);
+
+export const DeliveryAttempt = z.object({
+  at: DateTime,
+  statusCode: z.number().int().nullable(),
+  latencyMs: z.number(),
+  responseExcerpt: z.string().nullable(),
+  error: z.string().nullable(),
+});
+
+export const WebhookDelivery = z
+  .object({
+    id: Uuid,
+    endpointId: Uuid,
+    eventId: Uuid,
+    eventType: z.string(),
+    status: DeliveryStatus,
+    attempts: z.array(DeliveryAttempt),
+    nextAttemptAt: DateTime.nullable(),
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  })
+  .openapi('WebhookDelivery');
+
+export const RetryDeliveryBody = z.object({ deliveryId: Uuid }).strict();
+
+export type WebhookEndpoint = z.infer<typeof WebhookEndpoint>;
+export type WebhookDelivery = z.infer<typeof WebhookDelivery>;

@@ -1,0 +1,24 @@
+import { EventEnvelope, PUBLIC_EVENT_TYPES, PublicEventType, isPublicEventType } from '@affiliate/contracts';
+
+test('there are exactly fifteen public event types: five families times created, updated, deleted', () => {
+  const expected = ['affiliate', 'referral', 'sale', 'coupon', 'promocode'].flatMap((family) =>
+    ['created', 'updated', 'deleted'].map((action) => `${family}.${action}`),
+  );
+  expect([...PUBLIC_EVENT_TYPES].sort()).toEqual(expected.sort());
+});
+
+test('the promotional-code family is named promocode', () => {
+  expect(PublicEventType.safeParse('promotional_code.created').success).toBe(false);
+  expect(PublicEventType.safeParse('promotional-code.created').success).toBe(false);
+  expect(isPublicEventType('promocode.created')).toBe(true);
+});
+
+test('internal event types are not public', () => {
+  expect(isPublicEventType('program.updated')).toBe(false);
+});
+
+test('the envelope requires id, type, programId, occurredAt and data', () => {
+  const valid = { id: '0b0f1a9e-3c1d-4f5e-9a7b-2c3d4e5f6a7b', type: 'sale.deleted', programId: '1b0f1a9e-3c1d-4f5e-9a7b-2c3d4e5f6a7b', occurredAt: new Date().toISOString(), data: { id: 'x' } };
+  expect(EventEnvelope.safeParse(valid).success).toBe(true);
+  expect(EventEnvelope.safeParse({ ...valid, type: 'payout.created' }).success).toBe(false);
+});

@@ -1,0 +1,6 @@
+import type { ServiceContext, ServiceParts } from '@affiliate/platform';
+import { Router } from 'express';
+
+export function buildCouponService(_context: ServiceContext): ServiceParts {
+  return { routes: Router(), outboxModels: [] };
+}

@@ -1,0 +1,42 @@
+/**
+ * The one error type of the platform. Domain code throws it with the status and a message the
+ * integrator can act on; the central error handler turns it into the response.
+ */
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'AppError';
+  }
+}
+
+export const badRequest = (message: string) => new AppError(400, message);
+export const unauthorized = (message: string) => new AppError(401, message);
+export const forbidden = (message: string) => new AppError(403, message);
+export const notFound = (message: string) => new AppError(404, message);
+export const conflict = (message: string) => new AppError(409, message);
+export const serviceUnavailable = (message: string) => new AppError(503, message);
+
+const MONGO_UNAVAILABLE = new Set([
+  'MongoServerSelectionError',
+  'MongoNetworkError',
+  'MongoNetworkTimeoutError',
+  'MongoNotConnectedError',
+  'MongoTopologyClosedError',
+  'MongooseServerSelectionError',
+]);
+
+/** True when an error means the database cannot be reached, which is a 503, not a 500. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (MONGO_UNAVAILABLE.has(error.name)) return true;
+  // Mongoose with buffering off reports a closed connection this way.
+  return /before initial connection is complete|Client must be connected|connection .* closed/i.test(error.message);
+}
+
+/** True for a MongoDB unique-index violation. */
+export function isDuplicateKey(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 11000;
+}

@@ -1,0 +1,181 @@
+import { EventEnvelope } from '@affiliate/contracts';
+import amqp, { type AmqpConnectionManager, type ChannelWrapper } from 'amqp-connection-manager';
+import type { Channel, ConfirmChannel, ConsumeMessage } from 'amqplib';
+import { withRequestContext, type Logger } from '../logger';
+import type { ProcessedEvents } from './processed-events';
+
+export type EventHandler = (event: EventEnvelope) => Promise<void>;
+
+export type SubscriptionOptions = {
+  /** Durable queue of this consumer, e.g. `affiliate.link-stats`. */
+  queue: string;
+  /** Routing keys (event types) bound to the queue; `#` and `*` wildcards allowed. */
+  eventTypes: string[];
+  handler: EventHandler;
+  /** Remembers handled event ids so that a redelivery is processed once. */
+  processedEvents: ProcessedEvents;
+  prefetch?: number;
+  /** Attempts before the message goes to `<queue>.dead`. */
+  maxAttempts?: number;
+  /** Delay before a failed message is tried again. */
+  retryDelayMs?: number;
+};
+
+const ATTEMPT_HEADER = 'x-attempt';
+
+export type EventBusOptions = { url: string; exchange: string; logger: Logger; publishTimeoutMs?: number };
+
+/**
+ * The bus: one durable topic exchange, routing key = event type. Publishing waits for the broker's
+ * confirm; consumers ack only after their handler succeeded. Connection and channels come back by
+ * themselves after the broker restarts (amqp-connection-manager re-runs each channel's setup).
+ */
+export class EventBus {
+  private readonly connection: AmqpConnectionManager;
+  private readonly publisher: ChannelWrapper;
+  private readonly consumers: ChannelWrapper[] = [];
+  private connected = false;
+
+  constructor(private readonly options: EventBusOptions) {
+    this.connection = amqp.connect([options.url], { heartbeatIntervalInSeconds: 5, reconnectTimeInSeconds: 1 });
+    this.connection.on('connect', () => {
+      this.connected = true;
+      options.logger.info('RabbitMQ connected');
+    });
+    this.connection.on('disconnect', ({ err }) => {
+      if (this.connected) options.logger.warn({ err }, 'RabbitMQ disconnected; reconnecting');
+      this.connected = false;
+    });
+    this.connection.on('connectFailed', ({ err }) => options.logger.warn({ err: err.message }, 'RabbitMQ not reachable; retrying'));
+    this.publisher = this.connection.createChannel({
+      confirm: true,
+      setup: (channel: Channel) => channel.assertExchange(options.exchange, 'topic', { durable: true }),
+    });
+    // A setup interrupted by the broker going away is retried on reconnect; it is not a crash.
+    this.publisher.on('error', (err) => options.logger.warn({ err }, 'publisher channel error'));
+  }
+
+  /** Waits for the broker up to a bound; the outbox keeps writes safe if it is still away after that. */
+  async waitForConnect(timeoutMs: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    const connected = this.publisher.waitForConnect().then(() => true);
+    const outcome = await Promise.race([connected, timeout]);
+    clearTimeout(timer);
+    return outcome;
+  }
+
+  isConnected(): boolean {
+    return this.connected;
+  }
+
+  /** Resolves once the broker has confirmed the event; rejects if that does not happen in time. */
+  async publish(event: EventEnvelope): Promise<void> {
+    await this.publisher.publish(this.options.exchange, event.type, Buffer.from(JSON.stringify(event)), {
+      persistent: true,
+      messageId: event.id,
+      contentType: 'application/json',
+      timestamp: Math.floor(Date.parse(event.occurredAt) / 1000),
+      timeout: this.options.publishTimeoutMs ?? 5000,
+    });
+  }
+
+  async subscribe(options: SubscriptionOptions): Promise<void> {
+    const logger = this.options.logger;
+    // Queues are named under the exchange, so separate deployments (and test files) never share one.
+    const queue = `${this.options.exchange}.${options.queue}`;
+    const retryQueue = `${queue}.retry`;
+    const deadQueue = `${queue}.dead`;
+    const maxAttempts = options.maxAttempts ?? 5;
+
+    const onMessage = async (channel: ConfirmChannel, message: ConsumeMessage | null) => {
+      if (!message) return; // the broker cancelled the consumer; setup runs again on reconnect
+      const attempt = Number(message.properties.headers?.[ATTEMPT_HEADER] ?? 1);
+      const parsed = parseEnvelope(message.content);
+      if (!parsed) {
+        logger.error({ queue, messageId: message.properties.messageId }, 'poison message: not an event envelope; dead-lettered');
+        await sendAndConfirm(channel, deadQueue, message, attempt);
+        channel.ack(message);
+        return;
+      }
+      await withRequestContext({ requestId: parsed.id, programId: parsed.programId }, async () => {
+        const claim = await options.processedEvents.claim(parsed.id);
+        if (claim === 'done') return channel.ack(message);
+        if (claim === 'busy') {
+          // Another copy is in a handler right now; look again after the retry delay.
+          await sendAndConfirm(channel, retryQueue, message, attempt);
+          return channel.ack(message);
+        }
+        try {
+          await options.handler(parsed);
+          await options.processedEvents.complete(parsed.id);
+          channel.ack(message);
+        } catch (error) {
+          await options.processedEvents.release(parsed.id).catch(() => undefined);
+          const target = attempt >= maxAttempts ? deadQueue : retryQueue;
+          logger.warn({ err: error, eventId: parsed.id, type: parsed.type, attempt, queue: target }, 'event handler failed');
+          // The copy is confirmed before the original is acked, so a crash in between duplicates
+          // the message (harmless: consumers are idempotent) and never loses it.
+          await sendAndConfirm(channel, target, message, attempt + 1);
+          channel.ack(message);
+        }
+      });
+    };
+
+    const consumer = this.connection.createChannel({
+      confirm: true,
+      setup: async (channel: ConfirmChannel) => {
+        await channel.assertExchange(this.options.exchange, 'topic', { durable: true });
+        await channel.assertQueue(queue, { durable: true });
+        await channel.assertQueue(retryQueue, {
+          durable: true,
+          messageTtl: options.retryDelayMs ?? 1000,
+          deadLetterExchange: '',
+          deadLetterRoutingKey: queue,
+        });
+        await channel.assertQueue(deadQueue, { durable: true });
+        for (const eventType of options.eventTypes) {
+          await channel.bindQueue(queue, this.options.exchange, eventType);
+        }
+        await channel.prefetch(options.prefetch ?? 16);
+        await channel.consume(queue, (message) => {
+          onMessage(channel, message).catch((error: unknown) => {
+            // The channel died mid-message: the broker redelivers it once we are back.
+            logger.warn({ err: error, queue }, 'message left unacknowledged; the broker will redeliver it');
+          });
+        });
+      },
+    });
+    consumer.on('error', (err) => logger.warn({ err, queue }, 'consumer channel error'));
+    this.consumers.push(consumer);
+    await consumer.waitForConnect();
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled(this.consumers.map((consumer) => consumer.close()));
+    await this.publisher.close().catch(() => undefined);
+    await this.connection.close();
+  }
+}
+
+function parseEnvelope(content: Buffer): EventEnvelope | null {
+  try {
+    const result = EventEnvelope.safeParse(JSON.parse(content.toString('utf8')));
+    return result.success ? result.data : null;
+  } catch {
+    return null;
+  }
+}
+
+function sendAndConfirm(channel: ConfirmChannel, queue: string, message: ConsumeMessage, attempt: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    channel.sendToQueue(
+      queue,
+      message.content,
+      { ...message.properties, persistent: true, headers: { ...message.properties.headers, [ATTEMPT_HEADER]: attempt } },
+      (error) => (error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve()),
+    );
+  });
+}

@@ -1,0 +1,52 @@
+import { Schema, type Connection, type Model } from 'mongoose';
+import { isDuplicateKey } from '../errors';
+
+type ProcessedEventDocument = { _id: string; state: 'processing' | 'done'; startedAt: Date };
+
+/** `new`: handle it; `done`: handled before, ack; `busy`: a copy is being handled right now, try later. */
+export type ClaimOutcome = 'new' | 'done' | 'busy';
+
+export type ProcessedEvents = {
+  claim(eventId: string): Promise<ClaimOutcome>;
+  complete(eventId: string): Promise<void>;
+  release(eventId: string): Promise<void>;
+};
+
+const schema = new Schema<ProcessedEventDocument>(
+  { _id: { type: String, required: true }, state: { type: String, required: true }, startedAt: { type: Date, required: true } },
+  { versionKey: false },
+);
+
+/**
+ * Event ids a consumer has handled, so that a redelivered or duplicated message is processed once,
+ * even when two copies arrive at the same moment: the claim is a unique insert. A claim whose
+ * consumer died is taken over after the lease, so a crash never strands an event.
+ */
+export function processedEvents(connection: Connection, consumer: string, leaseMs = 60_000): ProcessedEvents {
+  const model: Model<ProcessedEventDocument> =
+    (connection.models.ProcessedEvent as Model<ProcessedEventDocument> | undefined) ??
+    connection.model<ProcessedEventDocument>('ProcessedEvent', schema, 'processed_events');
+  const key = (eventId: string) => `${consumer}:${eventId}`;
+  return {
+    async claim(eventId) {
+      try {
+        await model.create({ _id: key(eventId), state: 'processing', startedAt: new Date() });
+        return 'new';
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+      }
+      const existing = await model.findById(key(eventId)).lean();
+      if (!existing) return this.claim(eventId);
+      if (existing.state === 'done') return 'done';
+      if (Date.now() - existing.startedAt.getTime() < leaseMs) return 'busy';
+      const takeover = await model.updateOne({ _id: key(eventId), state: 'processing', startedAt: existing.startedAt }, { $set: { startedAt: new Date() } });
+      return takeover.modifiedCount === 1 ? 'new' : 'busy';
+    },
+    async complete(eventId) {
+      await model.updateOne({ _id: key(eventId) }, { $set: { state: 'done' } });
+    },
+    async release(eventId) {
+      await model.deleteOne({ _id: key(eventId), state: 'processing' });
+    },
+  };
+}

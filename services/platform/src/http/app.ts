@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto';
+import express, { type ErrorRequestHandler, type Express, type RequestHandler, type Router } from 'express';
+import pinoHttp from 'pino-http';
+import { AppError, isDatabaseUnavailable } from '../errors';
+import { withRequestContext, type Logger } from '../logger';
+import type { Metrics } from '../metrics';
+import { REQUEST_ID_HEADER, requireInternalCaller } from './internal-auth';
+
+export type ReadinessCheck = () => Promise<Record<string, boolean>>;
+
+export type ServiceAppOptions = {
+  logger: Logger;
+  metrics: Metrics;
+  /** Routes behind the internal credential; everything an integrator reaches comes through here. */
+  routes: Router;
+  internalToken: string;
+  readiness: ReadinessCheck;
+  bodyLimit?: string;
+};
+
+/** DELETE /coupons and PUT /referrals answer errors as `{ error: <status>, message }` (spec). */
+export const numberedErrors: RequestHandler = (_request, response, next) => {
+  response.locals.errorShape = 'numbered';
+  next();
+};
+
+const requestId: RequestHandler = (request, response, next) => {
+  const presented = request.header(REQUEST_ID_HEADER);
+  const id = presented && /^[\w.:-]{1,128}$/.test(presented) ? presented : randomUUID();
+  response.locals.requestId = id;
+  response.setHeader(REQUEST_ID_HEADER, id);
+  withRequestContext({ requestId: id }, () => next());
+};
+
+export function errorResponseBody(status: number, message: string, shape: unknown) {
+  return shape === 'numbered' ? { error: status, message } : { error: message };
+}
+
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (error: unknown, _request, response, next) => {
+    if (response.headersSent) return next(error);
+    let status = 500;
+    let message = 'Internal server error';
+    if (error instanceof AppError) {
+      status = error.status;
+      message = error.message;
+    } else if (isBodyParserError(error)) {
+      status = error.status;
+      message =
+        error.type === 'entity.too.large'
+          ? 'Request body is too large'
+          : error.type === 'entity.parse.failed'
+            ? 'Request body is not valid JSON'
+            : `Request body could not be read: ${error.message}`;
+    } else if (isDatabaseUnavailable(error)) {
+      status = 503;
+      message = 'The database is unavailable; retry later';
+    }
+    if (status >= 500) logger.error({ err: error }, 'request failed');
+    // Never a stack trace in a response: the message is the whole story for the client.
+    response.status(status).json(errorResponseBody(status, message, response.locals.errorShape));
+  };
+}
+
+function isBodyParserError(error: unknown): error is { status: number; type: string; message: string } {
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    typeof (error as { type?: unknown }).type === 'string' &&
+    typeof (error as { status?: unknown }).status === 'number' &&
+    (error as { status: number }).status < 500
+  );
+}
+
+/** The express app every service uses: same middleware, probes and error mapping everywhere. */
+export function createServiceApp(options: ServiceAppOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  app.use(requestId);
+  app.use(pinoHttp({ logger: options.logger, genReqId: (_request, response) => String(response.locals.requestId), autoLogging: { ignore: (request) => request.url === '/metrics' || request.url === '/healthz' } }));
+  app.use(options.metrics.middleware);
+
+  app.get('/healthz', (_request, response) => {
+    response.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_request, response) => {
+    const checks = await options.readiness();
+    const ready = Object.values(checks).every(Boolean);
+    response.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
+  });
+  app.get('/metrics', async (_request, response) => {
+    response.setHeader('content-type', options.metrics.registry.contentType);
+    response.send(await options.metrics.registry.metrics());
+  });
+
+  app.use(requireInternalCaller(options.internalToken));
+  app.use(express.json({ limit: options.bodyLimit ?? '1mb' }));
+  app.use(options.routes);
+  app.use((request, _response, next) => next(new AppError(404, `No route for ${request.method} ${request.path}`)));
+  app.use(errorHandler(options.logger));
+  return app;
+}

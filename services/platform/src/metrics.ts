@@ -1,0 +1,39 @@
+import type { RequestHandler } from 'express';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** One registry per process, labelled with the component, scraped at GET /metrics. */
+export function createMetrics(service: string) {
+  const registry = new Registry();
+  registry.setDefaultLabels({ service });
+  collectDefaultMetrics({ register: registry });
+
+  const httpDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request latency by route, method and status',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const httpRequests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests by route, method and status',
+    labelNames: ['method', 'route', 'status'],
+    registers: [registry],
+  });
+
+  const middleware: RequestHandler = (request, response, next) => {
+    const stop = httpDuration.startTimer();
+    response.on('finish', () => {
+      // The matched route pattern, not the raw URL, keeps label cardinality bounded.
+      const route = (request.route as { path?: string } | undefined)?.path ?? (response.statusCode === 404 ? 'unmatched' : request.path);
+      const labels = { method: request.method, route: `${request.baseUrl}${route}`, status: String(response.statusCode) };
+      stop(labels);
+      httpRequests.inc(labels);
+    });
+    next();
+  };
+
+  return { registry, middleware };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,0 +1,54 @@
+import { z, type ZodRawShape } from 'zod';
+import { baseConfigShape, loadConfig, parseConfig, serviceDatabaseUrl } from './config';
+import { bootService, stopOnSignals, type ServiceContext, type ServiceParts } from './service';
+
+/** Default addresses of the components (DESIGN.md §7); each can be overridden from the environment. */
+export const DEFAULT_PORTS = {
+  gateway: 8080,
+  coupon: 3001,
+  affiliate: 3002,
+  referral: 3003,
+  sale: 3004,
+  'webhook-dispatcher': 3005,
+} as const;
+
+export type ComponentName = keyof typeof DEFAULT_PORTS;
+
+export const serviceUrlSetting = (component: ComponentName) =>
+  z.string().url().default(`http://127.0.0.1:${DEFAULT_PORTS[component]}`);
+
+/**
+ * The whole of a service's start.ts: read and validate the environment (a bad setting stops the
+ * process with a message naming it), boot, and stop gracefully on SIGTERM.
+ */
+export function runService<Shape extends ZodRawShape>(options: {
+  name: Exclude<ComponentName, 'gateway'>;
+  config: Shape;
+  build: (context: ServiceContext, config: z.infer<z.ZodObject<Shape>>) => ServiceParts | Promise<ServiceParts>;
+}): void {
+  const baseShape = { ...baseConfigShape, PORT: z.coerce.number().int().min(0).max(65535).default(DEFAULT_PORTS[options.name]) };
+  // Validate everything at once so every bad variable is named in one message; then read each part typed.
+  loadConfig({ ...baseShape, ...options.config }, ['INTERNAL_TOKEN']);
+  const base = parseConfig(baseShape);
+  const own = parseConfig(options.config);
+  const database = serviceDatabaseUrl(process.env, options.name, base.MONGO_URL);
+  bootService(
+    {
+      name: options.name,
+      port: base.PORT,
+      mongoUrl: database.url,
+      dbName: database.dbName,
+      amqpUrl: base.AMQP_URL,
+      exchange: base.EVENT_EXCHANGE,
+      internalToken: base.INTERNAL_TOKEN,
+      logLevel: base.LOG_LEVEL,
+    },
+    (context) => options.build(context, own),
+  ).then(
+    (service) => stopOnSignals(service, service.context.logger),
+    (error: unknown) => {
+      process.stderr.write(`${options.name} could not start: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,128 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import type { Router } from 'express';
+import type { Connection, Model } from 'mongoose';
+import { EventBus } from './events/bus';
+import { OutboxRelay } from './events/outbox';
+import { createServiceApp } from './http/app';
+import { createLogger, type Logger } from './logger';
+import { createMetrics, type Metrics } from './metrics';
+import { connectMongo, isMongoReady, syncIndexes } from './mongo';
+
+export type ServiceSettings = {
+  name: string;
+  port: number;
+  mongoUrl: string;
+  dbName: string;
+  amqpUrl: string;
+  exchange: string;
+  internalToken: string;
+  logLevel?: string;
+  outboxPollIntervalMs?: number;
+};
+
+/** What every service gets from the platform: its database, the bus, its outbox relay, logs and metrics. */
+export type ServiceContext = {
+  settings: ServiceSettings;
+  logger: Logger;
+  metrics: Metrics;
+  connection: Connection;
+  bus: EventBus;
+  relay: OutboxRelay;
+};
+
+/** What a service adds: its routes, its models with an outbox, its event subscriptions. */
+export type ServiceParts = {
+  routes: Router;
+  outboxModels: Model<any>[]; // eslint-disable-line @typescript-eslint/no-explicit-any
+  subscribe?: () => Promise<void>;
+  close?: () => Promise<void>;
+};
+
+export type RunningService = {
+  context: ServiceContext;
+  server: Server;
+  port: number;
+  url: string;
+  stop: () => Promise<void>;
+};
+
+/**
+ * Starts a service: connect to MongoDB (retrying), build indexes, connect the bus, start the relay
+ * and the subscriptions, then listen. Tests call it with port 0; start.ts calls it from config.
+ */
+export async function bootService(
+  settings: ServiceSettings,
+  build: (context: ServiceContext) => ServiceParts | Promise<ServiceParts>,
+): Promise<RunningService> {
+  const logger = createLogger(settings.name, settings.logLevel);
+  const metrics = createMetrics(settings.name);
+  const connection = await connectMongo({ url: settings.mongoUrl, dbName: settings.dbName, logger });
+  const bus = new EventBus({ url: settings.amqpUrl, exchange: settings.exchange, logger });
+  const relay = new OutboxRelay({ bus, logger, pollIntervalMs: settings.outboxPollIntervalMs ?? 1000 });
+  const context: ServiceContext = { settings, logger, metrics, connection, bus, relay };
+  const parts = await build(context);
+  relay.watch(...parts.outboxModels);
+
+  await syncIndexes(connection);
+  if (!(await bus.waitForConnect(10_000))) logger.warn('starting without RabbitMQ; events wait in the outbox until it is back');
+  await parts.subscribe?.();
+  context.relay.start();
+
+  const app = createServiceApp({
+    logger,
+    metrics,
+    routes: parts.routes,
+    internalToken: settings.internalToken,
+    readiness: async () => ({ mongo: isMongoReady(connection), rabbitmq: bus.isConnected() }),
+  });
+  const server = await new Promise<Server>((resolve) => {
+    const listening = app.listen(settings.port, () => resolve(listening));
+  });
+  const port = (server.address() as AddressInfo).port;
+  logger.info({ port }, `${settings.name} listening`);
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      // Stop taking requests, let in-flight ones finish, then flush the outbox and close the rest.
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      await context.relay.stop();
+      await context.relay.drain().catch(() => undefined);
+      await parts.close?.();
+      await bus.close().catch(() => undefined);
+      await connection.close().catch(() => undefined);
+      logger.info(`${settings.name} stopped`);
+    })();
+    return stopping;
+  };
+
+  return { context, server, port, url: `http://127.0.0.1:${port}`, stop };
+}
+
+/** SIGTERM and SIGINT stop the service gracefully; a second signal or a stuck shutdown exits hard. */
+export function stopOnSignals(service: { stop: () => Promise<void> }, logger: Logger, graceMs = 15_000): void {
+  let signalled = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (signalled) process.exit(1);
+    signalled = true;
+    logger.info({ signal }, 'shutting down');
+    setTimeout(() => {
+      logger.error('shutdown took too long; exiting');
+      process.exit(1);
+    }, graceMs).unref();
+    service.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
+}

@@ -1,0 +1,132 @@
+import { randomUUID } from 'node:crypto';
+import type { EventEnvelope } from '@affiliate/contracts';
+import {
+  EventBus,
+  OutboxRelay,
+  createEvent,
+  createLogger,
+  outboxPlugin,
+  processedEvents,
+  tombstoneWithEvents,
+  updateWithEvents,
+} from '@affiliate/platform';
+import { eventually, newProgramId, startDisposableRabbit, testInfra, uniqueName } from '@affiliate/platform/testing';
+import mongoose, { Schema, type Connection, type Model } from 'mongoose';
+import type { OutboxFields } from '@affiliate/platform';
+
+type Counter = { _id: string; programId: string; name: string; value: number } & Partial<OutboxFields>;
+
+const logger = createLogger('outbox-test', 'silent');
+let connection: Connection;
+let Counters: Model<Counter>;
+
+beforeAll(async () => {
+  connection = await mongoose.createConnection(testInfra().mongoUrl, { dbName: uniqueName('test_outbox') }).asPromise();
+  const schema = new Schema<Counter>({ _id: String, programId: String, name: String, value: Number });
+  schema.plugin(outboxPlugin);
+  Counters = connection.model<Counter>('Counter', schema);
+});
+afterAll(async () => {
+  await connection.dropDatabase();
+  await connection.close();
+});
+
+async function createCounter(programId: string): Promise<string> {
+  const id = randomUUID();
+  await Counters.create({ _id: id, programId, name: 'clicks', value: 0, _outbox: [createEvent('coupon.created', programId, { id, value: 0 })] });
+  return id;
+}
+
+function collect(bus: EventBus, queue: string): Promise<EventEnvelope[]> {
+  const received: EventEnvelope[] = [];
+  return bus
+    .subscribe({ queue, eventTypes: ['#'], processedEvents: processedEvents(connection, uniqueName(queue)), handler: async (event) => void received.push(event) })
+    .then(() => received);
+}
+
+test('an event written while RabbitMQ is stopped is delivered after it restarts', async () => {
+  const rabbit = await startDisposableRabbit();
+  const exchange = uniqueName('outage');
+  const publisher = new EventBus({ url: rabbit.url, exchange, logger, publishTimeoutMs: 1000 });
+  const consumer = new EventBus({ url: rabbit.url, exchange, logger });
+  const relay = new OutboxRelay({ bus: publisher, logger, pollIntervalMs: 200 });
+  relay.watch(Counters);
+  try {
+    const received = await collect(consumer, 'outage');
+    relay.start();
+    await rabbit.stop();
+
+    const programId = newProgramId();
+    const id = await createCounter(programId);
+    await eventually(async () => expect(await relay.drain()).toBe(false)); // the broker is down: nothing published
+    const queued = await Counters.findById(id).select('+_outbox').lean();
+    expect(queued?._outbox).toHaveLength(1);
+
+    await rabbit.start();
+    await eventually(() => expect(received.map((event) => event.data.id)).toEqual([id]), 30_000);
+    await eventually(async () => expect((await Counters.findById(id).select('+_outbox').lean())?._outbox).toEqual([]));
+  } finally {
+    await relay.stop();
+    await publisher.close();
+    await consumer.close();
+    await rabbit.destroy();
+  }
+});
+
+describe('with a running broker', () => {
+  let publisher: EventBus;
+  let consumer: EventBus;
+  let relay: OutboxRelay;
+
+  beforeEach(() => {
+    const exchange = uniqueName('outbox');
+    publisher = new EventBus({ url: testInfra().amqpUrl, exchange, logger });
+    consumer = new EventBus({ url: testInfra().amqpUrl, exchange, logger });
+    relay = new OutboxRelay({ bus: publisher, logger, pollIntervalMs: 100 });
+    relay.watch(Counters);
+  });
+  afterEach(async () => {
+    await relay.stop();
+    await publisher.close();
+    await consumer.close();
+  });
+
+  test('concurrent changes to one document all land, each with an event carrying the state it stored', async () => {
+    const received = await collect(consumer, 'concurrent');
+    const programId = newProgramId();
+    const id = await createCounter(programId);
+    await Promise.all(
+      Array.from({ length: 20 }, () =>
+        updateWithEvents(Counters, { _id: id, programId }, (current) => ({
+          set: { value: current.value + 1 },
+          events: (next) => [createEvent('coupon.updated', programId, { id, value: next.value })],
+        })),
+      ),
+    );
+    expect((await Counters.findById(id).lean())?.value).toBe(20);
+    relay.start();
+    await eventually(() => expect(received).toHaveLength(21));
+    const values = received.filter((event) => event.type === 'coupon.updated').map((event) => event.data.value);
+    expect([...values].sort((a, b) => Number(a) - Number(b))).toEqual(Array.from({ length: 20 }, (_, index) => index + 1));
+  });
+
+  test('a deleted document vanishes from queries at once and is removed after its deleted event is out', async () => {
+    const received = await collect(consumer, 'tombstones');
+    const programId = newProgramId();
+    const id = await createCounter(programId);
+    await tombstoneWithEvents(Counters, { _id: id, programId }, () => [createEvent('coupon.deleted', programId, { id })]);
+    expect(await Counters.findOne({ _id: id })).toBeNull();
+    expect(await Counters.countDocuments({ _id: id, deletedAt: { $ne: null } })).toBe(1);
+
+    relay.start();
+    await eventually(() => expect(received.map((event) => event.type)).toEqual(['coupon.created', 'coupon.deleted']));
+    await eventually(async () => expect(await Counters.countDocuments({ _id: id, deletedAt: { $exists: true } })).toBe(0));
+  });
+
+  test('a change scoped to another program touches nothing', async () => {
+    const id = await createCounter(newProgramId());
+    const result = await updateWithEvents(Counters, { _id: id, programId: newProgramId() }, () => ({ set: { value: 99 }, events: () => [] }));
+    expect(result).toBeNull();
+    expect((await Counters.findById(id).lean())?.value).toBe(0);
+  });
+});

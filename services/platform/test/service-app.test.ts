@@ -1,0 +1,158 @@
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  AppError,
+  bootService,
+  createLogger,
+  createServiceClient,
+  parseBody,
+  parseConfig,
+  programIdOf,
+  baseConfigShape,
+  type RunningService,
+} from '@affiliate/platform';
+import { internalHeaders, newProgramId, testServiceSettings, TEST_INTERNAL_TOKEN } from '@affiliate/platform/testing';
+import { Router } from 'express';
+import request from 'supertest';
+import { z } from 'zod';
+
+let service: RunningService;
+
+beforeAll(async () => {
+  const routes = Router();
+  routes.post('/echo', (req, res) => {
+    const body = parseBody(z.object({ name: z.string().min(1), count: z.number().int() }).strict(), req);
+    res.json({ ...body, programId: programIdOf(res) });
+  });
+  routes.get('/boom', () => {
+    throw new Error('secret internals');
+  });
+  routes.get('/teapot', () => {
+    throw new AppError(418, 'short and stout');
+  });
+  service = await bootService(testServiceSettings('platform-app'), () => ({ routes, outboxModels: [] }));
+});
+afterAll(() => service.stop());
+
+const programId = newProgramId();
+
+test('health, readiness and metrics answer without the internal credential', async () => {
+  await request(service.server).get('/healthz').expect(200, { status: 'ok' });
+  const ready = await request(service.server).get('/readyz').expect(200);
+  expect(ready.body.checks).toEqual({ mongo: true, rabbitmq: true });
+  const metrics = await request(service.server).get('/metrics').expect(200);
+  expect(metrics.text).toContain('http_request_duration_seconds');
+});
+
+test('a request without the internal credential is refused with 401', async () => {
+  const response = await request(service.server).post('/echo').send({ name: 'a', count: 1 }).expect(401);
+  expect(response.body).toEqual({ error: 'Missing or invalid internal credential' });
+});
+
+test('a request without a program scope is refused with 401', async () => {
+  await request(service.server).post('/echo').set('x-internal-token', TEST_INTERNAL_TOKEN).send({}).expect(401);
+});
+
+test('the program scope of the request reaches the route', async () => {
+  const response = await request(service.server).post('/echo').set(internalHeaders(programId)).send({ name: 'a', count: 1 }).expect(200);
+  expect(response.body).toEqual({ name: 'a', count: 1, programId });
+});
+
+test('malformed JSON is a 400 that says so', async () => {
+  const response = await request(service.server)
+    .post('/echo')
+    .set(internalHeaders(programId))
+    .set('content-type', 'application/json')
+    .send('{"name": ')
+    .expect(400);
+  expect(response.body).toEqual({ error: 'Request body is not valid JSON' });
+});
+
+test('a wrong type is a 400 naming the field', async () => {
+  const response = await request(service.server).post('/echo').set(internalHeaders(programId)).send({ name: 'a', count: 'x' }).expect(400);
+  expect(response.body.error).toMatch(/^count: /);
+});
+
+test('an unknown field is a 400 naming it', async () => {
+  const response = await request(service.server).post('/echo').set(internalHeaders(programId)).send({ name: 'a', count: 1, admin: true }).expect(400);
+  expect(response.body).toEqual({ error: 'Unknown field in body: admin' });
+});
+
+test('a body over the limit is a 413', async () => {
+  await request(service.server)
+    .post('/echo')
+    .set(internalHeaders(programId))
+    .send({ name: 'x'.repeat(2 * 1024 * 1024), count: 1 })
+    .expect(413, { error: 'Request body is too large' });
+});
+
+test('an unknown route is a 404', async () => {
+  await request(service.server).get('/nowhere').set(internalHeaders(programId)).expect(404, { error: 'No route for GET /nowhere' });
+});
+
+test('an unexpected failure is a 500 that reveals nothing', async () => {
+  const response = await request(service.server).get('/boom').set(internalHeaders(programId)).expect(500);
+  expect(response.body).toEqual({ error: 'Internal server error' });
+});
+
+test('an application error keeps its status and message', async () => {
+  await request(service.server).get('/teapot').set(internalHeaders(programId)).expect(418, { error: 'short and stout' });
+});
+
+test('a bad setting is reported with the variable name', () => {
+  expect(() => parseConfig(baseConfigShape, { AMQP_URL: 'http://nope', LOG_LEVEL: 'loud' })).toThrow(
+    /LOG_LEVEL: Invalid enum value[\s\S]*AMQP_URL: must be an amqp:\/\/ URL/,
+  );
+});
+
+test('production refuses to start without its secrets', () => {
+  expect(() => parseConfig(baseConfigShape, { NODE_ENV: 'production' }, ['INTERNAL_TOKEN'])).toThrow(/INTERNAL_TOKEN: required when NODE_ENV=production/);
+});
+
+test('a dead upstream makes the circuit open and later calls fail fast with 503', async () => {
+  const server = createServer((_req, res) => {
+    res.statusCode = 500;
+    res.end('{}');
+  }).listen(0);
+  await once(server, 'listening');
+  const client = createServiceClient({
+    name: 'flaky',
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    internalToken: TEST_INTERNAL_TOKEN,
+    logger: createLogger('client-test', 'silent'),
+  });
+  try {
+    for (let call = 0; call < 6; call += 1) {
+      await expect(client.request({ method: 'GET', path: '/x', programId })).rejects.toMatchObject({ status: 503 });
+    }
+    expect(client.breaker.opened).toBe(true);
+  } finally {
+    client.shutdown();
+    server.close();
+  }
+});
+
+test('an upstream 4xx is returned to the caller, not counted as a failure', async () => {
+  const server = createServer((_req, res) => {
+    res.statusCode = 404;
+    res.setHeader('content-type', 'application/json');
+    res.end('{"error":"nope"}');
+  }).listen(0);
+  await once(server, 'listening');
+  const client = createServiceClient({
+    name: 'strict',
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    internalToken: TEST_INTERNAL_TOKEN,
+    logger: createLogger('client-test', 'silent'),
+  });
+  try {
+    for (let call = 0; call < 6; call += 1) {
+      await expect(client.request({ method: 'GET', path: '/x', programId })).resolves.toEqual({ status: 404, body: { error: 'nope' } });
+    }
+    expect(client.breaker.opened).toBe(false);
+  } finally {
+    client.shutdown();
+    server.close();
+  }
+});
