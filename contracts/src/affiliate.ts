@@ -151,3 +151,29 @@ export type CreateLinkBody = z.infer<typeof CreateLinkBody>;
 export type RenameLinkBody = z.infer<typeof RenameLinkBody>;
 export type DeleteLinkBody = z.infer<typeof DeleteLinkBody>;
 export type RecordClickBody = z.infer<typeof RecordClickBody>;
+
+/**
+ * Internal read API of the affiliate service (never exposed through the gateway), used by the coupon,
+ * referral and sale services to resolve affiliates with read-your-writes consistency:
+ *   GET /internal/affiliates?id=<uuid> | ?email=<email>      → 200 InternalAffiliate, 404 when unknown
+ *   GET /internal/attribution?clickId=<n> | ?link=<slug> | ?affiliateId=<uuid> | ?affiliateEmail=<email>
+ *                                                            → 200 Attribution, 404 when nothing resolves
+ */
+export const InternalAffiliate = z.object({
+  id: Uuid,
+  firstName: z.string(),
+  lastName: z.string(),
+  email: z.string(),
+  status: AffiliateStatus,
+  commissionRate: z.number(),
+});
+
+export const Attribution = z.object({
+  affiliateId: Uuid,
+  linkId: Uuid.nullable(),
+  link: z.string().nullable(),
+  clickId: z.number().int().nullable(),
+});
+
+export type InternalAffiliate = z.infer<typeof InternalAffiliate>;
+export type Attribution = z.infer<typeof Attribution>;
