@@ -10,3 +10,4 @@ export * from './http/internal-auth';
 export * from './http/service-client';
 export * from './http/validation';
 export * from './run';
+export * from './http/pagination';
