@@ -12,6 +12,8 @@ export const baseConfigShape = {
   AMQP_URL: z.string().regex(/^amqps?:\/\//, 'must be an amqp:// URL').default('amqp://guest:guest@127.0.0.1:5672'),
   INTERNAL_TOKEN: z.string().min(16, 'must be at least 16 characters').default('local-internal-token-change-me'),
   EVENT_EXCHANGE: z.string().min(1).default('affiliate.events'),
+  /** quorum on a RabbitMQ cluster (replicated queues); classic on a single broker. */
+  AMQP_QUEUE_TYPE: z.enum(['classic', 'quorum']).default('classic'),
 };
 
 export const booleanSetting = booleanFromEnv;

@@ -42,6 +42,7 @@ export function runService<Shape extends ZodRawShape>(options: {
       exchange: base.EVENT_EXCHANGE,
       internalToken: base.INTERNAL_TOKEN,
       logLevel: base.LOG_LEVEL,
+      queueType: base.AMQP_QUEUE_TYPE,
     },
     (context) => options.build(context, own),
   ).then(

@@ -19,6 +19,7 @@ export type ServiceSettings = {
   internalToken: string;
   logLevel?: string;
   outboxPollIntervalMs?: number;
+  queueType?: 'classic' | 'quorum';
 };
 
 /** What every service gets from the platform: its database, the bus, its outbox relay, logs and metrics. */
@@ -58,7 +59,7 @@ export async function bootService(
   const logger = createLogger(settings.name, settings.logLevel);
   const metrics = createMetrics(settings.name);
   const connection = await connectMongo({ url: settings.mongoUrl, dbName: settings.dbName, logger });
-  const bus = new EventBus({ url: settings.amqpUrl, exchange: settings.exchange, logger });
+  const bus = new EventBus({ url: settings.amqpUrl, exchange: settings.exchange, logger, queueType: settings.queueType });
   const relay = new OutboxRelay({ bus, logger, pollIntervalMs: settings.outboxPollIntervalMs ?? 1000 });
   const context: ServiceContext = { settings, logger, metrics, connection, bus, relay };
   const parts = await build(context);

@@ -23,7 +23,7 @@ export type SubscriptionOptions = {
 
 const ATTEMPT_HEADER = 'x-attempt';
 
-export type EventBusOptions = { url: string; exchange: string; logger: Logger; publishTimeoutMs?: number };
+export type EventBusOptions = { url: string; exchange: string; logger: Logger; publishTimeoutMs?: number; queueType?: 'classic' | 'quorum' };
 
 /**
  * The bus: one durable topic exchange, routing key = event type. Publishing waits for the broker's
@@ -128,14 +128,16 @@ export class EventBus {
       confirm: true,
       setup: async (channel: ConfirmChannel) => {
         await channel.assertExchange(this.options.exchange, 'topic', { durable: true });
-        await channel.assertQueue(queue, { durable: true });
+        const queueType = { 'x-queue-type': this.options.queueType ?? 'classic' };
+        await channel.assertQueue(queue, { durable: true, arguments: queueType });
         await channel.assertQueue(retryQueue, {
           durable: true,
+          arguments: queueType,
           messageTtl: options.retryDelayMs ?? 1000,
           deadLetterExchange: '',
           deadLetterRoutingKey: queue,
         });
-        await channel.assertQueue(deadQueue, { durable: true });
+        await channel.assertQueue(deadQueue, { durable: true, arguments: queueType });
         for (const eventType of options.eventTypes) {
           await channel.bindQueue(queue, this.options.exchange, eventType);
         }

@@ -1,0 +1,33 @@
+# One image for every component; the compose file and the Kubernetes manifests choose the
+# component with the command (node <component>/dist/start.js). Size budget: 300 MB.
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+# Manifests first, so the dependency layer is cached until a package.json changes.
+COPY package.json package-lock.json tsconfig.base.json tsconfig.json ./
+COPY contracts/package.json contracts/
+COPY services/platform/package.json services/platform/
+COPY services/coupon/package.json services/coupon/
+COPY services/affiliate/package.json services/affiliate/
+COPY services/referral/package.json services/referral/
+COPY services/sale/package.json services/sale/
+COPY services/webhook-dispatcher/package.json services/webhook-dispatcher/
+COPY gateway/package.json gateway/
+RUN npm ci --no-audit --no-fund
+COPY contracts contracts
+COPY services services
+COPY gateway gateway
+RUN npx tsc -b && npm prune --omit=dev --no-audit --no-fund \
+  && find . -path ./node_modules -prune -o \( -name '*.ts' ! -name '*.d.ts' -o -name test -type d \) -print | grep -v '^./node_modules' | xargs rm -rf
+
+FROM ${NODE_IMAGE}
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build --chown=node:node /app /app
+USER node
+# PORT is set per component; the check asks the process itself, so a wedged event loop fails it.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
+  CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+# Node is PID 1 and handles SIGTERM itself (graceful shutdown in the platform); compose adds an init for zombies.
+CMD ["node", "gateway/dist/start.js"]

@@ -1,0 +1,138 @@
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { build, overlayRoot, type KubernetesObject } from './kustomize';
+
+const root = join(__dirname, '..', '..');
+const COMPONENTS = ['gateway', 'coupon', 'affiliate', 'referral', 'sale', 'webhook-dispatcher'];
+const sourceDir = (component: string) => join(root, component === 'gateway' ? 'gateway' : `services/${component}`);
+
+/** Settings each component cannot run without in production: the platform's secrets plus every URL it declares. */
+function requiredSettings(component: string): string[] {
+  const required = new Set(['MONGO_URL', 'AMQP_URL', 'INTERNAL_TOKEN']);
+  if (component === 'gateway') required.add('ADMIN_TOKEN');
+  const files = readdirSync(join(sourceDir(component), 'src'), { recursive: true }).map(String);
+  for (const file of files.filter((name) => /(^|\/)(start|config)\.ts$/.test(name))) {
+    const text = readFileSync(join(sourceDir(component), 'src', file), 'utf8');
+    for (const match of text.matchAll(/\b([A-Z][A-Z0-9]*_URL):\s*serviceUrlSetting\(/g)) required.add(match[1] as string);
+  }
+  return [...required].sort();
+}
+
+type ComposeService = { build?: string | { context: string }; command?: string[]; environment?: Record<string, string>; ports?: string[]; depends_on?: Record<string, { condition: string }>; healthcheck?: unknown; image?: string };
+const composeText = readFileSync(join(root, 'docker-compose.yml'), 'utf8');
+const compose = parse(composeText, { merge: true }) as { services: Record<string, ComposeService>; volumes: Record<string, unknown> };
+
+describe('docker compose', () => {
+  test('every build context exists and has a Dockerfile', () => {
+    for (const [name, service] of Object.entries(compose.services)) {
+      if (!service.build) continue;
+      const context = typeof service.build === 'string' ? service.build : service.build.context;
+      expect({ name, dockerfile: existsSync(join(root, context, 'Dockerfile')) }).toEqual({ name, dockerfile: true });
+    }
+  });
+
+  test('every variable the file interpolates is documented in .env.example', () => {
+    const documented = new Set([...readFileSync(join(root, '.env.example'), 'utf8').matchAll(/^([A-Z][A-Z0-9_]*)=/gm)].map((match) => match[1]));
+    const used = [...composeText.matchAll(/\$\{([A-Z][A-Z0-9_]*)/g)].map((match) => match[1]);
+    expect(used.length).toBeGreaterThan(0);
+    expect(used.filter((name) => !documented.has(name))).toEqual([]);
+  });
+
+  test.each(COMPONENTS)('%s runs its own entry point with every setting it requires', (component) => {
+    const service = compose.services[component];
+    expect(service?.command?.[1]).toBe(`${component === 'gateway' ? 'gateway' : `services/${component}`}/dist/start.js`);
+    expect(existsSync(join(sourceDir(component), 'src/start.ts'))).toBe(true);
+    const missing = requiredSettings(component).filter((name) => !service?.environment?.[name]);
+    expect(missing).toEqual([]);
+  });
+
+  test('each component has its own MongoDB with a named volume, and waits for healthy dependencies', () => {
+    for (const component of COMPONENTS) {
+      const service = compose.services[component] as ComposeService;
+      expect(service.environment?.MONGO_URL).toBe(`mongodb://mongo-${component}:27017`);
+      expect(compose.volumes).toHaveProperty(`mongo-${component}-data`);
+      expect(Object.values(service.depends_on ?? {}).every((dependency) => dependency.condition === 'service_healthy')).toBe(true);
+    }
+  });
+
+  test('only the gateway publishes a port', () => {
+    const published = Object.entries(compose.services).filter(([, service]) => service.ports?.length).map(([name]) => name);
+    expect(published).toEqual(['gateway']);
+  });
+});
+
+/** kubernetes-models validates an object against the Kubernetes OpenAPI schema of its kind. */
+function validate(object: KubernetesObject): void {
+  const [group, version] = object.apiVersion.includes('/') ? object.apiVersion.split('/') : ['', object.apiVersion];
+  const modulePath = `kubernetes-models/${group ? `${group}/` : ''}${version}/${object.kind}`;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const Model = (require(modulePath) as Record<string, new (value: unknown) => { validate: () => void }>)[object.kind];
+  if (!Model) throw new Error(`no schema for ${object.apiVersion} ${object.kind}`);
+  new Model(object).validate();
+}
+
+type Container = {
+  name: string;
+  command?: string[];
+  env?: { name: string; value?: string; valueFrom?: unknown }[];
+  envFrom?: { configMapRef?: { name: string } }[];
+  livenessProbe?: { httpGet?: { path: string } };
+  readinessProbe?: { httpGet?: { path: string } };
+  resources?: { requests?: object; limits?: object };
+};
+const containersOf = (deployment: KubernetesObject) =>
+  (deployment.spec as { template: { spec: { containers: Container[] } } }).template.spec.containers;
+
+describe.each(['trial', 'production'])('kubernetes overlay %s', (overlay) => {
+  const objects = build(overlayRoot(overlay));
+  const find = (kind: string, name: string) => objects.find((object) => object.kind === kind && object.metadata.name === name);
+
+  test('every manifest validates against the Kubernetes schemas', () => {
+    expect(objects.length).toBeGreaterThan(20);
+    for (const object of objects) {
+      expect(() => validate(object)).not.toThrow();
+    }
+  });
+
+  test.each(COMPONENTS)('%s has a Deployment, Service, PodDisruptionBudget, probes, resources and every required setting', (component) => {
+    const deployment = find('Deployment', component);
+    expect(deployment).toBeDefined();
+    expect(find('Service', component)).toBeDefined();
+    expect(find('PodDisruptionBudget', component)).toBeDefined();
+    const [container] = containersOf(deployment as KubernetesObject);
+    expect(container?.livenessProbe?.httpGet?.path).toBe('/healthz');
+    expect(container?.readinessProbe?.httpGet?.path).toBe('/readyz');
+    expect(container?.resources?.requests).toBeDefined();
+    expect(container?.resources?.limits).toBeDefined();
+    const config = find('ConfigMap', 'affiliate-platform-config') as { data: Record<string, string> } | undefined;
+    const fromConfig = container?.envFrom?.some((source) => source.configMapRef?.name === 'affiliate-platform-config') ? Object.keys(config?.data ?? {}) : [];
+    const provided = new Set([...(container?.env ?? []).map((variable) => variable.name), ...fromConfig]);
+    expect(requiredSettings(component).filter((name) => !provided.has(name))).toEqual([]);
+  });
+
+  test('the gateway and the webhook dispatcher autoscale, and their targets exist', () => {
+    for (const name of ['gateway', 'webhook-dispatcher']) {
+      const autoscaler = find('HorizontalPodAutoscaler', name) as { spec: { scaleTargetRef: { name: string } } } | undefined;
+      expect(find('Deployment', autoscaler?.spec.scaleTargetRef.name ?? '')).toBeDefined();
+    }
+  });
+
+  test('network policies deny by default and let only the gateway and the calling services reach a service', () => {
+    expect(find('NetworkPolicy', 'default-deny-ingress')).toBeDefined();
+    const sale = find('NetworkPolicy', 'sale-ingress') as { spec: { ingress: { from: { podSelector: { matchLabels: Record<string, string> } }[] }[] } };
+    expect(sale.spec.ingress[0]?.from.map((peer) => peer.podSelector.matchLabels['app.kubernetes.io/name'])).toEqual(['gateway']);
+  });
+});
+
+test('the production overlay runs managed infrastructure, quorum queues and at least two replicas of everything', () => {
+  const objects = build(overlayRoot('production'));
+  expect(objects.filter((object) => object.kind === 'StatefulSet')).toEqual([]);
+  expect(objects.find((object) => object.kind === 'Secret')).toBeUndefined();
+  const config = objects.find((object) => object.kind === 'ConfigMap') as { data: Record<string, string> };
+  expect(config.data.AMQP_QUEUE_TYPE).toBe('quorum');
+  for (const object of objects.filter((candidate) => candidate.kind === 'Deployment')) {
+    expect((object.spec as { replicas: number }).replicas).toBeGreaterThanOrEqual(2);
+    expect(object.metadata.namespace).toBe('affiliate-platform');
+  }
+});
