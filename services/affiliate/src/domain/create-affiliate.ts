@@ -1,0 +1,55 @@
+import { randomUUID } from 'node:crypto';
+import { LINK_MESSAGES, type Affiliate, type CreateAffiliateBody } from '@affiliate/contracts';
+import { badRequest, isDuplicateKey } from '@affiliate/platform';
+import { emailKeyOf, toAffiliate, type AffiliateDocument } from '../data-access/affiliates';
+import { toAffiliateLink, type LinkDocument } from '../data-access/links';
+import type { Models } from '../data-access/models';
+import { affiliateCreated } from './affiliate-events';
+import { claimGeneratedSlug, claimSlug } from './affiliate-links';
+import { programSettingsOf } from './program-settings';
+
+export const duplicateEmail = (email: string) => badRequest(`email: an affiliate with email ${email} already exists in this program`);
+
+/**
+ * Claims the first link, then writes the affiliate together with affiliate.created. Without
+ * multi-document transactions the link comes first: if the affiliate cannot be written, the link
+ * is released again; a crash in between leaves a link of no affiliate, which every read ignores.
+ */
+export async function createAffiliate(models: Models, programId: string, input: CreateAffiliateBody): Promise<Affiliate> {
+  const emailKey = emailKeyOf(programId, input.email);
+  if (await models.affiliates.exists({ emailKey })) throw duplicateEmail(input.email);
+
+  const settings = await programSettingsOf(models, programId);
+  const affiliateId = randomUUID();
+  const owner = { programId, affiliateId };
+  let link: LinkDocument | null;
+  if (input.affiliateLink !== undefined) {
+    link = await claimSlug(models, { ...owner, slug: input.affiliateLink });
+    if (!link) throw badRequest(LINK_MESSAGES.inUseOnCreate);
+  } else {
+    link = await claimGeneratedSlug(models, { ...owner, email: input.email });
+  }
+
+  const now = new Date();
+  const affiliate: AffiliateDocument = {
+    _id: affiliateId,
+    programId,
+    firstName: input.firstName,
+    lastName: input.lastName,
+    email: input.email,
+    emailKey,
+    status: settings.requireApproval ? 'PENDING' : 'ACTIVE',
+    commissionRate: input.commissionRate ?? settings.defaultCommissionRate,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const links = [toAffiliateLink(link)];
+  try {
+    await models.affiliates.create({ ...affiliate, _outbox: [affiliateCreated(affiliate, links)] });
+  } catch (error) {
+    await models.links.deleteOne({ _id: link._id });
+    if (isDuplicateKey(error)) throw duplicateEmail(input.email);
+    throw error;
+  }
+  return toAffiliate(affiliate, links);
+}

@@ -1,0 +1,43 @@
+import { QueryInteger } from '@affiliate/contracts';
+import { parseQuery, programIdOf } from '@affiliate/platform';
+import { Router } from 'express';
+import { z } from 'zod';
+import type { Models } from '../../data-access/models';
+import { resolveAffiliate, resolveAttribution } from '../../domain/resolve-attribution';
+
+const Identifier = z.string().min(1).max(254);
+
+const InternalAffiliateQuery = z
+  .object({ id: Identifier.optional(), email: Identifier.optional() })
+  .strict()
+  .refine((query) => query.id !== undefined || query.email !== undefined, { path: ['id'], message: 'id or email is required' });
+
+const AttributionQuery = z
+  .object({
+    clickId: QueryInteger.nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
+    link: Identifier.optional(),
+    affiliateId: Identifier.optional(),
+    affiliateEmail: Identifier.optional(),
+  })
+  .strict()
+  .refine((query) => Object.values(query).some((value) => value !== undefined), {
+    path: ['clickId'],
+    message: 'one of clickId, link, affiliateId or affiliateEmail is required',
+  });
+
+/** The read API of the other services (contracts: InternalAffiliate, Attribution); never proxied by the gateway. */
+export function internalRoutes(models: Models): Router {
+  const router = Router();
+
+  router.get('/internal/affiliates', async (request, response) => {
+    const query = parseQuery(InternalAffiliateQuery, request);
+    response.json(await resolveAffiliate(models, programIdOf(response), query));
+  });
+
+  router.get('/internal/attribution', async (request, response) => {
+    const query = parseQuery(AttributionQuery, request);
+    response.json(await resolveAttribution(models, programIdOf(response), query));
+  });
+
+  return router;
+}

@@ -1,0 +1,111 @@
+import {
+  AffiliateQuery,
+  CreateAffiliateBody,
+  CreateLinkBody,
+  DeleteAffiliateBody,
+  DeleteLinkBody,
+  LINK_MESSAGES,
+  LinkQuery,
+  RecordClickBody,
+  RenameLinkBody,
+  UpdateAffiliateBody,
+} from '@affiliate/contracts';
+import { badRequest, parseBody, parseQuery, programIdOf, setNextPageLink, type ServiceContext } from '@affiliate/platform';
+import { Router, type Request } from 'express';
+import type { ZodTypeAny, z } from 'zod';
+import type { Models } from '../../data-access/models';
+import { createAffiliate } from '../../domain/create-affiliate';
+import { deleteAffiliate, updateAffiliate } from '../../domain/change-affiliate';
+import { addLink, deleteLink, renameLink } from '../../domain/change-links';
+import { listAffiliates, lookUpAffiliate } from '../../domain/find-affiliates';
+import { listLinks, lookUpLinks } from '../../domain/find-links';
+import { recordClick } from '../../domain/record-click';
+
+const EXACT_LINK_MESSAGES: readonly string[] = Object.values(LINK_MESSAGES);
+
+/** Slug errors are answered with the spec's exact sentence, not prefixed with the field name. */
+function parseSlugBody<Schema extends ZodTypeAny>(schema: Schema, request: Request): z.infer<Schema> {
+  const result = schema.safeParse(request.body);
+  const slugIssue = result.success ? undefined : result.error.issues.find((issue) => EXACT_LINK_MESSAGES.includes(issue.message));
+  if (slugIssue) throw badRequest(slugIssue.message);
+  return parseBody(schema, request);
+}
+
+export function affiliateRoutes(context: ServiceContext, models: Models): Router {
+  const router = Router();
+  const written = () => context.relay.nudge();
+
+  router.post('/affiliates', async (request, response) => {
+    const body = parseSlugBody(CreateAffiliateBody, request);
+    const affiliate = await createAffiliate(models, programIdOf(response), body);
+    written();
+    response.json(affiliate);
+  });
+
+  router.get('/affiliates', async (request, response) => {
+    const query = parseQuery(AffiliateQuery, request);
+    const programId = programIdOf(response);
+    if (query.id !== undefined || query.email !== undefined) {
+      response.json(await lookUpAffiliate(models, programId, query));
+      return;
+    }
+    const { items, nextCursor } = await listAffiliates(models, programId, query);
+    setNextPageLink(request, response, nextCursor, query.limit);
+    response.json(items);
+  });
+
+  router.put('/affiliates', async (request, response) => {
+    const body = parseSlugBody(UpdateAffiliateBody, request);
+    const affiliate = await updateAffiliate(models, programIdOf(response), body);
+    written();
+    response.json(affiliate);
+  });
+
+  router.delete('/affiliates', async (request, response) => {
+    const body = parseBody(DeleteAffiliateBody, request);
+    const deleted = await deleteAffiliate(models, programIdOf(response), body.affiliateId);
+    written();
+    response.json(deleted);
+  });
+
+  router.post('/links', async (request, response) => {
+    const body = parseSlugBody(CreateLinkBody, request);
+    const link = await addLink(models, programIdOf(response), body);
+    written();
+    response.json(link);
+  });
+
+  router.get('/links', async (request, response) => {
+    const query = parseQuery(LinkQuery, request);
+    const programId = programIdOf(response);
+    const { limit, startingAfter, ...lookup } = query;
+    if (Object.values(lookup).some((value) => value !== undefined)) {
+      response.json(await lookUpLinks(models, programId, lookup));
+      return;
+    }
+    const { items, nextCursor } = await listLinks(models, programId, { limit, startingAfter });
+    setNextPageLink(request, response, nextCursor, limit);
+    response.json(items);
+  });
+
+  router.put('/links', async (request, response) => {
+    const body = parseSlugBody(RenameLinkBody, request);
+    const link = await renameLink(models, programIdOf(response), body);
+    written();
+    response.json(link);
+  });
+
+  router.delete('/links', async (request, response) => {
+    const body = parseBody(DeleteLinkBody, request);
+    const deleted = await deleteLink(models, programIdOf(response), body);
+    written();
+    response.json(deleted);
+  });
+
+  router.post('/clicks', async (request, response) => {
+    const body = parseBody(RecordClickBody, request);
+    response.json(await recordClick(models, programIdOf(response), body));
+  });
+
+  return router;
+}
