@@ -60,8 +60,12 @@ export function loadConfig<Shape extends ZodRawShape>(
   }
 }
 
-/** The database a service uses: its own URL if given (e.g. COUPON_MONGO_URL), else MONGO_URL with its own database name. */
+/**
+ * The database a service uses: its own URL if given (e.g. COUPON_MONGO_URL), else MONGO_URL, with its
+ * own database name `<MONGO_DB_PREFIX>_<service>` (prefix `affiliate`), or MONGO_DB_NAME verbatim.
+ */
 export function serviceDatabaseUrl(env: NodeJS.ProcessEnv, serviceKey: string, fallbackUrl: string): { url: string; dbName: string } {
   const own = env[`${serviceKey.toUpperCase().replace(/-/g, '_')}_MONGO_URL`];
-  return { url: own ?? fallbackUrl, dbName: env.MONGO_DB_NAME ?? `affiliate_${serviceKey.replace(/-/g, '_')}` };
+  const prefix = env.MONGO_DB_PREFIX ?? 'affiliate';
+  return { url: own ?? fallbackUrl, dbName: env.MONGO_DB_NAME ?? `${prefix}_${serviceKey.replace(/-/g, '_')}` };
 }
