@@ -29,6 +29,9 @@ export const NumberedErrorBody = z
   .object({ error: z.number().int(), message: z.string() })
   .openapi('NumberedError', { description: 'Error shape of DELETE /coupons and PUT /referrals.' });
 
+/** The operations whose errors the spec documents as `{ error: <status>, message }`. */
+export const NUMBERED_ERROR_OPERATIONS: readonly string[] = ['DELETE /coupons', 'PUT /referrals'];
+
 export const ListQuery = z.object({
   limit: QueryInteger.min(1).max(1000).optional(),
   startingAfter: z.string().max(100).optional(),

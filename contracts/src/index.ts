@@ -6,5 +6,6 @@ export * from './referral';
 export * from './sale';
 export * from './program';
 export * from './webhook';
+export * from './webhook-signature';
 export * from './events';
 export * from './openapi';

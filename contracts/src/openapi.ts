@@ -1,8 +1,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import * as affiliate from './affiliate';
-import { ErrorBody, NumberedErrorBody } from './common';
+import { ErrorBody, ListQuery, NumberedErrorBody } from './common';
 import * as coupon from './coupon';
-import { PublicEventType, WebhookPayload } from './events';
 import * as program from './program';
 import * as referral from './referral';
 import * as sale from './sale';
@@ -58,17 +57,21 @@ export const API_OPERATIONS: Operation[] = [
   { method: 'put', path: '/sales', tag: 'Sales', summary: 'Recalculate or mark paid', body: sale.UpdateSaleBody, response: sale.Sale },
   { method: 'delete', path: '/sales', tag: 'Sales', summary: 'Reverse a sale', body: sale.DeleteSaleBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
   { method: 'post', path: '/webhook-endpoints', tag: 'Webhooks', summary: 'Create a webhook endpoint', body: webhook.CreateWebhookEndpointBody, response: webhook.WebhookEndpoint },
-  { method: 'get', path: '/webhook-endpoints', tag: 'Webhooks', summary: 'Look up webhook endpoints', query: z.object({ id: z.string().optional() }), response: oneOrMany(webhook.WebhookEndpoint) },
+  { method: 'get', path: '/webhook-endpoints', tag: 'Webhooks', summary: 'Look up webhook endpoints', query: webhook.WebhookEndpointQuery, response: oneOrMany(webhook.WebhookEndpoint) },
   { method: 'put', path: '/webhook-endpoints', tag: 'Webhooks', summary: 'Update a webhook endpoint', body: webhook.UpdateWebhookEndpointBody, response: webhook.WebhookEndpoint },
   { method: 'delete', path: '/webhook-endpoints', tag: 'Webhooks', summary: 'Delete a webhook endpoint', body: webhook.DeleteWebhookEndpointBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
-  { method: 'get', path: '/webhook-deliveries', tag: 'Webhooks', summary: 'Delivery log', query: z.object({ endpointId: z.string().optional(), eventId: z.string().optional(), status: webhook.DeliveryStatus.optional() }), response: z.array(webhook.WebhookDelivery) },
+  { method: 'get', path: '/webhook-deliveries', tag: 'Webhooks', summary: 'Delivery log', query: webhook.WebhookDeliveryQuery, response: z.array(webhook.WebhookDelivery) },
   { method: 'post', path: '/webhook-deliveries/retry', tag: 'Webhooks', summary: 'Re-send a delivery now', body: webhook.RetryDeliveryBody, response: webhook.WebhookDelivery },
-  { method: 'get', path: '/event-types', tag: 'Webhooks', summary: 'The fifteen public event types', response: z.array(z.object({ type: PublicEventType, example: WebhookPayload })) },
+  { method: 'post', path: '/webhook-endpoints/test', tag: 'Webhooks', summary: 'Send a signed ping to an endpoint', body: webhook.TestWebhookEndpointBody, response: webhook.WebhookTestResult },
+  { method: 'post', path: '/webhook-deliveries/recover', tag: 'Webhooks', summary: 'Re-send every failed delivery of an endpoint in a time window', body: webhook.RecoverDeliveriesBody, response: z.object({ recovered: z.number().int() }) },
+  { method: 'get', path: '/event-types', tag: 'Webhooks', summary: 'The fifteen public event types, with the JSON Schema and an example of each payload', response: z.array(webhook.EventTypeDescription) },
   { method: 'post', path: '/programs', tag: 'Admin', summary: 'Create a program', body: program.CreateProgramBody, response: program.Program, admin: true },
+  { method: 'get', path: '/programs', tag: 'Admin', summary: 'List programs, newest first', query: ListQuery, response: z.array(program.Program), admin: true },
   { method: 'get', path: '/programs/{id}', tag: 'Admin', summary: 'Read a program', response: program.Program, admin: true },
   { method: 'put', path: '/programs/{id}', tag: 'Admin', summary: 'Update a program', body: program.UpdateProgramBody, response: program.Program, admin: true },
   { method: 'delete', path: '/programs/{id}', tag: 'Admin', summary: 'Delete a program', response: z.object({ id: z.string(), deleted: z.literal(true) }), admin: true },
   { method: 'post', path: '/programs/{id}/api-keys', tag: 'Admin', summary: 'Create an API key (shown once)', response: program.CreatedApiKey, admin: true },
+  { method: 'get', path: '/programs/{id}/api-keys', tag: 'Admin', summary: 'List the API keys of a program (without secrets)', response: z.array(program.ApiKeySummary), admin: true },
   { method: 'delete', path: '/api-keys/{id}', tag: 'Admin', summary: 'Revoke an API key', response: z.object({ id: z.string(), revoked: z.literal(true) }), admin: true },
 ];
 

@@ -74,6 +74,10 @@ export const CreatedApiKey = z
   .object({ id: Uuid, key: z.string(), programId: Uuid, createdAt: DateTime })
   .openapi('CreatedApiKey', { description: 'The key is shown once; only its hash is stored.' });
 
+export const ApiKeySummary = z
+  .object({ id: Uuid, programId: Uuid, displayPrefix: z.string(), createdAt: DateTime, revokedAt: DateTime.nullable() })
+  .openapi('ApiKeySummary', { description: 'An API key without its secret: the prefix tells keys apart.' });
+
 export type Program = z.infer<typeof Program>;
 export type CreateProgramBody = z.infer<typeof CreateProgramBody>;
 export type UpdateProgramBody = z.infer<typeof UpdateProgramBody>;

@@ -1,5 +1,5 @@
-import { DateTime, ShortText, Uuid } from './common';
-import { PUBLIC_EVENT_TYPES } from './events';
+import { DateTime, ListQuery, ShortText, Uuid } from './common';
+import { PUBLIC_EVENT_TYPES, PublicEventType, WebhookPayload } from './events';
 import { z } from './zod';
 
 /** A public event type, or a wildcard over one family (`sale.*`) or everything (`*`). */
@@ -83,5 +83,37 @@ export const WebhookDelivery = z
 
 export const RetryDeliveryBody = z.object({ deliveryId: Uuid }).strict();
 
+export const TestWebhookEndpointBody = z.object({ webhookEndpointId: Uuid }).strict().openapi('TestWebhookEndpointBody');
+
+/** Re-sends every failed delivery of one endpoint created in [since, until]. */
+export const RecoverDeliveriesBody = z
+  .object({ webhookEndpointId: Uuid, since: DateTime, until: DateTime.optional() })
+  .strict()
+  .openapi('RecoverDeliveriesBody');
+
+export const WebhookEndpointQuery = ListQuery.extend({ id: z.string().max(100).optional() });
+
+export const WebhookDeliveryQuery = ListQuery.extend({
+  endpointId: Uuid.optional(),
+  eventId: Uuid.optional(),
+  status: DeliveryStatus.optional(),
+});
+
+/** The outcome of one send: a delivery attempt, or the answer to a test ping. */
+export const WebhookTestResult = DeliveryAttempt.extend({ succeeded: z.boolean(), webhookId: z.string() }).openapi('WebhookTestResult');
+
+/** One entry of GET /event-types: what fires it, the JSON Schema of its payload and an example. */
+export const EventTypeDescription = z
+  .object({
+    type: PublicEventType,
+    description: z.string(),
+    schema: z.record(z.unknown()),
+    example: WebhookPayload,
+  })
+  .openapi('EventTypeDescription');
+
 export type WebhookEndpoint = z.infer<typeof WebhookEndpoint>;
 export type WebhookDelivery = z.infer<typeof WebhookDelivery>;
+export type DeliveryAttempt = z.infer<typeof DeliveryAttempt>;
+export type DeliveryStatus = z.infer<typeof DeliveryStatus>;
+export type EventTypeDescription = z.infer<typeof EventTypeDescription>;

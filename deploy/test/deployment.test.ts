@@ -66,7 +66,6 @@ describe('docker compose', () => {
 function validate(object: KubernetesObject): void {
   const [group, version] = object.apiVersion.includes('/') ? object.apiVersion.split('/') : ['', object.apiVersion];
   const modulePath = `kubernetes-models/${group ? `${group}/` : ''}${version}/${object.kind}`;
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const Model = (require(modulePath) as Record<string, new (value: unknown) => { validate: () => void }>)[object.kind];
   if (!Model) throw new Error(`no schema for ${object.apiVersion} ${object.kind}`);
   new Model(object).validate();
@@ -120,7 +119,7 @@ describe.each(['trial', 'production'])('kubernetes overlay %s', (overlay) => {
 
   test('network policies deny by default and let only the gateway and the calling services reach a service', () => {
     expect(find('NetworkPolicy', 'default-deny-ingress')).toBeDefined();
-    const sale = find('NetworkPolicy', 'sale-ingress') as { spec: { ingress: { from: { podSelector: { matchLabels: Record<string, string> } }[] }[] } };
+    const sale = find('NetworkPolicy', 'sale-ingress') as unknown as { spec: { ingress: { from: { podSelector: { matchLabels: Record<string, string> } }[] }[] } };
     expect(sale.spec.ingress[0]?.from.map((peer) => peer.podSelector.matchLabels['app.kubernetes.io/name'])).toEqual(['gateway']);
   });
 });
@@ -129,7 +128,7 @@ test('the production overlay runs managed infrastructure, quorum queues and at l
   const objects = build(overlayRoot('production'));
   expect(objects.filter((object) => object.kind === 'StatefulSet')).toEqual([]);
   expect(objects.find((object) => object.kind === 'Secret')).toBeUndefined();
-  const config = objects.find((object) => object.kind === 'ConfigMap') as { data: Record<string, string> };
+  const config = objects.find((object) => object.kind === 'ConfigMap') as unknown as { data: Record<string, string> };
   expect(config.data.AMQP_QUEUE_TYPE).toBe('quorum');
   for (const object of objects.filter((candidate) => candidate.kind === 'Deployment')) {
     expect((object.spec as { replicas: number }).replicas).toBeGreaterThanOrEqual(2);

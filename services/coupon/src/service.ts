@@ -1,6 +1,23 @@
-import type { ServiceContext, ServiceParts } from '@affiliate/platform';
-import { Router } from 'express';
+import { createServiceClient, type ServiceContext, type ServiceParts } from '@affiliate/platform';
+import { affiliateDirectory } from './data-access/affiliate-directory';
+import { couponModels } from './data-access/models';
+import { couponRoutes } from './entry-points/api/routes';
+import { subscribe } from './entry-points/messaging/subscriptions';
 
-export function buildCouponService(_context: ServiceContext): ServiceParts {
-  return { routes: Router(), outboxModels: [] };
+export type CouponServiceDeps = { affiliateUrl: string };
+
+export function buildCouponService(context: ServiceContext, deps: CouponServiceDeps): ServiceParts {
+  const models = couponModels(context.connection);
+  const affiliateClient = createServiceClient({
+    name: 'affiliate',
+    baseUrl: deps.affiliateUrl,
+    internalToken: context.settings.internalToken,
+    logger: context.logger,
+  });
+  return {
+    routes: couponRoutes({ models, affiliates: affiliateDirectory(affiliateClient), relay: context.relay }),
+    outboxModels: [models.coupons, models.promotionalCodes],
+    subscribe: () => subscribe(context, models),
+    close: async () => affiliateClient.shutdown(),
+  };
 }

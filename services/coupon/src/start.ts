@@ -1,4 +1,8 @@
-import { runService } from '@affiliate/platform';
+import { runService, serviceUrlSetting } from '@affiliate/platform';
 import { buildCouponService } from './service';
 
-runService({ name: 'coupon', config: {}, build: (context) => buildCouponService(context) });
+runService({
+  name: 'coupon',
+  config: { AFFILIATE_URL: serviceUrlSetting('affiliate') },
+  build: (context, config) => buildCouponService(context, { affiliateUrl: config.AFFILIATE_URL }),
+});

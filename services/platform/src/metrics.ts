@@ -25,8 +25,10 @@ export function createMetrics(service: string) {
     const stop = httpDuration.startTimer();
     response.on('finish', () => {
       // The matched route pattern, not the raw URL, keeps label cardinality bounded.
+      // A proxy (the gateway) names the route itself, since it has no express route per endpoint.
+      const named = response.locals.metricsRoute as string | undefined;
       const route = (request.route as { path?: string } | undefined)?.path ?? (response.statusCode === 404 ? 'unmatched' : request.path);
-      const labels = { method: request.method, route: `${request.baseUrl}${route}`, status: String(response.statusCode) };
+      const labels = { method: request.method, route: named ?? `${request.baseUrl}${route}`, status: String(response.statusCode) };
       stop(labels);
       httpRequests.inc(labels);
     });

@@ -29,6 +29,8 @@ const QUERY_HOOKS = [
 ] as const;
 
 export function outboxPlugin(schema: Schema): void {
+  // Events must be stored exactly as built: without this mongoose drops empty objects (metadata: {}).
+  schema.set('minimize', false);
   schema.add({
     _outbox: { type: [Schema.Types.Mixed], default: [], select: false },
     deletedAt: { type: Date, default: null },
@@ -90,6 +92,7 @@ export async function tombstoneWithEvents<Doc extends object>(
   return updateWithEvents(model, filter, () => ({
     set: { deletedAt: new Date() } as unknown as Partial<Doc>,
     // Unique keys are released at once, so the same code or externalId can be used again right away.
+    // The test server ignores sparse/partial options on compound indexes: unset only single-field sparse keys.
     unset: unsetUniqueKeys,
     events: (next) => events(next),
   }));

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { NUMBERED_ERROR_OPERATIONS } from '@affiliate/contracts';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler, type Router } from 'express';
 import pinoHttp from 'pino-http';
 import { AppError, isDatabaseUnavailable } from '../errors';
@@ -24,7 +25,8 @@ export const numberedErrors: RequestHandler = (_request, response, next) => {
   next();
 };
 
-const requestId: RequestHandler = (request, response, next) => {
+/** Accepts a well-formed x-request-id from the caller or makes one; every log line of the request carries it. */
+export const requestId: RequestHandler = (request, response, next) => {
   const presented = request.header(REQUEST_ID_HEADER);
   const id = presented && /^[\w.:-]{1,128}$/.test(presented) ? presented : randomUUID();
   response.locals.requestId = id;
@@ -37,7 +39,7 @@ export function errorResponseBody(status: number, message: string, shape: unknow
 }
 
 export function errorHandler(logger: Logger): ErrorRequestHandler {
-  return (error: unknown, _request, response, next) => {
+  return (error: unknown, request, response, next) => {
     if (response.headersSent) return next(error);
     let status = 500;
     let message = 'Internal server error';
@@ -58,7 +60,9 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     }
     if (status >= 500) logger.error({ err: error }, 'request failed');
     // Never a stack trace in a response: the message is the whole story for the client.
-    response.status(status).json(errorResponseBody(status, message, response.locals.errorShape));
+    // Decided by the operation, not the route handler, so errors raised before it (bad JSON) match too.
+    const numbered = response.locals.errorShape === 'numbered' || NUMBERED_ERROR_OPERATIONS.includes(`${request.method} ${request.path}`);
+    response.status(status).json(errorResponseBody(status, message, numbered ? 'numbered' : 'plain'));
   };
 }
 
@@ -72,13 +76,18 @@ function isBodyParserError(error: unknown): error is { status: number; type: str
   );
 }
 
+/** One access-log line per request, under the request id; probes and scrapes are not logged. */
+export function httpLogging(logger: Logger): RequestHandler {
+  return pinoHttp({ logger, genReqId: (_request, response) => String(response.locals.requestId), autoLogging: { ignore: (request) => request.url === '/metrics' || request.url === '/healthz' } });
+}
+
 /** The express app every service uses: same middleware, probes and error mapping everywhere. */
 export function createServiceApp(options: ServiceAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
   app.use(requestId);
-  app.use(pinoHttp({ logger: options.logger, genReqId: (_request, response) => String(response.locals.requestId), autoLogging: { ignore: (request) => request.url === '/metrics' || request.url === '/healthz' } }));
+  app.use(httpLogging(options.logger));
   app.use(options.metrics.middleware);
 
   app.get('/healthz', (_request, response) => {

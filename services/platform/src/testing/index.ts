@@ -56,3 +56,4 @@ export async function eventually<T>(check: () => Promise<T> | T, timeoutMs = 10_
 }
 
 export * from './rabbit-node';
+export * from './mongo-node';

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 const RABBIT_BIN = '/usr/lib/rabbitmq/bin';
 const run = promisify(execFile);
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   // Dist port = AMQP port + 20000, so stay low enough for both to be valid.
   for (;;) {
     const port = 20_000 + Math.floor(Math.random() * 20_000);
@@ -20,7 +20,7 @@ async function freePort(): Promise<number> {
   }
 }
 
-async function waitForPort(port: number, open: boolean, timeoutMs: number): Promise<void> {
+export async function waitForPort(port: number, open: boolean, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const isOpen = await new Promise<boolean>((resolve) => {

@@ -1,0 +1,61 @@
+import { randomUUID } from 'node:crypto';
+import type { Coupon, CreateCouponBody } from '@affiliate/contracts';
+import { badRequest, createEvent, isDuplicateKey } from '@affiliate/platform';
+import type { CouponRecord } from '../data-access/coupon-model';
+import type { CouponModels } from '../data-access/models';
+import { metadataEntries, toCoupon } from '../data-access/representations';
+import { externalIdKey } from '../data-access/unique-keys';
+import { roundToCents } from './money';
+
+/** Fields of the other discount kind are refused rather than silently stored beside the real one. */
+function refuseMismatchedDiscountFields(body: CreateCouponBody): void {
+  if (body.couponType === 'PERCENTAGE' && (body.amountOff !== undefined || body.currency !== undefined)) {
+    throw badRequest('amountOff and currency are only used when couponType is FLAT');
+  }
+  if (body.couponType === 'FLAT' && body.percentOff !== undefined) {
+    throw badRequest('percentOff is only used when couponType is PERCENTAGE');
+  }
+  if (body.duration !== 'repeating' && body.durationInMonths !== undefined) {
+    throw badRequest('durationInMonths is only used when duration is repeating');
+  }
+}
+
+export async function createCoupon(models: CouponModels, programId: string, body: CreateCouponBody): Promise<Coupon> {
+  refuseMismatchedDiscountFields(body);
+  const id = randomUUID();
+  const now = new Date();
+  const externalId = body.externalId ?? null;
+  const coupon: CouponRecord = {
+    _id: id,
+    programId,
+    name: body.name,
+    externalId,
+    externalIdKey: externalIdKey(id, externalId),
+    couponType: body.couponType,
+    percentOff: body.couponType === 'PERCENTAGE' ? (body.percentOff ?? null) : null,
+    amountOff: body.couponType === 'FLAT' && body.amountOff !== undefined ? roundToCents(body.amountOff) : null,
+    currency: body.couponType === 'FLAT' ? (body.currency ?? null) : null,
+    duration: body.duration,
+    durationInMonths: body.duration === 'repeating' ? (body.durationInMonths ?? null) : null,
+    maxRedemptions: body.maxRedemptions ?? null,
+    timesRedeemed: 0,
+    couponCategory: body.couponCategory,
+    limitToProducts: body.limitToProducts,
+    productIds: body.productIds,
+    collectionIds: body.collectionIds,
+    valid: body.valid,
+    redeemBy: body.redeemBy ? new Date(body.redeemBy) : null,
+    integrationType: body.integrationType,
+    metadata: metadataEntries(body.metadata ?? {}),
+    createdAt: now,
+    updatedAt: now,
+  };
+  const representation = toCoupon(coupon, []);
+  try {
+    await models.coupons.create({ ...coupon, _outbox: [createEvent('coupon.created', programId, representation)] });
+  } catch (error) {
+    if (isDuplicateKey(error)) throw badRequest(`A coupon with externalId "${externalId}" already exists in this program`);
+    throw error;
+  }
+  return representation;
+}

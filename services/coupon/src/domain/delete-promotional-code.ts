@@ -1,0 +1,14 @@
+import { createEvent, notFound } from '@affiliate/platform';
+import type { CouponModels } from '../data-access/models';
+import { tombstonePromotionalCode } from '../data-access/tombstones';
+
+export type DeletedPromotionalCode = { message: string; deletedPromotionalCode: { id: string; code: string } };
+
+/** The code string and externalId are free for a new code at once. */
+export async function deletePromotionalCode(models: CouponModels, programId: string, promotionalCodeId: string): Promise<DeletedPromotionalCode> {
+  const deleted = await tombstonePromotionalCode(models, programId, promotionalCodeId, (current) => [
+    createEvent('promocode.deleted', programId, { id: current._id }),
+  ]);
+  if (!deleted) throw notFound(`Promotional code ${promotionalCodeId} not found in this program`);
+  return { message: 'Promotional code deleted successfully', deletedPromotionalCode: { id: deleted._id, code: deleted.code } };
+}

@@ -1,0 +1,62 @@
+import { randomInt } from 'node:crypto';
+import { RANDOM_CHARS_LENGTH, type AffiliateSummary, type CreatePromotionalCodeBody } from '@affiliate/contracts';
+import { badRequest } from '@affiliate/platform';
+import type { CouponRecord } from '../data-access/coupon-model';
+
+export const MAX_CODE_LENGTH = 64;
+
+const DIGITS = '0123456789';
+const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+const LOWER = 'abcdefghijklmnopqrstuvwxyz';
+const ALPHABETS = { uppercase: UPPER + DIGITS, lowercase: LOWER + DIGITS, mixed: UPPER + LOWER + DIGITS } as const;
+
+/** Upper case, accents folded (José → JOSE), then only characters a code may hold. */
+export function codeText(text: string): string {
+  return text
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .toUpperCase()
+    .replace(/[^A-Z0-9_-]/g, '');
+}
+
+/** 20 → "20", 12.5 → "12_5": the decimal point is not a code character, and dropping it would read as 125. */
+export function discountText(coupon: CouponRecord): string {
+  const value = coupon.couponType === 'PERCENTAGE' ? coupon.percentOff : coupon.amountOff;
+  return value === null ? '' : String(value).replace('.', '_');
+}
+
+function randomChars(length: number, letterCase: keyof typeof ALPHABETS): string {
+  const alphabet = ALPHABETS[letterCase];
+  return Array.from({ length }, () => alphabet[randomInt(alphabet.length)]).join('');
+}
+
+export type GenerationRequest = Pick<CreatePromotionalCodeBody, 'prefix' | 'codeStructure' | 'randomCharsLength' | 'randomCharsCase'>;
+
+/**
+ * Builds a code once, at creation (spec): parts in the fixed order prefix, first name, last name,
+ * email local part, discount value, coupon name, random characters; each structural part only
+ * when its codeStructure key is true. Text parts are upper case; random characters follow
+ * randomCharsCase (default uppercase) and randomCharsLength (1 to 32, default 6).
+ */
+export function generatePromotionalCode(request: GenerationRequest, affiliate: AffiliateSummary, coupon: CouponRecord): string {
+  const structure = request.codeStructure ?? {};
+  const parts = [
+    codeText(request.prefix ?? ''),
+    structure.firstName ? codeText(affiliate.firstName) : '',
+    structure.lastName ? codeText(affiliate.lastName) : '',
+    structure.emailLocalPart ? codeText(affiliate.email.split('@')[0] ?? '') : '',
+    structure.discountAmount ? discountText(coupon) : '',
+    structure.couponName ? codeText(coupon.name ?? '') : '',
+    structure.randomChars
+      ? randomChars(request.randomCharsLength ?? RANDOM_CHARS_LENGTH.default, request.randomCharsCase ?? 'uppercase')
+      : '',
+  ];
+  const code = parts.join('');
+  if (code.length === 0) {
+    throw badRequest('codeStructure produced an empty code: enable at least one part that has letters or digits (randomChars always has)');
+  }
+  if (code.length > MAX_CODE_LENGTH) {
+    throw badRequest(`The generated code would be ${code.length} characters long; codes may have at most ${MAX_CODE_LENGTH}. Enable fewer parts`);
+  }
+  return code;
+}

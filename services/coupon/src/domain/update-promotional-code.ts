@@ -1,0 +1,80 @@
+import type { PromotionalCode, UpdatePromotionalCodeBody } from '@affiliate/contracts';
+import { badRequest, createEvent, isDuplicateKey, notFound, updateWithEvents } from '@affiliate/platform';
+import type { AffiliateSummary } from '@affiliate/contracts';
+import type { PromotionalCodeRecord } from '../data-access/promotional-code-model';
+import { requireCouponRecord } from '../data-access/reads';
+import { toPromotionalCode } from '../data-access/representations';
+import { externalIdKey } from '../data-access/unique-keys';
+import type { PromotionalCodeDeps } from './create-promotional-code';
+import { roundToCents } from './money';
+import { resolveAffiliate } from './resolve-affiliate';
+import { unassignIfDeparted } from './unassign-departed-affiliate';
+
+function assignment(affiliate: AffiliateSummary | null): Partial<PromotionalCodeRecord> {
+  return {
+    affiliateId: affiliate?.id ?? null,
+    affiliate,
+    affiliateEmailKey: affiliate ? affiliate.email.toLowerCase() : null,
+    affiliateUpdatedAt: null,
+  };
+}
+
+function changedFields(body: UpdatePromotionalCodeBody, current: PromotionalCodeRecord): Partial<PromotionalCodeRecord> {
+  const set: Partial<PromotionalCodeRecord> = { updatedAt: new Date() };
+  if (body.active !== undefined) set.active = body.active;
+  if (body.expiresAt !== undefined) set.expiresAt = body.expiresAt === null ? null : new Date(body.expiresAt);
+  if (body.maxRedemptions !== undefined) set.maxRedemptions = body.maxRedemptions;
+  if (body.limitToAffiliate !== undefined) set.limitToAffiliate = body.limitToAffiliate;
+  if (body.firstTimeOrder !== undefined) set.firstTimeOrder = body.firstTimeOrder;
+  if (body.minimumAmount !== undefined) set.minimumAmount = body.minimumAmount === null ? null : roundToCents(body.minimumAmount);
+  if (body.minimumAmountCurrency !== undefined) set.minimumAmountCurrency = body.minimumAmountCurrency;
+  if (body.customerId !== undefined) set.customerId = body.customerId;
+  if (body.limitToCustomers !== undefined) set.limitToCustomers = body.limitToCustomers;
+  if (body.externalId !== undefined) {
+    set.externalId = body.externalId;
+    set.externalIdKey = externalIdKey(current._id, body.externalId);
+  }
+  const next = { ...current, ...set };
+  if (next.limitToCustomers && !next.customerId) throw badRequest('customerId is required when limitToCustomers is true');
+  if (next.minimumAmount !== null && next.minimumAmountCurrency === null) {
+    throw badRequest('minimumAmountCurrency is required with minimumAmount');
+  }
+  return set;
+}
+
+/** PUT /promotional-codes: the fields of DESIGN.md §3; `active: false` retires the code. */
+export async function updatePromotionalCode(
+  { models, affiliates }: PromotionalCodeDeps,
+  programId: string,
+  body: UpdatePromotionalCodeBody,
+): Promise<PromotionalCode> {
+  const reassigning = body.affiliateId !== undefined || body.affiliateEmail !== undefined;
+  const affiliate = reassigning ? await resolveAffiliate(affiliates, programId, body) : null;
+  const filter: Record<string, unknown> = { programId, _id: body.promotionalCodeId };
+  // A new limit is checked in the write itself: redemptions race past a value read earlier.
+  if (typeof body.maxRedemptions === 'number') filter.timesRedeemed = { $lte: body.maxRedemptions };
+  let representation: PromotionalCode | undefined;
+  let updated: PromotionalCodeRecord | null;
+  try {
+    updated = await updateWithEvents(models.promotionalCodes, filter, async (current) => {
+      const coupon = await requireCouponRecord(models, programId, current.couponId);
+      return {
+        set: { ...changedFields(body, current), ...(reassigning ? assignment(affiliate) : {}) },
+        events: (next) => {
+          representation = toPromotionalCode(next, coupon);
+          return [createEvent('promocode.updated', programId, representation)];
+        },
+      };
+    });
+  } catch (error) {
+    if (isDuplicateKey(error)) throw badRequest(`A promotional code with externalId "${body.externalId}" already exists in this program`);
+    throw error;
+  }
+  if (!updated || !representation) {
+    const existing = await models.promotionalCodes.findOne({ programId, _id: body.promotionalCodeId }).lean<PromotionalCodeRecord>();
+    if (!existing) throw notFound(`Promotional code ${body.promotionalCodeId} not found in this program`);
+    throw badRequest(`maxRedemptions (${body.maxRedemptions}) cannot be below timesRedeemed (${existing.timesRedeemed})`);
+  }
+  if (affiliate) await unassignIfDeparted(models, programId, affiliate.id);
+  return representation;
+}

@@ -1,0 +1,34 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, waitForPort } from './rabbit-node';
+
+const MONGO_HOME = join(__dirname, '..', '..', '..', '..', '.local-infra', 'mongo-local');
+
+export type DisposableMongo = { url: string; stop: () => Promise<void>; start: () => Promise<void>; destroy: () => Promise<void> };
+
+/**
+ * A MongoDB-compatible server of a test's own (scripts/mongo-local, built by scripts/local-infra.sh),
+ * with its data in a file that survives stop and start, so a test can really take the database away.
+ */
+export async function startDisposableMongo(): Promise<DisposableMongo> {
+  if (!existsSync(join(MONGO_HOME, 'classes', 'MongoLocal.class'))) {
+    throw new Error('mongo-local is not built: run `npm run infra -- start` first');
+  }
+  const port = await freePort();
+  const dataFile = join(mkdtempSync(join(tmpdir(), 'mongo-test-')), 'data.mv');
+  let server: ChildProcess | undefined;
+  const start = async () => {
+    server = spawn('java', ['-Xmx512m', '-XX:+UseSerialGC', '-cp', `${MONGO_HOME}/classes:${MONGO_HOME}/lib/*`, 'MongoLocal', dataFile, String(port)], {
+      stdio: 'ignore',
+    });
+    await waitForPort(port, true, 60_000);
+  };
+  const stop = async () => {
+    server?.kill('SIGTERM');
+    await waitForPort(port, false, 30_000);
+  };
+  await start();
+  return { url: `mongodb://127.0.0.1:${port}`, start, stop, destroy: stop };
+}

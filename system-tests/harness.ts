@@ -1,0 +1,215 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createWriteStream, mkdtempSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  freePort,
+  startDisposableMongo,
+  startDisposableRabbit,
+  type DisposableMongo,
+  type DisposableRabbit,
+} from '@affiliate/platform/testing';
+
+/**
+ * The whole system as `npm start` runs it: the gateway and every service as separate Node processes
+ * (the compiled dist/), against a MongoDB-compatible server and a RabbitMQ node of this test file's
+ * own, so that the fault scenarios can stop them without disturbing other test files.
+ */
+const ROOT = join(__dirname, '..');
+const COMPONENTS = {
+  coupon: 'services/coupon',
+  affiliate: 'services/affiliate',
+  referral: 'services/referral',
+  sale: 'services/sale',
+  'webhook-dispatcher': 'services/webhook-dispatcher',
+  gateway: 'gateway',
+} as const;
+export type Component = keyof typeof COMPONENTS;
+
+export const ADMIN_TOKEN = 'system-test-admin-token-0123456789';
+const INTERNAL_TOKEN = 'system-test-internal-token-0123456789';
+
+export type ApiResponse<T = any> = { status: number; headers: Headers; body: T }; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+export type Api = {
+  request<T = any>(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse<T>>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  get<T = any>(path: string): Promise<ApiResponse<T>>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  post<T = any>(path: string, body: unknown, headers?: Record<string, string>): Promise<ApiResponse<T>>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  put<T = any>(path: string, body: unknown): Promise<ApiResponse<T>>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  delete<T = any>(path: string, body: unknown): Promise<ApiResponse<T>>; // eslint-disable-line @typescript-eslint/no-explicit-any
+};
+
+export function apiClient(baseUrl: string, token: string | undefined): Api {
+  const request = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const response = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      signal: AbortSignal.timeout(30_000),
+    });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      // not JSON: keep the text for the assertion message
+    }
+    return { status: response.status, headers: response.headers, body: parsed as any }; // eslint-disable-line @typescript-eslint/no-explicit-any
+  };
+  return {
+    request,
+    get: (path) => request('GET', path),
+    post: (path, body, headers) => request('POST', path, body, headers),
+    put: (path, body) => request('PUT', path, body),
+    delete: (path, body) => request('DELETE', path, body),
+  };
+}
+
+export type Delivery = { headers: IncomingHttpHeaders; rawBody: string; body: { id: string; event: string; createdAt: string; data: Record<string, any> } }; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** A webhook subscriber on localhost that records what it receives; it can be told to fail. */
+export class Subscriber {
+  readonly deliveries: Delivery[] = [];
+  failing = false;
+  private server: Server | undefined;
+
+  async start(): Promise<string> {
+    this.server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        if (this.failing) {
+          response.statusCode = 503;
+          response.end('down for maintenance');
+          return;
+        }
+        const rawBody = Buffer.concat(chunks).toString('utf8');
+        this.deliveries.push({ headers: request.headers, rawBody, body: JSON.parse(rawBody) });
+        response.end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hooks`;
+  }
+
+  events(type?: string) {
+    return this.deliveries.filter((delivery) => type === undefined || delivery.body.event === type);
+  }
+
+  async stop(): Promise<void> {
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+}
+
+type Running = { child: ChildProcess; exited: Promise<void> };
+
+export class System {
+  readonly ports = {} as Record<Component, number>;
+  private readonly processes = new Map<Component, Running>();
+  private readonly logDir = mkdtempSync(join(tmpdir(), 'system-test-'));
+  readonly dbPrefix = `system_${randomUUID().slice(0, 8)}`;
+  gatewayUrl = '';
+
+  constructor(
+    readonly mongo: DisposableMongo,
+    readonly rabbit: DisposableRabbit,
+    private readonly extraEnv: Record<string, string>,
+  ) {}
+
+  static async start(extraEnv: Record<string, string> = {}): Promise<System> {
+    const [mongo, rabbit] = await Promise.all([startDisposableMongo(), startDisposableRabbit()]);
+    const system = new System(mongo, rabbit, extraEnv);
+    for (const component of Object.keys(COMPONENTS) as Component[]) system.ports[component] = await freePort();
+    system.gatewayUrl = `http://127.0.0.1:${system.ports.gateway}`;
+    await Promise.all((Object.keys(COMPONENTS) as Component[]).map((component) => system.launch(component)));
+    await Promise.all((Object.keys(COMPONENTS) as Component[]).map((component) => system.waitReady(component)));
+    return system;
+  }
+
+  private env(component: Component): NodeJS.ProcessEnv {
+    const url = (name: Component) => `http://127.0.0.1:${this.ports[name]}`;
+    return {
+      PATH: process.env.PATH,
+      NODE_ENV: 'test',
+      LOG_LEVEL: process.env.SYSTEM_LOG_LEVEL ?? 'warn',
+      PORT: String(this.ports[component]),
+      MONGO_URL: this.mongo.url,
+      MONGO_DB_PREFIX: this.dbPrefix,
+      AMQP_URL: this.rabbit.url,
+      INTERNAL_TOKEN,
+      ADMIN_TOKEN,
+      COUPON_URL: url('coupon'),
+      AFFILIATE_URL: url('affiliate'),
+      REFERRAL_URL: url('referral'),
+      SALE_URL: url('sale'),
+      WEBHOOK_DISPATCHER_URL: url('webhook-dispatcher'),
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+      WEBHOOK_RETRY_SCHEDULE: '0,300ms,500ms,1s,1s,2s,2s,3s,3s,5s,5s,5s',
+      ...this.extraEnv,
+    };
+  }
+
+  async launch(component: Component): Promise<void> {
+    const log = createWriteStream(join(this.logDir, `${component}.log`), { flags: 'a' });
+    const child = spawn(process.execPath, [join(ROOT, COMPONENTS[component], 'dist/start.js')], {
+      env: this.env(component),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout?.pipe(log);
+    child.stderr?.pipe(log);
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    this.processes.set(component, { child, exited });
+  }
+
+  async waitReady(component: Component, timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const ready = await fetch(`http://127.0.0.1:${this.ports[component]}/readyz`, { signal: AbortSignal.timeout(2000) })
+        .then((response) => response.ok)
+        .catch(() => false);
+      if (ready) return;
+      if (Date.now() > deadline) throw new Error(`${component} not ready after ${timeoutMs} ms; logs in ${this.logDir}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+
+  /** SIGKILL (a crash) or SIGTERM (a graceful stop); resolves once the process is gone. */
+  async kill(component: Component, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    const running = this.processes.get(component);
+    if (!running) return;
+    running.child.kill(signal);
+    await running.exited;
+    this.processes.delete(component);
+  }
+
+  async restart(component: Component): Promise<void> {
+    await this.kill(component, 'SIGTERM');
+    await this.launch(component);
+    await this.waitReady(component);
+  }
+
+  admin(): Api {
+    return apiClient(this.gatewayUrl, ADMIN_TOKEN);
+  }
+
+  /** A program with an API key, created through the admin API as an operator would. */
+  async createProgram(settings: Record<string, unknown> = {}): Promise<{ programId: string; key: string; api: Api }> {
+    const program = await this.admin().post('/admin/v1/programs', { name: `program ${randomUUID().slice(0, 6)}`, ...settings });
+    if (program.status !== 200 && program.status !== 201) throw new Error(`creating a program: ${program.status} ${JSON.stringify(program.body)}`);
+    const key = await this.admin().post(`/admin/v1/programs/${program.body.id}/api-keys`, {});
+    if (key.status !== 200 && key.status !== 201) throw new Error(`creating a key: ${key.status} ${JSON.stringify(key.body)}`);
+    return { programId: program.body.id, key: key.body.key, api: apiClient(this.gatewayUrl, key.body.key) };
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.processes.keys()].map((component) => this.kill(component, 'SIGTERM')));
+    await Promise.all([this.rabbit.destroy(), this.mongo.destroy()]);
+  }
+}
