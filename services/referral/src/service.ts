@@ -1,7 +1,20 @@
-import type { ServiceContext, ServiceParts } from '@affiliate/platform';
-import { Router } from 'express';
+import { createServiceClient, type ServiceContext, type ServiceParts } from '@affiliate/platform';
+import { createModels } from './data-access/models';
+import { referralRoutes } from './entry-points/api/routes';
 
-/** Placeholder until its issue lands: the service boots, reports health and refuses unknown routes. */
-export function buildReferralService(_context: ServiceContext): ServiceParts {
-  return { routes: Router(), outboxModels: [] };
+export type ReferralServiceDeps = { affiliateUrl: string };
+
+export function buildReferralService(context: ServiceContext, deps: ReferralServiceDeps): ServiceParts {
+  const models = createModels(context.connection);
+  const affiliates = createServiceClient({
+    name: 'affiliate',
+    baseUrl: deps.affiliateUrl,
+    internalToken: context.settings.internalToken,
+    logger: context.logger,
+  });
+  return {
+    routes: referralRoutes(context, models, affiliates),
+    outboxModels: [models.referrals],
+    close: async () => affiliates.shutdown(),
+  };
 }

@@ -1,4 +1,8 @@
-import { runService } from '@affiliate/platform';
+import { runService, serviceUrlSetting } from '@affiliate/platform';
 import { buildReferralService } from './service';
 
-runService({ name: 'referral', config: {}, build: (context) => buildReferralService(context) });
+runService({
+  name: 'referral',
+  config: { AFFILIATE_URL: serviceUrlSetting('affiliate') },
+  build: (context, config) => buildReferralService(context, { affiliateUrl: config.AFFILIATE_URL }),
+});

@@ -1,7 +1,34 @@
-import type { ServiceContext, ServiceParts } from '@affiliate/platform';
-import { Router } from 'express';
+import { createServiceClient, type ServiceContext, type ServiceParts } from '@affiliate/platform';
+import { createModels } from './data-access/models';
+import type { SaleDependencies } from './domain/sale-dependencies';
+import { saleRoutes } from './entry-points/api/routes';
 
-/** Placeholder until its issue lands: the service boots, reports health and refuses unknown routes. */
-export function buildSaleService(_context: ServiceContext): ServiceParts {
-  return { routes: Router(), outboxModels: [] };
+export type SaleServiceDeps = {
+  couponUrl: string;
+  affiliateUrl: string;
+  referralUrl: string;
+  /** Each upstream call is bounded by it, and repeated failures open the circuit: a dead service is a quick 503. */
+  upstreamTimeoutMs?: number;
+};
+
+export const DEFAULT_UPSTREAM_TIMEOUT_MS = 3000;
+
+export function buildSaleService(context: ServiceContext, deps: SaleServiceDeps): ServiceParts {
+  const client = (name: string, baseUrl: string) =>
+    createServiceClient({ name, baseUrl, internalToken: context.settings.internalToken, logger: context.logger, timeoutMs: deps.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS });
+  const models = createModels(context.connection);
+  const dependencies: SaleDependencies = {
+    models,
+    coupons: client('coupon', deps.couponUrl),
+    affiliates: client('affiliate', deps.affiliateUrl),
+    referrals: client('referral', deps.referralUrl),
+    logger: context.logger,
+  };
+  return {
+    routes: saleRoutes(context, dependencies),
+    outboxModels: [models.sales],
+    close: async () => {
+      for (const upstream of [dependencies.coupons, dependencies.affiliates, dependencies.referrals]) upstream.shutdown();
+    },
+  };
 }

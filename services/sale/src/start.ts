@@ -1,4 +1,20 @@
-import { runService } from '@affiliate/platform';
-import { buildSaleService } from './service';
+import { runService, serviceUrlSetting } from '@affiliate/platform';
+import { z } from 'zod';
+import { DEFAULT_UPSTREAM_TIMEOUT_MS, buildSaleService } from './service';
 
-runService({ name: 'sale', config: {}, build: (context) => buildSaleService(context) });
+runService({
+  name: 'sale',
+  config: {
+    COUPON_URL: serviceUrlSetting('coupon'),
+    AFFILIATE_URL: serviceUrlSetting('affiliate'),
+    REFERRAL_URL: serviceUrlSetting('referral'),
+    UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(DEFAULT_UPSTREAM_TIMEOUT_MS),
+  },
+  build: (context, config) =>
+    buildSaleService(context, {
+      couponUrl: config.COUPON_URL,
+      affiliateUrl: config.AFFILIATE_URL,
+      referralUrl: config.REFERRAL_URL,
+      upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
+    }),
+});

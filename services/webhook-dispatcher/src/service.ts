@@ -1,7 +1,27 @@
 import type { ServiceContext, ServiceParts } from '@affiliate/platform';
-import { Router } from 'express';
+import { DEFAULT_DISPATCHER_SETTINGS, type DispatcherSettings } from './config';
+import { createModels } from './data-access/models';
+import { createSubscriberClient } from './data-access/subscriber-client';
+import type { Dispatcher } from './domain/attempt-delivery';
+import { EndpointCircuits } from './domain/endpoint-circuits';
+import { webhookRoutes } from './entry-points/api/routes';
+import { subscribeToEvents } from './entry-points/messaging/subscriptions';
+import { DeliveryScheduler } from './entry-points/scheduler/delivery-scheduler';
 
-/** Placeholder until its issue lands: the service boots, reports health and refuses unknown routes. */
-export function buildWebhookDispatcherService(_context: ServiceContext): ServiceParts {
-  return { routes: Router(), outboxModels: [] };
+/** Webhook endpoints, the event fan-out into deliveries, and the scheduler that sends them. */
+export function buildWebhookDispatcherService(context: ServiceContext, settings: DispatcherSettings = DEFAULT_DISPATCHER_SETTINGS): ServiceParts {
+  const models = createModels(context.connection);
+  const client = createSubscriberClient({ timeoutMs: settings.timeoutMs, allowPrivateUrls: settings.allowPrivateUrls });
+  const circuits = new EndpointCircuits(client, settings.breaker, context.logger);
+  const dispatcher: Dispatcher = { models, settings, logger: context.logger, client, circuits };
+  const scheduler = new DeliveryScheduler(dispatcher);
+  return {
+    routes: webhookRoutes(dispatcher, scheduler),
+    outboxModels: [],
+    subscribe: async () => {
+      await subscribeToEvents(context, models, settings, scheduler);
+      scheduler.start();
+    },
+    close: () => scheduler.stop(),
+  };
 }

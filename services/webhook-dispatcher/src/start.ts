@@ -1,4 +1,9 @@
 import { runService } from '@affiliate/platform';
+import { dispatcherConfigShape, dispatcherSettings } from './config';
 import { buildWebhookDispatcherService } from './service';
 
-runService({ name: 'webhook-dispatcher', config: {}, build: (context) => buildWebhookDispatcherService(context) });
+runService({
+  name: 'webhook-dispatcher',
+  config: dispatcherConfigShape,
+  build: (context, config) => buildWebhookDispatcherService(context, dispatcherSettings(config)),
+});

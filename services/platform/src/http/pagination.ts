@@ -37,6 +37,12 @@ export async function findPage<Doc extends Listed>(
 export function setNextPageLink(request: Request, response: Response, nextCursor: string | null, limit?: number): void {
   if (!nextCursor) return;
   const prefix = request.header(FORWARDED_PREFIX_HEADER) ?? '';
-  const query = new URLSearchParams({ limit: String(limit ?? DEFAULT_PAGE_SIZE), startingAfter: nextCursor });
+  // Keep the caller's filters, so following the link pages through the same list.
+  const query = new URLSearchParams();
+  for (const [key, value] of Object.entries(request.query)) {
+    if (typeof value === 'string' && key !== 'limit' && key !== 'startingAfter') query.set(key, value);
+  }
+  query.set('limit', String(limit ?? DEFAULT_PAGE_SIZE));
+  query.set('startingAfter', nextCursor);
   response.setHeader('Link', `<${prefix}${request.path}?${query.toString()}>; rel="next"`);
 }

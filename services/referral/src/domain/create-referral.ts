@@ -1,0 +1,42 @@
+import { randomUUID } from 'node:crypto';
+import type { CreateReferralBody, Referral } from '@affiliate/contracts';
+import { badRequest, isDuplicateKey, type ServiceClient } from '@affiliate/platform';
+import { resolveAttribution } from '../data-access/affiliate-attribution';
+import type { ReferralModels } from '../data-access/models';
+import { emailKeyOf, toReferral, type ReferralDocument } from '../data-access/referrals';
+import { DUPLICATE_EMAIL_MESSAGE, referralCreated } from './referral-events';
+
+/**
+ * A tracked visitor becomes an identified customer: attribute them to an affiliate (through the
+ * click, the slug or the affiliate named), then store the referral with referral.created in one write.
+ */
+export async function createReferral(models: ReferralModels, affiliates: ServiceClient, programId: string, input: CreateReferralBody): Promise<Referral> {
+  const emailKey = emailKeyOf(programId, input.email);
+  if (await models.referrals.exists({ emailKey })) throw badRequest(DUPLICATE_EMAIL_MESSAGE);
+
+  const attribution = await resolveAttribution(affiliates, programId, input);
+  const now = new Date();
+  const referral: ReferralDocument = {
+    _id: randomUUID(),
+    programId,
+    affiliateId: attribution.affiliateId,
+    linkId: attribution.linkId,
+    clickId: attribution.clickId,
+    email: input.email,
+    emailKey,
+    name: input.name ?? null,
+    referredUserExternalId: input.referredUserExternalId ?? null,
+    plan: input.plan ?? null,
+    status: input.status,
+    createdAt: now,
+    updatedAt: now,
+  };
+  try {
+    await models.referrals.create({ ...referral, _outbox: [referralCreated(referral)] });
+  } catch (error) {
+    // Two requests for the same email at once: the unique key lets exactly one in.
+    if (isDuplicateKey(error)) throw badRequest(DUPLICATE_EMAIL_MESSAGE);
+    throw error;
+  }
+  return toReferral(referral);
+}

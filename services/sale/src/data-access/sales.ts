@@ -1,0 +1,119 @@
+import type { Sale } from '@affiliate/contracts';
+import { outboxPlugin, type OutboxFields } from '@affiliate/platform';
+import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
+
+export type SaleDocument = {
+  _id: string;
+  programId: string;
+  affiliateId: string;
+  referralId: string | null;
+  promotionalCodeId: string | null;
+  couponId: string | null;
+  promoCode: string | null;
+  linkId: string | null;
+  externalId: string | null;
+  /**
+   * `<programId>:<externalId>`, absent without an externalId: the payment is recorded once per
+   * program. A single sparse field, because the database honours sparse uniqueness only on a single
+   * field. It stays after a reversal, so a late retry of a refunded payment cannot record it again.
+   */
+  externalIdKey?: string;
+  /** The key the coupon service counted this sale's redemption under (promo-code sales only). */
+  redemptionKey: string | null;
+  customerId: string | null;
+  totalEarned: number;
+  currency: string;
+  commissionRate: number;
+  commissionEarned: number;
+  paymentTrigger: string;
+  commissions: Commission[];
+  /** Set by DELETE /sales: the sale is reversed, out of every read, but its externalId stays taken. */
+  reversedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+} & Partial<OutboxFields>;
+
+type Commission = Sale['commissions'][number];
+
+export const externalIdKeyOf = (programId: string, externalId: string): string => `${programId}:${externalId}`;
+
+/** Every read sees the program's sales that are not reversed. */
+export const liveSales = (programId: string): FilterQuery<SaleDocument> => ({ programId, reversedAt: null });
+
+const commissionSchema = new Schema<Commission>(
+  {
+    id: { type: String, required: true },
+    affiliateId: { type: String, required: true },
+    amount: { type: Number, required: true },
+    currency: { type: String, required: true },
+    payoutCreated: { type: Boolean, required: true },
+    payoutId: { type: String, default: null },
+  },
+  { _id: false },
+);
+
+const schema = new Schema<SaleDocument>(
+  {
+    _id: { type: String, required: true },
+    programId: { type: String, required: true },
+    affiliateId: { type: String, required: true },
+    referralId: { type: String, default: null },
+    promotionalCodeId: { type: String, default: null },
+    couponId: { type: String, default: null },
+    promoCode: { type: String, default: null },
+    linkId: { type: String, default: null },
+    externalId: { type: String, default: null },
+    externalIdKey: { type: String },
+    redemptionKey: { type: String, default: null },
+    customerId: { type: String, default: null },
+    totalEarned: { type: Number, required: true },
+    currency: { type: String, required: true },
+    commissionRate: { type: Number, required: true },
+    commissionEarned: { type: Number, required: true },
+    paymentTrigger: { type: String, required: true },
+    commissions: { type: [commissionSchema], default: [] },
+    reversedAt: { type: Date, default: null },
+    createdAt: { type: Date, required: true },
+    updatedAt: { type: Date, required: true },
+  },
+  { versionKey: false },
+);
+schema.index({ externalIdKey: 1 }, { unique: true, sparse: true });
+schema.index({ programId: 1, createdAt: -1, _id: -1 });
+schema.index({ programId: 1, affiliateId: 1, createdAt: -1 });
+schema.index({ programId: 1, referralId: 1, createdAt: -1 });
+schema.plugin(outboxPlugin);
+
+export function saleModel(connection: Connection): Model<SaleDocument> {
+  return connection.model<SaleDocument>('Sale', schema, 'sales');
+}
+
+export function toSale(sale: SaleDocument): Sale {
+  return {
+    id: sale._id,
+    affiliateId: sale.affiliateId,
+    referralId: sale.referralId,
+    promotionalCodeId: sale.promotionalCodeId,
+    couponId: sale.couponId,
+    promoCode: sale.promoCode,
+    linkId: sale.linkId,
+    externalId: sale.externalId,
+    customerId: sale.customerId,
+    totalEarned: sale.totalEarned,
+    currency: sale.currency,
+    commissionRate: sale.commissionRate,
+    commissionEarned: sale.commissionEarned,
+    paymentTrigger: sale.paymentTrigger,
+    commissions: sale.commissions.map((commission) => ({
+      id: commission.id,
+      affiliateId: commission.affiliateId,
+      amount: commission.amount,
+      currency: commission.currency,
+      payoutCreated: commission.payoutCreated,
+      payoutId: commission.payoutId ?? null,
+    })),
+    programId: sale.programId,
+    createdAt: sale.createdAt.toISOString(),
+    updatedAt: sale.updatedAt.toISOString(),
+  };
+}

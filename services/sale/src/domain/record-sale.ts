@@ -1,0 +1,183 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { CreateSaleBody, InternalAffiliate, Redemption, Referral, Sale } from '@affiliate/contracts';
+import { AppError, badRequest, conflict, isDuplicateKey } from '@affiliate/platform';
+import { RedemptionInProgress, redeemCode, releaseRedemption } from '../data-access/coupon-redemptions';
+import { externalIdKeyOf, toSale, type SaleDocument } from '../data-access/sales';
+import { activeAffiliate, attributedReferral } from './attribute-sale';
+import { commissionOf, roundToCents } from './money';
+import { saleCreated } from './sale-events';
+import type { SaleDependencies } from './sale-dependencies';
+
+const MAX_REDEMPTION_KEY_LENGTH = 200;
+const IN_PROGRESS_RETRIES = 20;
+const RELEASE_ATTEMPTS = 5;
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * POST /sales. With an externalId the payment is recorded once, whatever the retries: a repeat
+ * returns the sale already recorded, without a second redemption or commission.
+ */
+export async function recordSale(deps: SaleDependencies, programId: string, input: CreateSaleBody): Promise<Sale> {
+  const externalIdKey = input.externalId === undefined ? undefined : externalIdKeyOf(programId, input.externalId);
+  if (externalIdKey !== undefined) {
+    const recorded = await deps.models.sales.findOne({ externalIdKey, programId }).lean();
+    if (recorded) return repeated(recorded);
+  }
+  return input.promoCode !== undefined
+    ? recordPromoCodeSale(deps, programId, input, input.promoCode, externalIdKey)
+    : recordReferralSale(deps, programId, input, externalIdKey);
+}
+
+async function recordReferralSale(deps: SaleDependencies, programId: string, input: CreateSaleBody, externalIdKey: string | undefined): Promise<Sale> {
+  const referral = await attributedReferral(deps, programId, input);
+  const affiliate = await activeAffiliate(deps, programId, referral.affiliateId);
+  const sale = newSale(programId, input, externalIdKey, affiliate, { referralId: referral.id, linkId: referral.linkId });
+  try {
+    return await store(deps, sale, affiliate, referral);
+  } catch (error) {
+    if (externalIdKey !== undefined && isDuplicateKey(error)) return repeatedByKey(deps, programId, externalIdKey);
+    throw error;
+  }
+}
+
+/**
+ * Redeem at the coupon service, then store the sale with sale.created in one write. Once the
+ * redemption is counted, every way out without a stored sale gives it back, so the code's and the
+ * coupon's counters always equal the sales recorded.
+ */
+async function recordPromoCodeSale(
+  deps: SaleDependencies,
+  programId: string,
+  input: CreateSaleBody,
+  promoCode: string,
+  externalIdKey: string | undefined,
+): Promise<Sale> {
+  const redemptionKey = externalIdKey === undefined ? randomUUID() : redemptionKeyOf(externalIdKey);
+  const totalEarned = roundToCents(input.totalEarned);
+  const redemption = await redeem(deps, programId, {
+    code: promoCode,
+    redemptionKey,
+    totalEarned,
+    currency: input.currency,
+    customerId: input.customerId ?? null,
+    firstTimeOrder: input.firstTimeOrder,
+    productIds: input.productIds,
+  }).catch((error: unknown) => {
+    // A refusal counted nothing. A failed call may have been counted all the same (a timeout): a key
+    // of this request alone is given back in the background; a key from an externalId is left for
+    // the client's retry, which reuses it.
+    const refused = error instanceof AppError && error.status < 500;
+    if (externalIdKey === undefined && !refused) {
+      void giveBack(deps, programId, redemptionKey, undefined);
+    }
+    throw error;
+  });
+
+  try {
+    const affiliate = await activeAffiliate(deps, programId, redemption.affiliateId);
+    const sale = newSale(programId, input, externalIdKey, affiliate, { redemption, redemptionKey });
+    return await store(deps, sale, affiliate, null);
+  } catch (error) {
+    // A concurrent request with the same externalId stored the sale first, under this very key.
+    if (externalIdKey !== undefined && isDuplicateKey(error)) return repeatedByKey(deps, programId, externalIdKey);
+    await giveBack(deps, programId, redemptionKey, externalIdKey);
+    throw error;
+  }
+}
+
+/** The coupon service answers 409 while the same key is being counted for another request; wait for it. */
+async function redeem(deps: SaleDependencies, programId: string, body: Parameters<typeof redeemCode>[2]): Promise<Redemption> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await redeemCode(deps.coupons, programId, body);
+    } catch (error) {
+      if (!(error instanceof RedemptionInProgress)) throw error;
+      if (attempt >= IN_PROGRESS_RETRIES) throw conflict('A sale with this externalId is being recorded right now; retry');
+      await pause(25 * attempt);
+    }
+  }
+}
+
+/** Releases a counted redemption, unless a sale with its externalId was stored meanwhile (then it is that sale's). */
+async function giveBack(deps: SaleDependencies, programId: string, redemptionKey: string, externalIdKey: string | undefined): Promise<void> {
+  if (externalIdKey !== undefined) {
+    const recorded = await deps.models.sales.exists({ externalIdKey, programId }).catch(() => null);
+    if (recorded) return;
+  }
+  for (let attempt = 1; attempt <= RELEASE_ATTEMPTS; attempt += 1) {
+    try {
+      if (await releaseRedemption(deps.coupons, programId, redemptionKey)) return;
+    } catch {
+      // The coupon service is unreachable right now; the next attempt may get through.
+    }
+    await pause(100 * attempt);
+  }
+  deps.logger.error({ programId, redemptionKey }, 'a redemption without a sale could not be released; its counters are one too high');
+}
+
+function redemptionKeyOf(externalIdKey: string): string {
+  const key = `sale:${externalIdKey}`;
+  if (key.length <= MAX_REDEMPTION_KEY_LENGTH) return key;
+  return `sale:${externalIdKey.split(':')[0]}:sha256:${createHash('sha256').update(externalIdKey).digest('hex')}`;
+}
+
+type SaleSource =
+  | { referralId: string; linkId: string | null }
+  | { redemption: Redemption; redemptionKey: string };
+
+function newSale(
+  programId: string,
+  input: CreateSaleBody,
+  externalIdKey: string | undefined,
+  affiliate: InternalAffiliate,
+  source: SaleSource,
+): SaleDocument {
+  const now = new Date();
+  const totalEarned = roundToCents(input.totalEarned);
+  const commissionEarned = commissionOf(totalEarned, affiliate.commissionRate);
+  const byCode = 'redemption' in source ? source : null;
+  return {
+    _id: randomUUID(),
+    programId,
+    affiliateId: affiliate.id,
+    referralId: 'referralId' in source ? source.referralId : null,
+    promotionalCodeId: byCode?.redemption.promotionalCodeId ?? null,
+    couponId: byCode?.redemption.couponId ?? null,
+    promoCode: byCode?.redemption.code ?? null,
+    linkId: 'linkId' in source ? source.linkId : null,
+    externalId: input.externalId ?? null,
+    ...(externalIdKey === undefined ? {} : { externalIdKey }),
+    redemptionKey: byCode?.redemptionKey ?? null,
+    customerId: input.customerId ?? null,
+    totalEarned,
+    currency: input.currency,
+    commissionRate: affiliate.commissionRate,
+    commissionEarned,
+    paymentTrigger: input.paymentTrigger,
+    commissions: [
+      { id: randomUUID(), affiliateId: affiliate.id, amount: commissionEarned, currency: input.currency, payoutCreated: false, payoutId: null },
+    ],
+    reversedAt: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+async function store(deps: SaleDependencies, sale: SaleDocument, affiliate: InternalAffiliate, referral: Referral | null): Promise<Sale> {
+  await deps.models.sales.create({ ...sale, _outbox: [saleCreated(sale, affiliate, referral)] });
+  return toSale(sale);
+}
+
+async function repeatedByKey(deps: SaleDependencies, programId: string, externalIdKey: string): Promise<Sale> {
+  const recorded = await deps.models.sales.findOne({ externalIdKey, programId }).lean();
+  if (!recorded) throw conflict('A sale with this externalId is being changed right now; retry');
+  return repeated(recorded);
+}
+
+function repeated(recorded: SaleDocument): Sale {
+  if (recorded.reversedAt) {
+    throw badRequest(`externalId: the sale with externalId ${recorded.externalId} was reversed; a reversed payment cannot be recorded again`);
+  }
+  return toSale(recorded);
+}

@@ -1,0 +1,50 @@
+import type { Sale, UpdateSaleBody } from '@affiliate/contracts';
+import { badRequest, notFound, updateWithEvents } from '@affiliate/platform';
+import type { SaleModels } from '../data-access/models';
+import { liveSales, toSale, type SaleDocument } from '../data-access/sales';
+import { commissionOf, roundToCents } from './money';
+import { saleUpdated } from './sale-events';
+
+/**
+ * PUT /sales: recalculate the commission (a new amount or rate) and/or mark it as rolled into a
+ * payout. sale.updated carries the stored state, with payoutCreated and payoutId on the commission.
+ */
+export async function updateSale(models: SaleModels, programId: string, input: UpdateSaleBody): Promise<Sale> {
+  const { saleId, totalEarned, commissionRate, payoutId, payoutCreated } = input;
+  if ([totalEarned, commissionRate, payoutId, payoutCreated].every((value) => value === undefined)) {
+    throw badRequest('Nothing to update: send totalEarned, commissionRate, payoutId or payoutCreated');
+  }
+  if (payoutCreated === false && typeof payoutId === 'string') {
+    throw badRequest('payoutId: a commission with a payoutId is in a payout; send payoutCreated true or leave it out');
+  }
+  const updated = await updateWithEvents(models.sales, { ...liveSales(programId), _id: saleId }, (current) => {
+    const [commission, ...others] = current.commissions;
+    if (!commission) throw badRequest(`Sale ${saleId} has no commission to update`);
+    const inPayout = payoutCreated ?? (payoutId === undefined ? commission.payoutCreated : payoutId !== null);
+    const recalculating = totalEarned !== undefined || commissionRate !== undefined;
+    if (recalculating && commission.payoutCreated && inPayout) {
+      throw badRequest(`The commission of sale ${saleId} is already in payout ${commission.payoutId ?? ''}`.trimEnd() + '; it cannot be recalculated');
+    }
+    const nextTotal = totalEarned === undefined ? current.totalEarned : roundToCents(totalEarned);
+    const nextRate = commissionRate ?? current.commissionRate;
+    const commissionEarned = recalculating ? commissionOf(nextTotal, nextRate) : current.commissionEarned;
+    const set: Partial<SaleDocument> = {
+      totalEarned: nextTotal,
+      commissionRate: nextRate,
+      commissionEarned,
+      commissions: [
+        {
+          ...commission,
+          amount: commissionEarned,
+          payoutCreated: inPayout,
+          payoutId: inPayout ? (payoutId === undefined ? commission.payoutId : payoutId) : null,
+        },
+        ...others,
+      ],
+      updatedAt: new Date(),
+    };
+    return { set, events: (next) => [saleUpdated(next)] };
+  });
+  if (!updated) throw notFound(`No sale with id ${saleId} in this program`);
+  return toSale(updated);
+}

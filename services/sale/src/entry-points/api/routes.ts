@@ -1,0 +1,48 @@
+import { CreateSaleBody, DeleteSaleBody, SaleQuery, UpdateSaleBody } from '@affiliate/contracts';
+import { parseBody, parseQuery, programIdOf, setNextPageLink, type ServiceContext } from '@affiliate/platform';
+import { Router } from 'express';
+import { listSales, saleById } from '../../domain/find-sales';
+import { recordSale } from '../../domain/record-sale';
+import { reverseSale } from '../../domain/reverse-sale';
+import type { SaleDependencies } from '../../domain/sale-dependencies';
+import { updateSale } from '../../domain/update-sale';
+
+export function saleRoutes(context: ServiceContext, deps: SaleDependencies): Router {
+  const router = Router();
+  const written = () => context.relay.nudge();
+
+  router.post('/sales', async (request, response) => {
+    const body = parseBody(CreateSaleBody, request);
+    const sale = await recordSale(deps, programIdOf(response), body);
+    written();
+    response.json(sale);
+  });
+
+  router.get('/sales', async (request, response) => {
+    const { id, limit, startingAfter, ...filters } = parseQuery(SaleQuery, request);
+    const programId = programIdOf(response);
+    if (id !== undefined) {
+      response.json(await saleById(deps.models, programId, id));
+      return;
+    }
+    const { items, nextCursor } = await listSales(deps.models, programId, filters, { limit, startingAfter });
+    setNextPageLink(request, response, nextCursor, limit);
+    response.json(items);
+  });
+
+  router.put('/sales', async (request, response) => {
+    const body = parseBody(UpdateSaleBody, request);
+    const sale = await updateSale(deps.models, programIdOf(response), body);
+    written();
+    response.json(sale);
+  });
+
+  router.delete('/sales', async (request, response) => {
+    const { saleId } = parseBody(DeleteSaleBody, request);
+    const reversed = await reverseSale(deps.models, programIdOf(response), saleId);
+    written();
+    response.json(reversed);
+  });
+
+  return router;
+}

@@ -1,0 +1,83 @@
+import type { Logger } from '@affiliate/platform';
+import type { DispatcherSettings } from '../config';
+import type { Models } from '../data-access/models';
+import { isDelivered, type SendOutcome, type SubscriberClient } from '../data-access/subscriber-client';
+import { KEPT_ATTEMPTS, type StoredAttempt, type WebhookDeliveryDocument } from '../data-access/webhook-deliveries';
+import type { ClaimedDelivery } from './claim-delivery';
+import { CIRCUIT_OPEN, type EndpointCircuits } from './endpoint-circuits';
+import { disableEndpoint, recordEndpointFailure, recordEndpointSuccess } from './endpoint-health';
+import { nextAttemptDelay, withJitter } from './retry-schedule';
+import { webhookHeaders } from './signing';
+
+/** Everything a send needs. */
+export type Dispatcher = {
+  models: Models;
+  settings: DispatcherSettings;
+  logger: Logger;
+  client: SubscriberClient;
+  circuits: EndpointCircuits;
+};
+
+/** How long a claim holds a delivery: longer than any attempt can take. */
+export const leaseMs = (settings: DispatcherSettings) => settings.timeoutMs + 60_000;
+
+const GONE = 410;
+
+export function toStoredAttempt(outcome: SendOutcome): StoredAttempt {
+  return {
+    at: outcome.at,
+    statusCode: outcome.statusCode,
+    latencyMs: outcome.latencyMs,
+    responseExcerpt: outcome.responseExcerpt,
+    error: outcome.error,
+  };
+}
+
+/**
+ * One attempt of a claimed delivery, then its next step: delivered, retried later on the schedule,
+ * or failed. `scheduled` attempts follow the retry schedule through the endpoint's circuit
+ * breaker; a `manual` re-send goes out at once and leaves the schedule where it was.
+ */
+export async function attemptDelivery(dispatcher: Dispatcher, delivery: ClaimedDelivery, mode: 'scheduled' | 'manual'): Promise<WebhookDeliveryDocument | null> {
+  const { models, settings, logger } = dispatcher;
+  const held = { _id: delivery._id, lockToken: delivery.lockToken };
+  const release = { lockedUntil: new Date(0), lockToken: null, updatedAt: new Date() };
+  const endpoint = await models.endpoints.findOne({ _id: delivery.endpointId, programId: delivery.programId }).lean();
+  if (!endpoint?.active) {
+    // Deleted or disabled since the event arrived: it receives nothing further.
+    await models.deliveries.updateOne(held, { $set: { ...release, status: 'failed', nextAttemptAt: null } });
+    return null;
+  }
+
+  const request = { url: endpoint.url, headers: webhookHeaders(endpoint, delivery.eventId, delivery.body), body: delivery.body };
+  const outcome = mode === 'manual' ? await dispatcher.client.send(request) : await dispatcher.circuits.send(endpoint._id, request);
+  if (outcome === CIRCUIT_OPEN) {
+    const later = new Date(Date.now() + withJitter(settings.breaker.resetTimeoutMs));
+    await models.deliveries.updateOne(held, { $set: { ...release, nextAttemptAt: later } });
+    return null;
+  }
+
+  const delivered = isDelivered(outcome);
+  const scheduledAttempts = delivery.scheduledAttempts + (mode === 'scheduled' ? 1 : 0);
+  let next: Partial<WebhookDeliveryDocument> = {};
+  if (delivered || outcome.statusCode === GONE) {
+    next = { status: delivered ? 'succeeded' : 'failed', nextAttemptAt: null };
+  } else if (mode === 'scheduled') {
+    const delay = nextAttemptDelay(settings, scheduledAttempts, outcome.retryAfterMs);
+    next = delay === null ? { status: 'failed', nextAttemptAt: null } : { status: 'pending', nextAttemptAt: new Date(Date.now() + delay) };
+    if (delay === null) logger.info({ deliveryId: delivery._id, endpointId: endpoint._id, attempts: scheduledAttempts }, 'webhook delivery failed: retry schedule used up');
+  }
+  const stored = await models.deliveries.findOneAndUpdate(
+    held,
+    {
+      $set: { ...next, ...release, scheduledAttempts },
+      $push: { attempts: { $each: [toStoredAttempt(outcome)], $slice: -KEPT_ATTEMPTS } },
+    },
+    { returnDocument: 'after', lean: true },
+  );
+
+  if (delivered) await recordEndpointSuccess(models, endpoint._id);
+  else if (outcome.statusCode === GONE) await disableEndpoint(models, endpoint._id, 'the subscriber answered 410 Gone', logger);
+  else await recordEndpointFailure(models, settings, logger, endpoint._id, outcome.at);
+  return stored as WebhookDeliveryDocument | null;
+}

@@ -1,0 +1,26 @@
+import type { WebhookDelivery } from '@affiliate/contracts';
+import { badRequest, conflict, notFound } from '@affiliate/platform';
+import { toWebhookDelivery } from '../data-access/webhook-deliveries';
+import { attemptDelivery, leaseMs, type Dispatcher } from './attempt-delivery';
+import { claimDelivery } from './claim-delivery';
+
+/**
+ * POST /webhook-deliveries/retry: sends the delivery now, with the same webhook-id and body, and
+ * answers with the delivery and this attempt in its log. A pending delivery keeps its schedule if
+ * the re-send fails too.
+ */
+export async function resendDelivery(dispatcher: Dispatcher, programId: string, deliveryId: string): Promise<WebhookDelivery> {
+  const { models } = dispatcher;
+  const delivery = await models.deliveries.findOne({ _id: deliveryId, programId }).select('endpointId').lean();
+  if (!delivery) throw notFound(`No webhook delivery with id ${deliveryId}`);
+  const endpoint = await models.endpoints.findOne({ _id: delivery.endpointId, programId }).select('active').lean();
+  if (!endpoint) throw badRequest('The endpoint of this delivery has been deleted');
+  if (!endpoint.active) throw badRequest('The endpoint of this delivery is disabled: enable it (PUT /webhook-endpoints with active: true) first');
+
+  const claimed = await claimDelivery(models, programId, deliveryId, leaseMs(dispatcher.settings));
+  if (!claimed) throw conflict('This delivery is being sent right now; look at its log in a moment');
+  const after = await attemptDelivery(dispatcher, claimed, 'manual');
+  const stored = after ?? (await models.deliveries.findOne({ _id: deliveryId, programId }).lean());
+  if (!stored) throw notFound(`No webhook delivery with id ${deliveryId}`);
+  return toWebhookDelivery(stored);
+}

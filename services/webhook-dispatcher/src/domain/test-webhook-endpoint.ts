@@ -1,0 +1,21 @@
+import { randomUUID } from 'node:crypto';
+import { notFound } from '@affiliate/platform';
+import type { z } from 'zod';
+import type { WebhookTestResult } from '@affiliate/contracts';
+import { isDelivered } from '../data-access/subscriber-client';
+import { toDeliveryAttempt } from '../data-access/webhook-deliveries';
+import { toStoredAttempt, type Dispatcher } from './attempt-delivery';
+import { webhookHeaders } from './signing';
+
+/**
+ * POST /webhook-endpoints/test: a signed `ping` sent at once, outside the delivery log, answered
+ * with what the subscriber said. It is signed exactly like an event, so it also tests verification.
+ */
+export async function testWebhookEndpoint(dispatcher: Dispatcher, programId: string, webhookEndpointId: string): Promise<z.infer<typeof WebhookTestResult>> {
+  const endpoint = await dispatcher.models.endpoints.findOne({ _id: webhookEndpointId, programId }).lean();
+  if (!endpoint) throw notFound(`No webhook endpoint with id ${webhookEndpointId}`);
+  const webhookId = randomUUID();
+  const body = JSON.stringify({ id: webhookId, event: 'ping', createdAt: new Date().toISOString(), data: { webhookEndpointId } });
+  const outcome = await dispatcher.client.send({ url: endpoint.url, headers: webhookHeaders(endpoint, webhookId, body), body });
+  return { ...toDeliveryAttempt(toStoredAttempt(outcome)), succeeded: isDelivered(outcome), webhookId };
+}

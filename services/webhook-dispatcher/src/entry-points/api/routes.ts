@@ -1,0 +1,83 @@
+import {
+  CreateWebhookEndpointBody,
+  DeleteWebhookEndpointBody,
+  RecoverDeliveriesBody,
+  RetryDeliveryBody,
+  TestWebhookEndpointBody,
+  UpdateWebhookEndpointBody,
+  WebhookDeliveryQuery,
+  WebhookEndpointQuery,
+} from '@affiliate/contracts';
+import { parseBody, parseQuery, programIdOf, setNextPageLink } from '@affiliate/platform';
+import { Router } from 'express';
+import type { Dispatcher } from '../../domain/attempt-delivery';
+import { createWebhookEndpoint } from '../../domain/create-webhook-endpoint';
+import { deleteWebhookEndpoint } from '../../domain/delete-webhook-endpoint';
+import { describeEventTypes } from '../../domain/event-catalogue';
+import { listWebhookDeliveries } from '../../domain/find-webhook-deliveries';
+import { findWebhookEndpoint, listWebhookEndpoints } from '../../domain/find-webhook-endpoints';
+import { recoverDeliveries } from '../../domain/recover-deliveries';
+import { resendDelivery } from '../../domain/resend-delivery';
+import { testWebhookEndpoint } from '../../domain/test-webhook-endpoint';
+import { updateWebhookEndpoint } from '../../domain/update-webhook-endpoint';
+
+export function webhookRoutes(dispatcher: Dispatcher, scheduler: { nudge(): void }): Router {
+  const { models, settings, logger } = dispatcher;
+  const router = Router();
+
+  router.post('/webhook-endpoints', async (request, response) => {
+    response.json(await createWebhookEndpoint(models, settings, programIdOf(response), parseBody(CreateWebhookEndpointBody, request)));
+  });
+
+  router.get('/webhook-endpoints', async (request, response) => {
+    const query = parseQuery(WebhookEndpointQuery, request);
+    const programId = programIdOf(response);
+    if (query.id !== undefined) {
+      response.json(await findWebhookEndpoint(models, programId, query.id));
+      return;
+    }
+    const { items, nextCursor } = await listWebhookEndpoints(models, programId, query);
+    setNextPageLink(request, response, nextCursor, query.limit);
+    response.json(items);
+  });
+
+  router.put('/webhook-endpoints', async (request, response) => {
+    response.json(await updateWebhookEndpoint(models, settings, programIdOf(response), parseBody(UpdateWebhookEndpointBody, request)));
+  });
+
+  router.delete('/webhook-endpoints', async (request, response) => {
+    const body = parseBody(DeleteWebhookEndpointBody, request);
+    const deleted = await deleteWebhookEndpoint(models, logger, programIdOf(response), body.webhookEndpointId);
+    dispatcher.circuits.forget(body.webhookEndpointId);
+    response.json(deleted);
+  });
+
+  router.post('/webhook-endpoints/test', async (request, response) => {
+    const body = parseBody(TestWebhookEndpointBody, request);
+    response.json(await testWebhookEndpoint(dispatcher, programIdOf(response), body.webhookEndpointId));
+  });
+
+  router.get('/webhook-deliveries', async (request, response) => {
+    const query = parseQuery(WebhookDeliveryQuery, request);
+    const { items, nextCursor } = await listWebhookDeliveries(models, programIdOf(response), query, query);
+    setNextPageLink(request, response, nextCursor, query.limit);
+    response.json(items);
+  });
+
+  router.post('/webhook-deliveries/retry', async (request, response) => {
+    const body = parseBody(RetryDeliveryBody, request);
+    response.json(await resendDelivery(dispatcher, programIdOf(response), body.deliveryId));
+  });
+
+  router.post('/webhook-deliveries/recover', async (request, response) => {
+    const result = await recoverDeliveries(models, settings, programIdOf(response), parseBody(RecoverDeliveriesBody, request));
+    scheduler.nudge();
+    response.json(result);
+  });
+
+  router.get('/event-types', (_request, response) => {
+    response.json(describeEventTypes());
+  });
+
+  return router;
+}

@@ -1,0 +1,21 @@
+import { processedEvents, type ServiceContext } from '@affiliate/platform';
+import type { DispatcherSettings } from '../../config';
+import type { Models } from '../../data-access/models';
+import { fanOutEvent } from '../../domain/fan-out-event';
+import type { DeliveryScheduler } from '../scheduler/delivery-scheduler';
+
+/**
+ * Every event on the bus: the public ones become deliveries, internal ones are skipped. The handler
+ * resolves (and the message is acked) only after the deliveries are stored.
+ */
+export function subscribeToEvents(context: ServiceContext, models: Models, settings: DispatcherSettings, scheduler: DeliveryScheduler): Promise<void> {
+  return context.bus.subscribe({
+    queue: 'webhook-dispatcher.events',
+    eventTypes: ['#'],
+    processedEvents: processedEvents(context.connection, 'webhook-dispatcher'),
+    handler: async (event) => {
+      const created = await fanOutEvent(models, settings, event);
+      if (created > 0) scheduler.nudge();
+    },
+  });
+}

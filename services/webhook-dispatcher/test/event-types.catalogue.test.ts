@@ -1,0 +1,48 @@
+import { PUBLIC_EVENT_TYPES, WebhookPayload, type EventTypeDescription, type PublicEventType } from '@affiliate/contracts';
+import type { RunningService } from '@affiliate/platform';
+import { internalHeaders, newProgramId } from '@affiliate/platform/testing';
+import request from 'supertest';
+import { payloadSchemaOf } from '../src/domain/event-catalogue';
+import { bootDispatcher } from './support/dispatcher';
+
+let service: RunningService;
+let catalogue: EventTypeDescription[];
+
+beforeAll(async () => {
+  service = await bootDispatcher();
+  catalogue = (await request(service.server).get('/event-types').set(internalHeaders(newProgramId())).expect(200)).body;
+});
+afterAll(() => service.stop());
+
+test('GET /event-types lists exactly the fifteen public types, each with a description', () => {
+  expect(catalogue.map((entry) => entry.type)).toEqual([...PUBLIC_EVENT_TYPES]);
+  for (const entry of catalogue) expect(entry.description.length).toBeGreaterThan(10);
+});
+
+test('every example is a valid webhook body of its type', () => {
+  for (const entry of catalogue) {
+    expect(WebhookPayload.safeParse(entry.example).success).toBe(true);
+    const parsed = payloadSchemaOf(entry.type as PublicEventType).safeParse(entry.example);
+    expect([entry.type, parsed.success ? 'valid' : parsed.error.issues]).toEqual([entry.type, 'valid']);
+    expect(entry.example.event).toBe(entry.type);
+  }
+});
+
+test('every type comes with a self-contained JSON Schema of its body', () => {
+  for (const entry of catalogue) {
+    const schema = entry.schema as { $schema: string; type: string; properties: Record<string, { const?: string; enum?: string[] }>; required: string[]; $defs?: Record<string, unknown> };
+    expect(schema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
+    expect(schema.type).toBe('object');
+    expect(schema.required).toEqual(expect.arrayContaining(['id', 'event', 'createdAt', 'data']));
+    const eventValues = schema.properties.event?.const !== undefined ? [schema.properties.event.const] : schema.properties.event?.enum;
+    expect(eventValues).toEqual([entry.type]);
+    const text = JSON.stringify(schema);
+    expect(text).not.toContain('#/components/');
+    for (const [, name] of text.matchAll(/"#\/\$defs\/([^"]+)"/g)) expect(schema.$defs?.[name as string]).toBeDefined();
+  }
+  const deleted = catalogue.find((entry) => entry.type === 'sale.deleted')?.example;
+  expect(Object.keys(deleted?.data ?? {})).toEqual(['id']);
+  expect(catalogue.find((entry) => entry.type === 'sale.created')?.example.data).toHaveProperty('affiliate');
+  expect(catalogue.find((entry) => entry.type === 'promocode.created')?.example.data).toHaveProperty('coupon');
+  expect(catalogue.find((entry) => entry.type === 'coupon.updated')?.example.data).toHaveProperty('promotionalCodes');
+});

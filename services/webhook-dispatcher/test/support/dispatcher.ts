@@ -1,0 +1,48 @@
+import type { EventType } from '@affiliate/contracts';
+import { bootService, createEvent, createLogger, EventBus, type RunningService, type ServiceSettings } from '@affiliate/platform';
+import { eventually, internalHeaders, testServiceSettings } from '@affiliate/platform/testing';
+import request from 'supertest';
+import { DEFAULT_DISPATCHER_SETTINGS, type DispatcherSettings } from '../../src/config';
+import { buildWebhookDispatcherService } from '../../src/service';
+
+/** Short schedule and fast polling; subscribers run on localhost, so private URLs are allowed. */
+export function testDispatcherSettings(overrides: Partial<DispatcherSettings> = {}): DispatcherSettings {
+  return { ...DEFAULT_DISPATCHER_SETTINGS, allowPrivateUrls: true, retryScheduleMs: [0, 200, 200], pollIntervalMs: 100, timeoutMs: 5000, ...overrides };
+}
+
+export function bootDispatcher(settings = testDispatcherSettings(), serviceSettings: ServiceSettings = testServiceSettings('webhook-dispatcher')): Promise<RunningService> {
+  return bootService(serviceSettings, (context) => buildWebhookDispatcherService(context, settings));
+}
+
+/** Publishes domain events on the service's exchange, as the other services do. */
+export function eventPublisher(service: RunningService) {
+  const bus = new EventBus({ url: service.context.settings.amqpUrl, exchange: service.context.settings.exchange, logger: createLogger('test-publisher', 'silent') });
+  return {
+    async publish(type: EventType, programId: string, data: Record<string, unknown> = { id: crypto.randomUUID() }) {
+      const event = createEvent(type, programId, data);
+      await bus.publish(event);
+      return event;
+    },
+    close: () => bus.close(),
+  };
+}
+
+export async function createEndpoint(service: RunningService, programId: string, body: Record<string, unknown>): Promise<{ id: string; secret: string }> {
+  const response = await request(service.server).post('/webhook-endpoints').set(internalHeaders(programId)).send(body);
+  if (response.status !== 200) throw new Error(`endpoint not created: ${response.status} ${JSON.stringify(response.body)}`);
+  return response.body as { id: string; secret: string };
+}
+
+export async function deliveriesOf(service: RunningService, programId: string, query: Record<string, string>) {
+  const response = await request(service.server).get('/webhook-deliveries').query(query).set(internalHeaders(programId)).expect(200);
+  return response.body as { id: string; status: string; attempts: { statusCode: number | null; error: string | null; at: string; latencyMs: number; responseExcerpt: string | null }[]; nextAttemptAt: string | null }[];
+}
+
+/** Waits until the delivery of an event to an endpoint has the given status. */
+export function deliveryReaching(service: RunningService, programId: string, query: Record<string, string>, status: string) {
+  return eventually(async () => {
+    const [delivery] = await deliveriesOf(service, programId, query);
+    expect(delivery?.status).toBe(status);
+    return delivery as NonNullable<typeof delivery>;
+  });
+}

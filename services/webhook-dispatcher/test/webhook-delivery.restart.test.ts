@@ -1,0 +1,84 @@
+import type { RunningService } from '@affiliate/platform';
+import { eventually, newProgramId, testServiceSettings } from '@affiliate/platform/testing';
+import { bootDispatcher, createEndpoint, deliveriesOf, deliveryReaching, eventPublisher, testDispatcherSettings } from './support/dispatcher';
+import { startSubscriber, type Subscriber } from './support/subscriber';
+
+const programId = newProgramId();
+const serviceSettings = testServiceSettings('webhook-dispatcher');
+let subscriber: Subscriber;
+const running: RunningService[] = [];
+
+async function boot(settings = testDispatcherSettings({ retryScheduleMs: [0, 3000] })): Promise<RunningService> {
+  const service = await bootDispatcher(settings, serviceSettings);
+  running.push(service);
+  return service;
+}
+
+beforeAll(async () => {
+  subscriber = await startSubscriber();
+});
+afterAll(async () => {
+  for (const service of running) await service.stop();
+  await subscriber.close();
+});
+
+test('a dispatcher stopped in the middle of a retry schedule resumes it after a restart, with the same webhook-id', async () => {
+  subscriber.answer((_webhook, index) => (index === 0 ? { status: 500 } : { status: 200 }));
+  const first = await boot();
+  const publisher = eventPublisher(first);
+  await createEndpoint(first, programId, { url: subscriber.url, eventTypes: ['sale.created'] });
+  const event = await publisher.publish('sale.created', programId);
+  await publisher.close();
+  await eventually(async () => {
+    const [delivery] = await deliveriesOf(first, programId, { eventId: event.id });
+    expect(delivery?.attempts).toHaveLength(1);
+  });
+  await first.stop();
+
+  // Stopped before the retry was due: the schedule is only in the database now.
+  const stored = await (await import('mongoose')).default
+    .createConnection(serviceSettings.mongoUrl, { dbName: serviceSettings.dbName })
+    .asPromise();
+  const pending = await stored.collection('webhook_deliveries').findOne({ eventId: event.id });
+  await stored.close();
+  expect(pending).toMatchObject({ status: 'pending', scheduledAttempts: 1 });
+  expect(subscriber.received).toHaveLength(1);
+
+  const second = await boot();
+  const delivered = await deliveryReaching(second, programId, { eventId: event.id }, 'succeeded');
+  expect(delivered.attempts.map((attempt) => attempt.statusCode)).toEqual([500, 200]);
+  expect(subscriber.received.map((webhook) => webhook.headers['webhook-id'])).toEqual([event.id, event.id]);
+  expect(subscriber.received[1]?.body).toBe(subscriber.received[0]?.body);
+});
+
+test('events published while the dispatcher is down are delivered after it starts again', async () => {
+  const [current] = running.slice(-1) as [RunningService];
+  await createEndpoint(current, programId, { url: subscriber.url, eventTypes: ['coupon.created'] });
+  await current.stop();
+  subscriber.answer(() => ({ status: 200 }));
+  const publisher = eventPublisher(current);
+  const event = await publisher.publish('coupon.created', programId);
+  await publisher.close();
+
+  const restarted = await boot();
+  await deliveryReaching(restarted, programId, { eventId: event.id }, 'succeeded');
+  expect(subscriber.received.filter((webhook) => webhook.headers['webhook-id'] === event.id)).toHaveLength(1);
+});
+
+test('two dispatchers on the same database and exchange send each delivery once', async () => {
+  const [one] = running.slice(-1) as [RunningService];
+  const two = await boot();
+  const program = newProgramId();
+  const received = await startSubscriber();
+  try {
+    await createEndpoint(one, program, { url: received.url, eventTypes: ['*'] });
+    const publisher = eventPublisher(one);
+    const events = [];
+    for (let index = 0; index < 20; index += 1) events.push(await publisher.publish('referral.created', program));
+    await publisher.close();
+    await eventually(async () => expect(await deliveriesOf(two, program, { status: 'succeeded', limit: '100' })).toHaveLength(20));
+    expect(received.received.map((webhook) => webhook.headers['webhook-id']).sort()).toEqual(events.map((event) => event.id).sort());
+  } finally {
+    await received.close();
+  }
+});
