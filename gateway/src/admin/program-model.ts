@@ -1,0 +1,59 @@
+import { randomUUID } from 'node:crypto';
+import type { Program } from '@affiliate/contracts';
+import { outboxPlugin, type OutboxFields } from '@affiliate/platform';
+import { Schema, type Connection, type Model } from 'mongoose';
+import type { RateLimit } from '../config';
+
+export type ProgramDocument = {
+  _id: string;
+  name: string;
+  urlModifier: string;
+  destinationUrls: { url: string; params: Record<string, string> }[];
+  requireApproval: boolean;
+  defaultCommissionRate: number;
+  apiAccess: boolean;
+  rateLimit: RateLimit | null;
+  createdAt: Date;
+  updatedAt: Date;
+} & OutboxFields;
+
+const programSchema = new Schema<ProgramDocument>(
+  {
+    _id: { type: String, default: randomUUID },
+    name: { type: String, required: true },
+    urlModifier: { type: String, required: true },
+    destinationUrls: { type: [{ _id: false, url: String, params: { type: Schema.Types.Mixed, default: {} } }], default: [] },
+    requireApproval: { type: Boolean, required: true },
+    defaultCommissionRate: { type: Number, required: true },
+    apiAccess: { type: Boolean, required: true },
+    rateLimit: { type: new Schema({ points: Number, duration: Number }, { _id: false }), default: null },
+    // Set by the use cases rather than by mongoose, so an event carries exactly the stored times.
+    createdAt: { type: Date, required: true },
+    updatedAt: { type: Date, required: true },
+  },
+  { collection: 'programs', versionKey: false, minimize: false },
+);
+programSchema.plugin(outboxPlugin);
+programSchema.index({ createdAt: -1, _id: -1 });
+
+export type ProgramModel = Model<ProgramDocument>;
+
+export function programModel(connection: Connection): ProgramModel {
+  return (connection.models.Program as ProgramModel | undefined) ?? connection.model<ProgramDocument>('Program', programSchema);
+}
+
+/** The contract shape, which is also the payload of program.created / program.updated. */
+export function toProgram(document: ProgramDocument): Program {
+  return {
+    id: document._id,
+    name: document.name,
+    urlModifier: document.urlModifier,
+    destinationUrls: document.destinationUrls.map((destination) => ({ url: destination.url, params: { ...destination.params } })),
+    requireApproval: document.requireApproval,
+    defaultCommissionRate: document.defaultCommissionRate,
+    apiAccess: document.apiAccess,
+    rateLimit: document.rateLimit ? { points: document.rateLimit.points, duration: document.rateLimit.duration } : null,
+    createdAt: new Date(document.createdAt).toISOString(),
+    updatedAt: new Date(document.updatedAt).toISOString(),
+  };
+}

@@ -1,0 +1,69 @@
+import { AppError, errorHandler, httpLogging, requestId, type Logger, type Metrics } from '@affiliate/platform';
+import express, { type Express } from 'express';
+import type { AdminStore } from './admin/api-keys';
+import { adminRoutes } from './admin/routes';
+import type { KeyDirectory } from './auth/key-directory';
+import type { GatewaySettings } from './config';
+import { docsRoutes } from './docs/routes';
+import type { IdempotencyRecordModel } from './idempotency/idempotency-record';
+import { apiRoutes } from './proxy/api-routes';
+import { PUBLIC_PREFIX, type UpstreamName } from './proxy/route-table';
+import type { UpstreamProxy } from './proxy/upstream-proxy';
+import type { RateLimits } from './rate-limit/rate-limiter';
+
+export type GatewayDeps = {
+  settings: GatewaySettings;
+  logger: Logger;
+  metrics: Metrics;
+  store: AdminStore;
+  keys: KeyDirectory;
+  rateLimits: RateLimits;
+  idempotencyRecords: IdempotencyRecordModel;
+  upstreams: Record<UpstreamName, UpstreamProxy>;
+  /** Named checks; the gateway is ready when all pass. */
+  readiness: () => Promise<Record<string, boolean>>;
+  onProgramChange: () => void;
+};
+
+/** The gateway's express app: probes, docs, the admin API and the authenticated proxy to the services. */
+export function createGateway(deps: GatewayDeps): Express {
+  const { settings, logger, metrics } = deps;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  app.use(requestId);
+  app.use(httpLogging(logger));
+  app.use(metrics.middleware);
+
+  app.get('/healthz', (_request, response) => {
+    response.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_request, response) => {
+    const checks = await deps.readiness();
+    const ready = Object.values(checks).every(Boolean);
+    response.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
+  });
+  app.get('/metrics', async (_request, response) => {
+    response.setHeader('content-type', metrics.registry.contentType);
+    response.send(await metrics.registry.metrics());
+  });
+
+  app.use(docsRoutes());
+  app.use('/admin/v1', adminRoutes({ store: deps.store, adminToken: settings.adminToken, bodyLimit: settings.bodyLimit, onChange: deps.onProgramChange }));
+  app.use(
+    PUBLIC_PREFIX,
+    apiRoutes({
+      keys: deps.keys,
+      rateLimits: deps.rateLimits,
+      defaultRateLimit: settings.defaultRateLimit,
+      idempotencyRecords: deps.idempotencyRecords,
+      upstreams: deps.upstreams,
+      internalToken: settings.internalToken,
+      bodyLimit: settings.bodyLimit,
+      upstreamTimeoutMs: settings.upstreamTimeoutMs,
+    }),
+  );
+  app.use((request, _response, next) => next(new AppError(404, `No route for ${request.method} ${request.path}`)));
+  app.use(errorHandler(logger));
+  return app;
+}

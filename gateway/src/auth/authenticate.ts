@@ -1,0 +1,32 @@
+import { AppError, forbidden, notFound, unauthorized, withRequestContext } from '@affiliate/platform';
+import type { RequestHandler, Response } from 'express';
+import type { RateLimit } from '../config';
+import type { KeyDirectory } from './key-directory';
+
+export type Caller = { keyId: string; keyHash: string; programId: string; rateLimit: RateLimit | null };
+
+const BEARER = /^Bearer[ \t]+([\x21-\x7e]+)[ \t]*$/i;
+
+/** The spec's Authentication section: 401 missing / not Bearer / unknown or revoked, 404 program gone, 403 no API access. */
+export function authenticate(keys: KeyDirectory): RequestHandler {
+  return async (request, response, next) => {
+    const header = request.header('authorization');
+    if (!header) throw unauthorized('Missing Authorization header: send "Authorization: Bearer <API key>"');
+    const match = BEARER.exec(header);
+    if (!match?.[1]) throw unauthorized('The Authorization header must be "Bearer <API key>"');
+    const verdict = await keys.resolve(match[1]);
+    if (verdict.kind === 'unknown') throw unauthorized('Invalid API key: it is unknown or has been revoked');
+    if (verdict.kind === 'program-deleted') throw notFound('The program of this API key no longer exists');
+    if (!verdict.apiAccess) throw forbidden('API access is not enabled for this program');
+    const caller: Caller = { keyId: verdict.keyId, keyHash: verdict.keyHash, programId: verdict.programId, rateLimit: verdict.rateLimit };
+    response.locals.caller = caller;
+    const requestId = String(response.locals.requestId);
+    withRequestContext({ requestId, programId: caller.programId }, () => next());
+  };
+}
+
+export function callerOf(response: Response): Caller {
+  const caller = response.locals.caller as Caller | undefined;
+  if (!caller) throw new AppError(500, 'callerOf called before authenticate');
+  return caller;
+}

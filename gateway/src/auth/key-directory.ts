@@ -1,0 +1,71 @@
+import { constantTimeEquals } from '@affiliate/platform';
+import type { RateLimit } from '../config';
+import type { ApiKeyModel } from '../admin/api-key-model';
+import { findApiKeyByHash, hashApiKey } from '../admin/api-keys';
+import { findLiveProgram } from '../admin/programs';
+import type { ProgramModel } from '../admin/program-model';
+
+/** What a presented key resolves to; `unknown` covers revoked keys too, which answer the same 401. */
+export type KeyVerdict =
+  | { kind: 'unknown' }
+  | { kind: 'program-deleted'; keyId: string; programId: string }
+  | { kind: 'valid'; keyId: string; keyHash: string; programId: string; apiAccess: boolean; rateLimit: RateLimit | null };
+
+type Entry = { expiresAt: number; verdict: Promise<KeyVerdict> };
+
+export type KeyDirectoryOptions = { programs: ProgramModel; apiKeys: ApiKeyModel; ttlMs: number; maxEntries?: number };
+
+/**
+ * Resolves API keys with a short-lived cache, so the hot path does not read the database on every
+ * request while a revocation or a program change still takes effect within `ttlMs` on every
+ * replica. Concurrent requests with the same key share one lookup.
+ */
+export class KeyDirectory {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(private readonly options: KeyDirectoryOptions) {}
+
+  resolve(presentedKey: string): Promise<KeyVerdict> {
+    const keyHash = hashApiKey(presentedKey);
+    const now = Date.now();
+    const cached = this.entries.get(keyHash);
+    if (cached && cached.expiresAt > now) return cached.verdict;
+    const verdict = this.lookUp(keyHash);
+    this.remember(keyHash, { expiresAt: now + this.options.ttlMs, verdict });
+    // A failed lookup (database away) must not be cached: the next request tries again.
+    verdict.catch(() => this.entries.delete(keyHash));
+    return verdict;
+  }
+
+  /** After an admin change on this replica, nothing stale is served here even for `ttlMs`. */
+  forgetAll(): void {
+    this.entries.clear();
+  }
+
+  private remember(keyHash: string, entry: Entry): void {
+    this.entries.delete(keyHash);
+    this.entries.set(keyHash, entry);
+    // Bounded, so a flood of made-up keys cannot grow memory: the oldest entry goes first.
+    const maxEntries = this.options.maxEntries ?? 10_000;
+    while (this.entries.size > maxEntries) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest === undefined) break;
+      this.entries.delete(oldest);
+    }
+  }
+
+  private async lookUp(keyHash: string): Promise<KeyVerdict> {
+    const key = await findApiKeyByHash(this.options.apiKeys, keyHash);
+    if (!key || key.revokedAt || !constantTimeEquals(key.keyHash, keyHash)) return { kind: 'unknown' };
+    const program = await findLiveProgram(this.options.programs, key.programId);
+    if (!program) return { kind: 'program-deleted', keyId: key._id, programId: key.programId };
+    return {
+      kind: 'valid',
+      keyId: key._id,
+      keyHash,
+      programId: program._id,
+      apiAccess: program.apiAccess,
+      rateLimit: program.rateLimit ? { points: program.rateLimit.points, duration: program.rateLimit.duration } : null,
+    };
+  }
+}

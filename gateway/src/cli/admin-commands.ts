@@ -1,0 +1,87 @@
+import { parseArgs } from 'node:util';
+import { CreateProgramBody } from '@affiliate/contracts';
+import { AppError, badRequest, describeZodError } from '@affiliate/platform';
+import { createApiKey, listApiKeys, revokeApiKey, type AdminStore } from '../admin/api-keys';
+import { createProgram, listPrograms } from '../admin/programs';
+
+export const ADMIN_USAGE = `Usage: npm run admin -- <command> [options]
+
+  create-program --name <name> [--url-modifier ref] [--destination-url <url>]... [--require-approval]
+                 [--commission-rate 20] [--no-api-access] [--rate-limit <points>/<seconds>]
+                 Creates a program and its first API key (the key is printed once).
+  create-key --program <programId>      Creates another API key (printed once).
+  revoke-key --key <apiKeyId>           Revokes a key; it stops working within seconds.
+  list-programs                         Programs, newest first, with their keys (without secrets).
+`;
+
+/** Runs one admin command on the gateway's database and returns what to print. */
+export async function runAdminCommand(argv: string[], store: AdminStore): Promise<unknown> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'create-program': {
+      const { values } = parse(rest, {
+        name: { type: 'string' },
+        'url-modifier': { type: 'string' },
+        'destination-url': { type: 'string', multiple: true },
+        'require-approval': { type: 'boolean' },
+        'commission-rate': { type: 'string' },
+        'no-api-access': { type: 'boolean' },
+        'rate-limit': { type: 'string' },
+      });
+      const body = CreateProgramBody.safeParse({
+        name: values.name,
+        urlModifier: values['url-modifier'],
+        destinationUrls: (values['destination-url'] as string[] | undefined)?.map((url) => ({ url })),
+        requireApproval: values['require-approval'],
+        defaultCommissionRate: values['commission-rate'] === undefined ? undefined : Number(values['commission-rate']),
+        apiAccess: values['no-api-access'] ? false : undefined,
+        rateLimit: values['rate-limit'] === undefined ? undefined : parseRateLimit(String(values['rate-limit'])),
+      });
+      if (!body.success) throw badRequest(describeZodError(body.error, 'body'));
+      const program = await createProgram(store.programs, body.data);
+      const apiKey = await createApiKey(store, program.id);
+      return { program, apiKey, note: 'Store the key now: it is shown only once.' };
+    }
+    case 'create-key': {
+      const { values } = parse(rest, { program: { type: 'string' } });
+      if (typeof values.program !== 'string') throw badRequest('--program <programId> is required');
+      return { apiKey: await createApiKey(store, values.program), note: 'Store the key now: it is shown only once.' };
+    }
+    case 'revoke-key': {
+      const { values, positionals } = parse(rest, { key: { type: 'string' } }, true);
+      const id = typeof values.key === 'string' ? values.key : positionals[0];
+      if (!id) throw badRequest('--key <apiKeyId> is required');
+      return revokeApiKey(store, id);
+    }
+    case 'list-programs': {
+      const { items } = await listPrograms(store.programs, { limit: 1000 });
+      return Promise.all(items.map(async (program) => ({ ...program, apiKeys: await listApiKeys(store, program.id) })));
+    }
+    default:
+      throw new UsageError(command ? `Unknown command: ${command}` : 'No command given');
+  }
+}
+
+export class UsageError extends Error {}
+
+type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>;
+
+function parse(args: string[], options: OptionSpec, allowPositionals = false) {
+  try {
+    return parseArgs({ args, options, allowPositionals, strict: true });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+function parseRateLimit(text: string): { points: number; duration: number } | string {
+  const match = /^(\d+)\/(\d+)$/.exec(text);
+  // An unparsable value goes to the schema as is, which then names the field in its message.
+  return match ? { points: Number(match[1]), duration: Number(match[2]) } : text;
+}
+
+export function describeFailure(error: unknown): string {
+  if (error instanceof UsageError) return `${error.message}\n\n${ADMIN_USAGE}`;
+  if (error instanceof AppError) return error.message;
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,40 @@
+import { connectMongo, createLogger, syncIndexes } from '@affiliate/platform';
+import { apiKeyModel } from '../admin/api-key-model';
+import { programModel } from '../admin/program-model';
+import { gatewaySettingsFromEnv } from '../config';
+import { ADMIN_USAGE, describeFailure, runAdminCommand, UsageError } from './admin-commands';
+
+/**
+ * `npm run admin -- <command>`: works on the gateway's database directly, so it also works before
+ * the gateway runs. Program events are queued in the same write; the gateway's outbox relay
+ * publishes them (at once if it is running, otherwise when it starts).
+ */
+async function main(argv: string[]): Promise<number> {
+  if (argv.length === 0 || argv[0] === 'help' || argv.includes('--help')) {
+    process.stdout.write(ADMIN_USAGE);
+    return argv.length === 0 ? 64 : 0;
+  }
+  const settings = gatewaySettingsFromEnv();
+  const logger = createLogger('gateway-admin', process.env.LOG_LEVEL ?? 'error');
+  const connection = await connectMongo({ url: settings.mongoUrl, dbName: settings.dbName, logger, maxAttempts: 3 });
+  try {
+    const store = { programs: programModel(connection), apiKeys: apiKeyModel(connection) };
+    await syncIndexes(connection);
+    const result = await runAdminCommand(argv, store);
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return 0;
+  } catch (error) {
+    process.stderr.write(`${describeFailure(error)}\n`);
+    return error instanceof UsageError ? 64 : 1;
+  } finally {
+    await connection.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`${describeFailure(error)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,80 @@
+import { baseConfigShape, DEFAULT_PORTS, parseConfig, serviceDatabaseUrl, serviceUrlSetting } from '@affiliate/platform';
+import { z } from 'zod';
+import type { UpstreamName } from './proxy/route-table';
+
+/** An unset variable and an empty one mean the same: docker compose passes `REDIS_URL=` through. */
+const optional = <Schema extends z.ZodTypeAny>(schema: Schema) =>
+  z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
+
+export const gatewayConfigShape = {
+  ...baseConfigShape,
+  PORT: z.coerce.number().int().min(0).max(65535).default(DEFAULT_PORTS.gateway),
+  ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').default('local-admin-token-change-me'),
+  REDIS_URL: optional(z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL')),
+  BOOTSTRAP_API_KEY: optional(z.string().min(16, 'must be at least 16 characters').max(200).regex(/^\S+$/, 'must not contain spaces')),
+  COUPON_URL: serviceUrlSetting('coupon'),
+  AFFILIATE_URL: serviceUrlSetting('affiliate'),
+  REFERRAL_URL: serviceUrlSetting('referral'),
+  SALE_URL: serviceUrlSetting('sale'),
+  WEBHOOK_DISPATCHER_URL: serviceUrlSetting('webhook-dispatcher'),
+  RATE_LIMIT_POINTS: z.coerce.number().int().min(1).default(100),
+  RATE_LIMIT_DURATION_SECONDS: z.coerce.number().int().min(1).max(86_400).default(1),
+  UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'must be a size such as 1mb').default('1mb'),
+};
+
+export type RateLimit = { points: number; duration: number };
+
+export type GatewaySettings = {
+  port: number;
+  mongoUrl: string;
+  dbName: string;
+  amqpUrl: string;
+  exchange: string;
+  internalToken: string;
+  adminToken: string;
+  redisUrl?: string;
+  bootstrapApiKey?: string;
+  upstreams: Record<UpstreamName, string>;
+  defaultRateLimit: RateLimit;
+  upstreamTimeoutMs: number;
+  bodyLimit: string;
+  /** How long a looked-up key is trusted; a revoked key stops working after at most this long. */
+  keyCacheTtlMs: number;
+  /** A tripped upstream circuit lets a trial request through after this long. */
+  circuitResetMs: number;
+  logLevel?: string;
+  outboxPollIntervalMs?: number;
+};
+
+export const SECRETS_REQUIRED_IN_PRODUCTION = ['INTERNAL_TOKEN', 'ADMIN_TOKEN'] as const;
+
+/** Validated settings from the environment; throws a ConfigError naming every bad variable. */
+export function gatewaySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewaySettings {
+  const config = parseConfig(gatewayConfigShape, env, [...SECRETS_REQUIRED_IN_PRODUCTION]);
+  const database = serviceDatabaseUrl(env, 'gateway', config.MONGO_URL);
+  return {
+    port: config.PORT,
+    mongoUrl: database.url,
+    dbName: database.dbName,
+    amqpUrl: config.AMQP_URL,
+    exchange: config.EVENT_EXCHANGE,
+    internalToken: config.INTERNAL_TOKEN,
+    adminToken: config.ADMIN_TOKEN,
+    redisUrl: config.REDIS_URL,
+    bootstrapApiKey: config.BOOTSTRAP_API_KEY,
+    upstreams: {
+      coupon: config.COUPON_URL,
+      affiliate: config.AFFILIATE_URL,
+      referral: config.REFERRAL_URL,
+      sale: config.SALE_URL,
+      'webhook-dispatcher': config.WEBHOOK_DISPATCHER_URL,
+    },
+    defaultRateLimit: { points: config.RATE_LIMIT_POINTS, duration: config.RATE_LIMIT_DURATION_SECONDS },
+    upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
+    bodyLimit: config.BODY_LIMIT,
+    keyCacheTtlMs: 2000,
+    circuitResetMs: 5000,
+    logLevel: config.LOG_LEVEL,
+  };
+}

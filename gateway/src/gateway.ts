@@ -1,0 +1,129 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { connectMongo, createLogger, createMetrics, EventBus, isMongoReady, OutboxRelay, syncIndexes, type Logger } from '@affiliate/platform';
+import type { Express } from 'express';
+import Redis from 'ioredis';
+import type { Connection } from 'mongoose';
+import { apiKeyModel } from './admin/api-key-model';
+import { ensureBootstrapKey, type AdminStore } from './admin/api-keys';
+import { programModel } from './admin/program-model';
+import { createGateway } from './app';
+import { KeyDirectory } from './auth/key-directory';
+import type { GatewaySettings } from './config';
+import { idempotencyRecordModel } from './idempotency/idempotency-record';
+import { upstreamReachability } from './proxy/readiness';
+import { UPSTREAM_NAMES, type UpstreamName } from './proxy/route-table';
+import { createUpstreamProxy, type UpstreamProxy } from './proxy/upstream-proxy';
+import { RateLimits } from './rate-limit/rate-limiter';
+
+export type RunningGateway = {
+  settings: GatewaySettings;
+  app: Express;
+  server: Server;
+  port: number;
+  url: string;
+  connection: Connection;
+  store: AdminStore;
+  bus: EventBus;
+  logger: Logger;
+  stop: () => Promise<void>;
+};
+
+/**
+ * Connects the gateway's own database, the bus (program events leave through the outbox), Redis
+ * for shared rate-limit counters when configured, then listens. Tests call it with port 0.
+ */
+export async function bootGateway(settings: GatewaySettings): Promise<RunningGateway> {
+  const logger = createLogger('gateway', settings.logLevel);
+  const metrics = createMetrics('gateway');
+  const connection = await connectMongo({ url: settings.mongoUrl, dbName: settings.dbName, logger });
+  const bus = new EventBus({ url: settings.amqpUrl, exchange: settings.exchange, logger });
+  const relay = new OutboxRelay({ bus, logger, pollIntervalMs: settings.outboxPollIntervalMs ?? 1000 });
+  const store: AdminStore = { programs: programModel(connection), apiKeys: apiKeyModel(connection) };
+  const idempotencyRecords = idempotencyRecordModel(connection);
+  relay.watch(store.programs);
+
+  await syncIndexes(connection);
+  if (!(await bus.waitForConnect(10_000))) logger.warn('starting without RabbitMQ; program events wait in the outbox until it is back');
+  relay.start();
+  if (settings.bootstrapApiKey) await ensureBootstrapKey(store, settings.bootstrapApiKey, logger);
+
+  const redis = settings.redisUrl ? connectRedis(settings.redisUrl, logger) : undefined;
+  const upstreams = Object.fromEntries(
+    UPSTREAM_NAMES.map((name) => [
+      name,
+      createUpstreamProxy({ name, url: settings.upstreams[name], timeoutMs: settings.upstreamTimeoutMs, resetTimeoutMs: settings.circuitResetMs, logger }),
+    ]),
+  ) as Record<UpstreamName, UpstreamProxy>;
+  const keys = new KeyDirectory({ programs: store.programs, apiKeys: store.apiKeys, ttlMs: settings.keyCacheTtlMs });
+
+  const app = createGateway({
+    settings,
+    logger,
+    metrics,
+    store,
+    keys,
+    rateLimits: new RateLimits(redis),
+    idempotencyRecords,
+    upstreams,
+    readiness: async () => ({
+      mongo: isMongoReady(connection),
+      ...(await upstreamReachability(Object.values(upstreams))),
+    }),
+    onProgramChange: () => {
+      relay.nudge();
+      keys.forgetAll();
+    },
+  });
+
+  const server = await new Promise<Server>((resolve) => {
+    const listening = app.listen(settings.port, () => resolve(listening));
+  });
+  const port = (server.address() as AddressInfo).port;
+  logger.info({ port }, 'gateway listening');
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      await relay.stop();
+      await relay.drain().catch(() => undefined);
+      for (const upstream of Object.values(upstreams)) upstream.shutdown();
+      redis?.disconnect();
+      await bus.close().catch(() => undefined);
+      await connection.close().catch(() => undefined);
+      logger.info('gateway stopped');
+    })();
+    return stopping;
+  };
+
+  return { settings, app, server, port, url: `http://127.0.0.1:${port}`, connection, store, bus, logger, stop };
+}
+
+/**
+ * Commands fail fast while Redis is away (no offline queue, short timeouts) so that the insurance
+ * limiter answers instead of requests waiting on a reconnect.
+ */
+function connectRedis(url: string, logger: Logger): Redis {
+  const redis = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: 500,
+    connectTimeout: 1000,
+    disconnectTimeout: 200,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+  });
+  let healthy = true;
+  redis.on('ready', () => {
+    if (!healthy) logger.info('Redis is back: rate-limit counters are shared again');
+    healthy = true;
+  });
+  redis.on('error', (error) => {
+    if (healthy) logger.warn({ err: error }, 'Redis unavailable: rate limiting falls back to in-memory counters');
+    healthy = false;
+  });
+  return redis;
+}

@@ -1,0 +1,55 @@
+import { createHash } from 'node:crypto';
+import { badRequest, conflict } from '@affiliate/platform';
+import type { RequestHandler, Response } from 'express';
+import { callerOf } from '../auth/authenticate';
+import type { ForwardOptions } from '../proxy/upstream-proxy';
+import { writeCaptured } from '../proxy/upstream-proxy';
+import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from './claim-idempotency-key';
+import type { IdempotencyRecordModel } from './idempotency-record';
+
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+const KEPT_HEADERS = ['content-type', 'location', 'link'];
+const VALID_KEY = /^[\x21-\x7e]{1,255}$/;
+
+export type IdempotentForwarding = Pick<ForwardOptions, 'capture' | 'onUnavailable'>;
+
+/**
+ * DESIGN.md §2: a POST with an Idempotency-Key is answered once; a retry with the same key and the
+ * same request gets the stored answer, a different request with that key (or a retry while the
+ * first is still running) gets 409. Records are per program, for 24 hours.
+ */
+export function idempotency(records: IdempotencyRecordModel, abandonedAfterMs: number): RequestHandler {
+  return async (request, response, next) => {
+    const key = request.header(IDEMPOTENCY_KEY_HEADER);
+    if (request.method !== 'POST' || key === undefined) return next();
+    if (!VALID_KEY.test(key)) throw badRequest('Idempotency-Key must be 1 to 255 printable characters without spaces');
+    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    const requestHash = createHash('sha256').update(`${request.method}\n${request.url}\n`).update(body).digest('hex');
+    const programId = callerOf(response).programId;
+    const claim = await claimIdempotencyKey(records, { programId, key, requestHash }, abandonedAfterMs);
+    if (claim.kind === 'different-request') {
+      throw conflict('This Idempotency-Key was already used with a different request; use a new key for a new request');
+    }
+    if (claim.kind === 'in-progress') throw conflict('A request with this Idempotency-Key is still being processed; retry later');
+    if (claim.kind === 'replay') {
+      response.setHeader('Idempotent-Replayed', 'true');
+      writeCaptured(response, claim.response);
+      return;
+    }
+    const forwarding: IdempotentForwarding = {
+      capture: (captured) =>
+        completeIdempotencyKey(records, claim.recordId, {
+          status: captured.status,
+          headers: Object.fromEntries(KEPT_HEADERS.filter((name) => captured.headers[name] !== undefined).map((name) => [name, captured.headers[name] as string | string[]])),
+          body: captured.body,
+        }),
+      onUnavailable: () => releaseIdempotencyKey(records, claim.recordId),
+    };
+    response.locals.idempotentForwarding = forwarding;
+    next();
+  };
+}
+
+export function idempotentForwardingOf(response: Response): IdempotentForwarding | undefined {
+  return response.locals.idempotentForwarding as IdempotentForwarding | undefined;
+}

@@ -1,0 +1,35 @@
+import { buildOpenApiDocument, PUBLIC_EVENT_TYPES } from '@affiliate/contracts';
+
+type Document = ReturnType<typeof buildOpenApiDocument> & { webhooks?: Record<string, unknown> };
+
+const signatureHeaders = [
+  { name: 'webhook-id', description: 'The event id; the same on every retry, so receivers can drop duplicates.' },
+  { name: 'webhook-timestamp', description: 'Unix seconds when this attempt was signed.' },
+  { name: 'webhook-signature', description: 'v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the endpoint secret> (Standard Webhooks).' },
+].map((header) => ({ ...header, in: 'header' as const, required: true, schema: { type: 'string' as const } }));
+
+/**
+ * The public API, the admin API and, as OpenAPI 3.1 `webhooks`, what a subscriber receives for
+ * each of the fifteen event types. Everything comes from the contracts' schemas.
+ */
+export function gatewayOpenApiDocument(): Document {
+  const document: Document = buildOpenApiDocument('/');
+  document.webhooks = Object.fromEntries(
+    PUBLIC_EVENT_TYPES.map((type) => [
+      type,
+      {
+        post: {
+          summary: `${type} delivered to a subscribed webhook endpoint`,
+          tags: ['Webhook events'],
+          parameters: signatureHeaders,
+          requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/WebhookPayload' } } } },
+          responses: {
+            '2XX': { description: 'Delivered. Any other answer, or none within 15 s, is retried with backoff.' },
+            '410': { description: 'Gone: the endpoint is disabled and receives nothing more.' },
+          },
+        },
+      },
+    ]),
+  );
+  return document;
+}

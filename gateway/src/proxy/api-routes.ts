@@ -1,0 +1,85 @@
+import { AppError, FORWARDED_PREFIX_HEADER, INTERNAL_TOKEN_HEADER, notFound, PROGRAM_ID_HEADER, REQUEST_ID_HEADER } from '@affiliate/platform';
+import express, { Router, type RequestHandler } from 'express';
+import { authenticate, callerOf } from '../auth/authenticate';
+import type { KeyDirectory } from '../auth/key-directory';
+import type { RateLimit } from '../config';
+import type { IdempotencyRecordModel } from '../idempotency/idempotency-record';
+import { idempotency, idempotentForwardingOf } from '../idempotency/middleware';
+import { rateLimit } from '../rate-limit/middleware';
+import type { RateLimits } from '../rate-limit/rate-limiter';
+import { metricsRouteOf, PUBLIC_PREFIX, routeOf, type Route, type UpstreamName } from './route-table';
+import type { UpstreamProxy } from './upstream-proxy';
+
+export type ApiRoutesOptions = {
+  keys: KeyDirectory;
+  rateLimits: RateLimits;
+  defaultRateLimit: RateLimit;
+  idempotencyRecords: IdempotencyRecordModel;
+  upstreams: Record<UpstreamName, UpstreamProxy>;
+  internalToken: string;
+  bodyLimit: string;
+  upstreamTimeoutMs: number;
+};
+
+/**
+ * Names the operation for metrics, and gives DELETE /coupons and PUT /referrals their numbered
+ * error shape, whoever produces the error (gateway or service).
+ */
+const describeOperation: RequestHandler = (request, response, next) => {
+  response.locals.metricsRoute = metricsRouteOf(request.path);
+  const path = request.path.replace(/\/$/, '');
+  if ((request.method === 'DELETE' && path === '/coupons') || (request.method === 'PUT' && path === '/referrals')) {
+    response.locals.errorShape = 'numbered';
+  }
+  next();
+};
+
+/** The body as bytes, bounded; an unreadable body (bad gzip, wrong length) is the client's 400, never a 500. */
+function readBody(limit: string): RequestHandler {
+  const raw = express.raw({ type: () => true, limit });
+  return (request, response, next) =>
+    raw(request, response, (error?: unknown) => {
+      const status = (error as { status?: unknown } | undefined)?.status;
+      if (error && typeof (error as { type?: unknown }).type !== 'string' && typeof status === 'number' && status < 500) {
+        return next(new AppError(status, `Request body could not be read: ${(error as Error).message}`));
+      }
+      next(error);
+    });
+}
+
+const matchRoute: RequestHandler = (request, response, next) => {
+  const route = routeOf(request.path);
+  if (!route) throw notFound(`No route for ${request.method} ${PUBLIC_PREFIX}${request.path}`);
+  response.locals.route = route;
+  response.locals.routePath = route.path;
+  next();
+};
+
+/**
+ * /api/v1: authenticate, route, rate limit, read the body (bounded), idempotency, proxy. No JSON
+ * parser here: the body is read as bytes and re-sent untouched, so the services parse it themselves.
+ */
+export function apiRoutes(options: ApiRoutesOptions): Router {
+  const router = Router();
+  router.use(describeOperation);
+  router.use(authenticate(options.keys));
+  router.use(matchRoute);
+  router.use(rateLimit(options.rateLimits, options.defaultRateLimit));
+  router.use(readBody(options.bodyLimit));
+  router.use(idempotency(options.idempotencyRecords, options.upstreamTimeoutMs * 3));
+  router.use((request, response) => {
+    const route = response.locals.route as Route;
+    return options.upstreams[route.upstream].forward(request, response, {
+      headers: {
+        [INTERNAL_TOKEN_HEADER]: options.internalToken,
+        [PROGRAM_ID_HEADER]: callerOf(response).programId,
+        [REQUEST_ID_HEADER]: String(response.locals.requestId),
+        [FORWARDED_PREFIX_HEADER]: PUBLIC_PREFIX,
+      },
+      body: Buffer.isBuffer(request.body) ? request.body : undefined,
+      errorShape: response.locals.errorShape,
+      ...idempotentForwardingOf(response),
+    });
+  });
+  return router;
+}

@@ -1,0 +1,46 @@
+import { API_OPERATIONS } from '@affiliate/contracts';
+
+export const PUBLIC_PREFIX = '/api/v1';
+
+export const UPSTREAM_NAMES = ['coupon', 'affiliate', 'referral', 'sale', 'webhook-dispatcher'] as const;
+export type UpstreamName = (typeof UPSTREAM_NAMES)[number];
+
+/** DESIGN.md §1: the first path segment under /api/v1 names the service that owns the resource. */
+export const ROUTE_TABLE: Record<string, UpstreamName> = {
+  coupons: 'coupon',
+  'promotional-codes': 'coupon',
+  affiliates: 'affiliate',
+  links: 'affiliate',
+  clicks: 'affiliate',
+  referrals: 'referral',
+  sales: 'sale',
+  'webhook-endpoints': 'webhook-dispatcher',
+  'webhook-deliveries': 'webhook-dispatcher',
+  'event-types': 'webhook-dispatcher',
+};
+
+// Plain segments only: no dot segments or percent-encoding that an upstream could resolve differently.
+const SAFE_PATH = /^(\/[A-Za-z0-9_-]+)+\/?$/;
+
+export type Route = { upstream: UpstreamName; path: string };
+
+const KNOWN_OPERATION_PATHS = new Set(API_OPERATIONS.filter((operation) => !operation.admin).map((operation) => operation.path));
+
+/** The metrics label of a public path: the operation's own path, or one label for everything else (bounded cardinality). */
+export function metricsRouteOf(path: string): string {
+  const trimmed = path.length > 1 ? path.replace(/\/$/, '') : path;
+  return KNOWN_OPERATION_PATHS.has(trimmed) ? `${PUBLIC_PREFIX}${trimmed}` : `${PUBLIC_PREFIX}/unmatched`;
+}
+
+/**
+ * The upstream of a public path (already stripped of /api/v1), or null. Service-to-service routes
+ * (`/internal/...`) are never reachable from outside, wherever the segment appears.
+ */
+export function routeOf(path: string): Route | null {
+  if (!SAFE_PATH.test(path)) return null;
+  const segments = path.split('/').filter(Boolean);
+  if (segments.some((segment) => segment.toLowerCase() === 'internal')) return null;
+  const upstream = Object.hasOwn(ROUTE_TABLE, segments[0] ?? '') ? ROUTE_TABLE[segments[0] as string] : undefined;
+  if (!upstream) return null;
+  return { upstream, path: `/${segments.join('/')}` };
+}

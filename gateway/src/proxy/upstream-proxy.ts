@@ -1,0 +1,165 @@
+import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
+import { errorResponseBody, type Logger } from '@affiliate/platform';
+import { createProxyMiddleware, type RequestHandler as ProxyHandler } from 'http-proxy-middleware';
+import CircuitBreaker from 'opossum';
+
+/** A response the gateway keeps (idempotency) before the client sees it. */
+export type CapturedResponse = { status: number; headers: Record<string, string | string[]>; body: Buffer };
+
+export type ForwardOptions = {
+  /** Replaces whatever the client sent under these names: program scope and credentials come from the gateway only. */
+  headers: Record<string, string>;
+  /** The request body, already read (bounded) by the gateway; it is re-sent as is. */
+  body?: Buffer;
+  /** When set, the upstream answer is handed over before it is written to the client. */
+  capture?: (response: CapturedResponse) => Promise<void>;
+  /** Runs before the 503 is written when the upstream could not answer. */
+  onUnavailable?: () => Promise<void>;
+  /** The error shape of the route (DELETE /coupons and PUT /referrals number their errors). */
+  errorShape?: unknown;
+};
+
+export type UpstreamProxy = {
+  name: string;
+  url: string;
+  forward: (request: IncomingMessage, response: ServerResponse, options: ForwardOptions) => Promise<void>;
+  isOpen: () => boolean;
+  shutdown: () => void;
+};
+
+export type UpstreamProxyOptions = {
+  name: string;
+  url: string;
+  timeoutMs: number;
+  resetTimeoutMs: number;
+  logger: Logger;
+};
+
+// Never forwarded from the client: its credential, and anything it could use to pose as the gateway.
+const CLIENT_HEADERS_DROPPED = ['authorization', 'cookie', 'x-internal-token', 'x-program-id', 'x-request-id', 'x-forwarded-prefix'];
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'upgrade', 'proxy-connection', 'te', 'trailer']);
+
+type InFlight = ForwardOptions & { settle: (error?: Error) => void };
+
+/** The upstream answered (with a 5xx): relayed to the client already, but a failure for the circuit. */
+class UpstreamServerError extends Error {}
+
+/**
+ * One upstream: http-proxy-middleware does the proxying, an opossum circuit breaker around it makes
+ * a dead service answer 503 at once instead of tying up sockets and memory for the whole timeout.
+ */
+export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProxy {
+  const inFlight = new WeakMap<IncomingMessage, InFlight>();
+
+  const handlers = {
+    proxyReq: (proxyRequest: ClientRequest, request: IncomingMessage) => {
+      const pending = inFlight.get(request);
+      if (!pending) return;
+      for (const name of CLIENT_HEADERS_DROPPED) proxyRequest.removeHeader(name);
+      for (const [name, value] of Object.entries(pending.headers)) proxyRequest.setHeader(name, value);
+      if (pending.body) {
+        // The body was read (and decompressed) by the gateway, so it goes out as a plain, sized body.
+        proxyRequest.removeHeader('transfer-encoding');
+        proxyRequest.removeHeader('content-encoding');
+        proxyRequest.setHeader('content-length', pending.body.length);
+        if (pending.body.length > 0) proxyRequest.write(pending.body);
+      }
+    },
+    proxyRes: (upstreamResponse: IncomingMessage, request: IncomingMessage, response: ServerResponse) => {
+      const pending = inFlight.get(request);
+      if (!pending) return;
+      const outcome = (upstreamResponse.statusCode ?? 502) >= 500 ? new UpstreamServerError(`${options.name} answered ${upstreamResponse.statusCode}`) : undefined;
+      if (!pending.capture) return pending.settle(outcome);
+      const chunks: Buffer[] = [];
+      upstreamResponse.on('data', (chunk: Buffer) => chunks.push(chunk));
+      upstreamResponse.on('error', (error) => pending.settle(error));
+      upstreamResponse.on('end', () => {
+        const captured: CapturedResponse = { status: upstreamResponse.statusCode ?? 502, headers: endToEndHeaders(upstreamResponse), body: Buffer.concat(chunks) };
+        const write = () => {
+          writeCaptured(response, captured);
+          pending.settle(outcome);
+        };
+        pending.capture!(captured).then(write, (error: unknown) => {
+          options.logger.error({ err: error, upstream: options.name }, 'could not store the response of an idempotent request');
+          write();
+        });
+      });
+    },
+    error: (error: Error, request: IncomingMessage) => inFlight.get(request)?.settle(error),
+    econnreset: (_error: Error, request: IncomingMessage) => inFlight.get(request)?.settle(),
+  };
+
+  const proxyOptions = { target: options.url, proxyTimeout: options.timeoutMs, changeOrigin: false };
+  const streaming: ProxyHandler = createProxyMiddleware({ ...proxyOptions, on: handlers });
+  const capturing: ProxyHandler = createProxyMiddleware({ ...proxyOptions, selfHandleResponse: true, on: handlers });
+
+  const send = (request: IncomingMessage, response: ServerResponse, forward: ForwardOptions) =>
+    new Promise<void>((resolve, reject) => {
+      let settled = false;
+      const settle = (error?: Error) => {
+        if (settled) return;
+        settled = true;
+        inFlight.delete(request);
+        if (error) reject(error);
+        else resolve();
+      };
+      inFlight.set(request, { ...forward, settle });
+      // A client that goes away must not leave the breaker waiting for an outcome.
+      response.once('close', () => settle());
+      const proxy = forward.capture ? capturing : streaming;
+      void proxy(request, response, (error?: unknown) => settle(error instanceof Error ? error : new Error('the request was not proxied')));
+    });
+
+  const breaker = new CircuitBreaker(send, {
+    name: options.name,
+    timeout: false, // proxyTimeout bounds each request and frees its socket
+    errorThresholdPercentage: 50,
+    volumeThreshold: 3,
+    resetTimeout: options.resetTimeoutMs,
+    rollingCountTimeout: 10_000,
+  });
+  breaker.on('open', () => options.logger.warn({ upstream: options.name }, 'circuit opened: failing fast'));
+  breaker.on('halfOpen', () => options.logger.info({ upstream: options.name }, 'circuit half-open: trying the upstream again'));
+  breaker.on('close', () => options.logger.info({ upstream: options.name }, 'circuit closed'));
+
+  return {
+    name: options.name,
+    url: options.url,
+    async forward(request, response, forward) {
+      try {
+        await breaker.fire(request, response, forward);
+      } catch (error) {
+        if (error instanceof UpstreamServerError) return;
+        options.logger.warn({ err: error, upstream: options.name, open: breaker.opened }, 'upstream unavailable');
+        await forward.onUnavailable?.().catch((cleanupError: unknown) => options.logger.error({ err: cleanupError }, 'cleanup after an upstream failure failed'));
+        if (response.headersSent) {
+          response.destroy();
+          return;
+        }
+        const message = `The ${options.name} service is unavailable; retry later`;
+        response.statusCode = 503;
+        response.setHeader('content-type', 'application/json; charset=utf-8');
+        response.setHeader('retry-after', String(Math.ceil(options.resetTimeoutMs / 1000)));
+        response.end(JSON.stringify(errorResponseBody(503, message, forward.errorShape)));
+      }
+    },
+    isOpen: () => breaker.opened,
+    shutdown: () => breaker.shutdown(),
+  };
+}
+
+function endToEndHeaders(upstreamResponse: IncomingMessage): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(upstreamResponse.headers)) {
+    if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
+  }
+  return headers;
+}
+
+export function writeCaptured(response: ServerResponse, captured: CapturedResponse): void {
+  if (response.headersSent || response.destroyed) return;
+  response.statusCode = captured.status;
+  for (const [name, value] of Object.entries(captured.headers)) response.setHeader(name, value);
+  response.setHeader('content-length', captured.body.length);
+  response.end(captured.body);
+}

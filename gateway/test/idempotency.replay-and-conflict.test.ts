@@ -1,0 +1,108 @@
+import request from 'supertest';
+import type { RunningGateway } from '../src/gateway';
+import { allUpstreams, bearer, createProgramWithKey, DEAD_UPSTREAM, startEchoUpstream, startGateway, type EchoUpstream, type ProgramWithKey } from './support';
+
+let upstream: EchoUpstream;
+let gateway: RunningGateway;
+let program: ProgramWithKey;
+
+beforeAll(async () => {
+  upstream = await startEchoUpstream();
+  gateway = await startGateway({ upstreams: { ...allUpstreams(upstream.url), sale: DEAD_UPSTREAM } });
+  program = await createProgramWithKey(gateway);
+});
+
+afterAll(async () => {
+  await gateway.stop();
+  await upstream.stop();
+});
+
+const api = () => request(gateway.url);
+const calls = (path: string) => upstream.received.filter((received) => received.url === path).length;
+
+test('a retried POST with the same Idempotency-Key is answered from the first response, without calling the service again', async () => {
+  const before = calls('/coupons');
+  const first = await api().post('/api/v1/coupons').set(bearer(program.key)).set('Idempotency-Key', 'order-1').send({ name: 'Once' }).expect(200);
+  const retry = await api().post('/api/v1/coupons').set(bearer(program.key)).set('Idempotency-Key', 'order-1').send({ name: 'Once' }).expect(200);
+  expect(retry.body).toEqual(first.body);
+  expect(retry.headers['content-type']).toBe(first.headers['content-type']);
+  expect(retry.headers.location).toBe('/somewhere');
+  expect(retry.headers['idempotent-replayed']).toBe('true');
+  expect(first.headers['idempotent-replayed']).toBeUndefined();
+  expect(calls('/coupons')).toBe(before + 1);
+});
+
+test('the same key with a different body is 409', async () => {
+  await api().post('/api/v1/coupons').set(bearer(program.key)).set('Idempotency-Key', 'order-2').send({ name: 'First' }).expect(200);
+  const response = await api().post('/api/v1/coupons').set(bearer(program.key)).set('Idempotency-Key', 'order-2').send({ name: 'Second' }).expect(409);
+  expect(response.body).toEqual({ error: expect.stringContaining('different request') });
+  // The same key on another endpoint is another request too.
+  await api().post('/api/v1/affiliates').set(bearer(program.key)).set('Idempotency-Key', 'order-2').send({ name: 'First' }).expect(409);
+});
+
+test('a duplicate arriving while the first is still in flight is 409, and the service sees one request', async () => {
+  upstream.answerWith(null);
+  const before = calls('/promotional-codes');
+  const first = api().post('/api/v1/promotional-codes').set(bearer(program.key)).set('Idempotency-Key', 'slow-1').send({ code: 'A' }).then((response) => response);
+  await waitFor(() => calls('/promotional-codes') === before + 1);
+  const duplicate = await api().post('/api/v1/promotional-codes').set(bearer(program.key)).set('Idempotency-Key', 'slow-1').send({ code: 'A' }).expect(409);
+  expect(duplicate.body).toEqual({ error: expect.stringContaining('still being processed') });
+  upstream.answerWith(200);
+  // The hung first request ends with the gateway's timeout; its key is released, not kept.
+  expect((await first).status).toBe(503);
+  expect(calls('/promotional-codes')).toBe(before + 1);
+  await api().post('/api/v1/promotional-codes').set(bearer(program.key)).set('Idempotency-Key', 'slow-1').send({ code: 'A' }).expect(200);
+});
+
+test('keys are scoped per program: another program may use the same key', async () => {
+  const other = await createProgramWithKey(gateway);
+  const mine = await api().post('/api/v1/links').set(bearer(program.key)).set('Idempotency-Key', 'shared-key').send({ link: 'a' }).expect(200);
+  const theirs = await api().post('/api/v1/links').set(bearer(other.key)).set('Idempotency-Key', 'shared-key').send({ link: 'b' }).expect(200);
+  expect(mine.body.headers['x-program-id']).toBe(program.programId);
+  expect(theirs.body.headers['x-program-id']).toBe(other.programId);
+  const replay = await api().post('/api/v1/links').set(bearer(other.key)).set('Idempotency-Key', 'shared-key').send({ link: 'b' }).expect(200);
+  expect(replay.body).toEqual(theirs.body);
+});
+
+test('client errors are kept and replayed; a failure to reach the service is not', async () => {
+  upstream.answerWith(400);
+  try {
+    await api().post('/api/v1/clicks').set(bearer(program.key)).set('Idempotency-Key', 'bad-1').send({}).expect(400);
+  } finally {
+    upstream.answerWith(200);
+  }
+  const replay = await api().post('/api/v1/clicks').set(bearer(program.key)).set('Idempotency-Key', 'bad-1').send({}).expect(400);
+  expect(replay.headers['idempotent-replayed']).toBe('true');
+
+  await api().post('/api/v1/sales').set(bearer(program.key)).set('Idempotency-Key', 'down-1').send({ totalEarned: 10 }).expect(503);
+  const stored = await gateway.connection.collection('idempotency_keys').countDocuments({ key: 'down-1' });
+  expect(stored).toBe(0);
+});
+
+test('the record expires after 24 hours and is stored with the program', async () => {
+  await api().post('/api/v1/referrals').set(bearer(program.key)).set('Idempotency-Key', 'ttl-1').send({ email: 'a@b.example' }).expect(200);
+  const record = await gateway.connection.collection('idempotency_keys').findOne({ key: 'ttl-1' });
+  expect(record).toMatchObject({ programId: program.programId, state: 'completed' });
+  const indexes = await gateway.connection.collection('idempotency_keys').indexes();
+  expect(indexes.find((index) => index.expireAfterSeconds !== undefined)?.expireAfterSeconds).toBe(86_400);
+  // Aged past the window, the key is free again (whether or not the server honours TTL indexes).
+  await gateway.connection.collection('idempotency_keys').updateOne({ key: 'ttl-1' }, { $set: { createdAt: new Date(Date.now() - 25 * 3600 * 1000) } });
+  const fresh = await api().post('/api/v1/referrals').set(bearer(program.key)).set('Idempotency-Key', 'ttl-1').send({ email: 'other@b.example' }).expect(200);
+  expect(fresh.headers['idempotent-replayed']).toBeUndefined();
+});
+
+test('Idempotency-Key is only for POST, and must be 1 to 255 printable characters', async () => {
+  const first = await api().put('/api/v1/coupons').set(bearer(program.key)).set('Idempotency-Key', 'put-1').send({ a: 1 }).expect(200);
+  const second = await api().put('/api/v1/coupons').set(bearer(program.key)).set('Idempotency-Key', 'put-1').send({ a: 2 }).expect(200);
+  expect(second.body.sequence).toBeGreaterThan(first.body.sequence);
+  await api().post('/api/v1/coupons').set(bearer(program.key)).set('Idempotency-Key', 'k'.repeat(256)).send({}).expect(400);
+  await api().post('/api/v1/coupons').set(bearer(program.key)).set('Idempotency-Key', '').send({}).expect(400);
+});
+
+async function waitFor(condition: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

@@ -1,0 +1,137 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createConnection, createServer as createNetServer, type AddressInfo } from 'node:net';
+import { TEST_INTERNAL_TOKEN, testInfra, uniqueName } from '@affiliate/platform/testing';
+import request from 'supertest';
+import type { GatewaySettings } from '../src/config';
+import { bootGateway, type RunningGateway } from '../src/gateway';
+import { UPSTREAM_NAMES, type UpstreamName } from '../src/proxy/route-table';
+
+export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789';
+export const adminAuth = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
+export const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+
+/** Nothing listens here: an upstream that is down. */
+export const DEAD_UPSTREAM = 'http://127.0.0.1:9';
+
+export function testGatewaySettings(overrides: Partial<GatewaySettings> = {}): GatewaySettings {
+  const { mongoUrl, amqpUrl } = testInfra();
+  return {
+    port: 0,
+    mongoUrl,
+    dbName: uniqueName('test_gateway'),
+    amqpUrl,
+    exchange: uniqueName('test_events'),
+    internalToken: TEST_INTERNAL_TOKEN,
+    adminToken: TEST_ADMIN_TOKEN,
+    upstreams: Object.fromEntries(UPSTREAM_NAMES.map((name) => [name, DEAD_UPSTREAM])) as Record<UpstreamName, string>,
+    defaultRateLimit: { points: 1000, duration: 60 },
+    upstreamTimeoutMs: 3000,
+    bodyLimit: '100kb',
+    keyCacheTtlMs: 2000,
+    circuitResetMs: 1000,
+    logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
+    outboxPollIntervalMs: 200,
+    ...overrides,
+  };
+}
+
+export function allUpstreams(url: string): Record<UpstreamName, string> {
+  return Object.fromEntries(UPSTREAM_NAMES.map((name) => [name, url])) as Record<UpstreamName, string>;
+}
+
+export const startGateway = (overrides: Partial<GatewaySettings> = {}): Promise<RunningGateway> => bootGateway(testGatewaySettings(overrides));
+
+export type ProgramWithKey = { programId: string; key: string; keyId: string };
+
+/** A program and a key made through the admin API, the way an operator does it. */
+export async function createProgramWithKey(gateway: RunningGateway, settings: Record<string, unknown> = {}): Promise<ProgramWithKey> {
+  const program = await request(gateway.app).post('/admin/v1/programs').set(adminAuth).send({ name: 'Test program', ...settings }).expect(200);
+  const apiKey = await request(gateway.app).post(`/admin/v1/programs/${program.body.id}/api-keys`).set(adminAuth).expect(200);
+  return { programId: program.body.id, key: apiKey.body.key, keyId: apiKey.body.id };
+}
+
+export type ReceivedRequest = { method: string; url: string; headers: IncomingHttpHeaders; body: string };
+
+export type EchoUpstream = {
+  url: string;
+  received: ReceivedRequest[];
+  /** Answers with this status instead of 200 from now on; null: never answers at all. */
+  answerWith: (status: number | null) => void;
+  stop: () => Promise<void>;
+};
+
+/** A test peer standing in for a service: it records what the gateway sent and echoes it back. */
+export async function startEchoUpstream(): Promise<EchoUpstream> {
+  const received: ReceivedRequest[] = [];
+  let status: number | null = 200;
+  const server: Server = createServer((incoming, outgoing) => {
+    const chunks: Buffer[] = [];
+    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+    incoming.on('end', () => {
+      const entry = { method: incoming.method ?? '', url: incoming.url ?? '', headers: incoming.headers, body: Buffer.concat(chunks).toString('utf8') };
+      received.push(entry);
+      if (incoming.url === '/healthz') return outgoing.end('{"status":"ok"}');
+      if (status === null) return; // hangs: a service that accepts connections but never answers
+      outgoing.writeHead(status, { 'content-type': 'application/json', location: '/somewhere' });
+      outgoing.end(JSON.stringify({ ...entry, sequence: received.length }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    received,
+    answerWith: (next) => {
+      status = next;
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createNetServer();
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ port, host: '127.0.0.1' });
+    socket.once('connect', () => socket.end(() => resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+}
+
+export type OwnRedis = { url: string; stop: () => Promise<void> };
+
+/** A Redis of this test only, so stopping it mid-traffic disturbs nobody else. */
+export async function startOwnRedis(): Promise<OwnRedis> {
+  const port = await freePort();
+  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], { stdio: 'ignore' });
+  const deadline = Date.now() + 10_000;
+  while (!(await portOpen(port))) {
+    if (Date.now() > deadline) throw new Error('redis-server did not start');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  let stopped: Promise<void> | undefined;
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    stop: () => {
+      stopped ??= new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGKILL');
+      });
+      return stopped;
+    },
+  };
+}

@@ -1,0 +1,61 @@
+import { bootService, type RunningService } from '@affiliate/platform';
+import { eventually, testServiceSettings } from '@affiliate/platform/testing';
+import request from 'supertest';
+import { buildReferralService } from '../../services/referral/src/service';
+import type { RunningGateway } from '../src/gateway';
+import { allUpstreams, bearer, createProgramWithKey, DEAD_UPSTREAM, startEchoUpstream, startGateway, type EchoUpstream, type ProgramWithKey } from './support';
+
+let referral: RunningService;
+let hung: EchoUpstream;
+let gateway: RunningGateway;
+let program: ProgramWithKey;
+
+beforeAll(async () => {
+  referral = await bootService(testServiceSettings('referral'), (context) => buildReferralService(context, { affiliateUrl: DEAD_UPSTREAM }));
+  hung = await startEchoUpstream();
+  gateway = await startGateway({
+    upstreams: { ...allUpstreams(hung.url), referral: referral.url },
+    upstreamTimeoutMs: 500,
+    circuitResetMs: 1000,
+  });
+  program = await createProgramWithKey(gateway);
+});
+
+afterAll(async () => {
+  await gateway.stop();
+  await hung.stop();
+  await referral.stop();
+});
+
+test('a stopped service gives 503 {error}, and the gateway keeps serving the others', async () => {
+  const alive = await request(gateway.url).get('/api/v1/referrals').set(bearer(program.key));
+  expect(alive.status).toBeLessThan(500);
+  await referral.stop();
+  for (let attempt = 0; attempt < 5; attempt += 1) {
+    const response = await request(gateway.url).get('/api/v1/referrals').set(bearer(program.key)).expect(503);
+    expect(response.body).toEqual({ error: 'The referral service is unavailable; retry later' });
+    expect(response.headers['ratelimit-limit']).toBeDefined();
+  }
+  const readiness = await request(gateway.url).get('/readyz').expect(503);
+  expect(readiness.body.checks).toMatchObject({ mongo: true, referral: false, coupon: true });
+  await request(gateway.url).get('/api/v1/coupons').set(bearer(program.key)).expect(200);
+});
+
+test('a service that stops answering trips its circuit: later requests fail fast without reaching it', async () => {
+  hung.answerWith(null);
+  const reached = () => hung.received.filter((received) => received.url.startsWith('/sales')).length;
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    await request(gateway.url).get('/api/v1/sales').set(bearer(program.key)).expect(503);
+  }
+  const reachedWhenOpen = reached();
+  for (let attempt = 0; attempt < 5; attempt += 1) {
+    const response = await request(gateway.url).get('/api/v1/sales').set(bearer(program.key)).expect(503);
+    expect(response.body).toEqual({ error: 'The sale service is unavailable; retry later' });
+    expect(Number(response.headers['retry-after'])).toBeGreaterThan(0);
+  }
+  expect(reached()).toBe(reachedWhenOpen);
+
+  // Once the service answers again, a trial request after the reset timeout closes the circuit.
+  hung.answerWith(200);
+  await eventually(() => request(gateway.url).get('/api/v1/sales').set(bearer(program.key)).expect(200), 10_000, 200);
+});
