@@ -205,7 +205,7 @@ export class System {
     if (program.status !== 200 && program.status !== 201) throw new Error(`creating a program: ${program.status} ${JSON.stringify(program.body)}`);
     const key = await this.admin().post(`/admin/v1/programs/${program.body.id}/api-keys`, {});
     if (key.status !== 200 && key.status !== 201) throw new Error(`creating a key: ${key.status} ${JSON.stringify(key.body)}`);
-    return { programId: program.body.id, key: key.body.key, api: apiClient(this.gatewayUrl, key.body.key) };
+    return { programId: program.body.id, key: key.body.key, api: apiClient(`${this.gatewayUrl}/api/v1`, key.body.key) };
   }
 
   async stop(): Promise<void> {

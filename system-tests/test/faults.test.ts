@@ -1,0 +1,115 @@
+import { eventually } from '@affiliate/platform/testing';
+import { Subscriber, System, type Api, type ApiResponse } from '../harness';
+
+/**
+ * The promises of DESIGN.md under faults, with the real processes: the broker, a service, the
+ * database and a subscriber each go away and come back; nothing acknowledged is lost.
+ */
+let system: System;
+let api: Api;
+const subscriber = new Subscriber();
+
+beforeAll(async () => {
+  system = await System.start();
+  ({ api } = await system.createProgram());
+  const endpoint = await api.post('/webhook-endpoints', { url: await subscriber.start(), eventTypes: ['coupon.created', 'sale.created'] });
+  expect(endpoint.status).toBe(200);
+}, 180_000);
+afterAll(async () => {
+  await subscriber.stop();
+  await system?.stop();
+});
+
+const createCoupon = (name: string) => api.post('/coupons', { name, percentOff: 10 });
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function expectDeliveredOnce(couponIds: string[]) {
+  for (const id of couponIds) {
+    const copies = subscriber.events('coupon.created').filter((delivery) => delivery.body.data.id === id);
+    expect({ id, delivered: copies.length > 0 }).toEqual({ id, delivered: true });
+    // A duplicate is allowed only as the same event: the same webhook-id every time.
+    expect(new Set(copies.map((delivery) => delivery.headers['webhook-id'])).size).toBe(1);
+  }
+}
+
+test('RabbitMQ stopped for 20 s during traffic: every event produced meanwhile reaches the subscriber', async () => {
+  await system.rabbit.stop();
+  const created: string[] = [];
+  const until = Date.now() + 20_000;
+  while (Date.now() < until) {
+    const response = await createCoupon(`outage ${created.length}`);
+    expect(response.status).toBe(200);
+    created.push(response.body.id);
+    await sleep(1000);
+  }
+  await system.rabbit.start();
+  await eventually(() => expectDeliveredOnce(created), 90_000, 500);
+}, 180_000);
+
+test('a subscriber down for a while gets every delivery once it is back', async () => {
+  subscriber.failing = true;
+  const created: string[] = [];
+  for (let index = 0; index < 5; index += 1) created.push((await createCoupon(`while down ${index}`)).body.id);
+  await sleep(3000);
+  subscriber.failing = false;
+  await eventually(() => expectDeliveredOnce(created), 60_000, 500);
+}, 120_000);
+
+test('the database stopped and started: requests fail fast with 503, then recover by themselves', async () => {
+  await system.mongo.stop();
+  const during = await Promise.all([api.get('/coupons'), createCoupon('no database')]);
+  for (const response of during) expect(response.status).toBe(503);
+  await system.mongo.start();
+  const after = await eventually(async () => {
+    const response = await createCoupon('database back');
+    expect(response.status).toBe(200);
+    return response;
+  }, 60_000, 500);
+  expect((await api.get(`/coupons?id=${after.body.id}`)).status).toBe(200);
+}, 120_000);
+
+test('the sale service killed with SIGKILL during writes: no acknowledged sale lost, no half-applied redemption', async () => {
+  const affiliate = await api.post('/affiliates', { firstName: 'Kill', lastName: 'Switch', email: 'kill@example.com' });
+  const coupon = await api.post('/coupons', { name: 'crash test', percentOff: 5 });
+  await api.post('/promotional-codes', { couponId: coupon.body.id, code: 'CRASH', affiliateId: affiliate.body.id });
+
+  const payments = Array.from({ length: 40 }, (_, index) => `pay_crash_${index}`);
+  const sell = (externalId: string) => api.post('/sales', { promoCode: 'CRASH', totalEarned: 20, externalId }).catch(() => ({ status: 0 }) as ApiResponse);
+  const firstRound = payments.map((externalId, index) => sleep(index * 25).then(() => sell(externalId)));
+  await sleep(400);
+  await system.kill('sale', 'SIGKILL');
+  const answers = await Promise.all(firstRound);
+  await system.launch('sale');
+  await system.waitReady('sale');
+
+  // Every acknowledged sale survived the crash.
+  for (const answer of answers.filter((candidate) => candidate.status === 200)) {
+    expect((await api.get(`/sales?id=${answer.body.id}`)).status).toBe(200);
+  }
+  // The others failed as unavailable (or lost their connection), never as a client error.
+  expect(answers.filter((answer) => answer.status !== 200 && answer.status !== 0 && answer.status < 500)).toEqual([]);
+  // A client retries what failed, with the same payment id; then every payment is one sale, counted once.
+  for (const [index, answer] of answers.entries()) {
+    if (answer.status !== 200) expect((await sell(payments[index] as string)).status).toBe(200);
+  }
+  const code = await api.get('/promotional-codes?code=CRASH');
+  expect(code.body.timesRedeemed).toBe(payments.length);
+  expect(code.body.coupon.timesRedeemed).toBe(payments.length);
+  const sales = await api.get(`/sales?affiliateId=${affiliate.body.id}`);
+  expect(sales.body).toHaveLength(payments.length);
+}, 180_000);
+
+test('SIGTERM during load drops no in-flight request and leaves no event behind', async () => {
+  const requests = Array.from({ length: 30 }, (_, index) => sleep(index * 20).then(() => createCoupon(`shutdown ${index}`)));
+  await sleep(250);
+  await system.kill('coupon', 'SIGTERM');
+  const answers = await Promise.all(requests);
+  // Requests either completed or were refused cleanly as unavailable; none was cut off half way.
+  expect(answers.filter((answer) => answer.status !== 200 && answer.status !== 503)).toEqual([]);
+  await system.launch('coupon');
+  await system.waitReady('coupon');
+  const completed = answers.filter((answer) => answer.status === 200).map((answer) => answer.body.id as string);
+  expect(completed.length).toBeGreaterThan(0);
+  for (const id of completed) expect((await api.get(`/coupons?id=${id}`)).status).toBe(200);
+  await eventually(() => expectDeliveredOnce(completed), 60_000, 500);
+}, 120_000);
