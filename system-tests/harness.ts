@@ -128,8 +128,13 @@ export class System {
     const system = new System(mongo, rabbit, extraEnv);
     for (const component of Object.keys(COMPONENTS) as Component[]) system.ports[component] = await freePort();
     system.gatewayUrl = `http://127.0.0.1:${system.ports.gateway}`;
-    await Promise.all((Object.keys(COMPONENTS) as Component[]).map((component) => system.launch(component)));
-    await Promise.all((Object.keys(COMPONENTS) as Component[]).map((component) => system.waitReady(component)));
+    try {
+      await Promise.all((Object.keys(COMPONENTS) as Component[]).map((component) => system.launch(component)));
+      await Promise.all((Object.keys(COMPONENTS) as Component[]).map((component) => system.waitReady(component)));
+    } catch (error) {
+      await system.stop(); // leave no process behind when the system cannot come up
+      throw error;
+    }
     return system;
   }
 

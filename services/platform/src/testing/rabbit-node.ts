@@ -8,15 +8,23 @@ import { promisify } from 'node:util';
 const RABBIT_BIN = '/usr/lib/rabbitmq/bin';
 const run = promisify(execFile);
 
-export async function freePort(): Promise<number> {
-  // Dist port = AMQP port + 20000, so stay low enough for both to be valid.
+/** Free TCP ports stay below Linux's ephemeral range (32768+), which outgoing connections draw from. */
+const PORT_RANGE = { low: 10_000, high: 21_000 };
+/** Erlang distribution listens on the AMQP port plus this, still below the ephemeral range. */
+const DIST_PORT_OFFSET = 11_000;
+
+async function isFree(port: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const probe = createServer().once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+}
+
+/** A port that is free now, and whose companion port (port + companionOffset) is free too when asked. */
+export async function freePort(companionOffset?: number): Promise<number> {
   for (;;) {
-    const port = 20_000 + Math.floor(Math.random() * 20_000);
-    const free = await new Promise<boolean>((resolve) => {
-      const probe = createServer().once('error', () => resolve(false));
-      probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
-    });
-    if (free) return port;
+    const port = PORT_RANGE.low + Math.floor(Math.random() * (PORT_RANGE.high - PORT_RANGE.low));
+    if ((await isFree(port)) && (companionOffset === undefined || (await isFree(port + companionOffset)))) return port;
   }
 }
 
@@ -44,7 +52,7 @@ export async function startDisposableRabbit(): Promise<DisposableRabbit> {
   if (!existsSync(`${RABBIT_BIN}/rabbitmq-server`)) {
     throw new Error('rabbitmq-server is not installed: run `npm run infra -- start` first');
   }
-  const port = await freePort();
+  const port = await freePort(DIST_PORT_OFFSET);
   const node = `rabbit-test-${port}@localhost`;
   const base = mkdtempSync(join(tmpdir(), 'rabbit-test-'));
   writeFileSync(join(base, 'enabled_plugins'), '[].');
@@ -54,7 +62,7 @@ export async function startDisposableRabbit(): Promise<DisposableRabbit> {
     RABBITMQ_NODENAME: node,
     RABBITMQ_NODE_IP_ADDRESS: '127.0.0.1',
     RABBITMQ_NODE_PORT: String(port),
-    RABBITMQ_DIST_PORT: String(port + 20_000),
+    RABBITMQ_DIST_PORT: String(port + DIST_PORT_OFFSET),
     RABBITMQ_MNESIA_BASE: join(base, 'mnesia'),
     RABBITMQ_LOG_BASE: join(base, 'log'),
     RABBITMQ_ENABLED_PLUGINS_FILE: join(base, 'enabled_plugins'),
