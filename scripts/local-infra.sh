@@ -56,8 +56,9 @@ build_mongo_server() {
 }
 
 start_mongo() {
-  if port_open "$MONGO_PORT"; then log "MongoDB-compatible server already on :$MONGO_PORT"; return 0; fi
+  # Built even when a server already answers: the tests start disposable servers from this launcher.
   build_mongo_server
+  if port_open "$MONGO_PORT"; then log "MongoDB-compatible server already on :$MONGO_PORT"; return 0; fi
   nohup java -Xmx1g -XX:+UseSerialGC -cp "$MONGO_HOME/classes:$MONGO_HOME/lib/*" MongoLocal \
     "$MONGO_HOME/data.mv" "$MONGO_PORT" >>"$STATE/logs/mongo-local.log" 2>&1 &
   echo $! >"$STATE/mongo-local.pid"

@@ -11,7 +11,8 @@ export type SaleServiceDeps = {
   upstreamTimeoutMs?: number;
 };
 
-export const DEFAULT_UPSTREAM_TIMEOUT_MS = 3000;
+/** Below the gateway's own upstream timeout (10 s), so a slow dependency answers 503 here before the gateway gives up. */
+export const DEFAULT_UPSTREAM_TIMEOUT_MS = 8000;
 
 export function buildSaleService(context: ServiceContext, deps: SaleServiceDeps): ServiceParts {
   const client = (name: string, baseUrl: string) =>

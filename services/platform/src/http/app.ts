@@ -53,7 +53,9 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
           ? 'Request body is too large'
           : error.type === 'entity.parse.failed'
             ? 'Request body is not valid JSON'
-            : `Request body could not be read: ${error.message}`;
+            : error.type === 'entity.encoding.invalid'
+              ? error.message
+              : `Request body could not be read: ${error.message}`;
     } else if (isDatabaseUnavailable(error)) {
       status = 503;
       message = 'The database is unavailable; retry later';
@@ -81,6 +83,17 @@ export function httpLogging(logger: Logger): RequestHandler {
   return pinoHttp({ logger, genReqId: (_request, response) => String(response.locals.requestId), autoLogging: { ignore: (request) => request.url === '/metrics' || request.url === '/healthz' } });
 }
 
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The JSON parser would quietly turn invalid bytes into U+FFFD and store them; refuse them instead. */
+function rejectInvalidUtf8(_request: unknown, _response: unknown, body: Buffer): void {
+  try {
+    utf8.decode(body);
+  } catch {
+    throw Object.assign(new Error('Request body is not valid UTF-8'), { status: 400, type: 'entity.encoding.invalid' });
+  }
+}
+
 /** The express app every service uses: same middleware, probes and error mapping everywhere. */
 export function createServiceApp(options: ServiceAppOptions): Express {
   const app = express();
@@ -104,7 +117,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   });
 
   app.use(requireInternalCaller(options.internalToken));
-  app.use(express.json({ limit: options.bodyLimit ?? '1mb' }));
+  app.use(express.json({ limit: options.bodyLimit ?? '1mb', verify: rejectInvalidUtf8 }));
   app.use(options.routes);
   app.use((request, _response, next) => next(new AppError(404, `No route for ${request.method} ${request.path}`)));
   app.use(errorHandler(options.logger));

@@ -70,7 +70,7 @@ export async function startDisposableRabbit(): Promise<DisposableRabbit> {
   };
   const start = async () => {
     spawn(`${RABBIT_BIN}/rabbitmq-server`, [], { env, stdio: 'ignore', detached: true }).unref();
-    await waitForPort(port, true, 60_000);
+    await waitForPort(port, true, 120_000);
   };
   const stop = async () => {
     await run(`${RABBIT_BIN}/rabbitmqctl`, ['-n', node, 'shutdown'], { env }).catch(() => undefined);
