@@ -1,3 +1,4 @@
+import { PUBLIC_EVENT_TYPES } from '@affiliate/contracts';
 import { Webhook } from 'standardwebhooks';
 import { eventually } from '@affiliate/platform/testing';
 import { Subscriber, System, type ApiResponse } from '../harness';
@@ -13,7 +14,7 @@ afterAll(async () => {
   await system?.stop();
 });
 
-test('the integrator journey: affiliate → link → click → referral → coupon → code → sales → reversal → signed webhooks', async () => {
+test('the integrator journey: affiliate → link → click → referral → coupon → code → sales → reversal, and all fifteen signed events', async () => {
   const { api } = await system.createProgram({ destinationUrls: [{ url: 'https://shop.example.com/?lang=en', params: { utm_source: 'affiliate' } }] });
   const endpoint = await api.post('/webhook-endpoints', { url: await subscriber.start(), eventTypes: ['*'] });
   expect(endpoint.status).toBe(200);
@@ -42,17 +43,25 @@ test('the integrator journey: affiliate → link → click → referral → coup
   expect(afterCode.coupon.timesRedeemed).toBe(1);
 
   await expectOk(api.delete('/sales', { saleId: saleByReferral.id }));
+  await expectOk(api.put('/sales', { saleId: saleByCode.id, payoutCreated: true, payoutId: 'po_1' }));
+  await expectOk(api.put('/referrals', { referralId: referral.id, plan: 'pro' }));
+  await expectOk(api.put('/coupons', { couponId: coupon.id, name: 'Spring sale' }));
+  await expectOk(api.put('/promotional-codes', { promotionalCodeId: code.id, active: false }));
 
   await eventually(async () => {
     const links = await expectOk(api.get(`/links?link=ada-spring`));
     expect(links[0]).toMatchObject({ clicks: 1, referrals: 1, sales: 0, totalRevenue: 0 });
   }, 20_000);
 
+  // The deletions last, so that every family also reaches its *.deleted event.
+  await expectOk(api.delete('/referrals', { referralId: referral.id }));
+  await expectOk(api.delete('/promotional-codes', { promotionalCodeId: code.id }));
+  await expectOk(api.delete('/coupons', { couponId: coupon.id }));
+  await expectOk(api.delete('/affiliates', { affiliateId: affiliate.id }));
+
   await eventually(() => {
-    const types = subscriber.deliveries.map((delivery) => delivery.body.event);
-    for (const type of ['affiliate.created', 'affiliate.updated', 'referral.created', 'coupon.created', 'promocode.created', 'sale.created', 'sale.deleted']) {
-      expect(types).toContain(type);
-    }
+    const types = new Set(subscriber.deliveries.map((delivery) => delivery.body.event));
+    expect([...PUBLIC_EVENT_TYPES].filter((type) => !types.has(type))).toEqual([]);
     expect(subscriber.events('sale.created')).toHaveLength(2);
   }, 30_000);
 
@@ -69,7 +78,11 @@ test('the integrator journey: affiliate → link → click → referral → coup
   expect(sale?.commissionEarned).toEqual(expect.any(Number));
   expect(subscriber.events('promocode.created')[0]?.body.data.coupon.id).toBe(coupon.id);
   expect(subscriber.events('coupon.created')[0]?.body.data.promotionalCodes).toEqual([]);
+  for (const type of PUBLIC_EVENT_TYPES.filter((candidate) => candidate.endsWith('.deleted'))) {
+    expect({ type, keys: Object.keys(subscriber.events(type)[0]?.body.data ?? {}) }).toEqual({ type, keys: ['id'] });
+  }
   expect(subscriber.events('sale.deleted')[0]?.body.data).toEqual({ id: saleByReferral.id });
+  expect(subscriber.events('sale.updated')[0]?.body.data.commissions[0]).toMatchObject({ payoutCreated: true, payoutId: 'po_1' });
   const updated = subscriber.events('affiliate.updated')[0]?.body.data;
   expect(updated).not.toHaveProperty('previous_attributes');
 });
