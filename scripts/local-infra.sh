@@ -127,8 +127,11 @@ status() {
   return $rc
 }
 
+# The docs page test renders /docs in a real headless browser.
+ensure_chromium() { command -v chromium >/dev/null || apt_install chromium; }
+
 case "${1:-}" in
-  start) start_mongo; start_rabbitmq; start_redis; print_env ;;
+  start) ensure_chromium; start_mongo; start_rabbitmq; start_redis; print_env ;;
   stop) stop_redis; stop_rabbitmq; stop_mongo ;;
   status) status ;;
   env) print_env ;;
