@@ -1,0 +1,30 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { ADMIN_TOKEN, System } from '../harness';
+
+const run = promisify(execFile);
+let system: System;
+
+beforeAll(async () => {
+  system = await System.start();
+}, 180_000);
+afterAll(() => system?.stop());
+
+/**
+ * Schemathesis generates requests from the published OpenAPI document (valid and invalid ones) and
+ * checks every answer: no 5xx ever, and status, content type, body and headers as documented.
+ * `npm run fuzz` runs it longer (FUZZ_EXAMPLES); CI runs a short pass.
+ */
+test('schema fuzzing finds no server error and no response that breaks the OpenAPI document', async () => {
+  const { key } = await system.createProgram({ rateLimit: { points: 100_000, duration: 1 } });
+  const examples = process.env.FUZZ_EXAMPLES ?? '10';
+  const outcome = await run('bash', [join(__dirname, '..', '..', 'scripts', 'fuzz.sh'), system.gatewayUrl, key, ADMIN_TOKEN, examples], {
+    maxBuffer: 64 * 1024 * 1024,
+    timeout: 15 * 60_000,
+  }).then(
+    () => ({ failed: false, output: '' }),
+    (error: { stdout?: string; stderr?: string }) => ({ failed: true, output: `${error.stdout ?? ''}\n${error.stderr ?? ''}`.slice(-20_000) }),
+  );
+  expect(outcome).toEqual({ failed: false, output: '' });
+}, 16 * 60_000);
