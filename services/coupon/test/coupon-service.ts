@@ -1,7 +1,6 @@
 import type { Affiliate, EventEnvelope, EventType } from '@affiliate/contracts';
-import { bootService, createLogger, EventBus, processedEvents, type RunningService } from '@affiliate/platform';
-import { internalHeaders, newProgramId, testServiceSettings, uniqueName } from '@affiliate/platform/testing';
-import request from 'supertest';
+import { bootService, type RunningService } from '@affiliate/platform';
+import { newProgramId, recordEvents, serviceApi, testServiceSettings, uniqueName, type ServiceApi } from '@affiliate/platform/testing';
 import { buildAffiliateService } from '../../affiliate/src/service';
 import { buildCouponService } from '../src/service';
 
@@ -20,22 +19,9 @@ export type Harness = {
   stop: () => Promise<void>;
 };
 
-export type Api = {
-  get: (path: string, query?: Record<string, string>) => request.Test;
-  post: (path: string, body?: unknown) => request.Test;
-  put: (path: string, body?: unknown) => request.Test;
-  delete: (path: string, body?: unknown) => request.Test;
-};
+export type Api = ServiceApi;
 
-function apiOf(service: RunningService, programId: string): Api {
-  const headers = internalHeaders(programId);
-  return {
-    get: (path, query = {}) => request(service.url).get(path).query(query).set(headers),
-    post: (path, body) => request(service.url).post(path).set(headers).send(body as object),
-    put: (path, body) => request(service.url).put(path).set(headers).send(body as object),
-    delete: (path, body) => request(service.url).delete(path).set(headers).send(body as object),
-  };
-}
+const apiOf = (service: RunningService, programId: string): Api => serviceApi(service.url, programId);
 
 export async function startCouponService(): Promise<Harness> {
   const exchange = uniqueName('test_events');
@@ -43,14 +29,8 @@ export async function startCouponService(): Promise<Harness> {
   const coupon = await bootService(testServiceSettings('coupon', { exchange }), (context) =>
     buildCouponService(context, { affiliateUrl: affiliate.url }),
   );
-  const bus = new EventBus({ url: coupon.context.settings.amqpUrl, exchange, logger: createLogger('test-bus', 'silent') });
-  const published: EventEnvelope[] = [];
-  await bus.subscribe({
-    queue: uniqueName('observer'),
-    eventTypes: ['coupon.*', 'promocode.*'],
-    processedEvents: processedEvents(coupon.context.connection, uniqueName('observer')),
-    handler: async (event) => void published.push(event),
-  });
+  const recorder = await recordEvents({ amqpUrl: coupon.context.settings.amqpUrl, exchange, eventTypes: ['coupon.*', 'promocode.*'], connection: coupon.context.connection });
+  const published = recorder.events;
   let counter = 0;
   const createAffiliate: Harness['createAffiliate'] = async (programId, fields = {}) => {
     counter += 1;
@@ -60,7 +40,7 @@ export async function startCouponService(): Promise<Harness> {
     return response.body as Affiliate;
   };
   const stop = async () => {
-    await bus.close();
+    await recorder.close();
     await coupon.stop();
     await affiliate.stop();
   };

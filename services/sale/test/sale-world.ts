@@ -1,6 +1,6 @@
 import type { Affiliate, Coupon, EventEnvelope, PromotionalCode, Referral } from '@affiliate/contracts';
-import { EventBus, bootService, createLogger, processedEvents, type RunningService, type ServiceSettings } from '@affiliate/platform';
-import { eventually, internalHeaders, testServiceSettings, uniqueName } from '@affiliate/platform/testing';
+import { bootService, type RunningService, type ServiceSettings } from '@affiliate/platform';
+import { eventually, recordEvents, serviceApi, testServiceSettings, uniqueName, type ServiceApi } from '@affiliate/platform/testing';
 import request from 'supertest';
 import { buildAffiliateService } from '../../affiliate/src/service';
 import { buildCouponService } from '../../coupon/src/service';
@@ -23,22 +23,9 @@ export type SaleWorld = {
   stop: () => Promise<void>;
 };
 
-export type Api = {
-  get: (path: string, query?: Record<string, string>) => request.Test;
-  post: (path: string, body?: unknown) => request.Test;
-  put: (path: string, body?: unknown) => request.Test;
-  delete: (path: string, body?: unknown) => request.Test;
-};
+export type Api = ServiceApi;
 
-function apiOf(service: RunningService, programId: string): Api {
-  const headers = internalHeaders(programId);
-  return {
-    get: (path, query = {}) => request(service.url).get(path).query(query).set(headers),
-    post: (path, body) => request(service.url).post(path).set(headers).send(body as object),
-    put: (path, body) => request(service.url).put(path).set(headers).send(body as object),
-    delete: (path, body) => request(service.url).delete(path).set(headers).send(body as object),
-  };
-}
+const apiOf = (service: RunningService, programId: string): Api => serviceApi(service.url, programId);
 
 export async function startSaleWorld(): Promise<SaleWorld> {
   const exchange = uniqueName('test_events');
@@ -50,14 +37,8 @@ export async function startSaleWorld(): Promise<SaleWorld> {
   const saleSettings = testServiceSettings('sale', { exchange });
   const sale = await bootService(saleSettings, (context) => buildSaleService(context, upstreams));
 
-  const saleEvents: EventEnvelope[] = [];
-  const listener = new EventBus({ url: saleSettings.amqpUrl, exchange, logger: createLogger('listener', 'silent') });
-  await listener.subscribe({
-    queue: 'sale-test-listener',
-    eventTypes: ['sale.*'],
-    processedEvents: processedEvents(sale.context.connection, uniqueName('listener')),
-    handler: async (event) => void saleEvents.push(event),
-  });
+  const listener = await recordEvents({ amqpUrl: saleSettings.amqpUrl, exchange, eventTypes: ['sale.*'], connection: sale.context.connection });
+  const saleEvents = listener.events;
 
   const variants: RunningService[] = [];
   const bootSaleVariant = async (deps: Partial<SaleServiceDeps>) => {

@@ -57,3 +57,4 @@ export async function eventually<T>(check: () => Promise<T> | T, timeoutMs = 10_
 
 export * from './rabbit-node';
 export * from './mongo-node';
+export * from './service-api';
