@@ -1,4 +1,4 @@
-import type { EventEnvelope, EventType, Program } from '@affiliate/contracts';
+import { Affiliate, type EventEnvelope, type EventType, type Program } from '@affiliate/contracts';
 import { bootService, createEvent, EventBus, type RunningService } from '@affiliate/platform';
 import { newProgramId, recordEvents, serviceApi, testServiceSettings, type ServiceApi } from '@affiliate/platform/testing';
 import { buildAffiliateService } from '../src/service';
@@ -52,3 +52,10 @@ export const eventsOf = (harness: Harness, type: EventType, id: string) =>
   harness.published.filter((event) => event.type === type && event.data.id === id);
 
 export { newProgramId };
+
+/** Creates an affiliate through the API and checks the answer against the contract. */
+export async function createAffiliate(api: Api, email: string, affiliateLink?: string): Promise<Affiliate> {
+  const response = await api.post('/affiliates', { firstName: 'Ann', lastName: 'Lee', email, affiliateLink });
+  expect(response.status).toBe(200);
+  return Affiliate.parse(response.body);
+}

@@ -1,5 +1,5 @@
 import { Affiliate } from '@affiliate/contracts';
-import { newProgramId, startAffiliateService, type Api, type Harness } from './affiliate-service';
+import { createAffiliate, newProgramId, startAffiliateService, type Harness } from './affiliate-service';
 
 let harness: Harness;
 beforeAll(async () => {
@@ -8,12 +8,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await harness.stop();
 });
-
-async function createAffiliate(api: Api, email: string, affiliateLink?: string): Promise<Affiliate> {
-  const response = await api.post('/affiliates', { firstName: 'Ann', lastName: 'Lee', email, affiliateLink });
-  expect(response.status).toBe(200);
-  return Affiliate.parse(response.body);
-}
 
 test('GET /affiliates?id= finds an affiliate by its id', async () => {
   const api = harness.api(newProgramId());

@@ -1,6 +1,6 @@
 import { Affiliate, LINK_MESSAGES } from '@affiliate/contracts';
 import { eventually } from '@affiliate/platform/testing';
-import { eventsOf, newProgramId, startAffiliateService, type Api, type Harness } from './affiliate-service';
+import { createAffiliate, eventsOf, newProgramId, startAffiliateService, type Harness } from './affiliate-service';
 
 let harness: Harness;
 beforeAll(async () => {
@@ -9,12 +9,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await harness.stop();
 });
-
-async function createAffiliate(api: Api, email: string, affiliateLink?: string): Promise<Affiliate> {
-  const response = await api.post('/affiliates', { firstName: 'Ann', lastName: 'Lee', email, affiliateLink });
-  expect(response.status).toBe(200);
-  return Affiliate.parse(response.body);
-}
 
 const slugsOf = (affiliate: Affiliate) => affiliate.affiliateLinks.map((link) => link.link);
 

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { Affiliate, Click, LinkResponse } from '@affiliate/contracts';
+import { Click, LinkResponse } from '@affiliate/contracts';
 import { createEvent } from '@affiliate/platform';
 import { eventually } from '@affiliate/platform/testing';
-import { newProgramId, startAffiliateService, type Api, type Harness } from './affiliate-service';
+import { createAffiliate, newProgramId, startAffiliateService, type Api, type Harness } from './affiliate-service';
 
 let harness: Harness;
 beforeAll(async () => {
@@ -11,12 +11,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await harness.stop();
 });
-
-async function createAffiliate(api: Api, email: string, affiliateLink?: string): Promise<Affiliate> {
-  const response = await api.post('/affiliates', { firstName: 'Ann', lastName: 'Lee', email, affiliateLink });
-  expect(response.status).toBe(200);
-  return Affiliate.parse(response.body);
-}
 
 const linkNamed = async (api: Api, link: string) => LinkResponse.parse((await api.get('/links', { link })).body[0]);
 
