@@ -1,4 +1,4 @@
-import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
+import { Agent, type ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { errorResponseBody, type Logger } from '@affiliate/platform';
 import { createProxyMiddleware, type RequestHandler as ProxyHandler } from 'http-proxy-middleware';
 import CircuitBreaker from 'opossum';
@@ -89,7 +89,10 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
     econnreset: (_error: Error, request: IncomingMessage) => inFlight.get(request)?.settle(),
   };
 
-  const proxyOptions = { target: options.url, proxyTimeout: options.timeoutMs, changeOrigin: false };
+  // Without an agent http-proxy opens a new connection per request and sends `Connection: close`,
+  // which the client then sees too; a keep-alive pool per upstream avoids both.
+  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  const proxyOptions = { target: options.url, proxyTimeout: options.timeoutMs, changeOrigin: false, agent };
   const streaming: ProxyHandler = createProxyMiddleware({ ...proxyOptions, on: handlers });
   const capturing: ProxyHandler = createProxyMiddleware({ ...proxyOptions, selfHandleResponse: true, on: handlers });
 
@@ -144,7 +147,10 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
       }
     },
     isOpen: () => breaker.opened,
-    shutdown: () => breaker.shutdown(),
+    shutdown: () => {
+      breaker.shutdown();
+      agent.destroy();
+    },
   };
 }
 

@@ -1,5 +1,5 @@
 import { attemptDelivery, leaseMs, type Dispatcher } from '../../domain/attempt-delivery';
-import { claimDueDelivery, type ClaimedDelivery } from '../../domain/claim-delivery';
+import { claimDueDelivery, findDueDeliveries, type ClaimedDelivery } from '../../domain/claim-delivery';
 
 /**
  * Sends due deliveries. The schedule lives in the database (nextAttemptAt), so a restart resumes it;
@@ -59,10 +59,17 @@ export class DeliveryScheduler {
     const { models, settings, logger } = this.dispatcher;
     try {
       while (!this.stopped && this.attempts.size < settings.maxInFlight) {
-        const busy = [...this.inFlightByEndpoint].filter(([, count]) => count >= settings.endpointConcurrency).map(([endpointId]) => endpointId);
-        const delivery = await claimDueDelivery(models, busy, leaseMs(settings));
-        if (!delivery) break;
-        this.launch(delivery);
+        const due = await findDueDeliveries(models, this.busyEndpoints(), settings.maxInFlight - this.attempts.size);
+        let launched = 0;
+        for (const candidate of due) {
+          if (this.stopped || this.attempts.size >= settings.maxInFlight) break;
+          if ((this.inFlightByEndpoint.get(candidate.endpointId) ?? 0) >= settings.endpointConcurrency) continue;
+          const delivery = await claimDueDelivery(models, candidate._id, leaseMs(settings));
+          if (!delivery) continue; // another replica took it
+          this.launch(delivery);
+          launched += 1;
+        }
+        if (launched === 0) break;
       }
       if (this.failing) logger.info('webhook scheduler claiming again');
       this.failing = false;
@@ -70,6 +77,11 @@ export class DeliveryScheduler {
       if (!this.failing) logger.warn({ err: error }, 'webhook scheduler cannot claim deliveries; retrying');
       this.failing = true;
     }
+  }
+
+  private busyEndpoints(): string[] {
+    const { endpointConcurrency } = this.dispatcher.settings;
+    return [...this.inFlightByEndpoint].filter(([, count]) => count >= endpointConcurrency).map(([endpointId]) => endpointId);
   }
 
   private launch(delivery: ClaimedDelivery): void {

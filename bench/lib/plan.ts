@@ -1,0 +1,31 @@
+/** How long each scenario runs: the full run fits 10 minutes on 2 cores, --quick fits 2 (CI). */
+export type Plan = {
+  mode: 'full' | 'quick';
+  /**
+   * Seconds into the run by which the event-rate search must be done (it only takes steps that fit);
+   * fan-out comes after it, so the full run keeps about 3 minutes in reserve under its 10.
+   */
+  budgetSeconds: number;
+  gateway: { warmupSeconds: number; rounds: number; seconds: number; connections: number; unloadedSeconds: number };
+  sales: { warmupSeconds: number; seconds: number; connections: number };
+  events: { warmupSeconds: number; seconds: number; rates: number[]; drainTimeoutSeconds: number; search: boolean };
+  fanOut: { endpoints: number; events: number; timeoutSeconds: number };
+};
+
+export const FULL: Plan = {
+  mode: 'full',
+  budgetSeconds: 400,
+  gateway: { warmupSeconds: 3, rounds: 3, seconds: 4, connections: 32, unloadedSeconds: 2 },
+  sales: { warmupSeconds: 5, seconds: 30, connections: 64 },
+  events: { warmupSeconds: 3, seconds: 60, rates: [100, 500], drainTimeoutSeconds: 20, search: true },
+  fanOut: { endpoints: 50, events: 100, timeoutSeconds: 45 },
+};
+
+export const QUICK: Plan = {
+  mode: 'quick',
+  budgetSeconds: 110,
+  gateway: { warmupSeconds: 1, rounds: 1, seconds: 3, connections: 32, unloadedSeconds: 2 },
+  sales: { warmupSeconds: 1, seconds: 5, connections: 64 },
+  events: { warmupSeconds: 1, seconds: 5, rates: [100, 500], drainTimeoutSeconds: 8, search: false },
+  fanOut: { endpoints: 50, events: 10, timeoutSeconds: 20 },
+};

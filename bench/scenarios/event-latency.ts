@@ -1,0 +1,156 @@
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { pacedLoop } from '../lib/paced-load';
+import { round, sleep, slope, summarize } from '../lib/stats';
+import { withPeakMemory, type ScenarioContext } from './context';
+
+export type RateStep = {
+  targetPerSecond: number;
+  seconds: number;
+  /** POST /affiliates answered 200, per second of the window. */
+  acceptedPerSecond: number;
+  deliveredPerSecond: number;
+  failedRequests: number;
+  skippedRequests: number;
+  /** From the 200 of POST /affiliates to the verified webhook at the subscriber. */
+  latencyMs: { p50: number; p99: number; max: number };
+  /** Accepted events not delivered within the drain time (their latency counts as at least that). */
+  undelivered: number;
+  /** Growth of (accepted - delivered) over the second half of the window, events per second. */
+  backlogGrowthPerSecond: number;
+  backlogAtEnd: number;
+  /** Events of earlier steps still undelivered when this one started (they compete for the dispatcher). */
+  pendingAtStart: number;
+  sustained: boolean;
+};
+
+export type EventLatency = {
+  event: string;
+  steps: RateStep[];
+  /** The highest rate of the steps run that held for the whole window without the backlog growing. */
+  highestSustainedPerSecond: number | null;
+  sustainWindowSeconds: number;
+};
+
+/**
+ * Events end to end: POST /affiliates through the gateway, the affiliate service writes the
+ * affiliate and its event in one document, the outbox relay publishes to RabbitMQ, the dispatcher
+ * stores a delivery and sends the signed webhook to the local subscriber. Requests leave at a fixed
+ * rate (open loop). A step is sustained when at least 95% of the rate was accepted, under 1% of the
+ * requests failed, and the backlog did not grow by more than 5% of the rate per second.
+ */
+export async function eventLatency(context: ScenarioContext) {
+  const { bench, receiver, plan } = context;
+  const program = await bench.createProgram();
+  const path = '/latency';
+  const endpoint = await program.api.expectOk<{ secret: string }>('POST', '/webhook-endpoints', { url: receiver.endpointUrl(path), eventTypes: ['affiliate.created'] });
+  receiver.setSecret(path, endpoint.secret);
+
+  const acceptedAt = new Map<string, number>();
+  const arrivedAt = new Map<string, number>();
+  const stopListening = receiver.onArrival((arrival) => {
+    if (arrival.endpoint === path && arrival.event === 'affiliate.created' && !arrivedAt.has(arrival.objectId)) arrivedAt.set(arrival.objectId, arrival.at);
+  });
+  const tag = randomUUID().slice(0, 8);
+  let sequence = 0;
+
+  const step = async (rate: number, seconds: number, warmupSeconds: number): Promise<RateStep> => {
+    const fire = (measured: Set<string> | undefined) => async () => {
+      const n = sequence++;
+      const answer = await program.api.send('POST', '/affiliates', { firstName: 'Event', lastName: `Bench ${n}`, email: `event-${tag}-${n}@example.com` });
+      if (answer.status !== 200) return false;
+      const id = (JSON.parse(answer.body) as { id: string }).id;
+      acceptedAt.set(id, answer.answeredAt);
+      measured?.add(id);
+      return true;
+    };
+    const pendingAtStart = acceptedAt.size - arrivedAt.size;
+    context.log(`  ${rate}/s: warm-up ${warmupSeconds} s, then ${seconds} s${pendingAtStart > 0 ? ` (${pendingAtStart} events of earlier steps still pending)` : ''}`);
+    if (warmupSeconds > 0) await pacedLoop({ rate, seconds: warmupSeconds, maxInFlight: 256, fire: fire(undefined) });
+
+    const measured = new Set<string>();
+    const deliveredBefore = arrivedAt.size;
+    const backlog: Array<[number, number]> = [];
+    const started = performance.now();
+    const sampler = setInterval(() => backlog.push([(performance.now() - started) / 1000, acceptedAt.size - arrivedAt.size]), 1000);
+    const loop = await pacedLoop({ rate, seconds, maxInFlight: 256, fire: fire(measured) });
+    clearInterval(sampler);
+    const windowSeconds = (performance.now() - started) / 1000;
+    const deliveredInWindow = arrivedAt.size - deliveredBefore;
+    const backlogAtEnd = acceptedAt.size - arrivedAt.size;
+
+    const drainDeadline = performance.now() + plan.events.drainTimeoutSeconds * 1000;
+    while (acceptedAt.size > arrivedAt.size && performance.now() < drainDeadline) await sleep(100);
+    const drainedAt = performance.now();
+    const latencies: number[] = [];
+    let undelivered = 0;
+    for (const id of measured) {
+      const arrival = arrivedAt.get(id);
+      if (arrival === undefined) undelivered++;
+      latencies.push((arrival ?? drainedAt) - (acceptedAt.get(id) as number));
+    }
+    const latency = summarize(latencies);
+    const growth = slope(backlog.slice(Math.floor(backlog.length / 2)));
+    const accepted = loop.ok / windowSeconds;
+    const result: RateStep = {
+      targetPerSecond: rate,
+      seconds: round(windowSeconds, 1),
+      acceptedPerSecond: round(accepted, 1),
+      deliveredPerSecond: round(deliveredInWindow / windowSeconds, 1),
+      failedRequests: loop.failed,
+      skippedRequests: loop.skipped,
+      latencyMs: { p50: round(latency.p50, 1), p99: round(latency.p99, 1), max: round(latency.max, 1) },
+      undelivered,
+      backlogGrowthPerSecond: round(growth, 1),
+      backlogAtEnd,
+      pendingAtStart,
+      sustained: accepted >= 0.95 * rate && loop.failed <= 0.01 * loop.offered && growth <= Math.max(2, 0.05 * rate),
+    };
+    context.log(
+      `    accepted ${result.acceptedPerSecond}/s, delivered ${result.deliveredPerSecond}/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms, max ${result.latencyMs.max} ms, ` +
+        `backlog +${result.backlogGrowthPerSecond}/s (${backlogAtEnd} at end), ${undelivered} undelivered: ${result.sustained ? 'sustained' : 'not sustained'}`,
+    );
+    return result;
+  };
+
+  return withPeakMemory(context, async () => {
+    const { seconds, warmupSeconds } = plan.events;
+    const steps: RateStep[] = [];
+    for (const rate of plan.events.rates) steps.push(await step(rate, seconds, warmupSeconds));
+    if (plan.events.search) await search(steps);
+    stopListening();
+    const held = steps.filter((each) => each.sustained).map((each) => each.targetPerSecond);
+    const result: EventLatency = {
+      event: 'affiliate.created',
+      steps,
+      highestSustainedPerSecond: held.length > 0 ? Math.max(...held) : null,
+      sustainWindowSeconds: seconds,
+    };
+    return result;
+  });
+
+  /**
+   * Narrows the highest sustained rate with the steps the budget allows: above the highest rate
+   * that held, guided by the delivery rate measured where it did not hold.
+   */
+  async function search(steps: RateStep[]): Promise<void> {
+    const stepCost = plan.events.seconds + plan.events.warmupSeconds + plan.events.drainTimeoutSeconds / 2;
+    for (let attempt = 0; attempt < 3 && context.remainingSeconds() > stepCost + 15; attempt++) {
+      const held = steps.filter((each) => each.sustained);
+      const failed = steps.filter((each) => !each.sustained);
+      const best = held.length > 0 ? Math.max(...held.map((each) => each.targetPerSecond)) : 0;
+      const lowestFailure = failed.length > 0 ? Math.min(...failed.map((each) => each.targetPerSecond)) : Number.POSITIVE_INFINITY;
+      const roundTen = (value: number) => Math.round(value / 10) * 10;
+      let next: number;
+      if (lowestFailure === Number.POSITIVE_INFINITY) next = best * 2;
+      else if (attempt === 0) {
+        // First guess: a little under the capacity seen where it broke, between what held and what broke.
+        const capacity = Math.min(...failed.map((each) => Math.min(each.acceptedPerSecond, each.deliveredPerSecond)));
+        next = Math.min(lowestFailure - 10, Math.max(best + 10, roundTen(0.9 * capacity)));
+      } else next = roundTen((best + lowestFailure) / 2);
+      if (next <= best || next >= lowestFailure || lowestFailure - best <= 20) return;
+      context.log(`  searching the highest sustained rate: ${next}/s (${Math.round(context.remainingSeconds())} s of budget left)`);
+      steps.push(await step(next, plan.events.seconds, plan.events.warmupSeconds));
+    }
+  }
+}
