@@ -80,6 +80,10 @@ export async function bootService(
   const server = await new Promise<Server>((resolve) => {
     const listening = app.listen(settings.port, () => resolve(listening));
   });
+  // The gateway pools connections to us; closing idle ones before it does would make it write to a
+  // socket we just closed (ECONNRESET). Keep them longer than any caller's pool keeps them idle.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   const port = (server.address() as AddressInfo).port;
   logger.info({ port }, `${settings.name} listening`);
 
