@@ -1,4 +1,4 @@
-import { internalHeaders, newProgramId } from '@affiliate/platform/testing';
+import { hostileBodies, internalHeaders, newProgramId } from '@affiliate/platform/testing';
 import request from 'supertest';
 import { createAffiliate, referralEmail, startReferralWorld, type ReferralWorld } from './harness';
 
@@ -10,17 +10,6 @@ afterAll(() => world.stop());
 
 const programId = newProgramId();
 const VALID_ID = '00000000-0000-4000-8000-000000000000';
-const hostile: unknown[] = [null, 42, -1, 1.5, true, [], ['x'], {}, { $gt: '' }, { $ne: null }, { __proto__: { admin: true } }, 'x'.repeat(100_000), '', ' '];
-
-function* bodiesFor(base: Record<string, unknown>): Generator<Record<string, unknown>> {
-  for (const field of Object.keys(base)) {
-    for (const value of hostile) yield { ...base, [field]: value };
-  }
-  yield { ...base, unexpected: 'field' };
-  yield { ...base, nested: { deeper: { $where: 'sleep(1000)' } } };
-  yield JSON.parse(`{"__proto__": {"polluted": true}, ${JSON.stringify(base).slice(1)}`) as Record<string, unknown>;
-}
-
 function expectClientError(response: request.Response, what: string) {
   if (response.status < 400 || response.status >= 500) throw new Error(`${what} answered ${response.status}: ${JSON.stringify(response.body)}`);
   expect(response.body.error ?? response.body.message).toBeTruthy();
@@ -29,7 +18,7 @@ function expectClientError(response: request.Response, what: string) {
 test('hostile bodies on POST /referrals are 4xx with a message, never 500', async () => {
   const affiliate = await createAffiliate(world, programId);
   const base = { affiliateId: affiliate.id, email: referralEmail(), name: 'n', plan: 'p', referredUserExternalId: 'e', status: 'active', clickId: 1, link: 'slug' };
-  for (const body of bodiesFor(base)) {
+  for (const body of hostileBodies(base)) {
     const response = await request(world.referral.server).post('/referrals').set(internalHeaders(programId)).send(body);
     if (response.status === 200) continue; // some values (e.g. clickId: 42) are legal
     expectClientError(response, `POST ${JSON.stringify(body).slice(0, 120)}`);
@@ -38,7 +27,7 @@ test('hostile bodies on POST /referrals are 4xx with a message, never 500', asyn
 
 test('hostile bodies on PUT /referrals are 4xx in the numbered shape, never 500', async () => {
   const base = { referralId: VALID_ID, name: 'n', email: referralEmail(), plan: 'p', referredUserExternalId: 'e', status: 'active' };
-  for (const body of bodiesFor(base)) {
+  for (const body of hostileBodies(base)) {
     const response = await request(world.referral.server).put('/referrals').set(internalHeaders(programId)).send(body);
     expectClientError(response, `PUT ${JSON.stringify(body).slice(0, 120)}`);
     expect(typeof response.body.error).toBe('number');
@@ -47,7 +36,7 @@ test('hostile bodies on PUT /referrals are 4xx in the numbered shape, never 500'
 });
 
 test('hostile bodies on DELETE /referrals are 4xx, never 500', async () => {
-  for (const body of bodiesFor({ referralId: VALID_ID })) {
+  for (const body of hostileBodies({ referralId: VALID_ID })) {
     const response = await request(world.referral.server).delete('/referrals').set(internalHeaders(programId)).send(body);
     expectClientError(response, `DELETE ${JSON.stringify(body).slice(0, 120)}`);
   }

@@ -1,4 +1,4 @@
-import { newProgramId } from '@affiliate/platform/testing';
+import { hostileBodies, newProgramId } from '@affiliate/platform/testing';
 import type request from 'supertest';
 import { affiliateWithCode, startSaleWorld, timesRedeemed, type SaleWorld } from './sale-world';
 
@@ -11,17 +11,6 @@ afterAll(() => world.stop());
 const programId = newProgramId();
 const VALID_ID = '00000000-0000-4000-8000-000000000000';
 const sales = () => world.api(world.sale, programId);
-const hostile: unknown[] = [null, 42, -1, 1.5, -0.01, 1e300, true, [], ['x'], {}, { $gt: '' }, { $ne: null }, { __proto__: { admin: true } }, 'x'.repeat(100_000), '', ' '];
-
-function* bodiesFor(base: Record<string, unknown>): Generator<Record<string, unknown>> {
-  for (const field of Object.keys(base)) {
-    for (const value of hostile) yield { ...base, [field]: value };
-  }
-  yield { ...base, unexpected: 'field' };
-  yield { ...base, nested: { deeper: { $where: 'sleep(1000)' } } };
-  yield JSON.parse(`{"__proto__": {"polluted": true}, ${JSON.stringify(base).slice(1)}`) as Record<string, unknown>;
-}
-
 function expectClientError(response: request.Response, what: string) {
   if (response.status < 400 || response.status >= 500) throw new Error(`${what} answered ${response.status}: ${JSON.stringify(response.body)}`);
   expect(typeof response.body.error).toBe('string');
@@ -34,7 +23,7 @@ test('hostile bodies on POST /sales are 4xx with a message, never 500', async ()
     { referralId: VALID_ID, email: 'a@example.com', totalEarned: 10 },
   ];
   for (const base of bases) {
-    for (const body of bodiesFor(base)) {
+    for (const body of hostileBodies(base)) {
       const response = await sales().post('/sales', body);
       if (response.status === 200) continue; // some values are legal (totalEarned: 42; a repeat of externalId pi_x)
       expectClientError(response, `POST ${JSON.stringify(body).slice(0, 120)}`);
@@ -45,13 +34,13 @@ test('hostile bodies on POST /sales are 4xx with a message, never 500', async ()
 });
 
 test('hostile bodies on PUT /sales are 4xx, never 500', async () => {
-  for (const body of bodiesFor({ saleId: VALID_ID, totalEarned: 1, commissionRate: 10, payoutId: 'po', payoutCreated: true })) {
+  for (const body of hostileBodies({ saleId: VALID_ID, totalEarned: 1, commissionRate: 10, payoutId: 'po', payoutCreated: true })) {
     expectClientError(await sales().put('/sales', body), `PUT ${JSON.stringify(body).slice(0, 120)}`);
   }
 });
 
 test('hostile bodies on DELETE /sales are 4xx, never 500', async () => {
-  for (const body of bodiesFor({ saleId: VALID_ID })) {
+  for (const body of hostileBodies({ saleId: VALID_ID })) {
     expectClientError(await sales().delete('/sales', body), `DELETE ${JSON.stringify(body).slice(0, 120)}`);
   }
 });

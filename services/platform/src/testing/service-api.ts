@@ -42,3 +42,16 @@ export async function recordEvents(options: { amqpUrl: string; exchange: string;
   });
   return { events, bus, close: () => bus.close() };
 }
+
+/** Values no field should accept: wrong types, operator objects, prototype keys, huge and blank strings. */
+const HOSTILE_VALUES: unknown[] = [null, 42, -1, 1.5, -0.01, 1e300, true, [], ['x'], {}, { $gt: '' }, { $ne: null }, { __proto__: { admin: true } }, 'x'.repeat(100_000), '', ' '];
+
+/** Every field of a valid body replaced by each hostile value in turn, plus unknown, nested and `__proto__` keys. */
+export function* hostileBodies(valid: Record<string, unknown>): Generator<Record<string, unknown>> {
+  for (const field of Object.keys(valid)) {
+    for (const value of HOSTILE_VALUES) yield { ...valid, [field]: value };
+  }
+  yield { ...valid, unexpected: 'field' };
+  yield { ...valid, nested: { deeper: { $where: 'sleep(1000)' } } };
+  yield JSON.parse(`{"__proto__": {"polluted": true}, ${JSON.stringify(valid).slice(1)}`) as Record<string, unknown>;
+}
