@@ -1,5 +1,7 @@
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import type { LoadResult } from './http-load';
+import { round, summarize } from './stats';
 
 export type Answer = { status: number; body: string; sentAt: number; answeredAt: number };
 
@@ -129,4 +131,19 @@ export async function closedLoop(options: { connections: number; seconds: number
   await Promise.all(Array.from({ length: options.connections }, client));
   result.seconds = (performance.now() - started) / 1000;
   return result;
+}
+
+/** A closed loop's outcome in the shape of an autocannon run; 2xx answers count as successes. */
+export function asLoadResult(loop: ClosedLoopResult): LoadResult {
+  const latency = summarize(loop.latencies);
+  const ok = Object.entries(loop.statusCodes).reduce((sum, [code, count]) => sum + (code.startsWith('2') ? count : 0), 0);
+  return {
+    seconds: round(loop.seconds, 2),
+    requests: loop.latencies.length,
+    requestsPerSecond: round(loop.latencies.length / loop.seconds, 1),
+    latencyMs: { p50: round(latency.p50, 3), p99: round(latency.p99, 3), max: round(latency.max, 3) },
+    errors: loop.errors,
+    non2xx: loop.latencies.length - ok,
+    statusCodes: loop.statusCodes,
+  };
 }

@@ -1,8 +1,8 @@
 import { mergeRounds, runLoad, type LoadResult, type LoadSpec } from '../lib/http-load';
 import { INTERNAL_TOKEN } from '../lib/bench-system';
 import { startNginx } from '../lib/nginx';
-import { closedLoop, JsonClient } from '../lib/paced-load';
-import { round, summarize } from '../lib/stats';
+import { asLoadResult, closedLoop, JsonClient } from '../lib/paced-load';
+import { round } from '../lib/stats';
 import { withPeakMemory, type ScenarioContext } from './context';
 
 /**
@@ -15,18 +15,7 @@ async function oneConnection(spec: LoadSpec, seconds: number): Promise<LoadResul
   const client = new JsonClient(url.origin, spec.headers ?? {});
   try {
     const loop = await closedLoop({ connections: 1, seconds, send: () => client.send('GET', `${url.pathname}${url.search}`) });
-    const latency = summarize(loop.latencies);
-    const ok = loop.statusCodes['200'] ?? 0;
-    return {
-      seconds: round(loop.seconds, 2),
-      requests: loop.latencies.length,
-      requestsPerSecond: round(loop.latencies.length / loop.seconds, 1),
-      latencyMs: { p50: round(latency.p50, 3), p99: round(latency.p99, 3), max: round(latency.max, 3) },
-      errors: loop.errors,
-      non2xx: loop.latencies.length - ok,
-      statusCodes: loop.statusCodes,
-      samples: loop.latencies,
-    };
+    return { ...asLoadResult(loop), samples: loop.latencies };
   } finally {
     client.close();
   }

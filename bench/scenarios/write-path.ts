@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { LoadResult } from '../lib/http-load';
-import { closedLoop, type ClosedLoopResult } from '../lib/paced-load';
-import { round, sleep, summarize } from '../lib/stats';
+import { asLoadResult, closedLoop } from '../lib/paced-load';
+import { round, sleep } from '../lib/stats';
 import { withPeakMemory, type ScenarioContext } from './context';
 
 export type WritePath = {
@@ -12,20 +12,6 @@ export type WritePath = {
   /** 200 answers (warm-up and measured) against the counters the sales moved. */
   counters: { ok200: number; promotionalCodeTimesRedeemed: number; couponTimesRedeemed: number; match: boolean };
 };
-
-function asLoadResult(loop: ClosedLoopResult): LoadResult {
-  const latency = summarize(loop.latencies);
-  const ok = Object.entries(loop.statusCodes).reduce((sum, [code, count]) => sum + (code.startsWith('2') ? count : 0), 0);
-  return {
-    seconds: round(loop.seconds, 2),
-    requests: loop.latencies.length,
-    requestsPerSecond: round(loop.latencies.length / loop.seconds, 1),
-    latencyMs: { p50: round(latency.p50, 3), p99: round(latency.p99, 3), max: round(latency.max, 3) },
-    errors: loop.errors,
-    non2xx: loop.latencies.length - ok,
-    statusCodes: loop.statusCodes,
-  };
-}
 
 /**
  * POST /sales by promotional code at a fixed concurrency: each sale redeems the code (coupon
