@@ -132,3 +132,8 @@ test('upstream status codes and headers reach the client unchanged', async () =>
     upstream.answerWith(200);
   }
 });
+
+test("the upstream's Keep-Alive timeout is not passed on: clients follow the gateway's own", async () => {
+  const response = await api().get('/api/v1/coupons').set(bearer(programA.key)).expect(200);
+  expect(response.headers['keep-alive']).not.toBe('timeout=65');
+});

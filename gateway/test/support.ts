@@ -73,7 +73,8 @@ export async function startEchoUpstream(): Promise<EchoUpstream> {
       received.push(entry);
       if (incoming.url === '/healthz') return outgoing.end('{"status":"ok"}');
       if (status === null) return; // hangs: a service that accepts connections but never answers
-      outgoing.writeHead(status, { 'content-type': 'application/json', location: '/somewhere' });
+      // A long keep-alive, like the services': it describes the gateway's pooled connection, not the client's.
+      outgoing.writeHead(status, { 'content-type': 'application/json', location: '/somewhere', 'keep-alive': 'timeout=65' });
       outgoing.end(JSON.stringify({ ...entry, sequence: received.length }));
     });
   });

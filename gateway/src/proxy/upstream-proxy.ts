@@ -66,6 +66,9 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
       }
     },
     proxyRes: (upstreamResponse: IncomingMessage, request: IncomingMessage, response: ServerResponse) => {
+      // The upstream's `Keep-Alive: timeout=…` describes our pooled connection to it, not the client's
+      // connection to us: passed on, it makes clients keep sockets longer than we do and lose requests.
+      delete upstreamResponse.headers['keep-alive'];
       const pending = inFlight.get(request);
       if (!pending) return;
       const outcome = (upstreamResponse.statusCode ?? 502) >= 500 ? new UpstreamServerError(`${options.name} answered ${upstreamResponse.statusCode}`) : undefined;
