@@ -11,6 +11,14 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'no-console': 'error',
+      'no-restricted-syntax': [
+        'error',
+        {
+          // DESIGN.md section 8: the local server may return another caller's later state here.
+          selector: "Property[key.name='returnDocument'][value.value='after'], Property[key.name='new'][value.value=true]",
+          message: 'Do not take a decision or an identity from the document findOneAndUpdate returns after the change: use updateOne and read by _id, or the pre-image (see services/platform/test/database-guarantees.test.ts).',
+        },
+      ],
     },
   },
   {

@@ -6,7 +6,7 @@
 #   document (50 parallel conditional $inc: 46 acknowledged, counter read 6), which breaks
 #   redemption limits and the outbox; mongo-java-server applies each update atomically.
 # Usage: scripts/local-infra.sh start|stop|status|env
-#        scripts/local-infra.sh stop-rabbitmq|start-rabbitmq|stop-mongo|start-mongo   (fault drills)
+#        scripts/local-infra.sh stop-rabbitmq|start-rabbitmq|stop-mongo|kill-mongo|start-mongo   (fault drills)
 # Idempotent: `start` finds running servers and leaves them alone. State lives in .local-infra/.
 set -euo pipefail
 
@@ -63,6 +63,12 @@ start_mongo() {
     "$MONGO_HOME/data.mv" "$MONGO_PORT" >>"$STATE/logs/mongo-local.log" 2>&1 &
   echo $! >"$STATE/mongo-local.pid"
   wait_for_port "$MONGO_PORT" mongo-local
+}
+
+# The crash drill: SIGKILL leaves the server no chance to flush; acknowledged writes must survive it.
+kill_mongo() {
+  if [ -f "$STATE/mongo-local.pid" ]; then kill -9 "$(cat "$STATE/mongo-local.pid")" 2>/dev/null || true; rm -f "$STATE/mongo-local.pid"; fi
+  for _ in $(seq 40); do port_open "$MONGO_PORT" || return 0; sleep 0.25; done
 }
 
 stop_mongo() {
@@ -139,7 +145,8 @@ case "${1:-}" in
   stop-rabbitmq) stop_rabbitmq ;;
   start-mongo) start_mongo ;;
   stop-mongo) stop_mongo ;;
+  kill-mongo) kill_mongo ;;
   start-redis) start_redis ;;
   stop-redis) stop_redis ;;
-  *) echo "usage: $0 start|stop|status|env|start-rabbitmq|stop-rabbitmq|start-mongo|stop-mongo|start-redis|stop-redis" >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|status|env|start-rabbitmq|stop-rabbitmq|start-mongo|stop-mongo|kill-mongo|start-redis|stop-redis" >&2; exit 2 ;;
 esac

@@ -1,19 +1,72 @@
 import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.backend.h2.H2Backend;
+import de.bwaldvogel.mongo.bson.Document;
+import io.netty.channel.Channel;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A MongoDB-wire-compatible server for tests and local runs without Docker: mongo-java-server
  * with its H2 backend, so data survives a restart (the fault drills stop and start it).
  * Usage: java MongoLocal <data-file> <port>. Listens on 127.0.0.1 only.
+ *
+ * Every command that changed something is committed to the data file before it is answered. H2's
+ * MVStore otherwise commits about once a second in the background, and a killed server lost the
+ * last second of acknowledged writes. Concurrent writers share commits (group commit), so the
+ * cost per write falls as writers queue up. The commit writes to the file, which survives
+ * a crash of this process; it does not force the operating system to flush to disk (see
+ * RELIABILITY.md for what that leaves open, and what a MongoDB replica set adds).
  */
 public class MongoLocal {
+  static final class CommittingH2Backend extends H2Backend {
+    private static final Set<String> WRITE_COMMANDS = Set.of(
+        "insert", "update", "delete", "findandmodify", "create", "createindexes", "drop", "dropindexes",
+        "dropdatabase", "renamecollection", "collmod");
+    private final Object commitLock = new Object();
+    /** Commits begun so far, numbered; a commit numbered above what a writer read began after its write. */
+    private final AtomicLong begun = new AtomicLong();
+    /** The number of the last commit that finished (guarded by commitLock). */
+    private long finished = 0;
+
+    CommittingH2Backend(String dataFile) {
+      super(dataFile);
+    }
+
+    @Override
+    public Document handleCommand(Channel channel, String databaseName, String command, Document query) {
+      try {
+        return super.handleCommand(channel, databaseName, command, query);
+      } finally {
+        // Also after a failed command: an ordered insert can fail halfway with its first part written.
+        // Decided by the command, not by hasUnsavedChanges(): that turns false as soon as a commit
+        // (ours or H2's background one) has begun, before the change is in the file.
+        if (WRITE_COMMANDS.contains(command.toLowerCase(Locale.ROOT))) commitCovering(begun.get() + 1);
+      }
+    }
+
+    /**
+     * Group commit: waits until a commit numbered at least `needed` (one that began after the
+     * caller's write) has finished, running it if nobody has. Writers that queue behind a commit
+     * share the next one instead of each writing a chunk of their own.
+     */
+    private void commitCovering(long needed) {
+      synchronized (commitLock) {
+        if (finished >= needed) return;
+        long number = begun.incrementAndGet();
+        commit();
+        finished = number;
+      }
+    }
+  }
+
   public static void main(String[] args) throws Exception {
     String dataFile = args.length > 0 ? args[0] : "mongo-local.mv";
     int port = args.length > 1 ? Integer.parseInt(args[1]) : 27017;
-    MongoServer server = new MongoServer(new H2Backend(dataFile));
+    MongoServer server = new MongoServer(new CommittingH2Backend(dataFile));
     server.bind("127.0.0.1", port);
     Runtime.getRuntime().addShutdownHook(new Thread(server::shutdown));
-    System.err.println("mongo-local (mongo-java-server, H2) listening on 127.0.0.1:" + port);
+    System.err.println("mongo-local (mongo-java-server, H2, commit per write) listening on 127.0.0.1:" + port);
     Thread.currentThread().join();
   }
 }

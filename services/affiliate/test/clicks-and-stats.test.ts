@@ -39,6 +39,17 @@ test('POST /clicks returns numeric click ids unique in the program, even when cl
   expect(unknown.body.error).toMatch(/^link/);
 });
 
+test('200 concurrent clicks on one program get 200 distinct click ids, numbered 1 to 200', async () => {
+  const programId = newProgramId();
+  const api = harness.api(programId);
+  await createAffiliate(api, 'bea@example.com', 'bea');
+  const responses = await Promise.all(Array.from({ length: 200 }, () => api.post('/clicks', { link: 'bea' })));
+  expect(responses.map((response) => response.status)).toEqual(Array(200).fill(200));
+  const clickIds = responses.map((response) => Click.parse(response.body).clickId).sort((a, b) => a - b);
+  expect(clickIds).toEqual(Array.from({ length: 200 }, (_, index) => index + 1));
+  expect((await linkNamed(api, 'bea')).clicks).toBe(200);
+});
+
 test('after 100 clicks, 10 referrals and 5 sales (one deleted), each event delivered repeatedly, GET /links shows 100 / 10 / 4 and the revenue', async () => {
   const programId = newProgramId();
   const api = harness.api(programId);

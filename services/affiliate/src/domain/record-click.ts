@@ -11,12 +11,20 @@ export async function liveLinkBySlug(models: Models, programId: string, slug: st
   return (await models.affiliates.exists({ _id: link.affiliateId, programId })) ? link : null;
 }
 
-/** Click ids count up per program; the $inc on the program's one counter document is atomic. */
+/**
+ * Click ids count up per program. Each caller takes the counter's value from before its own atomic
+ * $inc (the pre-image, which the server copies under the document's lock) and adds one, so no two
+ * clicks share an id. Not the value after the $inc: the local server may return another caller's
+ * later state there (DESIGN.md section 8, services/platform/test/database-guarantees.test.ts).
+ */
 async function nextClickId(models: Models, programId: string): Promise<number> {
   for (;;) {
     try {
-      const counter = await models.clickCounters.findOneAndUpdate({ _id: programId }, { $inc: { lastClickId: 1 } }, { upsert: true, new: true }).lean();
-      if (counter) return counter.lastClickId;
+      const before = await models.clickCounters
+        .findOneAndUpdate({ _id: programId }, { $inc: { lastClickId: 1 } }, { upsert: true, returnDocument: 'before' })
+        .lean();
+      // No pre-image: this call created the counter, at 1.
+      return (before?.lastClickId ?? 0) + 1;
     } catch (error) {
       // Two first clicks of a program both tried to create the counter; the loser increments it.
       if (!isDuplicateKey(error)) throw error;

@@ -2,7 +2,7 @@ import { EventEnvelope } from '@affiliate/contracts';
 import amqp, { type AmqpConnectionManager, type ChannelWrapper } from 'amqp-connection-manager';
 import type { Channel, ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { withRequestContext, type Logger } from '../logger';
-import type { ProcessedEvents } from './processed-events';
+import type { ClaimOutcome, ProcessedEvents } from './processed-events';
 
 export type EventHandler = (event: EventEnvelope) => Promise<void>;
 
@@ -101,7 +101,16 @@ export class EventBus {
         return;
       }
       await withRequestContext({ requestId: parsed.id, programId: parsed.programId }, async () => {
-        const claim = await options.processedEvents.claim(parsed.id);
+        let claim: ClaimOutcome;
+        try {
+          claim = await options.processedEvents.claim(parsed.id);
+        } catch (error) {
+          // The database is away: the message must not sit unacked on a live channel, where the
+          // broker never redelivers it. It comes back after the retry delay, its attempts unspent.
+          logger.warn({ err: error, eventId: parsed.id, type: parsed.type }, 'event claim failed; retrying later');
+          await sendAndConfirm(channel, retryQueue, message, attempt);
+          return channel.ack(message);
+        }
         if (claim === 'done') return channel.ack(message);
         if (claim === 'busy') {
           // Another copy is in a handler right now; look again after the retry delay.

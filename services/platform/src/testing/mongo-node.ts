@@ -6,7 +6,14 @@ import { freePort, waitForPort } from './rabbit-node';
 
 const MONGO_HOME = join(__dirname, '..', '..', '..', '..', '.local-infra', 'mongo-local');
 
-export type DisposableMongo = { url: string; stop: () => Promise<void>; start: () => Promise<void>; destroy: () => Promise<void> };
+export type DisposableMongo = {
+  url: string;
+  stop: () => Promise<void>;
+  /** SIGKILL: the process gets no chance to flush anything, as in a crash or an OOM kill. */
+  kill: () => Promise<void>;
+  start: () => Promise<void>;
+  destroy: () => Promise<void>;
+};
 
 /**
  * A MongoDB-compatible server of a test's own (scripts/mongo-local, built by scripts/local-infra.sh),
@@ -25,10 +32,10 @@ export async function startDisposableMongo(): Promise<DisposableMongo> {
     });
     await waitForPort(port, true, 60_000);
   };
-  const stop = async () => {
-    server?.kill('SIGTERM');
+  const ending = (signal: NodeJS.Signals) => async () => {
+    server?.kill(signal);
     await waitForPort(port, false, 30_000);
   };
   await start();
-  return { url: `mongodb://127.0.0.1:${port}`, start, stop, destroy: stop };
+  return { url: `mongodb://127.0.0.1:${port}`, start, stop: ending('SIGTERM'), kill: ending('SIGKILL'), destroy: ending('SIGTERM') };
 }

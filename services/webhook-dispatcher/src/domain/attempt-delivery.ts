@@ -67,14 +67,12 @@ export async function attemptDelivery(dispatcher: Dispatcher, delivery: ClaimedD
     next = delay === null ? { status: 'failed', nextAttemptAt: null } : { status: 'pending', nextAttemptAt: new Date(Date.now() + delay) };
     if (delay === null) logger.info({ deliveryId: delivery._id, endpointId: endpoint._id, attempts: scheduledAttempts }, 'webhook delivery failed: retry schedule used up');
   }
-  const stored = await models.deliveries.findOneAndUpdate(
-    held,
-    {
-      $set: { ...next, ...release, scheduledAttempts },
-      $push: { attempts: { $each: [toStoredAttempt(outcome)], $slice: -KEPT_ATTEMPTS } },
-    },
-    { returnDocument: 'after', lean: true },
-  );
+  const recorded = await models.deliveries.updateOne(held, {
+    $set: { ...next, ...release, scheduledAttempts },
+    $push: { attempts: { $each: [toStoredAttempt(outcome)], $slice: -KEPT_ATTEMPTS } },
+  });
+  // Read back by _id rather than trusting a findOneAndUpdate result (DESIGN.md section 8).
+  const stored = recorded.modifiedCount === 1 ? await models.deliveries.findOne({ _id: delivery._id }).lean() : null;
 
   if (delivered) await recordEndpointSuccess(models, endpoint._id);
   else if (outcome.statusCode === GONE) await disableEndpoint(models, endpoint._id, 'the subscriber answered 410 Gone', logger);

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { FilterQuery } from 'mongoose';
 import type { Models } from '../data-access/models';
 import type { WebhookDeliveryDocument } from '../data-access/webhook-deliveries';
 
@@ -26,27 +27,30 @@ export async function findDueDeliveries(models: Models, busyEndpoints: string[],
 }
 
 /**
- * Takes a due delivery with a lease, in one atomic update: two replicas, or a restarted process and
- * a lease that has not run out, never send the same attempt twice. A sender that dies leaves the
+ * Takes a due delivery with a lease, in one conditional update: two replicas, or a restarted process
+ * and a lease that has not run out, never send the same attempt twice. A sender that dies leaves the
  * lease to expire, and the delivery is taken again. Null when someone else took it first.
  */
 export async function claimDueDelivery(models: Models, deliveryId: string, leaseMs: number): Promise<ClaimedDelivery | null> {
   const now = new Date();
-  const lockToken = randomUUID();
-  return (await models.deliveries.findOneAndUpdate(
-    { _id: deliveryId, status: 'pending', nextAttemptAt: { $lte: now }, lockedUntil: { $lte: now } },
-    { $set: { lockedUntil: new Date(now.getTime() + leaseMs), lockToken } },
-    { returnDocument: 'after', lean: true },
-  )) as ClaimedDelivery | null;
+  return takeLease(models, { _id: deliveryId, status: 'pending', nextAttemptAt: { $lte: now }, lockedUntil: { $lte: now } }, now, leaseMs);
 }
 
 /** Takes one delivery of the program for a send outside the schedule; null if someone holds it. */
 export async function claimDelivery(models: Models, programId: string, deliveryId: string, leaseMs: number): Promise<ClaimedDelivery | null> {
   const now = new Date();
+  return takeLease(models, { _id: deliveryId, programId, lockedUntil: { $lte: now } }, now, leaseMs);
+}
+
+/**
+ * The verdict is the conditional update's modifiedCount, which the server reports exactly; the
+ * document is then read by _id and must carry our token. The document findOneAndUpdate returns is
+ * not used: the local server may hand back another caller's later state (DESIGN.md section 8).
+ */
+async function takeLease(models: Models, filter: FilterQuery<WebhookDeliveryDocument>, now: Date, leaseMs: number): Promise<ClaimedDelivery | null> {
   const lockToken = randomUUID();
-  return (await models.deliveries.findOneAndUpdate(
-    { _id: deliveryId, programId, lockedUntil: { $lte: now } },
-    { $set: { lockedUntil: new Date(now.getTime() + leaseMs), lockToken } },
-    { returnDocument: 'after', lean: true },
-  )) as ClaimedDelivery | null;
+  const taken = await models.deliveries.updateOne(filter, { $set: { lockedUntil: new Date(now.getTime() + leaseMs), lockToken } });
+  if (taken.modifiedCount !== 1) return null;
+  const claimed = await models.deliveries.findOne({ _id: filter._id }).lean();
+  return claimed?.lockToken === lockToken ? (claimed as ClaimedDelivery) : null;
 }

@@ -40,7 +40,9 @@ export async function updateWebhookEndpoint(
     });
   }
   // Conditional on the secret read: two rotations at once must not both believe they made the current one.
-  const updated = await models.endpoints.findOneAndUpdate({ _id: current._id, programId, secret: current.secret }, { $set: set }, { returnDocument: 'after', lean: true });
+  const changed = await models.endpoints.updateOne({ _id: current._id, programId, secret: current.secret }, { $set: set });
+  // Read back by _id rather than trusting a findOneAndUpdate result (DESIGN.md section 8).
+  const updated = changed.matchedCount === 1 ? await models.endpoints.findOne({ _id: current._id, programId }).lean() : null;
   if (!updated) throw conflict('The webhook endpoint is being changed by another request right now; retry');
   return toWebhookEndpoint(updated, { withSecret: body.rotateSecret === true });
 }
