@@ -44,7 +44,7 @@ export type GatewaySettings = {
   /** A tripped upstream circuit lets a trial request through after this long. */
   circuitResetMs: number;
   logLevel?: string;
-  outboxPollIntervalMs?: number;
+  outboxSweepIntervalMs?: number;
 };
 
 export const SECRETS_REQUIRED_IN_PRODUCTION = ['INTERNAL_TOKEN', 'ADMIN_TOKEN'] as const;

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { connectMongo, createLogger, createMetrics, EventBus, isMongoReady, OutboxRelay, syncIndexes, type Logger } from '@affiliate/platform';
+import { connectMongo, createLogger, createMetrics, EventBus, isMongoReady, OutboxRelay, outboxModelsOf, syncIndexes, type Logger } from '@affiliate/platform';
 import type { Express } from 'express';
 import Redis from 'ioredis';
 import type { Connection } from 'mongoose';
@@ -38,10 +38,10 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
   const metrics = createMetrics('gateway');
   const connection = await connectMongo({ url: settings.mongoUrl, dbName: settings.dbName, logger });
   const bus = new EventBus({ url: settings.amqpUrl, exchange: settings.exchange, logger });
-  const relay = new OutboxRelay({ bus, logger, pollIntervalMs: settings.outboxPollIntervalMs ?? 1000 });
+  const relay = new OutboxRelay({ bus, logger, sweepIntervalMs: settings.outboxSweepIntervalMs });
   const store: AdminStore = { programs: programModel(connection), apiKeys: apiKeyModel(connection) };
   const idempotencyRecords = idempotencyRecordModel(connection);
-  relay.watch(store.programs);
+  relay.watch(...outboxModelsOf(connection));
 
   await syncIndexes(connection);
   if (!(await bus.waitForConnect(10_000))) logger.warn('starting without RabbitMQ; program events wait in the outbox until it is back');
@@ -70,10 +70,7 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
       mongo: isMongoReady(connection),
       ...(await upstreamReachability(Object.values(upstreams))),
     }),
-    onProgramChange: () => {
-      relay.nudge();
-      keys.forgetAll();
-    },
+    onProgramChange: () => keys.forgetAll(),
   });
 
   const server = await new Promise<Server>((resolve) => {

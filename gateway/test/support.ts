@@ -31,7 +31,7 @@ export function testGatewaySettings(overrides: Partial<GatewaySettings> = {}): G
     keyCacheTtlMs: 2000,
     circuitResetMs: 1000,
     logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
-    outboxPollIntervalMs: 200,
+    outboxSweepIntervalMs: 200,
     ...overrides,
   };
 }

@@ -11,5 +11,5 @@ export function buildAffiliateService(context: ServiceContext): ServiceParts {
   const routes = Router();
   routes.use(affiliateRoutes(context, models));
   routes.use(internalRoutes(models));
-  return { routes, outboxModels: [models.affiliates, models.links], subscribe: subscriptions(context, models) };
+  return { routes, subscribe: subscriptions(context, models) };
 }

@@ -15,8 +15,7 @@ export function buildCouponService(context: ServiceContext, deps: CouponServiceD
     logger: context.logger,
   });
   return {
-    routes: couponRoutes({ models, affiliates: affiliateDirectory(affiliateClient), relay: context.relay }),
-    outboxModels: [models.coupons, models.promotionalCodes],
+    routes: couponRoutes({ models, affiliates: affiliateDirectory(affiliateClient) }),
     subscribe: () => subscribe(context, models),
     close: async () => affiliateClient.shutdown(),
   };

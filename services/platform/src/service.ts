@@ -1,9 +1,9 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import type { Router } from 'express';
-import type { Connection, Model } from 'mongoose';
+import type { Connection } from 'mongoose';
 import { EventBus } from './events/bus';
-import { OutboxRelay } from './events/outbox';
+import { OutboxRelay, outboxModelsOf } from './events/outbox';
 import { createServiceApp } from './http/app';
 import { createLogger, type Logger } from './logger';
 import { createMetrics, type Metrics } from './metrics';
@@ -18,7 +18,8 @@ export type ServiceSettings = {
   exchange: string;
   internalToken: string;
   logLevel?: string;
-  outboxPollIntervalMs?: number;
+  /** How often the relay sweeps for events a crash or an outage left behind (default 5 s). */
+  outboxSweepIntervalMs?: number;
   queueType?: 'classic' | 'quorum';
 };
 
@@ -35,7 +36,6 @@ export type ServiceContext = {
 /** What a service adds: its routes, its models with an outbox, its event subscriptions. */
 export type ServiceParts = {
   routes: Router;
-  outboxModels: Model<any>[]; // eslint-disable-line @typescript-eslint/no-explicit-any
   subscribe?: () => Promise<void>;
   close?: () => Promise<void>;
 };
@@ -60,10 +60,11 @@ export async function bootService(
   const metrics = createMetrics(settings.name);
   const connection = await connectMongo({ url: settings.mongoUrl, dbName: settings.dbName, logger });
   const bus = new EventBus({ url: settings.amqpUrl, exchange: settings.exchange, logger, queueType: settings.queueType });
-  const relay = new OutboxRelay({ bus, logger, pollIntervalMs: settings.outboxPollIntervalMs ?? 1000 });
+  const relay = new OutboxRelay({ bus, logger, sweepIntervalMs: settings.outboxSweepIntervalMs });
   const context: ServiceContext = { settings, logger, metrics, connection, bus, relay };
   const parts = await build(context);
-  relay.watch(...parts.outboxModels);
+  // Every model that carries an outbox is relayed: none can be forgotten.
+  relay.watch(...outboxModelsOf(connection));
 
   await syncIndexes(connection);
   if (!(await bus.waitForConnect(10_000))) logger.warn('starting without RabbitMQ; events wait in the outbox until it is back');

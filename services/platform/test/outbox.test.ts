@@ -49,7 +49,7 @@ test('an event written while RabbitMQ is stopped is delivered after it restarts'
   const exchange = uniqueName('outage');
   const publisher = new EventBus({ url: rabbit.url, exchange, logger, publishTimeoutMs: 1000 });
   const consumer = new EventBus({ url: rabbit.url, exchange, logger });
-  const relay = new OutboxRelay({ bus: publisher, logger, pollIntervalMs: 200 });
+  const relay = new OutboxRelay({ bus: publisher, logger, sweepIntervalMs: 200 });
   relay.watch(Counters);
   try {
     const received = await collect(consumer, 'outage');
@@ -82,7 +82,7 @@ describe('with a running broker', () => {
     const exchange = uniqueName('outbox');
     publisher = new EventBus({ url: testInfra().amqpUrl, exchange, logger });
     consumer = new EventBus({ url: testInfra().amqpUrl, exchange, logger });
-    relay = new OutboxRelay({ bus: publisher, logger, pollIntervalMs: 100 });
+    relay = new OutboxRelay({ bus: publisher, logger, sweepIntervalMs: 100 });
     relay.watch(Counters);
   });
   afterEach(async () => {
@@ -129,5 +129,40 @@ describe('with a running broker', () => {
     const result = await updateWithEvents(Counters, { _id: id, programId: newProgramId() }, () => ({ set: { value: 99 }, events: () => [] }));
     expect(result).toBeNull();
     expect((await Counters.findById(id).lean())?.value).toBe(0);
+  });
+
+  test("a write's events are published at once, by the document's id, without waiting for a sweep", async () => {
+    const received = await collect(consumer, 'by-id');
+    const relayByIdOnly = new OutboxRelay({ bus: publisher, logger, sweepIntervalMs: 3_600_000 });
+    relayByIdOnly.watch(Counters);
+    relayByIdOnly.start();
+    try {
+      const programId = newProgramId();
+      const id = await createCounter(programId);
+      await updateWithEvents(Counters, { _id: id, programId }, (current) => ({
+        set: { value: current.value + 1 },
+        events: (next) => [createEvent('coupon.updated', programId, { id, value: next.value })],
+      }));
+      await eventually(() => expect(received.filter((event) => event.data.id === id).map((event) => event.type)).toEqual(['coupon.created', 'coupon.updated']));
+      // Once out, the document no longer carries the marker the sweep reads.
+      await eventually(async () => expect(await Counters.countDocuments({ _id: id, _pendingSince: { $exists: true } })).toBe(0));
+    } finally {
+      await relayByIdOnly.stop();
+    }
+  });
+
+  test('events a crash left behind, marked or written before the marker existed, are published by the sweep', async () => {
+    const received = await collect(consumer, 'sweep');
+    const programId = newProgramId();
+    // Written straight to the collection: no relay heard of these writes, as after a crash.
+    const marked = randomUUID();
+    const unmarked = randomUUID();
+    await Counters.collection.insertMany([
+      { _id: marked, programId, name: 'clicks', value: 0, revision: 0, deletedAt: null, _pendingSince: new Date(0), _outbox: [createEvent('coupon.created', programId, { id: marked })] },
+      { _id: unmarked, programId, name: 'clicks', value: 0, revision: 0, deletedAt: null, _outbox: [createEvent('coupon.created', programId, { id: unmarked })] },
+    ] as never[]);
+    relay.start();
+    await eventually(() => expect(received.map((event) => event.data.id).filter((id) => id === marked || id === unmarked).sort()).toEqual([marked, unmarked].sort()));
+    await eventually(async () => expect(await Counters.countDocuments({ _id: { $in: [marked, unmarked] }, _pendingSince: { $exists: true } })).toBe(0));
   });
 });

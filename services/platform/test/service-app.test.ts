@@ -31,7 +31,7 @@ beforeAll(async () => {
   routes.get('/teapot', () => {
     throw new AppError(418, 'short and stout');
   });
-  service = await bootService(testServiceSettings('platform-app'), () => ({ routes, outboxModels: [] }));
+  service = await bootService(testServiceSettings('platform-app'), () => ({ routes, }));
 });
 afterAll(() => service.stop());
 

@@ -14,7 +14,6 @@ export function buildReferralService(context: ServiceContext, deps: ReferralServ
   });
   return {
     routes: referralRoutes(context, models, affiliates),
-    outboxModels: [models.referrals],
     close: async () => affiliates.shutdown(),
   };
 }

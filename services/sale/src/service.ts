@@ -27,7 +27,6 @@ export function buildSaleService(context: ServiceContext, deps: SaleServiceDeps)
   };
   return {
     routes: saleRoutes(context, dependencies),
-    outboxModels: [models.sales],
     close: async () => {
       for (const upstream of [dependencies.coupons, dependencies.affiliates, dependencies.referrals]) upstream.shutdown();
     },

@@ -17,7 +17,6 @@ export function buildWebhookDispatcherService(context: ServiceContext, settings:
   const scheduler = new DeliveryScheduler(dispatcher);
   return {
     routes: webhookRoutes(dispatcher, scheduler),
-    outboxModels: [],
     subscribe: async () => {
       await subscribeToEvents(context, models, settings, scheduler);
       scheduler.start();

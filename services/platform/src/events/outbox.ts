@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EventEnvelope, EventType } from '@affiliate/contracts';
-import { Schema, type FilterQuery, type Model, type UpdateQuery } from 'mongoose';
+import { Schema, type Connection, type FilterQuery, type Model, type UpdateQuery } from 'mongoose';
 import { conflict } from '../errors';
 import type { Logger } from '../logger';
 import type { EventBus } from './bus';
@@ -11,10 +11,20 @@ import type { EventBus } from './bus';
  * document write. The relay publishes them with confirms and then pulls them; a crash in between
  * publishes again, which consumers absorb because they are idempotent by event id.
  *
+ * The same write sets `_pendingSince`, a marker that only documents with unpublished events carry
+ * (a sparse index serves it on MongoDB), and the hooks below hand the written document's id to the
+ * relay, which publishes it at once. A timed sweep over the marker catches what a crash left.
+ *
  * Deletes are tombstones (`deletedAt`) until their `*.deleted` event is out; the relay then removes
  * the document for good. Every query through mongoose skips tombstones unless it names `deletedAt`.
  */
-export type OutboxFields = { _outbox: EventEnvelope[]; deletedAt: Date | null; revision: number };
+export type OutboxFields = { _outbox: EventEnvelope[]; deletedAt: Date | null; revision: number; _pendingSince?: Date };
+
+/** The relay of each watched model, so a write anywhere reaches it without the caller's help. */
+const relays = new WeakMap<Model<any>, OutboxRelay>(); // eslint-disable-line @typescript-eslint/no-explicit-any
+
+type Update = Record<string, Record<string, unknown> | undefined>;
+const pushesEvents = (update: unknown) => Boolean((update as Update | null)?.$push && '_outbox' in ((update as Update).$push ?? {}));
 
 const QUERY_HOOKS = [
   'find',
@@ -35,12 +45,35 @@ export function outboxPlugin(schema: Schema): void {
     _outbox: { type: [Schema.Types.Mixed], default: [], select: false },
     deletedAt: { type: Date, default: null },
     revision: { type: Number, default: 0 },
+    // No default: absent unless events wait, which keeps the sparse index small.
+    _pendingSince: { type: Date, select: false },
   });
+  // Sparse: only documents with events still to publish carry the marker, so the sweep reads few.
+  schema.index({ _pendingSince: 1 }, { sparse: true });
   for (const hook of QUERY_HOOKS) {
     schema.pre(hook, function skipTombstones() {
       if (!('deletedAt' in this.getFilter())) this.where({ deletedAt: null });
     });
   }
+  schema.pre('save', function markNewEvents() {
+    if (this.isNew && (this.get('_outbox') as unknown[] | undefined)?.length) this.set('_pendingSince', new Date());
+  });
+  schema.post('save', function relayNewEvents(document) {
+    if ((document.get('_outbox') as unknown[] | undefined)?.length) relays.get(document.constructor as Model<any>)?.written(document.constructor as Model<any>, document._id); // eslint-disable-line @typescript-eslint/no-explicit-any
+  });
+  schema.pre(['updateOne', 'updateMany', 'findOneAndUpdate'], function markPushedEvents() {
+    const update = this.getUpdate() as Update | null;
+    if (!update || !pushesEvents(update)) return;
+    update.$set = { ...update.$set, _pendingSince: new Date() };
+    this.setUpdate(update);
+  });
+  schema.post(['updateOne', 'findOneAndUpdate'], function relayPushedEvents() {
+    // Writes addressed by _id are relayed at once; anything else waits for the sweep.
+    const id = this.getFilter()._id as unknown;
+    if (pushesEvents(this.getUpdate()) && (typeof id === 'string' || (id !== null && typeof id === 'object' && !Object.keys(id).some((key) => key.startsWith('$'))))) {
+      relays.get(this.model)?.written(this.model, id);
+    }
+  });
 }
 
 export function createEvent<Data extends Record<string, unknown>>(type: EventType, programId: string, data: Data): EventEnvelope<Data> {
@@ -76,7 +109,7 @@ export async function updateWithEvents<Doc extends object>(
       $push: { _outbox: { $each: change.events(next) } },
     } as UpdateQuery<Doc>;
     if (change.unset?.length) update.$unset = Object.fromEntries(change.unset.map((key) => [key, 1])) as UpdateQuery<Doc>['$unset'];
-    const result = await model.updateOne({ ...filter, revision: current.revision } as FilterQuery<Doc>, update);
+    const result = await model.updateOne({ ...filter, _id: (current as unknown as { _id: unknown })._id, revision: current.revision } as FilterQuery<Doc>, update);
     if (result.modifiedCount === 1) return next;
   }
   throw conflict('The object is being changed by other requests right now; retry');
@@ -98,29 +131,57 @@ export async function tombstoneWithEvents<Doc extends object>(
   }));
 }
 
+/** The models of a connection whose documents carry an outbox (the plugin's `_outbox` path). */
+export function outboxModelsOf(connection: Connection): Model<any>[] { // eslint-disable-line @typescript-eslint/no-explicit-any
+  return Object.values(connection.models).filter((model) => model.schema.path('_outbox') !== undefined);
+}
+
 export type OutboxRelayOptions = {
   bus: EventBus;
   logger: Logger;
-  pollIntervalMs?: number;
-  batchSize?: number;
+  /** How often the sweep looks for events that a crash or an outage left behind. */
+  sweepIntervalMs?: number;
+  /** Documents relayed at the same time; their publishes share the channel's pipelined confirms. */
+  concurrency?: number;
 };
 
-type PendingDocument = { _id: unknown; _outbox: EventEnvelope[]; deletedAt: Date | null };
+type PendingDocument = { _id: unknown; _outbox: EventEnvelope[]; deletedAt: Date | null; _pendingSince?: Date };
+type Watched = Model<PendingDocument>;
+type Target = { model: Watched; id: unknown };
 
-/** Publishes what the outbox holds: at once after a local write (nudge), and by polling after a crash or outage. */
+/** Events older than this are the sweep's to find; younger ones are on their way through written(). */
+const SWEEP_GRACE_MS = 1000;
+const SWEEP_BATCH = 500;
+// Legacy: documents written before the marker existed; looked for once per start.
+const UNMARKED = { '_outbox.0': { $exists: true }, _pendingSince: { $exists: false }, deletedAt: { $exists: true } };
+
+/**
+ * Publishes what the outbox holds. A write hands the relay its document's id (the plugin's hooks),
+ * and that document's events go out at once: read by _id, published together, pulled by id. No
+ * query runs per write beyond that. A sweep every few seconds reads the marker of documents whose
+ * events are still waiting (broker away, process crashed between write and publish).
+ */
 export class OutboxRelay {
   private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private rerun = false;
-  private stopped = false;
+  private sweeping: Promise<void> | undefined;
+  private stopped = true;
   private failing = false;
-  private readonly models: Model<PendingDocument>[] = [];
+  private readonly models: Watched[] = [];
+  private readonly queued = new Map<string, Target>();
+  private readonly active = new Set<string>();
+  /** Written again while being relayed: relayed once more afterwards, so nothing is skipped. */
+  private readonly again = new Map<string, Target>();
+  private idle: (() => void)[] = [];
 
   constructor(private readonly options: OutboxRelayOptions) {}
 
-  /** The collections whose documents carry an outbox. */
+  /** The collections whose documents carry an outbox; their writes reach this relay by themselves. */
   watch(...models: Model<any>[]): void { // eslint-disable-line @typescript-eslint/no-explicit-any
-    this.models.push(...(models as Model<PendingDocument>[]));
+    for (const model of models as Watched[]) {
+      if (this.models.includes(model)) continue;
+      this.models.push(model);
+      relays.set(model, this);
+    }
   }
 
   start(): void {
@@ -128,69 +189,123 @@ export class OutboxRelay {
     const tick = () => {
       if (this.stopped) return;
       this.nudge();
-      this.timer = setTimeout(tick, this.options.pollIntervalMs ?? 1000);
+      this.timer = setTimeout(tick, this.options.sweepIntervalMs ?? 5000);
       this.timer.unref();
     };
-    tick();
-  }
-
-  /** Ask for a relay pass now; passes never overlap, and a nudge during one schedules another. */
-  nudge(): void {
-    if (this.running) {
-      this.rerun = true;
-      return;
-    }
-    this.running = this.pass().finally(() => {
-      this.running = undefined;
-      if (this.rerun && !this.stopped) {
-        this.rerun = false;
-        this.nudge();
-      }
+    void this.sweep({ unmarked: true }).finally(() => {
+      this.timer = setTimeout(tick, this.options.sweepIntervalMs ?? 5000);
+      this.timer.unref();
     });
   }
 
-  /** Publishes everything pending right now; resolves when the outbox is empty or the broker refuses. */
+  /** A document of a watched model was written with events: publish them now. */
+  written(model: Model<any>, id: unknown): void { // eslint-disable-line @typescript-eslint/no-explicit-any
+    const target = { model: model as Watched, id };
+    const key = `${model.collection.collectionName}:${String(id)}`;
+    if (this.active.has(key)) this.again.set(key, target);
+    else this.queued.set(key, target);
+    this.pump();
+  }
+
+  /** Sweep now; sweeps never overlap. */
+  nudge(): void {
+    if (!this.sweeping) void this.sweep({ graceMs: SWEEP_GRACE_MS });
+  }
+
+  /**
+   * Publishes everything pending right now; resolves true when all of it went out. It tries each
+   * document once rather than waiting for the queue to empty, which with the broker away (and the
+   * sweep re-queueing) it never would.
+   */
   async drain(): Promise<boolean> {
-    while (this.running) await this.running;
-    await this.pass();
+    this.failing = false;
+    try {
+      for (const model of this.models) {
+        const pending = await model.find({ $or: [{ _pendingSince: { $exists: true } }, UNMARKED], deletedAt: { $exists: true } }).select('_id').lean();
+        for (const document of pending) await this.relayDocument({ model, id: document._id });
+      }
+    } catch (error) {
+      this.fail(error);
+    }
     return !this.failing;
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    while (this.running) await this.running;
+    while (this.sweeping) await this.sweeping;
+    await this.whenIdle();
   }
 
-  private async pass(): Promise<void> {
-    try {
-      for (const model of this.models) {
-        for (;;) {
-          const pending = (await model
-            .find({ '_outbox.0': { $exists: true }, deletedAt: { $exists: true } })
-            .select('+_outbox deletedAt')
-            .limit(this.options.batchSize ?? 100)
-            .lean()) as PendingDocument[];
-          for (const document of pending) await this.relayDocument(model, document);
-          if (pending.length < (this.options.batchSize ?? 100)) break;
+  private sweep(options: { graceMs?: number; unmarked?: boolean }): Promise<void> {
+    const run = async () => {
+      try {
+        const cutoff = new Date(Date.now() - (options.graceMs ?? 0));
+        for (const model of this.models) {
+          const due = options.unmarked ? { $or: [{ _pendingSince: { $lte: cutoff } }, UNMARKED] } : { _pendingSince: { $lte: cutoff } };
+          const pending = await model.find({ ...due, deletedAt: { $exists: true } }).select('_id').limit(SWEEP_BATCH).lean();
+          for (const document of pending) this.written(model, document._id);
         }
+      } catch (error) {
+        this.fail(error);
+      }
+    };
+    this.sweeping = run().finally(() => {
+      this.sweeping = undefined;
+    });
+    return this.sweeping;
+  }
+
+  private pump(): void {
+    const limit = this.options.concurrency ?? 16;
+    for (const [key, target] of this.queued) {
+      if (this.active.size >= limit) return;
+      this.queued.delete(key);
+      this.active.add(key);
+      void this.relayDocument(target).finally(() => {
+        this.active.delete(key);
+        const repeat = this.again.get(key);
+        if (repeat) {
+          this.again.delete(key);
+          this.queued.set(key, repeat);
+        }
+        this.pump();
+        if (this.active.size === 0 && this.queued.size === 0) for (const resolve of this.idle.splice(0)) resolve();
+      });
+    }
+  }
+
+  private whenIdle(): Promise<void> {
+    if (this.active.size === 0 && this.queued.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idle.push(resolve));
+  }
+
+  private async relayDocument({ model, id }: Target): Promise<void> {
+    // `deletedAt: {$exists: true}` names the field, so tombstones are found too.
+    const self = { _id: id, deletedAt: { $exists: true } };
+    try {
+      const document = (await model.findOne(self).select('+_outbox deletedAt _pendingSince').lean()) as PendingDocument | null;
+      if (!document) return;
+      if (document._outbox.length > 0) {
+        // Published together: the channel keeps their order and the broker confirms them as a batch.
+        await Promise.all(document._outbox.map((event) => this.options.bus.publish(event)));
+        await model.updateOne(self, { $pull: { _outbox: { id: { $in: document._outbox.map((event) => event.id) } } } });
+      }
+      // Only when nothing new was queued meanwhile (single-document condition), the marker goes.
+      await model.updateOne({ ...self, _outbox: { $size: 0 }, _pendingSince: { $exists: true } }, { $unset: { _pendingSince: 1 } });
+      if (document.deletedAt) {
+        // Only once nothing else is queued on it: a tombstone's last event is out, so it can go.
+        await model.deleteOne({ _id: id, deletedAt: { $ne: null }, _outbox: { $size: 0 } });
       }
       if (this.failing) this.options.logger.info('outbox relay publishing again');
       this.failing = false;
     } catch (error) {
-      if (!this.failing) this.options.logger.warn({ err: error }, 'outbox relay cannot publish yet; events stay queued');
-      this.failing = true;
+      this.fail(error);
     }
   }
 
-  private async relayDocument(model: Model<PendingDocument>, document: PendingDocument): Promise<void> {
-    for (const event of document._outbox) {
-      await this.options.bus.publish(event);
-      await model.updateOne({ _id: document._id, deletedAt: { $exists: true } }, { $pull: { _outbox: { id: event.id } } });
-    }
-    if (document.deletedAt) {
-      // Only once nothing else is queued on it: a tombstone's last event is out, so it can go.
-      await model.deleteOne({ _id: document._id, deletedAt: { $ne: null }, _outbox: { $size: 0 } });
-    }
+  private fail(error: unknown): void {
+    if (!this.failing) this.options.logger.warn({ err: error }, 'outbox relay cannot publish yet; events stay queued');
+    this.failing = true;
   }
 }

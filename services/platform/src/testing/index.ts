@@ -28,7 +28,7 @@ export function testServiceSettings(name: string, overrides: Partial<ServiceSett
     exchange: uniqueName('test_events'),
     internalToken: TEST_INTERNAL_TOKEN,
     logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
-    outboxPollIntervalMs: 200,
+    outboxSweepIntervalMs: 200,
     ...overrides,
   };
 }

@@ -64,7 +64,6 @@ const schema = new Schema<WebhookDeliveryDocument>(
   },
   { versionKey: false },
 );
-schema.index({ status: 1, nextAttemptAt: 1 });
 schema.index({ programId: 1, createdAt: -1, _id: -1 });
 schema.index({ endpointId: 1, status: 1, createdAt: 1 });
 

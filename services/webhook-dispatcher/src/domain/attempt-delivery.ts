@@ -3,7 +3,7 @@ import type { DispatcherSettings } from '../config';
 import type { Models } from '../data-access/models';
 import { isDelivered, type SendOutcome, type SubscriberClient } from '../data-access/subscriber-client';
 import { KEPT_ATTEMPTS, type StoredAttempt, type WebhookDeliveryDocument } from '../data-access/webhook-deliveries';
-import type { ClaimedDelivery } from './claim-delivery';
+import { scheduleDelivery, unscheduleDelivery, type ClaimedDelivery } from './claim-delivery';
 import { CIRCUIT_OPEN, type EndpointCircuits } from './endpoint-circuits';
 import { disableEndpoint, recordEndpointFailure, recordEndpointSuccess } from './endpoint-health';
 import { nextAttemptDelay, withJitter } from './retry-schedule';
@@ -46,6 +46,7 @@ export async function attemptDelivery(dispatcher: Dispatcher, delivery: ClaimedD
   if (!endpoint?.active) {
     // Deleted or disabled since the event arrived: it receives nothing further.
     await models.deliveries.updateOne(held, { $set: { ...release, status: 'failed', nextAttemptAt: null } });
+    await unscheduleDelivery(models, delivery._id);
     return null;
   }
 
@@ -54,6 +55,7 @@ export async function attemptDelivery(dispatcher: Dispatcher, delivery: ClaimedD
   if (outcome === CIRCUIT_OPEN) {
     const later = new Date(Date.now() + withJitter(settings.breaker.resetTimeoutMs));
     await models.deliveries.updateOne(held, { $set: { ...release, nextAttemptAt: later } });
+    await scheduleDelivery(models, delivery, later);
     return null;
   }
 
@@ -73,6 +75,8 @@ export async function attemptDelivery(dispatcher: Dispatcher, delivery: ClaimedD
   });
   // Read back by _id rather than trusting a findOneAndUpdate result (DESIGN.md section 8).
   const stored = recorded.modifiedCount === 1 ? await models.deliveries.findOne({ _id: delivery._id }).lean() : null;
+  if (stored?.status === 'pending' && stored.nextAttemptAt) await scheduleDelivery(models, stored, stored.nextAttemptAt);
+  else if (stored) await unscheduleDelivery(models, stored._id);
 
   if (delivered) await recordEndpointSuccess(models, endpoint._id);
   else if (outcome.statusCode === GONE) await disableEndpoint(models, endpoint._id, 'the subscriber answered 410 Gone', logger);

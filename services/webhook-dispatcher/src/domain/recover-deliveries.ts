@@ -1,6 +1,7 @@
 import { badRequest, notFound } from '@affiliate/platform';
 import type { DispatcherSettings } from '../config';
 import type { Models } from '../data-access/models';
+import { scheduleDelivery } from './claim-delivery';
 import { withJitter } from './retry-schedule';
 
 /**
@@ -20,9 +21,22 @@ export async function recoverDeliveries(
   if (!endpoint) throw notFound(`No webhook endpoint with id ${request.webhookEndpointId}`);
   if (!endpoint.active) throw badRequest('The endpoint is disabled: enable it (PUT /webhook-endpoints with active: true) first');
 
-  const result = await models.deliveries.updateMany(
-    { programId, endpointId: request.webhookEndpointId, status: 'failed', createdAt: { $gte: since, $lte: until } },
-    { $set: { status: 'pending', scheduledAttempts: 0, nextAttemptAt: new Date(Date.now() + withJitter(settings.retryScheduleMs[0] ?? 0)), updatedAt: new Date() } },
-  );
-  return { recovered: result.modifiedCount };
+  // A manual operation over the endpoint's history: it may read the log; each recovered delivery
+  // then goes back on the schedule, where the senders find it.
+  const failed = await models.deliveries
+    .find({ programId, endpointId: request.webhookEndpointId, status: 'failed', createdAt: { $gte: since, $lte: until } })
+    .select('_id programId endpointId')
+    .lean();
+  let recovered = 0;
+  for (const delivery of failed) {
+    const dueAt = new Date(Date.now() + withJitter(settings.retryScheduleMs[0] ?? 0));
+    const result = await models.deliveries.updateOne(
+      { _id: delivery._id, status: 'failed' },
+      { $set: { status: 'pending', scheduledAttempts: 0, nextAttemptAt: dueAt, updatedAt: new Date() } },
+    );
+    if (result.modifiedCount !== 1) continue;
+    await scheduleDelivery(models, delivery, dueAt);
+    recovered += 1;
+  }
+  return { recovered };
 }

@@ -3,7 +3,8 @@ import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'nod
 import type { AddressInfo } from 'node:net';
 
 export type ReceivedWebhook = { path: string; headers: IncomingHttpHeaders; body: string };
-export type Answer = { status: number; headers?: Record<string, string>; body?: string } | 'hang';
+/** An answer, sent after `delayMs` when given (a slow subscriber); or no answer at all. */
+export type Answer = { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | 'hang';
 export type Answering = (webhook: ReceivedWebhook, index: number) => Answer;
 
 export type Subscriber = {
@@ -36,8 +37,12 @@ export async function startSubscriber(answering: Answering = () => ({ status: 20
         response.on('close', () => hanging.delete(response));
         return;
       }
-      response.writeHead(answer.status, answer.headers ?? {});
-      response.end(answer.body ?? 'ok');
+      const send = () => {
+        response.writeHead(answer.status, answer.headers ?? {});
+        response.end(answer.body ?? 'ok');
+      };
+      if (answer.delayMs) setTimeout(send, answer.delayMs);
+      else send();
     });
   });
   server.listen(0, '127.0.0.1');

@@ -33,12 +33,10 @@ function parseSlugBody<Schema extends ZodTypeAny>(schema: Schema, request: Reque
 
 export function affiliateRoutes(context: ServiceContext, models: Models): Router {
   const router = Router();
-  const written = () => context.relay.nudge();
 
   router.post('/affiliates', async (request, response) => {
     const body = parseSlugBody(CreateAffiliateBody, request);
     const affiliate = await createAffiliate(models, programIdOf(response), body);
-    written();
     response.json(affiliate);
   });
 
@@ -57,21 +55,18 @@ export function affiliateRoutes(context: ServiceContext, models: Models): Router
   router.put('/affiliates', async (request, response) => {
     const body = parseSlugBody(UpdateAffiliateBody, request);
     const affiliate = await updateAffiliate(models, programIdOf(response), body);
-    written();
     response.json(affiliate);
   });
 
   router.delete('/affiliates', async (request, response) => {
     const body = parseBody(DeleteAffiliateBody, request);
     const deleted = await deleteAffiliate(models, programIdOf(response), body.affiliateId);
-    written();
     response.json(deleted);
   });
 
   router.post('/links', async (request, response) => {
     const body = parseSlugBody(CreateLinkBody, request);
     const link = await addLink(models, programIdOf(response), body);
-    written();
     response.json(link);
   });
 
@@ -91,14 +86,12 @@ export function affiliateRoutes(context: ServiceContext, models: Models): Router
   router.put('/links', async (request, response) => {
     const body = parseSlugBody(RenameLinkBody, request);
     const link = await renameLink(models, programIdOf(response), body);
-    written();
     response.json(link);
   });
 
   router.delete('/links', async (request, response) => {
     const body = parseBody(DeleteLinkBody, request);
     const deleted = await deleteLink(models, programIdOf(response), body);
-    written();
     response.json(deleted);
   });
 

@@ -10,7 +10,7 @@ import {
   UpdateCouponBody,
   UpdatePromotionalCodeBody,
 } from '@affiliate/contracts';
-import { numberedErrors, parseBody, parseQuery, programIdOf, setNextPageLink, type OutboxRelay } from '@affiliate/platform';
+import { numberedErrors, parseBody, parseQuery, programIdOf, setNextPageLink } from '@affiliate/platform';
 import { Router } from 'express';
 import type { AffiliateDirectory } from '../../data-access/affiliate-directory';
 import type { CouponModels } from '../../data-access/models';
@@ -25,15 +25,14 @@ import { releaseRedemption } from '../../domain/release-redemption';
 import { refuseDiscountChange, updateCoupon } from '../../domain/update-coupon';
 import { updatePromotionalCode } from '../../domain/update-promotional-code';
 
-export type RouteDeps = { models: CouponModels; affiliates: AffiliateDirectory; relay: OutboxRelay };
+export type RouteDeps = { models: CouponModels; affiliates: AffiliateDirectory };
 
-export function couponRoutes({ models, affiliates, relay }: RouteDeps): Router {
+export function couponRoutes({ models, affiliates }: RouteDeps): Router {
   const router = Router();
   const codeDeps = { models, affiliates };
 
   router.post('/coupons', async (request, response) => {
     const coupon = await createCoupon(models, programIdOf(response), parseBody(CreateCouponBody, request));
-    relay.nudge();
     response.json(coupon);
   });
   router.get('/coupons', async (request, response) => {
@@ -49,19 +48,16 @@ export function couponRoutes({ models, affiliates, relay }: RouteDeps): Router {
   router.put('/coupons', async (request, response) => {
     refuseDiscountChange(request.body);
     const coupon = await updateCoupon(models, programIdOf(response), parseBody(UpdateCouponBody, request));
-    relay.nudge();
     response.json(coupon);
   });
   router.delete('/coupons', numberedErrors, async (request, response) => {
     const { couponId } = parseBody(DeleteCouponBody, request);
     const deleted = await deleteCoupon(models, programIdOf(response), couponId);
-    relay.nudge();
     response.json(deleted);
   });
 
   router.post('/promotional-codes', async (request, response) => {
     const promotionalCode = await createPromotionalCode(codeDeps, programIdOf(response), parseBody(CreatePromotionalCodeBody, request));
-    relay.nudge();
     response.json(promotionalCode);
   });
   router.get('/promotional-codes', async (request, response) => {
@@ -76,13 +72,11 @@ export function couponRoutes({ models, affiliates, relay }: RouteDeps): Router {
   });
   router.put('/promotional-codes', async (request, response) => {
     const promotionalCode = await updatePromotionalCode(codeDeps, programIdOf(response), parseBody(UpdatePromotionalCodeBody, request));
-    relay.nudge();
     response.json(promotionalCode);
   });
   router.delete('/promotional-codes', async (request, response) => {
     const { promotionalCodeId } = parseBody(DeletePromotionalCodeBody, request);
     const deleted = await deletePromotionalCode(models, programIdOf(response), promotionalCodeId);
-    relay.nudge();
     response.json(deleted);
   });
 

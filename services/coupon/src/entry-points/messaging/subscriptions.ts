@@ -27,7 +27,6 @@ export async function subscribe(context: ServiceContext, models: CouponModels): 
       } else if (event.type === 'affiliate.deleted') {
         await unassignDeletedAffiliate(models, event.programId, DeletedAffiliate.parse(event.data).id);
       }
-      context.relay.nudge();
     },
   });
 }

@@ -9,12 +9,10 @@ import { updateReferral } from '../../domain/update-referral';
 
 export function referralRoutes(context: ServiceContext, models: ReferralModels, affiliates: ServiceClient): Router {
   const router = Router();
-  const written = () => context.relay.nudge();
 
   router.post('/referrals', async (request, response) => {
     const body = parseBody(CreateReferralBody, request);
     const referral = await createReferral(models, affiliates, programIdOf(response), body);
-    written();
     response.json(referral);
   });
 
@@ -34,14 +32,12 @@ export function referralRoutes(context: ServiceContext, models: ReferralModels, 
   router.put('/referrals', numberedErrors, async (request, response) => {
     const body = parseBody(UpdateReferralBody, request);
     const referral = await updateReferral(models, programIdOf(response), body);
-    written();
     response.json({ message: 'Referral updated successfully', referral });
   });
 
   router.delete('/referrals', async (request, response) => {
     const { referralId } = parseBody(DeleteReferralBody, request);
     const deleted = await deleteReferral(models, programIdOf(response), referralId);
-    written();
     response.json(deleted);
   });
 

@@ -9,12 +9,10 @@ import { updateSale } from '../../domain/update-sale';
 
 export function saleRoutes(context: ServiceContext, deps: SaleDependencies): Router {
   const router = Router();
-  const written = () => context.relay.nudge();
 
   router.post('/sales', async (request, response) => {
     const body = parseBody(CreateSaleBody, request);
     const sale = await recordSale(deps, programIdOf(response), body);
-    written();
     response.json(sale);
   });
 
@@ -33,14 +31,12 @@ export function saleRoutes(context: ServiceContext, deps: SaleDependencies): Rou
   router.put('/sales', async (request, response) => {
     const body = parseBody(UpdateSaleBody, request);
     const sale = await updateSale(deps.models, programIdOf(response), body);
-    written();
     response.json(sale);
   });
 
   router.delete('/sales', async (request, response) => {
     const { saleId } = parseBody(DeleteSaleBody, request);
     const reversed = await reverseSale(deps.models, programIdOf(response), saleId);
-    written();
     response.json(reversed);
   });
 

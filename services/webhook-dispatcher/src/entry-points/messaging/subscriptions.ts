@@ -6,7 +6,8 @@ import type { DeliveryScheduler } from '../scheduler/delivery-scheduler';
 
 /**
  * Every event on the bus: the public ones become deliveries, internal ones are skipped. The handler
- * resolves (and the message is acked) only after the deliveries are stored.
+ * resolves (and the message is acked) only after the deliveries are stored; their first attempt
+ * follows at once.
  */
 export function subscribeToEvents(context: ServiceContext, models: Models, settings: DispatcherSettings, scheduler: DeliveryScheduler): Promise<void> {
   return context.bus.subscribe({
@@ -14,8 +15,7 @@ export function subscribeToEvents(context: ServiceContext, models: Models, setti
     eventTypes: ['#'],
     processedEvents: processedEvents(context.connection, 'webhook-dispatcher'),
     handler: async (event) => {
-      const created = await fanOutEvent(models, settings, event);
-      if (created > 0) scheduler.nudge();
+      scheduler.push(await fanOutEvent(models, settings, event));
     },
   });
 }
