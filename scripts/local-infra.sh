@@ -46,13 +46,14 @@ apt_install() {
 
 build_mongo_server() {
   local src="$ROOT/scripts/mongo-local"
-  [ -f "$MONGO_HOME/classes/MongoLocal.class" ] && [ "$MONGO_HOME/classes/MongoLocal.class" -nt "$src/pom.xml" ] \
-    && [ "$MONGO_HOME/classes/MongoLocal.class" -nt "$src/src/MongoLocal.java" ] && return 0
+  local built="$MONGO_HOME/classes/MongoLocal.class"
+  [ -f "$built" ] && [ "$built" -nt "$src/pom.xml" ] && [ -z "$(find "$src/src" -name '*.java' -newer "$built")" ] && return 0
   command -v java >/dev/null && command -v mvn >/dev/null || apt_install default-jdk-headless maven
   log "fetching mongo-java-server from Maven Central and compiling its launcher"
   (cd "$src" && mvn -q -B dependency:copy-dependencies -DoutputDirectory="$MONGO_HOME/lib" >"$STATE/logs/mongo-build.log" 2>&1) \
     || { log "Maven failed; see $STATE/logs/mongo-build.log"; exit 1; }
-  javac -nowarn -cp "$MONGO_HOME/lib/*" -d "$MONGO_HOME/classes" "$src/src/MongoLocal.java"
+  # shellcheck disable=SC2046 # the source file names have no spaces
+  javac -nowarn -cp "$MONGO_HOME/lib/*" -d "$MONGO_HOME/classes" $(find "$src/src" -name '*.java')
 }
 
 start_mongo() {

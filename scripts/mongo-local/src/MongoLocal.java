@@ -1,5 +1,7 @@
 import de.bwaldvogel.mongo.MongoServer;
+import de.bwaldvogel.mongo.MongoDatabase;
 import de.bwaldvogel.mongo.backend.h2.H2Backend;
+import de.bwaldvogel.mongo.backend.h2.PointLookupH2Database;
 import de.bwaldvogel.mongo.bson.Document;
 import io.netty.channel.Channel;
 import java.util.Locale;
@@ -10,6 +12,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * A MongoDB-wire-compatible server for tests and local runs without Docker: mongo-java-server
  * with its H2 backend, so data survives a restart (the fault drills stop and start it).
  * Usage: java MongoLocal <data-file> <port>. Listens on 127.0.0.1 only.
+ *
+ * Two changes to the library's behaviour, both towards what MongoDB does: each write is committed
+ * before it is answered (below), and a query with equality on every key of a unique index (the _id
+ * index among them) plus further conditions is answered through that index (PointLookupIndex).
  *
  * Every command that changed something is committed to the data file before it is answered. H2's
  * MVStore otherwise commits about once a second in the background, and a killed server lost the
@@ -31,6 +37,12 @@ public class MongoLocal {
 
     CommittingH2Backend(String dataFile) {
       super(dataFile);
+    }
+
+    /** Unique indexes (with _id) also serve `{_id: x, ...other conditions}`: see PointLookupIndex. */
+    @Override
+    protected MongoDatabase openOrCreateDatabase(String databaseName) {
+      return new PointLookupH2Database(databaseName, getMvStore(), getCursorRegistry());
     }
 
     @Override

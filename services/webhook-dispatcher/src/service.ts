@@ -18,8 +18,9 @@ export function buildWebhookDispatcherService(context: ServiceContext, settings:
   return {
     routes: webhookRoutes(dispatcher, scheduler),
     subscribe: async () => {
-      await subscribeToEvents(context, models, settings, scheduler);
+      // Started first: the first events consumed push their deliveries to it.
       scheduler.start();
+      await subscribeToEvents(context, models, settings, scheduler);
     },
     close: () => scheduler.stop(),
   };

@@ -47,8 +47,8 @@ export async function unscheduleDelivery(models: Models, deliveryId: string): Pr
 /**
  * Takes a due delivery with a lease, by _id: two replicas, or a restarted process and a lease that
  * has not run out, never send the same attempt twice. Its schedule entry moves to the end of the
- * lease, so a sender that dies leaves it to come due again. Null when someone else holds it, or when
- * it is no longer pending (its stale schedule entry is then removed).
+ * lease, so a sender that dies leaves it to come due again. Null when someone else holds it, when it
+ * is no longer pending (its stale schedule entry is then removed), or when it is not stored yet.
  */
 export async function claimDueDelivery(models: Models, delivery: DueDelivery, leaseMs: number): Promise<ClaimedDelivery | null> {
   const now = new Date();
@@ -57,8 +57,10 @@ export async function claimDueDelivery(models: Models, delivery: DueDelivery, le
     await models.schedule.updateOne({ _id: delivery._id }, { $set: { dueAt: claimed.lockedUntil } });
     return claimed;
   }
+  // Ended for good (succeeded, failed): its entry is stale. Not yet written (the fan-out schedules
+  // before it stores the delivery): the entry stays, and the delivery is taken on a later look.
   const current = await models.deliveries.findOne({ _id: delivery._id }).select('status').lean();
-  if (current?.status !== 'pending') await unscheduleDelivery(models, delivery._id);
+  if (current && current.status !== 'pending') await unscheduleDelivery(models, delivery._id);
   return null;
 }
 
