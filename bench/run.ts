@@ -9,13 +9,15 @@ import { FULL, QUICK } from './lib/plan';
 import { describeMachine, writeResults, type BenchResults } from './lib/report';
 import { WebhookReceiver } from './lib/webhook-receiver';
 import type { ScenarioContext } from './scenarios/context';
+import { dataGrowth } from './scenarios/data-growth';
 import { eventLatency } from './scenarios/event-latency';
 import { fanOut } from './scenarios/fan-out';
 import { gatewayOverhead } from './scenarios/gateway-overhead';
+import { noisyNeighbour } from './scenarios/noisy-neighbour';
 import { writePath } from './scenarios/write-path';
 
 /**
- * npm run bench [-- --quick] [--only=gateway,sales,fanout,events] [--candidate-gateway=<dist/start.js>] [--profile]
+ * npm run bench [-- --quick] [--only=gateway,sales,fanout,events,neighbour,growth] [--candidate-gateway=<dist/start.js>] [--profile]
  * Starts the system, runs the scenarios one after the other, writes bench/results/latest.json,
  * appends the table to bench/RESULTS.md and quotes it in bench/README.md (quick runs write under
  * bench/results/quick/ instead, so CI never touches the committed history).
@@ -111,7 +113,7 @@ async function main(): Promise<number> {
     failures,
     notes,
   };
-  const scenario = async <K extends 'gatewayOverhead' | 'writePath' | 'fanOut' | 'eventLatency'>(key: K, name: string, title: string, body: () => Promise<NonNullable<BenchResults[K]>>) => {
+  const scenario = async <K extends 'gatewayOverhead' | 'writePath' | 'fanOut' | 'eventLatency' | 'noisyNeighbour' | 'dataGrowth'>(key: K, name: string, title: string, body: () => Promise<NonNullable<BenchResults[K]>>) => {
     if (!wanted(name)) return;
     log(title);
     try {
@@ -129,8 +131,13 @@ async function main(): Promise<number> {
     );
     await scenario('writePath', 'sales', `write path: POST /sales by promo code at ${plan.sales.connections} connections`, () => writePath(context));
     await scenario('eventLatency', 'events', `event latency: POST /affiliates to signed webhook at ${plan.events.rates.join(' and ')}/s`, () => eventLatency(context));
+    await scenario('noisyNeighbour', 'neighbour', `noisy neighbour: ${plan.noisyNeighbour.burstEvents} events of one program while another sends ${plan.noisyNeighbour.quietRatePerSecond}/s`, () =>
+      noisyNeighbour(context),
+    );
     // Last: its thousands of deliveries would otherwise still be queued in front of the latency steps.
     await scenario('fanOut', 'fanout', `fan-out: affiliate.created to ${plan.fanOut.endpoints} endpoints`, () => fanOut(context));
+    // After everything else: it leaves another program's objects in every database.
+    await scenario('dataGrowth', 'growth', `data growth: the hot paths before and after ${plan.dataGrowth.objects} objects of another program`, () => dataGrowth(context));
   } finally {
     log('stopping the system');
     await stopAll();

@@ -10,6 +10,10 @@ export type Plan = {
   sales: { warmupSeconds: number; seconds: number; connections: number };
   events: { warmupSeconds: number; seconds: number; rates: number[]; drainTimeoutSeconds: number; search: boolean };
   fanOut: { endpoints: number; events: number; timeoutSeconds: number };
+  /** Program B's burst while program A sends at a steady rate. */
+  noisyNeighbour: { burstEvents: number; quietRatePerSecond: number; drainTimeoutSeconds: number };
+  /** Each hot path measured for `seconds`, before and after `objects` of another program are stored. */
+  dataGrowth: { seconds: number; connections: number; objects: number; eventRatePerSecond: number };
 };
 
 export const FULL: Plan = {
@@ -19,6 +23,8 @@ export const FULL: Plan = {
   sales: { warmupSeconds: 5, seconds: 30, connections: 64 },
   events: { warmupSeconds: 3, seconds: 60, rates: [100, 500], drainTimeoutSeconds: 20, search: true },
   fanOut: { endpoints: 50, events: 100, timeoutSeconds: 45 },
+  noisyNeighbour: { burstEvents: 10_000, quietRatePerSecond: 20, drainTimeoutSeconds: 30 },
+  dataGrowth: { seconds: 8, connections: 16, objects: 100_000, eventRatePerSecond: 20 },
 };
 
 export const QUICK: Plan = {
@@ -28,4 +34,6 @@ export const QUICK: Plan = {
   sales: { warmupSeconds: 1, seconds: 5, connections: 64 },
   events: { warmupSeconds: 1, seconds: 5, rates: [100, 500], drainTimeoutSeconds: 8, search: false },
   fanOut: { endpoints: 50, events: 10, timeoutSeconds: 20 },
+  noisyNeighbour: { burstEvents: 500, quietRatePerSecond: 20, drainTimeoutSeconds: 10 },
+  dataGrowth: { seconds: 2, connections: 16, objects: 5_000, eventRatePerSecond: 20 },
 };

@@ -3,9 +3,11 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } fr
 import { cpus, loadavg, release, totalmem } from 'node:os';
 import { dirname } from 'node:path';
 import type { ProfileSummary } from './cpu-profile';
+import type { DataGrowth } from '../scenarios/data-growth';
 import type { EventLatency } from '../scenarios/event-latency';
 import type { FanOut } from '../scenarios/fan-out';
 import type { GatewayOverhead } from '../scenarios/gateway-overhead';
+import type { NoisyNeighbour } from '../scenarios/noisy-neighbour';
 import type { WritePath } from '../scenarios/write-path';
 
 type WithMemory<T> = T & { peakRssMiB: Record<string, number> };
@@ -20,6 +22,8 @@ export type BenchResults = {
   writePath?: WithMemory<WritePath>;
   fanOut?: WithMemory<FanOut>;
   eventLatency?: WithMemory<EventLatency>;
+  noisyNeighbour?: WithMemory<NoisyNeighbour>;
+  dataGrowth?: WithMemory<DataGrowth>;
   profiles?: ProfileSummary[];
   failures: string[];
   notes: string[];
@@ -90,6 +94,21 @@ export function markdown(results: BenchResults): string {
       `| fan-out: 1 event type × ${fan.endpoints} endpoints | ${fmt(fan.deliveriesPerSecond, 0)} deliveries/s | | | ${fan.expectedDeliveries - fan.delivered} | ${fan.events} events, ${fan.delivered}/${fan.expectedDeliveries} delivered in ${fmt(fan.seconds, 1)} s |`,
     );
   }
+  const neighbour = results.noisyNeighbour;
+  if (neighbour) {
+    lines.push(
+      `| noisy neighbour: A's affiliate.created → webhook during B's burst | A ${neighbour.quietRatePerSecond}/s; B ${fmt(neighbour.burstAcceptedPerSecond)} accepted/s | ${fmt(neighbour.quietLatencyMs.p50)} | ${fmt(neighbour.quietLatencyMs.p99)} | ${neighbour.quietUndelivered} | B's ${neighbour.burstEvents} events in ${fmt(neighbour.burstSeconds)} s; max ${fmt(neighbour.quietLatencyMs.max)} ms over A's ${neighbour.quietEvents} events |`,
+    );
+  }
+  const growth = results.dataGrowth;
+  if (growth) {
+    for (const [label, figures] of [['empty', growth.empty], [`with ${growth.objects} objects of another program`, growth.grown]] as const) {
+      lines.push(
+        `| data growth, ${label} | GET by id ${fmt(figures.getByIdPerSecond, 0)} req/s; POST /sales ${fmt(figures.salesPerSecond, 0)}/s | ${fmt(figures.eventLatencyMs.p50)} | ${fmt(figures.eventLatencyMs.p99)} | | latencies: affiliate.created → webhook at ${growth.eventRatePerSecond}/s |`,
+      );
+    }
+  }
+  lines.push('', ...targets(results));
   lines.push('', '| ratio (same run) | value |', '|---|---:|');
   if (gateway) {
     lines.push(`| throughput gateway / direct | ${fmt(gateway.ratios.throughputGatewayOverDirect, 3)} |`);
@@ -111,6 +130,8 @@ export function markdown(results: BenchResults): string {
     ['write path', sales?.peakRssMiB],
     ['fan-out', fan?.peakRssMiB],
     ['event latency', events?.peakRssMiB],
+    ['noisy neighbour', neighbour?.peakRssMiB],
+    ['data growth', growth?.peakRssMiB],
   ];
   const present = scenarios.filter(([, peaks]) => peaks);
   const names = [...new Set(present.flatMap(([, peaks]) => Object.keys(peaks ?? {})))].sort();
@@ -121,6 +142,37 @@ export function markdown(results: BenchResults): string {
   for (const note of results.notes) lines.push('', `Note: ${note}`);
   for (const failure of results.failures) lines.push('', `FAILED: ${failure}`);
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * The targets of issue 13 beside this run's figures (a benchmark, never a test: nothing fails on
+ * a miss). Figures a run did not measure are left out.
+ */
+function targets(results: BenchResults): string[] {
+  const rows: string[] = [];
+  const row = (figure: string, measured: string, target: string, met: boolean) => rows.push(`| ${figure} | ${measured} | ${target} | ${met ? 'met' : 'missed'} |`);
+  const events = results.eventLatency;
+  if (events) {
+    const held = events.highestSustainedPerSecond ?? 0;
+    row(`highest event → signed webhook rate sustained ${events.sustainWindowSeconds} s`, `${held}/s`, '≥ 300/s (goal 500/s)', held >= 300);
+    const at100 = events.steps.find((step) => step.targetPerSecond === 100);
+    if (at100) row('event → webhook at 100/s, p50 / p99', `${fmt(at100.latencyMs.p50)} / ${fmt(at100.latencyMs.p99)} ms`, '≤ 20 / ≤ 250 ms', at100.latencyMs.p50 <= 20 && at100.latencyMs.p99 <= 250);
+  }
+  const fan = results.fanOut;
+  if (fan) row(`fan-out, 1 event type × ${fan.endpoints} endpoints`, `${fmt(fan.deliveriesPerSecond, 0)} deliveries/s`, '≥ 1,000/s', fan.deliveriesPerSecond >= 1000);
+  const sales = results.writePath;
+  if (sales) row(`POST /sales by code, ${sales.connections} clients, counters exact`, `${fmt(sales.salesPerSecond, 0)}/s${sales.counters.match ? '' : ' (counters DO NOT match)'}`, '≥ 300/s', sales.salesPerSecond >= 300 && sales.counters.match);
+  const neighbour = results.noisyNeighbour;
+  if (neighbour) row(`noisy neighbour: A's webhook p99 during B's ${neighbour.burstEvents}-event burst`, `${fmt(neighbour.quietLatencyMs.p99)} ms`, '≤ 1,000 ms', neighbour.quietLatencyMs.p99 <= 1000);
+  const growth = results.dataGrowth;
+  if (growth) {
+    row(`data growth, GET by id (${growth.objects} objects of another program vs empty)`, fmt(growth.ratios.getById, 3), '≥ 0.9', growth.ratios.getById >= 0.9);
+    row('data growth, POST /sales by code', fmt(growth.ratios.salesByCode, 3), '≥ 0.9', growth.ratios.salesByCode >= 0.9);
+    row('data growth, event → webhook p50', fmt(growth.ratios.eventToWebhookP50, 3), '≥ 0.9', growth.ratios.eventToWebhookP50 >= 0.9);
+  }
+  const ratio = results.gatewayOverhead?.ratios.throughputGatewayOverNginx;
+  if (ratio !== undefined && ratio !== null) row('gateway / nginx throughput, GET by id', fmt(ratio, 3), '≥ 0.9', ratio >= 0.9);
+  return rows.length > 0 ? ['| figure (issue 13 targets) | this run | target | |', '|---|---:|---:|---|', ...rows] : [];
 }
 
 const START = '<!-- latest-results:start -->';

@@ -286,13 +286,17 @@ export class OutboxRelay {
     try {
       const document = (await model.findOne(self).select('+_outbox deletedAt _pendingSince').lean()) as PendingDocument | null;
       if (!document) return;
-      if (document._outbox.length > 0) {
-        // Published together: the channel keeps their order and the broker confirms them as a batch.
-        await Promise.all(document._outbox.map((event) => this.options.bus.publish(event)));
-        await model.updateOne(self, { $pull: { _outbox: { id: { $in: document._outbox.map((event) => event.id) } } } });
-      }
-      // Only when nothing new was queued meanwhile (single-document condition), the marker goes.
-      await model.updateOne({ ...self, _outbox: { $size: 0 }, _pendingSince: { $exists: true } }, { $unset: { _pendingSince: 1 } });
+      const ids = document._outbox.map((event) => event.id);
+      // Published together: the channel keeps their order and the broker confirms them as a batch.
+      await Promise.all(document._outbox.map((event) => this.options.bus.publish(event)));
+      // One write in the usual case: the outbox still holds exactly what went out, so it is emptied and
+      // the marker goes. Events queued meanwhile keep both, and only what went out is pulled.
+      const cleared = await model.updateOne(
+        // ($all of nothing matches nothing, so an empty outbox is matched by its size alone.)
+        { ...self, _outbox: { $size: ids.length }, ...(ids.length > 0 ? { '_outbox.id': { $all: ids } } : {}) },
+        { $set: { _outbox: [] }, $unset: { _pendingSince: 1 } },
+      );
+      if (cleared.matchedCount === 0 && ids.length > 0) await model.updateOne(self, { $pull: { _outbox: { id: { $in: ids } } } });
       if (document.deletedAt) {
         // Only once nothing else is queued on it: a tombstone's last event is out, so it can go.
         await model.deleteOne({ _id: id, deletedAt: { $ne: null }, _outbox: { $size: 0 } });

@@ -1,0 +1,100 @@
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { BenchProgram } from '../lib/bench-system';
+import { pacedLoop } from '../lib/paced-load';
+import { round, sleep, summarize } from '../lib/stats';
+import { withPeakMemory, type ScenarioContext } from './context';
+
+export type NoisyNeighbour = {
+  burstEvents: number;
+  burstSeconds: number;
+  burstAcceptedPerSecond: number;
+  quietRatePerSecond: number;
+  /** The quiet program's events accepted while the burst ran, and their event → webhook latency. */
+  quietEvents: number;
+  quietLatencyMs: { p50: number; p99: number; max: number };
+  quietUndelivered: number;
+};
+
+/**
+ * Program B sends a burst of affiliate.created events as fast as 64 connections allow while program
+ * A sends 20 events a second; both have a webhook endpoint on the local subscriber. What A's
+ * subscriber sees during B's burst (event → signed webhook, p50 / p99) shows whether one program's
+ * load degrades another's service.
+ */
+export async function noisyNeighbour(context: ScenarioContext): Promise<NoisyNeighbour & { peakRssMiB: Record<string, number> }> {
+  const { bench, receiver, plan } = context;
+  const [quiet, noisy] = [await bench.createProgram(), await bench.createProgram()];
+  const subscribe = async (program: BenchProgram, path: string) => {
+    const endpoint = await program.api.expectOk<{ secret: string }>('POST', '/webhook-endpoints', { url: receiver.endpointUrl(path), eventTypes: ['affiliate.created'] });
+    receiver.setSecret(path, endpoint.secret);
+  };
+  await subscribe(quiet, '/quiet');
+  await subscribe(noisy, '/noisy');
+
+  const arrivedAt = new Map<string, number>();
+  const stopListening = receiver.onArrival((arrival) => {
+    if (arrival.endpoint === '/quiet' && !arrivedAt.has(arrival.objectId)) arrivedAt.set(arrival.objectId, arrival.at);
+  });
+  const tag = randomUUID().slice(0, 8);
+  const createAffiliate = (program: BenchProgram, who: string, n: number) =>
+    program.api.send('POST', '/affiliates', { firstName: who, lastName: `Neighbour ${n}`, email: `${who}-${tag}-${n}@example.com` });
+
+  return withPeakMemory(context, async () => {
+    const { burstEvents, quietRatePerSecond, drainTimeoutSeconds } = plan.noisyNeighbour;
+    let burstDone = false;
+    let burstAccepted = 0;
+    let next = 0;
+    const burstStarted = performance.now();
+    const burst = Promise.all(
+      Array.from({ length: 64 }, async () => {
+        while (next < burstEvents) {
+          const answer = await createAffiliate(noisy, 'noisy', next++).catch(() => undefined);
+          if (answer?.status === 200) burstAccepted++;
+        }
+      }),
+    ).then(() => {
+      burstDone = true;
+      return (performance.now() - burstStarted) / 1000;
+    });
+
+    // The quiet program's events, for as long as the burst runs.
+    const acceptedAt = new Map<string, number>();
+    let sequence = 0;
+    while (!burstDone) {
+      await pacedLoop({
+        rate: quietRatePerSecond,
+        seconds: 1,
+        maxInFlight: 64,
+        fire: async () => {
+          const answer = await createAffiliate(quiet, 'quiet', sequence++);
+          if (answer.status !== 200) return false;
+          acceptedAt.set((JSON.parse(answer.body) as { id: string }).id, answer.answeredAt);
+          return true;
+        },
+      });
+    }
+    const burstSeconds = await burst;
+    const deadline = performance.now() + drainTimeoutSeconds * 1000;
+    while ([...acceptedAt.keys()].some((id) => !arrivedAt.has(id)) && performance.now() < deadline) await sleep(100);
+    stopListening();
+
+    const drainedAt = performance.now();
+    const latencies = [...acceptedAt].map(([id, at]) => (arrivedAt.get(id) ?? drainedAt) - at);
+    const latency = summarize(latencies);
+    const result: NoisyNeighbour = {
+      burstEvents,
+      burstSeconds: round(burstSeconds, 1),
+      burstAcceptedPerSecond: round(burstAccepted / burstSeconds, 1),
+      quietRatePerSecond,
+      quietEvents: acceptedAt.size,
+      quietLatencyMs: { p50: round(latency.p50, 1), p99: round(latency.p99, 1), max: round(latency.max, 1) },
+      quietUndelivered: [...acceptedAt.keys()].filter((id) => !arrivedAt.has(id)).length,
+    };
+    context.log(
+      `  burst of ${burstEvents} in ${result.burstSeconds} s (${result.burstAcceptedPerSecond}/s accepted); quiet program: ${result.quietEvents} events, ` +
+        `p50 ${result.quietLatencyMs.p50} ms, p99 ${result.quietLatencyMs.p99} ms, ${result.quietUndelivered} undelivered`,
+    );
+    return result;
+  });
+}
