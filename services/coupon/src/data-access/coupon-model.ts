@@ -31,6 +31,12 @@ export type CouponRecord = {
   updatedAt: Date;
   /** Redemption keys whose counting is under way (see redemption-counters.ts); never read back. */
   _redemptionKeys?: string[];
+  /**
+   * Ids of the coupon's promotional codes, added before each code is stored, so reading a coupon
+   * with its codes is a lookup by _id rather than a query on couponId (which the local server
+   * answers by scanning every code). Absent on coupons stored before it existed.
+   */
+  _promotionalCodeIds?: string[];
 };
 
 const metadataEntry = new Schema<MetadataEntry>({ key: { type: String, required: true }, value: { type: String, required: true } }, { _id: false });
@@ -61,6 +67,7 @@ const couponSchema = new Schema<CouponRecord>(
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
     _redemptionKeys: { type: [String], default: [], select: false },
+    _promotionalCodeIds: { type: [String], default: [] },
   },
   { versionKey: false, minimize: false, collection: 'coupons' },
 );

@@ -15,22 +15,34 @@ export async function requireCouponRecord(models: CouponModels, programId: strin
 
 /** Codes of a coupon, newest first, the order `promotionalCodes` is listed in. */
 export async function codesOfCoupon(models: CouponModels, programId: string, couponId: string): Promise<PromotionalCodeRecord[]> {
-  return models.promotionalCodes.find({ programId, couponId }).sort({ createdAt: -1, _id: -1 }).lean<PromotionalCodeRecord[]>();
+  const coupon = await findCouponRecord(models, programId, couponId);
+  return (await codesOfCoupons(models, programId, coupon ? [coupon] : [])).get(couponId) ?? [];
 }
 
-export async function codesOfCoupons(
-  models: CouponModels,
-  programId: string,
-  couponIds: string[],
-): Promise<Map<string, PromotionalCodeRecord[]>> {
-  const byCoupon = new Map<string, PromotionalCodeRecord[]>(couponIds.map((id) => [id, []]));
-  if (couponIds.length === 0) return byCoupon;
-  const codes = await models.promotionalCodes
-    .find({ programId, couponId: { $in: couponIds } })
-    .sort({ createdAt: -1, _id: -1 })
-    .lean<PromotionalCodeRecord[]>();
-  for (const code of codes) byCoupon.get(code.couponId)?.push(code);
+const NEWEST_FIRST = (a: PromotionalCodeRecord, b: PromotionalCodeRecord) =>
+  b.createdAt.getTime() - a.createdAt.getTime() || (a._id < b._id ? 1 : a._id > b._id ? -1 : 0);
+
+/**
+ * The codes of each coupon, newest first. Found by their ids, which each coupon keeps: a lookup by
+ * _id however many codes other coupons and programs have. Coupons stored before the ids were kept
+ * fall back to a query on couponId.
+ */
+export async function codesOfCoupons(models: CouponModels, programId: string, coupons: CouponRecord[]): Promise<Map<string, PromotionalCodeRecord[]>> {
+  const byCoupon = new Map<string, PromotionalCodeRecord[]>(coupons.map((coupon) => [coupon._id, []]));
+  const ids = coupons.flatMap((coupon) => coupon._promotionalCodeIds ?? []);
+  const untracked = coupons.filter((coupon) => coupon._promotionalCodeIds === undefined).map((coupon) => coupon._id);
+  const [tracked, legacy] = await Promise.all([
+    ids.length > 0 ? models.promotionalCodes.find({ _id: { $in: ids }, programId }).lean<PromotionalCodeRecord[]>() : [],
+    untracked.length > 0 ? models.promotionalCodes.find({ programId, couponId: { $in: untracked } }).lean<PromotionalCodeRecord[]>() : [],
+  ]);
+  // An id whose code was never stored (a crash between the two writes) simply finds nothing.
+  for (const code of [...tracked, ...legacy].sort(NEWEST_FIRST)) byCoupon.get(code.couponId)?.push(code);
   return byCoupon;
+}
+
+/** Adds a code's id to its coupon before the code is stored (see CouponRecord._promotionalCodeIds). */
+export async function rememberCodeOfCoupon(models: CouponModels, programId: string, couponId: string, codeId: string): Promise<void> {
+  await models.coupons.updateOne({ _id: couponId, programId }, { $addToSet: { _promotionalCodeIds: codeId } });
 }
 
 export async function couponsByIds(models: CouponModels, programId: string, couponIds: string[]): Promise<Map<string, CouponRecord>> {

@@ -4,7 +4,7 @@ import { badRequest, createEvent, isDuplicateKey } from '@affiliate/platform';
 import type { AffiliateDirectory } from '../data-access/affiliate-directory';
 import type { CouponModels } from '../data-access/models';
 import type { PromotionalCodeRecord } from '../data-access/promotional-code-model';
-import { requireCouponRecord } from '../data-access/reads';
+import { rememberCodeOfCoupon, requireCouponRecord } from '../data-access/reads';
 import { toPromotionalCode } from '../data-access/representations';
 import { codeKey, duplicatedKey, externalIdKey } from '../data-access/unique-keys';
 import { generatePromotionalCode } from './generate-promotional-code';
@@ -54,6 +54,7 @@ export async function createPromotionalCode(
     updatedAt: now,
   };
   const representation = toPromotionalCode(promotionalCode, coupon);
+  await rememberCodeOfCoupon(models, programId, coupon._id, id);
   try {
     await models.promotionalCodes.create({ ...promotionalCode, _outbox: [createEvent('promocode.created', programId, representation)] });
   } catch (error) {

@@ -14,7 +14,7 @@ export const isSingleCouponLookup = (lookup: CouponLookup): boolean =>
   lookup.id !== undefined || lookup.name !== undefined || lookup.externalId !== undefined;
 
 async function withCodes(models: CouponModels, programId: string, coupons: CouponRecord[]): Promise<Coupon[]> {
-  const codes = await codesOfCoupons(models, programId, coupons.map((coupon) => coupon._id));
+  const codes = await codesOfCoupons(models, programId, coupons);
   return coupons.map((coupon) => toCoupon(coupon, codes.get(coupon._id) ?? []));
 }
 

@@ -12,7 +12,7 @@ import de.bwaldvogel.mongo.bson.Document;
 
 /**
  * A unique index (the _id index among them) that also answers a query naming each of its keys by
- * plain equality next to other conditions, as MongoDB's planner does: `{_id, programId, revision}`
+ * plain equality (or, on a single key, `$in`) next to other conditions, as MongoDB's planner does: `{_id, programId, revision}`
  * finds its one candidate through the index, and the collection then matches the whole query
  * against it. mongo-java-server only uses an index when the query's keys are exactly the index's,
  * so every conditional single-document write (a revision check, a redemption limit) scanned the
@@ -34,10 +34,15 @@ public final class PointLookupIndex extends AbstractUniqueIndex<Object> {
         if (!query.keySet().containsAll(keySet())) return false;
         for (String key : keys()) {
             Object value = query.get(key);
-            // Plain values only: operators, arrays, patterns and nulls keep the library's own handling.
+            if (isInList(value) && !isCompoundIndex()) continue; // {_id: {$in: [...]}, ...}: one lookup per value
+            // Plain values only: other operators, arrays, patterns and nulls keep the library's own handling.
             if (value == null || value instanceof Document || value instanceof Collection || value instanceof Pattern) return false;
         }
         return true;
+    }
+
+    private static boolean isInList(Object value) {
+        return value instanceof Document document && document.size() == 1 && document.get("$in") instanceof Collection;
     }
 
     @Override
