@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { verifyWebhook } from '@affiliate/contracts';
+import type { JsonClient } from './paced-load';
 
 export type Arrival = { at: number; endpoint: string; event: string; objectId: string };
 
@@ -50,6 +51,21 @@ export class WebhookReceiver {
 
   setSecret(path: string, secret: string): void {
     this.secrets.set(path, secret);
+  }
+
+  /** Creates a webhook endpoint for `affiliate.created` at `path` through the program's API, and keeps its secret. */
+  async subscribe(api: JsonClient, path: string): Promise<void> {
+    const endpoint = await api.expectOk<{ secret: string }>('POST', '/webhook-endpoints', { url: this.endpointUrl(path), eventTypes: ['affiliate.created'] });
+    this.setSecret(path, endpoint.secret);
+  }
+
+  /** When each object first arrived at `path` (a redelivery keeps the first time); `stop` ends the recording. */
+  firstArrivals(path: string): { arrivedAt: Map<string, number>; stop: () => void } {
+    const arrivedAt = new Map<string, number>();
+    const stop = this.onArrival((arrival) => {
+      if (arrival.endpoint === path && !arrivedAt.has(arrival.objectId)) arrivedAt.set(arrival.objectId, arrival.at);
+    });
+    return { arrivedAt, stop };
   }
 
   onArrival(listener: (arrival: Arrival) => void): () => void {

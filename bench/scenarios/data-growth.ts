@@ -32,17 +32,13 @@ export async function dataGrowth(context: ScenarioContext): Promise<DataGrowth &
   const program = await bench.createProgram();
   const tag = randomUUID().slice(0, 8);
   const path = '/growth';
-  const endpoint = await program.api.expectOk<{ secret: string }>('POST', '/webhook-endpoints', { url: receiver.endpointUrl(path), eventTypes: ['affiliate.created'] });
-  receiver.setSecret(path, endpoint.secret);
+  await receiver.subscribe(program.api, path);
   const affiliate = await program.api.expectOk<{ id: string }>('POST', '/affiliates', { firstName: 'Growth', lastName: 'Bench', email: `growth-${tag}@example.com` });
   const coupon = await program.api.expectOk<{ id: string }>('POST', '/coupons', { name: 'Growth bench', percentOff: 10 });
   const promoCode = `GROWTH${tag.toUpperCase()}`;
   await program.api.expectOk('POST', '/promotional-codes', { couponId: coupon.id, code: promoCode, affiliateId: affiliate.id });
 
-  const arrivedAt = new Map<string, number>();
-  const stopListening = receiver.onArrival((arrival) => {
-    if (arrival.endpoint === path && !arrivedAt.has(arrival.objectId)) arrivedAt.set(arrival.objectId, arrival.at);
-  });
+  const { arrivedAt, stop: stopListening } = receiver.firstArrivals(path);
   let sequence = 0;
   const { seconds, connections, objects, eventRatePerSecond } = plan.dataGrowth;
 

@@ -43,14 +43,10 @@ export async function eventLatency(context: ScenarioContext) {
   const { bench, receiver, plan } = context;
   const program = await bench.createProgram();
   const path = '/latency';
-  const endpoint = await program.api.expectOk<{ secret: string }>('POST', '/webhook-endpoints', { url: receiver.endpointUrl(path), eventTypes: ['affiliate.created'] });
-  receiver.setSecret(path, endpoint.secret);
+  await receiver.subscribe(program.api, path);
 
   const acceptedAt = new Map<string, number>();
-  const arrivedAt = new Map<string, number>();
-  const stopListening = receiver.onArrival((arrival) => {
-    if (arrival.endpoint === path && arrival.event === 'affiliate.created' && !arrivedAt.has(arrival.objectId)) arrivedAt.set(arrival.objectId, arrival.at);
-  });
+  const { arrivedAt, stop: stopListening } = receiver.firstArrivals(path);
   const tag = randomUUID().slice(0, 8);
   let sequence = 0;
 

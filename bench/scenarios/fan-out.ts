@@ -26,8 +26,7 @@ export async function fanOut(context: ScenarioContext) {
   const paths: string[] = [];
   for (let index = 0; index < plan.fanOut.endpoints; index++) {
     const path = `/fan-out-${tag}/${index}`;
-    const endpoint = await program.api.expectOk<{ secret: string }>('POST', '/webhook-endpoints', { url: receiver.endpointUrl(path), eventTypes: ['affiliate.created'] });
-    receiver.setSecret(path, endpoint.secret);
+    await receiver.subscribe(program.api, path);
     paths.push(path);
   }
   const mine = new Set(paths);

@@ -25,17 +25,9 @@ export type NoisyNeighbour = {
 export async function noisyNeighbour(context: ScenarioContext): Promise<NoisyNeighbour & { peakRssMiB: Record<string, number> }> {
   const { bench, receiver, plan } = context;
   const [quiet, noisy] = [await bench.createProgram(), await bench.createProgram()];
-  const subscribe = async (program: BenchProgram, path: string) => {
-    const endpoint = await program.api.expectOk<{ secret: string }>('POST', '/webhook-endpoints', { url: receiver.endpointUrl(path), eventTypes: ['affiliate.created'] });
-    receiver.setSecret(path, endpoint.secret);
-  };
-  await subscribe(quiet, '/quiet');
-  await subscribe(noisy, '/noisy');
-
-  const arrivedAt = new Map<string, number>();
-  const stopListening = receiver.onArrival((arrival) => {
-    if (arrival.endpoint === '/quiet' && !arrivedAt.has(arrival.objectId)) arrivedAt.set(arrival.objectId, arrival.at);
-  });
+  await receiver.subscribe(quiet.api, '/quiet');
+  await receiver.subscribe(noisy.api, '/noisy');
+  const { arrivedAt, stop: stopListening } = receiver.firstArrivals('/quiet');
   const tag = randomUUID().slice(0, 8);
   const createAffiliate = (program: BenchProgram, who: string, n: number) =>
     program.api.send('POST', '/affiliates', { firstName: who, lastName: `Neighbour ${n}`, email: `${who}-${tag}-${n}@example.com` });

@@ -33,7 +33,7 @@ export type ServiceContext = {
   relay: OutboxRelay;
 };
 
-/** What a service adds: its routes, its models with an outbox, its event subscriptions. */
+/** What a service adds: its routes and its event subscriptions (its models with an outbox are found on the connection). */
 export type ServiceParts = {
   routes: Router;
   subscribe?: () => Promise<void>;

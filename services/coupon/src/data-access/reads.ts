@@ -13,10 +13,12 @@ export async function requireCouponRecord(models: CouponModels, programId: strin
   return coupon;
 }
 
-/** Codes of a coupon, newest first, the order `promotionalCodes` is listed in. */
+/**
+ * Every live code of a coupon, by its couponId, whether or not the coupon is still there: the delete
+ * cascade must also find a code created while it ran, which no coupon document lists.
+ */
 export async function codesOfCoupon(models: CouponModels, programId: string, couponId: string): Promise<PromotionalCodeRecord[]> {
-  const coupon = await findCouponRecord(models, programId, couponId);
-  return (await codesOfCoupons(models, programId, coupon ? [coupon] : [])).get(couponId) ?? [];
+  return models.promotionalCodes.find({ programId, couponId }).sort({ createdAt: -1, _id: -1 }).lean<PromotionalCodeRecord[]>();
 }
 
 const NEWEST_FIRST = (a: PromotionalCodeRecord, b: PromotionalCodeRecord) =>

@@ -4,7 +4,7 @@ import type { FilterQuery } from 'mongoose';
 import type { CouponRecord } from '../data-access/coupon-model';
 import type { CouponModels } from '../data-access/models';
 import type { PromotionalCodeRecord } from '../data-access/promotional-code-model';
-import { codesOfCoupon } from '../data-access/reads';
+import { codesOfCoupons } from '../data-access/reads';
 import { metadataEntries, toCoupon } from '../data-access/representations';
 import { externalIdKey } from '../data-access/unique-keys';
 
@@ -45,7 +45,7 @@ export async function updateCoupon(models: CouponModels, programId: string, body
   let updated: CouponRecord | null;
   try {
     updated = await updateWithEvents(models.coupons, filter, async (current) => {
-      codes = await codesOfCoupon(models, programId, current._id);
+      codes = (await codesOfCoupons(models, programId, [current])).get(current._id) ?? [];
       return {
         set: changedFields(body, current._id),
         events: (next) => [createEvent('coupon.updated', programId, toCoupon(next, codes))],

@@ -25,6 +25,8 @@ const relays = new WeakMap<Model<any>, OutboxRelay>(); // eslint-disable-line @t
 
 type Update = Record<string, Record<string, unknown> | undefined>;
 const pushesEvents = (update: unknown) => Boolean((update as Update | null)?.$push && '_outbox' in ((update as Update).$push ?? {}));
+/** An _id value, not a condition on _id (`{$in: ...}`): the filter names exactly one document. */
+const isOneId = (id: unknown) => typeof id === 'string' || (typeof id === 'object' && id !== null && !Object.keys(id).some((key) => key.startsWith('$')));
 
 const QUERY_HOOKS = [
   'find',
@@ -68,11 +70,9 @@ export function outboxPlugin(schema: Schema): void {
     this.setUpdate(update);
   });
   schema.post(['updateOne', 'findOneAndUpdate'], function relayPushedEvents() {
-    // Writes addressed by _id are relayed at once; anything else waits for the sweep.
+    // Writes addressed to one _id are relayed at once; anything else waits for the sweep.
     const id = this.getFilter()._id as unknown;
-    if (pushesEvents(this.getUpdate()) && (typeof id === 'string' || (id !== null && typeof id === 'object' && !Object.keys(id).some((key) => key.startsWith('$'))))) {
-      relays.get(this.model)?.written(this.model, id);
-    }
+    if (pushesEvents(this.getUpdate()) && isOneId(id)) relays.get(this.model)?.written(this.model, id);
   });
 }
 
@@ -145,15 +145,23 @@ export type OutboxRelayOptions = {
   concurrency?: number;
 };
 
-type PendingDocument = { _id: unknown; _outbox: EventEnvelope[]; deletedAt: Date | null; _pendingSince?: Date };
+type PendingDocument = { _id: unknown; _outbox: EventEnvelope[]; deletedAt: Date | null };
 type Watched = Model<PendingDocument>;
 type Target = { model: Watched; id: unknown };
 
 /** Events older than this are the sweep's to find; younger ones are on their way through written(). */
 const SWEEP_GRACE_MS = 1000;
 const SWEEP_BATCH = 500;
-// Legacy: documents written before the marker existed; looked for once per start.
-const UNMARKED = { '_outbox.0': { $exists: true }, _pendingSince: { $exists: false }, deletedAt: { $exists: true } };
+/**
+ * Documents whose events have waited since `cutoff` or longer, tombstones included; `unmarked` adds
+ * those written before the marker existed (a scan, so only at start and when draining).
+ */
+function findPending(model: Watched, cutoff: Date, options: { unmarked?: boolean; limit?: number }): Promise<{ _id: unknown }[]> {
+  const marked = { _pendingSince: { $lte: cutoff } };
+  const due = options.unmarked ? { $or: [marked, { '_outbox.0': { $exists: true }, _pendingSince: { $exists: false } }] } : marked;
+  const query = model.find({ ...due, deletedAt: { $exists: true } }).select('_id');
+  return (options.limit ? query.limit(options.limit) : query).lean();
+}
 
 /**
  * Publishes what the outbox holds. A write hands the relay its document's id (the plugin's hooks),
@@ -221,8 +229,7 @@ export class OutboxRelay {
     this.failing = false;
     try {
       for (const model of this.models) {
-        const pending = await model.find({ $or: [{ _pendingSince: { $exists: true } }, UNMARKED], deletedAt: { $exists: true } }).select('_id').lean();
-        for (const document of pending) await this.relayDocument({ model, id: document._id });
+        for (const document of await findPending(model, new Date(), { unmarked: true })) await this.relayDocument({ model, id: document._id });
       }
     } catch (error) {
       this.fail(error);
@@ -242,9 +249,7 @@ export class OutboxRelay {
       try {
         const cutoff = new Date(Date.now() - (options.graceMs ?? 0));
         for (const model of this.models) {
-          const due = options.unmarked ? { $or: [{ _pendingSince: { $lte: cutoff } }, UNMARKED] } : { _pendingSince: { $lte: cutoff } };
-          const pending = await model.find({ ...due, deletedAt: { $exists: true } }).select('_id').limit(SWEEP_BATCH).lean();
-          for (const document of pending) this.written(model, document._id);
+          for (const document of await findPending(model, cutoff, { unmarked: options.unmarked, limit: SWEEP_BATCH })) this.written(model, document._id);
         }
       } catch (error) {
         this.fail(error);
@@ -284,7 +289,7 @@ export class OutboxRelay {
     // `deletedAt: {$exists: true}` names the field, so tombstones are found too.
     const self = { _id: id, deletedAt: { $exists: true } };
     try {
-      const document = (await model.findOne(self).select('+_outbox deletedAt _pendingSince').lean()) as PendingDocument | null;
+      const document = (await model.findOne(self).select('+_outbox deletedAt').lean()) as PendingDocument | null;
       if (!document) return;
       const ids = document._outbox.map((event) => event.id);
       // Published together: the channel keeps their order and the broker confirms them as a batch.

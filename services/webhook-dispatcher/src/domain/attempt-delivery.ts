@@ -69,17 +69,22 @@ export async function attemptDelivery(dispatcher: Dispatcher, delivery: ClaimedD
     next = delay === null ? { status: 'failed', nextAttemptAt: null } : { status: 'pending', nextAttemptAt: new Date(Date.now() + delay) };
     if (delay === null) logger.info({ deliveryId: delivery._id, endpointId: endpoint._id, attempts: scheduledAttempts }, 'webhook delivery failed: retry schedule used up');
   }
+  const attempt = toStoredAttempt(outcome);
   const recorded = await models.deliveries.updateOne(held, {
     $set: { ...next, ...release, scheduledAttempts },
-    $push: { attempts: { $each: [toStoredAttempt(outcome)], $slice: -KEPT_ATTEMPTS } },
+    $push: { attempts: { $each: [attempt], $slice: -KEPT_ATTEMPTS } },
   });
-  // Read back by _id rather than trusting a findOneAndUpdate result (DESIGN.md section 8).
-  const stored = recorded.modifiedCount === 1 ? await models.deliveries.findOne({ _id: delivery._id }).lean() : null;
-  if (stored?.status === 'pending' && stored.nextAttemptAt) await scheduleDelivery(models, stored, stored.nextAttemptAt);
-  else if (stored) await unscheduleDelivery(models, stored._id);
+  // The write matched our lock token, so nobody else changed the delivery while we held it: what it
+  // stored is the claimed state plus this change, with no read back.
+  const stored: WebhookDeliveryDocument | null =
+    recorded.modifiedCount === 1
+      ? { ...delivery, ...next, ...release, scheduledAttempts, attempts: [...delivery.attempts, attempt].slice(-KEPT_ATTEMPTS) }
+      : null;
+  if (stored && next.status === 'pending' && next.nextAttemptAt) await scheduleDelivery(models, stored, next.nextAttemptAt);
+  else if (stored && next.status) await unscheduleDelivery(models, stored._id);
 
   if (delivered) await recordEndpointSuccess(models, endpoint._id);
   else if (outcome.statusCode === GONE) await disableEndpoint(models, endpoint._id, 'the subscriber answered 410 Gone', logger);
   else await recordEndpointFailure(models, settings, logger, endpoint._id, outcome.at);
-  return stored as WebhookDeliveryDocument | null;
+  return stored;
 }
