@@ -20,6 +20,9 @@ beforeAll(async () => {
   await observer.subscribe({
     queue: uniqueName('program-observer'),
     eventTypes: ['program.*'],
+    // One message at a time, so the order recorded is the order published (with several in flight,
+    // their handlers' database claims can finish in any order).
+    prefetch: 1,
     processedEvents: processedEvents(gateway.connection, uniqueName('observer')),
     handler: async (event) => {
       published.push(event);

@@ -40,7 +40,8 @@ async function createCounter(programId: string): Promise<string> {
 function collect(bus: EventBus, queue: string): Promise<EventEnvelope[]> {
   const received: EventEnvelope[] = [];
   return bus
-    .subscribe({ queue, eventTypes: ['#'], processedEvents: processedEvents(connection, uniqueName(queue)), handler: async (event) => void received.push(event) })
+    // prefetch 1: the order recorded is the order published (several in flight can finish in any order).
+    .subscribe({ queue, eventTypes: ['#'], prefetch: 1, processedEvents: processedEvents(connection, uniqueName(queue)), handler: async (event) => void received.push(event) })
     .then(() => received);
 }
 
