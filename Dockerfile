@@ -1,6 +1,7 @@
 # One image for every component; the compose file and the Kubernetes manifests choose the
 # component with the command (node <component>/dist/start.js). Size budget: 300 MB.
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node 24 is an LTS line supported until 2028-04-30 (Node 20 reached end of life on 2026-04-30).
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
@@ -22,9 +23,11 @@ RUN npx tsc -b && npm prune --omit=dev --no-audit --no-fund \
   && find . -path ./node_modules -prune -o \( -name '*.ts' ! -name '*.d.ts' -o -name test -type d \) -print | grep -v '^./node_modules' | xargs rm -rf
 
 FROM ${NODE_IMAGE}
-ENV NODE_ENV=production
+# In a container the process listens on every interface of its own network namespace.
+ENV NODE_ENV=production HOST=0.0.0.0
 WORKDIR /app
-COPY --from=build --chown=node:node /app /app
+# Owned by root (files 644, directories 755), so the runtime user cannot rewrite the application.
+COPY --from=build --chown=root:root /app /app
 USER node
 # PORT is set per component; the check asks the process itself, so a wedged event loop fails it.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \

@@ -3,6 +3,7 @@
 // process that dies (with backoff), and stops them all on Ctrl-C. Starts scripts/local-infra.sh
 // first when MONGO_URL is not set.
 import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -24,6 +25,9 @@ if (!process.env.MONGO_URL) {
   }
 }
 process.env.WEBHOOK_ALLOW_PRIVATE_URLS ??= 'true';
+// A fresh internal token per run: the services accept it as the gateway's credential, so a shared
+// default would let anything that reaches ports 3001-3005 act for any program.
+process.env.INTERNAL_TOKEN ??= randomBytes(32).toString('hex');
 process.env.BOOTSTRAP_API_KEY ??= 'ak_demo_local_development_key_change_me';
 
 const children = new Map();

@@ -56,9 +56,20 @@ describe('docker compose', () => {
     }
   });
 
-  test('only the gateway publishes a port', () => {
+  test('only the gateway publishes a port, on loopback unless the operator says otherwise', () => {
     const published = Object.entries(compose.services).filter(([, service]) => service.ports?.length).map(([name]) => name);
     expect(published).toEqual(['gateway']);
+    expect(compose.services.gateway?.ports).toEqual(['${GATEWAY_BIND:-127.0.0.1}:8080:8080']);
+  });
+
+  test('secrets have no fallback: compose refuses to start without them', () => {
+    const secrets = ['INTERNAL_TOKEN', 'ADMIN_TOKEN'];
+    for (const name of secrets) {
+      const uses = [...composeText.matchAll(new RegExp(`\\$\\{${name}([^}]*)\\}`, 'g'))].map((match) => match[1]);
+      expect({ name, uses: uses.length > 0 && uses.every((rest) => rest?.startsWith(':?')) }).toEqual({ name, uses: true });
+    }
+    expect(composeText).not.toMatch(/change[-_]?me/i);
+    expect(readFileSync(join(root, '.env.example'), 'utf8')).toMatch(/^INTERNAL_TOKEN=$/m);
   });
 });
 
@@ -117,10 +128,57 @@ describe.each(['trial', 'production'])('kubernetes overlay %s', (overlay) => {
     }
   });
 
+  test('no pod mounts a service account token', () => {
+    const pods = objects.filter((object) => ['Deployment', 'StatefulSet'].includes(object.kind));
+    expect(pods.length).toBeGreaterThan(5);
+    for (const object of pods) {
+      const spec = (object.spec as { template: { spec: { automountServiceAccountToken?: boolean } } }).template.spec;
+      expect({ name: object.metadata.name, automount: spec.automountServiceAccountToken }).toEqual({ name: object.metadata.name, automount: false });
+    }
+  });
+
+  test('the webhook dispatcher may leave the cluster to public addresses only', () => {
+    type Peer = { ipBlock?: { cidr: string; except?: string[] } };
+    const policy = find('NetworkPolicy', 'webhook-dispatcher-egress') as unknown as { spec: { policyTypes: string[]; egress: { to?: Peer[]; ports?: { port: number }[] }[] } };
+    expect(policy.spec.policyTypes).toEqual(['Egress']);
+    const blocks = policy.spec.egress.flatMap((rule) => rule.to ?? []).map((peer) => peer.ipBlock);
+    const v4 = blocks.find((block) => block?.cidr === '0.0.0.0/0');
+    expect(v4?.except).toEqual(expect.arrayContaining(['10.0.0.0/8', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10']));
+    expect(blocks.find((block) => block?.cidr === '::/0')?.except).toEqual(expect.arrayContaining(['fc00::/7', 'fe80::/10', '::ffff:0:0/96']));
+    // Rules without a destination are for DNS and the infrastructure's ports only.
+    const anywhere = policy.spec.egress.filter((rule) => !rule.to).flatMap((rule) => rule.ports?.map((port) => port.port) ?? [null]);
+    expect(anywhere.sort()).toEqual([27017, 53, 53, 5671, 5672].sort());
+  });
+
   test('network policies deny by default and let only the gateway and the calling services reach a service', () => {
     expect(find('NetworkPolicy', 'default-deny-ingress')).toBeDefined();
     const sale = find('NetworkPolicy', 'sale-ingress') as unknown as { spec: { ingress: { from: { podSelector: { matchLabels: Record<string, string> } }[] }[] } };
     expect(sale.spec.ingress[0]?.from.map((peer) => peer.podSelector.matchLabels['app.kubernetes.io/name'])).toEqual(['gateway']);
+  });
+});
+
+test('the trial overlay, whose secrets are public, does not claim production mode', () => {
+  const config = build(overlayRoot('trial')).find((object) => object.kind === 'ConfigMap') as unknown as { data: Record<string, string> };
+  expect(config.data.NODE_ENV).toBe('development');
+});
+
+describe('container image', () => {
+  const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
+  // End of life of each Node LTS line (nodejs.org/about/previous-releases).
+  const LTS_END_OF_LIFE: Record<number, string> = { 20: '2026-04-30', 22: '2027-04-30', 24: '2028-04-30', 26: '2029-04-30' };
+
+  test('runs on a Node LTS line that is still supported', () => {
+    const major = Number(/^ARG NODE_IMAGE=node:(\d+)-/m.exec(dockerfile)?.[1]);
+    expect(LTS_END_OF_LIFE[major]).toBeDefined();
+    expect(new Date(`${LTS_END_OF_LIFE[major]}T00:00:00Z`).getTime()).toBeGreaterThan(Date.now());
+  });
+
+  test('runs as an unprivileged user that cannot rewrite the application files', () => {
+    const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    expect(runtime).toMatch(/^USER node$/m);
+    const copies = runtime.split('\n').filter((line) => line.startsWith('COPY'));
+    expect(copies.length).toBeGreaterThan(0);
+    for (const line of copies) expect(line).not.toMatch(/--chown=node|--chmod/);
   });
 });
 

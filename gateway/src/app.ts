@@ -25,7 +25,7 @@ export type GatewayDeps = {
   onProgramChange: () => void;
 };
 
-/** The gateway's express app: probes, docs, the admin API and the authenticated proxy to the services. */
+/** The gateway's public express app: probes, docs, the admin API and the authenticated proxy to the services. */
 export function createGateway(deps: GatewayDeps): Express {
   const { settings, logger, metrics } = deps;
   const app = express();
@@ -43,11 +43,6 @@ export function createGateway(deps: GatewayDeps): Express {
     const ready = Object.values(checks).every(Boolean);
     response.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
   });
-  app.get('/metrics', async (_request, response) => {
-    response.setHeader('content-type', metrics.registry.contentType);
-    response.send(await metrics.registry.metrics());
-  });
-
   app.use(docsRoutes());
   app.use('/admin/v1', adminRoutes({ store: deps.store, adminToken: settings.adminToken, bodyLimit: settings.bodyLimit, onChange: deps.onProgramChange }));
   app.use(
@@ -65,5 +60,16 @@ export function createGateway(deps: GatewayDeps): Express {
   );
   app.use((request, _response, next) => next(new AppError(404, `No route for ${request.method} ${request.path}`)));
   app.use(errorHandler(logger));
+  return app;
+}
+
+/** The metrics listener: /metrics alone, on its own port, which compose and the ingress never publish. */
+export function createMetricsApp(metrics: Metrics): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.get('/metrics', async (_request, response) => {
+    response.setHeader('content-type', metrics.registry.contentType);
+    response.send(await metrics.registry.metrics());
+  });
   return app;
 }

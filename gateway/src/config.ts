@@ -1,4 +1,4 @@
-import { baseConfigShape, DEFAULT_PORTS, parseConfig, serviceDatabaseUrl, serviceUrlSetting } from '@affiliate/platform';
+import { baseConfigShape, DEFAULT_PORTS, parseConfig, type SecretSettings, serviceDatabaseUrl, serviceUrlSetting } from '@affiliate/platform';
 import { z } from 'zod';
 import type { UpstreamName } from './proxy/route-table';
 
@@ -6,9 +6,14 @@ import type { UpstreamName } from './proxy/route-table';
 const optional = <Schema extends z.ZodTypeAny>(schema: Schema) =>
   z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
 
+/** The gateway's metrics listener (the OpenTelemetry Prometheus exporter's customary port). */
+export const GATEWAY_METRICS_PORT = 9464;
+
 export const gatewayConfigShape = {
   ...baseConfigShape,
   PORT: z.coerce.number().int().min(0).max(65535).default(DEFAULT_PORTS.gateway),
+  /** Prometheus scrapes here, never on the public port. */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(GATEWAY_METRICS_PORT),
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').default('local-admin-token-change-me'),
   REDIS_URL: optional(z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL')),
   BOOTSTRAP_API_KEY: optional(z.string().min(16, 'must be at least 16 characters').max(200).regex(/^\S+$/, 'must not contain spaces')),
@@ -27,6 +32,10 @@ export type RateLimit = { points: number; duration: number };
 
 export type GatewaySettings = {
   port: number;
+  /** Listen address: loopback by default (HOST=0.0.0.0 in containers). */
+  host: string;
+  /** /metrics has its own listener, so the public port never serves it. */
+  metricsPort: number;
   mongoUrl: string;
   dbName: string;
   amqpUrl: string;
@@ -47,14 +56,17 @@ export type GatewaySettings = {
   outboxSweepIntervalMs?: number;
 };
 
-export const SECRETS_REQUIRED_IN_PRODUCTION = ['INTERNAL_TOKEN', 'ADMIN_TOKEN'] as const;
+/** Refused in production when missing, short or shipped (BOOTSTRAP_API_KEY only when set). */
+export const GATEWAY_SECRETS = { required: ['INTERNAL_TOKEN', 'ADMIN_TOKEN'], optional: ['BOOTSTRAP_API_KEY'] } satisfies SecretSettings<keyof typeof gatewayConfigShape & string>;
 
 /** Validated settings from the environment; throws a ConfigError naming every bad variable. */
 export function gatewaySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewaySettings {
-  const config = parseConfig(gatewayConfigShape, env, [...SECRETS_REQUIRED_IN_PRODUCTION]);
+  const config = parseConfig(gatewayConfigShape, env, { required: [...GATEWAY_SECRETS.required], optional: [...GATEWAY_SECRETS.optional] });
   const database = serviceDatabaseUrl(env, 'gateway', config.MONGO_URL);
   return {
     port: config.PORT,
+    host: config.HOST,
+    metricsPort: config.METRICS_PORT,
     mongoUrl: database.url,
     dbName: database.dbName,
     amqpUrl: config.AMQP_URL,

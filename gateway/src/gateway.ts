@@ -7,7 +7,7 @@ import type { Connection } from 'mongoose';
 import { apiKeyModel } from './admin/api-key-model';
 import { ensureBootstrapKey, type AdminStore } from './admin/api-keys';
 import { programModel } from './admin/program-model';
-import { createGateway } from './app';
+import { createGateway, createMetricsApp } from './app';
 import { KeyDirectory } from './auth/key-directory';
 import type { GatewaySettings } from './config';
 import { idempotencyRecordModel } from './idempotency/idempotency-record';
@@ -22,6 +22,8 @@ export type RunningGateway = {
   server: Server;
   port: number;
   url: string;
+  /** Where /metrics is served (its own listener). */
+  metricsUrl: string;
   connection: Connection;
   store: AdminStore;
   bus: EventBus;
@@ -73,11 +75,15 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
     onProgramChange: () => keys.forgetAll(),
   });
 
-  const server = await new Promise<Server>((resolve) => {
-    const listening = app.listen(settings.port, () => resolve(listening));
-  });
+  const listen = (handler: Express, port: number) =>
+    new Promise<Server>((resolve) => {
+      const listening = handler.listen(port, settings.host, () => resolve(listening));
+    });
+  const server = await listen(app, settings.port);
+  const metricsServer = await listen(createMetricsApp(metrics), settings.metricsPort);
   const port = (server.address() as AddressInfo).port;
-  logger.info({ port }, 'gateway listening');
+  const metricsPort = (metricsServer.address() as AddressInfo).port;
+  logger.info({ host: settings.host, port, metricsPort }, 'gateway listening');
 
   let stopping: Promise<void> | undefined;
   const stop = () => {
@@ -86,6 +92,8 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      metricsServer.close();
+      metricsServer.closeAllConnections();
       await relay.stop();
       await relay.drain().catch(() => undefined);
       for (const upstream of Object.values(upstreams)) upstream.shutdown();
@@ -97,7 +105,7 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
     return stopping;
   };
 
-  return { settings, app, server, port, url: `http://127.0.0.1:${port}`, connection, store, bus, logger, stop };
+  return { settings, app, server, port, url: `http://127.0.0.1:${port}`, metricsUrl: `http://127.0.0.1:${metricsPort}`, connection, store, bus, logger, stop };
 }
 
 /**

@@ -1,5 +1,7 @@
 import { PUBLIC_EVENT_TYPES } from '@affiliate/contracts';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
+import { gatewaySettingsFromEnv } from '../src/config';
 import type { RunningGateway } from '../src/gateway';
 import { allUpstreams, bearer, createProgramWithKey, startEchoUpstream, startGateway, type EchoUpstream } from './support';
 
@@ -28,21 +30,36 @@ test('GET /readyz checks the database and every upstream', async () => {
   });
 });
 
-test('GET /metrics counts requests and their latency by route and status', async () => {
+test('GET /metrics, on its own listener, counts requests and their latency by route and status', async () => {
   const { key } = await createProgramWithKey(gateway);
   await request(gateway.url).get('/api/v1/coupons').set(bearer(key)).expect(200);
   await request(gateway.url).get('/api/v1/coupons').expect(401);
-  const metrics = await request(gateway.url).get('/metrics').expect(200);
+  const metrics = await request(gateway.metricsUrl).get('/metrics').expect(200);
   expect(metrics.text).toMatch(/http_requests_total\{method="GET",route="\/api\/v1\/coupons",status="200",service="gateway"\} 1/);
   expect(metrics.text).toMatch(/http_requests_total\{method="GET",route="\/api\/v1\/coupons",status="401",service="gateway"\} 1/);
   const latency = metrics.text.split('\n').find((line) => line.startsWith('http_request_duration_seconds_count') && line.includes('route="/api/v1/coupons"') && line.includes('status="200"'));
   expect(latency).toMatch(/ 1$/);
-  // Made-up paths share one label, so nobody can blow up the number of series.
+});
+
+test('the public port does not serve /metrics', async () => {
+  await request(gateway.url).get('/metrics').expect(404);
+});
+
+test('both listeners are on loopback unless HOST says otherwise', () => {
+  expect(gatewaySettingsFromEnv({}).host).toBe('127.0.0.1');
+  expect((gateway.server.address() as AddressInfo).address).toBe('127.0.0.1');
+});
+
+test('metric labels are route templates only: made-up paths, authenticated or not, share one series', async () => {
+  const { key } = await createProgramWithKey(gateway);
   await request(gateway.url).get('/api/v1/made-up-1').expect(401);
   await request(gateway.url).get('/api/v1/coupons/made-up-2').set(bearer(key)).expect(200);
-  const after = await request(gateway.url).get('/metrics').expect(200);
+  await request(gateway.url).get('/admin/v1/made-up-3').expect(401);
+  await request(gateway.url).get('/made-up-4').expect(404);
+  const after = await request(gateway.metricsUrl).get('/metrics').expect(200);
   expect(after.text).not.toContain('made-up');
   expect(after.text).toContain('route="/api/v1/unmatched"');
+  expect(after.text).toContain('route="unmatched"');
 });
 
 test('GET /api/v1/openapi.json is generated from the contracts, with the admin API, webhook endpoints and webhook events', async () => {

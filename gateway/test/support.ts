@@ -18,6 +18,8 @@ export function testGatewaySettings(overrides: Partial<GatewaySettings> = {}): G
   const { mongoUrl, amqpUrl } = testInfra();
   return {
     port: 0,
+    host: '127.0.0.1',
+    metricsPort: 0,
     mongoUrl,
     dbName: uniqueName('test_gateway'),
     amqpUrl,

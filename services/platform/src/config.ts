@@ -11,6 +11,8 @@ export const baseConfigShape = {
   MONGO_URL: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// URL').default('mongodb://127.0.0.1:27017'),
   AMQP_URL: z.string().regex(/^amqps?:\/\//, 'must be an amqp:// URL').default('amqp://guest:guest@127.0.0.1:5672'),
   INTERNAL_TOKEN: z.string().min(16, 'must be at least 16 characters').default('local-internal-token-change-me'),
+  /** The address to listen on: loopback unless told otherwise (containers set 0.0.0.0). */
+  HOST: z.string().min(1).default('127.0.0.1'),
   EVENT_EXCHANGE: z.string().min(1).default('affiliate.events'),
   /** quorum on a RabbitMQ cluster (replicated queues); classic on a single broker. */
   AMQP_QUEUE_TYPE: z.enum(['classic', 'quorum']).default('classic'),
@@ -20,24 +22,56 @@ export const booleanSetting = booleanFromEnv;
 
 export class ConfigError extends Error {}
 
+/** Shorter secrets are refused in production: 32 characters of a generator's output is 128+ bits. */
+export const MIN_PRODUCTION_SECRET_LENGTH = 32;
+
+/**
+ * Every secret value this repository ships (code defaults, compose, .env.example, the trial
+ * overlay, the README's demo key). They are public, so production refuses them by value.
+ */
+export const SHIPPED_DEFAULT_SECRETS: ReadonlySet<string> = new Set([
+  'local-internal-token-change-me',
+  'local-admin-token-change-me',
+  'ak_demo_local_development_key_change_me',
+  'change-me-internal-token-0123456789',
+  'change-me-admin-token-0123456789',
+  'dev-internal-token-change-me',
+  'dev-admin-token-change-me',
+]);
+
+/** The secrets of a process: required ones must be set in production; optional ones, when set, obey the same rules. */
+export type SecretSettings<Name extends string> = { required: Name[]; optional?: Name[] };
+
+function secretProblems(env: NodeJS.ProcessEnv, secrets: SecretSettings<string>): string[] {
+  const problems: string[] = [];
+  for (const name of [...secrets.required, ...(secrets.optional ?? [])]) {
+    const value = env[name];
+    if (!value) {
+      if (secrets.required.includes(name)) problems.push(`${name}: required when NODE_ENV=production`);
+    } else if (SHIPPED_DEFAULT_SECRETS.has(value) || /change[-_]?me/i.test(value)) {
+      problems.push(`${name}: is a shipped default, which is public; generate one with \`openssl rand -hex 32\``);
+    } else if (value.length < MIN_PRODUCTION_SECRET_LENGTH) {
+      problems.push(`${name}: must be at least ${MIN_PRODUCTION_SECRET_LENGTH} characters when NODE_ENV=production`);
+    }
+  }
+  return problems;
+}
+
 /**
  * Parses the environment against a schema. Every bad variable is named in one message, so an
- * operator fixes them all in one go instead of restarting in a crash loop.
+ * operator fixes them all in one go instead of restarting in a crash loop. With NODE_ENV=production
+ * every secret must be set, long, and not one this repository ships.
  */
 export function parseConfig<Shape extends ZodRawShape>(
   shape: Shape,
   env: NodeJS.ProcessEnv = process.env,
-  secretsRequiredInProduction: (keyof Shape & string)[] = [],
+  secrets: SecretSettings<keyof Shape & string> = { required: [] },
 ): z.infer<z.ZodObject<Shape>> {
   const result = z.object(shape).safeParse(env);
   const problems = result.success
     ? []
     : result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
-  if (env.NODE_ENV === 'production') {
-    for (const name of secretsRequiredInProduction) {
-      if (!env[name]) problems.push(`${name}: required when NODE_ENV=production`);
-    }
-  }
+  if (env.NODE_ENV === 'production') problems.push(...secretProblems(env, secrets));
   if (problems.length > 0 || !result.success) {
     throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   }
@@ -47,10 +81,10 @@ export function parseConfig<Shape extends ZodRawShape>(
 /** Like parseConfig, but a bad setting ends the process with a message naming the variable. */
 export function loadConfig<Shape extends ZodRawShape>(
   shape: Shape,
-  secretsRequiredInProduction: (keyof Shape & string)[] = [],
+  secrets: SecretSettings<keyof Shape & string> = { required: [] },
 ): z.infer<z.ZodObject<Shape>> {
   try {
-    return parseConfig(shape, process.env, secretsRequiredInProduction);
+    return parseConfig(shape, process.env, secrets);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);

@@ -24,11 +24,13 @@ export function createMetrics(service: string) {
   const middleware: RequestHandler = (request, response, next) => {
     const stop = httpDuration.startTimer();
     response.on('finish', () => {
-      // The matched route pattern, not the raw URL, keeps label cardinality bounded.
+      // Route templates only, never the raw URL: a path nobody routed (a 404, or a 401 before any
+      // route matched) is one `unmatched` series, so unauthenticated traffic cannot grow memory.
       // A proxy (the gateway) names the route itself, since it has no express route per endpoint.
       const named = response.locals.metricsRoute as string | undefined;
-      const route = (request.route as { path?: string } | undefined)?.path ?? (response.statusCode === 404 ? 'unmatched' : request.path);
-      const labels = { method: request.method, route: named ?? `${request.baseUrl}${route}`, status: String(response.statusCode) };
+      const matched = (request.route as { path?: string } | undefined)?.path;
+      const route = named ?? (matched === undefined ? 'unmatched' : `${request.baseUrl}${matched}`);
+      const labels = { method: request.method, route, status: String(response.statusCode) };
       stop(labels);
       httpRequests.inc(labels);
     });

@@ -28,7 +28,7 @@ export function runService<Shape extends ZodRawShape>(options: {
 }): void {
   const baseShape = { ...baseConfigShape, PORT: z.coerce.number().int().min(0).max(65535).default(DEFAULT_PORTS[options.name]) };
   // Validate everything at once so every bad variable is named in one message; then read each part typed.
-  loadConfig({ ...baseShape, ...options.config }, ['INTERNAL_TOKEN']);
+  loadConfig({ ...baseShape, ...options.config }, { required: ['INTERNAL_TOKEN'] });
   const base = parseConfig(baseShape);
   const own = parseConfig(options.config);
   const database = serviceDatabaseUrl(process.env, options.name, base.MONGO_URL);
@@ -36,6 +36,7 @@ export function runService<Shape extends ZodRawShape>(options: {
     {
       name: options.name,
       port: base.PORT,
+      host: base.HOST,
       mongoUrl: database.url,
       dbName: database.dbName,
       amqpUrl: base.AMQP_URL,

@@ -12,6 +12,8 @@ import { connectMongo, isMongoReady, syncIndexes } from './mongo';
 export type ServiceSettings = {
   name: string;
   port: number;
+  /** Listen address; loopback when not given, so a service is never reachable from outside by accident. */
+  host?: string;
   mongoUrl: string;
   dbName: string;
   amqpUrl: string;
@@ -79,14 +81,14 @@ export async function bootService(
     readiness: async () => ({ mongo: isMongoReady(connection), rabbitmq: bus.isConnected() }),
   });
   const server = await new Promise<Server>((resolve) => {
-    const listening = app.listen(settings.port, () => resolve(listening));
+    const listening = app.listen(settings.port, settings.host ?? '127.0.0.1', () => resolve(listening));
   });
   // The gateway pools connections to us; closing idle ones before it does would make it write to a
   // socket we just closed (ECONNRESET). Keep them longer than any caller's pool keeps them idle.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   const port = (server.address() as AddressInfo).port;
-  logger.info({ port }, `${settings.name} listening`);
+  logger.info({ host: settings.host ?? '127.0.0.1', port }, `${settings.name} listening`);
 
   let stopping: Promise<void> | undefined;
   const stop = () => {

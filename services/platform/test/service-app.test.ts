@@ -10,6 +10,7 @@ import {
   parseConfig,
   programIdOf,
   baseConfigShape,
+  SHIPPED_DEFAULT_SECRETS,
   type RunningService,
 } from '@affiliate/platform';
 import { internalHeaders, newProgramId, testServiceSettings, TEST_INTERNAL_TOKEN } from '@affiliate/platform/testing';
@@ -107,7 +108,38 @@ test('a bad setting is reported with the variable name', () => {
 });
 
 test('production refuses to start without its secrets', () => {
-  expect(() => parseConfig(baseConfigShape, { NODE_ENV: 'production' }, ['INTERNAL_TOKEN'])).toThrow(/INTERNAL_TOKEN: required when NODE_ENV=production/);
+  expect(() => parseConfig(baseConfigShape, { NODE_ENV: 'production' }, { required: ['INTERNAL_TOKEN'] })).toThrow(/INTERNAL_TOKEN: required when NODE_ENV=production/);
+});
+
+test('production refuses a secret this repository ships, naming the variable', () => {
+  for (const shipped of SHIPPED_DEFAULT_SECRETS) {
+    expect(() => parseConfig(baseConfigShape, { NODE_ENV: 'production', INTERNAL_TOKEN: shipped }, { required: ['INTERNAL_TOKEN'] })).toThrow(
+      /INTERNAL_TOKEN: is a shipped default/,
+    );
+  }
+});
+
+test('production refuses a secret shorter than 32 characters', () => {
+  const short = 'x'.repeat(31);
+  expect(() => parseConfig(baseConfigShape, { NODE_ENV: 'production', INTERNAL_TOKEN: short }, { required: ['INTERNAL_TOKEN'] })).toThrow(/INTERNAL_TOKEN: must be at least 32 characters/);
+  expect(parseConfig(baseConfigShape, { NODE_ENV: 'production', INTERNAL_TOKEN: `${short}y` }, { required: ['INTERNAL_TOKEN'] }).INTERNAL_TOKEN).toBe(`${short}y`);
+});
+
+test('an optional secret that is set obeys the production rules too', () => {
+  const shape = { ...baseConfigShape, EXTRA_KEY: z.string().optional() };
+  const env = { NODE_ENV: 'production', INTERNAL_TOKEN: 'a'.repeat(40) };
+  expect(() => parseConfig(shape, { ...env, EXTRA_KEY: 'short' }, { required: ['INTERNAL_TOKEN'], optional: ['EXTRA_KEY'] })).toThrow(/EXTRA_KEY: must be at least 32/);
+  expect(parseConfig(shape, env, { required: ['INTERNAL_TOKEN'], optional: ['EXTRA_KEY'] }).EXTRA_KEY).toBeUndefined();
+});
+
+test('a service listens on loopback unless HOST says otherwise', () => {
+  expect((service.server.address() as AddressInfo).address).toBe('127.0.0.1');
+  expect(parseConfig(baseConfigShape, {}).HOST).toBe('127.0.0.1');
+  expect(parseConfig(baseConfigShape, { HOST: '0.0.0.0' }).HOST).toBe('0.0.0.0');
+});
+
+test('outside production the local defaults are allowed', () => {
+  expect(parseConfig(baseConfigShape, {}, { required: ['INTERNAL_TOKEN'] }).INTERNAL_TOKEN).toBe('local-internal-token-change-me');
 });
 
 test('a dead upstream makes the circuit open and later calls fail fast with 503', async () => {
