@@ -1,7 +1,21 @@
 import { z } from './zod';
 
 export const Uuid = z.string().uuid();
-export const DateTime = z.string().datetime({ offset: true });
+/**
+ * An RFC 3339 instant. zod checks the calendar (no 30 February) but not the offset, so
+ * `+99:99` would pass and later fail as an Invalid Date (a 500): offsets must be real
+ * (hours 00-23, minutes 00-59) and the whole must name one instant.
+ */
+export const DateTime = z
+  .string()
+  .datetime({ offset: true })
+  .refine(isRealInstant, 'must be a real instant: an RFC 3339 date-time whose offset is at most ±23:59, e.g. 2024-01-01T00:00:00Z');
+
+function isRealInstant(value: string): boolean {
+  const offset = /([+-])(\d{2}):?(\d{2})$/.exec(value);
+  if (offset && (Number(offset[2]) > 23 || Number(offset[3]) > 59)) return false;
+  return Number.isFinite(Date.parse(value));
+}
 /** Free-text identifiers supplied by integrators (external ids, slugs, names): bounded so a huge string is a 400, not a stored blob. */
 export const ShortText = z.string().trim().min(1).max(200);
 export const LongText = z.string().max(2000);

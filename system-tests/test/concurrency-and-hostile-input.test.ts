@@ -1,5 +1,5 @@
 import { eventually } from '@affiliate/platform/testing';
-import { Subscriber, System, type Api } from '../harness';
+import { ADMIN_TOKEN, apiClient, Subscriber, System, type Api } from '../harness';
 
 let system: System;
 let api: Api;
@@ -135,6 +135,94 @@ describe('hostile input through the gateway: a clear 4xx, and nothing changes', 
     expect(code.headers.get('x-injected')).toBeNull();
   });
 });
+
+describe('hostile dates and queries: a 4xx, never a 5xx', () => {
+  // Offsets no clock has: accepted by a plain RFC 3339 pattern, an Invalid Date (a 500) once parsed.
+  const IMPOSSIBLE_INSTANTS = ['2024-01-01T00:00:00+99:99', '2024-01-01T00:00:00+24:00', '2024-01-01T00:00:00-23:60', '2024-01-01T00:00:00.5+9959'];
+
+  test('every date field of every request body refuses an impossible instant with 400 naming the field, and changes nothing', async () => {
+    const document = (await apiClient(system.gatewayUrl, undefined).get('/api/v1/openapi.json')).body as OpenApiDocument;
+    const coupon = (await api.post('/coupons', { name: 'dated', percentOff: 10 })).body;
+    const code = (await api.post('/promotional-codes', { couponId: coupon.id, code: 'DATED10' })).body;
+    const endpoint = (await api.post('/webhook-endpoints', { url: 'http://127.0.0.1:9/hooks', eventTypes: ['sale.created'] })).body;
+    const valid = '2024-01-01T00:00:00Z';
+    const cases: Record<string, (value: string) => [string, string, Record<string, unknown>]> = {
+      'POST /api/v1/coupons redeemBy': (value) => ['POST', '/coupons', { name: 'dated 2', percentOff: 10, redeemBy: value }],
+      'PUT /api/v1/coupons redeemBy': (value) => ['PUT', '/coupons', { couponId: coupon.id, redeemBy: value }],
+      'POST /api/v1/promotional-codes expiresAt': (value) => ['POST', '/promotional-codes', { couponId: coupon.id, code: 'DATED20', expiresAt: value }],
+      'PUT /api/v1/promotional-codes expiresAt': (value) => ['PUT', '/promotional-codes', { promotionalCodeId: code.id, expiresAt: value }],
+      'POST /api/v1/webhook-deliveries/recover since': (value) => ['POST', '/webhook-deliveries/recover', { webhookEndpointId: endpoint.id, since: value }],
+      'POST /api/v1/webhook-deliveries/recover until': (value) => ['POST', '/webhook-deliveries/recover', { webhookEndpointId: endpoint.id, since: valid, until: value }],
+    };
+    // Read from the published document, so a new date field fails this test until it is covered here.
+    expect(Object.keys(cases).sort()).toEqual(dateFieldsOfRequestBodies(document).sort());
+
+    const state = async () => ({ coupons: (await api.get('/coupons?limit=1000')).body, codes: (await api.get('/promotional-codes?limit=1000')).body });
+    const before = await state();
+    for (const [field, build] of Object.entries(cases)) {
+      for (const value of IMPOSSIBLE_INSTANTS) {
+        const [method, path, body] = build(value);
+        const response = await api.request(method, path, body);
+        const name = field.split(' ').pop() as string;
+        expect({ field, value, status: response.status, names: String(response.body?.error ?? response.body?.message).includes(name) }).toEqual({ field, value, status: 400, names: true });
+      }
+    }
+    expect(await state()).toEqual(before);
+  });
+
+  test('every query parameter of every read answers hostile values with a 4xx or a result, never a 5xx', async () => {
+    const document = (await apiClient(system.gatewayUrl, undefined).get('/api/v1/openapi.json')).body as OpenApiDocument;
+    const admin = apiClient(system.gatewayUrl, ADMIN_TOKEN);
+    const { key } = await system.createProgram({ rateLimit: { points: 100_000, duration: 1 } });
+    const program = apiClient(system.gatewayUrl, key);
+    // Already percent-encoded: invalid UTF-8, NUL, an impossible instant, operators, huge and odd numbers.
+    const HOSTILE = ['', '%ED%A0%80', '%00', '2024-01-01T00%3A00%3A00%2B99%3A99', '%7B%22%24gt%22%3A%22%22%7D', '-1', '1e309', 'NaN', '0x10', '..%2F..%2Fetc', 'x'.repeat(5000)];
+    let requests = 0;
+    for (const [path, operations] of Object.entries(document.paths)) {
+      const parameters = (operations.get?.parameters ?? []).filter((parameter) => parameter.in === 'query');
+      if (path.includes('{')) continue; // path parameters are covered by the admin tests
+      const client = path.startsWith('/admin/') ? admin : program;
+      for (const { name } of parameters) {
+        for (const query of [...HOSTILE.map((value) => `${name}=${value}`), `${name}=a&${name}=b`, `${name}[$ne]=x`]) {
+          const response = await client.get(`${path}?${query}`);
+          requests += 1;
+          expect({ path, query: query.slice(0, 80), serverError: response.status >= 500 }).toEqual({ path, query: query.slice(0, 80), serverError: false });
+        }
+      }
+    }
+    expect(requests).toBeGreaterThan(300);
+  });
+});
+
+type SchemaObject = { $ref?: string; format?: string; properties?: Record<string, SchemaObject>; anyOf?: SchemaObject[]; allOf?: SchemaObject[]; oneOf?: SchemaObject[] };
+type OpenApiDocument = {
+  paths: Record<string, Record<string, { parameters?: { name: string; in: string }[]; requestBody?: { content: Record<string, { schema: SchemaObject }> } }>>;
+  components: { schemas: Record<string, SchemaObject> };
+};
+
+/** `METHOD path field` for every date-time property of every JSON request body in the document. */
+function dateFieldsOfRequestBodies(document: OpenApiDocument): string[] {
+  const resolve = (schema: SchemaObject): SchemaObject => (schema.$ref ? resolve(document.components.schemas[schema.$ref.split('/').pop() as string] as SchemaObject) : schema);
+  const isDate = (schema: SchemaObject): boolean => {
+    const resolved = resolve(schema);
+    return resolved.format === 'date-time' || [...(resolved.anyOf ?? []), ...(resolved.oneOf ?? []), ...(resolved.allOf ?? [])].some(isDate);
+  };
+  const fields: string[] = [];
+  for (const [path, operations] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      const schema = operation.requestBody?.content['application/json']?.schema;
+      if (!schema) continue;
+      const body = resolve(schema);
+      const variants = [body, ...(body.allOf ?? []), ...(body.anyOf ?? [])].map(resolve);
+      for (const variant of variants) {
+        for (const [name, property] of Object.entries(variant.properties ?? {})) {
+          if (isDate(property)) fields.push(`${method.toUpperCase()} ${path} ${name}`);
+        }
+      }
+    }
+  }
+  return [...new Set(fields)];
+}
 
 async function adminKeyHeader() {
   const { key } = await system.createProgram();
