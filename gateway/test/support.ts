@@ -60,6 +60,8 @@ export type EchoUpstream = {
   received: ReceivedRequest[];
   /** Answers with this status instead of 200 from now on; null: never answers at all. */
   answerWith: (status: number | null) => void;
+  /** Never answers requests of this program (as a payload that makes the service hang would). */
+  hangFor: (programId: string | null) => void;
   stop: () => Promise<void>;
 };
 
@@ -67,6 +69,7 @@ export type EchoUpstream = {
 export async function startEchoUpstream(): Promise<EchoUpstream> {
   const received: ReceivedRequest[] = [];
   let status: number | null = 200;
+  let hungProgram: string | null = null;
   const server: Server = createServer((incoming, outgoing) => {
     const chunks: Buffer[] = [];
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -74,6 +77,7 @@ export async function startEchoUpstream(): Promise<EchoUpstream> {
       const entry = { method: incoming.method ?? '', url: incoming.url ?? '', headers: incoming.headers, body: Buffer.concat(chunks).toString('utf8') };
       received.push(entry);
       if (incoming.url === '/healthz') return outgoing.end('{"status":"ok"}');
+      if (hungProgram !== null && incoming.headers['x-program-id'] === hungProgram) return;
       if (status === null) return; // hangs: a service that accepts connections but never answers
       // A long keep-alive, like the services': it describes the gateway's pooled connection, not the client's.
       outgoing.writeHead(status, { 'content-type': 'application/json', location: '/somewhere', 'keep-alive': 'timeout=65' });
@@ -87,6 +91,9 @@ export async function startEchoUpstream(): Promise<EchoUpstream> {
     received,
     answerWith: (next) => {
       status = next;
+    },
+    hangFor: (programId) => {
+      hungProgram = programId;
     },
     stop: () =>
       new Promise<void>((resolve) => {

@@ -59,3 +59,41 @@ test('a service that stops answering trips its circuit: later requests fail fast
   hung.answerWith(200);
   await eventually(() => request(gateway.url).get('/api/v1/sales').set(bearer(program.key)).expect(200), 10_000, 200);
 });
+
+test("one program's timeouts open a circuit for that program only, never for another", async () => {
+  const victim = await createProgramWithKey(gateway);
+  const slow = await createProgramWithKey(gateway);
+  hung.hangFor(slow.programId);
+  try {
+    const reachedBySlow = () => hung.received.filter((received) => received.headers['x-program-id'] === slow.programId).length;
+    for (let attempt = 0; attempt < 4; attempt += 1) {
+      await request(gateway.url).get('/api/v1/coupons').set(bearer(slow.key)).expect(503);
+    }
+    // Its own circuit is open: it fails fast without reaching the service...
+    const reachedWhenOpen = reachedBySlow();
+    await request(gateway.url).get('/api/v1/coupons').set(bearer(slow.key)).expect(503);
+    expect(reachedBySlow()).toBe(reachedWhenOpen);
+    // ...while every other program is served by the same upstream as before.
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      await request(gateway.url).get('/api/v1/coupons').set(bearer(victim.key)).expect(200);
+    }
+    expect(gateway.settings.upstreams.coupon).toBe(hung.url);
+  } finally {
+    hung.hangFor(null);
+  }
+});
+
+test('answers of any status, 5xx included, never open a circuit: each is relayed from the service', async () => {
+  hung.answerWith(500);
+  try {
+    const reached = () => hung.received.filter((received) => received.url.startsWith('/promotional-codes')).length;
+    const before = reached();
+    for (let attempt = 0; attempt < 10; attempt += 1) {
+      await request(gateway.url).get('/api/v1/promotional-codes').set(bearer(program.key)).expect(500);
+    }
+    expect(reached()).toBe(before + 10);
+  } finally {
+    hung.answerWith(200);
+  }
+  await request(gateway.url).get('/api/v1/promotional-codes').set(bearer(program.key)).expect(200);
+});

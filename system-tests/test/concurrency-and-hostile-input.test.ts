@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { eventually } from '@affiliate/platform/testing';
 import { ADMIN_TOKEN, apiClient, Subscriber, System, type Api } from '../harness';
 
@@ -134,6 +136,36 @@ describe('hostile input through the gateway: a clear 4xx, and nothing changes', 
     expect(code.status).toBe(400);
     expect(code.headers.get('x-injected')).toBeNull();
   });
+});
+
+describe('one tenant cannot open a circuit for another', () => {
+  test('test sends to a subscriber that answers after 12 s and impossible dates leave every other program served', async () => {
+    const slowSubscriber = createServer((_request, response) => {
+      setTimeout(() => response.end('late'), 12_000).unref();
+    });
+    await new Promise<void>((resolve) => slowSubscriber.listen(0, '127.0.0.1', resolve));
+    try {
+      const attacker = (await system.createProgram({ rateLimit: { points: 1000, duration: 1 } })).api;
+      const victim = (await system.createProgram()).api;
+      const endpoint = (await attacker.post('/webhook-endpoints', { url: `http://127.0.0.1:${(slowSubscriber.address() as AddressInfo).port}/hooks`, eventTypes: ['*'] })).body;
+      const started = Date.now();
+      const tests = await Promise.all(Array.from({ length: 4 }, () => attacker.post('/webhook-endpoints/test', { webhookEndpointId: endpoint.id })));
+      for (const response of tests) {
+        // Answered within the gateway's 10 s, the subscriber's timeout reported as the result.
+        expect(response.status).toBe(200);
+        expect(response.body).toMatchObject({ succeeded: false, statusCode: null, error: expect.stringMatching(/no complete answer within \d+ ms/) });
+      }
+      expect(Date.now() - started).toBeLessThan(10_000);
+      for (let attempt = 0; attempt < 4; attempt += 1) {
+        expect((await attacker.post('/coupons', { name: 'x', percentOff: 10, redeemBy: '2024-01-01T00:00:00+99:99' })).status).toBe(400);
+      }
+      expect((await victim.get('/webhook-endpoints')).status).toBe(200);
+      expect((await victim.post('/coupons', { name: 'still served', percentOff: 10 })).status).toBe(200);
+    } finally {
+      slowSubscriber.closeAllConnections();
+      await new Promise<void>((resolve) => slowSubscriber.close(() => resolve()));
+    }
+  }, 60_000);
 });
 
 describe('hostile dates and queries: a 4xx, never a 5xx', () => {

@@ -70,6 +70,7 @@ export function apiRoutes(options: ApiRoutesOptions): Router {
   router.use((request, response) => {
     const route = response.locals.route as Route;
     return options.upstreams[route.upstream].forward(request, response, {
+      programId: callerOf(response).programId,
       headers: {
         [INTERNAL_TOKEN_HEADER]: options.internalToken,
         [PROGRAM_ID_HEADER]: callerOf(response).programId,

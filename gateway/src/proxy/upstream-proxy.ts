@@ -7,6 +7,8 @@ import CircuitBreaker from 'opossum';
 export type CapturedResponse = { status: number; headers: Record<string, string | string[]>; body: Buffer };
 
 export type ForwardOptions = {
+  /** The program the request is for: its timeouts count against its own circuit only. */
+  programId: string;
   /** Replaces whatever the client sent under these names: program scope and credentials come from the gateway only. */
   headers: Record<string, string>;
   /** The request body, already read (bounded) by the gateway; it is re-sent as is. */
@@ -39,14 +41,25 @@ export type UpstreamProxyOptions = {
 const CLIENT_HEADERS_DROPPED = ['authorization', 'cookie', 'x-internal-token', 'x-program-id', 'x-request-id', 'x-forwarded-prefix'];
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'upgrade', 'proxy-connection', 'te', 'trailer']);
 
-type InFlight = ForwardOptions & { settle: (error?: Error) => void };
+type InFlight = ForwardOptions & { settle: (error?: Error) => void; timedOut: boolean };
 
-/** The upstream answered (with a 5xx): relayed to the client already, but a failure for the circuit. */
-class UpstreamServerError extends Error {}
+/** No answer within the timeout. It may be this request's own doing, so it counts against its program only. */
+class UpstreamTimeoutError extends Error {}
+
+const isTimeout = (error: unknown) => error instanceof UpstreamTimeoutError;
+
+// Programs whose circuits are kept; beyond this, closed circuits of idle programs are dropped.
+const MAX_PROGRAM_CIRCUITS = 1000;
 
 /**
- * One upstream: http-proxy-middleware does the proxying, an opossum circuit breaker around it makes
- * a dead service answer 503 at once instead of tying up sockets and memory for the whole timeout.
+ * One upstream: http-proxy-middleware does the proxying; opossum circuit breakers around it make a
+ * dead service answer 503 at once instead of tying up sockets and memory for the whole timeout.
+ *
+ * What a circuit counts decides who can open it. Any answer, 4xx or 5xx, proves the upstream alive
+ * and counts for nothing (a 5xx is often one payload's fault). A connection that cannot be made or
+ * is cut says the upstream itself is unwell: that opens the upstream's shared circuit. A timeout may
+ * be one request's doing (a slow subscriber, a heavy query), so it counts against a circuit of the
+ * request's program only: one tenant can open a circuit for itself, never for another.
  */
 export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProxy {
   const inFlight = new WeakMap<IncomingMessage, InFlight>();
@@ -55,6 +68,10 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
     proxyReq: (proxyRequest: ClientRequest, request: IncomingMessage) => {
       const pending = inFlight.get(request);
       if (!pending) return;
+      // http-proxy aborts on proxyTimeout and reports a plain "socket hang up": note why first.
+      proxyRequest.once('timeout', () => {
+        pending.timedOut = true;
+      });
       for (const name of CLIENT_HEADERS_DROPPED) proxyRequest.removeHeader(name);
       for (const [name, value] of Object.entries(pending.headers)) proxyRequest.setHeader(name, value);
       if (pending.body) {
@@ -71,8 +88,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
       delete upstreamResponse.headers['keep-alive'];
       const pending = inFlight.get(request);
       if (!pending) return;
-      const outcome = (upstreamResponse.statusCode ?? 502) >= 500 ? new UpstreamServerError(`${options.name} answered ${upstreamResponse.statusCode}`) : undefined;
-      if (!pending.capture) return pending.settle(outcome);
+      if (!pending.capture) return pending.settle();
       const chunks: Buffer[] = [];
       upstreamResponse.on('data', (chunk: Buffer) => chunks.push(chunk));
       upstreamResponse.on('error', (error) => pending.settle(error));
@@ -80,7 +96,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         const captured: CapturedResponse = { status: upstreamResponse.statusCode ?? 502, headers: endToEndHeaders(upstreamResponse), body: Buffer.concat(chunks) };
         const write = () => {
           writeCaptured(response, captured);
-          pending.settle(outcome);
+          pending.settle();
         };
         pending.capture!(captured).then(write, (error: unknown) => {
           options.logger.error({ err: error, upstream: options.name }, 'could not store the response of an idempotent request');
@@ -88,7 +104,10 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         });
       });
     },
-    error: (error: Error, request: IncomingMessage) => inFlight.get(request)?.settle(error),
+    error: (error: Error, request: IncomingMessage) => {
+      const pending = inFlight.get(request);
+      pending?.settle(pending.timedOut ? new UpstreamTimeoutError(`${options.name} did not answer within ${options.timeoutMs} ms`) : error);
+    },
     econnreset: (_error: Error, request: IncomingMessage) => inFlight.get(request)?.settle(),
   };
 
@@ -109,33 +128,52 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         if (error) reject(error);
         else resolve();
       };
-      inFlight.set(request, { ...forward, settle });
+      inFlight.set(request, { ...forward, settle, timedOut: false });
       // A client that goes away must not leave the breaker waiting for an outcome.
       response.once('close', () => settle());
       const proxy = forward.capture ? capturing : streaming;
       void proxy(request, response, (error?: unknown) => settle(error instanceof Error ? error : new Error('the request was not proxied')));
     });
 
-  const breaker = new CircuitBreaker(send, {
-    name: options.name,
-    timeout: false, // proxyTimeout bounds each request and frees its socket
+  const circuitOptions = {
+    timeout: false as const, // proxyTimeout bounds each request and frees its socket
     errorThresholdPercentage: 50,
     volumeThreshold: 3,
     resetTimeout: options.resetTimeoutMs,
     rollingCountTimeout: 10_000,
-  });
+  };
+  // Shared by every program: only connection failures count (errorFilter: true means "not a failure").
+  const breaker = new CircuitBreaker(send, { ...circuitOptions, name: options.name, errorFilter: isTimeout });
   breaker.on('open', () => options.logger.warn({ upstream: options.name }, 'circuit opened: failing fast'));
   breaker.on('halfOpen', () => options.logger.info({ upstream: options.name }, 'circuit half-open: trying the upstream again'));
   breaker.on('close', () => options.logger.info({ upstream: options.name }, 'circuit closed'));
+
+  // One per program: only its own timeouts count.
+  const programCircuits = new Map<string, CircuitBreaker<Parameters<typeof send>, void>>();
+  const circuitOf = (programId: string) => {
+    let circuit = programCircuits.get(programId);
+    if (!circuit) {
+      if (programCircuits.size >= MAX_PROGRAM_CIRCUITS) {
+        for (const [id, idle] of programCircuits) {
+          if (!idle.closed) continue;
+          idle.shutdown();
+          programCircuits.delete(id);
+        }
+      }
+      circuit = new CircuitBreaker((...args: Parameters<typeof send>) => breaker.fire(...args), { ...circuitOptions, name: `${options.name}:${programId}`, errorFilter: (error: unknown) => !isTimeout(error) });
+      circuit.on('open', () => options.logger.warn({ upstream: options.name, programId }, "circuit of one program opened: its requests time out; failing fast for it alone"));
+      programCircuits.set(programId, circuit);
+    }
+    return circuit;
+  };
 
   return {
     name: options.name,
     url: options.url,
     async forward(request, response, forward) {
       try {
-        await breaker.fire(request, response, forward);
+        await circuitOf(forward.programId).fire(request, response, forward);
       } catch (error) {
-        if (error instanceof UpstreamServerError) return;
         options.logger.warn({ err: error, upstream: options.name, open: breaker.opened }, 'upstream unavailable');
         await forward.onUnavailable?.().catch((cleanupError: unknown) => options.logger.error({ err: cleanupError }, 'cleanup after an upstream failure failed'));
         if (response.headersSent) {
@@ -152,6 +190,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
     isOpen: () => breaker.opened,
     shutdown: () => {
       breaker.shutdown();
+      for (const circuit of programCircuits.values()) circuit.shutdown();
       agent.destroy();
     },
   };

@@ -42,6 +42,8 @@ export const dispatcherConfigShape = {
   /** Delay before each attempt, the first one counted from the event: attempts = number of entries. */
   WEBHOOK_RETRY_SCHEDULE: schedule,
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
+  /** A test send is answered while the caller waits: keep it under the gateway's UPSTREAM_TIMEOUT_MS (10 s). */
+  WEBHOOK_TEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
   WEBHOOK_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(500),
   WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(5),
   WEBHOOK_DISABLE_AFTER: duration('5d'),
@@ -52,6 +54,8 @@ export type DispatcherSettings = {
   allowPrivateUrls: boolean;
   retryScheduleMs: number[];
   timeoutMs: number;
+  /** The subscriber's time to answer a test send, which a client waits on through the gateway. */
+  testTimeoutMs: number;
   pollIntervalMs: number;
   /** Attempts in flight at once to one endpoint, so a slow one cannot take every slot. */
   endpointConcurrency: number;
@@ -72,6 +76,7 @@ export function dispatcherSettings(config: z.infer<z.ZodObject<typeof dispatcher
     allowPrivateUrls: config.WEBHOOK_ALLOW_PRIVATE_URLS,
     retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE,
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    testTimeoutMs: config.WEBHOOK_TEST_TIMEOUT_MS,
     pollIntervalMs: config.WEBHOOK_POLL_INTERVAL_MS,
     endpointConcurrency: config.WEBHOOK_ENDPOINT_CONCURRENCY,
     disableAfterMs: config.WEBHOOK_DISABLE_AFTER,
@@ -83,6 +88,7 @@ export const DEFAULT_DISPATCHER_SETTINGS: DispatcherSettings = {
   allowPrivateUrls: false,
   retryScheduleMs: [0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000],
   timeoutMs: 15_000,
+  testTimeoutMs: 5_000,
   pollIntervalMs: 500,
   endpointConcurrency: 5,
   maxInFlight: 200,

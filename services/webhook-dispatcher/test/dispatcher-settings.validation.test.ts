@@ -1,10 +1,11 @@
 import { parseConfig } from '@affiliate/platform';
 import { dispatcherConfigShape, dispatcherSettings } from '../src/config';
 
-test('without settings the production schedule, 15 s timeout and 5-day disabling apply, and private URLs are refused', () => {
+test('without settings the production schedule, 15 s timeout (5 s for a test send, under the gateway\'s 10 s) and 5-day disabling apply, and private URLs are refused', () => {
   const settings = dispatcherSettings(parseConfig(dispatcherConfigShape, {}));
   expect(settings.retryScheduleMs).toEqual([0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000]);
   expect(settings.timeoutMs).toBe(15_000);
+  expect(settings.testTimeoutMs).toBe(5_000);
   expect(settings.disableAfterMs).toBe(5 * 86_400_000);
   expect(settings.secretOverlapMs).toBe(86_400_000);
   expect(settings.allowPrivateUrls).toBe(false);

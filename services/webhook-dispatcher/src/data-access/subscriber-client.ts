@@ -5,7 +5,13 @@ import { guardedLookup, refusedLiteral } from '../domain/subscriber-address';
 /** Response bodies are kept up to this size in the delivery log. */
 export const RESPONSE_EXCERPT_BYTES = 50 * 1024;
 
-export type WebhookRequest = { url: string; headers: Record<string, string>; body: string };
+export type WebhookRequest = {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  /** Shorter than the client's own timeout when a caller is waiting on the answer (a test send). */
+  timeoutMs?: number;
+};
 
 export type SendOutcome = {
   at: Date;
@@ -60,7 +66,8 @@ export function createSubscriberClient(options: { timeoutMs: number; allowPrivat
 
     const controller = new AbortController();
     inFlight.add(controller);
-    const timer = setTimeout(() => controller.abort(new Error(`no complete answer within ${options.timeoutMs} ms`)), options.timeoutMs);
+    const timeoutMs = Math.min(request.timeoutMs ?? options.timeoutMs, options.timeoutMs);
+    const timer = setTimeout(() => controller.abort(new Error(`no complete answer within ${timeoutMs} ms`)), timeoutMs);
     try {
       return await new Promise<SendOutcome>((resolve) => {
         const transport = target.protocol === 'https:' ? https : http;

@@ -16,6 +16,8 @@ export async function testWebhookEndpoint(dispatcher: Dispatcher, programId: str
   if (!endpoint) throw notFound(`No webhook endpoint with id ${webhookEndpointId}`);
   const webhookId = randomUUID();
   const body = JSON.stringify({ id: webhookId, event: 'ping', createdAt: new Date().toISOString(), data: { webhookEndpointId } });
-  const outcome = await dispatcher.client.send({ url: endpoint.url, headers: webhookHeaders(endpoint, webhookId, body), body });
+  // The caller waits through the gateway, so the subscriber gets less time than a delivery does:
+  // a slow one is reported as a timed-out result, not left to become the gateway's timeout.
+  const outcome = await dispatcher.client.send({ url: endpoint.url, headers: webhookHeaders(endpoint, webhookId, body), body, timeoutMs: dispatcher.settings.testTimeoutMs });
   return { ...toDeliveryAttempt(toStoredAttempt(outcome)), succeeded: isDelivered(outcome), webhookId };
 }
