@@ -63,7 +63,8 @@ export const DeliveryAttempt = z.object({
   at: DateTime,
   statusCode: z.number().int().nullable(),
   latencyMs: z.number(),
-  responseExcerpt: z.string().nullable(),
+  responseExcerpt: z.string().nullable().openapi({ description: "Up to 50 KB of the subscriber's answer; null for a private address (allowed only explicitly), whose answer is never shown" }),
+  responseBytes: z.number().int().nullable().openapi({ description: 'Size of the answer read, at most 50 KB' }),
   error: z.string().nullable(),
 });
 

@@ -39,6 +39,8 @@ const schedule = z
 export const dispatcherConfigShape = {
   /** Lets subscriber URLs resolve to private, loopback and link-local addresses (tests, local runs). */
   WEBHOOK_ALLOW_PRIVATE_URLS: booleanSetting.default('false'),
+  /** Shows what private subscribers answered in the delivery log and test results (local development only). */
+  WEBHOOK_SHOW_PRIVATE_RESPONSES: booleanSetting.default('false'),
   /** Delay before each attempt, the first one counted from the event: attempts = number of entries. */
   WEBHOOK_RETRY_SCHEDULE: schedule,
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
@@ -52,6 +54,8 @@ export const dispatcherConfigShape = {
 
 export type DispatcherSettings = {
   allowPrivateUrls: boolean;
+  /** Off: an answer from a private address is logged as status and size only, never its content. */
+  showPrivateResponses: boolean;
   retryScheduleMs: number[];
   timeoutMs: number;
   /** The subscriber's time to answer a test send, which a client waits on through the gateway. */
@@ -74,6 +78,7 @@ export function dispatcherSettings(config: z.infer<z.ZodObject<typeof dispatcher
   return {
     ...DEFAULT_DISPATCHER_SETTINGS,
     allowPrivateUrls: config.WEBHOOK_ALLOW_PRIVATE_URLS,
+    showPrivateResponses: config.WEBHOOK_SHOW_PRIVATE_RESPONSES,
     retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE,
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     testTimeoutMs: config.WEBHOOK_TEST_TIMEOUT_MS,
@@ -86,6 +91,7 @@ export function dispatcherSettings(config: z.infer<z.ZodObject<typeof dispatcher
 
 export const DEFAULT_DISPATCHER_SETTINGS: DispatcherSettings = {
   allowPrivateUrls: false,
+  showPrivateResponses: false,
   retryScheduleMs: [0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000],
   timeoutMs: 15_000,
   testTimeoutMs: 5_000,

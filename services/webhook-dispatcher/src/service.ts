@@ -11,7 +11,7 @@ import { DeliveryScheduler } from './entry-points/scheduler/delivery-scheduler';
 /** Webhook endpoints, the event fan-out into deliveries, and the scheduler that sends them. */
 export function buildWebhookDispatcherService(context: ServiceContext, settings: DispatcherSettings = DEFAULT_DISPATCHER_SETTINGS): ServiceParts {
   const models = createModels(context.connection);
-  const client = createSubscriberClient({ timeoutMs: settings.timeoutMs, allowPrivateUrls: settings.allowPrivateUrls });
+  const client = createSubscriberClient({ timeoutMs: settings.timeoutMs, allowPrivateUrls: settings.allowPrivateUrls, showPrivateResponses: settings.showPrivateResponses });
   const circuits = new EndpointCircuits(client, settings.breaker, context.logger);
   const dispatcher: Dispatcher = { models, settings, logger: context.logger, client, circuits };
   const scheduler = new DeliveryScheduler(dispatcher);

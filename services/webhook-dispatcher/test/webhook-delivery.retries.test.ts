@@ -93,8 +93,11 @@ test('410 Gone disables the endpoint, which receives nothing further', async () 
   await publisher.publish('affiliate.deleted', programId);
   const failed = await deliveryReaching(service, programId, { endpointId: endpoint.id }, 'failed');
   expect(failed.attempts).toHaveLength(1);
-  const disabled = await api().get('/webhook-endpoints').query({ id: endpoint.id }).set(internalHeaders(programId)).expect(200);
-  expect(disabled.body).toMatchObject({ active: false, disabledReason: expect.stringMatching(/410/) });
+  // The attempt is logged first, then the endpoint disabled: two documents, so a reader may see them apart.
+  await eventually(async () => {
+    const disabled = await api().get('/webhook-endpoints').query({ id: endpoint.id }).set(internalHeaders(programId)).expect(200);
+    expect(disabled.body).toMatchObject({ active: false, disabledReason: expect.stringMatching(/410/) });
+  });
 
   const later = await publisher.publish('affiliate.deleted', programId);
   await eventually(async () => {

@@ -1,6 +1,6 @@
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
-import { guardedLookup, refusedLiteral } from '../domain/subscriber-address';
+import { guardedLookup, isPrivateAddress, refusedLiteral } from '../domain/subscriber-address';
 
 /** Response bodies are kept up to this size in the delivery log. */
 export const RESPONSE_EXCERPT_BYTES = 50 * 1024;
@@ -17,7 +17,11 @@ export type SendOutcome = {
   at: Date;
   statusCode: number | null;
   latencyMs: number;
+  /** What the subscriber answered, kept only from a public address: a private one (allowed only
+   * explicitly) could be any local service, and the log must not become a way to read it. */
   responseExcerpt: string | null;
+  /** Bytes of the answer that were read (at most RESPONSE_EXCERPT_BYTES). */
+  responseBytes: number | null;
   error: string | null;
   /** From a Retry-After header on 429 or 503. */
   retryAfterMs: number | null;
@@ -44,7 +48,7 @@ export function retryAfterMs(header: string | undefined, now = Date.now()): numb
  * attempt), the whole exchange is bounded by the timeout, the destination is checked at connect
  * time, and at most 50 KB of the answer is read. It never throws: every outcome is an attempt to log.
  */
-export function createSubscriberClient(options: { timeoutMs: number; allowPrivateUrls: boolean }): SubscriberClient {
+export function createSubscriberClient(options: { timeoutMs: number; allowPrivateUrls: boolean; showPrivateResponses: boolean }): SubscriberClient {
   const lookup = guardedLookup(options.allowPrivateUrls);
   const inFlight = new Set<AbortController>();
 
@@ -56,6 +60,7 @@ export function createSubscriberClient(options: { timeoutMs: number; allowPrivat
       statusCode: null,
       latencyMs: Math.round(performance.now() - started),
       responseExcerpt: null,
+      responseBytes: null,
       error: null,
       retryAfterMs: null,
       ...fields,
@@ -80,10 +85,19 @@ export function createSubscriberClient(options: { timeoutMs: number; allowPrivat
             agent: false,
             signal: controller.signal,
           },
-          (response) => readExcerpt(response, controller.signal).then(({ excerpt, error }) => {
+          (response) => readExcerpt(response, controller.signal).then(({ excerpt, bytes, error }) => {
             const statusCode = response.statusCode ?? null;
             const throttled = statusCode === 429 || statusCode === 503;
-            resolve(finish({ statusCode, responseExcerpt: excerpt, error, retryAfterMs: throttled ? retryAfterMs(response.headers['retry-after']) : null }));
+            const withheld = !options.showPrivateResponses && isPrivateAddress(response.socket.remoteAddress ?? '');
+            resolve(
+              finish({
+                statusCode,
+                responseExcerpt: withheld ? null : excerpt,
+                responseBytes: bytes,
+                error,
+                retryAfterMs: throttled ? retryAfterMs(response.headers['retry-after']) : null,
+              }),
+            );
           }),
         );
         outgoing.on('error', (error) => {
@@ -107,7 +121,7 @@ export function createSubscriberClient(options: { timeoutMs: number; allowPrivat
 }
 
 /** Reads at most RESPONSE_EXCERPT_BYTES and then lets the rest go; an answer cut short keeps what arrived. */
-function readExcerpt(response: IncomingMessage, signal: AbortSignal): Promise<{ excerpt: string | null; error: string | null }> {
+function readExcerpt(response: IncomingMessage, signal: AbortSignal): Promise<{ excerpt: string | null; bytes: number; error: string | null }> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -116,7 +130,7 @@ function readExcerpt(response: IncomingMessage, signal: AbortSignal): Promise<{ 
       if (settled) return;
       settled = true;
       const excerpt = Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8');
-      resolve({ excerpt: size === 0 ? null : excerpt, error });
+      resolve({ excerpt: size === 0 ? null : excerpt, bytes: Math.min(size, RESPONSE_EXCERPT_BYTES), error });
     };
     response.on('data', (chunk: Buffer) => {
       chunks.push(chunk);

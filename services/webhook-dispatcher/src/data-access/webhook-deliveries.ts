@@ -7,6 +7,7 @@ export type StoredAttempt = {
   statusCode: number | null;
   latencyMs: number;
   responseExcerpt: string | null;
+  responseBytes: number | null;
   error: string | null;
 };
 
@@ -40,6 +41,7 @@ const attemptSchema = new Schema<StoredAttempt>(
     statusCode: { type: Number, default: null },
     latencyMs: { type: Number, required: true },
     responseExcerpt: { type: String, default: null },
+    responseBytes: { type: Number, default: null },
     error: { type: String, default: null },
   },
   { _id: false },
@@ -86,6 +88,7 @@ export function toDeliveryAttempt(attempt: StoredAttempt): DeliveryAttempt {
     statusCode: attempt.statusCode,
     latencyMs: attempt.latencyMs,
     responseExcerpt: attempt.responseExcerpt,
+    responseBytes: attempt.responseBytes ?? null,
     error: attempt.error,
   };
 }

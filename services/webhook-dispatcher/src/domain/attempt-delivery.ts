@@ -29,6 +29,7 @@ export function toStoredAttempt(outcome: SendOutcome): StoredAttempt {
     statusCode: outcome.statusCode,
     latencyMs: outcome.latencyMs,
     responseExcerpt: outcome.responseExcerpt,
+    responseBytes: outcome.responseBytes,
     error: outcome.error,
   };
 }

@@ -5,9 +5,12 @@ import request from 'supertest';
 import { DEFAULT_DISPATCHER_SETTINGS, type DispatcherSettings } from '../../src/config';
 import { buildWebhookDispatcherService } from '../../src/service';
 
-/** Short schedule and fast polling; subscribers run on localhost, so private URLs are allowed. */
+/**
+ * Short schedule and fast polling; subscribers run on localhost, so private URLs are allowed, and
+ * their answers are shown as a public subscriber's would be (the withholding has its own test).
+ */
 export function testDispatcherSettings(overrides: Partial<DispatcherSettings> = {}): DispatcherSettings {
-  return { ...DEFAULT_DISPATCHER_SETTINGS, allowPrivateUrls: true, retryScheduleMs: [0, 200, 200], pollIntervalMs: 100, timeoutMs: 5000, ...overrides };
+  return { ...DEFAULT_DISPATCHER_SETTINGS, allowPrivateUrls: true, showPrivateResponses: true, retryScheduleMs: [0, 200, 200], pollIntervalMs: 100, timeoutMs: 5000, ...overrides };
 }
 
 export function bootDispatcher(settings = testDispatcherSettings(), serviceSettings: ServiceSettings = testServiceSettings('webhook-dispatcher')): Promise<RunningService> {
@@ -35,7 +38,7 @@ export async function createEndpoint(service: RunningService, programId: string,
 
 export async function deliveriesOf(service: RunningService, programId: string, query: Record<string, string>) {
   const response = await request(service.server).get('/webhook-deliveries').query(query).set(internalHeaders(programId)).expect(200);
-  return response.body as { id: string; status: string; attempts: { statusCode: number | null; error: string | null; at: string; latencyMs: number; responseExcerpt: string | null }[]; nextAttemptAt: string | null }[];
+  return response.body as { id: string; status: string; attempts: { statusCode: number | null; error: string | null; at: string; latencyMs: number; responseExcerpt: string | null; responseBytes: number | null }[]; nextAttemptAt: string | null }[];
 }
 
 /** Waits until the delivery of an event to an endpoint has the given status. */
