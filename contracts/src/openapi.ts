@@ -73,6 +73,7 @@ export const API_OPERATIONS: Operation[] = [
   { method: 'post', path: '/programs/{id}/api-keys', tag: 'Admin', summary: 'Create an API key (shown once)', response: program.CreatedApiKey, admin: true },
   { method: 'get', path: '/programs/{id}/api-keys', tag: 'Admin', summary: 'List the API keys of a program (without secrets)', response: z.array(program.ApiKeySummary), admin: true },
   { method: 'delete', path: '/api-keys/{id}', tag: 'Admin', summary: 'Revoke an API key', response: z.object({ id: z.string(), revoked: z.literal(true) }), admin: true },
+  { method: 'get', path: '/audit-records', tag: 'Admin', summary: 'The audit record of admin actions and refused admin attempts, newest first', query: ListQuery, response: z.array(program.AuditRecord), admin: true },
 ];
 
 const STANDARD_ERRORS: Record<string, string> = {
@@ -81,7 +82,7 @@ const STANDARD_ERRORS: Record<string, string> = {
   '403': 'API access is not enabled for the program',
   '404': 'The program of the token no longer exists, or the object is not found',
   '409': 'Idempotency-Key reused with a different body',
-  '429': 'Rate limit exceeded for this token on this endpoint',
+  '429': 'Rate limit exceeded for this token on this endpoint, or too many failed authentications from this address',
   '503': 'A dependency is unavailable; retry later',
 };
 

@@ -81,3 +81,23 @@ export const ApiKeySummary = z
 export type Program = z.infer<typeof Program>;
 export type CreateProgramBody = z.infer<typeof CreateProgramBody>;
 export type UpdateProgramBody = z.infer<typeof UpdateProgramBody>;
+
+/** One operator action (or refused attempt) on the admin API or the admin CLI: who, what, when. */
+export const AuditRecord = z
+  .object({
+    id: Uuid,
+    at: DateTime,
+    actor: z.object({
+      credential: z.enum(['admin-token', 'refused', 'cli']).openapi({ description: 'The admin token; refused (a wrong or missing token, or an address locked out after too many); or the admin CLI on the host' }),
+      address: z.string().nullable(),
+      userAgent: z.string().nullable(),
+      user: z.string().nullable().openapi({ description: 'The operating-system user, for the CLI' }),
+    }),
+    action: z.string().openapi({ description: 'Method and route template, e.g. POST /admin/v1/programs/{id}/api-keys, or the CLI command' }),
+    targetId: z.string().nullable(),
+    status: z.number().int().openapi({ description: 'The HTTP status answered (the CLI records 200 or the failure status)' }),
+    requestId: z.string().nullable(),
+  })
+  .openapi('AuditRecord');
+
+export type AuditRecord = z.infer<typeof AuditRecord>;

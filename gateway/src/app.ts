@@ -31,6 +31,7 @@ export function createGateway(deps: GatewayDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  app.set('trust proxy', settings.trustProxy);
   app.use(requestId);
   app.use(httpLogging(logger));
   app.use(metrics.middleware);
@@ -44,13 +45,25 @@ export function createGateway(deps: GatewayDeps): Express {
     response.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
   });
   app.use(docsRoutes());
-  app.use('/admin/v1', adminRoutes({ store: deps.store, adminToken: settings.adminToken, bodyLimit: settings.bodyLimit, onChange: deps.onProgramChange }));
+  app.use(
+    '/admin/v1',
+    adminRoutes({
+      store: deps.store,
+      adminToken: settings.adminToken,
+      rateLimits: deps.rateLimits,
+      failedAuthLimit: settings.failedAuthLimits.admin,
+      logger,
+      bodyLimit: settings.bodyLimit,
+      onChange: deps.onProgramChange,
+    }),
+  );
   app.use(
     PUBLIC_PREFIX,
     apiRoutes({
       keys: deps.keys,
       rateLimits: deps.rateLimits,
       defaultRateLimit: settings.defaultRateLimit,
+      failedAuthLimit: settings.failedAuthLimits.api,
       idempotencyRecords: deps.idempotencyRecords,
       upstreams: deps.upstreams,
       internalToken: settings.internalToken,

@@ -24,6 +24,17 @@ export const gatewayConfigShape = {
   WEBHOOK_DISPATCHER_URL: serviceUrlSetting('webhook-dispatcher'),
   RATE_LIMIT_POINTS: z.coerce.number().int().min(1).default(100),
   RATE_LIMIT_DURATION_SECONDS: z.coerce.number().int().min(1).max(86_400).default(1),
+  /** Requests failing authentication, per client address (then 429 instead of 401). */
+  UNAUTHENTICATED_RATE_LIMIT_POINTS: z.coerce.number().int().min(1).default(60),
+  UNAUTHENTICATED_RATE_LIMIT_DURATION_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
+  /** Wrong admin tokens per client address before that address is locked out of /admin/v1 for the window. */
+  ADMIN_FAILED_AUTH_LIMIT: z.coerce.number().int().min(1).default(10),
+  ADMIN_FAILED_AUTH_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
+  /** express "trust proxy": false (the socket address is the client), a hop count, or addresses of trusted proxies. */
+  TRUST_PROXY: z
+    .string()
+    .default('false')
+    .transform((value) => (value === 'false' ? false : value === 'true' ? true : /^\d+$/.test(value) ? Number(value) : value)),
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'must be a size such as 1mb').default('1mb'),
 };
@@ -46,6 +57,10 @@ export type GatewaySettings = {
   bootstrapApiKey?: string;
   upstreams: Record<UpstreamName, string>;
   defaultRateLimit: RateLimit;
+  /** Failed authentications allowed per client address: on the public API, and on the admin API. */
+  failedAuthLimits: { api: RateLimit; admin: RateLimit };
+  /** Which forwarding headers to believe for the client address (express "trust proxy"). */
+  trustProxy: boolean | number | string;
   upstreamTimeoutMs: number;
   bodyLimit: string;
   /** How long a looked-up key is trusted; a revoked key stops working after at most this long. */
@@ -83,6 +98,11 @@ export function gatewaySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Ga
       'webhook-dispatcher': config.WEBHOOK_DISPATCHER_URL,
     },
     defaultRateLimit: { points: config.RATE_LIMIT_POINTS, duration: config.RATE_LIMIT_DURATION_SECONDS },
+    failedAuthLimits: {
+      api: { points: config.UNAUTHENTICATED_RATE_LIMIT_POINTS, duration: config.UNAUTHENTICATED_RATE_LIMIT_DURATION_SECONDS },
+      admin: { points: config.ADMIN_FAILED_AUTH_LIMIT, duration: config.ADMIN_FAILED_AUTH_WINDOW_SECONDS },
+    },
+    trustProxy: config.TRUST_PROXY,
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
     bodyLimit: config.BODY_LIMIT,
     keyCacheTtlMs: 2000,

@@ -6,6 +6,7 @@ import Redis from 'ioredis';
 import type { Connection } from 'mongoose';
 import { apiKeyModel } from './admin/api-key-model';
 import { ensureBootstrapKey, type AdminStore } from './admin/api-keys';
+import { auditRecordModel } from './admin/audit-log';
 import { programModel } from './admin/program-model';
 import { createGateway, createMetricsApp } from './app';
 import { KeyDirectory } from './auth/key-directory';
@@ -41,7 +42,7 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
   const connection = await connectMongo({ url: settings.mongoUrl, dbName: settings.dbName, logger });
   const bus = new EventBus({ url: settings.amqpUrl, exchange: settings.exchange, logger });
   const relay = new OutboxRelay({ bus, logger, sweepIntervalMs: settings.outboxSweepIntervalMs });
-  const store: AdminStore = { programs: programModel(connection), apiKeys: apiKeyModel(connection) };
+  const store: AdminStore = { programs: programModel(connection), apiKeys: apiKeyModel(connection), auditRecords: auditRecordModel(connection) };
   const idempotencyRecords = idempotencyRecordModel(connection);
   relay.watch(...outboxModelsOf(connection));
 
@@ -57,6 +58,7 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
       createUpstreamProxy({ name, url: settings.upstreams[name], timeoutMs: settings.upstreamTimeoutMs, resetTimeoutMs: settings.circuitResetMs, logger }),
     ]),
   ) as Record<UpstreamName, UpstreamProxy>;
+  const rateLimits = new RateLimits(redis);
   const keys = new KeyDirectory({ programs: store.programs, apiKeys: store.apiKeys, ttlMs: settings.keyCacheTtlMs });
 
   const app = createGateway({
@@ -65,7 +67,7 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
     metrics,
     store,
     keys,
-    rateLimits: new RateLimits(redis),
+    rateLimits,
     idempotencyRecords,
     upstreams,
     readiness: async () => ({

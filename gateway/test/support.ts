@@ -28,6 +28,8 @@ export function testGatewaySettings(overrides: Partial<GatewaySettings> = {}): G
     adminToken: TEST_ADMIN_TOKEN,
     upstreams: Object.fromEntries(UPSTREAM_NAMES.map((name) => [name, DEAD_UPSTREAM])) as Record<UpstreamName, string>,
     defaultRateLimit: { points: 1000, duration: 60 },
+    failedAuthLimits: { api: { points: 60, duration: 60 }, admin: { points: 10, duration: 900 } },
+    trustProxy: false,
     upstreamTimeoutMs: 3000,
     bodyLimit: '100kb',
     keyCacheTtlMs: 2000,

@@ -1,15 +1,76 @@
-import { CreateProgramBody, ListQuery, UpdateProgramBody } from '@affiliate/contracts';
-import { constantTimeEquals, parseBody, parseQuery, unauthorized } from '@affiliate/platform';
-import express, { Router, type RequestHandler } from 'express';
+import { API_OPERATIONS, CreateProgramBody, ListQuery, UpdateProgramBody } from '@affiliate/contracts';
+import { constantTimeEquals, parseBody, parseQuery, REQUEST_ID_HEADER, unauthorized, type Logger } from '@affiliate/platform';
+import express, { Router, type Request, type RequestHandler, type Response } from 'express';
+import type { RateLimit } from '../config';
+import { FailedAuthentication } from '../rate-limit/middleware';
+import type { RateLimits } from '../rate-limit/rate-limiter';
 import { createApiKey, listApiKeys, revokeApiKey, type AdminStore } from './api-keys';
+import { listAuditRecords, recordAudit } from './audit-log';
 import { createProgram, deleteProgram, getProgram, listPrograms, updateProgram } from './programs';
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
+const ADMIN_PREFIX = '/admin/v1';
 
-function requireAdmin(adminToken: string): RequestHandler {
-  return (request, _response, next) => {
+// The admin operations' templates, so that audit entries name what was done, never a raw path.
+const ADMIN_TEMPLATES = API_OPERATIONS.filter((operation) => operation.admin).map((operation) => ({
+  method: operation.method.toUpperCase(),
+  template: `${ADMIN_PREFIX}${operation.path}`,
+  pattern: new RegExp(`^${ADMIN_PREFIX}${operation.path.replace(/\{id\}/g, '([^/]+)')}/?$`),
+}));
+
+/** Read from originalUrl: by the time a response finishes, express may have unwound the router's path. */
+function operationOf(request: Request): { action: string; targetId: string | null } {
+  const path = request.originalUrl.split('?')[0] ?? '';
+  for (const { method, template, pattern } of ADMIN_TEMPLATES) {
+    const match = request.method === method ? pattern.exec(path) : null;
+    if (match) return { action: `${method} ${template}`, targetId: match[1] ?? null };
+  }
+  return { action: `${request.method} ${ADMIN_PREFIX}/unmatched`, targetId: null };
+}
+
+/**
+ * Every change made with the admin token, and every refused attempt, is appended to the audit
+ * record once answered: who (credential, address, user agent), what (operation and target), when,
+ * and the outcome. Reads with the token are not recorded.
+ */
+function auditTrail(store: AdminStore, logger: Logger): RequestHandler {
+  return (request, response, next) => {
+    response.on('finish', () => {
+      const credential = response.locals.adminCredential as 'admin-token' | 'refused' | undefined;
+      if (!credential || (credential === 'admin-token' && request.method === 'GET')) return;
+      const { action, targetId } = operationOf(request);
+      recordAudit(store.auditRecords, {
+        actor: { credential, address: request.ip ?? null, userAgent: request.header('user-agent')?.slice(0, 300) ?? null, user: null },
+        action,
+        targetId: targetId ?? (response.locals.createdId as string | undefined) ?? null,
+        status: response.statusCode,
+        requestId: String(response.locals.requestId ?? request.header(REQUEST_ID_HEADER) ?? '') || null,
+      }).catch((error: unknown) => logger.error({ err: error, action }, 'could not write the admin audit record'));
+    });
+    next();
+  };
+}
+
+/** A bare array; the next page is announced in a Link header, as on the public API. */
+function respondWithPage(request: Request, response: Response, page: { limit?: number }, { items, nextCursor }: { items: unknown[]; nextCursor: string | null }): void {
+  if (nextCursor) {
+    const query = new URLSearchParams({ limit: String(page.limit ?? 100), startingAfter: nextCursor });
+    response.setHeader('Link', `<${request.baseUrl}${request.path}?${query.toString()}>; rel="next"`);
+  }
+  response.json(items);
+}
+
+/** The admin token, compared in constant time; an address with too many wrong tokens waits out its window. */
+function requireAdmin(adminToken: string, failures: FailedAuthentication): RequestHandler {
+  return async (request, response: Response, next) => {
+    response.locals.adminCredential = 'refused';
+    const lockedOut = await failures.refusal(request.ip, response);
+    if (lockedOut) throw lockedOut;
     const presented = BEARER.exec(request.header('authorization') ?? '')?.[1];
-    if (!presented || !constantTimeEquals(presented, adminToken)) throw unauthorized('Missing or invalid admin token: send "Authorization: Bearer <ADMIN_TOKEN>"');
+    if (!presented || !constantTimeEquals(presented, adminToken)) {
+      throw await failures.record(request.ip, response, unauthorized('Missing or invalid admin token: send "Authorization: Bearer <ADMIN_TOKEN>"'));
+    }
+    response.locals.adminCredential = 'admin-token';
     next();
   };
 }
@@ -17,6 +78,10 @@ function requireAdmin(adminToken: string): RequestHandler {
 export type AdminRoutesOptions = {
   store: AdminStore;
   adminToken: string;
+  rateLimits: RateLimits;
+  /** Wrong tokens allowed per client address in a window. */
+  failedAuthLimit: RateLimit;
+  logger: Logger;
   bodyLimit: string;
   /** Publish the program event now and drop cached key verdicts on this replica. */
   onChange: () => void;
@@ -26,7 +91,8 @@ export type AdminRoutesOptions = {
 export function adminRoutes(options: AdminRoutesOptions): Router {
   const { store } = options;
   const router = Router();
-  router.use(requireAdmin(options.adminToken));
+  router.use(auditTrail(store, options.logger));
+  router.use(requireAdmin(options.adminToken, new FailedAuthentication(options.rateLimits, options.failedAuthLimit, 'admin')));
   router.use(express.json({ limit: options.bodyLimit }));
   const changed = <T>(result: T): T => {
     options.onChange();
@@ -34,16 +100,13 @@ export function adminRoutes(options: AdminRoutesOptions): Router {
   };
 
   router.post('/programs', async (request, response) => {
-    response.json(changed(await createProgram(store.programs, parseBody(CreateProgramBody, request))));
+    const program = await createProgram(store.programs, parseBody(CreateProgramBody, request));
+    response.locals.createdId = program.id;
+    response.json(changed(program));
   });
   router.get('/programs', async (request, response) => {
     const page = parseQuery(ListQuery, request);
-    const { items, nextCursor } = await listPrograms(store.programs, page);
-    if (nextCursor) {
-      const query = new URLSearchParams({ limit: String(page.limit ?? 100), startingAfter: nextCursor });
-      response.setHeader('Link', `<${request.baseUrl}${request.path}?${query.toString()}>; rel="next"`);
-    }
-    response.json(items);
+    respondWithPage(request, response, page, await listPrograms(store.programs, page));
   });
   router.get('/programs/:id', async (request, response) => {
     response.json(await getProgram(store.programs, request.params.id));
@@ -64,6 +127,10 @@ export function adminRoutes(options: AdminRoutesOptions): Router {
   });
   router.delete('/api-keys/:id', async (request, response) => {
     response.json(changed(await revokeApiKey(store, request.params.id)));
+  });
+  router.get('/audit-records', async (request, response) => {
+    const page = parseQuery(ListQuery, request);
+    respondWithPage(request, response, page, await listAuditRecords(store.auditRecords, page));
   });
   return router;
 }

@@ -1,6 +1,7 @@
 import { AppError, forbidden, notFound, unauthorized, withRequestContext } from '@affiliate/platform';
 import type { RequestHandler, Response } from 'express';
 import type { RateLimit } from '../config';
+import type { FailedAuthentication } from '../rate-limit/middleware';
 import type { KeyDirectory } from './key-directory';
 
 export type Caller = { keyId: string; keyHash: string; programId: string; rateLimit: RateLimit | null };
@@ -8,14 +9,15 @@ export type Caller = { keyId: string; keyHash: string; programId: string; rateLi
 const BEARER = /^Bearer[ \t]+([\x21-\x7e]+)[ \t]*$/i;
 
 /** The spec's Authentication section: 401 missing / not Bearer / unknown or revoked, 404 program gone, 403 no API access. */
-export function authenticate(keys: KeyDirectory): RequestHandler {
+export function authenticate(keys: KeyDirectory, failures: FailedAuthentication): RequestHandler {
   return async (request, response, next) => {
+    const refuse = (message: string) => failures.record(request.ip, response, unauthorized(message));
     const header = request.header('authorization');
-    if (!header) throw unauthorized('Missing Authorization header: send "Authorization: Bearer <API key>"');
+    if (!header) throw await refuse('Missing Authorization header: send "Authorization: Bearer <API key>"');
     const match = BEARER.exec(header);
-    if (!match?.[1]) throw unauthorized('The Authorization header must be "Bearer <API key>"');
+    if (!match?.[1]) throw await refuse('The Authorization header must be "Bearer <API key>"');
     const verdict = await keys.resolve(match[1]);
-    if (verdict.kind === 'unknown') throw unauthorized('Invalid API key: it is unknown or has been revoked');
+    if (verdict.kind === 'unknown') throw await refuse('Invalid API key: it is unknown or has been revoked');
     if (verdict.kind === 'program-deleted') throw notFound('The program of this API key no longer exists');
     if (!verdict.apiAccess) throw forbidden('API access is not enabled for this program');
     const caller: Caller = { keyId: verdict.keyId, keyHash: verdict.keyHash, programId: verdict.programId, rateLimit: verdict.rateLimit };

@@ -1,7 +1,9 @@
+import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { CreateProgramBody } from '@affiliate/contracts';
 import { AppError, badRequest, describeZodError } from '@affiliate/platform';
 import { createApiKey, listApiKeys, revokeApiKey, type AdminStore } from '../admin/api-keys';
+import { recordAudit } from '../admin/audit-log';
 import { createProgram, listPrograms } from '../admin/programs';
 
 export const ADMIN_USAGE = `Usage: npm run admin -- <command> [options]
@@ -14,8 +16,28 @@ export const ADMIN_USAGE = `Usage: npm run admin -- <command> [options]
   list-programs                         Programs, newest first, with their keys (without secrets).
 `;
 
-/** Runs one admin command on the gateway's database and returns what to print. */
+const CHANGING_COMMANDS = new Set(['create-program', 'create-key', 'revoke-key']);
+
+/**
+ * Runs one admin command on the gateway's database and returns what to print. Commands that change
+ * something are written to the admin audit record, as the admin API's are, with the host user.
+ */
 export async function runAdminCommand(argv: string[], store: AdminStore): Promise<unknown> {
+  const command = argv[0] ?? '';
+  if (!CHANGING_COMMANDS.has(command)) return executeCommand(argv, store);
+  const audit = (status: number, targetId: string | null) =>
+    recordAudit(store.auditRecords, { actor: { credential: 'cli', address: null, userAgent: null, user: userInfo().username }, action: `cli ${command}`, targetId, status, requestId: null });
+  try {
+    const result = (await executeCommand(argv, store)) as { program?: { id: string }; apiKey?: { programId: string }; id?: string };
+    await audit(200, result.program?.id ?? result.apiKey?.programId ?? result.id ?? null);
+    return result;
+  } catch (error) {
+    if (!(error instanceof UsageError)) await audit(error instanceof AppError ? error.status : 500, null);
+    throw error;
+  }
+}
+
+async function executeCommand(argv: string[], store: AdminStore): Promise<unknown> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'create-program': {

@@ -1,5 +1,6 @@
 import { connectMongo, createLogger, syncIndexes } from '@affiliate/platform';
 import { apiKeyModel } from '../admin/api-key-model';
+import { auditRecordModel } from '../admin/audit-log';
 import { programModel } from '../admin/program-model';
 import { gatewaySettingsFromEnv } from '../config';
 import { ADMIN_USAGE, describeFailure, runAdminCommand, UsageError } from './admin-commands';
@@ -18,7 +19,7 @@ async function main(argv: string[]): Promise<number> {
   const logger = createLogger('gateway-admin', process.env.LOG_LEVEL ?? 'error');
   const connection = await connectMongo({ url: settings.mongoUrl, dbName: settings.dbName, logger, maxAttempts: 3 });
   try {
-    const store = { programs: programModel(connection), apiKeys: apiKeyModel(connection) };
+    const store = { programs: programModel(connection), apiKeys: apiKeyModel(connection), auditRecords: auditRecordModel(connection) };
     await syncIndexes(connection);
     const result = await runAdminCommand(argv, store);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

@@ -5,7 +5,7 @@ import type { KeyDirectory } from '../auth/key-directory';
 import type { RateLimit } from '../config';
 import type { IdempotencyRecordModel } from '../idempotency/idempotency-record';
 import { idempotency, idempotentForwardingOf } from '../idempotency/middleware';
-import { rateLimit } from '../rate-limit/middleware';
+import { FailedAuthentication, rateLimit } from '../rate-limit/middleware';
 import type { RateLimits } from '../rate-limit/rate-limiter';
 import { metricsRouteOf, PUBLIC_PREFIX, routeOf, type Route, type UpstreamName } from './route-table';
 import type { UpstreamProxy } from './upstream-proxy';
@@ -14,6 +14,8 @@ export type ApiRoutesOptions = {
   keys: KeyDirectory;
   rateLimits: RateLimits;
   defaultRateLimit: RateLimit;
+  /** Failed authentications allowed per client address before 429. */
+  failedAuthLimit: RateLimit;
   idempotencyRecords: IdempotencyRecordModel;
   upstreams: Record<UpstreamName, UpstreamProxy>;
   internalToken: string;
@@ -51,7 +53,6 @@ const matchRoute: RequestHandler = (request, response, next) => {
   const route = routeOf(request.path);
   if (!route) throw notFound(`No route for ${request.method} ${PUBLIC_PREFIX}${request.path}`);
   response.locals.route = route;
-  response.locals.routePath = route.path;
   next();
 };
 
@@ -62,7 +63,7 @@ const matchRoute: RequestHandler = (request, response, next) => {
 export function apiRoutes(options: ApiRoutesOptions): Router {
   const router = Router();
   router.use(describeOperation);
-  router.use(authenticate(options.keys));
+  router.use(authenticate(options.keys, new FailedAuthentication(options.rateLimits, options.failedAuthLimit, 'api')));
   router.use(matchRoute);
   router.use(rateLimit(options.rateLimits, options.defaultRateLimit));
   router.use(readBody(options.bodyLimit));

@@ -1,19 +1,28 @@
 import { createHash } from 'node:crypto';
 import { AppError } from '@affiliate/platform';
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
 import { callerOf } from '../auth/authenticate';
 import type { RateLimit } from '../config';
 import type { RateLimits } from './rate-limiter';
 
 /**
- * Per (key, route, method), as the spec says. The limiter key is a hash of the key's own hash,
- * the route and the method: the API key itself never reaches Redis.
+ * Reads share a bucket: HEAD and OPTIONS are GETs for the limiter, so switching verbs buys nothing;
+ * any other method counts as itself (node only parses a fixed set of methods).
+ */
+const limitedMethodOf = (method: string) => (method === 'HEAD' || method === 'OPTIONS' ? 'GET' : method);
+
+/**
+ * Per (key, route template, method), as the spec says: the template (`/api/v1/coupons`, or one
+ * `unmatched` for every path no operation has), never the raw path, so a made-up path is not a
+ * fresh bucket. The limiter key is a hash of the key's own hash, the route and the method: the API
+ * key itself never reaches Redis.
  */
 export function rateLimit(limits: RateLimits, defaultLimit: RateLimit): RequestHandler {
   return async (request, response, next) => {
     const caller = callerOf(response);
-    const route = String(response.locals.routePath);
-    const limiterKey = createHash('sha256').update(`${caller.keyHash}\n${request.method}\n${route}`).digest('base64url');
+    const route = String(response.locals.metricsRoute);
+    const method = limitedMethodOf(request.method);
+    const limiterKey = createHash('sha256').update(`${caller.keyHash}\n${method}\n${route}`).digest('base64url');
     const limit = caller.rateLimit ?? defaultLimit;
     const verdict = await limits.consume(limiterKey, limit);
     response.setHeader('RateLimit-Limit', String(verdict.limit));
@@ -23,9 +32,43 @@ export function rateLimit(limits: RateLimits, defaultLimit: RateLimit): RequestH
       response.setHeader('Retry-After', String(verdict.resetSeconds));
       throw new AppError(
         429,
-        `Rate limit exceeded: at most ${limit.points} requests per ${limit.duration} s for this API key on ${request.method} ${route}; retry after ${verdict.resetSeconds} s`,
+        `Rate limit exceeded: at most ${limit.points} requests per ${limit.duration} s for this API key on ${method} ${route}; retry after ${verdict.resetSeconds} s`,
       );
     }
     next();
   };
+}
+
+/**
+ * Requests that fail authentication, counted per client address: past the limit they get 429
+ * instead of 401, so guessing keys or tokens (or flooding without one) is slow. Callers with a valid
+ * credential never touch this bucket.
+ */
+export class FailedAuthentication {
+  constructor(
+    private readonly limits: RateLimits,
+    private readonly limit: RateLimit,
+    private readonly scope: 'api' | 'admin',
+  ) {}
+
+  private keyOf(address: string | undefined): string {
+    return createHash('sha256').update(`failed-auth\n${this.scope}\n${address ?? 'unknown'}`).digest('base64url');
+  }
+
+  /** Counts one failure; the error to answer with, a 429 once this address is over its limit. */
+  async record(address: string | undefined, response: Response, refusal: AppError): Promise<AppError> {
+    const verdict = await this.limits.consume(this.keyOf(address), this.limit);
+    return verdict.allowed ? refusal : this.throttled(response, verdict.resetSeconds);
+  }
+
+  /** A 429 when this address has used up its failures (then even a right credential waits), else null. */
+  async refusal(address: string | undefined, response: Response): Promise<AppError | null> {
+    const verdict = await this.limits.peek(this.keyOf(address), this.limit);
+    return verdict.allowed ? null : this.throttled(response, verdict.resetSeconds);
+  }
+
+  private throttled(response: Response, resetSeconds: number): AppError {
+    response.setHeader('Retry-After', String(resetSeconds));
+    return new AppError(429, `Too many failed authentication attempts from this address; retry after ${resetSeconds} s`);
+  }
 }

@@ -26,6 +26,15 @@ export class RateLimits {
     }
   }
 
+  /** The state of a bucket without counting a request: not allowed once it is used up. */
+  async peek(key: string, limit: RateLimit): Promise<RateDecision> {
+    const unused = { allowed: true, limit: limit.points, remaining: limit.points, resetSeconds: limit.duration };
+    // Redis away: let the check pass; the failure that follows is still counted by the insurance limiter.
+    const result = await this.limiterFor(limit).get(key).catch(() => null);
+    if (!result) return unused;
+    return decision(result.consumedPoints <= limit.points, limit, result);
+  }
+
   private limiterFor(limit: RateLimit): RateLimiterAbstract {
     const id = `${limit.points}:${limit.duration}`;
     let limiter = this.limiters.get(id);

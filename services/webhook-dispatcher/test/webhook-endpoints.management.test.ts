@@ -2,7 +2,7 @@ import { PUBLIC_EVENT_TYPES } from '@affiliate/contracts';
 import type { RunningService } from '@affiliate/platform';
 import { internalHeaders, newProgramId } from '@affiliate/platform/testing';
 import request from 'supertest';
-import { isPrivateAddress } from '../src/domain/subscriber-address';
+import { isPrivateAddress, refusedLiteral } from '../src/domain/subscriber-address';
 import { bootDispatcher, createEndpoint, testDispatcherSettings } from './support/dispatcher';
 
 let service: RunningService;
@@ -83,6 +83,38 @@ test('the address check covers the private, loopback, link-local and unique-loca
   }
   for (const address of ['93.184.215.14', '8.8.8.8', '2606:4700:4700::1111', '172.32.0.1']) {
     expect([address, isPrivateAddress(address)]).toEqual([address, false]);
+  }
+});
+
+// Forms that reach an IPv4 address through IPv6, and the special-purpose ranges a hand-written list missed.
+const DISGUISED_OR_SPECIAL = [
+  '::7f00:1', // IPv4-compatible ::127.0.0.1
+  '::ffff:0:7f00:1', // IPv4-translated (RFC 6145)
+  '64:ff9b::a00:1', // NAT64 (RFC 6052) to 10.0.0.1
+  '64:ff9b:1::1', // local-use NAT64
+  '2002:7f00:1::', // 6to4 around 127.0.0.1
+  '2001::1', // Teredo
+  '2001:db8::1', // documentation
+  '192.0.2.1',
+  '198.51.100.7',
+  '203.0.113.9', // documentation
+  '192.88.99.1', // 6to4 relay anycast
+  '192.31.196.1', // AS112
+  '100::1', // discard-only
+  'fec0::1', // deprecated site-local
+];
+
+test('IPv4-compatible, translated, 6to4, Teredo, documentation and other special-purpose addresses are not public', () => {
+  for (const address of DISGUISED_OR_SPECIAL) expect([address, isPrivateAddress(address)]).toEqual([address, true]);
+});
+
+test('those addresses are refused when an endpoint is created and when a delivery connects', async () => {
+  const strict = request(strictService.server);
+  for (const address of DISGUISED_OR_SPECIAL) {
+    const url = `http://${address.includes(':') ? `[${address}]` : address}/hook`;
+    const response = await strict.post('/webhook-endpoints').set(as(programId)).send({ url, eventTypes: ['*'] });
+    expect({ url, status: response.status }).toEqual({ url, status: 400 });
+    expect({ url, refused: refusedLiteral(new URL(url), false) !== null }).toEqual({ url, refused: true });
   }
 });
 

@@ -1,43 +1,25 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
 import { badRequest } from '@affiliate/platform';
+import ipaddr from 'ipaddr.js';
 
-/** Where a webhook must never go: the dispatcher's own network (SSRF). IPv4 and IPv6. */
-const PRIVATE_NETWORKS = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8], // "this" network
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10], // carrier-grade NAT
-  ['127.0.0.0', 8], // loopback
-  ['169.254.0.0', 16], // link-local (cloud metadata lives here)
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15], // benchmarking
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, broadcast
-] as const) {
-  PRIVATE_NETWORKS.addSubnet(network, prefix, 'ipv4');
-}
-for (const [network, prefix] of [
-  ['::', 128], // unspecified
-  ['::1', 128], // loopback
-  ['fc00::', 7], // unique local
-  ['fe80::', 10], // link-local
-  ['ff00::', 8], // multicast
-  ['64:ff9b::', 96], // NAT64: reaches IPv4 through a translator
-  ['2001:db8::', 32], // documentation
-] as const) {
-  PRIVATE_NETWORKS.addSubnet(network, prefix, 'ipv6');
-}
-
+/**
+ * Whether a webhook may go to this address (SSRF). ipaddr.js classifies every IANA special-purpose
+ * range, IPv4 and IPv6 (private, loopback, link-local where cloud metadata lives, CGNAT,
+ * documentation, benchmarking, multicast, reserved, 6to4, Teredo, NAT64 and the other
+ * translations...): only plain `unicast` is public. On top of it: an IPv4-mapped address is judged
+ * by the IPv4 inside, and the deprecated IPv4-compatible form (::a.b.c.d, which it calls unicast)
+ * is refused, as is anything that is not an address at all.
+ */
 export function isPrivateAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 4) return PRIVATE_NETWORKS.check(address, 'ipv4');
-  if (family !== 6) return true; // not an address at all: refuse rather than guess
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return PRIVATE_NETWORKS.check(mapped[1] as string, 'ipv4');
-  return PRIVATE_NETWORKS.check(address, 'ipv6');
+  if (!isIP(address) || !ipaddr.isValid(address)) return true;
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv6') {
+    const v6 = parsed as ipaddr.IPv6;
+    if (v6.isIPv4MappedAddress()) return isPrivateAddress(v6.toIPv4Address().toString());
+    if (v6.parts.slice(0, 6).every((part) => part === 0)) return true; // ::/96, IPv4-compatible
+  }
+  return parsed.range() !== 'unicast';
 }
 
 class PrivateAddressError extends Error {

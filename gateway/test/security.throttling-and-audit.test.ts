@@ -1,0 +1,103 @@
+import { eventually } from '@affiliate/platform/testing';
+import request from 'supertest';
+import { runAdminCommand } from '../src/cli/admin-commands';
+import type { RunningGateway } from '../src/gateway';
+import { adminAuth, allUpstreams, bearer, createProgramWithKey, startEchoUpstream, startGateway, type EchoUpstream } from './support';
+
+let upstream: EchoUpstream;
+let gateway: RunningGateway;
+
+beforeAll(async () => {
+  upstream = await startEchoUpstream();
+  gateway = await startGateway({
+    upstreams: allUpstreams(upstream.url),
+    defaultRateLimit: { points: 5, duration: 60 },
+    failedAuthLimits: { api: { points: 3, duration: 60 }, admin: { points: 3, duration: 900 } },
+  });
+});
+
+afterAll(async () => {
+  await gateway.stop();
+  await upstream.stop();
+});
+
+const api = () => request(gateway.url);
+
+test('the rate limit is per route template: made-up paths under one route share one bucket', async () => {
+  const { key } = await createProgramWithKey(gateway);
+  for (let attempt = 0; attempt < 5; attempt += 1) await api().get(`/api/v1/coupons/made-up-${attempt}`).set(bearer(key)).expect(200);
+  const refused = await api().get('/api/v1/coupons/yet-another').set(bearer(key)).expect(429);
+  expect(refused.body.error).toContain('GET /api/v1/unmatched');
+});
+
+test('HEAD and OPTIONS are counted as GET', async () => {
+  const { key } = await createProgramWithKey(gateway);
+  for (let attempt = 0; attempt < 3; attempt += 1) await api().get('/api/v1/links').set(bearer(key)).expect(200);
+  await api().head('/api/v1/links').set(bearer(key)).expect(200);
+  const last = await api().options('/api/v1/links').set(bearer(key));
+  expect(last.headers['ratelimit-remaining']).toBe('0');
+  await api().head('/api/v1/links').set(bearer(key)).expect(429);
+});
+
+test('requests failing authentication are limited per address, and a valid key from that address is still served', async () => {
+  // Its own gateway: the failures of the other tests must not count here.
+  const own = await startGateway({ upstreams: allUpstreams(upstream.url), failedAuthLimits: { api: { points: 3, duration: 60 }, admin: { points: 3, duration: 900 } } });
+  try {
+    const { key } = await createProgramWithKey(own);
+    for (const token of ['ak_live_guess1', 'ak_live_guess2', 'ak_live_guess3']) await request(own.url).get('/api/v1/coupons').set(bearer(token)).expect(401);
+    const throttled = await request(own.url).get('/api/v1/coupons').set(bearer('ak_live_guess4')).expect(429);
+    expect(throttled.body).toEqual({ error: expect.stringContaining('Too many failed authentication attempts') });
+    expect(Number(throttled.headers['retry-after'])).toBeGreaterThan(0);
+    await request(own.url).get('/api/v1/coupons').expect(429); // no credential at all: the same bucket
+    await request(own.url).get('/api/v1/coupons').set(bearer(key)).expect(200);
+  } finally {
+    await own.stop();
+  }
+});
+
+test('wrong admin tokens lock the address out of the admin API for the window, the right token included', async () => {
+  const own = await startGateway({ upstreams: allUpstreams(upstream.url), failedAuthLimits: { api: { points: 60, duration: 60 }, admin: { points: 3, duration: 900 } } });
+  try {
+    await request(own.url).get('/admin/v1/programs').set(adminAuth).expect(200);
+    for (let attempt = 0; attempt < 3; attempt += 1) await request(own.url).get('/admin/v1/programs').set(bearer(`wrong-admin-token-${attempt}`)).expect(401);
+    const lockedOut = await request(own.url).get('/admin/v1/programs').set(bearer('wrong-admin-token-3')).expect(429);
+    expect(Number(lockedOut.headers['retry-after'])).toBeGreaterThan(60);
+    await request(own.url).get('/admin/v1/programs').set(adminAuth).expect(429);
+  } finally {
+    await own.stop();
+  }
+});
+
+type Audit = { action: string; targetId: string | null; status: number; actor: { credential: string; address: string | null; user: string | null } };
+
+test('admin changes and refused admin attempts are written to the audit record (who, what, when); reads are not', async () => {
+  const program = await api().post('/admin/v1/programs').set(adminAuth).set('user-agent', 'ops-laptop').send({ name: 'Audited' }).expect(200);
+  const key = await api().post(`/admin/v1/programs/${program.body.id}/api-keys`).set(adminAuth).expect(200);
+  await api().delete(`/admin/v1/api-keys/${key.body.id}`).set(adminAuth).expect(200);
+  await api().put(`/admin/v1/programs/${program.body.id}`).set(adminAuth).send({ apiAccess: 'yes' }).expect(400);
+  await api().get(`/admin/v1/programs/${program.body.id}`).set(adminAuth).expect(200);
+  await api().delete(`/admin/v1/programs/${program.body.id}`).set(bearer('not-the-admin-token')).expect(401);
+
+  const records = await eventually(async () => {
+    const response = await api().get('/admin/v1/audit-records?limit=20').set(adminAuth).expect(200);
+    const ours = (response.body as Audit[]).filter((record) => record.targetId === program.body.id || record.targetId === key.body.id);
+    expect(ours).toHaveLength(5);
+    return ours;
+  });
+  expect(records.map(({ action, targetId, status, actor }) => ({ action, targetId, status, credential: actor.credential }))).toEqual([
+    { action: 'DELETE /admin/v1/programs/{id}', targetId: program.body.id, status: 401, credential: 'refused' },
+    { action: 'PUT /admin/v1/programs/{id}', targetId: program.body.id, status: 400, credential: 'admin-token' },
+    { action: 'DELETE /admin/v1/api-keys/{id}', targetId: key.body.id, status: 200, credential: 'admin-token' },
+    { action: 'POST /admin/v1/programs/{id}/api-keys', targetId: program.body.id, status: 200, credential: 'admin-token' },
+    { action: 'POST /admin/v1/programs', targetId: program.body.id, status: 200, credential: 'admin-token' },
+  ]);
+  expect(records[4]?.actor).toMatchObject({ address: expect.stringContaining('127.0.0.1'), userAgent: 'ops-laptop' });
+  expect(JSON.stringify(records)).not.toContain(key.body.key);
+});
+
+test('admin CLI changes are written to the audit record with the host user', async () => {
+  const created = (await runAdminCommand(['create-program', '--name', 'CLI audited'], gateway.store)) as { program: { id: string } };
+  const response = await api().get('/admin/v1/audit-records?limit=10').set(adminAuth).expect(200);
+  const entry = (response.body as Audit[]).find((record) => record.targetId === created.program.id);
+  expect(entry).toMatchObject({ action: 'cli create-program', status: 200, actor: { credential: 'cli', user: expect.any(String), address: null } });
+});
