@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { eventually } from '@affiliate/platform/testing';
+import mongoose from 'mongoose';
 import { ADMIN_TOKEN, apiClient, Subscriber, System, type Api } from '../harness';
 
 let system: System;
@@ -135,6 +136,29 @@ describe('hostile input through the gateway: a clear 4xx, and nothing changes', 
     const code = await api.post('/promotional-codes', { couponId: coupon.id, code: 'EVIL\r\nX-Injected: 1' });
     expect(code.status).toBe(400);
     expect(code.headers.get('x-injected')).toBeNull();
+  });
+});
+
+describe('secrets at rest', () => {
+  test('an idempotent replay of an endpoint creation never includes the signing secret, nor does the stored record', async () => {
+    const body = { url: 'http://127.0.0.1:9/replayed', eventTypes: ['sale.created'] };
+    const first = await api.post('/webhook-endpoints', body, { 'Idempotency-Key': 'endpoint-replay-1' });
+    expect(first.status).toBe(200);
+    expect(first.body.secret).toMatch(/^whsec_/);
+    const replay = await api.post('/webhook-endpoints', body, { 'Idempotency-Key': 'endpoint-replay-1' });
+    expect(replay.status).toBe(200);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toEqual(Object.fromEntries(Object.entries(first.body).filter(([name]) => name !== 'secret')));
+    const client = await mongoose.mongo.MongoClient.connect(system.mongo.url);
+    try {
+      const stored = await client.db(`${system.dbPrefix}_gateway`).collection('idempotency_keys').find({}).toArray();
+      expect(stored.length).toBeGreaterThan(0);
+      const bodies = stored.map((record) => Buffer.from((record.response as { body: { buffer: Uint8Array } }).body.buffer).toString('utf8'));
+      expect(bodies.some((text) => text.includes(first.body.id))).toBe(true);
+      expect(bodies.join('\n')).not.toContain(first.body.secret);
+    } finally {
+      await client.close();
+    }
   });
 });
 

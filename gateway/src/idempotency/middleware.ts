@@ -41,13 +41,29 @@ export function idempotency(records: IdempotencyRecordModel, abandonedAfterMs: n
         completeIdempotencyKey(records, claim.recordId, {
           status: captured.status,
           headers: Object.fromEntries(KEPT_HEADERS.filter((name) => captured.headers[name] !== undefined).map((name) => [name, captured.headers[name] as string | string[]])),
-          body: captured.body,
+          body: withoutSigningSecret(captured.body),
         }),
       onUnavailable: () => releaseIdempotencyKey(records, claim.recordId),
     };
     response.locals.idempotentForwarding = forwarding;
     next();
   };
+}
+
+/**
+ * What is kept for replays (24 h, in the gateway's database) never holds a webhook signing secret:
+ * the first answer carries it, a replay answers without it. A client that lost it rotates the secret.
+ */
+function withoutSigningSecret(body: Buffer): Buffer {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    return body;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || !('secret' in parsed)) return body;
+  const { secret: _secret, ...rest } = parsed as Record<string, unknown>;
+  return Buffer.from(JSON.stringify(rest));
 }
 
 export function idempotentForwardingOf(response: Response): IdempotentForwarding | undefined {
