@@ -145,6 +145,7 @@ export class System {
       NODE_ENV: 'test',
       LOG_LEVEL: process.env.SYSTEM_LOG_LEVEL ?? 'warn',
       PORT: String(this.ports[component]),
+      METRICS_PORT: '0', // test files run side by side: any free port
       MONGO_URL: this.mongo.url,
       MONGO_DB_PREFIX: this.dbPrefix,
       AMQP_URL: this.rabbit.url,
