@@ -25,7 +25,6 @@ export type UpstreamProxy = {
   name: string;
   url: string;
   forward: (request: IncomingMessage, response: ServerResponse, options: ForwardOptions) => Promise<void>;
-  isOpen: () => boolean;
   shutdown: () => void;
 };
 
@@ -43,10 +42,8 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'co
 
 type InFlight = ForwardOptions & { settle: (error?: Error) => void; timedOut: boolean };
 
-/** No answer within the timeout. It may be this request's own doing, so it counts against its program only. */
+/** No answer within the timeout: named, so the log says which it was. */
 class UpstreamTimeoutError extends Error {}
-
-const isTimeout = (error: unknown) => error instanceof UpstreamTimeoutError;
 
 // Programs whose circuits are kept; beyond this, closed circuits of idle programs are dropped.
 const MAX_PROGRAM_CIRCUITS = 1000;
@@ -55,11 +52,13 @@ const MAX_PROGRAM_CIRCUITS = 1000;
  * One upstream: http-proxy-middleware does the proxying; opossum circuit breakers around it make a
  * dead service answer 503 at once instead of tying up sockets and memory for the whole timeout.
  *
- * What a circuit counts decides who can open it. Any answer, 4xx or 5xx, proves the upstream alive
- * and counts for nothing (a 5xx is often one payload's fault). A connection that cannot be made or
- * is cut says the upstream itself is unwell: that opens the upstream's shared circuit. A timeout may
- * be one request's doing (a slow subscriber, a heavy query), so it counts against a circuit of the
- * request's program only: one tenant can open a circuit for itself, never for another.
+ * What a circuit counts, and whose circuit it is, decide who can open it. Only what says the
+ * upstream is unwell counts: a connection that cannot be made or is cut, and no answer within the
+ * timeout. Any answer, 4xx or 5xx, proves it alive and counts for nothing (a 5xx is often one
+ * payload's fault). And each program has its own circuit per upstream: a timeout may be one
+ * request's doing (a slow subscriber, a heavy query), so a tenant can open a circuit for itself,
+ * never for another. A service that is really down opens every program's circuit after a few of
+ * that program's requests.
  */
 export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProxy {
   const inFlight = new WeakMap<IncomingMessage, InFlight>();
@@ -142,13 +141,6 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
     resetTimeout: options.resetTimeoutMs,
     rollingCountTimeout: 10_000,
   };
-  // Shared by every program: only connection failures count (errorFilter: true means "not a failure").
-  const breaker = new CircuitBreaker(send, { ...circuitOptions, name: options.name, errorFilter: isTimeout });
-  breaker.on('open', () => options.logger.warn({ upstream: options.name }, 'circuit opened: failing fast'));
-  breaker.on('halfOpen', () => options.logger.info({ upstream: options.name }, 'circuit half-open: trying the upstream again'));
-  breaker.on('close', () => options.logger.info({ upstream: options.name }, 'circuit closed'));
-
-  // One per program: only its own timeouts count.
   const programCircuits = new Map<string, CircuitBreaker<Parameters<typeof send>, void>>();
   const circuitOf = (programId: string) => {
     let circuit = programCircuits.get(programId);
@@ -160,8 +152,10 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
           programCircuits.delete(id);
         }
       }
-      circuit = new CircuitBreaker((...args: Parameters<typeof send>) => breaker.fire(...args), { ...circuitOptions, name: `${options.name}:${programId}`, errorFilter: (error: unknown) => !isTimeout(error) });
-      circuit.on('open', () => options.logger.warn({ upstream: options.name, programId }, "circuit of one program opened: its requests time out; failing fast for it alone"));
+      circuit = new CircuitBreaker(send, { ...circuitOptions, name: `${options.name}:${programId}` });
+      circuit.on('open', () => options.logger.warn({ upstream: options.name, programId }, 'circuit opened for this program: failing fast'));
+      circuit.on('halfOpen', () => options.logger.info({ upstream: options.name, programId }, 'circuit half-open: trying the upstream again'));
+      circuit.on('close', () => options.logger.info({ upstream: options.name, programId }, 'circuit closed'));
       programCircuits.set(programId, circuit);
     }
     return circuit;
@@ -171,10 +165,11 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
     name: options.name,
     url: options.url,
     async forward(request, response, forward) {
+      const circuit = circuitOf(forward.programId);
       try {
-        await circuitOf(forward.programId).fire(request, response, forward);
+        await circuit.fire(request, response, forward);
       } catch (error) {
-        options.logger.warn({ err: error, upstream: options.name, open: breaker.opened }, 'upstream unavailable');
+        options.logger.warn({ err: error, upstream: options.name, programId: forward.programId, open: circuit.opened }, 'upstream unavailable');
         await forward.onUnavailable?.().catch((cleanupError: unknown) => options.logger.error({ err: cleanupError }, 'cleanup after an upstream failure failed'));
         if (response.headersSent) {
           response.destroy();
@@ -187,9 +182,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         response.end(JSON.stringify(errorResponseBody(503, message, forward.errorShape)));
       }
     },
-    isOpen: () => breaker.opened,
     shutdown: () => {
-      breaker.shutdown();
       for (const circuit of programCircuits.values()) circuit.shutdown();
       agent.destroy();
     },
