@@ -47,8 +47,8 @@ export const NumberedErrorBody = z
 export const NUMBERED_ERROR_OPERATIONS: readonly string[] = ['DELETE /coupons', 'PUT /referrals'];
 
 export const ListQuery = z.object({
-  limit: QueryInteger.min(1).max(1000).optional(),
-  startingAfter: z.string().max(100).optional(),
+  limit: QueryInteger.min(1).max(1000).optional().openapi({ param: { description: 'Page size, 1 to 1000 (default 100)' } }),
+  startingAfter: z.string().max(100).optional().openapi({ param: { description: 'The id of the last object of the previous page (from the Link header); pages run newest first' } }),
 });
 
 export type ErrorBody = z.infer<typeof ErrorBody>;

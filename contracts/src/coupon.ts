@@ -15,6 +15,8 @@ export const IntegrationType = z.enum([
   'RECURLY',
   'BRAINTREE',
 ]);
+/** Nullable with null among the enum values, so validators accept the null the specification allows. */
+const NullableIntegrationType = IntegrationType.nullable().openapi({ enum: [...IntegrationType.options, null] });
 
 const ProductIds = z.array(ShortText).max(500);
 
@@ -45,7 +47,7 @@ const couponFields = {
   collectionIds: z.array(z.string()),
   valid: z.boolean(),
   redeemBy: DateTime.nullable(),
-  integrationType: IntegrationType.nullable(),
+  integrationType: NullableIntegrationType,
   affiliateProgramId: Uuid,
   metadata: z.record(z.string()),
   createdAt: DateTime,

@@ -1,6 +1,6 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import * as affiliate from './affiliate';
-import { ErrorBody, ListQuery, NumberedErrorBody } from './common';
+import { ErrorBody, ListQuery, NUMBERED_ERROR_OPERATIONS, NumberedErrorBody } from './common';
 import * as coupon from './coupon';
 import * as program from './program';
 import * as referral from './referral';
@@ -12,12 +12,13 @@ import { z } from './zod';
 type Operation = {
   method: RouteConfig['method'];
   path: string;
+  /** Names the method a generated client gets (createCoupon, getCoupons, ...). */
+  operationId: string;
   summary: string;
   tag: string;
   body?: ZodTypeAny;
   query?: z.AnyZodObject;
   response: ZodTypeAny;
-  errorBody?: ZodTypeAny;
   admin?: boolean;
 };
 
@@ -25,66 +26,115 @@ const oneOrMany = (schema: ZodTypeAny) => z.union([schema, z.array(schema)]);
 
 /** Every public operation; the document and the gateway's route table both read from here. */
 export const API_OPERATIONS: Operation[] = [
-  { method: 'post', path: '/coupons', tag: 'Coupons', summary: 'Create a coupon', body: coupon.CreateCouponBody, response: coupon.Coupon },
-  { method: 'get', path: '/coupons', tag: 'Coupons', summary: 'Look up coupons', query: coupon.CouponQuery, response: oneOrMany(coupon.Coupon) },
-  { method: 'put', path: '/coupons', tag: 'Coupons', summary: 'Update a coupon', body: coupon.UpdateCouponBody, response: coupon.Coupon },
+  { method: 'post', path: '/coupons', operationId: 'createCoupon', tag: 'Coupons', summary: 'Create a coupon', body: coupon.CreateCouponBody, response: coupon.Coupon },
+  { method: 'get', path: '/coupons', operationId: 'getCoupons', tag: 'Coupons', summary: 'Look up coupons', query: coupon.CouponQuery, response: oneOrMany(coupon.Coupon) },
+  { method: 'put', path: '/coupons', operationId: 'updateCoupon', tag: 'Coupons', summary: 'Update a coupon', body: coupon.UpdateCouponBody, response: coupon.Coupon },
   {
-    method: 'delete', path: '/coupons', tag: 'Coupons', summary: 'Delete a coupon and its codes',
-    body: coupon.DeleteCouponBody, response: coupon.DeleteCouponResponse, errorBody: NumberedErrorBody,
+    method: 'delete', path: '/coupons', operationId: 'deleteCoupon', tag: 'Coupons', summary: 'Delete a coupon and its codes',
+    body: coupon.DeleteCouponBody, response: coupon.DeleteCouponResponse,
   },
-  { method: 'post', path: '/promotional-codes', tag: 'Promotional codes', summary: 'Create a code', body: coupon.CreatePromotionalCodeBody, response: coupon.PromotionalCode },
-  { method: 'get', path: '/promotional-codes', tag: 'Promotional codes', summary: 'Look up codes', query: coupon.PromotionalCodeQuery, response: oneOrMany(coupon.PromotionalCode) },
-  { method: 'put', path: '/promotional-codes', tag: 'Promotional codes', summary: 'Update a code', body: coupon.UpdatePromotionalCodeBody, response: coupon.PromotionalCode },
-  { method: 'delete', path: '/promotional-codes', tag: 'Promotional codes', summary: 'Delete a code', body: coupon.DeletePromotionalCodeBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
-  { method: 'post', path: '/affiliates', tag: 'Affiliates', summary: 'Create an affiliate', body: affiliate.CreateAffiliateBody, response: affiliate.Affiliate },
-  { method: 'get', path: '/affiliates', tag: 'Affiliates', summary: 'Look up affiliates (null when nothing matches)', query: affiliate.AffiliateQuery, response: z.union([affiliate.Affiliate, z.array(affiliate.Affiliate), z.null()]) },
-  { method: 'put', path: '/affiliates', tag: 'Affiliates', summary: 'Update an affiliate', body: affiliate.UpdateAffiliateBody, response: affiliate.Affiliate },
-  { method: 'delete', path: '/affiliates', tag: 'Affiliates', summary: 'Delete an affiliate', body: affiliate.DeleteAffiliateBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
-  { method: 'post', path: '/links', tag: 'Links', summary: 'Add a link', body: affiliate.CreateLinkBody, response: affiliate.LinkResponse },
-  { method: 'get', path: '/links', tag: 'Links', summary: 'Look up links', query: affiliate.LinkQuery, response: z.array(affiliate.LinkResponse) },
-  { method: 'put', path: '/links', tag: 'Links', summary: 'Rename a link', body: affiliate.RenameLinkBody, response: affiliate.LinkResponse },
-  { method: 'delete', path: '/links', tag: 'Links', summary: 'Delete a link', body: affiliate.DeleteLinkBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
-  { method: 'post', path: '/clicks', tag: 'Links', summary: 'Record a click', body: affiliate.RecordClickBody, response: affiliate.Click },
-  { method: 'post', path: '/referrals', tag: 'Referrals', summary: 'Create a referral', body: referral.CreateReferralBody, response: referral.Referral },
-  { method: 'get', path: '/referrals', tag: 'Referrals', summary: 'Look up referrals', query: referral.ReferralQuery, response: oneOrMany(referral.Referral) },
+  { method: 'post', path: '/promotional-codes', operationId: 'createPromotionalCode', tag: 'Promotional codes', summary: 'Create a code', body: coupon.CreatePromotionalCodeBody, response: coupon.PromotionalCode },
+  { method: 'get', path: '/promotional-codes', operationId: 'getPromotionalCodes', tag: 'Promotional codes', summary: 'Look up codes', query: coupon.PromotionalCodeQuery, response: oneOrMany(coupon.PromotionalCode) },
+  { method: 'put', path: '/promotional-codes', operationId: 'updatePromotionalCode', tag: 'Promotional codes', summary: 'Update a code', body: coupon.UpdatePromotionalCodeBody, response: coupon.PromotionalCode },
+  { method: 'delete', path: '/promotional-codes', operationId: 'deletePromotionalCode', tag: 'Promotional codes', summary: 'Delete a code', body: coupon.DeletePromotionalCodeBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
+  { method: 'post', path: '/affiliates', operationId: 'createAffiliate', tag: 'Affiliates', summary: 'Create an affiliate', body: affiliate.CreateAffiliateBody, response: affiliate.Affiliate },
+  { method: 'get', path: '/affiliates', operationId: 'getAffiliates', tag: 'Affiliates', summary: 'Look up affiliates (null when nothing matches)', query: affiliate.AffiliateQuery, response: oneOrMany(affiliate.Affiliate).nullable() },
+  { method: 'put', path: '/affiliates', operationId: 'updateAffiliate', tag: 'Affiliates', summary: 'Update an affiliate', body: affiliate.UpdateAffiliateBody, response: affiliate.Affiliate },
+  { method: 'delete', path: '/affiliates', operationId: 'deleteAffiliate', tag: 'Affiliates', summary: 'Delete an affiliate', body: affiliate.DeleteAffiliateBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
+  { method: 'post', path: '/links', operationId: 'createLink', tag: 'Links', summary: 'Add a link', body: affiliate.CreateLinkBody, response: affiliate.LinkResponse },
+  { method: 'get', path: '/links', operationId: 'getLinks', tag: 'Links', summary: 'Look up links', query: affiliate.LinkQuery, response: z.array(affiliate.LinkResponse) },
+  { method: 'put', path: '/links', operationId: 'renameLink', tag: 'Links', summary: 'Rename a link', body: affiliate.RenameLinkBody, response: affiliate.LinkResponse },
+  { method: 'delete', path: '/links', operationId: 'deleteLink', tag: 'Links', summary: 'Delete a link', body: affiliate.DeleteLinkBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
+  { method: 'post', path: '/clicks', operationId: 'recordClick', tag: 'Links', summary: 'Record a click', body: affiliate.RecordClickBody, response: affiliate.Click },
+  { method: 'post', path: '/referrals', operationId: 'createReferral', tag: 'Referrals', summary: 'Create a referral', body: referral.CreateReferralBody, response: referral.Referral },
+  { method: 'get', path: '/referrals', operationId: 'getReferrals', tag: 'Referrals', summary: 'Look up referrals', query: referral.ReferralQuery, response: oneOrMany(referral.Referral) },
   {
-    method: 'put', path: '/referrals', tag: 'Referrals', summary: 'Update a referral',
-    body: referral.UpdateReferralBody, response: z.object({ message: z.string(), referral: referral.Referral }), errorBody: NumberedErrorBody,
+    method: 'put', path: '/referrals', operationId: 'updateReferral', tag: 'Referrals', summary: 'Update a referral',
+    body: referral.UpdateReferralBody, response: z.object({ message: z.string(), referral: referral.Referral }),
   },
-  { method: 'delete', path: '/referrals', tag: 'Referrals', summary: 'Delete a referral', body: referral.DeleteReferralBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
-  { method: 'post', path: '/sales', tag: 'Sales', summary: 'Attribute a payment', body: sale.CreateSaleBody, response: sale.Sale },
-  { method: 'get', path: '/sales', tag: 'Sales', summary: 'Look up sales', query: sale.SaleQuery, response: oneOrMany(sale.Sale) },
-  { method: 'put', path: '/sales', tag: 'Sales', summary: 'Recalculate or mark paid', body: sale.UpdateSaleBody, response: sale.Sale },
-  { method: 'delete', path: '/sales', tag: 'Sales', summary: 'Reverse a sale', body: sale.DeleteSaleBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
-  { method: 'post', path: '/webhook-endpoints', tag: 'Webhooks', summary: 'Create a webhook endpoint', body: webhook.CreateWebhookEndpointBody, response: webhook.WebhookEndpoint },
-  { method: 'get', path: '/webhook-endpoints', tag: 'Webhooks', summary: 'Look up webhook endpoints', query: webhook.WebhookEndpointQuery, response: oneOrMany(webhook.WebhookEndpoint) },
-  { method: 'put', path: '/webhook-endpoints', tag: 'Webhooks', summary: 'Update a webhook endpoint', body: webhook.UpdateWebhookEndpointBody, response: webhook.WebhookEndpoint },
-  { method: 'delete', path: '/webhook-endpoints', tag: 'Webhooks', summary: 'Delete a webhook endpoint', body: webhook.DeleteWebhookEndpointBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
-  { method: 'get', path: '/webhook-deliveries', tag: 'Webhooks', summary: 'Delivery log', query: webhook.WebhookDeliveryQuery, response: z.array(webhook.WebhookDelivery) },
-  { method: 'post', path: '/webhook-deliveries/retry', tag: 'Webhooks', summary: 'Re-send a delivery now', body: webhook.RetryDeliveryBody, response: webhook.WebhookDelivery },
-  { method: 'post', path: '/webhook-endpoints/test', tag: 'Webhooks', summary: 'Send a signed ping to an endpoint', body: webhook.TestWebhookEndpointBody, response: webhook.WebhookTestResult },
-  { method: 'post', path: '/webhook-deliveries/recover', tag: 'Webhooks', summary: 'Re-send every failed delivery of an endpoint in a time window', body: webhook.RecoverDeliveriesBody, response: z.object({ recovered: z.number().int() }) },
-  { method: 'get', path: '/event-types', tag: 'Webhooks', summary: 'The fifteen public event types, with the JSON Schema and an example of each payload', response: z.array(webhook.EventTypeDescription) },
-  { method: 'post', path: '/programs', tag: 'Admin', summary: 'Create a program', body: program.CreateProgramBody, response: program.Program, admin: true },
-  { method: 'get', path: '/programs', tag: 'Admin', summary: 'List programs, newest first', query: ListQuery, response: z.array(program.Program), admin: true },
-  { method: 'get', path: '/programs/{id}', tag: 'Admin', summary: 'Read a program', response: program.Program, admin: true },
-  { method: 'put', path: '/programs/{id}', tag: 'Admin', summary: 'Update a program', body: program.UpdateProgramBody, response: program.Program, admin: true },
-  { method: 'delete', path: '/programs/{id}', tag: 'Admin', summary: 'Delete a program', response: z.object({ id: z.string(), deleted: z.literal(true) }), admin: true },
-  { method: 'post', path: '/programs/{id}/api-keys', tag: 'Admin', summary: 'Create an API key (shown once)', response: program.CreatedApiKey, admin: true },
-  { method: 'get', path: '/programs/{id}/api-keys', tag: 'Admin', summary: 'List the API keys of a program (without secrets)', response: z.array(program.ApiKeySummary), admin: true },
-  { method: 'delete', path: '/api-keys/{id}', tag: 'Admin', summary: 'Revoke an API key', response: z.object({ id: z.string(), revoked: z.literal(true) }), admin: true },
-  { method: 'get', path: '/audit-records', tag: 'Admin', summary: 'The audit record of admin actions and refused admin attempts, newest first', query: ListQuery, response: z.array(program.AuditRecord), admin: true },
+  { method: 'delete', path: '/referrals', operationId: 'deleteReferral', tag: 'Referrals', summary: 'Delete a referral', body: referral.DeleteReferralBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
+  { method: 'post', path: '/sales', operationId: 'createSale', tag: 'Sales', summary: 'Attribute a payment', body: sale.CreateSaleBody, response: sale.Sale },
+  { method: 'get', path: '/sales', operationId: 'getSales', tag: 'Sales', summary: 'Look up sales', query: sale.SaleQuery, response: oneOrMany(sale.Sale) },
+  { method: 'put', path: '/sales', operationId: 'updateSale', tag: 'Sales', summary: 'Recalculate or mark paid', body: sale.UpdateSaleBody, response: sale.Sale },
+  { method: 'delete', path: '/sales', operationId: 'deleteSale', tag: 'Sales', summary: 'Reverse a sale', body: sale.DeleteSaleBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
+  { method: 'post', path: '/webhook-endpoints', operationId: 'createWebhookEndpoint', tag: 'Webhooks', summary: 'Create a webhook endpoint', body: webhook.CreateWebhookEndpointBody, response: webhook.WebhookEndpoint },
+  { method: 'get', path: '/webhook-endpoints', operationId: 'getWebhookEndpoints', tag: 'Webhooks', summary: 'Look up webhook endpoints', query: webhook.WebhookEndpointQuery, response: oneOrMany(webhook.WebhookEndpoint) },
+  { method: 'put', path: '/webhook-endpoints', operationId: 'updateWebhookEndpoint', tag: 'Webhooks', summary: 'Update a webhook endpoint', body: webhook.UpdateWebhookEndpointBody, response: webhook.WebhookEndpoint },
+  { method: 'delete', path: '/webhook-endpoints', operationId: 'deleteWebhookEndpoint', tag: 'Webhooks', summary: 'Delete a webhook endpoint', body: webhook.DeleteWebhookEndpointBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
+  { method: 'get', path: '/webhook-deliveries', operationId: 'getWebhookDeliveries', tag: 'Webhooks', summary: 'Delivery log', query: webhook.WebhookDeliveryQuery, response: z.array(webhook.WebhookDelivery) },
+  { method: 'post', path: '/webhook-deliveries/retry', operationId: 'retryWebhookDelivery', tag: 'Webhooks', summary: 'Re-send a delivery now', body: webhook.RetryDeliveryBody, response: webhook.WebhookDelivery },
+  { method: 'post', path: '/webhook-endpoints/test', operationId: 'testWebhookEndpoint', tag: 'Webhooks', summary: 'Send a signed ping to an endpoint', body: webhook.TestWebhookEndpointBody, response: webhook.WebhookTestResult },
+  { method: 'post', path: '/webhook-deliveries/recover', operationId: 'recoverWebhookDeliveries', tag: 'Webhooks', summary: 'Re-send every failed delivery of an endpoint in a time window', body: webhook.RecoverDeliveriesBody, response: z.object({ recovered: z.number().int() }) },
+  { method: 'get', path: '/event-types', operationId: 'getEventTypes', tag: 'Webhooks', summary: 'The fifteen public event types, with the JSON Schema and an example of each payload', response: z.array(webhook.EventTypeDescription) },
+  { method: 'post', path: '/programs', operationId: 'createProgram', tag: 'Admin', summary: 'Create a program', body: program.CreateProgramBody, response: program.Program, admin: true },
+  { method: 'get', path: '/programs', operationId: 'listPrograms', tag: 'Admin', summary: 'List programs, newest first', query: ListQuery, response: z.array(program.Program), admin: true },
+  { method: 'get', path: '/programs/{id}', operationId: 'getProgram', tag: 'Admin', summary: 'Read a program', response: program.Program, admin: true },
+  { method: 'put', path: '/programs/{id}', operationId: 'updateProgram', tag: 'Admin', summary: 'Update a program', body: program.UpdateProgramBody, response: program.Program, admin: true },
+  { method: 'delete', path: '/programs/{id}', operationId: 'deleteProgram', tag: 'Admin', summary: 'Delete a program', response: z.object({ id: z.string(), deleted: z.literal(true) }), admin: true },
+  { method: 'post', path: '/programs/{id}/api-keys', operationId: 'createApiKey', tag: 'Admin', summary: 'Create an API key (shown once)', response: program.CreatedApiKey, admin: true },
+  { method: 'get', path: '/programs/{id}/api-keys', operationId: 'listApiKeys', tag: 'Admin', summary: 'List the API keys of a program (without secrets)', response: z.array(program.ApiKeySummary), admin: true },
+  { method: 'delete', path: '/api-keys/{id}', operationId: 'revokeApiKey', tag: 'Admin', summary: 'Revoke an API key', response: z.object({ id: z.string(), revoked: z.literal(true) }), admin: true },
+  { method: 'get', path: '/audit-records', operationId: 'listAuditRecords', tag: 'Admin', summary: 'The audit record of admin actions and refused admin attempts, newest first', query: ListQuery, response: z.array(program.AuditRecord), admin: true },
 ];
 
-const STANDARD_ERRORS: Record<string, string> = {
+/** Every tag an operation uses, described once. */
+const TAGS: Record<string, string> = {
+  Coupons: 'Discounts, synced with a billing provider',
+  'Promotional codes': 'Codes customers type, each tied to a coupon and optionally an affiliate',
+  Affiliates: 'The partners of a program',
+  Links: 'Referral links of affiliates, and the clicks on them',
+  Referrals: 'Customers identified as referred by an affiliate',
+  Sales: 'Payments attributed to an affiliate, with commission',
+  Webhooks: 'Endpoints that receive signed events, and the log of deliveries',
+  'Webhook events': 'What a subscribed endpoint receives',
+  Admin: 'Programs and API keys, for operators (admin token)',
+};
+
+const ERRORS: Record<string, string> = {
   '400': 'Invalid request: the message names the field',
   '401': 'Authorization header missing, not Bearer, or token invalid',
   '403': 'API access is not enabled for the program',
   '404': 'The program of the token no longer exists, or the object is not found',
-  '409': 'Idempotency-Key reused with a different body',
-  '429': 'Rate limit exceeded for this token on this endpoint, or too many failed authentications from this address',
-  '503': 'A dependency is unavailable; retry later',
+  '429': 'Rate limit exceeded for this token on this route and method, or too many failed authentications from this address',
+  '503': 'A service is unavailable; retry after Retry-After seconds',
 };
+
+const header = (description: string, schema: ZodTypeAny = z.string()) => schema.openapi({ description });
+const REQUEST_ID = header('The request id, also in the logs; send X-Request-Id to choose it');
+const RETRY_AFTER = header('Seconds to wait before retrying', z.string().regex(/^\d+$/));
+/** draft-ietf-httpapi-ratelimit-headers (structured fields), and the three older headers kept for existing clients. */
+const RATE_LIMIT_HEADERS = {
+  'RateLimit-Policy': header('The policy of this key, route and method, e.g. "key-route";q=100;w=1 (quota q requests per w seconds)').optional(),
+  RateLimit: header('What is left of it, e.g. "key-route";r=99;t=1 (r requests remaining, t seconds until the quota resets)').optional(),
+  'RateLimit-Limit': header('Requests allowed per window (older draft)', z.string().regex(/^\d+$/)).optional(),
+  'RateLimit-Remaining': header('Requests left in this window (older draft)', z.string().regex(/^\d+$/)).optional(),
+  'RateLimit-Reset': header('Seconds until the window resets (older draft)', z.string().regex(/^\d+$/)).optional(),
+};
+
+/** The headers the gateway sends with an answer of this status to this operation. */
+function responseHeaders(operation: Operation, status: string): z.AnyZodObject {
+  const headers: Record<string, ZodTypeAny> = { 'X-Request-Id': REQUEST_ID };
+  // The public API is rate limited once a request is authenticated and routed.
+  if (!operation.admin && status !== '401') Object.assign(headers, RATE_LIMIT_HEADERS);
+  if (status === '401') headers['WWW-Authenticate'] = header('Bearer, with the reason as an RFC 6750 error');
+  if (status === '429' || status === '503') headers['Retry-After'] = RETRY_AFTER;
+  if (status === '200' && operation.method === 'get' && operation.query?.shape.startingAfter) {
+    headers.Link = header('<…?limit=&startingAfter=<last id>>; rel="next" when there is a next page').optional();
+  }
+  if (status === '200' && takesIdempotencyKey(operation)) {
+    headers['Idempotent-Replayed'] = header('true when this is the stored answer of an earlier request with the same Idempotency-Key', z.literal('true')).optional();
+  }
+  return z.object(headers);
+}
+
+const takesIdempotencyKey = (operation: Operation) => !operation.admin && operation.method === 'post';
+
+/** 409: a reused Idempotency-Key (public POSTs), or a change racing another on the same object (every write). */
+function conflictDescription(operation: Operation): string | null {
+  if (operation.method === 'get') return null;
+  if (takesIdempotencyKey(operation)) return 'Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry';
+  return 'The object is being changed by another request right now; retry';
+}
 
 export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGeneratorV31['generateDocument']> {
   const registry = new OpenAPIRegistry();
@@ -92,17 +142,22 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
   const adminBearer = registry.registerComponent('securitySchemes', 'adminToken', { type: 'http', scheme: 'bearer' });
 
   for (const operation of API_OPERATIONS) {
-    const errorBody = operation.errorBody ?? ErrorBody;
+    const errorBody = NUMBERED_ERROR_OPERATIONS.includes(`${operation.method.toUpperCase()} ${operation.path}`) ? NumberedErrorBody : ErrorBody;
+    const errors: Record<string, string> = { ...ERRORS };
+    const conflict = conflictDescription(operation);
+    if (conflict) errors['409'] = conflict;
+    if (operation.admin) delete errors['403'];
     const responses: RouteConfig['responses'] = {
-      '200': { description: 'Success', content: { 'application/json': { schema: operation.response } } },
+      '200': { description: 'Success', headers: responseHeaders(operation, '200'), content: { 'application/json': { schema: operation.response } } },
     };
-    for (const [status, description] of Object.entries(STANDARD_ERRORS)) {
-      responses[status] = { description, content: { 'application/json': { schema: errorBody } } };
+    for (const [status, description] of Object.entries(errors)) {
+      responses[status] = { description, headers: responseHeaders(operation, status), content: { 'application/json': { schema: errorBody } } };
     }
     const path = operation.path.replace(/\{(\w+)\}/g, '{$1}');
     registry.registerPath({
       method: operation.method,
       path: operation.admin ? `/admin/v1${path}` : `/api/v1${path}`,
+      operationId: operation.operationId,
       summary: operation.summary,
       tags: [operation.tag],
       security: [{ [(operation.admin ? adminBearer : bearer).name]: [] }],
@@ -110,21 +165,47 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
         ...(operation.body ? { body: { required: true, content: { 'application/json': { schema: operation.body } } } } : {}),
         ...(operation.query ? { query: operation.query } : {}),
         ...(path.includes('{id}') ? { params: z.object({ id: z.string() }) } : {}),
-        ...(operation.method === 'post'
-          ? { headers: z.object({ 'idempotency-key': z.string().max(255).optional() }) }
+        ...(takesIdempotencyKey(operation)
+          ? { headers: z.object({ 'idempotency-key': z.string().max(255).optional().openapi({ description: 'Makes a retry safe: the same key and request within 24 h get the first answer again' }) }) }
           : {}),
       },
       responses,
     });
   }
 
-  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+  const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {
       title: 'Affiliate Program Service API',
       version: '1.0.0',
       description: 'Coupons, promotional codes, affiliates, links, referrals, sales and signed webhook events.',
+      contact: { name: 'Platform team', url: 'https://github.com/affiliate-platform' },
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
     servers: [{ url: serverUrl }],
+    tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
   });
+  withoutRepeatedMembers(document);
+  return document;
+}
+
+/**
+ * zod-to-openapi writes `{"type":"null"}` twice into the anyOf of a registered schema or null
+ * (and drops the null altogether when `.nullable()` is used on one): a member listed twice is
+ * harmless to validators but breaks client generators, so the document lists each once.
+ */
+function withoutRepeatedMembers(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(withoutRepeatedMembers);
+  if (typeof node !== 'object' || node === null) return;
+  const schema = node as { anyOf?: unknown[] };
+  if (Array.isArray(schema.anyOf)) {
+    const seen = new Set<string>();
+    schema.anyOf = schema.anyOf.filter((member) => {
+      const key = JSON.stringify(member);
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+  }
+  Object.values(node).forEach(withoutRepeatedMembers);
 }

@@ -52,7 +52,8 @@ export const CreateProgramBody = z
     requireApproval: programSettings.requireApproval.default(false),
     defaultCommissionRate: programSettings.defaultCommissionRate.default(20),
     apiAccess: programSettings.apiAccess.default(true),
-    rateLimit: programSettings.rateLimit.default(null),
+    /** Absent or null: the gateway's default limit. (No `default(null)`: generated clients skip an allOf-with-default body.) */
+    rateLimit: programSettings.rateLimit.optional(),
   })
   .strict()
   .openapi('CreateProgramBody');

@@ -92,13 +92,13 @@ export const RecoverDeliveriesBody = z
   .strict()
   .openapi('RecoverDeliveriesBody');
 
-export const WebhookEndpointQuery = ListQuery.extend({ id: z.string().max(100).optional() });
+export const WebhookEndpointQuery = ListQuery.extend({ id: z.string().max(100).optional() }).strict();
 
 export const WebhookDeliveryQuery = ListQuery.extend({
   endpointId: Uuid.optional(),
   eventId: Uuid.optional(),
   status: DeliveryStatus.optional(),
-});
+}).strict();
 
 /** The outcome of one send: a delivery attempt, or the answer to a test ping. */
 export const WebhookTestResult = DeliveryAttempt.extend({ succeeded: z.boolean(), webhookId: z.string() }).openapi('WebhookTestResult');

@@ -37,6 +37,15 @@ test('401 when the Authorization header is not Bearer', async () => {
   }
 });
 
+test('a 401 carries WWW-Authenticate: Bearer, with invalid_token when a key was presented', async () => {
+  const missing = await request(gateway.url).get('/api/v1/coupons').expect(401);
+  expect(missing.headers['www-authenticate']).toBe('Bearer realm="api"');
+  const unknown = await request(gateway.url).get('/api/v1/coupons').set(bearer('ak_live_unknown')).expect(401);
+  expect(unknown.headers['www-authenticate']).toBe('Bearer realm="api", error="invalid_token"');
+  const admin = await request(gateway.url).get('/admin/v1/programs').set(bearer('not-the-admin-token')).expect(401);
+  expect(admin.headers['www-authenticate']).toBe('Bearer realm="admin", error="invalid_token"');
+});
+
 test('401 when the key is unknown', async () => {
   const response = await api().get('/api/v1/coupons').set(bearer('ak_live_not-a-real-key-0123456789abcdef0123456789')).expect(401);
   expect(response.body).toEqual({ error: 'Invalid API key: it is unknown or has been revoked' });

@@ -64,19 +64,32 @@ test('keys are scoped per program: another program may use the same key', async 
   expect(replay.body).toEqual(theirs.body);
 });
 
-test('client errors are kept and replayed; a failure to reach the service is not', async () => {
-  upstream.answerWith(400);
+test('client errors of a request that ran are kept and replayed; a failure to reach the service is not', async () => {
+  upstream.answerWith(404);
   try {
-    await api().post('/api/v1/clicks').set(bearer(program.key)).set('Idempotency-Key', 'bad-1').send({}).expect(400);
+    await api().post('/api/v1/clicks').set(bearer(program.key)).set('Idempotency-Key', 'gone-1').send({}).expect(404);
   } finally {
     upstream.answerWith(200);
   }
-  const replay = await api().post('/api/v1/clicks').set(bearer(program.key)).set('Idempotency-Key', 'bad-1').send({}).expect(400);
+  const replay = await api().post('/api/v1/clicks').set(bearer(program.key)).set('Idempotency-Key', 'gone-1').send({}).expect(404);
   expect(replay.headers['idempotent-replayed']).toBe('true');
 
   await api().post('/api/v1/sales').set(bearer(program.key)).set('Idempotency-Key', 'down-1').send({ totalEarned: 10 }).expect(503);
   const stored = await gateway.connection.collection('idempotency_keys').countDocuments({ key: 'down-1' });
   expect(stored).toBe(0);
+});
+
+test('a request refused as invalid (400) leaves its key unused: the corrected request with that key runs', async () => {
+  upstream.answerWith(400);
+  try {
+    await api().post('/api/v1/coupons').set(bearer(program.key)).set('Idempotency-Key', 'fix-me-1').send({ name: 'x', percentOff: 150 }).expect(400);
+  } finally {
+    upstream.answerWith(200);
+  }
+  const corrected = await api().post('/api/v1/coupons').set(bearer(program.key)).set('Idempotency-Key', 'fix-me-1').send({ name: 'x', percentOff: 15 }).expect(200);
+  expect(corrected.headers['idempotent-replayed']).toBeUndefined();
+  const replay = await api().post('/api/v1/coupons').set(bearer(program.key)).set('Idempotency-Key', 'fix-me-1').send({ name: 'x', percentOff: 15 }).expect(200);
+  expect(replay.headers['idempotent-replayed']).toBe('true');
 });
 
 test('the record expires after 24 hours and is stored with the program', async () => {

@@ -18,6 +18,13 @@ afterAll(async () => {
 
 const api = () => request(gateway.url);
 
+test('the limit is announced as the current draft\'s RateLimit-Policy and RateLimit structured fields', async () => {
+  const { key } = await createProgramWithKey(gateway);
+  const first = await api().get('/api/v1/sales').set(bearer(key)).expect(200);
+  expect(first.headers['ratelimit-policy']).toBe('"key-route";q=5;w=60');
+  expect(first.headers.ratelimit).toMatch(/^"key-route";r=4;t=([1-9]|[1-5]\d|60)$/);
+});
+
 test('every proxied response carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset', async () => {
   const { key } = await createProgramWithKey(gateway);
   const remaining: number[] = [];

@@ -6,7 +6,7 @@ import { toProgram, type ProgramDocument, type ProgramModel } from './program-mo
 /** Every program change is one write carrying its program.* event, relayed to the services that keep program settings. */
 export async function createProgram(programs: ProgramModel, body: CreateProgramBody, id: string = randomUUID()): Promise<Program> {
   const now = new Date();
-  const fields = { _id: id, ...body, createdAt: now, updatedAt: now } as ProgramDocument;
+  const fields = { _id: id, ...body, rateLimit: body.rateLimit ?? null, createdAt: now, updatedAt: now } as ProgramDocument;
   const program = toProgram(fields);
   await programs.create({ ...fields, _outbox: [createEvent('program.created', id, program)] });
   return program;

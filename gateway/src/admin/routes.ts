@@ -68,6 +68,7 @@ function requireAdmin(adminToken: string, failures: FailedAuthentication): Reque
     if (lockedOut) throw lockedOut;
     const presented = BEARER.exec(request.header('authorization') ?? '')?.[1];
     if (!presented || !constantTimeEquals(presented, adminToken)) {
+      response.setHeader('WWW-Authenticate', presented ? 'Bearer realm="admin", error="invalid_token"' : 'Bearer realm="admin"');
       throw await failures.record(request.ip, response, unauthorized('Missing or invalid admin token: send "Authorization: Bearer <ADMIN_TOKEN>"'));
     }
     response.locals.adminCredential = 'admin-token';

@@ -11,13 +11,17 @@ const BEARER = /^Bearer[ \t]+([\x21-\x7e]+)[ \t]*$/i;
 /** The spec's Authentication section: 401 missing / not Bearer / unknown or revoked, 404 program gone, 403 no API access. */
 export function authenticate(keys: KeyDirectory, failures: FailedAuthentication): RequestHandler {
   return async (request, response, next) => {
-    const refuse = (message: string) => failures.record(request.ip, response, unauthorized(message));
+    // RFC 6750: a 401 names the scheme, and the error when a token was presented.
+    const refuse = (message: string, challenge: string) => {
+      response.setHeader('WWW-Authenticate', challenge);
+      return failures.record(request.ip, response, unauthorized(message));
+    };
     const header = request.header('authorization');
-    if (!header) throw await refuse('Missing Authorization header: send "Authorization: Bearer <API key>"');
+    if (!header) throw await refuse('Missing Authorization header: send "Authorization: Bearer <API key>"', 'Bearer realm="api"');
     const match = BEARER.exec(header);
-    if (!match?.[1]) throw await refuse('The Authorization header must be "Bearer <API key>"');
+    if (!match?.[1]) throw await refuse('The Authorization header must be "Bearer <API key>"', 'Bearer realm="api", error="invalid_request"');
     const verdict = await keys.resolve(match[1]);
-    if (verdict.kind === 'unknown') throw await refuse('Invalid API key: it is unknown or has been revoked');
+    if (verdict.kind === 'unknown') throw await refuse('Invalid API key: it is unknown or has been revoked', 'Bearer realm="api", error="invalid_token"');
     if (verdict.kind === 'program-deleted') throw notFound('The program of this API key no longer exists');
     if (!verdict.apiAccess) throw forbidden('API access is not enabled for this program');
     const caller: Caller = { keyId: verdict.keyId, keyHash: verdict.keyHash, programId: verdict.programId, rateLimit: verdict.rateLimit };

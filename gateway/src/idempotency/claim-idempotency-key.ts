@@ -40,9 +40,13 @@ export async function claimIdempotencyKey(records: IdempotencyRecordModel, reque
   return { kind: 'in-progress' };
 }
 
-/** Answers that a retry could change (server errors, conflicts, rate limits) are not kept. */
+/**
+ * Answers that a retry could change (server errors, conflicts, rate limits) are not kept, and
+ * neither is a 400: as in Stripe, a request refused before it executed leaves its key unused, so
+ * the corrected request can be sent with the same key.
+ */
 export function isWorthKeeping(status: number): boolean {
-  return status < 500 && status !== 409 && status !== 429;
+  return status < 500 && status !== 400 && status !== 409 && status !== 429;
 }
 
 export async function completeIdempotencyKey(records: IdempotencyRecordModel, recordId: Types.ObjectId, response: StoredResponse): Promise<void> {

@@ -21,6 +21,9 @@ export function gatewayOpenApiDocument(): Document {
         post: {
           summary: `${type} delivered to a subscribed webhook endpoint`,
           tags: ['Webhook events'],
+          operationId: `receive${type.split('.').map((part) => part[0]?.toUpperCase() + part.slice(1)).join('')}`,
+          // We call the subscriber: no credential of ours is involved, the signature headers authenticate us.
+          security: [],
           parameters: signatureHeaders,
           requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/WebhookPayload' } } } },
           responses: {

@@ -1,3 +1,4 @@
+import { NUMBERED_ERROR_OPERATIONS } from '@affiliate/contracts';
 import { AppError, FORWARDED_PREFIX_HEADER, INTERNAL_TOKEN_HEADER, notFound, PROGRAM_ID_HEADER, REQUEST_ID_HEADER } from '@affiliate/platform';
 import express, { Router, type RequestHandler } from 'express';
 import { authenticate, callerOf } from '../auth/authenticate';
@@ -29,10 +30,7 @@ export type ApiRoutesOptions = {
  */
 const describeOperation: RequestHandler = (request, response, next) => {
   response.locals.metricsRoute = metricsRouteOf(request.path);
-  const path = request.path.replace(/\/$/, '');
-  if ((request.method === 'DELETE' && path === '/coupons') || (request.method === 'PUT' && path === '/referrals')) {
-    response.locals.errorShape = 'numbered';
-  }
+  if (NUMBERED_ERROR_OPERATIONS.includes(`${request.method} ${request.path.replace(/\/$/, '')}`)) response.locals.errorShape = 'numbered';
   next();
 };
 

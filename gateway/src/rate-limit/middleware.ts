@@ -25,6 +25,10 @@ export function rateLimit(limits: RateLimits, defaultLimit: RateLimit): RequestH
     const limiterKey = createHash('sha256').update(`${caller.keyHash}\n${method}\n${route}`).digest('base64url');
     const limit = caller.rateLimit ?? defaultLimit;
     const verdict = await limits.consume(limiterKey, limit);
+    // draft-ietf-httpapi-ratelimit-headers: the policy and what is left of it, as structured fields...
+    response.setHeader('RateLimit-Policy', `"key-route";q=${limit.points};w=${limit.duration}`);
+    response.setHeader('RateLimit', `"key-route";r=${verdict.remaining};t=${verdict.resetSeconds}`);
+    // ...and the older draft's three headers, which existing clients read.
     response.setHeader('RateLimit-Limit', String(verdict.limit));
     response.setHeader('RateLimit-Remaining', String(verdict.remaining));
     response.setHeader('RateLimit-Reset', String(verdict.resetSeconds));

@@ -188,7 +188,7 @@ test('deletes a code: promocode.deleted carries {id} only and the code string is
   const coupon = await api.post('/coupons', percentCoupon).expect(200);
   const code = await api.post('/promotional-codes', { couponId: coupon.body.id, code: 'GONE' }).expect(200);
   const deleted = await api.delete('/promotional-codes', { promotionalCodeId: code.body.id }).expect(200);
-  expect(deleted.body).toEqual({ message: expect.any(String), deletedPromotionalCode: { id: code.body.id, code: 'GONE' } });
+  expect(deleted.body).toEqual({ id: code.body.id, deleted: true });
   expect((await api.get('/promotional-codes', { id: code.body.id })).status).toBe(404);
   await api.post('/promotional-codes', { couponId: coupon.body.id, code: 'gone' }).expect(200);
   await eventually(() => expect(eventsOf(harness, 'promocode.deleted', code.body.id).map((event) => event.data)).toEqual([{ id: code.body.id }]));

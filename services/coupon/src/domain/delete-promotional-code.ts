@@ -2,7 +2,8 @@ import { createEvent, notFound } from '@affiliate/platform';
 import type { CouponModels } from '../data-access/models';
 import { tombstonePromotionalCode } from '../data-access/tombstones';
 
-export type DeletedPromotionalCode = { message: string; deletedPromotionalCode: { id: string; code: string } };
+/** As every DELETE but DELETE /coupons (whose shape the specification fixes): the id and `deleted: true`. */
+export type DeletedPromotionalCode = { id: string; deleted: true };
 
 /** The code string and externalId are free for a new code at once. */
 export async function deletePromotionalCode(models: CouponModels, programId: string, promotionalCodeId: string): Promise<DeletedPromotionalCode> {
@@ -10,5 +11,5 @@ export async function deletePromotionalCode(models: CouponModels, programId: str
     createEvent('promocode.deleted', programId, { id: current._id }),
   ]);
   if (!deleted) throw notFound(`Promotional code ${promotionalCodeId} not found in this program`);
-  return { message: 'Promotional code deleted successfully', deletedPromotionalCode: { id: deleted._id, code: deleted.code } };
+  return { id: deleted._id, deleted: true };
 }

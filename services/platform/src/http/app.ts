@@ -19,12 +19,6 @@ export type ServiceAppOptions = {
   bodyLimit?: string;
 };
 
-/** DELETE /coupons and PUT /referrals answer errors as `{ error: <status>, message }` (spec). */
-export const numberedErrors: RequestHandler = (_request, response, next) => {
-  response.locals.errorShape = 'numbered';
-  next();
-};
-
 /** Accepts a well-formed x-request-id from the caller or makes one; every log line of the request carries it. */
 export const requestId: RequestHandler = (request, response, next) => {
   const presented = request.header(REQUEST_ID_HEADER);
@@ -62,7 +56,9 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     }
     if (status >= 500) logger.error({ err: error }, 'request failed');
     // Never a stack trace in a response: the message is the whole story for the client.
-    // Decided by the operation, not the route handler, so errors raised before it (bad JSON) match too.
+    // Decided by the operation (NUMBERED_ERROR_OPERATIONS, the one list the document reads too), not
+    // the route handler, so errors raised before it (bad JSON) match; the gateway, whose paths carry
+    // /api/v1, marks the operation in errorShape.
     const numbered = response.locals.errorShape === 'numbered' || NUMBERED_ERROR_OPERATIONS.includes(`${request.method} ${request.path}`);
     response.status(status).json(errorResponseBody(status, message, numbered ? 'numbered' : 'plain'));
   };

@@ -10,7 +10,7 @@ import {
   UpdateCouponBody,
   UpdatePromotionalCodeBody,
 } from '@affiliate/contracts';
-import { numberedErrors, parseBody, parseQuery, programIdOf, setNextPageLink } from '@affiliate/platform';
+import { parseBody, parseQuery, programIdOf, setNextPageLink } from '@affiliate/platform';
 import { Router } from 'express';
 import type { AffiliateDirectory } from '../../data-access/affiliate-directory';
 import type { CouponModels } from '../../data-access/models';
@@ -50,7 +50,7 @@ export function couponRoutes({ models, affiliates }: RouteDeps): Router {
     const coupon = await updateCoupon(models, programIdOf(response), parseBody(UpdateCouponBody, request));
     response.json(coupon);
   });
-  router.delete('/coupons', numberedErrors, async (request, response) => {
+  router.delete('/coupons', async (request, response) => {
     const { couponId } = parseBody(DeleteCouponBody, request);
     const deleted = await deleteCoupon(models, programIdOf(response), couponId);
     response.json(deleted);

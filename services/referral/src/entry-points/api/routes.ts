@@ -1,5 +1,5 @@
 import { CreateReferralBody, DeleteReferralBody, ReferralQuery, UpdateReferralBody } from '@affiliate/contracts';
-import { numberedErrors, parseBody, parseQuery, programIdOf, setNextPageLink, type ServiceClient, type ServiceContext } from '@affiliate/platform';
+import { parseBody, parseQuery, programIdOf, setNextPageLink, type ServiceClient, type ServiceContext } from '@affiliate/platform';
 import { Router } from 'express';
 import type { ReferralModels } from '../../data-access/models';
 import { createReferral } from '../../domain/create-referral';
@@ -29,7 +29,7 @@ export function referralRoutes(context: ServiceContext, models: ReferralModels, 
   });
 
   // The spec gives PUT /referrals its own error shape: { error: <status>, message }.
-  router.put('/referrals', numberedErrors, async (request, response) => {
+  router.put('/referrals', async (request, response) => {
     const body = parseBody(UpdateReferralBody, request);
     const referral = await updateReferral(models, programIdOf(response), body);
     response.json({ message: 'Referral updated successfully', referral });
