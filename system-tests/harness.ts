@@ -5,6 +5,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { contractViolations } from './contract';
 import {
   freePort,
   startDisposableMongo,
@@ -61,6 +62,9 @@ export function apiClient(baseUrl: string, token: string | undefined): Api {
     } catch {
       // not JSON: keep the text for the assertion message
     }
+    // The drift check: an answer the published document does not describe fails the test that got it.
+    const violations = contractViolations({ method, path: new URL(`${baseUrl}${path}`).pathname, status: response.status, headers: response.headers, body: parsed, text });
+    if (violations.length > 0) throw new Error(`The answer does not match the published OpenAPI document:\n  ${violations.join('\n  ')}`);
     return { status: response.status, headers: response.headers, body: parsed as any }; // eslint-disable-line @typescript-eslint/no-explicit-any
   };
   return {

@@ -147,6 +147,7 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
     const conflict = conflictDescription(operation);
     if (conflict) errors['409'] = conflict;
     if (operation.admin) delete errors['403'];
+    if (operation.body) errors['413'] = 'Request body larger than the limit (BODY_LIMIT, 1 MB by default)';
     const responses: RouteConfig['responses'] = {
       '200': { description: 'Success', headers: responseHeaders(operation, '200'), content: { 'application/json': { schema: operation.response } } },
     };

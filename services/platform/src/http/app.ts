@@ -28,6 +28,9 @@ export const requestId: RequestHandler = (request, response, next) => {
   withRequestContext({ requestId: id }, () => next());
 };
 
+/** Long enough for a database failover or a restart, short enough that a retry soon succeeds. */
+export const RETRY_AFTER_UNAVAILABLE_SECONDS = 5;
+
 export function errorResponseBody(status: number, message: string, shape: unknown) {
   return shape === 'numbered' ? { error: status, message } : { error: message };
 }
@@ -55,6 +58,8 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       message = 'The database is unavailable; retry later';
     }
     if (status >= 500) logger.error({ err: error }, 'request failed');
+    // A 503 is temporary by definition: say when to come back, as the gateway's own 503s do.
+    if (status === 503) response.setHeader('Retry-After', String(RETRY_AFTER_UNAVAILABLE_SECONDS));
     // Never a stack trace in a response: the message is the whole story for the client.
     // Decided by the operation (NUMBERED_ERROR_OPERATIONS, the one list the document reads too), not
     // the route handler, so errors raised before it (bad JSON) match; the gateway, whose paths carry

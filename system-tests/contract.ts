@@ -1,0 +1,76 @@
+import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { gatewayOpenApiDocument } from '../gateway/src/openapi/document';
+
+/**
+ * The drift check: every answer the system tests receive through the gateway is held against the
+ * published OpenAPI document (status, JSON body and documented headers). OpenAPI 3.1 schemas are
+ * JSON Schema 2020-12, so Ajv validates them as they are; the document is added whole, and each
+ * response schema is reached by a JSON pointer into it, so `#/components/...` references resolve.
+ */
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const document = gatewayOpenApiDocument() as unknown as Json;
+const DOCUMENT_ID = 'https://affiliate-platform.local/openapi.json';
+const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
+addFormats(ajv);
+ajv.addSchema({ ...document, $id: DOCUMENT_ID });
+
+const escapePointer = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
+const compiled = new Map<string, ValidateFunction>();
+function validatorAt(pointer: string[]): ValidateFunction {
+  const ref = `${DOCUMENT_ID}#/${pointer.map(escapePointer).join('/')}`;
+  let validate = compiled.get(ref);
+  if (!validate) {
+    validate = ajv.compile({ $ref: ref });
+    compiled.set(ref, validate);
+  }
+  return validate;
+}
+
+const templates = Object.keys(document.paths as Json).map((template) => ({
+  template,
+  pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
+}));
+
+/** The document's path for a request path, or null when the document does not describe it (probes, docs, made-up paths). */
+function documentedPath(path: string): string | null {
+  return templates.find(({ pattern }) => pattern.test(path))?.template ?? null;
+}
+
+export type Exchange = { method: string; path: string; status: number; headers: Headers; body: unknown; text: string };
+
+/** What in this answer the document does not say; empty when it matches. */
+export function contractViolations(exchange: Exchange): string[] {
+  const path = exchange.path.split('?')[0] ?? '';
+  const template = documentedPath(path);
+  if (!template) return [];
+  const method = exchange.method.toLowerCase();
+  const operation = (document.paths as Json)[template]?.[method] as Json | undefined;
+  const where = `${exchange.method} ${path} → ${exchange.status}`;
+  if (!operation) return [`${where}: the document has no ${exchange.method} ${template}`];
+  const status = String(exchange.status);
+  const response = operation.responses?.[status] as Json | undefined;
+  if (!response) return [`${where}: status ${status} is not documented (documented: ${Object.keys(operation.responses ?? {}).join(', ')})`];
+
+  const problems: string[] = [];
+  const pointer = ['paths', template, method, 'responses', status];
+  if (response.content?.['application/json']) {
+    if (!/application\/json/.test(exchange.headers.get('content-type') ?? '')) {
+      problems.push(`${where}: content-type ${exchange.headers.get('content-type')} where application/json is documented`);
+    } else {
+      const validate = validatorAt([...pointer, 'content', 'application/json', 'schema']);
+      if (!validate(exchange.body)) problems.push(`${where}: body does not match the document: ${ajv.errorsText(validate.errors, { dataVar: 'body' })}; body ${exchange.text.slice(0, 300)}`);
+    }
+  }
+  for (const [name, header] of Object.entries((response.headers ?? {}) as Json)) {
+    const value = exchange.headers.get(name);
+    if (value === null) {
+      if (header.required) problems.push(`${where}: documented header ${name} is missing`);
+      continue;
+    }
+    const validate = validatorAt([...pointer, 'headers', name, 'schema']);
+    if (!validate(value)) problems.push(`${where}: header ${name}: ${JSON.stringify(value)} does not match the document: ${ajv.errorsText(validate.errors)}`);
+  }
+  return problems;
+}
