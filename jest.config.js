@@ -9,6 +9,7 @@ module.exports = {
     '^@affiliate/contracts$': src('contracts/src/index.ts'),
     '^@affiliate/platform$': src('services/platform/src/index.ts'),
     '^@affiliate/platform/testing$': src('services/platform/src/testing/index.ts'),
+    '^@affiliate/client$': src('clients/typescript/src/index.ts'),
   },
   testMatch: ['<rootDir>/**/test/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],

@@ -5,6 +5,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createAffiliateClient, type AffiliateClient } from '@affiliate/client';
 import { contractViolations } from './contract';
 import {
   freePort,
@@ -74,6 +75,27 @@ export function apiClient(baseUrl: string, token: string | undefined): Api {
     put: (path, body) => request('PUT', path, body),
     delete: (path, body) => request('DELETE', path, body),
   };
+}
+
+/**
+ * The typed client integrators use (`@affiliate/client`), with the same drift check as apiClient:
+ * its fetch holds every answer against the published document before the client sees it.
+ */
+export function typedClient(gatewayUrl: string, apiKey: string): AffiliateClient {
+  const checkedFetch = async (input: Request): Promise<Response> => {
+    const response = await fetch(input);
+    const text = await response.clone().text();
+    let body: unknown = text;
+    try {
+      body = text ? JSON.parse(text) : null;
+    } catch {
+      // not JSON: judged as text
+    }
+    const violations = contractViolations({ method: input.method, path: new URL(input.url).pathname, status: response.status, headers: response.headers, body, text });
+    if (violations.length > 0) throw new Error(`The answer does not match the published OpenAPI document:\n  ${violations.join('\n  ')}`);
+    return response;
+  };
+  return createAffiliateClient({ baseUrl: gatewayUrl, apiKey, fetch: checkedFetch as typeof fetch });
 }
 
 export type Delivery = { headers: IncomingHttpHeaders; rawBody: string; body: { id: string; event: string; createdAt: string; data: Record<string, any> } }; // eslint-disable-line @typescript-eslint/no-explicit-any

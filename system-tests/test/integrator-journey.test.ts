@@ -1,7 +1,7 @@
 import { PUBLIC_EVENT_TYPES } from '@affiliate/contracts';
 import { Webhook } from 'standardwebhooks';
 import { eventually } from '@affiliate/platform/testing';
-import { Subscriber, System, type ApiResponse } from '../harness';
+import { Subscriber, System, typedClient, type ApiResponse } from '../harness';
 
 let system: System;
 const subscriber = new Subscriber();
@@ -14,51 +14,50 @@ afterAll(async () => {
   await system?.stop();
 });
 
-test('the integrator journey: affiliate → link → click → referral → coupon → code → sales → reversal, and all fifteen signed events', async () => {
-  const { api } = await system.createProgram({ destinationUrls: [{ url: 'https://shop.example.com/?lang=en', params: { utm_source: 'affiliate' } }] });
-  const endpoint = await api.post('/webhook-endpoints', { url: await subscriber.start(), eventTypes: ['*'] });
-  expect(endpoint.status).toBe(200);
-  const verifier = new Webhook(endpoint.body.secret);
+test('the integrator journey, with the typed client: affiliate → link → click → referral → coupon → code → sales → reversal, and all fifteen signed events', async () => {
+  const { key } = await system.createProgram({ destinationUrls: [{ url: 'https://shop.example.com/?lang=en', params: { utm_source: 'affiliate' } }] });
+  const client = typedClient(system.gatewayUrl, key);
+  const endpoint = await ok(client.POST('/api/v1/webhook-endpoints', { body: { url: await subscriber.start(), eventTypes: ['*'] } }));
+  const verifier = new Webhook(endpoint.secret as string);
 
-  const affiliate = await expectOk(api.post('/affiliates', { firstName: 'Ada', lastName: 'Byron', email: 'ada@example.com' }));
+  const affiliate = await ok(client.POST('/api/v1/affiliates', { body: { firstName: 'Ada', lastName: 'Byron', email: 'ada@example.com' } }));
   expect(affiliate.affiliateLinks).toHaveLength(1);
-  const link = await expectOk(api.post('/links', { link: 'ada-spring', affiliateId: affiliate.id }));
+  const link = await ok(client.POST('/api/v1/links', { body: { link: 'ada-spring', affiliateId: affiliate.id } }));
   expect(link.fullURLs).toEqual([{ baseUrl: 'https://shop.example.com/?lang=en', fullUrl: 'https://shop.example.com/?lang=en&ref=ada-spring&utm_source=affiliate' }]);
 
-  const click = await expectOk(api.post('/clicks', { link: 'ada-spring' }));
-  const resolved = await expectOk(api.get(`/affiliates?id=${click.clickId}`));
+  const click = await ok(client.POST('/api/v1/clicks', { body: { link: 'ada-spring' } }));
+  const resolved = one(await ok(client.GET('/api/v1/affiliates', { params: { query: { id: String(click.clickId) } } })));
   expect(resolved.id).toBe(affiliate.id);
-  const referral = await expectOk(api.post('/referrals', { clickId: click.clickId, email: 'customer@example.com', name: 'Cus Tomer' }));
+  const referral = await ok(client.POST('/api/v1/referrals', { body: { clickId: click.clickId, email: 'customer@example.com', name: 'Cus Tomer' } }));
   expect(referral.affiliateId).toBe(affiliate.id);
 
-  const coupon = await expectOk(api.post('/coupons', { name: 'Spring', percentOff: 20, maxRedemptions: 5 }));
-  const code = await expectOk(api.post('/promotional-codes', { couponId: coupon.id, code: 'SPRING20', affiliateId: affiliate.id }));
+  const coupon = await ok(client.POST('/api/v1/coupons', { body: { name: 'Spring', percentOff: 20, maxRedemptions: 5 } }));
+  const code = await ok(client.POST('/api/v1/promotional-codes', { body: { couponId: coupon.id, code: 'SPRING20', affiliateId: affiliate.id } }));
   expect(code.coupon.id).toBe(coupon.id);
 
-  const saleByCode = await expectOk(api.post('/sales', { promoCode: 'spring20', totalEarned: 100, externalId: 'pay_1' }));
+  const saleByCode = await ok(client.POST('/api/v1/sales', { body: { promoCode: 'spring20', totalEarned: 100, externalId: 'pay_1' } }));
   expect(saleByCode.affiliateId).toBe(affiliate.id);
-  const saleByReferral = await expectOk(api.post('/sales', { referralId: referral.id, totalEarned: 49.99 }));
-  const afterCode = await expectOk(api.get(`/promotional-codes?id=${code.id}`));
+  const saleByReferral = await ok(client.POST('/api/v1/sales', { body: { referralId: referral.id, totalEarned: 49.99 } }));
+  const afterCode = one(await ok(client.GET('/api/v1/promotional-codes', { params: { query: { id: code.id } } })));
   expect(afterCode.timesRedeemed).toBe(1);
   expect(afterCode.coupon.timesRedeemed).toBe(1);
 
-  await expectOk(api.delete('/sales', { saleId: saleByReferral.id }));
-  await expectOk(api.put('/sales', { saleId: saleByCode.id, payoutCreated: true, payoutId: 'po_1' }));
-  await expectOk(api.put('/referrals', { referralId: referral.id, plan: 'pro' }));
-  await expectOk(api.put('/coupons', { couponId: coupon.id, name: 'Spring sale' }));
-  await expectOk(api.put('/promotional-codes', { promotionalCodeId: code.id, active: false }));
+  await ok(client.DELETE('/api/v1/sales', { body: { saleId: saleByReferral.id } }));
+  await ok(client.PUT('/api/v1/sales', { body: { saleId: saleByCode.id, payoutCreated: true, payoutId: 'po_1' } }));
+  await ok(client.PUT('/api/v1/referrals', { body: { referralId: referral.id, plan: 'pro' } }));
+  await ok(client.PUT('/api/v1/coupons', { body: { couponId: coupon.id, name: 'Spring sale' } }));
+  await ok(client.PUT('/api/v1/promotional-codes', { body: { promotionalCodeId: code.id, active: false } }));
 
   await eventually(async () => {
-    const links = await expectOk(api.get(`/links?link=ada-spring`));
+    const links = await ok(client.GET('/api/v1/links', { params: { query: { link: 'ada-spring' } } }));
     expect(links[0]).toMatchObject({ clicks: 1, referrals: 1, sales: 0, totalRevenue: 0 });
   }, 20_000);
 
   // The deletions last, so that every family also reaches its *.deleted event.
-  await expectOk(api.delete('/referrals', { referralId: referral.id }));
-  await expectOk(api.delete('/promotional-codes', { promotionalCodeId: code.id }));
-  await expectOk(api.delete('/coupons', { couponId: coupon.id }));
-  await expectOk(api.delete('/affiliates', { affiliateId: affiliate.id }));
-
+  await ok(client.DELETE('/api/v1/referrals', { body: { referralId: referral.id } }));
+  await ok(client.DELETE('/api/v1/promotional-codes', { body: { promotionalCodeId: code.id } }));
+  await ok(client.DELETE('/api/v1/coupons', { body: { couponId: coupon.id } }));
+  await ok(client.DELETE('/api/v1/affiliates', { body: { affiliateId: affiliate.id } }));
   await eventually(() => {
     const types = new Set(subscriber.deliveries.map((delivery) => delivery.body.event));
     expect([...PUBLIC_EVENT_TYPES].filter((type) => !types.has(type))).toEqual([]);
@@ -86,6 +85,19 @@ test('the integrator journey: affiliate → link → click → referral → coup
   const updated = subscriber.events('affiliate.updated')[0]?.body.data;
   expect(updated).not.toHaveProperty('previous_attributes');
 });
+
+/** The documented success body of a typed-client call, or the test fails with the error body. */
+async function ok<Data>(pending: Promise<{ data?: Data; error?: unknown; response: Response }>): Promise<Data> {
+  const { data, error, response } = await pending;
+  if (response.status !== 200 || data === undefined) throw new Error(`expected 200, got ${response.status}: ${JSON.stringify(error)}`);
+  return data;
+}
+
+/** Lookups by id answer one object; the document also allows a list (and null for affiliates). */
+function one<Item>(found: Item | Item[] | null): Item {
+  if (found === null || Array.isArray(found)) throw new Error(`expected one object, got ${JSON.stringify(found)}`);
+  return found;
+}
 
 async function expectOk(pending: Promise<ApiResponse>) {
   const response = await pending;
