@@ -4,7 +4,7 @@ import { z } from './zod';
 export const EVENT_FAMILIES = ['affiliate', 'referral', 'sale', 'coupon', 'promocode'] as const;
 export const EVENT_ACTIONS = ['created', 'updated', 'deleted'] as const;
 
-/** The fifteen public event types of the spec: the only ones ever delivered to subscribers. */
+/** The public event types of the spec (five families × created, updated, deleted): the only ones ever delivered to subscribers. */
 export const PUBLIC_EVENT_TYPES = [
   'affiliate.created',
   'affiliate.updated',
@@ -28,7 +28,8 @@ export const INTERNAL_EVENT_TYPES = ['program.created', 'program.updated', 'prog
 
 export const PublicEventType = z.enum(PUBLIC_EVENT_TYPES).openapi('EventType');
 export const InternalEventType = z.enum(INTERNAL_EVENT_TYPES);
-export const EventType = z.enum([...PUBLIC_EVENT_TYPES, ...INTERNAL_EVENT_TYPES]);
+export const EVENT_TYPES = [...PUBLIC_EVENT_TYPES, ...INTERNAL_EVENT_TYPES] as const;
+export const EventType = z.enum(EVENT_TYPES);
 
 export type PublicEventType = z.infer<typeof PublicEventType>;
 export type InternalEventType = z.infer<typeof InternalEventType>;

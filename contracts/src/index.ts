@@ -9,3 +9,4 @@ export * from './webhook';
 export * from './webhook-signature';
 export * from './events';
 export * from './openapi';
+export * from './event-catalogue';

@@ -2,6 +2,8 @@ import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteaso
 import * as affiliate from './affiliate';
 import { ErrorBody, ListQuery, NUMBERED_ERROR_OPERATIONS, NumberedErrorBody } from './common';
 import * as coupon from './coupon';
+import { examplePayloadOf, payloadComponentName, payloadSchemaOf } from './event-catalogue';
+import { PUBLIC_EVENT_TYPES } from './events';
 import * as program from './program';
 import * as referral from './referral';
 import * as sale from './sale';
@@ -65,7 +67,7 @@ export const API_OPERATIONS: Operation[] = [
   { method: 'post', path: '/webhook-deliveries/retry', operationId: 'retryWebhookDelivery', tag: 'Webhooks', summary: 'Re-send a delivery now', body: webhook.RetryDeliveryBody, response: webhook.WebhookDelivery },
   { method: 'post', path: '/webhook-endpoints/test', operationId: 'testWebhookEndpoint', tag: 'Webhooks', summary: 'Send a signed ping to an endpoint', body: webhook.TestWebhookEndpointBody, response: webhook.WebhookTestResult },
   { method: 'post', path: '/webhook-deliveries/recover', operationId: 'recoverWebhookDeliveries', tag: 'Webhooks', summary: 'Re-send every failed delivery of an endpoint in a time window', body: webhook.RecoverDeliveriesBody, response: z.object({ recovered: z.number().int() }) },
-  { method: 'get', path: '/event-types', operationId: 'getEventTypes', tag: 'Webhooks', summary: 'The fifteen public event types, with the JSON Schema and an example of each payload', response: z.array(webhook.EventTypeDescription) },
+  { method: 'get', path: '/event-types', operationId: 'getEventTypes', tag: 'Webhooks', summary: 'Every public event type, with the JSON Schema and an example of each payload', response: z.array(webhook.EventTypeDescription) },
   { method: 'post', path: '/programs', operationId: 'createProgram', tag: 'Admin', summary: 'Create a program', body: program.CreateProgramBody, response: program.Program, admin: true },
   { method: 'get', path: '/programs', operationId: 'listPrograms', tag: 'Admin', summary: 'List programs, newest first', query: ListQuery, response: z.array(program.Program), admin: true },
   { method: 'get', path: '/programs/{id}', operationId: 'getProgram', tag: 'Admin', summary: 'Read a program', response: program.Program, admin: true },
@@ -140,6 +142,9 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
   const registry = new OpenAPIRegistry();
   const bearer = registry.registerComponent('securitySchemes', 'bearerAuth', { type: 'http', scheme: 'bearer' });
   const adminBearer = registry.registerComponent('securitySchemes', 'adminToken', { type: 'http', scheme: 'bearer' });
+
+  // Each webhook body has its own schema, from the event catalogue (the gateway's webhooks section refers to them).
+  for (const type of PUBLIC_EVENT_TYPES) registry.register(payloadComponentName(type), payloadSchemaOf(type).openapi({ example: examplePayloadOf(type) }));
 
   for (const operation of API_OPERATIONS) {
     const errorBody = NUMBERED_ERROR_OPERATIONS.includes(`${operation.method.toUpperCase()} ${operation.path}`) ? NumberedErrorBody : ErrorBody;

@@ -1,4 +1,4 @@
-import { PUBLIC_EVENT_TYPES } from '@affiliate/contracts';
+import { payloadSchemaOf, PUBLIC_EVENT_TYPES, type PublicEventType } from '@affiliate/contracts';
 import { Webhook } from 'standardwebhooks';
 import { eventually } from '@affiliate/platform/testing';
 import { Subscriber, System, typedClient, type ApiResponse } from '../harness';
@@ -14,7 +14,7 @@ afterAll(async () => {
   await system?.stop();
 });
 
-test('the integrator journey, with the typed client: affiliate → link → click → referral → coupon → code → sales → reversal, and all fifteen signed events', async () => {
+test('the integrator journey, with the typed client: affiliate → link → click → referral → coupon → code → sales → reversal, and every public event type, signed and fitting its schema', async () => {
   const { key } = await system.createProgram({ destinationUrls: [{ url: 'https://shop.example.com/?lang=en', params: { utm_source: 'affiliate' } }] });
   const client = typedClient(system.gatewayUrl, key);
   const endpoint = await ok(client.POST('/api/v1/webhook-endpoints', { body: { url: await subscriber.start(), eventTypes: ['*'] } }));
@@ -67,6 +67,10 @@ test('the integrator journey, with the typed client: affiliate → link → clic
   for (const delivery of subscriber.deliveries) {
     expect(() => verifier.verify(delivery.rawBody, delivery.headers as Record<string, string>)).not.toThrow();
     expect(delivery.headers['webhook-id']).toBe(delivery.body.id);
+    // Every producer of a public event, held to its type's schema in the catalogue.
+    const fits = payloadSchemaOf(delivery.body.event as PublicEventType).safeParse(delivery.body);
+    const problems = fits.success ? [] : fits.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    expect({ event: delivery.body.event, problems }).toEqual({ event: delivery.body.event, problems: [] });
   }
   // Payload rules 1–4 of the spec.
   const created = subscriber.events('affiliate.created')[0]?.body.data;

@@ -236,7 +236,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The fifteen public event types, with the JSON Schema and an example of each payload */
+        /** Every public event type, with the JSON Schema and an example of each payload */
         get: operations["getEventTypes"];
         put?: never;
         post?: never;
@@ -595,6 +595,19 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        AffiliateLink: {
+            /** Format: uuid */
+            id: string;
+            link: string;
+            /** Format: uuid */
+            userId: string;
+            /** Format: uuid */
+            programId: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
         AffiliateSummary: {
             /** Format: uuid */
             id: string;
@@ -630,6 +643,457 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
             affiliate: components["schemas"]["AffiliateSummary"] | null;
+        };
+        Affiliate: {
+            /** Format: uuid */
+            id: string;
+            firstName: string;
+            lastName: string;
+            /** Format: email */
+            email: string;
+            /** @enum {string} */
+            status: "PENDING" | "ACTIVE" | "REJECTED" | "DISABLED";
+            commissionRate: number;
+            /**
+             * @deprecated
+             * @description Legacy single link, always null: read affiliateLinks.
+             */
+            link: string | null;
+            affiliateLinks: components["schemas"]["AffiliateLink"][];
+            /** Format: uuid */
+            programId: string;
+            commissionPlan: {
+                [key: string]: unknown;
+            } | null;
+            commissionTier: {
+                [key: string]: unknown;
+            } | null;
+            promotionalCodes?: components["schemas"]["PromotionalCodeSummary"][];
+            signupAnswers: {
+                question: string;
+                answer: string;
+            }[];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /**
+         * @example {
+         *       "id": "3f6c1f0e-8d1a-4c4e-9a57-2f1e5b7c9d10",
+         *       "event": "affiliate.created",
+         *       "createdAt": "2025-01-15T10:30:00.000Z",
+         *       "data": {
+         *         "id": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f",
+         *         "firstName": "Jane",
+         *         "lastName": "Doe",
+         *         "email": "jane@example.com",
+         *         "status": "ACTIVE",
+         *         "commissionRate": 20,
+         *         "link": null,
+         *         "affiliateLinks": [
+         *           {
+         *             "id": "b2e3d4c5-6a7b-4c8d-9e0f-1a2b3c4d5e6f",
+         *             "link": "jane",
+         *             "userId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f",
+         *             "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
+         *             "createdAt": "2025-01-15T10:30:00.000Z",
+         *             "updatedAt": "2025-01-15T10:30:00.000Z"
+         *           }
+         *         ],
+         *         "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
+         *         "commissionPlan": null,
+         *         "commissionTier": null,
+         *         "promotionalCodes": [],
+         *         "signupAnswers": [
+         *           {
+         *             "question": "Where do you publish?",
+         *             "answer": "A cooking blog"
+         *           }
+         *         ],
+         *         "createdAt": "2025-01-15T10:30:00.000Z",
+         *         "updatedAt": "2025-01-15T10:30:00.000Z"
+         *       }
+         *     }
+         */
+        AffiliateCreatedPayload: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            event: "affiliate.created";
+            /** Format: date-time */
+            createdAt: string;
+            data: components["schemas"]["Affiliate"];
+        };
+        /**
+         * @example {
+         *       "id": "3f6c1f0e-8d1a-4c4e-9a57-2f1e5b7c9d10",
+         *       "event": "affiliate.updated",
+         *       "createdAt": "2025-01-15T10:30:00.000Z",
+         *       "data": {
+         *         "id": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f",
+         *         "firstName": "Jane",
+         *         "lastName": "Doe",
+         *         "email": "jane@example.com",
+         *         "status": "ACTIVE",
+         *         "commissionRate": 20,
+         *         "link": null,
+         *         "affiliateLinks": [
+         *           {
+         *             "id": "b2e3d4c5-6a7b-4c8d-9e0f-1a2b3c4d5e6f",
+         *             "link": "jane",
+         *             "userId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f",
+         *             "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
+         *             "createdAt": "2025-01-15T10:30:00.000Z",
+         *             "updatedAt": "2025-01-15T10:30:00.000Z"
+         *           }
+         *         ],
+         *         "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
+         *         "commissionPlan": null,
+         *         "commissionTier": null,
+         *         "promotionalCodes": [],
+         *         "signupAnswers": [
+         *           {
+         *             "question": "Where do you publish?",
+         *             "answer": "A cooking blog"
+         *           }
+         *         ],
+         *         "createdAt": "2025-01-15T10:30:00.000Z",
+         *         "updatedAt": "2025-01-15T10:30:00.000Z"
+         *       }
+         *     }
+         */
+        AffiliateUpdatedPayload: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            event: "affiliate.updated";
+            /** Format: date-time */
+            createdAt: string;
+            data: components["schemas"]["Affiliate"];
+        };
+        /**
+         * @example {
+         *       "id": "3f6c1f0e-8d1a-4c4e-9a57-2f1e5b7c9d10",
+         *       "event": "affiliate.deleted",
+         *       "createdAt": "2025-01-15T10:30:00.000Z",
+         *       "data": {
+         *         "id": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f"
+         *       }
+         *     }
+         */
+        AffiliateDeletedPayload: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            event: "affiliate.deleted";
+            /** Format: date-time */
+            createdAt: string;
+            data: {
+                id: string;
+            };
+        };
+        Referral: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            affiliateId: string;
+            /** Format: uuid */
+            linkId: string | null;
+            clickId: number | null;
+            /** Format: email */
+            email: string;
+            name: string | null;
+            referredUserExternalId: string | null;
+            plan: string | null;
+            /** @enum {string} */
+            status: "active" | "inactive";
+            /** Format: uuid */
+            programId: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /**
+         * @example {
+         *       "id": "3f6c1f0e-8d1a-4c4e-9a57-2f1e5b7c9d10",
+         *       "event": "referral.created",
+         *       "createdAt": "2025-01-15T10:30:00.000Z",
+         *       "data": {
+         *         "id": "c3d4e5f6-7a8b-4c9d-8e1f-2a3b4c5d6e7f",
+         *         "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f",
+         *         "linkId": "b2e3d4c5-6a7b-4c8d-9e0f-1a2b3c4d5e6f",
+         *         "clickId": 1042,
+         *         "email": "customer@example.com",
+         *         "name": "Sam Customer",
+         *         "referredUserExternalId": "user_8812",
+         *         "plan": "pro",
+         *         "status": "active",
+         *         "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
+         *         "createdAt": "2025-01-15T10:30:00.000Z",
+         *         "updatedAt": "2025-01-15T10:30:00.000Z"
+         *       }
+         *     }
+         */
+        ReferralCreatedPayload: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            event: "referral.created";
+            /** Format: date-time */
+            createdAt: string;
+            data: components["schemas"]["Referral"];
+        };
+        /**
+         * @example {
+         *       "id": "3f6c1f0e-8d1a-4c4e-9a57-2f1e5b7c9d10",
+         *       "event": "referral.updated",
+         *       "createdAt": "2025-01-15T10:30:00.000Z",
+         *       "data": {
+         *         "id": "c3d4e5f6-7a8b-4c9d-8e1f-2a3b4c5d6e7f",
+         *         "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f",
+         *         "linkId": "b2e3d4c5-6a7b-4c8d-9e0f-1a2b3c4d5e6f",
+         *         "clickId": 1042,
+         *         "email": "customer@example.com",
+         *         "name": "Sam Customer",
+         *         "referredUserExternalId": "user_8812",
+         *         "plan": "pro",
+         *         "status": "active",
+         *         "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
+         *         "createdAt": "2025-01-15T10:30:00.000Z",
+         *         "updatedAt": "2025-01-15T10:30:00.000Z"
+         *       }
+         *     }
+         */
+        ReferralUpdatedPayload: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            event: "referral.updated";
+            /** Format: date-time */
+            createdAt: string;
+            data: components["schemas"]["Referral"];
+        };
+        /**
+         * @example {
+         *       "id": "3f6c1f0e-8d1a-4c4e-9a57-2f1e5b7c9d10",
+         *       "event": "referral.deleted",
+         *       "createdAt": "2025-01-15T10:30:00.000Z",
+         *       "data": {
+         *         "id": "c3d4e5f6-7a8b-4c9d-8e1f-2a3b4c5d6e7f"
+         *       }
+         *     }
+         */
+        ReferralDeletedPayload: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            event: "referral.deleted";
+            /** Format: date-time */
+            createdAt: string;
+            data: {
+                id: string;
+            };
+        };
+        Commission: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            affiliateId: string;
+            amount: number;
+            currency: string;
+            payoutCreated: boolean;
+            payoutId: string | null;
+        };
+        Sale: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            affiliateId: string;
+            /** Format: uuid */
+            referralId: string | null;
+            /** Format: uuid */
+            promotionalCodeId: string | null;
+            /** Format: uuid */
+            couponId: string | null;
+            promoCode: string | null;
+            /** Format: uuid */
+            linkId: string | null;
+            externalId: string | null;
+            customerId: string | null;
+            totalEarned: number;
+            currency: string;
+            commissionRate: number;
+            commissionEarned: number;
+            paymentTrigger: string;
+            commissions: components["schemas"]["Commission"][];
+            /** Format: uuid */
+            programId: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        ExpandedSale: components["schemas"]["Sale"] & {
+            affiliate: components["schemas"]["Affiliate"] & unknown;
+            referral: components["schemas"]["Referral"] | null;
+        };
+        /**
+         * @example {
+         *       "id": "3f6c1f0e-8d1a-4c4e-9a57-2f1e5b7c9d10",
+         *       "event": "sale.created",
+         *       "createdAt": "2025-01-15T10:30:00.000Z",
+         *       "data": {
+         *         "id": "d4e5f6a7-8b9c-4d0e-9f2a-3b4c5d6e7f80",
+         *         "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f",
+         *         "referralId": "c3d4e5f6-7a8b-4c9d-8e1f-2a3b4c5d6e7f",
+         *         "promotionalCodeId": null,
+         *         "couponId": null,
+         *         "promoCode": null,
+         *         "linkId": "b2e3d4c5-6a7b-4c8d-9e0f-1a2b3c4d5e6f",
+         *         "externalId": "pi_3NxExample",
+         *         "customerId": "cus_Example",
+         *         "totalEarned": 99,
+         *         "currency": "USD",
+         *         "commissionRate": 20,
+         *         "commissionEarned": 19.8,
+         *         "paymentTrigger": "subscription_created",
+         *         "commissions": [
+         *           {
+         *             "id": "07b8c9d0-1e2f-4a3b-8c5d-6e7f8091a2b3",
+         *             "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f",
+         *             "amount": 19.8,
+         *             "currency": "USD",
+         *             "payoutCreated": false,
+         *             "payoutId": null
+         *           }
+         *         ],
+         *         "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
+         *         "createdAt": "2025-01-15T10:30:00.000Z",
+         *         "updatedAt": "2025-01-15T10:30:00.000Z",
+         *         "affiliate": {
+         *           "id": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f",
+         *           "firstName": "Jane",
+         *           "lastName": "Doe",
+         *           "email": "jane@example.com",
+         *           "status": "ACTIVE",
+         *           "commissionRate": 20,
+         *           "link": null,
+         *           "affiliateLinks": [
+         *             {
+         *               "id": "b2e3d4c5-6a7b-4c8d-9e0f-1a2b3c4d5e6f",
+         *               "link": "jane",
+         *               "userId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f",
+         *               "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
+         *               "createdAt": "2025-01-15T10:30:00.000Z",
+         *               "updatedAt": "2025-01-15T10:30:00.000Z"
+         *             }
+         *           ],
+         *           "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
+         *           "commissionPlan": null,
+         *           "commissionTier": null,
+         *           "promotionalCodes": [],
+         *           "signupAnswers": [
+         *             {
+         *               "question": "Where do you publish?",
+         *               "answer": "A cooking blog"
+         *             }
+         *           ],
+         *           "createdAt": "2025-01-15T10:30:00.000Z",
+         *           "updatedAt": "2025-01-15T10:30:00.000Z"
+         *         },
+         *         "referral": {
+         *           "id": "c3d4e5f6-7a8b-4c9d-8e1f-2a3b4c5d6e7f",
+         *           "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f",
+         *           "linkId": "b2e3d4c5-6a7b-4c8d-9e0f-1a2b3c4d5e6f",
+         *           "clickId": 1042,
+         *           "email": "customer@example.com",
+         *           "name": "Sam Customer",
+         *           "referredUserExternalId": "user_8812",
+         *           "plan": "pro",
+         *           "status": "active",
+         *           "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
+         *           "createdAt": "2025-01-15T10:30:00.000Z",
+         *           "updatedAt": "2025-01-15T10:30:00.000Z"
+         *         }
+         *       }
+         *     }
+         */
+        SaleCreatedPayload: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            event: "sale.created";
+            /** Format: date-time */
+            createdAt: string;
+            data: components["schemas"]["ExpandedSale"];
+        };
+        /**
+         * @example {
+         *       "id": "3f6c1f0e-8d1a-4c4e-9a57-2f1e5b7c9d10",
+         *       "event": "sale.updated",
+         *       "createdAt": "2025-01-15T10:30:00.000Z",
+         *       "data": {
+         *         "id": "d4e5f6a7-8b9c-4d0e-9f2a-3b4c5d6e7f80",
+         *         "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f",
+         *         "referralId": "c3d4e5f6-7a8b-4c9d-8e1f-2a3b4c5d6e7f",
+         *         "promotionalCodeId": null,
+         *         "couponId": null,
+         *         "promoCode": null,
+         *         "linkId": "b2e3d4c5-6a7b-4c8d-9e0f-1a2b3c4d5e6f",
+         *         "externalId": "pi_3NxExample",
+         *         "customerId": "cus_Example",
+         *         "totalEarned": 99,
+         *         "currency": "USD",
+         *         "commissionRate": 20,
+         *         "commissionEarned": 19.8,
+         *         "paymentTrigger": "subscription_created",
+         *         "commissions": [
+         *           {
+         *             "id": "07b8c9d0-1e2f-4a3b-8c5d-6e7f8091a2b3",
+         *             "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f",
+         *             "amount": 19.8,
+         *             "currency": "USD",
+         *             "payoutCreated": false,
+         *             "payoutId": null
+         *           }
+         *         ],
+         *         "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
+         *         "createdAt": "2025-01-15T10:30:00.000Z",
+         *         "updatedAt": "2025-01-15T10:30:00.000Z"
+         *       }
+         *     }
+         */
+        SaleUpdatedPayload: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            event: "sale.updated";
+            /** Format: date-time */
+            createdAt: string;
+            data: components["schemas"]["Sale"];
+        };
+        /**
+         * @example {
+         *       "id": "3f6c1f0e-8d1a-4c4e-9a57-2f1e5b7c9d10",
+         *       "event": "sale.deleted",
+         *       "createdAt": "2025-01-15T10:30:00.000Z",
+         *       "data": {
+         *         "id": "d4e5f6a7-8b9c-4d0e-9f2a-3b4c5d6e7f80"
+         *       }
+         *     }
+         */
+        SaleDeletedPayload: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            event: "sale.deleted";
+            /** Format: date-time */
+            createdAt: string;
+            data: {
+                id: string;
+            };
         };
         Coupon: {
             /** Format: uuid */
@@ -669,6 +1133,391 @@ export interface components {
                 [key: string]: unknown;
             } | null;
             promotionalCodes: components["schemas"]["PromotionalCodeSummary"][];
+        };
+        /**
+         * @example {
+         *       "id": "3f6c1f0e-8d1a-4c4e-9a57-2f1e5b7c9d10",
+         *       "event": "coupon.created",
+         *       "createdAt": "2025-01-15T10:30:00.000Z",
+         *       "data": {
+         *         "id": "e5f6a7b8-9c0d-4e1f-8a3b-4c5d6e7f8091",
+         *         "name": "Spring 20",
+         *         "externalId": null,
+         *         "couponType": "PERCENTAGE",
+         *         "percentOff": 20,
+         *         "amountOff": null,
+         *         "currency": null,
+         *         "duration": "once",
+         *         "durationInMonths": null,
+         *         "maxRedemptions": 100,
+         *         "timesRedeemed": 3,
+         *         "couponCategory": "CUSTOMER",
+         *         "limitToProducts": false,
+         *         "productIds": [],
+         *         "collectionIds": [],
+         *         "valid": true,
+         *         "redeemBy": null,
+         *         "integrationType": "NONE",
+         *         "affiliateProgramId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
+         *         "metadata": {},
+         *         "createdAt": "2025-01-15T10:30:00.000Z",
+         *         "updatedAt": "2025-01-15T10:30:00.000Z",
+         *         "autoCouponRule": null,
+         *         "promotionalCodes": [
+         *           {
+         *             "id": "f6a7b8c9-0d1e-4f2a-9b4c-5d6e7f8091a2",
+         *             "code": "JANE20",
+         *             "couponId": "e5f6a7b8-9c0d-4e1f-8a3b-4c5d6e7f8091",
+         *             "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f",
+         *             "externalId": null,
+         *             "active": true,
+         *             "expiresAt": null,
+         *             "maxRedemptions": null,
+         *             "timesRedeemed": 3,
+         *             "firstTimeOrder": false,
+         *             "minimumAmount": null,
+         *             "minimumAmountCurrency": null,
+         *             "limitToCustomers": false,
+         *             "customerId": null,
+         *             "limitToAffiliate": false,
+         *             "isAutoGenerated": false,
+         *             "isAffiliateGenerated": false,
+         *             "createdAt": "2025-01-15T10:30:00.000Z",
+         *             "updatedAt": "2025-01-15T10:30:00.000Z",
+         *             "affiliate": {
+         *               "id": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f",
+         *               "firstName": "Jane",
+         *               "lastName": "Doe",
+         *               "email": "jane@example.com"
+         *             }
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        CouponCreatedPayload: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            event: "coupon.created";
+            /** Format: date-time */
+            createdAt: string;
+            data: components["schemas"]["Coupon"];
+        };
+        /**
+         * @example {
+         *       "id": "3f6c1f0e-8d1a-4c4e-9a57-2f1e5b7c9d10",
+         *       "event": "coupon.updated",
+         *       "createdAt": "2025-01-15T10:30:00.000Z",
+         *       "data": {
+         *         "id": "e5f6a7b8-9c0d-4e1f-8a3b-4c5d6e7f8091",
+         *         "name": "Spring 20",
+         *         "externalId": null,
+         *         "couponType": "PERCENTAGE",
+         *         "percentOff": 20,
+         *         "amountOff": null,
+         *         "currency": null,
+         *         "duration": "once",
+         *         "durationInMonths": null,
+         *         "maxRedemptions": 100,
+         *         "timesRedeemed": 3,
+         *         "couponCategory": "CUSTOMER",
+         *         "limitToProducts": false,
+         *         "productIds": [],
+         *         "collectionIds": [],
+         *         "valid": true,
+         *         "redeemBy": null,
+         *         "integrationType": "NONE",
+         *         "affiliateProgramId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
+         *         "metadata": {},
+         *         "createdAt": "2025-01-15T10:30:00.000Z",
+         *         "updatedAt": "2025-01-15T10:30:00.000Z",
+         *         "autoCouponRule": null,
+         *         "promotionalCodes": [
+         *           {
+         *             "id": "f6a7b8c9-0d1e-4f2a-9b4c-5d6e7f8091a2",
+         *             "code": "JANE20",
+         *             "couponId": "e5f6a7b8-9c0d-4e1f-8a3b-4c5d6e7f8091",
+         *             "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f",
+         *             "externalId": null,
+         *             "active": true,
+         *             "expiresAt": null,
+         *             "maxRedemptions": null,
+         *             "timesRedeemed": 3,
+         *             "firstTimeOrder": false,
+         *             "minimumAmount": null,
+         *             "minimumAmountCurrency": null,
+         *             "limitToCustomers": false,
+         *             "customerId": null,
+         *             "limitToAffiliate": false,
+         *             "isAutoGenerated": false,
+         *             "isAffiliateGenerated": false,
+         *             "createdAt": "2025-01-15T10:30:00.000Z",
+         *             "updatedAt": "2025-01-15T10:30:00.000Z",
+         *             "affiliate": {
+         *               "id": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f",
+         *               "firstName": "Jane",
+         *               "lastName": "Doe",
+         *               "email": "jane@example.com"
+         *             }
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        CouponUpdatedPayload: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            event: "coupon.updated";
+            /** Format: date-time */
+            createdAt: string;
+            data: components["schemas"]["Coupon"];
+        };
+        /**
+         * @example {
+         *       "id": "3f6c1f0e-8d1a-4c4e-9a57-2f1e5b7c9d10",
+         *       "event": "coupon.deleted",
+         *       "createdAt": "2025-01-15T10:30:00.000Z",
+         *       "data": {
+         *         "id": "e5f6a7b8-9c0d-4e1f-8a3b-4c5d6e7f8091"
+         *       }
+         *     }
+         */
+        CouponDeletedPayload: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            event: "coupon.deleted";
+            /** Format: date-time */
+            createdAt: string;
+            data: {
+                id: string;
+            };
+        };
+        CouponSummary: {
+            /** Format: uuid */
+            id: string;
+            name: string | null;
+            externalId: string | null;
+            /** @enum {string} */
+            couponType: "PERCENTAGE" | "FLAT";
+            percentOff: number | null;
+            amountOff: number | null;
+            currency: string | null;
+            /** @enum {string} */
+            duration: "once" | "forever" | "repeating";
+            durationInMonths: number | null;
+            maxRedemptions: number | null;
+            timesRedeemed: number;
+            /** @enum {string} */
+            couponCategory: "CUSTOMER" | "PAYOUT";
+            limitToProducts: boolean;
+            productIds: string[];
+            collectionIds: string[];
+            valid: boolean;
+            /** Format: date-time */
+            redeemBy: string | null;
+            /** @enum {string|null} */
+            integrationType: "NONE" | "STRIPE" | "CHARGEBEE" | "PADDLE" | "SHOPIFY" | "WOOCOMMERCE" | "RECURLY" | "BRAINTREE" | null;
+            /** Format: uuid */
+            affiliateProgramId: string;
+            metadata: {
+                [key: string]: string;
+            };
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            autoCouponRule: {
+                [key: string]: unknown;
+            } | null;
+        };
+        PromotionalCode: {
+            /** Format: uuid */
+            id: string;
+            code: string;
+            /** Format: uuid */
+            couponId: string;
+            /** Format: uuid */
+            affiliateId: string | null;
+            externalId: string | null;
+            active: boolean;
+            /** Format: date-time */
+            expiresAt: string | null;
+            maxRedemptions: number | null;
+            timesRedeemed: number;
+            firstTimeOrder: boolean;
+            minimumAmount: number | null;
+            minimumAmountCurrency: string | null;
+            limitToCustomers: boolean;
+            customerId: string | null;
+            limitToAffiliate: boolean;
+            isAutoGenerated: boolean;
+            isAffiliateGenerated: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            affiliate: components["schemas"]["AffiliateSummary"] | null;
+            coupon: components["schemas"]["CouponSummary"];
+        };
+        /**
+         * @example {
+         *       "id": "3f6c1f0e-8d1a-4c4e-9a57-2f1e5b7c9d10",
+         *       "event": "promocode.created",
+         *       "createdAt": "2025-01-15T10:30:00.000Z",
+         *       "data": {
+         *         "id": "f6a7b8c9-0d1e-4f2a-9b4c-5d6e7f8091a2",
+         *         "code": "JANE20",
+         *         "couponId": "e5f6a7b8-9c0d-4e1f-8a3b-4c5d6e7f8091",
+         *         "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f",
+         *         "externalId": null,
+         *         "active": true,
+         *         "expiresAt": null,
+         *         "maxRedemptions": null,
+         *         "timesRedeemed": 3,
+         *         "firstTimeOrder": false,
+         *         "minimumAmount": null,
+         *         "minimumAmountCurrency": null,
+         *         "limitToCustomers": false,
+         *         "customerId": null,
+         *         "limitToAffiliate": false,
+         *         "isAutoGenerated": false,
+         *         "isAffiliateGenerated": false,
+         *         "createdAt": "2025-01-15T10:30:00.000Z",
+         *         "updatedAt": "2025-01-15T10:30:00.000Z",
+         *         "affiliate": {
+         *           "id": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f",
+         *           "firstName": "Jane",
+         *           "lastName": "Doe",
+         *           "email": "jane@example.com"
+         *         },
+         *         "coupon": {
+         *           "id": "e5f6a7b8-9c0d-4e1f-8a3b-4c5d6e7f8091",
+         *           "name": "Spring 20",
+         *           "externalId": null,
+         *           "couponType": "PERCENTAGE",
+         *           "percentOff": 20,
+         *           "amountOff": null,
+         *           "currency": null,
+         *           "duration": "once",
+         *           "durationInMonths": null,
+         *           "maxRedemptions": 100,
+         *           "timesRedeemed": 3,
+         *           "couponCategory": "CUSTOMER",
+         *           "limitToProducts": false,
+         *           "productIds": [],
+         *           "collectionIds": [],
+         *           "valid": true,
+         *           "redeemBy": null,
+         *           "integrationType": "NONE",
+         *           "affiliateProgramId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
+         *           "metadata": {},
+         *           "createdAt": "2025-01-15T10:30:00.000Z",
+         *           "updatedAt": "2025-01-15T10:30:00.000Z",
+         *           "autoCouponRule": null
+         *         }
+         *       }
+         *     }
+         */
+        PromocodeCreatedPayload: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            event: "promocode.created";
+            /** Format: date-time */
+            createdAt: string;
+            data: components["schemas"]["PromotionalCode"];
+        };
+        /**
+         * @example {
+         *       "id": "3f6c1f0e-8d1a-4c4e-9a57-2f1e5b7c9d10",
+         *       "event": "promocode.updated",
+         *       "createdAt": "2025-01-15T10:30:00.000Z",
+         *       "data": {
+         *         "id": "f6a7b8c9-0d1e-4f2a-9b4c-5d6e7f8091a2",
+         *         "code": "JANE20",
+         *         "couponId": "e5f6a7b8-9c0d-4e1f-8a3b-4c5d6e7f8091",
+         *         "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f",
+         *         "externalId": null,
+         *         "active": true,
+         *         "expiresAt": null,
+         *         "maxRedemptions": null,
+         *         "timesRedeemed": 3,
+         *         "firstTimeOrder": false,
+         *         "minimumAmount": null,
+         *         "minimumAmountCurrency": null,
+         *         "limitToCustomers": false,
+         *         "customerId": null,
+         *         "limitToAffiliate": false,
+         *         "isAutoGenerated": false,
+         *         "isAffiliateGenerated": false,
+         *         "createdAt": "2025-01-15T10:30:00.000Z",
+         *         "updatedAt": "2025-01-15T10:30:00.000Z",
+         *         "affiliate": {
+         *           "id": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f",
+         *           "firstName": "Jane",
+         *           "lastName": "Doe",
+         *           "email": "jane@example.com"
+         *         },
+         *         "coupon": {
+         *           "id": "e5f6a7b8-9c0d-4e1f-8a3b-4c5d6e7f8091",
+         *           "name": "Spring 20",
+         *           "externalId": null,
+         *           "couponType": "PERCENTAGE",
+         *           "percentOff": 20,
+         *           "amountOff": null,
+         *           "currency": null,
+         *           "duration": "once",
+         *           "durationInMonths": null,
+         *           "maxRedemptions": 100,
+         *           "timesRedeemed": 3,
+         *           "couponCategory": "CUSTOMER",
+         *           "limitToProducts": false,
+         *           "productIds": [],
+         *           "collectionIds": [],
+         *           "valid": true,
+         *           "redeemBy": null,
+         *           "integrationType": "NONE",
+         *           "affiliateProgramId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
+         *           "metadata": {},
+         *           "createdAt": "2025-01-15T10:30:00.000Z",
+         *           "updatedAt": "2025-01-15T10:30:00.000Z",
+         *           "autoCouponRule": null
+         *         }
+         *       }
+         *     }
+         */
+        PromocodeUpdatedPayload: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            event: "promocode.updated";
+            /** Format: date-time */
+            createdAt: string;
+            data: components["schemas"]["PromotionalCode"];
+        };
+        /**
+         * @example {
+         *       "id": "3f6c1f0e-8d1a-4c4e-9a57-2f1e5b7c9d10",
+         *       "event": "promocode.deleted",
+         *       "createdAt": "2025-01-15T10:30:00.000Z",
+         *       "data": {
+         *         "id": "f6a7b8c9-0d1e-4f2a-9b4c-5d6e7f8091a2"
+         *       }
+         *     }
+         */
+        PromocodeDeletedPayload: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            event: "promocode.deleted";
+            /** Format: date-time */
+            createdAt: string;
+            data: {
+                id: string;
+            };
         };
         /** @description Every failure: a human-readable description of what was wrong. */
         Error: {
@@ -749,73 +1598,6 @@ export interface components {
             /** Format: uuid */
             couponId: string;
         };
-        CouponSummary: {
-            /** Format: uuid */
-            id: string;
-            name: string | null;
-            externalId: string | null;
-            /** @enum {string} */
-            couponType: "PERCENTAGE" | "FLAT";
-            percentOff: number | null;
-            amountOff: number | null;
-            currency: string | null;
-            /** @enum {string} */
-            duration: "once" | "forever" | "repeating";
-            durationInMonths: number | null;
-            maxRedemptions: number | null;
-            timesRedeemed: number;
-            /** @enum {string} */
-            couponCategory: "CUSTOMER" | "PAYOUT";
-            limitToProducts: boolean;
-            productIds: string[];
-            collectionIds: string[];
-            valid: boolean;
-            /** Format: date-time */
-            redeemBy: string | null;
-            /** @enum {string|null} */
-            integrationType: "NONE" | "STRIPE" | "CHARGEBEE" | "PADDLE" | "SHOPIFY" | "WOOCOMMERCE" | "RECURLY" | "BRAINTREE" | null;
-            /** Format: uuid */
-            affiliateProgramId: string;
-            metadata: {
-                [key: string]: string;
-            };
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-            autoCouponRule: {
-                [key: string]: unknown;
-            } | null;
-        };
-        PromotionalCode: {
-            /** Format: uuid */
-            id: string;
-            code: string;
-            /** Format: uuid */
-            couponId: string;
-            /** Format: uuid */
-            affiliateId: string | null;
-            externalId: string | null;
-            active: boolean;
-            /** Format: date-time */
-            expiresAt: string | null;
-            maxRedemptions: number | null;
-            timesRedeemed: number;
-            firstTimeOrder: boolean;
-            minimumAmount: number | null;
-            minimumAmountCurrency: string | null;
-            limitToCustomers: boolean;
-            customerId: string | null;
-            limitToAffiliate: boolean;
-            isAutoGenerated: boolean;
-            isAffiliateGenerated: boolean;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-            affiliate: components["schemas"]["AffiliateSummary"] | null;
-            coupon: components["schemas"]["CouponSummary"];
-        };
         CodeStructure: {
             firstName?: boolean;
             lastName?: boolean;
@@ -879,53 +1661,6 @@ export interface components {
         DeletePromotionalCodeBody: {
             /** Format: uuid */
             promotionalCodeId: string;
-        };
-        AffiliateLink: {
-            /** Format: uuid */
-            id: string;
-            link: string;
-            /** Format: uuid */
-            userId: string;
-            /** Format: uuid */
-            programId: string;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-        };
-        Affiliate: {
-            /** Format: uuid */
-            id: string;
-            firstName: string;
-            lastName: string;
-            /** Format: email */
-            email: string;
-            /** @enum {string} */
-            status: "PENDING" | "ACTIVE" | "REJECTED" | "DISABLED";
-            commissionRate: number;
-            /**
-             * @deprecated
-             * @description Legacy single link, always null: read affiliateLinks.
-             */
-            link: string | null;
-            affiliateLinks: components["schemas"]["AffiliateLink"][];
-            /** Format: uuid */
-            programId: string;
-            commissionPlan: {
-                [key: string]: unknown;
-            } | null;
-            commissionTier: {
-                [key: string]: unknown;
-            } | null;
-            promotionalCodes?: components["schemas"]["PromotionalCodeSummary"][];
-            signupAnswers: {
-                question: string;
-                answer: string;
-            }[];
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
         };
         CreateAffiliateBody: {
             firstName: string;
@@ -999,28 +1734,6 @@ export interface components {
             /** Format: uri */
             landingUrl?: string;
         };
-        Referral: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            affiliateId: string;
-            /** Format: uuid */
-            linkId: string | null;
-            clickId: number | null;
-            /** Format: email */
-            email: string;
-            name: string | null;
-            referredUserExternalId: string | null;
-            plan: string | null;
-            /** @enum {string} */
-            status: "active" | "inactive";
-            /** Format: uuid */
-            programId: string;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-        };
         CreateReferralBody: {
             clickId?: number;
             link?: string;
@@ -1053,45 +1766,6 @@ export interface components {
         DeleteReferralBody: {
             /** Format: uuid */
             referralId: string;
-        };
-        Commission: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            affiliateId: string;
-            amount: number;
-            currency: string;
-            payoutCreated: boolean;
-            payoutId: string | null;
-        };
-        Sale: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            affiliateId: string;
-            /** Format: uuid */
-            referralId: string | null;
-            /** Format: uuid */
-            promotionalCodeId: string | null;
-            /** Format: uuid */
-            couponId: string | null;
-            promoCode: string | null;
-            /** Format: uuid */
-            linkId: string | null;
-            externalId: string | null;
-            customerId: string | null;
-            totalEarned: number;
-            currency: string;
-            commissionRate: number;
-            commissionEarned: number;
-            paymentTrigger: string;
-            commissions: components["schemas"]["Commission"][];
-            /** Format: uuid */
-            programId: string;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
         };
         CreateSaleBody: {
             promoCode?: string;
@@ -7005,7 +7679,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WebhookPayload"];
+                "application/json": components["schemas"]["AffiliateCreatedPayload"];
             };
         };
         responses: {
@@ -7041,7 +7715,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WebhookPayload"];
+                "application/json": components["schemas"]["AffiliateUpdatedPayload"];
             };
         };
         responses: {
@@ -7077,7 +7751,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WebhookPayload"];
+                "application/json": components["schemas"]["AffiliateDeletedPayload"];
             };
         };
         responses: {
@@ -7113,7 +7787,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WebhookPayload"];
+                "application/json": components["schemas"]["ReferralCreatedPayload"];
             };
         };
         responses: {
@@ -7149,7 +7823,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WebhookPayload"];
+                "application/json": components["schemas"]["ReferralUpdatedPayload"];
             };
         };
         responses: {
@@ -7185,7 +7859,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WebhookPayload"];
+                "application/json": components["schemas"]["ReferralDeletedPayload"];
             };
         };
         responses: {
@@ -7221,7 +7895,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WebhookPayload"];
+                "application/json": components["schemas"]["SaleCreatedPayload"];
             };
         };
         responses: {
@@ -7257,7 +7931,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WebhookPayload"];
+                "application/json": components["schemas"]["SaleUpdatedPayload"];
             };
         };
         responses: {
@@ -7293,7 +7967,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WebhookPayload"];
+                "application/json": components["schemas"]["SaleDeletedPayload"];
             };
         };
         responses: {
@@ -7329,7 +8003,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WebhookPayload"];
+                "application/json": components["schemas"]["CouponCreatedPayload"];
             };
         };
         responses: {
@@ -7365,7 +8039,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WebhookPayload"];
+                "application/json": components["schemas"]["CouponUpdatedPayload"];
             };
         };
         responses: {
@@ -7401,7 +8075,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WebhookPayload"];
+                "application/json": components["schemas"]["CouponDeletedPayload"];
             };
         };
         responses: {
@@ -7437,7 +8111,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WebhookPayload"];
+                "application/json": components["schemas"]["PromocodeCreatedPayload"];
             };
         };
         responses: {
@@ -7473,7 +8147,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WebhookPayload"];
+                "application/json": components["schemas"]["PromocodeUpdatedPayload"];
             };
         };
         responses: {
@@ -7509,7 +8183,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WebhookPayload"];
+                "application/json": components["schemas"]["PromocodeDeletedPayload"];
             };
         };
         responses: {

@@ -1,4 +1,4 @@
-import { buildOpenApiDocument, PUBLIC_EVENT_TYPES } from '@affiliate/contracts';
+import { buildOpenApiDocument, payloadComponentName, PUBLIC_EVENT_TYPES } from '@affiliate/contracts';
 
 type Document = ReturnType<typeof buildOpenApiDocument> & { webhooks?: Record<string, unknown> };
 
@@ -10,7 +10,7 @@ const signatureHeaders = [
 
 /**
  * The public API, the admin API and, as OpenAPI 3.1 `webhooks`, what a subscriber receives for
- * each of the fifteen event types. Everything comes from the contracts' schemas.
+ * each public event type, with its own payload schema from the event catalogue (contracts).
  */
 export function gatewayOpenApiDocument(): Document {
   const document: Document = buildOpenApiDocument('/');
@@ -25,7 +25,7 @@ export function gatewayOpenApiDocument(): Document {
           // We call the subscriber: no credential of ours is involved, the signature headers authenticate us.
           security: [],
           parameters: signatureHeaders,
-          requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/WebhookPayload' } } } },
+          requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${payloadComponentName(type)}` } } } },
           responses: {
             '2XX': { description: 'Delivered. Any other answer, or none within 15 s, is retried with backoff.' },
             '410': { description: 'Gone: the endpoint is disabled and receives nothing more.' },

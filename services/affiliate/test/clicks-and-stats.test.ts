@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Click, LinkResponse } from '@affiliate/contracts';
+import { Click, exampleEventData, LinkResponse } from '@affiliate/contracts';
 import { createEvent } from '@affiliate/platform';
 import { eventually } from '@affiliate/platform/testing';
 import { createAffiliate, newProgramId, startAffiliateService, type Api, type Harness } from './affiliate-service';
@@ -15,7 +15,8 @@ afterAll(async () => {
 const linkNamed = async (api: Api, link: string) => LinkResponse.parse((await api.get('/links', { link })).body[0]);
 
 /** An event published twice with its id, and once more as a new event with the same data: all three must count once. */
-async function deliverRepeatedly(programId: string, type: Parameters<typeof createEvent>[0], data: Record<string, unknown>) {
+async function deliverRepeatedly(programId: string, type: Parameters<typeof createEvent>[0], replaced: Record<string, unknown>) {
+  const data = exampleEventData(type, replaced as never);
   const event = createEvent(type, programId, data);
   await harness.publish(event);
   await harness.publish(event);
@@ -70,7 +71,7 @@ test('after 100 clicks, 10 referrals and 5 sales (one deleted), each event deliv
 
   await eventually(async () => expect(await linkNamed(api, 'ann')).toMatchObject({ clicks: 100, referrals: 10, sales: 4, totalRevenue: 101 }));
   // A late copy of the deleted sale's creation must not bring it back.
-  await harness.publish(createEvent('sale.created', programId, { id: saleIds[4], affiliateId: affiliate.id, linkId: link?.id, totalEarned: 99.99, updatedAt }));
+  await harness.publish(createEvent('sale.created', programId, exampleEventData('sale.created', { id: saleIds[4], affiliateId: affiliate.id, linkId: link?.id, totalEarned: 99.99, updatedAt } as never)));
   await deliverRepeatedly(programId, 'referral.created', { id: randomUUID(), affiliateId: affiliate.id, linkId: link?.id });
   await eventually(async () => expect(await linkNamed(api, 'ann')).toMatchObject({ referrals: 11, sales: 4, totalRevenue: 101 }));
 });
@@ -86,7 +87,7 @@ test('sale.updated replaces the amount, an older update is ignored, and referral
   await deliverRepeatedly(programId, 'referral.created', { id: randomUUID(), affiliateId: affiliate.id, linkId: null });
   await deliverRepeatedly(programId, 'sale.updated', { id: saleId, affiliateId: affiliate.id, linkId: null, totalEarned: 75.5, updatedAt: at(2000) });
   await eventually(async () => expect(await linkNamed(api, 'first')).toMatchObject({ referrals: 1, sales: 1, totalRevenue: 75.5 }));
-  await harness.publish(createEvent('sale.updated', programId, { id: saleId, affiliateId: affiliate.id, linkId: null, totalEarned: 60, updatedAt: at(1000) }));
+  await harness.publish(createEvent('sale.updated', programId, exampleEventData('sale.updated', { id: saleId, affiliateId: affiliate.id, linkId: null, totalEarned: 60, updatedAt: at(1000) } as never)));
   await deliverRepeatedly(programId, 'referral.deleted', { id: randomUUID() });
   await deliverRepeatedly(programId, 'sale.created', { id: randomUUID(), affiliateId: affiliate.id, linkId: null, totalEarned: 0.01, updatedAt: at(0) });
   await eventually(async () => expect(await linkNamed(api, 'first')).toMatchObject({ referrals: 1, sales: 2, totalRevenue: 75.51 }));

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { EventEnvelope } from '@affiliate/contracts';
+import { exampleEventData, type EventEnvelope } from '@affiliate/contracts';
+import pino from 'pino';
 import { EventBus, createEvent, createLogger, processedEvents } from '@affiliate/platform';
 import { eventually, newProgramId, testInfra, uniqueName } from '@affiliate/platform/testing';
 import amqplib from 'amqplib';
@@ -28,7 +29,7 @@ afterEach(async () => {
   await consumer.close();
 });
 
-const couponCreated = () => createEvent('coupon.created', newProgramId(), { id: randomUUID(), name: 'Spring' });
+const couponCreated = () => createEvent('coupon.created', newProgramId(), exampleEventData('coupon.created', { id: randomUUID(), name: 'Spring' }));
 
 async function queueDepth(queue: string): Promise<number> {
   const amqp = await amqplib.connect(testInfra().amqpUrl);
@@ -98,6 +99,25 @@ test('a consumer that keeps throwing is retried up to the bound and then dead-le
   await publisher.publish(couponCreated());
   await eventually(async () => expect(await queueDepth('broken.dead')).toBe(1));
   expect(calls).toBe(3);
+});
+
+test('an event whose data does not fit its type is dead-lettered without reaching the handler, with a log line naming the field', async () => {
+  const lines: string[] = [];
+  const recording = pino({ level: 'error' }, { write: (line: string) => void lines.push(line) });
+  const strictConsumer = new EventBus({ url: testInfra().amqpUrl, exchange, logger: recording });
+  let calls = 0;
+  try {
+    await strictConsumer.subscribe({ queue: 'misfit', eventTypes: ['coupon.created'], processedEvents: processedEvents(connection, uniqueName('p')), handler: async () => void (calls += 1) });
+    const misfit = { ...couponCreated(), data: { ...exampleEventData('coupon.created'), timesRedeemed: 'three' } };
+    await publisher.publish(misfit as EventEnvelope);
+    await eventually(async () => expect(await queueDepth('misfit.dead')).toBe(1));
+    expect(calls).toBe(0);
+    expect(lines.map((line) => JSON.parse(line) as { field?: string; msg: string })).toEqual([
+      expect.objectContaining({ field: 'data.timesRedeemed', msg: expect.stringContaining('coupon.created data does not fit its schema') }),
+    ]);
+  } finally {
+    await strictConsumer.close();
+  }
 });
 
 test('a message that is not an event envelope is dead-lettered without reaching the handler', async () => {

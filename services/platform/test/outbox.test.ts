@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { EventEnvelope } from '@affiliate/contracts';
+import { exampleEventData, type EventEnvelope } from '@affiliate/contracts';
 import {
   EventBus,
   OutboxRelay,
@@ -33,7 +33,7 @@ afterAll(async () => {
 
 async function createCounter(programId: string): Promise<string> {
   const id = randomUUID();
-  await Counters.create({ _id: id, programId, name: 'clicks', value: 0, _outbox: [createEvent('coupon.created', programId, { id, value: 0 })] });
+  await Counters.create({ _id: id, programId, name: 'clicks', value: 0, _outbox: [createEvent('coupon.created', programId, exampleEventData('coupon.created', { id, timesRedeemed: 0 }))] });
   return id;
 }
 
@@ -100,7 +100,7 @@ describe('with a running broker', () => {
       Array.from({ length: 20 }, () =>
         updateWithEvents(Counters, { _id: id, programId }, (current) => ({
           set: { value: current.value + 1 },
-          events: (next) => [createEvent('coupon.updated', programId, { id, value: next.value })],
+          events: (next) => [createEvent('coupon.updated', programId, exampleEventData('coupon.updated', { id, timesRedeemed: next.value }))],
         })),
       ),
     );
@@ -108,7 +108,7 @@ describe('with a running broker', () => {
     relay.start();
     const ofThisCounter = () => received.filter((event) => event.data.id === id);
     await eventually(() => expect(ofThisCounter()).toHaveLength(21));
-    const values = ofThisCounter().filter((event) => event.type === 'coupon.updated').map((event) => event.data.value);
+    const values = ofThisCounter().filter((event) => event.type === 'coupon.updated').map((event) => event.data.timesRedeemed);
     expect([...values].sort((a, b) => Number(a) - Number(b))).toEqual(Array.from({ length: 20 }, (_, index) => index + 1));
   });
 
@@ -142,7 +142,7 @@ describe('with a running broker', () => {
       const id = await createCounter(programId);
       await updateWithEvents(Counters, { _id: id, programId }, (current) => ({
         set: { value: current.value + 1 },
-        events: (next) => [createEvent('coupon.updated', programId, { id, value: next.value })],
+        events: (next) => [createEvent('coupon.updated', programId, exampleEventData('coupon.updated', { id, timesRedeemed: next.value }))],
       }));
       await eventually(() => expect(received.filter((event) => event.data.id === id).map((event) => event.type)).toEqual(['coupon.created', 'coupon.updated']));
       // Once out, the document no longer carries the marker the sweep reads.
@@ -159,8 +159,8 @@ describe('with a running broker', () => {
     const marked = randomUUID();
     const unmarked = randomUUID();
     await Counters.collection.insertMany([
-      { _id: marked, programId, name: 'clicks', value: 0, revision: 0, deletedAt: null, _pendingSince: new Date(0), _outbox: [createEvent('coupon.created', programId, { id: marked })] },
-      { _id: unmarked, programId, name: 'clicks', value: 0, revision: 0, deletedAt: null, _outbox: [createEvent('coupon.created', programId, { id: unmarked })] },
+      { _id: marked, programId, name: 'clicks', value: 0, revision: 0, deletedAt: null, _pendingSince: new Date(0), _outbox: [createEvent('coupon.created', programId, exampleEventData('coupon.created', { id: marked }))] },
+      { _id: unmarked, programId, name: 'clicks', value: 0, revision: 0, deletedAt: null, _outbox: [createEvent('coupon.created', programId, exampleEventData('coupon.created', { id: unmarked }))] },
     ] as never[]);
     relay.start();
     await eventually(() => expect(received.map((event) => event.data.id).filter((id) => id === marked || id === unmarked).sort()).toEqual([marked, unmarked].sort()));

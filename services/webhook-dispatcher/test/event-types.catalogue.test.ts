@@ -2,7 +2,7 @@ import { PUBLIC_EVENT_TYPES, WebhookPayload, type EventTypeDescription, type Pub
 import type { RunningService } from '@affiliate/platform';
 import { internalHeaders, newProgramId } from '@affiliate/platform/testing';
 import request from 'supertest';
-import { payloadSchemaOf } from '../src/domain/event-catalogue';
+import { payloadSchemaOf } from '@affiliate/contracts';
 import { bootDispatcher } from './support/dispatcher';
 
 let service: RunningService;
@@ -14,7 +14,7 @@ beforeAll(async () => {
 });
 afterAll(() => service.stop());
 
-test('GET /event-types lists exactly the fifteen public types, each with a description', () => {
+test('GET /event-types lists exactly the public types of the catalogue, each with a description', () => {
   expect(catalogue.map((entry) => entry.type)).toEqual([...PUBLIC_EVENT_TYPES]);
   for (const entry of catalogue) expect(entry.description.length).toBeGreaterThan(10);
 });

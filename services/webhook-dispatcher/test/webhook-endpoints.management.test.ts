@@ -50,7 +50,7 @@ test('the endpoint list pages with limit and a Link header', async () => {
   expect(rest.body).toHaveLength(1);
 });
 
-test('eventTypes must be a non-empty subset of the fifteen public types or their wildcards', async () => {
+test('eventTypes must be a non-empty subset of the public types or their wildcards', async () => {
   for (const eventTypes of [[], ['program.updated'], ['sale.refunded'], ['payout.created'], ['sales.*'], ['sale.*.x'], ['SALE.CREATED']]) {
     const response = await api().post('/webhook-endpoints').set(as(programId)).send({ url, eventTypes }).expect(400);
     expect(response.body.error).toMatch(/eventTypes/);

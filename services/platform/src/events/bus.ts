@@ -1,4 +1,5 @@
-import { EventEnvelope } from '@affiliate/contracts';
+import { eventDataSchemaOf, EventEnvelope } from '@affiliate/contracts';
+import type { ZodError } from 'zod';
 import amqp, { type AmqpConnectionManager, type ChannelWrapper } from 'amqp-connection-manager';
 import type { Channel, ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { withRequestContext, type Logger } from '../logger';
@@ -93,13 +94,16 @@ export class EventBus {
     const onMessage = async (channel: ConfirmChannel, message: ConsumeMessage | null) => {
       if (!message) return; // the broker cancelled the consumer; setup runs again on reconnect
       const attempt = Number(message.properties.headers?.[ATTEMPT_HEADER] ?? 1);
-      const parsed = parseEnvelope(message.content);
-      if (!parsed) {
-        logger.error({ queue, messageId: message.properties.messageId }, 'poison message: not an event envelope; dead-lettered');
+      const outcome = parseEvent(message.content);
+      if (!outcome.event) {
+        // One behaviour for every consumer: a message that is not an event of the catalogue, or whose
+        // data does not fit its type, is dead-lettered with the field that is wrong.
+        logger.error({ queue, messageId: message.properties.messageId, field: outcome.field, problem: outcome.problem }, `poison message: ${outcome.problem}; dead-lettered`);
         await sendAndConfirm(channel, deadQueue, message, attempt);
         channel.ack(message);
         return;
       }
+      const parsed = outcome.event;
       await withRequestContext({ requestId: parsed.id, programId: parsed.programId }, async () => {
         let claim: ClaimOutcome;
         try {
@@ -171,14 +175,28 @@ export class EventBus {
   }
 }
 
-function parseEnvelope(content: Buffer): EventEnvelope | null {
+type ParseOutcome = { event: EventEnvelope; field?: never; problem?: never } | { event?: never; field: string; problem: string };
+
+/** The envelope, then its data against the catalogue's schema for its type (contracts/event-catalogue). */
+function parseEvent(content: Buffer): ParseOutcome {
+  let json: unknown;
   try {
-    const result = EventEnvelope.safeParse(JSON.parse(content.toString('utf8')));
-    return result.success ? result.data : null;
+    json = JSON.parse(content.toString('utf8'));
   } catch {
-    return null;
+    return { field: '(body)', problem: 'not JSON' };
   }
+  const envelope = EventEnvelope.safeParse(json);
+  if (!envelope.success) return { field: fieldOf(envelope.error), problem: `not an event envelope (${fieldOf(envelope.error)}: ${envelope.error.issues[0]?.message})` };
+  const data = eventDataSchemaOf(envelope.data.type).safeParse(envelope.data.data);
+  if (!data.success) {
+    const field = `data.${fieldOf(data.error)}`;
+    return { field, problem: `${envelope.data.type} data does not fit its schema (${field}: ${data.error.issues[0]?.message})` };
+  }
+  // Checked, not rewritten: the handler gets the data as sent.
+  return { event: envelope.data };
 }
+
+const fieldOf = (error: ZodError) => error.issues[0]?.path.join('.') || '(root)';
 
 function sendAndConfirm(channel: ConfirmChannel, queue: string, message: ConsumeMessage, attempt: number): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { EventEnvelope, EventType } from '@affiliate/contracts';
+import type { EventData, EventEnvelope, EventType } from '@affiliate/contracts';
 import { Schema, type Connection, type FilterQuery, type Model, type UpdateQuery } from 'mongoose';
 import { conflict } from '../errors';
 import type { Logger } from '../logger';
@@ -76,7 +76,8 @@ export function outboxPlugin(schema: Schema): void {
   });
 }
 
-export function createEvent<Data extends Record<string, unknown>>(type: EventType, programId: string, data: Data): EventEnvelope<Data> {
+/** An event whose data the type system holds to its type's schema in the catalogue (contracts). */
+export function createEvent<Type extends EventType>(type: Type, programId: string, data: EventData<Type>): EventEnvelope<EventData<Type>> {
   return { id: randomUUID(), type, programId, occurredAt: new Date().toISOString(), data };
 }
 

@@ -1,4 +1,4 @@
-import type { EventType } from '@affiliate/contracts';
+import { exampleEventData, type EventType } from '@affiliate/contracts';
 import { bootService, createEvent, createLogger, EventBus, type RunningService, type ServiceSettings } from '@affiliate/platform';
 import { eventually, internalHeaders, testServiceSettings } from '@affiliate/platform/testing';
 import request from 'supertest';
@@ -21,8 +21,9 @@ export function bootDispatcher(settings = testDispatcherSettings(), serviceSetti
 export function eventPublisher(service: RunningService) {
   const bus = new EventBus({ url: service.context.settings.amqpUrl, exchange: service.context.settings.exchange, logger: createLogger('test-publisher', 'silent') });
   return {
-    async publish(type: EventType, programId: string, data: Record<string, unknown> = { id: crypto.randomUUID() }) {
-      const event = createEvent(type, programId, data);
+    /** Valid data of the type (the catalogue's example) with a fresh id and these fields replaced. */
+    async publish(type: EventType, programId: string, replaced: Record<string, unknown> = {}) {
+      const event = createEvent(type, programId, exampleEventData(type, { id: crypto.randomUUID(), ...replaced } as never));
       await bus.publish(event);
       return event;
     },

@@ -120,3 +120,16 @@ export const coupon = { ...couponSummary, promotionalCodes: [promotionalCodeSumm
 export const promotionalCode = { ...promotionalCodeSummary, coupon: couponSummary };
 
 export const dataByFamily = { affiliate, referral, sale, coupon, promocode: promotionalCode };
+
+export const program = {
+  id: PROGRAM_ID,
+  name: 'Acme',
+  urlModifier: 'ref',
+  destinationUrls: [{ url: 'https://shop.example.com/', params: {} }],
+  requireApproval: false,
+  defaultCommissionRate: 20,
+  apiAccess: true,
+  rateLimit: null,
+  createdAt: at,
+  updatedAt: at,
+};
