@@ -11,3 +11,4 @@ export * from './http/service-client';
 export * from './http/validation';
 export * from './run';
 export * from './http/pagination';
+export * from './money';

@@ -1,4 +1,4 @@
-import { isDuplicateKey } from '@affiliate/platform';
+import { fromMinorUnits, isDuplicateKey, toMinorUnits } from '@affiliate/platform';
 import type { ActivityKind } from '../data-access/link-activity';
 import type { Models } from '../data-access/models';
 import { firstLinkOf } from './affiliate-links';
@@ -7,7 +7,12 @@ export type LinkStats = { clicks: number; referrals: number; sales: number; tota
 
 export type AttributedObject = { id: string; affiliateId: string; linkId?: string | null; updatedAt?: string };
 
-const toCents = (amount: number) => Math.round(amount * 100);
+/**
+ * totalRevenue has no currency in the specification: a plain sum to two decimals, kept as an integer
+ * count of hundredths and rounded by the one money rule (platform money module).
+ */
+const REVENUE_UNIT = 'USD';
+const toCents = (amount: number) => toMinorUnits(amount, REVENUE_UNIT);
 
 /** The link a referral or sale counts on: its own, else the affiliate's first; null when the affiliate has none left. */
 async function countedLinkOf(models: Models, programId: string, object: AttributedObject): Promise<string | null> {
@@ -96,7 +101,7 @@ export async function statsOfLinks(models: Models, programId: string, linkIds: s
     if (row._id.kind === 'referral') entry.referrals = row.count;
     if (row._id.kind === 'sale') {
       entry.sales = row.count;
-      entry.totalRevenue = row.cents / 100;
+      entry.totalRevenue = fromMinorUnits(row.cents, REVENUE_UNIT);
     }
   }
   return stats;

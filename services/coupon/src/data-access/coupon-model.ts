@@ -12,7 +12,8 @@ export type CouponRecord = {
   externalIdKey: string;
   couponType: 'PERCENTAGE' | 'FLAT';
   percentOff: number | null;
-  amountOff: number | null;
+  /** Integer minor units of `currency` (platform money module). */
+  amountOffMinor: number | null;
   currency: string | null;
   duration: 'once' | 'forever' | 'repeating';
   durationInMonths: number | null;
@@ -50,7 +51,7 @@ const couponSchema = new Schema<CouponRecord>(
     externalIdKey: { type: String, required: true },
     couponType: { type: String, required: true },
     percentOff: { type: Number, default: null },
-    amountOff: { type: Number, default: null },
+    amountOffMinor: { type: Number, default: null },
     currency: { type: String, default: null },
     duration: { type: String, required: true },
     durationInMonths: { type: Number, default: null },

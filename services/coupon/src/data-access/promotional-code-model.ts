@@ -22,7 +22,8 @@ export type PromotionalCodeRecord = {
   maxRedemptions: number | null;
   timesRedeemed: number;
   firstTimeOrder: boolean;
-  minimumAmount: number | null;
+  /** Integer minor units of `minimumAmountCurrency` (platform money module). */
+  minimumAmountMinor: number | null;
   minimumAmountCurrency: string | null;
   limitToCustomers: boolean;
   customerId: string | null;
@@ -63,7 +64,7 @@ const promotionalCodeSchema = new Schema<PromotionalCodeRecord>(
     maxRedemptions: { type: Number, default: null },
     timesRedeemed: { type: Number, default: 0 },
     firstTimeOrder: { type: Boolean, required: true },
-    minimumAmount: { type: Number, default: null },
+    minimumAmountMinor: { type: Number, default: null },
     minimumAmountCurrency: { type: String, default: null },
     limitToCustomers: { type: Boolean, required: true },
     customerId: { type: String, default: null },

@@ -1,6 +1,7 @@
 import type { Coupon, CouponSummary, PromotionalCode, PromotionalCodeSummary } from '@affiliate/contracts';
 import type { CouponRecord, MetadataEntry } from './coupon-model';
 import type { PromotionalCodeRecord } from './promotional-code-model';
+import { fromMinorUnits } from '@affiliate/platform';
 
 const isoOrNull = (date: Date | null | undefined): string | null => (date ? new Date(date).toISOString() : null);
 const iso = (date: Date): string => new Date(date).toISOString();
@@ -14,6 +15,11 @@ function metadataRecord(entries: MetadataEntry[] | undefined): Record<string, st
   return { ...record };
 }
 
+/** A code's minimum order as the API shows it: a decimal amount of its currency, or null. */
+export function minimumAmountOf(code: Pick<PromotionalCodeRecord, 'minimumAmountMinor' | 'minimumAmountCurrency'>): number | null {
+  return code.minimumAmountMinor == null || !code.minimumAmountCurrency ? null : fromMinorUnits(code.minimumAmountMinor, code.minimumAmountCurrency);
+}
+
 export function toCouponSummary(coupon: CouponRecord): CouponSummary {
   return {
     id: coupon._id,
@@ -21,7 +27,7 @@ export function toCouponSummary(coupon: CouponRecord): CouponSummary {
     externalId: coupon.externalId ?? null,
     couponType: coupon.couponType,
     percentOff: coupon.percentOff ?? null,
-    amountOff: coupon.amountOff ?? null,
+    amountOff: coupon.amountOffMinor == null || !coupon.currency ? null : fromMinorUnits(coupon.amountOffMinor, coupon.currency),
     currency: coupon.currency ?? null,
     duration: coupon.duration,
     durationInMonths: coupon.durationInMonths ?? null,
@@ -54,7 +60,7 @@ export function toPromotionalCodeSummary(code: PromotionalCodeRecord): Promotion
     maxRedemptions: code.maxRedemptions ?? null,
     timesRedeemed: code.timesRedeemed,
     firstTimeOrder: code.firstTimeOrder,
-    minimumAmount: code.minimumAmount ?? null,
+    minimumAmount: minimumAmountOf(code),
     minimumAmountCurrency: code.minimumAmountCurrency ?? null,
     limitToCustomers: code.limitToCustomers,
     customerId: code.customerId ?? null,

@@ -1,5 +1,5 @@
 import type { RedeemPromotionalCodeBody } from '@affiliate/contracts';
-import { badRequest } from '@affiliate/platform';
+import { badRequest, fromMinorUnits, toMinorUnits } from '@affiliate/platform';
 import type { CouponRecord } from '../data-access/coupon-model';
 import type { PromotionalCodeRecord } from '../data-access/promotional-code-model';
 
@@ -26,12 +26,12 @@ export function checkRedeemable(
   if (coupon.couponType === 'FLAT' && coupon.currency && sale.currency && sale.currency !== coupon.currency) {
     throw badRequest(`The coupon of promotional code ${name} is in ${coupon.currency}; the sale is in ${sale.currency}`);
   }
-  if (code.minimumAmount !== null && code.minimumAmount !== undefined) {
+  if (code.minimumAmountMinor != null && code.minimumAmountCurrency) {
     if (code.minimumAmountCurrency && sale.currency && sale.currency !== code.minimumAmountCurrency) {
       throw badRequest(`Promotional code ${name} requires an order in ${code.minimumAmountCurrency}; the sale is in ${sale.currency}`);
     }
-    if (sale.totalEarned < code.minimumAmount) {
-      throw badRequest(`Promotional code ${name} requires a minimum order of ${code.minimumAmount} ${code.minimumAmountCurrency ?? ''}`.trimEnd());
+    if (toMinorUnits(sale.totalEarned, code.minimumAmountCurrency) < code.minimumAmountMinor) {
+      throw badRequest(`Promotional code ${name} requires a minimum order of ${fromMinorUnits(code.minimumAmountMinor, code.minimumAmountCurrency)} ${code.minimumAmountCurrency}`);
     }
   }
   if (code.firstTimeOrder && sale.firstTimeOrder !== true) {

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Coupon, CreateCouponBody } from '@affiliate/contracts';
-import { badRequest, createEvent, isDuplicateKey } from '@affiliate/platform';
+import { badRequest, createEvent, fromMinorUnits, isDuplicateKey, toMinorUnits } from '@affiliate/platform';
 import type { CouponRecord } from '../data-access/coupon-model';
 import type { CouponModels } from '../data-access/models';
 import { metadataEntries, toCoupon } from '../data-access/representations';
 import { externalIdKey } from '../data-access/unique-keys';
-import { roundToCents } from './money';
 
 /** Fields of the other discount kind are refused rather than silently stored beside the real one. */
 function refuseMismatchedDiscountFields(body: CreateCouponBody): void {
@@ -33,7 +32,7 @@ export async function createCoupon(models: CouponModels, programId: string, body
     externalIdKey: externalIdKey(id, externalId),
     couponType: body.couponType,
     percentOff: body.couponType === 'PERCENTAGE' ? (body.percentOff ?? null) : null,
-    amountOff: body.couponType === 'FLAT' && body.amountOff !== undefined ? roundToCents(body.amountOff) : null,
+    amountOffMinor: body.couponType === 'FLAT' && body.amountOff !== undefined && body.currency ? flatAmountOff(body.amountOff, body.currency) : null,
     currency: body.couponType === 'FLAT' ? (body.currency ?? null) : null,
     duration: body.duration,
     durationInMonths: body.duration === 'repeating' ? (body.durationInMonths ?? null) : null,
@@ -58,4 +57,11 @@ export async function createCoupon(models: CouponModels, programId: string, body
     throw error;
   }
   return representation;
+}
+
+/** A flat discount in minor units; one that rounds to nothing (0.001 USD, 1e-320) is refused, not stored as 0. */
+function flatAmountOff(amountOff: number, currency: string): number {
+  const units = toMinorUnits(amountOff, currency);
+  if (units <= 0) throw badRequest(`amountOff: ${amountOff} ${currency} is less than the smallest unit of ${currency} (${fromMinorUnits(1, currency)})`);
+  return units;
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { CreatePromotionalCodeBody, PromotionalCode } from '@affiliate/contracts';
-import { badRequest, createEvent, isDuplicateKey } from '@affiliate/platform';
+import { badRequest, createEvent, isDuplicateKey, toMinorUnits } from '@affiliate/platform';
 import type { AffiliateDirectory } from '../data-access/affiliate-directory';
 import type { CouponModels } from '../data-access/models';
 import type { PromotionalCodeRecord } from '../data-access/promotional-code-model';
@@ -8,7 +8,6 @@ import { rememberCodeOfCoupon, requireCouponRecord } from '../data-access/reads'
 import { toPromotionalCode } from '../data-access/representations';
 import { codeKey, duplicatedKey, externalIdKey } from '../data-access/unique-keys';
 import { generatePromotionalCode } from './generate-promotional-code';
-import { roundToCents } from './money';
 import { resolveAffiliate } from './resolve-affiliate';
 import { unassignIfDeparted } from './unassign-departed-affiliate';
 
@@ -43,7 +42,7 @@ export async function createPromotionalCode(
     maxRedemptions: body.maxRedemptions ?? null,
     timesRedeemed: 0,
     firstTimeOrder: body.firstTimeOrder,
-    minimumAmount: body.minimumAmount == null ? null : roundToCents(body.minimumAmount),
+    minimumAmountMinor: body.minimumAmount == null || !body.minimumAmountCurrency ? null : toMinorUnits(body.minimumAmount, body.minimumAmountCurrency),
     minimumAmountCurrency: body.minimumAmountCurrency ?? null,
     limitToCustomers: body.limitToCustomers,
     customerId: body.customerId ?? null,

@@ -1,12 +1,11 @@
 import type { PromotionalCode, UpdatePromotionalCodeBody } from '@affiliate/contracts';
-import { badRequest, createEvent, isDuplicateKey, notFound, updateWithEvents } from '@affiliate/platform';
+import { badRequest, createEvent, isDuplicateKey, notFound, toMinorUnits, updateWithEvents } from '@affiliate/platform';
 import type { AffiliateSummary } from '@affiliate/contracts';
 import type { PromotionalCodeRecord } from '../data-access/promotional-code-model';
 import { requireCouponRecord } from '../data-access/reads';
-import { toPromotionalCode } from '../data-access/representations';
+import { minimumAmountOf, toPromotionalCode } from '../data-access/representations';
 import { externalIdKey } from '../data-access/unique-keys';
 import type { PromotionalCodeDeps } from './create-promotional-code';
-import { roundToCents } from './money';
 import { resolveAffiliate } from './resolve-affiliate';
 import { unassignIfDeparted } from './unassign-departed-affiliate';
 
@@ -26,7 +25,10 @@ function changedFields(body: UpdatePromotionalCodeBody, current: PromotionalCode
   if (body.maxRedemptions !== undefined) set.maxRedemptions = body.maxRedemptions;
   if (body.limitToAffiliate !== undefined) set.limitToAffiliate = body.limitToAffiliate;
   if (body.firstTimeOrder !== undefined) set.firstTimeOrder = body.firstTimeOrder;
-  if (body.minimumAmount !== undefined) set.minimumAmount = body.minimumAmount === null ? null : roundToCents(body.minimumAmount);
+  // The minimum is kept in minor units of its currency: a new currency re-expresses the same decimal amount.
+  const currency = body.minimumAmountCurrency !== undefined ? body.minimumAmountCurrency : current.minimumAmountCurrency;
+  const decimal = body.minimumAmount !== undefined ? body.minimumAmount : minimumAmountOf(current);
+  if (body.minimumAmount !== undefined || body.minimumAmountCurrency !== undefined) set.minimumAmountMinor = decimal === null || !currency ? null : toMinorUnits(decimal, currency);
   if (body.minimumAmountCurrency !== undefined) set.minimumAmountCurrency = body.minimumAmountCurrency;
   if (body.customerId !== undefined) set.customerId = body.customerId;
   if (body.limitToCustomers !== undefined) set.limitToCustomers = body.limitToCustomers;
@@ -36,7 +38,7 @@ function changedFields(body: UpdatePromotionalCodeBody, current: PromotionalCode
   }
   const next = { ...current, ...set };
   if (next.limitToCustomers && !next.customerId) throw badRequest('customerId is required when limitToCustomers is true');
-  if (next.minimumAmount !== null && next.minimumAmountCurrency === null) {
+  if (decimal !== null && !currency) {
     throw badRequest('minimumAmountCurrency is required with minimumAmount');
   }
   return set;

@@ -1,5 +1,5 @@
 import type { Sale } from '@affiliate/contracts';
-import { outboxPlugin, type OutboxFields } from '@affiliate/platform';
+import { fromMinorUnits, outboxPlugin, type OutboxFields } from '@affiliate/platform';
 import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
 
 export type SaleDocument = {
@@ -21,10 +21,11 @@ export type SaleDocument = {
   /** The key the coupon service counted this sale's redemption under (promo-code sales only). */
   redemptionKey: string | null;
   customerId: string | null;
-  totalEarned: number;
+  /** Money in integer minor units of `currency` (platform money module); the API shows decimals. */
+  totalEarnedMinor: number;
   currency: string;
   commissionRate: number;
-  commissionEarned: number;
+  commissionEarnedMinor: number;
   paymentTrigger: string;
   commissions: Commission[];
   /** Set by DELETE /sales: the sale is reversed, out of every read, but its externalId stays taken. */
@@ -33,7 +34,7 @@ export type SaleDocument = {
   updatedAt: Date;
 } & Partial<OutboxFields>;
 
-type Commission = Sale['commissions'][number];
+type Commission = Omit<Sale['commissions'][number], 'amount'> & { amountMinor: number };
 
 export const externalIdKeyOf = (programId: string, externalId: string): string => `${programId}:${externalId}`;
 
@@ -44,7 +45,7 @@ const commissionSchema = new Schema<Commission>(
   {
     id: { type: String, required: true },
     affiliateId: { type: String, required: true },
-    amount: { type: Number, required: true },
+    amountMinor: { type: Number, required: true },
     currency: { type: String, required: true },
     payoutCreated: { type: Boolean, required: true },
     payoutId: { type: String, default: null },
@@ -66,10 +67,10 @@ const schema = new Schema<SaleDocument>(
     externalIdKey: { type: String },
     redemptionKey: { type: String, default: null },
     customerId: { type: String, default: null },
-    totalEarned: { type: Number, required: true },
+    totalEarnedMinor: { type: Number, required: true },
     currency: { type: String, required: true },
     commissionRate: { type: Number, required: true },
-    commissionEarned: { type: Number, required: true },
+    commissionEarnedMinor: { type: Number, required: true },
     paymentTrigger: { type: String, required: true },
     commissions: { type: [commissionSchema], default: [] },
     reversedAt: { type: Date, default: null },
@@ -99,15 +100,15 @@ export function toSale(sale: SaleDocument): Sale {
     linkId: sale.linkId,
     externalId: sale.externalId,
     customerId: sale.customerId,
-    totalEarned: sale.totalEarned,
+    totalEarned: fromMinorUnits(sale.totalEarnedMinor, sale.currency),
     currency: sale.currency,
     commissionRate: sale.commissionRate,
-    commissionEarned: sale.commissionEarned,
+    commissionEarned: fromMinorUnits(sale.commissionEarnedMinor, sale.currency),
     paymentTrigger: sale.paymentTrigger,
     commissions: sale.commissions.map((commission) => ({
       id: commission.id,
       affiliateId: commission.affiliateId,
-      amount: commission.amount,
+      amount: fromMinorUnits(commission.amountMinor, commission.currency),
       currency: commission.currency,
       payoutCreated: commission.payoutCreated,
       payoutId: commission.payoutId ?? null,

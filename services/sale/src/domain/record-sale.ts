@@ -1,10 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { CreateSaleBody, InternalAffiliate, Redemption, Referral, Sale } from '@affiliate/contracts';
-import { AppError, badRequest, conflict, isDuplicateKey } from '@affiliate/platform';
+import { AppError, badRequest, conflict, isDuplicateKey, percentOfMinorUnits, roundToMinorUnit, toMinorUnits } from '@affiliate/platform';
 import { RedemptionInProgress, redeemCode, releaseRedemption } from '../data-access/coupon-redemptions';
 import { externalIdKeyOf, toSale, type SaleDocument } from '../data-access/sales';
 import { activeAffiliate, attributedReferral } from './attribute-sale';
-import { commissionOf, roundToCents } from './money';
 import { saleCreated } from './sale-events';
 import type { SaleDependencies } from './sale-dependencies';
 
@@ -54,7 +53,7 @@ async function recordPromoCodeSale(
   externalIdKey: string | undefined,
 ): Promise<Sale> {
   const redemptionKey = externalIdKey === undefined ? randomUUID() : redemptionKeyOf(externalIdKey);
-  const totalEarned = roundToCents(input.totalEarned);
+  const totalEarned = roundToMinorUnit(input.totalEarned, input.currency);
   const redemption = await redeem(deps, programId, {
     code: promoCode,
     redemptionKey,
@@ -134,8 +133,8 @@ function newSale(
   source: SaleSource,
 ): SaleDocument {
   const now = new Date();
-  const totalEarned = roundToCents(input.totalEarned);
-  const commissionEarned = commissionOf(totalEarned, affiliate.commissionRate);
+  const totalEarnedMinor = toMinorUnits(input.totalEarned, input.currency);
+  const commissionEarnedMinor = percentOfMinorUnits(totalEarnedMinor, affiliate.commissionRate);
   const byCode = 'redemption' in source ? source : null;
   return {
     _id: randomUUID(),
@@ -150,13 +149,13 @@ function newSale(
     ...(externalIdKey === undefined ? {} : { externalIdKey }),
     redemptionKey: byCode?.redemptionKey ?? null,
     customerId: input.customerId ?? null,
-    totalEarned,
+    totalEarnedMinor,
     currency: input.currency,
     commissionRate: affiliate.commissionRate,
-    commissionEarned,
+    commissionEarnedMinor,
     paymentTrigger: input.paymentTrigger,
     commissions: [
-      { id: randomUUID(), affiliateId: affiliate.id, amount: commissionEarned, currency: input.currency, payoutCreated: false, payoutId: null },
+      { id: randomUUID(), affiliateId: affiliate.id, amountMinor: commissionEarnedMinor, currency: input.currency, payoutCreated: false, payoutId: null },
     ],
     reversedAt: null,
     createdAt: now,

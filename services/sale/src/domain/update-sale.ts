@@ -1,8 +1,7 @@
 import type { Sale, UpdateSaleBody } from '@affiliate/contracts';
-import { badRequest, notFound, updateWithEvents } from '@affiliate/platform';
+import { badRequest, notFound, percentOfMinorUnits, toMinorUnits, updateWithEvents } from '@affiliate/platform';
 import type { SaleModels } from '../data-access/models';
 import { liveSales, toSale, type SaleDocument } from '../data-access/sales';
-import { commissionOf, roundToCents } from './money';
 import { saleUpdated } from './sale-events';
 
 /**
@@ -25,17 +24,17 @@ export async function updateSale(models: SaleModels, programId: string, input: U
     if (recalculating && commission.payoutCreated && inPayout) {
       throw badRequest(`The commission of sale ${saleId} is already in payout ${commission.payoutId ?? ''}`.trimEnd() + '; it cannot be recalculated');
     }
-    const nextTotal = totalEarned === undefined ? current.totalEarned : roundToCents(totalEarned);
+    const nextTotal = totalEarned === undefined ? current.totalEarnedMinor : toMinorUnits(totalEarned, current.currency);
     const nextRate = commissionRate ?? current.commissionRate;
-    const commissionEarned = recalculating ? commissionOf(nextTotal, nextRate) : current.commissionEarned;
+    const commissionEarnedMinor = recalculating ? percentOfMinorUnits(nextTotal, nextRate) : current.commissionEarnedMinor;
     const set: Partial<SaleDocument> = {
-      totalEarned: nextTotal,
+      totalEarnedMinor: nextTotal,
       commissionRate: nextRate,
-      commissionEarned,
+      commissionEarnedMinor,
       commissions: [
         {
           ...commission,
-          amount: commissionEarned,
+          amountMinor: commissionEarnedMinor,
           payoutCreated: inPayout,
           payoutId: inPayout ? (payoutId === undefined ? commission.payoutId : payoutId) : null,
         },
