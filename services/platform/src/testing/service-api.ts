@@ -37,6 +37,9 @@ export async function recordEvents(options: { amqpUrl: string; exchange: string;
   await bus.subscribe({
     queue: uniqueName('recorder'),
     eventTypes: options.eventTypes,
+    // One at a time: with several in flight, each waits on its own claim in the database and they
+    // can be recorded in another order than they were published (tests read "the last one").
+    prefetch: 1,
     processedEvents: processedEvents(options.connection, uniqueName('recorder')),
     handler: async (event) => void events.push(event),
   });
