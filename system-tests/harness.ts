@@ -44,6 +44,23 @@ export type Api = {
   delete<T = any>(path: string, body: unknown): Promise<ApiResponse<T>>; // eslint-disable-line @typescript-eslint/no-explicit-any
 };
 
+/**
+ * The drift check: reads the answer (JSON when it parses, else its text) and fails the test that
+ * got it when the published document does not describe it.
+ */
+async function documentedAnswer(method: string, url: string, response: Response): Promise<unknown> {
+  const text = await response.text();
+  let body: unknown = text;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    // not JSON: kept as text, for the check and for the assertion message
+  }
+  const violations = contractViolations({ method, path: new URL(url).pathname, status: response.status, headers: response.headers, body, text });
+  if (violations.length > 0) throw new Error(`The answer does not match the published OpenAPI document:\n  ${violations.join('\n  ')}`);
+  return body;
+}
+
 export function apiClient(baseUrl: string, token: string | undefined): Api {
   const request = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const response = await fetch(`${baseUrl}${path}`, {
@@ -56,16 +73,7 @@ export function apiClient(baseUrl: string, token: string | undefined): Api {
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
       signal: AbortSignal.timeout(30_000),
     });
-    const text = await response.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : null;
-    } catch {
-      // not JSON: keep the text for the assertion message
-    }
-    // The drift check: an answer the published document does not describe fails the test that got it.
-    const violations = contractViolations({ method, path: new URL(`${baseUrl}${path}`).pathname, status: response.status, headers: response.headers, body: parsed, text });
-    if (violations.length > 0) throw new Error(`The answer does not match the published OpenAPI document:\n  ${violations.join('\n  ')}`);
+    const parsed = await documentedAnswer(method, `${baseUrl}${path}`, response);
     return { status: response.status, headers: response.headers, body: parsed as any }; // eslint-disable-line @typescript-eslint/no-explicit-any
   };
   return {
@@ -84,15 +92,7 @@ export function apiClient(baseUrl: string, token: string | undefined): Api {
 export function typedClient(gatewayUrl: string, apiKey: string): AffiliateClient {
   const checkedFetch = async (input: Request): Promise<Response> => {
     const response = await fetch(input);
-    const text = await response.clone().text();
-    let body: unknown = text;
-    try {
-      body = text ? JSON.parse(text) : null;
-    } catch {
-      // not JSON: judged as text
-    }
-    const violations = contractViolations({ method: input.method, path: new URL(input.url).pathname, status: response.status, headers: response.headers, body, text });
-    if (violations.length > 0) throw new Error(`The answer does not match the published OpenAPI document:\n  ${violations.join('\n  ')}`);
+    await documentedAnswer(input.method, input.url, response.clone());
     return response;
   };
   return createAffiliateClient({ baseUrl: gatewayUrl, apiKey, fetch: checkedFetch as typeof fetch });

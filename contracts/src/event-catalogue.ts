@@ -56,9 +56,7 @@ export const payloadComponentName = (type: PublicEventType) => `${type.split('.'
 
 /** An example webhook body of one public type, from one consistent little world. */
 export function examplePayloadOf(type: PublicEventType): WebhookPayload {
-  const [family, action] = type.split('.') as [keyof typeof examples.dataByFamily, string];
-  const full = type === 'sale.created' ? examples.expandedSale : examples.dataByFamily[family];
-  return { id: examples.EVENT_ID, event: type, createdAt: examples.OCCURRED_AT, data: action === 'deleted' ? { id: full.id } : full };
+  return { id: examples.EVENT_ID, event: type, createdAt: examples.OCCURRED_AT, data: exampleEventData(type) };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { API_OPERATIONS, CreateProgramBody, ListQuery, UpdateProgramBody } from '@affiliate/contracts';
-import { constantTimeEquals, parseBody, parseQuery, REQUEST_ID_HEADER, unauthorized, type Logger } from '@affiliate/platform';
+import { constantTimeEquals, parseBody, parseQuery, REQUEST_ID_HEADER, setNextPageLink, unauthorized, type Logger } from '@affiliate/platform';
 import express, { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { RateLimit } from '../config';
 import { FailedAuthentication } from '../rate-limit/middleware';
@@ -51,15 +51,6 @@ function auditTrail(store: AdminStore, logger: Logger): RequestHandler {
   };
 }
 
-/** A bare array; the next page is announced in a Link header, as on the public API. */
-function respondWithPage(request: Request, response: Response, page: { limit?: number }, { items, nextCursor }: { items: unknown[]; nextCursor: string | null }): void {
-  if (nextCursor) {
-    const query = new URLSearchParams({ limit: String(page.limit ?? 100), startingAfter: nextCursor });
-    response.setHeader('Link', `<${request.baseUrl}${request.path}?${query.toString()}>; rel="next"`);
-  }
-  response.json(items);
-}
-
 /** The admin token, compared in constant time; an address with too many wrong tokens waits out its window. */
 function requireAdmin(adminToken: string, failures: FailedAuthentication): RequestHandler {
   return async (request, response: Response, next) => {
@@ -107,7 +98,9 @@ export function adminRoutes(options: AdminRoutesOptions): Router {
   });
   router.get('/programs', async (request, response) => {
     const page = parseQuery(ListQuery, request);
-    respondWithPage(request, response, page, await listPrograms(store.programs, page));
+    const { items, nextCursor } = await listPrograms(store.programs, page);
+    setNextPageLink(request, response, nextCursor, page.limit);
+    response.json(items);
   });
   router.get('/programs/:id', async (request, response) => {
     response.json(await getProgram(store.programs, request.params.id));
@@ -131,7 +124,9 @@ export function adminRoutes(options: AdminRoutesOptions): Router {
   });
   router.get('/audit-records', async (request, response) => {
     const page = parseQuery(ListQuery, request);
-    respondWithPage(request, response, page, await listAuditRecords(store.auditRecords, page));
+    const { items, nextCursor } = await listAuditRecords(store.auditRecords, page);
+    setNextPageLink(request, response, nextCursor, page.limit);
+    response.json(items);
   });
   return router;
 }

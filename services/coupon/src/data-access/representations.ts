@@ -20,6 +20,11 @@ export function minimumAmountOf(code: Pick<PromotionalCodeRecord, 'minimumAmount
   return code.minimumAmountMinor == null || !code.minimumAmountCurrency ? null : fromMinorUnits(code.minimumAmountMinor, code.minimumAmountCurrency);
 }
 
+/** A FLAT coupon's discount as the API shows it: a decimal amount of its currency, or null. */
+export function amountOffOf(coupon: Pick<CouponRecord, 'amountOffMinor' | 'currency'>): number | null {
+  return coupon.amountOffMinor == null || !coupon.currency ? null : fromMinorUnits(coupon.amountOffMinor, coupon.currency);
+}
+
 export function toCouponSummary(coupon: CouponRecord): CouponSummary {
   return {
     id: coupon._id,
@@ -27,7 +32,7 @@ export function toCouponSummary(coupon: CouponRecord): CouponSummary {
     externalId: coupon.externalId ?? null,
     couponType: coupon.couponType,
     percentOff: coupon.percentOff ?? null,
-    amountOff: coupon.amountOffMinor == null || !coupon.currency ? null : fromMinorUnits(coupon.amountOffMinor, coupon.currency),
+    amountOff: amountOffOf(coupon),
     currency: coupon.currency ?? null,
     duration: coupon.duration,
     durationInMonths: coupon.durationInMonths ?? null,

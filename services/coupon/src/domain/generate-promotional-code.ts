@@ -1,7 +1,8 @@
 import { randomInt } from 'node:crypto';
 import { RANDOM_CHARS_LENGTH, type AffiliateSummary, type CreatePromotionalCodeBody } from '@affiliate/contracts';
-import { badRequest, fromMinorUnits } from '@affiliate/platform';
+import { badRequest } from '@affiliate/platform';
 import type { CouponRecord } from '../data-access/coupon-model';
+import { amountOffOf } from '../data-access/representations';
 
 export const MAX_CODE_LENGTH = 64;
 
@@ -21,7 +22,7 @@ export function codeText(text: string): string {
 
 /** 20 → "20", 12.5 → "12_5": the decimal point is not a code character, and dropping it would read as 125. */
 export function discountText(coupon: CouponRecord): string {
-  const value = coupon.couponType === 'PERCENTAGE' ? coupon.percentOff : coupon.amountOffMinor == null || !coupon.currency ? null : fromMinorUnits(coupon.amountOffMinor, coupon.currency);
+  const value = coupon.couponType === 'PERCENTAGE' ? coupon.percentOff : amountOffOf(coupon);
   return value === null ? '' : String(value).replace('.', '_');
 }
 

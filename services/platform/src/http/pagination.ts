@@ -44,5 +44,5 @@ export function setNextPageLink(request: Request, response: Response, nextCursor
   }
   query.set('limit', String(limit ?? DEFAULT_PAGE_SIZE));
   query.set('startingAfter', nextCursor);
-  response.setHeader('Link', `<${prefix}${request.path}?${query.toString()}>; rel="next"`);
+  response.setHeader('Link', `<${prefix}${request.baseUrl}${request.path}?${query.toString()}>; rel="next"`);
 }
