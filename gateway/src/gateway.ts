@@ -7,7 +7,7 @@ import type { Connection } from 'mongoose';
 import { apiKeyModel } from './admin/api-key-model';
 import { ensureBootstrapKey, type AdminStore } from './admin/api-keys';
 import { auditRecordModel } from './admin/audit-log';
-import { programModel } from './admin/program-model';
+import { ProgramRepository } from './admin/program-model';
 import { createGateway, createMetricsApp } from './app';
 import { KeyDirectory } from './auth/key-directory';
 import type { GatewaySettings } from './config';
@@ -42,7 +42,7 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
   const connection = await connectMongo({ url: settings.mongoUrl, dbName: settings.dbName, logger });
   const bus = new EventBus({ url: settings.amqpUrl, exchange: settings.exchange, logger });
   const relay = new OutboxRelay({ bus, logger, sweepIntervalMs: settings.outboxSweepIntervalMs });
-  const store: AdminStore = { programs: programModel(connection), apiKeys: apiKeyModel(connection), auditRecords: auditRecordModel(connection) };
+  const store: AdminStore = { programs: new ProgramRepository({ connection, relay }), apiKeys: apiKeyModel(connection), auditRecords: auditRecordModel(connection) };
   const idempotencyRecords = idempotencyRecordModel(connection);
   relay.watch(...outboxModelsOf(connection));
 

@@ -3,11 +3,11 @@ import { isDuplicateKey, notFound, type Logger } from '@affiliate/platform';
 import type { ApiKeyDocument, ApiKeyModel } from './api-key-model';
 import type { AuditRecordModel } from './audit-log';
 import { createProgram, findLiveProgram } from './programs';
-import type { ProgramModel } from './program-model';
+import type { ProgramRepository } from './program-model';
 
 export const API_KEY_PREFIX = 'ak_live_';
 
-export type AdminStore = { programs: ProgramModel; apiKeys: ApiKeyModel; auditRecords: AuditRecordModel };
+export type AdminStore = { programs: ProgramRepository; apiKeys: ApiKeyModel; auditRecords: AuditRecordModel };
 
 export type CreatedApiKey = { id: string; key: string; programId: string; createdAt: string };
 export type ApiKeySummary = { id: string; programId: string; displayPrefix: string; createdAt: string; revokedAt: string | null };

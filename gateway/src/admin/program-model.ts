@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Program } from '@affiliate/contracts';
-import { outboxPlugin, type OutboxFields } from '@affiliate/platform';
+import { AggregateStore, findPage, outboxPlugin, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { RateLimit } from '../config';
 
@@ -36,10 +36,19 @@ const programSchema = new Schema<ProgramDocument>(
 programSchema.plugin(outboxPlugin);
 programSchema.index({ createdAt: -1, _id: -1 });
 
-export type ProgramModel = Model<ProgramDocument>;
+const programModel = (connection: Connection): Model<ProgramDocument> =>
+  (connection.models.Program as Model<ProgramDocument> | undefined) ?? connection.model<ProgramDocument>('Program', programSchema);
 
-export function programModel(connection: Connection): ProgramModel {
-  return (connection.models.Program as ProgramModel | undefined) ?? connection.model<ProgramDocument>('Program', programSchema);
+/** The programs: each is its own scope, so its id is also the program every method takes. */
+export class ProgramRepository extends AggregateStore<ProgramDocument> {
+  constructor(context: StoreContext) {
+    super(context, programModel, { programField: '_id' });
+  }
+
+  /** Every program, newest first: the operator's list, the one read across programs. */
+  listAcrossPrograms(page: PageRequest) {
+    return findPage(this.model, {}, page);
+  }
 }
 
 /** The contract shape, which is also the payload of program.created / program.updated. */

@@ -1,30 +1,30 @@
 import { randomUUID } from 'node:crypto';
 import type { CreateProgramBody, Program, UpdateProgramBody } from '@affiliate/contracts';
-import { createEvent, findPage, notFound, tombstoneWithEvents, updateWithEvents, type PageRequest } from '@affiliate/platform';
-import { toProgram, type ProgramDocument, type ProgramModel } from './program-model';
+import { createEvent, notFound, type PageRequest } from '@affiliate/platform';
+import { toProgram, type ProgramDocument, type ProgramRepository } from './program-model';
 
 /** Every program change is one write carrying its program.* event, relayed to the services that keep program settings. */
-export async function createProgram(programs: ProgramModel, body: CreateProgramBody, id: string = randomUUID()): Promise<Program> {
+export async function createProgram(programs: ProgramRepository, body: CreateProgramBody, id: string = randomUUID()): Promise<Program> {
   const now = new Date();
   const fields = { _id: id, ...body, rateLimit: body.rateLimit ?? null, createdAt: now, updatedAt: now } as ProgramDocument;
   const program = toProgram(fields);
-  await programs.create({ ...fields, _outbox: [createEvent('program.created', id, program)] });
+  await programs.insert(fields, () => [createEvent('program.created', id, program)]);
   return program;
 }
 
-export async function getProgram(programs: ProgramModel, id: string): Promise<Program> {
-  const document = await programs.findOne({ _id: id }).lean<ProgramDocument>();
+export async function getProgram(programs: ProgramRepository, id: string): Promise<Program> {
+  const document = await programs.byId(id, id);
   if (!document) throw programNotFound(id);
   return toProgram(document);
 }
 
-export async function listPrograms(programs: ProgramModel, page: PageRequest): Promise<{ items: Program[]; nextCursor: string | null }> {
-  const { items, nextCursor } = await findPage(programs, {}, page);
+export async function listPrograms(programs: ProgramRepository, page: PageRequest): Promise<{ items: Program[]; nextCursor: string | null }> {
+  const { items, nextCursor } = await programs.listAcrossPrograms(page);
   return { items: items.map(toProgram), nextCursor };
 }
 
-export async function updateProgram(programs: ProgramModel, id: string, changes: UpdateProgramBody): Promise<Program> {
-  const stored = await updateWithEvents(programs, { _id: id }, () => ({
+export async function updateProgram(programs: ProgramRepository, id: string, changes: UpdateProgramBody): Promise<Program> {
+  const stored = await programs.change(id, id, () => ({
     set: { ...changes, updatedAt: new Date() } as Partial<ProgramDocument>,
     events: (next) => [createEvent('program.updated', id, toProgram(next))],
   }));
@@ -33,14 +33,14 @@ export async function updateProgram(programs: ProgramModel, id: string, changes:
 }
 
 /** The program disappears from the API at once; its keys then answer 404, as the spec requires. */
-export async function deleteProgram(programs: ProgramModel, id: string): Promise<{ id: string; deleted: true }> {
-  const stored = await tombstoneWithEvents(programs, { _id: id }, () => [createEvent('program.deleted', id, { id })]);
+export async function deleteProgram(programs: ProgramRepository, id: string): Promise<{ id: string; deleted: true }> {
+  const stored = await programs.remove(id, id, () => [createEvent('program.deleted', id, { id })]);
   if (!stored) throw programNotFound(id);
   return { id, deleted: true };
 }
 
-export async function findLiveProgram(programs: ProgramModel, id: string): Promise<ProgramDocument | null> {
-  return programs.findOne({ _id: id }).lean<ProgramDocument>();
+export async function findLiveProgram(programs: ProgramRepository, id: string): Promise<ProgramDocument | null> {
+  return programs.byId(id, id);
 }
 
 const programNotFound = (id: string) => notFound(`No program with id ${id}`);

@@ -3,7 +3,7 @@ import type { RateLimit } from '../config';
 import type { ApiKeyModel } from '../admin/api-key-model';
 import { findApiKeyByHash, hashApiKey } from '../admin/api-keys';
 import { findLiveProgram } from '../admin/programs';
-import type { ProgramModel } from '../admin/program-model';
+import type { ProgramRepository } from '../admin/program-model';
 
 /** What a presented key resolves to; `unknown` covers revoked keys too, which answer the same 401. */
 export type KeyVerdict =
@@ -13,7 +13,7 @@ export type KeyVerdict =
 
 type Entry = { expiresAt: number; verdict: Promise<KeyVerdict> };
 
-export type KeyDirectoryOptions = { programs: ProgramModel; apiKeys: ApiKeyModel; ttlMs: number; maxEntries?: number };
+export type KeyDirectoryOptions = { programs: ProgramRepository; apiKeys: ApiKeyModel; ttlMs: number; maxEntries?: number };
 
 /**
  * Resolves API keys with a short-lived cache, so the hot path does not read the database on every

@@ -1,13 +1,14 @@
 import { createServiceClient, type ServiceContext, type ServiceParts } from '@affiliate/platform';
 import { affiliateDirectory } from './data-access/affiliate-directory';
-import { couponModels } from './data-access/models';
+import { migrateToProgramKeys } from './data-access/key-migration';
+import { createRepositories } from './data-access/repositories';
 import { couponRoutes } from './entry-points/api/routes';
 import { subscribe } from './entry-points/messaging/subscriptions';
 
 export type CouponServiceDeps = { affiliateUrl: string };
 
 export function buildCouponService(context: ServiceContext, deps: CouponServiceDeps): ServiceParts {
-  const models = couponModels(context.connection);
+  const repositories = createRepositories(context);
   const affiliateClient = createServiceClient({
     name: 'affiliate',
     baseUrl: deps.affiliateUrl,
@@ -15,8 +16,9 @@ export function buildCouponService(context: ServiceContext, deps: CouponServiceD
     logger: context.logger,
   });
   return {
-    routes: couponRoutes({ models, affiliates: affiliateDirectory(affiliateClient) }),
-    subscribe: () => subscribe(context, models),
+    prepare: () => migrateToProgramKeys(context.connection),
+    routes: couponRoutes({ repositories, affiliates: affiliateDirectory(affiliateClient) }),
+    subscribe: () => subscribe(context, repositories),
     close: async () => affiliateClient.shutdown(),
   };
 }

@@ -12,3 +12,4 @@ export * from './http/validation';
 export * from './run';
 export * from './http/pagination';
 export * from './money';
+export * from './store/aggregate-store';

@@ -16,7 +16,8 @@ export async function connectMongo(options: MongoOptions): Promise<Connection> {
         dbName: options.dbName,
         serverSelectionTimeoutMS: 5000,
         bufferCommands: false,
-        autoIndex: true,
+        // Built by syncIndexes, after a service has brought older data to the current shape (ServiceParts.prepare).
+        autoIndex: false,
       });
       try {
         await connection.asPromise();
@@ -48,5 +49,8 @@ export function isMongoReady(connection: Connection): boolean {
 
 /** Indexes are part of the contract (uniqueness); build them before serving traffic. */
 export async function syncIndexes(connection: Connection): Promise<void> {
-  await Promise.all(Object.values(connection.models).map((model) => model.init()));
+  await Promise.all(Object.values(connection.models).map(async (model) => {
+    await model.init();
+    await model.createIndexes();
+  }));
 }

@@ -38,6 +38,8 @@ export type ServiceContext = {
 /** What a service adds: its routes and its event subscriptions (its models with an outbox are found on the connection). */
 export type ServiceParts = {
   routes: Router;
+  /** Brings data an older version wrote to the current shape; runs before the indexes are built. */
+  prepare?: () => Promise<void>;
   subscribe?: () => Promise<void>;
   close?: () => Promise<void>;
 };
@@ -68,6 +70,7 @@ export async function bootService(
   // Every model that carries an outbox is relayed: none can be forgotten.
   relay.watch(...outboxModelsOf(connection));
 
+  await parts.prepare?.();
   await syncIndexes(connection);
   if (!(await bus.waitForConnect(10_000))) logger.warn('starting without RabbitMQ; events wait in the outbox until it is back');
   await parts.subscribe?.();

@@ -1,20 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { exampleEventData, type EventEnvelope } from '@affiliate/contracts';
-import {
-  EventBus,
-  OutboxRelay,
-  createEvent,
-  createLogger,
-  outboxPlugin,
-  processedEvents,
-  tombstoneWithEvents,
-  updateWithEvents,
-} from '@affiliate/platform';
+import { AggregateStore, EventBus, OutboxRelay, createEvent, createLogger, outboxPlugin, processedEvents, type StoreContext } from '@affiliate/platform';
 import { eventually, newProgramId, startDisposableRabbit, testInfra, uniqueName } from '@affiliate/platform/testing';
 import mongoose, { Schema, type Connection, type Model } from 'mongoose';
 import type { OutboxFields } from '@affiliate/platform';
 
-type Counter = { _id: string; programId: string; name: string; value: number } & Partial<OutboxFields>;
+type Counter = { _id: string; programId: string; name: string; value: number; createdAt: Date } & Partial<OutboxFields>;
 
 const logger = createLogger('outbox-test', 'silent');
 let connection: Connection;
@@ -22,7 +13,7 @@ let Counters: Model<Counter>;
 
 beforeAll(async () => {
   connection = await mongoose.createConnection(testInfra().mongoUrl, { dbName: uniqueName('test_outbox') }).asPromise();
-  const schema = new Schema<Counter>({ _id: String, programId: String, name: String, value: Number });
+  const schema = new Schema<Counter>({ _id: String, programId: String, name: String, value: Number, createdAt: Date });
   schema.plugin(outboxPlugin);
   Counters = connection.model<Counter>('Counter', schema);
 });
@@ -31,9 +22,18 @@ afterAll(async () => {
   await connection.close();
 });
 
-async function createCounter(programId: string): Promise<string> {
+/** The platform's aggregate store over the test collection, as a service's repository would be. */
+class CounterStore extends AggregateStore<Counter> {
+  constructor(context: Omit<StoreContext, 'connection'>) {
+    super({ ...context, connection }, () => Counters);
+  }
+}
+
+async function createCounter(programId: string, store = new CounterStore({})): Promise<string> {
   const id = randomUUID();
-  await Counters.create({ _id: id, programId, name: 'clicks', value: 0, _outbox: [createEvent('coupon.created', programId, exampleEventData('coupon.created', { id, timesRedeemed: 0 }))] });
+  await store.insert({ _id: id, programId, name: 'clicks', value: 0, createdAt: new Date() }, () => [
+    createEvent('coupon.created', programId, exampleEventData('coupon.created', { id, timesRedeemed: 0 })),
+  ]);
   return id;
 }
 
@@ -96,9 +96,10 @@ describe('with a running broker', () => {
     const received = await collect(consumer, 'concurrent');
     const programId = newProgramId();
     const id = await createCounter(programId);
+    const store = new CounterStore({});
     await Promise.all(
       Array.from({ length: 20 }, () =>
-        updateWithEvents(Counters, { _id: id, programId }, (current) => ({
+        store.change(programId, id, (current) => ({
           set: { value: current.value + 1 },
           events: (next) => [createEvent('coupon.updated', programId, exampleEventData('coupon.updated', { id, timesRedeemed: next.value }))],
         })),
@@ -116,7 +117,9 @@ describe('with a running broker', () => {
     const received = await collect(consumer, 'tombstones');
     const programId = newProgramId();
     const id = await createCounter(programId);
-    await tombstoneWithEvents(Counters, { _id: id, programId }, () => [createEvent('coupon.deleted', programId, { id })]);
+    const store = new CounterStore({});
+    await store.remove(programId, id, () => [createEvent('coupon.deleted', programId, { id })]);
+    expect(await store.byId(programId, id)).toBeNull();
     expect(await Counters.findOne({ _id: id })).toBeNull();
     expect(await Counters.countDocuments({ _id: id, deletedAt: { $ne: null } })).toBe(1);
 
@@ -125,22 +128,25 @@ describe('with a running broker', () => {
     await eventually(async () => expect(await Counters.countDocuments({ _id: id, deletedAt: { $exists: true } })).toBe(0));
   });
 
-  test('a change scoped to another program touches nothing', async () => {
+  test('a read or change scoped to another program sees and touches nothing', async () => {
     const id = await createCounter(newProgramId());
-    const result = await updateWithEvents(Counters, { _id: id, programId: newProgramId() }, () => ({ set: { value: 99 }, events: () => [] }));
+    const store = new CounterStore({});
+    const result = await store.change(newProgramId(), id, () => ({ set: { value: 99 }, events: () => [] }));
     expect(result).toBeNull();
+    expect(await store.byId(newProgramId(), id)).toBeNull();
     expect((await Counters.findById(id).lean())?.value).toBe(0);
   });
 
   test("a write's events are published at once, by the document's id, without waiting for a sweep", async () => {
     const received = await collect(consumer, 'by-id');
     const relayByIdOnly = new OutboxRelay({ bus: publisher, logger, sweepIntervalMs: 3_600_000 });
-    relayByIdOnly.watch(Counters);
+    // The store hands each written document's id to its relay.
+    const store = new CounterStore({ relay: relayByIdOnly });
     relayByIdOnly.start();
     try {
       const programId = newProgramId();
-      const id = await createCounter(programId);
-      await updateWithEvents(Counters, { _id: id, programId }, (current) => ({
+      const id = await createCounter(programId, store);
+      await store.change(programId, id, (current) => ({
         set: { value: current.value + 1 },
         events: (next) => [createEvent('coupon.updated', programId, exampleEventData('coupon.updated', { id, timesRedeemed: next.value }))],
       }));

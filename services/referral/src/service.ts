@@ -1,11 +1,11 @@
 import { createServiceClient, type ServiceContext, type ServiceParts } from '@affiliate/platform';
-import { createModels } from './data-access/models';
+import { createRepositories } from './data-access/repositories';
 import { referralRoutes } from './entry-points/api/routes';
 
 export type ReferralServiceDeps = { affiliateUrl: string };
 
 export function buildReferralService(context: ServiceContext, deps: ReferralServiceDeps): ServiceParts {
-  const models = createModels(context.connection);
+  const repositories = createRepositories(context);
   const affiliates = createServiceClient({
     name: 'affiliate',
     baseUrl: deps.affiliateUrl,
@@ -13,7 +13,7 @@ export function buildReferralService(context: ServiceContext, deps: ReferralServ
     logger: context.logger,
   });
   return {
-    routes: referralRoutes(context, models, affiliates),
+    routes: referralRoutes(context, repositories, affiliates),
     close: async () => affiliates.shutdown(),
   };
 }

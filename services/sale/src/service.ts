@@ -1,5 +1,5 @@
 import { createServiceClient, type ServiceContext, type ServiceParts } from '@affiliate/platform';
-import { createModels } from './data-access/models';
+import { createRepositories } from './data-access/repositories';
 import type { SaleDependencies } from './domain/sale-dependencies';
 import { saleRoutes } from './entry-points/api/routes';
 
@@ -17,9 +17,8 @@ export const DEFAULT_UPSTREAM_TIMEOUT_MS = 8000;
 export function buildSaleService(context: ServiceContext, deps: SaleServiceDeps): ServiceParts {
   const client = (name: string, baseUrl: string) =>
     createServiceClient({ name, baseUrl, internalToken: context.settings.internalToken, logger: context.logger, timeoutMs: deps.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS });
-  const models = createModels(context.connection);
   const dependencies: SaleDependencies = {
-    models,
+    repositories: createRepositories(context),
     coupons: client('coupon', deps.couponUrl),
     affiliates: client('affiliate', deps.affiliateUrl),
     referrals: client('referral', deps.referralUrl),

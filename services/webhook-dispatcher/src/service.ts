@@ -1,6 +1,6 @@
 import type { ServiceContext, ServiceParts } from '@affiliate/platform';
 import { DEFAULT_DISPATCHER_SETTINGS, type DispatcherSettings } from './config';
-import { createModels } from './data-access/models';
+import { createRepositories } from './data-access/repositories';
 import { createSubscriberClient } from './data-access/subscriber-client';
 import type { Dispatcher } from './domain/attempt-delivery';
 import { EndpointCircuits } from './domain/endpoint-circuits';
@@ -10,17 +10,17 @@ import { DeliveryScheduler } from './entry-points/scheduler/delivery-scheduler';
 
 /** Webhook endpoints, the event fan-out into deliveries, and the scheduler that sends them. */
 export function buildWebhookDispatcherService(context: ServiceContext, settings: DispatcherSettings = DEFAULT_DISPATCHER_SETTINGS): ServiceParts {
-  const models = createModels(context.connection);
+  const repositories = createRepositories(context);
   const client = createSubscriberClient({ timeoutMs: settings.timeoutMs, allowPrivateUrls: settings.allowPrivateUrls, showPrivateResponses: settings.showPrivateResponses });
   const circuits = new EndpointCircuits(client, settings.breaker, context.logger);
-  const dispatcher: Dispatcher = { models, settings, logger: context.logger, client, circuits };
+  const dispatcher: Dispatcher = { repositories, settings, logger: context.logger, client, circuits };
   const scheduler = new DeliveryScheduler(dispatcher);
   return {
     routes: webhookRoutes(dispatcher, scheduler),
     subscribe: async () => {
       // Started first: the first events consumed push their deliveries to it.
       scheduler.start();
-      await subscribeToEvents(context, models, settings, scheduler);
+      await subscribeToEvents(context, repositories, settings, scheduler);
     },
     close: () => scheduler.stop(),
   };

@@ -1,5 +1,5 @@
 import type { Affiliate, AffiliateLink, AffiliateStatus } from '@affiliate/contracts';
-import { outboxPlugin, type OutboxFields } from '@affiliate/platform';
+import { AggregateStore, outboxPlugin, programKey, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 export type AffiliateDocument = {
@@ -8,19 +8,15 @@ export type AffiliateDocument = {
   firstName: string;
   lastName: string;
   email: string;
-  /**
-   * `<programId>:<email lower case>`. One field rather than a compound index because the database
-   * only honours sparse unique indexes on a single field, and a tombstone releases the email by
-   * dropping this key.
-   */
-  emailKey?: string;
+  /** `<programId>:<email lower case>`: a single-field unique key that embeds the program; removal releases it. */
+  emailKey: string;
   status: AffiliateStatus;
   commissionRate: number;
   createdAt: Date;
   updatedAt: Date;
 } & Partial<OutboxFields>;
 
-export const emailKeyOf = (programId: string, email: string) => `${programId}:${email.trim().toLowerCase()}`;
+export const emailKeyOf = (programId: string, email: string) => programKey(programId, email.trim().toLowerCase());
 
 const schema = new Schema<AffiliateDocument>(
   {
@@ -29,7 +25,7 @@ const schema = new Schema<AffiliateDocument>(
     firstName: { type: String, required: true },
     lastName: { type: String, required: true },
     email: { type: String, required: true },
-    emailKey: { type: String },
+    emailKey: { type: String, required: true },
     status: { type: String, required: true },
     commissionRate: { type: Number, required: true },
     createdAt: { type: Date, required: true },
@@ -37,12 +33,25 @@ const schema = new Schema<AffiliateDocument>(
   },
   { versionKey: false },
 );
-schema.index({ emailKey: 1 }, { unique: true, sparse: true });
+schema.index({ emailKey: 1 }, { unique: true });
 schema.index({ programId: 1, createdAt: -1, _id: -1 });
 schema.plugin(outboxPlugin);
 
-export function affiliateModel(connection: Connection): Model<AffiliateDocument> {
-  return connection.model<AffiliateDocument>('Affiliate', schema, 'affiliates');
+const affiliateModel = (connection: Connection): Model<AffiliateDocument> => connection.model<AffiliateDocument>('Affiliate', schema, 'affiliates');
+
+/** The affiliates of each program: by id, by email (its unique key), and as pages of the list. */
+export class AffiliateRepository extends AggregateStore<AffiliateDocument> {
+  constructor(context: StoreContext) {
+    super(context, affiliateModel, { uniqueKeys: ['emailKey'] });
+  }
+
+  byEmail(programId: string, email: string) {
+    return this.byKey(programId, 'emailKey', emailKeyOf(programId, email));
+  }
+
+  list(programId: string, page: PageRequest) {
+    return this.page(programId, {}, page);
+  }
 }
 
 /** The public shape; codes are the coupon service's, so only affiliate.created names them (as none). */

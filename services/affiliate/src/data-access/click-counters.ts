@@ -1,3 +1,4 @@
+import { isDuplicateKey } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /** The last click id handed out in a program: one document per program, advanced by an atomic $inc. */
@@ -8,6 +9,32 @@ const schema = new Schema<ClickCounterDocument>(
   { versionKey: false },
 );
 
-export function clickCounterModel(connection: Connection): Model<ClickCounterDocument> {
-  return connection.model<ClickCounterDocument>('ClickCounter', schema, 'click_counters');
+const clickCounterModel = (connection: Connection): Model<ClickCounterDocument> =>
+  connection.model<ClickCounterDocument>('ClickCounter', schema, 'click_counters');
+
+export class ClickCounterRepository {
+  private readonly model: Model<ClickCounterDocument>;
+
+  constructor(context: { connection: Connection }) {
+    this.model = clickCounterModel(context.connection);
+  }
+
+  /**
+   * Click ids count up per program. Each caller takes the counter's value from before its own
+   * atomic $inc (the pre-image, which the server copies under the document's lock) and adds one, so
+   * no two clicks share an id. Not the value after the $inc: the local server may return another
+   * caller's later state there (DESIGN.md section 8, services/platform/test/database-guarantees.test.ts).
+   */
+  async next(programId: string): Promise<number> {
+    for (;;) {
+      try {
+        const before = await this.model.findOneAndUpdate({ _id: programId }, { $inc: { lastClickId: 1 } }, { upsert: true, returnDocument: 'before' }).lean();
+        // No pre-image: this call created the counter, at 1.
+        return (before?.lastClickId ?? 0) + 1;
+      } catch (error) {
+        // Two first clicks of a program both tried to create the counter; the loser increments it.
+        if (!isDuplicateKey(error)) throw error;
+      }
+    }
+  }
 }

@@ -1,4 +1,5 @@
-import { Schema, type Connection, type Model } from 'mongoose';
+import { isDuplicateKey } from '@affiliate/platform';
+import { Schema, type Connection, type FilterQuery, type Model, type UpdateQuery } from 'mongoose';
 
 export type ActivityKind = 'click' | 'referral' | 'sale';
 
@@ -44,6 +45,68 @@ const schema = new Schema<LinkActivityDocument>(
 schema.index({ programId: 1, kind: 1, sourceId: 1 }, { unique: true });
 schema.index({ programId: 1, linkId: 1 });
 
-export function linkActivityModel(connection: Connection): Model<LinkActivityDocument> {
-  return connection.model<LinkActivityDocument>('LinkActivity', schema, 'link_activity');
+const linkActivityModel = (connection: Connection): Model<LinkActivityDocument> =>
+  connection.model<LinkActivityDocument>('LinkActivity', schema, 'link_activity');
+
+type ActivityRow = { _id: { linkId: string; kind: ActivityKind }; count: number; cents: number };
+export type NewActivity = Omit<LinkActivityDocument, 'programId' | 'kind' | 'sourceId'>;
+
+/** The clicks, referrals and sales counted on each program's links. */
+export class LinkActivityRepository {
+  private readonly model: Model<LinkActivityDocument>;
+
+  constructor(context: { connection: Connection }) {
+    this.model = linkActivityModel(context.connection);
+  }
+
+  /** A click is inserted once: its id was allocated for it alone. */
+  async recordClick(programId: string, clickId: number, activity: NewActivity): Promise<void> {
+    await this.model.create({ ...activity, programId, kind: 'click', sourceId: String(clickId), clickId });
+  }
+
+  click(programId: string, clickId: number) {
+    return this.model.findOne({ programId, kind: 'click', sourceId: String(clickId) }).lean();
+  }
+
+  /** Counted once however often it arrives; a source already marked removed stays uncounted. */
+  async countOnce(programId: string, kind: ActivityKind, sourceId: string, activity: NewActivity): Promise<void> {
+    await this.upsert({ programId, kind, sourceId }, { $setOnInsert: activity });
+  }
+
+  /**
+   * The current amount of a sale. Matches only a live entry no newer than `sourceUpdatedAt`, so a
+   * repeated or older event and a removed sale change nothing (their upsert collides and is dropped).
+   */
+  async setAmount(programId: string, sourceId: string, amountCents: number, sourceUpdatedAt: Date, whenNew: Pick<NewActivity, 'linkId' | 'affiliateId' | 'createdAt'>) {
+    await this.upsert(
+      { programId, kind: 'sale', sourceId, removed: false, sourceUpdatedAt: { $lte: sourceUpdatedAt } },
+      { $set: { amountCents, sourceUpdatedAt }, $setOnInsert: whenNew },
+    );
+  }
+
+  /** The entry stays as a removed marker, so a late or repeated `*.created` cannot bring it back. */
+  async markRemoved(programId: string, kind: Exclude<ActivityKind, 'click'>, sourceId: string): Promise<void> {
+    const now = new Date();
+    await this.upsert(
+      { programId, kind, sourceId },
+      { $set: { removed: true, amountCents: 0 }, $setOnInsert: { linkId: '', affiliateId: '', sourceUpdatedAt: now, createdAt: now } },
+    );
+  }
+
+  /** Per link and kind: how many live entries and the sum of their amounts. */
+  totals(programId: string, linkIds: string[]) {
+    return this.model.aggregate<ActivityRow>([
+      { $match: { programId, linkId: { $in: linkIds }, removed: false } },
+      { $group: { _id: { linkId: '$linkId', kind: '$kind' }, count: { $sum: 1 }, cents: { $sum: '$amountCents' } } },
+    ]);
+  }
+
+  /** An upsert that lost the race to create the entry met it already there: nothing left to do. */
+  private async upsert(filter: FilterQuery<LinkActivityDocument>, update: UpdateQuery<LinkActivityDocument>): Promise<void> {
+    try {
+      await this.model.updateOne(filter, update, { upsert: true });
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+    }
+  }
 }

@@ -1,20 +1,19 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { AffiliateLink, EventEnvelope } from '@affiliate/contracts';
-import { isDuplicateKey } from '@affiliate/platform';
-import { linkKeyOf, OLDEST_FIRST, toAffiliateLink, type LinkDocument } from '../data-access/links';
-import type { Models } from '../data-access/models';
+import { linkKeyOf, toAffiliateLink, type LinkDocument } from '../data-access/links';
+import type { Repositories } from '../data-access/repositories';
 
 /** Each affiliate's links, oldest first. */
-export async function linksOfAffiliates(models: Models, programId: string, affiliateIds: string[]): Promise<Map<string, AffiliateLink[]>> {
+export async function linksOfAffiliates(repositories: Repositories, programId: string, affiliateIds: string[]): Promise<Map<string, AffiliateLink[]>> {
   const byAffiliate = new Map<string, AffiliateLink[]>(affiliateIds.map((id) => [id, []]));
   if (affiliateIds.length === 0) return byAffiliate;
-  const links = await models.links.find({ programId, affiliateId: { $in: affiliateIds } }).sort(OLDEST_FIRST).lean();
+  const links = await repositories.links.ofAffiliates(programId, affiliateIds);
   for (const link of links) byAffiliate.get(link.affiliateId)?.push(toAffiliateLink(link));
   return byAffiliate;
 }
 
-export async function linksOfAffiliate(models: Models, programId: string, affiliateId: string): Promise<AffiliateLink[]> {
-  return (await linksOfAffiliates(models, programId, [affiliateId])).get(affiliateId) ?? [];
+export async function linksOfAffiliate(repositories: Repositories, programId: string, affiliateId: string): Promise<AffiliateLink[]> {
+  return (await linksOfAffiliates(repositories, programId, [affiliateId])).get(affiliateId) ?? [];
 }
 
 export type SlugClaim = {
@@ -26,7 +25,7 @@ export type SlugClaim = {
 };
 
 /** Inserts the link; null when another link of the program already has that slug (any case). */
-export async function claimSlug(models: Models, claim: SlugClaim): Promise<LinkDocument | null> {
+export async function claimSlug(repositories: Repositories, claim: SlugClaim): Promise<LinkDocument | null> {
   const now = new Date();
   const link: LinkDocument = {
     _id: randomUUID(),
@@ -37,13 +36,7 @@ export async function claimSlug(models: Models, claim: SlugClaim): Promise<LinkD
     createdAt: now,
     updatedAt: now,
   };
-  try {
-    await models.links.create({ ...link, _outbox: claim.events?.(link) ?? [] });
-    return link;
-  } catch (error) {
-    if (isDuplicateKey(error)) return null;
-    throw error;
-  }
+  return repositories.links.claim(link, (claimed) => claim.events?.(claimed) ?? []);
 }
 
 const MAX_SLUG_BASE = 80;
@@ -62,17 +55,17 @@ export function slugBaseOf(email: string): string {
  * are taken (a crowd signing up with the same local part), `jane-<random>`, so concurrent
  * sign-ups stop colliding quickly. Every attempt is an insert, so no two affiliates get one slug.
  */
-export async function claimGeneratedSlug(models: Models, claim: Omit<SlugClaim, 'slug'> & { email: string }): Promise<LinkDocument> {
+export async function claimGeneratedSlug(repositories: Repositories, claim: Omit<SlugClaim, 'slug'> & { email: string }): Promise<LinkDocument> {
   const base = slugBaseOf(claim.email);
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
     const suffix = attempt === 1 ? '' : attempt <= NUMBERED_ATTEMPTS ? `-${attempt}` : `-${randomBytes(4).toString('hex')}`;
-    const link = await claimSlug(models, { ...claim, slug: `${base}${suffix}` });
+    const link = await claimSlug(repositories, { ...claim, slug: `${base}${suffix}` });
     if (link) return link;
   }
   throw new Error(`no free slug found for ${base} after ${MAX_ATTEMPTS} attempts`);
 }
 
 /** The affiliate's oldest link: where a referral or sale without a link of its own is counted. */
-export async function firstLinkOf(models: Models, programId: string, affiliateId: string): Promise<LinkDocument | null> {
-  return models.links.findOne({ programId, affiliateId }).sort(OLDEST_FIRST).lean();
+export async function firstLinkOf(repositories: Repositories, programId: string, affiliateId: string): Promise<LinkDocument | null> {
+  return repositories.links.firstOf(programId, affiliateId);
 }

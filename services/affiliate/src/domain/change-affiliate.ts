@@ -1,8 +1,8 @@
 import { LINK_MESSAGES, type Affiliate, type AffiliateLink, type UpdateAffiliateBody } from '@affiliate/contracts';
-import { badRequest, isDuplicateKey, notFound, tombstoneWithEvents, updateWithEvents } from '@affiliate/platform';
+import { badRequest, notFound, UniqueKeyConflict } from '@affiliate/platform';
 import { emailKeyOf, toAffiliate, type AffiliateDocument } from '../data-access/affiliates';
-import { linkKeyOf, type LinkDocument } from '../data-access/links';
-import type { Models } from '../data-access/models';
+import type { LinkDocument } from '../data-access/links';
+import type { Repositories } from '../data-access/repositories';
 import { affiliateDeleted, affiliateUpdated } from './affiliate-events';
 import { claimSlug, linksOfAffiliate } from './affiliate-links';
 import { duplicateEmail } from './create-affiliate';
@@ -11,10 +11,10 @@ import { affiliateById, withLinks } from './find-affiliates';
 const noAffiliate = (affiliateId: string) => notFound(`No affiliate with id ${affiliateId} in this program`);
 
 /** A slug for the affiliate: appended when new, nothing when it already has it, 400 when another link has it. */
-async function appendSlug(models: Models, affiliate: AffiliateDocument, slug: string): Promise<LinkDocument | null> {
-  const holder = await models.links.findOne({ linkKey: linkKeyOf(affiliate.programId, slug), programId: affiliate.programId }).lean();
+async function appendSlug(repositories: Repositories, affiliate: AffiliateDocument, slug: string): Promise<LinkDocument | null> {
+  const holder = await repositories.links.bySlug(affiliate.programId, slug);
   if (holder?.affiliateId === affiliate._id) return null;
-  const added = await claimSlug(models, { programId: affiliate.programId, affiliateId: affiliate._id, slug });
+  const added = await claimSlug(repositories, { programId: affiliate.programId, affiliateId: affiliate._id, slug });
   if (!added) throw badRequest(LINK_MESSAGES.alreadyExists);
   return added;
 }
@@ -23,28 +23,28 @@ async function appendSlug(models: Models, affiliate: AffiliateDocument, slug: st
  * Profile, status and commission changes, and `affiliateLink`, which appends a slug (never renames
  * or removes one). One affiliate.updated carries the result.
  */
-export async function updateAffiliate(models: Models, programId: string, input: UpdateAffiliateBody): Promise<Affiliate> {
-  const current = await affiliateById(models, programId, input.affiliateId);
+export async function updateAffiliate(repositories: Repositories, programId: string, input: UpdateAffiliateBody): Promise<Affiliate> {
+  const current = await affiliateById(repositories, programId, input.affiliateId);
   if (!current) throw noAffiliate(input.affiliateId);
   const { affiliateId: _affiliateId, affiliateLink, ...changes } = input;
   const profile: Partial<AffiliateDocument> = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
   if (input.email !== undefined) profile.emailKey = emailKeyOf(programId, input.email);
 
-  const added = affiliateLink === undefined ? null : await appendSlug(models, current, affiliateLink);
-  if (Object.keys(profile).length === 0 && !added) return withLinks(models, current);
+  const added = affiliateLink === undefined ? null : await appendSlug(repositories, current, affiliateLink);
+  if (Object.keys(profile).length === 0 && !added) return withLinks(repositories, current);
 
   let links: AffiliateLink[] = [];
   try {
-    const next = await updateWithEvents(models.affiliates, { _id: current._id, programId }, async () => {
-      links = await linksOfAffiliate(models, programId, current._id);
+    const next = await repositories.affiliates.change(programId, current._id, async () => {
+      links = await linksOfAffiliate(repositories, programId, current._id);
       return { set: { ...profile, updatedAt: new Date() }, events: (stored) => [affiliateUpdated(stored, links)] };
     });
     if (!next) throw noAffiliate(input.affiliateId);
     return toAffiliate(next, links);
   } catch (error) {
     // The affiliate did not change, so neither may its links.
-    if (added) await models.links.deleteOne({ _id: added._id });
-    if (isDuplicateKey(error)) throw duplicateEmail(input.email ?? '');
+    if (added) await repositories.links.discardUnannounced(programId, added._id);
+    if (error instanceof UniqueKeyConflict) throw duplicateEmail(input.email ?? '');
     throw error;
   }
 }
@@ -53,9 +53,9 @@ export async function updateAffiliate(models: Models, programId: string, input: 
  * Removes the affiliate from the API with affiliate.deleted in the same write, releasing its email;
  * then its links, releasing their slugs. Past referrals and sales keep their affiliate id.
  */
-export async function deleteAffiliate(models: Models, programId: string, affiliateId: string): Promise<{ id: string; deleted: true }> {
-  const deleted = await tombstoneWithEvents(models.affiliates, { _id: affiliateId, programId }, (current) => [affiliateDeleted(current)], ['emailKey']);
+export async function deleteAffiliate(repositories: Repositories, programId: string, affiliateId: string): Promise<{ id: string; deleted: true }> {
+  const deleted = await repositories.affiliates.remove(programId, affiliateId, (current) => [affiliateDeleted(current)]);
   if (!deleted) throw noAffiliate(affiliateId);
-  await models.links.deleteMany({ programId, affiliateId });
+  await repositories.links.discardOfAffiliate(programId, affiliateId);
   return { id: affiliateId, deleted: true };
 }

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { LINK_MESSAGES, type Affiliate, type CreateAffiliateBody } from '@affiliate/contracts';
-import { badRequest, isDuplicateKey } from '@affiliate/platform';
+import { badRequest, UniqueKeyConflict } from '@affiliate/platform';
 import { emailKeyOf, toAffiliate, type AffiliateDocument } from '../data-access/affiliates';
 import { toAffiliateLink, type LinkDocument } from '../data-access/links';
-import type { Models } from '../data-access/models';
+import type { Repositories } from '../data-access/repositories';
 import { affiliateCreated } from './affiliate-events';
 import { claimGeneratedSlug, claimSlug } from './affiliate-links';
 import { programSettingsOf } from './program-settings';
@@ -15,19 +15,18 @@ export const duplicateEmail = (email: string) => badRequest(`email: an affiliate
  * multi-document transactions the link comes first: if the affiliate cannot be written, the link
  * is released again; a crash in between leaves a link of no affiliate, which every read ignores.
  */
-export async function createAffiliate(models: Models, programId: string, input: CreateAffiliateBody): Promise<Affiliate> {
-  const emailKey = emailKeyOf(programId, input.email);
-  if (await models.affiliates.exists({ emailKey })) throw duplicateEmail(input.email);
+export async function createAffiliate(repositories: Repositories, programId: string, input: CreateAffiliateBody): Promise<Affiliate> {
+  if (await repositories.affiliates.byEmail(programId, input.email)) throw duplicateEmail(input.email);
 
-  const settings = await programSettingsOf(models, programId);
+  const settings = await programSettingsOf(repositories, programId);
   const affiliateId = randomUUID();
   const owner = { programId, affiliateId };
   let link: LinkDocument | null;
   if (input.affiliateLink !== undefined) {
-    link = await claimSlug(models, { ...owner, slug: input.affiliateLink });
+    link = await claimSlug(repositories, { ...owner, slug: input.affiliateLink });
     if (!link) throw badRequest(LINK_MESSAGES.inUseOnCreate);
   } else {
-    link = await claimGeneratedSlug(models, { ...owner, email: input.email });
+    link = await claimGeneratedSlug(repositories, { ...owner, email: input.email });
   }
 
   const now = new Date();
@@ -37,7 +36,7 @@ export async function createAffiliate(models: Models, programId: string, input: 
     firstName: input.firstName,
     lastName: input.lastName,
     email: input.email,
-    emailKey,
+    emailKey: emailKeyOf(programId, input.email),
     status: settings.requireApproval ? 'PENDING' : 'ACTIVE',
     commissionRate: input.commissionRate ?? settings.defaultCommissionRate,
     createdAt: now,
@@ -45,10 +44,10 @@ export async function createAffiliate(models: Models, programId: string, input: 
   };
   const links = [toAffiliateLink(link)];
   try {
-    await models.affiliates.create({ ...affiliate, _outbox: [affiliateCreated(affiliate, links)] });
+    await repositories.affiliates.insert(affiliate, (stored) => [affiliateCreated(stored, links)]);
   } catch (error) {
-    await models.links.deleteOne({ _id: link._id });
-    if (isDuplicateKey(error)) throw duplicateEmail(input.email);
+    await repositories.links.discardUnannounced(programId, link._id);
+    if (error instanceof UniqueKeyConflict) throw duplicateEmail(input.email);
     throw error;
   }
   return toAffiliate(affiliate, links);

@@ -1,55 +1,54 @@
 import type { Affiliate } from '@affiliate/contracts';
-import { findPage, type PageRequest } from '@affiliate/platform';
+import type { PageRequest } from '@affiliate/platform';
 import { emailKeyOf, toAffiliate, type AffiliateDocument } from '../data-access/affiliates';
-import { linkKeyOf } from '../data-access/links';
-import type { Models } from '../data-access/models';
+import type { Repositories } from '../data-access/repositories';
 import { linksOfAffiliate, linksOfAffiliates } from './affiliate-links';
 import { affiliateIdOfClick } from './record-click';
 
 const ALL_DIGITS = /^\d+$/;
 const MAX_CLICK_ID = Number.MAX_SAFE_INTEGER;
 
-export async function affiliateById(models: Models, programId: string, affiliateId: string): Promise<AffiliateDocument | null> {
-  return models.affiliates.findOne({ _id: affiliateId, programId }).lean();
+export async function affiliateById(repositories: Repositories, programId: string, affiliateId: string): Promise<AffiliateDocument | null> {
+  return repositories.affiliates.byId(programId, affiliateId);
 }
 
-export async function affiliateByEmail(models: Models, programId: string, email: string): Promise<AffiliateDocument | null> {
-  return models.affiliates.findOne({ emailKey: emailKeyOf(programId, email), programId }).lean();
+export async function affiliateByEmail(repositories: Repositories, programId: string, email: string): Promise<AffiliateDocument | null> {
+  return repositories.affiliates.byEmail(programId, email);
 }
 
-export async function affiliateBySlug(models: Models, programId: string, slug: string): Promise<AffiliateDocument | null> {
-  const link = await models.links.findOne({ linkKey: linkKeyOf(programId, slug), programId }).lean();
-  return link ? affiliateById(models, programId, link.affiliateId) : null;
+export async function affiliateBySlug(repositories: Repositories, programId: string, slug: string): Promise<AffiliateDocument | null> {
+  const link = await repositories.links.bySlug(programId, slug);
+  return link ? affiliateById(repositories, programId, link.affiliateId) : null;
 }
 
 /**
  * `id` is, in this order (spec): a click id when entirely numeric, an affiliate id, or one of the
  * affiliate's slugs.
  */
-export async function affiliateByIdentifier(models: Models, programId: string, identifier: string): Promise<AffiliateDocument | null> {
+export async function affiliateByIdentifier(repositories: Repositories, programId: string, identifier: string): Promise<AffiliateDocument | null> {
   if (ALL_DIGITS.test(identifier) && Number(identifier) <= MAX_CLICK_ID) {
-    const affiliateId = await affiliateIdOfClick(models, programId, Number(identifier));
-    const clicked = affiliateId ? await affiliateById(models, programId, affiliateId) : null;
+    const affiliateId = await affiliateIdOfClick(repositories, programId, Number(identifier));
+    const clicked = affiliateId ? await affiliateById(repositories, programId, affiliateId) : null;
     if (clicked) return clicked;
   }
-  return (await affiliateById(models, programId, identifier)) ?? (await affiliateBySlug(models, programId, identifier));
+  return (await affiliateById(repositories, programId, identifier)) ?? (await affiliateBySlug(repositories, programId, identifier));
 }
 
-export async function withLinks(models: Models, affiliate: AffiliateDocument): Promise<Affiliate> {
-  return toAffiliate(affiliate, await linksOfAffiliate(models, affiliate.programId, affiliate._id));
+export async function withLinks(repositories: Repositories, affiliate: AffiliateDocument): Promise<Affiliate> {
+  return toAffiliate(affiliate, await linksOfAffiliate(repositories, affiliate.programId, affiliate._id));
 }
 
 /** One affiliate by id and/or email (both must match when both are given), or null. */
-export async function lookUpAffiliate(models: Models, programId: string, query: { id?: string; email?: string }): Promise<Affiliate | null> {
+export async function lookUpAffiliate(repositories: Repositories, programId: string, query: { id?: string; email?: string }): Promise<Affiliate | null> {
   const affiliate =
-    query.id !== undefined ? await affiliateByIdentifier(models, programId, query.id) : await affiliateByEmail(models, programId, query.email ?? '');
+    query.id !== undefined ? await affiliateByIdentifier(repositories, programId, query.id) : await affiliateByEmail(repositories, programId, query.email ?? '');
   if (!affiliate) return null;
   if (query.email !== undefined && affiliate.emailKey !== emailKeyOf(programId, query.email)) return null;
-  return withLinks(models, affiliate);
+  return withLinks(repositories, affiliate);
 }
 
-export async function listAffiliates(models: Models, programId: string, page: PageRequest): Promise<{ items: Affiliate[]; nextCursor: string | null }> {
-  const { items, nextCursor } = await findPage(models.affiliates, { programId }, page);
-  const links = await linksOfAffiliates(models, programId, items.map((affiliate) => affiliate._id));
+export async function listAffiliates(repositories: Repositories, programId: string, page: PageRequest): Promise<{ items: Affiliate[]; nextCursor: string | null }> {
+  const { items, nextCursor } = await repositories.affiliates.list(programId, page);
+  const links = await linksOfAffiliates(repositories, programId, items.map((affiliate) => affiliate._id));
   return { items: items.map((affiliate) => toAffiliate(affiliate, links.get(affiliate._id) ?? [])), nextCursor };
 }

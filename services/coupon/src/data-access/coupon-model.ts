@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { outboxPlugin } from '@affiliate/platform';
-import { Schema, type Connection, type Model } from 'mongoose';
+import { outboxPlugin, type PageRequest, type StoreContext } from '@affiliate/platform';
+import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
+import { CountedStore } from './redemption-counters';
+import { presentExternalIdKey } from './unique-keys';
 
 export type MetadataEntry = { key: string; value: string };
 
@@ -73,10 +75,42 @@ const couponSchema = new Schema<CouponRecord>(
   { versionKey: false, minimize: false, collection: 'coupons' },
 );
 couponSchema.plugin(outboxPlugin);
-couponSchema.index({ programId: 1, externalIdKey: 1 }, { unique: true });
+couponSchema.index({ externalIdKey: 1 }, { unique: true });
 couponSchema.index({ programId: 1, createdAt: -1, _id: -1 });
 couponSchema.index({ programId: 1, name: 1, createdAt: -1 });
 
-export function couponModel(connection: Connection): Model<CouponRecord> {
-  return connection.model<CouponRecord>('Coupon', couponSchema);
+const couponModel = (connection: Connection): Model<CouponRecord> => connection.model<CouponRecord>('Coupon', couponSchema);
+
+export type CouponLookup = { id?: string; name?: string; externalId?: string };
+
+/** The coupons of each program, with the redemptions they count. */
+export class CouponRepository extends CountedStore<CouponRecord> {
+  constructor(context: StoreContext) {
+    super(context, couponModel, { uniqueKeys: ['externalIdKey'] });
+  }
+
+  /** The newest coupon matching every identifier given: by id or externalId a point lookup, by name a query. */
+  async lookUp(programId: string, lookup: CouponLookup): Promise<CouponRecord | null> {
+    if (lookup.name === undefined) {
+      const found =
+        lookup.id !== undefined
+          ? await this.byId(programId, lookup.id)
+          : await this.byKey(programId, 'externalIdKey', presentExternalIdKey(programId, lookup.externalId ?? ''));
+      const matches = found && (lookup.externalId === undefined || found.externalIdKey === presentExternalIdKey(programId, lookup.externalId));
+      return matches ? found : null;
+    }
+    const filter: FilterQuery<CouponRecord> = { name: lookup.name };
+    if (lookup.id !== undefined) filter._id = lookup.id;
+    if (lookup.externalId !== undefined) filter.externalIdKey = presentExternalIdKey(programId, lookup.externalId);
+    return (await this.all(programId, filter))[0] ?? null;
+  }
+
+  list(programId: string, page: PageRequest) {
+    return this.page(programId, {}, page);
+  }
+
+  /** Adds a code's id to its coupon before the code is stored (see CouponRecord._promotionalCodeIds). */
+  async rememberCode(programId: string, couponId: string, codeId: string): Promise<void> {
+    await this.applyIf(programId, couponId, {}, { $addToSet: { _promotionalCodeIds: codeId } });
+  }
 }

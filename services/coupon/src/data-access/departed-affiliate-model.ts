@@ -16,8 +16,23 @@ const departedAffiliateSchema = new Schema<DepartedAffiliateRecord>(
   { versionKey: false, collection: 'departed_affiliates' },
 );
 
-export const departedAffiliateId = (programId: string, affiliateId: string): string => `${programId}:${affiliateId}`;
+const departedAffiliateId = (programId: string, affiliateId: string): string => `${programId}:${affiliateId}`;
 
-export function departedAffiliateModel(connection: Connection): Model<DepartedAffiliateRecord> {
-  return connection.model<DepartedAffiliateRecord>('DepartedAffiliate', departedAffiliateSchema);
+const departedAffiliateModel = (connection: Connection): Model<DepartedAffiliateRecord> =>
+  connection.model<DepartedAffiliateRecord>('DepartedAffiliate', departedAffiliateSchema);
+
+export class DepartedAffiliateRepository {
+  private readonly model: Model<DepartedAffiliateRecord>;
+
+  constructor(context: { connection: Connection }) {
+    this.model = departedAffiliateModel(context.connection);
+  }
+
+  async record(programId: string, affiliateId: string): Promise<void> {
+    await this.model.updateOne({ _id: departedAffiliateId(programId, affiliateId) }, { $setOnInsert: { programId, affiliateId, departedAt: new Date() } }, { upsert: true });
+  }
+
+  async has(programId: string, affiliateId: string): Promise<boolean> {
+    return (await this.model.exists({ _id: departedAffiliateId(programId, affiliateId) })) !== null;
+  }
 }

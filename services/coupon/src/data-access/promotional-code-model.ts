@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { AffiliateSummary } from '@affiliate/contracts';
-import { outboxPlugin } from '@affiliate/platform';
-import { Schema, type Connection, type Model } from 'mongoose';
+import { outboxPlugin, type PageRequest, type StoreContext } from '@affiliate/platform';
+import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
+import type { CouponRecord } from './coupon-model';
+import { CountedStore } from './redemption-counters';
+import { codeKey, presentExternalIdKey } from './unique-keys';
 
 export type PromotionalCodeRecord = {
   _id: string;
@@ -78,13 +81,102 @@ const promotionalCodeSchema = new Schema<PromotionalCodeRecord>(
   { versionKey: false, minimize: false, collection: 'promotional_codes' },
 );
 promotionalCodeSchema.plugin(outboxPlugin);
-promotionalCodeSchema.index({ programId: 1, codeKey: 1 }, { unique: true });
-promotionalCodeSchema.index({ programId: 1, externalIdKey: 1 }, { unique: true });
+promotionalCodeSchema.index({ codeKey: 1 }, { unique: true });
+promotionalCodeSchema.index({ externalIdKey: 1 }, { unique: true });
 promotionalCodeSchema.index({ programId: 1, couponId: 1, createdAt: -1 });
 promotionalCodeSchema.index({ programId: 1, affiliateId: 1, createdAt: -1 });
 promotionalCodeSchema.index({ programId: 1, affiliateEmailKey: 1, createdAt: -1 });
 promotionalCodeSchema.index({ programId: 1, createdAt: -1, _id: -1 });
 
-export function promotionalCodeModel(connection: Connection): Model<PromotionalCodeRecord> {
-  return connection.model<PromotionalCodeRecord>('PromotionalCode', promotionalCodeSchema);
+const promotionalCodeModel = (connection: Connection): Model<PromotionalCodeRecord> =>
+  connection.model<PromotionalCodeRecord>('PromotionalCode', promotionalCodeSchema);
+
+export type PromotionalCodeLookup = {
+  id?: string;
+  code?: string;
+  externalId?: string;
+  couponId?: string;
+  affiliateId?: string;
+  affiliateEmail?: string;
+};
+
+const NEWEST_FIRST = (a: PromotionalCodeRecord, b: PromotionalCodeRecord) =>
+  b.createdAt.getTime() - a.createdAt.getTime() || (a._id < b._id ? 1 : a._id > b._id ? -1 : 0);
+
+/** The promotional codes of each program, with the redemptions they count. */
+export class PromotionalCodeRepository extends CountedStore<PromotionalCodeRecord> {
+  constructor(context: StoreContext) {
+    super(context, promotionalCodeModel, { uniqueKeys: ['codeKey', 'externalIdKey'] });
+  }
+
+  /** The code a sale names, matched case-insensitively: a point lookup on its unique key. */
+  byCode(programId: string, code: string) {
+    return this.byKey(programId, 'codeKey', codeKey(programId, code));
+  }
+
+  /** The first code matching every identifier given: by id, code or externalId a point lookup. */
+  async lookUp(programId: string, lookup: PromotionalCodeLookup): Promise<PromotionalCodeRecord | null> {
+    const found =
+      lookup.id !== undefined
+        ? await this.byId(programId, lookup.id)
+        : lookup.code !== undefined
+          ? await this.byCode(programId, lookup.code)
+          : lookup.externalId !== undefined
+            ? await this.byKey(programId, 'externalIdKey', presentExternalIdKey(programId, lookup.externalId))
+            : (await this.list(programId, lookup, { limit: 1 })).items[0];
+    return found && matches(programId, found, lookup) ? found : null;
+  }
+
+  /** Codes matching every filter given, newest first. */
+  list(programId: string, lookup: PromotionalCodeLookup, page: PageRequest) {
+    const filter: FilterQuery<PromotionalCodeRecord> = {};
+    if (lookup.id !== undefined) filter._id = lookup.id;
+    if (lookup.code !== undefined) filter.codeKey = codeKey(programId, lookup.code);
+    if (lookup.externalId !== undefined) filter.externalIdKey = presentExternalIdKey(programId, lookup.externalId);
+    if (lookup.couponId !== undefined) filter.couponId = lookup.couponId;
+    if (lookup.affiliateId !== undefined) filter.affiliateId = lookup.affiliateId;
+    if (lookup.affiliateEmail !== undefined) filter.affiliateEmailKey = lookup.affiliateEmail.trim().toLowerCase();
+    return this.page(programId, filter, page);
+  }
+
+  /**
+   * Every live code of a coupon, by its couponId, whether or not the coupon is still there: the
+   * delete cascade must also find a code created while it ran, which no coupon document lists.
+   */
+  ofCoupon(programId: string, couponId: string) {
+    return this.all(programId, { couponId });
+  }
+
+  /**
+   * The codes of each coupon, newest first. Found by their ids, which each coupon keeps: a lookup by
+   * _id however many codes other coupons and programs have. Coupons stored before the ids were kept
+   * fall back to a query on couponId.
+   */
+  async ofCoupons(programId: string, coupons: CouponRecord[]): Promise<Map<string, PromotionalCodeRecord[]>> {
+    const byCoupon = new Map<string, PromotionalCodeRecord[]>(coupons.map((coupon) => [coupon._id, []]));
+    const untracked = coupons.filter((coupon) => coupon._promotionalCodeIds === undefined).map((coupon) => coupon._id);
+    const [tracked, legacy] = await Promise.all([
+      this.byIds(programId, coupons.flatMap((coupon) => coupon._promotionalCodeIds ?? [])),
+      untracked.length > 0 ? this.all(programId, { couponId: { $in: untracked } }) : [],
+    ]);
+    // An id whose code was never stored (a crash between the two writes) simply finds nothing.
+    for (const code of [...tracked, ...legacy].sort(NEWEST_FIRST)) byCoupon.get(code.couponId)?.push(code);
+    return byCoupon;
+  }
+
+  /** The codes assigned to an affiliate (a list: it may scan; it runs per affiliate event, not per request). */
+  ofAffiliate(programId: string, affiliateId: string) {
+    return this.all(programId, { affiliateId });
+  }
+}
+
+function matches(programId: string, code: PromotionalCodeRecord, lookup: PromotionalCodeLookup): boolean {
+  return (
+    (lookup.id === undefined || code._id === lookup.id) &&
+    (lookup.code === undefined || code.codeKey === codeKey(programId, lookup.code)) &&
+    (lookup.externalId === undefined || code.externalIdKey === presentExternalIdKey(programId, lookup.externalId)) &&
+    (lookup.couponId === undefined || code.couponId === lookup.couponId) &&
+    (lookup.affiliateId === undefined || code.affiliateId === lookup.affiliateId) &&
+    (lookup.affiliateEmail === undefined || code.affiliateEmailKey === lookup.affiliateEmail.trim().toLowerCase())
+  );
 }

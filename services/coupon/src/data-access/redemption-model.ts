@@ -1,10 +1,11 @@
-import { randomUUID } from 'node:crypto';
+import { byIdInProgram, insertOnce, programKey } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /** `pending`: counters being incremented; `applied`: counted, the stored result is replayed for the same key. */
 export type RedemptionState = 'pending' | 'applied';
 
 export type RedemptionRecord = {
+  /** `<programId>:<redemptionKey>`: the key is unique per program, and a lookup by it is one by _id. */
   _id: string;
   programId: string;
   redemptionKey: string;
@@ -20,7 +21,7 @@ export type RedemptionRecord = {
 
 const redemptionSchema = new Schema<RedemptionRecord>(
   {
-    _id: { type: String, default: () => randomUUID() },
+    _id: { type: String, required: true },
     programId: { type: String, required: true },
     redemptionKey: { type: String, required: true },
     state: { type: String, required: true },
@@ -33,8 +34,44 @@ const redemptionSchema = new Schema<RedemptionRecord>(
   },
   { versionKey: false, collection: 'redemptions' },
 );
-redemptionSchema.index({ programId: 1, redemptionKey: 1 }, { unique: true });
 
-export function redemptionModel(connection: Connection): Model<RedemptionRecord> {
-  return connection.model<RedemptionRecord>('Redemption', redemptionSchema);
+const redemptionModel = (connection: Connection): Model<RedemptionRecord> => connection.model<RedemptionRecord>('Redemption', redemptionSchema);
+
+export const redemptionIdOf = (programId: string, redemptionKey: string): string => programKey(programId, redemptionKey);
+
+/** Redemption claims, one per (program, redemption key). */
+export class RedemptionRepository {
+  private readonly model: Model<RedemptionRecord>;
+
+  constructor(context: { connection: Connection }) {
+    this.model = redemptionModel(context.connection);
+  }
+
+  byKey(programId: string, redemptionKey: string): Promise<RedemptionRecord | null> {
+    return byIdInProgram(this.model, programId, redemptionIdOf(programId, redemptionKey));
+  }
+
+  /** Inserts the claim; false when the key is claimed already (a racing request). */
+  claim(claim: RedemptionRecord): Promise<boolean> {
+    return insertOnce(this.model, claim);
+  }
+
+  /** Takes a stale pending claim over; false when someone else took or finished it first. */
+  async takeOver(claim: RedemptionRecord, claimedAt: Date): Promise<boolean> {
+    const taken = await this.model.updateOne({ _id: claim._id, programId: claim.programId, state: 'pending', claimedAt: claim.claimedAt }, { $set: { claimedAt } });
+    return taken.modifiedCount === 1;
+  }
+
+  async markApplied(claim: RedemptionRecord): Promise<void> {
+    await this.model.updateOne({ _id: claim._id, programId: claim.programId, state: 'pending' }, { $set: { state: 'applied' } });
+  }
+
+  async dropPending(claim: RedemptionRecord): Promise<void> {
+    await this.model.deleteOne({ _id: claim._id, programId: claim.programId, state: 'pending' });
+  }
+
+  /** Removes an applied redemption and returns it; null when there is none (pending or never made). */
+  async removeApplied(programId: string, redemptionKey: string): Promise<RedemptionRecord | null> {
+    return this.model.findOneAndDelete({ _id: redemptionIdOf(programId, redemptionKey), programId, state: 'applied' }).lean();
+  }
 }

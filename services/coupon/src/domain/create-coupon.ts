@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Coupon, CreateCouponBody } from '@affiliate/contracts';
-import { badRequest, createEvent, fromMinorUnits, isDuplicateKey, toMinorUnits } from '@affiliate/platform';
+import { badRequest, createEvent, fromMinorUnits, toMinorUnits, UniqueKeyConflict } from '@affiliate/platform';
 import type { CouponRecord } from '../data-access/coupon-model';
-import type { CouponModels } from '../data-access/models';
+import type { CouponRepositories } from '../data-access/repositories';
 import { metadataEntries, toCoupon } from '../data-access/representations';
 import { externalIdKey } from '../data-access/unique-keys';
 
@@ -19,7 +19,7 @@ function refuseMismatchedDiscountFields(body: CreateCouponBody): void {
   }
 }
 
-export async function createCoupon(models: CouponModels, programId: string, body: CreateCouponBody): Promise<Coupon> {
+export async function createCoupon(repositories: CouponRepositories, programId: string, body: CreateCouponBody): Promise<Coupon> {
   refuseMismatchedDiscountFields(body);
   const id = randomUUID();
   const now = new Date();
@@ -29,7 +29,7 @@ export async function createCoupon(models: CouponModels, programId: string, body
     programId,
     name: body.name,
     externalId,
-    externalIdKey: externalIdKey(id, externalId),
+    externalIdKey: externalIdKey(programId, id, externalId),
     couponType: body.couponType,
     percentOff: body.couponType === 'PERCENTAGE' ? (body.percentOff ?? null) : null,
     amountOffMinor: body.couponType === 'FLAT' && body.amountOff !== undefined && body.currency ? flatAmountOff(body.amountOff, body.currency) : null,
@@ -51,9 +51,9 @@ export async function createCoupon(models: CouponModels, programId: string, body
   };
   const representation = toCoupon(coupon, []);
   try {
-    await models.coupons.create({ ...coupon, _outbox: [createEvent('coupon.created', programId, representation)] });
+    await repositories.coupons.insert(coupon, () => [createEvent('coupon.created', programId, representation)]);
   } catch (error) {
-    if (isDuplicateKey(error)) throw badRequest(`A coupon with externalId "${externalId}" already exists in this program`);
+    if (error instanceof UniqueKeyConflict) throw badRequest(`A coupon with externalId "${externalId}" already exists in this program`);
     throw error;
   }
   return representation;

@@ -1,13 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import type { Redemption, RedeemPromotionalCodeBody } from '@affiliate/contracts';
-import { badRequest, conflict, isDuplicateKey } from '@affiliate/platform';
+import { badRequest, conflict } from '@affiliate/platform';
 import type { CouponRecord } from '../data-access/coupon-model';
-import type { CouponModels } from '../data-access/models';
+import type { CouponRepositories } from '../data-access/repositories';
 import type { PromotionalCodeRecord } from '../data-access/promotional-code-model';
-import { countRedemption, forgetRedemptionKey, uncountRedemption } from '../data-access/redemption-counters';
-import type { RedemptionRecord } from '../data-access/redemption-model';
-import { findCouponRecord } from '../data-access/reads';
-import { codeKey } from '../data-access/unique-keys';
+import { redemptionIdOf, type RedemptionRecord } from '../data-access/redemption-model';
 import { checkRedeemable } from './check-redeemable';
 
 /** A pending claim older than this belongs to a process that died mid-count; it is taken over. */
@@ -24,18 +20,17 @@ const toRedemption = (record: RedemptionRecord): Redemption => ({
   code: record.code,
 });
 
-async function loadCodeAndCoupon(models: CouponModels, programId: string, filter: Record<string, unknown>) {
-  const code = await models.promotionalCodes.findOne({ programId, ...filter }).lean<PromotionalCodeRecord>();
-  const coupon = code ? await findCouponRecord(models, programId, code.couponId) : null;
+async function withCoupon(repositories: CouponRepositories, programId: string, code: PromotionalCodeRecord | null) {
+  const coupon = code ? await repositories.coupons.byId(programId, code.couponId) : null;
   return { code, coupon };
 }
 
-async function claimNew(models: CouponModels, programId: string, body: RedeemPromotionalCodeBody): Promise<Claim> {
-  const { code, coupon } = await loadCodeAndCoupon(models, programId, { codeKey: codeKey(body.code) });
+async function claimNew(repositories: CouponRepositories, programId: string, body: RedeemPromotionalCodeBody): Promise<Claim> {
+  const { code, coupon } = await withCoupon(repositories, programId, await repositories.promotionalCodes.byCode(programId, body.code));
   const affiliateId = checkRedeemable(body, code, coupon);
   const now = new Date();
   const claim: RedemptionRecord = {
-    _id: randomUUID(),
+    _id: redemptionIdOf(programId, body.redemptionKey),
     programId,
     redemptionKey: body.redemptionKey,
     state: 'pending',
@@ -46,26 +41,20 @@ async function claimNew(models: CouponModels, programId: string, body: RedeemPro
     createdAt: now,
     claimedAt: now,
   };
-  try {
-    await models.redemptions.create(claim);
-    return { claim };
-  } catch (error) {
-    if (!isDuplicateKey(error)) throw error;
-  }
-  const racing = await models.redemptions.findOne({ programId, redemptionKey: body.redemptionKey }).lean<RedemptionRecord>();
+  if (await repositories.redemptions.claim(claim)) return { claim };
+  const racing = await repositories.redemptions.byKey(programId, body.redemptionKey);
   if (racing?.state === 'applied') return { replay: toRedemption(racing) };
   throw conflict('A redemption with this redemptionKey is in progress; retry');
 }
 
-async function takeOver(models: CouponModels, programId: string, body: RedeemPromotionalCodeBody, stale: RedemptionRecord): Promise<Claim> {
+async function takeOver(repositories: CouponRepositories, programId: string, body: RedeemPromotionalCodeBody, stale: RedemptionRecord): Promise<Claim> {
   if (Date.now() - new Date(stale.claimedAt).getTime() < STALE_CLAIM_MS) {
     throw conflict('A redemption with this redemptionKey is in progress; retry');
   }
-  const { code, coupon } = await loadCodeAndCoupon(models, programId, { _id: stale.promotionalCodeId });
+  const { code, coupon } = await withCoupon(repositories, programId, await repositories.promotionalCodes.byId(programId, stale.promotionalCodeId));
   checkRedeemable(body, code, coupon);
   const claimedAt = new Date();
-  const taken = await models.redemptions.updateOne({ _id: stale._id, state: 'pending', claimedAt: stale.claimedAt }, { $set: { claimedAt } });
-  if (taken.modifiedCount !== 1) throw conflict('A redemption with this redemptionKey is in progress; retry');
+  if (!(await repositories.redemptions.takeOver(stale, claimedAt))) throw conflict('A redemption with this redemptionKey is in progress; retry');
   return { claim: { ...stale, claimedAt } };
 }
 
@@ -75,24 +64,24 @@ async function takeOver(models: CouponModels, programId: string, body: RedeemPro
  * a conditional single-document increment; if the coupon is full, the code's increment is given
  * back. No events: like Stripe, redemption counters change without promocode/coupon.updated.
  */
-export async function redeemPromotionalCode(models: CouponModels, programId: string, body: RedeemPromotionalCodeBody): Promise<Redemption> {
-  const existing = await models.redemptions.findOne({ programId, redemptionKey: body.redemptionKey }).lean<RedemptionRecord>();
+export async function redeemPromotionalCode(repositories: CouponRepositories, programId: string, body: RedeemPromotionalCodeBody): Promise<Redemption> {
+  const existing = await repositories.redemptions.byKey(programId, body.redemptionKey);
   if (existing?.state === 'applied') return toRedemption(existing);
-  const claimed = existing ? await takeOver(models, programId, body, existing) : await claimNew(models, programId, body);
+  const claimed = existing ? await takeOver(repositories, programId, body, existing) : await claimNew(repositories, programId, body);
   if ('replay' in claimed) return claimed.replay;
   const { claim } = claimed;
   const giveUp = async (message: string): Promise<never> => {
-    await models.redemptions.deleteOne({ _id: claim._id, state: 'pending' });
+    await repositories.redemptions.dropPending(claim);
     throw badRequest(message);
   };
 
-  const codeCount = await countRedemption(models, 'promotionalCodes', programId, claim.promotionalCodeId, claim.redemptionKey);
+  const codeCount = await repositories.promotionalCodes.countRedemption(programId, claim.promotionalCodeId, claim.redemptionKey);
   if (codeCount === 'gone') return giveUp(`Promotional code ${claim.code} does not exist in this program`);
   if (codeCount === 'limit reached') return giveUp(`Promotional code ${claim.code} has reached its redemption limit`);
 
-  const couponCount = await countRedemption(models, 'coupons', programId, claim.couponId, claim.redemptionKey);
+  const couponCount = await repositories.coupons.countRedemption(programId, claim.couponId, claim.redemptionKey);
   if (couponCount !== 'counted') {
-    await uncountRedemption(models, 'promotionalCodes', programId, claim.promotionalCodeId, claim.redemptionKey);
+    await repositories.promotionalCodes.uncountRedemption(programId, claim.promotionalCodeId, claim.redemptionKey);
     return giveUp(
       couponCount === 'gone'
         ? `Promotional code ${claim.code} does not exist in this program`
@@ -100,7 +89,10 @@ export async function redeemPromotionalCode(models: CouponModels, programId: str
     );
   }
 
-  await models.redemptions.updateOne({ _id: claim._id, state: 'pending' }, { $set: { state: 'applied' } });
-  await forgetRedemptionKey(models, programId, claim, claim.redemptionKey);
+  await repositories.redemptions.markApplied(claim);
+  await Promise.all([
+    repositories.promotionalCodes.forgetRedemptionKey(programId, claim.promotionalCodeId, claim.redemptionKey),
+    repositories.coupons.forgetRedemptionKey(programId, claim.couponId, claim.redemptionKey),
+  ]);
   return toRedemption(claim);
 }

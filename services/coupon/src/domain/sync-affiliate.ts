@@ -1,9 +1,6 @@
 import type { AffiliateSummary } from '@affiliate/contracts';
-import { createEvent, updateWithEvents } from '@affiliate/platform';
-import { departedAffiliateId } from '../data-access/departed-affiliate-model';
-import type { CouponModels } from '../data-access/models';
-import type { PromotionalCodeRecord } from '../data-access/promotional-code-model';
-import { findCouponRecord } from '../data-access/reads';
+import { createEvent } from '@affiliate/platform';
+import type { CouponRepositories } from '../data-access/repositories';
 import { toPromotionalCode } from '../data-access/representations';
 import { unassignAffiliate } from './unassign-departed-affiliate';
 
@@ -16,24 +13,25 @@ const sameSummary = (a: AffiliateSummary | null, b: AffiliateSummary): boolean =
  * older than the one last applied never overwrites it.
  */
 export async function refreshAffiliateOnCodes(
-  models: CouponModels,
+  repositories: CouponRepositories,
   programId: string,
   affiliate: AffiliateSummary,
   affiliateUpdatedAt: Date,
 ): Promise<number> {
-  const codes = await models.promotionalCodes.find({ programId, affiliateId: affiliate.id }).lean<PromotionalCodeRecord[]>();
+  const codes = await repositories.promotionalCodes.ofAffiliate(programId, affiliate.id);
   let refreshed = 0;
   for (const code of codes) {
     if (sameSummary(code.affiliate, affiliate)) continue;
-    const coupon = await findCouponRecord(models, programId, code.couponId);
+    const coupon = await repositories.coupons.byId(programId, code.couponId);
     if (!coupon) continue;
-    const updated = await updateWithEvents(
-      models.promotionalCodes,
-      { programId, _id: code._id, affiliateId: affiliate.id, $or: [{ affiliateUpdatedAt: null }, { affiliateUpdatedAt: { $lt: affiliateUpdatedAt } }] },
-      () => ({
-        set: { affiliate, affiliateEmailKey: affiliate.email.toLowerCase(), affiliateUpdatedAt, updatedAt: new Date() },
-        events: (next) => [createEvent('promocode.updated', programId, toPromotionalCode(next, coupon))],
-      }),
+    const updated = await repositories.promotionalCodes.change(programId, code._id, (current) =>
+      // Still this affiliate's code, and the event is newer than the copy it holds.
+      current.affiliateId === affiliate.id && (current.affiliateUpdatedAt === null || current.affiliateUpdatedAt < affiliateUpdatedAt)
+        ? {
+            set: { affiliate, affiliateEmailKey: affiliate.email.toLowerCase(), affiliateUpdatedAt, updatedAt: new Date() },
+            events: (next) => [createEvent('promocode.updated', programId, toPromotionalCode(next, coupon))],
+          }
+        : null,
     );
     if (updated) refreshed += 1;
   }
@@ -41,11 +39,7 @@ export async function refreshAffiliateOnCodes(
 }
 
 /** affiliate.deleted: remembered first, so a code assigned concurrently is caught by its writer. */
-export async function unassignDeletedAffiliate(models: CouponModels, programId: string, affiliateId: string): Promise<number> {
-  await models.departedAffiliates.updateOne(
-    { _id: departedAffiliateId(programId, affiliateId) },
-    { $setOnInsert: { programId, affiliateId, departedAt: new Date() } },
-    { upsert: true },
-  );
-  return unassignAffiliate(models, programId, affiliateId);
+export async function unassignDeletedAffiliate(repositories: CouponRepositories, programId: string, affiliateId: string): Promise<number> {
+  await repositories.departedAffiliates.record(programId, affiliateId);
+  return unassignAffiliate(repositories, programId, affiliateId);
 }

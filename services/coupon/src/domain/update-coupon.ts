@@ -1,10 +1,8 @@
 import type { Coupon, UpdateCouponBody } from '@affiliate/contracts';
-import { badRequest, createEvent, isDuplicateKey, notFound, updateWithEvents } from '@affiliate/platform';
-import type { FilterQuery } from 'mongoose';
+import { badRequest, createEvent, notFound, UniqueKeyConflict } from '@affiliate/platform';
 import type { CouponRecord } from '../data-access/coupon-model';
-import type { CouponModels } from '../data-access/models';
+import type { CouponRepositories } from '../data-access/repositories';
 import type { PromotionalCodeRecord } from '../data-access/promotional-code-model';
-import { codesOfCoupons } from '../data-access/reads';
 import { metadataEntries, toCoupon } from '../data-access/representations';
 import { externalIdKey } from '../data-access/unique-keys';
 
@@ -19,7 +17,7 @@ export function refuseDiscountChange(body: unknown): void {
   }
 }
 
-function changedFields(body: UpdateCouponBody, couponId: string): Partial<CouponRecord> {
+function changedFields(body: UpdateCouponBody, programId: string, couponId: string): Partial<CouponRecord> {
   const set: Partial<CouponRecord> = { updatedAt: new Date() };
   if (body.name !== undefined) set.name = body.name;
   if (body.valid !== undefined) set.valid = body.valid;
@@ -31,34 +29,31 @@ function changedFields(body: UpdateCouponBody, couponId: string): Partial<Coupon
   if (body.metadata !== undefined) set.metadata = metadataEntries(body.metadata);
   if (body.externalId !== undefined) {
     set.externalId = body.externalId;
-    set.externalIdKey = externalIdKey(couponId, body.externalId);
+    set.externalIdKey = externalIdKey(programId, couponId, body.externalId);
   }
   return set;
 }
 
-export async function updateCoupon(models: CouponModels, programId: string, body: UpdateCouponBody): Promise<Coupon> {
-  const filter: FilterQuery<CouponRecord> = { programId, _id: body.couponId };
-  // Redemptions increment timesRedeemed without touching the revision, so the new limit is
-  // checked in the write's own filter: it can never land below a count that raced past it.
-  if (typeof body.maxRedemptions === 'number') filter.timesRedeemed = { $lte: body.maxRedemptions };
+export async function updateCoupon(repositories: CouponRepositories, programId: string, body: UpdateCouponBody): Promise<Coupon> {
   let codes: PromotionalCodeRecord[] = [];
   let updated: CouponRecord | null;
   try {
-    updated = await updateWithEvents(models.coupons, filter, async (current) => {
-      codes = (await codesOfCoupons(models, programId, [current])).get(current._id) ?? [];
+    // Redemptions count without touching the revision, so the new limit guards the write itself:
+    // it can never land below a count that raced past it.
+    updated = await repositories.coupons.changeWithinLimit(programId, body.couponId, body.maxRedemptions, async (current) => {
+      if (typeof body.maxRedemptions === 'number' && current.timesRedeemed > body.maxRedemptions) {
+        throw badRequest(`maxRedemptions (${body.maxRedemptions}) cannot be below timesRedeemed (${current.timesRedeemed})`);
+      }
+      codes = (await repositories.promotionalCodes.ofCoupons(programId, [current])).get(current._id) ?? [];
       return {
-        set: changedFields(body, current._id),
+        set: changedFields(body, programId, current._id),
         events: (next) => [createEvent('coupon.updated', programId, toCoupon(next, codes))],
       };
     });
   } catch (error) {
-    if (isDuplicateKey(error)) throw badRequest(`A coupon with externalId "${body.externalId}" already exists in this program`);
+    if (error instanceof UniqueKeyConflict) throw badRequest(`A coupon with externalId "${body.externalId}" already exists in this program`);
     throw error;
   }
-  if (!updated) {
-    const existing = await models.coupons.findOne({ programId, _id: body.couponId }).lean<CouponRecord>();
-    if (!existing) throw notFound(`Coupon ${body.couponId} not found in this program`);
-    throw badRequest(`maxRedemptions (${body.maxRedemptions}) cannot be below timesRedeemed (${existing.timesRedeemed})`);
-  }
+  if (!updated) throw notFound(`Coupon ${body.couponId} not found in this program`);
   return toCoupon(updated, codes);
 }

@@ -1,8 +1,7 @@
 import type { PromotionalCode, UpdatePromotionalCodeBody } from '@affiliate/contracts';
-import { badRequest, createEvent, isDuplicateKey, notFound, toMinorUnits, updateWithEvents } from '@affiliate/platform';
+import { badRequest, createEvent, notFound, toMinorUnits, UniqueKeyConflict } from '@affiliate/platform';
 import type { AffiliateSummary } from '@affiliate/contracts';
 import type { PromotionalCodeRecord } from '../data-access/promotional-code-model';
-import { requireCouponRecord } from '../data-access/reads';
 import { minimumAmountOf, toPromotionalCode } from '../data-access/representations';
 import { externalIdKey } from '../data-access/unique-keys';
 import type { PromotionalCodeDeps } from './create-promotional-code';
@@ -18,7 +17,7 @@ function assignment(affiliate: AffiliateSummary | null): Partial<PromotionalCode
   };
 }
 
-function changedFields(body: UpdatePromotionalCodeBody, current: PromotionalCodeRecord): Partial<PromotionalCodeRecord> {
+function changedFields(body: UpdatePromotionalCodeBody, programId: string, current: PromotionalCodeRecord): Partial<PromotionalCodeRecord> {
   const set: Partial<PromotionalCodeRecord> = { updatedAt: new Date() };
   if (body.active !== undefined) set.active = body.active;
   if (body.expiresAt !== undefined) set.expiresAt = body.expiresAt === null ? null : new Date(body.expiresAt);
@@ -34,7 +33,7 @@ function changedFields(body: UpdatePromotionalCodeBody, current: PromotionalCode
   if (body.limitToCustomers !== undefined) set.limitToCustomers = body.limitToCustomers;
   if (body.externalId !== undefined) {
     set.externalId = body.externalId;
-    set.externalIdKey = externalIdKey(current._id, body.externalId);
+    set.externalIdKey = externalIdKey(programId, current._id, body.externalId);
   }
   const next = { ...current, ...set };
   if (next.limitToCustomers && !next.customerId) throw badRequest('customerId is required when limitToCustomers is true');
@@ -46,22 +45,24 @@ function changedFields(body: UpdatePromotionalCodeBody, current: PromotionalCode
 
 /** PUT /promotional-codes: the fields of DESIGN.md §3; `active: false` retires the code. */
 export async function updatePromotionalCode(
-  { models, affiliates }: PromotionalCodeDeps,
+  { repositories, affiliates }: PromotionalCodeDeps,
   programId: string,
   body: UpdatePromotionalCodeBody,
 ): Promise<PromotionalCode> {
   const reassigning = body.affiliateId !== undefined || body.affiliateEmail !== undefined;
   const affiliate = reassigning ? await resolveAffiliate(affiliates, programId, body) : null;
-  const filter: Record<string, unknown> = { programId, _id: body.promotionalCodeId };
-  // A new limit is checked in the write itself: redemptions race past a value read earlier.
-  if (typeof body.maxRedemptions === 'number') filter.timesRedeemed = { $lte: body.maxRedemptions };
   let representation: PromotionalCode | undefined;
   let updated: PromotionalCodeRecord | null;
   try {
-    updated = await updateWithEvents(models.promotionalCodes, filter, async (current) => {
-      const coupon = await requireCouponRecord(models, programId, current.couponId);
+    // A new limit guards the write itself: redemptions race past a value read earlier.
+    updated = await repositories.promotionalCodes.changeWithinLimit(programId, body.promotionalCodeId, body.maxRedemptions, async (current) => {
+      if (typeof body.maxRedemptions === 'number' && current.timesRedeemed > body.maxRedemptions) {
+        throw badRequest(`maxRedemptions (${body.maxRedemptions}) cannot be below timesRedeemed (${current.timesRedeemed})`);
+      }
+      const coupon = await repositories.coupons.byId(programId, current.couponId);
+      if (!coupon) throw notFound(`Coupon ${current.couponId} not found in this program`);
       return {
-        set: { ...changedFields(body, current), ...(reassigning ? assignment(affiliate) : {}) },
+        set: { ...changedFields(body, programId, current), ...(reassigning ? assignment(affiliate) : {}) },
         events: (next) => {
           representation = toPromotionalCode(next, coupon);
           return [createEvent('promocode.updated', programId, representation)];
@@ -69,14 +70,10 @@ export async function updatePromotionalCode(
       };
     });
   } catch (error) {
-    if (isDuplicateKey(error)) throw badRequest(`A promotional code with externalId "${body.externalId}" already exists in this program`);
+    if (error instanceof UniqueKeyConflict) throw badRequest(`A promotional code with externalId "${body.externalId}" already exists in this program`);
     throw error;
   }
-  if (!updated || !representation) {
-    const existing = await models.promotionalCodes.findOne({ programId, _id: body.promotionalCodeId }).lean<PromotionalCodeRecord>();
-    if (!existing) throw notFound(`Promotional code ${body.promotionalCodeId} not found in this program`);
-    throw badRequest(`maxRedemptions (${body.maxRedemptions}) cannot be below timesRedeemed (${existing.timesRedeemed})`);
-  }
-  if (affiliate) await unassignIfDeparted(models, programId, affiliate.id);
+  if (!updated || !representation) throw notFound(`Promotional code ${body.promotionalCodeId} not found in this program`);
+  if (affiliate) await unassignIfDeparted(repositories, programId, affiliate.id);
   return representation;
 }

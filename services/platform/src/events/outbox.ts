@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EventData, EventEnvelope, EventType } from '@affiliate/contracts';
-import { Schema, type Connection, type FilterQuery, type Model, type UpdateQuery } from 'mongoose';
-import { conflict } from '../errors';
+import { Schema, type Connection, type Model } from 'mongoose';
 import type { Logger } from '../logger';
 import type { EventBus } from './bus';
 
@@ -12,21 +11,14 @@ import type { EventBus } from './bus';
  * publishes again, which consumers absorb because they are idempotent by event id.
  *
  * The same write sets `_pendingSince`, a marker that only documents with unpublished events carry
- * (a sparse index serves it on MongoDB), and the hooks below hand the written document's id to the
- * relay, which publishes it at once. A timed sweep over the marker catches what a crash left.
+ * (a sparse index serves it on MongoDB), and the writer (the platform's AggregateStore, the only
+ * one) hands the written document's id to the relay, which publishes it at once. A timed sweep over
+ * the marker catches what a crash left.
  *
  * Deletes are tombstones (`deletedAt`) until their `*.deleted` event is out; the relay then removes
  * the document for good. Every query through mongoose skips tombstones unless it names `deletedAt`.
  */
 export type OutboxFields = { _outbox: EventEnvelope[]; deletedAt: Date | null; revision: number; _pendingSince?: Date };
-
-/** The relay of each watched model, so a write anywhere reaches it without the caller's help. */
-const relays = new WeakMap<Model<any>, OutboxRelay>(); // eslint-disable-line @typescript-eslint/no-explicit-any
-
-type Update = Record<string, Record<string, unknown> | undefined>;
-const pushesEvents = (update: unknown) => Boolean((update as Update | null)?.$push && '_outbox' in ((update as Update).$push ?? {}));
-/** An _id value, not a condition on _id (`{$in: ...}`): the filter names exactly one document. */
-const isOneId = (id: unknown) => typeof id === 'string' || (typeof id === 'object' && id !== null && !Object.keys(id).some((key) => key.startsWith('$')));
 
 const QUERY_HOOKS = [
   'find',
@@ -57,79 +49,11 @@ export function outboxPlugin(schema: Schema): void {
       if (!('deletedAt' in this.getFilter())) this.where({ deletedAt: null });
     });
   }
-  schema.pre('save', function markNewEvents() {
-    if (this.isNew && (this.get('_outbox') as unknown[] | undefined)?.length) this.set('_pendingSince', new Date());
-  });
-  schema.post('save', function relayNewEvents(document) {
-    if ((document.get('_outbox') as unknown[] | undefined)?.length) relays.get(document.constructor as Model<any>)?.written(document.constructor as Model<any>, document._id); // eslint-disable-line @typescript-eslint/no-explicit-any
-  });
-  schema.pre(['updateOne', 'updateMany', 'findOneAndUpdate'], function markPushedEvents() {
-    const update = this.getUpdate() as Update | null;
-    if (!update || !pushesEvents(update)) return;
-    update.$set = { ...update.$set, _pendingSince: new Date() };
-    this.setUpdate(update);
-  });
-  schema.post(['updateOne', 'findOneAndUpdate'], function relayPushedEvents() {
-    // Writes addressed to one _id are relayed at once; anything else waits for the sweep.
-    const id = this.getFilter()._id as unknown;
-    if (pushesEvents(this.getUpdate()) && isOneId(id)) relays.get(this.model)?.written(this.model, id);
-  });
 }
 
 /** An event whose data the type system holds to its type's schema in the catalogue (contracts). */
 export function createEvent<Type extends EventType>(type: Type, programId: string, data: EventData<Type>): EventEnvelope<EventData<Type>> {
   return { id: randomUUID(), type, programId, occurredAt: new Date().toISOString(), data };
-}
-
-export type Change<Doc> = {
-  set?: Partial<Doc>;
-  unset?: (keyof Doc & string)[];
-  /** Built from the state after the change, so `*.updated` carries exactly what was stored. */
-  events: (next: Doc & OutboxFields) => EventEnvelope[];
-};
-
-/**
- * Read, compute, write-if-unchanged: the write only lands if no other write happened since the
- * read (revision check), and the events are computed from exactly the state that is stored.
- * Returns the stored state, or null when nothing matches the filter.
- */
-export async function updateWithEvents<Doc extends object>(
-  model: Model<Doc>,
-  filter: FilterQuery<Doc>,
-  decide: (current: Doc & OutboxFields) => Change<Doc> | Promise<Change<Doc>>,
-  attempts = 20,
-): Promise<(Doc & OutboxFields) | null> {
-  for (let attempt = 0; attempt < attempts; attempt += 1) {
-    const current = (await model.findOne(filter).lean()) as (Doc & OutboxFields) | null;
-    if (!current) return null;
-    const change = await decide(current);
-    const next = { ...current, ...change.set, revision: current.revision + 1 } as Doc & OutboxFields;
-    for (const key of change.unset ?? []) delete (next as Record<string, unknown>)[key];
-    const update: UpdateQuery<Doc> = {
-      $set: { ...change.set, revision: current.revision + 1 },
-      $push: { _outbox: { $each: change.events(next) } },
-    } as UpdateQuery<Doc>;
-    if (change.unset?.length) update.$unset = Object.fromEntries(change.unset.map((key) => [key, 1])) as UpdateQuery<Doc>['$unset'];
-    const result = await model.updateOne({ ...filter, _id: (current as unknown as { _id: unknown })._id, revision: current.revision } as FilterQuery<Doc>, update);
-    if (result.modifiedCount === 1) return next;
-  }
-  throw conflict('The object is being changed by other requests right now; retry');
-}
-
-/** Marks the document deleted and queues its events in the same write. */
-export async function tombstoneWithEvents<Doc extends object>(
-  model: Model<Doc>,
-  filter: FilterQuery<Doc>,
-  events: (current: Doc & OutboxFields) => EventEnvelope[],
-  unsetUniqueKeys: (keyof Doc & string)[] = [],
-): Promise<(Doc & OutboxFields) | null> {
-  return updateWithEvents(model, filter, () => ({
-    set: { deletedAt: new Date() } as unknown as Partial<Doc>,
-    // Unique keys are released at once, so the same code or externalId can be used again right away.
-    // The test server ignores sparse/partial options on compound indexes: unset only single-field sparse keys.
-    unset: unsetUniqueKeys,
-    events: (next) => events(next),
-  }));
 }
 
 /** The models of a connection whose documents carry an outbox (the plugin's `_outbox` path). */
@@ -184,12 +108,10 @@ export class OutboxRelay {
 
   constructor(private readonly options: OutboxRelayOptions) {}
 
-  /** The collections whose documents carry an outbox; their writes reach this relay by themselves. */
+  /** The collections whose documents carry an outbox: the sweep looks at each of them. */
   watch(...models: Model<any>[]): void { // eslint-disable-line @typescript-eslint/no-explicit-any
     for (const model of models as Watched[]) {
-      if (this.models.includes(model)) continue;
-      this.models.push(model);
-      relays.set(model, this);
+      if (!this.models.includes(model)) this.models.push(model);
     }
   }
 

@@ -1,6 +1,6 @@
 import type { Referral } from '@affiliate/contracts';
-import { outboxPlugin, type OutboxFields } from '@affiliate/platform';
-import { Schema, type Connection, type Model } from 'mongoose';
+import { AggregateStore, outboxPlugin, programKey, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
+import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
 
 export type ReferralDocument = {
   _id: string;
@@ -10,11 +10,10 @@ export type ReferralDocument = {
   clickId: number | null;
   email: string;
   /**
-   * `<programId>:<email lower case>`: one referral per (program, email). A single sparse field
-   * rather than a compound index, because the database honours sparse uniqueness only on a single
-   * field; a tombstone releases the email by dropping this key.
+   * `<programId>:<email lower case>`: one referral per (program, email), a single-field unique key
+   * that embeds the program (see AggregateStore); removal releases it.
    */
-  emailKey?: string;
+  emailKey: string;
   name: string | null;
   referredUserExternalId: string | null;
   plan: string | null;
@@ -23,7 +22,9 @@ export type ReferralDocument = {
   updatedAt: Date;
 } & Partial<OutboxFields>;
 
-export const emailKeyOf = (programId: string, email: string): string => `${programId}:${email.trim().toLowerCase()}`;
+export const emailKeyOf = (programId: string, email: string): string => programKey(programId, email.trim().toLowerCase());
+
+export type ReferralFilters = { email?: string; affiliateId?: string; referredUserExternalId?: string };
 
 const schema = new Schema<ReferralDocument>(
   {
@@ -33,7 +34,7 @@ const schema = new Schema<ReferralDocument>(
     linkId: { type: String, default: null },
     clickId: { type: Number, default: null },
     email: { type: String, required: true },
-    emailKey: { type: String },
+    emailKey: { type: String, required: true },
     name: { type: String, default: null },
     referredUserExternalId: { type: String, default: null },
     plan: { type: String, default: null },
@@ -43,14 +44,32 @@ const schema = new Schema<ReferralDocument>(
   },
   { versionKey: false },
 );
-schema.index({ emailKey: 1 }, { unique: true, sparse: true });
+schema.index({ emailKey: 1 }, { unique: true });
 schema.index({ programId: 1, createdAt: -1, _id: -1 });
 schema.index({ programId: 1, affiliateId: 1, createdAt: -1 });
 schema.index({ programId: 1, referredUserExternalId: 1, createdAt: -1 });
 schema.plugin(outboxPlugin);
 
-export function referralModel(connection: Connection): Model<ReferralDocument> {
-  return connection.model<ReferralDocument>('Referral', schema, 'referrals');
+const referralModel = (connection: Connection): Model<ReferralDocument> => connection.model<ReferralDocument>('Referral', schema, 'referrals');
+
+/** The referrals of each program: by id, by email (its unique key), and as pages of a list. */
+export class ReferralRepository extends AggregateStore<ReferralDocument> {
+  constructor(context: StoreContext) {
+    super(context, referralModel, { uniqueKeys: ['emailKey'] });
+  }
+
+  byEmail(programId: string, email: string) {
+    return this.byKey(programId, 'emailKey', emailKeyOf(programId, email));
+  }
+
+  /** Referrals matching every filter given (none: the whole program), newest first. */
+  list(programId: string, filters: ReferralFilters, page: PageRequest) {
+    const filter: FilterQuery<ReferralDocument> = {};
+    if (filters.email !== undefined) filter.emailKey = emailKeyOf(programId, filters.email);
+    if (filters.affiliateId !== undefined) filter.affiliateId = filters.affiliateId;
+    if (filters.referredUserExternalId !== undefined) filter.referredUserExternalId = filters.referredUserExternalId;
+    return this.page(programId, filter, page);
+  }
 }
 
 export function toReferral(referral: ReferralDocument): Referral {

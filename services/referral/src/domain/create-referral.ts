@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { CreateReferralBody, Referral } from '@affiliate/contracts';
-import { badRequest, isDuplicateKey, type ServiceClient } from '@affiliate/platform';
+import { badRequest, UniqueKeyConflict, type ServiceClient } from '@affiliate/platform';
 import { resolveAttribution } from '../data-access/affiliate-attribution';
-import type { ReferralModels } from '../data-access/models';
+import type { ReferralRepositories } from '../data-access/repositories';
 import { emailKeyOf, toReferral, type ReferralDocument } from '../data-access/referrals';
 import { DUPLICATE_EMAIL_MESSAGE, referralCreated } from './referral-events';
 
@@ -10,9 +10,8 @@ import { DUPLICATE_EMAIL_MESSAGE, referralCreated } from './referral-events';
  * A tracked visitor becomes an identified customer: attribute them to an affiliate (through the
  * click, the slug or the affiliate named), then store the referral with referral.created in one write.
  */
-export async function createReferral(models: ReferralModels, affiliates: ServiceClient, programId: string, input: CreateReferralBody): Promise<Referral> {
-  const emailKey = emailKeyOf(programId, input.email);
-  if (await models.referrals.exists({ emailKey })) throw badRequest(DUPLICATE_EMAIL_MESSAGE);
+export async function createReferral(repositories: ReferralRepositories, affiliates: ServiceClient, programId: string, input: CreateReferralBody): Promise<Referral> {
+  if (await repositories.referrals.byEmail(programId, input.email)) throw badRequest(DUPLICATE_EMAIL_MESSAGE);
 
   const attribution = await resolveAttribution(affiliates, programId, input);
   const now = new Date();
@@ -23,7 +22,7 @@ export async function createReferral(models: ReferralModels, affiliates: Service
     linkId: attribution.linkId,
     clickId: attribution.clickId,
     email: input.email,
-    emailKey,
+    emailKey: emailKeyOf(programId, input.email),
     name: input.name ?? null,
     referredUserExternalId: input.referredUserExternalId ?? null,
     plan: input.plan ?? null,
@@ -32,10 +31,10 @@ export async function createReferral(models: ReferralModels, affiliates: Service
     updatedAt: now,
   };
   try {
-    await models.referrals.create({ ...referral, _outbox: [referralCreated(referral)] });
+    await repositories.referrals.insert(referral, (stored) => [referralCreated(stored)]);
   } catch (error) {
     // Two requests for the same email at once: the unique key lets exactly one in.
-    if (isDuplicateKey(error)) throw badRequest(DUPLICATE_EMAIL_MESSAGE);
+    if (error instanceof UniqueKeyConflict) throw badRequest(DUPLICATE_EMAIL_MESSAGE);
     throw error;
   }
   return toReferral(referral);

@@ -1,28 +1,21 @@
 import type { Referral } from '@affiliate/contracts';
-import { findPage, notFound, type PageRequest } from '@affiliate/platform';
-import type { FilterQuery } from 'mongoose';
-import type { ReferralModels } from '../data-access/models';
-import { emailKeyOf, toReferral, type ReferralDocument } from '../data-access/referrals';
+import { notFound, type PageRequest } from '@affiliate/platform';
+import type { ReferralRepositories } from '../data-access/repositories';
+import { toReferral, type ReferralFilters } from '../data-access/referrals';
 
-export type ReferralFilters = { email?: string; affiliateId?: string; referredUserExternalId?: string };
-
-export async function referralById(models: ReferralModels, programId: string, referralId: string): Promise<Referral> {
-  const referral = await models.referrals.findOne({ _id: referralId, programId }).lean();
+export async function referralById(repositories: ReferralRepositories, programId: string, referralId: string): Promise<Referral> {
+  const referral = await repositories.referrals.byId(programId, referralId);
   if (!referral) throw notFound(`No referral with id ${referralId} in this program`);
   return toReferral(referral);
 }
 
 /** Referrals matching every filter given (none: the whole program), newest first, one page. */
 export async function listReferrals(
-  models: ReferralModels,
+  repositories: ReferralRepositories,
   programId: string,
   filters: ReferralFilters,
   page: PageRequest,
 ): Promise<{ items: Referral[]; nextCursor: string | null }> {
-  const scope: FilterQuery<ReferralDocument> = { programId };
-  if (filters.email !== undefined) scope.emailKey = emailKeyOf(programId, filters.email);
-  if (filters.affiliateId !== undefined) scope.affiliateId = filters.affiliateId;
-  if (filters.referredUserExternalId !== undefined) scope.referredUserExternalId = filters.referredUserExternalId;
-  const { items, nextCursor } = await findPage(models.referrals, scope, page);
+  const { items, nextCursor } = await repositories.referrals.list(programId, filters, page);
   return { items: items.map(toReferral), nextCursor };
 }

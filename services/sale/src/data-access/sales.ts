@@ -1,6 +1,6 @@
 import type { Sale } from '@affiliate/contracts';
-import { fromMinorUnits, outboxPlugin, type OutboxFields } from '@affiliate/platform';
-import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
+import { AggregateStore, fromMinorUnits, outboxPlugin, programKey, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
+import { Schema, type Connection, type Model } from 'mongoose';
 
 export type SaleDocument = {
   _id: string;
@@ -36,10 +36,9 @@ export type SaleDocument = {
 
 type Commission = Omit<Sale['commissions'][number], 'amount'> & { amountMinor: number };
 
-export const externalIdKeyOf = (programId: string, externalId: string): string => `${programId}:${externalId}`;
+export const externalIdKeyOf = (programId: string, externalId: string): string => programKey(programId, externalId);
 
-/** Every read sees the program's sales that are not reversed. */
-export const liveSales = (programId: string): FilterQuery<SaleDocument> => ({ programId, reversedAt: null });
+export type SaleFilters = { affiliateId?: string; referralId?: string };
 
 const commissionSchema = new Schema<Commission>(
   {
@@ -85,8 +84,27 @@ schema.index({ programId: 1, affiliateId: 1, createdAt: -1 });
 schema.index({ programId: 1, referralId: 1, createdAt: -1 });
 schema.plugin(outboxPlugin);
 
-export function saleModel(connection: Connection): Model<SaleDocument> {
-  return connection.model<SaleDocument>('Sale', schema, 'sales');
+const saleModel = (connection: Connection): Model<SaleDocument> => connection.model<SaleDocument>('Sale', schema, 'sales');
+
+/**
+ * The sales of each program. Every read sees the sales that are not reversed; only the lookup by
+ * externalId also finds a reversed one, because a reversed payment cannot be recorded again.
+ */
+export class SaleRepository extends AggregateStore<SaleDocument> {
+  constructor(context: StoreContext) {
+    super(context, saleModel, { liveWhenNull: ['reversedAt'] });
+  }
+
+  /** The sale recorded for this payment, reversed or not. */
+  byExternalId(programId: string, externalId: string) {
+    return this.byKey(programId, 'externalIdKey', externalIdKeyOf(programId, externalId), { evenIfNotLive: true });
+  }
+
+  /** Sales matching every filter given (none: the whole program), newest first. */
+  list(programId: string, filters: SaleFilters, page: PageRequest) {
+    const filter = Object.fromEntries(Object.entries(filters).filter(([, value]) => value !== undefined));
+    return this.page(programId, filter, page);
+  }
 }
 
 export function toSale(sale: SaleDocument): Sale {

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { CreateSaleBody, InternalAffiliate, Redemption, Referral, Sale } from '@affiliate/contracts';
-import { AppError, badRequest, conflict, isDuplicateKey, percentOfMinorUnits, roundToMinorUnit, toMinorUnits } from '@affiliate/platform';
+import { AppError, badRequest, conflict, percentOfMinorUnits, roundToMinorUnit, toMinorUnits, UniqueKeyConflict } from '@affiliate/platform';
 import { RedemptionInProgress, redeemCode, releaseRedemption } from '../data-access/coupon-redemptions';
 import { externalIdKeyOf, toSale, type SaleDocument } from '../data-access/sales';
 import { activeAffiliate, attributedReferral } from './attribute-sale';
@@ -19,8 +19,8 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 export async function recordSale(deps: SaleDependencies, programId: string, input: CreateSaleBody): Promise<Sale> {
   const externalIdKey = input.externalId === undefined ? undefined : externalIdKeyOf(programId, input.externalId);
-  if (externalIdKey !== undefined) {
-    const recorded = await deps.models.sales.findOne({ externalIdKey, programId }).lean();
+  if (input.externalId !== undefined) {
+    const recorded = await deps.repositories.sales.byExternalId(programId, input.externalId);
     if (recorded) return repeated(recorded);
   }
   return input.promoCode !== undefined
@@ -35,7 +35,7 @@ async function recordReferralSale(deps: SaleDependencies, programId: string, inp
   try {
     return await store(deps, sale, affiliate, referral);
   } catch (error) {
-    if (externalIdKey !== undefined && isDuplicateKey(error)) return repeatedByKey(deps, programId, externalIdKey);
+    if (input.externalId !== undefined && error instanceof UniqueKeyConflict) return repeatedByExternalId(deps, programId, input.externalId);
     throw error;
   }
 }
@@ -79,8 +79,8 @@ async function recordPromoCodeSale(
     return await store(deps, sale, affiliate, null);
   } catch (error) {
     // A concurrent request with the same externalId stored the sale first, under this very key.
-    if (externalIdKey !== undefined && isDuplicateKey(error)) return repeatedByKey(deps, programId, externalIdKey);
-    await giveBack(deps, programId, redemptionKey, externalIdKey);
+    if (input.externalId !== undefined && error instanceof UniqueKeyConflict) return repeatedByExternalId(deps, programId, input.externalId);
+    await giveBack(deps, programId, redemptionKey, input.externalId);
     throw error;
   }
 }
@@ -99,9 +99,9 @@ async function redeem(deps: SaleDependencies, programId: string, body: Parameter
 }
 
 /** Releases a counted redemption, unless a sale with its externalId was stored meanwhile (then it is that sale's). */
-async function giveBack(deps: SaleDependencies, programId: string, redemptionKey: string, externalIdKey: string | undefined): Promise<void> {
-  if (externalIdKey !== undefined) {
-    const recorded = await deps.models.sales.exists({ externalIdKey, programId }).catch(() => null);
+async function giveBack(deps: SaleDependencies, programId: string, redemptionKey: string, externalId: string | undefined): Promise<void> {
+  if (externalId !== undefined) {
+    const recorded = await deps.repositories.sales.byExternalId(programId, externalId).catch(() => null);
     if (recorded) return;
   }
   for (let attempt = 1; attempt <= RELEASE_ATTEMPTS; attempt += 1) {
@@ -164,12 +164,12 @@ function newSale(
 }
 
 async function store(deps: SaleDependencies, sale: SaleDocument, affiliate: InternalAffiliate, referral: Referral | null): Promise<Sale> {
-  await deps.models.sales.create({ ...sale, _outbox: [saleCreated(sale, affiliate, referral)] });
+  await deps.repositories.sales.insert(sale, (stored) => [saleCreated(stored, affiliate, referral)]);
   return toSale(sale);
 }
 
-async function repeatedByKey(deps: SaleDependencies, programId: string, externalIdKey: string): Promise<Sale> {
-  const recorded = await deps.models.sales.findOne({ externalIdKey, programId }).lean();
+async function repeatedByExternalId(deps: SaleDependencies, programId: string, externalId: string): Promise<Sale> {
+  const recorded = await deps.repositories.sales.byExternalId(programId, externalId);
   if (!recorded) throw conflict('A sale with this externalId is being changed right now; retry');
   return repeated(recorded);
 }

@@ -1,6 +1,6 @@
-import { notFound, updateWithEvents } from '@affiliate/platform';
-import type { SaleModels } from '../data-access/models';
-import { liveSales, type SaleDocument } from '../data-access/sales';
+import { notFound } from '@affiliate/platform';
+import type { SaleRepositories } from '../data-access/repositories';
+import type { SaleDocument } from '../data-access/sales';
 import { saleDeleted } from './sale-events';
 
 /**
@@ -8,9 +8,9 @@ import { saleDeleted } from './sale-events';
  * out in the same write. The record stays, so its externalId can never be recorded again, and the
  * redemption counters are not decremented, as in Stripe.
  */
-export async function reverseSale(models: SaleModels, programId: string, saleId: string): Promise<{ id: string; deleted: true }> {
+export async function reverseSale(repositories: SaleRepositories, programId: string, saleId: string): Promise<{ id: string; deleted: true }> {
   const now = new Date();
-  const reversed = await updateWithEvents(models.sales, { ...liveSales(programId), _id: saleId }, () => ({
+  const reversed = await repositories.sales.change(programId, saleId, () => ({
     set: { reversedAt: now, updatedAt: now } as Partial<SaleDocument>,
     events: (next) => [saleDeleted(next)],
   }));

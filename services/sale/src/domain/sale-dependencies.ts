@@ -1,9 +1,9 @@
 import type { Logger, ServiceClient } from '@affiliate/platform';
-import type { SaleModels } from '../data-access/models';
+import type { SaleRepositories } from '../data-access/repositories';
 
 /** What the sale use cases work with: their own collection and the three services they ask. */
 export type SaleDependencies = {
-  models: SaleModels;
+  repositories: SaleRepositories;
   coupons: ServiceClient;
   affiliates: ServiceClient;
   referrals: ServiceClient;

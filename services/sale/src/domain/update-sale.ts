@@ -1,14 +1,14 @@
 import type { Sale, UpdateSaleBody } from '@affiliate/contracts';
-import { badRequest, notFound, percentOfMinorUnits, toMinorUnits, updateWithEvents } from '@affiliate/platform';
-import type { SaleModels } from '../data-access/models';
-import { liveSales, toSale, type SaleDocument } from '../data-access/sales';
+import { badRequest, notFound, percentOfMinorUnits, toMinorUnits } from '@affiliate/platform';
+import type { SaleRepositories } from '../data-access/repositories';
+import { toSale, type SaleDocument } from '../data-access/sales';
 import { saleUpdated } from './sale-events';
 
 /**
  * PUT /sales: recalculate the commission (a new amount or rate) and/or mark it as rolled into a
  * payout. sale.updated carries the stored state, with payoutCreated and payoutId on the commission.
  */
-export async function updateSale(models: SaleModels, programId: string, input: UpdateSaleBody): Promise<Sale> {
+export async function updateSale(repositories: SaleRepositories, programId: string, input: UpdateSaleBody): Promise<Sale> {
   const { saleId, totalEarned, commissionRate, payoutId, payoutCreated } = input;
   if ([totalEarned, commissionRate, payoutId, payoutCreated].every((value) => value === undefined)) {
     throw badRequest('Nothing to update: send totalEarned, commissionRate, payoutId or payoutCreated');
@@ -16,7 +16,7 @@ export async function updateSale(models: SaleModels, programId: string, input: U
   if (payoutCreated === false && typeof payoutId === 'string') {
     throw badRequest('payoutId: a commission with a payoutId is in a payout; send payoutCreated true or leave it out');
   }
-  const updated = await updateWithEvents(models.sales, { ...liveSales(programId), _id: saleId }, (current) => {
+  const updated = await repositories.sales.change(programId, saleId, (current) => {
     const [commission, ...others] = current.commissions;
     if (!commission) throw badRequest(`Sale ${saleId} has no commission to update`);
     const inPayout = payoutCreated ?? (payoutId === undefined ? commission.payoutCreated : payoutId !== null);

@@ -1,6 +1,7 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery } from '@affiliate/contracts';
-import { Schema, type Connection, type Model } from 'mongoose';
+import { byIdInProgram, findPage, insertOnce, type PageRequest } from '@affiliate/platform';
+import { Schema, type Connection, type FilterQuery, type Model, type UpdateQuery } from 'mongoose';
 
 export type StoredAttempt = {
   at: Date;
@@ -69,8 +70,93 @@ const schema = new Schema<WebhookDeliveryDocument>(
 schema.index({ programId: 1, createdAt: -1, _id: -1 });
 schema.index({ endpointId: 1, status: 1, createdAt: 1 });
 
-export function webhookDeliveryModel(connection: Connection): Model<WebhookDeliveryDocument> {
-  return connection.model<WebhookDeliveryDocument>('WebhookDelivery', schema, 'webhook_deliveries');
+const webhookDeliveryModel = (connection: Connection): Model<WebhookDeliveryDocument> =>
+  connection.model<WebhookDeliveryDocument>('WebhookDelivery', schema, 'webhook_deliveries');
+
+export type ClaimedDelivery = WebhookDeliveryDocument & { lockToken: string };
+export type DeliveryFilter = { endpointId?: string; eventId?: string; status?: DeliveryStatus };
+
+/**
+ * The delivery log. Everything a sender does to one delivery is a point operation by _id (with the
+ * program checked); only the log's lists and the endpoint-wide operations query it.
+ */
+export class WebhookDeliveryRepository {
+  private readonly model: Model<WebhookDeliveryDocument>;
+
+  constructor(context: { connection: Connection }) {
+    this.model = webhookDeliveryModel(context.connection);
+  }
+
+  byId(programId: string, id: string): Promise<WebhookDeliveryDocument | null> {
+    return byIdInProgram(this.model, programId, id);
+  }
+
+  /** Stores a new delivery; false when it exists already (a redelivered event). */
+  insert(delivery: WebhookDeliveryDocument): Promise<boolean> {
+    return insertOnce(this.model, delivery);
+  }
+
+  list(programId: string, filter: DeliveryFilter, page: PageRequest) {
+    const scope: FilterQuery<WebhookDeliveryDocument> = { programId };
+    if (filter.endpointId !== undefined) scope.endpointId = filter.endpointId;
+    if (filter.eventId !== undefined) scope.eventId = filter.eventId;
+    if (filter.status !== undefined) scope.status = filter.status;
+    return findPage<WebhookDeliveryDocument>(this.model, scope, page);
+  }
+
+  /** A pending delivery whose attempt is due and that nobody holds, leased to the caller. */
+  leaseDue(programId: string, id: string, leaseMs: number): Promise<ClaimedDelivery | null> {
+    const now = new Date();
+    return this.lease({ _id: id, programId, status: 'pending', nextAttemptAt: { $lte: now }, lockedUntil: { $lte: now } }, now, leaseMs);
+  }
+
+  /** Any delivery nobody holds right now (a manual re-send), leased to the caller. */
+  leaseAny(programId: string, id: string, leaseMs: number): Promise<ClaimedDelivery | null> {
+    const now = new Date();
+    return this.lease({ _id: id, programId, lockedUntil: { $lte: now } }, now, leaseMs);
+  }
+
+  /** Writes the outcome of an attempt, and gives the lease back, only while the caller still holds it. */
+  async recordHeld(held: ClaimedDelivery, set: Partial<WebhookDeliveryDocument>, attempt?: StoredAttempt): Promise<boolean> {
+    const update: UpdateQuery<WebhookDeliveryDocument> = { $set: set };
+    if (attempt) update.$push = { attempts: { $each: [attempt], $slice: -KEPT_ATTEMPTS } };
+    const recorded = await this.model.updateOne({ _id: held._id, programId: held.programId, lockToken: held.lockToken }, update);
+    return recorded.modifiedCount === 1;
+  }
+
+  /** Pending deliveries of an endpoint that nobody is sending fail: it receives nothing further. */
+  async failPendingOf(programId: string, endpointId: string): Promise<void> {
+    await this.model.updateMany(
+      { programId, endpointId, status: 'pending', lockedUntil: { $lte: new Date() } },
+      { $set: { status: 'failed', nextAttemptAt: null, updatedAt: new Date() } },
+    );
+  }
+
+  /** The endpoint's failed deliveries created in [since, until] (a manual operation over history: it may scan). */
+  async failedOf(programId: string, endpointId: string, since: Date, until: Date): Promise<{ _id: string; programId: string; endpointId: string }[]> {
+    return this.model.find({ programId, endpointId, status: 'failed', createdAt: { $gte: since, $lte: until } }).select('_id programId endpointId').lean();
+  }
+
+  /** Back to pending with a fresh retry schedule; false when it was not failed (any more). */
+  async retryFailed(programId: string, id: string, dueAt: Date): Promise<boolean> {
+    const result = await this.model.updateOne(
+      { _id: id, programId, status: 'failed' },
+      { $set: { status: 'pending', scheduledAttempts: 0, nextAttemptAt: dueAt, updatedAt: new Date() } },
+    );
+    return result.modifiedCount === 1;
+  }
+
+  /**
+   * The lease is a conditional write of a fresh token; the claim is confirmed by reading the token
+   * back by _id, never from a findOneAndUpdate result (DESIGN.md section 8).
+   */
+  private async lease(filter: FilterQuery<WebhookDeliveryDocument>, now: Date, leaseMs: number): Promise<ClaimedDelivery | null> {
+    const lockToken = randomUUID();
+    const taken = await this.model.updateOne(filter, { $set: { lockedUntil: new Date(now.getTime() + leaseMs), lockToken } });
+    if (taken.modifiedCount !== 1) return null;
+    const claimed = await this.model.findOne({ _id: filter._id }).lean();
+    return claimed?.lockToken === lockToken ? (claimed as ClaimedDelivery) : null;
+  }
 }
 
 /** A UUID (version 5 layout) from the event and endpoint ids: the same pair always gives the same id. */

@@ -1,4 +1,5 @@
 import type { WebhookEndpoint } from '@affiliate/contracts';
+import { byIdInProgram, findPage, type PageRequest } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 export type WebhookEndpointDocument = {
@@ -41,8 +42,69 @@ const schema = new Schema<WebhookEndpointDocument>(
 schema.index({ programId: 1, active: 1, eventTypes: 1 });
 schema.index({ programId: 1, createdAt: -1, _id: -1 });
 
-export function webhookEndpointModel(connection: Connection): Model<WebhookEndpointDocument> {
-  return connection.model<WebhookEndpointDocument>('WebhookEndpoint', schema, 'webhook_endpoints');
+const webhookEndpointModel = (connection: Connection): Model<WebhookEndpointDocument> =>
+  connection.model<WebhookEndpointDocument>('WebhookEndpoint', schema, 'webhook_endpoints');
+
+/** The subscriptions that take an event type: the type itself, its family's wildcard, and `*`. */
+export function subscriptionsMatching(eventType: string): string[] {
+  return [eventType, `${eventType.split('.')[0]}.*`, '*'];
+}
+
+/** Each program's webhook endpoints. A read by id is a point lookup; the program is checked on the document. */
+export class WebhookEndpointRepository {
+  private readonly model: Model<WebhookEndpointDocument>;
+
+  constructor(context: { connection: Connection }) {
+    this.model = webhookEndpointModel(context.connection);
+  }
+
+  byId(programId: string, id: string): Promise<WebhookEndpointDocument | null> {
+    return byIdInProgram(this.model, programId, id);
+  }
+
+  /** The ids of the program's active endpoints subscribed to this event type (directly or by wildcard). */
+  async subscribedTo(programId: string, eventType: string): Promise<string[]> {
+    const found = await this.model.find({ programId, active: true, eventTypes: { $in: subscriptionsMatching(eventType) } }).select('_id').lean();
+    return found.map((endpoint) => endpoint._id);
+  }
+
+  list(programId: string, page: PageRequest) {
+    return findPage(this.model, { programId }, page);
+  }
+
+  async insert(endpoint: WebhookEndpointDocument): Promise<void> {
+    await this.model.create(endpoint);
+  }
+
+  /**
+   * Applies the change only while the secret is still the one read: two rotations at once must not
+   * both believe they made the current one. Then reads it back by _id rather than trusting a
+   * findOneAndUpdate result (DESIGN.md section 8). Null when another change came first.
+   */
+  async changeIfSecretIs(programId: string, id: string, secret: string, set: Partial<WebhookEndpointDocument>): Promise<WebhookEndpointDocument | null> {
+    const changed = await this.model.updateOne({ _id: id, programId, secret }, { $set: set });
+    return changed.matchedCount === 1 ? this.byId(programId, id) : null;
+  }
+
+  async remove(programId: string, id: string): Promise<boolean> {
+    return (await this.model.deleteOne({ _id: id, programId })).deletedCount === 1;
+  }
+
+  /** Disables an active endpoint; false when it was disabled already. */
+  async disable(programId: string, id: string, reason: string): Promise<boolean> {
+    const changed = await this.model.updateOne({ _id: id, programId, active: true }, { $set: { active: false, disabledReason: reason, updatedAt: new Date() } });
+    return changed.modifiedCount === 1;
+  }
+
+  async markHealthy(programId: string, id: string): Promise<void> {
+    await this.model.updateOne({ _id: id, programId, failingSince: { $ne: null } }, { $set: { failingSince: null } });
+  }
+
+  /** Starts the run of failures at `at` unless one is running; returns the endpoint as it stands. */
+  async markFailing(programId: string, id: string, at: Date): Promise<WebhookEndpointDocument | null> {
+    await this.model.updateOne({ _id: id, programId, failingSince: null }, { $set: { failingSince: at } });
+    return this.byId(programId, id);
+  }
 }
 
 /** The secret is shown only when it was just made (create, rotation); reads never show it. */

@@ -1,3 +1,4 @@
+import { isDuplicateKey } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /**
@@ -25,6 +26,44 @@ const schema = new Schema<ScheduledAttemptDocument>(
 );
 schema.index({ dueAt: 1 });
 
-export function scheduledAttemptModel(connection: Connection): Model<ScheduledAttemptDocument> {
-  return connection.model<ScheduledAttemptDocument>('ScheduledAttempt', schema, 'webhook_schedule');
+const scheduledAttemptModel = (connection: Connection): Model<ScheduledAttemptDocument> =>
+  connection.model<ScheduledAttemptDocument>('ScheduledAttempt', schema, 'webhook_schedule');
+
+export type DueDelivery = { _id: string; programId: string; endpointId: string };
+
+export class ScheduleRepository {
+  private readonly model: Model<ScheduledAttemptDocument>;
+
+  constructor(context: { connection: Connection }) {
+    this.model = scheduledAttemptModel(context.connection);
+  }
+
+  /**
+   * The entries due now, earliest first, across every program: the one read without a program,
+   * because the scheduler serves them all (and shares its slots between them in turn).
+   */
+  dueAcrossPrograms(limit: number): Promise<DueDelivery[]> {
+    return this.model.find({ dueAt: { $lte: new Date() } }).sort({ dueAt: 1 }).limit(limit).lean();
+  }
+
+  async schedule(delivery: DueDelivery, dueAt: Date): Promise<void> {
+    await this.model.updateOne(
+      { _id: delivery._id, programId: delivery.programId },
+      { $set: { dueAt }, $setOnInsert: { endpointId: delivery.endpointId } },
+      { upsert: true },
+    );
+  }
+
+  /** Puts a new delivery on the schedule unless it is there (a redelivered event). */
+  async ensure(delivery: DueDelivery, dueAt: Date): Promise<void> {
+    try {
+      await this.model.updateOne({ _id: delivery._id, programId: delivery.programId }, { $setOnInsert: { endpointId: delivery.endpointId, dueAt } }, { upsert: true });
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error; // a simultaneous copy of the event inserted it
+    }
+  }
+
+  async unschedule(programId: string, deliveryId: string): Promise<void> {
+    await this.model.deleteOne({ _id: deliveryId, programId });
+  }
 }

@@ -1,9 +1,9 @@
 import type { Logger } from '@affiliate/platform';
 import type { DispatcherSettings } from '../config';
-import type { Models } from '../data-access/models';
+import type { Repositories } from '../data-access/repositories';
 import { isDelivered, type SendOutcome, type SubscriberClient } from '../data-access/subscriber-client';
 import { KEPT_ATTEMPTS, type StoredAttempt, type WebhookDeliveryDocument } from '../data-access/webhook-deliveries';
-import { scheduleDelivery, unscheduleDelivery, type ClaimedDelivery } from './claim-delivery';
+import type { ClaimedDelivery } from './claim-delivery';
 import { CIRCUIT_OPEN, type EndpointCircuits } from './endpoint-circuits';
 import { disableEndpoint, recordEndpointFailure, recordEndpointSuccess } from './endpoint-health';
 import { nextAttemptDelay, withJitter } from './retry-schedule';
@@ -11,7 +11,7 @@ import { webhookHeaders } from './signing';
 
 /** Everything a send needs. */
 export type Dispatcher = {
-  models: Models;
+  repositories: Repositories;
   settings: DispatcherSettings;
   logger: Logger;
   client: SubscriberClient;
@@ -40,14 +40,14 @@ export function toStoredAttempt(outcome: SendOutcome): StoredAttempt {
  * breaker; a `manual` re-send goes out at once and leaves the schedule where it was.
  */
 export async function attemptDelivery(dispatcher: Dispatcher, delivery: ClaimedDelivery, mode: 'scheduled' | 'manual'): Promise<WebhookDeliveryDocument | null> {
-  const { models, settings, logger } = dispatcher;
-  const held = { _id: delivery._id, lockToken: delivery.lockToken };
+  const { repositories, settings, logger } = dispatcher;
+  const { programId } = delivery;
   const release = { lockedUntil: new Date(0), lockToken: null, updatedAt: new Date() };
-  const endpoint = await models.endpoints.findOne({ _id: delivery.endpointId, programId: delivery.programId }).lean();
+  const endpoint = await repositories.endpoints.byId(programId, delivery.endpointId);
   if (!endpoint?.active) {
     // Deleted or disabled since the event arrived: it receives nothing further.
-    await models.deliveries.updateOne(held, { $set: { ...release, status: 'failed', nextAttemptAt: null } });
-    await unscheduleDelivery(models, delivery._id);
+    await repositories.deliveries.recordHeld(delivery, { ...release, status: 'failed', nextAttemptAt: null });
+    await repositories.schedule.unschedule(programId, delivery._id);
     return null;
   }
 
@@ -55,8 +55,8 @@ export async function attemptDelivery(dispatcher: Dispatcher, delivery: ClaimedD
   const outcome = mode === 'manual' ? await dispatcher.client.send(request) : await dispatcher.circuits.send(endpoint._id, request);
   if (outcome === CIRCUIT_OPEN) {
     const later = new Date(Date.now() + withJitter(settings.breaker.resetTimeoutMs));
-    await models.deliveries.updateOne(held, { $set: { ...release, nextAttemptAt: later } });
-    await scheduleDelivery(models, delivery, later);
+    await repositories.deliveries.recordHeld(delivery, { ...release, nextAttemptAt: later });
+    await repositories.schedule.schedule(delivery, later);
     return null;
   }
 
@@ -71,21 +71,18 @@ export async function attemptDelivery(dispatcher: Dispatcher, delivery: ClaimedD
     if (delay === null) logger.info({ deliveryId: delivery._id, endpointId: endpoint._id, attempts: scheduledAttempts }, 'webhook delivery failed: retry schedule used up');
   }
   const attempt = toStoredAttempt(outcome);
-  const recorded = await models.deliveries.updateOne(held, {
-    $set: { ...next, ...release, scheduledAttempts },
-    $push: { attempts: { $each: [attempt], $slice: -KEPT_ATTEMPTS } },
-  });
+  const recorded = await repositories.deliveries.recordHeld(delivery, { ...next, ...release, scheduledAttempts }, attempt);
   // The write matched our lock token, so nobody else changed the delivery while we held it: what it
   // stored is the claimed state plus this change, with no read back.
   const stored: WebhookDeliveryDocument | null =
-    recorded.modifiedCount === 1
+    recorded
       ? { ...delivery, ...next, ...release, scheduledAttempts, attempts: [...delivery.attempts, attempt].slice(-KEPT_ATTEMPTS) }
       : null;
-  if (stored && next.status === 'pending' && next.nextAttemptAt) await scheduleDelivery(models, stored, next.nextAttemptAt);
-  else if (stored && next.status) await unscheduleDelivery(models, stored._id);
+  if (stored && next.status === 'pending' && next.nextAttemptAt) await repositories.schedule.schedule(stored, next.nextAttemptAt);
+  else if (stored && next.status) await repositories.schedule.unschedule(programId, stored._id);
 
-  if (delivered) await recordEndpointSuccess(models, endpoint._id);
-  else if (outcome.statusCode === GONE) await disableEndpoint(models, endpoint._id, 'the subscriber answered 410 Gone', logger);
-  else await recordEndpointFailure(models, settings, logger, endpoint._id, outcome.at);
+  if (delivered) await recordEndpointSuccess(repositories, programId, endpoint._id);
+  else if (outcome.statusCode === GONE) await disableEndpoint(repositories, programId, endpoint._id, 'the subscriber answered 410 Gone', logger);
+  else await recordEndpointFailure(repositories, settings, logger, programId, endpoint._id, outcome.at);
   return stored;
 }

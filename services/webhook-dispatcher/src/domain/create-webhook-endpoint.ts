@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { CreateWebhookEndpointBody, WebhookEndpoint } from '@affiliate/contracts';
 import type { z } from 'zod';
 import type { DispatcherSettings } from '../config';
-import type { Models } from '../data-access/models';
-import { toWebhookEndpoint } from '../data-access/webhook-endpoints';
+import type { Repositories } from '../data-access/repositories';
+import { toWebhookEndpoint, type WebhookEndpointDocument } from '../data-access/webhook-endpoints';
 import { newSigningSecret } from './signing';
 import { assertDeliverableUrl } from './subscriber-address';
 
@@ -11,14 +11,14 @@ import { assertDeliverableUrl } from './subscriber-address';
 export const distinct = (eventTypes: string[]) => [...new Set(eventTypes)];
 
 export async function createWebhookEndpoint(
-  models: Models,
+  repositories: Repositories,
   settings: DispatcherSettings,
   programId: string,
   body: z.infer<typeof CreateWebhookEndpointBody>,
 ): Promise<WebhookEndpoint> {
   await assertDeliverableUrl(body.url, settings.allowPrivateUrls);
   const now = new Date();
-  const endpoint = await models.endpoints.create({
+  const endpoint: WebhookEndpointDocument = {
     _id: randomUUID(),
     programId,
     url: body.url,
@@ -32,6 +32,7 @@ export async function createWebhookEndpoint(
     failingSince: null,
     createdAt: now,
     updatedAt: now,
-  });
-  return toWebhookEndpoint(endpoint.toObject(), { withSecret: true });
+  };
+  await repositories.endpoints.insert(endpoint);
+  return toWebhookEndpoint(endpoint, { withSecret: true });
 }

@@ -1,22 +1,17 @@
-import type { DeliveryStatus, WebhookDelivery } from '@affiliate/contracts';
-import { findPage, type PageRequest } from '@affiliate/platform';
-import type { FilterQuery } from 'mongoose';
-import type { Models } from '../data-access/models';
-import { toWebhookDelivery, type WebhookDeliveryDocument } from '../data-access/webhook-deliveries';
+import type { WebhookDelivery } from '@affiliate/contracts';
+import type { PageRequest } from '@affiliate/platform';
+import type { Repositories } from '../data-access/repositories';
+import { toWebhookDelivery, type DeliveryFilter } from '../data-access/webhook-deliveries';
 
-export type DeliveryFilter = { endpointId?: string; eventId?: string; status?: DeliveryStatus };
+export type { DeliveryFilter };
 
 /** The delivery log, newest first, each delivery with its attempts. */
 export async function listWebhookDeliveries(
-  models: Models,
+  repositories: Repositories,
   programId: string,
   filter: DeliveryFilter,
   page: PageRequest,
 ): Promise<{ items: WebhookDelivery[]; nextCursor: string | null }> {
-  const scope: FilterQuery<WebhookDeliveryDocument> = { programId };
-  if (filter.endpointId !== undefined) scope.endpointId = filter.endpointId;
-  if (filter.eventId !== undefined) scope.eventId = filter.eventId;
-  if (filter.status !== undefined) scope.status = filter.status;
-  const { items, nextCursor } = await findPage<WebhookDeliveryDocument>(models.deliveries, scope, page);
+  const { items, nextCursor } = await repositories.deliveries.list(programId, filter, page);
   return { items: items.map(toWebhookDelivery), nextCursor };
 }

@@ -1,7 +1,6 @@
 import { badRequest, notFound } from '@affiliate/platform';
 import type { DispatcherSettings } from '../config';
-import type { Models } from '../data-access/models';
-import { scheduleDelivery } from './claim-delivery';
+import type { Repositories } from '../data-access/repositories';
 import { withJitter } from './retry-schedule';
 
 /**
@@ -9,7 +8,7 @@ import { withJitter } from './retry-schedule';
  * back on the retry schedule from its start, e.g. after the subscriber was down for a while.
  */
 export async function recoverDeliveries(
-  models: Models,
+  repositories: Repositories,
   settings: DispatcherSettings,
   programId: string,
   request: { webhookEndpointId: string; since: string; until?: string },
@@ -17,25 +16,18 @@ export async function recoverDeliveries(
   const since = new Date(request.since);
   const until = request.until === undefined ? new Date() : new Date(request.until);
   if (since > until) throw badRequest('since must not be after until');
-  const endpoint = await models.endpoints.findOne({ _id: request.webhookEndpointId, programId }).select('active').lean();
+  const endpoint = await repositories.endpoints.byId(programId, request.webhookEndpointId);
   if (!endpoint) throw notFound(`No webhook endpoint with id ${request.webhookEndpointId}`);
   if (!endpoint.active) throw badRequest('The endpoint is disabled: enable it (PUT /webhook-endpoints with active: true) first');
 
   // A manual operation over the endpoint's history: it may read the log; each recovered delivery
   // then goes back on the schedule, where the senders find it.
-  const failed = await models.deliveries
-    .find({ programId, endpointId: request.webhookEndpointId, status: 'failed', createdAt: { $gte: since, $lte: until } })
-    .select('_id programId endpointId')
-    .lean();
+  const failed = await repositories.deliveries.failedOf(programId, request.webhookEndpointId, since, until);
   let recovered = 0;
   for (const delivery of failed) {
     const dueAt = new Date(Date.now() + withJitter(settings.retryScheduleMs[0] ?? 0));
-    const result = await models.deliveries.updateOne(
-      { _id: delivery._id, status: 'failed' },
-      { $set: { status: 'pending', scheduledAttempts: 0, nextAttemptAt: dueAt, updatedAt: new Date() } },
-    );
-    if (result.modifiedCount !== 1) continue;
-    await scheduleDelivery(models, delivery, dueAt);
+    if (!(await repositories.deliveries.retryFailed(programId, delivery._id, dueAt))) continue;
+    await repositories.schedule.schedule(delivery, dueAt);
     recovered += 1;
   }
   return { recovered };

@@ -10,17 +10,17 @@ import { claimDelivery } from './claim-delivery';
  * the re-send fails too.
  */
 export async function resendDelivery(dispatcher: Dispatcher, programId: string, deliveryId: string): Promise<WebhookDelivery> {
-  const { models } = dispatcher;
-  const delivery = await models.deliveries.findOne({ _id: deliveryId, programId }).select('endpointId').lean();
+  const { repositories } = dispatcher;
+  const delivery = await repositories.deliveries.byId(programId, deliveryId);
   if (!delivery) throw notFound(`No webhook delivery with id ${deliveryId}`);
-  const endpoint = await models.endpoints.findOne({ _id: delivery.endpointId, programId }).select('active').lean();
+  const endpoint = await repositories.endpoints.byId(programId, delivery.endpointId);
   if (!endpoint) throw badRequest('The endpoint of this delivery has been deleted');
   if (!endpoint.active) throw badRequest('The endpoint of this delivery is disabled: enable it (PUT /webhook-endpoints with active: true) first');
 
-  const claimed = await claimDelivery(models, programId, deliveryId, leaseMs(dispatcher.settings));
+  const claimed = await claimDelivery(repositories, programId, deliveryId, leaseMs(dispatcher.settings));
   if (!claimed) throw conflict('This delivery is being sent right now; look at its log in a moment');
   const after = await attemptDelivery(dispatcher, claimed, 'manual');
-  const stored = after ?? (await models.deliveries.findOne({ _id: deliveryId, programId }).lean());
+  const stored = after ?? (await repositories.deliveries.byId(programId, deliveryId));
   if (!stored) throw notFound(`No webhook delivery with id ${deliveryId}`);
   return toWebhookDelivery(stored);
 }

@@ -12,7 +12,7 @@ import { webhookHeaders } from './signing';
  * with what the subscriber said. It is signed exactly like an event, so it also tests verification.
  */
 export async function testWebhookEndpoint(dispatcher: Dispatcher, programId: string, webhookEndpointId: string): Promise<z.infer<typeof WebhookTestResult>> {
-  const endpoint = await dispatcher.models.endpoints.findOne({ _id: webhookEndpointId, programId }).lean();
+  const endpoint = await dispatcher.repositories.endpoints.byId(programId, webhookEndpointId);
   if (!endpoint) throw notFound(`No webhook endpoint with id ${webhookEndpointId}`);
   const webhookId = randomUUID();
   const body = JSON.stringify({ id: webhookId, event: 'ping', createdAt: new Date().toISOString(), data: { webhookEndpointId } });

@@ -2,7 +2,7 @@ import { conflict, notFound } from '@affiliate/platform';
 import type { UpdateWebhookEndpointBody, WebhookEndpoint } from '@affiliate/contracts';
 import type { z } from 'zod';
 import type { DispatcherSettings } from '../config';
-import type { Models } from '../data-access/models';
+import type { Repositories } from '../data-access/repositories';
 import { toWebhookEndpoint, type WebhookEndpointDocument } from '../data-access/webhook-endpoints';
 import { distinct } from './create-webhook-endpoint';
 import { newSigningSecret } from './signing';
@@ -14,12 +14,12 @@ import { assertDeliverableUrl } from './subscriber-address';
  * Turning an endpoint back on clears why it was disabled and starts its failure count afresh.
  */
 export async function updateWebhookEndpoint(
-  models: Models,
+  repositories: Repositories,
   settings: DispatcherSettings,
   programId: string,
   body: z.infer<typeof UpdateWebhookEndpointBody>,
 ): Promise<WebhookEndpoint> {
-  const current = await models.endpoints.findOne({ _id: body.webhookEndpointId, programId }).lean();
+  const current = await repositories.endpoints.byId(programId, body.webhookEndpointId);
   if (!current) throw notFound(`No webhook endpoint with id ${body.webhookEndpointId}`);
   if (body.url !== undefined) await assertDeliverableUrl(body.url, settings.allowPrivateUrls);
 
@@ -39,10 +39,7 @@ export async function updateWebhookEndpoint(
       previousSecretExpiresAt: new Date(now.getTime() + settings.secretOverlapMs),
     });
   }
-  // Conditional on the secret read: two rotations at once must not both believe they made the current one.
-  const changed = await models.endpoints.updateOne({ _id: current._id, programId, secret: current.secret }, { $set: set });
-  // Read back by _id rather than trusting a findOneAndUpdate result (DESIGN.md section 8).
-  const updated = changed.matchedCount === 1 ? await models.endpoints.findOne({ _id: current._id, programId }).lean() : null;
+  const updated = await repositories.endpoints.changeIfSecretIs(programId, current._id, current.secret, set);
   if (!updated) throw conflict('The webhook endpoint is being changed by another request right now; retry');
   return toWebhookEndpoint(updated, { withSecret: body.rotateSecret === true });
 }

@@ -2,7 +2,7 @@ import { QueryInteger } from '@affiliate/contracts';
 import { parseQuery, programIdOf } from '@affiliate/platform';
 import { Router } from 'express';
 import { z } from 'zod';
-import type { Models } from '../../data-access/models';
+import type { Repositories } from '../../data-access/repositories';
 import { resolveAffiliate, resolveAttribution } from '../../domain/resolve-attribution';
 
 const Identifier = z.string().min(1).max(254);
@@ -26,17 +26,17 @@ const AttributionQuery = z
   });
 
 /** The read API of the other services (contracts: InternalAffiliate, Attribution); never proxied by the gateway. */
-export function internalRoutes(models: Models): Router {
+export function internalRoutes(repositories: Repositories): Router {
   const router = Router();
 
   router.get('/internal/affiliates', async (request, response) => {
     const query = parseQuery(InternalAffiliateQuery, request);
-    response.json(await resolveAffiliate(models, programIdOf(response), query));
+    response.json(await resolveAffiliate(repositories, programIdOf(response), query));
   });
 
   router.get('/internal/attribution', async (request, response) => {
     const query = parseQuery(AttributionQuery, request);
-    response.json(await resolveAttribution(models, programIdOf(response), query));
+    response.json(await resolveAttribution(repositories, programIdOf(response), query));
   });
 
   return router;

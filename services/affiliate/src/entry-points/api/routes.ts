@@ -13,7 +13,7 @@ import {
 import { badRequest, parseBody, parseQuery, programIdOf, setNextPageLink, type ServiceContext } from '@affiliate/platform';
 import { Router, type Request } from 'express';
 import type { ZodTypeAny, z } from 'zod';
-import type { Models } from '../../data-access/models';
+import type { Repositories } from '../../data-access/repositories';
 import { createAffiliate } from '../../domain/create-affiliate';
 import { deleteAffiliate, updateAffiliate } from '../../domain/change-affiliate';
 import { addLink, deleteLink, renameLink } from '../../domain/change-links';
@@ -31,12 +31,12 @@ function parseSlugBody<Schema extends ZodTypeAny>(schema: Schema, request: Reque
   return parseBody(schema, request);
 }
 
-export function affiliateRoutes(context: ServiceContext, models: Models): Router {
+export function affiliateRoutes(context: ServiceContext, repositories: Repositories): Router {
   const router = Router();
 
   router.post('/affiliates', async (request, response) => {
     const body = parseSlugBody(CreateAffiliateBody, request);
-    const affiliate = await createAffiliate(models, programIdOf(response), body);
+    const affiliate = await createAffiliate(repositories, programIdOf(response), body);
     response.json(affiliate);
   });
 
@@ -44,29 +44,29 @@ export function affiliateRoutes(context: ServiceContext, models: Models): Router
     const query = parseQuery(AffiliateQuery, request);
     const programId = programIdOf(response);
     if (query.id !== undefined || query.email !== undefined) {
-      response.json(await lookUpAffiliate(models, programId, query));
+      response.json(await lookUpAffiliate(repositories, programId, query));
       return;
     }
-    const { items, nextCursor } = await listAffiliates(models, programId, query);
+    const { items, nextCursor } = await listAffiliates(repositories, programId, query);
     setNextPageLink(request, response, nextCursor, query.limit);
     response.json(items);
   });
 
   router.put('/affiliates', async (request, response) => {
     const body = parseSlugBody(UpdateAffiliateBody, request);
-    const affiliate = await updateAffiliate(models, programIdOf(response), body);
+    const affiliate = await updateAffiliate(repositories, programIdOf(response), body);
     response.json(affiliate);
   });
 
   router.delete('/affiliates', async (request, response) => {
     const body = parseBody(DeleteAffiliateBody, request);
-    const deleted = await deleteAffiliate(models, programIdOf(response), body.affiliateId);
+    const deleted = await deleteAffiliate(repositories, programIdOf(response), body.affiliateId);
     response.json(deleted);
   });
 
   router.post('/links', async (request, response) => {
     const body = parseSlugBody(CreateLinkBody, request);
-    const link = await addLink(models, programIdOf(response), body);
+    const link = await addLink(repositories, programIdOf(response), body);
     response.json(link);
   });
 
@@ -75,29 +75,29 @@ export function affiliateRoutes(context: ServiceContext, models: Models): Router
     const programId = programIdOf(response);
     const { limit, startingAfter, ...lookup } = query;
     if (Object.values(lookup).some((value) => value !== undefined)) {
-      response.json(await lookUpLinks(models, programId, lookup));
+      response.json(await lookUpLinks(repositories, programId, lookup));
       return;
     }
-    const { items, nextCursor } = await listLinks(models, programId, { limit, startingAfter });
+    const { items, nextCursor } = await listLinks(repositories, programId, { limit, startingAfter });
     setNextPageLink(request, response, nextCursor, limit);
     response.json(items);
   });
 
   router.put('/links', async (request, response) => {
     const body = parseSlugBody(RenameLinkBody, request);
-    const link = await renameLink(models, programIdOf(response), body);
+    const link = await renameLink(repositories, programIdOf(response), body);
     response.json(link);
   });
 
   router.delete('/links', async (request, response) => {
     const body = parseBody(DeleteLinkBody, request);
-    const deleted = await deleteLink(models, programIdOf(response), body);
+    const deleted = await deleteLink(repositories, programIdOf(response), body);
     response.json(deleted);
   });
 
   router.post('/clicks', async (request, response) => {
     const body = parseBody(RecordClickBody, request);
-    response.json(await recordClick(models, programIdOf(response), body));
+    response.json(await recordClick(repositories, programIdOf(response), body));
   });
 
   return router;

@@ -1,7 +1,7 @@
 import { DateTime, DeletedEventData, Program, Uuid, type EventEnvelope } from '@affiliate/contracts';
 import { processedEvents, type ServiceContext } from '@affiliate/platform';
 import { z, type ZodTypeAny } from 'zod';
-import type { Models } from '../../data-access/models';
+import type { Repositories } from '../../data-access/repositories';
 import { countReferral, countSale, uncount } from '../../domain/link-stats';
 import { forgetProgram, recordProgramSettings } from '../../domain/program-settings';
 
@@ -13,7 +13,7 @@ const SaleAmount = AttributedObject.extend({ totalEarned: z.number().finite() })
  * Every event this service consumes. Both consumers are idempotent twice over: the bus skips an
  * event id it has handled, and the writes themselves are keyed by the object's id.
  */
-export function subscriptions(context: ServiceContext, models: Models): () => Promise<void> {
+export function subscriptions(context: ServiceContext, repositories: Repositories): () => Promise<void> {
   const { bus, connection, logger } = context;
 
   /** A payload that does not fit is logged and dropped: retrying it can never succeed. */
@@ -29,17 +29,17 @@ export function subscriptions(context: ServiceContext, models: Models): () => Pr
     };
 
   const programHandlers: Record<string, (event: EventEnvelope) => Promise<void>> = {
-    'program.created': handle(Program, (_event, program) => recordProgramSettings(models, program)),
-    'program.updated': handle(Program, (_event, program) => recordProgramSettings(models, program)),
-    'program.deleted': handle(DeletedEventData, (event) => forgetProgram(models, event.programId)),
+    'program.created': handle(Program, (_event, program) => recordProgramSettings(repositories, program)),
+    'program.updated': handle(Program, (_event, program) => recordProgramSettings(repositories, program)),
+    'program.deleted': handle(DeletedEventData, (event) => forgetProgram(repositories, event.programId)),
   };
 
   const statsHandlers: Record<string, (event: EventEnvelope) => Promise<void>> = {
-    'referral.created': handle(AttributedObject, (event, referral) => countReferral(models, event.programId, referral)),
-    'referral.deleted': handle(DeletedEventData, (event, { id }) => uncount(models, event.programId, 'referral', id)),
-    'sale.created': handle(SaleAmount, (event, sale) => countSale(models, event.programId, sale)),
-    'sale.updated': handle(SaleAmount, (event, sale) => countSale(models, event.programId, sale)),
-    'sale.deleted': handle(DeletedEventData, (event, { id }) => uncount(models, event.programId, 'sale', id)),
+    'referral.created': handle(AttributedObject, (event, referral) => countReferral(repositories, event.programId, referral)),
+    'referral.deleted': handle(DeletedEventData, (event, { id }) => uncount(repositories, event.programId, 'referral', id)),
+    'sale.created': handle(SaleAmount, (event, sale) => countSale(repositories, event.programId, sale)),
+    'sale.updated': handle(SaleAmount, (event, sale) => countSale(repositories, event.programId, sale)),
+    'sale.deleted': handle(DeletedEventData, (event, { id }) => uncount(repositories, event.programId, 'sale', id)),
   };
 
   const dispatch = (handlers: Record<string, (event: EventEnvelope) => Promise<void>>) => async (event: EventEnvelope) => {

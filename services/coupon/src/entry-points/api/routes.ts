@@ -13,7 +13,7 @@ import {
 import { parseBody, parseQuery, programIdOf, setNextPageLink } from '@affiliate/platform';
 import { Router } from 'express';
 import type { AffiliateDirectory } from '../../data-access/affiliate-directory';
-import type { CouponModels } from '../../data-access/models';
+import type { CouponRepositories } from '../../data-access/repositories';
 import { createCoupon } from '../../domain/create-coupon';
 import { createPromotionalCode } from '../../domain/create-promotional-code';
 import { deleteCoupon } from '../../domain/delete-coupon';
@@ -25,34 +25,34 @@ import { releaseRedemption } from '../../domain/release-redemption';
 import { refuseDiscountChange, updateCoupon } from '../../domain/update-coupon';
 import { updatePromotionalCode } from '../../domain/update-promotional-code';
 
-export type RouteDeps = { models: CouponModels; affiliates: AffiliateDirectory };
+export type RouteDeps = { repositories: CouponRepositories; affiliates: AffiliateDirectory };
 
-export function couponRoutes({ models, affiliates }: RouteDeps): Router {
+export function couponRoutes({ repositories, affiliates }: RouteDeps): Router {
   const router = Router();
-  const codeDeps = { models, affiliates };
+  const codeDeps = { repositories, affiliates };
 
   router.post('/coupons', async (request, response) => {
-    const coupon = await createCoupon(models, programIdOf(response), parseBody(CreateCouponBody, request));
+    const coupon = await createCoupon(repositories, programIdOf(response), parseBody(CreateCouponBody, request));
     response.json(coupon);
   });
   router.get('/coupons', async (request, response) => {
     const { limit, startingAfter, ...lookup } = parseQuery(CouponQuery, request);
     if (isSingleCouponLookup(lookup)) {
-      response.json(await findCoupon(models, programIdOf(response), lookup));
+      response.json(await findCoupon(repositories, programIdOf(response), lookup));
       return;
     }
-    const { coupons, nextCursor } = await listCoupons(models, programIdOf(response), { limit, startingAfter });
+    const { coupons, nextCursor } = await listCoupons(repositories, programIdOf(response), { limit, startingAfter });
     setNextPageLink(request, response, nextCursor, limit);
     response.json(coupons);
   });
   router.put('/coupons', async (request, response) => {
     refuseDiscountChange(request.body);
-    const coupon = await updateCoupon(models, programIdOf(response), parseBody(UpdateCouponBody, request));
+    const coupon = await updateCoupon(repositories, programIdOf(response), parseBody(UpdateCouponBody, request));
     response.json(coupon);
   });
   router.delete('/coupons', async (request, response) => {
     const { couponId } = parseBody(DeleteCouponBody, request);
-    const deleted = await deleteCoupon(models, programIdOf(response), couponId);
+    const deleted = await deleteCoupon(repositories, programIdOf(response), couponId);
     response.json(deleted);
   });
 
@@ -63,10 +63,10 @@ export function couponRoutes({ models, affiliates }: RouteDeps): Router {
   router.get('/promotional-codes', async (request, response) => {
     const { limit, startingAfter, ...lookup } = parseQuery(PromotionalCodeQuery, request);
     if (isSingleCodeLookup(lookup)) {
-      response.json(await findPromotionalCode(models, programIdOf(response), lookup));
+      response.json(await findPromotionalCode(repositories, programIdOf(response), lookup));
       return;
     }
-    const { promotionalCodes, nextCursor } = await listPromotionalCodes(models, programIdOf(response), lookup, { limit, startingAfter });
+    const { promotionalCodes, nextCursor } = await listPromotionalCodes(repositories, programIdOf(response), lookup, { limit, startingAfter });
     setNextPageLink(request, response, nextCursor, limit);
     response.json(promotionalCodes);
   });
@@ -76,17 +76,17 @@ export function couponRoutes({ models, affiliates }: RouteDeps): Router {
   });
   router.delete('/promotional-codes', async (request, response) => {
     const { promotionalCodeId } = parseBody(DeletePromotionalCodeBody, request);
-    const deleted = await deletePromotionalCode(models, programIdOf(response), promotionalCodeId);
+    const deleted = await deletePromotionalCode(repositories, programIdOf(response), promotionalCodeId);
     response.json(deleted);
   });
 
   // For the sale service only: the gateway never proxies /internal/*.
   router.post('/internal/redemptions', async (request, response) => {
-    response.json(await redeemPromotionalCode(models, programIdOf(response), parseBody(RedeemPromotionalCodeBody, request)));
+    response.json(await redeemPromotionalCode(repositories, programIdOf(response), parseBody(RedeemPromotionalCodeBody, request)));
   });
   router.post('/internal/redemptions/release', async (request, response) => {
     const { redemptionKey } = parseBody(ReleaseRedemptionBody, request);
-    response.json(await releaseRedemption(models, programIdOf(response), redemptionKey));
+    response.json(await releaseRedemption(repositories, programIdOf(response), redemptionKey));
   });
 
   return router;

@@ -1,6 +1,6 @@
 import { z } from '@affiliate/contracts';
 import { processedEvents, type ServiceContext } from '@affiliate/platform';
-import type { CouponModels } from '../../data-access/models';
+import type { CouponRepositories } from '../../data-access/repositories';
 import { refreshAffiliateOnCodes, unassignDeletedAffiliate } from '../../domain/sync-affiliate';
 
 /** What this service reads of an affiliate.updated payload: the summary its codes embed. */
@@ -15,7 +15,7 @@ const UpdatedAffiliate = z.object({
 const DeletedAffiliate = z.object({ id: z.string() });
 
 /** Every event the coupon service consumes. */
-export async function subscribe(context: ServiceContext, models: CouponModels): Promise<void> {
+export async function subscribe(context: ServiceContext, repositories: CouponRepositories): Promise<void> {
   await context.bus.subscribe({
     queue: 'coupon.affiliates',
     eventTypes: ['affiliate.updated', 'affiliate.deleted'],
@@ -23,9 +23,9 @@ export async function subscribe(context: ServiceContext, models: CouponModels): 
     handler: async (event) => {
       if (event.type === 'affiliate.updated') {
         const { updatedAt, ...affiliate } = UpdatedAffiliate.parse(event.data);
-        await refreshAffiliateOnCodes(models, event.programId, affiliate, new Date(updatedAt ?? event.occurredAt));
+        await refreshAffiliateOnCodes(repositories, event.programId, affiliate, new Date(updatedAt ?? event.occurredAt));
       } else if (event.type === 'affiliate.deleted') {
-        await unassignDeletedAffiliate(models, event.programId, DeletedAffiliate.parse(event.data).id);
+        await unassignDeletedAffiliate(repositories, event.programId, DeletedAffiliate.parse(event.data).id);
       }
     },
   });

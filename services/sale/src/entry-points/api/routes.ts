@@ -20,23 +20,23 @@ export function saleRoutes(context: ServiceContext, deps: SaleDependencies): Rou
     const { id, limit, startingAfter, ...filters } = parseQuery(SaleQuery, request);
     const programId = programIdOf(response);
     if (id !== undefined) {
-      response.json(await saleById(deps.models, programId, id));
+      response.json(await saleById(deps.repositories, programId, id));
       return;
     }
-    const { items, nextCursor } = await listSales(deps.models, programId, filters, { limit, startingAfter });
+    const { items, nextCursor } = await listSales(deps.repositories, programId, filters, { limit, startingAfter });
     setNextPageLink(request, response, nextCursor, limit);
     response.json(items);
   });
 
   router.put('/sales', async (request, response) => {
     const body = parseBody(UpdateSaleBody, request);
-    const sale = await updateSale(deps.models, programIdOf(response), body);
+    const sale = await updateSale(deps.repositories, programIdOf(response), body);
     response.json(sale);
   });
 
   router.delete('/sales', async (request, response) => {
     const { saleId } = parseBody(DeleteSaleBody, request);
-    const reversed = await reverseSale(deps.models, programIdOf(response), saleId);
+    const reversed = await reverseSale(deps.repositories, programIdOf(response), saleId);
     response.json(reversed);
   });
 

@@ -22,32 +22,32 @@ import { testWebhookEndpoint } from '../../domain/test-webhook-endpoint';
 import { updateWebhookEndpoint } from '../../domain/update-webhook-endpoint';
 
 export function webhookRoutes(dispatcher: Dispatcher, scheduler: { nudge(): void }): Router {
-  const { models, settings, logger } = dispatcher;
+  const { repositories, settings, logger } = dispatcher;
   const router = Router();
 
   router.post('/webhook-endpoints', async (request, response) => {
-    response.json(await createWebhookEndpoint(models, settings, programIdOf(response), parseBody(CreateWebhookEndpointBody, request)));
+    response.json(await createWebhookEndpoint(repositories, settings, programIdOf(response), parseBody(CreateWebhookEndpointBody, request)));
   });
 
   router.get('/webhook-endpoints', async (request, response) => {
     const query = parseQuery(WebhookEndpointQuery, request);
     const programId = programIdOf(response);
     if (query.id !== undefined) {
-      response.json(await findWebhookEndpoint(models, programId, query.id));
+      response.json(await findWebhookEndpoint(repositories, programId, query.id));
       return;
     }
-    const { items, nextCursor } = await listWebhookEndpoints(models, programId, query);
+    const { items, nextCursor } = await listWebhookEndpoints(repositories, programId, query);
     setNextPageLink(request, response, nextCursor, query.limit);
     response.json(items);
   });
 
   router.put('/webhook-endpoints', async (request, response) => {
-    response.json(await updateWebhookEndpoint(models, settings, programIdOf(response), parseBody(UpdateWebhookEndpointBody, request)));
+    response.json(await updateWebhookEndpoint(repositories, settings, programIdOf(response), parseBody(UpdateWebhookEndpointBody, request)));
   });
 
   router.delete('/webhook-endpoints', async (request, response) => {
     const body = parseBody(DeleteWebhookEndpointBody, request);
-    const deleted = await deleteWebhookEndpoint(models, logger, programIdOf(response), body.webhookEndpointId);
+    const deleted = await deleteWebhookEndpoint(repositories, logger, programIdOf(response), body.webhookEndpointId);
     dispatcher.circuits.forget(body.webhookEndpointId);
     response.json(deleted);
   });
@@ -59,7 +59,7 @@ export function webhookRoutes(dispatcher: Dispatcher, scheduler: { nudge(): void
 
   router.get('/webhook-deliveries', async (request, response) => {
     const query = parseQuery(WebhookDeliveryQuery, request);
-    const { items, nextCursor } = await listWebhookDeliveries(models, programIdOf(response), query, query);
+    const { items, nextCursor } = await listWebhookDeliveries(repositories, programIdOf(response), query, query);
     setNextPageLink(request, response, nextCursor, query.limit);
     response.json(items);
   });
@@ -70,7 +70,7 @@ export function webhookRoutes(dispatcher: Dispatcher, scheduler: { nudge(): void
   });
 
   router.post('/webhook-deliveries/recover', async (request, response) => {
-    const result = await recoverDeliveries(models, settings, programIdOf(response), parseBody(RecoverDeliveriesBody, request));
+    const result = await recoverDeliveries(repositories, settings, programIdOf(response), parseBody(RecoverDeliveriesBody, request));
     scheduler.nudge();
     response.json(result);
   });

@@ -1,6 +1,6 @@
 import { processedEvents, type ServiceContext } from '@affiliate/platform';
 import type { DispatcherSettings } from '../../config';
-import type { Models } from '../../data-access/models';
+import type { Repositories } from '../../data-access/repositories';
 import { fanOutEvent } from '../../domain/fan-out-event';
 import type { DeliveryScheduler } from '../scheduler/delivery-scheduler';
 
@@ -9,13 +9,13 @@ import type { DeliveryScheduler } from '../scheduler/delivery-scheduler';
  * resolves (and the message is acked) only after the deliveries are stored; their first attempt
  * follows at once.
  */
-export function subscribeToEvents(context: ServiceContext, models: Models, settings: DispatcherSettings, scheduler: DeliveryScheduler): Promise<void> {
+export function subscribeToEvents(context: ServiceContext, repositories: Repositories, settings: DispatcherSettings, scheduler: DeliveryScheduler): Promise<void> {
   return context.bus.subscribe({
     queue: 'webhook-dispatcher.events',
     eventTypes: ['#'],
     processedEvents: processedEvents(context.connection, 'webhook-dispatcher'),
     handler: async (event) => {
-      scheduler.push(await fanOutEvent(models, settings, event));
+      scheduler.push(await fanOutEvent(repositories, settings, event));
     },
   });
 }

@@ -62,12 +62,12 @@ export class DeliveryScheduler {
   }
 
   private async poll(): Promise<void> {
-    const { settings, logger, models } = this.dispatcher;
+    const { settings, logger, repositories } = this.dispatcher;
     try {
       // Enough work in hand already: the schedule is read again once it runs low.
       if (this.known.size >= settings.maxInFlight) return;
       // Enough to keep every slot busy; what is queued here already is skipped by enqueue().
-      const due = await findDueDeliveries(models, settings.maxInFlight + this.known.size);
+      const due = await findDueDeliveries(repositories, settings.maxInFlight + this.known.size);
       for (const delivery of due) this.enqueue(delivery);
       this.launchAll();
       if (this.failing) logger.info('webhook scheduler claiming again');
@@ -133,7 +133,7 @@ export class DeliveryScheduler {
   }
 
   private async claimAndAttempt(delivery: DueDelivery): Promise<void> {
-    const claimed = await claimDueDelivery(this.dispatcher.models, delivery, leaseMs(this.dispatcher.settings));
+    const claimed = await claimDueDelivery(this.dispatcher.repositories, delivery, leaseMs(this.dispatcher.settings));
     if (!claimed) return; // another replica took it, or it is no longer pending
     await attemptDelivery(this.dispatcher, claimed, 'scheduled');
   }

@@ -1,0 +1,16 @@
+import type { StoreContext } from '@affiliate/platform';
+import { CouponRepository } from './coupon-model';
+import { DepartedAffiliateRepository } from './departed-affiliate-model';
+import { PromotionalCodeRepository } from './promotional-code-model';
+import { RedemptionRepository } from './redemption-model';
+
+export function createRepositories(context: StoreContext) {
+  return {
+    coupons: new CouponRepository(context),
+    promotionalCodes: new PromotionalCodeRepository(context),
+    redemptions: new RedemptionRepository(context),
+    departedAffiliates: new DepartedAffiliateRepository(context),
+  };
+}
+
+export type CouponRepositories = ReturnType<typeof createRepositories>;

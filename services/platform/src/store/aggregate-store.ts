@@ -1,0 +1,299 @@
+import type { EventEnvelope } from '@affiliate/contracts';
+import type { Connection, FilterQuery, Model, UpdateQuery } from 'mongoose';
+import { AppError, conflict, isDuplicateKey } from '../errors';
+import type { OutboxFields, OutboxRelay } from '../events/outbox';
+import { findPage, type PageRequest } from '../http/pagination';
+
+/** What every aggregate document has: its id, the program it belongs to, and when it was made. */
+export type Aggregate = { _id: string; createdAt: Date };
+export type Stored<Doc> = Doc & OutboxFields;
+
+/**
+ * A unique key is already taken (by another document of the program, or by a concurrent write).
+ * One typed conflict for every store: use cases turn it into the message the contract names for
+ * that key; one that nobody turns into a message still answers 409, never 500.
+ */
+export class UniqueKeyConflict extends AppError {
+  constructor(readonly key: string) {
+    super(409, `${key} is already taken`);
+    this.name = 'UniqueKeyConflict';
+  }
+}
+
+/** `<programId>:<value>`: a single-field unique key that embeds the program (see AggregateStore.byKey). */
+export const programKey = (programId: string, value: string): string => `${programId}:${value}`;
+
+/** The key a removed document leaves in its unique fields: its own, so the value is free at once and no two collide. */
+export const releasedKey = (id: string): string => `deleted:${id}`;
+
+export type Change<Doc> = {
+  set?: Partial<Doc>;
+  unset?: (keyof Doc & string)[];
+  /** Built from the state after the change, so `*.updated` carries exactly what was stored. */
+  events: (next: Stored<Doc>) => EventEnvelope[];
+};
+
+/**
+ * What a store is built on: the service's database connection and its outbox relay (a
+ * ServiceContext has both). Without a relay (a command-line tool writing beside the running
+ * service) the events wait for the service's relay, whose sweep publishes them.
+ */
+export type StoreContext = { connection: Connection; relay?: OutboxRelay };
+
+export type Decide<Doc> = (current: Stored<Doc>) => Change<Doc> | null | Promise<Change<Doc> | null>;
+
+export type StoreOptions<Doc> = {
+  /** The field naming a document's program: `programId`, or `_id` for the programs themselves. */
+  programField?: 'programId' | '_id';
+  /** The single-field unique keys, released (replaced by releasedKey) when a document is removed. */
+  uniqueKeys?: (keyof Doc & string)[];
+  /**
+   * Fields that must be null for a stored document to be visible to reads, beyond not being
+   * removed (a reversed sale is kept, so its externalId stays taken, but no read sees it).
+   */
+  liveWhenNull?: (keyof Doc & string)[];
+};
+
+/**
+ * A document of a program by its id: a point lookup on `_id` alone, with the program checked on the
+ * document found (the repositories of collections without an outbox use it too).
+ */
+export async function byIdInProgram<Doc extends { programId: string }>(model: Model<Doc>, programId: string, id: string): Promise<Doc | null> {
+  const found = (await model.collection.findOne({ _id: id as never })) as Doc | null;
+  return found?.programId === programId ? found : null;
+}
+
+/** Inserts a document whose id or unique key says it may exist already (a redelivery, a racing claim): false when it did. */
+export async function insertOnce<Doc>(model: Model<Doc>, document: Doc): Promise<boolean> {
+  try {
+    await model.create(document);
+    return true;
+  } catch (error) {
+    if (isDuplicateKey(error)) return false;
+    throw error;
+  }
+}
+
+/** Fields of the outbox that no read needs. */
+const HIDDEN = { projection: { _outbox: 0, _pendingSince: 0 } };
+const CHANGE_ATTEMPTS = 20;
+
+/**
+ * The one way the services read and write their aggregates. Every method takes the program; there
+ * is no way to reach a document without it.
+ *
+ * Reads by id are point lookups on `_id` alone; the store checks the program and the tombstone on
+ * the document it got back, so neither extra condition can turn the lookup into a scan on a server
+ * whose only indexes are unique ones. Lookups by a secondary key go through one single-field unique
+ * key whose value embeds the program (programKey), matched exactly, for the same reason.
+ *
+ * Repositories extend it with the reads and writes of their aggregate, in the domain's words; the
+ * query-building methods are protected, so use cases never hold a database filter.
+ *
+ * Every write that changes what integrators see carries its events in the same single-document
+ * write (the transactional outbox), and the store hands the document's id to the relay, which
+ * publishes them at once. Building a store registers its model with the relay: no model can carry
+ * an outbox that nobody relays.
+ */
+export class AggregateStore<Doc extends Aggregate> {
+  protected readonly model: Model<Doc>;
+  private readonly relay: OutboxRelay | undefined;
+
+  constructor(
+    context: StoreContext,
+    model: (connection: Connection) => Model<Doc>,
+    private readonly options: StoreOptions<Doc> = {},
+  ) {
+    this.model = model(context.connection);
+    this.relay = context.relay;
+    this.relay?.watch(this.model);
+  }
+
+  /** The document with this id in this program, or null (another program's, removed, or never there). */
+  async byId(programId: string, id: string): Promise<Stored<Doc> | null> {
+    return this.pointLookup(programId, { _id: id }, true);
+  }
+
+  /** Several documents by id, each a point lookup; the ones not in this program are left out. Order kept. */
+  async byIds(programId: string, ids: readonly string[]): Promise<Stored<Doc>[]> {
+    const found: (Stored<Doc> | null)[] = await Promise.all([...new Set(ids)].map((id) => this.byId(programId, id)));
+    return found.filter((document) => document !== null) as Stored<Doc>[];
+  }
+
+  /**
+   * The document whose single-field unique key `field` equals `key` (a programKey), or null. With
+   * `evenIfNotLive`, also one that reads otherwise hide (a reversed sale still holds its externalId).
+   */
+  protected async byKey(programId: string, field: keyof Doc & string, key: string, options: { evenIfNotLive?: boolean } = {}): Promise<Stored<Doc> | null> {
+    return this.pointLookup(programId, { [field]: key }, !options.evenIfNotLive);
+  }
+
+  /** A page of a list, newest first. Lists may scan on the local server; hot paths use byId and byKey. */
+  protected async page(programId: string, filter: FilterQuery<Doc>, page: PageRequest): Promise<{ items: Doc[]; nextCursor: string | null }> {
+    return findPage(this.model, this.scope(programId, filter), page);
+  }
+
+  /** Every live document of the program that matches, in the order asked (a list: it may scan). */
+  protected async all(programId: string, filter: FilterQuery<Doc>, sort: Record<string, 1 | -1> = { createdAt: -1, _id: -1 }): Promise<Doc[]> {
+    return (await this.model.find(this.scope(programId, filter)).sort(sort).lean()) as Doc[];
+  }
+
+  protected async count(programId: string, filter: FilterQuery<Doc>): Promise<number> {
+    return this.model.countDocuments(this.scope(programId, filter));
+  }
+
+  /** Stores a new document with its events in one write. A taken unique key is a UniqueKeyConflict. */
+  async insert(document: Doc, events: (stored: Doc) => EventEnvelope[]): Promise<Doc> {
+    const outbox = events(document);
+    try {
+      await this.model.create({ ...document, _outbox: outbox, ...(outbox.length > 0 ? { _pendingSince: new Date() } : {}) });
+    } catch (error) {
+      throw this.asConflict(error);
+    }
+    if (outbox.length > 0) this.relay?.written(this.model, document._id);
+    return document;
+  }
+
+  /**
+   * Read, decide, write-if-unchanged: the write lands only if no other write happened since the
+   * read (revision check), and the events are built from exactly the state stored. `decide` may
+   * throw to refuse, or answer null to leave the document as it is. Null when there is no such
+   * document in the program, or when `decide` left it.
+   */
+  async change(programId: string, id: string, decide: Decide<Doc>): Promise<Stored<Doc> | null> {
+    return this.changeGuarded(programId, id, {}, decide);
+  }
+
+  /**
+   * `change` for a document that some fields of are also written without a revision (counters): the
+   * write also requires `guard`, and `decide` checks the same on what it read. A write that misses
+   * the guard reads again, so `decide` sees the value that raced past it.
+   */
+  protected async changeGuarded(programId: string, id: string, guard: FilterQuery<Doc>, decide: Decide<Doc>): Promise<Stored<Doc> | null> {
+    for (let attempt = 0; attempt < CHANGE_ATTEMPTS; attempt += 1) {
+      const current = await this.byId(programId, id);
+      if (!current) return null;
+      const change = await decide(current);
+      if (!change) return null;
+      const revision = (current.revision ?? 0) + 1;
+      const next = { ...current, ...change.set, revision } as Stored<Doc>;
+      for (const key of change.unset ?? []) delete (next as Record<string, unknown>)[key];
+      const outbox = change.events(next);
+      const update = {
+        $set: { ...change.set, revision, ...(outbox.length > 0 ? { _pendingSince: new Date() } : {}) },
+        $push: { _outbox: { $each: outbox } },
+        ...(change.unset?.length ? { $unset: Object.fromEntries(change.unset.map((key) => [key, 1])) } : {}),
+      } as UpdateQuery<Doc>;
+      const written = await this.model
+        .updateOne({ ...guard, _id: id, revision: current.revision ?? 0, deletedAt: current.deletedAt ?? null } as FilterQuery<Doc>, update)
+        .catch((error: unknown) => Promise.reject(this.asConflict(error)));
+      if (written.modifiedCount === 1) {
+        if (outbox.length > 0) this.relay?.written(this.model, id);
+        return next;
+      }
+    }
+    throw conflict('The object is being changed by other requests right now; retry');
+  }
+
+  /**
+   * The one deletion rule: the document becomes a tombstone carrying its `*.deleted` event, its
+   * unique keys are released at once (the same code, email or externalId can be used again), and
+   * the relay removes it for good once the event is out. `decide` may throw to refuse.
+   */
+  async remove(programId: string, id: string, events: (current: Stored<Doc>) => EventEnvelope[]): Promise<Stored<Doc> | null> {
+    return this.change(programId, id, (current) => ({
+      set: {
+        ...Object.fromEntries((this.options.uniqueKeys ?? []).map((key) => [key, releasedKey(id)])),
+        deletedAt: new Date(),
+      } as unknown as Partial<Doc>,
+      events: () => events(current),
+    }));
+  }
+
+  /**
+   * Removal guarded by a rule over the other documents (an affiliate keeps at least one link):
+   * without multi-document transactions the rule is made safe by order. The document is hidden
+   * first, then `mustStay` looks at what remains; if it says so (two removals raced), the document
+   * comes back. Otherwise the removal completes as `remove` does. 'kept' or 'removed'; null when
+   * there is no such document in the program.
+   */
+  async removeUnless(
+    programId: string,
+    id: string,
+    mustStay: () => Promise<boolean>,
+    events: (current: Stored<Doc>) => EventEnvelope[],
+  ): Promise<'kept' | 'removed' | null> {
+    const current = await this.byId(programId, id);
+    if (!current) return null;
+    const deletedAt = new Date();
+    const hidden = await this.model.updateOne({ _id: id, deletedAt: null } as FilterQuery<Doc>, { $set: { deletedAt } } as UpdateQuery<Doc>);
+    if (hidden.modifiedCount !== 1) return null;
+    if (await mustStay()) {
+      await this.model.updateOne({ _id: id, deletedAt } as FilterQuery<Doc>, { $set: { deletedAt: null } } as UpdateQuery<Doc>);
+      return 'kept';
+    }
+    const released = Object.fromEntries((this.options.uniqueKeys ?? []).map((key) => [key, releasedKey(id)]));
+    await this.model.updateOne(
+      { _id: id, deletedAt } as FilterQuery<Doc>,
+      { $set: { ...released, _pendingSince: new Date() }, $push: { _outbox: { $each: events(current) } } } as UpdateQuery<Doc>,
+    );
+    this.relay?.written(this.model, id);
+    return 'removed';
+  }
+
+  /**
+   * Drops documents without events of their own: ones no event ever announced (a link claimed for an
+   * affiliate whose own write then failed), or parts whose going another event announces (the links
+   * of a removed affiliate, with affiliate.deleted).
+   */
+  protected async discard(programId: string, filter: FilterQuery<Doc>): Promise<void> {
+    await this.model.deleteMany(this.scope(programId, filter));
+  }
+
+  /**
+   * An atomic conditional write on one document (counters, limits): it lands only where `condition`
+   * holds on the live document, with the events it carries. True when it landed.
+   */
+  protected async applyIf(programId: string, id: string, condition: FilterQuery<Doc>, update: UpdateQuery<Doc>, events: EventEnvelope[] = []): Promise<boolean> {
+    const withEvents = (events.length > 0
+      ? { ...update, $set: { ...(update.$set as object), _pendingSince: new Date() }, $push: { ...(update.$push as object), _outbox: { $each: events } } }
+      : update) as UpdateQuery<Doc>;
+    const written = await this.model
+      .updateOne({ ...this.scope(programId, condition), _id: id }, withEvents)
+      .catch((error: unknown) => Promise.reject(this.asConflict(error)));
+    if (written.modifiedCount === 1 && events.length > 0) this.relay?.written(this.model, id);
+    return written.modifiedCount === 1;
+  }
+
+  /** True when the live document with this id matches `condition` (a point lookup plus conditions). */
+  protected async has(programId: string, id: string, condition: FilterQuery<Doc>): Promise<boolean> {
+    return (await this.model.exists({ ...this.scope(programId, condition), _id: id })) !== null;
+  }
+
+  /** One document through an exact match on `_id` or a unique key; program and tombstone checked here. */
+  private async pointLookup(programId: string, match: Record<string, string>, liveOnly: boolean): Promise<Stored<Doc> | null> {
+    const found = (await this.model.collection.findOne(match as never, HIDDEN)) as Stored<Doc> | null;
+    if (!found || this.programOf(found) !== programId || (found.deletedAt ?? null) !== null) return null;
+    const live = (this.options.liveWhenNull ?? []).every((field) => (found[field] ?? null) === null);
+    return live || !liveOnly ? found : null;
+  }
+
+  /** The program and the live conditions added to a filter (tombstones are left out by the outbox plugin). */
+  private scope(programId: string, filter: FilterQuery<Doc>): FilterQuery<Doc> {
+    const live = Object.fromEntries((this.options.liveWhenNull ?? []).map((field) => [field, null]));
+    return { ...filter, ...live, [this.options.programField ?? 'programId']: programId } as FilterQuery<Doc>;
+  }
+
+  private programOf(document: Stored<Doc>): unknown {
+    return (document as Record<string, unknown>)[this.options.programField ?? 'programId'];
+  }
+
+  /** A duplicate-key error of the driver as the store's typed conflict, naming the key. */
+  private asConflict(error: unknown): unknown {
+    if ((error as { code?: unknown } | null)?.code !== 11000) return error;
+    const details = error as { keyPattern?: Record<string, unknown>; keyValue?: Record<string, unknown>; message?: string };
+    const named = Object.keys(details.keyPattern ?? details.keyValue ?? {}).find((field) => field !== 'programId');
+    const mentioned = (this.options.uniqueKeys ?? []).find((field) => details.message?.includes(field));
+    return new UniqueKeyConflict(named ?? mentioned ?? 'a unique key');
+  }
+}

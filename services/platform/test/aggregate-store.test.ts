@@ -1,0 +1,79 @@
+import { randomUUID } from 'node:crypto';
+import { exampleEventData } from '@affiliate/contracts';
+import { AggregateStore, createEvent, outboxPlugin, programKey, UniqueKeyConflict, type OutboxFields } from '@affiliate/platform';
+import { newProgramId, testInfra, uniqueName } from '@affiliate/platform/testing';
+import mongoose, { Schema, type Connection, type Model } from 'mongoose';
+
+type Widget = { _id: string; programId: string; name: string; nameKey: string; createdAt: Date } & Partial<OutboxFields>;
+
+let connection: Connection;
+let widgets: WidgetStore;
+
+/** A repository as a service writes one: the store plus a lookup by its program-embedding key. */
+class WidgetStore extends AggregateStore<Widget> {
+  constructor(model: Model<Widget>) {
+    super({ connection }, () => model, { uniqueKeys: ['nameKey'] });
+  }
+
+  byName(programId: string, name: string) {
+    return this.byKey(programId, 'nameKey', programKey(programId, name));
+  }
+}
+
+beforeAll(async () => {
+  connection = await mongoose.createConnection(testInfra().mongoUrl, { dbName: uniqueName('test_store') }).asPromise();
+  const schema = new Schema<Widget>({ _id: String, programId: String, name: String, nameKey: { type: String, unique: true }, createdAt: Date });
+  schema.plugin(outboxPlugin);
+  const model = connection.model<Widget>('Widget', schema);
+  await model.init();
+  widgets = new WidgetStore(model);
+});
+afterAll(async () => {
+  await connection.dropDatabase();
+  await connection.close();
+});
+
+const created = (programId: string, id: string) => [createEvent('coupon.created', programId, exampleEventData('coupon.created', { id }))];
+
+async function insertWidget(programId: string, name: string): Promise<string> {
+  const id = randomUUID();
+  await widgets.insert({ _id: id, programId, name, nameKey: programKey(programId, name), createdAt: new Date() }, () => created(programId, id));
+  return id;
+}
+
+test('a document is found by id and by key only within its own program', async () => {
+  const [programId, other] = [newProgramId(), newProgramId()];
+  const id = await insertWidget(programId, 'gear');
+  expect((await widgets.byId(programId, id))?.name).toBe('gear');
+  expect((await widgets.byName(programId, 'gear'))?._id).toBe(id);
+  expect(await widgets.byId(other, id)).toBeNull();
+  expect(await widgets.byName(other, 'gear')).toBeNull();
+  // The same value in another program is another key.
+  await insertWidget(other, 'gear');
+});
+
+test('a taken unique key is one typed conflict, on insert and on change, naming the key', async () => {
+  const programId = newProgramId();
+  await insertWidget(programId, 'bolt');
+  const nut = await insertWidget(programId, 'nut');
+  const onInsert = await insertWidget(programId, 'bolt').catch((error: unknown) => error);
+  const onChange = await widgets
+    .change(programId, nut, () => ({ set: { name: 'bolt', nameKey: programKey(programId, 'bolt') }, events: () => [] }))
+    .catch((error: unknown) => error);
+  for (const error of [onInsert, onChange]) {
+    expect(error).toBeInstanceOf(UniqueKeyConflict);
+    expect(error).toMatchObject({ key: 'nameKey', status: 409 });
+  }
+  expect((await widgets.byId(programId, nut))?.name).toBe('nut');
+});
+
+test('a removed document is gone from every read at once and its unique key is free again', async () => {
+  const programId = newProgramId();
+  const id = await insertWidget(programId, 'spring');
+  expect(await widgets.remove(programId, id, () => [createEvent('coupon.deleted', programId, { id })])).not.toBeNull();
+  expect(await widgets.byId(programId, id)).toBeNull();
+  expect(await widgets.byName(programId, 'spring')).toBeNull();
+  const again = await insertWidget(programId, 'spring');
+  expect((await widgets.byName(programId, 'spring'))?._id).toBe(again);
+  expect(await widgets.remove(programId, id, () => [])).toBeNull();
+});
