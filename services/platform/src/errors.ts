@@ -6,6 +6,8 @@ export class AppError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** For a 503: when to come back (the Retry-After header); the platform's default when not given. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = 'AppError';

@@ -5,6 +5,7 @@ export * from './metrics';
 export * from './mongo';
 export * from './service';
 export * from './events';
+export * from './http/admission';
 export * from './http/app';
 export * from './http/internal-auth';
 export * from './http/service-client';

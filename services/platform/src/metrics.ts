@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** One registry per process, labelled with the component, scraped at GET /metrics. */
 export function createMetrics(service: string) {
@@ -21,6 +21,14 @@ export function createMetrics(service: string) {
     registers: [registry],
   });
 
+  // What admission control holds (http/admission.ts): a queue that keeps growing is the sign of overload.
+  const inProgress = new Gauge({ name: 'http_requests_in_progress', help: 'Requests being worked on', registers: [registry] });
+  const waiting = new Gauge({ name: 'http_requests_waiting', help: 'Requests waiting for a turn', registers: [registry] });
+  const admission = (running: number, queued: number) => {
+    inProgress.set(running);
+    waiting.set(queued);
+  };
+
   const middleware: RequestHandler = (request, response, next) => {
     const stop = httpDuration.startTimer();
     response.on('finish', () => {
@@ -37,7 +45,7 @@ export function createMetrics(service: string) {
     next();
   };
 
-  return { registry, middleware };
+  return { registry, middleware, admission };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,5 +1,6 @@
 import { z, type ZodRawShape } from 'zod';
 import { baseConfigShape, loadConfig, parseConfig, serviceDatabaseUrl } from './config';
+import { DEFAULT_ADMISSION } from './http/admission';
 import { bootService, stopOnSignals, type ServiceContext, type ServiceParts } from './service';
 
 /** Default addresses of the components (DESIGN.md §7); each can be overridden from the environment. */
@@ -26,7 +27,13 @@ export function runService<Shape extends ZodRawShape>(options: {
   config: Shape;
   build: (context: ServiceContext, config: z.infer<z.ZodObject<Shape>>) => ServiceParts | Promise<ServiceParts>;
 }): void {
-  const baseShape = { ...baseConfigShape, PORT: z.coerce.number().int().min(0).max(65535).default(DEFAULT_PORTS[options.name]) };
+  const baseShape = {
+    ...baseConfigShape,
+    PORT: z.coerce.number().int().min(0).max(65535).default(DEFAULT_PORTS[options.name]),
+    MAX_CONCURRENT_REQUESTS: z.coerce.number().int().min(1).default(DEFAULT_ADMISSION.maxConcurrent),
+    MAX_QUEUED_REQUESTS: z.coerce.number().int().min(0).default(DEFAULT_ADMISSION.maxQueued),
+    MAX_QUEUE_WAIT_MS: z.coerce.number().int().min(0).default(DEFAULT_ADMISSION.maxWaitMs),
+  };
   // Validate everything at once so every bad variable is named in one message; then read each part typed.
   loadConfig({ ...baseShape, ...options.config }, { required: ['INTERNAL_TOKEN'] });
   const base = parseConfig(baseShape);
@@ -44,6 +51,7 @@ export function runService<Shape extends ZodRawShape>(options: {
       internalToken: base.INTERNAL_TOKEN,
       logLevel: base.LOG_LEVEL,
       queueType: base.AMQP_QUEUE_TYPE,
+      admission: { maxConcurrent: base.MAX_CONCURRENT_REQUESTS, maxQueued: base.MAX_QUEUED_REQUESTS, maxWaitMs: base.MAX_QUEUE_WAIT_MS },
     },
     (context) => options.build(context, own),
   ).then(

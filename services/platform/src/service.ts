@@ -4,6 +4,7 @@ import type { Router } from 'express';
 import type { Connection } from 'mongoose';
 import { EventBus } from './events/bus';
 import { OutboxRelay, outboxModelsOf } from './events/outbox';
+import type { AdmissionSettings } from './http/admission';
 import { createServiceApp } from './http/app';
 import { createLogger, type Logger } from './logger';
 import { createMetrics, type Metrics } from './metrics';
@@ -23,6 +24,8 @@ export type ServiceSettings = {
   /** How often the relay sweeps for events a crash or an outage left behind (default 5 s). */
   outboxSweepIntervalMs?: number;
   queueType?: 'classic' | 'quorum';
+  /** How many requests run at once, wait, and for how long, before a busy service answers 503. */
+  admission?: AdmissionSettings;
 };
 
 /** What every service gets from the platform: its database, the bus, its outbox relay, logs and metrics. */
@@ -77,6 +80,8 @@ export async function bootService(
   context.relay.start();
 
   const app = createServiceApp({
+    name: settings.name,
+    admission: settings.admission,
     logger,
     metrics,
     routes: parts.routes,

@@ -143,9 +143,9 @@ test('outside production the local defaults are allowed', () => {
 });
 
 test('a dead upstream makes the circuit open and later calls fail fast with 503', async () => {
-  const server = createServer((_req, res) => {
-    res.statusCode = 500;
-    res.end('{}');
+  // Accepts the connection and drops it without an answer, as a crashing process does.
+  const server = createServer((req) => {
+    req.socket.destroy();
   }).listen(0);
   await once(server, 'listening');
   const client = createServiceClient({
@@ -182,6 +182,39 @@ test('an upstream 4xx is returned to the caller, not counted as a failure', asyn
     for (let call = 0; call < 6; call += 1) {
       await expect(client.request({ method: 'GET', path: '/x', programId })).resolves.toEqual({ status: 404, body: { error: 'nope' } });
     }
+    expect(client.breaker.opened).toBe(false);
+  } finally {
+    client.shutdown();
+    server.close();
+  }
+});
+
+test('an upstream answering 5xx is passed on as 503, a busy one with its Retry-After, and never opens the circuit', async () => {
+  let answers = 0;
+  const server = createServer((_req, res) => {
+    answers += 1;
+    res.statusCode = answers % 2 ? 503 : 500;
+    if (res.statusCode === 503) res.setHeader('retry-after', '2');
+    res.setHeader('content-type', 'application/json');
+    res.end('{"error":"busy"}');
+  }).listen(0);
+  await once(server, 'listening');
+  const client = createServiceClient({
+    name: 'busy',
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    internalToken: TEST_INTERNAL_TOKEN,
+    logger: createLogger('client-test', 'silent'),
+  });
+  try {
+    for (let call = 0; call < 10; call += 1) {
+      const shed = call % 2 === 0;
+      await expect(client.request({ method: 'GET', path: '/x', programId })).rejects.toMatchObject({
+        status: 503,
+        retryAfterSeconds: shed ? 2 : undefined,
+        message: shed ? 'The busy service is busy; retry in a moment' : 'The busy service is unavailable; retry later',
+      });
+    }
+    expect(answers).toBe(10);
     expect(client.breaker.opened).toBe(false);
   } finally {
     client.shutdown();

@@ -5,6 +5,7 @@ import pinoHttp from 'pino-http';
 import { AppError, isDatabaseUnavailable } from '../errors';
 import { withRequestContext, type Logger } from '../logger';
 import type { Metrics } from '../metrics';
+import { admissionControl, DEFAULT_ADMISSION, type AdmissionSettings } from './admission';
 import { REQUEST_ID_HEADER, requireInternalCaller } from './internal-auth';
 
 export type ReadinessCheck = () => Promise<Record<string, boolean>>;
@@ -17,6 +18,9 @@ export type ServiceAppOptions = {
   internalToken: string;
   readiness: ReadinessCheck;
   bodyLimit?: string;
+  /** The service's name, as a shed request's message says it. */
+  name: string;
+  admission?: AdmissionSettings;
 };
 
 /** Accepts a well-formed x-request-id from the caller or makes one; every log line of the request carries it. */
@@ -59,7 +63,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     }
     if (status >= 500) logger.error({ err: error }, 'request failed');
     // A 503 is temporary by definition: say when to come back, as the gateway's own 503s do.
-    if (status === 503) response.setHeader('Retry-After', String(RETRY_AFTER_UNAVAILABLE_SECONDS));
+    if (status === 503) response.setHeader('Retry-After', String((error instanceof AppError && error.retryAfterSeconds) || RETRY_AFTER_UNAVAILABLE_SECONDS));
     // Never a stack trace in a response: the message is the whole story for the client.
     // Decided by the operation (NUMBERED_ERROR_OPERATIONS, the one list the document reads too), not
     // the route handler, so errors raised before it (bad JSON) match; the gateway, whose paths carry
@@ -118,6 +122,8 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   });
 
   app.use(requireInternalCaller(options.internalToken));
+  // Probes and scrapes above are never queued: a busy service still says it is alive.
+  app.use(admissionControl(options.admission ?? DEFAULT_ADMISSION, options.logger, options.name, options.metrics.admission));
   app.use(express.json({ limit: options.bodyLimit ?? '1mb', verify: rejectInvalidUtf8 }));
   app.use(options.routes);
   app.use((request, _response, next) => next(new AppError(404, `No route for ${request.method} ${request.path}`)));

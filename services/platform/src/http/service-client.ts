@@ -19,17 +19,29 @@ export type ServiceClientOptions = {
   internalToken: string;
   logger: Logger;
   timeoutMs?: number;
-  /** Failures (timeouts, connection errors, 5xx) in a rolling window before the circuit opens. */
+  /** Failures (timeouts, connection errors) in a rolling window before the circuit opens. */
   errorThresholdPercentage?: number;
   resetTimeoutMs?: number;
 };
 
-class UpstreamFailure extends Error {}
+/** The other service answered, with a 5xx: alive, so the circuit does not count it (one payload, or a busy moment). */
+class UpstreamFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly retryAfterSeconds: number | undefined,
+    message: string,
+  ) {
+    super(message);
+  }
+}
 
 /**
  * Calls another service with the internal credential and the caller's program scope. A circuit
  * breaker makes a dead dependency fail fast (503) instead of tying up every request for the timeout.
- * 4xx answers are the other service's verdict, not a failure: they are returned, not counted.
+ * It counts what says the dependency itself is unhealthy (connection failures, its own timeouts),
+ * never an answer: 4xx answers are the other service's verdict and are returned; a 5xx is passed on
+ * as a 503 (a busy service's Retry-After kept), not counted, so a service shedding load under a
+ * burst never opens its callers' circuits.
  */
 export function createServiceClient(options: ServiceClientOptions) {
   const timeoutMs = options.timeoutMs ?? 3000;
@@ -55,7 +67,10 @@ export function createServiceClient(options: ServiceClientOptions) {
     });
     const text = await response.text();
     const body: unknown = text ? JSON.parse(text) : null;
-    if (response.status >= 500) throw new UpstreamFailure(`${options.name} answered ${response.status}`);
+    if (response.status >= 500) {
+      const retryAfter = Number(response.headers.get('retry-after'));
+      throw new UpstreamFailure(response.status, Number.isInteger(retryAfter) && retryAfter > 0 ? retryAfter : undefined, `${options.name} answered ${response.status}`);
+    }
     return { status: response.status, body };
   };
 
@@ -65,6 +80,7 @@ export function createServiceClient(options: ServiceClientOptions) {
     errorThresholdPercentage: options.errorThresholdPercentage ?? 50,
     resetTimeout: options.resetTimeoutMs ?? 5000,
     volumeThreshold: 5,
+    errorFilter: (error: unknown) => error instanceof UpstreamFailure,
     rollingCountTimeout: 10_000,
   });
   breaker.on('open', () => options.logger.warn({ upstream: options.name }, 'circuit opened: failing fast'));
@@ -77,6 +93,9 @@ export function createServiceClient(options: ServiceClientOptions) {
         return (await breaker.fire(request)) as ServiceResponse<T>;
       } catch (error) {
         options.logger.warn({ err: error, upstream: options.name, path: request.path }, 'upstream call failed');
+        if (error instanceof UpstreamFailure && error.status === 503 && error.retryAfterSeconds !== undefined) {
+          throw new AppError(503, `The ${options.name} service is busy; retry in a moment`, error.retryAfterSeconds);
+        }
         throw new AppError(503, `The ${options.name} service is unavailable; retry later`);
       }
     },
