@@ -27,10 +27,13 @@ export function processedEvents(connection: Connection, consumer: string, leaseM
     (connection.models.ProcessedEvent as Model<ProcessedEventDocument> | undefined) ??
     connection.model<ProcessedEventDocument>('ProcessedEvent', schema, 'processed_events');
   const key = (eventId: string) => `${consumer}:${eventId}`;
+  // Every event passes here twice (claim, complete): plain driver writes by _id, without mongoose's
+  // document building and casting, which the profile showed as a large part of a consumer's CPU.
+  const collection = model.collection;
   return {
     async claim(eventId) {
       try {
-        await model.create({ _id: key(eventId), state: 'processing', startedAt: new Date() });
+        await collection.insertOne({ _id: key(eventId) as never, state: 'processing', startedAt: new Date() });
         return 'new';
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;
@@ -43,7 +46,7 @@ export function processedEvents(connection: Connection, consumer: string, leaseM
       return takeover.modifiedCount === 1 ? 'new' : 'busy';
     },
     async complete(eventId) {
-      await model.updateOne({ _id: key(eventId) }, { $set: { state: 'done' } });
+      await collection.updateOne({ _id: key(eventId) as never }, { $set: { state: 'done' } });
     },
     async release(eventId) {
       await model.deleteOne({ _id: key(eventId), state: 'processing' });

@@ -63,10 +63,14 @@ export async function byIdInProgram<Doc extends { programId: string }>(model: Mo
   return found?.programId === programId ? found : null;
 }
 
-/** Inserts a document whose id or unique key says it may exist already (a redelivery, a racing claim): false when it did. */
+/**
+ * Inserts a document whose id or unique key says it may exist already (a redelivery, a racing
+ * claim): false when it did. A plain driver insert of a document the caller built whole and typed
+ * (these run per event or per request, where mongoose's document building showed in the profile).
+ */
 export async function insertOnce<Doc>(model: Model<Doc>, document: Doc): Promise<boolean> {
   try {
-    await model.create(document);
+    await model.collection.insertOne(document as never);
     return true;
   } catch (error) {
     if (isDuplicateKey(error)) return false;

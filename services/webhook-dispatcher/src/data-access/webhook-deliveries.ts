@@ -120,7 +120,7 @@ export class WebhookDeliveryRepository {
   async recordHeld(held: ClaimedDelivery, set: Partial<WebhookDeliveryDocument>, attempt?: StoredAttempt): Promise<boolean> {
     const update: UpdateQuery<WebhookDeliveryDocument> = { $set: set };
     if (attempt) update.$push = { attempts: { $each: [attempt], $slice: -KEPT_ATTEMPTS } };
-    const recorded = await this.model.updateOne({ _id: held._id, programId: held.programId, lockToken: held.lockToken }, update);
+    const recorded = await this.model.collection.updateOne({ _id: held._id as never, programId: held.programId, lockToken: held.lockToken }, update as never);
     return recorded.modifiedCount === 1;
   }
 
@@ -152,9 +152,9 @@ export class WebhookDeliveryRepository {
    */
   private async lease(filter: FilterQuery<WebhookDeliveryDocument>, now: Date, leaseMs: number): Promise<ClaimedDelivery | null> {
     const lockToken = randomUUID();
-    const taken = await this.model.updateOne(filter, { $set: { lockedUntil: new Date(now.getTime() + leaseMs), lockToken } });
+    const taken = await this.model.collection.updateOne(filter as never, { $set: { lockedUntil: new Date(now.getTime() + leaseMs), lockToken } });
     if (taken.modifiedCount !== 1) return null;
-    const claimed = await this.model.findOne({ _id: filter._id }).lean();
+    const claimed = (await this.model.collection.findOne({ _id: filter._id as never })) as WebhookDeliveryDocument | null;
     return claimed?.lockToken === lockToken ? (claimed as ClaimedDelivery) : null;
   }
 }

@@ -47,8 +47,8 @@ export class ScheduleRepository {
   }
 
   async schedule(delivery: DueDelivery, dueAt: Date): Promise<void> {
-    await this.model.updateOne(
-      { _id: delivery._id, programId: delivery.programId },
+    await this.model.collection.updateOne(
+      { _id: delivery._id as never, programId: delivery.programId },
       { $set: { dueAt }, $setOnInsert: { endpointId: delivery.endpointId } },
       { upsert: true },
     );
@@ -57,13 +57,13 @@ export class ScheduleRepository {
   /** Puts a new delivery on the schedule unless it is there (a redelivered event). */
   async ensure(delivery: DueDelivery, dueAt: Date): Promise<void> {
     try {
-      await this.model.updateOne({ _id: delivery._id, programId: delivery.programId }, { $setOnInsert: { endpointId: delivery.endpointId, dueAt } }, { upsert: true });
+      await this.model.collection.updateOne({ _id: delivery._id as never, programId: delivery.programId }, { $setOnInsert: { endpointId: delivery.endpointId, dueAt } }, { upsert: true });
     } catch (error) {
       if (!isDuplicateKey(error)) throw error; // a simultaneous copy of the event inserted it
     }
   }
 
   async unschedule(programId: string, deliveryId: string): Promise<void> {
-    await this.model.deleteOne({ _id: deliveryId, programId });
+    await this.model.collection.deleteOne({ _id: deliveryId as never, programId });
   }
 }

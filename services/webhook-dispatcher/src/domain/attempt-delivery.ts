@@ -21,6 +21,15 @@ export type Dispatcher = {
 /** How long a claim holds a delivery: longer than any attempt can take. */
 export const leaseMs = (settings: DispatcherSettings) => settings.timeoutMs + 60_000;
 
+/** Time an attempt needs beyond the subscriber's timeout to record its outcome. */
+export const RECORDING_MARGIN_MS = 10_000;
+
+/**
+ * The lease a new delivery is stored with for its first attempt: room for that attempt after a
+ * short wait for a free slot. Short, since after a crash the schedule offers it again when it ends.
+ */
+export const firstAttemptLeaseMs = (settings: DispatcherSettings) => settings.timeoutMs + 2 * RECORDING_MARGIN_MS;
+
 const GONE = 410;
 
 export function toStoredAttempt(outcome: SendOutcome): StoredAttempt {
@@ -81,7 +90,10 @@ export async function attemptDelivery(dispatcher: Dispatcher, delivery: ClaimedD
   if (stored && next.status === 'pending' && next.nextAttemptAt) await repositories.schedule.schedule(stored, next.nextAttemptAt);
   else if (stored && next.status) await repositories.schedule.unschedule(programId, stored._id);
 
-  if (delivered) await recordEndpointSuccess(repositories, programId, endpoint._id);
+  // A healthy endpoint (no run of failures) has nothing to reset: no write.
+  if (delivered) {
+    if (endpoint.failingSince) await recordEndpointSuccess(repositories, programId, endpoint._id);
+  }
   else if (outcome.statusCode === GONE) await disableEndpoint(repositories, programId, endpoint._id, 'the subscriber answered 410 Gone', logger);
   else await recordEndpointFailure(repositories, settings, logger, programId, endpoint._id, outcome.at);
   return stored;

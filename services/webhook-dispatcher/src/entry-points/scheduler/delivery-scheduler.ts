@@ -1,5 +1,8 @@
-import { attemptDelivery, leaseMs, type Dispatcher } from '../../domain/attempt-delivery';
-import { claimDueDelivery, findDueDeliveries, type DueDelivery } from '../../domain/claim-delivery';
+import { attemptDelivery, leaseMs, RECORDING_MARGIN_MS, type Dispatcher } from '../../domain/attempt-delivery';
+import { claimDueDelivery, findDueDeliveries, type ClaimedDelivery, type DueDelivery } from '../../domain/claim-delivery';
+
+/** A delivery waiting here: found due in the schedule, or new from the fan-out and leased to us already. */
+type Queued = DueDelivery & { leased?: ClaimedDelivery };
 
 /**
  * Sends deliveries. A new delivery is pushed here by the fan-out and attempted at once; retries come
@@ -16,8 +19,12 @@ export class DeliveryScheduler {
   private polling: Promise<void> | undefined;
   private stopped = true;
   private failing = false;
-  /** Waiting deliveries per program, in arrival order; programs in the Map's (round-robin) order. */
-  private readonly waiting = new Map<string, DueDelivery[]>();
+  /**
+   * Waiting deliveries per program and, within it, per endpoint, in arrival order; programs and
+   * their endpoints in the Maps' (round-robin) order. Per endpoint, so that taking the next one skips
+   * an endpoint at its bound in one step, however many of its deliveries wait.
+   */
+  private readonly waiting = new Map<string, Map<string, Queued[]>>();
   /** Every delivery waiting or in flight here, so the schedule and the fan-out never queue one twice. */
   private readonly known = new Set<string>();
   private readonly inFlightByEndpoint = new Map<string, number>();
@@ -36,9 +43,9 @@ export class DeliveryScheduler {
     tick();
   }
 
-  /** New deliveries from the fan-out: their first attempt goes out now, in the program's turn. */
-  push(deliveries: DueDelivery[]): void {
-    for (const delivery of deliveries) this.enqueue(delivery);
+  /** New deliveries from the fan-out, leased to this process: their first attempt goes out now, in the program's turn. */
+  push(deliveries: ClaimedDelivery[]): void {
+    for (const delivery of deliveries) this.enqueue({ _id: delivery._id, programId: delivery.programId, endpointId: delivery.endpointId, leased: delivery });
     this.launchAll();
   }
 
@@ -78,12 +85,14 @@ export class DeliveryScheduler {
     }
   }
 
-  private enqueue(delivery: DueDelivery): void {
+  private enqueue(delivery: Queued): void {
     if (this.stopped || this.known.has(delivery._id)) return;
     this.known.add(delivery._id);
-    const queue = this.waiting.get(delivery.programId);
+    const program = this.waiting.get(delivery.programId) ?? new Map<string, Queued[]>();
+    const queue = program.get(delivery.endpointId);
     if (queue) queue.push(delivery);
-    else this.waiting.set(delivery.programId, [delivery]);
+    else program.set(delivery.endpointId, [delivery]);
+    this.waiting.set(delivery.programId, program);
   }
 
   /** Starts attempts while slots are free, taking programs in turn. */
@@ -97,23 +106,27 @@ export class DeliveryScheduler {
   }
 
   /**
-   * The first sendable delivery of the program whose turn it is; the program then goes to the back
-   * of the line. Deliveries whose endpoint is at its bound stay where they are.
+   * The next delivery of the program whose turn it is, from its first endpoint below its bound; the
+   * endpoint and the program then go to the back of their lines. Deliveries of an endpoint at its
+   * bound stay where they are.
    */
-  private takeNext(): DueDelivery | undefined {
+  private takeNext(): Queued | undefined {
     const { endpointConcurrency } = this.dispatcher.settings;
-    for (const [programId, queue] of this.waiting) {
-      const index = queue.findIndex((delivery) => (this.inFlightByEndpoint.get(delivery.endpointId) ?? 0) < endpointConcurrency);
-      if (index < 0) continue;
-      const [delivery] = queue.splice(index, 1) as [DueDelivery];
-      this.waiting.delete(programId);
-      if (queue.length > 0) this.waiting.set(programId, queue);
-      return delivery;
+    for (const [programId, program] of this.waiting) {
+      for (const [endpointId, queue] of program) {
+        if ((this.inFlightByEndpoint.get(endpointId) ?? 0) >= endpointConcurrency) continue;
+        const delivery = queue.shift() as Queued;
+        program.delete(endpointId);
+        if (queue.length > 0) program.set(endpointId, queue);
+        this.waiting.delete(programId);
+        if (program.size > 0) this.waiting.set(programId, program);
+        return delivery;
+      }
     }
     return undefined;
   }
 
-  private launch(delivery: DueDelivery): void {
+  private launch(delivery: Queued): void {
     const { endpointId } = delivery;
     this.inFlightByEndpoint.set(endpointId, (this.inFlightByEndpoint.get(endpointId) ?? 0) + 1);
     const attempt = this.claimAndAttempt(delivery)
@@ -132,8 +145,12 @@ export class DeliveryScheduler {
     this.attempts.add(attempt);
   }
 
-  private async claimAndAttempt(delivery: DueDelivery): Promise<void> {
-    const claimed = await claimDueDelivery(this.dispatcher.repositories, delivery, leaseMs(this.dispatcher.settings));
+  private async claimAndAttempt(delivery: Queued): Promise<void> {
+    const { repositories, settings } = this.dispatcher;
+    // The fan-out's lease is used while an attempt still fits in it; after a long wait here, the
+    // delivery is claimed like any other (its schedule entry has come due by then).
+    const leaseLeft = (delivery.leased?.lockedUntil.getTime() ?? 0) - Date.now();
+    const claimed = delivery.leased && leaseLeft > settings.timeoutMs + RECORDING_MARGIN_MS ? delivery.leased : await claimDueDelivery(repositories, delivery, leaseMs(settings));
     if (!claimed) return; // another replica took it, or it is no longer pending
     await attemptDelivery(this.dispatcher, claimed, 'scheduled');
   }
