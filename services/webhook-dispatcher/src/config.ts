@@ -47,7 +47,7 @@ export const dispatcherConfigShape = {
   /** A test send is answered while the caller waits: keep it under the gateway's UPSTREAM_TIMEOUT_MS (10 s). */
   WEBHOOK_TEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
   WEBHOOK_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(500),
-  WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(5),
+  WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(20),
   WEBHOOK_DISABLE_AFTER: duration('5d'),
   WEBHOOK_SECRET_OVERLAP: duration('24h'),
 };
@@ -96,7 +96,7 @@ export const DEFAULT_DISPATCHER_SETTINGS: DispatcherSettings = {
   timeoutMs: 15_000,
   testTimeoutMs: 5_000,
   pollIntervalMs: 500,
-  endpointConcurrency: 5,
+  endpointConcurrency: 20,
   maxInFlight: 200,
   disableAfterMs: 5 * 86_400_000,
   secretOverlapMs: 86_400_000,
