@@ -1,5 +1,6 @@
 export * from './config';
 export * from './errors';
+export * from './fair-share';
 export * from './logger';
 export * from './metrics';
 export * from './mongo';

@@ -2,6 +2,7 @@ import { eventDataSchemaOf, EventEnvelope } from '@affiliate/contracts';
 import type { ZodError } from 'zod';
 import amqp, { type AmqpConnectionManager, type ChannelWrapper } from 'amqp-connection-manager';
 import type { Channel, ConfirmChannel, ConsumeMessage } from 'amqplib';
+import type { FairShare } from '../fair-share';
 import { withRequestContext, type Logger } from '../logger';
 import type { ClaimOutcome, ProcessedEvents } from './processed-events';
 
@@ -16,6 +17,12 @@ export type SubscriptionOptions = {
   /** Remembers handled event ids so that a redelivery is processed once. */
   processedEvents: ProcessedEvents;
   prefetch?: number;
+  /**
+   * Handles events of many programs in turn instead of in queue order: the broker hands over up to
+   * `prefetch` messages, and their claims and handlers run `FairShare`'s few at a time, one program
+   * at a time. So one program's burst in the queue does not hold back another program's events.
+   */
+  fairShare?: FairShare;
   /** Attempts before the message goes to `<queue>.dead`. */
   maxAttempts?: number;
   /** Delay before a failed message is tried again. */
@@ -104,7 +111,8 @@ export class EventBus {
         return;
       }
       const parsed = outcome.event;
-      await withRequestContext({ requestId: parsed.id, programId: parsed.programId }, async () => {
+      const inTurn = <T>(work: () => Promise<T>) => (options.fairShare ? options.fairShare.run(parsed.programId, work) : work());
+      await inTurn(() => withRequestContext({ requestId: parsed.id, programId: parsed.programId }, async () => {
         let claim: ClaimOutcome;
         try {
           claim = await options.processedEvents.claim(parsed.id);
@@ -134,7 +142,7 @@ export class EventBus {
           await sendAndConfirm(channel, target, message, attempt + 1);
           channel.ack(message);
         }
-      });
+      }));
     };
 
     const consumer = this.connection.createChannel({

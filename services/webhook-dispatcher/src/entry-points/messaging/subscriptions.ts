@@ -1,4 +1,4 @@
-import { processedEvents, type ServiceContext } from '@affiliate/platform';
+import { FairShare, processedEvents, type ServiceContext } from '@affiliate/platform';
 import type { DispatcherSettings } from '../../config';
 import type { Repositories } from '../../data-access/repositories';
 import { fanOutEvent } from '../../domain/fan-out-event';
@@ -9,11 +9,20 @@ import type { DeliveryScheduler } from '../scheduler/delivery-scheduler';
  * resolves (and the message is acked) only after the deliveries are stored; their first attempt
  * follows at once.
  */
+/** Events fanned out at once (each a few database writes). */
+const FAN_OUT_CONCURRENCY = 16;
+/** Events taken from the broker ahead of their turn, so that programs can take turns among them. */
+const FAN_OUT_WINDOW = 2000;
+
 export function subscribeToEvents(context: ServiceContext, repositories: Repositories, settings: DispatcherSettings, scheduler: DeliveryScheduler): Promise<void> {
   return context.bus.subscribe({
     queue: 'webhook-dispatcher.events',
     eventTypes: ['#'],
     processedEvents: processedEvents(context.connection, 'webhook-dispatcher'),
+    // Up to this many events wait here instead of in the broker's queue, where they would be taken
+    // strictly in order: a burst of one program would hold back every other program's webhooks.
+    prefetch: FAN_OUT_WINDOW,
+    fairShare: new FairShare(FAN_OUT_CONCURRENCY),
     handler: async (event) => {
       scheduler.push(await fanOutEvent(repositories, settings, event));
     },
