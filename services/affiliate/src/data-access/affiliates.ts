@@ -12,6 +12,12 @@ export type AffiliateDocument = {
   emailKey: string;
   status: AffiliateStatus;
   commissionRate: number;
+  /**
+   * The affiliate's first link, where referrals and sales without a link of their own are counted:
+   * found by _id per event, instead of by a query over the links. Absent on affiliates stored before
+   * it existed, and stale once that link is deleted; both fall back to the query.
+   */
+  firstLinkId?: string;
   createdAt: Date;
   updatedAt: Date;
 } & Partial<OutboxFields>;
@@ -28,6 +34,7 @@ const schema = new Schema<AffiliateDocument>(
     emailKey: { type: String, required: true },
     status: { type: String, required: true },
     commissionRate: { type: Number, required: true },
+    firstLinkId: { type: String },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
   },

@@ -67,5 +67,8 @@ export async function claimGeneratedSlug(repositories: Repositories, claim: Omit
 
 /** The affiliate's oldest link: where a referral or sale without a link of its own is counted. */
 export async function firstLinkOf(repositories: Repositories, programId: string, affiliateId: string): Promise<LinkDocument | null> {
-  return repositories.links.firstOf(programId, affiliateId);
+  const affiliate = await repositories.affiliates.byId(programId, affiliateId);
+  const first = affiliate?.firstLinkId ? await repositories.links.byId(programId, affiliate.firstLinkId) : null;
+  // The first link is the oldest (it is claimed before the affiliate is written); once deleted, the oldest left.
+  return first ?? repositories.links.firstOf(programId, affiliateId);
 }

@@ -39,6 +39,7 @@ export async function createAffiliate(repositories: Repositories, programId: str
     emailKey: emailKeyOf(programId, input.email),
     status: settings.requireApproval ? 'PENDING' : 'ACTIVE',
     commissionRate: input.commissionRate ?? settings.defaultCommissionRate,
+    firstLinkId: link._id,
     createdAt: now,
     updatedAt: now,
   };

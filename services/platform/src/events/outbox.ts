@@ -72,7 +72,8 @@ export type OutboxRelayOptions = {
 
 type PendingDocument = { _id: unknown; _outbox: EventEnvelope[]; deletedAt: Date | null };
 type Watched = Model<PendingDocument>;
-type Target = { model: Watched; id: unknown };
+/** A document to relay, and the program it belongs to (programs take turns; the sweep's finds share one turn). */
+type Target = { model: Watched; id: unknown; program: string };
 
 /** Events older than this are the sweep's to find; younger ones are on their way through written(). */
 const SWEEP_GRACE_MS = 1000;
@@ -100,7 +101,12 @@ export class OutboxRelay {
   private stopped = true;
   private failing = false;
   private readonly models: Watched[] = [];
-  private readonly queued = new Map<string, Target>();
+  /**
+   * Documents waiting to be relayed, per program and in write order; programs in the Map's
+   * (round-robin) order, so one program's burst of writes does not hold back another's events.
+   */
+  private readonly queued = new Map<string, Map<string, Target>>();
+  private queuedCount = 0;
   private readonly active = new Set<string>();
   /** Written again while being relayed: relayed once more afterwards, so nothing is skipped. */
   private readonly again = new Map<string, Target>();
@@ -129,13 +135,34 @@ export class OutboxRelay {
     });
   }
 
-  /** A document of a watched model was written with events: publish them now. */
-  written(model: Model<any>, id: unknown): void { // eslint-disable-line @typescript-eslint/no-explicit-any
-    const target = { model: model as Watched, id };
+  /** A document of a watched model was written with events: publish them now, in its program's turn. */
+  written(model: Model<any>, id: unknown, program = ''): void { // eslint-disable-line @typescript-eslint/no-explicit-any
+    const target = { model: model as Watched, id, program };
     const key = `${model.collection.collectionName}:${String(id)}`;
     if (this.active.has(key)) this.again.set(key, target);
-    else this.queued.set(key, target);
+    else this.enqueue(key, target);
     this.pump();
+  }
+
+  private enqueue(key: string, target: Target): void {
+    const waiting = this.queued.get(target.program) ?? new Map<string, Target>();
+    if (!waiting.has(key)) this.queuedCount += 1;
+    waiting.set(key, target);
+    this.queued.set(target.program, waiting);
+  }
+
+  /** The oldest waiting document of the program whose turn it is; that program goes to the back of the line. */
+  private takeNext(): [string, Target] | undefined {
+    for (const [program, waiting] of this.queued) {
+      const next = waiting.entries().next().value as [string, Target] | undefined;
+      this.queued.delete(program);
+      if (!next) continue;
+      waiting.delete(next[0]);
+      this.queuedCount -= 1;
+      if (waiting.size > 0) this.queued.set(program, waiting);
+      return next;
+    }
+    return undefined;
   }
 
   /** Sweep now; sweeps never overlap. */
@@ -152,7 +179,7 @@ export class OutboxRelay {
     this.failing = false;
     try {
       for (const model of this.models) {
-        for (const document of await findPending(model, new Date(), { unmarked: true })) await this.relayDocument({ model, id: document._id });
+        for (const document of await findPending(model, new Date(), { unmarked: true })) await this.relayDocument({ model, id: document._id, program: '' });
       }
     } catch (error) {
       this.fail(error);
@@ -186,25 +213,26 @@ export class OutboxRelay {
 
   private pump(): void {
     const limit = this.options.concurrency ?? 16;
-    for (const [key, target] of this.queued) {
-      if (this.active.size >= limit) return;
-      this.queued.delete(key);
+    while (this.active.size < limit) {
+      const next = this.takeNext();
+      if (!next) return;
+      const [key, target] = next;
       this.active.add(key);
       void this.relayDocument(target).finally(() => {
         this.active.delete(key);
         const repeat = this.again.get(key);
         if (repeat) {
           this.again.delete(key);
-          this.queued.set(key, repeat);
+          this.enqueue(key, repeat);
         }
         this.pump();
-        if (this.active.size === 0 && this.queued.size === 0) for (const resolve of this.idle.splice(0)) resolve();
+        if (this.active.size === 0 && this.queuedCount === 0) for (const resolve of this.idle.splice(0)) resolve();
       });
     }
   }
 
   private whenIdle(): Promise<void> {
-    if (this.active.size === 0 && this.queued.size === 0) return Promise.resolve();
+    if (this.active.size === 0 && this.queuedCount === 0) return Promise.resolve();
     return new Promise((resolve) => this.idle.push(resolve));
   }
 

@@ -154,7 +154,7 @@ export class AggregateStore<Doc extends Aggregate> {
     } catch (error) {
       throw this.asConflict(error);
     }
-    if (outbox.length > 0) this.relay?.written(this.model, document._id);
+    if (outbox.length > 0) this.relay?.written(this.model, document._id, this.programOf(document as Stored<Doc>) as string);
     return document;
   }
 
@@ -192,7 +192,7 @@ export class AggregateStore<Doc extends Aggregate> {
         .updateOne({ ...guard, _id: id, revision: current.revision ?? 0, deletedAt: current.deletedAt ?? null } as FilterQuery<Doc>, update)
         .catch((error: unknown) => Promise.reject(this.asConflict(error)));
       if (written.modifiedCount === 1) {
-        if (outbox.length > 0) this.relay?.written(this.model, id);
+        if (outbox.length > 0) this.relay?.written(this.model, id, programId);
         return next;
       }
     }
@@ -241,7 +241,7 @@ export class AggregateStore<Doc extends Aggregate> {
       { _id: id, deletedAt } as FilterQuery<Doc>,
       { $set: { ...released, _pendingSince: new Date() }, $push: { _outbox: { $each: events(current) } } } as UpdateQuery<Doc>,
     );
-    this.relay?.written(this.model, id);
+    this.relay?.written(this.model, id, programId);
     return 'removed';
   }
 
@@ -265,7 +265,7 @@ export class AggregateStore<Doc extends Aggregate> {
     const written = await this.model
       .updateOne({ ...this.scope(programId, condition), _id: id }, withEvents)
       .catch((error: unknown) => Promise.reject(this.asConflict(error)));
-    if (written.modifiedCount === 1 && events.length > 0) this.relay?.written(this.model, id);
+    if (written.modifiedCount === 1 && events.length > 0) this.relay?.written(this.model, id, programId);
     return written.modifiedCount === 1;
   }
 

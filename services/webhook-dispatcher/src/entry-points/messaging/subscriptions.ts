@@ -12,14 +12,14 @@ import type { DeliveryScheduler } from '../scheduler/delivery-scheduler';
 /** Events fanned out at once (each a few database writes). */
 const FAN_OUT_CONCURRENCY = 16;
 /** Events taken from the broker ahead of their turn, so that programs can take turns among them. */
-const FAN_OUT_WINDOW = 2000;
+const FAN_OUT_WINDOW = 10_000;
 
 export function subscribeToEvents(context: ServiceContext, repositories: Repositories, settings: DispatcherSettings, scheduler: DeliveryScheduler): Promise<void> {
   return context.bus.subscribe({
     queue: 'webhook-dispatcher.events',
     eventTypes: ['#'],
     processedEvents: processedEvents(context.connection, 'webhook-dispatcher'),
-    // Up to this many events wait here instead of in the broker's queue, where they would be taken
+    // Up to this many events (a few MB) wait here instead of in the broker's queue, where they would be taken
     // strictly in order: a burst of one program would hold back every other program's webhooks.
     prefetch: FAN_OUT_WINDOW,
     fairShare: new FairShare(FAN_OUT_CONCURRENCY),
