@@ -97,7 +97,7 @@ export function markdown(results: BenchResults): string {
   const neighbour = results.noisyNeighbour;
   if (neighbour) {
     lines.push(
-      `| noisy neighbour: A's affiliate.created → webhook during B's burst | A ${neighbour.quietRatePerSecond}/s; B ${fmt(neighbour.burstAcceptedPerSecond)} accepted/s | ${fmt(neighbour.quietLatencyMs.p50)} | ${fmt(neighbour.quietLatencyMs.p99)} | ${neighbour.quietUndelivered} | B's ${neighbour.burstEvents} events in ${fmt(neighbour.burstSeconds)} s; max ${fmt(neighbour.quietLatencyMs.max)} ms over A's ${neighbour.quietEvents} events |`,
+      `| noisy neighbour: A's affiliate.created → webhook during B's burst | A ${neighbour.quietRatePerSecond}/s; B ${fmt(neighbour.burstAcceptedPerSecond)} accepted/s | ${fmt(neighbour.quietLatencyMs.p50)} | ${fmt(neighbour.quietLatencyMs.p99)} | ${neighbour.quietUndelivered} | B's ${neighbour.burstEvents} events in ${fmt(neighbour.burstSeconds)} s; max ${fmt(neighbour.quietLatencyMs.max)} ms over A's ${neighbour.quietEvents} events; ${neighbour.noisyDrainedSeconds === null || neighbour.noisyDrainedSeconds === undefined ? "B's webhooks not all delivered in 180 s" : `B's webhooks all out ${fmt(neighbour.noisyDrainedSeconds)} s after the burst`} |`,
     );
   }
   const growth = results.dataGrowth;
