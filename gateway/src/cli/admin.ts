@@ -8,7 +8,7 @@ import { ADMIN_USAGE, describeFailure, runAdminCommand, UsageError } from './adm
 /**
  * `npm run admin -- <command>`: works on the gateway's database directly, so it also works before
  * the gateway runs. Program events are queued in the same write; the gateway's outbox relay
- * publishes them (at once if it is running, otherwise when it starts).
+ * publishes them (within its sweep interval, a minute, if it is running; otherwise when it starts).
  */
 async function main(argv: string[]): Promise<number> {
   if (argv.length === 0 || argv[0] === 'help' || argv.includes('--help')) {

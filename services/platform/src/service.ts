@@ -21,7 +21,7 @@ export type ServiceSettings = {
   exchange: string;
   internalToken: string;
   logLevel?: string;
-  /** How often the relay sweeps for events a crash or an outage left behind (default 5 s). */
+  /** How often the relay sweeps for events a crash left behind (default 60 s; what it failed to publish itself is retried every 5 s by id). */
   outboxSweepIntervalMs?: number;
   queueType?: 'classic' | 'quorum';
   /** How many requests run at once, wait, and for how long, before a busy service answers 503. */

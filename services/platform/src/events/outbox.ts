@@ -64,8 +64,14 @@ export function outboxModelsOf(connection: Connection): Model<any>[] { // eslint
 export type OutboxRelayOptions = {
   bus: EventBus;
   logger: Logger;
-  /** How often the sweep looks for events that a crash or an outage left behind. */
+  /**
+   * How often the sweep looks for events that a crash left behind (another replica's, or a CLI's
+   * write). It reads the marker: a small read on MongoDB (sparse index), the whole collection on the
+   * local server, so it runs rarely; a restart sweeps at once anyway.
+   */
   sweepIntervalMs?: number;
+  /** How often documents this relay could not publish (broker or database away) are tried again. */
+  retryIntervalMs?: number;
   /** Documents relayed at the same time; their publishes share the channel's pipelined confirms. */
   concurrency?: number;
 };
@@ -77,6 +83,8 @@ type Target = { model: Watched; id: unknown; program: string };
 
 /** Events older than this are the sweep's to find; younger ones are on their way through written(). */
 const SWEEP_GRACE_MS = 1000;
+const DEFAULT_SWEEP_INTERVAL_MS = 60_000;
+const DEFAULT_RETRY_INTERVAL_MS = 5_000;
 const SWEEP_BATCH = 500;
 /**
  * Documents whose events have waited since `cutoff` or longer, tombstones included; `unmarked` adds
@@ -108,6 +116,9 @@ export class OutboxRelay {
   private readonly queued = new Map<string, Map<string, Target>>();
   private queuedCount = 0;
   private readonly active = new Set<string>();
+  /** Documents whose relaying failed (broker or database away): tried again every retryIntervalMs. */
+  private readonly failed = new Map<string, Target>();
+  private lastSweep = 0;
   /** Written again while being relayed: relayed once more afterwards, so nothing is skipped. */
   private readonly again = new Map<string, Target>();
   private idle: (() => void)[] = [];
@@ -123,16 +134,29 @@ export class OutboxRelay {
 
   start(): void {
     this.stopped = false;
+    const sweepEvery = this.options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
+    const tickEvery = Math.min(sweepEvery, this.options.retryIntervalMs ?? DEFAULT_RETRY_INTERVAL_MS);
     const tick = () => {
       if (this.stopped) return;
-      this.nudge();
-      this.timer = setTimeout(tick, this.options.sweepIntervalMs ?? 5000);
+      this.retryFailed();
+      if (Date.now() - this.lastSweep >= sweepEvery) this.nudge();
+      this.timer = setTimeout(tick, tickEvery);
       this.timer.unref();
     };
+    this.lastSweep = Date.now();
     void this.sweep({ unmarked: true }).finally(() => {
-      this.timer = setTimeout(tick, this.options.sweepIntervalMs ?? 5000);
+      this.timer = setTimeout(tick, tickEvery);
       this.timer.unref();
     });
+  }
+
+  /** What failed to go out is queued again, by id: no read of the collection. */
+  private retryFailed(): void {
+    for (const [key, target] of this.failed) {
+      this.failed.delete(key);
+      if (!this.active.has(key)) this.enqueue(key, target);
+    }
+    this.pump();
   }
 
   /** A document of a watched model was written with events: publish them now, in its program's turn. */
@@ -167,7 +191,9 @@ export class OutboxRelay {
 
   /** Sweep now; sweeps never overlap. */
   nudge(): void {
-    if (!this.sweeping) void this.sweep({ graceMs: SWEEP_GRACE_MS });
+    if (this.sweeping) return;
+    this.lastSweep = Date.now();
+    void this.sweep({ graceMs: SWEEP_GRACE_MS });
   }
 
   /**
@@ -236,7 +262,8 @@ export class OutboxRelay {
     return new Promise((resolve) => this.idle.push(resolve));
   }
 
-  private async relayDocument({ model, id }: Target): Promise<void> {
+  private async relayDocument(target: Target): Promise<void> {
+    const { model, id } = target;
     // `deletedAt: {$exists: true}` names the field, so tombstones are found too.
     const self = { _id: id, deletedAt: { $exists: true } };
     try {
@@ -260,6 +287,7 @@ export class OutboxRelay {
       if (this.failing) this.options.logger.info('outbox relay publishing again');
       this.failing = false;
     } catch (error) {
+      this.failed.set(`${model.collection.collectionName}:${String(id)}`, target);
       this.fail(error);
     }
   }
