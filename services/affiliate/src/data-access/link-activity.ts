@@ -1,4 +1,4 @@
-import { isDuplicateKey } from '@affiliate/platform';
+import { ignoringDuplicateKey } from '@affiliate/platform';
 import { Schema, type Connection, type FilterQuery, type Model, type UpdateQuery } from 'mongoose';
 
 export type ActivityKind = 'click' | 'referral' | 'sale';
@@ -101,12 +101,7 @@ export class LinkActivityRepository {
     ]);
   }
 
-  /** An upsert that lost the race to create the entry met it already there: nothing left to do. */
-  private async upsert(filter: FilterQuery<LinkActivityDocument>, update: UpdateQuery<LinkActivityDocument>): Promise<void> {
-    try {
-      await this.model.updateOne(filter, update, { upsert: true });
-    } catch (error) {
-      if (!isDuplicateKey(error)) throw error;
-    }
+  private upsert(filter: FilterQuery<LinkActivityDocument>, update: UpdateQuery<LinkActivityDocument>): Promise<void> {
+    return ignoringDuplicateKey(this.model.updateOne(filter, update, { upsert: true }));
   }
 }

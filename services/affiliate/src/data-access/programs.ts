@@ -1,5 +1,5 @@
 import type { Program } from '@affiliate/contracts';
-import { isDuplicateKey } from '@affiliate/platform';
+import { ignoringDuplicateKey } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /** The program settings this service needs, projected from the gateway's program.* events. */
@@ -61,15 +61,13 @@ export class ProgramSettingsRepository {
   async record(program: Program): Promise<void> {
     const updatedAt = new Date(program.updatedAt);
     const { urlModifier, destinationUrls, requireApproval, defaultCommissionRate } = program;
-    try {
-      await this.model.updateOne(
+    await ignoringDuplicateKey(
+      this.model.updateOne(
         { _id: program.id, sourceUpdatedAt: { $lt: updatedAt } },
         { $set: { urlModifier, destinationUrls, requireApproval, defaultCommissionRate, sourceUpdatedAt: updatedAt, deleted: false } },
         { upsert: true },
-      );
-    } catch (error) {
-      if (!isDuplicateKey(error)) throw error;
-    }
+      ),
+    );
   }
 
   /** A deleted program stays as a marker dated in the far future, so no late update revives it. */

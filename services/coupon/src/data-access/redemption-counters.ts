@@ -1,4 +1,4 @@
-import { AggregateStore, type Aggregate } from '@affiliate/platform';
+import { AggregateStore, type Aggregate, type Decide } from '@affiliate/platform';
 
 /** What a redemption counts on: a code or a coupon, each with its own limit. */
 export type Counted = Aggregate & { maxRedemptions: number | null; timesRedeemed: number; _redemptionKeys?: string[] };
@@ -48,7 +48,7 @@ export class CountedStore<Doc extends Counted> extends AggregateStore<Doc> {
    * A change that may set a new limit: it lands only while the count is at most that limit
    * (redemptions race past a value read earlier), and `decide` refuses what it read above it.
    */
-  changeWithinLimit(programId: string, id: string, maxRedemptions: number | null | undefined, decide: Parameters<AggregateStore<Doc>['change']>[2]) {
+  changeWithinLimit(programId: string, id: string, maxRedemptions: number | null | undefined, decide: Decide<Doc>) {
     const guard = typeof maxRedemptions === 'number' ? { timesRedeemed: { $lte: maxRedemptions } } : {};
     return this.changeGuarded(programId, id, guard, decide);
   }

@@ -5,8 +5,6 @@ import type { CouponRepositories } from '../data-access/repositories';
 import { toCoupon } from '../data-access/representations';
 import { describeLookup } from './describe-lookup';
 
-export type { CouponLookup };
-
 export const isSingleCouponLookup = (lookup: CouponLookup): boolean =>
   lookup.id !== undefined || lookup.name !== undefined || lookup.externalId !== undefined;
 

@@ -5,8 +5,6 @@ import type { PromotionalCodeLookup, PromotionalCodeRecord } from '../data-acces
 import { toPromotionalCode } from '../data-access/representations';
 import { describeLookup } from './describe-lookup';
 
-export type { PromotionalCodeLookup };
-
 export const isSingleCodeLookup = (lookup: PromotionalCodeLookup): boolean =>
   lookup.id !== undefined || lookup.code !== undefined || lookup.externalId !== undefined;
 

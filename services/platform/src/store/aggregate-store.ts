@@ -78,6 +78,18 @@ export async function insertOnce<Doc>(model: Model<Doc>, document: Doc): Promise
   }
 }
 
+/**
+ * A conditional upsert that may lose the race to create its document (a redelivered event, an
+ * older one arriving late): the duplicate key means the document is there, which is all it wanted.
+ */
+export async function ignoringDuplicateKey(write: Promise<unknown>): Promise<void> {
+  try {
+    await write;
+  } catch (error) {
+    if (!isDuplicateKey(error)) throw error;
+  }
+}
+
 /** Fields of the outbox that no read needs. */
 const HIDDEN = { projection: { _outbox: 0, _pendingSince: 0 } };
 const CHANGE_ATTEMPTS = 20;
@@ -207,7 +219,7 @@ export class AggregateStore<Doc extends Aggregate> {
   async remove(programId: string, id: string, events: (current: Stored<Doc>) => EventEnvelope[]): Promise<Stored<Doc> | null> {
     return this.change(programId, id, (current) => ({
       set: {
-        ...Object.fromEntries((this.options.uniqueKeys ?? []).map((key) => [key, releasedKey(id)])),
+        ...this.releasedKeys(id),
         deletedAt: new Date(),
       } as unknown as Partial<Doc>,
       events: () => events(current),
@@ -236,7 +248,7 @@ export class AggregateStore<Doc extends Aggregate> {
       await this.model.updateOne({ _id: id, deletedAt } as FilterQuery<Doc>, { $set: { deletedAt: null } } as UpdateQuery<Doc>);
       return 'kept';
     }
-    const released = Object.fromEntries((this.options.uniqueKeys ?? []).map((key) => [key, releasedKey(id)]));
+    const released = this.releasedKeys(id);
     await this.model.updateOne(
       { _id: id, deletedAt } as FilterQuery<Doc>,
       { $set: { ...released, _pendingSince: new Date() }, $push: { _outbox: { $each: events(current) } } } as UpdateQuery<Doc>,
@@ -290,6 +302,11 @@ export class AggregateStore<Doc extends Aggregate> {
 
   private programOf(document: Stored<Doc>): unknown {
     return (document as Record<string, unknown>)[this.options.programField ?? 'programId'];
+  }
+
+  /** The unique keys of a removed document, each replaced by its own placeholder. */
+  private releasedKeys(id: string): Record<string, string> {
+    return Object.fromEntries((this.options.uniqueKeys ?? []).map((key) => [key, releasedKey(id)]));
   }
 
   /** A duplicate-key error of the driver as the store's typed conflict, naming the key. */

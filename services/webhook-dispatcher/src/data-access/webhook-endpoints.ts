@@ -46,7 +46,7 @@ const webhookEndpointModel = (connection: Connection): Model<WebhookEndpointDocu
   connection.model<WebhookEndpointDocument>('WebhookEndpoint', schema, 'webhook_endpoints');
 
 /** The subscriptions that take an event type: the type itself, its family's wildcard, and `*`. */
-export function subscriptionsMatching(eventType: string): string[] {
+function subscriptionsMatching(eventType: string): string[] {
   return [eventType, `${eventType.split('.')[0]}.*`, '*'];
 }
 

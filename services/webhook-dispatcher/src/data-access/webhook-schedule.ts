@@ -1,4 +1,4 @@
-import { isDuplicateKey } from '@affiliate/platform';
+import { ignoringDuplicateKey } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /**
@@ -56,11 +56,10 @@ export class ScheduleRepository {
 
   /** Puts a new delivery on the schedule unless it is there (a redelivered event). */
   async ensure(delivery: DueDelivery, dueAt: Date): Promise<void> {
-    try {
-      await this.model.collection.updateOne({ _id: delivery._id as never, programId: delivery.programId }, { $setOnInsert: { endpointId: delivery.endpointId, dueAt } }, { upsert: true });
-    } catch (error) {
-      if (!isDuplicateKey(error)) throw error; // a simultaneous copy of the event inserted it
-    }
+    // A simultaneous copy of the event may insert it first.
+    await ignoringDuplicateKey(
+      this.model.collection.updateOne({ _id: delivery._id as never, programId: delivery.programId }, { $setOnInsert: { endpointId: delivery.endpointId, dueAt } }, { upsert: true }),
+    );
   }
 
   async unschedule(programId: string, deliveryId: string): Promise<void> {

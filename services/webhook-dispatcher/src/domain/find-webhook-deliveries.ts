@@ -3,8 +3,6 @@ import type { PageRequest } from '@affiliate/platform';
 import type { Repositories } from '../data-access/repositories';
 import { toWebhookDelivery, type DeliveryFilter } from '../data-access/webhook-deliveries';
 
-export type { DeliveryFilter };
-
 /** The delivery log, newest first, each delivery with its attempts. */
 export async function listWebhookDeliveries(
   repositories: Repositories,
