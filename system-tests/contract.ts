@@ -55,7 +55,10 @@ export function contractViolations(exchange: Exchange): string[] {
 
   const problems: string[] = [];
   const pointer = ['paths', template, method, 'responses', status];
-  if (response.content?.['application/json']) {
+  const contentType = exchange.headers.get('content-type') ?? '';
+  if (response.content?.['text/csv'] && /^text\/csv/.test(contentType)) {
+    if (typeof exchange.text !== 'string' || !exchange.text.includes('\n')) problems.push(`${where}: a CSV answer without a header row`);
+  } else if (response.content?.['application/json']) {
     if (!/application\/json/.test(exchange.headers.get('content-type') ?? '')) {
       problems.push(`${where}: content-type ${exchange.headers.get('content-type')} where application/json is documented`);
     } else {

@@ -1,4 +1,5 @@
 import { DateTime, Email, ListQuery, ShortText, Uuid } from './common';
+import { CommissionPlanSummary, CommissionTier, PayoutDetails, PayoutDetailsBody, PayoutMethod, PlanInForce } from './commission';
 import { PromotionalCodeSummary } from './coupon';
 import { z } from './zod';
 
@@ -41,8 +42,9 @@ export const Affiliate = z
     link: z.string().nullable().openapi({ deprecated: true, description: 'Legacy single link, always null: read affiliateLinks.' }),
     affiliateLinks: z.array(AffiliateLink),
     programId: Uuid,
-    commissionPlan: z.record(z.unknown()).nullable(),
-    commissionTier: z.record(z.unknown()).nullable(),
+    commissionPlan: CommissionPlanSummary.nullable().openapi({ description: "The plan the affiliate earns by: its own, else the program's default; null while it earns its own commissionRate" }),
+    commissionTier: CommissionTier.nullable(),
+    payoutDetails: PayoutDetails.nullable(),
     promotionalCodes: z.array(PromotionalCodeSummary).optional(),
     signupAnswers: z.array(z.object({ question: z.string(), answer: z.string() })),
     createdAt: DateTime,
@@ -74,6 +76,7 @@ export const CreateAffiliateBody = z
     email: Email,
     affiliateLink: Slug.optional(),
     commissionRate: CommissionRate.optional(),
+    commissionPlanId: Uuid.optional(),
   })
   .strict()
   .openapi('CreateAffiliateBody');
@@ -87,6 +90,8 @@ export const UpdateAffiliateBody = z
     status: AffiliateStatus.optional(),
     commissionRate: CommissionRate.optional(),
     affiliateLink: Slug.optional(),
+    commissionPlanId: Uuid.nullable().optional().openapi({ description: "null: back to the program's default plan" }),
+    payoutDetails: PayoutDetailsBody.nullable().optional(),
   })
   .strict()
   .openapi('UpdateAffiliateBody');
@@ -166,6 +171,12 @@ export const InternalAffiliate = z.object({
   email: z.string(),
   status: AffiliateStatus,
   commissionRate: z.number(),
+  /** The plan in force now, with the tier reached on it: a sale's commission is computed from it. */
+  plan: PlanInForce,
+  /** In full (the IBAN too): what a payout pays to. */
+  payoutDetails: z
+    .object({ method: PayoutMethod, email: z.string().nullable(), accountHolder: z.string().nullable(), iban: z.string().nullable(), note: z.string().nullable() })
+    .nullable(),
 });
 
 export const Attribution = z.object({

@@ -10,6 +10,8 @@ const SALE_ID = 'd4e5f6a7-8b9c-4d0e-9f2a-3b4c5d6e7f80';
 const COUPON_ID = 'e5f6a7b8-9c0d-4e1f-8a3b-4c5d6e7f8091';
 const CODE_ID = 'f6a7b8c9-0d1e-4f2a-9b4c-5d6e7f8091a2';
 const COMMISSION_ID = '07b8c9d0-1e2f-4a3b-8c5d-6e7f8091a2b3';
+const PLAN_ID = '18c9d0e1-2f3a-4b4c-9d6e-7f8091a2b3c4';
+const PAYOUT_ID = '29d0e1f2-3a4b-4c5d-8e7f-8091a2b3c4d5';
 const at = OCCURRED_AT;
 
 const affiliateSummary = { id: AFFILIATE_ID, firstName: 'Jane', lastName: 'Doe', email: 'jane@example.com' };
@@ -21,8 +23,9 @@ export const affiliate = {
   link: null,
   affiliateLinks: [{ id: LINK_ID, link: 'jane', userId: AFFILIATE_ID, programId: PROGRAM_ID, createdAt: at, updatedAt: at }],
   programId: PROGRAM_ID,
-  commissionPlan: null,
-  commissionTier: null,
+  commissionPlan: { id: PLAN_ID, name: 'Partners 20%' },
+  commissionTier: { level: 1, metric: 'SALES_COUNT', threshold: 10, rate: 25 },
+  payoutDetails: { method: 'PAYPAL', email: 'jane.payouts@example.com', accountHolder: null, ibanLast4: null, note: null },
   promotionalCodes: [],
   signupAnswers: [{ question: 'Where do you publish?', answer: 'A cooking blog' }],
   createdAt: at,
@@ -58,8 +61,22 @@ export const sale = {
   currency: 'USD',
   commissionRate: 20,
   commissionEarned: 19.8,
+  commissionPlanId: PLAN_ID,
   paymentTrigger: 'subscription_created',
-  commissions: [{ id: COMMISSION_ID, affiliateId: AFFILIATE_ID, amount: 19.8, currency: 'USD', payoutCreated: false, payoutId: null }],
+  commissions: [
+    {
+      id: COMMISSION_ID,
+      affiliateId: AFFILIATE_ID,
+      amount: 19.8,
+      currency: 'USD',
+      status: 'DUE',
+      availableAt: '2025-02-14T10:30:00.000Z',
+      commissionPlanId: PLAN_ID,
+      adjusts: null,
+      payoutCreated: true,
+      payoutId: PAYOUT_ID,
+    },
+  ],
   programId: PROGRAM_ID,
   createdAt: at,
   updatedAt: at,

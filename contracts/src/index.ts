@@ -1,6 +1,7 @@
 export * from './zod';
 export * from './common';
 export * from './coupon';
+export * from './commission';
 export * from './affiliate';
 export * from './referral';
 export * from './sale';

@@ -1,5 +1,6 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import * as affiliate from './affiliate';
+import * as commission from './commission';
 import { ErrorBody, ListQuery, NUMBERED_ERROR_OPERATIONS, NumberedErrorBody } from './common';
 import * as coupon from './coupon';
 import { examplePayloadOf, payloadComponentName, payloadSchemaOf } from './event-catalogue';
@@ -22,6 +23,8 @@ type Operation = {
   query?: z.AnyZodObject;
   response: ZodTypeAny;
   admin?: boolean;
+  /** Also answers text/csv (the list with `Accept: text/csv`, or an export). */
+  csv?: 'also' | 'only';
 };
 
 const oneOrMany = (schema: ZodTypeAny) => z.union([schema, z.array(schema)]);
@@ -59,6 +62,15 @@ export const API_OPERATIONS: Operation[] = [
   { method: 'get', path: '/sales', operationId: 'getSales', tag: 'Sales', summary: 'Look up sales', query: sale.SaleQuery, response: oneOrMany(sale.Sale) },
   { method: 'put', path: '/sales', operationId: 'updateSale', tag: 'Sales', summary: 'Recalculate or mark paid', body: sale.UpdateSaleBody, response: sale.Sale },
   { method: 'delete', path: '/sales', operationId: 'deleteSale', tag: 'Sales', summary: 'Reverse a sale', body: sale.DeleteSaleBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
+  { method: 'post', path: '/commission-plans', operationId: 'createCommissionPlan', tag: 'Commissions', summary: 'Create a commission plan', body: commission.CreateCommissionPlanBody, response: commission.CommissionPlan },
+  { method: 'get', path: '/commission-plans', operationId: 'getCommissionPlans', tag: 'Commissions', summary: 'Look up commission plans', query: commission.CommissionPlanQuery, response: oneOrMany(commission.CommissionPlan) },
+  { method: 'put', path: '/commission-plans', operationId: 'updateCommissionPlan', tag: 'Commissions', summary: 'Change a plan (commissions already earned are not recalculated)', body: commission.UpdateCommissionPlanBody, response: commission.CommissionPlan },
+  { method: 'delete', path: '/commission-plans', operationId: 'deleteCommissionPlan', tag: 'Commissions', summary: 'Delete a plan no affiliate is on', body: commission.DeleteCommissionPlanBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
+  { method: 'post', path: '/payouts', operationId: 'createPayouts', tag: 'Commissions', summary: 'Gather due commissions into one payout per affiliate and currency', body: commission.CreatePayoutsBody, response: z.array(commission.Payout) },
+  { method: 'get', path: '/payouts', operationId: 'getPayouts', tag: 'Commissions', summary: 'Look up payouts (CSV with Accept: text/csv)', query: commission.PayoutQuery, response: oneOrMany(commission.Payout), csv: 'also' },
+  { method: 'put', path: '/payouts', operationId: 'updatePayout', tag: 'Commissions', summary: 'Mark a payout PAID or FAILED', body: commission.UpdatePayoutBody, response: commission.Payout },
+  { method: 'get', path: '/payouts/export', operationId: 'exportPayout', tag: 'Commissions', summary: 'A payout as CSV for a mass-payout tool', query: commission.PayoutExportQuery, response: z.string(), csv: 'only' },
+  { method: 'get', path: '/reports/affiliates', operationId: 'getAffiliateReport', tag: 'Commissions', summary: 'Per affiliate: clicks, referrals, sales, revenue and commission in a period (CSV with Accept: text/csv)', query: commission.ReportQuery, response: z.array(commission.AffiliateReportRow), csv: 'also' },
   { method: 'post', path: '/webhook-endpoints', operationId: 'createWebhookEndpoint', tag: 'Webhooks', summary: 'Create a webhook endpoint', body: webhook.CreateWebhookEndpointBody, response: webhook.WebhookEndpoint },
   { method: 'get', path: '/webhook-endpoints', operationId: 'getWebhookEndpoints', tag: 'Webhooks', summary: 'Look up webhook endpoints', query: webhook.WebhookEndpointQuery, response: oneOrMany(webhook.WebhookEndpoint) },
   { method: 'put', path: '/webhook-endpoints', operationId: 'updateWebhookEndpoint', tag: 'Webhooks', summary: 'Update a webhook endpoint', body: webhook.UpdateWebhookEndpointBody, response: webhook.WebhookEndpoint },
@@ -87,6 +99,7 @@ const TAGS: Record<string, string> = {
   Links: 'Referral links of affiliates, and the clicks on them',
   Referrals: 'Customers identified as referred by an affiliate',
   Sales: 'Payments attributed to an affiliate, with commission',
+  Commissions: 'Commission plans, payouts of due commissions, and reports',
   Webhooks: 'Endpoints that receive signed events, and the log of deliveries',
   'Webhook events': 'What a subscribed endpoint receives',
   Admin: 'Programs and API keys, for operators (admin token)',
@@ -153,8 +166,14 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
     if (conflict) errors['409'] = conflict;
     if (operation.admin) delete errors['403'];
     if (operation.body) errors['413'] = 'Request body larger than the limit (BODY_LIMIT, 1 MB by default)';
+    const csv = { 'text/csv': { schema: z.string().openapi({ description: 'RFC 4180 CSV with a header row' }) } };
+    const json = { 'application/json': { schema: operation.response } };
     const responses: RouteConfig['responses'] = {
-      '200': { description: 'Success', headers: responseHeaders(operation, '200'), content: { 'application/json': { schema: operation.response } } },
+      '200': {
+        description: 'Success',
+        headers: responseHeaders(operation, '200'),
+        content: operation.csv === 'only' ? csv : operation.csv === 'also' ? { ...json, ...csv } : json,
+      },
     };
     for (const [status, description] of Object.entries(errors)) {
       responses[status] = { description, headers: responseHeaders(operation, status), content: { 'application/json': { schema: errorBody } } };

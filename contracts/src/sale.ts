@@ -1,4 +1,5 @@
 import { Affiliate } from './affiliate';
+import { CommissionStatus } from './commission';
 import { Amount, Currency, DateTime, Email, ListQuery, ShortText, Uuid } from './common';
 import { Referral } from './referral';
 import { z } from './zod';
@@ -7,8 +8,12 @@ export const Commission = z
   .object({
     id: Uuid,
     affiliateId: Uuid,
-    amount: z.number(),
+    amount: z.number().openapi({ description: 'Negative for an adjustment: a commission paid (or in a payout) whose sale was reversed, deducted from the next payout' }),
     currency: z.string(),
+    status: CommissionStatus.openapi({ description: 'PENDING until availableAt (the hold), then DUE; PAID once its payout is paid; VOID when the sale was reversed before payment' }),
+    availableAt: DateTime,
+    commissionPlanId: Uuid.nullable(),
+    adjusts: Uuid.nullable().openapi({ description: 'On an adjustment: the id of the commission it takes back' }),
     payoutCreated: z.boolean(),
     payoutId: z.string().nullable(),
   })
@@ -27,8 +32,9 @@ export const Sale = z
     customerId: z.string().nullable(),
     totalEarned: z.number(),
     currency: z.string(),
-    commissionRate: z.number(),
+    commissionRate: z.number().nullable().openapi({ description: 'The percentage applied; null for a flat commission or none' }),
     commissionEarned: z.number(),
+    commissionPlanId: Uuid.nullable().openapi({ description: "The plan in force at the sale; null when the affiliate earned its own commissionRate" }),
     paymentTrigger: z.string(),
     commissions: z.array(Commission),
     programId: Uuid,

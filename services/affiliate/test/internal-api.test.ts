@@ -13,7 +13,18 @@ test('GET /internal/affiliates resolves an affiliate by id or email within the p
   const programId = newProgramId();
   const api = harness.api(programId);
   const created = await api.post('/affiliates', { firstName: 'Ann', lastName: 'Lee', email: 'ann@example.com', commissionRate: 30 });
-  const expected = { id: created.body.id, firstName: 'Ann', lastName: 'Lee', email: 'ann@example.com', status: 'ACTIVE', commissionRate: 30 };
+  // Without a plan of its own or a default plan, the affiliate earns its own rate, as before plans existed.
+  const ownRate = { id: null, commissionType: 'PERCENTAGE', rate: 30, recurring: 'FOREVER', holdDays: 30, minimumPayout: null, tierRate: null };
+  const expected = {
+    id: created.body.id,
+    firstName: 'Ann',
+    lastName: 'Lee',
+    email: 'ann@example.com',
+    status: 'ACTIVE',
+    commissionRate: 30,
+    plan: expect.objectContaining(ownRate),
+    payoutDetails: null,
+  };
   expect(InternalAffiliate.parse((await api.get('/internal/affiliates', { id: created.body.id })).body)).toEqual(expected);
   expect(InternalAffiliate.parse((await api.get('/internal/affiliates', { email: 'ANN@example.com' })).body)).toEqual(expected);
   const missing = await api.get('/internal/affiliates', { email: 'nobody@example.com' });

@@ -40,7 +40,20 @@ test('a sale by promo code is credited to the code\'s affiliate and counted once
     paymentTrigger: 'api',
     programId,
   });
-  expect(sale.commissions).toEqual([{ id: expect.any(String), affiliateId: affiliate.id, amount: 20, currency: 'EUR', payoutCreated: false, payoutId: null }]);
+  expect(sale.commissions).toEqual([
+    {
+      id: expect.any(String),
+      affiliateId: affiliate.id,
+      amount: 20,
+      currency: 'EUR',
+      status: 'PENDING',
+      availableAt: expect.any(String),
+      commissionPlanId: null,
+      adjusts: null,
+      payoutCreated: false,
+      payoutId: null,
+    },
+  ]);
   expect(await timesRedeemed(world, programId, code)).toEqual({ code: 1, coupon: 1 });
 });
 

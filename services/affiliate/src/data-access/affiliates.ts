@@ -1,4 +1,4 @@
-import type { Affiliate, AffiliateLink, AffiliateStatus } from '@affiliate/contracts';
+import type { Affiliate, AffiliateLink, AffiliateStatus, CommissionTier, InternalAffiliate } from '@affiliate/contracts';
 import { AggregateStore, outboxPlugin, programKey, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 
@@ -18,9 +18,17 @@ export type AffiliateDocument = {
    * it existed, and stale once that link is deleted; both fall back to the query.
    */
   firstLinkId?: string;
+  /** The plan assigned to this affiliate; absent or null: the program's default plan. */
+  commissionPlanId?: string | null;
+  /** The tier reached, and on which plan: a tier of another plan is no tier. */
+  commissionTier?: (CommissionTier & { planId: string }) | null;
+  payoutDetails?: StoredPayoutDetails | null;
   createdAt: Date;
   updatedAt: Date;
 } & Partial<OutboxFields>;
+
+export type StoredPayoutDetails = NonNullable<InternalAffiliate['payoutDetails']>;
+export type PlanSummary = { id: string; name: string };
 
 export const emailKeyOf = (programId: string, email: string) => programKey(programId, email.trim().toLowerCase());
 
@@ -35,6 +43,9 @@ const schema = new Schema<AffiliateDocument>(
     status: { type: String, required: true },
     commissionRate: { type: Number, required: true },
     firstLinkId: { type: String },
+    commissionPlanId: { type: String, default: null },
+    commissionTier: { type: Schema.Types.Mixed, default: null },
+    payoutDetails: { type: Schema.Types.Mixed, default: null },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
   },
@@ -59,10 +70,25 @@ export class AffiliateRepository extends AggregateStore<AffiliateDocument> {
   list(programId: string, page: PageRequest) {
     return this.page(programId, {}, page);
   }
+
+  /** How many affiliates are assigned this plan (a list query: it may scan, and plans are deleted rarely). */
+  countOnPlan(programId: string, planId: string) {
+    return this.count(programId, { commissionPlanId: planId });
+  }
+
+  /** Every affiliate of the program (the report; a scan on the local server). */
+  everyone(programId: string) {
+    return this.all(programId, {});
+  }
 }
 
-/** The public shape; codes are the coupon service's, so only affiliate.created names them (as none). */
-export function toAffiliate(affiliate: AffiliateDocument, links: AffiliateLink[]): Affiliate {
+/**
+ * The public shape; codes are the coupon service's, so only affiliate.created names them (as none).
+ * `plan` is the plan the affiliate earns by (its own or the default), found by the caller.
+ */
+export function toAffiliate(affiliate: AffiliateDocument, links: AffiliateLink[], plan: PlanSummary | null): Affiliate {
+  const tier = affiliate.commissionTier && plan && affiliate.commissionTier.planId === plan.id ? affiliate.commissionTier : null;
+  const details = affiliate.payoutDetails ?? null;
   return {
     id: affiliate._id,
     firstName: affiliate.firstName,
@@ -73,8 +99,11 @@ export function toAffiliate(affiliate: AffiliateDocument, links: AffiliateLink[]
     link: null,
     affiliateLinks: links,
     programId: affiliate.programId,
-    commissionPlan: null,
-    commissionTier: null,
+    commissionPlan: plan ? { id: plan.id, name: plan.name } : null,
+    commissionTier: tier ? { level: tier.level, metric: tier.metric, threshold: tier.threshold, rate: tier.rate } : null,
+    payoutDetails: details
+      ? { method: details.method, email: details.email, accountHolder: details.accountHolder, ibanLast4: details.iban ? details.iban.slice(-4) : null, note: details.note }
+      : null,
     signupAnswers: [],
     createdAt: affiliate.createdAt.toISOString(),
     updatedAt: affiliate.updatedAt.toISOString(),

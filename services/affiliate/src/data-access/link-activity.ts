@@ -68,6 +68,10 @@ export class LinkActivityRepository {
     return this.model.findOne({ programId, kind: 'click', sourceId: String(clickId) }).lean();
   }
 
+  sale(programId: string, saleId: string) {
+    return this.model.findOne({ programId, kind: 'sale', sourceId: saleId }).lean();
+  }
+
   /** Counted once however often it arrives; a source already marked removed stays uncounted. */
   async countOnce(programId: string, kind: ActivityKind, sourceId: string, activity: NewActivity): Promise<void> {
     await this.upsert({ programId, kind, sourceId }, { $setOnInsert: activity });
@@ -98,6 +102,24 @@ export class LinkActivityRepository {
     return this.model.aggregate<ActivityRow>([
       { $match: { programId, linkId: { $in: linkIds }, removed: false } },
       { $group: { _id: { linkId: '$linkId', kind: '$kind' }, count: { $sum: 1 }, cents: { $sum: '$amountCents' } } },
+    ]);
+  }
+
+  /** An affiliate's live sales: how many, and their revenue in cents (a scan on the local server; only tiered plans ask). */
+  async salesOfAffiliate(programId: string, affiliateId: string): Promise<{ sales: number; revenueCents: number }> {
+    const [row] = await this.model.aggregate<{ count: number; cents: number }>([
+      { $match: { programId, affiliateId, kind: 'sale', removed: false } },
+      { $group: { _id: null, count: { $sum: 1 }, cents: { $sum: '$amountCents' } } },
+    ]);
+    return { sales: row?.count ?? 0, revenueCents: row?.cents ?? 0 };
+  }
+
+  /** Per affiliate and kind, the live entries created in [from, to): the report's clicks and referrals. */
+  countsByAffiliate(programId: string, from: Date | undefined, to: Date | undefined) {
+    const createdAt = { ...(from ? { $gte: from } : {}), ...(to ? { $lt: to } : {}) };
+    return this.model.aggregate<{ _id: { affiliateId: string; kind: ActivityKind }; count: number }>([
+      { $match: { programId, removed: false, kind: { $in: ['click', 'referral'] }, ...(from || to ? { createdAt } : {}) } },
+      { $group: { _id: { affiliateId: '$affiliateId', kind: '$kind' }, count: { $sum: 1 } } },
     ]);
   }
 

@@ -1,6 +1,7 @@
 import type { StoreContext } from '@affiliate/platform';
 import { AffiliateRepository } from './affiliates';
 import { ClickCounterRepository } from './click-counters';
+import { CommissionPlanRepository, DefaultPlanRepository } from './commission-plans';
 import { LinkActivityRepository } from './link-activity';
 import { LinkRepository } from './links';
 import { ProgramSettingsRepository } from './programs';
@@ -12,6 +13,8 @@ export function createRepositories(context: StoreContext) {
     linkActivity: new LinkActivityRepository(context),
     clickCounters: new ClickCounterRepository(context),
     programs: new ProgramSettingsRepository(context),
+    commissionPlans: new CommissionPlanRepository(context),
+    defaultPlans: new DefaultPlanRepository(context),
   };
 }
 

@@ -1,12 +1,22 @@
-import { LINK_MESSAGES, type Affiliate, type AffiliateLink, type UpdateAffiliateBody } from '@affiliate/contracts';
+import { LINK_MESSAGES, type Affiliate, type AffiliateLink, type PayoutDetailsBody, type UpdateAffiliateBody } from '@affiliate/contracts';
 import { badRequest, notFound, UniqueKeyConflict } from '@affiliate/platform';
-import { emailKeyOf, toAffiliate, type AffiliateDocument } from '../data-access/affiliates';
+import { emailKeyOf, toAffiliate, type AffiliateDocument, type PlanSummary, type StoredPayoutDetails } from '../data-access/affiliates';
 import type { LinkDocument } from '../data-access/links';
 import type { Repositories } from '../data-access/repositories';
 import { affiliateDeleted, affiliateUpdated } from './affiliate-events';
 import { claimSlug, linksOfAffiliate } from './affiliate-links';
+import { assignablePlan, planOf } from './commission-plans';
+import { tierOn } from './commission-tiers';
 import { duplicateEmail } from './create-affiliate';
 import { affiliateById, withLinks } from './find-affiliates';
+
+const storedPayoutDetails = (details: PayoutDetailsBody): StoredPayoutDetails => ({
+  method: details.method,
+  email: details.email ?? null,
+  accountHolder: details.accountHolder ?? null,
+  iban: details.iban ?? null,
+  note: details.note ?? null,
+});
 
 const noAffiliate = (affiliateId: string) => notFound(`No affiliate with id ${affiliateId} in this program`);
 
@@ -26,21 +36,31 @@ async function appendSlug(repositories: Repositories, affiliate: AffiliateDocume
 export async function updateAffiliate(repositories: Repositories, programId: string, input: UpdateAffiliateBody): Promise<Affiliate> {
   const current = await affiliateById(repositories, programId, input.affiliateId);
   if (!current) throw noAffiliate(input.affiliateId);
-  const { affiliateId: _affiliateId, affiliateLink, ...changes } = input;
+  const { affiliateId: _affiliateId, affiliateLink, payoutDetails, ...changes } = input;
   const profile: Partial<AffiliateDocument> = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
   if (input.email !== undefined) profile.emailKey = emailKeyOf(programId, input.email);
+  if (payoutDetails !== undefined) profile.payoutDetails = payoutDetails === null ? null : storedPayoutDetails(payoutDetails);
+  // A plan reassignment: the tier is the one reached on the new plan (affiliate.updated carries both).
+  const reassigned = input.commissionPlanId !== undefined && input.commissionPlanId !== (current.commissionPlanId ?? null);
+  if (input.commissionPlanId) await assignablePlan(repositories, programId, input.commissionPlanId);
 
   const added = affiliateLink === undefined ? null : await appendSlug(repositories, current, affiliateLink);
   if (Object.keys(profile).length === 0 && !added) return withLinks(repositories, current);
 
   let links: AffiliateLink[] = [];
+  let plan: PlanSummary | null = null;
   try {
-    const next = await repositories.affiliates.change(programId, current._id, async () => {
+    const next = await repositories.affiliates.change(programId, current._id, async (fresh) => {
+      const assigned = { ...fresh, ...profile };
+      const planDocument = await planOf(repositories, assigned);
+      const tier = reassigned ? { commissionTier: await tierOn(repositories, assigned, planDocument) } : {};
       links = await linksOfAffiliate(repositories, programId, current._id);
-      return { set: { ...profile, updatedAt: new Date() }, events: (stored) => [affiliateUpdated(stored, links)] };
+      plan = planDocument ? { id: planDocument._id, name: planDocument.name } : null;
+      const summary = plan;
+      return { set: { ...profile, ...tier, updatedAt: new Date() }, events: (stored) => [affiliateUpdated(stored, links, summary)] };
     });
     if (!next) throw noAffiliate(input.affiliateId);
-    return toAffiliate(next, links);
+    return toAffiliate(next, links, plan);
   } catch (error) {
     // The affiliate did not change, so neither may its links.
     if (added) await repositories.links.discardUnannounced(programId, added._id);

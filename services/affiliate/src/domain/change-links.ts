@@ -7,6 +7,7 @@ import { affiliateUpdated } from './affiliate-events';
 import { claimSlug, linksOfAffiliate } from './affiliate-links';
 import { affiliateByEmail, affiliateById } from './find-affiliates';
 import { toLinkResponse } from './find-links';
+import { planSummaryOf } from './commission-plans';
 
 /** The owner named in POST /links; both identifiers, when given, must name the same affiliate. */
 async function ownerOf(repositories: Repositories, programId: string, input: CreateLinkBody): Promise<AffiliateDocument> {
@@ -40,12 +41,12 @@ async function targetOf(repositories: Repositories, programId: string, input: { 
 /** Adds a slug to an affiliate; the link and its affiliate.updated are one write. */
 export async function addLink(repositories: Repositories, programId: string, input: CreateLinkBody): Promise<LinkResponse> {
   const owner = await ownerOf(repositories, programId, input);
-  const existing = await linksOfAffiliate(repositories, programId, owner._id);
+  const [existing, plan] = await Promise.all([linksOfAffiliate(repositories, programId, owner._id), planSummaryOf(repositories, owner)]);
   const link = await claimSlug(repositories, {
     programId,
     affiliateId: owner._id,
     slug: input.link,
-    events: (added) => [affiliateUpdated(owner, [...existing, toAffiliateLink(added)])],
+    events: (added) => [affiliateUpdated(owner, [...existing, toAffiliateLink(added)], plan)],
   });
   if (!link) throw badRequest(LINK_MESSAGES.alreadyExists);
   return toLinkResponse(repositories, programId, link);
@@ -54,12 +55,12 @@ export async function addLink(repositories: Repositories, programId: string, inp
 /** Renames a link in place: same id, same statistics, new slug (a change of case only is allowed). */
 export async function renameLink(repositories: Repositories, programId: string, input: RenameLinkBody): Promise<LinkResponse> {
   const { link, owner } = await targetOf(repositories, programId, input);
-  const siblings = await linksOfAffiliate(repositories, programId, owner._id);
+  const [siblings, plan] = await Promise.all([linksOfAffiliate(repositories, programId, owner._id), planSummaryOf(repositories, owner)]);
   let renamed: LinkDocument | null;
   try {
     renamed = await repositories.links.change(programId, link._id, () => ({
       set: { link: input.newLink, linkKey: linkKeyOf(programId, input.newLink), updatedAt: new Date() },
-      events: (next) => [affiliateUpdated(owner, siblings.map((sibling) => (sibling.id === next._id ? toAffiliateLink(next) : sibling)))],
+      events: (next) => [affiliateUpdated(owner, siblings.map((sibling) => (sibling.id === next._id ? toAffiliateLink(next) : sibling)), plan)],
     }));
   } catch (error) {
     if (error instanceof UniqueKeyConflict) throw badRequest(LINK_MESSAGES.alreadyExists);
@@ -79,6 +80,7 @@ const lastLink = (slug: string) => badRequest(`link: ${slug} is the affiliate's 
 export async function deleteLink(repositories: Repositories, programId: string, input: DeleteLinkBody): Promise<{ id: string; deleted: true }> {
   const { link, owner } = await targetOf(repositories, programId, input);
   if ((await repositories.links.countOf(programId, owner._id)) <= 1) throw lastLink(link.link);
+  const plan = await planSummaryOf(repositories, owner);
   let survivors: LinkDocument[] = [];
   const outcome = await repositories.links.removeUnless(
     programId,
@@ -87,7 +89,7 @@ export async function deleteLink(repositories: Repositories, programId: string, 
       survivors = await repositories.links.ofAffiliates(programId, [owner._id]);
       return survivors.length === 0;
     },
-    () => [affiliateUpdated(owner, survivors.map(toAffiliateLink))],
+    () => [affiliateUpdated(owner, survivors.map(toAffiliateLink), plan)],
   );
   if (outcome === null) throw notFound(`No link with id ${link._id} in this program`);
   if (outcome === 'kept') throw lastLink(link.link);

@@ -6,6 +6,7 @@ import { toAffiliateLink, type LinkDocument } from '../data-access/links';
 import type { Repositories } from '../data-access/repositories';
 import { affiliateCreated } from './affiliate-events';
 import { claimGeneratedSlug, claimSlug } from './affiliate-links';
+import { assignablePlan, planSummaryOf } from './commission-plans';
 import { programSettingsOf } from './program-settings';
 
 export const duplicateEmail = (email: string) => badRequest(`email: an affiliate with email ${email} already exists in this program`);
@@ -19,6 +20,7 @@ export async function createAffiliate(repositories: Repositories, programId: str
   if (await repositories.affiliates.byEmail(programId, input.email)) throw duplicateEmail(input.email);
 
   const settings = await programSettingsOf(repositories, programId);
+  const ownPlan = input.commissionPlanId === undefined ? null : await assignablePlan(repositories, programId, input.commissionPlanId);
   const affiliateId = randomUUID();
   const owner = { programId, affiliateId };
   let link: LinkDocument | null;
@@ -40,16 +42,20 @@ export async function createAffiliate(repositories: Repositories, programId: str
     status: settings.requireApproval ? 'PENDING' : 'ACTIVE',
     commissionRate: input.commissionRate ?? settings.defaultCommissionRate,
     firstLinkId: link._id,
+    commissionPlanId: ownPlan?._id ?? null,
+    commissionTier: null,
+    payoutDetails: null,
     createdAt: now,
     updatedAt: now,
   };
   const links = [toAffiliateLink(link)];
+  const plan = await planSummaryOf(repositories, affiliate);
   try {
-    await repositories.affiliates.insert(affiliate, (stored) => [affiliateCreated(stored, links)]);
+    await repositories.affiliates.insert(affiliate, (stored) => [affiliateCreated(stored, links, plan)]);
   } catch (error) {
     await repositories.links.discardUnannounced(programId, link._id);
     if (error instanceof UniqueKeyConflict) throw duplicateEmail(input.email);
     throw error;
   }
-  return toAffiliate(affiliate, links);
+  return toAffiliate(affiliate, links, plan);
 }

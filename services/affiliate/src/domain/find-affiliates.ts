@@ -3,6 +3,7 @@ import type { PageRequest } from '@affiliate/platform';
 import { emailKeyOf, toAffiliate, type AffiliateDocument } from '../data-access/affiliates';
 import type { Repositories } from '../data-access/repositories';
 import { linksOfAffiliate, linksOfAffiliates } from './affiliate-links';
+import { planSummariesOf, planSummaryOf } from './commission-plans';
 import { affiliateIdOfClick } from './record-click';
 
 const ALL_DIGITS = /^\d+$/;
@@ -35,7 +36,8 @@ export async function affiliateByIdentifier(repositories: Repositories, programI
 }
 
 export async function withLinks(repositories: Repositories, affiliate: AffiliateDocument): Promise<Affiliate> {
-  return toAffiliate(affiliate, await linksOfAffiliate(repositories, affiliate.programId, affiliate._id));
+  const [links, plan] = await Promise.all([linksOfAffiliate(repositories, affiliate.programId, affiliate._id), planSummaryOf(repositories, affiliate)]);
+  return toAffiliate(affiliate, links, plan);
 }
 
 /** One affiliate by id and/or email (both must match when both are given), or null. */
@@ -49,6 +51,6 @@ export async function lookUpAffiliate(repositories: Repositories, programId: str
 
 export async function listAffiliates(repositories: Repositories, programId: string, page: PageRequest): Promise<{ items: Affiliate[]; nextCursor: string | null }> {
   const { items, nextCursor } = await repositories.affiliates.list(programId, page);
-  const links = await linksOfAffiliates(repositories, programId, items.map((affiliate) => affiliate._id));
-  return { items: items.map((affiliate) => toAffiliate(affiliate, links.get(affiliate._id) ?? [])), nextCursor };
+  const [links, plans] = await Promise.all([linksOfAffiliates(repositories, programId, items.map((affiliate) => affiliate._id)), planSummariesOf(repositories, programId, items)]);
+  return { items: items.map((affiliate) => toAffiliate(affiliate, links.get(affiliate._id) ?? [], plans.get(affiliate._id) ?? null)), nextCursor };
 }

@@ -11,7 +11,7 @@ export type AttributedObject = { id: string; affiliateId: string; linkId?: strin
  * totalRevenue has no currency in the specification: a plain sum to two decimals, kept as an integer
  * count of hundredths and rounded by the one money rule (platform money module).
  */
-const REVENUE_UNIT = 'USD';
+export const REVENUE_UNIT = 'USD';
 const toCents = (amount: number) => toMinorUnits(amount, REVENUE_UNIT);
 
 /** The link a referral or sale counts on: its own, else the affiliate's first; null when the affiliate has none left. */

@@ -185,9 +185,15 @@ export class AggregateStore<Doc extends Aggregate> {
    * write also requires `guard`, and `decide` checks the same on what it read. A write that misses
    * the guard reads again, so `decide` sees the value that raced past it.
    */
-  protected async changeGuarded(programId: string, id: string, guard: FilterQuery<Doc>, decide: Decide<Doc>): Promise<Stored<Doc> | null> {
+  protected async changeGuarded(
+    programId: string,
+    id: string,
+    guard: FilterQuery<Doc>,
+    decide: Decide<Doc>,
+    options: { evenIfNotLive?: boolean } = {},
+  ): Promise<Stored<Doc> | null> {
     for (let attempt = 0; attempt < CHANGE_ATTEMPTS; attempt += 1) {
-      const current = await this.byId(programId, id);
+      const current = await this.pointLookup(programId, { _id: id }, !options.evenIfNotLive);
       if (!current) return null;
       const change = await decide(current);
       if (!change) return null;

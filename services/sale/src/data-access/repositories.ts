@@ -1,8 +1,16 @@
 import type { StoreContext } from '@affiliate/platform';
+import { CustomerPaymentRepository } from './customer-payments';
+import { PayoutRunLeases } from './payout-runs';
+import { PayoutRepository } from './payouts';
 import { SaleRepository } from './sales';
 
-export type SaleRepositories = { sales: SaleRepository };
-
-export function createRepositories(context: StoreContext): SaleRepositories {
-  return { sales: new SaleRepository(context) };
+export function createRepositories(context: StoreContext) {
+  return {
+    sales: new SaleRepository(context),
+    customerPayments: new CustomerPaymentRepository(context),
+    payouts: new PayoutRepository(context),
+    payoutRuns: new PayoutRunLeases(context),
+  };
 }
+
+export type SaleRepositories = ReturnType<typeof createRepositories>;

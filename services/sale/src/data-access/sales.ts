@@ -1,5 +1,5 @@
-import type { Sale } from '@affiliate/contracts';
-import { AggregateStore, fromMinorUnits, outboxPlugin, programKey, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
+import type { CommissionStatus, Sale } from '@affiliate/contracts';
+import { AggregateStore, fromMinorUnits, outboxPlugin, programKey, type Decide, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 export type SaleDocument = {
@@ -24,28 +24,66 @@ export type SaleDocument = {
   /** Money in integer minor units of `currency` (platform money module); the API shows decimals. */
   totalEarnedMinor: number;
   currency: string;
-  commissionRate: number;
+  /** The percentage applied; null for a flat commission, or none (a recurring payment the plan does not pay). */
+  commissionRate: number | null;
   commissionEarnedMinor: number;
+  /** The plan in force at the sale; null when the affiliate earned its own commissionRate. */
+  commissionPlanId?: string | null;
   paymentTrigger: string;
-  commissions: Commission[];
+  commissions: CommissionEntry[];
   /** Set by DELETE /sales: the sale is reversed, out of every read, but its externalId stays taken. */
   reversedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
 } & Partial<OutboxFields>;
 
-type Commission = Omit<Sale['commissions'][number], 'amount'> & { amountMinor: number };
+/**
+ * One entry of a sale's commissions: what was earned (or, with `adjusts`, taken back). `state` is
+ * what happened to it; the public status adds the hold (OPEN before `availableAt` is PENDING, after
+ * it DUE). Entries stored before plans existed have neither `state` nor `availableAt`: they read as
+ * OPEN and available since the sale.
+ */
+export type CommissionEntry = {
+  id: string;
+  affiliateId: string;
+  amountMinor: number;
+  currency: string;
+  state?: CommissionState;
+  availableAt?: Date;
+  commissionPlanId?: string | null;
+  adjusts?: string | null;
+  payoutCreated: boolean;
+  payoutId: string | null;
+};
+export type CommissionState = 'OPEN' | 'PAID' | 'VOID';
+
+export const stateOf = (commission: CommissionEntry): CommissionState => commission.state ?? 'OPEN';
+export const availableAtOf = (commission: CommissionEntry, sale: Pick<SaleDocument, 'createdAt'>): Date => commission.availableAt ?? sale.createdAt;
+
+/** What a payout gathers: open, in no payout, and past its hold. */
+export const isDue = (commission: CommissionEntry, sale: Pick<SaleDocument, 'createdAt'>, now: Date): boolean =>
+  stateOf(commission) === 'OPEN' && !commission.payoutCreated && availableAtOf(commission, sale) <= now;
+
+export function statusOf(commission: CommissionEntry, sale: Pick<SaleDocument, 'createdAt'>, now: Date): CommissionStatus {
+  const state = stateOf(commission);
+  if (state !== 'OPEN') return state;
+  return availableAtOf(commission, sale) <= now ? 'DUE' : 'PENDING';
+}
 
 export const externalIdKeyOf = (programId: string, externalId: string): string => programKey(programId, externalId);
 
 export type SaleFilters = { affiliateId?: string; referralId?: string };
 
-const commissionSchema = new Schema<Commission>(
+const commissionSchema = new Schema<CommissionEntry>(
   {
     id: { type: String, required: true },
     affiliateId: { type: String, required: true },
     amountMinor: { type: Number, required: true },
     currency: { type: String, required: true },
+    state: { type: String },
+    availableAt: { type: Date },
+    commissionPlanId: { type: String, default: null },
+    adjusts: { type: String, default: null },
     payoutCreated: { type: Boolean, required: true },
     payoutId: { type: String, default: null },
   },
@@ -68,8 +106,9 @@ const schema = new Schema<SaleDocument>(
     customerId: { type: String, default: null },
     totalEarnedMinor: { type: Number, required: true },
     currency: { type: String, required: true },
-    commissionRate: { type: Number, required: true },
+    commissionRate: { type: Number, default: null },
     commissionEarnedMinor: { type: Number, required: true },
+    commissionPlanId: { type: String, default: null },
     paymentTrigger: { type: String, required: true },
     commissions: { type: [commissionSchema], default: [] },
     reversedAt: { type: Date, default: null },
@@ -82,6 +121,7 @@ schema.index({ externalIdKey: 1 }, { unique: true, sparse: true });
 schema.index({ programId: 1, createdAt: -1, _id: -1 });
 schema.index({ programId: 1, affiliateId: 1, createdAt: -1 });
 schema.index({ programId: 1, referralId: 1, createdAt: -1 });
+schema.index({ programId: 1, 'commissions.payoutCreated': 1 });
 schema.plugin(outboxPlugin);
 
 const saleModel = (connection: Connection): Model<SaleDocument> => connection.model<SaleDocument>('Sale', schema, 'sales');
@@ -100,6 +140,28 @@ export class SaleRepository extends AggregateStore<SaleDocument> {
     return this.byKey(programId, 'externalIdKey', externalIdKeyOf(programId, externalId), { evenIfNotLive: true });
   }
 
+  /**
+   * A change that also reaches a reversed sale: its commissions are still paid out, voided or
+   * taken back after the reversal.
+   */
+  changeEvenIfReversed(programId: string, saleId: string, decide: Decide<SaleDocument>) {
+    return this.changeGuarded(programId, saleId, {}, decide, { evenIfNotLive: true });
+  }
+
+  /**
+   * The sales, reversed ones too, with a commission in no payout: what a payout run looks through.
+   * A list query (a scan on the local server; on MongoDB the multikey index serves it).
+   */
+  async withCommissionsOutsidePayouts(programId: string, affiliateId: string | undefined): Promise<SaleDocument[]> {
+    return (await this.model.find({ programId, ...(affiliateId ? { affiliateId } : {}), 'commissions.payoutCreated': false }).lean()) as SaleDocument[];
+  }
+
+  /** The live sales recorded in [from, to) (the report). */
+  recordedBetween(programId: string, from: Date | undefined, to: Date | undefined) {
+    const createdAt = { ...(from ? { $gte: from } : {}), ...(to ? { $lt: to } : {}) };
+    return this.all(programId, from || to ? { createdAt } : {});
+  }
+
   /** Sales matching every filter given (none: the whole program), newest first. */
   list(programId: string, filters: SaleFilters, page: PageRequest) {
     const filter = Object.fromEntries(Object.entries(filters).filter(([, value]) => value !== undefined));
@@ -107,7 +169,7 @@ export class SaleRepository extends AggregateStore<SaleDocument> {
   }
 }
 
-export function toSale(sale: SaleDocument): Sale {
+export function toSale(sale: SaleDocument, now = new Date()): Sale {
   return {
     id: sale._id,
     affiliateId: sale.affiliateId,
@@ -121,13 +183,18 @@ export function toSale(sale: SaleDocument): Sale {
     totalEarned: fromMinorUnits(sale.totalEarnedMinor, sale.currency),
     currency: sale.currency,
     commissionRate: sale.commissionRate,
-    commissionEarned: fromMinorUnits(sale.commissionEarnedMinor, sale.currency),
+    commissionEarned: fromMinorUnits(sale.commissionEarnedMinor, sale.commissions[0]?.currency ?? sale.currency),
+    commissionPlanId: sale.commissionPlanId ?? null,
     paymentTrigger: sale.paymentTrigger,
     commissions: sale.commissions.map((commission) => ({
       id: commission.id,
       affiliateId: commission.affiliateId,
       amount: fromMinorUnits(commission.amountMinor, commission.currency),
       currency: commission.currency,
+      status: statusOf(commission, sale, now),
+      availableAt: availableAtOf(commission, sale).toISOString(),
+      commissionPlanId: commission.commissionPlanId ?? null,
+      adjusts: commission.adjusts ?? null,
       payoutCreated: commission.payoutCreated,
       payoutId: commission.payoutId ?? null,
     })),

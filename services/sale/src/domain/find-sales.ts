@@ -17,5 +17,5 @@ export async function listSales(
   page: PageRequest,
 ): Promise<{ items: Sale[]; nextCursor: string | null }> {
   const { items, nextCursor } = await repositories.sales.list(programId, filters, page);
-  return { items: items.map(toSale), nextCursor };
+  return { items: items.map((sale) => toSale(sale)), nextCursor };
 }

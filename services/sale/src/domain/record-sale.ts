@@ -1,9 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { CreateSaleBody, InternalAffiliate, Redemption, Referral, Sale } from '@affiliate/contracts';
-import { AppError, badRequest, conflict, percentOfMinorUnits, roundToMinorUnit, toMinorUnits, UniqueKeyConflict } from '@affiliate/platform';
+import { AppError, badRequest, conflict, roundToMinorUnit, toMinorUnits, UniqueKeyConflict } from '@affiliate/platform';
 import { RedemptionInProgress, redeemCode, releaseRedemption } from '../data-access/coupon-redemptions';
 import { externalIdKeyOf, toSale, type SaleDocument } from '../data-access/sales';
 import { activeAffiliate, attributedReferral } from './attribute-sale';
+import { commissionFor, type Earned } from './commission-rules';
 import { saleCreated } from './sale-events';
 import type { SaleDependencies } from './sale-dependencies';
 
@@ -31,9 +32,11 @@ export async function recordSale(deps: SaleDependencies, programId: string, inpu
 async function recordReferralSale(deps: SaleDependencies, programId: string, input: CreateSaleBody, externalIdKey: string | undefined): Promise<Sale> {
   const referral = await attributedReferral(deps, programId, input);
   const affiliate = await activeAffiliate(deps, programId, referral.affiliateId);
-  const sale = newSale(programId, input, externalIdKey, affiliate, { referralId: referral.id, linkId: referral.linkId });
+  const customer = `referral:${referral.id}`;
+  const earned = await commissionOf(deps, programId, input, affiliate, customer);
+  const sale = newSale(programId, input, externalIdKey, affiliate, earned, { referralId: referral.id, linkId: referral.linkId });
   try {
-    return await store(deps, sale, affiliate, referral);
+    return await store(deps, sale, affiliate, referral, earned, customer);
   } catch (error) {
     if (input.externalId !== undefined && error instanceof UniqueKeyConflict) return repeatedByExternalId(deps, programId, input.externalId);
     throw error;
@@ -75,8 +78,10 @@ async function recordPromoCodeSale(
 
   try {
     const affiliate = await activeAffiliate(deps, programId, redemption.affiliateId);
-    const sale = newSale(programId, input, externalIdKey, affiliate, { redemption, redemptionKey });
-    return await store(deps, sale, affiliate, null);
+    const customer = input.customerId === undefined ? null : `customer:${input.customerId}`;
+    const earned = await commissionOf(deps, programId, input, affiliate, customer);
+    const sale = newSale(programId, input, externalIdKey, affiliate, earned, { redemption, redemptionKey });
+    return await store(deps, sale, affiliate, null, earned, customer);
   } catch (error) {
     // A concurrent request with the same externalId stored the sale first, under this very key.
     if (input.externalId !== undefined && error instanceof UniqueKeyConflict) return repeatedByExternalId(deps, programId, input.externalId);
@@ -125,16 +130,27 @@ type SaleSource =
   | { referralId: string; linkId: string | null }
   | { redemption: Redemption; redemptionKey: string };
 
+/**
+ * The commission under the affiliate's plan in force now. A sale that names its customer (the
+ * referral, else customerId) is that customer's first payment or a later one; one that names none
+ * counts as a first payment.
+ */
+async function commissionOf(deps: SaleDependencies, programId: string, input: CreateSaleBody, affiliate: InternalAffiliate, customer: string | null): Promise<Earned | null> {
+  const firstPaymentAt = customer === null ? null : await deps.repositories.customerPayments.firstPaymentAt(programId, affiliate.id, customer);
+  const payment = { totalEarnedMinor: toMinorUnits(input.totalEarned, input.currency), currency: input.currency, paymentTrigger: input.paymentTrigger, at: new Date() };
+  return commissionFor(affiliate.plan, payment, firstPaymentAt);
+}
+
 function newSale(
   programId: string,
   input: CreateSaleBody,
   externalIdKey: string | undefined,
   affiliate: InternalAffiliate,
+  earned: Earned | null,
   source: SaleSource,
 ): SaleDocument {
   const now = new Date();
   const totalEarnedMinor = toMinorUnits(input.totalEarned, input.currency);
-  const commissionEarnedMinor = percentOfMinorUnits(totalEarnedMinor, affiliate.commissionRate);
   const byCode = 'redemption' in source ? source : null;
   return {
     _id: randomUUID(),
@@ -151,20 +167,38 @@ function newSale(
     customerId: input.customerId ?? null,
     totalEarnedMinor,
     currency: input.currency,
-    commissionRate: affiliate.commissionRate,
-    commissionEarnedMinor,
+    commissionRate: earned ? earned.rate : null,
+    commissionEarnedMinor: earned?.amountMinor ?? 0,
+    commissionPlanId: affiliate.plan.id,
     paymentTrigger: input.paymentTrigger,
-    commissions: [
-      { id: randomUUID(), affiliateId: affiliate.id, amountMinor: commissionEarnedMinor, currency: input.currency, payoutCreated: false, payoutId: null },
-    ],
+    commissions: earned
+      ? [
+          {
+            id: randomUUID(),
+            affiliateId: affiliate.id,
+            amountMinor: earned.amountMinor,
+            currency: earned.currency,
+            state: 'OPEN',
+            availableAt: earned.availableAt,
+            commissionPlanId: affiliate.plan.id,
+            adjusts: null,
+            payoutCreated: false,
+            payoutId: null,
+          },
+        ]
+      : [],
     reversedAt: null,
     createdAt: now,
     updatedAt: now,
   };
 }
 
-async function store(deps: SaleDependencies, sale: SaleDocument, affiliate: InternalAffiliate, referral: Referral | null): Promise<Sale> {
+/** Stores the sale with sale.created; a customer's first payment then becomes the one recurring rules count from. */
+async function store(deps: SaleDependencies, sale: SaleDocument, affiliate: InternalAffiliate, referral: Referral | null, earned: Earned | null, customer: string | null): Promise<Sale> {
   await deps.repositories.sales.insert(sale, (stored) => [saleCreated(stored, affiliate, referral)]);
+  if (customer !== null && earned?.first) {
+    await deps.repositories.customerPayments.recordFirst(sale.programId, affiliate.id, customer, { id: sale._id, at: sale.createdAt });
+  }
   return toSale(sale);
 }
 

@@ -2,9 +2,13 @@ import type { EventEnvelope, ExpandedSale, InternalAffiliate, Referral } from '@
 import { createEvent } from '@affiliate/platform';
 import { toSale, type SaleDocument } from '../data-access/sales';
 
-/** sale.created expands the affiliate and the referral (spec, payload rule 2). */
+/**
+ * sale.created expands the affiliate and the referral (spec, payload rule 2): the affiliate's public
+ * fields only, never its payout details or the plan's terms the internal answer carries.
+ */
 export function saleCreated(sale: SaleDocument, affiliate: InternalAffiliate, referral: Referral | null): EventEnvelope {
-  const data: ExpandedSale = { ...toSale(sale), affiliate, referral };
+  const { id, firstName, lastName, email, status, commissionRate } = affiliate;
+  const data: ExpandedSale = { ...toSale(sale), affiliate: { id, firstName, lastName, email, status, commissionRate }, referral };
   return createEvent('sale.created', sale.programId, data);
 }
 

@@ -1,7 +1,7 @@
 import type { Sale, UpdateSaleBody } from '@affiliate/contracts';
 import { badRequest, notFound, percentOfMinorUnits, toMinorUnits } from '@affiliate/platform';
 import type { SaleRepositories } from '../data-access/repositories';
-import { toSale, type SaleDocument } from '../data-access/sales';
+import { stateOf, toSale, type SaleDocument } from '../data-access/sales';
 import { saleUpdated } from './sale-events';
 
 /**
@@ -16,17 +16,23 @@ export async function updateSale(repositories: SaleRepositories, programId: stri
   if (payoutCreated === false && typeof payoutId === 'string') {
     throw badRequest('payoutId: a commission with a payoutId is in a payout; send payoutCreated true or leave it out');
   }
-  const updated = await repositories.sales.change(programId, saleId, (current) => {
+  const updated = await repositories.sales.change(programId, saleId, async (current) => {
     const [commission, ...others] = current.commissions;
     if (!commission) throw badRequest(`Sale ${saleId} has no commission to update`);
+    if (stateOf(commission) !== 'OPEN') throw badRequest(`The commission of sale ${saleId} is ${stateOf(commission)}; it cannot be changed`);
+    // A payout run's own payouts are settled by PUT /payouts, never by hand here.
+    if (commission.payoutId && (await repositories.payouts.byId(programId, commission.payoutId))) {
+      throw badRequest(`The commission of sale ${saleId} is in payout ${commission.payoutId}: mark the payout PAID or FAILED with PUT /payouts`);
+    }
     const inPayout = payoutCreated ?? (payoutId === undefined ? commission.payoutCreated : payoutId !== null);
     const recalculating = totalEarned !== undefined || commissionRate !== undefined;
     if (recalculating && commission.payoutCreated && inPayout) {
       throw badRequest(`The commission of sale ${saleId} is already in payout ${commission.payoutId ?? ''}`.trimEnd() + '; it cannot be recalculated');
     }
     const nextTotal = totalEarned === undefined ? current.totalEarnedMinor : toMinorUnits(totalEarned, current.currency);
+    // A flat commission does not follow the amount; a rate sent makes it that percentage.
     const nextRate = commissionRate ?? current.commissionRate;
-    const commissionEarnedMinor = recalculating ? percentOfMinorUnits(nextTotal, nextRate) : current.commissionEarnedMinor;
+    const commissionEarnedMinor = recalculating && nextRate !== null ? percentOfMinorUnits(nextTotal, nextRate) : current.commissionEarnedMinor;
     const set: Partial<SaleDocument> = {
       totalEarnedMinor: nextTotal,
       commissionRate: nextRate,

@@ -1,9 +1,9 @@
-import { QueryInteger } from '@affiliate/contracts';
+import { QueryInteger, ReportQuery } from '@affiliate/contracts';
 import { parseQuery, programIdOf } from '@affiliate/platform';
 import { Router } from 'express';
 import { z } from 'zod';
 import type { Repositories } from '../../data-access/repositories';
-import { resolveAffiliate, resolveAttribution } from '../../domain/resolve-attribution';
+import { affiliateActivity, resolveAffiliate, resolveAttribution } from '../../domain/resolve-attribution';
 
 const Identifier = z.string().min(1).max(254);
 
@@ -37,6 +37,11 @@ export function internalRoutes(repositories: Repositories): Router {
   router.get('/internal/attribution', async (request, response) => {
     const query = parseQuery(AttributionQuery, request);
     response.json(await resolveAttribution(repositories, programIdOf(response), query));
+  });
+
+  router.get('/internal/affiliate-activity', async (request, response) => {
+    const { from, to } = parseQuery(ReportQuery, request);
+    response.json(await affiliateActivity(repositories, programIdOf(response), { from: from ? new Date(from) : undefined, to: to ? new Date(to) : undefined }));
   });
 
   return router;

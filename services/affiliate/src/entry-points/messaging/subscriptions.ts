@@ -2,7 +2,8 @@ import { DateTime, DeletedEventData, Program, Uuid, type EventEnvelope } from '@
 import { processedEvents, type ServiceContext } from '@affiliate/platform';
 import { z, type ZodTypeAny } from 'zod';
 import type { Repositories } from '../../data-access/repositories';
-import { countReferral, countSale, uncount } from '../../domain/link-stats';
+import { countSaleAndReviewTier, uncountSaleAndReviewTier } from '../../domain/commission-tiers';
+import { countReferral, uncount } from '../../domain/link-stats';
 import { forgetProgram, recordProgramSettings } from '../../domain/program-settings';
 
 /** Only the fields the statistics need; the rest of the referral or sale is not ours to check. */
@@ -37,9 +38,9 @@ export function subscriptions(context: ServiceContext, repositories: Repositorie
   const statsHandlers: Record<string, (event: EventEnvelope) => Promise<void>> = {
     'referral.created': handle(AttributedObject, (event, referral) => countReferral(repositories, event.programId, referral)),
     'referral.deleted': handle(DeletedEventData, (event, { id }) => uncount(repositories, event.programId, 'referral', id)),
-    'sale.created': handle(SaleAmount, (event, sale) => countSale(repositories, event.programId, sale)),
-    'sale.updated': handle(SaleAmount, (event, sale) => countSale(repositories, event.programId, sale)),
-    'sale.deleted': handle(DeletedEventData, (event, { id }) => uncount(repositories, event.programId, 'sale', id)),
+    'sale.created': handle(SaleAmount, (event, sale) => countSaleAndReviewTier(repositories, event.programId, sale)),
+    'sale.updated': handle(SaleAmount, (event, sale) => countSaleAndReviewTier(repositories, event.programId, sale)),
+    'sale.deleted': handle(DeletedEventData, (event, { id }) => uncountSaleAndReviewTier(repositories, event.programId, id)),
   };
 
   const dispatch = (handlers: Record<string, (event: EventEnvelope) => Promise<void>>) => async (event: EventEnvelope) => {

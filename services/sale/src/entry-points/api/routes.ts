@@ -1,11 +1,15 @@
-import { CreateSaleBody, DeleteSaleBody, SaleQuery, UpdateSaleBody } from '@affiliate/contracts';
+import { CreatePayoutsBody, CreateSaleBody, DeleteSaleBody, PayoutExportQuery, PayoutQuery, ReportQuery, SaleQuery, UpdatePayoutBody, UpdateSaleBody } from '@affiliate/contracts';
 import { parseBody, parseQuery, programIdOf, setNextPageLink, type ServiceContext } from '@affiliate/platform';
 import { Router } from 'express';
+import { toPayout } from '../../data-access/payouts';
 import { listSales, saleById } from '../../domain/find-sales';
+import { createPayouts, listPayouts, payoutById, updatePayout } from '../../domain/payouts';
 import { recordSale } from '../../domain/record-sale';
+import { affiliateReport } from '../../domain/reports';
 import { reverseSale } from '../../domain/reverse-sale';
 import type { SaleDependencies } from '../../domain/sale-dependencies';
 import { updateSale } from '../../domain/update-sale';
+import { sendPayoutsCsv, sendReportCsv, wantsCsv } from './csv';
 
 export function saleRoutes(context: ServiceContext, deps: SaleDependencies): Router {
   const router = Router();
@@ -38,6 +42,44 @@ export function saleRoutes(context: ServiceContext, deps: SaleDependencies): Rou
     const { saleId } = parseBody(DeleteSaleBody, request);
     const reversed = await reverseSale(deps.repositories, programIdOf(response), saleId);
     response.json(reversed);
+  });
+
+  router.post('/payouts', async (request, response) => {
+    const body = parseBody(CreatePayoutsBody, request);
+    response.json(await createPayouts(deps, programIdOf(response), body));
+  });
+
+  router.get('/payouts', async (request, response) => {
+    const { id, limit, startingAfter, ...filters } = parseQuery(PayoutQuery, request);
+    const programId = programIdOf(response);
+    if (id !== undefined) {
+      const payout = await payoutById(deps, programId, id);
+      if (wantsCsv(request)) sendPayoutsCsv(response, `payout-${payout._id}.csv`, [payout]);
+      else response.json(toPayout(payout));
+      return;
+    }
+    const { items, nextCursor } = await listPayouts(deps, programId, filters, { limit, startingAfter });
+    setNextPageLink(request, response, nextCursor, limit);
+    if (wantsCsv(request)) sendPayoutsCsv(response, 'payouts.csv', items);
+    else response.json(items.map(toPayout));
+  });
+
+  router.get('/payouts/export', async (request, response) => {
+    const { payoutId } = parseQuery(PayoutExportQuery, request);
+    const payout = await payoutById(deps, programIdOf(response), payoutId);
+    sendPayoutsCsv(response, `payout-${payout._id}.csv`, [payout]);
+  });
+
+  router.put('/payouts', async (request, response) => {
+    const body = parseBody(UpdatePayoutBody, request);
+    response.json(await updatePayout(deps, programIdOf(response), body));
+  });
+
+  router.get('/reports/affiliates', async (request, response) => {
+    const period = parseQuery(ReportQuery, request);
+    const rows = await affiliateReport(deps, programIdOf(response), period);
+    if (wantsCsv(request)) sendReportCsv(response, rows);
+    else response.json(rows);
   });
 
   return router;

@@ -1,0 +1,258 @@
+import { Amount, Currency, DateTime, Email, ListQuery, ShortText, Uuid } from './common';
+import { z } from './zod';
+
+/**
+ * Commission plans (issue 16, DESIGN.md section 9). A plan's `rate` is a percentage of the sale's
+ * `totalEarned` for PERCENTAGE plans and an amount in the plan's `currency` per sale for FLAT plans;
+ * `firstPaymentRate` and every tier's `rate` are read the same way.
+ */
+export const CommissionType = z.enum(['PERCENTAGE', 'FLAT']);
+export const RecurringRule = z.enum(['ONCE', 'FOREVER', 'LIMITED']);
+export const TierMetric = z.enum(['SALES_COUNT', 'REVENUE']);
+
+const Rate = z.number().finite().nonnegative().max(1e9);
+const MAX_TIERS = 10;
+export const DEFAULT_HOLD_DAYS = 30;
+
+export const CommissionTierRule = z
+  .object({
+    metric: TierMetric.openapi({ description: "SALES_COUNT: the affiliate's sales; REVENUE: their total revenue" }),
+    threshold: z.number().finite().positive().max(1e12),
+    rate: Rate,
+  })
+  .strict()
+  .openapi('CommissionTierRule');
+
+const planTerms = {
+  name: ShortText,
+  commissionType: CommissionType,
+  rate: Rate,
+  currency: Currency.optional().openapi({ description: 'FLAT plans only: the currency of rate' }),
+  firstPaymentRate: Rate.optional().openapi({ description: "The rate of a customer's first commissioned payment" }),
+  recurring: RecurringRule.openapi({ description: 'Recurring payments earn: ONCE never, FOREVER always, LIMITED within recurringMonths of the first' }),
+  recurringMonths: z.number().int().min(1).max(120).optional(),
+  holdDays: z.number().int().min(0).max(365).default(DEFAULT_HOLD_DAYS).openapi({ description: 'Days a commission is held (PENDING) before it is DUE' }),
+  minimumPayout: Amount.optional().openapi({ description: "A payout is created only once the affiliate's due total reaches it" }),
+  tiers: z.array(CommissionTierRule).max(MAX_TIERS).default([]),
+  isDefault: z.boolean().optional().openapi({ description: 'The plan of every affiliate without one of their own' }),
+};
+
+export type PlanTerms = {
+  commissionType: z.infer<typeof CommissionType>;
+  rate: number;
+  currency?: string | null;
+  firstPaymentRate?: number | null;
+  recurring: z.infer<typeof RecurringRule>;
+  recurringMonths?: number | null;
+  tiers: z.infer<typeof CommissionTierRule>[];
+};
+
+/** The rules across fields, for a new plan and for a plan after a change alike. */
+export function planTermsProblem(plan: PlanTerms): { path: string; message: string } | null {
+  const rates = [plan.rate, plan.firstPaymentRate ?? 0, ...plan.tiers.map((tier) => tier.rate)];
+  if (plan.commissionType === 'PERCENTAGE') {
+    if (rates.some((rate) => rate > 100)) return { path: 'rate', message: 'rate: a PERCENTAGE rate (also firstPaymentRate and tier rates) is at most 100' };
+    if (plan.currency) return { path: 'currency', message: 'currency: only FLAT plans have a currency (a PERCENTAGE commission is in the currency of the sale)' };
+  } else if (!plan.currency) {
+    return { path: 'currency', message: 'currency is required for a FLAT plan' };
+  }
+  if (plan.recurring === 'LIMITED' && !plan.recurringMonths) return { path: 'recurringMonths', message: 'recurringMonths is required when recurring is LIMITED' };
+  if (plan.recurring !== 'LIMITED' && plan.recurringMonths) return { path: 'recurringMonths', message: 'recurringMonths: only LIMITED plans have recurringMonths' };
+  const metrics = new Set(plan.tiers.map((tier) => tier.metric));
+  if (metrics.size > 1) return { path: 'tiers', message: 'tiers: every tier of a plan uses the same metric' };
+  for (const [index, tier] of plan.tiers.entries()) {
+    if (tier.metric === 'SALES_COUNT' && !Number.isInteger(tier.threshold)) return { path: 'tiers', message: `tiers.${index}.threshold: a SALES_COUNT threshold is a whole number` };
+    const previous = plan.tiers[index - 1];
+    if (previous && tier.threshold <= previous.threshold) return { path: 'tiers', message: `tiers.${index}.threshold: thresholds must increase from one tier to the next` };
+  }
+  return null;
+}
+
+const checkTerms = (plan: PlanTerms, ctx: z.RefinementCtx) => {
+  const problem = planTermsProblem(plan);
+  if (problem) ctx.addIssue({ code: 'custom', path: [problem.path], message: problem.message });
+};
+
+export const CreateCommissionPlanBody = z.object(planTerms).strict().superRefine(checkTerms).openapi('CreateCommissionPlanBody');
+
+export const UpdateCommissionPlanBody = z
+  .object({
+    commissionPlanId: Uuid,
+    name: planTerms.name.optional(),
+    commissionType: CommissionType.optional(),
+    rate: Rate.optional(),
+    currency: Currency.nullable().optional(),
+    firstPaymentRate: Rate.nullable().optional(),
+    recurring: RecurringRule.optional(),
+    recurringMonths: planTerms.recurringMonths.unwrap().nullable().optional(),
+    holdDays: z.number().int().min(0).max(365).optional(),
+    minimumPayout: Amount.nullable().optional(),
+    tiers: z.array(CommissionTierRule).max(MAX_TIERS).optional(),
+    isDefault: z.boolean().optional(),
+  })
+  .strict()
+  .openapi('UpdateCommissionPlanBody', { description: 'Fields left out keep their value, null clears an optional one; the plan after the change obeys the same rules' });
+
+export const DeleteCommissionPlanBody = z.object({ commissionPlanId: Uuid }).strict().openapi('DeleteCommissionPlanBody');
+
+export const CommissionPlan = z
+  .object({
+    id: Uuid,
+    name: z.string(),
+    commissionType: CommissionType,
+    rate: z.number(),
+    currency: z.string().nullable(),
+    firstPaymentRate: z.number().nullable(),
+    recurring: RecurringRule,
+    recurringMonths: z.number().int().nullable(),
+    holdDays: z.number().int(),
+    minimumPayout: z.number().nullable(),
+    tiers: z.array(CommissionTierRule),
+    isDefault: z.boolean(),
+    programId: Uuid,
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  })
+  .openapi('CommissionPlan');
+
+export const CommissionPlanQuery = ListQuery.extend({ id: z.string().max(100).optional() }).strict();
+
+/** On an affiliate: the plan it earns by (its own, else the program's default) and the tier reached on it. */
+export const CommissionPlanSummary = z.object({ id: Uuid, name: z.string() }).openapi('CommissionPlanSummary');
+export const CommissionTier = z
+  .object({ level: z.number().int().min(1), metric: TierMetric, threshold: z.number(), rate: z.number() })
+  .openapi('CommissionTier', { description: 'The highest tier of the plan the affiliate has reached; null while on the base rate' });
+
+export const PayoutMethod = z.enum(['PAYPAL', 'BANK_TRANSFER', 'WISE', 'OTHER']);
+
+export const PayoutDetailsBody = z
+  .object({
+    method: PayoutMethod,
+    email: Email.optional(),
+    accountHolder: ShortText.optional(),
+    iban: z
+      .string()
+      .transform((value) => value.replace(/\s+/g, '').toUpperCase())
+      .pipe(z.string().regex(/^[A-Z]{2}\d{2}[A-Z0-9]{11,30}$/, 'must be an IBAN (country code, check digits, account)'))
+      .optional(),
+    note: z.string().max(500).optional(),
+  })
+  .strict()
+  .superRefine((details, ctx) => {
+    if ((details.method === 'PAYPAL' || details.method === 'WISE') && !details.email) {
+      ctx.addIssue({ code: 'custom', path: ['email'], message: `email is required for ${details.method} payouts` });
+    }
+    if (details.method === 'BANK_TRANSFER' && (!details.iban || !details.accountHolder)) {
+      ctx.addIssue({ code: 'custom', path: [details.iban ? 'accountHolder' : 'iban'], message: `${details.iban ? 'accountHolder' : 'iban'} is required for BANK_TRANSFER payouts` });
+    }
+  })
+  .openapi('PayoutDetailsBody');
+
+/** As an affiliate shows it: the IBAN is shown by its last four characters only, as card and bank numbers are elsewhere. */
+export const PayoutDetails = z
+  .object({
+    method: PayoutMethod,
+    email: z.string().nullable(),
+    accountHolder: z.string().nullable(),
+    ibanLast4: z.string().nullable(),
+    note: z.string().nullable(),
+  })
+  .openapi('PayoutDetails');
+
+export const CommissionStatus = z.enum(['PENDING', 'DUE', 'PAID', 'VOID']);
+
+export const PayoutStatus = z.enum(['PENDING', 'PAID', 'FAILED']);
+
+export const PayoutItem = z.object({ saleId: Uuid, commissionId: Uuid, amount: z.number() }).openapi('PayoutItem');
+
+export const Payout = z
+  .object({
+    id: Uuid,
+    affiliateId: Uuid,
+    amount: z.number(),
+    currency: z.string(),
+    status: PayoutStatus,
+    commissions: z.array(PayoutItem),
+    payee: z.object({ name: z.string(), email: z.string(), payoutDetails: PayoutDetails.nullable() }),
+    externalReference: z.string().nullable(),
+    programId: Uuid,
+    createdAt: DateTime,
+    updatedAt: DateTime,
+    paidAt: DateTime.nullable(),
+  })
+  .openapi('Payout');
+
+export const CreatePayoutsBody = z.object({ affiliateId: Uuid.optional(), currency: Currency.optional() }).strict().openapi('CreatePayoutsBody');
+
+export const UpdatePayoutBody = z
+  .object({ payoutId: Uuid, status: z.enum(['PAID', 'FAILED']), externalReference: ShortText.optional() })
+  .strict()
+  .openapi('UpdatePayoutBody');
+
+export const PayoutQuery = ListQuery.extend({
+  id: z.string().max(100).optional(),
+  affiliateId: z.string().max(100).optional(),
+  status: PayoutStatus.optional(),
+}).strict();
+
+export const PayoutExportQuery = z.object({ payoutId: Uuid }).strict();
+
+/** A period [from, to): either end may be left open. */
+export const ReportQuery = z.object({ from: DateTime.optional(), to: DateTime.optional() }).strict();
+
+export const AffiliateReportRow = z
+  .object({
+    affiliateId: Uuid,
+    name: z.string(),
+    email: z.string(),
+    clicks: z.number().int(),
+    referrals: z.number().int(),
+    sales: z.number().int(),
+    revenue: z.number(),
+    commissionEarned: z.number(),
+    commissionDue: z.number(),
+    commissionPaid: z.number(),
+  })
+  .openapi('AffiliateReportRow', { description: 'Amounts are face-value sums over the currencies of the period' });
+
+/**
+ * Internal: what the sale service needs of an affiliate's plan at the moment of a sale or a payout,
+ * answered by the affiliate service (GET /internal/affiliates) with read-your-writes consistency.
+ */
+export const PlanInForce = z.object({
+  id: Uuid.nullable(),
+  name: z.string(),
+  commissionType: CommissionType,
+  rate: z.number(),
+  currency: z.string().nullable(),
+  firstPaymentRate: z.number().nullable(),
+  recurring: RecurringRule,
+  recurringMonths: z.number().int().nullable(),
+  holdDays: z.number().int(),
+  minimumPayout: z.number().nullable(),
+  /** The rate of the tier the affiliate has reached on this plan, or null for the base rate. */
+  tierRate: z.number().nullable(),
+});
+
+/** Internal: the affiliate's activity in a period, for the report (from the affiliate service's link activity). */
+export const AffiliateActivity = z.object({
+  affiliateId: Uuid,
+  name: z.string(),
+  email: z.string(),
+  clicks: z.number().int(),
+  referrals: z.number().int(),
+});
+
+export type CommissionPlan = z.infer<typeof CommissionPlan>;
+export type CreateCommissionPlanBody = z.infer<typeof CreateCommissionPlanBody>;
+export type UpdateCommissionPlanBody = z.infer<typeof UpdateCommissionPlanBody>;
+export type CommissionTierRule = z.infer<typeof CommissionTierRule>;
+export type CommissionTier = z.infer<typeof CommissionTier>;
+export type PayoutDetailsBody = z.infer<typeof PayoutDetailsBody>;
+export type PayoutDetails = z.infer<typeof PayoutDetails>;
+export type CommissionStatus = z.infer<typeof CommissionStatus>;
+export type Payout = z.infer<typeof Payout>;
+export type PayoutStatus = z.infer<typeof PayoutStatus>;
+export type PlanInForce = z.infer<typeof PlanInForce>;
+export type AffiliateActivity = z.infer<typeof AffiliateActivity>;
+export type AffiliateReportRow = z.infer<typeof AffiliateReportRow>;

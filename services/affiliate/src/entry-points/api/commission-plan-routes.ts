@@ -1,0 +1,38 @@
+import { CommissionPlanQuery, CreateCommissionPlanBody, DeleteCommissionPlanBody, UpdateCommissionPlanBody } from '@affiliate/contracts';
+import { parseBody, parseQuery, programIdOf, setNextPageLink } from '@affiliate/platform';
+import { Router } from 'express';
+import type { Repositories } from '../../data-access/repositories';
+import { commissionPlanById, createCommissionPlan, deleteCommissionPlan, listCommissionPlans, updateCommissionPlan } from '../../domain/commission-plans';
+
+export function commissionPlanRoutes(repositories: Repositories): Router {
+  const router = Router();
+
+  router.post('/commission-plans', async (request, response) => {
+    const body = parseBody(CreateCommissionPlanBody, request);
+    response.json(await createCommissionPlan(repositories, programIdOf(response), body));
+  });
+
+  router.get('/commission-plans', async (request, response) => {
+    const { id, limit, startingAfter } = parseQuery(CommissionPlanQuery, request);
+    const programId = programIdOf(response);
+    if (id !== undefined) {
+      response.json(await commissionPlanById(repositories, programId, id));
+      return;
+    }
+    const { items, nextCursor } = await listCommissionPlans(repositories, programId, { limit, startingAfter });
+    setNextPageLink(request, response, nextCursor, limit);
+    response.json(items);
+  });
+
+  router.put('/commission-plans', async (request, response) => {
+    const body = parseBody(UpdateCommissionPlanBody, request);
+    response.json(await updateCommissionPlan(repositories, programIdOf(response), body));
+  });
+
+  router.delete('/commission-plans', async (request, response) => {
+    const { commissionPlanId } = parseBody(DeleteCommissionPlanBody, request);
+    response.json(await deleteCommissionPlan(repositories, programIdOf(response), commissionPlanId));
+  });
+
+  return router;
+}

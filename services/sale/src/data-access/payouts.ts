@@ -1,0 +1,105 @@
+import type { InternalAffiliate, Payout, PayoutStatus } from '@affiliate/contracts';
+import { AggregateStore, fromMinorUnits, outboxPlugin, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
+import { Schema, type Connection, type Model } from 'mongoose';
+
+export type PayoutItemDocument = { saleId: string; commissionId: string; amountMinor: number };
+
+/**
+ * One payout: the commissions of one affiliate in one currency, gathered by a payout run. A DRAFT is
+ * a payout whose run has not finished claiming its commissions: no read shows it, and the next run
+ * of the program finishes it before gathering anything new (nothing is claimed twice, nothing lost).
+ */
+export type PayoutDocument = {
+  _id: string;
+  programId: string;
+  affiliateId: string;
+  currency: string;
+  amountMinor: number;
+  status: 'DRAFT' | PayoutStatus;
+  items: PayoutItemDocument[];
+  /** Who is paid, as the affiliate service said when the payout was created (a finance team pays this). */
+  payee: { name: string; email: string; payoutDetails: InternalAffiliate['payoutDetails'] };
+  externalReference: string | null;
+  /** Set while a PAID or FAILED is being applied to the commissions; the same PUT again finishes it. */
+  settling: boolean;
+  paidAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+} & Partial<OutboxFields>;
+
+const schema = new Schema<PayoutDocument>(
+  {
+    _id: { type: String, required: true },
+    programId: { type: String, required: true },
+    affiliateId: { type: String, required: true },
+    currency: { type: String, required: true },
+    amountMinor: { type: Number, required: true },
+    status: { type: String, required: true },
+    items: { type: Schema.Types.Mixed, default: [] },
+    payee: { type: Schema.Types.Mixed, required: true },
+    externalReference: { type: String, default: null },
+    settling: { type: Boolean, default: false },
+    paidAt: { type: Date, default: null },
+    createdAt: { type: Date, required: true },
+    updatedAt: { type: Date, required: true },
+  },
+  { versionKey: false },
+);
+schema.index({ programId: 1, createdAt: -1, _id: -1 });
+schema.index({ programId: 1, status: 1 });
+schema.plugin(outboxPlugin);
+
+const payoutModel = (connection: Connection): Model<PayoutDocument> => connection.model<PayoutDocument>('Payout', schema, 'payouts');
+
+export type PayoutFilters = { affiliateId?: string; status?: PayoutStatus };
+
+export class PayoutRepository extends AggregateStore<PayoutDocument> {
+  constructor(context: StoreContext) {
+    super(context, payoutModel);
+  }
+
+  /** A payout a reader may see: never a draft. */
+  async shown(programId: string, payoutId: string): Promise<PayoutDocument | null> {
+    const payout = await this.byId(programId, payoutId);
+    return payout && payout.status !== 'DRAFT' ? payout : null;
+  }
+
+  list(programId: string, filters: PayoutFilters, page: PageRequest) {
+    const filter = { ...(filters.affiliateId ? { affiliateId: filters.affiliateId } : {}), status: filters.status ?? { $ne: 'DRAFT' } };
+    return this.page(programId, filter, page);
+  }
+
+  /** Payouts whose run stopped before it finished them (a crash): the next run completes them. */
+  drafts(programId: string) {
+    return this.all(programId, { status: 'DRAFT' });
+  }
+
+  /** A draft none of whose commissions could be claimed: it never existed for anyone. */
+  async discardDraft(programId: string, payoutId: string): Promise<void> {
+    await this.discard(programId, { _id: payoutId, status: 'DRAFT' });
+  }
+}
+
+export function toPayout(payout: PayoutDocument): Payout {
+  const details = payout.payee.payoutDetails;
+  return {
+    id: payout._id,
+    affiliateId: payout.affiliateId,
+    amount: fromMinorUnits(payout.amountMinor, payout.currency),
+    currency: payout.currency,
+    status: payout.status === 'DRAFT' ? 'PENDING' : payout.status,
+    commissions: payout.items.map((item) => ({ saleId: item.saleId, commissionId: item.commissionId, amount: fromMinorUnits(item.amountMinor, payout.currency) })),
+    payee: {
+      name: payout.payee.name,
+      email: payout.payee.email,
+      payoutDetails: details
+        ? { method: details.method, email: details.email, accountHolder: details.accountHolder, ibanLast4: details.iban ? details.iban.slice(-4) : null, note: details.note }
+        : null,
+    },
+    externalReference: payout.externalReference,
+    programId: payout.programId,
+    createdAt: payout.createdAt.toISOString(),
+    updatedAt: payout.updatedAt.toISOString(),
+    paidAt: payout.paidAt ? payout.paidAt.toISOString() : null,
+  };
+}

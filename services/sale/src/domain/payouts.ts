@@ -1,0 +1,213 @@
+import { randomUUID } from 'node:crypto';
+import type { Payout, PayoutStatus } from '@affiliate/contracts';
+import { badRequest, conflict, notFound, toMinorUnits, type PageRequest } from '@affiliate/platform';
+import { findAffiliate } from '../data-access/affiliate-directory';
+import { toPayout, type PayoutDocument, type PayoutFilters, type PayoutItemDocument } from '../data-access/payouts';
+import { isDue, stateOf, type CommissionEntry, type SaleDocument } from '../data-access/sales';
+import type { SaleDependencies } from './sale-dependencies';
+import { saleUpdated } from './sale-events';
+
+/** Long enough for a large program's run; a run that dies holds the program's payouts this long at most. */
+const RUN_LEASE_MS = 5 * 60_000;
+/** A second POST /payouts waits this long for the running one (below the gateway's 10 s), then answers 409. */
+const RUN_WAIT_MS = 6_000;
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const noPayout = (payoutId: string) => notFound(`No payout with id ${payoutId} in this program`);
+const sum = (items: { amountMinor: number }[]) => items.reduce((total, item) => total + item.amountMinor, 0);
+
+/**
+ * POST /payouts: every DUE commission (hold passed, in no payout), adjustments included, gathered
+ * into one payout per affiliate and currency whose total is positive and reaches the minimum payout
+ * of the affiliate's plan. Each commission is claimed by a conditional write on its sale, and only
+ * one run per program works at a time, so no commission is ever in two payouts.
+ */
+export async function createPayouts(deps: SaleDependencies, programId: string, input: { affiliateId?: string; currency?: string }): Promise<Payout[]> {
+  const token = await takeRun(deps, programId);
+  try {
+    for (const draft of await deps.repositories.payouts.drafts(programId)) await finishDraft(deps, draft);
+    const created: PayoutDocument[] = [];
+    for (const group of dueGroups(await deps.repositories.sales.withCommissionsOutsidePayouts(programId, input.affiliateId), input.currency, new Date())) {
+      const draft = await draftOf(deps, programId, group);
+      if (!draft) continue;
+      await deps.repositories.payouts.insert(draft, () => []);
+      const payout = await finishDraft(deps, draft);
+      if (payout) created.push(payout);
+    }
+    return created.map(toPayout);
+  } finally {
+    await deps.repositories.payoutRuns.release(programId, token);
+  }
+}
+
+async function takeRun(deps: SaleDependencies, programId: string): Promise<string> {
+  const deadline = Date.now() + RUN_WAIT_MS;
+  for (;;) {
+    const token = await deps.repositories.payoutRuns.take(programId, RUN_LEASE_MS);
+    if (token) return token;
+    if (Date.now() > deadline) throw conflict('Payouts are being created for this program right now; retry');
+    await pause(100);
+  }
+}
+
+type Group = { affiliateId: string; currency: string; items: PayoutItemDocument[] };
+
+/** The due commissions per affiliate and currency, oldest sale first. */
+function dueGroups(sales: SaleDocument[], currency: string | undefined, now: Date): Group[] {
+  const groups = new Map<string, Group>();
+  const ordered = [...sales].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a._id.localeCompare(b._id));
+  for (const sale of ordered) {
+    for (const commission of sale.commissions) {
+      if (!isDue(commission, sale, now) || (currency !== undefined && commission.currency !== currency)) continue;
+      const key = `${commission.affiliateId} ${commission.currency}`;
+      const group = groups.get(key) ?? { affiliateId: commission.affiliateId, currency: commission.currency, items: [] };
+      group.items.push({ saleId: sale._id, commissionId: commission.id, amountMinor: commission.amountMinor });
+      groups.set(key, group);
+    }
+  }
+  return [...groups.values()];
+}
+
+/** A payout for the group, or null: nothing to pay, below the plan's minimum, or no affiliate left to pay. */
+async function draftOf(deps: SaleDependencies, programId: string, group: Group): Promise<PayoutDocument | null> {
+  const total = sum(group.items);
+  if (total <= 0) return null;
+  const affiliate = await findAffiliate(deps.affiliates, programId, group.affiliateId);
+  if (!affiliate) return null;
+  const minimum = affiliate.plan.minimumPayout;
+  if (minimum !== null && total < toMinorUnits(minimum, group.currency)) return null;
+  const now = new Date();
+  return {
+    _id: randomUUID(),
+    programId,
+    affiliateId: group.affiliateId,
+    currency: group.currency,
+    amountMinor: total,
+    status: 'DRAFT',
+    items: group.items,
+    payee: { name: `${affiliate.firstName} ${affiliate.lastName}`, email: affiliate.email, payoutDetails: affiliate.payoutDetails },
+    externalReference: null,
+    settling: false,
+    paidAt: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+/**
+ * Claims the draft's commissions one sale at a time, then shows the payout with what it claimed.
+ * Run again on a draft a crash left behind, it claims what is left and keeps what it had.
+ */
+async function finishDraft(deps: SaleDependencies, draft: PayoutDocument): Promise<PayoutDocument | null> {
+  const claimed: PayoutItemDocument[] = [];
+  for (const item of draft.items) {
+    if (await claim(deps, draft, item)) claimed.push(item);
+  }
+  if (sum(claimed) <= 0) {
+    // Its positive commissions went meanwhile (a reversal voided them): give back what it took.
+    for (const item of claimed) await release(deps, draft, item);
+    await deps.repositories.payouts.discardDraft(draft.programId, draft._id);
+    return null;
+  }
+  return deps.repositories.payouts.change(draft.programId, draft._id, () => ({
+    set: { status: 'PENDING', items: claimed, amountMinor: sum(claimed), updatedAt: new Date() } as Partial<PayoutDocument>,
+    events: () => [],
+  }));
+}
+
+/** Sets one commission of a sale, with sale.updated (a reversed sale's subscribers had sale.deleted: nothing more). */
+async function changeCommission(
+  deps: SaleDependencies,
+  payout: PayoutDocument,
+  item: PayoutItemDocument,
+  next: (commission: CommissionEntry) => CommissionEntry | null,
+): Promise<boolean> {
+  let changed = false;
+  await deps.repositories.sales.changeEvenIfReversed(payout.programId, item.saleId, (current) => {
+    changed = false;
+    const commission = current.commissions.find((entry) => entry.id === item.commissionId);
+    const replacement = commission ? next(commission) : null;
+    if (!replacement) return null;
+    changed = true;
+    return {
+      set: { commissions: current.commissions.map((entry) => (entry.id === item.commissionId ? replacement : entry)), updatedAt: new Date() },
+      events: (stored) => (stored.reversedAt ? [] : [saleUpdated(stored)]),
+    };
+  });
+  return changed;
+}
+
+/** True when the commission is this payout's: claimed now, or by an earlier try of the same draft. */
+async function claim(deps: SaleDependencies, payout: PayoutDocument, item: PayoutItemDocument): Promise<boolean> {
+  let mine = false;
+  await changeCommission(deps, payout, item, (commission) => {
+    mine = commission.payoutId === payout._id;
+    if (mine || stateOf(commission) !== 'OPEN' || commission.payoutCreated) return null;
+    mine = true;
+    return { ...commission, payoutCreated: true, payoutId: payout._id };
+  });
+  return mine;
+}
+
+async function release(deps: SaleDependencies, payout: PayoutDocument, item: PayoutItemDocument): Promise<void> {
+  await changeCommission(deps, payout, item, (commission) =>
+    commission.payoutId === payout._id && stateOf(commission) === 'OPEN' ? { ...commission, payoutCreated: false, payoutId: null } : null,
+  );
+}
+
+async function markPaid(deps: SaleDependencies, payout: PayoutDocument, item: PayoutItemDocument): Promise<void> {
+  await changeCommission(deps, payout, item, (commission) =>
+    commission.payoutId === payout._id && stateOf(commission) === 'OPEN' ? { ...commission, state: 'PAID' } : null,
+  );
+}
+
+/**
+ * PUT /payouts: PAID marks its commissions PAID; FAILED gives them back (DUE again, for the next
+ * run). The payout changes first and is marked as settling until every commission follows, so the
+ * same PUT again, after a crash, finishes the job; any other change of a settled payout is a 400.
+ */
+export async function updatePayout(
+  deps: SaleDependencies,
+  programId: string,
+  input: { payoutId: string; status: Exclude<PayoutStatus, 'PENDING'>; externalReference?: string },
+): Promise<Payout> {
+  const changed = await deps.repositories.payouts.change(programId, input.payoutId, (current) => {
+    if (current.status === 'DRAFT') return null;
+    if (current.status === input.status && !current.settling) return null;
+    if (current.status !== 'PENDING' && current.status !== input.status) {
+      throw badRequest(`Payout ${input.payoutId} is ${current.status}; it cannot become ${input.status}`);
+    }
+    const now = new Date();
+    return {
+      set: {
+        status: input.status,
+        settling: true,
+        externalReference: input.externalReference ?? current.externalReference,
+        paidAt: input.status === 'PAID' ? (current.paidAt ?? now) : null,
+        updatedAt: now,
+      } as Partial<PayoutDocument>,
+      events: () => [],
+    };
+  });
+  if (!changed) {
+    const payout = await deps.repositories.payouts.shown(programId, input.payoutId);
+    if (!payout) throw noPayout(input.payoutId);
+    return toPayout(payout);
+  }
+  for (const item of changed.items) {
+    if (input.status === 'PAID') await markPaid(deps, changed, item);
+    else await release(deps, changed, item);
+  }
+  const settled = await deps.repositories.payouts.change(programId, changed._id, () => ({ set: { settling: false }, events: () => [] }));
+  return toPayout(settled ?? changed);
+}
+
+export async function payoutById(deps: SaleDependencies, programId: string, payoutId: string): Promise<PayoutDocument> {
+  const payout = await deps.repositories.payouts.shown(programId, payoutId);
+  if (!payout) throw noPayout(payoutId);
+  return payout;
+}
+
+export function listPayouts(deps: SaleDependencies, programId: string, filters: PayoutFilters, page: PageRequest) {
+  return deps.repositories.payouts.list(programId, filters, page);
+}
