@@ -134,6 +134,27 @@ export class Subscriber {
   }
 }
 
+/** The body of a 200 answer; any other answer fails the test, naming its status and body. */
+export async function okBody<T = any>(answer: Promise<ApiResponse<T>>): Promise<T> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const { status, body } = await answer;
+  if (status !== 200) throw new Error(`expected 200, got ${status}: ${JSON.stringify(body)}`);
+  return body;
+}
+
+/** A whole system and one webhook subscriber for a test file: started before its tests, stopped after them. */
+export function systemWithSubscriber(): { system: System; subscriber: Subscriber; hooks: string } {
+  const world = { system: undefined as unknown as System, subscriber: new Subscriber(), hooks: '' };
+  beforeAll(async () => {
+    world.system = await System.start();
+    world.hooks = await world.subscriber.start();
+  }, 180_000);
+  afterAll(async () => {
+    await world.subscriber.stop();
+    await world.system?.stop();
+  });
+  return world;
+}
+
 type Running = { child: ChildProcess; exited: Promise<void> };
 
 export class System {

@@ -140,10 +140,10 @@ export const PayoutDetailsBody = z
   .strict()
   .superRefine((details, ctx) => {
     if ((details.method === 'PAYPAL' || details.method === 'WISE') && !details.email) {
-      ctx.addIssue({ code: 'custom', path: ['email'], message: `email is required for ${details.method} payouts` });
+      ctx.addIssue({ code: 'custom', path: ['email'], message: `is required for ${details.method} payouts` });
     }
     if (details.method === 'BANK_TRANSFER' && (!details.iban || !details.accountHolder)) {
-      ctx.addIssue({ code: 'custom', path: [details.iban ? 'accountHolder' : 'iban'], message: `${details.iban ? 'accountHolder' : 'iban'} is required for BANK_TRANSFER payouts` });
+      ctx.addIssue({ code: 'custom', path: [details.iban ? 'accountHolder' : 'iban'], message: 'is required for BANK_TRANSFER payouts' });
     }
   })
   .openapi('PayoutDetailsBody');

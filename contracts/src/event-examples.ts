@@ -63,6 +63,7 @@ export const sale = {
   commissionEarned: 19.8,
   commissionPlanId: PLAN_ID,
   paymentTrigger: 'subscription_created',
+  paidAt: at,
   commissions: [
     {
       id: COMMISSION_ID,

@@ -141,6 +141,79 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/commission-plans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Look up commission plans */
+        get: operations["getCommissionPlans"];
+        /** Change a plan (commissions already earned are not recalculated) */
+        put: operations["updateCommissionPlan"];
+        /** Create a commission plan */
+        post: operations["createCommissionPlan"];
+        /** Delete a plan no affiliate is on */
+        delete: operations["deleteCommissionPlan"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/payouts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Look up payouts (CSV with Accept: text/csv) */
+        get: operations["getPayouts"];
+        /** Mark a payout PAID or FAILED */
+        put: operations["updatePayout"];
+        /** Gather due commissions into one payout per affiliate and currency */
+        post: operations["createPayouts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/payouts/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A payout as CSV for a mass-payout tool */
+        get: operations["exportPayout"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reports/affiliates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Per affiliate: clicks, referrals, sales, revenue and commission in a period (CSV with Accept: text/csv) */
+        get: operations["getAffiliateReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/webhook-endpoints": {
         parameters: {
             query?: never;
@@ -608,6 +681,28 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
+        /** @description The plan the affiliate earns by: its own, else the program's default; null while it earns its own commissionRate */
+        CommissionPlanSummary: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+        } | null;
+        /** @description The highest tier of the plan the affiliate has reached; null while on the base rate */
+        CommissionTier: {
+            level: number;
+            /** @enum {string} */
+            metric: "SALES_COUNT" | "REVENUE";
+            threshold: number;
+            rate: number;
+        } | null;
+        PayoutDetails: {
+            /** @enum {string} */
+            method: "PAYPAL" | "BANK_TRANSFER" | "WISE" | "OTHER";
+            email: string | null;
+            accountHolder: string | null;
+            ibanLast4: string | null;
+            note: string | null;
+        } | null;
         AffiliateSummary: {
             /** Format: uuid */
             id: string;
@@ -662,12 +757,9 @@ export interface components {
             affiliateLinks: components["schemas"]["AffiliateLink"][];
             /** Format: uuid */
             programId: string;
-            commissionPlan: {
-                [key: string]: unknown;
-            } | null;
-            commissionTier: {
-                [key: string]: unknown;
-            } | null;
+            commissionPlan: components["schemas"]["CommissionPlanSummary"];
+            commissionTier: components["schemas"]["CommissionTier"];
+            payoutDetails: components["schemas"]["PayoutDetails"];
             promotionalCodes?: components["schemas"]["PromotionalCodeSummary"][];
             signupAnswers: {
                 question: string;
@@ -702,8 +794,23 @@ export interface components {
          *           }
          *         ],
          *         "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
-         *         "commissionPlan": null,
-         *         "commissionTier": null,
+         *         "commissionPlan": {
+         *           "id": "18c9d0e1-2f3a-4b4c-9d6e-7f8091a2b3c4",
+         *           "name": "Partners 20%"
+         *         },
+         *         "commissionTier": {
+         *           "level": 1,
+         *           "metric": "SALES_COUNT",
+         *           "threshold": 10,
+         *           "rate": 25
+         *         },
+         *         "payoutDetails": {
+         *           "method": "PAYPAL",
+         *           "email": "jane.payouts@example.com",
+         *           "accountHolder": null,
+         *           "ibanLast4": null,
+         *           "note": null
+         *         },
          *         "promotionalCodes": [],
          *         "signupAnswers": [
          *           {
@@ -749,8 +856,23 @@ export interface components {
          *           }
          *         ],
          *         "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
-         *         "commissionPlan": null,
-         *         "commissionTier": null,
+         *         "commissionPlan": {
+         *           "id": "18c9d0e1-2f3a-4b4c-9d6e-7f8091a2b3c4",
+         *           "name": "Partners 20%"
+         *         },
+         *         "commissionTier": {
+         *           "level": 1,
+         *           "metric": "SALES_COUNT",
+         *           "threshold": 10,
+         *           "rate": 25
+         *         },
+         *         "payoutDetails": {
+         *           "method": "PAYPAL",
+         *           "email": "jane.payouts@example.com",
+         *           "accountHolder": null,
+         *           "ibanLast4": null,
+         *           "note": null
+         *         },
          *         "promotionalCodes": [],
          *         "signupAnswers": [
          *           {
@@ -901,8 +1023,23 @@ export interface components {
             id: string;
             /** Format: uuid */
             affiliateId: string;
+            /** @description Negative for an adjustment: a commission paid (or in a payout) whose sale was reversed, deducted from the next payout */
             amount: number;
             currency: string;
+            /**
+             * @description PENDING until availableAt (the hold), then DUE; PAID once its payout is paid; VOID when the sale was reversed before payment
+             * @enum {string}
+             */
+            status: "PENDING" | "DUE" | "PAID" | "VOID";
+            /** Format: date-time */
+            availableAt: string;
+            /** Format: uuid */
+            commissionPlanId: string | null;
+            /**
+             * Format: uuid
+             * @description On an adjustment: the id of the commission it takes back
+             */
+            adjusts: string | null;
             payoutCreated: boolean;
             payoutId: string | null;
         };
@@ -924,9 +1061,20 @@ export interface components {
             customerId: string | null;
             totalEarned: number;
             currency: string;
-            commissionRate: number;
+            /** @description The percentage applied; null for a flat commission or none */
+            commissionRate: number | null;
             commissionEarned: number;
+            /**
+             * Format: uuid
+             * @description The plan in force at the sale; null when the affiliate earned its own commissionRate
+             */
+            commissionPlanId: string | null;
             paymentTrigger: string;
+            /**
+             * Format: date-time
+             * @description When the payment was made (the hold and the recurring rules count from it)
+             */
+            paidAt: string;
             commissions: components["schemas"]["Commission"][];
             /** Format: uuid */
             programId: string;
@@ -958,15 +1106,21 @@ export interface components {
          *         "currency": "USD",
          *         "commissionRate": 20,
          *         "commissionEarned": 19.8,
+         *         "commissionPlanId": "18c9d0e1-2f3a-4b4c-9d6e-7f8091a2b3c4",
          *         "paymentTrigger": "subscription_created",
+         *         "paidAt": "2025-01-15T10:30:00.000Z",
          *         "commissions": [
          *           {
          *             "id": "07b8c9d0-1e2f-4a3b-8c5d-6e7f8091a2b3",
          *             "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f",
          *             "amount": 19.8,
          *             "currency": "USD",
-         *             "payoutCreated": false,
-         *             "payoutId": null
+         *             "status": "DUE",
+         *             "availableAt": "2025-02-14T10:30:00.000Z",
+         *             "commissionPlanId": "18c9d0e1-2f3a-4b4c-9d6e-7f8091a2b3c4",
+         *             "adjusts": null,
+         *             "payoutCreated": true,
+         *             "payoutId": "29d0e1f2-3a4b-4c5d-8e7f-8091a2b3c4d5"
          *           }
          *         ],
          *         "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
@@ -991,8 +1145,23 @@ export interface components {
          *             }
          *           ],
          *           "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
-         *           "commissionPlan": null,
-         *           "commissionTier": null,
+         *           "commissionPlan": {
+         *             "id": "18c9d0e1-2f3a-4b4c-9d6e-7f8091a2b3c4",
+         *             "name": "Partners 20%"
+         *           },
+         *           "commissionTier": {
+         *             "level": 1,
+         *             "metric": "SALES_COUNT",
+         *             "threshold": 10,
+         *             "rate": 25
+         *           },
+         *           "payoutDetails": {
+         *             "method": "PAYPAL",
+         *             "email": "jane.payouts@example.com",
+         *             "accountHolder": null,
+         *             "ibanLast4": null,
+         *             "note": null
+         *           },
          *           "promotionalCodes": [],
          *           "signupAnswers": [
          *             {
@@ -1048,15 +1217,21 @@ export interface components {
          *         "currency": "USD",
          *         "commissionRate": 20,
          *         "commissionEarned": 19.8,
+         *         "commissionPlanId": "18c9d0e1-2f3a-4b4c-9d6e-7f8091a2b3c4",
          *         "paymentTrigger": "subscription_created",
+         *         "paidAt": "2025-01-15T10:30:00.000Z",
          *         "commissions": [
          *           {
          *             "id": "07b8c9d0-1e2f-4a3b-8c5d-6e7f8091a2b3",
          *             "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f",
          *             "amount": 19.8,
          *             "currency": "USD",
-         *             "payoutCreated": false,
-         *             "payoutId": null
+         *             "status": "DUE",
+         *             "availableAt": "2025-02-14T10:30:00.000Z",
+         *             "commissionPlanId": "18c9d0e1-2f3a-4b4c-9d6e-7f8091a2b3c4",
+         *             "adjusts": null,
+         *             "payoutCreated": true,
+         *             "payoutId": "29d0e1f2-3a4b-4c5d-8e7f-8091a2b3c4d5"
          *           }
          *         ],
          *         "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
@@ -1669,7 +1844,18 @@ export interface components {
             email: string;
             affiliateLink?: string;
             commissionRate?: number;
+            /** Format: uuid */
+            commissionPlanId?: string;
         };
+        PayoutDetailsBody: {
+            /** @enum {string} */
+            method: "PAYPAL" | "BANK_TRANSFER" | "WISE" | "OTHER";
+            /** Format: email */
+            email?: string;
+            accountHolder?: string;
+            iban?: string;
+            note?: string;
+        } | null;
         UpdateAffiliateBody: {
             /** Format: uuid */
             affiliateId: string;
@@ -1681,6 +1867,12 @@ export interface components {
             status?: "PENDING" | "ACTIVE" | "REJECTED" | "DISABLED";
             commissionRate?: number;
             affiliateLink?: string;
+            /**
+             * Format: uuid
+             * @description null: back to the program's default plan
+             */
+            commissionPlanId?: string | null;
+            payoutDetails?: components["schemas"]["PayoutDetailsBody"];
         };
         DeleteAffiliateBody: {
             /** Format: uuid */
@@ -1782,6 +1974,11 @@ export interface components {
              * @enum {string}
              */
             paymentTrigger?: "one_time" | "subscription_created" | "subscription_renewed" | "invoice_paid" | "manual" | "api";
+            /**
+             * Format: date-time
+             * @description When the payment was made, for payments reported late or imported; default now, never in the future
+             */
+            paidAt?: string;
             customerId?: string;
             firstTimeOrder?: boolean;
             productIds?: string[];
@@ -1797,6 +1994,145 @@ export interface components {
         DeleteSaleBody: {
             /** Format: uuid */
             saleId: string;
+        };
+        CommissionTierRule: {
+            /**
+             * @description SALES_COUNT: the affiliate's sales; REVENUE: their total revenue
+             * @enum {string}
+             */
+            metric: "SALES_COUNT" | "REVENUE";
+            threshold: number;
+            rate: number;
+        };
+        CommissionPlan: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @enum {string} */
+            commissionType: "PERCENTAGE" | "FLAT";
+            rate: number;
+            currency: string | null;
+            firstPaymentRate: number | null;
+            /** @enum {string} */
+            recurring: "ONCE" | "FOREVER" | "LIMITED";
+            recurringMonths: number | null;
+            holdDays: number;
+            minimumPayout: number | null;
+            tiers: components["schemas"]["CommissionTierRule"][];
+            isDefault: boolean;
+            /** Format: uuid */
+            programId: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        CreateCommissionPlanBody: {
+            name: string;
+            /** @enum {string} */
+            commissionType: "PERCENTAGE" | "FLAT";
+            rate: number;
+            /** @description FLAT plans only: the currency of rate */
+            currency?: string;
+            /** @description The rate of a customer's first commissioned payment */
+            firstPaymentRate?: number;
+            /**
+             * @description Recurring payments earn: ONCE never, FOREVER always, LIMITED within recurringMonths of the first
+             * @enum {string}
+             */
+            recurring: "ONCE" | "FOREVER" | "LIMITED";
+            recurringMonths?: number;
+            /**
+             * @description Days a commission is held (PENDING) before it is DUE
+             * @default 30
+             */
+            holdDays?: number;
+            /** @description A payout is created only once the affiliate's due total reaches it */
+            minimumPayout?: number;
+            /** @default [] */
+            tiers?: components["schemas"]["CommissionTierRule"][];
+            /** @description The plan of every affiliate without one of their own */
+            isDefault?: boolean;
+        };
+        /** @description Fields left out keep their value, null clears an optional one; the plan after the change obeys the same rules */
+        UpdateCommissionPlanBody: {
+            /** Format: uuid */
+            commissionPlanId: string;
+            name?: string;
+            /** @enum {string} */
+            commissionType?: "PERCENTAGE" | "FLAT";
+            rate?: number;
+            currency?: string | null;
+            firstPaymentRate?: number | null;
+            /** @enum {string} */
+            recurring?: "ONCE" | "FOREVER" | "LIMITED";
+            recurringMonths?: number | null;
+            holdDays?: number;
+            minimumPayout?: number | null;
+            tiers?: components["schemas"]["CommissionTierRule"][];
+            isDefault?: boolean;
+        };
+        DeleteCommissionPlanBody: {
+            /** Format: uuid */
+            commissionPlanId: string;
+        };
+        PayoutItem: {
+            /** Format: uuid */
+            saleId: string;
+            /** Format: uuid */
+            commissionId: string;
+            amount: number;
+        };
+        Payout: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            affiliateId: string;
+            amount: number;
+            currency: string;
+            /** @enum {string} */
+            status: "PENDING" | "PAID" | "FAILED";
+            commissions: components["schemas"]["PayoutItem"][];
+            payee: {
+                name: string;
+                email: string;
+                payoutDetails: components["schemas"]["PayoutDetails"];
+            };
+            externalReference: string | null;
+            /** Format: uuid */
+            programId: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** Format: date-time */
+            paidAt: string | null;
+        };
+        CreatePayoutsBody: {
+            /** Format: uuid */
+            affiliateId?: string;
+            currency?: string;
+        };
+        UpdatePayoutBody: {
+            /** Format: uuid */
+            payoutId: string;
+            /** @enum {string} */
+            status: "PAID" | "FAILED";
+            externalReference?: string;
+        };
+        /** @description Amounts are face-value sums over the currencies of the period */
+        AffiliateReportRow: {
+            /** Format: uuid */
+            affiliateId: string;
+            name: string;
+            email: string;
+            clicks: number;
+            referrals: number;
+            sales: number;
+            revenue: number;
+            commissionEarned: number;
+            commissionDue: number;
+            commissionPaid: number;
         };
         WebhookEndpoint: {
             /** Format: uuid */
@@ -5570,6 +5906,1235 @@ export interface operations {
             };
             /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
             413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCommissionPlans: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 1000 (default 100) */
+                limit?: number;
+                /** @description The id of the last object of the previous page (from the Link header); pages run newest first */
+                startingAfter?: string;
+                id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CommissionPlan"] | components["schemas"]["CommissionPlan"][];
+                };
+            };
+            /** @description Invalid request: the message names the field */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization header missing, not Bearer, or token invalid */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API access is not enabled for the program */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The program of the token no longer exists, or the object is not found */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateCommissionPlan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateCommissionPlanBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CommissionPlan"];
+                };
+            };
+            /** @description Invalid request: the message names the field */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization header missing, not Bearer, or token invalid */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API access is not enabled for the program */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The program of the token no longer exists, or the object is not found */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The object is being changed by another request right now; retry */
+            409: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
+            413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createCommissionPlan: {
+        parameters: {
+            query?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateCommissionPlanBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CommissionPlan"];
+                };
+            };
+            /** @description Invalid request: the message names the field */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization header missing, not Bearer, or token invalid */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API access is not enabled for the program */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The program of the token no longer exists, or the object is not found */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
+            409: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
+            413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteCommissionPlan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeleteCommissionPlanBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @enum {boolean} */
+                        deleted: true;
+                    };
+                };
+            };
+            /** @description Invalid request: the message names the field */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization header missing, not Bearer, or token invalid */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API access is not enabled for the program */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The program of the token no longer exists, or the object is not found */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The object is being changed by another request right now; retry */
+            409: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
+            413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getPayouts: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 1000 (default 100) */
+                limit?: number;
+                /** @description The id of the last object of the previous page (from the Link header); pages run newest first */
+                startingAfter?: string;
+                id?: string;
+                affiliateId?: string;
+                status?: "PENDING" | "PAID" | "FAILED";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Payout"] | components["schemas"]["Payout"][];
+                    "text/csv": string;
+                };
+            };
+            /** @description Invalid request: the message names the field */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization header missing, not Bearer, or token invalid */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API access is not enabled for the program */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The program of the token no longer exists, or the object is not found */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updatePayout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdatePayoutBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Payout"];
+                };
+            };
+            /** @description Invalid request: the message names the field */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization header missing, not Bearer, or token invalid */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API access is not enabled for the program */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The program of the token no longer exists, or the object is not found */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The object is being changed by another request right now; retry */
+            409: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
+            413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createPayouts: {
+        parameters: {
+            query?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreatePayoutsBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Payout"][];
+                };
+            };
+            /** @description Invalid request: the message names the field */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization header missing, not Bearer, or token invalid */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API access is not enabled for the program */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The program of the token no longer exists, or the object is not found */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
+            409: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
+            413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    exportPayout: {
+        parameters: {
+            query: {
+                payoutId: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description Invalid request: the message names the field */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization header missing, not Bearer, or token invalid */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API access is not enabled for the program */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The program of the token no longer exists, or the object is not found */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAffiliateReport: {
+        parameters: {
+            query?: {
+                from?: string;
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AffiliateReportRow"][];
+                    "text/csv": string;
+                };
+            };
+            /** @description Invalid request: the message names the field */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization header missing, not Bearer, or token invalid */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API access is not enabled for the program */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The program of the token no longer exists, or the object is not found */
+            404: {
                 headers: {
                     "X-Request-Id": string;
                     "RateLimit-Policy"?: string;

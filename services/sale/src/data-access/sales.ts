@@ -30,6 +30,8 @@ export type SaleDocument = {
   /** The plan in force at the sale; null when the affiliate earned its own commissionRate. */
   commissionPlanId?: string | null;
   paymentTrigger: string;
+  /** When the payment was made; absent on sales stored before it existed (then their createdAt). */
+  paidAt?: Date;
   commissions: CommissionEntry[];
   /** Set by DELETE /sales: the sale is reversed, out of every read, but its externalId stays taken. */
   reversedAt: Date | null;
@@ -110,6 +112,7 @@ const schema = new Schema<SaleDocument>(
     commissionEarnedMinor: { type: Number, required: true },
     commissionPlanId: { type: String, default: null },
     paymentTrigger: { type: String, required: true },
+    paidAt: { type: Date },
     commissions: { type: [commissionSchema], default: [] },
     reversedAt: { type: Date, default: null },
     createdAt: { type: Date, required: true },
@@ -186,6 +189,7 @@ export function toSale(sale: SaleDocument, now = new Date()): Sale {
     commissionEarned: fromMinorUnits(sale.commissionEarnedMinor, sale.commissions[0]?.currency ?? sale.currency),
     commissionPlanId: sale.commissionPlanId ?? null,
     paymentTrigger: sale.paymentTrigger,
+    paidAt: (sale.paidAt ?? sale.createdAt).toISOString(),
     commissions: sale.commissions.map((commission) => ({
       id: commission.id,
       affiliateId: commission.affiliateId,

@@ -1,5 +1,6 @@
 import type { PlanInForce } from '@affiliate/contracts';
 import { percentOfMinorUnits, toMinorUnits } from '@affiliate/platform';
+import { utc } from '@date-fns/utc';
 import { addDays, addMonths } from 'date-fns';
 
 /** Payments of a subscription after its first: they earn only while the plan's recurring rule allows. */
@@ -33,10 +34,11 @@ export function commissionFor(plan: PlanInForce, payment: Payment, firstPaymentA
   const first = firstPaymentAt === null;
   if (!first && RECURRING_TRIGGERS.includes(payment.paymentTrigger)) {
     if (plan.recurring === 'ONCE') return null;
-    if (plan.recurring === 'LIMITED' && payment.at >= addMonths(firstPaymentAt, plan.recurringMonths ?? 0)) return null;
+    if (plan.recurring === 'LIMITED' && payment.at >= addMonths(firstPaymentAt, plan.recurringMonths ?? 0, { in: utc })) return null;
   }
   const rate = first && plan.firstPaymentRate !== null ? plan.firstPaymentRate : (plan.tierRate ?? plan.rate);
-  const availableAt = addDays(payment.at, plan.holdDays);
+  // Calendar arithmetic in UTC: the same answer on every server, whatever its time zone.
+  const availableAt = new Date(addDays(payment.at, plan.holdDays, { in: utc }).getTime());
   if (plan.commissionType === 'FLAT') {
     const currency = plan.currency ?? payment.currency;
     return { amountMinor: toMinorUnits(rate, currency), currency, rate: null, availableAt, first };

@@ -9,6 +9,10 @@ import { saleCreated } from './sale-events';
 import type { SaleDependencies } from './sale-dependencies';
 
 const MAX_REDEMPTION_KEY_LENGTH = 200;
+/** A client clock this far ahead of ours is still "now". */
+const CLOCK_SKEW_MS = 5 * 60_000;
+
+const paidAtOf = (input: CreateSaleBody): Date => new Date(input.paidAt ?? Date.now());
 const IN_PROGRESS_RETRIES = 20;
 const RELEASE_ATTEMPTS = 5;
 
@@ -18,7 +22,9 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * POST /sales. With an externalId the payment is recorded once, whatever the retries: a repeat
  * returns the sale already recorded, without a second redemption or commission.
  */
-export async function recordSale(deps: SaleDependencies, programId: string, input: CreateSaleBody): Promise<Sale> {
+export async function recordSale(deps: SaleDependencies, programId: string, body: CreateSaleBody): Promise<Sale> {
+  if (body.paidAt !== undefined && Date.parse(body.paidAt) > Date.now() + CLOCK_SKEW_MS) throw badRequest('paidAt: must not be in the future');
+  const input = { ...body, paidAt: body.paidAt ?? new Date().toISOString() };
   const externalIdKey = input.externalId === undefined ? undefined : externalIdKeyOf(programId, input.externalId);
   if (input.externalId !== undefined) {
     const recorded = await deps.repositories.sales.byExternalId(programId, input.externalId);
@@ -137,7 +143,7 @@ type SaleSource =
  */
 async function commissionOf(deps: SaleDependencies, programId: string, input: CreateSaleBody, affiliate: InternalAffiliate, customer: string | null): Promise<Earned | null> {
   const firstPaymentAt = customer === null ? null : await deps.repositories.customerPayments.firstPaymentAt(programId, affiliate.id, customer);
-  const payment = { totalEarnedMinor: toMinorUnits(input.totalEarned, input.currency), currency: input.currency, paymentTrigger: input.paymentTrigger, at: new Date() };
+  const payment = { totalEarnedMinor: toMinorUnits(input.totalEarned, input.currency), currency: input.currency, paymentTrigger: input.paymentTrigger, at: paidAtOf(input) };
   return commissionFor(affiliate.plan, payment, firstPaymentAt);
 }
 
@@ -171,6 +177,7 @@ function newSale(
     commissionEarnedMinor: earned?.amountMinor ?? 0,
     commissionPlanId: affiliate.plan.id,
     paymentTrigger: input.paymentTrigger,
+    paidAt: paidAtOf(input),
     commissions: earned
       ? [
           {
@@ -197,7 +204,7 @@ function newSale(
 async function store(deps: SaleDependencies, sale: SaleDocument, affiliate: InternalAffiliate, referral: Referral | null, earned: Earned | null, customer: string | null): Promise<Sale> {
   await deps.repositories.sales.insert(sale, (stored) => [saleCreated(stored, affiliate, referral)]);
   if (customer !== null && earned?.first) {
-    await deps.repositories.customerPayments.recordFirst(sale.programId, affiliate.id, customer, { id: sale._id, at: sale.createdAt });
+    await deps.repositories.customerPayments.recordFirst(sale.programId, affiliate.id, customer, { id: sale._id, at: sale.paidAt ?? sale.createdAt });
   }
   return toSale(sale);
 }
