@@ -167,6 +167,8 @@ test('a commission is PENDING until the end of its hold (availableAt), then DUE;
   expect(older.commissions[0].status).toBe('DUE');
   const atOnce = await affiliateOn(api, { commissionPlanId: immediate.id });
   expect((await sale(api, { referralId: (await customerOf(api, atOnce.id)).id })).commissions[0].status).toBe('DUE');
+  const future = await api.post('/sales', { referralId: (await customerOf(api, atOnce.id)).id, totalEarned: 10, paidAt: new Date(Date.now() + 2 * DAY).toISOString() });
+  expect(future).toMatchObject({ status: 400, body: { error: 'paidAt: must not be in the future' } });
 });
 
 test('the default plan applies to affiliates without a plan of their own; without one, an affiliate earns its own commissionRate as before', async () => {

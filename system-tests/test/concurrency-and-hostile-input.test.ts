@@ -207,13 +207,18 @@ describe('hostile dates and queries: a 4xx, never a 5xx', () => {
       'PUT /api/v1/coupons redeemBy': (value) => ['PUT', '/coupons', { couponId: coupon.id, redeemBy: value }],
       'POST /api/v1/promotional-codes expiresAt': (value) => ['POST', '/promotional-codes', { couponId: coupon.id, code: 'DATED20', expiresAt: value }],
       'PUT /api/v1/promotional-codes expiresAt': (value) => ['PUT', '/promotional-codes', { promotionalCodeId: code.id, expiresAt: value }],
+      'POST /api/v1/sales paidAt': (value) => ['POST', '/sales', { promoCode: 'DATED10', totalEarned: 10, paidAt: value }],
       'POST /api/v1/webhook-deliveries/recover since': (value) => ['POST', '/webhook-deliveries/recover', { webhookEndpointId: endpoint.id, since: value }],
       'POST /api/v1/webhook-deliveries/recover until': (value) => ['POST', '/webhook-deliveries/recover', { webhookEndpointId: endpoint.id, since: valid, until: value }],
     };
     // Read from the published document, so a new date field fails this test until it is covered here.
     expect(Object.keys(cases).sort()).toEqual(dateFieldsOfRequestBodies(document).sort());
 
-    const state = async () => ({ coupons: (await api.get('/coupons?limit=1000')).body, codes: (await api.get('/promotional-codes?limit=1000')).body });
+    const state = async () => ({
+      coupons: (await api.get('/coupons?limit=1000')).body,
+      codes: (await api.get('/promotional-codes?limit=1000')).body,
+      sales: (await api.get('/sales?limit=1000')).body,
+    });
     const before = await state();
     for (const [field, build] of Object.entries(cases)) {
       for (const value of IMPOSSIBLE_INSTANTS) {
