@@ -14,10 +14,11 @@ import { eventLatency } from './scenarios/event-latency';
 import { fanOut } from './scenarios/fan-out';
 import { gatewayOverhead } from './scenarios/gateway-overhead';
 import { noisyNeighbour } from './scenarios/noisy-neighbour';
+import { payoutRun } from './scenarios/payouts';
 import { writePath } from './scenarios/write-path';
 
 /**
- * npm run bench [-- --quick] [--only=gateway,sales,fanout,events,neighbour,growth] [--candidate-gateway=<dist/start.js>] [--profile]
+ * npm run bench [-- --quick] [--only=gateway,sales,payouts,fanout,events,neighbour,growth] [--candidate-gateway=<dist/start.js>] [--profile]
  * Starts the system, runs the scenarios one after the other, writes bench/results/latest.json,
  * appends the table to bench/RESULTS.md and quotes it in bench/README.md (quick runs write under
  * bench/results/quick/ instead, so CI never touches the committed history).
@@ -113,7 +114,7 @@ async function main(): Promise<number> {
     failures,
     notes,
   };
-  const scenario = async <K extends 'gatewayOverhead' | 'writePath' | 'fanOut' | 'eventLatency' | 'noisyNeighbour' | 'dataGrowth'>(key: K, name: string, title: string, body: () => Promise<NonNullable<BenchResults[K]>>) => {
+  const scenario = async <K extends 'gatewayOverhead' | 'writePath' | 'payoutRun' | 'fanOut' | 'eventLatency' | 'noisyNeighbour' | 'dataGrowth'>(key: K, name: string, title: string, body: () => Promise<NonNullable<BenchResults[K]>>) => {
     if (!wanted(name)) return;
     log(title);
     try {
@@ -130,6 +131,7 @@ async function main(): Promise<number> {
       gatewayOverhead(context, { nginxBinary, nginxSkipped, candidateUrl }),
     );
     await scenario('writePath', 'sales', `write path: POST /sales by promo code at ${plan.sales.connections} connections`, () => writePath(context));
+    await scenario('payoutRun', 'payouts', `payouts: one run over ${plan.payouts.sales} due commissions of ${plan.payouts.affiliates} affiliates`, () => payoutRun(context));
     // Before the event-rate steps: an overloaded step leaves a backlog that would be measured here too.
     await scenario('noisyNeighbour', 'neighbour', `noisy neighbour: ${plan.noisyNeighbour.burstEvents} events of one program while another sends ${plan.noisyNeighbour.quietRatePerSecond}/s`, () =>
       noisyNeighbour(context),
@@ -150,6 +152,7 @@ async function main(): Promise<number> {
       for (const hot of summary.hottest.slice(0, 8)) log(`    ${String(hot.selfPercent).padStart(5)}%  ${hot.function}  ${hot.where}`);
     }
   }
+  if (results.payoutRun && !results.payoutRun.correct) failures.push('payouts: a commission is missing from the payouts or in two of them');
   if (results.writePath && !results.writePath.counters.match) failures.push('write path: the counters do not equal the number of 200 responses');
   if (receiver.badSignatures > 0) failures.push(`${receiver.badSignatures} webhook deliveries failed signature verification`);
 

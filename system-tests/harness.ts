@@ -141,20 +141,6 @@ export async function okBody<T = any>(answer: Promise<ApiResponse<T>>): Promise<
   return body;
 }
 
-/** A whole system and one webhook subscriber for a test file: started before its tests, stopped after them. */
-export function systemWithSubscriber(): { system: System; subscriber: Subscriber; hooks: string } {
-  const world = { system: undefined as unknown as System, subscriber: new Subscriber(), hooks: '' };
-  beforeAll(async () => {
-    world.system = await System.start();
-    world.hooks = await world.subscriber.start();
-  }, 180_000);
-  afterAll(async () => {
-    await world.subscriber.stop();
-    await world.system?.stop();
-  });
-  return world;
-}
-
 type Running = { child: ChildProcess; exited: Promise<void> };
 
 export class System {

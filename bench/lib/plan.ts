@@ -14,6 +14,8 @@ export type Plan = {
   noisyNeighbour: { burstEvents: number; quietRatePerSecond: number; drainTimeoutSeconds: number };
   /** Each hot path measured for `seconds`, before and after `objects` of another program are stored. */
   dataGrowth: { seconds: number; connections: number; objects: number; eventRatePerSecond: number };
+  /** One payout run over `sales` due commissions of `affiliates` affiliates. */
+  payouts: { affiliates: number; sales: number };
 };
 
 export const FULL: Plan = {
@@ -25,6 +27,7 @@ export const FULL: Plan = {
   fanOut: { endpoints: 50, events: 100, timeoutSeconds: 45 },
   noisyNeighbour: { burstEvents: 10_000, quietRatePerSecond: 20, drainTimeoutSeconds: 30 },
   dataGrowth: { seconds: 8, connections: 16, objects: 100_000, eventRatePerSecond: 20 },
+  payouts: { affiliates: 50, sales: 1_000 },
 };
 
 export const QUICK: Plan = {
@@ -36,4 +39,5 @@ export const QUICK: Plan = {
   fanOut: { endpoints: 50, events: 10, timeoutSeconds: 20 },
   noisyNeighbour: { burstEvents: 500, quietRatePerSecond: 20, drainTimeoutSeconds: 10 },
   dataGrowth: { seconds: 2, connections: 16, objects: 5_000, eventRatePerSecond: 20 },
+  payouts: { affiliates: 5, sales: 50 },
 };

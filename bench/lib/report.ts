@@ -8,6 +8,7 @@ import type { EventLatency } from '../scenarios/event-latency';
 import type { FanOut } from '../scenarios/fan-out';
 import type { GatewayOverhead } from '../scenarios/gateway-overhead';
 import type { NoisyNeighbour } from '../scenarios/noisy-neighbour';
+import type { PayoutRun } from '../scenarios/payouts';
 import type { WritePath } from '../scenarios/write-path';
 
 type WithMemory<T> = T & { peakRssMiB: Record<string, number> };
@@ -20,6 +21,7 @@ export type BenchResults = {
   settings: Record<string, string>;
   gatewayOverhead?: WithMemory<GatewayOverhead>;
   writePath?: WithMemory<WritePath>;
+  payoutRun?: WithMemory<PayoutRun>;
   fanOut?: WithMemory<FanOut>;
   eventLatency?: WithMemory<EventLatency>;
   noisyNeighbour?: WithMemory<NoisyNeighbour>;
@@ -80,6 +82,13 @@ export function markdown(results: BenchResults): string {
       `| POST /sales by promo code | ${fmt(sales.salesPerSecond, 0)} sales/s | ${fmt(sales.run.latencyMs.p50, 1)} | ${fmt(sales.run.latencyMs.p99, 1)} | ${sales.run.errors + sales.run.non2xx} | ${sales.connections} connections, ${fmt(sales.run.seconds, 0)} s; counters ${c.match ? 'match' : 'DO NOT match'} the 200s (${c.ok200} 200s, code ${c.promotionalCodeTimesRedeemed}, coupon ${c.couponTimesRedeemed}) |`,
     );
   }
+  const payouts = results.payoutRun;
+  if (payouts) {
+    const run = payouts.run;
+    lines.push(
+      `| POST /payouts until empty, ${payouts.sales} due commissions of ${payouts.affiliates} affiliates | ${fmt(run.commissionsPerSecond, 0)} commissions/s | | | ${run.failedCalls} | ${fmt(run.seconds, 1)} s in ${run.calls} calls; ${run.payouts} payouts, ${run.commissions} commissions, ${payouts.correct ? 'each in exactly one' : 'NOT each in exactly one'}; GET /reports/affiliates ${fmt(payouts.reportSeconds * 1000, 0)} ms, one payout's CSV ${fmt(payouts.exportSeconds * 1000, 0)} ms |`,
+    );
+  }
   const events = results.eventLatency;
   if (events) {
     for (const step of events.steps) {
@@ -128,6 +137,7 @@ export function markdown(results: BenchResults): string {
   const scenarios: Array<[string, Record<string, number> | undefined]> = [
     ['gateway overhead', gateway?.peakRssMiB],
     ['write path', sales?.peakRssMiB],
+    ['payouts', payouts?.peakRssMiB],
     ['fan-out', fan?.peakRssMiB],
     ['event latency', events?.peakRssMiB],
     ['noisy neighbour', neighbour?.peakRssMiB],

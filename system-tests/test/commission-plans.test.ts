@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { eventually } from '@affiliate/platform/testing';
-import { okBody as ok, systemWithSubscriber, type Api } from '../harness';
+import { okBody as ok, type Api } from '../harness';
+import { systemWithSubscriber } from '../world';
 
 /**
  * Commission plans through the gateway (issue 16): what a sale earns under each kind of plan, the

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { eventually } from '@affiliate/platform/testing';
 import { parse } from 'csv-parse/sync';
-import { okBody as ok, systemWithSubscriber, type Api } from '../harness';
+import { okBody as ok, type Api } from '../harness';
+import { systemWithSubscriber } from '../world';
 
 /**
  * Payouts and the report through the gateway (issue 16): minimum payout, payout runs under

@@ -11,6 +11,13 @@ import { saleUpdated } from './sale-events';
 const RUN_LEASE_MS = 5 * 60_000;
 /** A second POST /payouts waits this long for the running one (below the gateway's 10 s), then answers 409. */
 const RUN_WAIT_MS = 6_000;
+/**
+ * A run starts no new payout after this long, so that it answers within the gateway's timeout; what
+ * it left is still due, and the next POST /payouts takes it (call until it answers an empty list).
+ */
+const RUN_BUDGET_MS = 5_000;
+/** Commissions claimed at once: each claim is its own sale's write, independent of the others. */
+const CLAIMS_AT_ONCE = 16;
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const noPayout = (payoutId: string) => notFound(`No payout with id ${payoutId} in this program`);
@@ -24,10 +31,12 @@ const sum = (items: { amountMinor: number }[]) => items.reduce((total, item) => 
  */
 export async function createPayouts(deps: SaleDependencies, programId: string, input: { affiliateId?: string; currency?: string }): Promise<Payout[]> {
   const token = await takeRun(deps, programId);
+  const deadline = Date.now() + RUN_BUDGET_MS;
   try {
     for (const draft of await deps.repositories.payouts.drafts(programId)) await finishDraft(deps, draft);
     const created: PayoutDocument[] = [];
     for (const group of dueGroups(await deps.repositories.sales.withCommissionsOutsidePayouts(programId, input.affiliateId), input.currency, new Date())) {
+      if (Date.now() > deadline) break;
       const draft = await draftOf(deps, programId, group);
       if (!draft) continue;
       await deps.repositories.payouts.insert(draft, () => []);
@@ -100,8 +109,10 @@ async function draftOf(deps: SaleDependencies, programId: string, group: Group):
  */
 async function finishDraft(deps: SaleDependencies, draft: PayoutDocument): Promise<PayoutDocument | null> {
   const claimed: PayoutItemDocument[] = [];
-  for (const item of draft.items) {
-    if (await claim(deps, draft, item)) claimed.push(item);
+  for (let start = 0; start < draft.items.length; start += CLAIMS_AT_ONCE) {
+    const batch = draft.items.slice(start, start + CLAIMS_AT_ONCE);
+    const mine = await Promise.all(batch.map((item) => claim(deps, draft, item)));
+    claimed.push(...batch.filter((_item, index) => mine[index]));
   }
   if (sum(claimed) <= 0) {
     // Its positive commissions went meanwhile (a reversal voided them): give back what it took.
@@ -194,9 +205,9 @@ export async function updatePayout(
     if (!payout) throw noPayout(input.payoutId);
     return toPayout(payout);
   }
-  for (const item of changed.items) {
-    if (input.status === 'PAID') await markPaid(deps, changed, item);
-    else await release(deps, changed, item);
+  for (let start = 0; start < changed.items.length; start += CLAIMS_AT_ONCE) {
+    const batch = changed.items.slice(start, start + CLAIMS_AT_ONCE);
+    await Promise.all(batch.map((item) => (input.status === 'PAID' ? markPaid(deps, changed, item) : release(deps, changed, item))));
   }
   const settled = await deps.repositories.payouts.change(programId, changed._id, () => ({ set: { settling: false }, events: () => [] }));
   return toPayout(settled ?? changed);

@@ -1,0 +1,74 @@
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { round } from '../lib/stats';
+import { withPeakMemory, type ScenarioContext } from './context';
+
+export type PayoutRun = {
+  affiliates: number;
+  sales: number;
+  /** POST /payouts, repeated until it answers an empty list (a run starts no payout after 5 s). */
+  run: { seconds: number; calls: number; payouts: number; commissions: number; commissionsPerSecond: number; failedCalls: number };
+  /** Every commission in exactly one payout, one payout per affiliate. */
+  correct: boolean;
+  reportSeconds: number;
+  exportSeconds: number;
+};
+
+/**
+ * Payout runs over a program with `sales` due commissions of `affiliates` affiliates: how long
+ * POST /payouts, called until it answers an empty list, takes to gather and claim them all (each claim is a conditional write on its
+ * sale with its sale.updated), then the affiliate report and one payout's CSV export.
+ */
+export async function payoutRun(context: ScenarioContext) {
+  const { bench, plan } = context;
+  const program = await bench.createProgram();
+  const api = program.api;
+  await api.expectOk('POST', '/commission-plans', { name: 'Bench', commissionType: 'PERCENTAGE', rate: 10, recurring: 'FOREVER', holdDays: 0, isDefault: true });
+  const tag = randomUUID().slice(0, 8);
+  const referrals: string[] = [];
+  for (let index = 0; index < plan.payouts.affiliates; index += 1) {
+    const affiliate = await api.expectOk<{ id: string }>('POST', '/affiliates', { firstName: 'Payout', lastName: `Bench ${index}`, email: `payout-${tag}-${index}@example.com` });
+    referrals.push((await api.expectOk<{ id: string }>('POST', '/referrals', { affiliateId: affiliate.id, email: `customer-${tag}-${index}@example.com` })).id);
+  }
+  context.log(`  ${plan.payouts.sales} sales over ${plan.payouts.affiliates} affiliates`);
+  let next = 0;
+  const seller = async () => {
+    for (let index = next++; index < plan.payouts.sales; index = next++) {
+      await api.expectOk('POST', '/sales', { referralId: referrals[index % referrals.length], totalEarned: 100, externalId: `payout-${tag}-${index}` });
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, seller));
+
+  return withPeakMemory(context, async () => {
+    const started = performance.now();
+    const payouts: { id: string; affiliateId: string; commissions: { commissionId: string }[] }[] = [];
+    let calls = 0;
+    let failedCalls = 0;
+    for (;;) {
+      const answer = await api.send('POST', '/payouts', {});
+      calls += 1;
+      if (answer.status !== 200) failedCalls += 1;
+      const created = answer.status === 200 ? (JSON.parse(answer.body) as typeof payouts) : [];
+      payouts.push(...created);
+      if ((answer.status === 200 && created.length === 0) || calls >= 50) break;
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const claimed = payouts.flatMap((payout) => payout.commissions.map((item) => item.commissionId));
+    const reportStarted = performance.now();
+    await api.expectOk('GET', '/reports/affiliates');
+    const reportSeconds = (performance.now() - reportStarted) / 1000;
+    const exportStarted = performance.now();
+    if (payouts[0]) await api.send('GET', `/payouts/export?payoutId=${payouts[0].id}`);
+    const exportSeconds = (performance.now() - exportStarted) / 1000;
+    const result: PayoutRun = {
+      affiliates: plan.payouts.affiliates,
+      sales: plan.payouts.sales,
+      run: { seconds: round(seconds, 2), calls, payouts: payouts.length, commissions: claimed.length, commissionsPerSecond: round(claimed.length / seconds, 0), failedCalls },
+      correct: new Set(claimed).size === plan.payouts.sales && payouts.length === plan.payouts.affiliates,
+      reportSeconds: round(reportSeconds, 3),
+      exportSeconds: round(exportSeconds, 3),
+    };
+    context.log(`    payout runs ${result.run.seconds} s in ${calls} calls: ${result.run.payouts} payouts, ${result.run.commissions} commissions (${result.correct ? 'each once' : 'NOT each once'}); report ${result.reportSeconds} s`);
+    return result;
+  });
+}
