@@ -214,3 +214,39 @@ test("one program's payouts are invisible and unchangeable to another program", 
   expect((await stranger.get(`/payouts/export?payoutId=${payout.id}`)).status).toBe(404);
   expect(await ok(stranger.post('/payouts', {}))).toEqual([]);
 });
+
+test('a payout run killed half-way is finished by the next run: every commission ends in exactly one payout', async () => {
+  const { api } = await program();
+  const team = [await affiliate(api), await affiliate(api), await affiliate(api)];
+  const referrals = await Promise.all(team.map((member) => ok(api.post('/referrals', { affiliateId: member.id, email: `c-${randomUUID().slice(0, 8)}@example.com` }))));
+  let next = 0;
+  const seller = async () => {
+    for (let index = next++; index < 300; index = next++) await ok(api.post('/sales', { referralId: referrals[index % 3]!.id, totalEarned: 10 }));
+  };
+  await Promise.all(Array.from({ length: 8 }, seller));
+
+  const interrupted = api.post('/payouts', {}).catch(() => null);
+  const claimedAny = async () => (await ok(api.get('/sales?limit=1000'))).some((sale: { commissions: { payoutCreated: boolean }[] }) => sale.commissions[0]?.payoutCreated);
+  const deadline = Date.now() + 20_000;
+  while (!(await claimedAny()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  await world.system.kill('sale');
+  await interrupted;
+  await world.system.launch('sale');
+  await world.system.waitReady('sale');
+
+  // The dead run's lease holds the program's payouts for a few seconds (409), then a run finishes its draft and pays the rest.
+  const finishedBy = Date.now() + 60_000;
+  for (;;) {
+    const answer = await api.post('/payouts', {});
+    if (answer.status === 200 && answer.body.length === 0) break;
+    if (Date.now() > finishedBy) throw new Error(`payouts never finished: ${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}`);
+    if (answer.status !== 200) await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  const payouts = await ok(api.get('/payouts?limit=1000'));
+  const claimed = payouts.flatMap((payout: { id: string; commissions: { saleId: string; commissionId: string }[] }) => payout.commissions.map((item) => ({ ...item, payoutId: payout.id })));
+  expect(new Set(claimed.map((item: { commissionId: string }) => item.commissionId)).size).toBe(300);
+  expect(claimed).toHaveLength(300);
+  const sales = await ok(api.get('/sales?limit=1000'));
+  const payoutOf = new Map(claimed.map((item: { saleId: string; payoutId: string }) => [item.saleId, item.payoutId]));
+  for (const sale of sales) expect({ sale: sale.id, payoutId: sale.commissions[0].payoutId }).toEqual({ sale: sale.id, payoutId: payoutOf.get(sale.id) });
+}, 120_000);

@@ -3,8 +3,9 @@ import { isDuplicateKey } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /**
- * One payout run per program at a time: a lease document per program. A run that dies keeps the
- * lease until it expires; the next run then takes it over and finishes the dead run's drafts.
+ * One payout run per program at a time: a lease document per program, extended as the run goes. A
+ * run that dies keeps the lease until it expires; the next run then takes it over and finishes the
+ * dead run's drafts.
  */
 type PayoutRunDocument = { _id: string; token: string; expiresAt: Date };
 
@@ -35,6 +36,12 @@ export class PayoutRunLeases {
     // Whose lease it is, read back by _id: the answer of a conditional update is not trusted for identity (DESIGN.md section 8).
     const holder = await this.model.findOne({ _id: programId }).lean();
     return holder?.token === token ? token : null;
+  }
+
+  /** Extends the lease of the run holding `token`; false when it is no longer that run's (it expired and another took it). */
+  async extend(programId: string, token: string, leaseMs: number): Promise<boolean> {
+    const written = await this.model.updateOne({ _id: programId, token }, { $set: { expiresAt: new Date(Date.now() + leaseMs) } });
+    return written.matchedCount === 1;
   }
 
   async release(programId: string, token: string): Promise<void> {

@@ -7,8 +7,8 @@ import { isDue, stateOf, type CommissionEntry, type SaleDocument } from '../data
 import type { SaleDependencies } from './sale-dependencies';
 import { saleUpdated } from './sale-events';
 
-/** Long enough for a large program's run; a run that dies holds the program's payouts this long at most. */
-const RUN_LEASE_MS = 5 * 60_000;
+/** A run extends its lease after every batch of claims; one that dies holds the program's payouts this long at most. */
+const RUN_LEASE_MS = 15_000;
 /** A second POST /payouts waits this long for the running one (below the gateway's 10 s), then answers 409. */
 const RUN_WAIT_MS = 6_000;
 /**
@@ -30,22 +30,35 @@ const sum = (items: { amountMinor: number }[]) => items.reduce((total, item) => 
  * one run per program works at a time, so no commission is ever in two payouts.
  */
 export async function createPayouts(deps: SaleDependencies, programId: string, input: { affiliateId?: string; currency?: string }): Promise<Payout[]> {
-  const token = await takeRun(deps, programId);
+  const run = { programId, token: await takeRun(deps, programId) };
   const deadline = Date.now() + RUN_BUDGET_MS;
   try {
-    for (const draft of await deps.repositories.payouts.drafts(programId)) await finishDraft(deps, draft);
+    // A dead run's drafts first: they become payouts now, and are answered with the new ones.
     const created: PayoutDocument[] = [];
+    for (const draft of await deps.repositories.payouts.drafts(programId)) {
+      const payout = await finishDraft(deps, draft, run);
+      if (payout) created.push(payout);
+    }
     for (const group of dueGroups(await deps.repositories.sales.withCommissionsOutsidePayouts(programId, input.affiliateId), input.currency, new Date())) {
       if (Date.now() > deadline) break;
       const draft = await draftOf(deps, programId, group);
       if (!draft) continue;
       await deps.repositories.payouts.insert(draft, () => []);
-      const payout = await finishDraft(deps, draft);
+      const payout = await finishDraft(deps, draft, run);
       if (payout) created.push(payout);
     }
     return created.map(toPayout);
   } finally {
-    await deps.repositories.payoutRuns.release(programId, token);
+    await deps.repositories.payoutRuns.release(programId, run.token);
+  }
+}
+
+type Run = { programId: string; token: string };
+
+/** Keeps the run's lease; a run that lost it (it stalled past the lease) stops, and the run that took over finishes its draft. */
+async function stillOurs(deps: SaleDependencies, run: Run): Promise<void> {
+  if (!(await deps.repositories.payoutRuns.extend(run.programId, run.token, RUN_LEASE_MS))) {
+    throw conflict('This payout run stalled and another took over; retry');
   }
 }
 
@@ -107,9 +120,10 @@ async function draftOf(deps: SaleDependencies, programId: string, group: Group):
  * Claims the draft's commissions one sale at a time, then shows the payout with what it claimed.
  * Run again on a draft a crash left behind, it claims what is left and keeps what it had.
  */
-async function finishDraft(deps: SaleDependencies, draft: PayoutDocument): Promise<PayoutDocument | null> {
+async function finishDraft(deps: SaleDependencies, draft: PayoutDocument, run: Run): Promise<PayoutDocument | null> {
   const claimed: PayoutItemDocument[] = [];
   for (let start = 0; start < draft.items.length; start += CLAIMS_AT_ONCE) {
+    await stillOurs(deps, run);
     const batch = draft.items.slice(start, start + CLAIMS_AT_ONCE);
     const mine = await Promise.all(batch.map((item) => claim(deps, draft, item)));
     claimed.push(...batch.filter((_item, index) => mine[index]));
