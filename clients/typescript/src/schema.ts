@@ -172,7 +172,7 @@ export interface paths {
         get: operations["getPayouts"];
         /** Mark a payout PAID or FAILED */
         put: operations["updatePayout"];
-        /** Gather due commissions into one payout per affiliate and currency */
+        /** Gather due commissions into one payout per affiliate and currency (a run starts no payout after 5 s: call again until it answers []) */
         post: operations["createPayouts"];
         delete?: never;
         options?: never;
