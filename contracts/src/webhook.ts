@@ -28,6 +28,7 @@ export const WebhookEndpoint = z
     active: z.boolean(),
     disabledReason: z.string().nullable(),
     secret: z.string().optional(),
+    previousSecretExpiresAt: DateTime.nullable().openapi({ description: 'After a rotation, the previous secret keeps signing beside the new one until then; null outside an overlap' }),
     createdAt: DateTime,
     updatedAt: DateTime,
   })
@@ -94,10 +95,18 @@ export const RecoverDeliveriesBody = z
 
 export const WebhookEndpointQuery = ListQuery.extend({ id: z.string().max(100).optional() }).strict();
 
+export const WebhookSecretQuery = z.object({ webhookEndpointId: Uuid }).strict();
+
+/** The signing secret on demand (as Svix's endpoint secret), and the end of a rotation's overlap. */
+export const WebhookSecret = z
+  .object({ webhookEndpointId: Uuid, secret: z.string(), previousSecretExpiresAt: DateTime.nullable() })
+  .openapi('WebhookSecret');
+
 export const WebhookDeliveryQuery = ListQuery.extend({
   endpointId: Uuid.optional(),
   eventId: Uuid.optional(),
   status: DeliveryStatus.optional(),
+  eventType: PublicEventType.optional(),
 }).strict();
 
 /** The outcome of one send: a delivery attempt, or the answer to a test ping. */
@@ -114,6 +123,7 @@ export const EventTypeDescription = z
   .openapi('EventTypeDescription');
 
 export type WebhookEndpoint = z.infer<typeof WebhookEndpoint>;
+export type WebhookSecret = z.infer<typeof WebhookSecret>;
 export type WebhookDelivery = z.infer<typeof WebhookDelivery>;
 export type DeliveryAttempt = z.infer<typeof DeliveryAttempt>;
 export type DeliveryStatus = z.infer<typeof DeliveryStatus>;

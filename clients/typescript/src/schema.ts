@@ -234,6 +234,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhook-endpoints/secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Reveal an endpoint's signing secret */
+        get: operations["getWebhookEndpointSecret"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/webhook-deliveries": {
         parameters: {
             query?: never;
@@ -2143,6 +2160,11 @@ export interface components {
             active: boolean;
             disabledReason: string | null;
             secret?: string;
+            /**
+             * Format: date-time
+             * @description After a rotation, the previous secret keeps signing beside the new one until then; null outside an overlap
+             */
+            previousSecretExpiresAt: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -2165,6 +2187,13 @@ export interface components {
             description?: string | null;
             active?: boolean;
             rotateSecret?: boolean;
+        };
+        WebhookSecret: {
+            /** Format: uuid */
+            webhookEndpointId: string;
+            secret: string;
+            /** Format: date-time */
+            previousSecretExpiresAt: string | null;
         };
         WebhookDelivery: {
             /** Format: uuid */
@@ -2194,6 +2223,8 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
+        /** @enum {string} */
+        EventType: "affiliate.created" | "affiliate.updated" | "affiliate.deleted" | "referral.created" | "referral.updated" | "referral.deleted" | "sale.created" | "sale.updated" | "sale.deleted" | "coupon.created" | "coupon.updated" | "coupon.deleted" | "promocode.created" | "promocode.updated" | "promocode.deleted";
         WebhookTestResult: {
             /** Format: date-time */
             at: string;
@@ -2219,8 +2250,6 @@ export interface components {
             /** Format: date-time */
             until?: string;
         };
-        /** @enum {string} */
-        EventType: "affiliate.created" | "affiliate.updated" | "affiliate.deleted" | "referral.created" | "referral.updated" | "referral.deleted" | "sale.created" | "sale.updated" | "sale.deleted" | "coupon.created" | "coupon.updated" | "coupon.deleted" | "promocode.created" | "promocode.updated" | "promocode.deleted";
         WebhookPayload: {
             /** Format: uuid */
             id: string;
@@ -7757,6 +7786,122 @@ export interface operations {
             };
         };
     };
+    getWebhookEndpointSecret: {
+        parameters: {
+            query: {
+                webhookEndpointId: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecret"];
+                };
+            };
+            /** @description Invalid request: the message names the field */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization header missing, not Bearer, or token invalid */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API access is not enabled for the program */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The program of the token no longer exists, or the object is not found */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getWebhookDeliveries: {
         parameters: {
             query?: {
@@ -7767,6 +7912,7 @@ export interface operations {
                 endpointId?: string;
                 eventId?: string;
                 status?: "pending" | "succeeded" | "failed";
+                eventType?: components["schemas"]["EventType"];
             };
             header?: never;
             path?: never;

@@ -44,10 +44,13 @@ test('a subscriber that fails twice then succeeds gets the event on the third at
   expect(delivery.nextAttemptAt).toBeNull();
 });
 
-test('the delivery log lists deliveries by endpoint, event and status, each with its attempts', async () => {
+test('the delivery log lists deliveries by endpoint, event, event type and status, each with its attempts', async () => {
+  // A program of its own: its endpoint takes coupon.deleted, which later tests publish too.
+  const programId = newProgramId();
   const subscriber = await subscriberAnswering(() => ({ status: 500 }));
-  const endpoint = await createEndpoint(service, programId, { url: subscriber.url, eventTypes: ['coupon.created'] });
+  const endpoint = await createEndpoint(service, programId, { url: subscriber.url, eventTypes: ['coupon.created', 'coupon.deleted'] });
   const event = await publisher.publish('coupon.created', programId);
+  const other = await publisher.publish('coupon.deleted', programId);
 
   const failed = await deliveryReaching(service, programId, { endpointId: endpoint.id }, 'failed');
   expect(failed.attempts).toHaveLength(3);
@@ -55,7 +58,10 @@ test('the delivery log lists deliveries by endpoint, event and status, each with
     expect(attempt).toMatchObject({ statusCode: 500, responseExcerpt: 'ok', error: null });
     expect(typeof attempt.latencyMs).toBe('number');
   }
-  expect(await deliveriesOf(service, programId, { endpointId: endpoint.id, status: 'failed' })).toHaveLength(1);
+  await deliveryReaching(service, programId, { eventId: other.id }, 'failed');
+  expect(await deliveriesOf(service, programId, { endpointId: endpoint.id, status: 'failed' })).toHaveLength(2);
+  expect((await deliveriesOf(service, programId, { endpointId: endpoint.id, eventType: 'coupon.deleted' })).map((delivery) => delivery.id)).toHaveLength(1);
+  expect(await deliveriesOf(service, programId, { eventId: other.id, eventType: 'coupon.created' })).toEqual([]);
   expect(await deliveriesOf(service, programId, { endpointId: endpoint.id, status: 'succeeded' })).toEqual([]);
   expect(await deliveriesOf(service, programId, { eventId: event.id })).toHaveLength(1);
   expect(await deliveriesOf(service, newProgramId(), { eventId: event.id })).toEqual([]);

@@ -137,11 +137,23 @@ test('PUT changes url, eventTypes, description and active, and shows no secret u
   await api().put('/webhook-endpoints').set(as(programId)).send({ webhookEndpointId: endpoint.id, eventTypes: ['program.created'] }).expect(400);
 });
 
-test('rotating the secret returns a new one', async () => {
+test('rotating the secret returns a new one and shows until when the previous one keeps signing', async () => {
   const endpoint = await createEndpoint(service, programId, { url, eventTypes: ['sale.created'] });
   const response = await api().put('/webhook-endpoints').set(as(programId)).send({ webhookEndpointId: endpoint.id, rotateSecret: true }).expect(200);
   expect(response.body.secret).toMatch(/^whsec_/);
   expect(response.body.secret).not.toBe(endpoint.secret);
+  expect(Date.parse(response.body.previousSecretExpiresAt)).toBeGreaterThan(Date.now());
+  const read = await api().get('/webhook-endpoints').query({ id: endpoint.id }).set(as(programId)).expect(200);
+  expect(read.body).toMatchObject({ previousSecretExpiresAt: response.body.previousSecretExpiresAt });
+  expect(read.body.secret).toBeUndefined();
+});
+
+test('GET /webhook-endpoints/secret reveals the current secret to the program that owns the endpoint only', async () => {
+  const endpoint = await createEndpoint(service, programId, { url, eventTypes: ['sale.created'] });
+  const revealed = await api().get('/webhook-endpoints/secret').query({ webhookEndpointId: endpoint.id }).set(as(programId)).expect(200);
+  expect(revealed.body).toEqual({ webhookEndpointId: endpoint.id, secret: endpoint.secret, previousSecretExpiresAt: null });
+  await api().get('/webhook-endpoints/secret').query({ webhookEndpointId: endpoint.id }).set(as(otherProgramId)).expect(404);
+  await api().get('/webhook-endpoints/secret').query({ webhookEndpointId: 'x' }).set(as(programId)).expect(400);
 });
 
 test('DELETE removes the endpoint', async () => {

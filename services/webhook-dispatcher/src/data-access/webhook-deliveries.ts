@@ -74,7 +74,7 @@ const webhookDeliveryModel = (connection: Connection): Model<WebhookDeliveryDocu
   connection.model<WebhookDeliveryDocument>('WebhookDelivery', schema, 'webhook_deliveries');
 
 export type ClaimedDelivery = WebhookDeliveryDocument & { lockToken: string };
-export type DeliveryFilter = { endpointId?: string; eventId?: string; status?: DeliveryStatus };
+export type DeliveryFilter = { endpointId?: string; eventId?: string; status?: DeliveryStatus; eventType?: string };
 
 /**
  * The delivery log. Everything a sender does to one delivery is a point operation by _id (with the
@@ -101,6 +101,7 @@ export class WebhookDeliveryRepository {
     if (filter.endpointId !== undefined) scope.endpointId = filter.endpointId;
     if (filter.eventId !== undefined) scope.eventId = filter.eventId;
     if (filter.status !== undefined) scope.status = filter.status;
+    if (filter.eventType !== undefined) scope.eventType = filter.eventType;
     return findPage<WebhookDeliveryDocument>(this.model, scope, page);
   }
 

@@ -107,7 +107,12 @@ export class WebhookEndpointRepository {
   }
 }
 
-/** The secret is shown only when it was just made (create, rotation); reads never show it. */
+/** The end of a rotation's overlap while it lasts, else null. */
+export function overlapEndOf(endpoint: WebhookEndpointDocument, now = new Date()): string | null {
+  return endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now ? endpoint.previousSecretExpiresAt.toISOString() : null;
+}
+
+/** The secret is shown when it was just made (create, rotation) and when asked for (GET /webhook-endpoints/secret); lists never show it. */
 export function toWebhookEndpoint(endpoint: WebhookEndpointDocument, options: { withSecret?: boolean } = {}): WebhookEndpoint {
   return {
     id: endpoint._id,
@@ -117,6 +122,7 @@ export function toWebhookEndpoint(endpoint: WebhookEndpointDocument, options: { 
     active: endpoint.active,
     disabledReason: endpoint.disabledReason,
     ...(options.withSecret ? { secret: endpoint.secret } : {}),
+    previousSecretExpiresAt: overlapEndOf(endpoint),
     createdAt: endpoint.createdAt.toISOString(),
     updatedAt: endpoint.updatedAt.toISOString(),
   };

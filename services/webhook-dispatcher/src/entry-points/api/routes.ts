@@ -7,6 +7,7 @@ import {
   UpdateWebhookEndpointBody,
   WebhookDeliveryQuery,
   WebhookEndpointQuery,
+  WebhookSecretQuery,
 } from '@affiliate/contracts';
 import { parseBody, parseQuery, programIdOf, setNextPageLink } from '@affiliate/platform';
 import { Router } from 'express';
@@ -15,7 +16,7 @@ import { createWebhookEndpoint } from '../../domain/create-webhook-endpoint';
 import { deleteWebhookEndpoint } from '../../domain/delete-webhook-endpoint';
 import { describeEventTypes } from '../../domain/event-catalogue';
 import { listWebhookDeliveries } from '../../domain/find-webhook-deliveries';
-import { findWebhookEndpoint, listWebhookEndpoints } from '../../domain/find-webhook-endpoints';
+import { findWebhookEndpoint, listWebhookEndpoints, revealWebhookSecret } from '../../domain/find-webhook-endpoints';
 import { recoverDeliveries } from '../../domain/recover-deliveries';
 import { resendDelivery } from '../../domain/resend-delivery';
 import { testWebhookEndpoint } from '../../domain/test-webhook-endpoint';
@@ -39,6 +40,11 @@ export function webhookRoutes(dispatcher: Dispatcher, scheduler: { nudge(): void
     const { items, nextCursor } = await listWebhookEndpoints(repositories, programId, query);
     setNextPageLink(request, response, nextCursor, query.limit);
     response.json(items);
+  });
+
+  router.get('/webhook-endpoints/secret', async (request, response) => {
+    const { webhookEndpointId } = parseQuery(WebhookSecretQuery, request);
+    response.json(await revealWebhookSecret(repositories, programIdOf(response), webhookEndpointId));
   });
 
   router.put('/webhook-endpoints', async (request, response) => {
