@@ -16,12 +16,14 @@ COPY services/sale/package.json services/sale/
 COPY services/webhook-dispatcher/package.json services/webhook-dispatcher/
 COPY gateway/package.json gateway/
 COPY clients/typescript/package.json clients/typescript/
+COPY console/package.json console/
 RUN npm ci --no-audit --no-fund
 COPY contracts contracts
 COPY services services
 COPY gateway gateway
 COPY clients clients
-RUN npx tsc -b && npm prune --omit=dev --no-audit --no-fund \
+COPY console console
+RUN npx tsc -b && npm run build -w console && npm prune --omit=dev --no-audit --no-fund \
   && find . -path ./node_modules -prune -o \( -name '*.ts' ! -name '*.d.ts' -o -name test -type d \) -print | grep -v '^./node_modules' | xargs rm -rf
 
 FROM ${NODE_IMAGE}

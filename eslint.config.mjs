@@ -22,6 +22,11 @@ export default tseslint.config(
     },
   },
   {
+    // The console runs in the browser.
+    files: ['console/src/**'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+  {
     files: ['**/test/**/*.ts', 'scripts/**', 'bench/**', '**/*.config.js'],
     rules: { 'no-console': 'off', '@typescript-eslint/no-require-imports': 'off' },
   },

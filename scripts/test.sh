@@ -8,4 +8,6 @@ if [ -z "${MONGO_URL:-}" ] && ! docker info >/dev/null 2>&1; then
   eval "$(bash scripts/local-infra.sh start | sed 's/^/export /')"
 fi
 npx tsc -b
+# The console's bundle: the gateway serves it and console/test drives it in a browser.
+npm run build -w console
 exec npx jest --json --outputFile=jest-results.json "$@"

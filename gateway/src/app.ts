@@ -4,6 +4,7 @@ import type { AdminStore } from './admin/api-keys';
 import { adminRoutes } from './admin/routes';
 import type { KeyDirectory } from './auth/key-directory';
 import type { GatewaySettings } from './config';
+import { consoleRoutes } from './console/routes';
 import { docsRoutes } from './docs/routes';
 import type { IdempotencyRecordModel } from './idempotency/idempotency-record';
 import { apiRoutes } from './proxy/api-routes';
@@ -45,6 +46,7 @@ export function createGateway(deps: GatewayDeps): Express {
     response.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
   });
   app.use(docsRoutes());
+  app.use(consoleRoutes());
   app.use(
     '/admin/v1',
     adminRoutes({

@@ -1,0 +1,75 @@
+import 'uplot/dist/uPlot.min.css';
+import './styles.css';
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { forgetCredential, savedCredential, saveCredential, type Credential } from './api';
+import { Browse, RESOURCES } from './pages/browse';
+import { Catalogue } from './pages/catalogue';
+import { Audit, Programs } from './pages/operator';
+import { Overview } from './pages/overview';
+import { SignIn } from './pages/sign-in';
+import { Webhooks } from './pages/webhooks';
+
+type Route = { id: string; label: string; page: (credential: Credential) => preact.JSX.Element };
+
+const PROGRAM_ROUTES: Route[] = [
+  { id: 'overview', label: 'Overview', page: (credential) => <Overview credential={credential} /> },
+  { id: 'webhooks', label: 'Webhooks', page: (credential) => <Webhooks credential={credential} /> },
+  { id: 'events', label: 'Event catalogue', page: (credential) => <Catalogue credential={credential} /> },
+  ...Object.entries(RESOURCES).map(([id, resource]) => ({ id, label: resource.title, page: (credential: Credential) => <Browse key={id} credential={credential} resource={resource} /> })),
+];
+
+const OPERATOR_ROUTES: Route[] = [
+  { id: 'programs', label: 'Programs and API keys', page: (credential) => <Programs credential={credential} /> },
+  { id: 'audit', label: 'Audit record', page: (credential) => <Audit credential={credential} /> },
+];
+
+const routeId = () => window.location.hash.replace(/^#\/?/, '');
+
+function App() {
+  const [credential, setCredential] = useState<Credential | null>(savedCredential());
+  const [current, setCurrent] = useState(routeId());
+  useEffect(() => {
+    const follow = () => setCurrent(routeId());
+    window.addEventListener('hashchange', follow);
+    return () => window.removeEventListener('hashchange', follow);
+  }, []);
+  if (!credential) {
+    return (
+      <SignIn
+        onSignedIn={(signedIn) => {
+          saveCredential(signedIn);
+          setCredential(signedIn);
+        }}
+      />
+    );
+  }
+  const routes = credential.kind === 'program' ? PROGRAM_ROUTES : OPERATOR_ROUTES;
+  const route = routes.find((each) => each.id === current) ?? (routes[0] as Route);
+  return (
+    <>
+      <header>
+        <p class="brand">Affiliate console · {credential.kind === 'program' ? 'program' : 'operator'} view</p>
+        <nav aria-label="Sections">
+          {routes.map((each) => (
+            <a key={each.id} href={`#/${each.id}`} aria-current={each.id === route.id ? 'page' : undefined}>
+              {each.label}
+            </a>
+          ))}
+        </nav>
+        <button
+          type="button"
+          onClick={() => {
+            forgetCredential();
+            setCredential(null);
+          }}
+        >
+          Sign out
+        </button>
+      </header>
+      <main>{route.page(credential)}</main>
+    </>
+  );
+}
+
+render(<App />, document.getElementById('app') as HTMLElement);

@@ -1,0 +1,249 @@
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { ADMIN_TOKEN, okBody, Subscriber, System, type Api } from '../../system-tests/harness';
+import { CONSOLE_CONTENT_SECURITY_POLICY } from '../../gateway/src/console/routes';
+
+/**
+ * The console in a real browser (Debian's chromium through playwright-core) against the whole
+ * system as `npm start` runs it: each component its own process. Every request that leaves the
+ * gateway's origin is refused and recorded, every page is checked with axe-core, and a screenshot of
+ * each page is written under test-results/console/ for a person to look at.
+ */
+const SCREENSHOTS = join(__dirname, '..', '..', 'test-results', 'console');
+const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+let system: System;
+let browser: Browser;
+const subscriber = new Subscriber();
+let program: { programId: string; key: string; api: Api };
+const outside: string[] = [];
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  system = await System.start();
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  program = await system.createProgram({ destinationUrls: [{ url: 'https://shop.example.com/' }] });
+  await seed(program.api);
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await subscriber.stop();
+  await system?.stop();
+});
+
+/** A little of everything, through the public API, so that every page has real data to show. */
+async function seed(api: Api) {
+  await okBody(api.post('/commission-plans', { name: 'Partners 20%', commissionType: 'PERCENTAGE', rate: 20, recurring: 'FOREVER', holdDays: 0, isDefault: true }));
+  const ada = await okBody(api.post('/affiliates', { firstName: 'Ada', lastName: 'Byron', email: 'ada@example.com', affiliateLink: 'ada' }));
+  await okBody(api.post('/affiliates', { firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com', affiliateLink: 'grace' }));
+  for (let index = 0; index < 3; index += 1) await okBody(api.post('/clicks', { link: 'ada' }));
+  const referral = await okBody(api.post('/referrals', { link: 'ada', email: 'customer@example.com', name: 'Sam Customer' }));
+  const coupon = await okBody(api.post('/coupons', { name: 'Spring', percentOff: 20 }));
+  await okBody(api.post('/promotional-codes', { couponId: coupon.id, code: 'SPRING20', affiliateId: ada.id }));
+  const day = 86_400_000;
+  for (const [ago, total] of [[6, 120], [4, 80], [2, 200], [1, 50], [0, 99]] as const) {
+    await okBody(api.post('/sales', { referralId: referral.id, totalEarned: total, paidAt: new Date(Date.now() - ago * day).toISOString() }));
+  }
+  await okBody(api.post('/sales', { promoCode: 'SPRING20', totalEarned: 60 }));
+}
+
+async function newPage(): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  await page.route('**/*', (route) => {
+    if (route.request().url().startsWith(system.gatewayUrl)) return route.continue();
+    outside.push(route.request().url());
+    return route.abort();
+  });
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !/Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())) pageErrors.push(message.text());
+  });
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  return page;
+}
+
+async function signIn(page: Page, kind: 'program' | 'operator', token: string) {
+  await page.goto(`${system.gatewayUrl}/console`);
+  await page.getByLabel(kind === 'program' ? 'A program team (its API key)' : 'An operator (the admin token)').check();
+  await page.getByLabel(kind === 'program' ? 'API key' : 'Admin token', { exact: true }).fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/** axe-core on the page as it stands (no serious or critical violation), then a screenshot. */
+async function checkPage(page: Page, name: string) {
+  await page.evaluate(AXE);
+  // Evaluated in the page, where axe-core was just loaded (the page's own scripts never load it).
+  const violations = (await page.evaluate(
+    `axe.run(document).then((result) => result.violations.map((violation) => ({ id: violation.id, impact: violation.impact, nodes: violation.nodes.map((node) => node.target.join(' ')).slice(0, 3) })))`,
+  )) as { id: string; impact: string; nodes: string[] }[];
+  expect({ page: name, violations: violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical') }).toEqual({ page: name, violations: [] });
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+const go = (page: Page, route: string) => page.goto(`${system.gatewayUrl}/console#/${route}`);
+
+test('/console is served with a Content-Security-Policy that allows this origin only', async () => {
+  const response = await fetch(`${system.gatewayUrl}/console`);
+  expect(response.status).toBe(200);
+  expect(response.headers.get('content-security-policy')).toBe(CONSOLE_CONTENT_SECURITY_POLICY);
+  expect(CONSOLE_CONTENT_SECURITY_POLICY).not.toMatch(/unsafe-inline|unsafe-eval|https?:|\*/);
+  const script = await fetch(`${system.gatewayUrl}/console/assets/app.js`);
+  expect(script.headers.get('content-type')).toMatch(/javascript/);
+});
+
+test('bad credentials get a clear message and nothing is kept in the tab', async () => {
+  const page = await newPage();
+  await signIn(page, 'program', 'ak_this_key_does_not_exist_0123456789');
+  await showing(page.getByRole('alert'), /That API key was not accepted/);
+  await signIn(page, 'operator', 'not-the-admin-token');
+  await showing(page.getByRole('alert'), /That admin token was not accepted/);
+  expect(await page.evaluate('sessionStorage.length')).toBe(0);
+  await checkPage(page, 'sign-in-refused');
+  await page.context().close();
+});
+
+test('program view: create an endpoint, an event arrives and its delivery appears, resend it, rotate and reveal the secret, send a test event', async () => {
+  const page = await newPage();
+  await signIn(page, 'program', program.key);
+  await go(page, 'webhooks');
+  await page.getByLabel('URL').fill(await subscriber.start());
+  await page.getByLabel('Description').fill('Shop backend');
+  await page.getByRole('group', { name: 'Event types to receive' }).getByLabel('affiliate.created').check();
+  await page.getByRole('button', { name: 'Create endpoint' }).click();
+  await showing(page.getByRole('status').filter({ hasText: 'Endpoint created' }), 'whsec_');
+  expect(await page.evaluate('Object.keys(sessionStorage)')).toEqual(['affiliate-console-credential']);
+
+  await okBody(program.api.post('/affiliates', { firstName: 'Alan', lastName: 'Turing', email: 'alan@example.com' }));
+  const row = page.locator('.deliveries').getByRole('row').filter({ hasText: 'affiliate.created' });
+  await poll(page, async () => (await row.filter({ hasText: 'succeeded' }).count()) === 1);
+  await showing(row, '200');
+
+  await row.getByRole('button', { name: 'Resend' }).click();
+  await poll(page, async () => (await row.locator('td').nth(3).textContent()) === '2');
+  expect(subscriber.events('affiliate.created').length).toBeGreaterThanOrEqual(2);
+
+  await page.getByRole('button', { name: 'Rotate secret' }).click();
+  await showing(page.getByRole('status').filter({ hasText: /^Signing secret/ }), 'the previous secret keeps signing beside it until');
+  const [endpoint] = await okBody(program.api.get('/webhook-endpoints'));
+  await page.getByRole('button', { name: 'Reveal secret' }).click();
+  const revealed = await okBody(program.api.get(`/webhook-endpoints/secret?webhookEndpointId=${endpoint.id}`));
+  await showing(page.locator('code.secret'), revealed.secret);
+
+  await page.getByRole('button', { name: 'Send test event' }).click();
+  await showing(page.getByRole('status').filter({ hasText: 'Test event' }), 'Test event delivered');
+  await page.getByLabel('Status').selectOption('succeeded');
+  await counting(row, 1);
+  await checkPage(page, 'webhooks');
+  await page.context().close();
+});
+
+test('an API error is shown with its message, never a blank page', async () => {
+  const page = await newPage();
+  await signIn(page, 'program', program.key);
+  await go(page, 'webhooks');
+  await page.getByLabel('URL').fill('https://example.com/hooks');
+  await page.getByRole('button', { name: 'Create endpoint' }).click();
+  await showing(page.getByRole('alert'), 'eventTypes');
+  await page.getByRole('heading', { name: 'Webhooks' }).first().waitFor({ timeout: 10_000 });
+  await page.context().close();
+});
+
+test('every program page shows the program\u2019s real data and passes axe', async () => {
+  const page = await newPage();
+  await signIn(page, 'program', program.key);
+  await go(page, 'overview');
+  await showing(page.locator('.tiles'), 'Sales6');
+  await counting(page.locator('.chart canvas'), 3);
+  await checkPage(page, 'overview');
+
+  const expected: Record<string, string> = { affiliates: 'ada@example.com', links: 'ada', codes: 'SPRING20', referrals: 'customer@example.com', sales: '120 USD' };
+  for (const [route, text] of Object.entries(expected)) {
+    await go(page, route);
+    await showing(page.locator('tbody'), text);
+    await checkPage(page, route);
+  }
+  await go(page, 'affiliates');
+  await page.getByLabel('Value').fill('grace@example.com');
+  await page.getByRole('button', { name: 'Search' }).click();
+  await counting(page.locator('tbody tr'), 1);
+  await showing(page.locator('tbody'), 'Grace Hopper');
+
+  await go(page, 'events');
+  await showing(page.getByRole('heading', { level: 2, name: /event types$/ }), '15 event types');
+  await showing(page.getByLabel('Verification snippet'), "new Webhook(process.env.WEBHOOK_SECRET)");
+  await checkPage(page, 'events');
+  await page.context().close();
+});
+
+test('operator view: create a program, change its settings, create an API key shown once, revoke it, read the audit record', async () => {
+  const page = await newPage();
+  await signIn(page, 'operator', ADMIN_TOKEN);
+  await page.getByRole('heading', { name: 'Programs' }).first().waitFor({ timeout: 10_000 });
+  await page.getByLabel('Name', { exact: true }).first().fill('Console program');
+  await page.getByRole('button', { name: 'Create program' }).click();
+  await page.getByRole('heading', { name: 'Settings of Console program' }).first().waitFor({ timeout: 10_000 });
+  await page.getByLabel('Requests').fill('50');
+  await page.getByLabel('Per seconds').fill('10');
+  await page.getByRole('button', { name: 'Save settings' }).click();
+  await page.getByRole('status').filter({ hasText: 'Settings saved' }).first().waitFor({ timeout: 10_000 });
+  await showing(page.getByRole('row').filter({ hasText: 'Console program' }), '50 per 10 s');
+
+  await page.getByRole('button', { name: 'Create API key' }).click();
+  const shown = page.getByRole('status').filter({ hasText: 'shown this once' }).locator('code');
+  await showing(shown, /^ak_/);
+  const key = (await shown.textContent()) ?? '';
+  expect((await fetch(`${system.gatewayUrl}/api/v1/coupons`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+  await checkPage(page, 'programs');
+
+  await page.getByRole('button', { name: /^Revoke / }).first().click();
+  await poll(page, async () => (await fetch(`${system.gatewayUrl}/api/v1/coupons`, { headers: { authorization: `Bearer ${key}` } })).status === 401);
+  await counting(page.getByRole('button', { name: /^Revoke / }), 0);
+
+  await go(page, 'audit');
+  await showing(page.locator('tbody'), 'POST /admin/v1/programs/{id}/api-keys');
+  await showing(page.locator('tbody'), 'DELETE /admin/v1/api-keys/{id}');
+  await checkPage(page, 'audit');
+  await page.context().close();
+});
+
+test('no page loaded anything from another origin or broke the Content-Security-Policy', () => {
+  expect(outside).toEqual([]);
+  expect(pageErrors).toEqual([]);
+});
+
+/** Waits until the locator's text matches (a pattern) or contains (a string); fails with the text it last saw. */
+async function showing(locator: Locator, expected: RegExp | string) {
+  let seen: string | null = null;
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    seen = (await locator.count()) > 0 ? await locator.first().textContent() : null;
+    if (seen !== null && (typeof expected === 'string' ? seen.includes(expected) : expected.test(seen))) return;
+    if (Date.now() > deadline) throw new Error(`expected ${String(expected)}, the page shows ${JSON.stringify(seen)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function counting(locator: Locator, expected: number) {
+  const deadline = Date.now() + 10_000;
+  while ((await locator.count()) !== expected) {
+    if (Date.now() > deadline) throw new Error(`expected ${expected} elements, the page has ${await locator.count()}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Clicks Refresh (when the page has one) until `done`, at most 20 s. */
+async function poll(page: Page, done: () => Promise<boolean>) {
+  const deadline = Date.now() + 20_000;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error('the console never showed what was expected');
+    const refresh = page.getByRole('button', { name: 'Refresh' });
+    if (await refresh.count()) await refresh.click();
+    await page.waitForTimeout(300);
+  }
+}
