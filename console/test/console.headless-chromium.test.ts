@@ -51,6 +51,8 @@ async function seed(api: Api) {
     await okBody(api.post('/sales', { referralId: referral.id, totalEarned: total, paidAt: new Date(Date.now() - ago * day).toISOString() }));
   }
   await okBody(api.post('/sales', { promoCode: 'SPRING20', totalEarned: 60 }));
+  // More referrals than one page of the console (50), so that its paging is the API's.
+  for (let index = 0; index < 54; index += 1) await okBody(api.post('/referrals', { link: 'grace', email: `paged-${index}@example.com` }));
 }
 
 async function newPage(): Promise<Page> {
@@ -162,7 +164,7 @@ test('every program page shows the program\u2019s real data and passes axe', asy
   await counting(page.locator('.chart canvas'), 3);
   await checkPage(page, 'overview');
 
-  const expected: Record<string, string> = { affiliates: 'ada@example.com', links: 'ada', codes: 'SPRING20', referrals: 'customer@example.com', sales: '120 USD' };
+  const expected: Record<string, string> = { affiliates: 'ada@example.com', links: 'ada', codes: 'SPRING20', referrals: 'paged-53@example.com', sales: '120 USD' };
   for (const [route, text] of Object.entries(expected)) {
     await go(page, route);
     await showing(page.locator('tbody'), text);
@@ -173,6 +175,13 @@ test('every program page shows the program\u2019s real data and passes axe', asy
   await page.getByRole('button', { name: 'Search' }).click();
   await counting(page.locator('tbody tr'), 1);
   await showing(page.locator('tbody'), 'Grace Hopper');
+
+  await go(page, 'referrals');
+  await counting(page.locator('tbody tr'), 50);
+  await page.getByRole('button', { name: 'Next page' }).click();
+  await counting(page.locator('tbody tr'), 5);
+  // The oldest, on the second page.
+  await showing(page.locator('tbody'), 'customer@example.com');
 
   await go(page, 'events');
   await showing(page.getByRole('heading', { level: 2, name: /event types$/ }), '15 event types');
