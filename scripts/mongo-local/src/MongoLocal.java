@@ -7,6 +7,7 @@ import io.netty.channel.Channel;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
  * A MongoDB-wire-compatible server for tests and local runs without Docker: mongo-java-server
@@ -23,6 +24,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * cost per write falls as writers queue up. The commit writes to the file, which survives
  * a crash of this process; it does not force the operating system to flush to disk (see
  * RELIABILITY.md for what that leaves open, and what a MongoDB replica set adds).
+ *
+ * A commit only ever holds whole commands. A command writes a document and then its index entries
+ * as separate map writes; H2's own background commit (turned off here) or a commit running beside a
+ * command could land between the two, and a kill right after left a document its _id index did not
+ * know (an upsert then failed with "already existed" forever). Write commands run under a shared
+ * lock, and a commit takes it exclusively: it waits for the commands in flight to finish.
  */
 public class MongoLocal {
   static final class CommittingH2Backend extends H2Backend {
@@ -34,9 +41,12 @@ public class MongoLocal {
     private final AtomicLong begun = new AtomicLong();
     /** The number of the last commit that finished (guarded by commitLock). */
     private long finished = 0;
+    /** Shared by the write commands in flight; taken exclusively by a commit. */
+    private final ReentrantReadWriteLock wholeCommands = new ReentrantReadWriteLock();
 
     CommittingH2Backend(String dataFile) {
       super(dataFile);
+      getMvStore().setAutoCommitDelay(0);
     }
 
     /** Unique indexes (with _id) also serve `{_id: x, ...other conditions}`: see PointLookupIndex. */
@@ -47,13 +57,17 @@ public class MongoLocal {
 
     @Override
     public Document handleCommand(Channel channel, String databaseName, String command, Document query) {
+      boolean writes = WRITE_COMMANDS.contains(command.toLowerCase(Locale.ROOT));
+      if (!writes) return super.handleCommand(channel, databaseName, command, query);
+      wholeCommands.readLock().lock();
       try {
         return super.handleCommand(channel, databaseName, command, query);
       } finally {
+        wholeCommands.readLock().unlock();
         // Also after a failed command: an ordered insert can fail halfway with its first part written.
         // Decided by the command, not by hasUnsavedChanges(): that turns false as soon as a commit
-        // (ours or H2's background one) has begun, before the change is in the file.
-        if (WRITE_COMMANDS.contains(command.toLowerCase(Locale.ROOT))) commitCovering(begun.get() + 1);
+        // has begun, before the change is in the file.
+        commitCovering(begun.get() + 1);
       }
     }
 
@@ -66,7 +80,12 @@ public class MongoLocal {
       synchronized (commitLock) {
         if (finished >= needed) return;
         long number = begun.incrementAndGet();
-        commit();
+        wholeCommands.writeLock().lock();
+        try {
+          commit();
+        } finally {
+          wholeCommands.writeLock().unlock();
+        }
         finished = number;
       }
     }

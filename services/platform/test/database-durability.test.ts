@@ -55,3 +55,46 @@ test('every write acknowledged before the database is killed with SIGKILL is the
     await after.close();
   }
 }, 120_000);
+
+test('after a SIGKILL during writes, every stored document is found through its _id index and can be upserted again', async () => {
+  const client = await mongoose.mongo.MongoClient.connect(mongo.url, { maxPoolSize: WRITERS, serverSelectionTimeoutMS: 2000, retryWrites: false });
+  const entries = client.db('durability').collection<{ _id: string; writer: number; n: number; key: string }>('entries');
+  await entries.createIndex({ key: 1 }, { unique: true });
+  let killed = false;
+  let written = 0;
+  // Upserts and inserts of documents with a second unique key: each writes the document and two index entries.
+  const writer = async (index: number) => {
+    for (let n = 0; !killed; n += 1) {
+      try {
+        await entries.updateOne({ _id: `${index}-${n}` }, { $setOnInsert: { writer: index, n, key: `k-${index}-${n}` } }, { upsert: true });
+        written += 1;
+      } catch {
+        return;
+      }
+    }
+  };
+  const writing = Promise.all(Array.from({ length: WRITERS }, (_, index) => writer(index)));
+  while (written < 300) await sleep(50);
+  await sleep(700);
+  await mongo.kill();
+  killed = true;
+  await writing;
+  await client.close(true);
+
+  await mongo.start();
+  const after = await mongoose.mongo.MongoClient.connect(mongo.url, { serverSelectionTimeoutMS: 10_000 });
+  try {
+    const collection = after.db('durability').collection<{ _id: string; writer: number; n: number; key: string }>('entries');
+    const stored = await collection.find({}).toArray();
+    const problems: string[] = [];
+    for (const document of stored) {
+      // The same document through each unique index, and the upsert a redelivered event would repeat.
+      if (!(await collection.findOne({ _id: document._id }))) problems.push(`${document._id}: not found by _id`);
+      if (!(await collection.findOne({ key: document.key }))) problems.push(`${document._id}: not found by key`);
+      await collection.updateOne({ _id: document._id }, { $setOnInsert: { key: document.key } }, { upsert: true }).catch((error: Error) => problems.push(`${document._id}: ${error.message}`));
+    }
+    expect({ stored: stored.length > 0, problems }).toEqual({ stored: true, problems: [] });
+  } finally {
+    await after.close();
+  }
+}, 120_000);

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { freePort, waitForPort } from './rabbit-node';
 
 const MONGO_HOME = join(__dirname, '..', '..', '..', '..', '.local-infra', 'mongo-local');
@@ -36,6 +36,11 @@ export async function startDisposableMongo(): Promise<DisposableMongo> {
     server?.kill(signal);
     await waitForPort(port, false, 30_000);
   };
+  // The data file goes with the server: test runs left gigabytes of them in the temporary directory.
+  const destroy = async () => {
+    await ending('SIGTERM')();
+    rmSync(dirname(dataFile), { recursive: true, force: true });
+  };
   await start();
-  return { url: `mongodb://127.0.0.1:${port}`, start, stop: ending('SIGTERM'), kill: ending('SIGKILL'), destroy: ending('SIGTERM') };
+  return { url: `mongodb://127.0.0.1:${port}`, start, stop: ending('SIGTERM'), kill: ending('SIGKILL'), destroy };
 }
