@@ -107,6 +107,16 @@ export function Table<T>({ caption, rows, columns, empty }: { caption: string; r
   );
 }
 
+/** The API's pagination: back to the first page, or on to the page after `next` (from the Link header). */
+export function Pager({ cursor, next, onPage }: { cursor: string | null; next: string | null | undefined; onPage: (cursor: string | null) => void }) {
+  return (
+    <div class="pager">
+      {cursor ? <button type="button" onClick={() => onPage(null)}>First page</button> : null}
+      {next ? <button type="button" onClick={() => onPage(next)}>Next page</button> : null}
+    </div>
+  );
+}
+
 export const Json = ({ value, label }: { value: unknown; label: string }) => (
   <pre tabIndex={0} aria-label={label}>
     {JSON.stringify(value, null, 2)}

@@ -1,5 +1,5 @@
 import { DateTime, Email, ListQuery, ShortText, Uuid } from './common';
-import { CommissionPlanSummary, CommissionTier, PayoutDetails, PayoutDetailsBody, PayoutMethod, PlanInForce } from './commission';
+import { CommissionPlanSummary, CommissionTier, FullPayoutDetails, PayoutDetails, PayoutDetailsBody, PlanInForce } from './commission';
 import { PromotionalCodeSummary } from './coupon';
 import { z } from './zod';
 
@@ -174,9 +174,7 @@ export const InternalAffiliate = z.object({
   /** The plan in force now, with the tier reached on it: a sale's commission is computed from it. */
   plan: PlanInForce,
   /** In full (the IBAN too): what a payout pays to. */
-  payoutDetails: z
-    .object({ method: PayoutMethod, email: z.string().nullable(), accountHolder: z.string().nullable(), iban: z.string().nullable(), note: z.string().nullable() })
-    .nullable(),
+  payoutDetails: FullPayoutDetails.nullable(),
 });
 
 export const Attribution = z.object({

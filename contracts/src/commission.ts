@@ -159,6 +159,22 @@ export const PayoutDetails = z
   })
   .openapi('PayoutDetails');
 
+/** Internal: payout details in full (the IBAN too), as the affiliate service keeps them and a payout pays to them. */
+export const FullPayoutDetails = z.object({
+  method: PayoutMethod,
+  email: z.string().nullable(),
+  accountHolder: z.string().nullable(),
+  iban: z.string().nullable(),
+  note: z.string().nullable(),
+});
+
+/** Payout details as responses and events show them: the IBAN by its last four characters. */
+export function shownPayoutDetails(details: z.infer<typeof FullPayoutDetails> | null): PayoutDetails | null {
+  if (!details) return null;
+  const { iban, ...rest } = details;
+  return { ...rest, ibanLast4: iban ? iban.slice(-4) : null };
+}
+
 export const CommissionStatus = z.enum(['PENDING', 'DUE', 'PAID', 'VOID']);
 
 export const PayoutStatus = z.enum(['PENDING', 'PAID', 'FAILED']);
@@ -219,17 +235,19 @@ export const AffiliateReportRow = z
  * Internal: what the sale service needs of an affiliate's plan at the moment of a sale or a payout,
  * answered by the affiliate service (GET /internal/affiliates) with read-your-writes consistency.
  */
-export const PlanInForce = z.object({
+export const PlanInForce = CommissionPlan.pick({
+  name: true,
+  commissionType: true,
+  rate: true,
+  currency: true,
+  firstPaymentRate: true,
+  recurring: true,
+  recurringMonths: true,
+  holdDays: true,
+  minimumPayout: true,
+}).extend({
+  /** Null when the affiliate earns its own commissionRate (no plan of its own, no default plan). */
   id: Uuid.nullable(),
-  name: z.string(),
-  commissionType: CommissionType,
-  rate: z.number(),
-  currency: z.string().nullable(),
-  firstPaymentRate: z.number().nullable(),
-  recurring: RecurringRule,
-  recurringMonths: z.number().int().nullable(),
-  holdDays: z.number().int(),
-  minimumPayout: z.number().nullable(),
   /** The rate of the tier the affiliate has reached on this plan, or null for the base rate. */
   tierRate: z.number().nullable(),
 });
@@ -250,6 +268,7 @@ export type CommissionTierRule = z.infer<typeof CommissionTierRule>;
 export type CommissionTier = z.infer<typeof CommissionTier>;
 export type PayoutDetailsBody = z.infer<typeof PayoutDetailsBody>;
 export type PayoutDetails = z.infer<typeof PayoutDetails>;
+export type FullPayoutDetails = z.infer<typeof FullPayoutDetails>;
 export type CommissionStatus = z.infer<typeof CommissionStatus>;
 export type Payout = z.infer<typeof Payout>;
 export type PayoutStatus = z.infer<typeof PayoutStatus>;

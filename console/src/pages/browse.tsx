@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { call, query, type Credential } from '../api';
-import { ErrorBanner, Table, useLoad, when, type Column } from '../ui';
+import { ErrorBanner, Pager, Table, useLoad, when, type Column } from '../ui';
 
 type Row = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -123,10 +123,7 @@ export function Browse({ credential, resource }: { credential: Credential; resou
       </form>
       <ErrorBanner error={rows.error} />
       <Table caption={search ? `${resource.title} with ${search.param} ${search.value}` : `${resource.title}, newest first`} rows={rows.value?.items ?? []} columns={resource.columns} empty="Nothing found." />
-      <div class="pager">
-        {cursor ? <button type="button" onClick={() => setCursor(null)}>First page</button> : null}
-        {rows.value?.next ? <button type="button" onClick={() => setCursor(rows.value?.next ?? null)}>Next page</button> : null}
-      </div>
+      <Pager cursor={cursor} next={rows.value?.next} onPage={setCursor} />
     </section>
   );
 }

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { call, query, type Credential } from '../api';
-import { Action, ErrorBanner, Notice, Table, useLoad, when } from '../ui';
+import { Action, ErrorBanner, Notice, Pager, Table, useLoad, when } from '../ui';
 
 type Program = { id: string; name: string; apiAccess: boolean; requireApproval: boolean; defaultCommissionRate: number; rateLimit: { points: number; duration: number } | null; createdAt: string };
 type ApiKey = { id: string; displayPrefix: string; createdAt: string; revokedAt: string | null };
@@ -122,10 +122,7 @@ export function Audit({ credential }: { credential: Credential }) {
           { title: 'Status', value: (record) => record.status },
         ]}
       />
-      <div class="pager">
-        {cursor ? <button type="button" onClick={() => setCursor(null)}>First page</button> : null}
-        {records.value?.next ? <button type="button" onClick={() => setCursor(records.value?.next ?? null)}>Next page</button> : null}
-      </div>
+      <Pager cursor={cursor} next={records.value?.next} onPage={setCursor} />
     </section>
   );
 }

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { call, query, type Credential } from '../api';
-import { Action, ErrorBanner, Notice, Table, useLoad, when } from '../ui';
+import { Action, ErrorBanner, Notice, Pager, Table, useLoad, when } from '../ui';
 
 type Endpoint = { id: string; url: string; eventTypes: string[]; description: string | null; active: boolean; disabledReason: string | null; previousSecretExpiresAt: string | null; secret?: string };
 type Attempt = { at: string; statusCode: number | null; latencyMs: number; responseExcerpt: string | null; error: string | null };
@@ -187,10 +187,7 @@ function Deliveries({ credential, endpointId, types }: { credential: Credential;
           { title: '', value: (delivery) => <Action label="Resend" run={async () => { await call(credential, 'POST', '/webhook-deliveries/retry', { deliveryId: delivery.id }); deliveries.reload(); }} /> },
         ]}
       />
-      <div class="pager">
-        {cursor ? <button type="button" onClick={() => setCursor(null)}>First page</button> : null}
-        {deliveries.value?.next ? <button type="button" onClick={() => setCursor(deliveries.value?.next ?? null)}>Next page</button> : null}
-      </div>
+      <Pager cursor={cursor} next={deliveries.value?.next} onPage={setCursor} />
     </div>
   );
 }

@@ -1,4 +1,4 @@
-import type { Affiliate, AffiliateLink, AffiliateStatus, CommissionTier, InternalAffiliate } from '@affiliate/contracts';
+import { shownPayoutDetails, type Affiliate, type AffiliateLink, type AffiliateStatus, type CommissionTier, type FullPayoutDetails } from '@affiliate/contracts';
 import { AggregateStore, outboxPlugin, programKey, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 
@@ -27,7 +27,7 @@ export type AffiliateDocument = {
   updatedAt: Date;
 } & Partial<OutboxFields>;
 
-export type StoredPayoutDetails = NonNullable<InternalAffiliate['payoutDetails']>;
+export type StoredPayoutDetails = FullPayoutDetails;
 export type PlanSummary = { id: string; name: string };
 
 export const emailKeyOf = (programId: string, email: string) => programKey(programId, email.trim().toLowerCase());
@@ -88,7 +88,6 @@ export class AffiliateRepository extends AggregateStore<AffiliateDocument> {
  */
 export function toAffiliate(affiliate: AffiliateDocument, links: AffiliateLink[], plan: PlanSummary | null): Affiliate {
   const tier = affiliate.commissionTier && plan && affiliate.commissionTier.planId === plan.id ? affiliate.commissionTier : null;
-  const details = affiliate.payoutDetails ?? null;
   return {
     id: affiliate._id,
     firstName: affiliate.firstName,
@@ -101,9 +100,7 @@ export function toAffiliate(affiliate: AffiliateDocument, links: AffiliateLink[]
     programId: affiliate.programId,
     commissionPlan: plan ? { id: plan.id, name: plan.name } : null,
     commissionTier: tier ? { level: tier.level, metric: tier.metric, threshold: tier.threshold, rate: tier.rate } : null,
-    payoutDetails: details
-      ? { method: details.method, email: details.email, accountHolder: details.accountHolder, ibanLast4: details.iban ? details.iban.slice(-4) : null, note: details.note }
-      : null,
+    payoutDetails: shownPayoutDetails(affiliate.payoutDetails ?? null),
     signupAnswers: [],
     createdAt: affiliate.createdAt.toISOString(),
     updatedAt: affiliate.updatedAt.toISOString(),

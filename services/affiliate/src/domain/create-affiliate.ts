@@ -49,7 +49,8 @@ export async function createAffiliate(repositories: Repositories, programId: str
     updatedAt: now,
   };
   const links = [toAffiliateLink(link)];
-  const plan = await planSummaryOf(repositories, affiliate);
+  // Its own plan was just read; without one, the program's default.
+  const plan = ownPlan ? { id: ownPlan._id, name: ownPlan.name } : await planSummaryOf(repositories, affiliate);
   try {
     await repositories.affiliates.insert(affiliate, (stored) => [affiliateCreated(stored, links, plan)]);
   } catch (error) {

@@ -1,4 +1,4 @@
-import type { InternalAffiliate, Payout, PayoutStatus } from '@affiliate/contracts';
+import { shownPayoutDetails, type FullPayoutDetails, type Payout, type PayoutStatus } from '@affiliate/contracts';
 import { AggregateStore, fromMinorUnits, outboxPlugin, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 
@@ -18,7 +18,7 @@ export type PayoutDocument = {
   status: 'DRAFT' | PayoutStatus;
   items: PayoutItemDocument[];
   /** Who is paid, as the affiliate service said when the payout was created (a finance team pays this). */
-  payee: { name: string; email: string; payoutDetails: InternalAffiliate['payoutDetails'] };
+  payee: { name: string; email: string; payoutDetails: FullPayoutDetails | null };
   externalReference: string | null;
   /** Set while a PAID or FAILED is being applied to the commissions; the same PUT again finishes it. */
   settling: boolean;
@@ -81,7 +81,6 @@ export class PayoutRepository extends AggregateStore<PayoutDocument> {
 }
 
 export function toPayout(payout: PayoutDocument): Payout {
-  const details = payout.payee.payoutDetails;
   return {
     id: payout._id,
     affiliateId: payout.affiliateId,
@@ -92,9 +91,7 @@ export function toPayout(payout: PayoutDocument): Payout {
     payee: {
       name: payout.payee.name,
       email: payout.payee.email,
-      payoutDetails: details
-        ? { method: details.method, email: details.email, accountHolder: details.accountHolder, ibanLast4: details.iban ? details.iban.slice(-4) : null, note: details.note }
-        : null,
+      payoutDetails: shownPayoutDetails(payout.payee.payoutDetails),
     },
     externalReference: payout.externalReference,
     programId: payout.programId,
