@@ -33,6 +33,7 @@ export function runService<Shape extends ZodRawShape>(options: {
     MAX_CONCURRENT_REQUESTS: z.coerce.number().int().min(1).default(DEFAULT_ADMISSION.maxConcurrent),
     MAX_QUEUED_REQUESTS: z.coerce.number().int().min(0).default(DEFAULT_ADMISSION.maxQueued),
     MAX_QUEUE_WAIT_MS: z.coerce.number().int().min(0).default(DEFAULT_ADMISSION.maxWaitMs),
+    REQUEST_DEADLINE_MS: z.coerce.number().int().min(1).default(DEFAULT_ADMISSION.deadlineMs),
   };
   // Validate everything at once so every bad variable is named in one message; then read each part typed.
   loadConfig({ ...baseShape, ...options.config }, { required: ['INTERNAL_TOKEN'] });
@@ -51,7 +52,7 @@ export function runService<Shape extends ZodRawShape>(options: {
       internalToken: base.INTERNAL_TOKEN,
       logLevel: base.LOG_LEVEL,
       queueType: base.AMQP_QUEUE_TYPE,
-      admission: { maxConcurrent: base.MAX_CONCURRENT_REQUESTS, maxQueued: base.MAX_QUEUED_REQUESTS, maxWaitMs: base.MAX_QUEUE_WAIT_MS },
+      admission: { maxConcurrent: base.MAX_CONCURRENT_REQUESTS, maxQueued: base.MAX_QUEUED_REQUESTS, maxWaitMs: base.MAX_QUEUE_WAIT_MS, deadlineMs: base.REQUEST_DEADLINE_MS },
     },
     (context) => options.build(context, own),
   ).then(

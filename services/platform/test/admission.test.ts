@@ -24,9 +24,10 @@ async function startHeldService(admission: AdmissionSettings) {
     }
   };
   const heldCount = () => held.length;
+  const releaseOne = () => held.shift()?.();
   /** The queue's length as the service reports it on /metrics. */
   const waitingCount = async () => Number(/^http_requests_waiting\{[^}]*\} (\d+)$/m.exec((await request(service.url).get('/metrics')).text)?.[1]);
-  return { service, send, releaseAll, served, heldCount, waitingCount };
+  return { service, send, releaseAll, releaseOne, served, heldCount, waitingCount };
 }
 
 async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
@@ -34,7 +35,7 @@ async function until(condition: () => boolean | Promise<boolean>): Promise<void>
 }
 
 test('a burst beyond what a service can hold is answered 503 with Retry-After at once, and the rest are served in turn', async () => {
-  const { service, send, releaseAll, heldCount, waitingCount } = await startHeldService({ maxConcurrent: 2, maxQueued: 2, maxWaitMs: 30_000 });
+  const { service, send, releaseAll, heldCount, waitingCount } = await startHeldService({ maxConcurrent: 2, maxQueued: 2, maxWaitMs: 30_000, deadlineMs: 60_000 });
   try {
     const programId = newProgramId();
     const running = [send(programId, '0'), send(programId, '1')];
@@ -56,7 +57,7 @@ test('a burst beyond what a service can hold is answered 503 with Retry-After at
 });
 
 test('a request that waits longer than the service allows is answered 503 before any caller would time out', async () => {
-  const { service, send, releaseAll, heldCount } = await startHeldService({ maxConcurrent: 1, maxQueued: 10, maxWaitMs: 300 });
+  const { service, send, releaseAll, heldCount } = await startHeldService({ maxConcurrent: 1, maxQueued: 10, maxWaitMs: 300, deadlineMs: 60_000 });
   try {
     const programId = newProgramId();
     const first = send(programId, 'first');
@@ -72,7 +73,7 @@ test('a request that waits longer than the service allows is answered 503 before
 });
 
 test("waiting requests are taken one program at a time, so one program's burst does not hold back another's request", async () => {
-  const { service, send, releaseAll, served, heldCount, waitingCount } = await startHeldService({ maxConcurrent: 1, maxQueued: 100, maxWaitMs: 30_000 });
+  const { service, send, releaseAll, served, heldCount, waitingCount } = await startHeldService({ maxConcurrent: 1, maxQueued: 100, maxWaitMs: 30_000, deadlineMs: 60_000 });
   try {
     const [noisy, quiet] = [newProgramId(), newProgramId()];
     const answers = [send(noisy, 'noisy-0')];
@@ -85,6 +86,34 @@ test("waiting requests are taken one program at a time, so one program's burst d
     expect((await Promise.all(answers)).map((answer) => answer.status)).toEqual(Array(7).fill(200));
     // The quiet program's request went in right after the noisy program's next one, not after all five.
     expect(served[2]).toBe('quiet');
+  } finally {
+    await service.stop();
+  }
+});
+
+test('a request whose turn comes too late to finish by the deadline, judged by how long recent requests took, is answered 503 and not run', async () => {
+  const { service, send, served, heldCount, releaseOne } = await startHeldService({ maxConcurrent: 1, maxQueued: 10, maxWaitMs: 30_000, deadlineMs: 1500 });
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  try {
+    const programId = newProgramId();
+    // Requests here take a second once admitted.
+    const first = send(programId, 'first');
+    await until(() => heldCount() === 1);
+    await sleep(1000);
+    releaseOne();
+    expect((await first).status).toBe(200);
+
+    // The next one waits a second behind another: a second more would end past the deadline.
+    const running = send(programId, 'running');
+    await until(() => heldCount() === 1);
+    const late = send(programId, 'late');
+    await sleep(1000);
+    releaseOne();
+    const answer = await late;
+    expect(answer.status).toBe(503);
+    expect(answer.headers['retry-after']).toBe('1');
+    expect((await running).status).toBe(200);
+    expect(served).toEqual(['first', 'running']);
   } finally {
     await service.stop();
   }

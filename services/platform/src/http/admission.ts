@@ -15,10 +15,17 @@ export type AdmissionSettings = {
    * going silent until the gateway gives up and counts a timeout against the program's circuit.
    */
   maxWaitMs: number;
+  /**
+   * The time from arrival by which a request should be answered, below the gateway's upstream
+   * timeout. A request whose turn comes so late that, taking as long as recent requests took, it
+   * would finish past it is answered 503 instead of being run: under a slow machine a fixed wait
+   * alone let requests be admitted that the gateway then gave up on.
+   */
+  deadlineMs: number;
 };
 
-/** The wait stays below the gateway's upstream timeout (10 s) by the time a request takes once admitted. */
-export const DEFAULT_ADMISSION: AdmissionSettings = { maxConcurrent: 64, maxQueued: 2000, maxWaitMs: 7000 };
+/** Both bounds sit below the gateway's upstream timeout (10 s). */
+export const DEFAULT_ADMISSION: AdmissionSettings = { maxConcurrent: 64, maxQueued: 2000, maxWaitMs: 7000, deadlineMs: 9000 };
 
 /** A shed request may come back almost at once: the queue moves in milliseconds, not minutes. */
 export const RETRY_AFTER_BUSY_SECONDS = 1;
@@ -36,6 +43,7 @@ export function admissionControl(
   report: (running: number, queued: number) => void = () => undefined,
 ): RequestHandler {
   const share = new FairShare(settings.maxConcurrent, report);
+  const serviceTime = new MovingAverage();
   let shedding = false;
 
   const busy = (reason: string) => {
@@ -47,15 +55,21 @@ export function admissionControl(
   return (request, response, next) => {
     if (share.waitingCount >= settings.maxQueued) return next(busy('queue full'));
     if (share.waitingCount === 0) shedding = false;
+    const arrived = Date.now();
     // Set once the request waits; its turn may also come at once, inside enter().
     const wait: { admitted: boolean; timer?: NodeJS.Timeout } = { admitted: false };
     const place = share.enter(request.header(PROGRAM_ID_HEADER) ?? '', () => {
       wait.admitted = true;
       clearTimeout(wait.timer);
       response.off('close', gone);
+      const started = Date.now();
+      const late = started > arrived && started - arrived + serviceTime.value > settings.deadlineMs;
       // 'close' follows the last byte of the answer, or a client that went away mid-request.
-      response.once('close', () => share.done());
-      next();
+      response.once('close', () => {
+        if (!late) serviceTime.add(Date.now() - started);
+        share.done();
+      });
+      next(late ? busy('its turn came too late to finish in time') : undefined);
     });
     // A client that gives up while waiting gives its place up too.
     function gone() {
@@ -69,4 +83,19 @@ export function admissionControl(
       next(busy('waited too long'));
     }, settings.maxWaitMs);
   };
+}
+
+/** An exponentially weighted moving average: recent requests count most, one outlier fades. */
+class MovingAverage {
+  private average = 0;
+  private samples = 0;
+
+  get value(): number {
+    return this.average;
+  }
+
+  add(sample: number): void {
+    this.samples += 1;
+    this.average = this.samples === 1 ? sample : this.average + (sample - this.average) * 0.2;
+  }
 }
