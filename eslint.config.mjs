@@ -15,7 +15,14 @@ export default tseslint.config(
         'error',
         {
           // DESIGN.md section 8: the local server may return another caller's later state here.
-          selector: "Property[key.name='returnDocument'][value.value='after'], Property[key.name='new'][value.value=true]",
+          // Every way of asking for the post-image: a value that is not literally the pre-image's
+          // ('after', 'after' as const, a variable, ReturnDocument.AFTER, returnOriginal: false, new: true).
+          selector: [
+            "Property:matches([key.name='returnDocument'], [key.value='returnDocument']):not([value.value='before'])",
+            "Property:matches([key.name='returnOriginal'], [key.value='returnOriginal']):not([value.value=true])",
+            "Property:matches([key.name='new'], [key.value='new']):not([value.value=false])",
+            "MemberExpression[object.name='ReturnDocument'][property.name='AFTER']",
+          ].join(', '),
           message: 'Do not take a decision or an identity from the document findOneAndUpdate returns after the change: use updateOne and read by _id, or the pre-image (see services/platform/test/database-guarantees.test.ts).',
         },
       ],

@@ -38,13 +38,27 @@ function documentedPath(path: string): string | null {
   return templates.find(({ pattern }) => pattern.test(path))?.template ?? null;
 }
 
+/** The API's own prefixes: a path under them that the document lacks may only answer "no such route". */
+const API_PREFIXES = ['/api/v1/', '/admin/v1/'];
+/** Under those prefixes but not an operation: the document itself. */
+const DOCUMENT_PATH = '/api/v1/openapi.json';
+/** Before routing, an unknown path can still be refused for its credential or rate. */
+const NO_SUCH_ROUTE_STATUSES = [401, 404, 429];
+
+/** Headers the gateway sets: each one sent must be documented for that answer, as the body is. */
+const GATEWAY_HEADERS = ['link', 'retry-after', 'idempotent-replayed', 'ratelimit', 'ratelimit-policy', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'www-authenticate'];
+
 export type Exchange = { method: string; path: string; status: number; headers: Headers; body: unknown; text: string };
 
 /** What in this answer the document does not say; empty when it matches. */
 export function contractViolations(exchange: Exchange): string[] {
   const path = exchange.path.split('?')[0] ?? '';
   const template = documentedPath(path);
-  if (!template) return [];
+  if (!template) {
+    if (path === DOCUMENT_PATH || !API_PREFIXES.some((prefix) => path.startsWith(prefix))) return []; // probes, docs, console: not the API
+    const refused = NO_SUCH_ROUTE_STATUSES.includes(exchange.status) && typeof (exchange.body as Json | null)?.error === 'string';
+    return refused ? [] : [`${exchange.method} ${path} → ${exchange.status}: the document has no path for it`];
+  }
   const method = exchange.method.toLowerCase();
   const operation = (document.paths as Json)[template]?.[method] as Json | undefined;
   const where = `${exchange.method} ${path} → ${exchange.status}`;
@@ -65,6 +79,10 @@ export function contractViolations(exchange: Exchange): string[] {
       const validate = validatorAt([...pointer, 'content', 'application/json', 'schema']);
       if (!validate(exchange.body)) problems.push(`${where}: body does not match the document: ${ajv.errorsText(validate.errors, { dataVar: 'body' })}; body ${exchange.text.slice(0, 300)}`);
     }
+  }
+  const documentedHeaders = new Set(Object.keys((response.headers ?? {}) as Json).map((name) => name.toLowerCase()));
+  for (const name of GATEWAY_HEADERS) {
+    if (exchange.headers.has(name) && !documentedHeaders.has(name)) problems.push(`${where}: header ${name} is sent but not documented for this answer`);
   }
   for (const [name, header] of Object.entries((response.headers ?? {}) as Json)) {
     const value = exchange.headers.get(name);

@@ -44,12 +44,23 @@ export type Api = {
   delete<T = any>(path: string, body: unknown): Promise<ApiResponse<T>>; // eslint-disable-line @typescript-eslint/no-explicit-any
 };
 
+/** An answer as a second validator needs it (openapi-core): what was asked, and what came back. */
+export type RecordedExchange = { method: string; url: string; status: number; headers: Record<string, string>; text: string };
+let recorded: RecordedExchange[] | undefined;
+
+/** From now on, every answer this test file's clients receive is also kept, for a second validator. */
+export function recordExchanges(): RecordedExchange[] {
+  recorded = [];
+  return recorded;
+}
+
 /**
  * The drift check: reads the answer (JSON when it parses, else its text) and fails the test that
  * got it when the published document does not describe it.
  */
 async function documentedAnswer(method: string, url: string, response: Response): Promise<unknown> {
   const text = await response.text();
+  recorded?.push({ method, url, status: response.status, headers: Object.fromEntries(response.headers), text });
   let body: unknown = text;
   try {
     body = text ? JSON.parse(text) : null;

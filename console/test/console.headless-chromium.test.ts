@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { PUBLIC_EVENT_TYPES } from '@affiliate/contracts';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { ADMIN_TOKEN, okBody, Subscriber, System, type Api } from '../../system-tests/harness';
 import { CONSOLE_CONTENT_SECURITY_POLICY } from '../../gateway/src/console/routes';
@@ -184,7 +185,7 @@ test('every program page shows the program\u2019s real data and passes axe', asy
   await showing(page.locator('tbody'), 'customer@example.com');
 
   await go(page, 'events');
-  await showing(page.getByRole('heading', { level: 2, name: /event types$/ }), '15 event types');
+  await showing(page.getByRole('heading', { level: 2, name: /event types$/ }), `${PUBLIC_EVENT_TYPES.length} event types`);
   await showing(page.getByLabel('Verification snippet'), "new Webhook(process.env.WEBHOOK_SECRET)");
   await checkPage(page, 'events');
   await page.context().close();

@@ -229,7 +229,7 @@ export const AffiliateReportRow = z
     commissionDue: z.number(),
     commissionPaid: z.number(),
   })
-  .openapi('AffiliateReportRow', { description: 'Amounts are face-value sums over the currencies of the period' });
+  .openapi('AffiliateReportRow', { description: 'Amounts are face-value sums over the currencies of the period, each summed exactly in its minor units' });
 
 /**
  * Internal: what the sale service needs of an affiliate's plan at the moment of a sale or a payout,

@@ -46,6 +46,16 @@ export const NumberedErrorBody = z
 /** The operations whose errors the spec documents as `{ error: <status>, message }`. */
 export const NUMBERED_ERROR_OPERATIONS: readonly string[] = ['DELETE /coupons', 'PUT /referrals'];
 
+/**
+ * The answers an Idempotency-Key keeps for 24 h and replays (with `Idempotent-Replayed: true`).
+ * Answers that a retry could change (server errors, conflicts, rate limits) are not kept, and
+ * neither is a 400: as in Stripe, a request refused before it executed leaves its key unused, so
+ * the corrected request can be sent with the same key. The gateway keeps by it; the document says it.
+ */
+export function isKeptForReplay(status: number): boolean {
+  return status < 500 && status !== 400 && status !== 409 && status !== 429;
+}
+
 export const ListQuery = z.object({
   limit: QueryInteger.min(1).max(1000).optional().openapi({ param: { description: 'Page size, 1 to 1000 (default 100)' } }),
   startingAfter: z.string().max(100).optional().openapi({ param: { description: 'The id of the last object of the previous page (from the Link header); pages run newest first' } }),

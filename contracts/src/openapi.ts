@@ -1,7 +1,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import * as affiliate from './affiliate';
 import * as commission from './commission';
-import { ErrorBody, ListQuery, NUMBERED_ERROR_OPERATIONS, NumberedErrorBody } from './common';
+import { ErrorBody, isKeptForReplay, ListQuery, NUMBERED_ERROR_OPERATIONS, NumberedErrorBody } from './common';
 import * as coupon from './coupon';
 import { examplePayloadOf, payloadComponentName, payloadSchemaOf } from './event-catalogue';
 import { PUBLIC_EVENT_TYPES } from './events';
@@ -137,7 +137,7 @@ function responseHeaders(operation: Operation, status: string): z.AnyZodObject {
   if (status === '200' && operation.method === 'get' && operation.query?.shape.startingAfter) {
     headers.Link = header('<…?limit=&startingAfter=<last id>>; rel="next" when there is a next page').optional();
   }
-  if (status === '200' && takesIdempotencyKey(operation)) {
+  if (takesIdempotencyKey(operation) && isKeptForReplay(Number(status))) {
     headers['Idempotent-Replayed'] = header('true when this is the stored answer of an earlier request with the same Idempotency-Key', z.literal('true')).optional();
   }
   return z.object(headers);

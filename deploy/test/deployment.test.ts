@@ -138,16 +138,21 @@ describe.each(['trial', 'production'])('kubernetes overlay %s', (overlay) => {
   });
 
   test('the webhook dispatcher may leave the cluster to public addresses only', () => {
-    type Peer = { ipBlock?: { cidr: string; except?: string[] } };
+    type Peer = { ipBlock?: { cidr: string; except?: string[] }; podSelector?: unknown; namespaceSelector?: unknown };
     const policy = find('NetworkPolicy', 'webhook-dispatcher-egress') as unknown as { spec: { policyTypes: string[]; egress: { to?: Peer[]; ports?: { port: number }[] }[] } };
     expect(policy.spec.policyTypes).toEqual(['Egress']);
     const blocks = policy.spec.egress.flatMap((rule) => rule.to ?? []).map((peer) => peer.ipBlock);
     const v4 = blocks.find((block) => block?.cidr === '0.0.0.0/0');
     expect(v4?.except).toEqual(expect.arrayContaining(['10.0.0.0/8', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10']));
     expect(blocks.find((block) => block?.cidr === '::/0')?.except).toEqual(expect.arrayContaining(['fc00::/7', 'fe80::/10', '::ffff:0:0/96']));
-    // Rules without a destination are for DNS and the infrastructure's ports only.
-    const anywhere = policy.spec.egress.filter((rule) => !rule.to).flatMap((rule) => rule.ports?.map((port) => port.port) ?? [null]);
-    expect(anywhere.sort()).toEqual([27017, 53, 53, 5671, 5672].sort());
+    // Every rule names its destination: no port is open towards private addresses in general.
+    expect(policy.spec.egress.filter((rule) => !rule.to || rule.to.length === 0)).toEqual([]);
+    // Apart from public addresses: the cluster's DNS, and the platform's own infrastructure pods.
+    const selected = policy.spec.egress.flatMap((rule) => (rule.to ?? []).filter((peer) => !peer.ipBlock).map((peer) => ({ peer, ports: rule.ports?.map((port) => port.port) })));
+    expect(selected).toEqual([
+      { peer: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } }, podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } }, ports: [53, 53] },
+      { peer: { podSelector: { matchLabels: { 'app.kubernetes.io/part-of': 'affiliate-platform', 'app.kubernetes.io/component': 'infra' } } }, ports: [27017, 5672, 5671] },
+    ]);
   });
 
   test('network policies deny by default and let only the gateway and the calling services reach a service', () => {

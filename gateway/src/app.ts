@@ -10,6 +10,7 @@ import type { IdempotencyRecordModel } from './idempotency/idempotency-record';
 import { apiRoutes } from './proxy/api-routes';
 import { PUBLIC_PREFIX, type UpstreamName } from './proxy/route-table';
 import type { UpstreamProxy } from './proxy/upstream-proxy';
+import { addressRateLimit } from './rate-limit/middleware';
 import type { RateLimits } from './rate-limit/rate-limiter';
 
 export type GatewayDeps = {
@@ -40,6 +41,8 @@ export function createGateway(deps: GatewayDeps): Express {
   app.get('/healthz', (_request, response) => {
     response.json({ status: 'ok' });
   });
+  const anonymous = addressRateLimit(deps.rateLimits, settings.anonymousRateLimit);
+  app.use(['/readyz', '/docs', '/console', `${PUBLIC_PREFIX}/openapi.json`], anonymous);
   app.get('/readyz', async (_request, response) => {
     const checks = await deps.readiness();
     const ready = Object.values(checks).every(Boolean);
@@ -73,7 +76,7 @@ export function createGateway(deps: GatewayDeps): Express {
       upstreamTimeoutMs: settings.upstreamTimeoutMs,
     }),
   );
-  app.use((request, _response, next) => next(new AppError(404, `No route for ${request.method} ${request.path}`)));
+  app.use(anonymous, (request, _response, next) => next(new AppError(404, `No route for ${request.method} ${request.path}`)));
   app.use(errorHandler(logger));
   return app;
 }

@@ -1,3 +1,4 @@
+import { EVENT_CATALOGUE, type PublicEventType } from '@affiliate/contracts';
 import { gatewayOpenApiDocument } from '../src/openapi/document';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -33,6 +34,12 @@ test('a nullable enum admits null: no type list with null beside an enum without
     .filter(({ schema }) => Array.isArray(schema.type) && schema.type.includes('null') && Array.isArray(schema.enum) && !schema.enum.includes(null))
     .map(({ at }) => at);
   expect(broken).toEqual([]);
+});
+
+test('each webhook entry says when its event fires, in the words of the event catalogue', () => {
+  for (const [type, item] of Object.entries(document.webhooks as Json)) {
+    expect({ type, description: (item as Json).post.description }).toEqual({ type, description: EVENT_CATALOGUE[type as PublicEventType].firesWhen });
+  }
 });
 
 test('webhook payload entries need no credential of ours', () => {

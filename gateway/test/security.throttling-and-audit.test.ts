@@ -55,6 +55,26 @@ test('requests failing authentication are limited per address, and a valid key f
   }
 });
 
+test('requests to routes that need no credential are limited per address, /healthz and keyed requests excepted', async () => {
+  const own = await startGateway({ upstreams: allUpstreams(upstream.url), anonymousRateLimit: { points: 4, duration: 60 } });
+  try {
+    const { key } = await createProgramWithKey(own);
+    await request(own.url).get('/readyz').expect(200);
+    await request(own.url).get('/docs').expect(200);
+    await request(own.url).get('/api/v1/openapi.json').expect(200);
+    await request(own.url).get('/no-such-page').expect(404);
+    for (const path of ['/readyz', '/docs', '/console', '/api/v1/openapi.json', '/another-page']) {
+      const refused = await request(own.url).get(path).expect(429);
+      expect(refused.body).toEqual({ error: expect.stringContaining('Too many requests without a credential from this address') });
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    }
+    for (let probe = 0; probe < 5; probe += 1) await request(own.url).get('/healthz').expect(200);
+    await request(own.url).get('/api/v1/coupons').set(bearer(key)).expect(200);
+  } finally {
+    await own.stop();
+  }
+});
+
 test('wrong admin tokens lock the address out of the admin API for the window, the right token included', async () => {
   const own = await startGateway({ upstreams: allUpstreams(upstream.url), failedAuthLimits: { api: { points: 60, duration: 60 }, admin: { points: 3, duration: 900 } } });
   try {

@@ -29,6 +29,7 @@ export function testGatewaySettings(overrides: Partial<GatewaySettings> = {}): G
     upstreams: Object.fromEntries(UPSTREAM_NAMES.map((name) => [name, DEAD_UPSTREAM])) as Record<UpstreamName, string>,
     defaultRateLimit: { points: 1000, duration: 60 },
     failedAuthLimits: { api: { points: 60, duration: 60 }, admin: { points: 10, duration: 900 } },
+    anonymousRateLimit: { points: 1000, duration: 60 },
     trustProxy: false,
     upstreamTimeoutMs: 3000,
     bodyLimit: '100kb',

@@ -28,6 +28,26 @@ test('a documented header with a value outside its schema, or a required one mis
   expect(missing).toEqual([expect.stringMatching(/documented header Retry-After is missing/)]);
 });
 
-test('paths the document does not describe (probes, docs) are not judged by it', () => {
+test('paths outside the API (probes, docs) are not judged by the document', () => {
   expect(contractViolations({ method: 'GET', path: '/healthz', status: 200, headers: headers({}), body: { status: 'ok' }, text: '' })).toEqual([]);
+});
+
+test('a path under the API that the document lacks may only answer that there is no such route', () => {
+  const noSuchRoute = { method: 'GET', path: '/api/v1/invoices', headers: headers({}), body: { error: 'No route for GET /api/v1/invoices' }, text: '' };
+  expect(contractViolations({ ...noSuchRoute, status: 404 })).toEqual([]);
+  expect(contractViolations({ ...noSuchRoute, status: 200, body: [] })).toEqual([expect.stringMatching(/the document has no path for it/)]);
+  expect(contractViolations({ ...noSuchRoute, path: '/admin/v1/secrets', status: 200, body: {} })).toEqual([expect.stringMatching(/the document has no path for it/)]);
+});
+
+test('a gateway header sent on an answer that does not document it is a violation', () => {
+  // DELETE takes no Idempotency-Key, so its answers never say they are replays.
+  const violations = contractViolations({
+    method: 'DELETE',
+    path: '/api/v1/promotional-codes',
+    status: 200,
+    headers: headers({ 'idempotent-replayed': 'true' }),
+    body: { id: 'x', deleted: true },
+    text: '',
+  });
+  expect(violations).toEqual([expect.stringMatching(/header idempotent-replayed is sent but not documented/)]);
 });

@@ -1,5 +1,6 @@
 import { payloadSchemaOf, PUBLIC_EVENT_TYPES, type PublicEventType } from '@affiliate/contracts';
 import { Webhook } from 'standardwebhooks';
+import { Webhook as SvixWebhook } from 'svix';
 import { eventually } from '@affiliate/platform/testing';
 import { Subscriber, System, typedClient, type ApiResponse } from '../harness';
 
@@ -18,7 +19,9 @@ test('the integrator journey, with the typed client: affiliate → link → clic
   const { key } = await system.createProgram({ destinationUrls: [{ url: 'https://shop.example.com/?lang=en', params: { utm_source: 'affiliate' } }] });
   const client = typedClient(system.gatewayUrl, key);
   const endpoint = await ok(client.POST('/api/v1/webhook-endpoints', { body: { url: await subscriber.start(), eventTypes: ['*'] } }));
+  // Two verifiers a subscriber would use: the Standard Webhooks reference library and Svix's SDK.
   const verifier = new Webhook(endpoint.secret as string);
+  const svixVerifier = new SvixWebhook(endpoint.secret as string);
 
   const affiliate = await ok(client.POST('/api/v1/affiliates', { body: { firstName: 'Ada', lastName: 'Byron', email: 'ada@example.com' } }));
   expect(affiliate.affiliateLinks).toHaveLength(1);
@@ -66,6 +69,7 @@ test('the integrator journey, with the typed client: affiliate → link → clic
 
   for (const delivery of subscriber.deliveries) {
     expect(() => verifier.verify(delivery.rawBody, delivery.headers as Record<string, string>)).not.toThrow();
+    expect(() => svixVerifier.verify(delivery.rawBody, delivery.headers as Record<string, string>)).not.toThrow();
     expect(delivery.headers['webhook-id']).toBe(delivery.body.id);
     // Every producer of a public event, held to its type's schema in the catalogue.
     const fits = payloadSchemaOf(delivery.body.event as PublicEventType).safeParse(delivery.body);

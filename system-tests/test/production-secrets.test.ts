@@ -1,6 +1,9 @@
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { parseConfig } from '@affiliate/platform';
+import { z } from 'zod';
 
 const run = promisify(execFile);
 const ROOT = join(__dirname, '..', '..');
@@ -11,11 +14,15 @@ const ENTRY_POINTS = {
   sale: 'services/sale/dist/start.js',
   'webhook-dispatcher': 'services/webhook-dispatcher/dist/start.js',
   gateway: 'gateway/dist/start.js',
+  // The operators' CLI reads the gateway's settings (and works on its database).
+  'admin CLI': 'gateway/dist/cli/admin.js list-programs',
 };
+const NEEDS_ADMIN_TOKEN = new Set(['gateway', 'admin CLI']);
 
 /** Starts a component with this environment; it must exit on its own (a config error exits at once). */
 async function startWith(entryPoint: string, env: Record<string, string>): Promise<{ code: number; stderr: string }> {
-  return run(process.execPath, [join(ROOT, entryPoint)], { env: { PATH: process.env.PATH, ...env }, timeout: 20_000 }).then(
+  const [script, ...args] = entryPoint.split(' ');
+  return run(process.execPath, [join(ROOT, script!), ...args], { env: { PATH: process.env.PATH, ...env }, timeout: 20_000 }).then(
     () => ({ code: 0, stderr: '' }),
     (error: { code?: number; stderr?: string }) => ({ code: error.code ?? -1, stderr: error.stderr ?? '' }),
   );
@@ -33,13 +40,13 @@ describe.each(Object.entries(ENTRY_POINTS))('%s in production', (component, entr
     const outcome = await startWith(entryPoint, { NODE_ENV: 'production' });
     expect(outcome.code).toBe(78);
     expect(outcome.stderr).toContain('INTERNAL_TOKEN: required when NODE_ENV=production');
-    if (component === 'gateway') expect(outcome.stderr).toContain('ADMIN_TOKEN: required when NODE_ENV=production');
+    if (NEEDS_ADMIN_TOKEN.has(component)) expect(outcome.stderr).toContain('ADMIN_TOKEN: required when NODE_ENV=production');
   });
 
   test('refuses the shipped default secrets', async () => {
     const outcome = await startWith(entryPoint, { NODE_ENV: 'production', ...SHIPPED });
     expect(outcome.code).toBe(78);
-    const refused = component === 'gateway' ? Object.keys(SHIPPED) : ['INTERNAL_TOKEN'];
+    const refused = component === 'gateway' ? Object.keys(SHIPPED) : NEEDS_ADMIN_TOKEN.has(component) ? ['INTERNAL_TOKEN', 'ADMIN_TOKEN'] : ['INTERNAL_TOKEN'];
     for (const name of refused) expect(outcome.stderr).toContain(`${name}: is a shipped default`);
   });
 
@@ -49,4 +56,28 @@ describe.each(Object.entries(ENTRY_POINTS))('%s in production', (component, entr
     expect(outcome.code).toBe(78);
     expect(outcome.stderr).toContain('INTERNAL_TOKEN: must be at least 32 characters');
   });
+});
+
+test('every secret value written anywhere in the repository is refused in production', () => {
+  // Test, bench, trial and demo credentials are public the moment they are committed. Any value given
+  // to a variable named like a secret (…TOKEN, …API_KEY, …SECRET) in a tracked file must be refused.
+  const files = execFileSync('git', ['ls-files', '*.ts', '*.mjs', '*.js', '*.sh', '*.yml', '*.yaml', '*.md', '.env*'], { cwd: ROOT, encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean);
+  const assignment = /\b[A-Z_]*(?:TOKEN|API_KEY|SECRET)['"]?\s*[:=]\s*['"`]?([A-Za-z0-9_.-]{16,})/g;
+  const found = new Set<string>();
+  for (const file of files) {
+    for (const match of readFileSync(join(ROOT, file), 'utf8').matchAll(assignment)) found.add(match[1]!);
+  }
+  // The scan must see the credentials it exists for, or it proves nothing.
+  expect([...found]).toEqual(expect.arrayContaining(['system-test-internal-token-0123456789', 'dev-admin-token-change-me', 'ak_demo_local_development_key_change_me']));
+  const accepted = [...found].filter((value) => {
+    try {
+      parseConfig({ INTERNAL_TOKEN: z.string() }, { NODE_ENV: 'production', INTERNAL_TOKEN: value }, { required: ['INTERNAL_TOKEN'] });
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  expect(accepted).toEqual([]);
 });

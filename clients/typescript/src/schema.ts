@@ -436,7 +436,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** affiliate.created delivered to a subscribed webhook endpoint */
+        /**
+         * affiliate.created delivered to a subscribed webhook endpoint
+         * @description An affiliate record exists, from any source. It fires on creation, not approval: check status.
+         */
         post: operations["receiveAffiliateCreated"];
         delete?: never;
         options?: never;
@@ -453,7 +456,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** affiliate.updated delivered to a subscribed webhook endpoint */
+        /**
+         * affiliate.updated delivered to a subscribed webhook endpoint
+         * @description Profile edit, status change (approval, rejection), payout or commission change, and creation, edit or deletion of referral links.
+         */
         post: operations["receiveAffiliateUpdated"];
         delete?: never;
         options?: never;
@@ -470,7 +476,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** affiliate.deleted delivered to a subscribed webhook endpoint */
+        /**
+         * affiliate.deleted delivered to a subscribed webhook endpoint
+         * @description An affiliate is removed. The body carries only the id.
+         */
         post: operations["receiveAffiliateDeleted"];
         delete?: never;
         options?: never;
@@ -487,7 +496,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** referral.created delivered to a subscribed webhook endpoint */
+        /**
+         * referral.created delivered to a subscribed webhook endpoint
+         * @description A tracked click becomes an identified customer.
+         */
         post: operations["receiveReferralCreated"];
         delete?: never;
         options?: never;
@@ -504,7 +516,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** referral.updated delivered to a subscribed webhook endpoint */
+        /**
+         * referral.updated delivered to a subscribed webhook endpoint
+         * @description Edits to the referral and subscription status changes; the current state is in status.
+         */
         post: operations["receiveReferralUpdated"];
         delete?: never;
         options?: never;
@@ -521,7 +536,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** referral.deleted delivered to a subscribed webhook endpoint */
+        /**
+         * referral.deleted delivered to a subscribed webhook endpoint
+         * @description A referral is removed. The body carries only the id.
+         */
         post: operations["receiveReferralDeleted"];
         delete?: never;
         options?: never;
@@ -538,7 +556,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** sale.created delivered to a subscribed webhook endpoint */
+        /**
+         * sale.created delivered to a subscribed webhook endpoint
+         * @description A payment is attributed to an affiliate and commission is calculated; once per attributed payment. Affiliate and referral are expanded.
+         */
         post: operations["receiveSaleCreated"];
         delete?: never;
         options?: never;
@@ -555,7 +576,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** sale.updated delivered to a subscribed webhook endpoint */
+        /**
+         * sale.updated delivered to a subscribed webhook endpoint
+         * @description Amount or commission recalculated, or the sale rolled into a payout (see payoutCreated and payoutId in commissions).
+         */
         post: operations["receiveSaleUpdated"];
         delete?: never;
         options?: never;
@@ -572,7 +596,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** sale.deleted delivered to a subscribed webhook endpoint */
+        /**
+         * sale.deleted delivered to a subscribed webhook endpoint
+         * @description A sale is reversed or removed. The body carries only the id.
+         */
         post: operations["receiveSaleDeleted"];
         delete?: never;
         options?: never;
@@ -589,7 +616,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** coupon.created delivered to a subscribed webhook endpoint */
+        /**
+         * coupon.created delivered to a subscribed webhook endpoint
+         * @description A coupon is created. The payload includes its promotional codes.
+         */
         post: operations["receiveCouponCreated"];
         delete?: never;
         options?: never;
@@ -606,7 +636,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** coupon.updated delivered to a subscribed webhook endpoint */
+        /**
+         * coupon.updated delivered to a subscribed webhook endpoint
+         * @description A coupon is changed. The payload includes its promotional codes.
+         */
         post: operations["receiveCouponUpdated"];
         delete?: never;
         options?: never;
@@ -623,7 +656,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** coupon.deleted delivered to a subscribed webhook endpoint */
+        /**
+         * coupon.deleted delivered to a subscribed webhook endpoint
+         * @description A coupon and, by cascade, its codes are deleted. The body carries only the id.
+         */
         post: operations["receiveCouponDeleted"];
         delete?: never;
         options?: never;
@@ -640,7 +676,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** promocode.created delivered to a subscribed webhook endpoint */
+        /**
+         * promocode.created delivered to a subscribed webhook endpoint
+         * @description A promotional code is issued. The payload includes the parent coupon.
+         */
         post: operations["receivePromocodeCreated"];
         delete?: never;
         options?: never;
@@ -657,7 +696,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** promocode.updated delivered to a subscribed webhook endpoint */
+        /**
+         * promocode.updated delivered to a subscribed webhook endpoint
+         * @description A promotional code is edited or retired. The payload includes the parent coupon.
+         */
         post: operations["receivePromocodeUpdated"];
         delete?: never;
         options?: never;
@@ -674,7 +716,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** promocode.deleted delivered to a subscribed webhook endpoint */
+        /**
+         * promocode.deleted delivered to a subscribed webhook endpoint
+         * @description A promotional code is removed. The body carries only the id.
+         */
         post: operations["receivePromocodeDeleted"];
         delete?: never;
         options?: never;
@@ -2137,7 +2182,7 @@ export interface components {
             status: "PAID" | "FAILED";
             externalReference?: string;
         };
-        /** @description Amounts are face-value sums over the currencies of the period */
+        /** @description Amounts are face-value sums over the currencies of the period, each summed exactly in its minor units */
         AffiliateReportRow: {
             /** Format: uuid */
             affiliateId: string;
@@ -2706,6 +2751,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2721,6 +2767,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2736,6 +2783,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2766,6 +2814,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3279,6 +3328,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3294,6 +3344,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3309,6 +3360,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3339,6 +3391,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3852,6 +3905,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3867,6 +3921,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3882,6 +3937,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3912,6 +3968,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4427,6 +4484,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4442,6 +4500,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4457,6 +4516,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4487,6 +4547,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4730,6 +4791,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4745,6 +4807,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4760,6 +4823,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4790,6 +4854,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5156,6 +5221,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5171,6 +5237,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5186,6 +5253,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5216,6 +5284,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5730,6 +5799,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5745,6 +5815,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5760,6 +5831,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5790,6 +5862,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6302,6 +6375,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6317,6 +6391,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6332,6 +6407,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6362,6 +6438,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6877,6 +6954,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6892,6 +6970,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6907,6 +6986,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6937,6 +7017,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7531,6 +7612,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7546,6 +7628,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7561,6 +7644,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7591,6 +7675,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8080,6 +8165,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8095,6 +8181,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8110,6 +8197,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8140,6 +8228,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8231,6 +8320,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8246,6 +8336,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8261,6 +8352,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8291,6 +8383,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8384,6 +8477,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8399,6 +8493,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8414,6 +8509,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8444,6 +8540,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,4 +1,4 @@
-import { connectMongo, createLogger, syncIndexes } from '@affiliate/platform';
+import { ConfigError, connectMongo, createLogger, syncIndexes } from '@affiliate/platform';
 import { apiKeyModel } from '../admin/api-key-model';
 import { auditRecordModel } from '../admin/audit-log';
 import { ProgramRepository } from '../admin/program-model';
@@ -36,6 +36,6 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
     process.stderr.write(`${describeFailure(error)}\n`);
-    process.exit(1);
+    process.exit(error instanceof ConfigError ? 78 : 1); // EX_CONFIG, as every process of the platform
   },
 );

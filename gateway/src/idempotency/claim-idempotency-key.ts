@@ -1,3 +1,4 @@
+import { isKeptForReplay } from '@affiliate/contracts';
 import { isDuplicateKey } from '@affiliate/platform';
 import type { Types } from 'mongoose';
 import { IDEMPOTENCY_WINDOW_SECONDS, type IdempotencyRecordDocument, type IdempotencyRecordModel, type StoredResponse } from './idempotency-record';
@@ -40,17 +41,8 @@ export async function claimIdempotencyKey(records: IdempotencyRecordModel, reque
   return { kind: 'in-progress' };
 }
 
-/**
- * Answers that a retry could change (server errors, conflicts, rate limits) are not kept, and
- * neither is a 400: as in Stripe, a request refused before it executed leaves its key unused, so
- * the corrected request can be sent with the same key.
- */
-export function isWorthKeeping(status: number): boolean {
-  return status < 500 && status !== 400 && status !== 409 && status !== 429;
-}
-
 export async function completeIdempotencyKey(records: IdempotencyRecordModel, recordId: Types.ObjectId, response: StoredResponse): Promise<void> {
-  if (!isWorthKeeping(response.status)) {
+  if (!isKeptForReplay(response.status)) {
     await releaseIdempotencyKey(records, recordId);
     return;
   }

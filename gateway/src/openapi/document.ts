@@ -1,4 +1,4 @@
-import { buildOpenApiDocument, payloadComponentName, PUBLIC_EVENT_TYPES } from '@affiliate/contracts';
+import { buildOpenApiDocument, EVENT_CATALOGUE, payloadComponentName, PUBLIC_EVENT_TYPES } from '@affiliate/contracts';
 
 type Document = ReturnType<typeof buildOpenApiDocument> & { webhooks?: Record<string, unknown> };
 
@@ -20,6 +20,8 @@ export function gatewayOpenApiDocument(): Document {
       {
         post: {
           summary: `${type} delivered to a subscribed webhook endpoint`,
+          // When it fires, from the event catalogue: the same words as GET /event-types and the console.
+          description: EVENT_CATALOGUE[type].firesWhen,
           tags: ['Webhook events'],
           operationId: `receive${type.split('.').map((part) => part[0]?.toUpperCase() + part.slice(1)).join('')}`,
           // We call the subscriber: no credential of ours is involved, the signature headers authenticate us.

@@ -1,7 +1,6 @@
 import { Agent, type ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
-import { errorResponseBody, type Logger } from '@affiliate/platform';
+import { errorResponseBody, KeyedCircuits, type Logger } from '@affiliate/platform';
 import { createProxyMiddleware, type RequestHandler as ProxyHandler } from 'http-proxy-middleware';
-import CircuitBreaker from 'opossum';
 
 /** A response the gateway keeps (idempotency) before the client sees it. */
 export type CapturedResponse = { status: number; headers: Record<string, string | string[]>; body: Buffer };
@@ -44,9 +43,6 @@ type InFlight = ForwardOptions & { settle: (error?: Error) => void; timedOut: bo
 
 /** No answer within the timeout: named, so the log says which it was. */
 class UpstreamTimeoutError extends Error {}
-
-// Programs whose circuits are kept; beyond this, closed circuits of idle programs are dropped.
-const MAX_PROGRAM_CIRCUITS = 1000;
 
 /**
  * One upstream: http-proxy-middleware does the proxying; opossum circuit breakers around it make a
@@ -134,38 +130,26 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
       void proxy(request, response, (error?: unknown) => settle(error instanceof Error ? error : new Error('the request was not proxied')));
     });
 
-  const circuitOptions = {
-    timeout: false as const, // proxyTimeout bounds each request and frees its socket
-    errorThresholdPercentage: 50,
-    volumeThreshold: 3,
-    resetTimeout: options.resetTimeoutMs,
-    rollingCountTimeout: 10_000,
-  };
-  const programCircuits = new Map<string, CircuitBreaker<Parameters<typeof send>, void>>();
-  const circuitOf = (programId: string) => {
-    let circuit = programCircuits.get(programId);
-    if (!circuit) {
-      if (programCircuits.size >= MAX_PROGRAM_CIRCUITS) {
-        for (const [id, idle] of programCircuits) {
-          if (!idle.closed) continue;
-          idle.shutdown();
-          programCircuits.delete(id);
-        }
-      }
-      circuit = new CircuitBreaker(send, { ...circuitOptions, name: `${options.name}:${programId}` });
-      circuit.on('open', () => options.logger.warn({ upstream: options.name, programId }, 'circuit opened for this program: failing fast'));
-      circuit.on('halfOpen', () => options.logger.info({ upstream: options.name, programId }, 'circuit half-open: trying the upstream again'));
-      circuit.on('close', () => options.logger.info({ upstream: options.name, programId }, 'circuit closed'));
-      programCircuits.set(programId, circuit);
-    }
-    return circuit;
-  };
+  const circuits = new KeyedCircuits(
+    send,
+    {
+      name: options.name,
+      keyName: 'programId',
+      openedMeans: "this program's requests fail fast",
+      timeout: false, // proxyTimeout bounds each request and frees its socket
+      errorThresholdPercentage: 50,
+      volumeThreshold: 3,
+      resetTimeout: options.resetTimeoutMs,
+      rollingCountTimeout: 10_000,
+    },
+    options.logger,
+  );
 
   return {
     name: options.name,
     url: options.url,
     async forward(request, response, forward) {
-      const circuit = circuitOf(forward.programId);
+      const circuit = circuits.of(forward.programId);
       try {
         await circuit.fire(request, response, forward);
       } catch (error) {
@@ -183,7 +167,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
       }
     },
     shutdown: () => {
-      for (const circuit of programCircuits.values()) circuit.shutdown();
+      circuits.shutdown();
       agent.destroy();
     },
   };

@@ -44,6 +44,24 @@ export function rateLimit(limits: RateLimits, defaultLimit: RateLimit): RequestH
 }
 
 /**
+ * Routes that need no credential (readiness, the docs and the console's files, the document, paths
+ * that exist nowhere), counted per client address: nobody can make the gateway check its database
+ * and upstreams, or serve files, as fast as they can send. /healthz stays unlimited: it answers a
+ * constant and the orchestrator's probes must never be refused.
+ */
+export function addressRateLimit(limits: RateLimits, limit: RateLimit): RequestHandler {
+  return async (request, response, next) => {
+    const limiterKey = createHash('sha256').update(`anonymous\n${request.ip ?? 'unknown'}`).digest('base64url');
+    const verdict = await limits.consume(limiterKey, limit);
+    if (!verdict.allowed) {
+      response.setHeader('Retry-After', String(verdict.resetSeconds));
+      throw new AppError(429, `Too many requests without a credential from this address; retry after ${verdict.resetSeconds} s`);
+    }
+    next();
+  };
+}
+
+/**
  * Requests that fail authentication, counted per client address: past the limit they get 429
  * instead of 401, so guessing keys or tokens (or flooding without one) is slow. Callers with a valid
  * credential never touch this bucket.

@@ -4,6 +4,7 @@ import de.bwaldvogel.mongo.backend.h2.H2Backend;
 import de.bwaldvogel.mongo.backend.h2.PointLookupH2Database;
 import de.bwaldvogel.mongo.bson.Document;
 import io.netty.channel.Channel;
+import org.h2.mvstore.MVStore;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
@@ -26,10 +27,13 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * RELIABILITY.md for what that leaves open, and what a MongoDB replica set adds).
  *
  * A commit only ever holds whole commands. A command writes a document and then its index entries
- * as separate map writes; H2's own background commit (turned off here) or a commit running beside a
- * command could land between the two, and a kill right after left a document its _id index did not
- * know (an upsert then failed with "already existed" forever). Write commands run under a shared
- * lock, and a commit takes it exclusively: it waits for the commands in flight to finish.
+ * as separate map writes; H2's own commits or a commit running beside a command could land between
+ * the two, and a kill right after left a document its _id index did not know (an upsert then failed
+ * with "already existed" forever). Write commands run under a shared lock, and a commit takes it
+ * exclusively: it waits for the commands in flight to finish. H2 commits by itself in two ways, and
+ * both are off: in the background about once a second (autoCommitDelay), and inside a writing thread
+ * once the unsaved changes pass a buffer of about 19 MB (autoCommitBufferSize), which a bulk insert or
+ * an updateMany reaches in the middle of the command.
  */
 public class MongoLocal {
   static final class CommittingH2Backend extends H2Backend {
@@ -44,9 +48,14 @@ public class MongoLocal {
     /** Shared by the write commands in flight; taken exclusively by a commit. */
     private final ReentrantReadWriteLock wholeCommands = new ReentrantReadWriteLock();
 
-    CommittingH2Backend(String dataFile) {
-      super(dataFile);
-      getMvStore().setAutoCommitDelay(0);
+    /** False only to measure what committing each write costs (MONGO_LOCAL_COMMIT=background). */
+    private final boolean commitEachWrite;
+
+    CommittingH2Backend(String dataFile, boolean commitEachWrite) {
+      super(commitEachWrite
+          ? new MVStore.Builder().fileName(dataFile).autoCommitDisabled().autoCommitBufferSize(0).open()
+          : MVStore.open(dataFile));
+      this.commitEachWrite = commitEachWrite;
     }
 
     /** Unique indexes (with _id) also serve `{_id: x, ...other conditions}`: see PointLookupIndex. */
@@ -57,7 +66,7 @@ public class MongoLocal {
 
     @Override
     public Document handleCommand(Channel channel, String databaseName, String command, Document query) {
-      boolean writes = WRITE_COMMANDS.contains(command.toLowerCase(Locale.ROOT));
+      boolean writes = commitEachWrite && WRITE_COMMANDS.contains(command.toLowerCase(Locale.ROOT));
       if (!writes) return super.handleCommand(channel, databaseName, command, query);
       wholeCommands.readLock().lock();
       try {
@@ -94,10 +103,13 @@ public class MongoLocal {
   public static void main(String[] args) throws Exception {
     String dataFile = args.length > 0 ? args[0] : "mongo-local.mv";
     int port = args.length > 1 ? Integer.parseInt(args[1]) : 27017;
-    MongoServer server = new MongoServer(new CommittingH2Backend(dataFile));
+    // The library's own behaviour (a commit about once a second), for `npm run bench` to compare against.
+    boolean commitEachWrite = !"background".equals(System.getenv("MONGO_LOCAL_COMMIT"));
+    MongoServer server = new MongoServer(new CommittingH2Backend(dataFile, commitEachWrite));
     server.bind("127.0.0.1", port);
     Runtime.getRuntime().addShutdownHook(new Thread(server::shutdown));
-    System.err.println("mongo-local (mongo-java-server, H2, commit per write) listening on 127.0.0.1:" + port);
+    System.err.println("mongo-local (mongo-java-server, H2, " + (commitEachWrite ? "commit per write" : "background commit")
+        + ") listening on 127.0.0.1:" + port);
     Thread.currentThread().join();
   }
 }

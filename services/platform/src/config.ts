@@ -37,6 +37,10 @@ export const SHIPPED_DEFAULT_SECRETS: ReadonlySet<string> = new Set([
   'change-me-admin-token-0123456789',
   'dev-internal-token-change-me',
   'dev-admin-token-change-me',
+  // The test and bench credentials: long enough to pass the length rule, and just as public.
+  'system-test-internal-token-0123456789',
+  'system-test-admin-token-0123456789',
+  'ak_demo_test_bootstrap_key_0123456789',
 ]);
 
 /** The secrets of a process: required ones must be set in production; optional ones, when set, obey the same rules. */

@@ -4,6 +4,7 @@
  * chance to flush anything; after the restart every acknowledged write must be there.
  */
 import { startDisposableMongo, type DisposableMongo } from '@affiliate/platform/testing';
+import { statSync } from 'node:fs';
 import mongoose from 'mongoose';
 
 const WRITERS = 8;
@@ -98,3 +99,50 @@ test('after a SIGKILL during writes, every stored document is found through its 
     await after.close();
   }
 }, 120_000);
+
+test('a large command the database is killed in the middle of is in the data file whole or not at all', async () => {
+  // 4,000 documents of 8 KB in one insertMany: more unsaved data than H2's commit buffer (~19 MB), past
+  // which H2 on its own would commit part of the command from inside the writing thread.
+  const documents = Array.from({ length: 4000 }, (_, n) => ({ _id: `big-${n}`, key: `key-${n}`, padding: 'x'.repeat(8192) }));
+  const client = await mongoose.mongo.MongoClient.connect(mongo.url, { serverSelectionTimeoutMS: 2000, retryWrites: false });
+  const database = client.db('durability');
+  type Big = { _id: string; key: string; padding: string };
+  await database.collection<Big>('calibration').insertMany(documents.map((document) => ({ ...document })));
+  const bulk = database.collection<Big>('bulk');
+  await bulk.createIndex({ key: 1 }, { unique: true });
+
+  // How long the same command takes whole, then the kill: as soon as anything of it reaches the data
+  // file, or four fifths of the way through at the latest.
+  const started = Date.now();
+  await database.collection<Big>('calibration-2').insertMany(documents.map((document) => ({ ...document })));
+  const whole = Date.now() - started;
+  // Its modification time, not its size: H2 reuses the file's free space.
+  const fileWritten = () => statSync(mongo.dataFile).mtimeMs;
+  const writtenBefore = fileWritten();
+  let acknowledged = false;
+  const inserting = bulk.insertMany(documents.map((document) => ({ ...document }))).then(
+    () => (acknowledged = true),
+    () => undefined,
+  );
+  const begun = Date.now();
+  while (!acknowledged && fileWritten() === writtenBefore && Date.now() - begun < whole * 0.8) await sleep(5);
+  await mongo.kill();
+  await inserting;
+  await client.close(true);
+
+  await mongo.start();
+  const after = await mongoose.mongo.MongoClient.connect(mongo.url, { serverSelectionTimeoutMS: 10_000 });
+  try {
+    const collection = after.db('durability').collection<{ _id: string; key: string }>('bulk');
+    const stored = await collection.find({}, { projection: { _id: 1, key: 1 } }).toArray();
+    const unindexed = [];
+    for (const document of stored) if (!(await collection.findOne({ key: document.key }))) unindexed.push(document._id);
+    const expected = acknowledged ? [documents.length] : [0, documents.length];
+    expect({ stored: expected.includes(stored.length) ? 'whole or nothing' : `${stored.length} of ${documents.length}`, unindexed }).toEqual({
+      stored: 'whole or nothing',
+      unindexed: [],
+    });
+  } finally {
+    await after.close();
+  }
+}, 180_000);

@@ -168,3 +168,15 @@ test('of 50 concurrent lease claims exactly one reports a modification, and a re
     expect(await deliveries.findOne({ _id: 'delivery' })).toMatchObject({ lockToken: winners[0] });
   }
 });
+
+test('matchedCount says whether a conditional update found its document, also when the update changed nothing', async () => {
+  // A payout run extends its lease only while it holds the token; revoking a key twice is not "not found".
+  const leases = collection('matched');
+  const until = new Date(Date.now() + 60_000);
+  await leases.insertOne({ _id: 'run', holder: 'holder', until });
+  const results = await times(CALLERS, (caller) =>
+    leases.updateOne({ _id: 'run', holder: caller % 2 === 0 ? 'holder' : 'someone-else' }, { $set: { until } }),
+  );
+  expect(results.map((result) => result.matchedCount)).toEqual(Array.from({ length: CALLERS }, (_, caller) => (caller % 2 === 0 ? 1 : 0)));
+  expect(results.every((result) => result.modifiedCount === 0)).toBe(true);
+});

@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   AppError,
@@ -142,25 +142,58 @@ test('outside production the local defaults are allowed', () => {
   expect(parseConfig(baseConfigShape, {}, { required: ['INTERNAL_TOKEN'] }).INTERNAL_TOKEN).toBe('local-internal-token-change-me');
 });
 
+/** A service client to a test server of this file, under the name its messages use. */
+function clientOf(server: Server, name: string, options: { timeoutMs?: number } = {}) {
+  return createServiceClient({
+    name,
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    internalToken: TEST_INTERNAL_TOKEN,
+    logger: createLogger('client-test', 'silent'),
+    ...options,
+  });
+}
+
 test('a dead upstream makes the circuit open and later calls fail fast with 503', async () => {
   // Accepts the connection and drops it without an answer, as a crashing process does.
   const server = createServer((req) => {
     req.socket.destroy();
   }).listen(0);
   await once(server, 'listening');
-  const client = createServiceClient({
-    name: 'flaky',
-    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    internalToken: TEST_INTERNAL_TOKEN,
-    logger: createLogger('client-test', 'silent'),
-  });
+  const client = clientOf(server, 'flaky');
   try {
     for (let call = 0; call < 6; call += 1) {
       await expect(client.request({ method: 'GET', path: '/x', programId })).rejects.toMatchObject({ status: 503 });
     }
-    expect(client.breaker.opened).toBe(true);
+    expect(client.circuitOpen(programId)).toBe(true);
   } finally {
     client.shutdown();
+    server.close();
+  }
+});
+
+test("one program's timeouts open its own circuit to another service, never another program's", async () => {
+  // The other service hangs for one program's calls (a heavy query, a slow dependency of its own) and
+  // answers the others at once.
+  const slowProgram = newProgramId();
+  const server = createServer((req, res) => {
+    if (req.headers['x-program-id'] === slowProgram) return;
+    res.setHeader('content-type', 'application/json');
+    res.end('{"ok":true}');
+  }).listen(0);
+  await once(server, 'listening');
+  const client = clientOf(server, 'shared', { timeoutMs: 1000 });
+  try {
+    for (let call = 0; call < 6; call += 1) {
+      await expect(client.request({ method: 'GET', path: '/x', programId: slowProgram })).rejects.toMatchObject({ status: 503 });
+    }
+    expect(client.circuitOpen(slowProgram)).toBe(true);
+    for (let call = 0; call < 6; call += 1) {
+      await expect(client.request({ method: 'GET', path: '/x', programId })).resolves.toEqual({ status: 200, body: { ok: true } });
+    }
+    expect(client.circuitOpen(programId)).toBe(false);
+  } finally {
+    client.shutdown();
+    server.closeAllConnections();
     server.close();
   }
 });
@@ -172,17 +205,12 @@ test('an upstream 4xx is returned to the caller, not counted as a failure', asyn
     res.end('{"error":"nope"}');
   }).listen(0);
   await once(server, 'listening');
-  const client = createServiceClient({
-    name: 'strict',
-    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    internalToken: TEST_INTERNAL_TOKEN,
-    logger: createLogger('client-test', 'silent'),
-  });
+  const client = clientOf(server, 'strict');
   try {
     for (let call = 0; call < 6; call += 1) {
       await expect(client.request({ method: 'GET', path: '/x', programId })).resolves.toEqual({ status: 404, body: { error: 'nope' } });
     }
-    expect(client.breaker.opened).toBe(false);
+    expect(client.circuitOpen(programId)).toBe(false);
   } finally {
     client.shutdown();
     server.close();
@@ -199,12 +227,7 @@ test('an upstream answering 5xx is passed on as 503, a busy one with its Retry-A
     res.end('{"error":"busy"}');
   }).listen(0);
   await once(server, 'listening');
-  const client = createServiceClient({
-    name: 'busy',
-    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    internalToken: TEST_INTERNAL_TOKEN,
-    logger: createLogger('client-test', 'silent'),
-  });
+  const client = clientOf(server, 'busy');
   try {
     for (let call = 0; call < 10; call += 1) {
       const shed = call % 2 === 0;
@@ -215,7 +238,7 @@ test('an upstream answering 5xx is passed on as 503, a busy one with its Retry-A
       });
     }
     expect(answers).toBe(10);
-    expect(client.breaker.opened).toBe(false);
+    expect(client.circuitOpen(programId)).toBe(false);
   } finally {
     client.shutdown();
     server.close();

@@ -1,7 +1,10 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { PUBLIC_EVENT_TYPES } from '@affiliate/contracts';
 import type { RunningService } from '@affiliate/platform';
 import { internalHeaders, newProgramId } from '@affiliate/platform/testing';
 import request from 'supertest';
+import { createSubscriberClient } from '../src/data-access/subscriber-client';
 import { isPrivateAddress, refusedLiteral } from '../src/domain/subscriber-address';
 import { bootDispatcher, createEndpoint, testDispatcherSettings } from './support/dispatcher';
 
@@ -122,6 +125,33 @@ test('those addresses are refused when an endpoint is created and when a deliver
     const response = await strict.post('/webhook-endpoints').set(as(programId)).send({ url, eventTypes: ['*'] });
     expect({ url, status: response.status }).toEqual({ url, status: 400 });
     expect({ url, refused: refusedLiteral(new URL(url), false) !== null }).toEqual({ url, refused: true });
+  }
+});
+
+test('a delivery to a name that resolves to a private address is refused when it connects, and nothing reaches it', async () => {
+  // The endpoint was accepted while its name pointed elsewhere (DNS rebinding): the check that counts
+  // is the one at connect time. `localhost` stands for such a name; the subscriber is really there.
+  let received = 0;
+  const subscriber = createServer((_request, response) => {
+    received += 1;
+    response.end('ok');
+  }).listen(0, '127.0.0.1');
+  await new Promise((resolve) => subscriber.once('listening', resolve));
+  const port = (subscriber.address() as AddressInfo).port;
+  const delivery = (url: string) => ({ url, headers: { 'content-type': 'application/json' }, body: '{}' });
+  try {
+    const strict = createSubscriberClient({ timeoutMs: 2000, allowPrivateUrls: false, showPrivateResponses: false });
+    for (const url of [`http://localhost:${port}/hook`, `http://[::ffff:127.0.0.1]:${port}/hook`, `http://[::7f00:1]:${port}/hook`]) {
+      const outcome = await strict.send(delivery(url));
+      expect({ url, statusCode: outcome.statusCode, error: outcome.error }).toEqual({ url, statusCode: null, error: expect.stringMatching(/private, loopback or link-local/) });
+    }
+    expect(received).toBe(0);
+    // The same name with private addresses allowed (local development) is delivered: the guard refused it.
+    const permissive = createSubscriberClient({ timeoutMs: 2000, allowPrivateUrls: true, showPrivateResponses: false });
+    expect((await permissive.send(delivery(`http://localhost:${port}/hook`))).statusCode).toBe(200);
+    expect(received).toBe(1);
+  } finally {
+    subscriber.close();
   }
 });
 

@@ -1,7 +1,7 @@
-import CircuitBreaker from 'opossum';
 import { AppError } from '../errors';
 import { currentRequestContext, type Logger } from '../logger';
 import { INTERNAL_TOKEN_HEADER, PROGRAM_ID_HEADER, REQUEST_ID_HEADER } from './internal-auth';
+import { KeyedCircuits } from './keyed-circuits';
 
 export type ServiceRequest = {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -41,7 +41,8 @@ class UpstreamFailure extends Error {
  * It counts what says the dependency itself is unhealthy (connection failures, its own timeouts),
  * never an answer: 4xx answers are the other service's verdict and are returned; a 5xx is passed on
  * as a 503 (a busy service's Retry-After kept), not counted, so a service shedding load under a
- * burst never opens its callers' circuits.
+ * burst never opens its callers' circuits. Each program has its own circuit, as in the gateway: a
+ * timeout can be one program's doing, so it must not shut the dependency for the others.
  */
 export function createServiceClient(options: ServiceClientOptions) {
   const timeoutMs = options.timeoutMs ?? 3000;
@@ -74,23 +75,28 @@ export function createServiceClient(options: ServiceClientOptions) {
     return { status: response.status, body };
   };
 
-  const breaker = new CircuitBreaker(send, {
-    name: options.name,
-    timeout: false, // the fetch has its own abort timeout, which also frees the socket
-    errorThresholdPercentage: options.errorThresholdPercentage ?? 50,
-    resetTimeout: options.resetTimeoutMs ?? 5000,
-    volumeThreshold: 5,
-    errorFilter: (error: unknown) => error instanceof UpstreamFailure,
-    rollingCountTimeout: 10_000,
-  });
-  breaker.on('open', () => options.logger.warn({ upstream: options.name }, 'circuit opened: failing fast'));
-  breaker.on('close', () => options.logger.info({ upstream: options.name }, 'circuit closed'));
+  const circuits = new KeyedCircuits(
+    send,
+    {
+      name: options.name,
+      keyName: 'programId',
+      openedMeans: "this program's calls fail fast",
+      timeout: false, // the fetch has its own abort timeout, which also frees the socket
+      errorThresholdPercentage: options.errorThresholdPercentage ?? 50,
+      resetTimeout: options.resetTimeoutMs ?? 5000,
+      volumeThreshold: 5,
+      errorFilter: (error: unknown) => error instanceof UpstreamFailure,
+      rollingCountTimeout: 10_000,
+    },
+    options.logger,
+  );
 
   return {
-    breaker,
+    /** Whether the program's circuit to this service is open (its calls fail fast for now). */
+    circuitOpen: (programId: string) => circuits.isOpen(programId),
     async request<T = unknown>(request: ServiceRequest): Promise<ServiceResponse<T>> {
       try {
-        return (await breaker.fire(request)) as ServiceResponse<T>;
+        return (await circuits.of(request.programId).fire(request)) as ServiceResponse<T>;
       } catch (error) {
         options.logger.warn({ err: error, upstream: options.name, path: request.path }, 'upstream call failed');
         if (error instanceof UpstreamFailure && error.status === 503 && error.retryAfterSeconds !== undefined) {
@@ -99,7 +105,7 @@ export function createServiceClient(options: ServiceClientOptions) {
         throw new AppError(503, `The ${options.name} service is unavailable; retry later`);
       }
     },
-    shutdown: () => breaker.shutdown(),
+    shutdown: () => circuits.shutdown(),
   };
 }
 

@@ -8,6 +8,8 @@ const MONGO_HOME = join(__dirname, '..', '..', '..', '..', '.local-infra', 'mong
 
 export type DisposableMongo = {
   url: string;
+  /** The server's data file: what a crash leaves behind is what was committed to it. */
+  dataFile: string;
   stop: () => Promise<void>;
   /** SIGKILL: the process gets no chance to flush anything, as in a crash or an OOM kill. */
   kill: () => Promise<void>;
@@ -42,5 +44,5 @@ export async function startDisposableMongo(): Promise<DisposableMongo> {
     rmSync(dirname(dataFile), { recursive: true, force: true });
   };
   await start();
-  return { url: `mongodb://127.0.0.1:${port}`, start, stop: ending('SIGTERM'), kill: ending('SIGKILL'), destroy };
+  return { url: `mongodb://127.0.0.1:${port}`, dataFile, start, stop: ending('SIGTERM'), kill: ending('SIGKILL'), destroy };
 }

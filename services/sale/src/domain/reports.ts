@@ -1,25 +1,10 @@
 import type { AffiliateReportRow } from '@affiliate/contracts';
-import { badRequest, fromMinorUnits } from '@affiliate/platform';
+import { badRequest, MoneyTally } from '@affiliate/platform';
 import { findAffiliateActivity } from '../data-access/affiliate-directory';
 import { statusOf } from '../data-access/sales';
 import type { SaleDependencies } from './sale-dependencies';
 
-/** Minor units per currency, shown as one face-value number (a program rarely has more than one currency). */
-class Money {
-  private readonly byCurrency = new Map<string, number>();
-
-  add(amountMinor: number, currency: string): void {
-    this.byCurrency.set(currency, (this.byCurrency.get(currency) ?? 0) + amountMinor);
-  }
-
-  value(): number {
-    let total = 0;
-    for (const [currency, minor] of this.byCurrency) total += fromMinorUnits(minor, currency);
-    return Math.round(total * 1e6) / 1e6;
-  }
-}
-
-type Tally = { sales: number; revenue: Money; earned: Money; due: Money; paid: Money };
+type Tally = { sales: number; revenue: MoneyTally; earned: MoneyTally; due: MoneyTally; paid: MoneyTally };
 
 /**
  * GET /reports/affiliates: per affiliate, the clicks and referrals (affiliate service) and the sales,
@@ -34,7 +19,7 @@ export async function affiliateReport(deps: SaleDependencies, programId: string,
   const now = new Date();
   const tallies = new Map<string, Tally>();
   const tallyOf = (affiliateId: string) => {
-    const tally = tallies.get(affiliateId) ?? { sales: 0, revenue: new Money(), earned: new Money(), due: new Money(), paid: new Money() };
+    const tally = tallies.get(affiliateId) ?? { sales: 0, revenue: new MoneyTally(), earned: new MoneyTally(), due: new MoneyTally(), paid: new MoneyTally() };
     tallies.set(affiliateId, tally);
     return tally;
   };
@@ -59,10 +44,10 @@ export async function affiliateReport(deps: SaleDependencies, programId: string,
       clicks: affiliate.clicks,
       referrals: affiliate.referrals,
       sales: tally.sales,
-      revenue: tally.revenue.value(),
-      commissionEarned: tally.earned.value(),
-      commissionDue: tally.due.value(),
-      commissionPaid: tally.paid.value(),
+      revenue: tally.revenue.faceValue(),
+      commissionEarned: tally.earned.faceValue(),
+      commissionDue: tally.due.faceValue(),
+      commissionPaid: tally.paid.faceValue(),
     };
   });
 }
