@@ -6,14 +6,11 @@
 # Usage: scripts/fuzz.sh <gateway-url> <api-key> <admin-token> [examples-per-operation]
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-VENV="$ROOT/.local-infra/venv"
 SCHEMATHESIS_VERSION=4.32.5
 gateway=$1 key=$2 admin=$3 examples=${4:-25}
 
-if [ ! -x "$VENV/bin/schemathesis" ]; then
-  python3 -m venv "$VENV"
-  "$VENV/bin/pip" install -q "schemathesis==$SCHEMATHESIS_VERSION"
-fi
+source "$ROOT/scripts/python-venv.sh"
+python_venv venv "schemathesis==$SCHEMATHESIS_VERSION"
 
 checks=not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance
 run() {

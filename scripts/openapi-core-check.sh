@@ -5,11 +5,8 @@
 # Prints one line per answer the document does not describe, and exits 1 if there is any.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-VENV="$ROOT/.local-infra/venv-openapi-core"
 VALIDATOR_VERSION=0.23.1
 
-if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import openapi_core' 2>/dev/null; then
-  python3 -m venv "$VENV"
-  "$VENV/bin/pip" install -q "openapi-core==$VALIDATOR_VERSION"
-fi
+source "$ROOT/scripts/python-venv.sh"
+python_venv venv-openapi-core "openapi-core==$VALIDATOR_VERSION"
 exec "$VENV/bin/python" "$ROOT/scripts/openapi_core_check.py" "$@"

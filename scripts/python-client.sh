@@ -4,12 +4,9 @@
 # Usage: scripts/python-client.sh <openapi.json> <output-directory>
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-VENV="$ROOT/.local-infra/venv-python-client"
 GENERATOR_VERSION=0.29.1
 document=$1 output=$2
 
-if [ ! -x "$VENV/bin/openapi-python-client" ]; then
-  python3 -m venv "$VENV"
-  "$VENV/bin/pip" install -q "openapi-python-client==$GENERATOR_VERSION"
-fi
+source "$ROOT/scripts/python-venv.sh"
+python_venv venv-python-client "openapi-python-client==$GENERATOR_VERSION"
 "$VENV/bin/openapi-python-client" generate --path "$document" --output-path "$output" --meta none --overwrite
