@@ -139,12 +139,53 @@ export const LinkQuery = ListQuery.extend({
   affiliateEmail: z.string().max(254).optional(),
 }).strict();
 
+/** A visitor id as the tracking script makes it (random, kept in a first-party cookie), or the integrator's own. */
+export const VisitorId = z
+  .string()
+  .min(8)
+  .max(100)
+  .regex(/^[A-Za-z0-9_-]+$/, 'visitorId can only contain letters, numbers, hyphens and underscores');
+
 export const RecordClickBody = z
-  .object({ link: z.string().min(1).max(100), landingUrl: z.string().url().max(2000).optional() })
+  .object({
+    link: z.string().min(1).max(100),
+    landingUrl: z.string().url().max(2000).optional(),
+    visitorId: VisitorId.optional().openapi({ description: 'Who clicked: repeat clicks of one visitor on one link within clickDedupSeconds count once' }),
+    userAgent: z.string().max(1000).optional().openapi({ description: "The visitor's User-Agent: bots are not counted; with ipAddress, the identity when there is no visitorId" }),
+    ipAddress: z.string().ip().optional().openapi({ description: "The visitor's address: only an HMAC of it (with the user agent) is kept, never the address" }),
+    referrer: z.string().url().max(2000).optional(),
+    occurredAt: DateTime.optional().openapi({ description: 'When the click happened, for imports: in the past, at most 90 days ago; default now' }),
+  })
   .strict()
   .openapi('RecordClickBody');
 
-export const Click = z.object({ clickId: z.number().int(), link: z.string(), affiliateId: Uuid }).openapi('Click');
+export const ClickNotCountedReason = z.enum(['DUPLICATE', 'BOT']);
+
+export const Click = z
+  .object({
+    clickId: z.number().int().nullable().openapi({ description: "The click's id; for a duplicate, the first click's; null for a bot" }),
+    link: z.string(),
+    affiliateId: Uuid,
+    counted: z.boolean().openapi({ description: "Whether the click counts in the link's clicks" }),
+    reason: ClickNotCountedReason.nullable().openapi({ description: 'Why it was not counted: DUPLICATE (the same visitor within clickDedupSeconds) or BOT' }),
+  })
+  .openapi('Click');
+
+/** Why a referral or sale went to its affiliate. */
+export const AttributionMethod = z.enum(['CLICK', 'VISITOR', 'LINK', 'PROMO_CODE', 'REFERRAL', 'AFFILIATE', 'EMAIL']);
+
+export const AttributionReason = z
+  .object({
+    method: AttributionMethod.openapi({
+      description:
+        'CLICK: by a click id; VISITOR: by a visitor id, through its clicks and the attribution model; LINK: by a link slug; PROMO_CODE: by the code used; REFERRAL: by the referral id; AFFILIATE: the affiliate named directly; EMAIL: by the customer email of an earlier referral',
+    }),
+    clickId: z.number().int().nullable(),
+    clickedAt: DateTime.nullable(),
+    ageSeconds: z.number().int().nullable().openapi({ description: 'Seconds from the click to the attribution' }),
+    affiliateId: Uuid,
+  })
+  .openapi('AttributionReason');
 
 export type Affiliate = z.infer<typeof Affiliate>;
 export type AffiliateLink = z.infer<typeof AffiliateLink>;
@@ -156,6 +197,8 @@ export type CreateLinkBody = z.infer<typeof CreateLinkBody>;
 export type RenameLinkBody = z.infer<typeof RenameLinkBody>;
 export type DeleteLinkBody = z.infer<typeof DeleteLinkBody>;
 export type RecordClickBody = z.infer<typeof RecordClickBody>;
+export type AttributionReason = z.infer<typeof AttributionReason>;
+export type AttributionMethod = z.infer<typeof AttributionMethod>;
 
 /**
  * Internal read API of the affiliate service (never exposed through the gateway), used by the coupon,

@@ -16,6 +16,34 @@ export const RateLimitSetting = z
   .strict()
   .openapi('RateLimitSetting', { description: 'Requests allowed per duration (seconds) for each key, route and method.' });
 
+/** How a visitor's clicks decide whom a referral by visitor belongs to (DESIGN.md §12). */
+export const AttributionModel = z
+  .enum(['FIRST_CLICK', 'LAST_CLICK'])
+  .openapi('AttributionModel', { description: "FIRST_CLICK: the visitor's earliest click within the attribution window; LAST_CLICK: the latest" });
+
+/** An exact browser origin (scheme, host and port only), as the Origin header sends it. */
+export const Origin = z
+  .string()
+  .max(200)
+  .refine(isExactOrigin, 'must be an exact origin such as https://shop.example.com (scheme, host and optional port; no path, no trailing slash)');
+
+function isExactOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value;
+  } catch {
+    return false;
+  }
+}
+
+/** Defaults of the tracking settings: today's behaviour (clicks never expire, first click wins), hour-long click deduplication. */
+export const TRACKING_DEFAULTS = {
+  allowedOrigins: [] as string[],
+  attributionWindowDays: null as number | null,
+  attributionModel: 'FIRST_CLICK' as 'FIRST_CLICK' | 'LAST_CLICK',
+  clickDedupSeconds: 3600,
+};
+
 export const Program = z
   .object({
     id: Uuid,
@@ -26,6 +54,10 @@ export const Program = z
     defaultCommissionRate: z.number(),
     apiAccess: z.boolean(),
     rateLimit: RateLimitSetting.nullable(),
+    allowedOrigins: z.array(z.string()).openapi({ description: 'Browser origins allowed to use the publishable keys (CORS); empty: no browser access' }),
+    attributionWindowDays: z.number().int().nullable().openapi({ description: 'Days a click can still be credited; null: clicks never expire' }),
+    attributionModel: AttributionModel,
+    clickDedupSeconds: z.number().int().openapi({ description: 'A repeat click of one visitor on one link within this many seconds is not counted; 0: off' }),
     createdAt: DateTime,
     updatedAt: DateTime,
   })
@@ -42,6 +74,18 @@ const programSettings = {
   defaultCommissionRate: z.number().finite().min(0).max(100),
   apiAccess: z.boolean(),
   rateLimit: RateLimitSetting.nullable(),
+  allowedOrigins: z.array(Origin).max(20),
+  attributionWindowDays: z.number().int().min(1).max(365).nullable(),
+  attributionModel: AttributionModel,
+  clickDedupSeconds: z.number().int().min(0).max(2_592_000),
+};
+
+// Absent on create: the defaults above (no zod default, so generated clients keep the fields optional).
+const trackingSettings = {
+  allowedOrigins: programSettings.allowedOrigins.optional(),
+  attributionWindowDays: programSettings.attributionWindowDays.optional(),
+  attributionModel: programSettings.attributionModel.optional(),
+  clickDedupSeconds: programSettings.clickDedupSeconds.optional(),
 };
 
 export const CreateProgramBody = z
@@ -54,6 +98,7 @@ export const CreateProgramBody = z
     apiAccess: programSettings.apiAccess.default(true),
     /** Absent or null: the gateway's default limit. (No `default(null)`: generated clients skip an allOf-with-default body.) */
     rateLimit: programSettings.rateLimit.optional(),
+    ...trackingSettings,
   })
   .strict()
   .openapi('CreateProgramBody');
@@ -67,9 +112,15 @@ export const UpdateProgramBody = z
     defaultCommissionRate: programSettings.defaultCommissionRate.optional(),
     apiAccess: programSettings.apiAccess.optional(),
     rateLimit: programSettings.rateLimit.optional(),
+    ...trackingSettings,
   })
   .strict()
   .openapi('UpdateProgramBody');
+
+/** PUT /api/v1/program: what a program may change with its own API key; the rate limit and API access stay the operator's. */
+export const ProgramSettingsBody = UpdateProgramBody.omit({ apiAccess: true, rateLimit: true })
+  .strict()
+  .openapi('ProgramSettingsBody');
 
 export const CreatedApiKey = z
   .object({ id: Uuid, key: z.string(), programId: Uuid, createdAt: DateTime })
@@ -82,6 +133,8 @@ export const ApiKeySummary = z
 export type Program = z.infer<typeof Program>;
 export type CreateProgramBody = z.infer<typeof CreateProgramBody>;
 export type UpdateProgramBody = z.infer<typeof UpdateProgramBody>;
+export type ProgramSettingsBody = z.infer<typeof ProgramSettingsBody>;
+export type AttributionModel = z.infer<typeof AttributionModel>;
 
 /** One operator action (or refused attempt) on the admin API or the admin CLI: who, what, when. */
 export const AuditRecord = z

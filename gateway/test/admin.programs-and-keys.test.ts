@@ -58,6 +58,10 @@ test('a program is created with the defaults of the design', async () => {
     defaultCommissionRate: 20,
     apiAccess: true,
     rateLimit: null,
+    allowedOrigins: [],
+    attributionWindowDays: null,
+    attributionModel: 'FIRST_CLICK',
+    clickDedupSeconds: 3600,
     createdAt: expect.any(String),
     updatedAt: expect.any(String),
   });

@@ -29,9 +29,10 @@ test('the integrator journey, with the typed client: affiliate → link → clic
   expect(link.fullURLs).toEqual([{ baseUrl: 'https://shop.example.com/?lang=en', fullUrl: 'https://shop.example.com/?lang=en&ref=ada-spring&utm_source=affiliate' }]);
 
   const click = await ok(client.POST('/api/v1/clicks', { body: { link: 'ada-spring' } }));
+  expect(click).toMatchObject({ counted: true, reason: null });
   const resolved = one(await ok(client.GET('/api/v1/affiliates', { params: { query: { id: String(click.clickId) } } })));
   expect(resolved.id).toBe(affiliate.id);
-  const referral = await ok(client.POST('/api/v1/referrals', { body: { clickId: click.clickId, email: 'customer@example.com', name: 'Cus Tomer' } }));
+  const referral = await ok(client.POST('/api/v1/referrals', { body: { clickId: click.clickId ?? undefined, email: 'customer@example.com', name: 'Cus Tomer' } }));
   expect(referral.affiliateId).toBe(affiliate.id);
 
   const coupon = await ok(client.POST('/api/v1/coupons', { body: { name: 'Spring', percentOff: 20, maxRedemptions: 5 } }));

@@ -1978,15 +1978,39 @@ export interface components {
             link?: string;
         };
         Click: {
-            clickId: number;
+            /** @description The click's id; for a duplicate, the first click's; null for a bot */
+            clickId: number | null;
             link: string;
             /** Format: uuid */
             affiliateId: string;
+            /** @description Whether the click counts in the link's clicks */
+            counted: boolean;
+            /**
+             * @description Why it was not counted: DUPLICATE (the same visitor within clickDedupSeconds) or BOT
+             * @enum {string|null}
+             */
+            reason: "DUPLICATE" | "BOT" | null;
         };
         RecordClickBody: {
             link: string;
             /** Format: uri */
             landingUrl?: string;
+            /** @description Who clicked: repeat clicks of one visitor on one link within clickDedupSeconds count once */
+            visitorId?: string;
+            /** @description The visitor's User-Agent: bots are not counted; with ipAddress, the identity when there is no visitorId */
+            userAgent?: string;
+            /**
+             * Format: ip
+             * @description The visitor's address: only an HMAC of it (with the user agent) is kept, never the address
+             */
+            ipAddress?: string;
+            /** Format: uri */
+            referrer?: string;
+            /**
+             * Format: date-time
+             * @description When the click happened, for imports: in the past, at most 90 days ago; default now
+             */
+            occurredAt?: string;
         };
         CreateReferralBody: {
             clickId?: number;
@@ -2318,6 +2342,11 @@ export interface components {
             points: number;
             duration: number;
         } | null;
+        /**
+         * @description FIRST_CLICK: the visitor's earliest click within the attribution window; LAST_CLICK: the latest
+         * @enum {string}
+         */
+        AttributionModel: "FIRST_CLICK" | "LAST_CLICK";
         Program: {
             /** Format: uuid */
             id: string;
@@ -2333,6 +2362,13 @@ export interface components {
             defaultCommissionRate: number;
             apiAccess: boolean;
             rateLimit: components["schemas"]["RateLimitSetting"];
+            /** @description Browser origins allowed to use the publishable keys (CORS); empty: no browser access */
+            allowedOrigins: string[];
+            /** @description Days a click can still be credited; null: clicks never expire */
+            attributionWindowDays: number | null;
+            attributionModel: components["schemas"]["AttributionModel"];
+            /** @description A repeat click of one visitor on one link within this many seconds is not counted; 0: off */
+            clickDedupSeconds: number;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -2358,6 +2394,10 @@ export interface components {
             /** @default true */
             apiAccess?: boolean;
             rateLimit?: components["schemas"]["RateLimitSetting"];
+            allowedOrigins?: string[];
+            attributionWindowDays?: number | null;
+            attributionModel?: components["schemas"]["AttributionModel"];
+            clickDedupSeconds?: number;
         };
         UpdateProgramBody: {
             name?: string;
@@ -2374,6 +2414,10 @@ export interface components {
             defaultCommissionRate?: number;
             apiAccess?: boolean;
             rateLimit?: components["schemas"]["RateLimitSetting"];
+            allowedOrigins?: string[];
+            attributionWindowDays?: number | null;
+            attributionModel?: components["schemas"]["AttributionModel"];
+            clickDedupSeconds?: number;
         };
         /** @description The key is shown once; only its hash is stored. */
         CreatedApiKey: {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Program } from '@affiliate/contracts';
+import { TRACKING_DEFAULTS, type AttributionModel, type Program } from '@affiliate/contracts';
 import { AggregateStore, findPage, outboxPlugin, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { RateLimit } from '../config';
@@ -13,6 +13,11 @@ export type ProgramDocument = {
   defaultCommissionRate: number;
   apiAccess: boolean;
   rateLimit: RateLimit | null;
+  // Tracking settings: absent on programs created before they existed, which read as the defaults.
+  allowedOrigins?: string[];
+  attributionWindowDays?: number | null;
+  attributionModel?: AttributionModel;
+  clickDedupSeconds?: number;
   createdAt: Date;
   updatedAt: Date;
 } & OutboxFields;
@@ -27,6 +32,10 @@ const programSchema = new Schema<ProgramDocument>(
     defaultCommissionRate: { type: Number, required: true },
     apiAccess: { type: Boolean, required: true },
     rateLimit: { type: new Schema({ points: Number, duration: Number }, { _id: false }), default: null },
+    allowedOrigins: { type: [String], default: undefined },
+    attributionWindowDays: { type: Number, default: undefined },
+    attributionModel: { type: String, default: undefined },
+    clickDedupSeconds: { type: Number, default: undefined },
     // Set by the use cases rather than by mongoose, so an event carries exactly the stored times.
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
@@ -62,6 +71,10 @@ export function toProgram(document: ProgramDocument): Program {
     defaultCommissionRate: document.defaultCommissionRate,
     apiAccess: document.apiAccess,
     rateLimit: document.rateLimit ? { points: document.rateLimit.points, duration: document.rateLimit.duration } : null,
+    allowedOrigins: [...(document.allowedOrigins ?? TRACKING_DEFAULTS.allowedOrigins)],
+    attributionWindowDays: document.attributionWindowDays ?? TRACKING_DEFAULTS.attributionWindowDays,
+    attributionModel: document.attributionModel ?? TRACKING_DEFAULTS.attributionModel,
+    clickDedupSeconds: document.clickDedupSeconds ?? TRACKING_DEFAULTS.clickDedupSeconds,
     createdAt: new Date(document.createdAt).toISOString(),
     updatedAt: new Date(document.updatedAt).toISOString(),
   };

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { CreateProgramBody, Program, UpdateProgramBody } from '@affiliate/contracts';
+import { TRACKING_DEFAULTS, type CreateProgramBody, type Program, type UpdateProgramBody } from '@affiliate/contracts';
 import { createEvent, notFound, type PageRequest } from '@affiliate/platform';
 import { toProgram, type ProgramDocument, type ProgramRepository } from './program-model';
 
 /** Every program change is one write carrying its program.* event, relayed to the services that keep program settings. */
 export async function createProgram(programs: ProgramRepository, body: CreateProgramBody, id: string = randomUUID()): Promise<Program> {
   const now = new Date();
-  const fields = { _id: id, ...body, rateLimit: body.rateLimit ?? null, createdAt: now, updatedAt: now } as ProgramDocument;
+  const fields = { _id: id, ...TRACKING_DEFAULTS, ...body, rateLimit: body.rateLimit ?? null, createdAt: now, updatedAt: now } as ProgramDocument;
   const program = toProgram(fields);
   await programs.insert(fields, () => [createEvent('program.created', id, program)]);
   return program;

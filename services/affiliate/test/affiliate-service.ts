@@ -1,4 +1,4 @@
-import { Affiliate, type EventEnvelope, type EventType, type Program } from '@affiliate/contracts';
+import { Affiliate, TRACKING_DEFAULTS, type EventEnvelope, type EventType, type Program } from '@affiliate/contracts';
 import { bootService, createEvent, EventBus, type RunningService } from '@affiliate/platform';
 import { newProgramId, recordEvents, serviceApi, testServiceSettings, type ServiceApi } from '@affiliate/platform/testing';
 import { buildAffiliateService } from '../src/service';
@@ -35,6 +35,7 @@ export async function startAffiliateService(): Promise<Harness> {
       defaultCommissionRate: 20,
       apiAccess: true,
       rateLimit: null,
+      ...TRACKING_DEFAULTS,
       createdAt: now,
       updatedAt: now,
       ...settings,

@@ -25,7 +25,7 @@ export async function recordClick(repositories: Repositories, programId: string,
     landingUrl: input.landingUrl ?? null,
     createdAt: now,
   });
-  return { clickId, link: link.link, affiliateId: link.affiliateId };
+  return { clickId, link: link.link, affiliateId: link.affiliateId, counted: true, reason: null };
 }
 
 export async function clickById(repositories: Repositories, programId: string, clickId: number) {
