@@ -160,6 +160,8 @@ export const RecordClickBody = z
   .openapi('RecordClickBody');
 
 export const ClickNotCountedReason = z.enum(['DUPLICATE', 'BOT']);
+/** The enum lists null too, so that generators and validators admit it (see coupon.ts NullableIntegrationType). */
+export const NullableClickNotCountedReason = ClickNotCountedReason.nullable().openapi({ enum: [...ClickNotCountedReason.options, null] });
 
 export const Click = z
   .object({
@@ -167,7 +169,7 @@ export const Click = z
     link: z.string(),
     affiliateId: Uuid,
     counted: z.boolean().openapi({ description: "Whether the click counts in the link's clicks" }),
-    reason: ClickNotCountedReason.nullable().openapi({ description: 'Why it was not counted: DUPLICATE (the same visitor within clickDedupSeconds) or BOT' }),
+    reason: NullableClickNotCountedReason.openapi({ description: 'Why it was not counted: DUPLICATE (the same visitor within clickDedupSeconds) or BOT' }),
   })
   .openapi('Click');
 

@@ -6,6 +6,7 @@ export * from './affiliate';
 export * from './referral';
 export * from './sale';
 export * from './program';
+export * from './browser';
 export * from './webhook';
 export * from './webhook-signature';
 export * from './events';

@@ -1,5 +1,6 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import * as affiliate from './affiliate';
+import * as browser from './browser';
 import * as commission from './commission';
 import { ErrorBody, isKeptForReplay, ListQuery, NUMBERED_ERROR_OPERATIONS, NumberedErrorBody } from './common';
 import * as coupon from './coupon';
@@ -23,6 +24,8 @@ type Operation = {
   query?: z.AnyZodObject;
   response: ZodTypeAny;
   admin?: boolean;
+  /** Called from web pages with a publishable key (CORS, allowed origins only). */
+  browser?: boolean;
   /** Also answers text/csv (the list with `Accept: text/csv`, or an export). */
   csv?: 'also' | 'only';
 };
@@ -81,6 +84,25 @@ export const API_OPERATIONS: Operation[] = [
   { method: 'post', path: '/webhook-endpoints/test', operationId: 'testWebhookEndpoint', tag: 'Webhooks', summary: 'Send a signed ping to an endpoint', body: webhook.TestWebhookEndpointBody, response: webhook.WebhookTestResult },
   { method: 'post', path: '/webhook-deliveries/recover', operationId: 'recoverWebhookDeliveries', tag: 'Webhooks', summary: 'Re-send every failed delivery of an endpoint in a time window', body: webhook.RecoverDeliveriesBody, response: z.object({ recovered: z.number().int() }) },
   { method: 'get', path: '/event-types', operationId: 'getEventTypes', tag: 'Webhooks', summary: 'Every public event type, with the JSON Schema and an example of each payload', response: z.array(webhook.EventTypeDescription) },
+  { method: 'get', path: '/program', operationId: 'getOwnProgram', tag: 'Program', summary: 'The settings of the program of this key', response: program.Program },
+  {
+    method: 'put', path: '/program', operationId: 'updateOwnProgram', tag: 'Program',
+    summary: 'Change the settings of the program of this key: name, URLs, approval, attribution, click deduplication, allowed origins (not the rate limit or API access)',
+    body: program.ProgramSettingsBody, response: program.Program,
+  },
+  { method: 'get', path: '/publishable-keys', operationId: 'getPublishableKeys', tag: 'Program', summary: 'The publishable keys of this program, for the tracking script', response: z.array(program.PublishableKey) },
+  { method: 'post', path: '/publishable-keys', operationId: 'createPublishableKey', tag: 'Program', summary: 'Create a publishable key (pk_…), safe to put in a web page', response: program.PublishableKey },
+  { method: 'delete', path: '/publishable-keys', operationId: 'revokePublishableKey', tag: 'Program', summary: 'Revoke a publishable key', body: program.RevokePublishableKeyBody, response: z.object({ id: z.string(), revoked: z.literal(true) }) },
+  {
+    method: 'post', path: '/browser/clicks', operationId: 'recordBrowserClick', tag: 'Browser', browser: true,
+    summary: 'Record a click from a web page (publishable key, allowed origins only; the address and user agent come from the request)',
+    body: browser.BrowserClickBody, response: browser.BrowserClick,
+  },
+  {
+    method: 'post', path: '/browser/referrals', operationId: 'createBrowserReferral', tag: 'Browser', browser: true,
+    summary: 'Create a referral from a web page, from a click or a visitor (publishable key, allowed origins only)',
+    body: browser.BrowserReferralBody, response: browser.BrowserReferral,
+  },
   { method: 'post', path: '/programs', operationId: 'createProgram', tag: 'Admin', summary: 'Create a program', body: program.CreateProgramBody, response: program.Program, admin: true },
   { method: 'get', path: '/programs', operationId: 'listPrograms', tag: 'Admin', summary: 'List programs, newest first', query: ListQuery, response: z.array(program.Program), admin: true },
   { method: 'get', path: '/programs/{id}', operationId: 'getProgram', tag: 'Admin', summary: 'Read a program', response: program.Program, admin: true },
@@ -89,6 +111,9 @@ export const API_OPERATIONS: Operation[] = [
   { method: 'post', path: '/programs/{id}/api-keys', operationId: 'createApiKey', tag: 'Admin', summary: 'Create an API key (shown once)', response: program.CreatedApiKey, admin: true },
   { method: 'get', path: '/programs/{id}/api-keys', operationId: 'listApiKeys', tag: 'Admin', summary: 'List the API keys of a program (without secrets)', response: z.array(program.ApiKeySummary), admin: true },
   { method: 'delete', path: '/api-keys/{id}', operationId: 'revokeApiKey', tag: 'Admin', summary: 'Revoke an API key', response: z.object({ id: z.string(), revoked: z.literal(true) }), admin: true },
+  { method: 'post', path: '/programs/{id}/publishable-keys', operationId: 'adminCreatePublishableKey', tag: 'Admin', summary: 'Create a publishable key (pk_…) for a program', response: program.PublishableKey, admin: true },
+  { method: 'get', path: '/programs/{id}/publishable-keys', operationId: 'adminListPublishableKeys', tag: 'Admin', summary: 'List the publishable keys of a program', response: z.array(program.PublishableKey), admin: true },
+  { method: 'delete', path: '/publishable-keys/{id}', operationId: 'adminRevokePublishableKey', tag: 'Admin', summary: 'Revoke a publishable key', response: z.object({ id: z.string(), revoked: z.literal(true) }), admin: true },
   { method: 'get', path: '/audit-records', operationId: 'listAuditRecords', tag: 'Admin', summary: 'The audit record of admin actions and refused admin attempts, newest first', query: ListQuery, response: z.array(program.AuditRecord), admin: true },
 ];
 
@@ -104,12 +129,14 @@ const TAGS: Record<string, string> = {
   Webhooks: 'Endpoints that receive signed events, and the log of deliveries',
   'Webhook events': 'What a subscribed endpoint receives',
   Admin: 'Programs and API keys, for operators (admin token)',
+  Program: "The program of the key: its own settings and its publishable keys",
+  Browser: "What the tracking script calls from a shop's pages with a publishable key (pk_…)",
 };
 
 const ERRORS: Record<string, string> = {
   '400': 'Invalid request: the message names the field',
   '401': 'Authorization header missing, not Bearer, or token invalid',
-  '403': 'API access is not enabled for the program',
+  '403': 'API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed)',
   '404': 'The program of the token no longer exists, or the object is not found',
   '429': 'Rate limit exceeded for this token on this route and method, or too many failed authentications from this address',
   '503': 'A service is unavailable; retry after Retry-After seconds',
@@ -143,7 +170,7 @@ function responseHeaders(operation: Operation, status: string): z.AnyZodObject {
   return z.object(headers);
 }
 
-const takesIdempotencyKey = (operation: Operation) => !operation.admin && operation.method === 'post';
+const takesIdempotencyKey = (operation: Operation) => !operation.admin && !operation.browser && operation.method === 'post';
 
 /** 409: a reused Idempotency-Key (public POSTs), or a change racing another on the same object (every write). */
 function conflictDescription(operation: Operation): string | null {
@@ -156,6 +183,11 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
   const registry = new OpenAPIRegistry();
   const bearer = registry.registerComponent('securitySchemes', 'bearerAuth', { type: 'http', scheme: 'bearer' });
   const adminBearer = registry.registerComponent('securitySchemes', 'adminToken', { type: 'http', scheme: 'bearer' });
+  const publishableBearer = registry.registerComponent('securitySchemes', 'publishableKey', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'A publishable key (pk_…): only the browser routes, only from an origin in the program\'s allowedOrigins',
+  });
 
   // Each webhook body has its own schema, from the event catalogue (the gateway's webhooks section refers to them).
   for (const type of PUBLIC_EVENT_TYPES) registry.register(payloadComponentName(type), payloadSchemaOf(type).openapi({ example: examplePayloadOf(type) }));
@@ -186,7 +218,7 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
       operationId: operation.operationId,
       summary: operation.summary,
       tags: [operation.tag],
-      security: [{ [(operation.admin ? adminBearer : bearer).name]: [] }],
+      security: [{ [(operation.admin ? adminBearer : operation.browser ? publishableBearer : bearer).name]: [] }],
       request: {
         ...(operation.body ? { body: { required: true, content: { 'application/json': { schema: operation.body } } } } : {}),
         ...(operation.query ? { query: operation.query } : {}),

@@ -155,3 +155,14 @@ export const AuditRecord = z
   .openapi('AuditRecord');
 
 export type AuditRecord = z.infer<typeof AuditRecord>;
+
+/** A publishable key (`pk_…`) is public by design, so it is shown in full, as Stripe shows its publishable keys. */
+export const PublishableKey = z
+  .object({ id: Uuid, programId: Uuid, key: z.string(), createdAt: DateTime, revokedAt: DateTime.nullable() })
+  .openapi('PublishableKey', {
+    description: 'Safe to put in a web page: it can only record clicks and create referrals from a click or visitor, from the allowed origins of its program.',
+  });
+
+export type PublishableKey = z.infer<typeof PublishableKey>;
+
+export const RevokePublishableKeyBody = z.object({ publishableKeyId: Uuid }).strict().openapi('RevokePublishableKeyBody');

@@ -11,6 +11,7 @@ import { apiRoutes } from './proxy/api-routes';
 import { PUBLIC_PREFIX, type UpstreamName } from './proxy/route-table';
 import type { UpstreamProxy } from './proxy/upstream-proxy';
 import { addressRateLimit } from './rate-limit/middleware';
+import { trackingScriptRoutes } from './tracking/routes';
 import type { RateLimits } from './rate-limit/rate-limiter';
 
 export type GatewayDeps = {
@@ -42,7 +43,7 @@ export function createGateway(deps: GatewayDeps): Express {
     response.json({ status: 'ok' });
   });
   const anonymous = addressRateLimit(deps.rateLimits, settings.anonymousRateLimit);
-  app.use(['/readyz', '/docs', '/console', `${PUBLIC_PREFIX}/openapi.json`], anonymous);
+  app.use(['/readyz', '/docs', '/console', '/js', `${PUBLIC_PREFIX}/openapi.json`], anonymous);
   app.get('/readyz', async (_request, response) => {
     const checks = await deps.readiness();
     const ready = Object.values(checks).every(Boolean);
@@ -50,6 +51,7 @@ export function createGateway(deps: GatewayDeps): Express {
   });
   app.use(docsRoutes());
   app.use(consoleRoutes());
+  app.use(trackingScriptRoutes());
   app.use(
     '/admin/v1',
     adminRoutes({
@@ -74,6 +76,10 @@ export function createGateway(deps: GatewayDeps): Express {
       internalToken: settings.internalToken,
       bodyLimit: settings.bodyLimit,
       upstreamTimeoutMs: settings.upstreamTimeoutMs,
+      programs: deps.store.programs,
+      publishableKeys: deps.store.publishableKeys,
+      browserAddressLimit: settings.browserAddressRateLimit,
+      onProgramChange: deps.onProgramChange,
     }),
   );
   app.use(anonymous, (request, _response, next) => next(new AppError(404, `No route for ${request.method} ${request.path}`)));

@@ -30,6 +30,9 @@ export const gatewayConfigShape = {
   /** Requests to routes that need no credential (readiness, docs, console, unknown paths), per client address. */
   ANONYMOUS_RATE_LIMIT_POINTS: z.coerce.number().int().min(1).default(300),
   ANONYMOUS_RATE_LIMIT_DURATION_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
+  /** Browser calls (publishable keys) per key and client address. */
+  BROWSER_RATE_LIMIT_POINTS: z.coerce.number().int().min(1).default(120),
+  BROWSER_RATE_LIMIT_DURATION_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
   /** Wrong admin tokens per client address before that address is locked out of /admin/v1 for the window. */
   ADMIN_FAILED_AUTH_LIMIT: z.coerce.number().int().min(1).default(10),
   ADMIN_FAILED_AUTH_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
@@ -63,6 +66,8 @@ export type GatewaySettings = {
   /** Failed authentications allowed per client address: on the public API, and on the admin API. */
   failedAuthLimits: { api: RateLimit; admin: RateLimit };
   anonymousRateLimit: RateLimit;
+  /** Browser calls with a publishable key, per key and client address. */
+  browserAddressRateLimit: RateLimit;
   /** Which forwarding headers to believe for the client address (express "trust proxy"). */
   trustProxy: boolean | number | string;
   upstreamTimeoutMs: number;
@@ -107,6 +112,7 @@ export function gatewaySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Ga
       admin: { points: config.ADMIN_FAILED_AUTH_LIMIT, duration: config.ADMIN_FAILED_AUTH_WINDOW_SECONDS },
     },
     anonymousRateLimit: { points: config.ANONYMOUS_RATE_LIMIT_POINTS, duration: config.ANONYMOUS_RATE_LIMIT_DURATION_SECONDS },
+    browserAddressRateLimit: { points: config.BROWSER_RATE_LIMIT_POINTS, duration: config.BROWSER_RATE_LIMIT_DURATION_SECONDS },
     trustProxy: config.TRUST_PROXY,
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
     bodyLimit: config.BODY_LIMIT,

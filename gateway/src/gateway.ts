@@ -5,6 +5,7 @@ import type { Express } from 'express';
 import Redis from 'ioredis';
 import type { Connection } from 'mongoose';
 import { apiKeyModel } from './admin/api-key-model';
+import { publishableKeyModel } from './admin/publishable-keys';
 import { ensureBootstrapKey, type AdminStore } from './admin/api-keys';
 import { auditRecordModel } from './admin/audit-log';
 import { ProgramRepository } from './admin/program-model';
@@ -42,7 +43,7 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
   const connection = await connectMongo({ url: settings.mongoUrl, dbName: settings.dbName, logger });
   const bus = new EventBus({ url: settings.amqpUrl, exchange: settings.exchange, logger });
   const relay = new OutboxRelay({ bus, logger, sweepIntervalMs: settings.outboxSweepIntervalMs });
-  const store: AdminStore = { programs: new ProgramRepository({ connection, relay }), apiKeys: apiKeyModel(connection), auditRecords: auditRecordModel(connection) };
+  const store: AdminStore = { programs: new ProgramRepository({ connection, relay }), apiKeys: apiKeyModel(connection), publishableKeys: publishableKeyModel(connection), auditRecords: auditRecordModel(connection) };
   const idempotencyRecords = idempotencyRecordModel(connection);
   relay.watch(...outboxModelsOf(connection));
 
@@ -59,7 +60,7 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
     ]),
   ) as Record<UpstreamName, UpstreamProxy>;
   const rateLimits = new RateLimits(redis);
-  const keys = new KeyDirectory({ programs: store.programs, apiKeys: store.apiKeys, ttlMs: settings.keyCacheTtlMs });
+  const keys = new KeyDirectory({ programs: store.programs, apiKeys: store.apiKeys, publishableKeys: store.publishableKeys, ttlMs: settings.keyCacheTtlMs });
 
   const app = createGateway({
     settings,

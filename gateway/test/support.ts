@@ -30,6 +30,7 @@ export function testGatewaySettings(overrides: Partial<GatewaySettings> = {}): G
     defaultRateLimit: { points: 1000, duration: 60 },
     failedAuthLimits: { api: { points: 60, duration: 60 }, admin: { points: 10, duration: 900 } },
     anonymousRateLimit: { points: 1000, duration: 60 },
+    browserAddressRateLimit: { points: 1000, duration: 60 },
     trustProxy: false,
     upstreamTimeoutMs: 3000,
     bodyLimit: '100kb',

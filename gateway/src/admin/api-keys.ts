@@ -2,12 +2,13 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { isDuplicateKey, notFound, type Logger } from '@affiliate/platform';
 import type { ApiKeyDocument, ApiKeyModel } from './api-key-model';
 import type { AuditRecordModel } from './audit-log';
+import type { PublishableKeyModel } from './publishable-keys';
 import { createProgram, findLiveProgram } from './programs';
 import type { ProgramRepository } from './program-model';
 
 export const API_KEY_PREFIX = 'ak_live_';
 
-export type AdminStore = { programs: ProgramRepository; apiKeys: ApiKeyModel; auditRecords: AuditRecordModel };
+export type AdminStore = { programs: ProgramRepository; apiKeys: ApiKeyModel; publishableKeys: PublishableKeyModel; auditRecords: AuditRecordModel };
 
 export type CreatedApiKey = { id: string; key: string; programId: string; createdAt: string };
 export type ApiKeySummary = { id: string; programId: string; displayPrefix: string; createdAt: string; revokedAt: string | null };

@@ -6,6 +6,7 @@ import { FailedAuthentication } from '../rate-limit/middleware';
 import type { RateLimits } from '../rate-limit/rate-limiter';
 import { createApiKey, listApiKeys, revokeApiKey, type AdminStore } from './api-keys';
 import { listAuditRecords, recordAudit } from './audit-log';
+import { createPublishableKey, listPublishableKeys, revokePublishableKey } from './publishable-keys';
 import { createProgram, deleteProgram, getProgram, listPrograms, updateProgram } from './programs';
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
@@ -121,6 +122,18 @@ export function adminRoutes(options: AdminRoutesOptions): Router {
   });
   router.delete('/api-keys/:id', async (request, response) => {
     response.json(changed(await revokeApiKey(store, request.params.id)));
+  });
+  router.post('/programs/:id/publishable-keys', async (request, response) => {
+    const created = await createPublishableKey(store, request.params.id);
+    response.locals.createdId = created.id;
+    response.json(created);
+  });
+  router.get('/programs/:id/publishable-keys', async (request, response) => {
+    await getProgram(store.programs, request.params.id);
+    response.json(await listPublishableKeys(store, request.params.id));
+  });
+  router.delete('/publishable-keys/:id', async (request, response) => {
+    response.json(changed(await revokePublishableKey(store, request.params.id)));
   });
   router.get('/audit-records', async (request, response) => {
     const page = parseQuery(ListQuery, request);

@@ -2,9 +2,17 @@ import { AppError, forbidden, notFound, unauthorized, withRequestContext } from 
 import type { RequestHandler, Response } from 'express';
 import type { RateLimit } from '../config';
 import type { FailedAuthentication } from '../rate-limit/middleware';
-import type { KeyDirectory } from './key-directory';
+import type { CredentialKind, KeyDirectory } from './key-directory';
 
-export type Caller = { keyId: string; keyHash: string; programId: string; rateLimit: RateLimit | null };
+export type Caller = {
+  credential: CredentialKind;
+  keyId: string;
+  keyHash: string;
+  programId: string;
+  rateLimit: RateLimit | null;
+  allowedOrigins: string[];
+  attributionWindowDays: number | null;
+};
 
 const BEARER = /^Bearer[ \t]+([\x21-\x7e]+)[ \t]*$/i;
 
@@ -24,7 +32,7 @@ export function authenticate(keys: KeyDirectory, failures: FailedAuthentication)
     if (verdict.kind === 'unknown') throw await refuse('Invalid API key: it is unknown or has been revoked', 'Bearer realm="api", error="invalid_token"');
     if (verdict.kind === 'program-deleted') throw notFound('The program of this API key no longer exists');
     if (!verdict.apiAccess) throw forbidden('API access is not enabled for this program');
-    const caller: Caller = { keyId: verdict.keyId, keyHash: verdict.keyHash, programId: verdict.programId, rateLimit: verdict.rateLimit };
+    const { kind: _valid, apiAccess: _apiAccess, ...caller } = verdict;
     response.locals.caller = caller;
     const requestId = String(response.locals.requestId);
     withRequestContext({ requestId, programId: caller.programId }, () => next());

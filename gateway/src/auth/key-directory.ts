@@ -1,19 +1,35 @@
+import { TRACKING_DEFAULTS } from '@affiliate/contracts';
 import { constantTimeEquals } from '@affiliate/platform';
 import type { RateLimit } from '../config';
 import type { ApiKeyModel } from '../admin/api-key-model';
 import { findApiKeyByHash, hashApiKey } from '../admin/api-keys';
 import { findLiveProgram } from '../admin/programs';
 import type { ProgramRepository } from '../admin/program-model';
+import { findPublishableKeyByHash, isPublishableKey, type PublishableKeyModel } from '../admin/publishable-keys';
+
+/** A secret API key (`ak_…`) for a backend, or a publishable key (`pk_…`) for the tracking script in a browser. */
+export type CredentialKind = 'secret' | 'publishable';
 
 /** What a presented key resolves to; `unknown` covers revoked keys too, which answer the same 401. */
 export type KeyVerdict =
   | { kind: 'unknown' }
   | { kind: 'program-deleted'; keyId: string; programId: string }
-  | { kind: 'valid'; keyId: string; keyHash: string; programId: string; apiAccess: boolean; rateLimit: RateLimit | null };
+  | {
+      kind: 'valid';
+      credential: CredentialKind;
+      keyId: string;
+      keyHash: string;
+      programId: string;
+      apiAccess: boolean;
+      rateLimit: RateLimit | null;
+      /** What the browser routes need of the program, read with the key so they cost no extra lookup. */
+      allowedOrigins: string[];
+      attributionWindowDays: number | null;
+    };
 
 type Entry = { expiresAt: number; verdict: Promise<KeyVerdict> };
 
-export type KeyDirectoryOptions = { programs: ProgramRepository; apiKeys: ApiKeyModel; ttlMs: number; maxEntries?: number };
+export type KeyDirectoryOptions = { programs: ProgramRepository; apiKeys: ApiKeyModel; publishableKeys: PublishableKeyModel; ttlMs: number; maxEntries?: number };
 
 /**
  * Resolves API keys with a short-lived cache, so the hot path does not read the database on every
@@ -30,7 +46,7 @@ export class KeyDirectory {
     const now = Date.now();
     const cached = this.entries.get(keyHash);
     if (cached && cached.expiresAt > now) return cached.verdict;
-    const verdict = this.lookUp(keyHash);
+    const verdict = this.lookUp(keyHash, isPublishableKey(presentedKey) ? 'publishable' : 'secret');
     this.remember(keyHash, { expiresAt: now + this.options.ttlMs, verdict });
     // A failed lookup (database away) must not be cached: the next request tries again.
     verdict.catch(() => this.entries.delete(keyHash));
@@ -54,18 +70,21 @@ export class KeyDirectory {
     }
   }
 
-  private async lookUp(keyHash: string): Promise<KeyVerdict> {
-    const key = await findApiKeyByHash(this.options.apiKeys, keyHash);
+  private async lookUp(keyHash: string, credential: CredentialKind): Promise<KeyVerdict> {
+    const key = credential === 'publishable' ? await findPublishableKeyByHash(this.options.publishableKeys, keyHash) : await findApiKeyByHash(this.options.apiKeys, keyHash);
     if (!key || key.revokedAt || !constantTimeEquals(key.keyHash, keyHash)) return { kind: 'unknown' };
     const program = await findLiveProgram(this.options.programs, key.programId);
     if (!program) return { kind: 'program-deleted', keyId: key._id, programId: key.programId };
     return {
       kind: 'valid',
+      credential,
       keyId: key._id,
       keyHash,
       programId: program._id,
       apiAccess: program.apiAccess,
       rateLimit: program.rateLimit ? { points: program.rateLimit.points, duration: program.rateLimit.duration } : null,
+      allowedOrigins: program.allowedOrigins ?? TRACKING_DEFAULTS.allowedOrigins,
+      attributionWindowDays: program.attributionWindowDays ?? TRACKING_DEFAULTS.attributionWindowDays,
     };
   }
 }

@@ -1,11 +1,15 @@
 import { NUMBERED_ERROR_OPERATIONS } from '@affiliate/contracts';
 import { AppError, FORWARDED_PREFIX_HEADER, INTERNAL_TOKEN_HEADER, notFound, PROGRAM_ID_HEADER, REQUEST_ID_HEADER } from '@affiliate/platform';
 import express, { Router, type RequestHandler } from 'express';
+import type { ProgramRepository } from '../admin/program-model';
+import type { PublishableKeyModel } from '../admin/publishable-keys';
 import { authenticate, callerOf } from '../auth/authenticate';
+import { browserPreflight, credentialScope, narrowAnswerOf } from '../browser/browser-routes';
 import type { KeyDirectory } from '../auth/key-directory';
 import type { RateLimit } from '../config';
 import type { IdempotencyRecordModel } from '../idempotency/idempotency-record';
 import { idempotency, idempotentForwardingOf } from '../idempotency/middleware';
+import { programApiRoutes } from '../program-api/routes';
 import { FailedAuthentication, rateLimit } from '../rate-limit/middleware';
 import type { RateLimits } from '../rate-limit/rate-limiter';
 import { metricsRouteOf, PUBLIC_PREFIX, routeOf, type Route, type UpstreamName } from './route-table';
@@ -22,6 +26,12 @@ export type ApiRoutesOptions = {
   internalToken: string;
   bodyLimit: string;
   upstreamTimeoutMs: number;
+  programs: ProgramRepository;
+  publishableKeys: PublishableKeyModel;
+  /** Browser calls allowed per publishable key and client address. */
+  browserAddressLimit: RateLimit;
+  /** After a program changes its own settings or keys. */
+  onProgramChange: () => void;
 };
 
 /**
@@ -48,6 +58,8 @@ function readBody(limit: string): RequestHandler {
 }
 
 const matchRoute: RequestHandler = (request, response, next) => {
+  // A browser route was matched (and its body rewritten) by the credential's scope.
+  if (response.locals.route) return next();
   const route = routeOf(request.path);
   if (!route) throw notFound(`No route for ${request.method} ${PUBLIC_PREFIX}${request.path}`);
   response.locals.route = route;
@@ -60,10 +72,16 @@ const matchRoute: RequestHandler = (request, response, next) => {
  */
 export function apiRoutes(options: ApiRoutesOptions): Router {
   const router = Router();
+  const limited = rateLimit(options.rateLimits, options.defaultRateLimit);
   router.use(describeOperation);
+  router.use(browserPreflight);
   router.use(authenticate(options.keys, new FailedAuthentication(options.rateLimits, options.failedAuthLimit, 'api')));
+  router.use(credentialScope({ rateLimits: options.rateLimits, browserAddressLimit: options.browserAddressLimit }));
+  router.use(
+    programApiRoutes({ programs: options.programs, publishableKeys: options.publishableKeys, rateLimit: limited, bodyLimit: options.bodyLimit, onChange: options.onProgramChange }),
+  );
   router.use(matchRoute);
-  router.use(rateLimit(options.rateLimits, options.defaultRateLimit));
+  router.use(limited);
   router.use(readBody(options.bodyLimit));
   router.use(idempotency(options.idempotencyRecords, options.upstreamTimeoutMs * 3));
   router.use((request, response) => {
@@ -78,7 +96,7 @@ export function apiRoutes(options: ApiRoutesOptions): Router {
       },
       body: Buffer.isBuffer(request.body) ? request.body : undefined,
       errorShape: response.locals.errorShape,
-      ...idempotentForwardingOf(response),
+      ...(narrowAnswerOf(response) ? { capture: narrowAnswerOf(response) } : idempotentForwardingOf(response)),
     });
   });
   return router;

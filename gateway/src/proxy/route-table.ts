@@ -22,6 +22,16 @@ export const ROUTE_TABLE: Record<string, UpstreamName> = {
   'event-types': 'webhook-dispatcher',
 };
 
+/**
+ * Public paths the gateway answers itself: the program of the key (its settings, its publishable
+ * keys), and the browser routes, which it checks and rewrites before forwarding them to a service.
+ */
+export const GATEWAY_ROUTES: Record<string, string> = {
+  program: 'gateway/src/program-api/routes.ts',
+  'publishable-keys': 'gateway/src/program-api/routes.ts',
+  browser: 'gateway/src/browser/browser-routes.ts',
+};
+
 // Plain segments only: no dot segments or percent-encoding that an upstream could resolve differently.
 const SAFE_PATH = /^(\/[A-Za-z0-9_-]+)+\/?$/;
 

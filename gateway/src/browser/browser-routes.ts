@@ -1,0 +1,142 @@
+import { createHash } from 'node:crypto';
+import { BrowserClickBody, BrowserReferralBody, type BrowserClick } from '@affiliate/contracts';
+import { AppError, forbidden, parseBody } from '@affiliate/platform';
+import express, { type Request, type RequestHandler, type Response } from 'express';
+import { callerOf, type Caller } from '../auth/authenticate';
+import type { RateLimit } from '../config';
+import type { Route } from '../proxy/route-table';
+import type { CapturedResponse } from '../proxy/upstream-proxy';
+import type { RateLimits } from '../rate-limit/rate-limiter';
+
+/**
+ * The two calls a web page makes with a publishable key (DESIGN.md §11): record a click, and create
+ * a referral from a click or a visitor. Each takes a narrower body than the secret-key route it
+ * forwards to, gets the visitor's address and user agent from the request itself (a page cannot
+ * claim someone else's), and answers with less: nothing about affiliates or other customers.
+ */
+type BrowserRoute = {
+  route: Route;
+  toInternalBody: (request: Request, caller: Caller) => Record<string, unknown>;
+  toAnswer: (upstream: Record<string, unknown>, caller: Caller) => Record<string, unknown>;
+};
+
+const BROWSER_ROUTES: Record<string, BrowserRoute> = {
+  '/browser/clicks': {
+    route: { upstream: 'affiliate', path: '/clicks' },
+    toInternalBody: (request) => ({ ...parseBody(BrowserClickBody, request), ...visitorOf(request) }),
+    toAnswer: (click, caller): BrowserClick => ({
+      clickId: click.clickId as number | null,
+      counted: click.counted as boolean,
+      reason: click.reason as BrowserClick['reason'],
+      attributionWindowDays: caller.attributionWindowDays,
+    }),
+  },
+  '/browser/referrals': {
+    route: { upstream: 'referral', path: '/referrals' },
+    toInternalBody: (request) => {
+      const { externalId, ...referral } = parseBody(BrowserReferralBody, request);
+      return { ...referral, ...(externalId === undefined ? {} : { referredUserExternalId: externalId }) };
+    },
+    toAnswer: (referral) => ({ ok: true, referralId: referral.id }),
+  },
+};
+
+export const BROWSER_PATHS = Object.keys(BROWSER_ROUTES);
+
+const browserRouteOf = (path: string): BrowserRoute | undefined => (Object.hasOwn(BROWSER_ROUTES, path.replace(/\/$/, '')) ? BROWSER_ROUTES[path.replace(/\/$/, '')] : undefined);
+
+/** The address and user agent the click is judged by; an IPv4-mapped IPv6 address is given as IPv4. */
+function visitorOf(request: Request): { ipAddress?: string; userAgent?: string } {
+  const address = request.ip?.replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, '$1');
+  const userAgent = request.header('user-agent')?.slice(0, 1000);
+  return { ...(address ? { ipAddress: address } : {}), ...(userAgent ? { userAgent } : {}) };
+}
+
+/**
+ * CORS preflights of the browser routes. A preflight carries no credential, so it cannot know the
+ * program: it only lets the browser send the real request, which answers CORS (and does anything)
+ * only for an origin in its program's `allowedOrigins`. No other route answers a preflight.
+ */
+export const browserPreflight: RequestHandler = (request, response, next) => {
+  if (request.method !== 'OPTIONS' || !browserRouteOf(request.path)) return next();
+  const origin = request.header('origin');
+  response.setHeader('Vary', 'Origin');
+  if (origin) {
+    response.setHeader('Access-Control-Allow-Origin', origin);
+    response.setHeader('Access-Control-Allow-Methods', 'POST');
+    response.setHeader('Access-Control-Allow-Headers', 'authorization, content-type');
+    response.setHeader('Access-Control-Max-Age', '600');
+  }
+  response.status(204).end();
+};
+
+export type CredentialScopeOptions = {
+  rateLimits: RateLimits;
+  /** Browser calls per publishable key and client address. */
+  browserAddressLimit: RateLimit;
+};
+
+const PUBLISHABLE_ONLY =
+  'A publishable key can only record clicks (POST /api/v1/browser/clicks) and create referrals from a click or visitor (POST /api/v1/browser/referrals); use a secret API key from your backend for everything else';
+const SECRET_IN_BROWSER_ROUTE = 'The browser routes take a publishable key (pk_…): a secret API key must never be sent from a web page';
+
+/**
+ * What each credential may reach. A secret key: every route but the browser ones. A publishable
+ * key: the browser routes only, from its program's allowed origins only, limited per client
+ * address; its body is rewritten for the service and its answer narrowed on the way back.
+ */
+export function credentialScope(options: CredentialScopeOptions): RequestHandler {
+  const readJson = express.json({ limit: '16kb', type: () => true });
+  return async (request, response, next) => {
+    const caller = callerOf(response);
+    const browserRoute = browserRouteOf(request.path);
+    if (caller.credential === 'secret') {
+      if (browserRoute) throw forbidden(SECRET_IN_BROWSER_ROUTE);
+      return next();
+    }
+    if (!browserRoute || request.method !== 'POST') throw forbidden(PUBLISHABLE_ONLY);
+    const origin = request.header('origin');
+    if (!origin || !caller.allowedOrigins.includes(origin)) {
+      throw forbidden(
+        origin
+          ? `The origin ${origin} is not allowed to use this program's publishable keys: add it to allowedOrigins (PUT /api/v1/program)`
+          : 'A publishable key is for web pages: the request must come from a browser on one of the allowed origins (Origin header)',
+      );
+    }
+    response.setHeader('Access-Control-Allow-Origin', origin);
+    response.setHeader('Vary', 'Origin');
+    await limitPerAddress(options, caller, request, response);
+    // An Idempotency-Key from a page is not honoured: answers are narrowed after the service's, so there is nothing to replay.
+    delete request.headers['idempotency-key'];
+    await new Promise<void>((resolve, reject) => readJson(request, response, (error?: unknown) => (error ? reject(error as Error) : resolve())));
+    request.body = Buffer.from(JSON.stringify(browserRoute.toInternalBody(request, caller)));
+    request.url = browserRoute.route.path;
+    response.locals.route = browserRoute.route;
+    response.locals.narrowAnswer = (captured: CapturedResponse) => narrowed(captured, (body) => browserRoute.toAnswer(body, caller));
+    next();
+  };
+}
+
+async function limitPerAddress(options: CredentialScopeOptions, caller: Caller, request: Request, response: Response): Promise<void> {
+  const limiterKey = createHash('sha256').update(`browser\n${caller.keyHash}\n${request.ip ?? 'unknown'}`).digest('base64url');
+  const verdict = await options.rateLimits.consume(limiterKey, options.browserAddressLimit);
+  if (!verdict.allowed) {
+    response.setHeader('Retry-After', String(verdict.resetSeconds));
+    throw new AppError(429, `Too many browser calls from this address with this publishable key; retry after ${verdict.resetSeconds} s`);
+  }
+}
+
+/** A successful answer is replaced by its narrowed form; an error passes as it is (it names only what the page sent). */
+function narrowed(captured: CapturedResponse, toAnswer: (body: Record<string, unknown>) => Record<string, unknown>): Promise<void> {
+  if (captured.status !== 200) return Promise.resolve();
+  const body = JSON.parse(captured.body.toString('utf8')) as Record<string, unknown>;
+  captured.body = Buffer.from(JSON.stringify(toAnswer(body)));
+  captured.headers['content-type'] = 'application/json; charset=utf-8';
+  return Promise.resolve();
+}
+
+export type NarrowAnswer = (captured: CapturedResponse) => Promise<void>;
+
+export function narrowAnswerOf(response: Response): NarrowAnswer | undefined {
+  return response.locals.narrowAnswer as NarrowAnswer | undefined;
+}

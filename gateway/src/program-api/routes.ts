@@ -1,0 +1,51 @@
+import { ProgramSettingsBody, RevokePublishableKeyBody } from '@affiliate/contracts';
+import { parseBody } from '@affiliate/platform';
+import express, { Router, type RequestHandler } from 'express';
+import type { ProgramRepository } from '../admin/program-model';
+import { getProgram, updateProgram } from '../admin/programs';
+import { createPublishableKey, listPublishableKeys, revokePublishableKey, type PublishableKeyModel } from '../admin/publishable-keys';
+import { callerOf } from '../auth/authenticate';
+
+export type ProgramApiOptions = {
+  programs: ProgramRepository;
+  publishableKeys: PublishableKeyModel;
+  /** The per-key rate limit, applied as on every proxied route. */
+  rateLimit: RequestHandler;
+  bodyLimit: string;
+  /** Publish the program event now and drop cached key verdicts on this replica. */
+  onChange: () => void;
+};
+
+/**
+ * What the gateway answers itself under /api/v1, for the program of the key: its own settings
+ * (everything but the rate limit and API access, which stay the operator's) and its publishable
+ * keys. The program always comes from the key: no route here takes a program id.
+ */
+export function programApiRoutes(options: ProgramApiOptions): Router {
+  const router = Router();
+  const store = { programs: options.programs, publishableKeys: options.publishableKeys };
+  const json = express.json({ limit: options.bodyLimit });
+  const programIdOf = (response: express.Response) => callerOf(response).programId;
+
+  router.get('/program', options.rateLimit, async (_request, response) => {
+    response.json(await getProgram(options.programs, programIdOf(response)));
+  });
+  router.put('/program', options.rateLimit, json, async (request, response) => {
+    const program = await updateProgram(options.programs, programIdOf(response), parseBody(ProgramSettingsBody, request));
+    options.onChange();
+    response.json(program);
+  });
+  router.get('/publishable-keys', options.rateLimit, async (_request, response) => {
+    response.json(await listPublishableKeys(store, programIdOf(response)));
+  });
+  router.post('/publishable-keys', options.rateLimit, async (_request, response) => {
+    response.json(await createPublishableKey(store, programIdOf(response)));
+  });
+  router.delete('/publishable-keys', options.rateLimit, json, async (request, response) => {
+    const { publishableKeyId } = parseBody(RevokePublishableKeyBody, request);
+    const revoked = await revokePublishableKey(store, publishableKeyId, programIdOf(response));
+    options.onChange();
+    response.json(revoked);
+  });
+  return router;
+}
