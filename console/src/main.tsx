@@ -8,6 +8,7 @@ import { Catalogue } from './pages/catalogue';
 import { Audit, Programs } from './pages/operator';
 import { Overview } from './pages/overview';
 import { SignIn } from './pages/sign-in';
+import { Tracking } from './pages/tracking';
 import { Webhooks } from './pages/webhooks';
 
 type Route = { id: string; label: string; page: (credential: Credential) => preact.JSX.Element };
@@ -15,6 +16,7 @@ type Route = { id: string; label: string; page: (credential: Credential) => prea
 const PROGRAM_ROUTES: Route[] = [
   { id: 'overview', label: 'Overview', page: (credential) => <Overview credential={credential} /> },
   { id: 'webhooks', label: 'Webhooks', page: (credential) => <Webhooks credential={credential} /> },
+  { id: 'tracking', label: 'Tracking', page: (credential) => <Tracking credential={credential} /> },
   { id: 'events', label: 'Event catalogue', page: (credential) => <Catalogue credential={credential} /> },
   ...Object.entries(RESOURCES).map(([id, resource]) => ({ id, label: resource.title, page: (credential: Credential) => <Browse key={id} credential={credential} resource={resource} /> })),
 ];

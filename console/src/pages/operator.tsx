@@ -1,3 +1,4 @@
+import type { PublishableKey } from '@affiliate/contracts';
 import { useState } from 'preact/hooks';
 import { call, query, type Credential } from '../api';
 import { Action, ErrorBanner, Notice, Pager, Table, useLoad, when } from '../ui';
@@ -73,6 +74,7 @@ function ProgramSettings({ credential, program, onSaved }: { credential: Credent
       <Action label="Save settings" run={save} />
       {saved ? <Notice>Settings saved.</Notice> : null}
       <ApiKeys credential={credential} programId={program.id} />
+      <PublishableKeys credential={credential} programId={program.id} />
     </form>
   );
 }
@@ -100,6 +102,28 @@ function ApiKeys({ credential, programId }: { credential: Credential; programId:
           New API key, shown this once (only its hash is stored): <code class="secret">{created}</code>
         </Notice>
       ) : null}
+    </div>
+  );
+}
+
+/** Publishable keys are public by design (they sit in shops' pages), so they are shown in full. */
+function PublishableKeys({ credential, programId }: { credential: Credential; programId: string }) {
+  const keys = useLoad(async () => (await call<PublishableKey[]>(credential, 'GET', `/programs/${programId}/publishable-keys`)).items, [programId]);
+  return (
+    <div class="keys">
+      <h3>Publishable keys</h3>
+      <ErrorBanner error={keys.error} />
+      <Table
+        caption="Publishable keys of this program (for the tracking script)"
+        rows={keys.value ?? []}
+        columns={[
+          { title: 'Key', value: (key) => <code>{key.key}</code> },
+          { title: 'Created', value: (key) => when(key.createdAt) },
+          { title: 'Revoked', value: (key) => when(key.revokedAt) },
+          { title: '', value: (key) => (key.revokedAt ? null : <Action label={`Revoke ${key.key.slice(0, 12)}…`} kind="danger" run={async () => { await call(credential, 'DELETE', `/publishable-keys/${key.id}`); keys.reload(); }} />) },
+        ]}
+      />
+      <Action label="Create publishable key" run={async () => { await call(credential, 'POST', `/programs/${programId}/publishable-keys`, {}); keys.reload(); }} />
     </div>
   );
 }
