@@ -7,6 +7,7 @@ export * from './referral';
 export * from './sale';
 export * from './program';
 export * from './webhook';
+export * from './integration';
 export * from './webhook-signature';
 export * from './events';
 export * from './openapi';
