@@ -8,6 +8,7 @@ export * from './sale';
 export * from './program';
 export * from './browser';
 export * from './webhook';
+export * from './integration';
 export * from './webhook-signature';
 export * from './events';
 export * from './openapi';

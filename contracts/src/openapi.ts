@@ -4,6 +4,7 @@ import * as browser from './browser';
 import * as commission from './commission';
 import { ErrorBody, isKeptForReplay, ListQuery, NUMBERED_ERROR_OPERATIONS, NumberedErrorBody } from './common';
 import * as coupon from './coupon';
+import * as integration from './integration';
 import { examplePayloadOf, payloadComponentName, payloadSchemaOf } from './event-catalogue';
 import { PUBLIC_EVENT_TYPES } from './events';
 import * as program from './program';
@@ -103,6 +104,8 @@ export const API_OPERATIONS: Operation[] = [
     summary: 'Create a referral from a web page, from a click or a visitor (publishable key, allowed origins only)',
     body: browser.BrowserReferralBody, response: browser.BrowserReferral,
   },
+  { method: 'get', path: '/integrations/stripe', operationId: 'getStripeIntegration', tag: 'Integrations', summary: 'Whether Stripe is connected, the last 4 characters of its webhook secret, and the webhook URL to give Stripe', response: integration.StripeIntegration },
+  { method: 'put', path: '/integrations/stripe', operationId: 'configureStripeIntegration', tag: 'Integrations', summary: "Store the signing secret of the program's Stripe webhook endpoint (never returned)", body: integration.ConfigureStripeBody, response: integration.StripeIntegration },
   { method: 'post', path: '/programs', operationId: 'createProgram', tag: 'Admin', summary: 'Create a program', body: program.CreateProgramBody, response: program.Program, admin: true },
   { method: 'get', path: '/programs', operationId: 'listPrograms', tag: 'Admin', summary: 'List programs, newest first', query: ListQuery, response: z.array(program.Program), admin: true },
   { method: 'get', path: '/programs/{id}', operationId: 'getProgram', tag: 'Admin', summary: 'Read a program', response: program.Program, admin: true },
@@ -128,6 +131,7 @@ const TAGS: Record<string, string> = {
   Commissions: 'Commission plans, payouts of due commissions, and reports',
   Webhooks: 'Endpoints that receive signed events, and the log of deliveries',
   'Webhook events': 'What a subscribed endpoint receives',
+  Integrations: 'Payment providers whose webhooks record sales and reversals (Stripe: checkout.session.completed, invoice.paid, charge.refunded, charge.dispute.created)',
   Admin: 'Programs and API keys, for operators (admin token)',
   Program: "The program of the key: its own settings and its publishable keys",
   Browser: "What the tracking script calls from a shop's pages with a publishable key (pk_…)",

@@ -8,6 +8,7 @@ import { consoleRoutes } from './console/routes';
 import { docsRoutes } from './docs/routes';
 import type { IdempotencyRecordModel } from './idempotency/idempotency-record';
 import { apiRoutes } from './proxy/api-routes';
+import { integrationRoutes } from './proxy/integration-routes';
 import { PUBLIC_PREFIX, type UpstreamName } from './proxy/route-table';
 import type { UpstreamProxy } from './proxy/upstream-proxy';
 import { addressRateLimit } from './rate-limit/middleware';
@@ -63,6 +64,9 @@ export function createGateway(deps: GatewayDeps): Express {
       bodyLimit: settings.bodyLimit,
       onChange: deps.onProgramChange,
     }),
+  );
+  app.use(
+    integrationRoutes({ programs: deps.store.programs, sale: deps.upstreams.sale, anonymous, internalToken: settings.internalToken, bodyLimit: settings.bodyLimit }),
   );
   app.use(
     PUBLIC_PREFIX,

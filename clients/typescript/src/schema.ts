@@ -407,6 +407,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/integrations/stripe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether Stripe is connected, the last 4 characters of its webhook secret, and the webhook URL to give Stripe */
+        get: operations["getStripeIntegration"];
+        /** Store the signing secret of the program's Stripe webhook endpoint (never returned) */
+        put: operations["configureStripeIntegration"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/programs": {
         parameters: {
             query?: never;
@@ -2543,6 +2561,18 @@ export interface components {
             name?: string;
             /** @description The customer's id in your system (the referral's referredUserExternalId) */
             externalId?: string;
+        };
+        StripeIntegration: {
+            /** @description True once a webhook signing secret is stored */
+            configured: boolean;
+            /** @description The last 4 characters of the stored secret, to tell which one it is */
+            webhookSecretLast4: string | null;
+            /** @description The path on the gateway to give Stripe as the endpoint URL (after your gateway host) */
+            webhookUrl: string;
+        };
+        ConfigureStripeBody: {
+            /** @description The signing secret of the Stripe webhook endpoint (whsec_…): stored, never returned */
+            webhookSecret: string;
         };
         CreateProgramBody: {
             name: string;
@@ -9746,6 +9776,268 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BrowserReferral"];
+                };
+            };
+            /** @description Invalid request: the message names the field */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization header missing, not Bearer, or token invalid */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The program of the token no longer exists, or the object is not found */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The object is being changed by another request right now; retry */
+            409: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
+            413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getStripeIntegration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StripeIntegration"];
+                };
+            };
+            /** @description Invalid request: the message names the field */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization header missing, not Bearer, or token invalid */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The program of the token no longer exists, or the object is not found */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    configureStripeIntegration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConfigureStripeBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StripeIntegration"];
                 };
             };
             /** @description Invalid request: the message names the field */

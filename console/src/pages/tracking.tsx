@@ -1,9 +1,7 @@
-import type { Program, PublishableKey } from '@affiliate/contracts';
+import type { Program, PublishableKey, StripeIntegration } from '@affiliate/contracts';
 import { useState } from 'preact/hooks';
 import { call, type Credential } from '../api';
 import { Action, ErrorBanner, Notice, Table, useLoad, when } from '../ui';
-
-type StripeIntegration = { configured: boolean; webhookSecretLast4: string | null; webhookUrl: string };
 
 /** The snippet a shop pastes into its pages; data-param only when the program uses another URL modifier than ref. */
 export function snippetOf(gateway: string, key: string, urlModifier: string): string {

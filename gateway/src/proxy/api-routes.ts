@@ -45,7 +45,7 @@ const describeOperation: RequestHandler = (request, response, next) => {
 };
 
 /** The body as bytes, bounded; an unreadable body (bad gzip, wrong length) is the client's 400, never a 500. */
-function readBody(limit: string): RequestHandler {
+export function readBody(limit: string): RequestHandler {
   const raw = express.raw({ type: () => true, limit });
   return (request, response, next) =>
     raw(request, response, (error?: unknown) => {

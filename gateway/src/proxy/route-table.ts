@@ -17,6 +17,7 @@ export const ROUTE_TABLE: Record<string, UpstreamName> = {
   sales: 'sale',
   payouts: 'sale',
   reports: 'sale',
+  integrations: 'sale',
   'webhook-endpoints': 'webhook-dispatcher',
   'webhook-deliveries': 'webhook-dispatcher',
   'event-types': 'webhook-dispatcher',

@@ -1,7 +1,9 @@
 import { createServiceClient, type ServiceContext, type ServiceParts } from '@affiliate/platform';
+import { Router } from 'express';
 import { createRepositories } from './data-access/repositories';
 import type { SaleDependencies } from './domain/sale-dependencies';
 import { saleRoutes } from './entry-points/api/routes';
+import { stripeRoutes } from './entry-points/api/stripe-routes';
 
 export type SaleServiceDeps = {
   couponUrl: string;
@@ -25,7 +27,7 @@ export function buildSaleService(context: ServiceContext, deps: SaleServiceDeps)
     logger: context.logger,
   };
   return {
-    routes: saleRoutes(context, dependencies),
+    routes: Router().use(saleRoutes(context, dependencies), stripeRoutes(context, dependencies)),
     close: async () => {
       for (const upstream of [dependencies.coupons, dependencies.affiliates, dependencies.referrals]) upstream.shutdown();
     },

@@ -3,6 +3,7 @@ import { CustomerPaymentRepository } from './customer-payments';
 import { PayoutRunLeases } from './payout-runs';
 import { PayoutRepository } from './payouts';
 import { SaleRepository } from './sales';
+import { StripeEventClaims, StripeLinkRepository, StripeSettingsRepository } from './stripe-integration';
 
 export function createRepositories(context: StoreContext) {
   return {
@@ -10,6 +11,9 @@ export function createRepositories(context: StoreContext) {
     customerPayments: new CustomerPaymentRepository(context),
     payouts: new PayoutRepository(context),
     payoutRuns: new PayoutRunLeases(context),
+    stripeSettings: new StripeSettingsRepository(context),
+    stripeLinks: new StripeLinkRepository(context),
+    stripeEvents: new StripeEventClaims(context),
   };
 }
 
