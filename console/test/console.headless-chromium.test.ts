@@ -191,6 +191,37 @@ test('every program page shows the program\u2019s real data and passes axe', asy
   await page.context().close();
 });
 
+test('tracking page: a publishable key and its snippet, allowed origins and attribution saved, the Stripe webhook URL and secret', async () => {
+  const page = await newPage();
+  await signIn(page, 'program', program.key);
+  await go(page, 'tracking');
+  await showing(page.getByRole('status'), 'No publishable key yet');
+  await page.getByRole('button', { name: 'Create a publishable key' }).click();
+  await showing(page.getByLabel('The snippet to paste'), /^<script src="http:\/\/127\.0\.0\.1:\d+\/js\/affiliate\.js" data-key="pk_live_[A-Za-z0-9_-]+" defer><\/script>$/);
+  const key = (await page.getByLabel('The snippet to paste').textContent())?.match(/pk_live_[A-Za-z0-9_-]+/)?.[0];
+  expect((await okBody(program.api.get('/publishable-keys')))[0].key).toBe(key);
+
+  await page.getByLabel(/Allowed origins/).fill('https://shop.example.com\nhttp://localhost:3000');
+  await page.getByLabel(/Attribution window in days/).fill('30');
+  await page.getByLabel('Attribution model').selectOption('LAST_CLICK');
+  await page.getByLabel(/Repeat clicks of one visitor/).fill('600');
+  await page.getByRole('button', { name: 'Save tracking settings' }).click();
+  await page.getByRole('status').filter({ hasText: 'Saved.' }).first().waitFor({ timeout: 10_000 });
+  expect(await okBody(program.api.get('/program'))).toMatchObject({
+    allowedOrigins: ['https://shop.example.com', 'http://localhost:3000'],
+    attributionWindowDays: 30,
+    attributionModel: 'LAST_CLICK',
+    clickDedupSeconds: 600,
+  });
+
+  await showing(page.getByLabel('The Stripe webhook URL'), `${system.gatewayUrl}/integrations/stripe/${program.programId}/webhooks`);
+  await page.getByLabel(/Stripe webhook signing secret/).fill('whsec_console_test_secret_1234');
+  await page.getByRole('button', { name: 'Save the signing secret' }).click();
+  await showing(page.locator('form').filter({ hasText: 'Stripe' }), 'Signing secret set (ends in 1234).');
+  await checkPage(page, 'tracking');
+  await page.context().close();
+});
+
 test('operator view: create a program, change its settings, create an API key shown once, revoke it, read the audit record', async () => {
   const page = await newPage();
   await signIn(page, 'operator', ADMIN_TOKEN);

@@ -108,7 +108,7 @@ function TrackingSettings({ credential, program, onSaved }: { credential: Creden
     <form class="panel" onSubmit={save}>
       <h2>Origins and attribution</h2>
       <label for="allowed-origins">Allowed origins (one per line, e.g. https://shop.example.com)</label>
-      <textarea id="allowed-origins" rows={3} value={origins} onInput={(event) => setOrigins((event.target as HTMLTextAreaElement).value)} />
+      <textarea id="allowed-origins" rows={3} cols={60} value={origins} onInput={(event) => setOrigins((event.target as HTMLTextAreaElement).value)} />
       <label for="attribution-window">Attribution window in days (empty: clicks never expire)</label>
       <input id="attribution-window" type="number" min={1} max={365} value={windowDays} onInput={(event) => setWindowDays((event.target as HTMLInputElement).value)} />
       <label for="attribution-model">Attribution model</label>
