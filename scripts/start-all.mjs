@@ -1,13 +1,18 @@
 #!/usr/bin/env node
 // `npm start` without Docker: runs the gateway and every service as separate processes, restarts a
-// process that dies (with backoff), and stops them all on Ctrl-C. Starts scripts/local-infra.sh
-// first when MONGO_URL is not set.
+// process that dies (with backoff) unless it refused its configuration, and stops them all on
+// Ctrl-C. Reads `.env` when there is one, and starts scripts/local-infra.sh first when MONGO_URL is not set.
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseEnv } from 'node:util';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+// The ports every component listens on by default, from the platform package (built by `npm start`).
+const { DEFAULT_PORTS } = createRequire(import.meta.url)(join(root, 'services/platform/dist/run.js'));
 const components = [
   ['coupon', 'services/coupon'],
   ['affiliate', 'services/affiliate'],
@@ -16,6 +21,14 @@ const components = [
   ['webhook-dispatcher', 'services/webhook-dispatcher'],
   ['gateway', 'gateway'],
 ];
+// Exit status of a process that refused its settings (EX_CONFIG): restarting it would only fail again.
+const EX_CONFIG = 78;
+
+// The settings in .env (or ENV_FILE), as compose reads them; a variable already set in the environment wins.
+const envFile = process.env.ENV_FILE ?? join(root, '.env');
+if (existsSync(envFile)) {
+  for (const [key, value] of Object.entries(parseEnv(readFileSync(envFile, 'utf8')))) process.env[key] ??= value;
+}
 
 if (!process.env.MONGO_URL) {
   const output = execFileSync('bash', [join(root, 'scripts/local-infra.sh'), 'start'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
@@ -33,8 +46,18 @@ process.env.BOOTSTRAP_API_KEY ??= 'ak_demo_local_development_key_change_me';
 const children = new Map();
 let stopping = false;
 
+// One PORT would make every process try the same port: PORT is the gateway's (the public entry
+// point); each service listens where the gateway looks for it, the port of its *_URL (COUPON_URL,
+// ..., WEBHOOK_DISPATCHER_URL), by default its own port of DESIGN.md section 7.
+const gatewayPort = process.env.PORT ?? String(DEFAULT_PORTS.gateway);
+function portOf(name) {
+  if (name === 'gateway') return gatewayPort;
+  const url = process.env[`${name.toUpperCase().replace('-', '_')}_URL`];
+  return url ? new URL(url).port || String(DEFAULT_PORTS[name]) : String(DEFAULT_PORTS[name]);
+}
+
 function launch(name, dir, restarts = 0) {
-  const child = spawn(process.execPath, [join(root, dir, 'dist/start.js')], { env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join(root, dir, 'dist/start.js')], { env: { ...process.env, PORT: portOf(name) }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.set(name, child);
   const prefix = (stream, out) => stream.on('data', (chunk) => {
     for (const line of chunk.toString().split('\n')) if (line) out.write(`${name.padEnd(19)}| ${line}\n`);
@@ -45,6 +68,10 @@ function launch(name, dir, restarts = 0) {
   child.on('exit', (code, signal) => {
     children.delete(name);
     if (stopping) return;
+    if (code === EX_CONFIG) {
+      process.stderr.write(`${name} refused its settings (exit ${EX_CONFIG}, see its message above): not restarting it; fix the setting and run npm start again\n`);
+      return;
+    }
     // A process that ran a while gets a fresh backoff; one that dies at once backs off up to 30 s.
     const next = Date.now() - startedAt > 60_000 ? 0 : restarts + 1;
     const delay = Math.min(30_000, 500 * 2 ** next);
@@ -54,7 +81,7 @@ function launch(name, dir, restarts = 0) {
 }
 
 for (const [name, dir] of components) launch(name, dir);
-process.stdout.write(`started ${components.length} processes; gateway on http://127.0.0.1:${process.env.PORT_GATEWAY ?? 8080}, Ctrl-C stops all\n`);
+process.stdout.write(`started ${components.length} processes; gateway on http://127.0.0.1:${gatewayPort}, Ctrl-C stops all\n`);
 
 function stopAll() {
   if (stopping) return;
