@@ -1,4 +1,4 @@
-import { Affiliate } from './affiliate';
+import { Affiliate, AttributionReason } from './affiliate';
 import { CommissionStatus } from './commission';
 import { Amount, Currency, DateTime, Email, ListQuery, ShortText, Uuid } from './common';
 import { Referral } from './referral';
@@ -38,6 +38,7 @@ export const Sale = z
     paymentTrigger: z.string(),
     paidAt: DateTime.openapi({ description: 'When the payment was made (the hold and the recurring rules count from it)' }),
     commissions: z.array(Commission),
+    attribution: AttributionReason.nullable().openapi({ description: 'How the sale was attributed to its affiliate; null on sales made before this was recorded' }),
     programId: Uuid,
     createdAt: DateTime,
     updatedAt: DateTime,

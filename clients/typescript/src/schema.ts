@@ -977,6 +977,21 @@ export interface components {
                 id: string;
             };
         };
+        /** @description How the referral was attributed to its affiliate; null on referrals made before this was recorded */
+        AttributionReason: {
+            /**
+             * @description CLICK: by a click id; VISITOR: by a visitor id, through its clicks and the attribution model; LINK: by a link slug; PROMO_CODE: by the code used; REFERRAL: by the referral id; AFFILIATE: the affiliate named directly; EMAIL: by the customer email of an earlier referral
+             * @enum {string}
+             */
+            method: "CLICK" | "VISITOR" | "LINK" | "PROMO_CODE" | "REFERRAL" | "AFFILIATE" | "EMAIL";
+            clickId: number | null;
+            /** Format: date-time */
+            clickedAt: string | null;
+            /** @description Seconds from the click to the attribution */
+            ageSeconds: number | null;
+            /** Format: uuid */
+            affiliateId: string;
+        } | null;
         Referral: {
             /** Format: uuid */
             id: string;
@@ -992,6 +1007,7 @@ export interface components {
             plan: string | null;
             /** @enum {string} */
             status: "active" | "inactive";
+            attribution: components["schemas"]["AttributionReason"];
             /** Format: uuid */
             programId: string;
             /** Format: date-time */
@@ -1014,6 +1030,13 @@ export interface components {
          *         "referredUserExternalId": "user_8812",
          *         "plan": "pro",
          *         "status": "active",
+         *         "attribution": {
+         *           "method": "VISITOR",
+         *           "clickId": 1042,
+         *           "clickedAt": "2025-01-14T08:00:00.000Z",
+         *           "ageSeconds": 95400,
+         *           "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f"
+         *         },
          *         "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
          *         "createdAt": "2025-01-15T10:30:00.000Z",
          *         "updatedAt": "2025-01-15T10:30:00.000Z"
@@ -1044,6 +1067,13 @@ export interface components {
          *         "referredUserExternalId": "user_8812",
          *         "plan": "pro",
          *         "status": "active",
+         *         "attribution": {
+         *           "method": "VISITOR",
+         *           "clickId": 1042,
+         *           "clickedAt": "2025-01-14T08:00:00.000Z",
+         *           "ageSeconds": 95400,
+         *           "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f"
+         *         },
          *         "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
          *         "createdAt": "2025-01-15T10:30:00.000Z",
          *         "updatedAt": "2025-01-15T10:30:00.000Z"
@@ -1138,6 +1168,7 @@ export interface components {
              */
             paidAt: string;
             commissions: components["schemas"]["Commission"][];
+            attribution: components["schemas"]["AttributionReason"] & unknown;
             /** Format: uuid */
             programId: string;
             /** Format: date-time */
@@ -1185,6 +1216,13 @@ export interface components {
          *             "payoutId": "29d0e1f2-3a4b-4c5d-8e7f-8091a2b3c4d5"
          *           }
          *         ],
+         *         "attribution": {
+         *           "method": "REFERRAL",
+         *           "clickId": 1042,
+         *           "clickedAt": "2025-01-14T08:00:00.000Z",
+         *           "ageSeconds": 95400,
+         *           "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f"
+         *         },
          *         "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
          *         "createdAt": "2025-01-15T10:30:00.000Z",
          *         "updatedAt": "2025-01-15T10:30:00.000Z",
@@ -1244,6 +1282,13 @@ export interface components {
          *           "referredUserExternalId": "user_8812",
          *           "plan": "pro",
          *           "status": "active",
+         *           "attribution": {
+         *             "method": "VISITOR",
+         *             "clickId": 1042,
+         *             "clickedAt": "2025-01-14T08:00:00.000Z",
+         *             "ageSeconds": 95400,
+         *             "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f"
+         *           },
          *           "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
          *           "createdAt": "2025-01-15T10:30:00.000Z",
          *           "updatedAt": "2025-01-15T10:30:00.000Z"
@@ -1296,6 +1341,13 @@ export interface components {
          *             "payoutId": "29d0e1f2-3a4b-4c5d-8e7f-8091a2b3c4d5"
          *           }
          *         ],
+         *         "attribution": {
+         *           "method": "REFERRAL",
+         *           "clickId": 1042,
+         *           "clickedAt": "2025-01-14T08:00:00.000Z",
+         *           "ageSeconds": 95400,
+         *           "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f"
+         *         },
          *         "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
          *         "createdAt": "2025-01-15T10:30:00.000Z",
          *         "updatedAt": "2025-01-15T10:30:00.000Z"
@@ -2014,6 +2066,8 @@ export interface components {
         };
         CreateReferralBody: {
             clickId?: number;
+            /** @description The visitor's id as sent with their clicks: the referral goes to the click the program's attributionModel picks among those within the attribution window */
+            visitorId?: string;
             link?: string;
             /** Format: uuid */
             affiliateId?: string;
