@@ -1,4 +1,5 @@
-import { TRACKING_DEFAULTS, type AttributionModel, type Program } from '@affiliate/contracts';
+import { TRACKING_DEFAULTS, type AttributionModel, type ProgramEventData } from '@affiliate/contracts';
+import type { z } from 'zod';
 import { ignoringDuplicateKey } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 
@@ -15,9 +16,8 @@ export type ProgramSettings = {
   clickDedupSeconds: number;
 };
 
-/** program.* events published before the tracking settings existed lack them: those programs have the defaults. */
-export type ProgramAnnouncement = Omit<Program, 'allowedOrigins' | 'attributionWindowDays' | 'attributionModel' | 'clickDedupSeconds'> &
-  Partial<Pick<Program, 'attributionWindowDays' | 'attributionModel' | 'clickDedupSeconds'>>;
+/** A program as program.* events announce it; those from before the tracking settings lack them. */
+export type ProgramAnnouncement = z.infer<typeof ProgramEventData>;
 
 export type ProgramDocument = ProgramSettings & {
   _id: string;

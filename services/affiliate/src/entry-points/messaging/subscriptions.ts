@@ -1,4 +1,4 @@
-import { DateTime, DeletedEventData, Program, Uuid, type EventEnvelope } from '@affiliate/contracts';
+import { DateTime, DeletedEventData, ProgramEventData, Uuid, type EventEnvelope } from '@affiliate/contracts';
 import { processedEvents, type ServiceContext } from '@affiliate/platform';
 import { z, type ZodTypeAny } from 'zod';
 import type { Repositories } from '../../data-access/repositories';
@@ -9,13 +9,6 @@ import { forgetProgram, recordProgramSettings } from '../../domain/program-setti
 /** Only the fields the statistics need; the rest of the referral or sale is not ours to check. */
 const AttributedObject = z.object({ id: Uuid, affiliateId: Uuid, linkId: Uuid.nullable().optional(), updatedAt: DateTime.optional() });
 const SaleAmount = AttributedObject.extend({ totalEarned: z.number().finite() });
-/** Events from before the tracking settings existed lack them (and allowedOrigins is the gateway's): still applied, with the defaults. */
-const ProgramAnnouncement = Program.extend({
-  allowedOrigins: Program.shape.allowedOrigins.optional(),
-  attributionWindowDays: Program.shape.attributionWindowDays.optional(),
-  attributionModel: Program.shape.attributionModel.optional(),
-  clickDedupSeconds: Program.shape.clickDedupSeconds.optional(),
-});
 
 /**
  * Every event this service consumes. Both consumers are idempotent twice over: the bus skips an
@@ -37,8 +30,8 @@ export function subscriptions(context: ServiceContext, repositories: Repositorie
     };
 
   const programHandlers: Record<string, (event: EventEnvelope) => Promise<void>> = {
-    'program.created': handle(ProgramAnnouncement, (_event, program) => recordProgramSettings(repositories, program)),
-    'program.updated': handle(ProgramAnnouncement, (_event, program) => recordProgramSettings(repositories, program)),
+    'program.created': handle(ProgramEventData, (_event, program) => recordProgramSettings(repositories, program)),
+    'program.updated': handle(ProgramEventData, (_event, program) => recordProgramSettings(repositories, program)),
     'program.deleted': handle(DeletedEventData, (event) => forgetProgram(repositories, event.programId)),
   };
 
