@@ -167,7 +167,8 @@ export const Click = z
     link: z.string(),
     affiliateId: Uuid,
     counted: z.boolean().openapi({ description: "Whether the click counts in the link's clicks" }),
-    reason: ClickNotCountedReason.nullable().openapi({ description: 'Why it was not counted: DUPLICATE (the same visitor within clickDedupSeconds) or BOT' }),
+    // A union, not .nullable(): the 3.1 generator would keep null out of the enum.
+    reason: z.union([ClickNotCountedReason, z.null()]).openapi({ description: 'Why it was not counted: DUPLICATE (the same visitor within clickDedupSeconds) or BOT' }),
   })
   .openapi('Click');
 

@@ -15,7 +15,8 @@ export const Referral = z
     referredUserExternalId: z.string().nullable(),
     plan: z.string().nullable(),
     status: ReferralStatus,
-    attribution: AttributionReason.nullable().openapi({ description: 'How the referral was attributed to its affiliate; null on referrals made before this was recorded' }),
+    // A union, not .nullable(): the generator would publish a bare $ref without null.
+    attribution: z.union([AttributionReason, z.null()]).openapi({ description: 'How the referral was attributed to its affiliate; null on referrals made before this was recorded' }),
     programId: Uuid,
     createdAt: DateTime,
     updatedAt: DateTime,

@@ -977,7 +977,6 @@ export interface components {
                 id: string;
             };
         };
-        /** @description How the referral was attributed to its affiliate; null on referrals made before this was recorded */
         AttributionReason: {
             /**
              * @description CLICK: by a click id; VISITOR: by a visitor id, through its clicks and the attribution model; LINK: by a link slug; PROMO_CODE: by the code used; REFERRAL: by the referral id; AFFILIATE: the affiliate named directly; EMAIL: by the customer email of an earlier referral
@@ -991,7 +990,7 @@ export interface components {
             ageSeconds: number | null;
             /** Format: uuid */
             affiliateId: string;
-        } | null;
+        };
         Referral: {
             /** Format: uuid */
             id: string;
@@ -1007,7 +1006,8 @@ export interface components {
             plan: string | null;
             /** @enum {string} */
             status: "active" | "inactive";
-            attribution: components["schemas"]["AttributionReason"];
+            /** @description How the referral was attributed to its affiliate; null on referrals made before this was recorded */
+            attribution: components["schemas"]["AttributionReason"] | null;
             /** Format: uuid */
             programId: string;
             /** Format: date-time */
@@ -1168,7 +1168,8 @@ export interface components {
              */
             paidAt: string;
             commissions: components["schemas"]["Commission"][];
-            attribution: components["schemas"]["AttributionReason"] & unknown;
+            /** @description How the sale was attributed to its affiliate; null on sales made before this was recorded */
+            attribution: components["schemas"]["AttributionReason"] | null;
             /** Format: uuid */
             programId: string;
             /** Format: date-time */
@@ -2037,11 +2038,8 @@ export interface components {
             affiliateId: string;
             /** @description Whether the click counts in the link's clicks */
             counted: boolean;
-            /**
-             * @description Why it was not counted: DUPLICATE (the same visitor within clickDedupSeconds) or BOT
-             * @enum {string|null}
-             */
-            reason: "DUPLICATE" | "BOT" | null;
+            /** @description Why it was not counted: DUPLICATE (the same visitor within clickDedupSeconds) or BOT */
+            reason: ("DUPLICATE" | "BOT") | null;
         };
         RecordClickBody: {
             link: string;
