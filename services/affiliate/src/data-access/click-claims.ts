@@ -1,4 +1,4 @@
-import { isDuplicateKey } from '@affiliate/platform';
+import { byIdInProgram, isDuplicateKey } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /**
@@ -34,8 +34,8 @@ export class ClickClaimRepository {
 
   /** The click holding the claim at `at`, if any: lets a plain repeat skip allocating a click id. */
   async holder(programId: string, linkId: string, identity: string, at: Date): Promise<number | null> {
-    const claim = await this.model.collection.findOne({ _id: claimIdOf(programId, linkId, identity) as never });
-    return claim && claim.programId === programId && (claim.expiresAt as Date) > at ? (claim.clickId as number) : null;
+    const claim = await byIdInProgram(this.model, programId, claimIdOf(programId, linkId, identity));
+    return claim && claim.expiresAt > at ? claim.clickId : null;
   }
 
   /**

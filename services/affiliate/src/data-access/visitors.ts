@@ -1,4 +1,4 @@
-import { isDuplicateKey } from '@affiliate/platform';
+import { byIdInProgram, isDuplicateKey } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 export type VisitorClick = { clickId: number; linkId: string; affiliateId: string; at: Date };
@@ -54,8 +54,8 @@ export class VisitorRepository {
 
   /** The visitor's kept clicks, oldest first, each once. */
   async clicksOf(programId: string, visitorId: string): Promise<VisitorClick[]> {
-    const visitor = (await this.model.collection.findOne({ _id: visitorIdOf(programId, visitorId) as never })) as VisitorDocument | null;
-    if (!visitor || visitor.programId !== programId) return [];
+    const visitor = await byIdInProgram(this.model, programId, visitorIdOf(programId, visitorId));
+    if (!visitor) return [];
     const byId = new Map([...visitor.earliest, ...visitor.latest].map((click) => [click.clickId, click]));
     return [...byId.values()].sort((a, b) => a.at.getTime() - b.at.getTime() || a.clickId - b.clickId);
   }
