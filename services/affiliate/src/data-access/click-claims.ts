@@ -1,11 +1,13 @@
-import { byIdInProgram, isDuplicateKey } from '@affiliate/platform';
+import { byIdInProgram, insertOnce } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /**
  * The first counted click of one visitor on one link, for as long as repeats of it are duplicates.
- * `_id` is `<programId>:<linkId>:<identity>`: the claim is a point write on it.
+ * `_id` is `<programId>:<linkId>:<identity>`; `claimKey` is `<_id>@<expiresAt in ms>`, a unique key
+ * naming this very claim, so taking over an expired one is a conditional write matched on one
+ * unique key (a point operation; a filter of `_id` plus `expiresAt` would scan on the local server).
  */
-export type ClickClaimDocument = { _id: string; programId: string; clickId: number; expiresAt: Date };
+export type ClickClaimDocument = { _id: string; programId: string; clickId: number; expiresAt: Date; claimKey: string };
 
 const schema = new Schema<ClickClaimDocument>(
   {
@@ -13,9 +15,11 @@ const schema = new Schema<ClickClaimDocument>(
     programId: { type: String, required: true },
     clickId: { type: Number, required: true },
     expiresAt: { type: Date, required: true },
+    claimKey: { type: String, required: true },
   },
   { versionKey: false },
 );
+schema.index({ claimKey: 1 }, { unique: true });
 
 const clickClaimModel = (connection: Connection): Model<ClickClaimDocument> =>
   connection.model<ClickClaimDocument>('ClickClaim', schema, 'click_claims');
@@ -23,6 +27,7 @@ const clickClaimModel = (connection: Connection): Model<ClickClaimDocument> =>
 export type ClaimOutcome = { claimed: true } | { claimed: false; clickId: number };
 
 const claimIdOf = (programId: string, linkId: string, identity: string) => `${programId}:${linkId}:${identity}`;
+const claimKeyOf = (claimId: string, expiresAt: Date) => `${claimId}@${expiresAt.getTime()}`;
 
 /** Who clicked which link first within the program's deduplication window. */
 export class ClickClaimRepository {
@@ -39,23 +44,25 @@ export class ClickClaimRepository {
   }
 
   /**
-   * Claims the pair for `clickId` until `until`. The upsert's filter matches only an expired claim,
-   * so while a live one exists the upsert tries to insert its _id and collides: of any number of
-   * simultaneous claims exactly one lands (services/platform/test/database-guarantees.test.ts), and
-   * every other caller gets the winner's click id.
+   * Claims the pair for `clickId` until `until`. The first claim is an insert of the `_id`: of any
+   * number of simultaneous ones exactly one lands. An expired claim is taken over by a write
+   * conditional on its claimKey, which exactly one caller can match (both guarantees in
+   * services/platform/test/database-guarantees.test.ts); every other caller gets the winner's id.
    */
   async claim(programId: string, linkId: string, identity: string, clickId: number, at: Date, until: Date): Promise<ClaimOutcome> {
     const _id = claimIdOf(programId, linkId, identity);
+    const fresh = { programId, clickId, expiresAt: until, claimKey: claimKeyOf(_id, until) };
+    if (await insertOnce(this.model, { _id, ...fresh })) return { claimed: true };
     for (;;) {
-      try {
-        await this.model.collection.updateOne({ _id: _id as never, expiresAt: { $lte: at } }, { $set: { programId, clickId, expiresAt: until } }, { upsert: true });
-        return { claimed: true };
-      } catch (error) {
-        if (!isDuplicateKey(error)) throw error;
+      const current = await byIdInProgram(this.model, programId, _id);
+      if (current && current.expiresAt > at) return { claimed: false, clickId: current.clickId };
+      if (!current) {
+        if (await insertOnce(this.model, { _id, ...fresh })) return { claimed: true };
+        continue;
       }
-      const holder = await this.holder(programId, linkId, identity, at);
-      // The live claim expired between the collision and this read: try again.
-      if (holder !== null) return { claimed: false, clickId: holder };
+      const takeover = await this.model.collection.updateOne({ claimKey: current.claimKey }, { $set: fresh });
+      if (takeover.modifiedCount === 1) return { claimed: true };
+      // Another click took it over first: read whose it is now.
     }
   }
 }
