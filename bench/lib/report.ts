@@ -140,6 +140,7 @@ export function markdown(results: BenchResults): string {
   if (events) {
     lines.push(`| highest affiliate.created rate sustained ${events.sustainWindowSeconds} s without backlog growth | ${events.highestSustainedPerSecond === null ? 'none of the rates tried' : `${events.highestSustainedPerSecond}/s`} |`);
   }
+  if (clicks) lines.push(`| clicks/s with identity and dedup ÷ plain {link} clicks/s | ${fmt(clicks.identityOverPlain, 3)} |`);
   if (sales && gateway?.paths.gateway) lines.push(`| sales/s ÷ gateway GET req/s | ${fmt(sales.salesPerSecond / gateway.paths.gateway.loaded.requestsPerSecond, 3)} |`);
   if (fan && events?.steps[0]) lines.push(`| fan-out deliveries/s ÷ single-endpoint delivered/s at ${events.steps[0].targetPerSecond}/s | ${fmt(fan.deliveriesPerSecond / events.steps[0].deliveredPerSecond, 2)} |`);
 

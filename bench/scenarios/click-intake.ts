@@ -12,6 +12,9 @@ export type ClickIntake = {
   connections: number;
   run: LoadResult;
   clicksPerSecond: number;
+  /** The same load of `{link}` bodies (no identity, no deduplication) in the same run, and the ratio. */
+  plain: { run: LoadResult; clicksPerSecond: number };
+  identityOverPlain: number;
   /** Answers with counted: true (warm-up and measured) against the link's clicks afterwards. */
   counters: { ok200: number; counted: number; duplicates: number; linkClicks: number; match: boolean };
 };
@@ -22,7 +25,8 @@ const BROWSER = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (K
  * POST /clicks through the gateway as the tracking script sends them: a visitor id, the browser's
  * user agent and address, the default hour of deduplication. Each visitor clicks twice in a row, so
  * half the answers are duplicates (the claim path) and half are counted (the full write path).
- * Afterwards the link's clicks must equal the answers that said counted: no lost or double counts.
+ * Then the same load of plain `{link}` clicks, for the cost of identity and deduplication in this
+ * run. Afterwards the link's clicks must equal the answers that said counted: no lost or double counts.
  */
 export async function clickIntake(context: ScenarioContext) {
   const { bench, plan } = context;
@@ -55,18 +59,24 @@ export async function clickIntake(context: ScenarioContext) {
     const warmup = await load(plan.clicks.warmupSeconds);
     const run = asLoadResult(await load(plan.clicks.seconds));
     const ok200 = (warmup.statusCodes['200'] ?? 0) + (run.statusCodes['200'] ?? 0);
+    const plainRun = asLoadResult(await closedLoop({ connections: plan.clicks.connections, seconds: plan.clicks.seconds, send: () => program.api.send('POST', '/clicks', { link }) }));
+    const plainPerSecond = round((plainRun.statusCodes['200'] ?? 0) / plainRun.seconds, 1);
     // The link's count is read from the clicks stored by the requests themselves: final once they are answered.
     const [stats] = await program.api.expectOk<{ clicks: number }[]>('GET', `/links?link=${link}`);
-    const linkClicks = stats?.clicks ?? -1;
+    // Every plain click counts: the link holds the counted identified clicks plus the plain 200s.
+    const linkClicks = (stats?.clicks ?? -1) - (plainRun.statusCodes['200'] ?? 0);
     const result: ClickIntake = {
       request: 'POST /api/v1/clicks {link, visitorId, userAgent, ipAddress}, each visitor twice',
       connections: plan.clicks.connections,
       run,
       clicksPerSecond: round((run.statusCodes['200'] ?? 0) / run.seconds, 1),
+      plain: { run: plainRun, clicksPerSecond: plainPerSecond },
+      identityOverPlain: 0,
       counters: { ok200, counted, duplicates, linkClicks, match: linkClicks === counted },
     };
+    result.identityOverPlain = plainPerSecond > 0 ? round(result.clicksPerSecond / plainPerSecond, 3) : 0;
     context.log(
-      `    ${result.clicksPerSecond} clicks/s (target ${CLICK_TARGET_PER_SECOND}/s), p99 ${run.latencyMs.p99} ms, errors ${run.errors}, non-2xx ${run.non2xx}; counters ${JSON.stringify(result.counters)}`,
+      `    ${result.clicksPerSecond} clicks/s (plain {link}: ${plainPerSecond}/s, ratio ${result.identityOverPlain}) (target ${CLICK_TARGET_PER_SECOND}/s), p99 ${run.latencyMs.p99} ms, errors ${run.errors}, non-2xx ${run.non2xx}; counters ${JSON.stringify(result.counters)}`,
     );
     return result;
   });

@@ -27,12 +27,14 @@ export async function liveLinkBySlug(repositories: Repositories, programId: stri
  */
 export async function recordClick(repositories: Repositories, programId: string, input: RecordClickBody): Promise<z.infer<typeof Click>> {
   const at = clickTimeOf(input.occurredAt);
-  const link = await liveLinkBySlug(repositories, programId, input.link);
+  // A click nobody can be told apart in needs no settings: it counts, as before identities existed.
+  const identifiable = input.visitorId !== undefined || input.ipAddress !== undefined;
+  const [link, settings] = await Promise.all([liveLinkBySlug(repositories, programId, input.link), identifiable ? programSettingsOf(repositories, programId) : null]);
   if (!link) throw badRequest(`link: no referral link "${input.link}" in this program`);
   const answer = { link: link.link, affiliateId: link.affiliateId };
   if (input.userAgent !== undefined && isbot(input.userAgent)) return { ...answer, clickId: null, counted: false, reason: 'BOT' };
 
-  const { clickDedupSeconds } = await programSettingsOf(repositories, programId);
+  const clickDedupSeconds = settings?.clickDedupSeconds ?? 0;
   const identity = clickDedupSeconds > 0 ? await identityOf(repositories, programId, input) : null;
   if (identity !== null) {
     const first = await repositories.clickClaims.holder(programId, link._id, identity, at);
