@@ -8,6 +8,7 @@ import { ensureNginx, nginxVersion } from './lib/nginx';
 import { FULL, QUICK } from './lib/plan';
 import { describeMachine, writeResults, type BenchResults } from './lib/report';
 import { WebhookReceiver } from './lib/webhook-receiver';
+import { clickIntake } from './scenarios/click-intake';
 import type { ScenarioContext } from './scenarios/context';
 import { dataGrowth } from './scenarios/data-growth';
 import { eventLatency } from './scenarios/event-latency';
@@ -18,7 +19,7 @@ import { payoutRun } from './scenarios/payouts';
 import { writePath } from './scenarios/write-path';
 
 /**
- * npm run bench [-- --quick] [--only=gateway,sales,payouts,fanout,events,neighbour,growth] [--candidate-gateway=<dist/start.js>] [--profile]
+ * npm run bench [-- --quick] [--only=gateway,sales,clicks,payouts,fanout,events,neighbour,growth] [--candidate-gateway=<dist/start.js>] [--profile]
  * Starts the system, runs the scenarios one after the other, writes bench/results/latest.json,
  * appends the table to bench/RESULTS.md and quotes it in bench/README.md (quick runs write under
  * bench/results/quick/ instead, so CI never touches the committed history).
@@ -114,7 +115,7 @@ async function main(): Promise<number> {
     failures,
     notes,
   };
-  const scenario = async <K extends 'gatewayOverhead' | 'writePath' | 'payoutRun' | 'fanOut' | 'eventLatency' | 'noisyNeighbour' | 'dataGrowth'>(key: K, name: string, title: string, body: () => Promise<NonNullable<BenchResults[K]>>) => {
+  const scenario = async <K extends 'gatewayOverhead' | 'writePath' | 'clickIntake' | 'payoutRun' | 'fanOut' | 'eventLatency' | 'noisyNeighbour' | 'dataGrowth'>(key: K, name: string, title: string, body: () => Promise<NonNullable<BenchResults[K]>>) => {
     if (!wanted(name)) return;
     log(title);
     try {
@@ -131,6 +132,7 @@ async function main(): Promise<number> {
       gatewayOverhead(context, { nginxBinary, nginxSkipped, candidateUrl }),
     );
     await scenario('writePath', 'sales', `write path: POST /sales by promo code at ${plan.sales.connections} connections`, () => writePath(context));
+    await scenario('clickIntake', 'clicks', `click intake: POST /clicks with identity and deduplication at ${plan.clicks.connections} connections`, () => clickIntake(context));
     await scenario('payoutRun', 'payouts', `payouts: one run over ${plan.payouts.sales} due commissions of ${plan.payouts.affiliates} affiliates`, () => payoutRun(context));
     // Before the event-rate steps: an overloaded step leaves a backlog that would be measured here too.
     await scenario('noisyNeighbour', 'neighbour', `noisy neighbour: ${plan.noisyNeighbour.burstEvents} events of one program while another sends ${plan.noisyNeighbour.quietRatePerSecond}/s`, () =>
@@ -154,6 +156,7 @@ async function main(): Promise<number> {
   }
   if (results.payoutRun && !results.payoutRun.correct) failures.push('payouts: a commission is missing from the payouts or in two of them');
   if (results.writePath && !results.writePath.counters.match) failures.push('write path: the counters do not equal the number of 200 responses');
+  if (results.clickIntake && !results.clickIntake.counters.match) failures.push("click intake: the link's clicks do not equal the answers that said counted");
   if (receiver.badSignatures > 0) failures.push(`${receiver.badSignatures} webhook deliveries failed signature verification`);
 
   results.seconds = Math.round(elapsed());

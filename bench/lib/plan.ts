@@ -8,6 +8,8 @@ export type Plan = {
   budgetSeconds: number;
   gateway: { warmupSeconds: number; rounds: number; seconds: number; connections: number; unloadedSeconds: number };
   sales: { warmupSeconds: number; seconds: number; connections: number };
+  /** POST /clicks with identity and deduplication on. */
+  clicks: { warmupSeconds: number; seconds: number; connections: number };
   events: { warmupSeconds: number; seconds: number; rates: number[]; drainTimeoutSeconds: number; search: boolean };
   fanOut: { endpoints: number; events: number; timeoutSeconds: number };
   /** Program B's burst while program A sends at a steady rate. */
@@ -23,6 +25,7 @@ export const FULL: Plan = {
   budgetSeconds: 480,
   gateway: { warmupSeconds: 3, rounds: 3, seconds: 4, connections: 32, unloadedSeconds: 2 },
   sales: { warmupSeconds: 5, seconds: 30, connections: 64 },
+  clicks: { warmupSeconds: 3, seconds: 30, connections: 64 },
   events: { warmupSeconds: 3, seconds: 60, rates: [100, 500], drainTimeoutSeconds: 20, search: true },
   fanOut: { endpoints: 50, events: 100, timeoutSeconds: 45 },
   noisyNeighbour: { burstEvents: 10_000, quietRatePerSecond: 20, drainTimeoutSeconds: 30 },
@@ -35,6 +38,7 @@ export const QUICK: Plan = {
   budgetSeconds: 110,
   gateway: { warmupSeconds: 1, rounds: 1, seconds: 3, connections: 32, unloadedSeconds: 2 },
   sales: { warmupSeconds: 1, seconds: 5, connections: 64 },
+  clicks: { warmupSeconds: 1, seconds: 5, connections: 64 },
   events: { warmupSeconds: 1, seconds: 5, rates: [100, 500], drainTimeoutSeconds: 8, search: false },
   fanOut: { endpoints: 50, events: 10, timeoutSeconds: 20 },
   noisyNeighbour: { burstEvents: 500, quietRatePerSecond: 20, drainTimeoutSeconds: 10 },

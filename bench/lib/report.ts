@@ -3,6 +3,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } fr
 import { cpus, loadavg, release, totalmem } from 'node:os';
 import { dirname } from 'node:path';
 import type { ProfileSummary } from './cpu-profile';
+import { CLICK_TARGET_PER_SECOND, type ClickIntake } from '../scenarios/click-intake';
 import type { DataGrowth } from '../scenarios/data-growth';
 import type { EventLatency } from '../scenarios/event-latency';
 import type { FanOut } from '../scenarios/fan-out';
@@ -21,6 +22,7 @@ export type BenchResults = {
   settings: Record<string, string>;
   gatewayOverhead?: WithMemory<GatewayOverhead>;
   writePath?: WithMemory<WritePath>;
+  clickIntake?: WithMemory<ClickIntake>;
   payoutRun?: WithMemory<PayoutRun>;
   fanOut?: WithMemory<FanOut>;
   eventLatency?: WithMemory<EventLatency>;
@@ -82,6 +84,13 @@ export function markdown(results: BenchResults): string {
       `| POST /sales by promo code | ${fmt(sales.salesPerSecond, 0)} sales/s | ${fmt(sales.run.latencyMs.p50, 1)} | ${fmt(sales.run.latencyMs.p99, 1)} | ${sales.run.errors + sales.run.non2xx} | ${sales.connections} connections, ${fmt(sales.run.seconds, 0)} s; counters ${c.match ? 'match' : 'DO NOT match'} the 200s (${c.ok200} 200s, code ${c.promotionalCodeTimesRedeemed}, coupon ${c.couponTimesRedeemed}) |`,
     );
   }
+  const clicks = results.clickIntake;
+  if (clicks) {
+    const c = clicks.counters;
+    lines.push(
+      `| POST /clicks with identity and dedup | ${fmt(clicks.clicksPerSecond, 0)} clicks/s | ${fmt(clicks.run.latencyMs.p50, 1)} | ${fmt(clicks.run.latencyMs.p99, 1)} | ${clicks.run.errors + clicks.run.non2xx} | ${clicks.connections} connections, ${fmt(clicks.run.seconds, 0)} s; ${c.counted} counted, ${c.duplicates} duplicates; link's clicks ${c.match ? 'match' : 'DO NOT match'} the counted answers (${c.linkClicks}) |`,
+    );
+  }
   const payouts = results.payoutRun;
   if (payouts) {
     const run = payouts.run;
@@ -131,12 +140,14 @@ export function markdown(results: BenchResults): string {
   if (events) {
     lines.push(`| highest affiliate.created rate sustained ${events.sustainWindowSeconds} s without backlog growth | ${events.highestSustainedPerSecond === null ? 'none of the rates tried' : `${events.highestSustainedPerSecond}/s`} |`);
   }
+  if (clicks) lines.push(`| clicks/s with identity and dedup ÷ plain {link} clicks/s | ${fmt(clicks.identityOverPlain, 3)} |`);
   if (sales && gateway?.paths.gateway) lines.push(`| sales/s ÷ gateway GET req/s | ${fmt(sales.salesPerSecond / gateway.paths.gateway.loaded.requestsPerSecond, 3)} |`);
   if (fan && events?.steps[0]) lines.push(`| fan-out deliveries/s ÷ single-endpoint delivered/s at ${events.steps[0].targetPerSecond}/s | ${fmt(fan.deliveriesPerSecond / events.steps[0].deliveredPerSecond, 2)} |`);
 
   const scenarios: Array<[string, Record<string, number> | undefined]> = [
     ['gateway overhead', gateway?.peakRssMiB],
     ['write path', sales?.peakRssMiB],
+    ['click intake', results.clickIntake?.peakRssMiB],
     ['payouts', payouts?.peakRssMiB],
     ['fan-out', fan?.peakRssMiB],
     ['event latency', events?.peakRssMiB],
@@ -172,6 +183,15 @@ function targets(results: BenchResults): string[] {
   if (fan) row(`fan-out, 1 event type × ${fan.endpoints} endpoints`, `${fmt(fan.deliveriesPerSecond, 0)} deliveries/s`, '≥ 1,000/s', fan.deliveriesPerSecond >= 1000);
   const sales = results.writePath;
   if (sales) row(`POST /sales by code, ${sales.connections} clients, counters exact`, `${fmt(sales.salesPerSecond, 0)}/s${sales.counters.match ? '' : ' (counters DO NOT match)'}`, '≥ 300/s', sales.salesPerSecond >= 300 && sales.counters.match);
+  const clicks = results.clickIntake;
+  if (clicks) {
+    row(
+      `POST /clicks with identity and dedup, ${clicks.connections} clients, counts exact`,
+      `${fmt(clicks.clicksPerSecond, 0)}/s${clicks.counters.match ? '' : ' (counts DO NOT match)'}`,
+      `≥ ${CLICK_TARGET_PER_SECOND.toLocaleString('en')}/s`,
+      clicks.clicksPerSecond >= CLICK_TARGET_PER_SECOND && clicks.counters.match,
+    );
+  }
   const neighbour = results.noisyNeighbour;
   if (neighbour) row(`noisy neighbour: A's webhook p99 during B's ${neighbour.burstEvents}-event burst`, `${fmt(neighbour.quietLatencyMs.p99)} ms`, '≤ 1,000 ms', neighbour.quietLatencyMs.p99 <= 1000);
   const growth = results.dataGrowth;

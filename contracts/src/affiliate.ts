@@ -160,8 +160,6 @@ export const RecordClickBody = z
   .openapi('RecordClickBody');
 
 export const ClickNotCountedReason = z.enum(['DUPLICATE', 'BOT']);
-/** The enum lists null too, so that generators and validators admit it (see coupon.ts NullableIntegrationType). */
-export const NullableClickNotCountedReason = ClickNotCountedReason.nullable().openapi({ enum: [...ClickNotCountedReason.options, null] });
 
 export const Click = z
   .object({
@@ -169,7 +167,8 @@ export const Click = z
     link: z.string(),
     affiliateId: Uuid,
     counted: z.boolean().openapi({ description: "Whether the click counts in the link's clicks" }),
-    reason: NullableClickNotCountedReason.openapi({ description: 'Why it was not counted: DUPLICATE (the same visitor within clickDedupSeconds) or BOT' }),
+    // A union, not .nullable(): the 3.1 generator would keep null out of the enum.
+    reason: z.union([ClickNotCountedReason, z.null()]).openapi({ description: 'Why it was not counted: DUPLICATE (the same visitor within clickDedupSeconds) or BOT' }),
   })
   .openapi('Click');
 
@@ -206,8 +205,9 @@ export type AttributionMethod = z.infer<typeof AttributionMethod>;
  * Internal read API of the affiliate service (never exposed through the gateway), used by the coupon,
  * referral and sale services to resolve affiliates with read-your-writes consistency:
  *   GET /internal/affiliates?id=<uuid> | ?email=<email>      → 200 InternalAffiliate, 404 when unknown
- *   GET /internal/attribution?clickId=<n> | ?link=<slug> | ?affiliateId=<uuid> | ?affiliateEmail=<email>
- *                                                            → 200 Attribution, 404 when nothing resolves
+ *   GET /internal/attribution?clickId=<n> | ?visitorId=<id> | ?link=<slug> | ?affiliateId=<uuid> | ?affiliateEmail=<email>
+ *                                                            → 200 ExplainedAttribution, 404 when nothing resolves,
+ *                                                              400 for a click older than the attribution window
  */
 export const InternalAffiliate = z.object({
   id: Uuid,
@@ -229,5 +229,9 @@ export const Attribution = z.object({
   clickId: z.number().int().nullable(),
 });
 
+/** What GET /internal/attribution answers: whom, and why, as the referral will explain it (method CLICK, VISITOR, LINK or AFFILIATE). */
+export const ExplainedAttribution = Attribution.extend({ reason: AttributionReason });
+
 export type InternalAffiliate = z.infer<typeof InternalAffiliate>;
 export type Attribution = z.infer<typeof Attribution>;
+export type ExplainedAttribution = z.infer<typeof ExplainedAttribution>;

@@ -1,4 +1,4 @@
-import { NullableClickNotCountedReason, VisitorId } from './affiliate';
+import { ClickNotCountedReason, VisitorId } from './affiliate';
 import { Email, ShortText } from './common';
 import { z } from './zod';
 
@@ -21,7 +21,8 @@ export const BrowserClick = z
   .object({
     clickId: z.number().int().nullable(),
     counted: z.boolean(),
-    reason: NullableClickNotCountedReason,
+    // A union, not .nullable(): the 3.1 generator would keep null out of the enum.
+    reason: z.union([ClickNotCountedReason, z.null()]),
     attributionWindowDays: z.number().int().nullable().openapi({ description: 'How long to keep the click id (the cookie lifetime); null: clicks never expire' }),
   })
   .openapi('BrowserClick');

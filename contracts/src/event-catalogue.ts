@@ -8,6 +8,12 @@ import { Referral } from './referral';
 import { ExpandedSale, Sale } from './sale';
 import { z } from './zod';
 
+/**
+ * program.created / program.updated data as consumers accept it: events published before the tracking
+ * settings existed lack them, and such a program has TRACKING_DEFAULTS (the gateway always sends them now).
+ */
+export const ProgramEventData = Program.partial({ allowedOrigins: true, attributionWindowDays: true, attributionModel: true, clickDedupSeconds: true });
+
 type CatalogueEntry = {
   /** What `data` holds: the object's full current state, or `{ id }` once it is deleted. */
   data: z.ZodTypeAny;
@@ -36,8 +42,8 @@ export const EVENT_CATALOGUE = {
   'promocode.created': { data: PromotionalCode, firesWhen: 'A promotional code is issued. The payload includes the parent coupon.' },
   'promocode.updated': { data: PromotionalCode, firesWhen: 'A promotional code is edited or retired. The payload includes the parent coupon.' },
   'promocode.deleted': { data: DeletedEventData, firesWhen: 'A promotional code is removed. The body carries only the id.' },
-  'program.created': { data: Program, firesWhen: 'An operator created a program (between components only; never delivered to subscribers).' },
-  'program.updated': { data: Program, firesWhen: 'An operator changed a program (between components only).' },
+  'program.created': { data: ProgramEventData, firesWhen: 'An operator created a program (between components only; never delivered to subscribers).' },
+  'program.updated': { data: ProgramEventData, firesWhen: 'An operator changed a program (between components only).' },
   'program.deleted': { data: DeletedEventData, firesWhen: 'An operator deleted a program (between components only).' },
 } as const satisfies Record<EventType, CatalogueEntry>;
 

@@ -1,3 +1,4 @@
+import { AttributionReason, VisitorId } from './affiliate';
 import { DateTime, Email, ListQuery, ShortText, Uuid } from './common';
 import { z } from './zod';
 
@@ -14,6 +15,8 @@ export const Referral = z
     referredUserExternalId: z.string().nullable(),
     plan: z.string().nullable(),
     status: ReferralStatus,
+    // A union, not .nullable(): the generator would publish a bare $ref without null.
+    attribution: z.union([AttributionReason, z.null()]).openapi({ description: 'How the referral was attributed to its affiliate; null on referrals made before this was recorded' }),
     programId: Uuid,
     createdAt: DateTime,
     updatedAt: DateTime,
@@ -23,6 +26,9 @@ export const Referral = z
 export const CreateReferralBody = z
   .object({
     clickId: z.number().int().nonnegative().optional(),
+    visitorId: VisitorId.optional().openapi({
+      description: "The visitor's id as sent with their clicks: the referral goes to the click the program's attributionModel picks among those within the attribution window",
+    }),
     link: z.string().max(100).optional(),
     affiliateId: Uuid.optional(),
     affiliateEmail: Email.optional(),
@@ -34,7 +40,7 @@ export const CreateReferralBody = z
   })
   .strict()
   .refine(
-    (body) => [body.clickId, body.link, body.affiliateId, body.affiliateEmail].some((value) => value !== undefined),
+    (body) => [body.clickId, body.visitorId, body.link, body.affiliateId, body.affiliateEmail].some((value) => value !== undefined),
     { path: ['clickId'], message: 'one of clickId, link, affiliateId or affiliateEmail is required' },
   )
   .openapi('CreateReferralBody');

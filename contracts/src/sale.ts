@@ -1,4 +1,4 @@
-import { Affiliate } from './affiliate';
+import { Affiliate, AttributionReason } from './affiliate';
 import { CommissionStatus } from './commission';
 import { Amount, Currency, DateTime, Email, ListQuery, ShortText, Uuid } from './common';
 import { Referral } from './referral';
@@ -38,6 +38,8 @@ export const Sale = z
     paymentTrigger: z.string(),
     paidAt: DateTime.openapi({ description: 'When the payment was made (the hold and the recurring rules count from it)' }),
     commissions: z.array(Commission),
+    // A union, not .nullable(): the generator would publish a bare $ref without null.
+    attribution: z.union([AttributionReason, z.null()]).openapi({ description: 'How the sale was attributed to its affiliate; null on sales made before this was recorded' }),
     programId: Uuid,
     createdAt: DateTime,
     updatedAt: DateTime,

@@ -1101,6 +1101,20 @@ export interface components {
                 id: string;
             };
         };
+        AttributionReason: {
+            /**
+             * @description CLICK: by a click id; VISITOR: by a visitor id, through its clicks and the attribution model; LINK: by a link slug; PROMO_CODE: by the code used; REFERRAL: by the referral id; AFFILIATE: the affiliate named directly; EMAIL: by the customer email of an earlier referral
+             * @enum {string}
+             */
+            method: "CLICK" | "VISITOR" | "LINK" | "PROMO_CODE" | "REFERRAL" | "AFFILIATE" | "EMAIL";
+            clickId: number | null;
+            /** Format: date-time */
+            clickedAt: string | null;
+            /** @description Seconds from the click to the attribution */
+            ageSeconds: number | null;
+            /** Format: uuid */
+            affiliateId: string;
+        };
         Referral: {
             /** Format: uuid */
             id: string;
@@ -1116,6 +1130,8 @@ export interface components {
             plan: string | null;
             /** @enum {string} */
             status: "active" | "inactive";
+            /** @description How the referral was attributed to its affiliate; null on referrals made before this was recorded */
+            attribution: components["schemas"]["AttributionReason"] | null;
             /** Format: uuid */
             programId: string;
             /** Format: date-time */
@@ -1138,6 +1154,13 @@ export interface components {
          *         "referredUserExternalId": "user_8812",
          *         "plan": "pro",
          *         "status": "active",
+         *         "attribution": {
+         *           "method": "VISITOR",
+         *           "clickId": 1042,
+         *           "clickedAt": "2025-01-14T08:00:00.000Z",
+         *           "ageSeconds": 95400,
+         *           "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f"
+         *         },
          *         "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
          *         "createdAt": "2025-01-15T10:30:00.000Z",
          *         "updatedAt": "2025-01-15T10:30:00.000Z"
@@ -1168,6 +1191,13 @@ export interface components {
          *         "referredUserExternalId": "user_8812",
          *         "plan": "pro",
          *         "status": "active",
+         *         "attribution": {
+         *           "method": "VISITOR",
+         *           "clickId": 1042,
+         *           "clickedAt": "2025-01-14T08:00:00.000Z",
+         *           "ageSeconds": 95400,
+         *           "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f"
+         *         },
          *         "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
          *         "createdAt": "2025-01-15T10:30:00.000Z",
          *         "updatedAt": "2025-01-15T10:30:00.000Z"
@@ -1262,6 +1292,8 @@ export interface components {
              */
             paidAt: string;
             commissions: components["schemas"]["Commission"][];
+            /** @description How the sale was attributed to its affiliate; null on sales made before this was recorded */
+            attribution: components["schemas"]["AttributionReason"] | null;
             /** Format: uuid */
             programId: string;
             /** Format: date-time */
@@ -1309,6 +1341,13 @@ export interface components {
          *             "payoutId": "29d0e1f2-3a4b-4c5d-8e7f-8091a2b3c4d5"
          *           }
          *         ],
+         *         "attribution": {
+         *           "method": "REFERRAL",
+         *           "clickId": 1042,
+         *           "clickedAt": "2025-01-14T08:00:00.000Z",
+         *           "ageSeconds": 95400,
+         *           "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f"
+         *         },
          *         "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
          *         "createdAt": "2025-01-15T10:30:00.000Z",
          *         "updatedAt": "2025-01-15T10:30:00.000Z",
@@ -1368,6 +1407,13 @@ export interface components {
          *           "referredUserExternalId": "user_8812",
          *           "plan": "pro",
          *           "status": "active",
+         *           "attribution": {
+         *             "method": "VISITOR",
+         *             "clickId": 1042,
+         *             "clickedAt": "2025-01-14T08:00:00.000Z",
+         *             "ageSeconds": 95400,
+         *             "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f"
+         *           },
          *           "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
          *           "createdAt": "2025-01-15T10:30:00.000Z",
          *           "updatedAt": "2025-01-15T10:30:00.000Z"
@@ -1420,6 +1466,13 @@ export interface components {
          *             "payoutId": "29d0e1f2-3a4b-4c5d-8e7f-8091a2b3c4d5"
          *           }
          *         ],
+         *         "attribution": {
+         *           "method": "REFERRAL",
+         *           "clickId": 1042,
+         *           "clickedAt": "2025-01-14T08:00:00.000Z",
+         *           "ageSeconds": 95400,
+         *           "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f"
+         *         },
          *         "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
          *         "createdAt": "2025-01-15T10:30:00.000Z",
          *         "updatedAt": "2025-01-15T10:30:00.000Z"
@@ -2109,11 +2162,8 @@ export interface components {
             affiliateId: string;
             /** @description Whether the click counts in the link's clicks */
             counted: boolean;
-            /**
-             * @description Why it was not counted: DUPLICATE (the same visitor within clickDedupSeconds) or BOT
-             * @enum {string|null}
-             */
-            reason: "DUPLICATE" | "BOT" | null;
+            /** @description Why it was not counted: DUPLICATE (the same visitor within clickDedupSeconds) or BOT */
+            reason: ("DUPLICATE" | "BOT") | null;
         };
         RecordClickBody: {
             link: string;
@@ -2138,6 +2188,8 @@ export interface components {
         };
         CreateReferralBody: {
             clickId?: number;
+            /** @description The visitor's id as sent with their clicks: the referral goes to the click the program's attributionModel picks among those within the attribution window */
+            visitorId?: string;
             link?: string;
             /** Format: uuid */
             affiliateId?: string;
@@ -2535,8 +2587,7 @@ export interface components {
         BrowserClick: {
             clickId: number | null;
             counted: boolean;
-            /** @enum {string|null} */
-            reason: "DUPLICATE" | "BOT" | null;
+            reason: ("DUPLICATE" | "BOT") | null;
             /** @description How long to keep the click id (the cookie lifetime); null: clicks never expire */
             attributionWindowDays: number | null;
         };

@@ -1,6 +1,6 @@
 import { Affiliate, TRACKING_DEFAULTS, type EventEnvelope, type EventType, type Program } from '@affiliate/contracts';
 import { bootService, createEvent, EventBus, type RunningService } from '@affiliate/platform';
-import { newProgramId, recordEvents, serviceApi, testServiceSettings, type ServiceApi } from '@affiliate/platform/testing';
+import { eventually, newProgramId, recordEvents, serviceApi, testServiceSettings, type ServiceApi } from '@affiliate/platform/testing';
 import { buildAffiliateService } from '../src/service';
 
 /** The affiliate service on port 0 against the real database and broker, plus a second bus to talk to it. */
@@ -59,4 +59,17 @@ export async function createAffiliate(api: Api, email: string, affiliateLink?: s
   const response = await api.post('/affiliates', { firstName: 'Ann', lastName: 'Lee', email, affiliateLink });
   expect(response.status).toBe(200);
   return Affiliate.parse(response.body);
+}
+
+let settingsVersion = 0;
+
+/**
+ * Announces the program's settings and waits until the service has applied them: each call uses a
+ * URL modifier of its own, which shows in the fullURLs of the program's link `slug` once applied.
+ */
+export async function applyProgramSettings(harness: Harness, programId: string, slug: string, settings: Partial<Program>): Promise<void> {
+  settingsVersion += 1;
+  const urlModifier = `settings${settingsVersion}`;
+  await harness.setProgram(programId, { urlModifier, destinationUrls: [{ url: 'https://shop.example.com/', params: {} }], ...settings });
+  await eventually(async () => expect((await harness.api(programId).get('/links', { link: slug })).body[0].fullURLs[0].fullUrl).toContain(`${urlModifier}=`));
 }

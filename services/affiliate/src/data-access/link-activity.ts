@@ -23,6 +23,8 @@ export type LinkActivityDocument = {
   sourceUpdatedAt: Date;
   clickId?: number;
   landingUrl?: string | null;
+  /** The page the visitor came from (clicks only). Never the visitor's address, which is not stored at all. */
+  referrer?: string | null;
   createdAt: Date;
 };
 
@@ -38,6 +40,7 @@ const schema = new Schema<LinkActivityDocument>(
     sourceUpdatedAt: { type: Date, required: true },
     clickId: { type: Number },
     landingUrl: { type: String, default: null },
+    referrer: { type: String, default: null },
     createdAt: { type: Date, required: true },
   },
   { versionKey: false },

@@ -1,4 +1,5 @@
-import type { Program } from '@affiliate/contracts';
+import { TRACKING_DEFAULTS, type AttributionModel, type ProgramEventData } from '@affiliate/contracts';
+import type { z } from 'zod';
 import { ignoringDuplicateKey } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 
@@ -8,7 +9,15 @@ export type ProgramSettings = {
   destinationUrls: { url: string; params: Record<string, string> }[];
   requireApproval: boolean;
   defaultCommissionRate: number;
+  /** Days a click can still be credited; null: never expires. */
+  attributionWindowDays: number | null;
+  attributionModel: AttributionModel;
+  /** A repeat click of one visitor on one link within this many seconds is not counted; 0: off. */
+  clickDedupSeconds: number;
 };
+
+/** A program as program.* events announce it; those from before the tracking settings lack them. */
+export type ProgramAnnouncement = z.infer<typeof ProgramEventData>;
 
 export type ProgramDocument = ProgramSettings & {
   _id: string;
@@ -22,6 +31,9 @@ export const DEFAULT_PROGRAM_SETTINGS: ProgramSettings = {
   destinationUrls: [],
   requireApproval: false,
   defaultCommissionRate: 20,
+  attributionWindowDays: TRACKING_DEFAULTS.attributionWindowDays,
+  attributionModel: TRACKING_DEFAULTS.attributionModel,
+  clickDedupSeconds: TRACKING_DEFAULTS.clickDedupSeconds,
 };
 
 const schema = new Schema<ProgramDocument>(
@@ -31,6 +43,10 @@ const schema = new Schema<ProgramDocument>(
     destinationUrls: { type: Schema.Types.Mixed, default: [] },
     requireApproval: { type: Boolean, required: true },
     defaultCommissionRate: { type: Number, required: true },
+    // Absent on documents projected before the tracking settings existed: read as the defaults.
+    attributionWindowDays: { type: Number, default: null },
+    attributionModel: { type: String },
+    clickDedupSeconds: { type: Number },
     sourceUpdatedAt: { type: Date, required: true },
     deleted: { type: Boolean, default: false },
   },
@@ -48,23 +64,25 @@ export class ProgramSettingsRepository {
   }
 
   async of(programId: string): Promise<ProgramSettings | null> {
-    const program = await this.model.findOne({ _id: programId, deleted: false }).lean();
-    if (!program) return null;
+    // By _id alone (a point read on every click); the tombstone is checked on the document.
+    const program = await this.model.findOne({ _id: programId }).lean();
+    if (!program || program.deleted) return null;
     const { urlModifier, destinationUrls, requireApproval, defaultCommissionRate } = program;
-    return { urlModifier, destinationUrls, requireApproval, defaultCommissionRate };
+    return { urlModifier, destinationUrls, requireApproval, defaultCommissionRate, ...trackingOf(program) };
   }
 
   /**
    * The write only lands when the program is newer than what is stored; an older one fails the
    * filter, its upsert hits the unique _id, and is dropped.
    */
-  async record(program: Program): Promise<void> {
+  async record(program: ProgramAnnouncement): Promise<void> {
     const updatedAt = new Date(program.updatedAt);
     const { urlModifier, destinationUrls, requireApproval, defaultCommissionRate } = program;
+    const settings = { urlModifier, destinationUrls, requireApproval, defaultCommissionRate, ...trackingOf(program) };
     await ignoringDuplicateKey(
       this.model.updateOne(
         { _id: program.id, sourceUpdatedAt: { $lt: updatedAt } },
-        { $set: { urlModifier, destinationUrls, requireApproval, defaultCommissionRate, sourceUpdatedAt: updatedAt, deleted: false } },
+        { $set: { ...settings, sourceUpdatedAt: updatedAt, deleted: false } },
         { upsert: true },
       ),
     );
@@ -78,4 +96,12 @@ export class ProgramSettingsRepository {
       { upsert: true },
     );
   }
+}
+
+function trackingOf(source: Partial<Pick<ProgramSettings, 'attributionWindowDays' | 'attributionModel' | 'clickDedupSeconds'>>) {
+  return {
+    attributionWindowDays: source.attributionWindowDays ?? DEFAULT_PROGRAM_SETTINGS.attributionWindowDays,
+    attributionModel: source.attributionModel ?? DEFAULT_PROGRAM_SETTINGS.attributionModel,
+    clickDedupSeconds: source.clickDedupSeconds ?? DEFAULT_PROGRAM_SETTINGS.clickDedupSeconds,
+  };
 }

@@ -1,5 +1,4 @@
-import type { Program } from '@affiliate/contracts';
-import { DEFAULT_PROGRAM_SETTINGS, type ProgramSettings } from '../data-access/programs';
+import { DEFAULT_PROGRAM_SETTINGS, type ProgramAnnouncement, type ProgramSettings } from '../data-access/programs';
 import type { Repositories } from '../data-access/repositories';
 
 /** The program's settings as last announced by the gateway, or the platform defaults before that. */
@@ -8,7 +7,7 @@ export async function programSettingsOf(repositories: Repositories, programId: s
 }
 
 /** Applies program.created / program.updated; an older event arriving late changes nothing. */
-export async function recordProgramSettings(repositories: Repositories, program: Program): Promise<void> {
+export async function recordProgramSettings(repositories: Repositories, program: ProgramAnnouncement): Promise<void> {
   await repositories.programs.record(program);
 }
 

@@ -1,4 +1,4 @@
-import type { Referral } from '@affiliate/contracts';
+import type { AttributionReason, Referral } from '@affiliate/contracts';
 import { AggregateStore, outboxPlugin, programKey, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
 import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
 
@@ -18,6 +18,8 @@ export type ReferralDocument = {
   referredUserExternalId: string | null;
   plan: string | null;
   status: Referral['status'];
+  /** How the referral was attributed; absent on referrals stored before it was recorded. */
+  attribution?: AttributionReason | null;
   createdAt: Date;
   updatedAt: Date;
 } & Partial<OutboxFields>;
@@ -39,6 +41,7 @@ const schema = new Schema<ReferralDocument>(
     referredUserExternalId: { type: String, default: null },
     plan: { type: String, default: null },
     status: { type: String, required: true },
+    attribution: { type: Schema.Types.Mixed, default: null },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
   },
@@ -83,6 +86,7 @@ export function toReferral(referral: ReferralDocument): Referral {
     referredUserExternalId: referral.referredUserExternalId,
     plan: referral.plan,
     status: referral.status,
+    attribution: referral.attribution ?? null,
     programId: referral.programId,
     createdAt: referral.createdAt.toISOString(),
     updatedAt: referral.updatedAt.toISOString(),

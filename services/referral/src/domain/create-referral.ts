@@ -8,7 +8,7 @@ import { DUPLICATE_EMAIL_MESSAGE, referralCreated } from './referral-events';
 
 /**
  * A tracked visitor becomes an identified customer: attribute them to an affiliate (through the
- * click, the slug or the affiliate named), then store the referral with referral.created in one write.
+ * click, the visitor's clicks, the slug or the affiliate named), keeping why, then store the referral with referral.created in one write.
  */
 export async function createReferral(repositories: ReferralRepositories, affiliates: ServiceClient, programId: string, input: CreateReferralBody): Promise<Referral> {
   if (await repositories.referrals.byEmail(programId, input.email)) throw badRequest(DUPLICATE_EMAIL_MESSAGE);
@@ -27,6 +27,7 @@ export async function createReferral(repositories: ReferralRepositories, affilia
     referredUserExternalId: input.referredUserExternalId ?? null,
     plan: input.plan ?? null,
     status: input.status,
+    attribution: attribution.reason,
     createdAt: now,
     updatedAt: now,
   };

@@ -1,4 +1,4 @@
-import type { CommissionStatus, Sale } from '@affiliate/contracts';
+import type { AttributionReason, CommissionStatus, Sale } from '@affiliate/contracts';
 import { AggregateStore, fromMinorUnits, outboxPlugin, programKey, type Decide, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 
@@ -33,6 +33,8 @@ export type SaleDocument = {
   /** When the payment was made; absent on sales stored before it existed (then their createdAt). */
   paidAt?: Date;
   commissions: CommissionEntry[];
+  /** How the sale was attributed; absent on sales stored before it was recorded. */
+  attribution?: AttributionReason | null;
   /** Set by DELETE /sales: the sale is reversed, out of every read, but its externalId stays taken. */
   reversedAt: Date | null;
   createdAt: Date;
@@ -114,6 +116,7 @@ const schema = new Schema<SaleDocument>(
     paymentTrigger: { type: String, required: true },
     paidAt: { type: Date },
     commissions: { type: [commissionSchema], default: [] },
+    attribution: { type: Schema.Types.Mixed, default: null },
     reversedAt: { type: Date, default: null },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
@@ -202,6 +205,7 @@ export function toSale(sale: SaleDocument, now = new Date()): Sale {
       payoutCreated: commission.payoutCreated,
       payoutId: commission.payoutId ?? null,
     })),
+    attribution: sale.attribution ?? null,
     programId: sale.programId,
     createdAt: sale.createdAt.toISOString(),
     updatedAt: sale.updatedAt.toISOString(),

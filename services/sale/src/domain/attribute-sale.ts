@@ -1,4 +1,4 @@
-import type { InternalAffiliate, Referral } from '@affiliate/contracts';
+import type { AttributionReason, InternalAffiliate, Referral } from '@affiliate/contracts';
 import { badRequest } from '@affiliate/platform';
 import { findAffiliate } from '../data-access/affiliate-directory';
 import { findReferralByEmail, findReferralById } from '../data-access/referral-directory';
@@ -29,3 +29,21 @@ export async function attributedReferral(deps: SaleDependencies, programId: stri
   if (!referral) throw badRequest(`email: no referral with email ${email} in this program`);
   return referral;
 }
+
+/**
+ * Why a sale through a referral is the affiliate's: REFERRAL when the referral was named, EMAIL when
+ * found by the customer's email; either carries the referral's click, aged to the payment.
+ */
+export function attributionThroughReferral(input: { referralId?: string }, referral: Referral, paidAt: Date): AttributionReason {
+  const clickedAt = referral.attribution?.clickedAt ?? null;
+  return {
+    method: input.referralId !== undefined ? 'REFERRAL' : 'EMAIL',
+    clickId: referral.attribution?.clickId ?? referral.clickId,
+    clickedAt,
+    ageSeconds: clickedAt === null ? null : Math.max(0, Math.floor((paidAt.getTime() - Date.parse(clickedAt)) / 1000)),
+    affiliateId: referral.affiliateId,
+  };
+}
+
+/** A promo-code sale is the affiliate's who holds the code. */
+export const attributionByPromoCode = (affiliateId: string): AttributionReason => ({ method: 'PROMO_CODE', clickId: null, clickedAt: null, ageSeconds: null, affiliateId });

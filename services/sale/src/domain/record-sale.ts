@@ -1,9 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { CreateSaleBody, InternalAffiliate, Redemption, Referral, Sale } from '@affiliate/contracts';
+import type { AttributionReason, CreateSaleBody, InternalAffiliate, Redemption, Referral, Sale } from '@affiliate/contracts';
 import { AppError, badRequest, conflict, roundToMinorUnit, toMinorUnits, UniqueKeyConflict } from '@affiliate/platform';
 import { RedemptionInProgress, redeemCode, releaseRedemption } from '../data-access/coupon-redemptions';
 import { externalIdKeyOf, toSale, type SaleDocument } from '../data-access/sales';
-import { activeAffiliate, attributedReferral } from './attribute-sale';
+import { activeAffiliate, attributedReferral, attributionByPromoCode, attributionThroughReferral } from './attribute-sale';
 import { commissionFor, type Earned } from './commission-rules';
 import { saleCreated } from './sale-events';
 import type { SaleDependencies } from './sale-dependencies';
@@ -40,7 +40,11 @@ async function recordReferralSale(deps: SaleDependencies, programId: string, inp
   const affiliate = await activeAffiliate(deps, programId, referral.affiliateId);
   const customer = `referral:${referral.id}`;
   const earned = await commissionOf(deps, programId, input, affiliate, customer);
-  const sale = newSale(programId, input, externalIdKey, affiliate, earned, { referralId: referral.id, linkId: referral.linkId });
+  const sale = newSale(programId, input, externalIdKey, affiliate, earned, {
+    referralId: referral.id,
+    linkId: referral.linkId,
+    attribution: attributionThroughReferral(input, referral, paidAtOf(input)),
+  });
   try {
     return await store(deps, sale, affiliate, referral, earned, customer);
   } catch (error) {
@@ -133,7 +137,7 @@ function redemptionKeyOf(externalIdKey: string): string {
 }
 
 type SaleSource =
-  | { referralId: string; linkId: string | null }
+  | { referralId: string; linkId: string | null; attribution: AttributionReason }
   | { redemption: Redemption; redemptionKey: string };
 
 /**
@@ -194,6 +198,7 @@ function newSale(
           },
         ]
       : [],
+    attribution: 'attribution' in source ? source.attribution : attributionByPromoCode(affiliate.id),
     reversedAt: null,
     createdAt: now,
     updatedAt: now,

@@ -1,4 +1,4 @@
-import { QueryInteger, ReportQuery } from '@affiliate/contracts';
+import { QueryInteger, ReportQuery, VisitorId } from '@affiliate/contracts';
 import { parseQuery, programIdOf } from '@affiliate/platform';
 import { Router } from 'express';
 import { z } from 'zod';
@@ -15,6 +15,7 @@ const InternalAffiliateQuery = z
 const AttributionQuery = z
   .object({
     clickId: QueryInteger.nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
+    visitorId: VisitorId.optional(),
     link: Identifier.optional(),
     affiliateId: Identifier.optional(),
     affiliateEmail: Identifier.optional(),
@@ -22,7 +23,7 @@ const AttributionQuery = z
   .strict()
   .refine((query) => Object.values(query).some((value) => value !== undefined), {
     path: ['clickId'],
-    message: 'one of clickId, link, affiliateId or affiliateEmail is required',
+    message: 'one of clickId, visitorId, link, affiliateId or affiliateEmail is required',
   });
 
 /** The read API of the other services (contracts: InternalAffiliate, Attribution); never proxied by the gateway. */

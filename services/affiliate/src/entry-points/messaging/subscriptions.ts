@@ -1,4 +1,4 @@
-import { DateTime, DeletedEventData, Program, Uuid, type EventEnvelope } from '@affiliate/contracts';
+import { DateTime, DeletedEventData, ProgramEventData, Uuid, type EventEnvelope } from '@affiliate/contracts';
 import { processedEvents, type ServiceContext } from '@affiliate/platform';
 import { z, type ZodTypeAny } from 'zod';
 import type { Repositories } from '../../data-access/repositories';
@@ -30,8 +30,8 @@ export function subscriptions(context: ServiceContext, repositories: Repositorie
     };
 
   const programHandlers: Record<string, (event: EventEnvelope) => Promise<void>> = {
-    'program.created': handle(Program, (_event, program) => recordProgramSettings(repositories, program)),
-    'program.updated': handle(Program, (_event, program) => recordProgramSettings(repositories, program)),
+    'program.created': handle(ProgramEventData, (_event, program) => recordProgramSettings(repositories, program)),
+    'program.updated': handle(ProgramEventData, (_event, program) => recordProgramSettings(repositories, program)),
     'program.deleted': handle(DeletedEventData, (event) => forgetProgram(repositories, event.programId)),
   };
 

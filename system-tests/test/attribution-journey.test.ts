@@ -1,0 +1,41 @@
+import { eventually } from '@affiliate/platform/testing';
+import { System, typedClient } from '../harness';
+
+let system: System;
+
+beforeAll(async () => {
+  system = await System.start();
+}, 180_000);
+afterAll(async () => {
+  await system?.stop();
+});
+
+test('through the gateway: a visitor\'s repeat click counts once, a referral by visitorId is attributed VISITOR, and its sale REFERRAL with the click', async () => {
+  const { key } = await system.createProgram();
+  const client = typedClient(system.gatewayUrl, key);
+  const affiliate = await ok(client.POST('/api/v1/affiliates', { body: { firstName: 'Ada', lastName: 'Byron', email: 'ada@example.com', affiliateLink: 'ada' } }));
+
+  const visitor = { link: 'ada', visitorId: 'visitor-7f3a9c', userAgent: 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0' };
+  const first = await ok(client.POST('/api/v1/clicks', { body: visitor }));
+  const repeat = await ok(client.POST('/api/v1/clicks', { body: visitor }));
+  expect(first).toMatchObject({ counted: true, reason: null });
+  expect(repeat).toMatchObject({ clickId: first.clickId, counted: false, reason: 'DUPLICATE' });
+
+  const referral = await ok(client.POST('/api/v1/referrals', { body: { visitorId: visitor.visitorId, email: 'customer@example.com' } }));
+  expect(referral).toMatchObject({ affiliateId: affiliate.id, clickId: first.clickId });
+  expect(referral.attribution).toMatchObject({ method: 'VISITOR', clickId: first.clickId, affiliateId: affiliate.id });
+
+  const sale = await ok(client.POST('/api/v1/sales', { body: { referralId: referral.id, totalEarned: 49.99 } }));
+  expect(sale.attribution).toMatchObject({ method: 'REFERRAL', clickId: first.clickId, clickedAt: referral.attribution?.clickedAt, affiliateId: affiliate.id });
+
+  await eventually(async () => {
+    const links = await ok(client.GET('/api/v1/links', { params: { query: { link: 'ada' } } }));
+    expect(links[0]).toMatchObject({ clicks: 1, referrals: 1, sales: 1 });
+  }, 20_000);
+});
+
+async function ok<Data>(pending: Promise<{ data?: Data; error?: unknown; response: Response }>): Promise<Data> {
+  const { data, error, response } = await pending;
+  if (response.status !== 200 || data === undefined) throw new Error(`expected 200, got ${response.status}: ${JSON.stringify(error)}`);
+  return data;
+}
