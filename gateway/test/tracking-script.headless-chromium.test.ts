@@ -65,6 +65,11 @@ afterAll(async () => {
   await system?.stop();
 });
 
+// Headless Chromium says so in its User-Agent, and isbot counts it a bot (a test of its own below):
+// the visitors of these tests present a desktop Chrome's.
+const DESKTOP_CHROME = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
+const visitor = () => browser.newContext({ userAgent: DESKTOP_CHROME });
+
 const clicksOf = async (program: { api: Api }, link: string): Promise<number> => (await okBody(program.api.get(`/links?link=${link}`)))[0].clicks;
 
 type Tracker = { clickId: number | null; visitorId: string | null };
@@ -100,7 +105,7 @@ test('the script is plain ES2017 and under 4 KB gzipped, and the gateway serves 
 });
 
 test('landing with ?ref= counts one click and keeps its id in a first-party cookie; a reload within the dedup window counts none', async () => {
-  const context = await browser.newContext();
+  const context = await visitor();
   try {
     const before = await clicksOf(programA, 'ada');
     const { page, tracker } = await land(context, shopOrigin, 'ref=ada', programA.publishableKey);
@@ -128,7 +133,7 @@ test('landing with ?ref= counts one click and keeps its id in a first-party cook
 });
 
 test('convert creates the referral attributed to the affiliate of the click, and a second call answers the same referral', async () => {
-  const context = await browser.newContext();
+  const context = await visitor();
   try {
     const { page, tracker } = await land(context, shopOrigin, 'ref=ada', programA.publishableKey);
     const first = (await convert(page, { email: 'buyer@example.com', name: 'Bu Yer', externalId: 'user-7' })) as { ok: boolean; referralId: string };
@@ -141,7 +146,7 @@ test('convert creates the referral attributed to the affiliate of the click, and
 
     const referral = await okBody(programA.api.get(`/referrals?id=${first.referralId}`));
     const ada = await okBody(programA.api.get('/affiliates?email=ada@example.com'));
-    expect(referral).toMatchObject({ affiliateId: ada.id, clickId: tracker.clickId, email: 'buyer@example.com', referredUserExternalId: 'user-7' });
+    expect(referral).toMatchObject({ affiliateId: ada.id, clickId: tracker.clickId, email: 'buyer@example.com', referredUserExternalId: 'user-7', attribution: { method: 'CLICK', clickId: tracker.clickId, affiliateId: ada.id } });
     expect(await okBody(programA.api.get('/referrals?email=buyer@example.com'))).toHaveLength(1);
   } finally {
     await context.close();
@@ -149,7 +154,7 @@ test('convert creates the referral attributed to the affiliate of the click, and
 });
 
 test('a page of an origin the program does not allow is refused by CORS and counts nothing', async () => {
-  const context = await browser.newContext();
+  const context = await visitor();
   try {
     const before = await clicksOf(programA, 'ada');
     const warnings: string[] = [];
@@ -171,7 +176,7 @@ test('a page of an origin the program does not allow is refused by CORS and coun
 });
 
 test("a publishable key of program A never reaches program B's links", async () => {
-  const context = await browser.newContext();
+  const context = await visitor();
   try {
     const before = await clicksOf(programB, 'bob');
     const { tracker } = await land(context, shopOrigin, 'ref=bob', programA.publishableKey);
@@ -182,8 +187,21 @@ test("a publishable key of program A never reaches program B's links", async () 
   }
 });
 
-test('with data-respect-dnt, Global Privacy Control turns the script off: no cookie, no click, no referral', async () => {
+test("a headless browser's visit is a bot's: answered, not counted, no click cookie", async () => {
   const context = await browser.newContext();
+  try {
+    const before = await clicksOf(programA, 'ada');
+    const { tracker } = await land(context, shopOrigin, 'ref=ada', programA.publishableKey);
+    expect(tracker.clickId).toBeNull();
+    expect((await context.cookies(shopOrigin)).map((cookie) => cookie.name)).toEqual(['aff_vid']);
+    expect(await clicksOf(programA, 'ada')).toBe(before);
+  } finally {
+    await context.close();
+  }
+});
+
+test('with data-respect-dnt, Global Privacy Control turns the script off: no cookie, no click, no referral', async () => {
+  const context = await visitor();
   try {
     await context.addInitScript(() => Object.defineProperty((globalThis as unknown as { navigator: object }).navigator, 'globalPrivacyControl', { value: true }));
     const before = await clicksOf(programA, 'ada');
