@@ -73,6 +73,8 @@ export type GatewaySettings = {
   circuitResetMs: number;
   logLevel?: string;
   outboxSweepIntervalMs?: number;
+  /** After SIGTERM, how long /readyz answers 503 while requests are still served, before draining (default 0). */
+  shutdownDelayMs?: number;
 };
 
 /** Refused in production when missing, short or shipped (BOOTSTRAP_API_KEY only when set). */
@@ -113,5 +115,6 @@ export function gatewaySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Ga
     keyCacheTtlMs: 2000,
     circuitResetMs: 5000,
     logLevel: config.LOG_LEVEL,
+    shutdownDelayMs: config.SHUTDOWN_DELAY_MS,
   };
 }
