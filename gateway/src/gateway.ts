@@ -54,7 +54,15 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
   const upstreams = Object.fromEntries(
     UPSTREAM_NAMES.map((name) => [
       name,
-      createUpstreamProxy({ name, url: settings.upstreams[name], timeoutMs: settings.upstreamTimeoutMs, resetTimeoutMs: settings.circuitResetMs, logger }),
+      createUpstreamProxy({
+        name,
+        url: settings.upstreams[name],
+        timeoutMs: settings.upstreamTimeoutMs,
+        resetTimeoutMs: settings.circuitResetMs,
+        maxSockets: settings.upstreamMaxSockets,
+        maxInFlightPerProgram: settings.upstreamMaxInFlightPerProgram,
+        logger,
+      }),
     ]),
   ) as Record<UpstreamName, UpstreamProxy>;
   const rateLimits = new RateLimits(redis);
