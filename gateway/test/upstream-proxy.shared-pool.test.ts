@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { ConfigError } from '@affiliate/platform';
+import { gatewaySettingsFromEnv } from '../src/config';
 import { adminAuth, allUpstreams, bearer, spawnGateway, startEchoUpstream, type EchoUpstream, type GatewayProcess } from './support';
 
 /**
@@ -65,9 +67,7 @@ test('requests that wait for a pooled connection, stall upstream, or whose clien
   // Several programs, so the per-program cap lets enough requests through to fill the pool and queue behind it.
   const stalled = await Promise.all(Array.from({ length: 6 }, () => createProgram()));
   const other = await createProgram();
-  for (const program of stalled) upstream.hangFor(program.programId);
   // The subscriber (here the whole service) accepts the connection and never answers.
-  upstream.hangFor(null);
   upstream.answerWith(null);
 
   const sends = stalled.flatMap((program, index) => [testSend(program.key, index % 2 === 0 ? 300 : undefined), testSend(program.key)]);
@@ -108,5 +108,16 @@ test("one program saturating a slow route cannot take the shared pool: another p
     stillUp();
   } finally {
     upstream.hangFor(null);
+  }
+});
+
+test('UPSTREAM_MAX_SOCKETS and UPSTREAM_MAX_IN_FLIGHT_PER_PROGRAM are validated at start, with defaults that keep a program well below the pool', () => {
+  const defaults = gatewaySettingsFromEnv({});
+  expect(defaults).toMatchObject({ upstreamMaxSockets: 256, upstreamMaxInFlightPerProgram: 64 });
+  for (const name of ['UPSTREAM_MAX_SOCKETS', 'UPSTREAM_MAX_IN_FLIGHT_PER_PROGRAM']) {
+    for (const bad of ['0', '-3', 'many', '2.5']) {
+      expect(() => gatewaySettingsFromEnv({ [name]: bad })).toThrow(ConfigError);
+      expect(() => gatewaySettingsFromEnv({ [name]: bad })).toThrow(new RegExp(name));
+    }
   }
 });
