@@ -41,7 +41,7 @@ export type UpstreamProxyOptions = {
 const CLIENT_HEADERS_DROPPED = ['authorization', 'cookie', 'x-internal-token', 'x-program-id', 'x-request-id', 'x-forwarded-prefix'];
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'upgrade', 'proxy-connection', 'te', 'trailer']);
 
-type InFlight = ForwardOptions & { settle: (error?: Error) => void; timedOut: boolean; proxyRequest?: ClientRequest };
+type InFlight = ForwardOptions & { settle: (error?: Error) => void; proxyRequest?: ClientRequest };
 
 /** No answer within the timeout: named, so the log says which it was. */
 class UpstreamTimeoutError extends Error {}
@@ -133,10 +133,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         });
       });
     }),
-    error: guarded('error', (error: Error, request: IncomingMessage) => {
-      const pending = inFlight.get(request);
-      pending?.settle(pending.timedOut ? new UpstreamTimeoutError(`${options.name} did not answer within ${options.timeoutMs} ms`) : error);
-    }),
+    error: guarded('error', (error: Error, request: IncomingMessage) => inFlight.get(request)?.settle(error)),
     econnreset: guarded('econnreset', (_error: Error, request: IncomingMessage) => inFlight.get(request)?.settle()),
   };
 
@@ -151,12 +148,12 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
   const send = (request: IncomingMessage, response: ServerResponse, forward: ForwardOptions, deadline: number) =>
     new Promise<void>((resolve, reject) => {
       let settled = false;
-      const pending: InFlight = { ...forward, settle, timedOut: false };
+      const pending: InFlight = { ...forward, settle };
       // What is left of the call's deadline after its wait for a connection.
-      const timer = setTimeout(() => {
-        pending.timedOut = true;
-        settle(new UpstreamTimeoutError(`${options.name} did not answer within ${options.timeoutMs} ms`));
-      }, Math.max(0, deadline - Date.now()));
+      const timer = setTimeout(
+        () => settle(new UpstreamTimeoutError(`${options.name} did not answer within ${options.timeoutMs} ms`)),
+        Math.max(0, deadline - Date.now()),
+      );
       function settle(error?: Error) {
         if (settled) return;
         settled = true;
@@ -250,7 +247,8 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
       });
 
       const turn = await connectionTurn(programId, response, deadline);
-      if (turn === 'gone') return; // nothing was sent upstream, and there is nobody to answer
+      // Nothing was sent upstream, and there is nobody to answer.
+      if (turn === 'gone' || response.closed) return;
       if (turn === 'late') {
         options.logger.warn({ upstream: options.name, programId }, 'no connection to the service became free before the deadline: 503');
         const message = `No connection to the ${options.name} service became free within ${options.timeoutMs} ms; retry later`;
