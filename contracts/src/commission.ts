@@ -1,4 +1,4 @@
-import { Amount, Currency, DateTime, Email, ListQuery, ShortText, Uuid } from './common';
+import { Amount, Currency, DateTime, Email, ListQuery, ShortText, Uuid, withoutControlCharacters } from './common';
 import { z } from './zod';
 
 /**
@@ -135,7 +135,7 @@ export const PayoutDetailsBody = z
       .transform((value) => value.replace(/\s+/g, '').toUpperCase())
       .pipe(z.string().regex(/^[A-Z]{2}\d{2}[A-Z0-9]{11,30}$/, 'must be an IBAN (country code, check digits, account)'))
       .optional(),
-    note: z.string().max(500).optional(),
+    note: withoutControlCharacters(z.string().max(500)).optional(),
   })
   .strict()
   .superRefine((details, ctx) => {

@@ -16,8 +16,19 @@ function isRealInstant(value: string): boolean {
   if (offset && (Number(offset[2]) > 23 || Number(offset[3]) > 59)) return false;
   return Number.isFinite(Date.parse(value));
 }
+/** Line breaks, tabs and every other control character (C0, DEL, C1), and the Unicode line and paragraph separators. */
+const CONTROL_CHARACTER = /[\p{Cc}\u2028\u2029]/u;
+
+/**
+ * Names and notes end up in CSV files a finance team opens in a spreadsheet, where a line break
+ * starts a new row (and a row starting with = is a formula: CSV injection), and in logs and e-mails.
+ * None of them needs a control character, so they are refused at the edge (400 naming the field).
+ */
+export const withoutControlCharacters = <Schema extends z.ZodType<string, z.ZodTypeDef, unknown>>(schema: Schema) =>
+  schema.refine((value) => !CONTROL_CHARACTER.test(value), 'must not contain control characters such as line breaks or tabs');
+
 /** Free-text identifiers supplied by integrators (external ids, slugs, names): bounded so a huge string is a 400, not a stored blob. */
-export const ShortText = z.string().trim().min(1).max(200);
+export const ShortText = withoutControlCharacters(z.string().trim().min(1).max(200));
 export const LongText = z.string().max(2000);
 export const Email = z.string().trim().max(254).email();
 /** ISO 4217 code, stored upper case. */

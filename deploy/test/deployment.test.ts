@@ -121,6 +121,20 @@ describe.each(['trial', 'production'])('kubernetes overlay %s', (overlay) => {
     expect(requiredSettings(component).filter((name) => !provided.has(name))).toEqual([]);
   });
 
+  test.each(COMPONENTS)('%s leaves its Service before it stops serving: a preStop sleep, within the grace period', (component) => {
+    const deployment = find('Deployment', component) as KubernetesObject;
+    const spec = (deployment.spec as { template: { spec: { terminationGracePeriodSeconds?: number } } }).template.spec;
+    const [container] = containersOf(deployment) as (Container & { lifecycle?: { preStop?: { exec?: { command?: string[] } } } })[];
+    const command = container?.lifecycle?.preStop?.exec?.command ?? [];
+    expect(command[0]).toBe('sleep');
+    const sleepSeconds = Number(command[1]);
+    expect(sleepSeconds).toBeGreaterThan(0);
+    // The sleep, the SHUTDOWN_DELAY_MS and the 15 s drain all fit before the kubelet's SIGKILL.
+    const config = find('ConfigMap', 'affiliate-platform-config') as { data: Record<string, string> } | undefined;
+    const delaySeconds = Number(config?.data.SHUTDOWN_DELAY_MS ?? 0) / 1000;
+    expect(sleepSeconds + delaySeconds + 15).toBeLessThanOrEqual(spec.terminationGracePeriodSeconds ?? 30);
+  });
+
   test('the gateway and the webhook dispatcher autoscale, and their targets exist', () => {
     for (const name of ['gateway', 'webhook-dispatcher']) {
       const autoscaler = find('HorizontalPodAutoscaler', name) as { spec: { scaleTargetRef: { name: string } } } | undefined;

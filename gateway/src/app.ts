@@ -24,7 +24,7 @@ export type GatewayDeps = {
   rateLimits: RateLimits;
   idempotencyRecords: IdempotencyRecordModel;
   upstreams: Record<UpstreamName, UpstreamProxy>;
-  /** Named checks; the gateway is ready when all pass. */
+  /** Named checks of this process alone (never an upstream); the gateway is ready when all pass. */
   readiness: () => Promise<Record<string, boolean>>;
   onProgramChange: () => void;
 };

@@ -42,6 +42,10 @@ export const gatewayConfigShape = {
     .default('false')
     .transform((value) => (value === 'false' ? false : value === 'true' ? true : /^\d+$/.test(value) ? Number(value) : value)),
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /** Connections to each service, shared by every program (programs take turns for them). */
+  UPSTREAM_MAX_SOCKETS: z.coerce.number().int().min(1).max(10_000).default(256),
+  /** Requests one program may have in flight to one service; beyond it 503 with Retry-After. Well below the pool. */
+  UPSTREAM_MAX_IN_FLIGHT_PER_PROGRAM: z.coerce.number().int().min(1).max(10_000).default(64),
   BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'must be a size such as 1mb').default('1mb'),
 };
 
@@ -70,7 +74,12 @@ export type GatewaySettings = {
   browserAddressRateLimit: RateLimit;
   /** Which forwarding headers to believe for the client address (express "trust proxy"). */
   trustProxy: boolean | number | string;
+  /** One deadline for a proxied call, from its arrival: the wait for a connection, and the answer. */
   upstreamTimeoutMs: number;
+  /** Connections to each service, shared by every program. */
+  upstreamMaxSockets?: number;
+  /** Requests one program may have in flight (waiting or sent) to one service. */
+  upstreamMaxInFlightPerProgram?: number;
   bodyLimit: string;
   /** How long a looked-up key is trusted; a revoked key stops working after at most this long. */
   keyCacheTtlMs: number;
@@ -78,6 +87,8 @@ export type GatewaySettings = {
   circuitResetMs: number;
   logLevel?: string;
   outboxSweepIntervalMs?: number;
+  /** After SIGTERM, how long /readyz answers 503 while requests are still served, before draining (default 0). */
+  shutdownDelayMs?: number;
 };
 
 /** Refused in production when missing, short or shipped (BOOTSTRAP_API_KEY only when set). */
@@ -115,9 +126,12 @@ export function gatewaySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Ga
     browserAddressRateLimit: { points: config.BROWSER_RATE_LIMIT_POINTS, duration: config.BROWSER_RATE_LIMIT_DURATION_SECONDS },
     trustProxy: config.TRUST_PROXY,
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
+    upstreamMaxSockets: config.UPSTREAM_MAX_SOCKETS,
+    upstreamMaxInFlightPerProgram: config.UPSTREAM_MAX_IN_FLIGHT_PER_PROGRAM,
     bodyLimit: config.BODY_LIMIT,
     keyCacheTtlMs: 2000,
     circuitResetMs: 5000,
     logLevel: config.LOG_LEVEL,
+    shutdownDelayMs: config.SHUTDOWN_DELAY_MS,
   };
 }

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { connectMongo, createLogger, createMetrics, EventBus, isMongoReady, OutboxRelay, outboxModelsOf, syncIndexes, type Logger } from '@affiliate/platform';
+import { connectMongo, createLogger, createMetrics, EventBus, isMongoReady, OutboxRelay, outboxModelsOf, ShutdownDelay, syncIndexes, type Logger } from '@affiliate/platform';
 import type { Express } from 'express';
 import Redis from 'ioredis';
 import type { Connection } from 'mongoose';
@@ -13,7 +13,6 @@ import { createGateway, createMetricsApp } from './app';
 import { KeyDirectory } from './auth/key-directory';
 import type { GatewaySettings } from './config';
 import { idempotencyRecordModel } from './idempotency/idempotency-record';
-import { upstreamReachability } from './proxy/readiness';
 import { UPSTREAM_NAMES, type UpstreamName } from './proxy/route-table';
 import { createUpstreamProxy, type UpstreamProxy } from './proxy/upstream-proxy';
 import { RateLimits } from './rate-limit/rate-limiter';
@@ -56,12 +55,21 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
   const upstreams = Object.fromEntries(
     UPSTREAM_NAMES.map((name) => [
       name,
-      createUpstreamProxy({ name, url: settings.upstreams[name], timeoutMs: settings.upstreamTimeoutMs, resetTimeoutMs: settings.circuitResetMs, logger }),
+      createUpstreamProxy({
+        name,
+        url: settings.upstreams[name],
+        timeoutMs: settings.upstreamTimeoutMs,
+        resetTimeoutMs: settings.circuitResetMs,
+        maxSockets: settings.upstreamMaxSockets,
+        maxInFlightPerProgram: settings.upstreamMaxInFlightPerProgram,
+        logger,
+      }),
     ]),
   ) as Record<UpstreamName, UpstreamProxy>;
   const rateLimits = new RateLimits(redis);
   const keys = new KeyDirectory({ programs: store.programs, apiKeys: store.apiKeys, publishableKeys: store.publishableKeys, ttlMs: settings.keyCacheTtlMs });
 
+  const shutdown = new ShutdownDelay(settings.shutdownDelayMs ?? 0);
   const app = createGateway({
     settings,
     logger,
@@ -71,10 +79,11 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
     rateLimits,
     idempotencyRecords,
     upstreams,
-    readiness: async () => ({
-      mongo: isMongoReady(connection),
-      ...(await upstreamReachability(Object.values(upstreams))),
-    }),
+    // Ready means this process can serve: listening and its own database reachable. Never a
+    // service behind it: a dead upstream answers 503 on its own routes, and taking every gateway
+    // out of its load balancer for it would turn one outage into a total one. Redis has an
+    // in-memory fallback and RabbitMQ an outbox, so neither is needed to serve.
+    readiness: async () => ({ accepting: !shutdown.begun, mongo: isMongoReady(connection) }),
     onProgramChange: () => keys.forgetAll(),
   });
 
@@ -91,6 +100,8 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
+      // Not ready first, still serving, so load balancers take us out before we stop listening.
+      await shutdown.begin();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();

@@ -12,7 +12,7 @@ try {
 }
 
 bootGateway(settings).then(
-  (gateway) => stopOnSignals(gateway, gateway.logger),
+  (gateway) => stopOnSignals(gateway, gateway.logger, undefined, settings.shutdownDelayMs),
   (error: unknown) => {
     createLogger('gateway').fatal({ err: error }, 'gateway could not start');
     process.stderr.write(`gateway could not start: ${error instanceof Error ? error.message : String(error)}\n`);

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { createConnection, createServer as createNetServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { TEST_INTERNAL_TOKEN, testInfra, uniqueName } from '@affiliate/platform/testing';
 import request from 'supertest';
 import type { GatewaySettings } from '../src/config';
@@ -146,6 +147,67 @@ export async function startOwnRedis(): Promise<OwnRedis> {
         child.kill('SIGKILL');
       });
       return stopped;
+    },
+  };
+}
+
+export type GatewayProcess = {
+  url: string;
+  /** The exit code once the process has ended; null while it runs. */
+  exitCode: () => number | null;
+  /** Everything the process wrote to stdout and stderr so far (its log). */
+  output: () => string;
+  exited: Promise<number | null>;
+  signal: (signal: NodeJS.Signals) => void;
+  stop: () => Promise<void>;
+};
+
+/**
+ * The compiled gateway (gateway/dist/start.js, so build first) as its own process, as `npm start`
+ * and the containers run it: what happens on a signal or an uncaught exception is the process's.
+ */
+export async function spawnGateway(env: Record<string, string>): Promise<GatewayProcess> {
+  const { mongoUrl, amqpUrl } = testInfra();
+  const port = await freePort();
+  let output = '';
+  const child = spawn(process.execPath, [join(__dirname, '../dist/start.js')], {
+    env: {
+      PATH: process.env.PATH,
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'warn',
+      PORT: String(port),
+      METRICS_PORT: '0',
+      MONGO_URL: mongoUrl,
+      MONGO_DB_NAME: uniqueName('test_gateway'),
+      AMQP_URL: amqpUrl,
+      EVENT_EXCHANGE: uniqueName('test_events'),
+      INTERNAL_TOKEN: TEST_INTERNAL_TOKEN,
+      ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+      ...Object.fromEntries(UPSTREAM_NAMES.map((name) => [`${name.toUpperCase().replace(/-/g, '_')}_URL`, DEAD_UPSTREAM])),
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const up = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2000) }).then((response) => response.ok, () => false);
+    if (up) break;
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the gateway did not start:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    url,
+    exitCode: () => child.exitCode,
+    output: () => output,
+    exited,
+    signal: (signal) => child.kill(signal),
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
     },
   };
 }

@@ -36,8 +36,8 @@ test('a stopped service gives 503 {error}, and the gateway keeps serving the oth
     expect(response.body).toEqual({ error: 'The referral service is unavailable; retry later' });
     expect(response.headers['ratelimit-limit']).toBeDefined();
   }
-  const readiness = await request(gateway.url).get('/readyz').expect(503);
-  expect(readiness.body.checks).toMatchObject({ mongo: true, referral: false, coupon: true });
+  // The gateway stays ready: a dead upstream is its own routes' 503, never the gateway's readiness.
+  await request(gateway.url).get('/readyz').expect(200);
   await request(gateway.url).get('/api/v1/coupons').set(bearer(program.key)).expect(200);
 });
 

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { isDuplicateKey, notFound, type Logger } from '@affiliate/platform';
+import { insertUnique, notFound, UniqueKeyConflict, type Logger } from '@affiliate/platform';
 import type { ApiKeyDocument, ApiKeyModel } from './api-key-model';
 import type { AuditRecordModel } from './audit-log';
 import type { PublishableKeyModel } from './publishable-keys';
@@ -28,7 +28,7 @@ export function hashApiKey(key: string): string {
 
 export async function createApiKey(store: AdminStore, programId: string, key: string = generateApiKey(), id: string = randomUUID()): Promise<CreatedApiKey> {
   if (!(await findLiveProgram(store.programs, programId))) throw notFound(`No program with id ${programId}`);
-  const created = await store.apiKeys.create({ _id: id, programId, keyHash: hashApiKey(key), displayPrefix: key.slice(0, API_KEY_PREFIX.length + 4) });
+  const created = await insertUnique(store.apiKeys, { _id: id, programId, keyHash: hashApiKey(key), displayPrefix: key.slice(0, API_KEY_PREFIX.length + 4) }, ['keyHash']);
   return { id, key, programId, createdAt: created.createdAt.toISOString() };
 }
 
@@ -57,15 +57,17 @@ export async function findApiKeyByHash(apiKeys: ApiKeyModel, keyHash: string): P
 
 /**
  * BOOTSTRAP_API_KEY: a demo program with that key, created once. Ids derive from the key, so
- * replicas starting together create the same records and the unique indexes absorb the race; a
- * key that exists (even revoked, or whose program was deleted) is left alone.
+ * replicas starting together create the same records, and a restart after a crash between the two
+ * writes finds the program and adds the key: each taken key (the store's one UniqueKeyConflict,
+ * for the program and for the key alike) means that record is there already. A key that exists
+ * (even revoked, or whose program was deleted) is left alone.
  */
 export async function ensureBootstrapKey(store: AdminStore, key: string, logger: Logger): Promise<void> {
   const keyHash = hashApiKey(key);
   if (await store.apiKeys.exists({ keyHash })) return;
   const programId = uuidFromHash(hashApiKey(`program:${keyHash}`));
-  try {
-    await createProgram(store.programs, {
+  const created = await createdUnlessTaken(
+    createProgram(store.programs, {
       name: 'Demo program',
       urlModifier: 'ref',
       destinationUrls: [{ url: 'https://example.com/', params: {} }],
@@ -73,15 +75,21 @@ export async function ensureBootstrapKey(store: AdminStore, key: string, logger:
       defaultCommissionRate: 20,
       apiAccess: true,
       rateLimit: null,
-    }, programId);
-  } catch (error) {
-    if (!isDuplicateKey(error)) throw error;
+    }, programId),
+  );
+  if (await createdUnlessTaken(createApiKey(store, programId, key, uuidFromHash(hashApiKey(`key:${keyHash}`))))) {
+    logger.info({ programId, programCreated: created }, 'created the demo program for BOOTSTRAP_API_KEY');
   }
+}
+
+/** True when the write created its record; false when a taken key says another start (or an earlier one) did. */
+async function createdUnlessTaken(write: Promise<unknown>): Promise<boolean> {
   try {
-    await createApiKey(store, programId, key, uuidFromHash(hashApiKey(`key:${keyHash}`)));
-    logger.info({ programId }, 'created the demo program for BOOTSTRAP_API_KEY');
+    await write;
+    return true;
   } catch (error) {
-    if (!isDuplicateKey(error)) throw error;
+    if (error instanceof UniqueKeyConflict) return false;
+    throw error;
   }
 }
 

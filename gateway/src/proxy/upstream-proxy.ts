@@ -1,5 +1,5 @@
-import { Agent, type ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
-import { errorResponseBody, KeyedCircuits, type Logger } from '@affiliate/platform';
+import { Agent, ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { errorResponseBody, FairShare, KeyedCircuits, type Logger } from '@affiliate/platform';
 import { createProxyMiddleware, type RequestHandler as ProxyHandler } from 'http-proxy-middleware';
 
 /** A response the gateway keeps (idempotency) before the client sees it. */
@@ -32,6 +32,8 @@ export type UpstreamProxyOptions = {
   url: string;
   timeoutMs: number;
   resetTimeoutMs: number;
+  maxSockets?: number;
+  maxInFlightPerProgram?: number;
   logger: Logger;
 };
 
@@ -39,10 +41,13 @@ export type UpstreamProxyOptions = {
 const CLIENT_HEADERS_DROPPED = ['authorization', 'cookie', 'x-internal-token', 'x-program-id', 'x-request-id', 'x-forwarded-prefix'];
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'upgrade', 'proxy-connection', 'te', 'trailer']);
 
-type InFlight = ForwardOptions & { settle: (error?: Error) => void; timedOut: boolean };
+type InFlight = ForwardOptions & { settle: (error?: Error) => void; proxyRequest?: ClientRequest };
 
 /** No answer within the timeout: named, so the log says which it was. */
 class UpstreamTimeoutError extends Error {}
+
+/** A shed request may come back almost at once: connections free up in milliseconds. */
+const RETRY_AFTER_BUSY_SECONDS = 1;
 
 /**
  * One upstream: http-proxy-middleware does the proxying; opossum circuit breakers around it make a
@@ -55,18 +60,47 @@ class UpstreamTimeoutError extends Error {}
  * request's doing (a slow subscriber, a heavy query), so a tenant can open a circuit for itself,
  * never for another. A service that is really down opens every program's circuit after a few of
  * that program's requests.
+ *
+ * The connections to the service are one pool for every program, so they are shared out here, not
+ * by the HTTP agent: at most `maxSockets` calls at once, programs taking turns for a free one
+ * (FairShare), at most `maxInFlightPerProgram` of one program's calls in flight (beyond: 503 with
+ * Retry-After), and one deadline (`timeoutMs`) from the call's arrival that covers the wait for a
+ * connection and the answer; past it the call is answered 503 and the upstream request aborted.
+ * The agent itself never makes a request wait: a request it queued would get its socket after its
+ * headers were fixed, and no handler could set the gateway's credentials on it any more.
  */
 export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProxy {
   const inFlight = new WeakMap<IncomingMessage, InFlight>();
+  const maxSockets = options.maxSockets ?? 256;
+  const maxInFlightPerProgram = options.maxInFlightPerProgram ?? 64;
+  const connections = new FairShare(maxSockets);
+  const callsByProgram = new Map<string, number>();
+
+  /**
+   * Every handler runs on events of requests that may have been answered already (deadline, client
+   * gone): whatever one throws fails that call with a 503, never the process.
+   */
+  const guarded =
+    <Args extends [unknown, IncomingMessage, ...unknown[]]>(event: string, handler: (...args: Args) => void) =>
+    (...args: Args) => {
+      try {
+        handler(...args);
+      } catch (error) {
+        options.logger.error({ err: error, upstream: options.name, event }, 'proxy event handler failed; the call is answered 503');
+        const pending = inFlight.get(args[1]);
+        if (pending) pending.settle(error instanceof Error ? error : new Error(String(error)));
+        else if (args[0] instanceof ClientRequest) args[0].destroy();
+      }
+    };
 
   const handlers = {
-    proxyReq: (proxyRequest: ClientRequest, request: IncomingMessage) => {
+    proxyReq: guarded('proxyReq', (proxyRequest: ClientRequest, request: IncomingMessage) => {
       const pending = inFlight.get(request);
-      if (!pending) return;
-      // http-proxy aborts on proxyTimeout and reports a plain "socket hang up": note why first.
-      proxyRequest.once('timeout', () => {
-        pending.timedOut = true;
-      });
+      // The client was answered (deadline) or went away before the request left: send nothing.
+      if (!pending) return void proxyRequest.destroy();
+      pending.proxyRequest = proxyRequest;
+      // Too late to put the gateway's credentials on it: fail the call rather than send it without them.
+      if (proxyRequest.headersSent) throw new Error(`the request to ${options.name} was sent before the gateway could set its headers`);
       for (const name of CLIENT_HEADERS_DROPPED) proxyRequest.removeHeader(name);
       for (const [name, value] of Object.entries(pending.headers)) proxyRequest.setHeader(name, value);
       if (pending.body) {
@@ -76,8 +110,8 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         proxyRequest.setHeader('content-length', pending.body.length);
         if (pending.body.length > 0) proxyRequest.write(pending.body);
       }
-    },
-    proxyRes: (upstreamResponse: IncomingMessage, request: IncomingMessage, response: ServerResponse) => {
+    }),
+    proxyRes: guarded('proxyRes', (upstreamResponse: IncomingMessage, request: IncomingMessage, response: ServerResponse) => {
       // The upstream's `Keep-Alive: timeout=…` describes our pooled connection to it, not the client's
       // connection to us: passed on, it makes clients keep sockets longer than we do and lose requests.
       delete upstreamResponse.headers['keep-alive'];
@@ -98,34 +132,44 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
           write();
         });
       });
-    },
-    error: (error: Error, request: IncomingMessage) => {
-      const pending = inFlight.get(request);
-      pending?.settle(pending.timedOut ? new UpstreamTimeoutError(`${options.name} did not answer within ${options.timeoutMs} ms`) : error);
-    },
-    econnreset: (_error: Error, request: IncomingMessage) => inFlight.get(request)?.settle(),
+    }),
+    error: guarded('error', (error: Error, request: IncomingMessage) => inFlight.get(request)?.settle(error)),
+    econnreset: guarded('econnreset', (_error: Error, request: IncomingMessage) => inFlight.get(request)?.settle()),
   };
 
   // Without an agent http-proxy opens a new connection per request and sends `Connection: close`,
-  // which the client then sees too; a keep-alive pool per upstream avoids both.
-  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
-  const proxyOptions = { target: options.url, proxyTimeout: options.timeoutMs, changeOrigin: false, agent };
+  // which the client then sees too; a keep-alive pool per upstream avoids both. It has no socket
+  // limit of its own: `connections` admits at most maxSockets calls, so the agent never queues.
+  const agent = new Agent({ keepAlive: true, maxFreeSockets: maxSockets });
+  const proxyOptions = { target: options.url, changeOrigin: false, agent };
   const streaming: ProxyHandler = createProxyMiddleware({ ...proxyOptions, on: handlers });
   const capturing: ProxyHandler = createProxyMiddleware({ ...proxyOptions, selfHandleResponse: true, on: handlers });
 
-  const send = (request: IncomingMessage, response: ServerResponse, forward: ForwardOptions) =>
+  const send = (request: IncomingMessage, response: ServerResponse, forward: ForwardOptions, deadline: number) =>
     new Promise<void>((resolve, reject) => {
       let settled = false;
-      const settle = (error?: Error) => {
+      const pending: InFlight = { ...forward, settle };
+      // What is left of the call's deadline after its wait for a connection.
+      const timer = setTimeout(
+        () => settle(new UpstreamTimeoutError(`${options.name} did not answer within ${options.timeoutMs} ms`)),
+        Math.max(0, deadline - Date.now()),
+      );
+      function settle(error?: Error) {
         if (settled) return;
         settled = true;
+        clearTimeout(timer);
         inFlight.delete(request);
+        // A call that failed has nobody waiting for the upstream's answer: abort the request to it.
+        if (error) pending.proxyRequest?.destroy();
         if (error) reject(error);
         else resolve();
-      };
-      inFlight.set(request, { ...forward, settle, timedOut: false });
-      // A client that goes away must not leave the breaker waiting for an outcome.
-      response.once('close', () => settle());
+      }
+      inFlight.set(request, pending);
+      // A client that goes away must not leave the breaker waiting for an outcome, nor the upstream working.
+      response.once('close', () => {
+        if (!settled) pending.proxyRequest?.destroy();
+        settle();
+      });
       const proxy = forward.capture ? capturing : streaming;
       void proxy(request, response, (error?: unknown) => settle(error instanceof Error ? error : new Error('the request was not proxied')));
     });
@@ -136,7 +180,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
       name: options.name,
       keyName: 'programId',
       openedMeans: "this program's requests fail fast",
-      timeout: false, // proxyTimeout bounds each request and frees its socket
+      timeout: false, // the call's own deadline bounds each request and frees its socket
       errorThresholdPercentage: 50,
       volumeThreshold: 3,
       resetTimeout: options.resetTimeoutMs,
@@ -145,25 +189,78 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
     options.logger,
   );
 
+  /** The turn of a call for a connection: 'ready' (held until the client's answer is over), 'late' past the deadline, 'gone' when the client left first. */
+  const connectionTurn = (programId: string, response: ServerResponse, deadline: number) =>
+    new Promise<'ready' | 'late' | 'gone'>((resolve) => {
+      const wait: { admitted: boolean; timer?: NodeJS.Timeout } = { admitted: false };
+      const place = connections.enter(programId, () => {
+        wait.admitted = true;
+        clearTimeout(wait.timer);
+        response.off('close', gone);
+        onceClosed(response, () => connections.done());
+        resolve('ready');
+      });
+      function gone() {
+        if (!place.leave()) return;
+        clearTimeout(wait.timer);
+        resolve('gone');
+      }
+      if (wait.admitted) return;
+      response.once('close', gone);
+      wait.timer = setTimeout(() => {
+        if (!place.leave()) return;
+        response.off('close', gone);
+        resolve('late');
+      }, Math.max(0, deadline - Date.now()));
+    });
+
+  /** 503 {error} with Retry-After, in the route's error shape, after the caller's cleanup (an idempotency claim). */
+  const answerUnavailable = async (response: ServerResponse, forward: ForwardOptions, message: string, retryAfterSeconds: number) => {
+    await forward.onUnavailable?.().catch((cleanupError: unknown) => options.logger.error({ err: cleanupError }, 'cleanup after an upstream failure failed'));
+    if (response.headersSent || response.destroyed) {
+      response.destroy();
+      return;
+    }
+    response.statusCode = 503;
+    response.setHeader('content-type', 'application/json; charset=utf-8');
+    response.setHeader('retry-after', String(retryAfterSeconds));
+    response.end(JSON.stringify(errorResponseBody(503, message, forward.errorShape)));
+  };
+
   return {
     name: options.name,
     url: options.url,
     async forward(request, response, forward) {
-      const circuit = circuits.of(forward.programId);
+      const deadline = Date.now() + options.timeoutMs;
+      const { programId } = forward;
+      const calls = callsByProgram.get(programId) ?? 0;
+      if (calls >= maxInFlightPerProgram) {
+        options.logger.warn({ upstream: options.name, programId, calls }, 'program at its in-flight cap for this service: 503');
+        const message = `This program already has ${maxInFlightPerProgram} requests in flight to the ${options.name} service; retry in a moment`;
+        return answerUnavailable(response, forward, message, RETRY_AFTER_BUSY_SECONDS);
+      }
+      callsByProgram.set(programId, calls + 1);
+      onceClosed(response, () => {
+        const left = (callsByProgram.get(programId) ?? 1) - 1;
+        if (left > 0) callsByProgram.set(programId, left);
+        else callsByProgram.delete(programId);
+      });
+
+      const turn = await connectionTurn(programId, response, deadline);
+      // Nothing was sent upstream, and there is nobody to answer.
+      if (turn === 'gone' || response.closed) return;
+      if (turn === 'late') {
+        options.logger.warn({ upstream: options.name, programId }, 'no connection to the service became free before the deadline: 503');
+        const message = `No connection to the ${options.name} service became free within ${options.timeoutMs} ms; retry later`;
+        return answerUnavailable(response, forward, message, RETRY_AFTER_BUSY_SECONDS);
+      }
+
+      const circuit = circuits.of(programId);
       try {
-        await circuit.fire(request, response, forward);
+        await circuit.fire(request, response, forward, deadline);
       } catch (error) {
-        options.logger.warn({ err: error, upstream: options.name, programId: forward.programId, open: circuit.opened }, 'upstream unavailable');
-        await forward.onUnavailable?.().catch((cleanupError: unknown) => options.logger.error({ err: cleanupError }, 'cleanup after an upstream failure failed'));
-        if (response.headersSent) {
-          response.destroy();
-          return;
-        }
-        const message = `The ${options.name} service is unavailable; retry later`;
-        response.statusCode = 503;
-        response.setHeader('content-type', 'application/json; charset=utf-8');
-        response.setHeader('retry-after', String(Math.ceil(options.resetTimeoutMs / 1000)));
-        response.end(JSON.stringify(errorResponseBody(503, message, forward.errorShape)));
+        options.logger.warn({ err: error, upstream: options.name, programId, open: circuit.opened }, 'upstream unavailable');
+        await answerUnavailable(response, forward, `The ${options.name} service is unavailable; retry later`, Math.ceil(options.resetTimeoutMs / 1000));
       }
     },
     shutdown: () => {
@@ -171,6 +268,12 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
       agent.destroy();
     },
   };
+}
+
+/** Runs `then` once the response is over (answered, or its client gone), also when it already is. */
+function onceClosed(response: ServerResponse, then: () => void): void {
+  if (response.closed) then();
+  else response.once('close', then);
 }
 
 function endToEndHeaders(upstreamResponse: IncomingMessage): Record<string, string | string[]> {

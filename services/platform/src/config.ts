@@ -16,6 +16,11 @@ export const baseConfigShape = {
   EVENT_EXCHANGE: z.string().min(1).default('affiliate.events'),
   /** quorum on a RabbitMQ cluster (replicated queues); classic on a single broker. */
   AMQP_QUEUE_TYPE: z.enum(['classic', 'quorum']).default('classic'),
+  /**
+   * After SIGTERM, how long the process answers /readyz 503 while still serving, before it drains:
+   * time for load balancers to stop sending it requests. 0 locally and in tests.
+   */
+  SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(0),
 };
 
 export const booleanSetting = booleanFromEnv;

@@ -16,3 +16,4 @@ export * from './run';
 export * from './http/pagination';
 export * from './money';
 export * from './store/aggregate-store';
+export { asUniqueKeyConflict, insertUnique } from './store/unique-keys';

@@ -52,11 +52,12 @@ export function runService<Shape extends ZodRawShape>(options: {
       internalToken: base.INTERNAL_TOKEN,
       logLevel: base.LOG_LEVEL,
       queueType: base.AMQP_QUEUE_TYPE,
+      shutdownDelayMs: base.SHUTDOWN_DELAY_MS,
       admission: { maxConcurrent: base.MAX_CONCURRENT_REQUESTS, maxQueued: base.MAX_QUEUED_REQUESTS, maxWaitMs: base.MAX_QUEUE_WAIT_MS, deadlineMs: base.REQUEST_DEADLINE_MS },
     },
     (context) => options.build(context, own),
   ).then(
-    (service) => stopOnSignals(service, service.context.logger),
+    (service) => stopOnSignals(service, service.context.logger, undefined, base.SHUTDOWN_DELAY_MS),
     (error: unknown) => {
       process.stderr.write(`${options.name} could not start: ${error instanceof Error ? error.message : String(error)}\n`);
       process.exit(1);

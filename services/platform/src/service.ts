@@ -26,6 +26,8 @@ export type ServiceSettings = {
   queueType?: 'classic' | 'quorum';
   /** How many requests run at once, wait, and for how long, before a busy service answers 503. */
   admission?: AdmissionSettings;
+  /** On stop, how long /readyz answers 503 while requests are still served, before draining (default 0). */
+  shutdownDelayMs?: number;
 };
 
 /** What every service gets from the platform: its database, the bus, its outbox relay, logs and metrics. */
@@ -79,6 +81,7 @@ export async function bootService(
   await parts.subscribe?.();
   context.relay.start();
 
+  const shutdown = new ShutdownDelay(settings.shutdownDelayMs ?? 0);
   const app = createServiceApp({
     name: settings.name,
     admission: settings.admission,
@@ -86,7 +89,14 @@ export async function bootService(
     metrics,
     routes: parts.routes,
     internalToken: settings.internalToken,
-    readiness: async () => ({ mongo: isMongoReady(connection), rabbitmq: bus.isConnected() }),
+    // Ready means this process can serve: its own database, and the broker only where it consumes
+    // events (what it publishes waits in the outbox). Never another service: one dead service must
+    // not take every caller out of its load balancer.
+    readiness: async () => ({
+      accepting: !shutdown.begun,
+      mongo: isMongoReady(connection),
+      ...(parts.subscribe ? { rabbitmq: bus.isConnected() } : {}),
+    }),
   });
   const server = await new Promise<Server>((resolve) => {
     const listening = app.listen(settings.port, settings.host ?? '127.0.0.1', () => resolve(listening));
@@ -101,6 +111,8 @@ export async function bootService(
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
+      // Not ready first, still serving, so load balancers take us out before we stop listening.
+      await shutdown.begin();
       // Stop taking requests, let in-flight ones finish, then flush the outbox and close the rest.
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -119,8 +131,31 @@ export async function bootService(
   return { context, server, port, url: `http://127.0.0.1:${port}`, stop };
 }
 
-/** SIGTERM and SIGINT stop the service gracefully; a second signal or a stuck shutdown exits hard. */
-export function stopOnSignals(service: { stop: () => Promise<void> }, logger: Logger, graceMs = 15_000): void {
+/**
+ * The first step of a graceful stop: readiness fails at once, and requests are still served for
+ * `delayMs`, the time a load balancer takes to notice and stop sending new ones. Then drain.
+ */
+export class ShutdownDelay {
+  private started = false;
+
+  constructor(readonly delayMs: number) {}
+
+  /** True from the moment the stop began: /readyz answers 503. */
+  get begun(): boolean {
+    return this.started;
+  }
+
+  async begin(): Promise<void> {
+    this.started = true;
+    if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+  }
+}
+
+/**
+ * SIGTERM and SIGINT stop the service gracefully; a second signal or a stuck shutdown exits hard.
+ * `graceMs` counts from the end of the shutdown delay, which comes on top.
+ */
+export function stopOnSignals(service: { stop: () => Promise<void> }, logger: Logger, graceMs = 15_000, shutdownDelayMs = 0): void {
   let signalled = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (signalled) process.exit(1);
@@ -129,7 +164,7 @@ export function stopOnSignals(service: { stop: () => Promise<void> }, logger: Lo
     setTimeout(() => {
       logger.error('shutdown took too long; exiting');
       process.exit(1);
-    }, graceMs).unref();
+    }, graceMs + shutdownDelayMs).unref();
     service.stop().then(
       () => process.exit(0),
       (error: unknown) => {

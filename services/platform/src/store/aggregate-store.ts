@@ -1,24 +1,15 @@
 import type { EventEnvelope } from '@affiliate/contracts';
 import type { Connection, FilterQuery, Model, UpdateQuery } from 'mongoose';
-import { AppError, conflict, isDuplicateKey } from '../errors';
+import { conflict, isDuplicateKey } from '../errors';
 import type { OutboxFields, OutboxRelay } from '../events/outbox';
 import { findPage, type PageRequest } from '../http/pagination';
+import { asUniqueKeyConflict, UniqueKeyConflict } from './unique-keys';
+
+export { UniqueKeyConflict };
 
 /** What every aggregate document has: its id, the program it belongs to, and when it was made. */
 export type Aggregate = { _id: string; createdAt: Date };
 export type Stored<Doc> = Doc & OutboxFields;
-
-/**
- * A unique key is already taken (by another document of the program, or by a concurrent write).
- * One typed conflict for every store: use cases turn it into the message the contract names for
- * that key; one that nobody turns into a message still answers 409, never 500.
- */
-export class UniqueKeyConflict extends AppError {
-  constructor(readonly key: string) {
-    super(409, `${key} is already taken`);
-    this.name = 'UniqueKeyConflict';
-  }
-}
 
 /** `<programId>:<value>`: a single-field unique key that embeds the program (see AggregateStore.byKey). */
 export const programKey = (programId: string, value: string): string => `${programId}:${value}`;
@@ -317,10 +308,6 @@ export class AggregateStore<Doc extends Aggregate> {
 
   /** A duplicate-key error of the driver as the store's typed conflict, naming the key. */
   private asConflict(error: unknown): unknown {
-    if ((error as { code?: unknown } | null)?.code !== 11000) return error;
-    const details = error as { keyPattern?: Record<string, unknown>; keyValue?: Record<string, unknown>; message?: string };
-    const named = Object.keys(details.keyPattern ?? details.keyValue ?? {}).find((field) => field !== 'programId');
-    const mentioned = (this.options.uniqueKeys ?? []).find((field) => details.message?.includes(field));
-    return new UniqueKeyConflict(named ?? mentioned ?? 'a unique key');
+    return asUniqueKeyConflict(error, this.options.uniqueKeys ?? []);
   }
 }

@@ -8,18 +8,25 @@ import type { PayoutDocument } from '../../data-access/payouts';
 export const wantsCsv = (request: Request): boolean => request.accepts(['application/json', 'text/csv']) === 'text/csv';
 
 /**
- * A text cell a spreadsheet must not run: one starting with = + - @ or a control character is
- * prefixed with an apostrophe (OWASP, CSV injection). Names and notes come from integrators' users.
+ * Where a spreadsheet would start a formula: at the start of the cell and after every line break in
+ * it (CR, LF or CRLF), since a tool that reads line by line starts a row there. A line starting with
+ * = + - @, or with a tab or CR (OWASP, CSV injection), is one.
  */
-const text = (value: string | null | undefined): string => {
-  const cell = value ?? '';
-  return /^[=+\-@\t\r]/.test(cell) ? `'${cell}` : cell;
-};
+const FORMULA_START = /(^|\r\n|\r|\n)(?=[=+\-@\t\r])/g;
+
+/**
+ * A text cell a spreadsheet must not run: every line of it that starts like a formula is prefixed
+ * with an apostrophe. Names and notes come from integrators' users; input refuses control
+ * characters now, but what was stored before is written here too.
+ */
+const text = (value: string | null | undefined): string => (value ?? '').replace(FORMULA_START, "$1'");
 
 export function sendCsv(response: Response, filename: string, columns: string[], rows: (string | number)[][]): void {
   response.type('text/csv; charset=utf-8');
   response.setHeader('Content-Disposition', `attachment; filename="${filename}"`);
-  response.send(stringify([columns, ...rows], { record_delimiter: '\r\n' }));
+  // Every field quoted: a line break inside a cell (a lone LF is not the record delimiter, so
+  // csv-stringify would leave it bare) stays inside its cell instead of starting a row.
+  response.send(stringify([columns, ...rows], { record_delimiter: '\r\n', quoted: true, quoted_empty: true }));
 }
 
 /** What a mass-payout tool takes: who, how, how much. The IBAN in full: this file is for paying. */
