@@ -14,9 +14,20 @@ import { z } from './zod';
  */
 export const ProgramEventData = Program.partial({ allowedOrigins: true, attributionWindowDays: true, attributionModel: true, clickDedupSeconds: true });
 
+/**
+ * Referral and sale data as consumers accept it: events published before `attribution` existed lack
+ * it (during a rolling upgrade, or left in a queue), and a consumer must not dead-letter them. The
+ * documented payload (`data`) always has it; what was published without it is delivered as sent.
+ */
+const AcceptedReferral = Referral.partial({ attribution: true });
+const AcceptedSale = Sale.partial({ attribution: true });
+const AcceptedExpandedSale = ExpandedSale.extend({ referral: z.union([AcceptedReferral, z.null()]) }).partial({ attribution: true });
+
 type CatalogueEntry = {
   /** What `data` holds: the object's full current state, or `{ id }` once it is deleted. */
   data: z.ZodTypeAny;
+  /** What consumers accept, when it is more than `data` (events of an older shape). */
+  accepts?: z.ZodTypeAny;
   /** When it fires, in the specification's words. */
   firesWhen: string;
 };
@@ -30,11 +41,11 @@ export const EVENT_CATALOGUE = {
   'affiliate.created': { data: Affiliate, firesWhen: 'An affiliate record exists, from any source. It fires on creation, not approval: check status.' },
   'affiliate.updated': { data: Affiliate, firesWhen: 'Profile edit, status change (approval, rejection), payout or commission change, and creation, edit or deletion of referral links.' },
   'affiliate.deleted': { data: DeletedEventData, firesWhen: 'An affiliate is removed. The body carries only the id.' },
-  'referral.created': { data: Referral, firesWhen: 'A tracked click becomes an identified customer.' },
-  'referral.updated': { data: Referral, firesWhen: 'Edits to the referral and subscription status changes; the current state is in status.' },
+  'referral.created': { data: Referral, accepts: AcceptedReferral, firesWhen: 'A tracked click becomes an identified customer.' },
+  'referral.updated': { data: Referral, accepts: AcceptedReferral, firesWhen: 'Edits to the referral and subscription status changes; the current state is in status.' },
   'referral.deleted': { data: DeletedEventData, firesWhen: 'A referral is removed. The body carries only the id.' },
-  'sale.created': { data: ExpandedSale, firesWhen: 'A payment is attributed to an affiliate and commission is calculated; once per attributed payment. Affiliate and referral are expanded.' },
-  'sale.updated': { data: Sale, firesWhen: 'Amount or commission recalculated, or the sale rolled into a payout (see payoutCreated and payoutId in commissions).' },
+  'sale.created': { data: ExpandedSale, accepts: AcceptedExpandedSale, firesWhen: 'A payment is attributed to an affiliate and commission is calculated; once per attributed payment. Affiliate and referral are expanded.' },
+  'sale.updated': { data: Sale, accepts: AcceptedSale, firesWhen: 'Amount or commission recalculated, or the sale rolled into a payout (see payoutCreated and payoutId in commissions).' },
   'sale.deleted': { data: DeletedEventData, firesWhen: 'A sale is reversed or removed. The body carries only the id.' },
   'coupon.created': { data: Coupon, firesWhen: 'A coupon is created. The payload includes its promotional codes.' },
   'coupon.updated': { data: Coupon, firesWhen: 'A coupon is changed. The payload includes its promotional codes.' },
@@ -51,6 +62,12 @@ export const EVENT_CATALOGUE = {
 export type EventData<Type extends EventType> = z.infer<(typeof EVENT_CATALOGUE)[Type]['data']>;
 
 export const eventDataSchemaOf = (type: EventType): z.ZodTypeAny => EVENT_CATALOGUE[type].data;
+
+/** What a consumer accepts as the data of this type: the documented data, or an older shape of it. */
+export const acceptedEventDataSchemaOf = (type: EventType): z.ZodTypeAny => {
+  const entry: CatalogueEntry = EVENT_CATALOGUE[type];
+  return entry.accepts ?? entry.data;
+};
 
 /** The whole webhook body of one public type. */
 export function payloadSchemaOf(type: PublicEventType) {

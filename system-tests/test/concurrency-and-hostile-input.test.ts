@@ -217,6 +217,7 @@ describe('hostile dates and queries: a 4xx, never a 5xx', () => {
       'PUT /api/v1/coupons redeemBy': (value) => ['PUT', '/coupons', { couponId: coupon.id, redeemBy: value }],
       'POST /api/v1/promotional-codes expiresAt': (value) => ['POST', '/promotional-codes', { couponId: coupon.id, code: 'DATED20', expiresAt: value }],
       'PUT /api/v1/promotional-codes expiresAt': (value) => ['PUT', '/promotional-codes', { promotionalCodeId: code.id, expiresAt: value }],
+      'POST /api/v1/clicks occurredAt': (value) => ['POST', '/clicks', { link: 'dated', occurredAt: value }],
       'POST /api/v1/sales paidAt': (value) => ['POST', '/sales', { promoCode: 'DATED10', totalEarned: 10, paidAt: value }],
       'POST /api/v1/webhook-deliveries/recover since': (value) => ['POST', '/webhook-deliveries/recover', { webhookEndpointId: endpoint.id, since: value }],
       'POST /api/v1/webhook-deliveries/recover until': (value) => ['POST', '/webhook-deliveries/recover', { webhookEndpointId: endpoint.id, since: valid, until: value }],

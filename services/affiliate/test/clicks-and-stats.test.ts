@@ -40,6 +40,19 @@ test('POST /clicks returns numeric click ids unique in the program, even when cl
   expect(unknown.body.error).toMatch(/^link/);
 });
 
+test('referral and sale events published before attribution existed are still counted (a rolling upgrade loses nothing)', async () => {
+  const programId = newProgramId();
+  const api = harness.api(programId);
+  const affiliate = await createAffiliate(api, 'old@example.com', 'oldshape');
+  const link = affiliate.affiliateLinks[0];
+  const referralId = randomUUID();
+  const { attribution: _referralAttribution, ...olderReferral } = exampleEventData('referral.created', { id: referralId, affiliateId: affiliate.id, linkId: link?.id });
+  const { attribution: _saleAttribution, ...olderSale } = exampleEventData('sale.created', { id: randomUUID(), affiliateId: affiliate.id, linkId: link?.id, referralId, totalEarned: 42, currency: 'USD' });
+  await harness.publish(createEvent('referral.created', programId, olderReferral as never));
+  await harness.publish(createEvent('sale.created', programId, olderSale as never));
+  await eventually(async () => expect(await linkNamed(api, 'oldshape')).toMatchObject({ referrals: 1, sales: 1 }));
+});
+
 test('200 concurrent clicks on one program get 200 distinct click ids, numbered 1 to 200', async () => {
   const programId = newProgramId();
   const api = harness.api(programId);

@@ -175,5 +175,10 @@ export function stopOnSignals(service: { stop: () => Promise<void> }, logger: Lo
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
+  // A promise nobody handles means a state nobody knows: end the process, as Node's default does, so
+  // the supervisor starts a clean one; logged first, with the request context, so the cause is known.
+  process.on('unhandledRejection', (reason) => {
+    logger.fatal({ err: reason }, 'unhandled rejection: exiting');
+    process.exit(1);
+  });
 }

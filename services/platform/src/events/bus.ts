@@ -1,4 +1,4 @@
-import { eventDataSchemaOf, EventEnvelope } from '@affiliate/contracts';
+import { acceptedEventDataSchemaOf, EventEnvelope } from '@affiliate/contracts';
 import type { ZodError } from 'zod';
 import amqp, { type AmqpConnectionManager, type ChannelWrapper } from 'amqp-connection-manager';
 import type { Channel, ConfirmChannel, ConsumeMessage } from 'amqplib';
@@ -195,7 +195,7 @@ function parseEvent(content: Buffer): ParseOutcome {
   }
   const envelope = EventEnvelope.safeParse(json);
   if (!envelope.success) return { field: fieldOf(envelope.error), problem: `not an event envelope (${fieldOf(envelope.error)}: ${envelope.error.issues[0]?.message})` };
-  const data = eventDataSchemaOf(envelope.data.type).safeParse(envelope.data.data);
+  const data = acceptedEventDataSchemaOf(envelope.data.type).safeParse(envelope.data.data);
   if (!data.success) {
     const field = `data.${fieldOf(data.error)}`;
     return { field, problem: `${envelope.data.type} data does not fit its schema (${field}: ${data.error.issues[0]?.message})` };
