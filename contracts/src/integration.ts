@@ -25,11 +25,13 @@ export const StripeIntegration = z
   .openapi('StripeIntegration');
 
 /** The answer Stripe gets from the webhook route: what became of the event (Stripe only reads the status). */
-export const StripeWebhookReceipt = z.object({
-  received: z.literal(true),
-  outcome: z.enum(['processed', 'ignored', 'replayed']),
-  detail: z.string().optional(),
-});
+export const StripeWebhookReceipt = z
+  .object({
+    received: z.literal(true),
+    outcome: z.enum(['processed', 'ignored', 'replayed']),
+    detail: z.string().optional(),
+  })
+  .openapi('StripeWebhookReceipt');
 
 export type ConfigureStripeBody = z.infer<typeof ConfigureStripeBody>;
 export type StripeIntegration = z.infer<typeof StripeIntegration>;

@@ -235,6 +235,32 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
     });
   }
 
+  // Stripe's own webhooks to a program (gateway/src/proxy/integration-routes.ts): outside /api/v1 and
+  // without a key, because Stripe presents none; the Stripe-Signature, made with the program's secret, authenticates them.
+  const errorOf = (description: string) => ({ description, headers: z.object({ 'X-Request-Id': REQUEST_ID }), content: { 'application/json': { schema: ErrorBody } } });
+  registry.registerPath({
+    method: 'post',
+    path: '/integrations/stripe/{programId}/webhooks',
+    operationId: 'receiveStripeWebhook',
+    summary: "Where Stripe sends the program's events (checkout.session.completed, invoice.paid, charge.refunded, charge.dispute.created); give Stripe this URL",
+    tags: ['Integrations'],
+    security: [],
+    request: {
+      params: z.object({ programId: z.string().uuid() }),
+      headers: z.object({ 'stripe-signature': z.string().openapi({ description: "Stripe's signature of the exact body, checked with the program's stored webhook secret" }) }),
+      body: { required: true, content: { 'application/json': { schema: z.record(z.unknown()).openapi({ description: 'A Stripe event, exactly as Stripe sends it' }) } } },
+    },
+    responses: {
+      '200': { description: 'Received: processed, or ignored (an event type or an object it does not act on), or a replay of an event already processed', headers: z.object({ 'X-Request-Id': REQUEST_ID }), content: { 'application/json': { schema: integration.StripeWebhookReceipt } } },
+      '400': errorOf('A missing or wrong signature, or no webhook secret stored for the program: nothing is recorded'),
+      '404': errorOf('No such program'),
+      '409': errorOf('The same event is being processed right now; Stripe retries'),
+      '413': errorOf('Request body larger than the limit'),
+      '429': { ...errorOf('Too many requests from this address'), headers: z.object({ 'X-Request-Id': REQUEST_ID, 'Retry-After': RETRY_AFTER }) },
+      '503': { ...errorOf('A service is unavailable; Stripe retries'), headers: z.object({ 'X-Request-Id': REQUEST_ID, 'Retry-After': RETRY_AFTER }) },
+    },
+  });
+
   const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {

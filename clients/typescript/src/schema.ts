@@ -549,6 +549,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/integrations/stripe/{programId}/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Where Stripe sends the program's events (checkout.session.completed, invoice.paid, charge.refunded, charge.dispute.created); give Stripe this URL */
+        post: operations["receiveStripeWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "affiliate.created": {
@@ -2714,6 +2731,13 @@ export interface components {
             /** @description The HTTP status answered (the CLI records 200 or the failure status) */
             status: number;
             requestId: string | null;
+        };
+        StripeWebhookReceipt: {
+            /** @enum {boolean} */
+            received: true;
+            /** @enum {string} */
+            outcome: "processed" | "ignored" | "replayed";
+            detail?: string;
         };
     };
     responses: never;
@@ -11227,6 +11251,99 @@ export interface operations {
                 };
             };
             /** @description A service is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    receiveStripeWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                "stripe-signature": string;
+            };
+            path: {
+                programId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Received: processed, or ignored (an event type or an object it does not act on), or a replay of an event already processed */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StripeWebhookReceipt"];
+                };
+            };
+            /** @description A missing or wrong signature, or no webhook secret stored for the program: nothing is recorded */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such program */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The same event is being processed right now; Stripe retries */
+            409: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body larger than the limit */
+            413: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this address */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service is unavailable; Stripe retries */
             503: {
                 headers: {
                     "X-Request-Id": string;
