@@ -240,11 +240,17 @@ test('operator view: create a program, change its settings, create an API key sh
   await showing(shown, /^ak_/);
   const key = (await shown.textContent()) ?? '';
   expect((await fetch(`${system.gatewayUrl}/api/v1/coupons`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+  await page.getByRole('button', { name: 'Create publishable key' }).click();
+  const publishable = page.getByRole('table', { name: /Publishable keys of this program/ }).locator('code');
+  await showing(publishable, /^pk_live_/);
+  const programs = await okBody(system.admin().get('/admin/v1/programs'));
+  const created = programs.find((each: { name: string }) => each.name === 'Console program');
+  expect((await okBody(system.admin().get(`/admin/v1/programs/${created.id}/publishable-keys`)))[0].key).toBe(await publishable.first().textContent());
   await checkPage(page, 'programs');
 
-  await page.getByRole('button', { name: /^Revoke / }).first().click();
+  await page.getByRole('button', { name: /^Revoke ak_/ }).first().click();
   await poll(page, async () => (await fetch(`${system.gatewayUrl}/api/v1/coupons`, { headers: { authorization: `Bearer ${key}` } })).status === 401);
-  await counting(page.getByRole('button', { name: /^Revoke / }), 0);
+  await counting(page.getByRole('button', { name: /^Revoke ak_/ }), 0);
 
   await go(page, 'audit');
   await showing(page.locator('tbody'), 'POST /admin/v1/programs/{id}/api-keys');

@@ -3,6 +3,7 @@ import express, { type Express } from 'express';
 import type { AdminStore } from './admin/api-keys';
 import { adminRoutes } from './admin/routes';
 import type { KeyDirectory } from './auth/key-directory';
+import type { KnownOrigins } from './browser/known-origins';
 import type { GatewaySettings } from './config';
 import { consoleRoutes } from './console/routes';
 import { docsRoutes } from './docs/routes';
@@ -27,6 +28,8 @@ export type GatewayDeps = {
   /** Named checks of this process alone (never an upstream); the gateway is ready when all pass. */
   readiness: () => Promise<Record<string, boolean>>;
   onProgramChange: () => void;
+  /** Origins some program allows: the browser routes' CORS preflights are answered for these only. */
+  knownOrigins: KnownOrigins;
 };
 
 /** The gateway's public express app: probes, docs, the admin API and the authenticated proxy to the services. */
@@ -84,6 +87,7 @@ export function createGateway(deps: GatewayDeps): Express {
       publishableKeys: deps.store.publishableKeys,
       browserAddressLimit: settings.browserAddressRateLimit,
       onProgramChange: deps.onProgramChange,
+      knownOrigins: deps.knownOrigins,
     }),
   );
   app.use(anonymous, (request, _response, next) => next(new AppError(404, `No route for ${request.method} ${request.path}`)));

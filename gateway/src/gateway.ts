@@ -11,11 +11,15 @@ import { auditRecordModel } from './admin/audit-log';
 import { ProgramRepository } from './admin/program-model';
 import { createGateway, createMetricsApp } from './app';
 import { KeyDirectory } from './auth/key-directory';
+import { KnownOrigins } from './browser/known-origins';
 import type { GatewaySettings } from './config';
 import { idempotencyRecordModel } from './idempotency/idempotency-record';
 import { UPSTREAM_NAMES, type UpstreamName } from './proxy/route-table';
 import { createUpstreamProxy, type UpstreamProxy } from './proxy/upstream-proxy';
 import { RateLimits } from './rate-limit/rate-limiter';
+
+/** How soon another replica's change of allowed origins reaches this one's CORS preflights. */
+const KNOWN_ORIGINS_REFRESH_MS = 5000;
 
 export type RunningGateway = {
   settings: GatewaySettings;
@@ -67,6 +71,8 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
     ]),
   ) as Record<UpstreamName, UpstreamProxy>;
   const rateLimits = new RateLimits(redis);
+  const knownOrigins = new KnownOrigins(store.programs, KNOWN_ORIGINS_REFRESH_MS, logger);
+  knownOrigins.start();
   const keys = new KeyDirectory({ programs: store.programs, apiKeys: store.apiKeys, publishableKeys: store.publishableKeys, ttlMs: settings.keyCacheTtlMs });
 
   const shutdown = new ShutdownDelay(settings.shutdownDelayMs ?? 0);
@@ -84,7 +90,11 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
     // out of its load balancer for it would turn one outage into a total one. Redis has an
     // in-memory fallback and RabbitMQ an outbox, so neither is needed to serve.
     readiness: async () => ({ accepting: !shutdown.begun, mongo: isMongoReady(connection) }),
-    onProgramChange: () => keys.forgetAll(),
+    knownOrigins,
+    onProgramChange: () => {
+      keys.forgetAll();
+      void knownOrigins.refresh();
+    },
   });
 
   const listen = (handler: Express, port: number) =>
@@ -111,6 +121,7 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
       await relay.stop();
       await relay.drain().catch(() => undefined);
       for (const upstream of Object.values(upstreams)) upstream.shutdown();
+      knownOrigins.stop();
       redis?.disconnect();
       await bus.close().catch(() => undefined);
       await connection.close().catch(() => undefined);

@@ -4,6 +4,7 @@ import { eventually, testServiceSettings, uniqueName } from '@affiliate/platform
 import request from 'supertest';
 import { buildAffiliateService } from '../../services/affiliate/src/service';
 import { buildReferralService } from '../../services/referral/src/service';
+import type { GatewaySettings } from '../src/config';
 import type { RunningGateway } from '../src/gateway';
 import { adminAuth, bearer, createProgramWithKey, startEchoUpstream, startGateway, type EchoUpstream, type ProgramWithKey } from './support';
 
@@ -149,6 +150,9 @@ test('an allowed origin gets a CORS answer: the preflight, and the call itself',
   const click = await browser(programA.publishableKey).click({ link: 'ada', visitorId: 'visitor-cors-1' }).expect(200);
   expect(click.headers['access-control-allow-origin']).toBe(SHOP);
   expect(click.headers.vary).toMatch(/Origin/);
+  // An origin no program allows gets no CORS answer, even to a preflight.
+  const foreign = await request(gateway.url).options('/api/v1/browser/clicks').set('origin', 'https://evil.example').set('access-control-request-method', 'POST');
+  expect(foreign.headers['access-control-allow-origin']).toBeUndefined();
   // No other route answers a preflight.
   const other = await request(gateway.url).options('/api/v1/coupons').set('origin', SHOP).set('access-control-request-method', 'POST');
   expect(other.headers['access-control-allow-origin']).toBeUndefined();
@@ -156,7 +160,7 @@ test('an allowed origin gets a CORS answer: the preflight, and the call itself',
 
 test('a browser click answers whether it counted and the attribution window, never the affiliate', async () => {
   const click = await browser(programA.publishableKey).click({ link: 'ada', visitorId: 'visitor-answer-1', landingUrl: `${SHOP}/?ref=ada` }).expect(200);
-  expect(click.body).toEqual({ clickId: expect.any(Number), counted: true, reason: null, attributionWindowDays: null });
+  expect(click.body).toEqual({ clickId: expect.any(Number), counted: true, reason: null, attributionWindowDays: null, attributionModel: 'FIRST_CLICK' });
 });
 
 test("a browser click is judged by the request's own address and user agent: a page cannot send its own", async () => {
@@ -190,6 +194,57 @@ test('a browser referral is created from a click and answers only ok and the ref
   expect(byLink.body.error).toMatch(/link/);
 });
 
+test('a browser referral that the service refuses gets one generic refusal: a page cannot learn which emails are referrals or which clicks exist', async () => {
+  const click = await browser(programA.publishableKey).click({ link: 'ada', visitorId: 'visitor-generic-1' }).expect(200);
+  await browser(programA.publishableKey).referral({ clickId: click.body.clickId, email: 'known@example.com' }).expect(200);
+  const answers = await Promise.all([
+    browser(programA.publishableKey).referral({ clickId: 999_999, email: 'known@example.com' }),
+    browser(programA.publishableKey).referral({ clickId: 999_999, email: 'unknown@example.com' }),
+    browser(programA.publishableKey).referral({ clickId: click.body.clickId, email: 'known@example.com' }),
+    browser(programA.publishableKey).referral({ visitorId: 'visitor-never-seen', email: 'unknown@example.com' }),
+  ]);
+  expect(answers.map((answer) => [answer.status, answer.body.error])).toEqual(Array(4).fill([400, expect.stringMatching(/^The referral could not be created/)]));
+});
+
+test('a program with no allowed origin has no browser access', async () => {
+  const program = await programWithPublishableKey({});
+  const refused = await browser(program.publishableKey).click({ link: 'ada' }).expect(403);
+  expect(refused.body.error).toMatch(/not allowed to use this program's publishable keys/);
+});
+
+test('a program has at most 10 active publishable keys, a clear 400 beyond', async () => {
+  const program = await createProgramWithKey(gateway, { allowedOrigins: [SHOP] });
+  const created = [];
+  for (let index = 0; index < 10; index += 1) created.push((await request(gateway.url).post('/api/v1/publishable-keys').set(bearer(program.key)).expect(200)).body);
+  const refused = await request(gateway.url).post('/api/v1/publishable-keys').set(bearer(program.key)).expect(400);
+  expect(refused.body.error).toMatch(/at most 10 active publishable keys/);
+  await request(gateway.url).delete('/api/v1/publishable-keys').set(bearer(program.key)).send({ publishableKeyId: created[0].id }).expect(200);
+  await request(gateway.url).post('/api/v1/publishable-keys').set(bearer(program.key)).expect(200);
+});
+
+test("the visitor's address is taken from X-Forwarded-For only behind a trusted proxy", async () => {
+  const program = await programWithPublishableKey({ allowedOrigins: [SHOP] });
+  const forwardedAddressOf = async (trustProxy: GatewaySettings['trustProxy']) => {
+    const proxied = await startGateway({
+      upstreams: { coupon: echo.url, affiliate: echo.url, referral: echo.url, sale: echo.url, 'webhook-dispatcher': echo.url },
+      mongoUrl: gateway.settings.mongoUrl,
+      dbName: gateway.settings.dbName,
+      trustProxy,
+    });
+    try {
+      const before = echo.received.length;
+      await request(proxied.url).post('/api/v1/browser/clicks').set(bearer(program.publishableKey)).set('origin', SHOP).set('x-forwarded-for', '203.0.113.7').send({ link: 'ada' });
+      return JSON.parse(echo.received.slice(before).find((received) => received.url === '/clicks')?.body ?? '{}').ipAddress;
+    } finally {
+      await proxied.stop();
+    }
+  };
+  // The test's requests come from loopback: trusted as a proxy, its X-Forwarded-For names the visitor.
+  expect(await forwardedAddressOf('127.0.0.1/8')).toBe('203.0.113.7');
+  // Not trusted: the header is anyone's to write, and the socket's address counts.
+  expect(await forwardedAddressOf(false)).toBe('127.0.0.1');
+});
+
 test("a publishable key of program A never reaches program B's links or referrals", async () => {
   const before = await clicksOf(programB, 'bob');
   const refused = await browser(programA.publishableKey).click({ link: 'bob', visitorId: 'visitor-cross-1' }).expect(400);
@@ -199,12 +254,13 @@ test("a publishable key of program A never reaches program B's links or referral
   const clickOfB = await browser(programB.publishableKey).click({ link: 'bob', visitorId: 'visitor-cross-2' }).expect(200);
   const made = await browser(programA.publishableKey).referral({ clickId: clickOfB.body.clickId, email: 'cross@example.com' });
   if (made.status === 200) {
+    // A has a click of that number: the referral is A's, credited to A's affiliate.
     const seenByA = await request(gateway.url).get(`/api/v1/referrals?id=${made.body.referralId}`).set(bearer(programA.key)).expect(200);
     const ada = await request(gateway.url).get('/api/v1/affiliates?email=ada@example.com').set(bearer(programA.key)).expect(200);
     expect(seenByA.body.affiliateId).toBe(ada.body.id);
     await request(gateway.url).get(`/api/v1/referrals?id=${made.body.referralId}`).set(bearer(programB.key)).expect(404);
   } else {
-    expect(made.status).toBe(404);
+    expect(made.status).toBe(400);
   }
   expect(await clicksOf(programB, 'bob')).toBe(before + 1);
   expect((await request(gateway.url).get('/api/v1/referrals?email=cross@example.com').set(bearer(programB.key)).expect(200)).body).toEqual([]);

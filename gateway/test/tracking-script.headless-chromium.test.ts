@@ -39,9 +39,11 @@ function startShop(): Promise<{ server: Server; origin: string }> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, origin: `http://localhost:${(server.address() as AddressInfo).port}` })));
 }
 
-async function programWithAffiliate(link: string, allowedOrigins: string[]) {
-  const program = await system.createProgram({ allowedOrigins });
-  await okBody(program.api.post('/affiliates', { firstName: 'Ada', lastName: 'Byron', email: `${link}@example.com`, affiliateLink: link }));
+async function programWithAffiliate(link: string, allowedOrigins: string[], settings: Record<string, unknown> = {}, moreLinks: string[] = []) {
+  const program = await system.createProgram({ allowedOrigins, ...settings });
+  for (const each of [link, ...moreLinks]) {
+    await okBody(program.api.post('/affiliates', { firstName: 'Ada', lastName: 'Byron', email: `${each}@example.com`, affiliateLink: each }));
+  }
   const publishable = await okBody(program.api.post('/publishable-keys', {}));
   return { ...program, publishableKey: publishable.key as string };
 }
@@ -50,7 +52,8 @@ beforeAll(async () => {
   system = await System.start();
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    // shop.test and its subdomains resolve here, for the cross-subdomain cookie test.
+    args: ['--host-resolver-rules=MAP *.shop.test 127.0.0.1', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
   ({ server: shop, origin: shopOrigin } = await startShop());
   ({ server: foreignShop, origin: foreignOrigin } = await startShop());
@@ -194,6 +197,107 @@ test("a headless browser's visit is a bot's: answered, not counted, no click coo
     const { tracker } = await land(context, shopOrigin, 'ref=ada', programA.publishableKey);
     expect(tracker.clickId).toBeNull();
     expect((await context.cookies(shopOrigin)).map((cookie) => cookie.name)).toEqual(['aff_vid']);
+    expect(await clicksOf(programA, 'ada')).toBe(before);
+  } finally {
+    await context.close();
+  }
+});
+
+test('under FIRST_CLICK a later click does not replace a live one; under LAST_CLICK it does; the referral follows', async () => {
+  for (const [model, firstLink, lastLink] of [
+    ['FIRST_CLICK', 'earlier-f', 'later-f'],
+    ['LAST_CLICK', 'earlier-l', 'later-l'],
+  ] as const) {
+    const program = await programWithAffiliate(firstLink, [shopOrigin], { attributionModel: model }, [lastLink]);
+    const context = await visitor();
+    try {
+      const first = (await land(context, shopOrigin, `ref=${firstLink}`, program.publishableKey)).tracker;
+      const { page, tracker } = await land(context, shopOrigin, `ref=${lastLink}`, program.publishableKey);
+      // Both clicks counted; the page keeps the one the program credits.
+      expect(await clicksOf(program, lastLink)).toBe(1);
+      if (model === 'FIRST_CLICK') expect(tracker.clickId).toBe(first.clickId);
+      else expect(tracker.clickId).toBeGreaterThan(first.clickId ?? Infinity);
+      const converted = (await convert(page, { email: `${lastLink}@customers.example.com` })) as { referralId: string };
+      const referral = await okBody(program.api.get(`/referrals?id=${converted.referralId}`));
+      const credited = await okBody(program.api.get(`/affiliates?email=${model === 'FIRST_CLICK' ? firstLink : lastLink}@example.com`));
+      expect({ model, affiliateId: referral.affiliateId }).toEqual({ model, affiliateId: credited.id });
+    } finally {
+      await context.close();
+    }
+  }
+});
+
+test("the click cookie lives as long as the program's attribution window", async () => {
+  const program = await programWithAffiliate('windowed', [shopOrigin], { attributionWindowDays: 30 });
+  const context = await visitor();
+  try {
+    await land(context, shopOrigin, 'ref=windowed', program.publishableKey);
+    const click = (await context.cookies(shopOrigin)).find((cookie) => cookie.name === 'aff_cid');
+    const days = ((click?.expires ?? 0) * 1000 - Date.now()) / 86_400_000;
+    expect(days).toBeGreaterThan(29.9);
+    expect(days).toBeLessThanOrEqual(30);
+  } finally {
+    await context.close();
+  }
+});
+
+test('a visitor who did not come through a link is not tracked: no cookie, and convert answers NOT_REFERRED', async () => {
+  const context = await visitor();
+  try {
+    const { page, tracker } = await land(context, shopOrigin, 'utm_source=newsletter', programA.publishableKey);
+    expect(tracker).toEqual({ clickId: null, visitorId: null });
+    expect(await convert(page, { email: 'organic@example.com' })).toEqual({ ok: false, reason: 'NOT_REFERRED' });
+    expect(await context.cookies(shopOrigin)).toEqual([]);
+    expect(await okBody(programA.api.get('/referrals?email=organic@example.com'))).toEqual([]);
+  } finally {
+    await context.close();
+  }
+});
+
+test('a second customer converting in the same browser gets a referral of their own', async () => {
+  const context = await visitor();
+  try {
+    const { page } = await land(context, shopOrigin, 'ref=ada', programA.publishableKey);
+    const first = (await convert(page, { email: 'first-customer@example.com' })) as { referralId: string };
+    const second = (await convert(page, { email: 'second-customer@example.com' })) as { referralId: string };
+    expect(second.referralId).not.toBe(first.referralId);
+    expect((await okBody(programA.api.get(`/referrals?id=${second.referralId}`))).email).toBe('second-customer@example.com');
+    const cookies = await context.cookies(shopOrigin);
+    // No email in any cookie: only a short tag of it beside the referral id.
+    expect(cookies.some((cookie) => decodeURIComponent(cookie.value).includes('@'))).toBe(false);
+  } finally {
+    await context.close();
+  }
+});
+
+test('with data-cookie-domain, a click on www. is converted on app. of the same site', async () => {
+  const port = Number(new URL(shopOrigin).port);
+  const www = `http://www.shop.test:${port}`;
+  const app = `http://app.shop.test:${port}`;
+  const program = await programWithAffiliate('subdomains', [www, app]);
+  const context = await visitor();
+  try {
+    const { tracker } = await land(context, www, 'ref=subdomains', program.publishableKey, 'data-cookie-domain="shop.test"');
+    expect(tracker.clickId).toEqual(expect.any(Number));
+    const checkout = await context.newPage();
+    await checkout.goto(`${app}/signup?pk=${program.publishableKey}&attrs=${encodeURIComponent('data-cookie-domain="shop.test"')}`);
+    await checkout.waitForFunction(() => 'affiliate' in globalThis);
+    const converted = (await convert(checkout, { email: 'subdomain@example.com' })) as { ok: boolean; referralId: string };
+    expect(converted.ok).toBe(true);
+    expect((await okBody(program.api.get(`/referrals?id=${converted.referralId}`))).clickId).toBe(tracker.clickId);
+  } finally {
+    await context.close();
+  }
+});
+
+test('with data-respect-dnt, Do Not Track turns the script off too', async () => {
+  const context = await visitor();
+  try {
+    await context.addInitScript(() => Object.defineProperty((globalThis as unknown as { navigator: object }).navigator, 'doNotTrack', { value: '1' }));
+    const before = await clicksOf(programA, 'ada');
+    const { tracker } = await land(context, shopOrigin, 'ref=ada', programA.publishableKey, 'data-respect-dnt');
+    expect(tracker).toEqual({ clickId: null, visitorId: null });
+    expect(await context.cookies(shopOrigin)).toEqual([]);
     expect(await clicksOf(programA, 'ada')).toBe(before);
   } finally {
     await context.close();

@@ -34,6 +34,23 @@ test('through the gateway: a visitor\'s repeat click counts once, a referral by 
   }, 20_000);
 });
 
+test("a program's own PUT /api/v1/program reaches click intake and attribution: deduplication off, a 1-day window", async () => {
+  const { key } = await system.createProgram();
+  const client = typedClient(system.gatewayUrl, key);
+  await ok(client.POST('/api/v1/affiliates', { body: { firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com', affiliateLink: 'grace' } }));
+  const changed = await ok(client.PUT('/api/v1/program', { body: { clickDedupSeconds: 0, attributionWindowDays: 1 } }));
+  expect(changed).toMatchObject({ clickDedupSeconds: 0, attributionWindowDays: 1 });
+  // The setting travels as program.updated to the affiliate service: repeat clicks of one visitor count once it has arrived.
+  const visitor = { link: 'grace', visitorId: 'visitor-dedup-off' };
+  await eventually(async () => expect(await ok(client.POST('/api/v1/clicks', { body: visitor }))).toMatchObject({ counted: true }), 20_000);
+  expect(await ok(client.POST('/api/v1/clicks', { body: visitor }))).toMatchObject({ counted: true, reason: null });
+  // An imported click two days old is outside the 1-day window: a referral by it is refused, naming the window.
+  const old = await ok(client.POST('/api/v1/clicks', { body: { link: 'grace', occurredAt: new Date(Date.now() - 2 * 86_400_000).toISOString() } }));
+  const refused = await client.POST('/api/v1/referrals', { body: { clickId: old.clickId ?? undefined, email: 'late@example.com' } });
+  expect(refused.response.status).toBe(400);
+  expect(JSON.stringify(refused.error)).toMatch(/attribution window of 1 day/);
+});
+
 async function ok<Data>(pending: Promise<{ data?: Data; error?: unknown; response: Response }>): Promise<Data> {
   const { data, error, response } = await pending;
   if (response.status !== 200 || data === undefined) throw new Error(`expected 200, got ${response.status}: ${JSON.stringify(error)}`);

@@ -54,6 +54,15 @@ export class ProgramRepository extends AggregateStore<ProgramDocument> {
     super(context, programModel, { programField: '_id' });
   }
 
+  /**
+   * Every origin some live program allows: what a CORS preflight, which carries no key, may be
+   * answered for. A read across programs (a scan locally), made on a timer, never per request.
+   */
+  async allowedOriginsAcrossPrograms(): Promise<string[]> {
+    const programs = await this.model.find({ allowedOrigins: { $exists: true } }, { allowedOrigins: 1, deletedAt: 1 }).lean();
+    return programs.filter((program) => (program.deletedAt ?? null) === null).flatMap((program) => program.allowedOrigins ?? []);
+  }
+
   /** Every program, newest first: the operator's list, the one read across programs. */
   listAcrossPrograms(page: PageRequest) {
     return findPage(this.model, {}, page);

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { PublishableKey } from '@affiliate/contracts';
-import { notFound } from '@affiliate/platform';
+import { badRequest, notFound } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 import { hashApiKey } from './api-keys';
 import { findLiveProgram } from './programs';
@@ -40,8 +40,15 @@ export function isPublishableKey(presented: string): boolean {
   return presented.startsWith('pk_');
 }
 
+/** Enough for a key per site and a rotation; a program has no use for more, and each one is a lookup entry. */
+export const MAX_ACTIVE_PUBLISHABLE_KEYS = 10;
+
 export async function createPublishableKey(store: PublishableKeyStore, programId: string): Promise<PublishableKey> {
   if (!(await findLiveProgram(store.programs, programId))) throw notFound(`No program with id ${programId}`);
+  const active = await store.publishableKeys.countDocuments({ programId, revokedAt: null });
+  if (active >= MAX_ACTIVE_PUBLISHABLE_KEYS) {
+    throw badRequest(`A program can have at most ${MAX_ACTIVE_PUBLISHABLE_KEYS} active publishable keys: revoke one before creating another`);
+  }
   const key = `${PUBLISHABLE_KEY_PREFIX}${randomBytes(24).toString('base64url')}`;
   const created = await store.publishableKeys.create({ _id: randomUUID(), programId, key, keyHash: hashApiKey(key) });
   return toPublishableKey(created.toObject());

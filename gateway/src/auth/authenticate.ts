@@ -1,3 +1,4 @@
+import type { AttributionModel } from '@affiliate/contracts';
 import { AppError, forbidden, notFound, unauthorized, withRequestContext } from '@affiliate/platform';
 import type { RequestHandler, Response } from 'express';
 import type { RateLimit } from '../config';
@@ -12,6 +13,7 @@ export type Caller = {
   rateLimit: RateLimit | null;
   allowedOrigins: string[];
   attributionWindowDays: number | null;
+  attributionModel: AttributionModel;
 };
 
 const BEARER = /^Bearer[ \t]+([\x21-\x7e]+)[ \t]*$/i;

@@ -1,4 +1,4 @@
-import { TRACKING_DEFAULTS } from '@affiliate/contracts';
+import { TRACKING_DEFAULTS, type AttributionModel } from '@affiliate/contracts';
 import { constantTimeEquals } from '@affiliate/platform';
 import type { RateLimit } from '../config';
 import type { ApiKeyModel } from '../admin/api-key-model';
@@ -25,6 +25,7 @@ export type KeyVerdict =
       /** What the browser routes need of the program, read with the key so they cost no extra lookup. */
       allowedOrigins: string[];
       attributionWindowDays: number | null;
+      attributionModel: AttributionModel;
     };
 
 type Entry = { expiresAt: number; verdict: Promise<KeyVerdict> };
@@ -85,6 +86,7 @@ export class KeyDirectory {
       rateLimit: program.rateLimit ? { points: program.rateLimit.points, duration: program.rateLimit.duration } : null,
       allowedOrigins: program.allowedOrigins ?? TRACKING_DEFAULTS.allowedOrigins,
       attributionWindowDays: program.attributionWindowDays ?? TRACKING_DEFAULTS.attributionWindowDays,
+      attributionModel: program.attributionModel ?? TRACKING_DEFAULTS.attributionModel,
     };
   }
 }

@@ -6,6 +6,7 @@ import { callerOf, type Caller } from '../auth/authenticate';
 import type { RateLimit } from '../config';
 import type { Route } from '../proxy/route-table';
 import type { CapturedResponse } from '../proxy/upstream-proxy';
+import type { KnownOrigins } from './known-origins';
 import type { RateLimits } from '../rate-limit/rate-limiter';
 
 /**
@@ -18,6 +19,8 @@ type BrowserRoute = {
   route: Route;
   toInternalBody: (request: Request, caller: Caller) => Record<string, unknown>;
   toAnswer: (upstream: Record<string, unknown>, caller: Caller) => Record<string, unknown>;
+  /** When set, a refusal by the service (a 4xx other than 429) is answered 400 with this message instead of the service's own. */
+  refusal?: string;
 };
 
 const BROWSER_ROUTES: Record<string, BrowserRoute> = {
@@ -29,6 +32,7 @@ const BROWSER_ROUTES: Record<string, BrowserRoute> = {
       counted: click.counted as boolean,
       reason: click.reason as BrowserClick['reason'],
       attributionWindowDays: caller.attributionWindowDays,
+      attributionModel: caller.attributionModel,
     }),
   },
   '/browser/referrals': {
@@ -38,6 +42,9 @@ const BROWSER_ROUTES: Record<string, BrowserRoute> = {
       return { ...referral, ...(externalId === undefined ? {} : { referredUserExternalId: externalId }) };
     },
     toAnswer: (referral) => ({ ok: true, referralId: referral.id }),
+    // Which of these it was would tell a page what it may not know: whether a customer's email is
+    // already a referral of the program, or whether a click id exists. The page learns only that it failed.
+    refusal: 'The referral could not be created: the click or visitor is not one of this program within its attribution window, or this customer is already referred',
   },
 };
 
@@ -54,21 +61,24 @@ function visitorOf(request: Request): { ipAddress?: string; userAgent?: string }
 
 /**
  * CORS preflights of the browser routes. A preflight carries no credential, so it cannot know the
- * program: it only lets the browser send the real request, which answers CORS (and does anything)
- * only for an origin in its program's `allowedOrigins`. No other route answers a preflight.
+ * program: it is answered for an origin that some program allows (and no other), which only lets the
+ * browser send the real request; that one answers CORS, and does anything, only for an origin in its
+ * own program's `allowedOrigins`. No other route answers a preflight.
  */
-export const browserPreflight: RequestHandler = (request, response, next) => {
-  if (request.method !== 'OPTIONS' || !browserRouteOf(request.path)) return next();
-  const origin = request.header('origin');
-  response.setHeader('Vary', 'Origin');
-  if (origin) {
-    response.setHeader('Access-Control-Allow-Origin', origin);
-    response.setHeader('Access-Control-Allow-Methods', 'POST');
-    response.setHeader('Access-Control-Allow-Headers', 'authorization, content-type');
-    response.setHeader('Access-Control-Max-Age', '600');
-  }
-  response.status(204).end();
-};
+export function browserPreflight(knownOrigins: Pick<KnownOrigins, 'has'>): RequestHandler {
+  return (request, response, next) => {
+    if (request.method !== 'OPTIONS' || !browserRouteOf(request.path)) return next();
+    const origin = request.header('origin');
+    response.setHeader('Vary', 'Origin');
+    if (origin && knownOrigins.has(origin)) {
+      response.setHeader('Access-Control-Allow-Origin', origin);
+      response.setHeader('Access-Control-Allow-Methods', 'POST');
+      response.setHeader('Access-Control-Allow-Headers', 'authorization, content-type');
+      response.setHeader('Access-Control-Max-Age', '600');
+    }
+    response.status(204).end();
+  };
+}
 
 export type CredentialScopeOptions = {
   rateLimits: RateLimits;
@@ -112,7 +122,7 @@ export function credentialScope(options: CredentialScopeOptions): RequestHandler
     request.body = Buffer.from(JSON.stringify(browserRoute.toInternalBody(request, caller)));
     request.url = browserRoute.route.path;
     response.locals.route = browserRoute.route;
-    response.locals.narrowAnswer = (captured: CapturedResponse) => narrowed(captured, (body) => browserRoute.toAnswer(body, caller));
+    response.locals.narrowAnswer = (captured: CapturedResponse) => narrowed(captured, (body) => browserRoute.toAnswer(body, caller), browserRoute.refusal);
     next();
   };
 }
@@ -126,8 +136,14 @@ async function limitPerAddress(options: CredentialScopeOptions, caller: Caller, 
   }
 }
 
-/** A successful answer is replaced by its narrowed form; an error passes as it is (it names only what the page sent). */
-function narrowed(captured: CapturedResponse, toAnswer: (body: Record<string, unknown>) => Record<string, unknown>): Promise<void> {
+/** A successful answer is replaced by its narrowed form; a refusal passes as it is, or as the route's one generic refusal. */
+function narrowed(captured: CapturedResponse, toAnswer: (body: Record<string, unknown>) => Record<string, unknown>, refusal?: string): Promise<void> {
+  if (refusal && captured.status >= 400 && captured.status < 500 && captured.status !== 429) {
+    captured.status = 400;
+    captured.body = Buffer.from(JSON.stringify({ error: refusal }));
+    captured.headers['content-type'] = 'application/json; charset=utf-8';
+    return Promise.resolve();
+  }
   if (captured.status !== 200) return Promise.resolve();
   const body = JSON.parse(captured.body.toString('utf8')) as Record<string, unknown>;
   captured.body = Buffer.from(JSON.stringify(toAnswer(body)));

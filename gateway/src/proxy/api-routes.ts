@@ -5,6 +5,7 @@ import type { ProgramRepository } from '../admin/program-model';
 import type { PublishableKeyModel } from '../admin/publishable-keys';
 import { authenticate, callerOf } from '../auth/authenticate';
 import { browserPreflight, credentialScope, narrowAnswerOf } from '../browser/browser-routes';
+import type { KnownOrigins } from '../browser/known-origins';
 import type { KeyDirectory } from '../auth/key-directory';
 import type { RateLimit } from '../config';
 import type { IdempotencyRecordModel } from '../idempotency/idempotency-record';
@@ -32,6 +33,7 @@ export type ApiRoutesOptions = {
   browserAddressLimit: RateLimit;
   /** After a program changes its own settings or keys. */
   onProgramChange: () => void;
+  knownOrigins: KnownOrigins;
 };
 
 /**
@@ -74,7 +76,7 @@ export function apiRoutes(options: ApiRoutesOptions): Router {
   const router = Router();
   const limited = rateLimit(options.rateLimits, options.defaultRateLimit);
   router.use(describeOperation);
-  router.use(browserPreflight);
+  router.use(browserPreflight(options.knownOrigins));
   router.use(authenticate(options.keys, new FailedAuthentication(options.rateLimits, options.failedAuthLimit, 'api')));
   router.use(credentialScope({ rateLimits: options.rateLimits, browserAddressLimit: options.browserAddressLimit }));
   router.use(
