@@ -23,7 +23,7 @@ export type AuditRecordDocument = {
 
 const auditRecordSchema = new Schema<AuditRecordDocument>(
   {
-    _id: { type: String, default: randomUUID },
+    _id: { type: String, default: () => randomUUID() },
     createdAt: { type: Date, required: true },
     actor: {
       credential: { type: String, required: true },

@@ -8,9 +8,11 @@ import {
   WebhookDeliveryQuery,
   WebhookEndpointQuery,
   WebhookSecretQuery,
+  MAX_WEBHOOK_ENDPOINTS_CEILING,
+  PROGRAM_LIMIT_DEFAULTS,
 } from '@affiliate/contracts';
-import { parseBody, parseQuery, programIdOf, setNextPageLink } from '@affiliate/platform';
-import { Router } from 'express';
+import { MAX_WEBHOOK_ENDPOINTS_HEADER, parseBody, parseQuery, programIdOf, setNextPageLink } from '@affiliate/platform';
+import { Router, type Request } from 'express';
 import type { Dispatcher } from '../../domain/attempt-delivery';
 import { createWebhookEndpoint } from '../../domain/create-webhook-endpoint';
 import { deleteWebhookEndpoint } from '../../domain/delete-webhook-endpoint';
@@ -22,12 +24,19 @@ import { resendDelivery } from '../../domain/resend-delivery';
 import { testWebhookEndpoint } from '../../domain/test-webhook-endpoint';
 import { updateWebhookEndpoint } from '../../domain/update-webhook-endpoint';
 
+/** The program's endpoint cap, as the gateway forwards it from the program's settings (the default when absent). */
+function limitsOf(request: Request): { maxWebhookEndpoints: number } {
+  const forwarded = Number(request.header(MAX_WEBHOOK_ENDPOINTS_HEADER));
+  const valid = Number.isInteger(forwarded) && forwarded >= 1 && forwarded <= MAX_WEBHOOK_ENDPOINTS_CEILING;
+  return { maxWebhookEndpoints: valid ? forwarded : PROGRAM_LIMIT_DEFAULTS.maxWebhookEndpoints };
+}
+
 export function webhookRoutes(dispatcher: Dispatcher, scheduler: { nudge(): void }): Router {
   const { repositories, settings, logger } = dispatcher;
   const router = Router();
 
   router.post('/webhook-endpoints', async (request, response) => {
-    response.json(await createWebhookEndpoint(repositories, settings, programIdOf(response), parseBody(CreateWebhookEndpointBody, request)));
+    response.json(await createWebhookEndpoint(repositories, settings, programIdOf(response), parseBody(CreateWebhookEndpointBody, request), limitsOf(request)));
   });
 
   router.get('/webhook-endpoints', async (request, response) => {
