@@ -36,6 +36,13 @@ test("the operator's maxWebhookEndpoints caps a program's endpoints through the 
   await request(gateway.url).post('/api/v1/webhook-endpoints').set(bearer(key)).send(endpoint).expect(200);
 });
 
+test('without an operator setting a program has at most 20 webhook endpoints', async () => {
+  const { key } = await createProgramWithKey(gateway);
+  for (let index = 0; index < 20; index += 1) await request(gateway.url).post('/api/v1/webhook-endpoints').set(bearer(key)).send(endpoint).expect(200);
+  const refused = await request(gateway.url).post('/api/v1/webhook-endpoints').set(bearer(key)).send(endpoint).expect(400);
+  expect(refused.body.error).toMatch(/limit of 20 webhook endpoints/);
+});
+
 test('the endpoint cap an operator can set is bounded (1 to 100), so one event fans out to at most 100 deliveries', async () => {
   for (const maxWebhookEndpoints of [0, 101, 2.5, '20']) {
     const refused = await request(gateway.url).post('/admin/v1/programs').set(adminAuth).send({ name: 'Capped', maxWebhookEndpoints }).expect(400);

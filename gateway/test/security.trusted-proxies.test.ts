@@ -1,8 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { gatewaySettingsFromEnv } from '../src/config';
 import { adminAuth, bearer, startGateway } from './support';
 
-const PRODUCTION = { NODE_ENV: 'production', INTERNAL_TOKEN: 'q7Lr0aZw3Xk91PdVb6Ny2Hs8Jt4Mc5Gf', ADMIN_TOKEN: 'Zp3Kq8Wv1Xr6Ty9Bn2Mc7Lh4Gd5Fs0Ja' };
+// Generated here: a secret written in the repository would be refused in production (production-secrets.test.ts).
+const PRODUCTION = { NODE_ENV: 'production', INTERNAL_TOKEN: randomBytes(32).toString('hex'), ADMIN_TOKEN: randomBytes(32).toString('hex') };
 
 test('in production TRUST_PROXY must be the addresses or ranges of the proxies: true and hop counts are refused with a clear message', () => {
   for (const value of ['true', '1', '2']) {

@@ -9,7 +9,6 @@ import {
   WebhookEndpointQuery,
   WebhookSecretQuery,
   MAX_WEBHOOK_ENDPOINTS_CEILING,
-  PROGRAM_LIMIT_DEFAULTS,
 } from '@affiliate/contracts';
 import { MAX_WEBHOOK_ENDPOINTS_HEADER, parseBody, parseQuery, programIdOf, setNextPageLink } from '@affiliate/platform';
 import { Router, type Request } from 'express';
@@ -24,11 +23,15 @@ import { resendDelivery } from '../../domain/resend-delivery';
 import { testWebhookEndpoint } from '../../domain/test-webhook-endpoint';
 import { updateWebhookEndpoint } from '../../domain/update-webhook-endpoint';
 
-/** The program's endpoint cap, as the gateway forwards it from the program's settings (the default when absent). */
+/**
+ * The program's endpoint cap, which the gateway forwards from the program's settings (20 unless the
+ * operator set another) with every request. A request without it (only the gateway reaches this
+ * service) gets the highest cap an operator can set, so one event still fans out to a bounded number.
+ */
 function limitsOf(request: Request): { maxWebhookEndpoints: number } {
   const forwarded = Number(request.header(MAX_WEBHOOK_ENDPOINTS_HEADER));
   const valid = Number.isInteger(forwarded) && forwarded >= 1 && forwarded <= MAX_WEBHOOK_ENDPOINTS_CEILING;
-  return { maxWebhookEndpoints: valid ? forwarded : PROGRAM_LIMIT_DEFAULTS.maxWebhookEndpoints };
+  return { maxWebhookEndpoints: valid ? forwarded : MAX_WEBHOOK_ENDPOINTS_CEILING };
 }
 
 export function webhookRoutes(dispatcher: Dispatcher, scheduler: { nudge(): void }): Router {
