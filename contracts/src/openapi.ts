@@ -221,7 +221,8 @@ function scopeDescriptionOf(operation: Operation): string {
   const act = operation.sensitive;
   if (!act) return needs;
   const condition = act.when === 'csv' ? ' With `Accept: text/csv` (full bank details) it' : act.when === 'rotateSecret' ? ' With `rotateSecret: true` (the answer carries the new secret) it' : ' It';
-  return `${needs}${condition}${act.when ? ` also needs \`${act.scope}\`,` : ''} leaves a \`${act.action}\` entry in the program's audit record (GET /api/v1/audit-records) and is answered with \`Cache-Control: no-store\`.`;
+  const alsoNeeds = act.when && !operation.scopes.includes(act.scope) ? ` also needs \`${act.scope}\`,` : '';
+  return `${needs}${condition}${alsoNeeds} leaves a \`${act.action}\` entry in the program's audit record (GET /api/v1/audit-records) and is answered with \`Cache-Control: no-store\`.`;
 }
 
 export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGeneratorV31['generateDocument']> {

@@ -143,7 +143,7 @@ test('refused admin attempts are counted in one audit record per address and win
 });
 
 test('audit records are deleted once older than the retention setting, where the database runs no TTL monitor too', async () => {
-  const own = await startGateway({ upstreams: allUpstreams(upstream.url), auditRetentionMs: 1500, auditSweepIntervalMs: 100 });
+  const own = await startGateway({ upstreams: allUpstreams(upstream.url), auditRetentionMs: 3000, auditSweepIntervalMs: 100 });
   try {
     const { key } = await createProgramWithKey(own);
     await request(own.url).get('/api/v1/webhook-endpoints/secret').set(bearer(key)).expect(200);

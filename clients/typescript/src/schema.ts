@@ -257,7 +257,7 @@ export interface paths {
         };
         /**
          * Look up payouts (CSV with Accept: text/csv)
-         * @description Needs an API key with the scope `finance` (a key created without scopes has them all); otherwise 403. With `Accept: text/csv` (full bank details) it also needs `finance`, leaves a `bank_details.exported` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`.
+         * @description Needs an API key with the scope `finance` (a key created without scopes has them all); otherwise 403. With `Accept: text/csv` (full bank details) it leaves a `bank_details.exported` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`.
          */
         get: operations["getPayouts"];
         /**
