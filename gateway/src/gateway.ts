@@ -81,7 +81,7 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
     });
   // Retention where no TTL monitor runs (the local server); on MongoDB the TTL index has usually done it already.
   const sweepAudit = () =>
-    Promise.all([deleteExpired(store.auditRecords, store.auditRetentionMs), deleteExpired(store.programAudit.model, store.auditRetentionMs)]).catch((error: unknown) =>
+    Promise.all([deleteExpired(store.auditRecords, store.auditRetentionMs), store.programAudit.deleteExpiredAcrossPrograms()]).catch((error: unknown) =>
       logger.warn({ err: error }, 'could not delete expired audit records'),
     );
   const auditSweep = setInterval(() => void sweepAudit(), settings.auditSweepIntervalMs);

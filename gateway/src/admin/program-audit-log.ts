@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ProgramAuditAction, ProgramAuditRecord } from '@affiliate/contracts';
 import { findPage, type PageRequest } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
-import { retentionFields } from './retention';
+import { deleteExpired, retentionFields } from './retention';
 
 export type ProgramAuditRecordDocument = {
   _id: string;
@@ -47,14 +47,18 @@ export type ProgramAuditEntry = Omit<ProgramAuditRecordDocument, '_id' | 'progra
 /** The program's own audit record: what its API keys did with secrets, bank details and payouts. Append-only, one insert. */
 export class ProgramAuditLog {
   constructor(
-    /** Exposed for the retention sweep, which deletes across programs. */
-    readonly model: ProgramAuditRecordModel,
+    private readonly model: ProgramAuditRecordModel,
     private readonly retentionMs: number,
   ) {}
 
   async record(programId: string, entry: ProgramAuditEntry): Promise<void> {
     const now = new Date();
     await this.model.create({ ...entry, programId, createdAt: now, expiresAt: new Date(now.getTime() + this.retentionMs) });
+  }
+
+  /** The retention sweep: the one method that works across programs. */
+  deleteExpiredAcrossPrograms(): Promise<number> {
+    return deleteExpired(this.model, this.retentionMs);
   }
 
   /** Newest first, paged like every list; only this program's records. */

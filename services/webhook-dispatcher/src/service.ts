@@ -18,7 +18,7 @@ export function buildWebhookDispatcherService(context: ServiceContext, settings:
   return {
     routes: webhookRoutes(dispatcher, scheduler),
     subscribe: async () => {
-      const sealed = await repositories.endpoints.sealPlaintextSecrets();
+      const sealed = await repositories.endpoints.sealPlaintextSecretsAcrossPrograms();
       if (sealed > 0) context.logger.info({ sealed }, 'encrypted webhook signing secrets stored before encryption at rest');
       // Started first: the first events consumed push their deliveries to it.
       scheduler.start();

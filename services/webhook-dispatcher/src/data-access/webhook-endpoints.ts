@@ -97,7 +97,7 @@ export class WebhookEndpointRepository {
   }
 
   /** Seals every secret stored before encryption existed; run once at start (a scan, never per request). */
-  async sealPlaintextSecrets(): Promise<number> {
+  async sealPlaintextSecretsAcrossPrograms(): Promise<number> {
     const plain = await this.model.find({ secret: /^whsec_/ }).lean<WebhookEndpointDocument[]>();
     let sealed = 0;
     for (const stored of plain) {
