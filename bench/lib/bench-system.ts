@@ -1,5 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { MAX_WEBHOOK_ENDPOINTS_CEILING } from '@affiliate/contracts';
 import { freePort } from '@affiliate/platform/testing';
 import { System, type Component } from '../../system-tests/harness';
 import { JsonClient } from './paced-load';
@@ -48,9 +49,12 @@ export class BenchSystem {
     return this.system.ports[component];
   }
 
-  /** A program whose rate limit is out of the way (the benchmark measures the system, not the limit). */
+  /**
+   * A program whose rate limit is out of the way (the benchmark measures the system, not the limit),
+   * allowed the most webhook endpoints an operator can grant (the fan-out scenario subscribes 50).
+   */
   async createProgram(): Promise<BenchProgram> {
-    const { programId, key } = await this.system.createProgram({ rateLimit: { points: 1_000_000, duration: 1 } });
+    const { programId, key } = await this.system.createProgram({ rateLimit: { points: 1_000_000, duration: 1 }, maxWebhookEndpoints: MAX_WEBHOOK_ENDPOINTS_CEILING });
     const api = new JsonClient(`${this.gatewayUrl}/api/v1`, { authorization: `Bearer ${key}` });
     this.clients.push(api);
     return { programId, key, api };

@@ -150,6 +150,11 @@ export const program = {
   defaultCommissionRate: 20,
   apiAccess: true,
   rateLimit: null,
+  allowedOrigins: ['https://shop.example.com'],
+  attributionWindowDays: 30,
+  attributionModel: 'FIRST_CLICK' as const,
+  clickDedupSeconds: 3600,
+  maxWebhookEndpoints: 20,
   createdAt: at,
   updatedAt: at,
 };

@@ -8,6 +8,7 @@ import * as integration from './integration';
 import { examplePayloadOf, payloadComponentName, payloadSchemaOf } from './event-catalogue';
 import { PUBLIC_EVENT_TYPES } from './events';
 import * as program from './program';
+import type { ApiScope, ProgramAuditAction } from './program';
 import * as referral from './referral';
 import * as sale from './sale';
 import * as webhook from './webhook';
@@ -22,6 +23,8 @@ type Operation = {
   summary: string;
   tag: string;
   body?: ZodTypeAny;
+  /** The body may be left out (every field of it is optional). */
+  bodyOptional?: boolean;
   query?: z.AnyZodObject;
   response: ZodTypeAny;
   admin?: boolean;
@@ -29,95 +32,124 @@ type Operation = {
   browser?: boolean;
   /** Also answers text/csv (the list with `Accept: text/csv`, or an export). */
   csv?: 'also' | 'only';
+  /**
+   * What a secret API key needs for this operation, every one of them (scoped keys, like Stripe's
+   * restricted keys); empty for admin and browser routes, which take other credentials.
+   */
+  scopes: ApiScope[];
+  /** An act the program's audit record keeps, with the scope it needs (always, or only `when` the request does it). */
+  sensitive?: SensitiveAct;
 };
+
+/**
+ * Revealing a webhook signing secret, exporting bank details and changing a payout's status: each
+ * needs its scope, leaves a record the program reads at GET /api/v1/audit-records, and is answered
+ * with `Cache-Control: no-store`. `when`: only with `Accept: text/csv` (the CSV carries full IBANs),
+ * or only when the body has `rotateSecret: true` (the answer carries the new secret).
+ */
+export type SensitiveAct = { action: ProgramAuditAction; scope: ApiScope; when?: 'csv' | 'rotateSecret' };
+
+/** The scopes a request to this operation needs: its own, plus the sensitive act's when the act always happens. */
+export function scopesOf(operation: Operation): ApiScope[] {
+  const scopes = new Set(operation.scopes);
+  if (operation.sensitive && !operation.sensitive.when) scopes.add(operation.sensitive.scope);
+  return [...scopes];
+}
+
+export type ApiOperation = Operation;
 
 const oneOrMany = (schema: ZodTypeAny) => z.union([schema, z.array(schema)]);
 
 /** Every public operation; the document and the gateway's route table both read from here. */
 export const API_OPERATIONS: Operation[] = [
-  { method: 'post', path: '/coupons', operationId: 'createCoupon', tag: 'Coupons', summary: 'Create a coupon', body: coupon.CreateCouponBody, response: coupon.Coupon },
-  { method: 'get', path: '/coupons', operationId: 'getCoupons', tag: 'Coupons', summary: 'Look up coupons', query: coupon.CouponQuery, response: oneOrMany(coupon.Coupon) },
-  { method: 'put', path: '/coupons', operationId: 'updateCoupon', tag: 'Coupons', summary: 'Update a coupon', body: coupon.UpdateCouponBody, response: coupon.Coupon },
+  { method: 'post', path: '/coupons', operationId: 'createCoupon', scopes: ['write'], tag: 'Coupons', summary: 'Create a coupon', body: coupon.CreateCouponBody, response: coupon.Coupon },
+  { method: 'get', path: '/coupons', operationId: 'getCoupons', scopes: ['read'], tag: 'Coupons', summary: 'Look up coupons', query: coupon.CouponQuery, response: oneOrMany(coupon.Coupon) },
+  { method: 'put', path: '/coupons', operationId: 'updateCoupon', scopes: ['write'], tag: 'Coupons', summary: 'Update a coupon', body: coupon.UpdateCouponBody, response: coupon.Coupon },
   {
-    method: 'delete', path: '/coupons', operationId: 'deleteCoupon', tag: 'Coupons', summary: 'Delete a coupon and its codes',
+    method: 'delete', path: '/coupons', operationId: 'deleteCoupon', scopes: ['write'], tag: 'Coupons', summary: 'Delete a coupon and its codes',
     body: coupon.DeleteCouponBody, response: coupon.DeleteCouponResponse,
   },
-  { method: 'post', path: '/promotional-codes', operationId: 'createPromotionalCode', tag: 'Promotional codes', summary: 'Create a code', body: coupon.CreatePromotionalCodeBody, response: coupon.PromotionalCode },
-  { method: 'get', path: '/promotional-codes', operationId: 'getPromotionalCodes', tag: 'Promotional codes', summary: 'Look up codes', query: coupon.PromotionalCodeQuery, response: oneOrMany(coupon.PromotionalCode) },
-  { method: 'put', path: '/promotional-codes', operationId: 'updatePromotionalCode', tag: 'Promotional codes', summary: 'Update a code', body: coupon.UpdatePromotionalCodeBody, response: coupon.PromotionalCode },
-  { method: 'delete', path: '/promotional-codes', operationId: 'deletePromotionalCode', tag: 'Promotional codes', summary: 'Delete a code', body: coupon.DeletePromotionalCodeBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
-  { method: 'post', path: '/affiliates', operationId: 'createAffiliate', tag: 'Affiliates', summary: 'Create an affiliate', body: affiliate.CreateAffiliateBody, response: affiliate.Affiliate },
-  { method: 'get', path: '/affiliates', operationId: 'getAffiliates', tag: 'Affiliates', summary: 'Look up affiliates (null when nothing matches)', query: affiliate.AffiliateQuery, response: oneOrMany(affiliate.Affiliate).nullable() },
-  { method: 'put', path: '/affiliates', operationId: 'updateAffiliate', tag: 'Affiliates', summary: 'Update an affiliate', body: affiliate.UpdateAffiliateBody, response: affiliate.Affiliate },
-  { method: 'delete', path: '/affiliates', operationId: 'deleteAffiliate', tag: 'Affiliates', summary: 'Delete an affiliate', body: affiliate.DeleteAffiliateBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
-  { method: 'post', path: '/links', operationId: 'createLink', tag: 'Links', summary: 'Add a link', body: affiliate.CreateLinkBody, response: affiliate.LinkResponse },
-  { method: 'get', path: '/links', operationId: 'getLinks', tag: 'Links', summary: 'Look up links', query: affiliate.LinkQuery, response: z.array(affiliate.LinkResponse) },
-  { method: 'put', path: '/links', operationId: 'renameLink', tag: 'Links', summary: 'Rename a link', body: affiliate.RenameLinkBody, response: affiliate.LinkResponse },
-  { method: 'delete', path: '/links', operationId: 'deleteLink', tag: 'Links', summary: 'Delete a link', body: affiliate.DeleteLinkBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
-  { method: 'post', path: '/clicks', operationId: 'recordClick', tag: 'Links', summary: 'Record a click', body: affiliate.RecordClickBody, response: affiliate.Click },
-  { method: 'post', path: '/referrals', operationId: 'createReferral', tag: 'Referrals', summary: 'Create a referral', body: referral.CreateReferralBody, response: referral.Referral },
-  { method: 'get', path: '/referrals', operationId: 'getReferrals', tag: 'Referrals', summary: 'Look up referrals', query: referral.ReferralQuery, response: oneOrMany(referral.Referral) },
+  { method: 'post', path: '/promotional-codes', operationId: 'createPromotionalCode', scopes: ['write'], tag: 'Promotional codes', summary: 'Create a code', body: coupon.CreatePromotionalCodeBody, response: coupon.PromotionalCode },
+  { method: 'get', path: '/promotional-codes', operationId: 'getPromotionalCodes', scopes: ['read'], tag: 'Promotional codes', summary: 'Look up codes', query: coupon.PromotionalCodeQuery, response: oneOrMany(coupon.PromotionalCode) },
+  { method: 'put', path: '/promotional-codes', operationId: 'updatePromotionalCode', scopes: ['write'], tag: 'Promotional codes', summary: 'Update a code', body: coupon.UpdatePromotionalCodeBody, response: coupon.PromotionalCode },
+  { method: 'delete', path: '/promotional-codes', operationId: 'deletePromotionalCode', scopes: ['write'], tag: 'Promotional codes', summary: 'Delete a code', body: coupon.DeletePromotionalCodeBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
+  { method: 'post', path: '/affiliates', operationId: 'createAffiliate', scopes: ['write'], tag: 'Affiliates', summary: 'Create an affiliate', body: affiliate.CreateAffiliateBody, response: affiliate.Affiliate },
+  { method: 'get', path: '/affiliates', operationId: 'getAffiliates', scopes: ['read'], tag: 'Affiliates', summary: 'Look up affiliates (null when nothing matches)', query: affiliate.AffiliateQuery, response: oneOrMany(affiliate.Affiliate).nullable() },
+  { method: 'put', path: '/affiliates', operationId: 'updateAffiliate', scopes: ['write'], tag: 'Affiliates', summary: 'Update an affiliate', body: affiliate.UpdateAffiliateBody, response: affiliate.Affiliate },
+  { method: 'delete', path: '/affiliates', operationId: 'deleteAffiliate', scopes: ['write'], tag: 'Affiliates', summary: 'Delete an affiliate', body: affiliate.DeleteAffiliateBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
+  { method: 'post', path: '/links', operationId: 'createLink', scopes: ['write'], tag: 'Links', summary: 'Add a link', body: affiliate.CreateLinkBody, response: affiliate.LinkResponse },
+  { method: 'get', path: '/links', operationId: 'getLinks', scopes: ['read'], tag: 'Links', summary: 'Look up links', query: affiliate.LinkQuery, response: z.array(affiliate.LinkResponse) },
+  { method: 'put', path: '/links', operationId: 'renameLink', scopes: ['write'], tag: 'Links', summary: 'Rename a link', body: affiliate.RenameLinkBody, response: affiliate.LinkResponse },
+  { method: 'delete', path: '/links', operationId: 'deleteLink', scopes: ['write'], tag: 'Links', summary: 'Delete a link', body: affiliate.DeleteLinkBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
+  { method: 'post', path: '/clicks', operationId: 'recordClick', scopes: ['write'], tag: 'Links', summary: 'Record a click', body: affiliate.RecordClickBody, response: affiliate.Click },
+  { method: 'post', path: '/referrals', operationId: 'createReferral', scopes: ['write'], tag: 'Referrals', summary: 'Create a referral', body: referral.CreateReferralBody, response: referral.Referral },
+  { method: 'get', path: '/referrals', operationId: 'getReferrals', scopes: ['read'], tag: 'Referrals', summary: 'Look up referrals', query: referral.ReferralQuery, response: oneOrMany(referral.Referral) },
   {
-    method: 'put', path: '/referrals', operationId: 'updateReferral', tag: 'Referrals', summary: 'Update a referral',
+    method: 'put', path: '/referrals', operationId: 'updateReferral', scopes: ['write'], tag: 'Referrals', summary: 'Update a referral',
     body: referral.UpdateReferralBody, response: z.object({ message: z.string(), referral: referral.Referral }),
   },
-  { method: 'delete', path: '/referrals', operationId: 'deleteReferral', tag: 'Referrals', summary: 'Delete a referral', body: referral.DeleteReferralBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
-  { method: 'post', path: '/sales', operationId: 'createSale', tag: 'Sales', summary: 'Attribute a payment', body: sale.CreateSaleBody, response: sale.Sale },
-  { method: 'get', path: '/sales', operationId: 'getSales', tag: 'Sales', summary: 'Look up sales', query: sale.SaleQuery, response: oneOrMany(sale.Sale) },
-  { method: 'put', path: '/sales', operationId: 'updateSale', tag: 'Sales', summary: 'Recalculate or mark paid', body: sale.UpdateSaleBody, response: sale.Sale },
-  { method: 'delete', path: '/sales', operationId: 'deleteSale', tag: 'Sales', summary: 'Reverse a sale', body: sale.DeleteSaleBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
-  { method: 'post', path: '/commission-plans', operationId: 'createCommissionPlan', tag: 'Commissions', summary: 'Create a commission plan', body: commission.CreateCommissionPlanBody, response: commission.CommissionPlan },
-  { method: 'get', path: '/commission-plans', operationId: 'getCommissionPlans', tag: 'Commissions', summary: 'Look up commission plans', query: commission.CommissionPlanQuery, response: oneOrMany(commission.CommissionPlan) },
-  { method: 'put', path: '/commission-plans', operationId: 'updateCommissionPlan', tag: 'Commissions', summary: 'Change a plan (commissions already earned are not recalculated)', body: commission.UpdateCommissionPlanBody, response: commission.CommissionPlan },
-  { method: 'delete', path: '/commission-plans', operationId: 'deleteCommissionPlan', tag: 'Commissions', summary: 'Delete a plan no affiliate is on', body: commission.DeleteCommissionPlanBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
-  { method: 'post', path: '/payouts', operationId: 'createPayouts', tag: 'Commissions', summary: 'Gather due commissions into one payout per affiliate and currency (a run starts no payout after 5 s: call again until it answers [])', body: commission.CreatePayoutsBody, response: z.array(commission.Payout) },
-  { method: 'get', path: '/payouts', operationId: 'getPayouts', tag: 'Commissions', summary: 'Look up payouts (CSV with Accept: text/csv)', query: commission.PayoutQuery, response: oneOrMany(commission.Payout), csv: 'also' },
-  { method: 'put', path: '/payouts', operationId: 'updatePayout', tag: 'Commissions', summary: 'Mark a payout PAID or FAILED', body: commission.UpdatePayoutBody, response: commission.Payout },
-  { method: 'get', path: '/payouts/export', operationId: 'exportPayout', tag: 'Commissions', summary: 'A payout as CSV for a mass-payout tool', query: commission.PayoutExportQuery, response: z.string(), csv: 'only' },
-  { method: 'get', path: '/reports/affiliates', operationId: 'getAffiliateReport', tag: 'Commissions', summary: 'Per affiliate: clicks, referrals, sales, revenue and commission in a period (CSV with Accept: text/csv)', query: commission.ReportQuery, response: z.array(commission.AffiliateReportRow), csv: 'also' },
-  { method: 'post', path: '/webhook-endpoints', operationId: 'createWebhookEndpoint', tag: 'Webhooks', summary: 'Create a webhook endpoint', body: webhook.CreateWebhookEndpointBody, response: webhook.WebhookEndpoint },
-  { method: 'get', path: '/webhook-endpoints', operationId: 'getWebhookEndpoints', tag: 'Webhooks', summary: 'Look up webhook endpoints', query: webhook.WebhookEndpointQuery, response: oneOrMany(webhook.WebhookEndpoint) },
-  { method: 'put', path: '/webhook-endpoints', operationId: 'updateWebhookEndpoint', tag: 'Webhooks', summary: 'Update a webhook endpoint', body: webhook.UpdateWebhookEndpointBody, response: webhook.WebhookEndpoint },
-  { method: 'delete', path: '/webhook-endpoints', operationId: 'deleteWebhookEndpoint', tag: 'Webhooks', summary: 'Delete a webhook endpoint', body: webhook.DeleteWebhookEndpointBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
-  { method: 'get', path: '/webhook-endpoints/secret', operationId: 'getWebhookEndpointSecret', tag: 'Webhooks', summary: "Reveal an endpoint's signing secret", query: webhook.WebhookSecretQuery, response: webhook.WebhookSecret },
-  { method: 'get', path: '/webhook-deliveries', operationId: 'getWebhookDeliveries', tag: 'Webhooks', summary: 'Delivery log', query: webhook.WebhookDeliveryQuery, response: z.array(webhook.WebhookDelivery) },
-  { method: 'post', path: '/webhook-deliveries/retry', operationId: 'retryWebhookDelivery', tag: 'Webhooks', summary: 'Re-send a delivery now', body: webhook.RetryDeliveryBody, response: webhook.WebhookDelivery },
-  { method: 'post', path: '/webhook-endpoints/test', operationId: 'testWebhookEndpoint', tag: 'Webhooks', summary: 'Send a signed ping to an endpoint', body: webhook.TestWebhookEndpointBody, response: webhook.WebhookTestResult },
-  { method: 'post', path: '/webhook-deliveries/recover', operationId: 'recoverWebhookDeliveries', tag: 'Webhooks', summary: 'Re-send every failed delivery of an endpoint in a time window', body: webhook.RecoverDeliveriesBody, response: z.object({ recovered: z.number().int() }) },
-  { method: 'get', path: '/event-types', operationId: 'getEventTypes', tag: 'Webhooks', summary: 'Every public event type, with the JSON Schema and an example of each payload', response: z.array(webhook.EventTypeDescription) },
-  { method: 'get', path: '/program', operationId: 'getOwnProgram', tag: 'Program', summary: 'The settings of the program of this key', response: program.Program },
+  { method: 'delete', path: '/referrals', operationId: 'deleteReferral', scopes: ['write'], tag: 'Referrals', summary: 'Delete a referral', body: referral.DeleteReferralBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
+  { method: 'post', path: '/sales', operationId: 'createSale', scopes: ['write'], tag: 'Sales', summary: 'Attribute a payment', body: sale.CreateSaleBody, response: sale.Sale },
+  { method: 'get', path: '/sales', operationId: 'getSales', scopes: ['read'], tag: 'Sales', summary: 'Look up sales', query: sale.SaleQuery, response: oneOrMany(sale.Sale) },
+  { method: 'put', path: '/sales', operationId: 'updateSale', scopes: ['write'], tag: 'Sales', summary: 'Recalculate or mark paid', body: sale.UpdateSaleBody, response: sale.Sale },
+  { method: 'delete', path: '/sales', operationId: 'deleteSale', scopes: ['write'], tag: 'Sales', summary: 'Reverse a sale', body: sale.DeleteSaleBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
+  { method: 'post', path: '/commission-plans', operationId: 'createCommissionPlan', scopes: ['write'], tag: 'Commissions', summary: 'Create a commission plan', body: commission.CreateCommissionPlanBody, response: commission.CommissionPlan },
+  { method: 'get', path: '/commission-plans', operationId: 'getCommissionPlans', scopes: ['read'], tag: 'Commissions', summary: 'Look up commission plans', query: commission.CommissionPlanQuery, response: oneOrMany(commission.CommissionPlan) },
+  { method: 'put', path: '/commission-plans', operationId: 'updateCommissionPlan', scopes: ['write'], tag: 'Commissions', summary: 'Change a plan (commissions already earned are not recalculated)', body: commission.UpdateCommissionPlanBody, response: commission.CommissionPlan },
+  { method: 'delete', path: '/commission-plans', operationId: 'deleteCommissionPlan', scopes: ['write'], tag: 'Commissions', summary: 'Delete a plan no affiliate is on', body: commission.DeleteCommissionPlanBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
+  { method: 'post', path: '/payouts', operationId: 'createPayouts', scopes: ['finance'], tag: 'Commissions', summary: 'Gather due commissions into one payout per affiliate and currency (a run starts no payout after 5 s: call again until it answers [])', body: commission.CreatePayoutsBody, response: z.array(commission.Payout) },
+  { method: 'get', path: '/payouts', operationId: 'getPayouts', scopes: ['finance'], sensitive: { action: 'bank_details.exported', scope: 'finance', when: 'csv' }, tag: 'Commissions', summary: 'Look up payouts (CSV with Accept: text/csv)', query: commission.PayoutQuery, response: oneOrMany(commission.Payout), csv: 'also' },
+  { method: 'put', path: '/payouts', operationId: 'updatePayout', scopes: ['finance'], sensitive: { action: 'payout.status_changed', scope: 'finance' }, tag: 'Commissions', summary: 'Mark a payout PAID or FAILED', body: commission.UpdatePayoutBody, response: commission.Payout },
+  { method: 'get', path: '/payouts/export', operationId: 'exportPayout', scopes: ['finance'], sensitive: { action: 'bank_details.exported', scope: 'finance' }, tag: 'Commissions', summary: 'A payout as CSV for a mass-payout tool', query: commission.PayoutExportQuery, response: z.string(), csv: 'only' },
+  { method: 'get', path: '/reports/affiliates', operationId: 'getAffiliateReport', scopes: ['read'], tag: 'Commissions', summary: 'Per affiliate: clicks, referrals, sales, revenue and commission in a period (CSV with Accept: text/csv)', query: commission.ReportQuery, response: z.array(commission.AffiliateReportRow), csv: 'also' },
+  { method: 'post', path: '/webhook-endpoints', operationId: 'createWebhookEndpoint', scopes: ['write', 'webhook_secrets'], sensitive: { action: 'webhook_secret.revealed', scope: 'webhook_secrets' }, tag: 'Webhooks', summary: 'Create a webhook endpoint', body: webhook.CreateWebhookEndpointBody, response: webhook.WebhookEndpoint },
+  { method: 'get', path: '/webhook-endpoints', operationId: 'getWebhookEndpoints', scopes: ['read'], tag: 'Webhooks', summary: 'Look up webhook endpoints', query: webhook.WebhookEndpointQuery, response: oneOrMany(webhook.WebhookEndpoint) },
+  { method: 'put', path: '/webhook-endpoints', operationId: 'updateWebhookEndpoint', scopes: ['write'], sensitive: { action: 'webhook_secret.revealed', scope: 'webhook_secrets', when: 'rotateSecret' }, tag: 'Webhooks', summary: 'Update a webhook endpoint', body: webhook.UpdateWebhookEndpointBody, response: webhook.WebhookEndpoint },
+  { method: 'delete', path: '/webhook-endpoints', operationId: 'deleteWebhookEndpoint', scopes: ['write'], tag: 'Webhooks', summary: 'Delete a webhook endpoint', body: webhook.DeleteWebhookEndpointBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
+  { method: 'get', path: '/webhook-endpoints/secret', operationId: 'getWebhookEndpointSecret', scopes: ['webhook_secrets'], sensitive: { action: 'webhook_secret.revealed', scope: 'webhook_secrets' }, tag: 'Webhooks', summary: "Reveal an endpoint's signing secret", query: webhook.WebhookSecretQuery, response: webhook.WebhookSecret },
+  { method: 'get', path: '/webhook-deliveries', operationId: 'getWebhookDeliveries', scopes: ['read'], tag: 'Webhooks', summary: 'Delivery log', query: webhook.WebhookDeliveryQuery, response: z.array(webhook.WebhookDelivery) },
+  { method: 'post', path: '/webhook-deliveries/retry', operationId: 'retryWebhookDelivery', scopes: ['write'], tag: 'Webhooks', summary: 'Re-send a delivery now', body: webhook.RetryDeliveryBody, response: webhook.WebhookDelivery },
+  { method: 'post', path: '/webhook-endpoints/test', operationId: 'testWebhookEndpoint', scopes: ['write'], tag: 'Webhooks', summary: 'Send a signed ping to an endpoint', body: webhook.TestWebhookEndpointBody, response: webhook.WebhookTestResult },
+  { method: 'post', path: '/webhook-deliveries/recover', operationId: 'recoverWebhookDeliveries', scopes: ['write'], tag: 'Webhooks', summary: 'Re-send every failed delivery of an endpoint in a time window', body: webhook.RecoverDeliveriesBody, response: z.object({ recovered: z.number().int() }) },
+  { method: 'get', path: '/event-types', operationId: 'getEventTypes', scopes: ['read'], tag: 'Webhooks', summary: 'Every public event type, with the JSON Schema and an example of each payload', response: z.array(webhook.EventTypeDescription) },
   {
-    method: 'put', path: '/program', operationId: 'updateOwnProgram', tag: 'Program',
+    method: 'get', path: '/audit-records', operationId: 'getAuditRecords', scopes: ['read'], tag: 'Program',
+    summary: "This program's audit record, newest first: each secret revealed, bank details exported and payout status changed, with the API key that did it (refusals included)",
+    query: ListQuery, response: z.array(program.ProgramAuditRecord),
+  },
+  { method: 'get', path: '/program', operationId: 'getOwnProgram', scopes: ['read'], tag: 'Program', summary: 'The settings of the program of this key', response: program.Program },
+  {
+    method: 'put', path: '/program', operationId: 'updateOwnProgram', scopes: ['write'], tag: 'Program',
     summary: 'Change the settings of the program of this key: name, URLs, approval, attribution, click deduplication, allowed origins (not the rate limit or API access)',
     body: program.ProgramSettingsBody, response: program.Program,
   },
-  { method: 'get', path: '/publishable-keys', operationId: 'getPublishableKeys', tag: 'Program', summary: 'The publishable keys of this program, for the tracking script', response: z.array(program.PublishableKey) },
-  { method: 'post', path: '/publishable-keys', operationId: 'createPublishableKey', tag: 'Program', summary: 'Create a publishable key (pk_…), safe to put in a web page', response: program.PublishableKey },
-  { method: 'delete', path: '/publishable-keys', operationId: 'revokePublishableKey', tag: 'Program', summary: 'Revoke a publishable key', body: program.RevokePublishableKeyBody, response: z.object({ id: z.string(), revoked: z.literal(true) }) },
+  { method: 'get', path: '/publishable-keys', operationId: 'getPublishableKeys', scopes: ['read'], tag: 'Program', summary: 'The publishable keys of this program, for the tracking script', response: z.array(program.PublishableKey) },
+  { method: 'post', path: '/publishable-keys', operationId: 'createPublishableKey', scopes: ['write'], tag: 'Program', summary: 'Create a publishable key (pk_…), safe to put in a web page', response: program.PublishableKey },
+  { method: 'delete', path: '/publishable-keys', operationId: 'revokePublishableKey', scopes: ['write'], tag: 'Program', summary: 'Revoke a publishable key', body: program.RevokePublishableKeyBody, response: z.object({ id: z.string(), revoked: z.literal(true) }) },
   {
-    method: 'post', path: '/browser/clicks', operationId: 'recordBrowserClick', tag: 'Browser', browser: true,
+    method: 'post', path: '/browser/clicks', operationId: 'recordBrowserClick', scopes: [], tag: 'Browser', browser: true,
     summary: 'Record a click from a web page (publishable key, allowed origins only; the address and user agent come from the request)',
     body: browser.BrowserClickBody, response: browser.BrowserClick,
   },
   {
-    method: 'post', path: '/browser/referrals', operationId: 'createBrowserReferral', tag: 'Browser', browser: true,
+    method: 'post', path: '/browser/referrals', operationId: 'createBrowserReferral', scopes: [], tag: 'Browser', browser: true,
     summary: 'Create a referral from a web page, from a click or a visitor (publishable key, allowed origins only)',
     body: browser.BrowserReferralBody, response: browser.BrowserReferral,
   },
-  { method: 'get', path: '/integrations/stripe', operationId: 'getStripeIntegration', tag: 'Integrations', summary: 'Whether Stripe is connected, the last 4 characters of its webhook secret, and the webhook URL to give Stripe', response: integration.StripeIntegration },
-  { method: 'put', path: '/integrations/stripe', operationId: 'configureStripeIntegration', tag: 'Integrations', summary: "Store the signing secret of the program's Stripe webhook endpoint (never returned)", body: integration.ConfigureStripeBody, response: integration.StripeIntegration },
-  { method: 'post', path: '/programs', operationId: 'createProgram', tag: 'Admin', summary: 'Create a program', body: program.CreateProgramBody, response: program.Program, admin: true },
-  { method: 'get', path: '/programs', operationId: 'listPrograms', tag: 'Admin', summary: 'List programs, newest first', query: ListQuery, response: z.array(program.Program), admin: true },
-  { method: 'get', path: '/programs/{id}', operationId: 'getProgram', tag: 'Admin', summary: 'Read a program', response: program.Program, admin: true },
-  { method: 'put', path: '/programs/{id}', operationId: 'updateProgram', tag: 'Admin', summary: 'Update a program', body: program.UpdateProgramBody, response: program.Program, admin: true },
-  { method: 'delete', path: '/programs/{id}', operationId: 'deleteProgram', tag: 'Admin', summary: 'Delete a program', response: z.object({ id: z.string(), deleted: z.literal(true) }), admin: true },
-  { method: 'post', path: '/programs/{id}/api-keys', operationId: 'createApiKey', tag: 'Admin', summary: 'Create an API key (shown once)', response: program.CreatedApiKey, admin: true },
-  { method: 'get', path: '/programs/{id}/api-keys', operationId: 'listApiKeys', tag: 'Admin', summary: 'List the API keys of a program (without secrets)', response: z.array(program.ApiKeySummary), admin: true },
-  { method: 'delete', path: '/api-keys/{id}', operationId: 'revokeApiKey', tag: 'Admin', summary: 'Revoke an API key', response: z.object({ id: z.string(), revoked: z.literal(true) }), admin: true },
-  { method: 'post', path: '/programs/{id}/publishable-keys', operationId: 'adminCreatePublishableKey', tag: 'Admin', summary: 'Create a publishable key (pk_…) for a program', response: program.PublishableKey, admin: true },
-  { method: 'get', path: '/programs/{id}/publishable-keys', operationId: 'adminListPublishableKeys', tag: 'Admin', summary: 'List the publishable keys of a program', response: z.array(program.PublishableKey), admin: true },
-  { method: 'delete', path: '/publishable-keys/{id}', operationId: 'adminRevokePublishableKey', tag: 'Admin', summary: 'Revoke a publishable key', response: z.object({ id: z.string(), revoked: z.literal(true) }), admin: true },
-  { method: 'get', path: '/audit-records', operationId: 'listAuditRecords', tag: 'Admin', summary: 'The audit record of admin actions and refused admin attempts, newest first', query: ListQuery, response: z.array(program.AuditRecord), admin: true },
+  { method: 'get', path: '/integrations/stripe', operationId: 'getStripeIntegration', scopes: ['read'], tag: 'Integrations', summary: 'Whether Stripe is connected, the last 4 characters of its webhook secret, and the webhook URL to give Stripe', response: integration.StripeIntegration },
+  { method: 'put', path: '/integrations/stripe', operationId: 'configureStripeIntegration', scopes: ['write'], tag: 'Integrations', summary: "Store the signing secret of the program's Stripe webhook endpoint (never returned)", body: integration.ConfigureStripeBody, response: integration.StripeIntegration },
+  { method: 'post', path: '/programs', operationId: 'createProgram', scopes: [], tag: 'Admin', summary: 'Create a program', body: program.CreateProgramBody, response: program.Program, admin: true },
+  { method: 'get', path: '/programs', operationId: 'listPrograms', scopes: [], tag: 'Admin', summary: 'List programs, newest first', query: ListQuery, response: z.array(program.Program), admin: true },
+  { method: 'get', path: '/programs/{id}', operationId: 'getProgram', scopes: [], tag: 'Admin', summary: 'Read a program', response: program.Program, admin: true },
+  { method: 'put', path: '/programs/{id}', operationId: 'updateProgram', scopes: [], tag: 'Admin', summary: 'Update a program', body: program.UpdateProgramBody, response: program.Program, admin: true },
+  { method: 'delete', path: '/programs/{id}', operationId: 'deleteProgram', scopes: [], tag: 'Admin', summary: 'Delete a program', response: z.object({ id: z.string(), deleted: z.literal(true) }), admin: true },
+  { method: 'post', path: '/programs/{id}/api-keys', operationId: 'createApiKey', scopes: [], tag: 'Admin', summary: 'Create an API key (shown once), with every scope or the ones given', body: program.CreateApiKeyBody, bodyOptional: true, response: program.CreatedApiKey, admin: true },
+  { method: 'get', path: '/programs/{id}/api-keys', operationId: 'listApiKeys', scopes: [], tag: 'Admin', summary: 'List the API keys of a program (without secrets)', response: z.array(program.ApiKeySummary), admin: true },
+  { method: 'delete', path: '/api-keys/{id}', operationId: 'revokeApiKey', scopes: [], tag: 'Admin', summary: 'Revoke an API key', response: z.object({ id: z.string(), revoked: z.literal(true) }), admin: true },
+  { method: 'post', path: '/programs/{id}/publishable-keys', operationId: 'adminCreatePublishableKey', scopes: [], tag: 'Admin', summary: 'Create a publishable key (pk_…) for a program', response: program.PublishableKey, admin: true },
+  { method: 'get', path: '/programs/{id}/publishable-keys', operationId: 'adminListPublishableKeys', scopes: [], tag: 'Admin', summary: 'List the publishable keys of a program', response: z.array(program.PublishableKey), admin: true },
+  { method: 'delete', path: '/publishable-keys/{id}', operationId: 'adminRevokePublishableKey', scopes: [], tag: 'Admin', summary: 'Revoke a publishable key', response: z.object({ id: z.string(), revoked: z.literal(true) }), admin: true },
+  { method: 'get', path: '/audit-records', operationId: 'listAuditRecords', scopes: [], tag: 'Admin', summary: 'The audit record of admin actions and refused admin attempts, newest first', query: ListQuery, response: z.array(program.AuditRecord), admin: true },
 ];
 
 /** Every tag an operation uses, described once. */
@@ -140,7 +172,7 @@ const TAGS: Record<string, string> = {
 const ERRORS: Record<string, string> = {
   '400': 'Invalid request: the message names the field',
   '401': 'Authorization header missing, not Bearer, or token invalid',
-  '403': 'API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed)',
+  '403': 'API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed)',
   '404': 'The program of the token no longer exists, or the object is not found',
   '429': 'Rate limit exceeded for this token on this route and method, or too many failed authentications from this address',
   '503': 'A service is unavailable; retry after Retry-After seconds',
@@ -183,6 +215,16 @@ function conflictDescription(operation: Operation): string | null {
   return 'The object is being changed by another request right now; retry';
 }
 
+/** The scope rule of a public operation, as a reader of the document needs it. */
+function scopeDescriptionOf(operation: Operation): string {
+  const needs = `Needs an API key with the scope${scopesOf(operation).length > 1 ? 's' : ''} ${scopesOf(operation).map((scope) => `\`${scope}\``).join(' and ')} (a key created without scopes has them all); otherwise 403.`;
+  const act = operation.sensitive;
+  if (!act) return needs;
+  const condition = act.when === 'csv' ? ' With `Accept: text/csv` (full bank details) it' : act.when === 'rotateSecret' ? ' With `rotateSecret: true` (the answer carries the new secret) it' : ' It';
+  const alsoNeeds = act.when && !operation.scopes.includes(act.scope) ? ` also needs \`${act.scope}\`,` : '';
+  return `${needs}${condition}${alsoNeeds} leaves a \`${act.action}\` entry in the program's audit record (GET /api/v1/audit-records) and is answered with \`Cache-Control: no-store\`.`;
+}
+
 export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGeneratorV31['generateDocument']> {
   const registry = new OpenAPIRegistry();
   const bearer = registry.registerComponent('securitySchemes', 'bearerAuth', { type: 'http', scheme: 'bearer' });
@@ -221,10 +263,11 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
       path: operation.admin ? `/admin/v1${path}` : `/api/v1${path}`,
       operationId: operation.operationId,
       summary: operation.summary,
+      ...(operation.admin || operation.browser ? {} : { description: scopeDescriptionOf(operation), 'x-required-scopes': scopesOf(operation) }),
       tags: [operation.tag],
       security: [{ [(operation.admin ? adminBearer : operation.browser ? publishableBearer : bearer).name]: [] }],
       request: {
-        ...(operation.body ? { body: { required: true, content: { 'application/json': { schema: operation.body } } } } : {}),
+        ...(operation.body ? { body: { required: !operation.bodyOptional, content: { 'application/json': { schema: operation.body } } } } : {}),
         ...(operation.query ? { query: operation.query } : {}),
         ...(path.includes('{id}') ? { params: z.object({ id: z.string() }) } : {}),
         ...(takesIdempotencyKey(operation)

@@ -36,6 +36,11 @@ function isExactOrigin(value: string): boolean {
   }
 }
 
+/** What the operator may change per program beyond the tracking settings: the cap on its webhook endpoints. */
+export const PROGRAM_LIMIT_DEFAULTS = { maxWebhookEndpoints: 20 };
+/** The highest endpoint cap an operator can set: one event fans out to at most this many deliveries. */
+export const MAX_WEBHOOK_ENDPOINTS_CEILING = 100;
+
 /** Defaults of the tracking settings: today's behaviour (clicks never expire, first click wins), hour-long click deduplication. */
 export const TRACKING_DEFAULTS = {
   allowedOrigins: [] as string[],
@@ -58,6 +63,7 @@ export const Program = z
     attributionWindowDays: z.number().int().nullable().openapi({ description: 'Days a click can still be credited; null: clicks never expire' }),
     attributionModel: AttributionModel,
     clickDedupSeconds: z.number().int().openapi({ description: 'A repeat click of one visitor on one link within this many seconds is not counted; 0: off' }),
+    maxWebhookEndpoints: z.number().int().openapi({ description: 'Webhook endpoints this program may have (set by the operator; default 20): one event fans out to at most this many deliveries' }),
     createdAt: DateTime,
     updatedAt: DateTime,
   })
@@ -78,6 +84,7 @@ const programSettings = {
   attributionWindowDays: z.number().int().min(1).max(365).nullable(),
   attributionModel: AttributionModel,
   clickDedupSeconds: z.number().int().min(0).max(2_592_000),
+  maxWebhookEndpoints: z.number().int().min(1).max(MAX_WEBHOOK_ENDPOINTS_CEILING),
 };
 
 // Absent on create: the defaults above (no zod default, so generated clients keep the fields optional).
@@ -98,6 +105,7 @@ export const CreateProgramBody = z
     apiAccess: programSettings.apiAccess.default(true),
     /** Absent or null: the gateway's default limit. (No `default(null)`: generated clients skip an allOf-with-default body.) */
     rateLimit: programSettings.rateLimit.optional(),
+    maxWebhookEndpoints: programSettings.maxWebhookEndpoints.optional(),
     ...trackingSettings,
   })
   .strict()
@@ -112,22 +120,44 @@ export const UpdateProgramBody = z
     defaultCommissionRate: programSettings.defaultCommissionRate.optional(),
     apiAccess: programSettings.apiAccess.optional(),
     rateLimit: programSettings.rateLimit.optional(),
+    maxWebhookEndpoints: programSettings.maxWebhookEndpoints.optional(),
     ...trackingSettings,
   })
   .strict()
   .openapi('UpdateProgramBody');
 
-/** PUT /api/v1/program: what a program may change with its own API key; the rate limit and API access stay the operator's. */
-export const ProgramSettingsBody = UpdateProgramBody.omit({ apiAccess: true, rateLimit: true })
+/** PUT /api/v1/program: what a program may change with its own API key; the rate limit, API access and endpoint cap stay the operator's. */
+export const ProgramSettingsBody = UpdateProgramBody.omit({ apiAccess: true, rateLimit: true, maxWebhookEndpoints: true })
   .strict()
   .openapi('ProgramSettingsBody');
 
+/**
+ * What a secret API key may do (Stripe's restricted keys): `read` every lookup, `write` every change,
+ * `finance` payouts and bank details, `webhook_secrets` reveal webhook signing secrets. Each operation
+ * names what it needs in the table of operations (`x-required-scopes` in the document).
+ */
+export const API_SCOPES = ['read', 'write', 'finance', 'webhook_secrets'] as const;
+export const ApiScope = z.enum(API_SCOPES).openapi('ApiScope');
+export type ApiScope = z.infer<typeof ApiScope>;
+
+export const CreateApiKeyBody = z
+  .object({
+    scopes: z
+      .array(ApiScope)
+      .min(1)
+      .refine((scopes) => new Set(scopes).size === scopes.length, 'scopes: each scope once')
+      .optional()
+      .openapi({ description: 'What the key may do; absent: every scope' }),
+  })
+  .strict()
+  .openapi('CreateApiKeyBody');
+
 export const CreatedApiKey = z
-  .object({ id: Uuid, key: z.string(), programId: Uuid, createdAt: DateTime })
+  .object({ id: Uuid, key: z.string(), programId: Uuid, scopes: z.array(ApiScope), createdAt: DateTime })
   .openapi('CreatedApiKey', { description: 'The key is shown once; only its hash is stored.' });
 
 export const ApiKeySummary = z
-  .object({ id: Uuid, programId: Uuid, displayPrefix: z.string(), createdAt: DateTime, revokedAt: DateTime.nullable() })
+  .object({ id: Uuid, programId: Uuid, displayPrefix: z.string(), scopes: z.array(ApiScope), createdAt: DateTime, revokedAt: DateTime.nullable() })
   .openapi('ApiKeySummary', { description: 'An API key without its secret: the prefix tells keys apart.' });
 
 export type Program = z.infer<typeof Program>;
@@ -151,6 +181,10 @@ export const AuditRecord = z
     targetId: z.string().nullable(),
     status: z.number().int().openapi({ description: 'The HTTP status answered (the CLI records 200 or the failure status)' }),
     requestId: z.string().nullable(),
+    count: z.number().int().openapi({
+      description: 'Attempts this record stands for: refused attempts from one address are counted in one record per window (the first one described), everything else is 1',
+    }),
+    lastAt: DateTime.openapi({ description: 'The last attempt counted here' }),
   })
   .openapi('AuditRecord');
 
@@ -166,3 +200,21 @@ export const PublishableKey = z
 export type PublishableKey = z.infer<typeof PublishableKey>;
 
 export const RevokePublishableKeyBody = z.object({ publishableKeyId: Uuid }).strict().openapi('RevokePublishableKeyBody');
+
+/** The acts a program's audit record keeps (see SensitiveAct in openapi.ts). */
+export const ProgramAuditAction = z.enum(['webhook_secret.revealed', 'bank_details.exported', 'payout.status_changed']).openapi('ProgramAuditAction');
+export type ProgramAuditAction = z.infer<typeof ProgramAuditAction>;
+
+/** One sensitive act (or refused attempt at it) by one of the program's API keys. */
+export const ProgramAuditRecord = z
+  .object({
+    id: Uuid,
+    at: DateTime,
+    actor: z.object({ apiKeyId: Uuid, apiKeyPrefix: z.string().openapi({ description: 'The first characters of the key, as in the key list' }) }),
+    action: ProgramAuditAction,
+    operation: z.string().openapi({ description: 'Method and path, e.g. GET /api/v1/payouts/export' }),
+    status: z.number().int().openapi({ description: 'The HTTP status answered: 200 when it happened, 403 when the key lacked the scope' }),
+    requestId: z.string().nullable(),
+  })
+  .openapi('ProgramAuditRecord');
+export type ProgramAuditRecord = z.infer<typeof ProgramAuditRecord>;

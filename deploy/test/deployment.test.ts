@@ -176,6 +176,22 @@ describe.each(['trial', 'production'])('kubernetes overlay %s', (overlay) => {
   });
 });
 
+test.each(['trial', 'production'])('the %s overlay trusts X-Forwarded-For from the ingress range only (TRUST_PROXY is addresses or CIDRs, as production requires)', (overlay) => {
+  const config = build(overlayRoot(overlay)).find((object) => object.kind === 'ConfigMap') as unknown as { data: Record<string, string> };
+  const entries = (config.data.TRUST_PROXY ?? '').split(',').map((entry) => entry.trim());
+  expect(entries.length).toBeGreaterThan(0);
+  for (const entry of entries) expect({ entry, range: /^[0-9a-f:.]+\/\d{1,3}$|^[0-9.]+$/i.test(entry) }).toEqual({ entry, range: true });
+});
+
+test('the webhook dispatcher gets its encryption key from the Secret, and compose has no fallback for it', () => {
+  for (const overlay of ['trial', 'production']) {
+    const dispatcher = build(overlayRoot(overlay)).find((object) => object.kind === 'Deployment' && object.metadata.name === 'webhook-dispatcher') as KubernetesObject;
+    const variable = containersOf(dispatcher)[0]?.env?.find((candidate) => candidate.name === 'WEBHOOK_SECRET_ENCRYPTION_KEY');
+    expect(variable?.valueFrom).toEqual({ secretKeyRef: { name: 'affiliate-platform-secrets', key: 'WEBHOOK_SECRET_ENCRYPTION_KEY' } });
+  }
+  expect(composeText).toMatch(/WEBHOOK_SECRET_ENCRYPTION_KEY: \$\{WEBHOOK_SECRET_ENCRYPTION_KEY:\?/);
+});
+
 test('the trial overlay, whose secrets are public, does not claim production mode', () => {
   const config = build(overlayRoot('trial')).find((object) => object.kind === 'ConfigMap') as unknown as { data: Record<string, string> };
   expect(config.data.NODE_ENV).toBe('development');

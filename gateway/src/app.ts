@@ -47,9 +47,20 @@ export function createGateway(deps: GatewayDeps): Express {
     response.json({ status: 'ok' });
   });
   const anonymous = addressRateLimit(deps.rateLimits, settings.anonymousRateLimit);
-  app.use(['/readyz', '/docs', '/console', '/js', `${PUBLIC_PREFIX}/openapi.json`], anonymous);
+  app.use(['/docs', '/console', '/js', `${PUBLIC_PREFIX}/openapi.json`], anonymous);
+  // Probes are not limited per address, so a flood of them must not become a flood of checks: one
+  // check at a time, its answer shared for a second.
+  let readiness: { at: number; checks: Promise<Record<string, boolean>> } | undefined;
+  const currentReadiness = () => {
+    if (!readiness || Date.now() - readiness.at > 1000) {
+      const checks = deps.readiness();
+      readiness = { at: Date.now(), checks };
+      checks.catch(() => (readiness = undefined));
+    }
+    return readiness.checks;
+  };
   app.get('/readyz', async (_request, response) => {
-    const checks = await deps.readiness();
+    const checks = await currentReadiness();
     const ready = Object.values(checks).every(Boolean);
     response.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
   });
@@ -63,6 +74,7 @@ export function createGateway(deps: GatewayDeps): Express {
       adminToken: settings.adminToken,
       rateLimits: deps.rateLimits,
       failedAuthLimit: settings.failedAuthLimits.admin,
+      addressLimit: anonymous,
       logger,
       bodyLimit: settings.bodyLimit,
       onChange: deps.onProgramChange,
@@ -88,6 +100,8 @@ export function createGateway(deps: GatewayDeps): Express {
       browserAddressLimit: settings.browserAddressRateLimit,
       onProgramChange: deps.onProgramChange,
       knownOrigins: deps.knownOrigins,
+      programAudit: deps.store.programAudit,
+      logger,
     }),
   );
   app.use(anonymous, (request, _response, next) => next(new AppError(404, `No route for ${request.method} ${request.path}`)));

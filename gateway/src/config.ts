@@ -1,4 +1,5 @@
-import { baseConfigShape, DEFAULT_PORTS, parseConfig, type SecretSettings, serviceDatabaseUrl, serviceUrlSetting } from '@affiliate/platform';
+import { baseConfigShape, ConfigError, DEFAULT_PORTS, parseConfig, type SecretSettings, serviceDatabaseUrl, serviceUrlSetting } from '@affiliate/platform';
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import type { UpstreamName } from './proxy/route-table';
 
@@ -40,7 +41,12 @@ export const gatewayConfigShape = {
   TRUST_PROXY: z
     .string()
     .default('false')
-    .transform((value) => (value === 'false' ? false : value === 'true' ? true : /^\d+$/.test(value) ? Number(value) : value)),
+    .transform((value) => (value === 'false' ? false : value === 'true' ? true : /^\d+$/.test(value) ? Number(value) : value))
+    .refine((value) => typeof value !== 'string' || trustedProxyEntries(value).every(isAddressOrRange), {
+      message: 'must be false, true, a hop count, or comma-separated addresses and CIDR ranges (e.g. 10.0.0.0/8, fd00::/8) of the proxies in front of the gateway',
+    }),
+  /** Days the audit records (the operators' and each program's) are kept. */
+  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   /** Connections to each service, shared by every program (programs take turns for them). */
   UPSTREAM_MAX_SOCKETS: z.coerce.number().int().min(1).max(10_000).default(256),
@@ -50,6 +56,21 @@ export const gatewayConfigShape = {
 };
 
 export type RateLimit = { points: number; duration: number };
+
+/** proxy-addr's names for ranges (express accepts them too), besides literal addresses and CIDRs. */
+const NAMED_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+const trustedProxyEntries = (value: string) => value.split(',').map((entry) => entry.trim());
+const isAddressOrRange = (entry: string) => NAMED_RANGES.has(entry) || ipaddr.isValid(entry) || ipaddr.isValidCIDR(entry);
+
+/**
+ * In production the client address decides per-address limits, the admin lockout and the audit
+ * record, so only named proxies may set it: `true` would believe X-Forwarded-For from anyone, and a
+ * hop count believes whoever sits that many hops out. Addresses or ranges only.
+ */
+function trustProxyProblem(env: NodeJS.ProcessEnv, trustProxy: boolean | number | string): string | null {
+  if (env.NODE_ENV !== 'production' || trustProxy === false || typeof trustProxy === 'string') return null;
+  return `TRUST_PROXY: must be the addresses or CIDR ranges of the proxies in front of the gateway when NODE_ENV=production (e.g. TRUST_PROXY=10.0.0.0/8), or false; "${String(env.TRUST_PROXY)}" would believe X-Forwarded-For from ${trustProxy === true ? 'anyone' : 'whoever sits that many hops away'}`;
+}
 
 export type GatewaySettings = {
   port: number;
@@ -74,6 +95,9 @@ export type GatewaySettings = {
   browserAddressRateLimit: RateLimit;
   /** Which forwarding headers to believe for the client address (express "trust proxy"). */
   trustProxy: boolean | number | string;
+  /** How long audit records are kept, and how often the gateway deletes the older ones. */
+  auditRetentionMs: number;
+  auditSweepIntervalMs: number;
   /** One deadline for a proxied call, from its arrival: the wait for a connection, and the answer. */
   upstreamTimeoutMs: number;
   /** Connections to each service, shared by every program. */
@@ -97,6 +121,8 @@ export const GATEWAY_SECRETS = { required: ['INTERNAL_TOKEN', 'ADMIN_TOKEN'], op
 /** Validated settings from the environment; throws a ConfigError naming every bad variable. */
 export function gatewaySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewaySettings {
   const config = parseConfig(gatewayConfigShape, env, { required: [...GATEWAY_SECRETS.required], optional: [...GATEWAY_SECRETS.optional] });
+  const proxyProblem = trustProxyProblem(env, config.TRUST_PROXY);
+  if (proxyProblem) throw new ConfigError(`Invalid configuration:\n  ${proxyProblem}`);
   const database = serviceDatabaseUrl(env, 'gateway', config.MONGO_URL);
   return {
     port: config.PORT,
@@ -125,6 +151,8 @@ export function gatewaySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Ga
     anonymousRateLimit: { points: config.ANONYMOUS_RATE_LIMIT_POINTS, duration: config.ANONYMOUS_RATE_LIMIT_DURATION_SECONDS },
     browserAddressRateLimit: { points: config.BROWSER_RATE_LIMIT_POINTS, duration: config.BROWSER_RATE_LIMIT_DURATION_SECONDS },
     trustProxy: config.TRUST_PROXY,
+    auditRetentionMs: config.AUDIT_RETENTION_DAYS * 86_400_000,
+    auditSweepIntervalMs: 3_600_000,
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
     upstreamMaxSockets: config.UPSTREAM_MAX_SOCKETS,
     upstreamMaxInFlightPerProgram: config.UPSTREAM_MAX_IN_FLIGHT_PER_PROGRAM,

@@ -4,11 +4,8 @@ import { connectMongo, createLogger, createMetrics, EventBus, isMongoReady, Outb
 import type { Express } from 'express';
 import Redis from 'ioredis';
 import type { Connection } from 'mongoose';
-import { apiKeyModel } from './admin/api-key-model';
-import { publishableKeyModel } from './admin/publishable-keys';
-import { ensureBootstrapKey, type AdminStore } from './admin/api-keys';
-import { auditRecordModel } from './admin/audit-log';
-import { ProgramRepository } from './admin/program-model';
+import { createAdminStore, ensureBootstrapKey, type AdminStore } from './admin/api-keys';
+import { deleteExpired } from './admin/retention';
 import { createGateway, createMetricsApp } from './app';
 import { KeyDirectory } from './auth/key-directory';
 import { KnownOrigins } from './browser/known-origins';
@@ -46,7 +43,7 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
   const connection = await connectMongo({ url: settings.mongoUrl, dbName: settings.dbName, logger });
   const bus = new EventBus({ url: settings.amqpUrl, exchange: settings.exchange, logger });
   const relay = new OutboxRelay({ bus, logger, sweepIntervalMs: settings.outboxSweepIntervalMs });
-  const store: AdminStore = { programs: new ProgramRepository({ connection, relay }), apiKeys: apiKeyModel(connection), publishableKeys: publishableKeyModel(connection), auditRecords: auditRecordModel(connection) };
+  const store = createAdminStore({ connection, relay }, settings.auditRetentionMs);
   const idempotencyRecords = idempotencyRecordModel(connection);
   relay.watch(...outboxModelsOf(connection));
 
@@ -101,6 +98,13 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
     new Promise<Server>((resolve) => {
       const listening = handler.listen(port, settings.host, () => resolve(listening));
     });
+  // Retention where no TTL monitor runs (the local server); on MongoDB the TTL index has usually done it already.
+  const sweepAudit = () =>
+    Promise.all([deleteExpired(store.auditRecords, store.auditRetentionMs), store.programAudit.deleteExpiredAcrossPrograms()]).catch((error: unknown) =>
+      logger.warn({ err: error }, 'could not delete expired audit records'),
+    );
+  const auditSweep = setInterval(() => void sweepAudit(), settings.auditSweepIntervalMs);
+  auditSweep.unref();
   const server = await listen(app, settings.port);
   const metricsServer = await listen(createMetricsApp(metrics), settings.metricsPort);
   const port = (server.address() as AddressInfo).port;
@@ -116,6 +120,7 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      clearInterval(auditSweep);
       metricsServer.close();
       metricsServer.closeAllConnections();
       await relay.stop();

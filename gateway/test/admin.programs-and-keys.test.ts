@@ -7,6 +7,7 @@ import type { RunningGateway } from '../src/gateway';
 import { adminAuth, allUpstreams, bearer, startEchoUpstream, startGateway, type EchoUpstream } from './support';
 
 const BOOTSTRAP_KEY = 'ak_demo_test_bootstrap_key_0123456789';
+const ALL_SCOPES = ['read', 'write', 'finance', 'webhook_secrets'];
 
 let upstream: EchoUpstream;
 let gateway: RunningGateway;
@@ -62,6 +63,7 @@ test('a program is created with the defaults of the design', async () => {
     attributionWindowDays: null,
     attributionModel: 'FIRST_CLICK',
     clickDedupSeconds: 3600,
+    maxWebhookEndpoints: 20,
     createdAt: expect.any(String),
     updatedAt: expect.any(String),
   });
@@ -97,7 +99,7 @@ test('a new key is random, prefixed, shown once and stored only as a hash', asyn
   const program = await admin().post('/admin/v1/programs').set(adminAuth).send({ name: 'Keys' }).expect(200);
   const first = await admin().post(`/admin/v1/programs/${program.body.id}/api-keys`).set(adminAuth).expect(200);
   const second = await admin().post(`/admin/v1/programs/${program.body.id}/api-keys`).set(adminAuth).expect(200);
-  expect(first.body).toEqual({ id: expect.any(String), key: expect.stringMatching(/^ak_live_[A-Za-z0-9_-]{43}$/), programId: program.body.id, createdAt: expect.any(String) });
+  expect(first.body).toEqual({ id: expect.any(String), key: expect.stringMatching(/^ak_live_[A-Za-z0-9_-]{43}$/), programId: program.body.id, scopes: ALL_SCOPES, createdAt: expect.any(String) });
   expect(second.body.key).not.toBe(first.body.key);
   expect(Buffer.from(first.body.key.slice('ak_live_'.length), 'base64url')).toHaveLength(32);
 
@@ -108,7 +110,7 @@ test('a new key is random, prefixed, shown once and stored only as a hash', asyn
   const listed = await admin().get(`/admin/v1/programs/${program.body.id}/api-keys`).set(adminAuth).expect(200);
   expect(listed.body).toHaveLength(2);
   expect(JSON.stringify(listed.body)).not.toContain(first.body.key);
-  expect(listed.body[1]).toEqual({ id: first.body.id, programId: program.body.id, displayPrefix: first.body.key.slice(0, 12), createdAt: expect.any(String), revokedAt: null });
+  expect(listed.body[1]).toEqual({ id: first.body.id, programId: program.body.id, displayPrefix: first.body.key.slice(0, 12), scopes: ALL_SCOPES, createdAt: expect.any(String), revokedAt: null });
 });
 
 test('revoking a key twice is fine and an unknown key id is 404', async () => {

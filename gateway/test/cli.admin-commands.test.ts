@@ -54,3 +54,15 @@ test('bad arguments are explained, not crashed on', async () => {
   await expect(runAdminCommand(['create-key', '--bogus'], gateway.store)).rejects.toBeInstanceOf(UsageError);
   expect(describeFailure(new UsageError('Unknown command: frobnicate'))).toContain('Usage: npm run admin');
 });
+
+test('create-key --scopes makes a key limited to those scopes; an unknown scope is refused and makes no key', async () => {
+  const { program } = (await runAdminCommand(['create-program', '--name', 'Scoped'], gateway.store)) as Created;
+  const { apiKey } = (await runAdminCommand(['create-key', '--program', program.id, '--scopes', 'read,finance'], gateway.store)) as Created & { apiKey: { scopes: string[] } };
+  expect(apiKey.scopes).toEqual(['read', 'finance']);
+  await request(gateway.url).get('/api/v1/payouts/export').set(bearer(apiKey.key)).expect(200);
+  const refused = await request(gateway.url).post('/api/v1/coupons').set(bearer(apiKey.key)).send({}).expect(403);
+  expect(refused.body.error).toContain('"write"');
+  await expect(runAdminCommand(['create-key', '--program', program.id, '--scopes', 'read,everything'], gateway.store)).rejects.toThrow(/scopes/);
+  const listed = (await runAdminCommand(['list-programs'], gateway.store)) as { id: string; apiKeys: unknown[] }[];
+  expect(listed.find((entry) => entry.id === program.id)?.apiKeys).toHaveLength(2);
+});

@@ -55,15 +55,15 @@ test('requests failing authentication are limited per address, and a valid key f
   }
 });
 
-test('requests to routes that need no credential are limited per address, /healthz and keyed requests excepted', async () => {
+test('requests to routes that need no credential are limited per address, the probes and keyed requests excepted', async () => {
   const own = await startGateway({ upstreams: allUpstreams(upstream.url), anonymousRateLimit: { points: 4, duration: 60 } });
   try {
     const { key } = await createProgramWithKey(own);
-    await request(own.url).get('/readyz').expect(200);
     await request(own.url).get('/docs').expect(200);
     await request(own.url).get('/api/v1/openapi.json').expect(200);
     await request(own.url).get('/no-such-page').expect(404);
-    for (const path of ['/readyz', '/docs', '/console', '/api/v1/openapi.json', '/another-page']) {
+    await request(own.url).get('/no-such-page-either').expect(404);
+    for (const path of ['/docs', '/console', '/api/v1/openapi.json', '/another-page']) {
       const refused = await request(own.url).get(path).expect(429);
       expect(refused.body).toEqual({ error: expect.stringContaining('Too many requests without a credential from this address') });
       expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
@@ -75,14 +75,86 @@ test('requests to routes that need no credential are limited per address, /healt
   }
 });
 
-test('wrong admin tokens lock the address out of the admin API for the window, the right token included', async () => {
+test('probes are exempt from per-address limits: an address that used up its limit still gets /healthz and /readyz', async () => {
+  const own = await startGateway({ upstreams: allUpstreams(upstream.url), anonymousRateLimit: { points: 2, duration: 60 } });
+  try {
+    for (let attempt = 0; attempt < 2; attempt += 1) await request(own.url).get('/docs').expect(200);
+    await request(own.url).get('/docs').expect(429);
+    for (let probe = 0; probe < 5; probe += 1) {
+      await request(own.url).get('/readyz').expect(200);
+      await request(own.url).get('/healthz').expect(200);
+    }
+  } finally {
+    await own.stop();
+  }
+});
+
+test('failed admin attempts slow the address down with a Retry-After that grows, and the right token is always accepted', async () => {
   const own = await startGateway({ upstreams: allUpstreams(upstream.url), failedAuthLimits: { api: { points: 60, duration: 60 }, admin: { points: 3, duration: 900 } } });
   try {
-    await request(own.url).get('/admin/v1/programs').set(adminAuth).expect(200);
     for (let attempt = 0; attempt < 3; attempt += 1) await request(own.url).get('/admin/v1/programs').set(bearer(`wrong-admin-token-${attempt}`)).expect(401);
-    const lockedOut = await request(own.url).get('/admin/v1/programs').set(bearer('wrong-admin-token-3')).expect(429);
-    expect(Number(lockedOut.headers['retry-after'])).toBeGreaterThan(60);
-    await request(own.url).get('/admin/v1/programs').set(adminAuth).expect(429);
+    const waits: number[] = [];
+    for (let attempt = 3; attempt < 7; attempt += 1) {
+      const throttled = await request(own.url).get('/admin/v1/programs').set(bearer(`wrong-admin-token-${attempt}`)).expect(429);
+      expect(throttled.body).toEqual({ error: expect.stringContaining('Too many failed authentication attempts') });
+      waits.push(Number(throttled.headers['retry-after']));
+    }
+    expect(waits).toEqual([2, 4, 8, 16]);
+    await request(own.url).get('/admin/v1/programs').set(adminAuth).expect(200);
+    await request(own.url).post('/admin/v1/programs').set(adminAuth).send({ name: 'Still served' }).expect(200);
+  } finally {
+    await own.stop();
+  }
+});
+
+test('/admin/v1 without the right token is behind the per-address limiter; the right token is not', async () => {
+  const own = await startGateway({
+    upstreams: allUpstreams(upstream.url),
+    anonymousRateLimit: { points: 3, duration: 60 },
+    failedAuthLimits: { api: { points: 60, duration: 60 }, admin: { points: 1000, duration: 900 } },
+  });
+  try {
+    for (let attempt = 0; attempt < 3; attempt += 1) await request(own.url).get('/admin/v1/programs').expect(401);
+    const refused = await request(own.url).get('/admin/v1/programs').set(bearer('wrong-admin-token')).expect(429);
+    expect(refused.body).toEqual({ error: expect.stringContaining('Too many requests without a credential from this address') });
+    await request(own.url).get('/docs').expect(429); // the same per-address bucket
+    for (let attempt = 0; attempt < 5; attempt += 1) await request(own.url).get('/admin/v1/programs').set(adminAuth).expect(200);
+  } finally {
+    await own.stop();
+  }
+});
+
+test('refused admin attempts are counted in one audit record per address and window, so a flood cannot grow the record', async () => {
+  const own = await startGateway({ upstreams: allUpstreams(upstream.url), failedAuthLimits: { api: { points: 60, duration: 60 }, admin: { points: 1000, duration: 900 } } });
+  try {
+    const flood = Array.from({ length: 40 }, (_, attempt) => request(own.url).delete(`/admin/v1/programs/p-${attempt}`).set(bearer(`wrong-${attempt}`)).expect(401));
+    await Promise.all(flood);
+    const refusals = await eventually(async () => {
+      const response = await request(own.url).get('/admin/v1/audit-records').set(adminAuth).expect(200);
+      const refused = (response.body as (Audit & { count: number })[]).filter((record) => record.actor.credential === 'refused');
+      expect(refused.map((record) => record.count)).toEqual([40]);
+      return refused;
+    });
+    expect(refusals[0]).toMatchObject({ action: 'DELETE /admin/v1/programs/{id}', status: 401, actor: { address: expect.stringContaining('127.0.0.1') } });
+    expect(await own.store.auditRecords.countDocuments({})).toBe(1);
+  } finally {
+    await own.stop();
+  }
+});
+
+test('audit records are deleted once older than the retention setting, where the database runs no TTL monitor too', async () => {
+  const own = await startGateway({ upstreams: allUpstreams(upstream.url), auditRetentionMs: 3000, auditSweepIntervalMs: 100 });
+  try {
+    const { key } = await createProgramWithKey(own);
+    await request(own.url).get('/api/v1/webhook-endpoints/secret').set(bearer(key)).expect(200);
+    await eventually(async () => {
+      expect(await own.store.auditRecords.countDocuments({})).toBeGreaterThan(0);
+      await request(own.url).get('/api/v1/audit-records').set(bearer(key)).expect(200).expect((response) => expect(response.body).toHaveLength(1));
+    });
+    await eventually(async () => {
+      await request(own.url).get('/admin/v1/audit-records').set(adminAuth).expect(200, []);
+      await request(own.url).get('/api/v1/audit-records').set(bearer(key)).expect(200, []);
+    }, 15_000);
   } finally {
     await own.stop();
   }

@@ -33,6 +33,8 @@ export function testGatewaySettings(overrides: Partial<GatewaySettings> = {}): G
     anonymousRateLimit: { points: 1000, duration: 60 },
     browserAddressRateLimit: { points: 1000, duration: 60 },
     trustProxy: false,
+    auditRetentionMs: 86_400_000,
+    auditSweepIntervalMs: 3_600_000,
     upstreamTimeoutMs: 3000,
     bodyLimit: '100kb',
     keyCacheTtlMs: 2000,

@@ -11,13 +11,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Look up coupons */
+        /**
+         * Look up coupons
+         * @description Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         */
         get: operations["getCoupons"];
-        /** Update a coupon */
+        /**
+         * Update a coupon
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
         put: operations["updateCoupon"];
-        /** Create a coupon */
+        /**
+         * Create a coupon
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
         post: operations["createCoupon"];
-        /** Delete a coupon and its codes */
+        /**
+         * Delete a coupon and its codes
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
         delete: operations["deleteCoupon"];
         options?: never;
         head?: never;
@@ -31,13 +43,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Look up codes */
+        /**
+         * Look up codes
+         * @description Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         */
         get: operations["getPromotionalCodes"];
-        /** Update a code */
+        /**
+         * Update a code
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
         put: operations["updatePromotionalCode"];
-        /** Create a code */
+        /**
+         * Create a code
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
         post: operations["createPromotionalCode"];
-        /** Delete a code */
+        /**
+         * Delete a code
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
         delete: operations["deletePromotionalCode"];
         options?: never;
         head?: never;
@@ -51,13 +75,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Look up affiliates (null when nothing matches) */
+        /**
+         * Look up affiliates (null when nothing matches)
+         * @description Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         */
         get: operations["getAffiliates"];
-        /** Update an affiliate */
+        /**
+         * Update an affiliate
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
         put: operations["updateAffiliate"];
-        /** Create an affiliate */
+        /**
+         * Create an affiliate
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
         post: operations["createAffiliate"];
-        /** Delete an affiliate */
+        /**
+         * Delete an affiliate
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
         delete: operations["deleteAffiliate"];
         options?: never;
         head?: never;
@@ -71,13 +107,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Look up links */
+        /**
+         * Look up links
+         * @description Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         */
         get: operations["getLinks"];
-        /** Rename a link */
+        /**
+         * Rename a link
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
         put: operations["renameLink"];
-        /** Add a link */
+        /**
+         * Add a link
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
         post: operations["createLink"];
-        /** Delete a link */
+        /**
+         * Delete a link
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
         delete: operations["deleteLink"];
         options?: never;
         head?: never;
@@ -93,7 +141,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Record a click */
+        /**
+         * Record a click
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
         post: operations["recordClick"];
         delete?: never;
         options?: never;
@@ -108,13 +159,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Look up referrals */
+        /**
+         * Look up referrals
+         * @description Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         */
         get: operations["getReferrals"];
-        /** Update a referral */
+        /**
+         * Update a referral
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
         put: operations["updateReferral"];
-        /** Create a referral */
+        /**
+         * Create a referral
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
         post: operations["createReferral"];
-        /** Delete a referral */
+        /**
+         * Delete a referral
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
         delete: operations["deleteReferral"];
         options?: never;
         head?: never;
@@ -128,13 +191,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Look up sales */
+        /**
+         * Look up sales
+         * @description Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         */
         get: operations["getSales"];
-        /** Recalculate or mark paid */
+        /**
+         * Recalculate or mark paid
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
         put: operations["updateSale"];
-        /** Attribute a payment */
+        /**
+         * Attribute a payment
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
         post: operations["createSale"];
-        /** Reverse a sale */
+        /**
+         * Reverse a sale
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
         delete: operations["deleteSale"];
         options?: never;
         head?: never;
@@ -148,13 +223,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Look up commission plans */
+        /**
+         * Look up commission plans
+         * @description Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         */
         get: operations["getCommissionPlans"];
-        /** Change a plan (commissions already earned are not recalculated) */
+        /**
+         * Change a plan (commissions already earned are not recalculated)
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
         put: operations["updateCommissionPlan"];
-        /** Create a commission plan */
+        /**
+         * Create a commission plan
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
         post: operations["createCommissionPlan"];
-        /** Delete a plan no affiliate is on */
+        /**
+         * Delete a plan no affiliate is on
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
         delete: operations["deleteCommissionPlan"];
         options?: never;
         head?: never;
@@ -168,11 +255,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Look up payouts (CSV with Accept: text/csv) */
+        /**
+         * Look up payouts (CSV with Accept: text/csv)
+         * @description Needs an API key with the scope `finance` (a key created without scopes has them all); otherwise 403. With `Accept: text/csv` (full bank details) it leaves a `bank_details.exported` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`.
+         */
         get: operations["getPayouts"];
-        /** Mark a payout PAID or FAILED */
+        /**
+         * Mark a payout PAID or FAILED
+         * @description Needs an API key with the scope `finance` (a key created without scopes has them all); otherwise 403. It leaves a `payout.status_changed` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`.
+         */
         put: operations["updatePayout"];
-        /** Gather due commissions into one payout per affiliate and currency (a run starts no payout after 5 s: call again until it answers []) */
+        /**
+         * Gather due commissions into one payout per affiliate and currency (a run starts no payout after 5 s: call again until it answers [])
+         * @description Needs an API key with the scope `finance` (a key created without scopes has them all); otherwise 403.
+         */
         post: operations["createPayouts"];
         delete?: never;
         options?: never;
@@ -187,7 +283,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A payout as CSV for a mass-payout tool */
+        /**
+         * A payout as CSV for a mass-payout tool
+         * @description Needs an API key with the scope `finance` (a key created without scopes has them all); otherwise 403. It leaves a `bank_details.exported` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`.
+         */
         get: operations["exportPayout"];
         put?: never;
         post?: never;
@@ -204,7 +303,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Per affiliate: clicks, referrals, sales, revenue and commission in a period (CSV with Accept: text/csv) */
+        /**
+         * Per affiliate: clicks, referrals, sales, revenue and commission in a period (CSV with Accept: text/csv)
+         * @description Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         */
         get: operations["getAffiliateReport"];
         put?: never;
         post?: never;
@@ -221,13 +323,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Look up webhook endpoints */
+        /**
+         * Look up webhook endpoints
+         * @description Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         */
         get: operations["getWebhookEndpoints"];
-        /** Update a webhook endpoint */
+        /**
+         * Update a webhook endpoint
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. With `rotateSecret: true` (the answer carries the new secret) it also needs `webhook_secrets`, leaves a `webhook_secret.revealed` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`.
+         */
         put: operations["updateWebhookEndpoint"];
-        /** Create a webhook endpoint */
+        /**
+         * Create a webhook endpoint
+         * @description Needs an API key with the scopes `write` and `webhook_secrets` (a key created without scopes has them all); otherwise 403. It leaves a `webhook_secret.revealed` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`.
+         */
         post: operations["createWebhookEndpoint"];
-        /** Delete a webhook endpoint */
+        /**
+         * Delete a webhook endpoint
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
         head?: never;
@@ -241,7 +355,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Reveal an endpoint's signing secret */
+        /**
+         * Reveal an endpoint's signing secret
+         * @description Needs an API key with the scope `webhook_secrets` (a key created without scopes has them all); otherwise 403. It leaves a `webhook_secret.revealed` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`.
+         */
         get: operations["getWebhookEndpointSecret"];
         put?: never;
         post?: never;
@@ -258,7 +375,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Delivery log */
+        /**
+         * Delivery log
+         * @description Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         */
         get: operations["getWebhookDeliveries"];
         put?: never;
         post?: never;
@@ -277,7 +397,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Re-send a delivery now */
+        /**
+         * Re-send a delivery now
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
         post: operations["retryWebhookDelivery"];
         delete?: never;
         options?: never;
@@ -294,7 +417,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a signed ping to an endpoint */
+        /**
+         * Send a signed ping to an endpoint
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
         post: operations["testWebhookEndpoint"];
         delete?: never;
         options?: never;
@@ -311,7 +437,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Re-send every failed delivery of an endpoint in a time window */
+        /**
+         * Re-send every failed delivery of an endpoint in a time window
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
         post: operations["recoverWebhookDeliveries"];
         delete?: never;
         options?: never;
@@ -326,8 +455,31 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every public event type, with the JSON Schema and an example of each payload */
+        /**
+         * Every public event type, with the JSON Schema and an example of each payload
+         * @description Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         */
         get: operations["getEventTypes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/audit-records": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This program's audit record, newest first: each secret revealed, bank details exported and payout status changed, with the API key that did it (refusals included)
+         * @description Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         */
+        get: operations["getAuditRecords"];
         put?: never;
         post?: never;
         delete?: never;
@@ -343,9 +495,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The settings of the program of this key */
+        /**
+         * The settings of the program of this key
+         * @description Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         */
         get: operations["getOwnProgram"];
-        /** Change the settings of the program of this key: name, URLs, approval, attribution, click deduplication, allowed origins (not the rate limit or API access) */
+        /**
+         * Change the settings of the program of this key: name, URLs, approval, attribution, click deduplication, allowed origins (not the rate limit or API access)
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
         put: operations["updateOwnProgram"];
         post?: never;
         delete?: never;
@@ -361,12 +519,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The publishable keys of this program, for the tracking script */
+        /**
+         * The publishable keys of this program, for the tracking script
+         * @description Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         */
         get: operations["getPublishableKeys"];
         put?: never;
-        /** Create a publishable key (pk_…), safe to put in a web page */
+        /**
+         * Create a publishable key (pk_…), safe to put in a web page
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
         post: operations["createPublishableKey"];
-        /** Revoke a publishable key */
+        /**
+         * Revoke a publishable key
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
         delete: operations["revokePublishableKey"];
         options?: never;
         head?: never;
@@ -414,9 +581,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Whether Stripe is connected, the last 4 characters of its webhook secret, and the webhook URL to give Stripe */
+        /**
+         * Whether Stripe is connected, the last 4 characters of its webhook secret, and the webhook URL to give Stripe
+         * @description Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         */
         get: operations["getStripeIntegration"];
-        /** Store the signing secret of the program's Stripe webhook endpoint (never returned) */
+        /**
+         * Store the signing secret of the program's Stripe webhook endpoint (never returned)
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
         put: operations["configureStripeIntegration"];
         post?: never;
         delete?: never;
@@ -472,7 +645,7 @@ export interface paths {
         /** List the API keys of a program (without secrets) */
         get: operations["listApiKeys"];
         put?: never;
-        /** Create an API key (shown once) */
+        /** Create an API key (shown once), with every scope or the ones given */
         post: operations["createApiKey"];
         delete?: never;
         options?: never;
@@ -2530,6 +2703,26 @@ export interface components {
             };
             example: components["schemas"]["WebhookPayload"];
         };
+        /** @enum {string} */
+        ProgramAuditAction: "webhook_secret.revealed" | "bank_details.exported" | "payout.status_changed";
+        ProgramAuditRecord: {
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            at: string;
+            actor: {
+                /** Format: uuid */
+                apiKeyId: string;
+                /** @description The first characters of the key, as in the key list */
+                apiKeyPrefix: string;
+            };
+            action: components["schemas"]["ProgramAuditAction"];
+            /** @description Method and path, e.g. GET /api/v1/payouts/export */
+            operation: string;
+            /** @description The HTTP status answered: 200 when it happened, 403 when the key lacked the scope */
+            status: number;
+            requestId: string | null;
+        };
         /** @description Requests allowed per duration (seconds) for each key, route and method. */
         RateLimitSetting: {
             points: number;
@@ -2562,6 +2755,8 @@ export interface components {
             attributionModel: components["schemas"]["AttributionModel"];
             /** @description A repeat click of one visitor on one link within this many seconds is not counted; 0: off */
             clickDedupSeconds: number;
+            /** @description Webhook endpoints this program may have (set by the operator; default 20): one event fans out to at most this many deliveries */
+            maxWebhookEndpoints: number;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -2663,6 +2858,7 @@ export interface components {
             /** @default true */
             apiAccess?: boolean;
             rateLimit?: components["schemas"]["RateLimitSetting"];
+            maxWebhookEndpoints?: number;
             allowedOrigins?: string[];
             attributionWindowDays?: number | null;
             attributionModel?: components["schemas"]["AttributionModel"];
@@ -2683,11 +2879,14 @@ export interface components {
             defaultCommissionRate?: number;
             apiAccess?: boolean;
             rateLimit?: components["schemas"]["RateLimitSetting"];
+            maxWebhookEndpoints?: number;
             allowedOrigins?: string[];
             attributionWindowDays?: number | null;
             attributionModel?: components["schemas"]["AttributionModel"];
             clickDedupSeconds?: number;
         };
+        /** @enum {string} */
+        ApiScope: "read" | "write" | "finance" | "webhook_secrets";
         /** @description The key is shown once; only its hash is stored. */
         CreatedApiKey: {
             /** Format: uuid */
@@ -2695,8 +2894,13 @@ export interface components {
             key: string;
             /** Format: uuid */
             programId: string;
+            scopes: components["schemas"]["ApiScope"][];
             /** Format: date-time */
             createdAt: string;
+        };
+        CreateApiKeyBody: {
+            /** @description What the key may do; absent: every scope */
+            scopes?: components["schemas"]["ApiScope"][];
         };
         /** @description An API key without its secret: the prefix tells keys apart. */
         ApiKeySummary: {
@@ -2705,6 +2909,7 @@ export interface components {
             /** Format: uuid */
             programId: string;
             displayPrefix: string;
+            scopes: components["schemas"]["ApiScope"][];
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -2732,6 +2937,13 @@ export interface components {
             /** @description The HTTP status answered (the CLI records 200 or the failure status) */
             status: number;
             requestId: string | null;
+            /** @description Attempts this record stands for: refused attempts from one address are counted in one record per window (the first one described), everything else is 1 */
+            count: number;
+            /**
+             * Format: date-time
+             * @description The last attempt counted here
+             */
+            lastAt: string;
         };
         StripeWebhookReceipt: {
             /** @enum {boolean} */
@@ -2808,7 +3020,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -2926,7 +3138,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -3078,7 +3290,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -3229,7 +3441,7 @@ export interface operations {
                     "application/json": components["schemas"]["NumberedError"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -3385,7 +3597,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -3503,7 +3715,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -3655,7 +3867,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -3810,7 +4022,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -3962,7 +4174,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -4080,7 +4292,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -4232,7 +4444,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -4387,7 +4599,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -4541,7 +4753,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -4659,7 +4871,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -4811,7 +5023,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -4966,7 +5178,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -5118,7 +5330,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -5275,7 +5487,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -5396,7 +5608,7 @@ export interface operations {
                     "application/json": components["schemas"]["NumberedError"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -5548,7 +5760,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -5703,7 +5915,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -5856,7 +6068,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -5974,7 +6186,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -6126,7 +6338,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -6281,7 +6493,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -6432,7 +6644,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -6550,7 +6762,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -6702,7 +6914,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -6857,7 +7069,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -7011,7 +7223,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -7129,7 +7341,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -7281,7 +7493,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -7430,7 +7642,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -7548,7 +7760,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -7669,7 +7881,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -7787,7 +7999,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -7939,7 +8151,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -8097,7 +8309,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -8243,7 +8455,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -8367,7 +8579,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -8492,7 +8704,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -8647,7 +8859,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -8804,7 +9016,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -8951,7 +9163,127 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The program of the token no longer exists, or the object is not found */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAuditRecords: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 1000 (default 100) */
+                limit?: number;
+                /** @description The id of the last object of the previous page (from the Link header); pages run newest first */
+                startingAfter?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProgramAuditRecord"][];
+                };
+            };
+            /** @description Invalid request: the message names the field */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization header missing, not Bearer, or token invalid */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -9065,7 +9397,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -9183,7 +9515,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -9327,7 +9659,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -9445,7 +9777,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -9584,7 +9916,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -9732,7 +10064,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -9880,7 +10212,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -10024,7 +10356,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -10142,7 +10474,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -10765,7 +11097,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CreateApiKeyBody"];
+            };
+        };
         responses: {
             /** @description Success */
             200: {
@@ -10810,6 +11146,16 @@ export interface operations {
             };
             /** @description The object is being changed by another request right now; retry */
             409: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
+            413: {
                 headers: {
                     "X-Request-Id": string;
                     [name: string]: unknown;

@@ -4,7 +4,7 @@ import { call, query, type Credential } from '../api';
 import { Action, ErrorBanner, Notice, Pager, Table, useLoad, when } from '../ui';
 
 type Program = { id: string; name: string; apiAccess: boolean; requireApproval: boolean; defaultCommissionRate: number; rateLimit: { points: number; duration: number } | null; createdAt: string };
-type ApiKey = { id: string; displayPrefix: string; createdAt: string; revokedAt: string | null };
+type ApiKey = { id: string; displayPrefix: string; scopes: string[]; createdAt: string; revokedAt: string | null };
 type AuditRecord = { id: string; at: string; actor: { credential: string; address: string | null; user: string | null }; action: string; targetId: string | null; status: number };
 
 const valueOf = (event: Event) => (event.target as HTMLInputElement).value;
@@ -91,6 +91,7 @@ function ApiKeys({ credential, programId }: { credential: Credential; programId:
         rows={keys.value ?? []}
         columns={[
           { title: 'Key', value: (key) => `${key.displayPrefix}…` },
+          { title: 'Scopes', value: (key) => key.scopes.join(', ') },
           { title: 'Created', value: (key) => when(key.createdAt) },
           { title: 'Revoked', value: (key) => when(key.revokedAt) },
           { title: '', value: (key) => (key.revokedAt ? null : <Action label={`Revoke ${key.displayPrefix}`} kind="danger" run={async () => { await call(credential, 'DELETE', `/api-keys/${key.id}`); keys.reload(); }} />) },

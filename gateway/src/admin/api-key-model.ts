@@ -1,3 +1,4 @@
+import type { ApiScope } from '@affiliate/contracts';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 export type ApiKeyDocument = {
@@ -7,6 +8,8 @@ export type ApiKeyDocument = {
   keyHash: string;
   /** The first characters, so an operator can tell keys apart without seeing them. */
   displayPrefix: string;
+  /** What the key may do; absent on keys made before scopes existed, and on keys made without them: every scope. */
+  scopes?: ApiScope[];
   revokedAt: Date | null;
   createdAt: Date;
 };
@@ -17,6 +20,7 @@ const apiKeySchema = new Schema<ApiKeyDocument>(
     programId: { type: String, required: true },
     keyHash: { type: String, required: true, unique: true },
     displayPrefix: { type: String, required: true },
+    scopes: { type: [String], default: undefined },
     revokedAt: { type: Date, default: null },
   },
   { collection: 'api_keys', timestamps: { createdAt: true, updatedAt: false }, versionKey: false },

@@ -1,17 +1,47 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { insertUnique, notFound, UniqueKeyConflict, type Logger } from '@affiliate/platform';
-import type { ApiKeyDocument, ApiKeyModel } from './api-key-model';
-import type { AuditRecordModel } from './audit-log';
-import type { PublishableKeyModel } from './publishable-keys';
+import { API_SCOPES, type ApiScope } from '@affiliate/contracts';
+import { insertUnique, notFound, UniqueKeyConflict, type Logger, type StoreContext } from '@affiliate/platform';
+import { apiKeyModel, type ApiKeyDocument, type ApiKeyModel } from './api-key-model';
+import { auditRecordModel, type AuditRecordModel } from './audit-log';
+import { ProgramAuditLog, programAuditRecordModel } from './program-audit-log';
+import { ProgramRepository } from './program-model';
 import { createProgram, findLiveProgram } from './programs';
-import type { ProgramRepository } from './program-model';
+import { publishableKeyModel, type PublishableKeyModel } from './publishable-keys';
+import { uuidFromHash } from './retention';
 
 export const API_KEY_PREFIX = 'ak_live_';
 
-export type AdminStore = { programs: ProgramRepository; apiKeys: ApiKeyModel; publishableKeys: PublishableKeyModel; auditRecords: AuditRecordModel };
+export type AdminStore = {
+  programs: ProgramRepository;
+  apiKeys: ApiKeyModel;
+  publishableKeys: PublishableKeyModel;
+  auditRecords: AuditRecordModel;
+  /** Each program's record of what its keys did with secrets, bank details and payouts. */
+  programAudit: ProgramAuditLog;
+  /** How long audit records (the operators' and the programs') are kept. */
+  auditRetentionMs: number;
+};
 
-export type CreatedApiKey = { id: string; key: string; programId: string; createdAt: string };
-export type ApiKeySummary = { id: string; programId: string; displayPrefix: string; createdAt: string; revokedAt: string | null };
+/** The gateway's own data, for the gateway and the admin CLI alike. */
+export function createAdminStore(context: StoreContext, auditRetentionMs: number): AdminStore {
+  const { connection } = context;
+  return {
+    programs: new ProgramRepository(context),
+    apiKeys: apiKeyModel(connection),
+    publishableKeys: publishableKeyModel(connection),
+    auditRecords: auditRecordModel(connection),
+    programAudit: new ProgramAuditLog(programAuditRecordModel(connection), auditRetentionMs),
+    auditRetentionMs,
+  };
+}
+
+export type CreatedApiKey = { id: string; key: string; programId: string; scopes: ApiScope[]; createdAt: string };
+export type ApiKeySummary = { id: string; programId: string; displayPrefix: string; scopes: ApiScope[]; createdAt: string; revokedAt: string | null };
+
+/** A key stored without scopes (every key made before they existed, and any made without them) may do everything. */
+export const scopesOfKey = (key: Pick<ApiKeyDocument, 'scopes'>): ApiScope[] => (key.scopes ? [...key.scopes] : [...API_SCOPES]);
+
+export type NewApiKey = { key?: string; id?: string; scopes?: ApiScope[] };
 
 /** 32 random bytes (256 bits) behind a prefix that secret scanners and people recognise. */
 export function generateApiKey(): string {
@@ -26,10 +56,11 @@ export function hashApiKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
-export async function createApiKey(store: AdminStore, programId: string, key: string = generateApiKey(), id: string = randomUUID()): Promise<CreatedApiKey> {
+export async function createApiKey(store: AdminStore, programId: string, options: NewApiKey = {}): Promise<CreatedApiKey> {
+  const { key = generateApiKey(), id = randomUUID(), scopes } = options;
   if (!(await findLiveProgram(store.programs, programId))) throw notFound(`No program with id ${programId}`);
-  const created = await insertUnique(store.apiKeys, { _id: id, programId, keyHash: hashApiKey(key), displayPrefix: key.slice(0, API_KEY_PREFIX.length + 4) }, ['keyHash']);
-  return { id, key, programId, createdAt: created.createdAt.toISOString() };
+  const created = await insertUnique(store.apiKeys, { _id: id, programId, keyHash: hashApiKey(key), displayPrefix: key.slice(0, API_KEY_PREFIX.length + 4), scopes }, ['keyHash']);
+  return { id, key, programId, scopes: scopesOfKey(created), createdAt: created.createdAt.toISOString() };
 }
 
 /** Revoking twice is fine: the key stays revoked from the first time. */
@@ -46,6 +77,7 @@ export async function listApiKeys(store: AdminStore, programId: string): Promise
     id: key._id,
     programId: key.programId,
     displayPrefix: key.displayPrefix,
+    scopes: scopesOfKey(key),
     createdAt: key.createdAt.toISOString(),
     revokedAt: key.revokedAt ? key.revokedAt.toISOString() : null,
   }));
@@ -77,7 +109,7 @@ export async function ensureBootstrapKey(store: AdminStore, key: string, logger:
       rateLimit: null,
     }, programId),
   );
-  if (await createdUnlessTaken(createApiKey(store, programId, key, uuidFromHash(hashApiKey(`key:${keyHash}`))))) {
+  if (await createdUnlessTaken(createApiKey(store, programId, { key, id: uuidFromHash(hashApiKey(`key:${keyHash}`)) }))) {
     logger.info({ programId, programCreated: created }, 'created the demo program for BOOTSTRAP_API_KEY');
   }
 }
@@ -91,9 +123,4 @@ async function createdUnlessTaken(write: Promise<unknown>): Promise<boolean> {
     if (error instanceof UniqueKeyConflict) return false;
     throw error;
   }
-}
-
-function uuidFromHash(hex: string): string {
-  const variant = ((parseInt(hex.charAt(16), 16) & 0x3) | 0x8).toString(16);
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }

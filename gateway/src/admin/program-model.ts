@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { TRACKING_DEFAULTS, type AttributionModel, type Program } from '@affiliate/contracts';
+import { PROGRAM_LIMIT_DEFAULTS, TRACKING_DEFAULTS, type AttributionModel, type Program } from '@affiliate/contracts';
 import { AggregateStore, findPage, outboxPlugin, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { RateLimit } from '../config';
@@ -18,6 +18,8 @@ export type ProgramDocument = {
   attributionWindowDays?: number | null;
   attributionModel?: AttributionModel;
   clickDedupSeconds?: number;
+  /** The operator's cap on the program's webhook endpoints; absent: the default. */
+  maxWebhookEndpoints?: number;
   createdAt: Date;
   updatedAt: Date;
 } & OutboxFields;
@@ -36,6 +38,7 @@ const programSchema = new Schema<ProgramDocument>(
     attributionWindowDays: { type: Number, default: undefined },
     attributionModel: { type: String, default: undefined },
     clickDedupSeconds: { type: Number, default: undefined },
+    maxWebhookEndpoints: { type: Number, default: undefined },
     // Set by the use cases rather than by mongoose, so an event carries exactly the stored times.
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
@@ -84,6 +87,7 @@ export function toProgram(document: ProgramDocument): Program {
     attributionWindowDays: document.attributionWindowDays ?? TRACKING_DEFAULTS.attributionWindowDays,
     attributionModel: document.attributionModel ?? TRACKING_DEFAULTS.attributionModel,
     clickDedupSeconds: document.clickDedupSeconds ?? TRACKING_DEFAULTS.clickDedupSeconds,
+    maxWebhookEndpoints: document.maxWebhookEndpoints ?? PROGRAM_LIMIT_DEFAULTS.maxWebhookEndpoints,
     createdAt: new Date(document.createdAt).toISOString(),
     updatedAt: new Date(document.updatedAt).toISOString(),
   };

@@ -1,11 +1,11 @@
-import { API_OPERATIONS, CreateProgramBody, ListQuery, UpdateProgramBody } from '@affiliate/contracts';
+import { API_OPERATIONS, CreateApiKeyBody, CreateProgramBody, ListQuery, UpdateProgramBody } from '@affiliate/contracts';
 import { constantTimeEquals, parseBody, parseQuery, REQUEST_ID_HEADER, setNextPageLink, unauthorized, type Logger } from '@affiliate/platform';
 import express, { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { RateLimit } from '../config';
 import { FailedAuthentication } from '../rate-limit/middleware';
 import type { RateLimits } from '../rate-limit/rate-limiter';
 import { createApiKey, listApiKeys, revokeApiKey, type AdminStore } from './api-keys';
-import { listAuditRecords, recordAudit } from './audit-log';
+import { listAuditRecords, recordAudit, recordRefusal } from './audit-log';
 import { createPublishableKey, listPublishableKeys, revokePublishableKey } from './publishable-keys';
 import { createProgram, deleteProgram, getProgram, listPrograms, updateProgram } from './programs';
 
@@ -32,39 +32,47 @@ function operationOf(request: Request): { action: string; targetId: string | nul
 /**
  * Every change made with the admin token, and every refused attempt, is appended to the audit
  * record once answered: who (credential, address, user agent), what (operation and target), when,
- * and the outcome. Reads with the token are not recorded.
+ * and the outcome. Reads with the token are not recorded. Refusals are counted, one record per
+ * address and window, so a flood without the token cannot grow the record.
  */
-function auditTrail(store: AdminStore, logger: Logger): RequestHandler {
+function auditTrail(store: AdminStore, logger: Logger, refusalWindowMs: number): RequestHandler {
   return (request, response, next) => {
     response.on('finish', () => {
       const credential = response.locals.adminCredential as 'admin-token' | 'refused' | undefined;
       if (!credential || (credential === 'admin-token' && request.method === 'GET')) return;
       const { action, targetId } = operationOf(request);
-      recordAudit(store.auditRecords, {
+      const entry = {
         actor: { credential, address: request.ip ?? null, userAgent: request.header('user-agent')?.slice(0, 300) ?? null, user: null },
         action,
         targetId: targetId ?? (response.locals.createdId as string | undefined) ?? null,
         status: response.statusCode,
         requestId: String(response.locals.requestId ?? request.header(REQUEST_ID_HEADER) ?? '') || null,
-      }).catch((error: unknown) => logger.error({ err: error, action }, 'could not write the admin audit record'));
+      };
+      (credential === 'refused' ? recordRefusal(store, entry, refusalWindowMs) : recordAudit(store, entry)).catch((error: unknown) =>
+        logger.error({ err: error, action }, 'could not write the admin audit record'),
+      );
     });
     next();
   };
 }
 
-/** The admin token, compared in constant time; an address with too many wrong tokens waits out its window. */
-function requireAdmin(adminToken: string, failures: FailedAuthentication): RequestHandler {
+/**
+ * The admin token, compared in constant time, is always accepted: a lockout that refused it too
+ * would let anyone sharing an address (everyone, behind a proxy that is not trusted) shut the
+ * operators out. Anything else is limited per address, then answered 401, and past the failure
+ * limit 429 with a Retry-After that doubles with each further attempt.
+ */
+function requireAdmin(adminToken: string, failures: FailedAuthentication, addressLimit: RequestHandler): RequestHandler {
   return async (request, response: Response, next) => {
-    response.locals.adminCredential = 'refused';
-    const lockedOut = await failures.refusal(request.ip, response);
-    if (lockedOut) throw lockedOut;
     const presented = BEARER.exec(request.header('authorization') ?? '')?.[1];
-    if (!presented || !constantTimeEquals(presented, adminToken)) {
-      response.setHeader('WWW-Authenticate', presented ? 'Bearer realm="admin", error="invalid_token"' : 'Bearer realm="admin"');
-      throw await failures.record(request.ip, response, unauthorized('Missing or invalid admin token: send "Authorization: Bearer <ADMIN_TOKEN>"'));
+    if (presented && constantTimeEquals(presented, adminToken)) {
+      response.locals.adminCredential = 'admin-token';
+      return next();
     }
-    response.locals.adminCredential = 'admin-token';
-    next();
+    response.locals.adminCredential = 'refused';
+    await addressLimit(request, response, () => undefined);
+    response.setHeader('WWW-Authenticate', presented ? 'Bearer realm="admin", error="invalid_token"' : 'Bearer realm="admin"');
+    throw await failures.record(request.ip, response, unauthorized('Missing or invalid admin token: send "Authorization: Bearer <ADMIN_TOKEN>"'));
   };
 }
 
@@ -74,6 +82,8 @@ export type AdminRoutesOptions = {
   rateLimits: RateLimits;
   /** Wrong tokens allowed per client address in a window. */
   failedAuthLimit: RateLimit;
+  /** The per-address limit of requests without a credential, which requests without the right token count in. */
+  addressLimit: RequestHandler;
   logger: Logger;
   bodyLimit: string;
   /** Publish the program event now and drop cached key verdicts on this replica. */
@@ -84,8 +94,8 @@ export type AdminRoutesOptions = {
 export function adminRoutes(options: AdminRoutesOptions): Router {
   const { store } = options;
   const router = Router();
-  router.use(auditTrail(store, options.logger));
-  router.use(requireAdmin(options.adminToken, new FailedAuthentication(options.rateLimits, options.failedAuthLimit, 'admin')));
+  router.use(auditTrail(store, options.logger, options.failedAuthLimit.duration * 1000));
+  router.use(requireAdmin(options.adminToken, new FailedAuthentication(options.rateLimits, options.failedAuthLimit, 'admin', true), options.addressLimit));
   router.use(express.json({ limit: options.bodyLimit }));
   const changed = <T>(result: T): T => {
     options.onChange();
@@ -113,8 +123,9 @@ export function adminRoutes(options: AdminRoutesOptions): Router {
     response.json(changed(await deleteProgram(store.programs, request.params.id)));
   });
   router.post('/programs/:id/api-keys', async (request, response) => {
+    const { scopes } = parseBody(CreateApiKeyBody, request);
     response.setHeader('Cache-Control', 'no-store');
-    response.json(await createApiKey(store, request.params.id));
+    response.json(await createApiKey(store, request.params.id, { scopes }));
   });
   router.get('/programs/:id/api-keys', async (request, response) => {
     await getProgram(store.programs, request.params.id);

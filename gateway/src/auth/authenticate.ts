@@ -1,20 +1,9 @@
-import type { AttributionModel } from '@affiliate/contracts';
 import { AppError, forbidden, notFound, unauthorized, withRequestContext } from '@affiliate/platform';
 import type { RequestHandler, Response } from 'express';
-import type { RateLimit } from '../config';
 import type { FailedAuthentication } from '../rate-limit/middleware';
-import type { CredentialKind, KeyDirectory } from './key-directory';
+import type { KeyDirectory, KeyVerdict } from './key-directory';
 
-export type Caller = {
-  credential: CredentialKind;
-  keyId: string;
-  keyHash: string;
-  programId: string;
-  rateLimit: RateLimit | null;
-  allowedOrigins: string[];
-  attributionWindowDays: number | null;
-  attributionModel: AttributionModel;
-};
+export type Caller = Omit<Extract<KeyVerdict, { kind: 'valid' }>, 'kind' | 'apiAccess'>;
 
 const BEARER = /^Bearer[ \t]+([\x21-\x7e]+)[ \t]*$/i;
 

@@ -1,11 +1,11 @@
-import { TRACKING_DEFAULTS, type AttributionModel } from '@affiliate/contracts';
+import { PROGRAM_LIMIT_DEFAULTS, TRACKING_DEFAULTS, type ApiScope, type AttributionModel } from '@affiliate/contracts';
 import { constantTimeEquals } from '@affiliate/platform';
 import type { RateLimit } from '../config';
 import type { ApiKeyModel } from '../admin/api-key-model';
-import { findApiKeyByHash, hashApiKey } from '../admin/api-keys';
+import { findApiKeyByHash, hashApiKey, scopesOfKey } from '../admin/api-keys';
 import { findLiveProgram } from '../admin/programs';
 import type { ProgramRepository } from '../admin/program-model';
-import { findPublishableKeyByHash, isPublishableKey, type PublishableKeyModel } from '../admin/publishable-keys';
+import { findPublishableKeyByHash, isPublishableKey, PUBLISHABLE_KEY_PREFIX, type PublishableKeyModel } from '../admin/publishable-keys';
 
 /** A secret API key (`ak_…`) for a backend, or a publishable key (`pk_…`) for the tracking script in a browser. */
 export type CredentialKind = 'secret' | 'publishable';
@@ -19,6 +19,10 @@ export type KeyVerdict =
       credential: CredentialKind;
       keyId: string;
       keyHash: string;
+      /** The first characters of the key, which name it in the program's audit record. */
+      keyPrefix: string;
+      /** What a secret key may do; a publishable key has none (its routes are its scope). */
+      scopes: ApiScope[];
       programId: string;
       apiAccess: boolean;
       rateLimit: RateLimit | null;
@@ -26,6 +30,8 @@ export type KeyVerdict =
       allowedOrigins: string[];
       attributionWindowDays: number | null;
       attributionModel: AttributionModel;
+      /** Forwarded to the webhook dispatcher, which enforces it. */
+      maxWebhookEndpoints: number;
     };
 
 type Entry = { expiresAt: number; verdict: Promise<KeyVerdict> };
@@ -72,7 +78,7 @@ export class KeyDirectory {
   }
 
   private async lookUp(keyHash: string, credential: CredentialKind): Promise<KeyVerdict> {
-    const key = credential === 'publishable' ? await findPublishableKeyByHash(this.options.publishableKeys, keyHash) : await findApiKeyByHash(this.options.apiKeys, keyHash);
+    const key = credential === 'publishable' ? await this.publishableKey(keyHash) : await this.secretKey(keyHash);
     if (!key || key.revokedAt || !constantTimeEquals(key.keyHash, keyHash)) return { kind: 'unknown' };
     const program = await findLiveProgram(this.options.programs, key.programId);
     if (!program) return { kind: 'program-deleted', keyId: key._id, programId: key.programId };
@@ -81,12 +87,25 @@ export class KeyDirectory {
       credential,
       keyId: key._id,
       keyHash,
+      keyPrefix: key.displayPrefix,
+      scopes: key.scopes,
       programId: program._id,
       apiAccess: program.apiAccess,
       rateLimit: program.rateLimit ? { points: program.rateLimit.points, duration: program.rateLimit.duration } : null,
       allowedOrigins: program.allowedOrigins ?? TRACKING_DEFAULTS.allowedOrigins,
       attributionWindowDays: program.attributionWindowDays ?? TRACKING_DEFAULTS.attributionWindowDays,
       attributionModel: program.attributionModel ?? TRACKING_DEFAULTS.attributionModel,
+      maxWebhookEndpoints: program.maxWebhookEndpoints ?? PROGRAM_LIMIT_DEFAULTS.maxWebhookEndpoints,
     };
+  }
+
+  private async secretKey(keyHash: string) {
+    const key = await findApiKeyByHash(this.options.apiKeys, keyHash);
+    return key && { ...key, scopes: scopesOfKey(key) };
+  }
+
+  private async publishableKey(keyHash: string) {
+    const key = await findPublishableKeyByHash(this.options.publishableKeys, keyHash);
+    return key && { ...key, displayPrefix: key.key.slice(0, PUBLISHABLE_KEY_PREFIX.length + 4), scopes: [] as ApiScope[] };
   }
 }

@@ -1,6 +1,6 @@
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
-import { CreateProgramBody } from '@affiliate/contracts';
+import { CreateApiKeyBody, CreateProgramBody } from '@affiliate/contracts';
 import { AppError, badRequest, describeZodError } from '@affiliate/platform';
 import { createApiKey, listApiKeys, revokeApiKey, type AdminStore } from '../admin/api-keys';
 import { recordAudit } from '../admin/audit-log';
@@ -11,7 +11,8 @@ export const ADMIN_USAGE = `Usage: npm run admin -- <command> [options]
   create-program --name <name> [--url-modifier ref] [--destination-url <url>]... [--require-approval]
                  [--commission-rate 20] [--no-api-access] [--rate-limit <points>/<seconds>]
                  Creates a program and its first API key (the key is printed once).
-  create-key --program <programId>      Creates another API key (printed once).
+  create-key --program <programId> [--scopes read,write,finance,webhook_secrets]
+                                        Creates another API key (printed once); every scope unless --scopes says.
   revoke-key --key <apiKeyId>           Revokes a key; it stops working within seconds.
   list-programs                         Programs, newest first, with their keys (without secrets).
 `;
@@ -26,7 +27,7 @@ export async function runAdminCommand(argv: string[], store: AdminStore): Promis
   const command = argv[0] ?? '';
   if (!CHANGING_COMMANDS.has(command)) return executeCommand(argv, store);
   const audit = (status: number, targetId: string | null) =>
-    recordAudit(store.auditRecords, { actor: { credential: 'cli', address: null, userAgent: null, user: userInfo().username }, action: `cli ${command}`, targetId, status, requestId: null });
+    recordAudit(store, { actor: { credential: 'cli', address: null, userAgent: null, user: userInfo().username }, action: `cli ${command}`, targetId, status, requestId: null });
   try {
     const result = (await executeCommand(argv, store)) as { program?: { id: string }; apiKey?: { programId: string }; id?: string };
     await audit(200, result.program?.id ?? result.apiKey?.programId ?? result.id ?? null);
@@ -65,9 +66,11 @@ async function executeCommand(argv: string[], store: AdminStore): Promise<unknow
       return { program, apiKey, note: 'Store the key now: it is shown only once.' };
     }
     case 'create-key': {
-      const { values } = parse(rest, { program: { type: 'string' } });
+      const { values } = parse(rest, { program: { type: 'string' }, scopes: { type: 'string' } });
       if (typeof values.program !== 'string') throw badRequest('--program <programId> is required');
-      return { apiKey: await createApiKey(store, values.program), note: 'Store the key now: it is shown only once.' };
+      const body = CreateApiKeyBody.safeParse(typeof values.scopes === 'string' ? { scopes: values.scopes.split(',').map((scope) => scope.trim()) } : {});
+      if (!body.success) throw badRequest(describeZodError(body.error, 'body'));
+      return { apiKey: await createApiKey(store, values.program, body.data), note: 'Store the key now: it is shown only once.' };
     }
     case 'revoke-key': {
       const { values, positionals } = parse(rest, { key: { type: 'string' } }, true);

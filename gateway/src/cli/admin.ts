@@ -1,8 +1,5 @@
 import { ConfigError, connectMongo, createLogger, syncIndexes } from '@affiliate/platform';
-import { apiKeyModel } from '../admin/api-key-model';
-import { publishableKeyModel } from '../admin/publishable-keys';
-import { auditRecordModel } from '../admin/audit-log';
-import { ProgramRepository } from '../admin/program-model';
+import { createAdminStore } from '../admin/api-keys';
 import { gatewaySettingsFromEnv } from '../config';
 import { ADMIN_USAGE, describeFailure, runAdminCommand, UsageError } from './admin-commands';
 
@@ -20,7 +17,7 @@ async function main(argv: string[]): Promise<number> {
   const logger = createLogger('gateway-admin', process.env.LOG_LEVEL ?? 'error');
   const connection = await connectMongo({ url: settings.mongoUrl, dbName: settings.dbName, logger, maxAttempts: 3 });
   try {
-    const store = { programs: new ProgramRepository({ connection }), apiKeys: apiKeyModel(connection), publishableKeys: publishableKeyModel(connection), auditRecords: auditRecordModel(connection) };
+    const store = createAdminStore({ connection }, settings.auditRetentionMs);
     await syncIndexes(connection);
     const result = await runAdminCommand(argv, store);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

@@ -1,6 +1,7 @@
-import { ProgramSettingsBody, RevokePublishableKeyBody } from '@affiliate/contracts';
-import { parseBody } from '@affiliate/platform';
+import { ListQuery, ProgramSettingsBody, RevokePublishableKeyBody } from '@affiliate/contracts';
+import { parseBody, parseQuery, setNextPageLink } from '@affiliate/platform';
 import express, { Router, type RequestHandler } from 'express';
+import type { ProgramAuditLog } from '../admin/program-audit-log';
 import type { ProgramRepository } from '../admin/program-model';
 import { getProgram, updateProgram } from '../admin/programs';
 import { createPublishableKey, listPublishableKeys, revokePublishableKey, type PublishableKeyModel } from '../admin/publishable-keys';
@@ -9,6 +10,7 @@ import { callerOf } from '../auth/authenticate';
 export type ProgramApiOptions = {
   programs: ProgramRepository;
   publishableKeys: PublishableKeyModel;
+  programAudit: ProgramAuditLog;
   /** The per-key rate limit, applied as on every proxied route. */
   rateLimit: RequestHandler;
   bodyLimit: string;
@@ -18,8 +20,8 @@ export type ProgramApiOptions = {
 
 /**
  * What the gateway answers itself under /api/v1, for the program of the key: its own settings
- * (everything but the rate limit and API access, which stay the operator's) and its publishable
- * keys. The program always comes from the key: no route here takes a program id.
+ * (everything but the rate limit, API access and endpoint cap, which stay the operator's), its
+ * publishable keys and its audit record. The program always comes from the key: no route here takes a program id.
  */
 export function programApiRoutes(options: ProgramApiOptions): Router {
   const router = Router();
@@ -46,6 +48,12 @@ export function programApiRoutes(options: ProgramApiOptions): Router {
     const revoked = await revokePublishableKey(store, publishableKeyId, programIdOf(response));
     options.onChange();
     response.json(revoked);
+  });
+  router.get('/audit-records', options.rateLimit, async (request, response) => {
+    const page = parseQuery(ListQuery, request);
+    const { items, nextCursor } = await options.programAudit.list(programIdOf(response), page);
+    setNextPageLink(request, response, nextCursor, page.limit);
+    response.json(items);
   });
   return router;
 }

@@ -1,9 +1,11 @@
 import { NUMBERED_ERROR_OPERATIONS } from '@affiliate/contracts';
-import { AppError, FORWARDED_PREFIX_HEADER, INTERNAL_TOKEN_HEADER, notFound, PROGRAM_ID_HEADER, REQUEST_ID_HEADER } from '@affiliate/platform';
+import { AppError, FORWARDED_PREFIX_HEADER, INTERNAL_TOKEN_HEADER, MAX_WEBHOOK_ENDPOINTS_HEADER, notFound, PROGRAM_ID_HEADER, REQUEST_ID_HEADER, type Logger } from '@affiliate/platform';
 import express, { Router, type RequestHandler } from 'express';
+import type { ProgramAuditLog } from '../admin/program-audit-log';
 import type { ProgramRepository } from '../admin/program-model';
 import type { PublishableKeyModel } from '../admin/publishable-keys';
 import { authenticate, callerOf } from '../auth/authenticate';
+import { requireScopes, sensitiveBody } from '../auth/scopes';
 import { browserPreflight, credentialScope, narrowAnswerOf } from '../browser/browser-routes';
 import type { KnownOrigins } from '../browser/known-origins';
 import type { KeyDirectory } from '../auth/key-directory';
@@ -34,6 +36,9 @@ export type ApiRoutesOptions = {
   /** After a program changes its own settings or keys. */
   onProgramChange: () => void;
   knownOrigins: KnownOrigins;
+  /** Where sensitive acts of the program's keys are recorded. */
+  programAudit: ProgramAuditLog;
+  logger: Logger;
 };
 
 /**
@@ -79,12 +84,22 @@ export function apiRoutes(options: ApiRoutesOptions): Router {
   router.use(browserPreflight(options.knownOrigins));
   router.use(authenticate(options.keys, new FailedAuthentication(options.rateLimits, options.failedAuthLimit, 'api')));
   router.use(credentialScope({ rateLimits: options.rateLimits, browserAddressLimit: options.browserAddressLimit }));
+  const scopes = { audit: options.programAudit, logger: options.logger };
+  router.use(requireScopes(scopes));
   router.use(
-    programApiRoutes({ programs: options.programs, publishableKeys: options.publishableKeys, rateLimit: limited, bodyLimit: options.bodyLimit, onChange: options.onProgramChange }),
+    programApiRoutes({
+      programs: options.programs,
+      publishableKeys: options.publishableKeys,
+      programAudit: options.programAudit,
+      rateLimit: limited,
+      bodyLimit: options.bodyLimit,
+      onChange: options.onProgramChange,
+    }),
   );
   router.use(matchRoute);
   router.use(limited);
   router.use(readBody(options.bodyLimit));
+  router.use(sensitiveBody(scopes));
   router.use(idempotency(options.idempotencyRecords, options.upstreamTimeoutMs * 3));
   router.use((request, response) => {
     const route = response.locals.route as Route;
@@ -93,6 +108,7 @@ export function apiRoutes(options: ApiRoutesOptions): Router {
       headers: {
         [INTERNAL_TOKEN_HEADER]: options.internalToken,
         [PROGRAM_ID_HEADER]: callerOf(response).programId,
+        [MAX_WEBHOOK_ENDPOINTS_HEADER]: String(callerOf(response).maxWebhookEndpoints),
         [REQUEST_ID_HEADER]: String(response.locals.requestId),
         [FORWARDED_PREFIX_HEADER]: PUBLIC_PREFIX,
       },

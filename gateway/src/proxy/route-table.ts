@@ -30,6 +30,7 @@ export const ROUTE_TABLE: Record<string, UpstreamName> = {
 export const GATEWAY_ROUTES: Record<string, string> = {
   program: 'gateway/src/program-api/routes.ts',
   'publishable-keys': 'gateway/src/program-api/routes.ts',
+  'audit-records': 'gateway/src/program-api/routes.ts',
   browser: 'gateway/src/browser/browser-routes.ts',
 };
 

@@ -44,10 +44,11 @@ export function rateLimit(limits: RateLimits, defaultLimit: RateLimit): RequestH
 }
 
 /**
- * Routes that need no credential (readiness, the docs and the console's files, the document, paths
- * that exist nowhere), counted per client address: nobody can make the gateway check its database
- * and upstreams, or serve files, as fast as they can send. /healthz stays unlimited: it answers a
- * constant and the orchestrator's probes must never be refused.
+ * Routes that need no credential (the docs and the console's files, the document, paths that exist
+ * nowhere, admin requests without the right token), counted per client address: nobody can make the
+ * gateway serve files or write audit records as fast as they can send. The probes (/healthz,
+ * /readyz) are never limited: behind an ingress every probe and client may share one address, and
+ * an orchestrator whose probes are refused restarts a healthy gateway.
  */
 export function addressRateLimit(limits: RateLimits, limit: RateLimit): RequestHandler {
   return async (request, response, next) => {
@@ -64,13 +65,16 @@ export function addressRateLimit(limits: RateLimits, limit: RateLimit): RequestH
 /**
  * Requests that fail authentication, counted per client address: past the limit they get 429
  * instead of 401, so guessing keys or tokens (or flooding without one) is slow. Callers with a valid
- * credential never touch this bucket.
+ * credential never touch this bucket. With `escalating`, each further failure in the window doubles
+ * the Retry-After (2 s, 4 s, 8 s… up to the window's end): the attacker waits longer and longer,
+ * while the right credential, checked first, is never refused.
  */
 export class FailedAuthentication {
   constructor(
     private readonly limits: RateLimits,
     private readonly limit: RateLimit,
     private readonly scope: 'api' | 'admin',
+    private readonly escalating = false,
   ) {}
 
   private keyOf(address: string | undefined): string {
@@ -80,7 +84,9 @@ export class FailedAuthentication {
   /** Counts one failure; the error to answer with, a 429 once this address is over its limit. */
   async record(address: string | undefined, response: Response, refusal: AppError): Promise<AppError> {
     const verdict = await this.limits.consume(this.keyOf(address), this.limit);
-    return verdict.allowed ? refusal : this.throttled(response, verdict.resetSeconds);
+    if (verdict.allowed) return refusal;
+    const overBy = verdict.consumed - this.limit.points;
+    return this.throttled(response, this.escalating ? Math.min(verdict.resetSeconds, 2 ** Math.min(overBy, 30)) : verdict.resetSeconds);
   }
 
   /** A 429 when this address has used up its failures (then even a right credential waits), else null. */

@@ -2,7 +2,14 @@ import type Redis from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { RateLimit } from '../config';
 
-export type RateDecision = { allowed: boolean; limit: number; remaining: number; resetSeconds: number };
+export type RateDecision = {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  resetSeconds: number;
+  /** Requests counted in this window, this one included (past `limit` when refused). */
+  consumed: number;
+};
 
 /**
  * rate-limiter-flexible keeps one limiter per (points, duration) pair, so programs with their own
@@ -28,7 +35,7 @@ export class RateLimits {
 
   /** The state of a bucket without counting a request: not allowed once it is used up. */
   async peek(key: string, limit: RateLimit): Promise<RateDecision> {
-    const unused = { allowed: true, limit: limit.points, remaining: limit.points, resetSeconds: limit.duration };
+    const unused = { allowed: true, limit: limit.points, remaining: limit.points, resetSeconds: limit.duration, consumed: 0 };
     // Redis away: let the check pass; the failure that follows is still counted by the insurance limiter.
     const result = await this.limiterFor(limit).get(key).catch(() => null);
     if (!result) return unused;
@@ -61,5 +68,6 @@ function decision(allowed: boolean, limit: RateLimit, result: RateLimiterRes): R
     limit: limit.points,
     remaining: Math.max(0, result.remainingPoints),
     resetSeconds: Math.max(1, Math.ceil(result.msBeforeNext / 1000)),
+    consumed: result.consumedPoints,
   };
 }

@@ -25,6 +25,8 @@ export const serviceUrlSetting = (component: ComponentName) =>
 export function runService<Shape extends ZodRawShape>(options: {
   name: Exclude<ComponentName, 'gateway'>;
   config: Shape;
+  /** The service's own secrets, required in production like INTERNAL_TOKEN and refused when shipped. */
+  secrets?: (keyof Shape & string)[];
   build: (context: ServiceContext, config: z.infer<z.ZodObject<Shape>>) => ServiceParts | Promise<ServiceParts>;
 }): void {
   const baseShape = {
@@ -36,7 +38,7 @@ export function runService<Shape extends ZodRawShape>(options: {
     REQUEST_DEADLINE_MS: z.coerce.number().int().min(1).default(DEFAULT_ADMISSION.deadlineMs),
   };
   // Validate everything at once so every bad variable is named in one message; then read each part typed.
-  loadConfig({ ...baseShape, ...options.config }, { required: ['INTERNAL_TOKEN'] });
+  loadConfig({ ...baseShape, ...options.config }, { required: ['INTERNAL_TOKEN', ...(options.secrets ?? [])] });
   const base = parseConfig(baseShape);
   const own = parseConfig(options.config);
   const database = serviceDatabaseUrl(process.env, options.name, base.MONGO_URL);

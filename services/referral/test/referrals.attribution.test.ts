@@ -1,4 +1,4 @@
-import { Click, Referral, TRACKING_DEFAULTS, type Affiliate, type Program } from '@affiliate/contracts';
+import { Click, Referral, PROGRAM_LIMIT_DEFAULTS, TRACKING_DEFAULTS, type Affiliate, type Program } from '@affiliate/contracts';
 import { createEvent } from '@affiliate/platform';
 import { eventually, internalHeaders, newProgramId } from '@affiliate/platform/testing';
 import request from 'supertest';
@@ -35,6 +35,7 @@ async function setTracking(programId: string, affiliate: Affiliate, settings: Pa
     apiAccess: true,
     rateLimit: null,
     ...TRACKING_DEFAULTS,
+    ...PROGRAM_LIMIT_DEFAULTS,
     ...settings,
     createdAt: now,
     updatedAt: now,

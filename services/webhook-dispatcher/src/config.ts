@@ -35,6 +35,28 @@ const schedule = z
     return steps as number[];
   });
 
+/** The development key for webhook secrets at rest: in this repository, so production refuses it. */
+export const LOCAL_WEBHOOK_SECRET_ENCRYPTION_KEY = 'f3a1c2d4e5b60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9a';
+
+/** 32 bytes as 64 hex characters or base64 (`openssl rand -hex 32`, `openssl rand -base64 32`). */
+const encryptionKey = z
+  .string()
+  .default(LOCAL_WEBHOOK_SECRET_ENCRYPTION_KEY)
+  .transform((text, context) => {
+    const trimmed = text.trim();
+    const key = /^[0-9a-f]{64}$/i.test(trimmed) ? Buffer.from(trimmed, 'hex') : /^[A-Za-z0-9+/_-]{43}=?$/.test(trimmed) ? Buffer.from(trimmed, 'base64') : null;
+    if (!key || key.length !== 32) {
+      context.addIssue({ code: 'custom', message: 'must be 32 bytes, as 64 hex characters or base64; generate one with `openssl rand -hex 32`' });
+      return z.NEVER;
+    }
+    // 32 random bytes hold about 31 distinct values; fewer than 16 is a made-up key (all zeros, a repeated word).
+    if (new Set(key).size < 16) {
+      context.addIssue({ code: 'custom', message: 'is not random enough (too few distinct bytes); generate one with `openssl rand -hex 32`' });
+      return z.NEVER;
+    }
+    return key;
+  });
+
 /** This service's own environment (DESIGN.md §5), on top of the platform's. */
 export const dispatcherConfigShape = {
   /** Lets subscriber URLs resolve to private, loopback and link-local addresses (tests, local runs). */
@@ -50,7 +72,12 @@ export const dispatcherConfigShape = {
   WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(20),
   WEBHOOK_DISABLE_AFTER: duration('5d'),
   WEBHOOK_SECRET_OVERLAP: duration('24h'),
+  /** AES-256-GCM key of the signing secrets at rest; required in production. */
+  WEBHOOK_SECRET_ENCRYPTION_KEY: encryptionKey,
 };
+
+/** Refused in production when missing or shipped, as every secret of the platform. */
+export const DISPATCHER_SECRETS = ['WEBHOOK_SECRET_ENCRYPTION_KEY'] as const;
 
 export type DispatcherSettings = {
   allowPrivateUrls: boolean;
@@ -69,6 +96,8 @@ export type DispatcherSettings = {
   disableAfterMs: number;
   /** How long the previous secret keeps signing after a rotation. */
   secretOverlapMs: number;
+  /** Seals the signing secrets at rest (32 bytes, AES-256-GCM). */
+  secretEncryptionKey: Buffer;
   /** Longest Retry-After honoured; a longer one is cut to this. */
   maxRetryAfterMs: number;
   breaker: { errorThresholdPercentage: number; volumeThreshold: number; resetTimeoutMs: number };
@@ -86,6 +115,7 @@ export function dispatcherSettings(config: z.infer<z.ZodObject<typeof dispatcher
     endpointConcurrency: config.WEBHOOK_ENDPOINT_CONCURRENCY,
     disableAfterMs: config.WEBHOOK_DISABLE_AFTER,
     secretOverlapMs: config.WEBHOOK_SECRET_OVERLAP,
+    secretEncryptionKey: config.WEBHOOK_SECRET_ENCRYPTION_KEY,
   };
 }
 
@@ -100,6 +130,7 @@ export const DEFAULT_DISPATCHER_SETTINGS: DispatcherSettings = {
   maxInFlight: 200,
   disableAfterMs: 5 * 86_400_000,
   secretOverlapMs: 86_400_000,
+  secretEncryptionKey: Buffer.from(LOCAL_WEBHOOK_SECRET_ENCRYPTION_KEY, 'hex'),
   maxRetryAfterMs: 86_400_000,
   breaker: { errorThresholdPercentage: 50, volumeThreshold: 10, resetTimeoutMs: 30_000 },
 };

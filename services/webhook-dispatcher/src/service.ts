@@ -10,7 +10,7 @@ import { DeliveryScheduler } from './entry-points/scheduler/delivery-scheduler';
 
 /** Webhook endpoints, the event fan-out into deliveries, and the scheduler that sends them. */
 export function buildWebhookDispatcherService(context: ServiceContext, settings: DispatcherSettings = DEFAULT_DISPATCHER_SETTINGS): ServiceParts {
-  const repositories = createRepositories(context);
+  const repositories = createRepositories(context, settings.secretEncryptionKey);
   const client = createSubscriberClient({ timeoutMs: settings.timeoutMs, allowPrivateUrls: settings.allowPrivateUrls, showPrivateResponses: settings.showPrivateResponses });
   const circuits = new EndpointCircuits(client, settings.breaker, context.logger);
   const dispatcher: Dispatcher = { repositories, settings, logger: context.logger, client, circuits };
@@ -18,6 +18,8 @@ export function buildWebhookDispatcherService(context: ServiceContext, settings:
   return {
     routes: webhookRoutes(dispatcher, scheduler),
     subscribe: async () => {
+      const sealed = await repositories.endpoints.sealPlaintextSecretsAcrossPrograms();
+      if (sealed > 0) context.logger.info({ sealed }, 'encrypted webhook signing secrets stored before encryption at rest');
       // Started first: the first events consumed push their deliveries to it.
       scheduler.start();
       await subscribeToEvents(context, repositories, settings, scheduler);

@@ -1,9 +1,10 @@
 import { runService } from '@affiliate/platform';
-import { dispatcherConfigShape, dispatcherSettings } from './config';
+import { DISPATCHER_SECRETS, dispatcherConfigShape, dispatcherSettings } from './config';
 import { buildWebhookDispatcherService } from './service';
 
 runService({
   name: 'webhook-dispatcher',
   config: dispatcherConfigShape,
+  secrets: [...DISPATCHER_SECRETS],
   build: (context, config) => buildWebhookDispatcherService(context, dispatcherSettings(config)),
 });

@@ -6,6 +6,8 @@ import { withRequestContext } from '../logger';
 export const INTERNAL_TOKEN_HEADER = 'x-internal-token';
 export const PROGRAM_ID_HEADER = 'x-program-id';
 export const REQUEST_ID_HEADER = 'x-request-id';
+/** The operator's cap on the program's webhook endpoints, which the gateway knows and the dispatcher enforces. */
+export const MAX_WEBHOOK_ENDPOINTS_HEADER = 'x-program-max-webhook-endpoints';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -3,9 +3,10 @@ import { WebhookDeliveryRepository } from './webhook-deliveries';
 import { WebhookEndpointRepository } from './webhook-endpoints';
 import { ScheduleRepository } from './webhook-schedule';
 
-export function createRepositories(context: { connection: Connection }) {
+/** The key seals the endpoints' signing secrets at rest. */
+export function createRepositories(context: { connection: Connection }, secretEncryptionKey: Buffer) {
   return {
-    endpoints: new WebhookEndpointRepository(context),
+    endpoints: new WebhookEndpointRepository(context, secretEncryptionKey),
     deliveries: new WebhookDeliveryRepository(context),
     schedule: new ScheduleRepository(context),
   };

@@ -1,6 +1,7 @@
 import type { WebhookEndpoint } from '@affiliate/contracts';
-import { byIdInProgram, findPage, type PageRequest } from '@affiliate/platform';
+import { byIdInProgram, findPage, isDuplicateKey, type PageRequest } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
+import { SecretBox } from './secret-box';
 
 export type WebhookEndpointDocument = {
   _id: string;
@@ -45,21 +46,65 @@ schema.index({ programId: 1, createdAt: -1, _id: -1 });
 const webhookEndpointModel = (connection: Connection): Model<WebhookEndpointDocument> =>
   connection.model<WebhookEndpointDocument>('WebhookEndpoint', schema, 'webhook_endpoints');
 
+/** How many endpoints each program has, by program id: the cap is checked and counted in one point write. */
+type EndpointCountDocument = { _id: string; count: number };
+const endpointCountModel = (connection: Connection): Model<EndpointCountDocument> =>
+  connection.model<EndpointCountDocument>('WebhookEndpointCount', new Schema<EndpointCountDocument>({ _id: { type: String, required: true }, count: { type: Number, required: true } }, { versionKey: false }), 'webhook_endpoint_counts');
+
 /** The subscriptions that take an event type: the type itself, its family's wildcard, and `*`. */
 function subscriptionsMatching(eventType: string): string[] {
   return [eventType, `${eventType.split('.')[0]}.*`, '*'];
 }
 
-/** Each program's webhook endpoints. A read by id is a point lookup; the program is checked on the document. */
+/**
+ * Each program's webhook endpoints. A read by id is a point lookup; the program is checked on the
+ * document. Signing secrets are sealed on every write and opened on every read, here only: the
+ * use cases see plain secrets, the database never does.
+ */
 export class WebhookEndpointRepository {
   private readonly model: Model<WebhookEndpointDocument>;
+  private readonly counts: Model<EndpointCountDocument>;
+  private readonly box: SecretBox;
 
-  constructor(context: { connection: Connection }) {
+  constructor(context: { connection: Connection }, encryptionKey: Buffer) {
     this.model = webhookEndpointModel(context.connection);
+    this.counts = endpointCountModel(context.connection);
+    this.box = new SecretBox(encryptionKey);
   }
 
-  byId(programId: string, id: string): Promise<WebhookEndpointDocument | null> {
-    return byIdInProgram(this.model, programId, id);
+  async byId(programId: string, id: string): Promise<WebhookEndpointDocument | null> {
+    const stored = await byIdInProgram(this.model, programId, id);
+    return stored && this.opened(stored);
+  }
+
+  /**
+   * Counts one more endpoint for the program unless it has `max` already: false then. The first time
+   * a program is seen its endpoints are counted once (those made before the cap existed).
+   */
+  async reserveSlot(programId: string, max: number): Promise<boolean> {
+    if (!(await this.counts.exists({ _id: programId }))) {
+      const count = await this.model.countDocuments({ programId });
+      await this.counts.create({ _id: programId, count }).catch((error: unknown) => {
+        if (!isDuplicateKey(error)) throw error;
+      });
+    }
+    const counted = await this.counts.updateOne({ _id: programId, count: { $lt: max } }, { $inc: { count: 1 } });
+    return counted.matchedCount === 1;
+  }
+
+  async releaseSlot(programId: string): Promise<void> {
+    await this.counts.updateOne({ _id: programId, count: { $gt: 0 } }, { $inc: { count: -1 } });
+  }
+
+  /** Seals every secret stored before encryption existed; run once at start (a scan, never per request). */
+  async sealPlaintextSecretsAcrossPrograms(): Promise<number> {
+    const plain = await this.model.find({ secret: /^whsec_/ }).lean<WebhookEndpointDocument[]>();
+    let sealed = 0;
+    for (const stored of plain) {
+      const changed = await this.model.updateOne({ _id: stored._id, secret: stored.secret }, { $set: this.sealed(this.opened(stored), ['secret', 'previousSecret']) });
+      sealed += changed.modifiedCount;
+    }
+    return sealed;
   }
 
   /** The ids of the program's active endpoints subscribed to this event type (directly or by wildcard). */
@@ -73,21 +118,46 @@ export class WebhookEndpointRepository {
   }
 
   async insert(endpoint: WebhookEndpointDocument): Promise<void> {
-    await this.model.create(endpoint);
+    await this.model.create({ ...endpoint, ...this.sealed(endpoint, ['secret', 'previousSecret']) });
   }
 
   /**
    * Applies the change only while the secret is still the one read: two rotations at once must not
-   * both believe they made the current one. Then reads it back by _id rather than trusting a
-   * findOneAndUpdate result (DESIGN.md section 8). Null when another change came first.
+   * both believe they made the current one. Each sealing has its own nonce, so "the one read" is the
+   * stored form, read again here. A secret still stored in plain text is sealed by this write. Then
+   * reads it back by _id rather than trusting a findOneAndUpdate result (DESIGN.md section 8). Null
+   * when another change came first.
    */
   async changeIfSecretIs(programId: string, id: string, secret: string, set: Partial<WebhookEndpointDocument>): Promise<WebhookEndpointDocument | null> {
-    const changed = await this.model.updateOne({ _id: id, programId, secret }, { $set: set });
+    const stored = await byIdInProgram(this.model, programId, id);
+    if (!stored || this.opened(stored).secret !== secret) return null;
+    const resealed = { ...this.opened(stored), ...set };
+    const fields = ['secret', 'previousSecret'] as const;
+    const sealing = fields.filter((field) => field in set || (stored[field] && !SecretBox.isSealed(stored[field])));
+    const changed = await this.model.updateOne({ _id: id, programId, secret: stored.secret }, { $set: { ...set, ...this.sealed(resealed, sealing) } });
     return changed.matchedCount === 1 ? this.byId(programId, id) : null;
   }
 
   async remove(programId: string, id: string): Promise<boolean> {
-    return (await this.model.deleteOne({ _id: id, programId })).deletedCount === 1;
+    const removed = (await this.model.deleteOne({ _id: id, programId })).deletedCount === 1;
+    if (removed) await this.releaseSlot(programId);
+    return removed;
+  }
+
+  private opened(stored: WebhookEndpointDocument): WebhookEndpointDocument {
+    return {
+      ...stored,
+      secret: this.box.open(stored.secret, stored._id),
+      previousSecret: stored.previousSecret ? this.box.open(stored.previousSecret, stored._id) : null,
+    };
+  }
+
+  private sealed(endpoint: WebhookEndpointDocument, fields: readonly ('secret' | 'previousSecret')[]): Partial<Pick<WebhookEndpointDocument, 'secret' | 'previousSecret'>> {
+    const seal = (value: string | null) => (value ? this.box.seal(value, endpoint._id) : null);
+    return {
+      ...(fields.includes('secret') ? { secret: this.box.seal(endpoint.secret, endpoint._id) } : {}),
+      ...(fields.includes('previousSecret') ? { previousSecret: seal(endpoint.previousSecret) } : {}),
+    };
   }
 
   /** Disables an active endpoint; false when it was disabled already. */

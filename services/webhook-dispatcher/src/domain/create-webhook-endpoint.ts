@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { CreateWebhookEndpointBody, WebhookEndpoint } from '@affiliate/contracts';
+import { badRequest } from '@affiliate/platform';
 import type { z } from 'zod';
 import type { DispatcherSettings } from '../config';
 import type { Repositories } from '../data-access/repositories';
@@ -10,13 +11,25 @@ import { assertDeliverableUrl } from './subscriber-address';
 /** Each subscription once, in the order given. */
 export const distinct = (eventTypes: string[]) => [...new Set(eventTypes)];
 
+/**
+ * A new endpoint, within the program's cap (the operator's `maxWebhookEndpoints`): every endpoint
+ * multiplies the writes and signed requests each event causes, so one program cannot fill the
+ * dispatcher, or aim it at a URL, as many times as it likes. The cap also bounds the deliveries
+ * one event fans out to.
+ */
 export async function createWebhookEndpoint(
   repositories: Repositories,
   settings: DispatcherSettings,
   programId: string,
   body: z.infer<typeof CreateWebhookEndpointBody>,
+  limits: { maxWebhookEndpoints: number },
 ): Promise<WebhookEndpoint> {
   await assertDeliverableUrl(body.url, settings.allowPrivateUrls);
+  if (!(await repositories.endpoints.reserveSlot(programId, limits.maxWebhookEndpoints))) {
+    throw badRequest(
+      `This program has reached its limit of ${limits.maxWebhookEndpoints} webhook endpoints (maxWebhookEndpoints): delete one, subscribe an existing endpoint to more event types, or ask the operator to raise the limit`,
+    );
+  }
   const now = new Date();
   const endpoint: WebhookEndpointDocument = {
     _id: randomUUID(),
@@ -33,6 +46,11 @@ export async function createWebhookEndpoint(
     createdAt: now,
     updatedAt: now,
   };
-  await repositories.endpoints.insert(endpoint);
+  try {
+    await repositories.endpoints.insert(endpoint);
+  } catch (error) {
+    await repositories.endpoints.releaseSlot(programId);
+    throw error;
+  }
   return toWebhookEndpoint(endpoint, { withSecret: true });
 }

@@ -8,9 +8,10 @@ import {
   WebhookDeliveryQuery,
   WebhookEndpointQuery,
   WebhookSecretQuery,
+  MAX_WEBHOOK_ENDPOINTS_CEILING,
 } from '@affiliate/contracts';
-import { parseBody, parseQuery, programIdOf, setNextPageLink } from '@affiliate/platform';
-import { Router } from 'express';
+import { MAX_WEBHOOK_ENDPOINTS_HEADER, parseBody, parseQuery, programIdOf, setNextPageLink } from '@affiliate/platform';
+import { Router, type Request } from 'express';
 import type { Dispatcher } from '../../domain/attempt-delivery';
 import { createWebhookEndpoint } from '../../domain/create-webhook-endpoint';
 import { deleteWebhookEndpoint } from '../../domain/delete-webhook-endpoint';
@@ -22,12 +23,23 @@ import { resendDelivery } from '../../domain/resend-delivery';
 import { testWebhookEndpoint } from '../../domain/test-webhook-endpoint';
 import { updateWebhookEndpoint } from '../../domain/update-webhook-endpoint';
 
+/**
+ * The program's endpoint cap, which the gateway forwards from the program's settings (20 unless the
+ * operator set another) with every request. A request without it (only the gateway reaches this
+ * service) gets the highest cap an operator can set, so one event still fans out to a bounded number.
+ */
+function limitsOf(request: Request): { maxWebhookEndpoints: number } {
+  const forwarded = Number(request.header(MAX_WEBHOOK_ENDPOINTS_HEADER));
+  const valid = Number.isInteger(forwarded) && forwarded >= 1 && forwarded <= MAX_WEBHOOK_ENDPOINTS_CEILING;
+  return { maxWebhookEndpoints: valid ? forwarded : MAX_WEBHOOK_ENDPOINTS_CEILING };
+}
+
 export function webhookRoutes(dispatcher: Dispatcher, scheduler: { nudge(): void }): Router {
   const { repositories, settings, logger } = dispatcher;
   const router = Router();
 
   router.post('/webhook-endpoints', async (request, response) => {
-    response.json(await createWebhookEndpoint(repositories, settings, programIdOf(response), parseBody(CreateWebhookEndpointBody, request)));
+    response.json(await createWebhookEndpoint(repositories, settings, programIdOf(response), parseBody(CreateWebhookEndpointBody, request), limitsOf(request)));
   });
 
   router.get('/webhook-endpoints', async (request, response) => {

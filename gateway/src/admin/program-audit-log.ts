@@ -1,0 +1,81 @@
+import { randomUUID } from 'node:crypto';
+import type { ProgramAuditAction, ProgramAuditRecord } from '@affiliate/contracts';
+import { findPage, type PageRequest } from '@affiliate/platform';
+import { Schema, type Connection, type Model } from 'mongoose';
+import { deleteExpired, retentionFields } from './retention';
+
+export type ProgramAuditRecordDocument = {
+  _id: string;
+  programId: string;
+  createdAt: Date;
+  actor: { apiKeyId: string; apiKeyPrefix: string };
+  action: ProgramAuditAction;
+  operation: string;
+  status: number;
+  requestId: string | null;
+  expiresAt: Date;
+};
+
+const programAuditRecordSchema = new Schema<ProgramAuditRecordDocument>(
+  {
+    _id: { type: String, default: randomUUID },
+    programId: { type: String, required: true },
+    createdAt: { type: Date, required: true },
+    actor: { apiKeyId: { type: String, required: true }, apiKeyPrefix: { type: String, required: true } },
+    action: { type: String, required: true },
+    operation: { type: String, required: true },
+    status: { type: Number, required: true },
+    requestId: { type: String, default: null },
+    ...retentionFields,
+  },
+  { collection: 'program_audit_records', versionKey: false },
+);
+programAuditRecordSchema.index({ programId: 1, createdAt: -1, _id: -1 });
+programAuditRecordSchema.index({ expiresAt: 1 }, { expireAfterSeconds: 0 });
+
+export type ProgramAuditRecordModel = Model<ProgramAuditRecordDocument>;
+
+export function programAuditRecordModel(connection: Connection): ProgramAuditRecordModel {
+  return (
+    (connection.models.ProgramAuditRecord as ProgramAuditRecordModel | undefined) ??
+    connection.model<ProgramAuditRecordDocument>('ProgramAuditRecord', programAuditRecordSchema)
+  );
+}
+
+export type ProgramAuditEntry = Omit<ProgramAuditRecordDocument, '_id' | 'programId' | 'createdAt' | 'expiresAt'>;
+
+/** The program's own audit record: what its API keys did with secrets, bank details and payouts. Append-only, one insert. */
+export class ProgramAuditLog {
+  constructor(
+    private readonly model: ProgramAuditRecordModel,
+    private readonly retentionMs: number,
+  ) {}
+
+  async record(programId: string, entry: ProgramAuditEntry): Promise<void> {
+    const now = new Date();
+    await this.model.create({ ...entry, programId, createdAt: now, expiresAt: new Date(now.getTime() + this.retentionMs) });
+  }
+
+  /** The retention sweep: the one method that works across programs. */
+  deleteExpiredAcrossPrograms(): Promise<number> {
+    return deleteExpired(this.model, this.retentionMs);
+  }
+
+  /** Newest first, paged like every list; only this program's records. */
+  async list(programId: string, page: PageRequest): Promise<{ items: ProgramAuditRecord[]; nextCursor: string | null }> {
+    const { items, nextCursor } = await findPage(this.model, { programId }, page);
+    return { items: items.map(toProgramAuditRecord), nextCursor };
+  }
+}
+
+function toProgramAuditRecord(document: ProgramAuditRecordDocument): ProgramAuditRecord {
+  return {
+    id: document._id,
+    at: document.createdAt.toISOString(),
+    actor: { apiKeyId: document.actor.apiKeyId, apiKeyPrefix: document.actor.apiKeyPrefix },
+    action: document.action,
+    operation: document.operation,
+    status: document.status,
+    requestId: document.requestId,
+  };
+}

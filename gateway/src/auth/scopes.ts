@@ -1,0 +1,88 @@
+import { API_OPERATIONS, API_SCOPES, scopesOf, type ApiOperation, type ApiScope, type SensitiveAct } from '@affiliate/contracts';
+import { forbidden, REQUEST_ID_HEADER, type Logger } from '@affiliate/platform';
+import type { Request, RequestHandler, Response } from 'express';
+import type { ProgramAuditLog } from '../admin/program-audit-log';
+import { PUBLIC_PREFIX } from '../proxy/route-table';
+import { callerOf } from './authenticate';
+
+// The public operations a secret key can call, by method and path: the one table of scopes (contracts/src/openapi.ts).
+const SECRET_KEY_OPERATIONS = new Map(API_OPERATIONS.filter((operation) => !operation.admin && !operation.browser).map((operation) => [`${operation.method.toUpperCase()} ${operation.path}`, operation]));
+
+/** HEAD and OPTIONS read like GET, as the rate limit counts them. */
+function operationOf(request: Request): ApiOperation | undefined {
+  const method = request.method === 'HEAD' || request.method === 'OPTIONS' ? 'GET' : request.method;
+  const path = request.path.length > 1 ? request.path.replace(/\/$/, '') : request.path;
+  return SECRET_KEY_OPERATIONS.get(`${method} ${path}`);
+}
+
+/** The same judgement as the sale service's: the client prefers CSV to JSON. */
+const wantsCsv = (request: Request) => request.accepts(['application/json', 'text/csv']) === 'text/csv';
+
+function refuse(request: Request, missing: ApiScope[]): never {
+  const names = missing.map((scope) => `"${scope}"`).join(' and ');
+  throw forbidden(`This API key lacks the ${names} scope${missing.length > 1 ? 's' : ''} needed for ${request.method} ${PUBLIC_PREFIX}${request.path}; create a key with ${missing.length > 1 ? 'them' : 'it'} (POST /admin/v1/programs/{id}/api-keys {"scopes": [...]})`);
+}
+
+export type ScopeOptions = { audit: ProgramAuditLog; logger: Logger };
+
+/**
+ * Scoped keys (Stripe's restricted keys): after authentication, a secret key must hold every scope
+ * its operation names, or the request is refused 403 before anything reaches a service. A path no
+ * operation has is open to full keys only. A sensitive act (a secret revealed, bank details
+ * exported, a payout's status changed) is answered `no-store` and recorded in the program's audit
+ * record, refused attempts included; an act that depends on the body is judged by `sensitiveBody`.
+ */
+export function requireScopes(options: ScopeOptions): RequestHandler {
+  return (request, response, next) => {
+    const caller = callerOf(response);
+    if (caller.credential !== 'secret') return next();
+    const operation = operationOf(request);
+    const act = operation?.sensitive;
+    if (act) {
+      response.setHeader('Cache-Control', 'no-store');
+      response.locals.sensitiveAct = act;
+      if (!act.when || (act.when === 'csv' && wantsCsv(request))) recordWhenAnswered(options, request, response, act);
+    }
+    const missing = (operation ? scopesOf(operation) : [...API_SCOPES]).filter((scope) => !caller.scopes.includes(scope));
+    if (missing.length > 0) refuse(request, missing);
+    next();
+  };
+}
+
+/** After the body is read: an act that only the body reveals (rotateSecret: true), checked and recorded like the others. */
+export function sensitiveBody(options: ScopeOptions): RequestHandler {
+  return (request, response, next) => {
+    const act = response.locals.sensitiveAct as SensitiveAct | undefined;
+    if (!act || act.when !== 'rotateSecret' || !bodyFlag(request.body, 'rotateSecret')) return next();
+    recordWhenAnswered(options, request, response, act);
+    if (!callerOf(response).scopes.includes(act.scope)) refuse(request, [act.scope]);
+    next();
+  };
+}
+
+/** The flag as the service will read it; a body that is not JSON is the service's 400 to give. */
+function bodyFlag(body: unknown, field: string): boolean {
+  if (!Buffer.isBuffer(body)) return false;
+  try {
+    const parsed: unknown = JSON.parse(body.toString('utf8'));
+    return typeof parsed === 'object' && parsed !== null && (parsed as Record<string, unknown>)[field] === true;
+  } catch {
+    return false;
+  }
+}
+
+function recordWhenAnswered(options: ScopeOptions, request: Request, response: Response, act: SensitiveAct): void {
+  const caller = callerOf(response);
+  const operation = `${request.method} ${PUBLIC_PREFIX}${request.path}`;
+  response.on('finish', () => {
+    options.audit
+      .record(caller.programId, {
+        actor: { apiKeyId: caller.keyId, apiKeyPrefix: caller.keyPrefix },
+        action: act.action,
+        operation,
+        status: response.statusCode,
+        requestId: String(response.locals.requestId ?? request.header(REQUEST_ID_HEADER) ?? '') || null,
+      })
+      .catch((error: unknown) => options.logger.error({ err: error, action: act.action }, "could not write the program's audit record"));
+  });
+}

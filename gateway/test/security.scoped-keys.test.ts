@@ -1,0 +1,147 @@
+import { API_OPERATIONS, API_SCOPES, scopesOf, type ApiScope } from '@affiliate/contracts';
+import { eventually } from '@affiliate/platform/testing';
+import request from 'supertest';
+import type { RunningGateway } from '../src/gateway';
+import { ROUTE_TABLE } from '../src/proxy/route-table';
+import { adminAuth, allUpstreams, bearer, createProgramWithKey, startEchoUpstream, startGateway, type EchoUpstream } from './support';
+
+let upstream: EchoUpstream;
+let gateway: RunningGateway;
+
+beforeAll(async () => {
+  upstream = await startEchoUpstream();
+  gateway = await startGateway({ upstreams: allUpstreams(upstream.url) });
+});
+
+afterAll(async () => {
+  await gateway.stop();
+  await upstream.stop();
+});
+
+const api = () => request(gateway.url);
+type Method = 'get' | 'post' | 'put' | 'delete';
+
+async function keyWith(programId: string, scopes?: ApiScope[]): Promise<{ id: string; key: string }> {
+  const created = await api().post(`/admin/v1/programs/${programId}/api-keys`).set(adminAuth).send(scopes ? { scopes } : {}).expect(200);
+  return { id: created.body.id, key: created.body.key };
+}
+
+const forwarded = (since: number) => upstream.received.slice(since).filter((received) => received.url !== '/healthz');
+
+test('the route table walked with each scope: every public operation is allowed or refused 403 as its table entry says, and nothing refused reaches a service', async () => {
+  const { programId } = await createProgramWithKey(gateway);
+  const operations = API_OPERATIONS.filter((operation) => !operation.admin && !operation.browser);
+  expect(operations.length).toBeGreaterThan(40);
+  for (const scope of API_SCOPES) {
+    const { key } = await keyWith(programId, [scope]);
+    for (const operation of operations) {
+      const route = `${operation.method.toUpperCase()} ${operation.path} with a "${scope}" key`;
+      const missing = scopesOf(operation).filter((needed) => needed !== scope);
+      const before = upstream.received.length;
+      const response = await api()[operation.method as Method](`/api/v1${operation.path}`)
+        .set(bearer(key))
+        .send(operation.method === 'get' ? undefined : {});
+      if (missing.length > 0) {
+        expect({ route, status: response.status }).toEqual({ route, status: 403 });
+        // DELETE /coupons and PUT /referrals number their errors (spec): the text is then in `message`.
+        const message = String(response.body.message ?? response.body.error);
+        for (const name of missing) expect({ route, message }).toEqual({ route, message: expect.stringContaining(`"${name}"`) });
+        expect({ route, forwarded: forwarded(before) }).toEqual({ route, forwarded: [] });
+      } else {
+        expect({ route, refused: response.status === 403 }).toEqual({ route, refused: false });
+        const segment = operation.path.split('/')[1] ?? '';
+        if (Object.hasOwn(ROUTE_TABLE, segment)) expect({ route, forwarded: forwarded(before).length }).toEqual({ route, forwarded: 1 });
+      }
+    }
+  }
+});
+
+test('a key created without scopes has every scope, as every key made before scopes existed; scopes given are kept and listed', async () => {
+  const { programId } = await createProgramWithKey(gateway);
+  const full = await keyWith(programId);
+  const stored = await gateway.connection.collection('api_keys').findOne({ _id: full.id as never });
+  expect(stored?.scopes).toBeUndefined();
+  for (const path of ['/api/v1/payouts/export', '/api/v1/webhook-endpoints/secret', '/api/v1/coupons']) await api().get(path).set(bearer(full.key)).expect(200);
+  await api().put('/api/v1/payouts').set(bearer(full.key)).send({}).expect(200);
+
+  const readOnly = await keyWith(programId, ['read', 'finance']);
+  const listed = await api().get(`/admin/v1/programs/${programId}/api-keys`).set(adminAuth).expect(200);
+  expect(listed.body.map((key: { id: string; scopes: string[] }) => ({ id: key.id, scopes: key.scopes }))).toEqual([
+    { id: readOnly.id, scopes: ['read', 'finance'] },
+    { id: full.id, scopes: ['read', 'write', 'finance', 'webhook_secrets'] },
+    expect.objectContaining({ scopes: ['read', 'write', 'finance', 'webhook_secrets'] }),
+  ]);
+});
+
+test('unknown, repeated or no scopes are refused with 400 naming the field, and no key is made', async () => {
+  const { programId } = await createProgramWithKey(gateway);
+  for (const body of [{ scopes: ['admin'] }, { scopes: ['read', 'read'] }, { scopes: [] }, { scopes: 'read' }]) {
+    const refused = await api().post(`/admin/v1/programs/${programId}/api-keys`).set(adminAuth).send(body).expect(400);
+    expect(refused.body.error).toMatch(/scopes/);
+  }
+  const listed = await api().get(`/admin/v1/programs/${programId}/api-keys`).set(adminAuth).expect(200);
+  expect(listed.body).toHaveLength(1);
+});
+
+test('rotating a signing secret needs webhook_secrets; changing anything else of an endpoint needs write only', async () => {
+  const { programId } = await createProgramWithKey(gateway);
+  const { key } = await keyWith(programId, ['write']);
+  const endpointId = '00000000-0000-4000-8000-000000000001';
+  await api().put('/api/v1/webhook-endpoints').set(bearer(key)).send({ webhookEndpointId: endpointId, active: false }).expect(200);
+  const before = upstream.received.length;
+  const refused = await api().put('/api/v1/webhook-endpoints').set(bearer(key)).send({ webhookEndpointId: endpointId, rotateSecret: true }).expect(403);
+  expect(refused.body.error).toContain('"webhook_secrets"');
+  expect(forwarded(before)).toEqual([]);
+});
+
+type ProgramAudit = { action: string; operation: string; status: number; requestId: string | null; actor: { apiKeyId: string; apiKeyPrefix: string } };
+
+test("revealing a secret, exporting bank details and changing a payout's status are answered no-store and kept in the program's audit record, refusals included; no other program sees them", async () => {
+  const { programId } = await createProgramWithKey(gateway);
+  const other = await createProgramWithKey(gateway);
+  const finance = await keyWith(programId, ['finance']);
+  const secrets = await keyWith(programId, ['webhook_secrets']);
+  const reader = await keyWith(programId, ['read']);
+  const writer = await keyWith(programId, ['write']);
+
+  const acts = [
+    await api().get('/api/v1/webhook-endpoints/secret').query({ webhookEndpointId: '00000000-0000-4000-8000-000000000002' }).set(bearer(secrets.key)).set('x-request-id', 'reveal-1'),
+    await api().get('/api/v1/payouts/export').query({ payoutId: '00000000-0000-4000-8000-000000000003' }).set(bearer(finance.key)),
+    await api().get('/api/v1/payouts').set(bearer(finance.key)).set('accept', 'text/csv'),
+    await api().put('/api/v1/payouts').set(bearer(finance.key)).send({ payoutId: '00000000-0000-4000-8000-000000000003', status: 'FAILED' }),
+    await api().put('/api/v1/webhook-endpoints').set(bearer(writer.key)).send({ webhookEndpointId: '00000000-0000-4000-8000-000000000002', rotateSecret: true }),
+    await api().get('/api/v1/payouts/export').query({ payoutId: '00000000-0000-4000-8000-000000000003' }).set(bearer(reader.key)),
+  ];
+  expect(acts.map((response) => [response.status, response.headers['cache-control']])).toEqual([
+    [200, 'no-store'],
+    [200, 'no-store'],
+    [200, 'no-store'],
+    [200, 'no-store'],
+    [403, 'no-store'],
+    [403, 'no-store'],
+  ]);
+  // The JSON list shows the last 4 characters of an IBAN only: not recorded, still not cached.
+  const list = await api().get('/api/v1/payouts').set(bearer(finance.key)).expect(200);
+  expect(list.headers['cache-control']).toBe('no-store');
+
+  const records = await eventually(async () => {
+    const response = await api().get('/api/v1/audit-records').set(bearer(reader.key)).expect(200);
+    expect(response.body).toHaveLength(6);
+    return response.body as ProgramAudit[];
+  });
+  expect(records.map(({ action, operation, status, actor }) => ({ action, operation, status, key: actor.apiKeyId }))).toEqual([
+    { action: 'bank_details.exported', operation: 'GET /api/v1/payouts/export', status: 403, key: reader.id },
+    { action: 'webhook_secret.revealed', operation: 'PUT /api/v1/webhook-endpoints', status: 403, key: writer.id },
+    { action: 'payout.status_changed', operation: 'PUT /api/v1/payouts', status: 200, key: finance.id },
+    { action: 'bank_details.exported', operation: 'GET /api/v1/payouts', status: 200, key: finance.id },
+    { action: 'bank_details.exported', operation: 'GET /api/v1/payouts/export', status: 200, key: finance.id },
+    { action: 'webhook_secret.revealed', operation: 'GET /api/v1/webhook-endpoints/secret', status: 200, key: secrets.id },
+  ]);
+  expect(records[5]).toMatchObject({ requestId: 'reveal-1', actor: { apiKeyPrefix: secrets.key.slice(0, 12) } });
+  expect(JSON.stringify(records)).not.toContain(secrets.key);
+
+  const page = await api().get('/api/v1/audit-records?limit=2').set(bearer(reader.key)).expect(200);
+  expect(page.body).toHaveLength(2);
+  expect(page.headers.link).toMatch(/^<\/api\/v1\/audit-records\?limit=2&startingAfter=[0-9a-f-]+>; rel="next"$/);
+  await api().get('/api/v1/audit-records').set(bearer(other.key)).expect(200, []);
+});
