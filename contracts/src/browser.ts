@@ -25,7 +25,9 @@ export const BrowserClick = z
     // A union, not .nullable(): the 3.1 generator would keep null out of the enum.
     reason: z.union([ClickNotCountedReason, z.null()]),
     attributionWindowDays: z.number().int().nullable().openapi({ description: 'How long to keep the click id (the cookie lifetime); null: clicks never expire' }),
-    attributionModel: AttributionModel.openapi({ description: 'Which click the program credits: under FIRST_CLICK a page keeps an earlier live click id rather than this one' }),
+    // Which click the program credits: under FIRST_CLICK a page keeps an earlier live click id rather than this one.
+    // (No description here: on a referenced enum it would become an allOf that client generators refuse.)
+    attributionModel: AttributionModel,
   })
   .openapi('BrowserClick');
 

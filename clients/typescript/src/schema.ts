@@ -2802,7 +2802,7 @@ export interface components {
             reason: ("DUPLICATE" | "BOT") | null;
             /** @description How long to keep the click id (the cookie lifetime); null: clicks never expire */
             attributionWindowDays: number | null;
-            attributionModel: components["schemas"]["AttributionModel"] & unknown;
+            attributionModel: components["schemas"]["AttributionModel"];
         };
         BrowserClickBody: {
             link: string;

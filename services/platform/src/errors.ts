@@ -38,7 +38,19 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return /before initial connection is complete|Client must be connected|connection .* closed/i.test(error.message);
 }
 
-/** True for a MongoDB unique-index violation. */
+/**
+ * True for a MongoDB unique-index violation. The local server (mongo-java-server on H2) reports two
+ * inserts of one key that race on a collection's first writes as an "Unknown error" saying the
+ * document "already existed": the same fact, so the same answer (gateway/test/bootstrap-key.races).
+ */
 export function isDuplicateKey(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 11000;
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return code === 11000 || (typeof message === 'string' && /^Unknown error: Document with key .* already existed in H2Collection\((?!.*\.system\.namespaces\))/.test(message));
+}
+
+/** The local server's loser of a race to create one collection (replicas starting together). */
+export function isCollectionCreationRace(error: unknown): boolean {
+  const message = (error as { message?: unknown } | null)?.message;
+  return typeof message === 'string' && /already existed in H2Collection\(.*\.system\.namespaces\)/.test(message);
 }

@@ -1,5 +1,6 @@
 import { backOff } from 'exponential-backoff';
 import mongoose, { type Connection } from 'mongoose';
+import { isCollectionCreationRace } from './errors';
 import type { Logger } from './logger';
 
 export type MongoOptions = { url: string; dbName: string; logger: Logger; maxAttempts?: number };
@@ -18,6 +19,8 @@ export async function connectMongo(options: MongoOptions): Promise<Connection> {
         bufferCommands: false,
         // Built by syncIndexes, after a service has brought older data to the current shape (ServiceParts.prepare).
         autoIndex: false,
+        // Created by syncIndexes too, where replicas racing to create one collection are handled.
+        autoCreate: false,
       });
       try {
         await connection.asPromise();
@@ -47,10 +50,25 @@ export function isMongoReady(connection: Connection): boolean {
   return connection.readyState === mongoose.ConnectionStates.connected;
 }
 
-/** Indexes are part of the contract (uniqueness); build them before serving traffic. */
+/**
+ * Indexes are part of the contract (uniqueness); build them before serving traffic. Replicas starting
+ * together create the same collections at once: MongoDB answers the loser "already exists" (which
+ * mongoose accepts), the local server an error of its own, after which the collection exists; so the
+ * loser tries again.
+ */
 export async function syncIndexes(connection: Connection): Promise<void> {
-  await Promise.all(Object.values(connection.models).map(async (model) => {
-    await model.init();
-    await model.createIndexes();
-  }));
+  await Promise.all(
+    Object.values(connection.models).map(async (model) => {
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          await model.createCollection();
+          break;
+        } catch (error) {
+          if (!isCollectionCreationRace(error) || attempt >= 5) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+        }
+      }
+      await model.createIndexes();
+    }),
+  );
 }
