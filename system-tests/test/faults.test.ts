@@ -199,7 +199,7 @@ test('the affiliate service killed with SIGKILL during a burst of identified cli
   expect(afterKill).toBeLessThanOrEqual(acknowledged.length + unanswered.length);
 
   // Counting goes on exactly: 40 new visitors clicking twice at once are 40 clicks, each visitor's answers naming one click.
-  const visitors = Array.from({ length: 40 }, (_, index) => `after-${index}`);
+  const visitors = Array.from({ length: 40 }, (_, index) => `after-kill-${index}`);
   const after = await Promise.all([...visitors, ...visitors].map(async (visitorId) => ({ visitorId, answer: await clickUntilAnswered(visitorId) })));
   expect(after.filter(({ answer }) => answer.status !== 200)).toEqual([]);
   for (const visitorId of visitors) {
