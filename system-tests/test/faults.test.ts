@@ -142,3 +142,73 @@ test('SIGTERM during load drops no in-flight request and leaves no event behind'
   for (const id of completed) await eventually(async () => expect((await api.get(`/coupons?id=${id}`)).status).toBe(200), 30_000, 500);
   await eventually(() => expectDeliveredOnce(completed), 60_000, 500);
 }, 120_000);
+
+test('the affiliate service killed with SIGKILL during a burst of identified clicks: every click answered as counted is counted after the restart, once', async () => {
+  // A program of its own, its rate limit out of the way: the burst is to reach the service.
+  const { api } = await system.createProgram({ rateLimit: { points: 1_000_000, duration: 1 } });
+  const affiliate = await api.post('/affiliates', { firstName: 'Click', lastName: 'Burst', email: 'click-burst@example.com', affiliateLink: 'click-burst' });
+  expect(affiliate.status).toBe(200);
+  const linkClicks = async () => (await api.get('/links?link=click-burst')).body[0]?.clicks as number;
+  const click = (visitorId: string) =>
+    api.post('/clicks', { link: 'click-burst', visitorId, userAgent: BROWSER, ipAddress: '203.0.113.7' }).catch(() => ({ status: 0 }) as ApiResponse);
+  /** As a client does: an overloaded or unreachable service (503, no answer) is asked again, with the same visitor. */
+  const clickUntilAnswered = async (visitorId: string) => {
+    for (;;) {
+      const answer = await click(visitorId);
+      if (answer.status !== 503 && answer.status !== 0) return answer;
+      await sleep(200);
+    }
+  };
+
+  // Sixteen clients click as new visitors, one after the other, until their service goes away.
+  const answered: { visitorId: string; status: number; body: { clickId: number; counted: boolean } }[] = [];
+  let counted = 0;
+  let stopped = false;
+  const client = async (clientIndex: number) => {
+    for (let n = 0; !stopped; n += 1) {
+      const visitorId = `burst-${clientIndex}-${n}`;
+      const answer = await click(visitorId);
+      answered.push({ visitorId, status: answer.status, body: answer.body });
+      if (answer.status !== 200) return;
+      if (answer.body.counted) counted += 1;
+    }
+  };
+  const clients = Array.from({ length: 16 }, (_, index) => client(index));
+  await eventually(() => expect(counted).toBeGreaterThanOrEqual(100), 60_000, 20);
+  await system.kill('affiliate', 'SIGKILL');
+  stopped = true;
+  await Promise.all(clients);
+  await system.launch('affiliate');
+  await system.waitReady('affiliate');
+
+  const acknowledged = answered.filter((answer) => answer.status === 200 && answer.body.counted);
+  const unanswered = answered.filter((answer) => answer.status !== 200);
+  expect(acknowledged.length).toBeGreaterThanOrEqual(100);
+  // Only unavailability, never a client error.
+  expect(unanswered.filter((answer) => answer.status !== 0 && answer.status < 500)).toEqual([]);
+  // Each acknowledged click is stored (its id resolves to the affiliate) and still holds its visitor's claim.
+  for (const { visitorId, body } of acknowledged) {
+    await eventually(async () => expect((await api.get(`/affiliates?id=${body.clickId}`)).body?.id).toBe(affiliate.body.id), 30_000, 500);
+    const repeat = await clickUntilAnswered(visitorId);
+    expect({ visitorId, status: repeat.status, body: repeat.body }).toMatchObject({ visitorId, status: 200, body: { clickId: body.clickId, counted: false, reason: 'DUPLICATE' } });
+  }
+  expect(new Set(acknowledged.map((answer) => answer.body.clickId)).size).toBe(acknowledged.length);
+  // The link counts every acknowledged click; a click whose answer the kill swallowed may be counted or not, as any write whose answer was lost.
+  const afterKill = await linkClicks();
+  expect(afterKill).toBeGreaterThanOrEqual(acknowledged.length);
+  expect(afterKill).toBeLessThanOrEqual(acknowledged.length + unanswered.length);
+
+  // Counting goes on exactly: 40 new visitors clicking twice at once are 40 clicks, each visitor's answers naming one click.
+  const visitors = Array.from({ length: 40 }, (_, index) => `after-kill-${index}`);
+  const after = await Promise.all([...visitors, ...visitors].map(async (visitorId) => ({ visitorId, answer: await clickUntilAnswered(visitorId) })));
+  expect(after.filter(({ answer }) => answer.status !== 200)).toEqual([]);
+  for (const visitorId of visitors) {
+    const ids = new Set(after.filter((each) => each.visitorId === visitorId).map(({ answer }) => answer.body.clickId));
+    expect({ visitorId, ids: ids.size }).toEqual({ visitorId, ids: 1 });
+  }
+  expect(new Set(after.map(({ answer }) => answer.body.clickId)).size).toBe(40);
+  expect(await linkClicks()).toBe(afterKill + 40);
+}, 240_000);
+
+/** A desktop browser's User-Agent: the tracking script's clicks are people's, not bots'. */
+const BROWSER = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';

@@ -1,4 +1,7 @@
 import { Click, LinkResponse } from '@affiliate/contracts';
+import { bootService } from '@affiliate/platform';
+import { serviceApi, testServiceSettings } from '@affiliate/platform/testing';
+import { buildAffiliateService } from '../src/service';
 import { applyProgramSettings, createAffiliate, newProgramId, startAffiliateService, type Api, type Harness } from './affiliate-service';
 
 let harness: Harness;
@@ -122,4 +125,30 @@ test('occurredAt must be in the past and at most 90 days ago, else 400 naming it
   }
   expect(await clicksOn(api, 'ann')).toBe(0);
   expect(await click(api, { link: 'ann', visitorId: 'visitor-0001', occurredAt: new Date(Date.now() - 89 * 86_400_000).toISOString() })).toMatchObject({ counted: true });
+});
+
+test('clicks batched together on two replicas sharing a database: each visitor counts once however its repeats interleave, and every click id is unique', async () => {
+  const { programId, api } = await programWithLink('ann');
+  const { dbName, exchange } = harness.service.context.settings;
+  const second = await bootService(testServiceSettings('affiliate', { dbName, exchange }), (context) => buildAffiliateService(context));
+  try {
+    const replicas = [api, serviceApi(second.url, programId)];
+    // 40 visitors, each clicking 4 times at once, alternately on each replica; 60 clicks without an identity among them.
+    const visitors = Array.from({ length: 40 }, (_, index) => `visitor-${String(index).padStart(4, '0')}`);
+    const identified = visitors.flatMap((visitorId, v) =>
+      [0, 1, 2, 3].map(async (n) => ({ visitorId, answer: await click(replicas[(v + n) % 2] as Api, { link: 'ann', visitorId, userAgent: CHROME }) })),
+    );
+    const plain = Array.from({ length: 60 }, (_, index) => click(replicas[index % 2] as Api, { link: 'ann' }));
+    const [clicks, plainClicks] = await Promise.all([Promise.all(identified), Promise.all(plain)]);
+    for (const visitorId of visitors) {
+      const own = clicks.filter((each) => each.visitorId === visitorId).map((each) => each.answer);
+      expect({ visitorId, counted: own.filter((answer) => answer.counted).length, ids: new Set(own.map((answer) => answer.clickId)).size }).toEqual({ visitorId, counted: 1, ids: 1 });
+    }
+    const countedIds = [...clicks.map((each) => each.answer).filter((answer) => answer.counted), ...plainClicks].map((answer) => answer.clickId);
+    expect(plainClicks.every((answer) => answer.counted)).toBe(true);
+    expect(new Set(countedIds).size).toBe(100);
+    expect(await clicksOn(api, 'ann')).toBe(100);
+  } finally {
+    await second.stop();
+  }
 });

@@ -15,5 +15,7 @@ export * from './http/validation';
 export * from './run';
 export * from './http/pagination';
 export * from './money';
+export * from './group-commit';
+export * from './recent-reads';
 export * from './store/aggregate-store';
 export { asUniqueKeyConflict, insertUnique } from './store/unique-keys';

@@ -77,3 +77,32 @@ test('a removed document is gone from every read at once and its unique key is f
   expect((await widgets.byName(programId, 'spring'))?._id).toBe(again);
   expect(await widgets.remove(programId, id, () => [])).toBeNull();
 });
+
+test("cached reads serve what this process read a moment ago, and this store's own writes take effect on them at once", async () => {
+  /** The same collection through a store that keeps reads for a minute (far longer than the test). */
+  class CachedWidgetStore extends AggregateStore<Widget> {
+    constructor(model: Model<Widget>) {
+      super({ connection }, () => model, { uniqueKeys: ['nameKey'], cacheReadsForMs: 60_000 });
+    }
+
+    byNameCached(programId: string, name: string) {
+      return this.byKeyCached(programId, 'nameKey', programKey(programId, name));
+    }
+  }
+  const cached = new CachedWidgetStore(connection.model<Widget>('Widget'));
+  const programId = newProgramId();
+  const id = randomUUID();
+  await cached.insert({ _id: id, programId, name: 'cog', nameKey: programKey(programId, 'cog'), createdAt: new Date() }, () => []);
+  expect((await cached.byNameCached(programId, 'cog'))?._id).toBe(id);
+  expect((await cached.byIdCached(programId, id))?.name).toBe('cog');
+
+  // Another process's write (here: the uncached store) is not seen until the entries expire...
+  await widgets.change(programId, id, () => ({ set: { name: 'sprocket' }, events: () => [] }));
+  expect((await cached.byIdCached(programId, id))?.name).toBe('cog');
+  // ...this store's own writes are, at once, and so is a removal.
+  await cached.change(programId, id, () => ({ set: { name: 'gear wheel' }, events: () => [] }));
+  expect((await cached.byIdCached(programId, id))?.name).toBe('gear wheel');
+  expect(await cached.remove(programId, id, () => [])).not.toBeNull();
+  expect(await cached.byIdCached(programId, id)).toBeNull();
+  expect(await cached.byNameCached(programId, 'cog')).toBeNull();
+});

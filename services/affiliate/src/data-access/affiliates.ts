@@ -1,6 +1,7 @@
 import { shownPayoutDetails, type Affiliate, type AffiliateLink, type AffiliateStatus, type CommissionTier, type FullPayoutDetails } from '@affiliate/contracts';
 import { AggregateStore, outboxPlugin, programKey, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
+import { RECENT_READS_MS } from './links';
 
 export type AffiliateDocument = {
   _id: string;
@@ -60,7 +61,7 @@ const affiliateModel = (connection: Connection): Model<AffiliateDocument> => con
 /** The affiliates of each program: by id, by email (its unique key), and as pages of the list. */
 export class AffiliateRepository extends AggregateStore<AffiliateDocument> {
   constructor(context: StoreContext) {
-    super(context, affiliateModel, { uniqueKeys: ['emailKey'] });
+    super(context, affiliateModel, { uniqueKeys: ['emailKey'], cacheReadsForMs: RECENT_READS_MS });
   }
 
   byEmail(programId: string, email: string) {

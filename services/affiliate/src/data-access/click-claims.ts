@@ -1,4 +1,4 @@
-import { byIdInProgram, insertOnce } from '@affiliate/platform';
+import { byIdInProgram, insertEach, insertOnce } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /**
@@ -25,6 +25,9 @@ const clickClaimModel = (connection: Connection): Model<ClickClaimDocument> =>
   connection.model<ClickClaimDocument>('ClickClaim', schema, 'click_claims');
 
 export type ClaimOutcome = { claimed: true } | { claimed: false; clickId: number };
+/** A (link, visitor) pair at the moment of a click. */
+export type ClaimPair = { linkId: string; identity: string; at: Date };
+export type ClaimRequest = ClaimPair & { clickId: number; until: Date };
 
 const claimIdOf = (programId: string, linkId: string, identity: string) => `${programId}:${linkId}:${identity}`;
 const claimKeyOf = (claimId: string, expiresAt: Date) => `${claimId}@${expiresAt.getTime()}`;
@@ -37,10 +40,39 @@ export class ClickClaimRepository {
     this.model = clickClaimModel(context.connection);
   }
 
-  /** The click holding the claim at `at`, if any: lets a plain repeat skip allocating a click id. */
-  async holder(programId: string, linkId: string, identity: string, at: Date): Promise<number | null> {
-    const claim = await byIdInProgram(this.model, programId, claimIdOf(programId, linkId, identity));
-    return claim && claim.expiresAt > at ? claim.clickId : null;
+  /**
+   * For each pair, the click holding its claim at that pair's `at`, or null: lets a plain repeat skip
+   * allocating a click id. One read for all of them (`_id $in`, a point lookup per id).
+   */
+  async holders(programId: string, pairs: ClaimPair[]): Promise<(number | null)[]> {
+    if (pairs.length === 0) return [];
+    const ids = pairs.map((pair) => claimIdOf(programId, pair.linkId, pair.identity));
+    const found = await this.model.collection.find({ _id: { $in: ids } as never }).toArray();
+    const byId = new Map(found.filter((claim) => claim.programId === programId).map((claim) => [String(claim._id), claim]));
+    return pairs.map((pair, index) => {
+      const claim = byId.get(ids[index] as string);
+      return claim && claim.expiresAt > pair.at ? claim.clickId : null;
+    });
+  }
+
+  /**
+   * `claim` for many pairs (distinct ones) at once: one unordered insert of every fresh claim; only
+   * the pairs whose insert met an existing claim (a repeat racing in, an expired claim) go through
+   * `claim` one by one. Outcomes in order.
+   */
+  async claimAll(programId: string, claims: ClaimRequest[]): Promise<ClaimOutcome[]> {
+    const landed = await insertEach(
+      this.model,
+      claims.map((claim) => {
+        const _id = claimIdOf(programId, claim.linkId, claim.identity);
+        return { _id, programId, clickId: claim.clickId, expiresAt: claim.until, claimKey: claimKeyOf(_id, claim.until) };
+      }),
+    );
+    return Promise.all(
+      claims.map((claim, index) =>
+        landed[index] ? ({ claimed: true } as const) : this.claim(programId, claim.linkId, claim.identity, claim.clickId, claim.at, claim.until),
+      ),
+    );
   }
 
   /**

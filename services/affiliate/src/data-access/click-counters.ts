@@ -20,16 +20,17 @@ export class ClickCounterRepository {
   }
 
   /**
-   * Click ids count up per program. Each caller takes the counter's value from before its own
-   * atomic $inc (the pre-image, which the server copies under the document's lock) and adds one, so
-   * no two clicks share an id. Not the value after the $inc: the local server may return another
-   * caller's later state there (DESIGN.md section 8, services/platform/test/database-guarantees.test.ts).
+   * Reserves `count` consecutive click ids of the program and answers the first. Each caller takes
+   * the counter's value from before its own atomic $inc (the pre-image, which the server copies under
+   * the document's lock), so no two callers' ranges overlap. Not the value after the $inc: the local
+   * server may return another caller's later state there (DESIGN.md section 8,
+   * services/platform/test/database-guarantees.test.ts).
    */
-  async next(programId: string): Promise<number> {
+  async reserve(programId: string, count: number): Promise<number> {
     for (;;) {
       try {
-        const before = await this.model.findOneAndUpdate({ _id: programId }, { $inc: { lastClickId: 1 } }, { upsert: true, returnDocument: 'before' }).lean();
-        // No pre-image: this call created the counter, at 1.
+        const before = await this.model.collection.findOneAndUpdate({ _id: programId as never }, { $inc: { lastClickId: count } }, { upsert: true, returnDocument: 'before' });
+        // No pre-image: this call created the counter, at `count`.
         return (before?.lastClickId ?? 0) + 1;
       } catch (error) {
         // Two first clicks of a program both tried to create the counter; the loser increments it.

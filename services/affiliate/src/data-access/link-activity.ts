@@ -62,9 +62,10 @@ export class LinkActivityRepository {
     this.model = linkActivityModel(context.connection);
   }
 
-  /** A click is inserted once: its id was allocated for it alone. */
-  async recordClick(programId: string, clickId: number, activity: NewActivity): Promise<void> {
-    await this.model.create({ ...activity, programId, kind: 'click', sourceId: String(clickId), clickId });
+  /** Counted clicks, in one insert: each id was allocated for its click alone, so none can collide. */
+  async recordClicks(programId: string, clicks: (NewActivity & { clickId: number })[]): Promise<void> {
+    if (clicks.length === 0) return;
+    await this.model.collection.insertMany(clicks.map((click) => ({ ...click, programId, kind: 'click', sourceId: String(click.clickId) })));
   }
 
   click(programId: string, clickId: number) {

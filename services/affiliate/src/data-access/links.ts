@@ -40,6 +40,13 @@ schema.index({ programId: 1, affiliateId: 1, createdAt: 1 });
 schema.index({ programId: 1, createdAt: -1, _id: -1 });
 schema.plugin(outboxPlugin);
 
+/**
+ * How long reads that every click repeats (its link, the link's affiliate, the program's settings)
+ * may be served from this process's memory. This process's own writes take effect at once; another
+ * replica's rename, deletion or settings change takes effect here within this long.
+ */
+export const RECENT_READS_MS = 2_000;
+
 const linkModel = (connection: Connection): Model<LinkDocument> => connection.model<LinkDocument>('Link', schema, 'links');
 
 /** An affiliate's links, oldest first: the first one is where unattributed referrals and sales count. */
@@ -51,11 +58,16 @@ const OLDEST_FIRST = { createdAt: 1, _id: 1 } as const;
  */
 export class LinkRepository extends AggregateStore<LinkDocument> {
   constructor(context: StoreContext) {
-    super(context, linkModel, { uniqueKeys: ['linkKey'] });
+    super(context, linkModel, { uniqueKeys: ['linkKey'], cacheReadsForMs: RECENT_READS_MS });
   }
 
   bySlug(programId: string, slug: string) {
     return this.byKey(programId, 'linkKey', linkKeyOf(programId, slug));
+  }
+
+  /** `bySlug` for clicks: possibly as read up to RECENT_READS_MS ago (another process may have renamed or removed it since). */
+  bySlugRecently(programId: string, slug: string) {
+    return this.byKeyCached(programId, 'linkKey', linkKeyOf(programId, slug));
   }
 
   /** Inserts the link with its events; null when another link of the program has that slug (any case). */

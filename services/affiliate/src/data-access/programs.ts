@@ -1,7 +1,8 @@
 import { TRACKING_DEFAULTS, type AttributionModel, type ProgramEventData } from '@affiliate/contracts';
 import type { z } from 'zod';
-import { ignoringDuplicateKey } from '@affiliate/platform';
+import { ignoringDuplicateKey, RecentReads } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
+import { RECENT_READS_MS } from './links';
 
 /** The program settings this service needs, projected from the gateway's program.* events. */
 export type ProgramSettings = {
@@ -58,9 +59,16 @@ const programModel = (connection: Connection): Model<ProgramDocument> => connect
 /** The settings of each program, projected from the gateway's program.* events (the program is the key). */
 export class ProgramSettingsRepository {
   private readonly model: Model<ProgramDocument>;
+  /** Settings read for clicks, forgotten when this process applies a program event (RECENT_READS_MS). */
+  private readonly recent = new RecentReads<ProgramSettings>({ ttlMs: RECENT_READS_MS, maxEntries: 10_000 });
 
   constructor(context: { connection: Connection }) {
     this.model = programModel(context.connection);
+  }
+
+  /** `of` for clicks: possibly as read up to RECENT_READS_MS ago (another replica may have applied a newer program event since). */
+  recentlyOf(programId: string): Promise<ProgramSettings | null> {
+    return this.recent.get(programId, 'settings', () => this.of(programId));
   }
 
   async of(programId: string): Promise<ProgramSettings | null> {
@@ -79,22 +87,30 @@ export class ProgramSettingsRepository {
     const updatedAt = new Date(program.updatedAt);
     const { urlModifier, destinationUrls, requireApproval, defaultCommissionRate } = program;
     const settings = { urlModifier, destinationUrls, requireApproval, defaultCommissionRate, ...trackingOf(program) };
-    await ignoringDuplicateKey(
-      this.model.updateOne(
-        { _id: program.id, sourceUpdatedAt: { $lt: updatedAt } },
-        { $set: { ...settings, sourceUpdatedAt: updatedAt, deleted: false } },
-        { upsert: true },
-      ),
-    );
+    try {
+      await ignoringDuplicateKey(
+        this.model.updateOne(
+          { _id: program.id, sourceUpdatedAt: { $lt: updatedAt } },
+          { $set: { ...settings, sourceUpdatedAt: updatedAt, deleted: false } },
+          { upsert: true },
+        ),
+      );
+    } finally {
+      this.recent.forget(program.id);
+    }
   }
 
   /** A deleted program stays as a marker dated in the far future, so no late update revives it. */
   async forget(programId: string): Promise<void> {
-    await this.model.updateOne(
-      { _id: programId },
-      { $set: { deleted: true, sourceUpdatedAt: new Date(8.64e15) }, $setOnInsert: { ...DEFAULT_PROGRAM_SETTINGS } },
-      { upsert: true },
-    );
+    try {
+      await this.model.updateOne(
+        { _id: programId },
+        { $set: { deleted: true, sourceUpdatedAt: new Date(8.64e15) }, $setOnInsert: { ...DEFAULT_PROGRAM_SETTINGS } },
+        { upsert: true },
+      );
+    } finally {
+      this.recent.forget(programId);
+    }
   }
 }
 

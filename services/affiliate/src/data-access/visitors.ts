@@ -1,4 +1,4 @@
-import { byIdInProgram, isDuplicateKey } from '@affiliate/platform';
+import { byIdInProgram, isDuplicateKey, writeErrorsOf } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 export type VisitorClick = { clickId: number; linkId: string; affiliateId: string; at: Date };
@@ -33,23 +33,38 @@ export class VisitorRepository {
     this.model = visitorModel(context.connection);
   }
 
-  async recordClick(programId: string, visitorId: string, click: VisitorClick): Promise<void> {
-    const update = {
+  /**
+   * Adds each click to its visitor's document, creating it at the first, in one unordered command.
+   * Two first clicks of one visitor (another process's, or one of the same command on a server that
+   * runs them side by side) may both try to create the document: each loser is written again, and
+   * then updates it.
+   */
+  async recordClicks(programId: string, clicks: (VisitorClick & { visitorId: string })[]): Promise<void> {
+    let pending = clicks;
+    while (pending.length > 0) {
+      const operations = pending.map(({ visitorId, ...click }) => ({
+        updateOne: { filter: { _id: visitorIdOf(programId, visitorId) as never }, update: this.adding(programId, click) as never, upsert: true },
+      }));
+      try {
+        await this.model.collection.bulkWrite(operations, { ordered: false });
+        return;
+      } catch (error) {
+        const failed = writeErrorsOf(error);
+        if (!failed.every((write) => isDuplicateKey(write))) throw error;
+        const batch = pending;
+        pending = failed.map((write) => batch[write.index] as (typeof batch)[number]);
+      }
+    }
+  }
+
+  private adding(programId: string, click: VisitorClick) {
+    return {
       $setOnInsert: { programId },
       $push: {
         earliest: { $each: [click], $sort: { at: 1 }, $slice: KEPT },
         latest: { $each: [click], $sort: { at: 1 }, $slice: -KEPT },
       },
     };
-    for (;;) {
-      try {
-        await this.model.collection.updateOne({ _id: visitorIdOf(programId, visitorId) as never }, update as never, { upsert: true });
-        return;
-      } catch (error) {
-        // Two first clicks of one visitor both tried to create the document; the loser updates it.
-        if (!isDuplicateKey(error)) throw error;
-      }
-    }
   }
 
   /** The visitor's kept clicks, oldest first, each once. */

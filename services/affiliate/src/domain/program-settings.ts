@@ -6,6 +6,11 @@ export async function programSettingsOf(repositories: Repositories, programId: s
   return (await repositories.programs.of(programId)) ?? DEFAULT_PROGRAM_SETTINGS;
 }
 
+/** `programSettingsOf` for clicks, which every click of the program repeats: possibly a second or two old on another replica. */
+export async function recentProgramSettingsOf(repositories: Repositories, programId: string): Promise<ProgramSettings> {
+  return (await repositories.programs.recentlyOf(programId)) ?? DEFAULT_PROGRAM_SETTINGS;
+}
+
 /** Applies program.created / program.updated; an older event arriving late changes nothing. */
 export async function recordProgramSettings(repositories: Repositories, program: ProgramAnnouncement): Promise<void> {
   await repositories.programs.record(program);

@@ -2,22 +2,55 @@ import { createHmac } from 'node:crypto';
 import type { Click, RecordClickBody } from '@affiliate/contracts';
 import { isbot } from 'isbot';
 import type { z } from 'zod';
-import { badRequest } from '@affiliate/platform';
+import { badRequest, GroupCommit } from '@affiliate/platform';
 import type { LinkDocument } from '../data-access/links';
 import type { Repositories } from '../data-access/repositories';
-import { programSettingsOf } from './program-settings';
+import { recentProgramSettingsOf } from './program-settings';
 
 /** Imported clicks may be this old at most. */
 const MAX_IMPORT_AGE_MS = 90 * 86_400_000;
 /** A client clock this far ahead of ours is still "now". */
 const CLOCK_SKEW_MS = 5 * 60_000;
 
-/** A live link of a live affiliate: links whose owner is gone (or never fully created) do not count. */
-export async function liveLinkBySlug(repositories: Repositories, programId: string, slug: string): Promise<LinkDocument | null> {
-  const link = await repositories.links.bySlug(programId, slug);
+/**
+ * A live link of a live affiliate: links whose owner is gone (or never fully created) do not count.
+ * `recently`: as this process read them within RECENT_READS_MS (clicks, which all repeat these reads).
+ */
+export async function liveLinkBySlug(repositories: Repositories, programId: string, slug: string, options: { recently?: boolean } = {}): Promise<LinkDocument | null> {
+  const link = options.recently ? await repositories.links.bySlugRecently(programId, slug) : await repositories.links.bySlug(programId, slug);
   if (!link) return null;
-  return (await repositories.affiliates.byId(programId, link.affiliateId)) ? link : null;
+  const owner = options.recently ? await repositories.affiliates.byIdCached(programId, link.affiliateId) : await repositories.affiliates.byId(programId, link.affiliateId);
+  return owner ? link : null;
 }
+
+/** A click that is not a bot's, on a live link, waiting to be counted with the others of its batch. */
+export type ClickToCount = {
+  linkId: string;
+  affiliateId: string;
+  /** Who clicked, when repeats of theirs are to be told apart; null: it counts every time. */
+  identity: string | null;
+  visitorId: string | null;
+  at: Date;
+  /** Until when a repeat of this identity on this link is a duplicate. */
+  until: Date;
+  landingUrl: string | null;
+  referrer: string | null;
+};
+
+export type CountedOrNot = { clickId: number; counted: true } | { clickId: number; counted: false };
+
+/** Clicks of one program are counted in batches (group commit): a batch's writes are shared, and each click is answered once they are stored. */
+export type ClickIntake = GroupCommit<ClickToCount, CountedOrNot>;
+
+export function clickIntake(repositories: Repositories): ClickIntake {
+  return new GroupCommit((programId, clicks) => countClicks(repositories, programId, clicks), CLICK_BATCHES);
+}
+
+/**
+ * As many clicks as arrive while a batch is written, up to a batch a command can carry comfortably;
+ * two batches of a program in flight, so that one reads while the other writes.
+ */
+const CLICK_BATCHES = { maxBatch: 256, maxInFlight: 2 };
 
 /**
  * POST /clicks. A bot is answered and forgotten. A click with an identity (the visitor id, else the
@@ -25,42 +58,117 @@ export async function liveLinkBySlug(repositories: Repositories, programId: stri
  * a repeat within it gets the first click's id and is not counted. A click without an identity
  * counts every time, as before identities existed.
  */
-export async function recordClick(repositories: Repositories, programId: string, input: RecordClickBody): Promise<z.infer<typeof Click>> {
+export async function recordClick(repositories: Repositories, intake: ClickIntake, programId: string, input: RecordClickBody): Promise<z.infer<typeof Click>> {
   const at = clickTimeOf(input.occurredAt);
   // A click nobody can be told apart in needs no settings: it counts, as before identities existed.
   const identifiable = input.visitorId !== undefined || input.ipAddress !== undefined;
-  const [link, settings] = await Promise.all([liveLinkBySlug(repositories, programId, input.link), identifiable ? programSettingsOf(repositories, programId) : null]);
+  const [link, settings] = await Promise.all([
+    liveLinkBySlug(repositories, programId, input.link, { recently: true }),
+    identifiable ? recentProgramSettingsOf(repositories, programId) : null,
+  ]);
   if (!link) throw badRequest(`link: no referral link "${input.link}" in this program`);
   const answer = { link: link.link, affiliateId: link.affiliateId };
   if (input.userAgent !== undefined && isbot(input.userAgent)) return { ...answer, clickId: null, counted: false, reason: 'BOT' };
 
   const clickDedupSeconds = settings?.clickDedupSeconds ?? 0;
   const identity = clickDedupSeconds > 0 ? await identityOf(repositories, programId, input) : null;
-  if (identity !== null) {
-    const first = await repositories.clickClaims.holder(programId, link._id, identity, at);
-    if (first !== null) return { ...answer, clickId: first, counted: false, reason: 'DUPLICATE' };
-  }
-  const clickId = await repositories.clickCounters.next(programId);
-  if (identity !== null) {
-    const until = new Date(at.getTime() + clickDedupSeconds * 1000);
-    const claim = await repositories.clickClaims.claim(programId, link._id, identity, clickId, at, until);
-    // A simultaneous repeat claimed first: this click id stays unused.
-    if (!claim.claimed) return { ...answer, clickId: claim.clickId, counted: false, reason: 'DUPLICATE' };
-  }
-  await repositories.linkActivity.recordClick(programId, clickId, {
+  const outcome = await intake.submit(programId, {
     linkId: link._id,
     affiliateId: link.affiliateId,
-    amountCents: 0,
-    removed: false,
-    sourceUpdatedAt: at,
+    identity,
+    visitorId: input.visitorId ?? null,
+    at,
+    until: new Date(at.getTime() + clickDedupSeconds * 1000),
     landingUrl: input.landingUrl ?? null,
     referrer: input.referrer ?? null,
-    createdAt: at,
   });
-  if (input.visitorId !== undefined) {
-    await repositories.visitors.recordClick(programId, input.visitorId, { clickId, linkId: link._id, affiliateId: link.affiliateId, at });
+  return outcome.counted ? { ...answer, clickId: outcome.clickId, counted: true, reason: null } : { ...answer, clickId: outcome.clickId, counted: false, reason: 'DUPLICATE' };
+}
+
+/**
+ * The rule of recordClick for a batch of one program's clicks, with each write shared by the batch.
+ * A repeat of a live claim is a duplicate (one read for the batch); the others get consecutive ids
+ * (one counter increment) and claim their pairs (one insert); whoever lost a claim to a simultaneous
+ * repeat is a duplicate of the winner; the rest are counted (one insert of the clicks, one write of
+ * the visitors). A repeat of the same pair inside the batch waits for the next round, where it meets
+ * the claim of the round before: the rule stays that of clicks counted one after the other.
+ */
+async function countClicks(repositories: Repositories, programId: string, clicks: ClickToCount[]): Promise<CountedOrNot[]> {
+  const outcomes: (CountedOrNot | undefined)[] = clicks.map(() => undefined);
+  let pending = clicks.map((click, index) => ({ click, index }));
+  while (pending.length > 0) {
+    const round: typeof pending = [];
+    const later: typeof pending = [];
+    const pairs = new Set<string>();
+    for (const entry of pending) {
+      const pair = entry.click.identity === null ? null : `${entry.click.linkId}\n${entry.click.identity}`;
+      if (pair !== null && pairs.has(pair)) later.push(entry);
+      else {
+        if (pair !== null) pairs.add(pair);
+        round.push(entry);
+      }
+    }
+    const counted = await countRound(repositories, programId, round.map((entry) => entry.click));
+    round.forEach((entry, position) => (outcomes[entry.index] = counted[position]));
+    pending = later;
   }
-  return { ...answer, clickId, counted: true, reason: null };
+  return outcomes as CountedOrNot[];
+}
+
+/** One round of countClicks: no two of its clicks share a (link, identity) pair. */
+async function countRound(repositories: Repositories, programId: string, clicks: ClickToCount[]): Promise<CountedOrNot[]> {
+  const outcomes: (CountedOrNot | undefined)[] = clicks.map(() => undefined);
+  const identified = clicks.flatMap((click, index) => (click.identity === null ? [] : [{ click, index, identity: click.identity }]));
+  const holders = await repositories.clickClaims.holders(
+    programId,
+    identified.map(({ click, identity }) => ({ linkId: click.linkId, identity, at: click.at })),
+  );
+  identified.forEach(({ index }, position) => {
+    const holder = holders[position];
+    if (holder !== null && holder !== undefined) outcomes[index] = { clickId: holder, counted: false };
+  });
+
+  const toCount = clicks.flatMap((click, index) => (outcomes[index] === undefined ? [{ click, index }] : []));
+  if (toCount.length === 0) return outcomes as CountedOrNot[];
+  const firstId = await repositories.clickCounters.reserve(programId, toCount.length);
+  const withIds = toCount.map((entry, position) => ({ ...entry, clickId: firstId + position }));
+
+  const claiming = withIds.flatMap((entry) => (entry.click.identity === null ? [] : [{ ...entry, identity: entry.click.identity }]));
+  const claims = await repositories.clickClaims.claimAll(
+    programId,
+    claiming.map(({ click, identity, clickId }) => ({ linkId: click.linkId, identity, at: click.at, until: click.until, clickId })),
+  );
+  // A simultaneous repeat claimed first: this click id stays unused.
+  claiming.forEach(({ index }, position) => {
+    const claim = claims[position];
+    if (claim && !claim.claimed) outcomes[index] = { clickId: claim.clickId, counted: false };
+  });
+
+  const winners = withIds.filter((entry) => outcomes[entry.index] === undefined);
+  await Promise.all([
+    repositories.linkActivity.recordClicks(
+      programId,
+      winners.map(({ click, clickId }) => ({
+        clickId,
+        linkId: click.linkId,
+        affiliateId: click.affiliateId,
+        amountCents: 0,
+        removed: false,
+        sourceUpdatedAt: click.at,
+        landingUrl: click.landingUrl,
+        referrer: click.referrer,
+        createdAt: click.at,
+      })),
+    ),
+    repositories.visitors.recordClicks(
+      programId,
+      winners.flatMap(({ click, clickId }) =>
+        click.visitorId === null ? [] : [{ visitorId: click.visitorId, clickId, linkId: click.linkId, affiliateId: click.affiliateId, at: click.at }],
+      ),
+    ),
+  ]);
+  for (const { index, clickId } of winners) outcomes[index] = { clickId, counted: true };
+  return outcomes as CountedOrNot[];
 }
 
 function clickTimeOf(occurredAt: string | undefined): Date {

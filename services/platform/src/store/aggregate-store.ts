@@ -3,6 +3,7 @@ import type { Connection, FilterQuery, Model, UpdateQuery } from 'mongoose';
 import { conflict, isDuplicateKey } from '../errors';
 import type { OutboxFields, OutboxRelay } from '../events/outbox';
 import { findPage, type PageRequest } from '../http/pagination';
+import { RecentReads } from '../recent-reads';
 import { asUniqueKeyConflict, UniqueKeyConflict } from './unique-keys';
 
 export { UniqueKeyConflict };
@@ -43,7 +44,17 @@ export type StoreOptions<Doc> = {
    * removed (a reversed sale is kept, so its externalId stays taken, but no read sees it).
    */
   liveWhenNull?: (keyof Doc & string)[];
+  /**
+   * How long `byIdCached` and `byKeyCached` may serve a document read earlier (RecentReads): for
+   * reads every request of a hot path repeats. This store's own writes forget a program's entries at
+   * once; another process's writes are seen after this long at most. Absent: those reads go to the
+   * database like the others.
+   */
+  cacheReadsForMs?: number;
 };
+
+/** Enough for every link and affiliate a busy process serves clicks for within a few seconds. */
+const CACHED_READS = 50_000;
 
 /**
  * A document of a program by its id: a point lookup on `_id` alone, with the program checked on the
@@ -67,6 +78,38 @@ export async function insertOnce<Doc>(model: Model<Doc>, document: Doc): Promise
     if (isDuplicateKey(error)) return false;
     throw error;
   }
+}
+
+/**
+ * `insertOnce` for many documents in one command (group commit): each is inserted unless its id or
+ * unique key is taken, independently of the others (unordered). Answers, in order, whether each
+ * landed. Which ones did not is read from the per-document errors the server reports (index by
+ * index; services/platform/test/database-guarantees.group-commit.test.ts), never from its counts.
+ * Any other failure throws: the caller cannot know which landed, and answers none.
+ */
+export async function insertEach<Doc>(model: Model<Doc>, documents: Doc[]): Promise<boolean[]> {
+  const landed = documents.map(() => true);
+  if (documents.length === 0) return landed;
+  try {
+    await model.collection.insertMany(documents as never[], { ordered: false });
+  } catch (error) {
+    for (const failed of writeErrorsOf(error)) {
+      if (!isDuplicateKey(failed)) throw error;
+      landed[failed.index] = false;
+    }
+  }
+  return landed;
+}
+
+/**
+ * The per-document failures of a multi-document write (MongoBulkWriteError); throws the error itself
+ * when it is not one (a lost connection, a server error): nothing can then be said per document.
+ */
+export function writeErrorsOf(error: unknown): { index: number; code: number }[] {
+  const errors = (error as { writeErrors?: unknown } | null)?.writeErrors;
+  const list = Array.isArray(errors) ? errors : errors ? [errors] : [];
+  if (list.length === 0) throw error;
+  return list.map((failed: { index: number; code: number }) => ({ index: failed.index, code: failed.code }));
 }
 
 /**
@@ -105,6 +148,7 @@ const CHANGE_ATTEMPTS = 20;
 export class AggregateStore<Doc extends Aggregate> {
   protected readonly model: Model<Doc>;
   private readonly relay: OutboxRelay | undefined;
+  private readonly recent: RecentReads<Stored<Doc>> | undefined;
 
   constructor(
     context: StoreContext,
@@ -114,11 +158,17 @@ export class AggregateStore<Doc extends Aggregate> {
     this.model = model(context.connection);
     this.relay = context.relay;
     this.relay?.watch(this.model);
+    if (options.cacheReadsForMs) this.recent = new RecentReads({ ttlMs: options.cacheReadsForMs, maxEntries: CACHED_READS });
   }
 
   /** The document with this id in this program, or null (another program's, removed, or never there). */
   async byId(programId: string, id: string): Promise<Stored<Doc> | null> {
     return this.pointLookup(programId, { _id: id }, true);
+  }
+
+  /** `byId`, served from what this process read within `cacheReadsForMs` (StoreOptions) when it can. */
+  async byIdCached(programId: string, id: string): Promise<Stored<Doc> | null> {
+    return this.recent ? this.recent.get(programId, `_id\n${id}`, () => this.byId(programId, id)) : this.byId(programId, id);
   }
 
   /** Several documents by id, each a point lookup; the ones not in this program are left out. Order kept. */
@@ -133,6 +183,12 @@ export class AggregateStore<Doc extends Aggregate> {
    */
   protected async byKey(programId: string, field: keyof Doc & string, key: string, options: { evenIfNotLive?: boolean } = {}): Promise<Stored<Doc> | null> {
     return this.pointLookup(programId, { [field]: key }, !options.evenIfNotLive);
+  }
+
+  /** `byKey` for a live document, served from what this process read within `cacheReadsForMs` when it can. */
+  protected async byKeyCached(programId: string, field: keyof Doc & string, key: string): Promise<Stored<Doc> | null> {
+    const read = () => this.byKey(programId, field, key);
+    return this.recent ? this.recent.get(programId, `${field}\n${key}`, read) : read();
   }
 
   /** A page of a list, newest first. Lists may scan on the local server; hot paths use byId and byKey. */
@@ -156,6 +212,8 @@ export class AggregateStore<Doc extends Aggregate> {
       await this.model.create({ ...document, _outbox: outbox, ...(outbox.length > 0 ? { _pendingSince: new Date() } : {}) });
     } catch (error) {
       throw this.asConflict(error);
+    } finally {
+      this.wrote(this.programOf(document as Stored<Doc>) as string);
     }
     if (outbox.length > 0) this.relay?.written(this.model, document._id, this.programOf(document as Stored<Doc>) as string);
     return document;
@@ -199,7 +257,8 @@ export class AggregateStore<Doc extends Aggregate> {
       } as UpdateQuery<Doc>;
       const written = await this.model
         .updateOne({ ...guard, _id: id, revision: current.revision ?? 0, deletedAt: current.deletedAt ?? null } as FilterQuery<Doc>, update)
-        .catch((error: unknown) => Promise.reject(this.asConflict(error)));
+        .catch((error: unknown) => Promise.reject(this.asConflict(error)))
+        .finally(() => this.wrote(programId));
       if (written.modifiedCount === 1) {
         if (outbox.length > 0) this.relay?.written(this.model, id, programId);
         return next;
@@ -239,19 +298,23 @@ export class AggregateStore<Doc extends Aggregate> {
     const current = await this.byId(programId, id);
     if (!current) return null;
     const deletedAt = new Date();
-    const hidden = await this.model.updateOne({ _id: id, deletedAt: null } as FilterQuery<Doc>, { $set: { deletedAt } } as UpdateQuery<Doc>);
-    if (hidden.modifiedCount !== 1) return null;
-    if (await mustStay()) {
-      await this.model.updateOne({ _id: id, deletedAt } as FilterQuery<Doc>, { $set: { deletedAt: null } } as UpdateQuery<Doc>);
-      return 'kept';
+    try {
+      const hidden = await this.model.updateOne({ _id: id, deletedAt: null } as FilterQuery<Doc>, { $set: { deletedAt } } as UpdateQuery<Doc>);
+      if (hidden.modifiedCount !== 1) return null;
+      if (await mustStay()) {
+        await this.model.updateOne({ _id: id, deletedAt } as FilterQuery<Doc>, { $set: { deletedAt: null } } as UpdateQuery<Doc>);
+        return 'kept';
+      }
+      const released = this.releasedKeys(id);
+      await this.model.updateOne(
+        { _id: id, deletedAt } as FilterQuery<Doc>,
+        { $set: { ...released, _pendingSince: new Date() }, $push: { _outbox: { $each: events(current) } } } as UpdateQuery<Doc>,
+      );
+      this.relay?.written(this.model, id, programId);
+      return 'removed';
+    } finally {
+      this.wrote(programId);
     }
-    const released = this.releasedKeys(id);
-    await this.model.updateOne(
-      { _id: id, deletedAt } as FilterQuery<Doc>,
-      { $set: { ...released, _pendingSince: new Date() }, $push: { _outbox: { $each: events(current) } } } as UpdateQuery<Doc>,
-    );
-    this.relay?.written(this.model, id, programId);
-    return 'removed';
   }
 
   /**
@@ -260,7 +323,11 @@ export class AggregateStore<Doc extends Aggregate> {
    * of a removed affiliate, with affiliate.deleted).
    */
   protected async discard(programId: string, filter: FilterQuery<Doc>): Promise<void> {
-    await this.model.deleteMany(this.scope(programId, filter));
+    try {
+      await this.model.deleteMany(this.scope(programId, filter));
+    } finally {
+      this.wrote(programId);
+    }
   }
 
   /**
@@ -273,7 +340,8 @@ export class AggregateStore<Doc extends Aggregate> {
       : update) as UpdateQuery<Doc>;
     const written = await this.model
       .updateOne({ ...this.scope(programId, condition), _id: id }, withEvents)
-      .catch((error: unknown) => Promise.reject(this.asConflict(error)));
+      .catch((error: unknown) => Promise.reject(this.asConflict(error)))
+      .finally(() => this.wrote(programId));
     if (written.modifiedCount === 1 && events.length > 0) this.relay?.written(this.model, id, programId);
     return written.modifiedCount === 1;
   }
@@ -281,6 +349,11 @@ export class AggregateStore<Doc extends Aggregate> {
   /** True when the live document with this id matches `condition` (a point lookup plus conditions). */
   protected async has(programId: string, id: string, condition: FilterQuery<Doc>): Promise<boolean> {
     return (await this.model.exists({ ...this.scope(programId, condition), _id: id })) !== null;
+  }
+
+  /** After each write of this store (landed or not): what this process read of the program before it is not served again. */
+  private wrote(programId: string): void {
+    this.recent?.forget(programId);
   }
 
   /** One document through an exact match on `_id` or a unique key; program and tombstone checked here. */

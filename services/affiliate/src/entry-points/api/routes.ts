@@ -19,7 +19,7 @@ import { deleteAffiliate, updateAffiliate } from '../../domain/change-affiliate'
 import { addLink, deleteLink, renameLink } from '../../domain/change-links';
 import { listAffiliates, lookUpAffiliate } from '../../domain/find-affiliates';
 import { listLinks, lookUpLinks } from '../../domain/find-links';
-import { recordClick } from '../../domain/record-click';
+import { clickIntake, recordClick } from '../../domain/record-click';
 
 const EXACT_LINK_MESSAGES: readonly string[] = Object.values(LINK_MESSAGES);
 
@@ -33,6 +33,7 @@ function parseSlugBody<Schema extends ZodTypeAny>(schema: Schema, request: Reque
 
 export function affiliateRoutes(context: ServiceContext, repositories: Repositories): Router {
   const router = Router();
+  const clicks = clickIntake(repositories);
 
   router.post('/affiliates', async (request, response) => {
     const body = parseSlugBody(CreateAffiliateBody, request);
@@ -97,7 +98,7 @@ export function affiliateRoutes(context: ServiceContext, repositories: Repositor
 
   router.post('/clicks', async (request, response) => {
     const body = parseBody(RecordClickBody, request);
-    response.json(await recordClick(repositories, programIdOf(response), body));
+    response.json(await recordClick(repositories, clicks, programIdOf(response), body));
   });
 
   return router;

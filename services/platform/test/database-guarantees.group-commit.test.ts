@@ -1,0 +1,82 @@
+/**
+ * What group commit relies on (click intake writes a batch of clicks in one command per collection),
+ * asserted under concurrency against whatever MONGO_URL points at, like database-guarantees.test.ts.
+ */
+import { insertEach, isDuplicateKey, writeErrorsOf } from '@affiliate/platform';
+import { testInfra, uniqueName } from '@affiliate/platform/testing';
+import mongoose, { Schema, type Connection } from 'mongoose';
+
+type Claim = { _id: string; writer: number };
+
+const WRITERS = 20;
+const ROUNDS = 3;
+
+let connection: Connection;
+
+beforeAll(async () => {
+  connection = await mongoose.createConnection(testInfra().mongoUrl, { dbName: uniqueName('test_group_commit'), maxPoolSize: WRITERS }).asPromise();
+});
+afterAll(async () => {
+  await connection.dropDatabase();
+  await connection.close();
+});
+
+const claimModel = (name: string) => connection.model<Claim>(name, new Schema<Claim>({ _id: String, writer: Number }, { versionKey: false }), uniqueName(name));
+
+test('unordered inserts of overlapping batches: each id lands once, and each batch learns exactly which of its documents landed', async () => {
+  for (let round = 0; round < ROUNDS; round += 1) {
+    const claims = claimModel(`claims_${round}`);
+    await claims.collection.insertOne({ _id: 'taken-before' as never, writer: -1 });
+    // Every writer inserts 30 ids, most of them shared with the others, plus the one taken before.
+    const batchOf = (writer: number) => [...Array.from({ length: 30 }, (_, index) => ({ _id: `claim-${(writer * 7 + index) % 60}`, writer })), { _id: 'taken-before', writer }];
+    const outcomes = await Promise.all(Array.from({ length: WRITERS }, (_, writer) => insertEach(claims, batchOf(writer))));
+    const stored = await claims.find({}).lean();
+    const owner = new Map(stored.map((claim) => [claim._id, claim.writer]));
+    expect(owner.size).toBe(61);
+    outcomes.forEach((landed, writer) => {
+      // A document "landed" exactly when the stored one is this writer's.
+      expect(landed).toEqual(batchOf(writer).map((claim) => owner.get(claim._id) === writer));
+    });
+    // Each id that was claimed by anyone was claimed by exactly one writer.
+    const wins = outcomes.flatMap((landed, writer) => batchOf(writer).filter((_, index) => landed[index]).map((claim) => claim._id));
+    expect(wins).toHaveLength(new Set(wins).size);
+    expect(new Set(wins).size).toBe(60);
+  }
+});
+
+test('an _id $in read finds exactly the documents named', async () => {
+  const claims = claimModel('claims_in');
+  await claims.collection.insertMany(Array.from({ length: 50 }, (_, index) => ({ _id: `claim-${index}` as never, writer: index })));
+  const found = await claims.collection.find({ _id: { $in: ['claim-3', 'claim-49', 'claim-50', 'nothing'] } as never }).toArray();
+  expect(found.map((claim) => claim._id).sort()).toEqual(['claim-3', 'claim-49']);
+});
+
+test('concurrent unordered bulk upserts that $push: a losing upsert fails at its own index as a duplicate key, never as a second document, and the others of its command apply', async () => {
+  for (let round = 0; round < ROUNDS; round += 1) {
+    const visitors = connection.db!.collection<{ _id: string; clicks: number[] }>(uniqueName(`visitors_${round}`));
+    // Every writer adds its click to 5 visitors' documents that do not exist yet, each twice in one command.
+    const operationsOf = (writer: number) =>
+      [0, 1, 2, 3, 4, 0, 1, 2, 3, 4].map((visitor, index) => ({
+        updateOne: { filter: { _id: `visitor-${visitor}` }, update: { $push: { clicks: writer * 100 + index } }, upsert: true },
+      }));
+    const lost = await Promise.all(
+      Array.from({ length: WRITERS }, async (_, writer) => {
+        try {
+          await visitors.bulkWrite(operationsOf(writer), { ordered: false });
+          return [];
+        } catch (error) {
+          const failed = writeErrorsOf(error);
+          expect(failed.every((write) => isDuplicateKey(write))).toBe(true);
+          return failed.map((write) => writer * 100 + write.index);
+        }
+      }),
+    );
+    const stored = await visitors.find({}).toArray();
+    expect(stored.map((visitor) => visitor._id).sort()).toEqual(['visitor-0', 'visitor-1', 'visitor-2', 'visitor-3', 'visitor-4']);
+    // Every click is in its visitor's document once, except exactly the ones reported as failed.
+    const kept = stored.flatMap((visitor) => visitor.clicks).sort((a, b) => a - b);
+    const all = Array.from({ length: WRITERS }, (_, writer) => Array.from({ length: 10 }, (__, index) => writer * 100 + index)).flat();
+    const failed = new Set(lost.flat());
+    expect(kept).toEqual(all.filter((click) => !failed.has(click)));
+  }
+});
