@@ -40,8 +40,8 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
   const logger = createLogger('gateway', settings.logLevel);
   const metrics = createMetrics('gateway');
   const connection = await connectMongo({ url: settings.mongoUrl, dbName: settings.dbName, logger });
-  const bus = new EventBus({ url: settings.amqpUrl, exchange: settings.exchange, logger });
-  const relay = new OutboxRelay({ bus, logger, sweepIntervalMs: settings.outboxSweepIntervalMs });
+  const bus = new EventBus({ url: settings.amqpUrl, exchange: settings.exchange, logger, metrics: metrics.consumer });
+  const relay = new OutboxRelay({ bus, logger, sweepIntervalMs: settings.outboxSweepIntervalMs, metrics: metrics.outbox });
   const store: AdminStore = { programs: new ProgramRepository({ connection, relay }), apiKeys: apiKeyModel(connection), publishableKeys: publishableKeyModel(connection), auditRecords: auditRecordModel(connection) };
   const idempotencyRecords = idempotencyRecordModel(connection);
   relay.watch(...outboxModelsOf(connection));
@@ -63,6 +63,7 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
         maxSockets: settings.upstreamMaxSockets,
         maxInFlightPerProgram: settings.upstreamMaxInFlightPerProgram,
         logger,
+        metrics,
       }),
     ]),
   ) as Record<UpstreamName, UpstreamProxy>;

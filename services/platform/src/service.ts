@@ -68,8 +68,8 @@ export async function bootService(
   const logger = createLogger(settings.name, settings.logLevel);
   const metrics = createMetrics(settings.name);
   const connection = await connectMongo({ url: settings.mongoUrl, dbName: settings.dbName, logger });
-  const bus = new EventBus({ url: settings.amqpUrl, exchange: settings.exchange, logger, queueType: settings.queueType });
-  const relay = new OutboxRelay({ bus, logger, sweepIntervalMs: settings.outboxSweepIntervalMs });
+  const bus = new EventBus({ url: settings.amqpUrl, exchange: settings.exchange, logger, queueType: settings.queueType, metrics: metrics.consumer });
+  const relay = new OutboxRelay({ bus, logger, sweepIntervalMs: settings.outboxSweepIntervalMs, metrics: metrics.outbox });
   const context: ServiceContext = { settings, logger, metrics, connection, bus, relay };
   const parts = await build(context);
   // Every model that carries an outbox is relayed: none can be forgotten.

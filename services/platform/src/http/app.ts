@@ -123,7 +123,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
 
   app.use(requireInternalCaller(options.internalToken));
   // Probes and scrapes above are never queued: a busy service still says it is alive.
-  app.use(admissionControl(options.admission ?? DEFAULT_ADMISSION, options.logger, options.name, options.metrics.admission));
+  app.use(admissionControl(options.admission ?? DEFAULT_ADMISSION, options.logger, options.name, options.metrics.admission, options.metrics.shed));
   app.use(express.json({ limit: options.bodyLimit ?? '1mb', verify: rejectInvalidUtf8 }));
   app.use(options.routes);
   app.use((request, _response, next) => next(new AppError(404, `No route for ${request.method} ${request.path}`)));
