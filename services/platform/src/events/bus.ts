@@ -105,7 +105,9 @@ export class EventBus {
     const onMessage = async (channel: ConfirmChannel, message: ConsumeMessage | null) => {
       if (!message) return; // the broker cancelled the consumer; setup runs again on reconnect
       const attempt = Number(message.properties.headers?.[ATTEMPT_HEADER] ?? 1);
-      if (message.fields.redelivered || attempt > 1) metrics?.redelivered(name);
+      // Seen before: the broker redelivers it (unacked on a channel that died), or it is back from the
+      // retry queue, whose expiry marks it with x-death (a claim that failed keeps its attempt number).
+      if (message.fields.redelivered || attempt > 1 || message.properties.headers?.['x-death'] !== undefined) metrics?.redelivered(name);
       const outcome = parseEvent(message.content);
       if (!outcome.event) {
         // One behaviour for every consumer: a message that is not an event of the catalogue, or whose
