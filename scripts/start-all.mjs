@@ -56,8 +56,16 @@ function portOf(name) {
   return url ? new URL(url).port || String(DEFAULT_PORTS[name]) : String(DEFAULT_PORTS[name]);
 }
 
+// METRICS_PORT is the gateway's alone here, as PORT: given to every process on one address they would
+// all try the same port, so the services serve /metrics on their own ports instead.
+function envOf(name) {
+  const env = { ...process.env, PORT: portOf(name) };
+  if (name !== 'gateway') delete env.METRICS_PORT;
+  return env;
+}
+
 function launch(name, dir, restarts = 0) {
-  const child = spawn(process.execPath, [join(root, dir, 'dist/start.js')], { env: { ...process.env, PORT: portOf(name) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join(root, dir, 'dist/start.js')], { env: envOf(name), stdio: ['ignore', 'pipe', 'pipe'] });
   children.set(name, child);
   const prefix = (stream, out) => stream.on('data', (chunk) => {
     for (const line of chunk.toString().split('\n')) if (line) out.write(`${name.padEnd(19)}| ${line}\n`);

@@ -160,6 +160,10 @@ export class System {
   private readonly logDir = mkdtempSync(join(tmpdir(), 'system-test-'));
   readonly dbPrefix = `system_${randomUUID().slice(0, 8)}`;
   gatewayUrl = '';
+  /** Each component's metrics listener, a port of its own (METRICS_PORT), as in the manifests. */
+  readonly metricsPorts = {} as Record<Component, number>;
+  /** Settings of one component on top of the system's, read at its next launch. */
+  readonly componentEnv: Partial<Record<Component, Record<string, string>>> = {};
 
   constructor(
     readonly mongo: DisposableMongo,
@@ -170,7 +174,10 @@ export class System {
   static async start(extraEnv: Record<string, string> = {}): Promise<System> {
     const [mongo, rabbit] = await Promise.all([startDisposableMongo(), startDisposableRabbit()]);
     const system = new System(mongo, rabbit, extraEnv);
-    for (const component of Object.keys(COMPONENTS) as Component[]) system.ports[component] = await freePort();
+    for (const component of Object.keys(COMPONENTS) as Component[]) {
+      system.ports[component] = await freePort();
+      system.metricsPorts[component] = await freePort();
+    }
     system.gatewayUrl = `http://127.0.0.1:${system.ports.gateway}`;
     try {
       await Promise.all((Object.keys(COMPONENTS) as Component[]).map((component) => system.launch(component)));
@@ -189,7 +196,8 @@ export class System {
       NODE_ENV: 'test',
       LOG_LEVEL: process.env.SYSTEM_LOG_LEVEL ?? 'warn',
       PORT: String(this.ports[component]),
-      METRICS_PORT: '0', // test files run side by side: any free port
+      // A free port of this file's (test files run side by side), so that a test can scrape it.
+      METRICS_PORT: String(this.metricsPorts[component]),
       MONGO_URL: this.mongo.url,
       MONGO_DB_PREFIX: this.dbPrefix,
       AMQP_URL: this.rabbit.url,
@@ -203,7 +211,15 @@ export class System {
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
       WEBHOOK_RETRY_SCHEDULE: '0,300ms,500ms,1s,1s,2s,2s,3s,3s,5s,5s,5s',
       ...this.extraEnv,
+      ...this.componentEnv[component],
     };
+  }
+
+  /** What a component's metrics listener answers now (Prometheus text). */
+  async scrape(component: Component): Promise<string> {
+    const response = await fetch(`http://127.0.0.1:${this.metricsPorts[component]}/metrics`, { signal: AbortSignal.timeout(10_000) });
+    if (!response.ok) throw new Error(`${component} /metrics answered ${response.status}`);
+    return response.text();
   }
 
   async launch(component: Component): Promise<void> {

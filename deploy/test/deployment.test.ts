@@ -169,6 +169,31 @@ describe.each(['trial', 'production'])('kubernetes overlay %s', (overlay) => {
     ]);
   });
 
+  test.each(COMPONENTS)('the monitoring namespace scrapes %s on its own metrics listener, which no Service exposes, and reaches no other port', (component) => {
+    type Template = { metadata: { labels: Record<string, string>; annotations?: Record<string, string> }; spec: { containers: (Container & { ports?: { name: string; containerPort: number }[] })[] } };
+    type Peer = { namespaceSelector?: { matchLabels?: Record<string, string> }; podSelector?: unknown };
+    type Policy = { spec: { podSelector: { matchLabels?: Record<string, string> }; ingress?: { from?: Peer[]; ports?: { port: number }[] }[] } };
+    const template = ((find('Deployment', component) as KubernetesObject).spec as { template: Template }).template;
+    const annotations = template.metadata.annotations ?? {};
+    expect(annotations['prometheus.io/scrape']).toBe('true');
+    const port = Number(annotations['prometheus.io/port']);
+    const [container] = template.spec.containers;
+    expect(container?.ports?.find((declared) => declared.name === 'metrics')?.containerPort).toBe(port);
+    // The process listens there: METRICS_PORT (the gateway's default is the same port).
+    const config = find('ConfigMap', 'affiliate-platform-config') as { data: Record<string, string> } | undefined;
+    const setting = container?.env?.find((variable) => variable.name === 'METRICS_PORT')?.value ?? config?.data.METRICS_PORT;
+    expect(Number(setting)).toBe(port);
+    const service = find('Service', component) as unknown as { spec: { ports: { port: number; targetPort: string | number }[] } };
+    expect(service.spec.ports.filter((exposed) => exposed.targetPort === 'metrics' || exposed.targetPort === port || exposed.port === port)).toEqual([]);
+    // Every port any policy selecting these pods opens to the monitoring namespace.
+    const selecting = objects.filter((object) => object.kind === 'NetworkPolicy').map((object) => object as unknown as Policy)
+      .filter((policy) => Object.entries(policy.spec.podSelector.matchLabels ?? {}).every(([key, value]) => template.metadata.labels[key] === value));
+    const fromMonitoring = selecting.flatMap((policy) => policy.spec.ingress ?? [])
+      .filter((rule) => rule.from?.some((peer) => peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'] === 'monitoring'))
+      .flatMap((rule) => (rule.ports ?? []).map((allowed) => allowed.port));
+    expect(fromMonitoring).toEqual([port]);
+  });
+
   test('network policies deny by default and let only the gateway and the calling services reach a service', () => {
     expect(find('NetworkPolicy', 'default-deny-ingress')).toBeDefined();
     const sale = find('NetworkPolicy', 'sale-ingress') as unknown as { spec: { ingress: { from: { podSelector: { matchLabels: Record<string, string> } }[] }[] } };

@@ -109,13 +109,5 @@ export function createGateway(deps: GatewayDeps): Express {
   return app;
 }
 
-/** The metrics listener: /metrics alone, on its own port, which compose and the ingress never publish. */
-export function createMetricsApp(metrics: Metrics): Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.get('/metrics', async (_request, response) => {
-    response.setHeader('content-type', metrics.registry.contentType);
-    response.send(await metrics.registry.metrics());
-  });
-  return app;
-}
+/** The metrics listener (/metrics alone, on its own port, which compose and the ingress never publish) is the platform's, as every service's. */
+export { createMetricsApp } from '@affiliate/platform';

@@ -41,8 +41,8 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
   const logger = createLogger('gateway', settings.logLevel);
   const metrics = createMetrics('gateway');
   const connection = await connectMongo({ url: settings.mongoUrl, dbName: settings.dbName, logger });
-  const bus = new EventBus({ url: settings.amqpUrl, exchange: settings.exchange, logger });
-  const relay = new OutboxRelay({ bus, logger, sweepIntervalMs: settings.outboxSweepIntervalMs });
+  const bus = new EventBus({ url: settings.amqpUrl, exchange: settings.exchange, logger, metrics: metrics.consumer });
+  const relay = new OutboxRelay({ bus, logger, sweepIntervalMs: settings.outboxSweepIntervalMs, metrics: metrics.outbox });
   const store = createAdminStore({ connection, relay }, settings.auditRetentionMs);
   const idempotencyRecords = idempotencyRecordModel(connection);
   relay.watch(...outboxModelsOf(connection));
@@ -64,6 +64,7 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
         maxSockets: settings.upstreamMaxSockets,
         maxInFlightPerProgram: settings.upstreamMaxInFlightPerProgram,
         logger,
+        metrics,
       }),
     ]),
   ) as Record<UpstreamName, UpstreamProxy>;

@@ -85,6 +85,8 @@ test('npm start runs every process on its own port (PORT is the gateway\u2019s) 
   try {
     await until(() => answers(`http://127.0.0.1:${gateway}/readyz`), started.output);
     for (const name of SERVICES) expect({ name, alive: await answers(`http://127.0.0.1:${services[name]}/healthz`) }).toEqual({ name, alive: true });
+    // METRICS_PORT is the gateway's: the services, sharing one address, serve /metrics on their own ports.
+    for (const name of SERVICES) expect({ name, metrics: await answers(`http://127.0.0.1:${services[name]}/metrics`) }).toEqual({ name, metrics: true });
     // The key from .env made the demo program: it answers on the public API.
     const coupons = await fetch(`http://127.0.0.1:${gateway}/api/v1/coupons`, { headers: { authorization: `Bearer ${bootstrapKey}` } });
     expect(coupons.status).toBe(200);

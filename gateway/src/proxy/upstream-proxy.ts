@@ -1,5 +1,5 @@
 import { Agent, ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
-import { errorResponseBody, FairShare, KeyedCircuits, type Logger } from '@affiliate/platform';
+import { errorResponseBody, FairShare, KeyedCircuits, type Logger, type Metrics } from '@affiliate/platform';
 import { createProxyMiddleware, type RequestHandler as ProxyHandler } from 'http-proxy-middleware';
 
 /** A response the gateway keeps (idempotency) before the client sees it. */
@@ -35,6 +35,7 @@ export type UpstreamProxyOptions = {
   maxSockets?: number;
   maxInFlightPerProgram?: number;
   logger: Logger;
+  metrics?: Metrics;
 };
 
 // Never forwarded from the client: its credential, and anything it could use to pose as the gateway.
@@ -73,7 +74,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
   const inFlight = new WeakMap<IncomingMessage, InFlight>();
   const maxSockets = options.maxSockets ?? 256;
   const maxInFlightPerProgram = options.maxInFlightPerProgram ?? 64;
-  const connections = new FairShare(maxSockets);
+  const connections = new FairShare(maxSockets, (_running, queued) => options.metrics?.upstreams.waiting(options.name, queued));
   const callsByProgram = new Map<string, number>();
 
   /**
@@ -185,6 +186,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
       volumeThreshold: 3,
       resetTimeout: options.resetTimeoutMs,
       rollingCountTimeout: 10_000,
+      metrics: options.metrics?.circuits,
     },
     options.logger,
   );
@@ -236,6 +238,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
       const calls = callsByProgram.get(programId) ?? 0;
       if (calls >= maxInFlightPerProgram) {
         options.logger.warn({ upstream: options.name, programId, calls }, 'program at its in-flight cap for this service: 503');
+        options.metrics?.upstreams.shed(options.name, 'in_flight_cap');
         const message = `This program already has ${maxInFlightPerProgram} requests in flight to the ${options.name} service; retry in a moment`;
         return answerUnavailable(response, forward, message, RETRY_AFTER_BUSY_SECONDS);
       }
@@ -251,6 +254,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
       if (turn === 'gone' || response.closed) return;
       if (turn === 'late') {
         options.logger.warn({ upstream: options.name, programId }, 'no connection to the service became free before the deadline: 503');
+        options.metrics?.upstreams.shed(options.name, 'no_connection');
         const message = `No connection to the ${options.name} service became free within ${options.timeoutMs} ms; retry later`;
         return answerUnavailable(response, forward, message, RETRY_AFTER_BUSY_SECONDS);
       }

@@ -14,6 +14,7 @@ export function buildCouponService(context: ServiceContext, deps: CouponServiceD
     baseUrl: deps.affiliateUrl,
     internalToken: context.settings.internalToken,
     logger: context.logger,
+    metrics: context.metrics.circuits,
   });
   return {
     prepare: () => migrateToProgramKeys(context.connection),

@@ -32,6 +32,10 @@ export function runService<Shape extends ZodRawShape>(options: {
   const baseShape = {
     ...baseConfigShape,
     PORT: z.coerce.number().int().min(0).max(65535).default(DEFAULT_PORTS[options.name]),
+    // Unset: /metrics on PORT, as locally, where the six processes share one address. Set (the
+    // manifests: 9464, as the gateway), a listener of its own, which a NetworkPolicy opens to the
+    // monitoring namespace without opening the API port.
+    METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
     MAX_CONCURRENT_REQUESTS: z.coerce.number().int().min(1).default(DEFAULT_ADMISSION.maxConcurrent),
     MAX_QUEUED_REQUESTS: z.coerce.number().int().min(0).default(DEFAULT_ADMISSION.maxQueued),
     MAX_QUEUE_WAIT_MS: z.coerce.number().int().min(0).default(DEFAULT_ADMISSION.maxWaitMs),
@@ -46,6 +50,7 @@ export function runService<Shape extends ZodRawShape>(options: {
     {
       name: options.name,
       port: base.PORT,
+      metricsPort: base.METRICS_PORT,
       host: base.HOST,
       mongoUrl: database.url,
       dbName: database.dbName,

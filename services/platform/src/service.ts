@@ -5,7 +5,7 @@ import type { Connection } from 'mongoose';
 import { EventBus } from './events/bus';
 import { OutboxRelay, outboxModelsOf } from './events/outbox';
 import type { AdmissionSettings } from './http/admission';
-import { createServiceApp } from './http/app';
+import { createMetricsApp, createServiceApp } from './http/app';
 import { createLogger, type Logger } from './logger';
 import { createMetrics, type Metrics } from './metrics';
 import { connectMongo, isMongoReady, syncIndexes } from './mongo';
@@ -13,6 +13,8 @@ import { connectMongo, isMongoReady, syncIndexes } from './mongo';
 export type ServiceSettings = {
   name: string;
   port: number;
+  /** /metrics on a listener of its own (and not on `port`); unset, /metrics is served on `port`. */
+  metricsPort?: number;
   /** Listen address; loopback when not given, so a service is never reachable from outside by accident. */
   host?: string;
   mongoUrl: string;
@@ -54,6 +56,8 @@ export type RunningService = {
   server: Server;
   port: number;
   url: string;
+  /** Where /metrics is served: its own listener when `metricsPort` is set, else `url`. */
+  metricsUrl: string;
   stop: () => Promise<void>;
 };
 
@@ -68,8 +72,8 @@ export async function bootService(
   const logger = createLogger(settings.name, settings.logLevel);
   const metrics = createMetrics(settings.name);
   const connection = await connectMongo({ url: settings.mongoUrl, dbName: settings.dbName, logger });
-  const bus = new EventBus({ url: settings.amqpUrl, exchange: settings.exchange, logger, queueType: settings.queueType });
-  const relay = new OutboxRelay({ bus, logger, sweepIntervalMs: settings.outboxSweepIntervalMs });
+  const bus = new EventBus({ url: settings.amqpUrl, exchange: settings.exchange, logger, queueType: settings.queueType, metrics: metrics.consumer });
+  const relay = new OutboxRelay({ bus, logger, sweepIntervalMs: settings.outboxSweepIntervalMs, metrics: metrics.outbox });
   const context: ServiceContext = { settings, logger, metrics, connection, bus, relay };
   const parts = await build(context);
   // Every model that carries an outbox is relayed: none can be forgotten.
@@ -89,6 +93,7 @@ export async function bootService(
     metrics,
     routes: parts.routes,
     internalToken: settings.internalToken,
+    serveMetrics: settings.metricsPort === undefined,
     // Ready means this process can serve: its own database, and the broker only where it consumes
     // events (what it publishes waits in the outbox). Never another service: one dead service must
     // not take every caller out of its load balancer.
@@ -98,15 +103,19 @@ export async function bootService(
       ...(parts.subscribe ? { rabbitmq: bus.isConnected() } : {}),
     }),
   });
-  const server = await new Promise<Server>((resolve) => {
-    const listening = app.listen(settings.port, settings.host ?? '127.0.0.1', () => resolve(listening));
-  });
+  const listen = (handler: typeof app, port: number) =>
+    new Promise<Server>((resolve) => {
+      const listening = handler.listen(port, settings.host ?? '127.0.0.1', () => resolve(listening));
+    });
+  const server = await listen(app, settings.port);
+  const metricsServer = settings.metricsPort === undefined ? undefined : await listen(createMetricsApp(metrics), settings.metricsPort);
   // The gateway pools connections to us; closing idle ones before it does would make it write to a
   // socket we just closed (ECONNRESET). Keep them longer than any caller's pool keeps them idle.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   const port = (server.address() as AddressInfo).port;
-  logger.info({ host: settings.host ?? '127.0.0.1', port }, `${settings.name} listening`);
+  const metricsPort = metricsServer ? (metricsServer.address() as AddressInfo).port : port;
+  logger.info({ host: settings.host ?? '127.0.0.1', port, metricsPort }, `${settings.name} listening`);
 
   let stopping: Promise<void> | undefined;
   const stop = () => {
@@ -118,6 +127,9 @@ export async function bootService(
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      // Scraped to the end: the drain above shows in the metrics.
+      metricsServer?.close();
+      metricsServer?.closeAllConnections();
       await context.relay.stop();
       await context.relay.drain().catch(() => undefined);
       await parts.close?.();
@@ -128,7 +140,7 @@ export async function bootService(
     return stopping;
   };
 
-  return { context, server, port, url: `http://127.0.0.1:${port}`, stop };
+  return { context, server, port, url: `http://127.0.0.1:${port}`, metricsUrl: `http://127.0.0.1:${metricsPort}`, stop };
 }
 
 /**

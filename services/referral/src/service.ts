@@ -11,6 +11,7 @@ export function buildReferralService(context: ServiceContext, deps: ReferralServ
     baseUrl: deps.affiliateUrl,
     internalToken: context.settings.internalToken,
     logger: context.logger,
+    metrics: context.metrics.circuits,
   });
   return {
     routes: referralRoutes(context, repositories, affiliates),

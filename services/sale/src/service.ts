@@ -1,4 +1,4 @@
-import { createServiceClient, type ServiceContext, type ServiceParts } from '@affiliate/platform';
+import { createPayoutMetrics, createServiceClient, type ServiceContext, type ServiceParts } from '@affiliate/platform';
 import { Router } from 'express';
 import { createRepositories } from './data-access/repositories';
 import type { SaleDependencies } from './domain/sale-dependencies';
@@ -18,13 +18,14 @@ export const DEFAULT_UPSTREAM_TIMEOUT_MS = 8000;
 
 export function buildSaleService(context: ServiceContext, deps: SaleServiceDeps): ServiceParts {
   const client = (name: string, baseUrl: string) =>
-    createServiceClient({ name, baseUrl, internalToken: context.settings.internalToken, logger: context.logger, timeoutMs: deps.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS });
+    createServiceClient({ name, baseUrl, internalToken: context.settings.internalToken, logger: context.logger, timeoutMs: deps.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS, metrics: context.metrics.circuits });
   const dependencies: SaleDependencies = {
     repositories: createRepositories(context),
     coupons: client('coupon', deps.couponUrl),
     affiliates: client('affiliate', deps.affiliateUrl),
     referrals: client('referral', deps.referralUrl),
     logger: context.logger,
+    payoutMetrics: createPayoutMetrics(context.metrics.registry),
   };
   return {
     routes: Router().use(saleRoutes(context, dependencies), stripeRoutes(context, dependencies)),

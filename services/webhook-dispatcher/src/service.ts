@@ -1,4 +1,4 @@
-import type { ServiceContext, ServiceParts } from '@affiliate/platform';
+import { createWebhookMetrics, type ServiceContext, type ServiceParts } from '@affiliate/platform';
 import { DEFAULT_DISPATCHER_SETTINGS, type DispatcherSettings } from './config';
 import { createRepositories } from './data-access/repositories';
 import { createSubscriberClient } from './data-access/subscriber-client';
@@ -12,9 +12,11 @@ import { DeliveryScheduler } from './entry-points/scheduler/delivery-scheduler';
 export function buildWebhookDispatcherService(context: ServiceContext, settings: DispatcherSettings = DEFAULT_DISPATCHER_SETTINGS): ServiceParts {
   const repositories = createRepositories(context, settings.secretEncryptionKey);
   const client = createSubscriberClient({ timeoutMs: settings.timeoutMs, allowPrivateUrls: settings.allowPrivateUrls, showPrivateResponses: settings.showPrivateResponses });
-  const circuits = new EndpointCircuits(client, settings.breaker, context.logger);
-  const dispatcher: Dispatcher = { repositories, settings, logger: context.logger, client, circuits };
+  const circuits = new EndpointCircuits(client, settings.breaker, context.logger, context.metrics.circuits);
+  const metrics = createWebhookMetrics(context.metrics.registry);
+  const dispatcher: Dispatcher = { repositories, settings, logger: context.logger, client, circuits, metrics };
   const scheduler = new DeliveryScheduler(dispatcher);
+  metrics.watchBacklog(() => scheduler.backlog());
   return {
     routes: webhookRoutes(dispatcher, scheduler),
     subscribe: async () => {

@@ -4,6 +4,7 @@ import amqp, { type AmqpConnectionManager, type ChannelWrapper } from 'amqp-conn
 import type { Channel, ConfirmChannel, ConsumeMessage } from 'amqplib';
 import type { FairShare } from '../fair-share';
 import { withRequestContext, type Logger } from '../logger';
+import type { ConsumerMetrics } from '../metrics';
 import type { ClaimOutcome, ProcessedEvents } from './processed-events';
 
 export type EventHandler = (event: EventEnvelope) => Promise<void>;
@@ -31,7 +32,7 @@ export type SubscriptionOptions = {
 
 const ATTEMPT_HEADER = 'x-attempt';
 
-export type EventBusOptions = { url: string; exchange: string; logger: Logger; publishTimeoutMs?: number; queueType?: 'classic' | 'quorum' };
+export type EventBusOptions = { url: string; exchange: string; logger: Logger; publishTimeoutMs?: number; queueType?: 'classic' | 'quorum'; metrics?: ConsumerMetrics };
 
 /**
  * The bus: one durable topic exchange, routing key = event type. Publishing waits for the broker's
@@ -97,10 +98,16 @@ export class EventBus {
     const retryQueue = `${queue}.retry`;
     const deadQueue = `${queue}.dead`;
     const maxAttempts = options.maxAttempts ?? 5;
+    // Labelled by the subscription's own name, not the exchange-prefixed queue: a constant of the code.
+    const metrics = this.options.metrics;
+    const name = options.queue;
 
     const onMessage = async (channel: ConfirmChannel, message: ConsumeMessage | null) => {
       if (!message) return; // the broker cancelled the consumer; setup runs again on reconnect
       const attempt = Number(message.properties.headers?.[ATTEMPT_HEADER] ?? 1);
+      // Seen before: the broker redelivers it (unacked on a channel that died), or it is back from the
+      // retry queue, whose expiry marks it with x-death (a claim that failed keeps its attempt number).
+      if (message.fields.redelivered || attempt > 1 || message.properties.headers?.['x-death'] !== undefined) metrics?.redelivered(name);
       const outcome = parseEvent(message.content);
       if (!outcome.event) {
         // One behaviour for every consumer: a message that is not an event of the catalogue, or whose
@@ -108,6 +115,7 @@ export class EventBus {
         logger.error({ queue, messageId: message.properties.messageId, field: outcome.field, problem: outcome.problem }, `poison message: ${outcome.problem}; dead-lettered`);
         await sendAndConfirm(channel, deadQueue, message, attempt);
         channel.ack(message);
+        metrics?.deadLettered(name, 'poison');
         return;
       }
       const parsed = outcome.event;
@@ -121,18 +129,24 @@ export class EventBus {
           // broker never redelivers it. It comes back after the retry delay, its attempts unspent.
           logger.warn({ err: error, eventId: parsed.id, type: parsed.type }, 'event claim failed; retrying later');
           await sendAndConfirm(channel, retryQueue, message, attempt);
+          metrics?.retried(name, 'claim_failed');
           return channel.ack(message);
         }
-        if (claim === 'done') return channel.ack(message);
+        if (claim === 'done') {
+          metrics?.consumed(name, 'duplicate');
+          return channel.ack(message);
+        }
         if (claim === 'busy') {
           // Another copy is in a handler right now; look again after the retry delay.
           await sendAndConfirm(channel, retryQueue, message, attempt);
+          metrics?.retried(name, 'in_progress_elsewhere');
           return channel.ack(message);
         }
         try {
           await options.handler(parsed);
           await options.processedEvents.complete(parsed.id);
           channel.ack(message);
+          metrics?.consumed(name, 'handled');
         } catch (error) {
           await options.processedEvents.release(parsed.id).catch(() => undefined);
           const target = attempt >= maxAttempts ? deadQueue : retryQueue;
@@ -141,6 +155,8 @@ export class EventBus {
           // the message (harmless: consumers are idempotent) and never loses it.
           await sendAndConfirm(channel, target, message, attempt + 1);
           channel.ack(message);
+          if (target === deadQueue) metrics?.deadLettered(name, 'attempts_exhausted');
+          else metrics?.retried(name, 'handler_failed');
         }
       }));
     };

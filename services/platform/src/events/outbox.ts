@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EventData, EventEnvelope, EventType } from '@affiliate/contracts';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { Logger } from '../logger';
+import type { OutboxMetrics } from '../metrics';
 import type { EventBus } from './bus';
 
 /**
@@ -74,12 +75,15 @@ export type OutboxRelayOptions = {
   retryIntervalMs?: number;
   /** Documents relayed at the same time; their publishes share the channel's pipelined confirms. */
   concurrency?: number;
+  metrics?: OutboxMetrics;
 };
 
 type PendingDocument = { _id: unknown; _outbox: EventEnvelope[]; deletedAt: Date | null };
 type Watched = Model<PendingDocument>;
 /** A document to relay, and the program it belongs to (programs take turns; the sweep's finds share one turn). */
 type Target = { model: Watched; id: unknown; program: string };
+/** When a document's events began to wait, as the relay learned it (epoch ms). */
+type Since = number;
 
 /** Events older than this are the sweep's to find; younger ones are on their way through written(). */
 const SWEEP_GRACE_MS = 1000;
@@ -90,10 +94,11 @@ const SWEEP_BATCH = 500;
  * Documents whose events have waited since `cutoff` or longer, tombstones included; `unmarked` adds
  * those written before the marker existed (a scan, so only at start and when draining).
  */
-function findPending(model: Watched, cutoff: Date, options: { unmarked?: boolean; limit?: number }): Promise<{ _id: unknown }[]> {
+function findPending(model: Watched, cutoff: Date, options: { unmarked?: boolean; limit?: number }): Promise<{ _id: unknown; _pendingSince?: Date }[]> {
   const marked = { _pendingSince: { $lte: cutoff } };
   const due = options.unmarked ? { $or: [marked, { '_outbox.0': { $exists: true }, _pendingSince: { $exists: false } }] } : marked;
-  const query = model.find({ ...due, deletedAt: { $exists: true } }).select('_id');
+  // The marker comes along (same document, no extra read) so the oldest pending age is the write's, not the sweep's.
+  const query = model.find({ ...due, deletedAt: { $exists: true } }).select('_id _pendingSince');
   return (options.limit ? query.limit(options.limit) : query).lean();
 }
 
@@ -122,8 +127,25 @@ export class OutboxRelay {
   /** Written again while being relayed: relayed once more afterwards, so nothing is skipped. */
   private readonly again = new Map<string, Target>();
   private idle: (() => void)[] = [];
+  /**
+   * Every document this relay knows has events waiting (written here, or found by a sweep), from
+   * the moment they began to wait until they are published and cleared: the outbox gauges are read
+   * from it at scrape time, so a scrape costs no database read (the local server would scan).
+   */
+  private readonly pendingSince = new Map<string, Since>();
+  /** When the write that made a document be relayed again (`again`) happened. */
+  private readonly againSince = new Map<string, Since>();
 
-  constructor(private readonly options: OutboxRelayOptions) {}
+  constructor(private readonly options: OutboxRelayOptions) {
+    options.metrics?.watch(() => this.backlog());
+  }
+
+  /** What waits, as this relay knows it; documents a crash left are known from the next sweep on. */
+  backlog(): { pending: number; oldestSince: number | undefined } {
+    let oldestSince: number | undefined;
+    for (const since of this.pendingSince.values()) if (oldestSince === undefined || since < oldestSince) oldestSince = since;
+    return { pending: this.pendingSince.size, oldestSince };
+  }
 
   /** The collections whose documents carry an outbox: the sweep looks at each of them. */
   watch(...models: Model<any>[]): void { // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -160,11 +182,14 @@ export class OutboxRelay {
   }
 
   /** A document of a watched model was written with events: publish them now, in its program's turn. */
-  written(model: Model<any>, id: unknown, program = ''): void { // eslint-disable-line @typescript-eslint/no-explicit-any
+  written(model: Model<any>, id: unknown, program = '', since: Since = Date.now()): void { // eslint-disable-line @typescript-eslint/no-explicit-any
     const target = { model: model as Watched, id, program };
     const key = `${model.collection.collectionName}:${String(id)}`;
-    if (this.active.has(key)) this.again.set(key, target);
-    else this.enqueue(key, target);
+    if (!this.pendingSince.has(key)) this.pendingSince.set(key, since);
+    if (this.active.has(key)) {
+      this.again.set(key, target);
+      if (!this.againSince.has(key)) this.againSince.set(key, since);
+    } else this.enqueue(key, target);
     this.pump();
   }
 
@@ -225,7 +250,9 @@ export class OutboxRelay {
       try {
         const cutoff = new Date(Date.now() - (options.graceMs ?? 0));
         for (const model of this.models) {
-          for (const document of await findPending(model, cutoff, { unmarked: options.unmarked, limit: SWEEP_BATCH })) this.written(model, document._id);
+          for (const document of await findPending(model, cutoff, { unmarked: options.unmarked, limit: SWEEP_BATCH })) {
+            this.written(model, document._id, '', document._pendingSince?.getTime() ?? Date.now());
+          }
         }
       } catch (error) {
         this.fail(error);
@@ -264,14 +291,16 @@ export class OutboxRelay {
 
   private async relayDocument(target: Target): Promise<void> {
     const { model, id } = target;
+    const key = `${model.collection.collectionName}:${String(id)}`;
     // `deletedAt: {$exists: true}` names the field, so tombstones are found too.
     const self = { _id: id, deletedAt: { $exists: true } };
     try {
       const document = (await model.findOne(self).select('+_outbox deletedAt').lean()) as PendingDocument | null;
-      if (!document) return;
+      if (!document) return this.settled(key);
       const ids = document._outbox.map((event) => event.id);
       // Published together: the channel keeps their order and the broker confirms them as a batch.
       await Promise.all(document._outbox.map((event) => this.options.bus.publish(event)));
+      this.options.metrics?.published(ids.length);
       // One write in the usual case: the outbox still holds exactly what went out, so it is emptied and
       // the marker goes. Events queued meanwhile keep both, and only what went out is pulled.
       const cleared = await model.updateOne(
@@ -284,12 +313,22 @@ export class OutboxRelay {
         // Only once nothing else is queued on it: a tombstone's last event is out, so it can go.
         await model.deleteOne({ _id: id, deletedAt: { $ne: null }, _outbox: { $size: 0 } });
       }
+      this.settled(key);
       if (this.failing) this.options.logger.info('outbox relay publishing again');
       this.failing = false;
     } catch (error) {
-      this.failed.set(`${model.collection.collectionName}:${String(id)}`, target);
+      this.failed.set(key, target);
+      this.options.metrics?.failed();
       this.fail(error);
     }
+  }
+
+  /** The document's events are out; those of a write made meanwhile wait from that write on. */
+  private settled(key: string): void {
+    const since = this.againSince.get(key);
+    this.againSince.delete(key);
+    if (since !== undefined && this.again.has(key)) this.pendingSince.set(key, since);
+    else this.pendingSince.delete(key);
   }
 
   private fail(error: unknown): void {

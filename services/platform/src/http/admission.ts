@@ -2,6 +2,7 @@ import type { RequestHandler } from 'express';
 import { AppError } from '../errors';
 import { FairShare } from '../fair-share';
 import type { Logger } from '../logger';
+import type { ShedReason } from '../metrics';
 import { PROGRAM_ID_HEADER } from './internal-auth';
 
 export type AdmissionSettings = {
@@ -41,19 +42,21 @@ export function admissionControl(
   logger: Logger,
   serviceName: string,
   report: (running: number, queued: number) => void = () => undefined,
+  onShed: (reason: ShedReason) => void = () => undefined,
 ): RequestHandler {
   const share = new FairShare(settings.maxConcurrent, report);
   const serviceTime = new MovingAverage();
   let shedding = false;
 
-  const busy = (reason: string) => {
+  const busy = (reason: string, counted: ShedReason) => {
+    onShed(counted);
     if (!shedding) logger.warn({ waiting: share.waitingCount, reason }, 'overloaded: answering 503 with Retry-After');
     shedding = true;
     return new AppError(503, `The ${serviceName} service is busy; retry in a moment`, RETRY_AFTER_BUSY_SECONDS);
   };
 
   return (request, response, next) => {
-    if (share.waitingCount >= settings.maxQueued) return next(busy('queue full'));
+    if (share.waitingCount >= settings.maxQueued) return next(busy('queue full', 'queue_full'));
     if (share.waitingCount === 0) shedding = false;
     const arrived = Date.now();
     // Set once the request waits; its turn may also come at once, inside enter().
@@ -69,7 +72,7 @@ export function admissionControl(
         if (!late) serviceTime.add(Date.now() - started);
         share.done();
       });
-      next(late ? busy('its turn came too late to finish in time') : undefined);
+      next(late ? busy('its turn came too late to finish in time', 'deadline') : undefined);
     });
     // A client that gives up while waiting gives its place up too.
     function gone() {
@@ -80,7 +83,7 @@ export function admissionControl(
     wait.timer = setTimeout(() => {
       if (!place.leave()) return;
       response.off('close', gone);
-      next(busy('waited too long'));
+      next(busy('waited too long', 'wait_timeout'));
     }, settings.maxWaitMs);
   };
 }

@@ -21,6 +21,8 @@ export type ServiceAppOptions = {
   /** The service's name, as a shed request's message says it. */
   name: string;
   admission?: AdmissionSettings;
+  /** False when /metrics has a listener of its own (createMetricsApp): the API port then never serves it. */
+  serveMetrics?: boolean;
 };
 
 /** Accepts a well-formed x-request-id from the caller or makes one; every log line of the request carries it. */
@@ -99,6 +101,21 @@ function rejectInvalidUtf8(_request: unknown, _response: unknown, body: Buffer):
   }
 }
 
+const metricsHandler =
+  (metrics: Metrics): RequestHandler =>
+  async (_request, response) => {
+    response.setHeader('content-type', metrics.registry.contentType);
+    response.send(await metrics.registry.metrics());
+  };
+
+/** A metrics listener: /metrics alone, on a port of its own that only the monitoring namespace may reach. */
+export function createMetricsApp(metrics: Metrics): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.get('/metrics', metricsHandler(metrics));
+  return app;
+}
+
 /** The express app every service uses: same middleware, probes and error mapping everywhere. */
 export function createServiceApp(options: ServiceAppOptions): Express {
   const app = express();
@@ -116,14 +133,11 @@ export function createServiceApp(options: ServiceAppOptions): Express {
     const ready = Object.values(checks).every(Boolean);
     response.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
   });
-  app.get('/metrics', async (_request, response) => {
-    response.setHeader('content-type', options.metrics.registry.contentType);
-    response.send(await options.metrics.registry.metrics());
-  });
+  if (options.serveMetrics !== false) app.get('/metrics', metricsHandler(options.metrics));
 
   app.use(requireInternalCaller(options.internalToken));
   // Probes and scrapes above are never queued: a busy service still says it is alive.
-  app.use(admissionControl(options.admission ?? DEFAULT_ADMISSION, options.logger, options.name, options.metrics.admission));
+  app.use(admissionControl(options.admission ?? DEFAULT_ADMISSION, options.logger, options.name, options.metrics.admission, options.metrics.shed));
   app.use(express.json({ limit: options.bodyLimit ?? '1mb', verify: rejectInvalidUtf8 }));
   app.use(options.routes);
   app.use((request, _response, next) => next(new AppError(404, `No route for ${request.method} ${request.path}`)));

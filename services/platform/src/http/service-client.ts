@@ -1,6 +1,7 @@
 import { AppError } from '../errors';
 import { currentRequestContext, type Logger } from '../logger';
 import { INTERNAL_TOKEN_HEADER, PROGRAM_ID_HEADER, REQUEST_ID_HEADER } from './internal-auth';
+import type { CircuitMetrics } from '../metrics';
 import { KeyedCircuits } from './keyed-circuits';
 
 export type ServiceRequest = {
@@ -22,6 +23,7 @@ export type ServiceClientOptions = {
   /** Failures (timeouts, connection errors) in a rolling window before the circuit opens. */
   errorThresholdPercentage?: number;
   resetTimeoutMs?: number;
+  metrics?: CircuitMetrics;
 };
 
 /** The other service answered, with a 5xx: alive, so the circuit does not count it (one payload, or a busy moment). */
@@ -87,6 +89,7 @@ export function createServiceClient(options: ServiceClientOptions) {
       volumeThreshold: 5,
       errorFilter: (error: unknown) => error instanceof UpstreamFailure,
       rollingCountTimeout: 10_000,
+      metrics: options.metrics,
     },
     options.logger,
   );

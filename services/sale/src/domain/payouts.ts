@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Payout, PayoutStatus } from '@affiliate/contracts';
-import { badRequest, conflict, notFound, toMinorUnits, type PageRequest } from '@affiliate/platform';
+import { AppError, badRequest, conflict, notFound, toMinorUnits, type PageRequest } from '@affiliate/platform';
 import { findAffiliate } from '../data-access/affiliate-directory';
 import { toPayout, type PayoutDocument, type PayoutFilters, type PayoutItemDocument } from '../data-access/payouts';
 import { isDue, stateOf, type CommissionEntry, type SaleDocument } from '../data-access/sales';
@@ -30,7 +30,23 @@ const sum = (items: { amountMinor: number }[]) => items.reduce((total, item) => 
  * one run per program works at a time, so no commission is ever in two payouts.
  */
 export async function createPayouts(deps: SaleDependencies, programId: string, input: { affiliateId?: string; currency?: string }): Promise<Payout[]> {
+  const startedAt = Date.now();
+  const progress = { tookTurn: false };
+  try {
+    const created = await runPayouts(deps, programId, input, progress);
+    deps.payoutMetrics?.ran('completed', startedAt, created.length);
+    return created;
+  } catch (error) {
+    // A 409 before the run had its turn is another run holding it; after, this run lost its lease.
+    const refused = error instanceof AppError && error.status === 409;
+    deps.payoutMetrics?.ran(refused ? (progress.tookTurn ? 'lost_lease' : 'busy') : 'failed', startedAt, 0);
+    throw error;
+  }
+}
+
+async function runPayouts(deps: SaleDependencies, programId: string, input: { affiliateId?: string; currency?: string }, progress: { tookTurn: boolean }): Promise<Payout[]> {
   const run = { programId, token: await takeRun(deps, programId) };
+  progress.tookTurn = true;
   const deadline = Date.now() + RUN_BUDGET_MS;
   try {
     // A dead run's drafts first: they become payouts now, and are answered with the new ones.

@@ -1,4 +1,4 @@
-import type { Logger, ServiceClient } from '@affiliate/platform';
+import type { Logger, PayoutMetrics, ServiceClient } from '@affiliate/platform';
 import type { SaleRepositories } from '../data-access/repositories';
 
 /** What the sale use cases work with: their own collection and the three services they ask. */
@@ -8,4 +8,5 @@ export type SaleDependencies = {
   affiliates: ServiceClient;
   referrals: ServiceClient;
   logger: Logger;
+  payoutMetrics?: PayoutMetrics;
 };

@@ -29,7 +29,8 @@ schema.index({ dueAt: 1 });
 const scheduledAttemptModel = (connection: Connection): Model<ScheduledAttemptDocument> =>
   connection.model<ScheduledAttemptDocument>('ScheduledAttempt', schema, 'webhook_schedule');
 
-export type DueDelivery = { _id: string; programId: string; endpointId: string };
+/** `dueAt` comes with what the schedule reads (the backlog's age), not with what the fan-out pushes. */
+export type DueDelivery = { _id: string; programId: string; endpointId: string; dueAt?: Date };
 
 export class ScheduleRepository {
   private readonly model: Model<ScheduledAttemptDocument>;

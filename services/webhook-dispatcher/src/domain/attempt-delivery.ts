@@ -1,4 +1,4 @@
-import type { Logger } from '@affiliate/platform';
+import type { Logger, WebhookMetrics } from '@affiliate/platform';
 import type { DispatcherSettings } from '../config';
 import type { Repositories } from '../data-access/repositories';
 import { isDelivered, type SendOutcome, type SubscriberClient } from '../data-access/subscriber-client';
@@ -16,6 +16,7 @@ export type Dispatcher = {
   logger: Logger;
   client: SubscriberClient;
   circuits: EndpointCircuits;
+  metrics?: WebhookMetrics;
 };
 
 /** How long a claim holds a delivery: longer than any attempt can take. */
@@ -49,20 +50,24 @@ export function toStoredAttempt(outcome: SendOutcome): StoredAttempt {
  * breaker; a `manual` re-send goes out at once and leaves the schedule where it was.
  */
 export async function attemptDelivery(dispatcher: Dispatcher, delivery: ClaimedDelivery, mode: 'scheduled' | 'manual'): Promise<WebhookDeliveryDocument | null> {
-  const { repositories, settings, logger } = dispatcher;
+  const { repositories, settings, logger, metrics } = dispatcher;
   const { programId } = delivery;
+  // Counted once per delivery: when it leaves `pending`, not when a manual re-send repeats it.
+  const ending = delivery.status === 'pending';
   const release = { lockedUntil: new Date(0), lockToken: null, updatedAt: new Date() };
   const endpoint = await repositories.endpoints.byId(programId, delivery.endpointId);
   if (!endpoint?.active) {
     // Deleted or disabled since the event arrived: it receives nothing further.
     await repositories.deliveries.recordHeld(delivery, { ...release, status: 'failed', nextAttemptAt: null });
     await repositories.schedule.unschedule(programId, delivery._id);
+    if (ending) metrics?.ended('failed');
     return null;
   }
 
   const request = { url: endpoint.url, headers: webhookHeaders(endpoint, delivery.eventId, delivery.body), body: delivery.body };
   const outcome = mode === 'manual' ? await dispatcher.client.send(request) : await dispatcher.circuits.send(endpoint._id, request);
   if (outcome === CIRCUIT_OPEN) {
+    metrics?.attempted('circuit_open');
     const later = new Date(Date.now() + withJitter(settings.breaker.resetTimeoutMs));
     await repositories.deliveries.recordHeld(delivery, { ...release, nextAttemptAt: later });
     await repositories.schedule.schedule(delivery, later);
@@ -89,12 +94,22 @@ export async function attemptDelivery(dispatcher: Dispatcher, delivery: ClaimedD
       : null;
   if (stored && next.status === 'pending' && next.nextAttemptAt) await repositories.schedule.schedule(stored, next.nextAttemptAt);
   else if (stored && next.status) await repositories.schedule.unschedule(programId, stored._id);
+  if (mode === 'scheduled') metrics?.attempted(delivered ? 'succeeded' : 'failed');
+  if (stored && ending && (next.status === 'succeeded' || next.status === 'failed')) metrics?.ended(next.status);
+  if (stored && delivered && delivery.status !== 'succeeded') metrics?.deliveredAfter(occurredAtOf(delivery));
 
   // A healthy endpoint (no run of failures) has nothing to reset: no write.
   if (delivered) {
     if (endpoint.failingSince) await recordEndpointSuccess(repositories, programId, endpoint._id);
   }
-  else if (outcome.statusCode === GONE) await disableEndpoint(repositories, programId, endpoint._id, 'the subscriber answered 410 Gone', logger);
-  else await recordEndpointFailure(repositories, settings, logger, programId, endpoint._id, outcome.at);
+  else if (outcome.statusCode === GONE) {
+    if (await disableEndpoint(repositories, programId, endpoint._id, 'the subscriber answered 410 Gone', logger)) metrics?.disabled('gone');
+  } else if (await recordEndpointFailure(repositories, settings, logger, programId, endpoint._id, outcome.at)) metrics?.disabled('failing');
   return stored;
+}
+
+/** When the event occurred: the payload's `createdAt`, the one place a delivery keeps it. */
+function occurredAtOf(delivery: ClaimedDelivery): number {
+  const occurredAt = Date.parse((JSON.parse(delivery.body) as { createdAt?: string }).createdAt ?? '');
+  return Number.isNaN(occurredAt) ? delivery.createdAt.getTime() : occurredAt;
 }

@@ -1,4 +1,4 @@
-import { KeyedCircuits, type Logger } from '@affiliate/platform';
+import { KeyedCircuits, type CircuitMetrics, type Logger } from '@affiliate/platform';
 import type { DispatcherSettings } from '../config';
 import { isDelivered, type SendOutcome, type SubscriberClient, type WebhookRequest } from '../data-access/subscriber-client';
 
@@ -17,7 +17,7 @@ export const CIRCUIT_OPEN = 'circuit-open' as const;
 export class EndpointCircuits {
   private readonly circuits: KeyedCircuits<[WebhookRequest], SendOutcome>;
 
-  constructor(client: SubscriberClient, settings: DispatcherSettings['breaker'], logger: Logger) {
+  constructor(client: SubscriberClient, settings: DispatcherSettings['breaker'], logger: Logger, metrics?: CircuitMetrics) {
     this.circuits = new KeyedCircuits(
       async (request: WebhookRequest) => {
         const outcome = await client.send(request);
@@ -35,6 +35,8 @@ export class EndpointCircuits {
         rollingCountTimeout: 60_000,
         // Endpoints are forgotten when deleted; an idle healthy one costs a closed circuit at most.
         maxKeys: Number.MAX_SAFE_INTEGER,
+        // One series for all endpoints: how many of them are being left alone, never which.
+        metrics,
       },
       logger,
     );
