@@ -11,11 +11,12 @@ import {
 } from './rabbit-node';
 
 export type RabbitClusterNode = { name: string; port: number; url: string };
+export type ClusterQueue = { name: string; type: string; leader?: string; members?: string[] };
 
 export type DisposableRabbitCluster = DisposableRabbit & {
   nodes: RabbitClusterNode[];
-  /** Each queue whose name starts with `prefix`, with the node that leads it (quorum queues). */
-  leaders: (prefix: string) => Promise<Map<string, string>>;
+  /** The queues whose names start with `prefix`: type, and for quorum queues the leader and members. */
+  queues: (prefix: string) => Promise<ClusterQueue[]>;
   /** SIGKILL of the node's Erlang VM: a crash, with no chance to hand anything over. */
   kill: (node: string) => Promise<void>;
   /** The nodes the cluster sees running, as seen from a node still alive. */
@@ -88,9 +89,9 @@ export async function startDisposableRabbitCluster(size = 3): Promise<Disposable
     start,
     stop,
     runningNodes,
-    async leaders(prefix) {
-      const queues = JSON.parse(await ask(['list_queues', '--formatter', 'json', 'name', 'leader'])) as { name: string; leader?: string }[];
-      return new Map(queues.filter((queue) => queue.name.startsWith(prefix) && queue.leader).map((queue) => [queue.name, queue.leader as string]));
+    async queues(prefix) {
+      const queues = JSON.parse(await ask(['list_queues', '--formatter', 'json', 'name', 'type', 'leader', 'members'])) as ClusterQueue[];
+      return queues.filter((queue) => queue.name.startsWith(prefix));
     },
     async kill(node) {
       const spec = specOf(node);
