@@ -109,7 +109,7 @@ export function typedClient(gatewayUrl: string, apiKey: string): AffiliateClient
   return createAffiliateClient({ baseUrl: gatewayUrl, apiKey, fetch: checkedFetch as typeof fetch });
 }
 
-export type Delivery = { headers: IncomingHttpHeaders; rawBody: string; body: { id: string; event: string; createdAt: string; data: Record<string, any> } }; // eslint-disable-line @typescript-eslint/no-explicit-any
+export type Delivery = { receivedAt: number; headers: IncomingHttpHeaders; rawBody: string; body: { id: string; event: string; createdAt: string; data: Record<string, any> } }; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** A webhook subscriber on localhost that records what it receives; it can be told to fail. */
 export class Subscriber {
@@ -128,7 +128,7 @@ export class Subscriber {
           return;
         }
         const rawBody = Buffer.concat(chunks).toString('utf8');
-        this.deliveries.push({ headers: request.headers, rawBody, body: JSON.parse(rawBody) });
+        this.deliveries.push({ receivedAt: Date.now(), headers: request.headers, rawBody, body: JSON.parse(rawBody) });
         response.end('ok');
       });
     });
@@ -154,7 +154,7 @@ export async function okBody<T = any>(answer: Promise<ApiResponse<T>>): Promise<
 
 type Running = { child: ChildProcess; exited: Promise<void> };
 
-export class System {
+export class System<Broker extends DisposableRabbit = DisposableRabbit> {
   readonly ports = {} as Record<Component, number>;
   private readonly processes = new Map<Component, Running>();
   private readonly logDir = mkdtempSync(join(tmpdir(), 'system-test-'));
@@ -167,12 +167,15 @@ export class System {
 
   constructor(
     readonly mongo: DisposableMongo,
-    readonly rabbit: DisposableRabbit,
+    readonly rabbit: Broker,
     private readonly extraEnv: Record<string, string>,
   ) {}
 
-  static async start(extraEnv: Record<string, string> = {}): Promise<System> {
-    const [mongo, rabbit] = await Promise.all([startDisposableMongo(), startDisposableRabbit()]);
+  /** The system on a RabbitMQ node of its own, or on the broker `startBroker` brings up (a cluster). */
+  static start(extraEnv?: Record<string, string>): Promise<System>;
+  static start<Broker extends DisposableRabbit>(extraEnv: Record<string, string>, startBroker: () => Promise<Broker>): Promise<System<Broker>>;
+  static async start(extraEnv: Record<string, string> = {}, startBroker: () => Promise<DisposableRabbit> = startDisposableRabbit): Promise<System> {
+    const [mongo, rabbit] = await Promise.all([startDisposableMongo(), startBroker()]);
     const system = new System(mongo, rabbit, extraEnv);
     for (const component of Object.keys(COMPONENTS) as Component[]) {
       system.ports[component] = await freePort();

@@ -1,5 +1,7 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { baseConfigShape, brokerUrls, parseConfig } from '@affiliate/platform';
+import { MongoClient } from 'mongodb';
 import { parse } from 'yaml';
 import { build, overlayRoot, type KubernetesObject } from './kustomize';
 
@@ -252,4 +254,89 @@ test('the production overlay runs managed infrastructure, quorum queues and at l
     expect((object.spec as { replicas: number }).replicas).toBeGreaterThanOrEqual(2);
     expect(object.metadata.namespace).toBe('affiliate-platform');
   }
+});
+
+describe('production infrastructure: the operators the overlay expects', () => {
+  const objects = build(join(overlayRoot('production'), 'infrastructure'));
+  const only = (kind: string) => {
+    const found = objects.filter((object) => object.kind === kind);
+    expect(found).toHaveLength(1);
+    return found[0] as KubernetesObject & { spec: Record<string, unknown> };
+  };
+  const podLabels = (template: unknown) => (template as { metadata?: { labels?: Record<string, string> } } | undefined)?.metadata?.labels ?? {};
+
+  test('a RabbitMQ cluster of three nodes, run by the RabbitMQ Cluster Operator', () => {
+    const rabbit = only('RabbitmqCluster');
+    expect(rabbit.apiVersion).toBe('rabbitmq.com/v1beta1');
+    // An odd number of at least three: a quorum queue keeps a majority with one node lost.
+    expect(rabbit.spec.replicas).toBe(3);
+    const spec = rabbit.spec as { rabbitmq?: { additionalConfig?: string }; override?: { statefulSet?: { spec?: { template?: unknown } } } };
+    expect(spec.rabbitmq?.additionalConfig).toMatch(/^cluster_partition_handling = pause_minority$/m);
+    expect(podLabels(spec.override?.statefulSet?.spec?.template)['app.kubernetes.io/component']).toBe('infra');
+  });
+
+  test('a MongoDB replica set of three members, run by the MongoDB Community Operator', () => {
+    const mongo = only('MongoDBCommunity');
+    expect(mongo.apiVersion).toBe('mongodbcommunity.mongodb.com/v1');
+    const spec = mongo.spec as {
+      type: string; members: number; version: string; security: { authentication: { modes: string[] } };
+      users: { name: string; db: string; passwordSecretRef: { name: string }; roles: unknown[]; scramCredentialsSecretName: string }[];
+      statefulSet?: { spec?: { template?: unknown } };
+    };
+    expect({ type: spec.type, members: spec.members }).toEqual({ type: 'ReplicaSet', members: 3 });
+    expect(spec.version).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(spec.security.authentication.modes).toEqual(['SCRAM']);
+    expect(spec.users.length).toBeGreaterThan(0);
+    for (const user of spec.users) {
+      expect(user.passwordSecretRef.name).toMatch(/\S/);
+      expect(user.scramCredentialsSecretName).toMatch(/\S/);
+      expect(user.roles.length).toBeGreaterThan(0);
+    }
+    // The base's mongodb-ingress and the webhook dispatcher's egress policy find the members by these labels.
+    expect(podLabels(spec.statefulSet?.spec?.template)).toMatchObject({ 'app.kubernetes.io/name': 'mongodb', 'app.kubernetes.io/component': 'infra' });
+  });
+
+  test('everything lands in the platform namespace, and the members may reach each other', () => {
+    expect(objects.map((object) => object.metadata.namespace)).toEqual(objects.map(() => 'affiliate-platform'));
+    const policies = objects.filter((object) => object.kind === 'NetworkPolicy');
+    for (const policy of policies) expect(() => validate(policy)).not.toThrow();
+    const peerPorts = (name: string) =>
+      ((policies.find((policy) => policy.metadata.name === name)?.spec as { ingress: { from: { podSelector?: { matchLabels: Record<string, string> } }[]; ports: { port: number }[] }[] }).ingress)
+        .filter((rule) => rule.from.some((peer) => peer.podSelector))
+        .flatMap((rule) => rule.ports.map((port) => port.port));
+    expect(peerPorts('rabbitmq-cluster-peers')).toEqual(expect.arrayContaining([4369, 25672]));
+    expect(peerPorts('mongodb-replica-set-peers')).toEqual([27017]);
+  });
+
+  test('the README names both operators, and the overlay points to them', () => {
+    const readme = readFileSync(join(root, 'deploy/kubernetes/README.md'), 'utf8');
+    expect(readme).toMatch(/RabbitMQ Cluster Operator/);
+    expect(readme).toMatch(/MongoDB Community Operator/);
+    expect(readFileSync(join(overlayRoot('production'), 'infrastructure', 'kustomization.yaml'), 'utf8')).toMatch(/RabbitmqCluster[\s\S]*MongoDBCommunity/);
+  });
+});
+
+describe('production connection settings, as the README documents them', () => {
+  const readme = readFileSync(join(root, 'deploy/kubernetes/README.md'), 'utf8');
+  const documented = (name: string) => {
+    const value = new RegExp(`--from-literal=${name}='([^']+)'`).exec(readme)?.[1];
+    expect(value).toBeDefined();
+    return value as string;
+  };
+
+  test('MONGO_URL names the replica set and asks for majority writes and reads, and retried writes', async () => {
+    // The driver's own parsing, without connecting: what the processes would get from that URL.
+    const client = new MongoClient(documented('MONGO_URL'));
+    expect(client.options.replicaSet).toBe('mongodb');
+    expect(client.options.writeConcern?.w).toBe('majority');
+    expect(client.options.readConcern?.level).toBe('majority');
+    expect(client.options.retryWrites).toBe(true);
+    await client.close();
+  });
+
+  test('AMQP_URL lists the three RabbitMQ nodes, and the platform accepts it', () => {
+    const setting = documented('AMQP_URL');
+    expect(brokerUrls(setting).map((url) => new URL(url).hostname)).toEqual([0, 1, 2].map((index) => `rabbitmq-server-${index}.rabbitmq-nodes.affiliate-platform.svc`));
+    expect(parseConfig(baseConfigShape, { AMQP_URL: setting, AMQP_QUEUE_TYPE: 'quorum' }).AMQP_URL).toBe(setting);
+  });
 });

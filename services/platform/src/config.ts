@@ -9,7 +9,11 @@ export const baseConfigShape = {
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   MONGO_URL: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// URL').default('mongodb://127.0.0.1:27017'),
-  AMQP_URL: z.string().regex(/^amqps?:\/\//, 'must be an amqp:// URL').default('amqp://guest:guest@127.0.0.1:5672'),
+  /** One RabbitMQ URL, or a cluster's nodes separated by commas: the bus moves to the next when one dies. */
+  AMQP_URL: z
+    .string()
+    .regex(/^\s*amqps?:\/\/[^,\s]+\s*(,\s*amqps?:\/\/[^,\s]+\s*)*$/, 'must be an amqp:// URL, or several separated by commas')
+    .default('amqp://guest:guest@127.0.0.1:5672'),
   INTERNAL_TOKEN: z.string().min(16, 'must be at least 16 characters').default('local-internal-token-change-me'),
   /** The address to listen on: loopback unless told otherwise (containers set 0.0.0.0). */
   HOST: z.string().min(1).default('127.0.0.1'),

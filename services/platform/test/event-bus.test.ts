@@ -130,3 +130,53 @@ test('a message that is not an event envelope is dead-lettered without reaching 
   await amqp.close();
   expect(calls).toBe(0);
 });
+
+test('on quorum queues a failing consumer is retried through the retry queue, and one that keeps failing is dead-lettered', async () => {
+  const quorumConsumer = new EventBus({ url: testInfra().amqpUrl, exchange, logger, queueType: 'quorum' });
+  try {
+    const calls = { flaky: 0, broken: 0 };
+    const subscribe = (queue: 'flaky' | 'broken') =>
+      quorumConsumer.subscribe({
+        queue: `quorum-${queue}`,
+        eventTypes: [queue === 'flaky' ? 'coupon.created' : 'coupon.deleted'],
+        processedEvents: processedEvents(connection, uniqueName(queue)),
+        maxAttempts: 3,
+        retryDelayMs: 100,
+        handler: async () => {
+          calls[queue] += 1;
+          if (queue === 'broken' || calls.flaky === 1) throw new Error('failure');
+        },
+      });
+    await subscribe('flaky');
+    await subscribe('broken');
+    await publisher.publish(couponCreated());
+    await publisher.publish(createEvent('coupon.deleted', newProgramId(), { id: randomUUID() }));
+    // The retry queue's expired copy came back through at-least-once dead-lettering, a quorum queue's own.
+    await eventually(() => expect(calls.flaky).toBe(2));
+    await eventually(async () => expect(await queueDepth('quorum-broken.dead')).toBe(1));
+    expect(calls.broken).toBe(3);
+    expect(await queueDepth('quorum-flaky.dead')).toBe(0);
+  } finally {
+    await quorumConsumer.close();
+  }
+});
+
+test('a consumer the broker cancels (its queue deleted) takes a new connection, declares the queue again and consumes', async () => {
+  const handled: string[] = [];
+  await consumer.subscribe({ queue: 'cancelled', eventTypes: ['coupon.created'], processedEvents: processedEvents(connection, uniqueName('x')), handler: async (event) => void handled.push(event.id) });
+  const amqp = await amqplib.connect(testInfra().amqpUrl);
+  try {
+    await (await amqp.createChannel()).deleteQueue(`${exchange}.cancelled`);
+  } finally {
+    await amqp.close();
+  }
+  // Until the consumer is back, its queue does not exist and an event is routed nowhere: publish until one arrives.
+  const published: string[] = [];
+  await eventually(async () => {
+    const event = couponCreated();
+    published.push(event.id);
+    await publisher.publish(event);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(handled.filter((id) => published.includes(id)).length).toBeGreaterThan(0);
+  }, 30_000, 0);
+});

@@ -108,6 +108,13 @@ test('a bad setting is reported with the variable name', () => {
   );
 });
 
+test('AMQP_URL names one broker or the nodes of a cluster, each an amqp:// URL', () => {
+  const cluster = 'amqp://guest:guest@127.0.0.1:5672, amqp://guest:guest@127.0.0.1:5673,amqps://u:p@rabbit-2.example.net:5671';
+  expect(parseConfig(baseConfigShape, { AMQP_URL: cluster }).AMQP_URL).toBe(cluster);
+  expect(() => parseConfig(baseConfigShape, { AMQP_URL: 'amqp://127.0.0.1:5672,http://127.0.0.1:5673' })).toThrow(/AMQP_URL: must be an amqp:\/\/ URL, or several/);
+  expect(() => parseConfig(baseConfigShape, { AMQP_URL: 'amqp://127.0.0.1:5672,' })).toThrow(/AMQP_URL/);
+});
+
 test('production refuses to start without its secrets', () => {
   expect(() => parseConfig(baseConfigShape, { NODE_ENV: 'production' }, { required: ['INTERNAL_TOKEN'] })).toThrow(/INTERNAL_TOKEN: required when NODE_ENV=production/);
 });

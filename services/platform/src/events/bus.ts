@@ -31,25 +31,64 @@ export type SubscriptionOptions = {
 };
 
 const ATTEMPT_HEADER = 'x-attempt';
+/** Pause before a consumer whose channel the broker closed takes a new connection. */
+const RECOVER_DELAY_MS = 1000;
 
-export type EventBusOptions = { url: string; exchange: string; logger: Logger; publishTimeoutMs?: number; queueType?: 'classic' | 'quorum'; metrics?: ConsumerMetrics };
+export type EventBusOptions = {
+  /** One broker URL, or the nodes of a cluster as a comma-separated list (`AMQP_URL`, see brokerUrls). */
+  url: string;
+  exchange: string;
+  logger: Logger;
+  publishTimeoutMs?: number;
+  queueType?: 'classic' | 'quorum';
+  metrics?: ConsumerMetrics;
+};
+
+/**
+ * The nodes of `AMQP_URL`: one URL, or several separated by commas (the nodes of a RabbitMQ cluster).
+ * The bus connects to the first that answers and, when that node goes away, to the next in turn.
+ */
+export function brokerUrls(setting: string): string[] {
+  return setting
+    .split(',')
+    .map((url) => url.trim())
+    .filter((url) => url.length > 0);
+}
+
+/**
+ * Arguments of the three queues of a subscription. On a cluster (`quorum`) each is a replicated
+ * quorum queue, and the retry queue hands expired messages back with at-least-once dead-lettering:
+ * the default (at-most-once) drops a message whose way back fails, e.g. while the consumer queue
+ * elects a new leader after a node died. At-least-once requires `reject-publish` overflow.
+ */
+function queueArguments(queueType: 'classic' | 'quorum') {
+  const type = { 'x-queue-type': queueType };
+  return {
+    queue: type,
+    retry: queueType === 'quorum' ? { ...type, 'x-dead-letter-strategy': 'at-least-once', 'x-overflow': 'reject-publish' } : type,
+    dead: type,
+  };
+}
 
 /**
  * The bus: one durable topic exchange, routing key = event type. Publishing waits for the broker's
  * confirm; consumers ack only after their handler succeeded. Connection and channels come back by
- * themselves after the broker restarts (amqp-connection-manager re-runs each channel's setup).
+ * themselves after the broker restarts (amqp-connection-manager re-runs each channel's setup), on
+ * the next node of the list when `url` names a cluster.
  */
 export class EventBus {
   private readonly connection: AmqpConnectionManager;
   private readonly publisher: ChannelWrapper;
   private readonly consumers: ChannelWrapper[] = [];
   private connected = false;
+  private closing = false;
+  private recovering = false;
 
   constructor(private readonly options: EventBusOptions) {
-    this.connection = amqp.connect([options.url], { heartbeatIntervalInSeconds: 5, reconnectTimeInSeconds: 1 });
-    this.connection.on('connect', () => {
+    this.connection = amqp.connect(brokerUrls(options.url), { heartbeatIntervalInSeconds: 5, reconnectTimeInSeconds: 1 });
+    this.connection.on('connect', ({ url }) => {
       this.connected = true;
-      options.logger.info('RabbitMQ connected');
+      options.logger.info({ node: redactedUrl(url) }, 'RabbitMQ connected');
     });
     this.connection.on('disconnect', ({ err }) => {
       if (this.connected) options.logger.warn({ err }, 'RabbitMQ disconnected; reconnecting');
@@ -103,7 +142,12 @@ export class EventBus {
     const name = options.queue;
 
     const onMessage = async (channel: ConfirmChannel, message: ConsumeMessage | null) => {
-      if (!message) return; // the broker cancelled the consumer; setup runs again on reconnect
+      if (!message) {
+        // The broker cancelled the consumer (its queue was deleted or became unavailable): nothing
+        // would ever consume again on this connection, so take a new one, which runs setup again.
+        this.recover(queue, 'the broker cancelled the consumer');
+        return;
+      }
       const attempt = Number(message.properties.headers?.[ATTEMPT_HEADER] ?? 1);
       // Seen before: the broker redelivers it (unacked on a channel that died), or it is back from the
       // retry queue, whose expiry marks it with x-death (a claim that failed keeps its attempt number).
@@ -164,17 +208,21 @@ export class EventBus {
     const consumer = this.connection.createChannel({
       confirm: true,
       setup: async (channel: ConfirmChannel) => {
+        // A channel the broker closes while the connection lives (a quorum queue without a leader
+        // refusing a declare or a consume during an election) is never reopened by the connection
+        // manager, which reopens channels only on reconnect; so the consumer takes a new connection.
+        channel.once('error', (err: Error) => this.recover(queue, `channel closed by the broker: ${err.message}`));
         await channel.assertExchange(this.options.exchange, 'topic', { durable: true });
-        const queueType = { 'x-queue-type': this.options.queueType ?? 'classic' };
-        await channel.assertQueue(queue, { durable: true, arguments: queueType });
+        const queueArgs = queueArguments(this.options.queueType ?? 'classic');
+        await channel.assertQueue(queue, { durable: true, arguments: queueArgs.queue });
         await channel.assertQueue(retryQueue, {
           durable: true,
-          arguments: queueType,
+          arguments: queueArgs.retry,
           messageTtl: options.retryDelayMs ?? 1000,
           deadLetterExchange: '',
           deadLetterRoutingKey: queue,
         });
-        await channel.assertQueue(deadQueue, { durable: true, arguments: queueType });
+        await channel.assertQueue(deadQueue, { durable: true, arguments: queueArgs.dead });
         for (const eventType of options.eventTypes) {
           await channel.bindQueue(queue, this.options.exchange, eventType);
         }
@@ -192,7 +240,24 @@ export class EventBus {
     await consumer.waitForConnect();
   }
 
+  /**
+   * A new connection (to the next node of the list), on which every channel's setup runs again.
+   * After a pause, and once for every channel that asks meanwhile: a refusal that lasts (a queue
+   * declared elsewhere with other arguments) retries once a second instead of in a tight loop.
+   */
+  private recover(queue: string, reason: string): void {
+    if (this.closing) return;
+    this.options.logger.warn({ queue }, `${reason}; reconnecting`);
+    if (this.recovering) return;
+    this.recovering = true;
+    setTimeout(() => {
+      this.recovering = false;
+      if (!this.closing) this.connection.reconnect();
+    }, RECOVER_DELAY_MS).unref();
+  }
+
   async close(): Promise<void> {
+    this.closing = true;
     await Promise.allSettled(this.consumers.map((consumer) => consumer.close()));
     await this.publisher.close().catch(() => undefined);
     await this.connection.close();
@@ -218,6 +283,16 @@ function parseEvent(content: Buffer): ParseOutcome {
   }
   // Checked, not rewritten: the handler gets the data as sent.
   return { event: envelope.data };
+}
+
+/** The node's address without its credentials, for logs. */
+function redactedUrl(url: unknown): string {
+  try {
+    const parsed = new URL(typeof url === 'string' ? url : String((url as { url?: string } | undefined)?.url));
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+  } catch {
+    return 'unknown';
+  }
 }
 
 const fieldOf = (error: ZodError) => error.issues[0]?.path.join('.') || '(root)';

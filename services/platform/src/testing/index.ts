@@ -56,5 +56,6 @@ export async function eventually<T>(check: () => Promise<T> | T, timeoutMs = 10_
 }
 
 export * from './rabbit-node';
+export * from './rabbit-cluster';
 export * from './mongo-node';
 export * from './service-api';

@@ -44,17 +44,25 @@ export async function waitForPort(port: number, open: boolean, timeoutMs: number
 
 export type DisposableRabbit = { url: string; stop: () => Promise<void>; start: () => Promise<void>; destroy: () => Promise<void> };
 
-/**
- * A RabbitMQ node of a test's own, so the test can really stop and restart the broker without
- * disturbing other test files. Uses Debian's rabbitmq-server (installed by scripts/local-infra.sh).
- */
-export async function startDisposableRabbit(): Promise<DisposableRabbit> {
+/** A node of a test's own: its name, ports and state under `base`, as rabbitmq-server reads them. */
+export type RabbitNodeSpec = { node: string; port: number; base: string; env: NodeJS.ProcessEnv };
+
+export function ensureRabbitInstalled(): void {
   if (!existsSync(`${RABBIT_BIN}/rabbitmq-server`)) {
     throw new Error('rabbitmq-server is not installed: run `npm run infra -- start` first');
   }
-  const port = await freePort(DIST_PORT_OFFSET);
-  const node = `rabbit-test-${port}@localhost`;
-  const base = mkdtempSync(join(tmpdir(), 'rabbit-test-'));
+}
+
+/**
+ * Node `name-<port>@localhost` on a free port, its Erlang distribution port beside it, its database,
+ * logs and pid file under a directory of its own. Nodes share the machine's epmd and the user's
+ * Erlang cookie (~/.erlang.cookie), so nodes started this way can form a cluster.
+ */
+export async function rabbitNodeSpec(name: string, taken: ReadonlySet<number> = new Set()): Promise<RabbitNodeSpec> {
+  let port = await freePort(DIST_PORT_OFFSET);
+  while (taken.has(port) || taken.has(port + DIST_PORT_OFFSET)) port = await freePort(DIST_PORT_OFFSET);
+  const node = `${name}-${port}@localhost`;
+  const base = mkdtempSync(join(tmpdir(), `${name}-`));
   writeFileSync(join(base, 'enabled_plugins'), '[].');
   writeFileSync(join(base, 'rabbitmq.conf'), 'disk_free_limit.absolute = 50MB\nloopback_users = none\n');
   const env = {
@@ -65,17 +73,37 @@ export async function startDisposableRabbit(): Promise<DisposableRabbit> {
     RABBITMQ_DIST_PORT: String(port + DIST_PORT_OFFSET),
     RABBITMQ_MNESIA_BASE: join(base, 'mnesia'),
     RABBITMQ_LOG_BASE: join(base, 'log'),
+    RABBITMQ_PID_FILE: join(base, 'rabbit.pid'),
     RABBITMQ_ENABLED_PLUGINS_FILE: join(base, 'enabled_plugins'),
     RABBITMQ_CONFIG_FILE: join(base, 'rabbitmq'),
   };
-  const start = async () => {
-    spawn(`${RABBIT_BIN}/rabbitmq-server`, [], { env, stdio: 'ignore', detached: true }).unref();
-    await waitForPort(port, true, 120_000);
-  };
-  const stop = async () => {
-    await run(`${RABBIT_BIN}/rabbitmqctl`, ['-n', node, 'shutdown'], { env }).catch(() => undefined);
-    await waitForPort(port, false, 30_000);
-  };
+  return { node, port, base, env };
+}
+
+export async function startRabbitNode(spec: RabbitNodeSpec): Promise<void> {
+  spawn(`${RABBIT_BIN}/rabbitmq-server`, [], { env: spec.env, stdio: 'ignore', detached: true }).unref();
+  await waitForPort(spec.port, true, 120_000);
+}
+
+export async function rabbitmqctl(spec: RabbitNodeSpec, args: string[], timeoutMs = 120_000): Promise<string> {
+  const { stdout } = await run(`${RABBIT_BIN}/rabbitmqctl`, ['-n', spec.node, ...args], { env: spec.env, timeout: timeoutMs });
+  return stdout;
+}
+
+export async function stopRabbitNode(spec: RabbitNodeSpec): Promise<void> {
+  await rabbitmqctl(spec, ['shutdown']).catch(() => undefined);
+  await waitForPort(spec.port, false, 30_000);
+}
+
+/**
+ * A RabbitMQ node of a test's own, so the test can really stop and restart the broker without
+ * disturbing other test files. Uses Debian's rabbitmq-server (installed by scripts/local-infra.sh).
+ */
+export async function startDisposableRabbit(): Promise<DisposableRabbit> {
+  ensureRabbitInstalled();
+  const spec = await rabbitNodeSpec('rabbit-test');
+  const start = () => startRabbitNode(spec);
+  const stop = () => stopRabbitNode(spec);
   await start();
-  return { url: `amqp://guest:guest@127.0.0.1:${port}`, start, stop, destroy: stop };
+  return { url: `amqp://guest:guest@127.0.0.1:${spec.port}`, start, stop, destroy: stop };
 }
