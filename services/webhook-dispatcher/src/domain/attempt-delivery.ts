@@ -1,4 +1,4 @@
-import type { Logger } from '@affiliate/platform';
+import { contextOf, inSpan, SpanStatusCode, traceIdOf, type Logger } from '@affiliate/platform';
 import type { DispatcherSettings } from '../config';
 import type { Repositories } from '../data-access/repositories';
 import { isDelivered, type SendOutcome, type SubscriberClient } from '../data-access/subscriber-client';
@@ -32,7 +32,7 @@ export const firstAttemptLeaseMs = (settings: DispatcherSettings) => settings.ti
 
 const GONE = 410;
 
-export function toStoredAttempt(outcome: SendOutcome): StoredAttempt {
+export function toStoredAttempt(outcome: SendOutcome, traceId: string | null): StoredAttempt {
   return {
     at: outcome.at,
     statusCode: outcome.statusCode,
@@ -40,6 +40,7 @@ export function toStoredAttempt(outcome: SendOutcome): StoredAttempt {
     responseExcerpt: outcome.responseExcerpt,
     responseBytes: outcome.responseBytes,
     error: outcome.error,
+    traceId,
   };
 }
 
@@ -61,7 +62,18 @@ export async function attemptDelivery(dispatcher: Dispatcher, delivery: ClaimedD
   }
 
   const request = { url: endpoint.url, headers: webhookHeaders(endpoint, delivery.eventId, delivery.body), body: delivery.body };
-  const outcome = mode === 'manual' ? await dispatcher.client.send(request) : await dispatcher.circuits.send(endpoint._id, request);
+  // A scheduled attempt continues the trace the event was consumed in (stored with the delivery), a
+  // manual re-send the trace of the request asking for it. The POST's own client span (node:http's
+  // instrumentation) is a child of this one and carries `traceparent` to the subscriber.
+  const parent = mode === 'scheduled' ? contextOf(delivery.traceContext) : undefined;
+  const attributes = { 'webhook.delivery.id': delivery._id, 'webhook.endpoint.id': endpoint._id, 'webhook.event.type': delivery.eventType, 'webhook.attempt.mode': mode };
+  const { outcome, traceId } = await inSpan('webhook attempt', { parent, attributes }, async (span) => {
+    const sent = mode === 'manual' ? await dispatcher.client.send(request) : await dispatcher.circuits.send(endpoint._id, request);
+    if (sent === CIRCUIT_OPEN) span.setAttribute('webhook.circuit_open', true);
+    else if (sent.statusCode !== null) span.setAttribute('http.response.status_code', sent.statusCode);
+    if (sent === CIRCUIT_OPEN || !isDelivered(sent)) span.setStatus({ code: SpanStatusCode.ERROR, message: sent === CIRCUIT_OPEN ? 'circuit open' : (sent.error ?? `answered ${sent.statusCode}`) });
+    return { outcome: sent, traceId: traceIdOf(span) };
+  });
   if (outcome === CIRCUIT_OPEN) {
     const later = new Date(Date.now() + withJitter(settings.breaker.resetTimeoutMs));
     await repositories.deliveries.recordHeld(delivery, { ...release, nextAttemptAt: later });
@@ -79,7 +91,7 @@ export async function attemptDelivery(dispatcher: Dispatcher, delivery: ClaimedD
     next = delay === null ? { status: 'failed', nextAttemptAt: null } : { status: 'pending', nextAttemptAt: new Date(Date.now() + delay) };
     if (delay === null) logger.info({ deliveryId: delivery._id, endpointId: endpoint._id, attempts: scheduledAttempts }, 'webhook delivery failed: retry schedule used up');
   }
-  const attempt = toStoredAttempt(outcome);
+  const attempt = toStoredAttempt(outcome, traceId);
   const recorded = await repositories.deliveries.recordHeld(delivery, { ...next, ...release, scheduledAttempts }, attempt);
   // The write matched our lock token, so nobody else changed the delivery while we held it: what it
   // stored is the claimed state plus this change, with no read back.
