@@ -63,7 +63,7 @@ function samplerFrom(env: NodeJS.ProcessEnv, exporting: boolean): Sampler {
   // Nothing exports: start no recording of our own, but keep a caller's sampling decision, so the
   // flags it sent travel on unchanged.
   if (!exporting) return new ParentBasedSampler({ root: new AlwaysOffSampler() });
-  const name = (env.OTEL_TRACES_SAMPLER ?? 'parentbased_always_on').trim();
+  const name = (env.OTEL_TRACES_SAMPLER || 'parentbased_always_on').trim();
   const argument = env.OTEL_TRACES_SAMPLER_ARG === undefined || env.OTEL_TRACES_SAMPLER_ARG === '' ? 1 : Number(env.OTEL_TRACES_SAMPLER_ARG);
   if (name.endsWith('traceidratio') && !(argument >= 0 && argument <= 1)) {
     throw new TelemetrySettingError(`OTEL_TRACES_SAMPLER_ARG must be a ratio from 0 to 1 for ${name}, not "${env.OTEL_TRACES_SAMPLER_ARG}"`);
