@@ -29,6 +29,14 @@ export function contextOf(carrier: Record<string, unknown> | undefined | null): 
   return propagation.extract(ROOT_CONTEXT, strings);
 }
 
+/**
+ * Runs `work` outside any trace: for a queue's worker, which otherwise runs in the context of
+ * whichever request or message last started it and would file its database calls under that trace.
+ */
+export function outsideAnyTrace<T>(work: () => T): T {
+  return context.with(ROOT_CONTEXT, work);
+}
+
 /** The trace and span ids of the active span, when it has valid ones (recording or not). */
 export function activeSpanIds(): { traceId: string; spanId: string; traceFlags: number } | undefined {
   const span = trace.getSpan(context.active());
@@ -77,4 +85,4 @@ export async function flushTraces(timeoutMs = 2000): Promise<void> {
   clearTimeout(timer);
 }
 
-export { SpanKind, SpanStatusCode };
+export { SpanKind, SpanStatusCode, type Span };

@@ -3,7 +3,7 @@ import { context } from '@opentelemetry/api';
 import type { EventData, EventEnvelope, EventType } from '@affiliate/contracts';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { Logger } from '../logger';
-import { contextOf, currentTraceCarrier } from '../tracing';
+import { contextOf, currentTraceCarrier, outsideAnyTrace } from '../tracing';
 import type { EventBus } from './bus';
 
 /**
@@ -249,7 +249,9 @@ export class OutboxRelay {
       if (!next) return;
       const [key, target] = next;
       this.active.add(key);
-      void this.relayDocument(target).finally(() => {
+      // Outside any trace: pump runs in the context of whichever write or relay finished last, and
+      // this document's reads and writes belong to none of those (its events carry their own).
+      void outsideAnyTrace(() => this.relayDocument(target)).finally(() => {
         this.active.delete(key);
         const repeat = this.again.get(key);
         if (repeat) {
