@@ -98,6 +98,28 @@ describe('without an exporter', () => {
     }, 10_000, 200);
   }, 120_000);
 
+  test("a webhook's retries continue the trace of the request that caused it, each attempt showing it", async () => {
+    const { api, code } = await programWithCode(system, hooks);
+    const traceId = hex(16);
+    subscriber.failing = true;
+    let saleId: string;
+    try {
+      saleId = await saleByCode(api, code, { traceparent: `00-${traceId}-${hex(8)}-01` });
+      // Retries come from the schedule, which reads the delivery back: its stored trace, not memory.
+      await eventually(async () => {
+        const log = await api.get('/webhook-deliveries?eventType=sale.created&status=pending');
+        const failed = (log.body as { attempts: (Attempt & { statusCode: number | null })[] }[]).flatMap((delivery) => delivery.attempts).filter((attempt) => attempt.traceId === traceId && attempt.statusCode === 503);
+        expect(failed.length).toBeGreaterThanOrEqual(2);
+      }, 60_000, 200);
+    } finally {
+      subscriber.failing = false;
+    }
+    const delivery = await deliveryOf(subscriber, saleId);
+    const attempts = await attemptsOf(api, delivery);
+    expect(attempts.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(attempts.map((attempt) => attempt.traceId))).toEqual(new Set([traceId]));
+  }, 120_000);
+
   test("an event relayed only after its service was killed and restarted continues the trace of the request that caused it", async () => {
     const { api, code } = await programWithCode(system, hooks);
     const traceId = hex(16);
