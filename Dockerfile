@@ -37,4 +37,5 @@ USER node
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 # Node is PID 1 and handles SIGTERM itself (graceful shutdown in the platform); compose adds an init for zombies.
+# Each start.js loads tracing first (services/platform/src/telemetry), so no --require is needed here.
 CMD ["node", "gateway/dist/start.js"]

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createWriteStream, mkdtempSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -246,6 +246,15 @@ export class System<Broker extends DisposableRabbit = DisposableRabbit> {
       if (ready) return;
       if (Date.now() > deadline) throw new Error(`${component} not ready after ${timeoutMs} ms; logs in ${this.logDir}`);
       await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+
+  /** What a component has written to stdout and stderr so far (its pino lines), across restarts. */
+  logOf(component: Component): string {
+    try {
+      return readFileSync(join(this.logDir, `${component}.log`), 'utf8');
+    } catch {
+      return '';
     }
   }
 

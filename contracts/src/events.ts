@@ -47,6 +47,12 @@ export const EventEnvelope = z
     programId: Uuid,
     occurredAt: DateTime,
     data: z.record(z.unknown()),
+    /**
+     * The W3C trace context (`traceparent`, `tracestate`) of the request that caused the event,
+     * stored with it in the outbox so that the relay's publish, whenever it happens, continues that
+     * trace. Never delivered to subscribers; absent on events stored before tracing.
+     */
+    headers: z.record(z.string()).optional(),
   })
   .openapi('EventEnvelope');
 

@@ -67,6 +67,12 @@ export const DeliveryAttempt = z.object({
   responseExcerpt: z.string().nullable().openapi({ description: "Up to 50 KB of the subscriber's answer; null for a private address (allowed only explicitly), whose answer is never shown" }),
   responseBytes: z.number().int().nullable().openapi({ description: 'Size of the answer read, at most 50 KB' }),
   error: z.string().nullable(),
+  traceId: z
+    .string()
+    .regex(/^[0-9a-f]{32}$/)
+    .nullable()
+    .optional()
+    .openapi({ description: "The OpenTelemetry trace the attempt belongs to: the trace of the request that caused the event (a caller's W3C `traceparent` is honoured), or of the re-send request; null for attempts recorded before tracing" }),
 });
 
 export const WebhookDelivery = z

@@ -2650,6 +2650,8 @@ export interface components {
                 /** @description Size of the answer read, at most 50 KB */
                 responseBytes: number | null;
                 error: string | null;
+                /** @description The OpenTelemetry trace the attempt belongs to: the trace of the request that caused the event (a caller's W3C `traceparent` is honoured), or of the re-send request; null for attempts recorded before tracing */
+                traceId?: string | null;
             }[];
             /** Format: date-time */
             nextAttemptAt: string | null;
@@ -2670,6 +2672,8 @@ export interface components {
             /** @description Size of the answer read, at most 50 KB */
             responseBytes: number | null;
             error: string | null;
+            /** @description The OpenTelemetry trace the attempt belongs to: the trace of the request that caused the event (a caller's W3C `traceparent` is honoured), or of the re-send request; null for attempts recorded before tracing */
+            traceId?: string | null;
             succeeded: boolean;
             webhookId: string;
         };

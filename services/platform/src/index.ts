@@ -13,6 +13,7 @@ export * from './http/keyed-circuits';
 export * from './http/service-client';
 export * from './http/validation';
 export * from './run';
+export * from './tracing';
 export * from './http/pagination';
 export * from './money';
 export * from './group-commit';

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pino, { type Logger } from 'pino';
+import { activeSpanIds } from './tracing';
 
 export type { Logger };
 
@@ -21,10 +22,15 @@ export function createLogger(service: string, level = process.env.LOG_LEVEL ?? '
     name: service,
     level,
     base: { service },
-    // The mixin reads the context of whatever request or message is being handled right now.
+    // The mixin reads the context of whatever request or message is being handled right now, and
+    // its trace (the field names of OpenTelemetry's pino instrumentation, so log tools link them).
     mixin: () => {
       const context = requestContext.getStore();
-      return context ? { requestId: context.requestId, programId: context.programId } : {};
+      const span = activeSpanIds();
+      return {
+        ...(context ? { requestId: context.requestId, programId: context.programId } : {}),
+        ...(span ? { trace_id: span.traceId, span_id: span.spanId, trace_flags: `0${span.traceFlags.toString(16)}` } : {}),
+      };
     },
     redact: { paths: ['req.headers.authorization', 'req.headers["x-internal-token"]'], censor: '[redacted]' },
   });

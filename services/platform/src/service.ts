@@ -8,6 +8,7 @@ import type { AdmissionSettings } from './http/admission';
 import { createMetricsApp, createServiceApp } from './http/app';
 import { createLogger, type Logger } from './logger';
 import { createMetrics, type Metrics } from './metrics';
+import { flushTraces } from './tracing';
 import { connectMongo, isMongoReady, syncIndexes } from './mongo';
 
 export type ServiceSettings = {
@@ -178,7 +179,8 @@ export function stopOnSignals(service: { stop: () => Promise<void> }, logger: Lo
       process.exit(1);
     }, graceMs + shutdownDelayMs).unref();
     service.stop().then(
-      () => process.exit(0),
+      // Spans still in the exporter's buffer would be lost with the process.
+      () => flushTraces().then(() => process.exit(0)),
       (error: unknown) => {
         logger.error({ err: error }, 'shutdown failed');
         process.exit(1);

@@ -1,3 +1,5 @@
+// First, before anything loads express, mongoose or node:http: tracing patches them as they load.
+import '@affiliate/platform/telemetry';
 import { runService, serviceUrlSetting } from '@affiliate/platform';
 import { z } from 'zod';
 import { DEFAULT_UPSTREAM_TIMEOUT_MS, buildSaleService } from './service';

@@ -5,6 +5,7 @@ import type { Channel, ConfirmChannel, ConsumeMessage } from 'amqplib';
 import type { FairShare } from '../fair-share';
 import { withRequestContext, type Logger } from '../logger';
 import type { ConsumerMetrics } from '../metrics';
+import { contextOf, currentTraceCarrier, inSpan, markSpanFailed, SpanKind } from '../tracing';
 import type { ClaimOutcome, ProcessedEvents } from './processed-events';
 
 export type EventHandler = (event: EventEnvelope) => Promise<void>;
@@ -121,12 +122,22 @@ export class EventBus {
 
   /** Resolves once the broker has confirmed the event; rejects if that does not happen in time. */
   async publish(event: EventEnvelope): Promise<void> {
-    await this.publisher.publish(this.options.exchange, event.type, Buffer.from(JSON.stringify(event)), {
-      persistent: true,
-      messageId: event.id,
-      contentType: 'application/json',
-      timestamp: Math.floor(Date.parse(event.occurredAt) / 1000),
-      timeout: this.options.publishTimeoutMs ?? 5000,
+    const { exchange } = this.options;
+    // The trace goes in the message's headers (OpenTelemetry's messaging convention), not the body:
+    // the envelope's own `headers` were for the outbox, and subscribers never see either.
+    const { headers: _stored, ...body } = event;
+    // Our own producer span rather than the amqplib instrumentation's: amqp-connection-manager
+    // queues a publish and sends it from its worker later, where the active context is another
+    // message's (or none), so a span started there would name the wrong parent.
+    await inSpan(`publish ${exchange}`, { kind: SpanKind.PRODUCER, attributes: messagingAttributes(exchange, event, 'publish') }, async () => {
+      await this.publisher.publish(exchange, event.type, Buffer.from(JSON.stringify(body)), {
+        persistent: true,
+        messageId: event.id,
+        contentType: 'application/json',
+        timestamp: Math.floor(Date.parse(event.occurredAt) / 1000),
+        headers: currentTraceCarrier() ?? {},
+        timeout: this.options.publishTimeoutMs ?? 5000,
+      });
     });
   }
 
@@ -164,7 +175,11 @@ export class EventBus {
       }
       const parsed = outcome.event;
       const inTurn = <T>(work: () => Promise<T>) => (options.fairShare ? options.fairShare.run(parsed.programId, work) : work());
-      await inTurn(() => withRequestContext({ requestId: parsed.id, programId: parsed.programId }, async () => {
+      // The consumer span continues the publisher's trace from the message headers; it is started
+      // inside the turn, whose work FairShare may run from another message's context.
+      const consume = <T>(work: () => Promise<T>) =>
+        inSpan(`process ${queue}`, { kind: SpanKind.CONSUMER, parent: contextOf(message.properties.headers), attributes: { ...messagingAttributes(this.options.exchange, parsed, 'process'), 'messaging.consumer.group.name': queue, 'messaging.rabbitmq.attempt': attempt } }, work);
+      await inTurn(() => consume(() => withRequestContext({ requestId: parsed.id, programId: parsed.programId }, async () => {
         let claim: ClaimOutcome;
         try {
           claim = await options.processedEvents.claim(parsed.id);
@@ -197,12 +212,13 @@ export class EventBus {
           logger.warn({ err: error, eventId: parsed.id, type: parsed.type, attempt, queue: target }, 'event handler failed');
           // The copy is confirmed before the original is acked, so a crash in between duplicates
           // the message (harmless: consumers are idempotent) and never loses it.
+          markSpanFailed(error);
           await sendAndConfirm(channel, target, message, attempt + 1);
           channel.ack(message);
           if (target === deadQueue) metrics?.deadLettered(name, 'attempts_exhausted');
           else metrics?.retried(name, 'handler_failed');
         }
-      }));
+      })));
     };
 
     const consumer = this.connection.createChannel({
@@ -293,6 +309,18 @@ function redactedUrl(url: unknown): string {
   } catch {
     return 'unknown';
   }
+}
+
+/** OpenTelemetry's messaging attributes for RabbitMQ (bounded values only: no payload). */
+function messagingAttributes(exchange: string, event: Pick<EventEnvelope, 'id' | 'type'>, operation: 'publish' | 'process'): Record<string, string> {
+  return {
+    'messaging.system': 'rabbitmq',
+    'messaging.operation.name': operation,
+    'messaging.operation.type': operation === 'publish' ? 'send' : 'process',
+    'messaging.destination.name': exchange,
+    'messaging.rabbitmq.destination.routing_key': event.type,
+    'messaging.message.id': event.id,
+  };
 }
 
 const fieldOf = (error: ZodError) => error.issues[0]?.path.join('.') || '(root)';

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { context } from '@opentelemetry/api';
 import type { EventData, EventEnvelope, EventType } from '@affiliate/contracts';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { Logger } from '../logger';
 import type { OutboxMetrics } from '../metrics';
+import { contextOf, currentTraceCarrier, outsideAnyTrace } from '../tracing';
 import type { EventBus } from './bus';
 
 /**
@@ -54,7 +56,10 @@ export function outboxPlugin(schema: Schema): void {
 
 /** An event whose data the type system holds to its type's schema in the catalogue (contracts). */
 export function createEvent<Type extends EventType>(type: Type, programId: string, data: EventData<Type>): EventEnvelope<EventData<Type>> {
-  return { id: randomUUID(), type, programId, occurredAt: new Date().toISOString(), data };
+  // The trace of the request (or message) that caused the event travels in the outbox with it, so
+  // the relay's publish continues that trace however much later it happens, after a restart too.
+  const headers = currentTraceCarrier();
+  return { id: randomUUID(), type, programId, occurredAt: new Date().toISOString(), data, ...(headers ? { headers } : {}) };
 }
 
 /** The models of a connection whose documents carry an outbox (the plugin's `_outbox` path). */
@@ -271,7 +276,9 @@ export class OutboxRelay {
       if (!next) return;
       const [key, target] = next;
       this.active.add(key);
-      void this.relayDocument(target).finally(() => {
+      // Outside any trace: pump runs in the context of whichever write or relay finished last, and
+      // this document's reads and writes belong to none of those (its events carry their own).
+      void outsideAnyTrace(() => this.relayDocument(target)).finally(() => {
         this.active.delete(key);
         const repeat = this.again.get(key);
         if (repeat) {
@@ -299,7 +306,9 @@ export class OutboxRelay {
       if (!document) return this.settled(key);
       const ids = document._outbox.map((event) => event.id);
       // Published together: the channel keeps their order and the broker confirms them as a batch.
-      await Promise.all(document._outbox.map((event) => this.options.bus.publish(event)));
+      // Each publish runs in the trace its event was caused in (the context stored with it), not in
+      // whatever this relay is doing now: a sweep after a restart continues the request's trace.
+      await Promise.all(document._outbox.map((event) => context.with(contextOf(event.headers), () => this.options.bus.publish(event))));
       this.options.metrics?.published(ids.length);
       // One write in the usual case: the outbox still holds exactly what went out, so it is emptied and
       // the marker goes. Events queued meanwhile keep both, and only what went out is pulled.

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery } from '@affiliate/contracts';
-import { byIdInProgram, findPage, insertOnce, type PageRequest } from '@affiliate/platform';
+import { byIdInProgram, findPage, insertOnce, type PageRequest, type TraceCarrier } from '@affiliate/platform';
 import { Schema, type Connection, type FilterQuery, type Model, type UpdateQuery } from 'mongoose';
 
 export type StoredAttempt = {
@@ -10,6 +10,8 @@ export type StoredAttempt = {
   responseExcerpt: string | null;
   responseBytes: number | null;
   error: string | null;
+  /** The trace the attempt ran in; absent on attempts recorded before tracing. */
+  traceId?: string | null;
 };
 
 export type WebhookDeliveryDocument = {
@@ -22,6 +24,12 @@ export type WebhookDeliveryDocument = {
   /** The request body, serialised once, so that every attempt sends the same bytes. */
   body: string;
   status: DeliveryStatus;
+  /**
+   * The W3C trace context of the event's consumption: every scheduled attempt continues it, so a
+   * retry hours later is still in the trace of the request that caused the event. Absent on
+   * deliveries stored before tracing.
+   */
+  traceContext?: TraceCarrier;
   attempts: StoredAttempt[];
   /** Attempts made by the schedule (manual re-sends do not count): the position in the retry schedule. */
   scheduledAttempts: number;
@@ -44,6 +52,7 @@ const attemptSchema = new Schema<StoredAttempt>(
     responseExcerpt: { type: String, default: null },
     responseBytes: { type: Number, default: null },
     error: { type: String, default: null },
+    traceId: { type: String, default: null },
   },
   { _id: false },
 );
@@ -57,6 +66,7 @@ const schema = new Schema<WebhookDeliveryDocument>(
     eventType: { type: String, required: true },
     body: { type: String, required: true },
     status: { type: String, required: true },
+    traceContext: { type: Schema.Types.Mixed, default: undefined },
     attempts: { type: [attemptSchema], default: [] },
     scheduledAttempts: { type: Number, default: 0 },
     nextAttemptAt: { type: Date, default: null },
@@ -177,6 +187,7 @@ export function toDeliveryAttempt(attempt: StoredAttempt): DeliveryAttempt {
     responseExcerpt: attempt.responseExcerpt,
     responseBytes: attempt.responseBytes ?? null,
     error: attempt.error,
+    traceId: attempt.traceId ?? null,
   };
 }
 

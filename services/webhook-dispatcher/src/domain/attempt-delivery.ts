@@ -1,4 +1,4 @@
-import type { Logger, WebhookMetrics } from '@affiliate/platform';
+import { contextOf, inSpan, SpanStatusCode, traceIdOf, type Logger, type Span, type WebhookMetrics } from '@affiliate/platform';
 import type { DispatcherSettings } from '../config';
 import type { Repositories } from '../data-access/repositories';
 import { isDelivered, type SendOutcome, type SubscriberClient } from '../data-access/subscriber-client';
@@ -33,7 +33,7 @@ export const firstAttemptLeaseMs = (settings: DispatcherSettings) => settings.ti
 
 const GONE = 410;
 
-export function toStoredAttempt(outcome: SendOutcome): StoredAttempt {
+export function toStoredAttempt(outcome: SendOutcome, traceId: string | null): StoredAttempt {
   return {
     at: outcome.at,
     statusCode: outcome.statusCode,
@@ -41,6 +41,7 @@ export function toStoredAttempt(outcome: SendOutcome): StoredAttempt {
     responseExcerpt: outcome.responseExcerpt,
     responseBytes: outcome.responseBytes,
     error: outcome.error,
+    traceId,
   };
 }
 
@@ -48,8 +49,19 @@ export function toStoredAttempt(outcome: SendOutcome): StoredAttempt {
  * One attempt of a claimed delivery, then its next step: delivered, retried later on the schedule,
  * or failed. `scheduled` attempts follow the retry schedule through the endpoint's circuit
  * breaker; a `manual` re-send goes out at once and leaves the schedule where it was.
+ *
+ * The attempt is a span of its own: a scheduled one continues the trace the event was consumed in
+ * (stored with the delivery), a manual re-send the trace of the request asking for it. Everything
+ * the attempt does runs in it, whichever delivery the scheduler handled before; the POST's client
+ * span (node:http's instrumentation) is its child and carries `traceparent` to the subscriber.
  */
-export async function attemptDelivery(dispatcher: Dispatcher, delivery: ClaimedDelivery, mode: 'scheduled' | 'manual'): Promise<WebhookDeliveryDocument | null> {
+export function attemptDelivery(dispatcher: Dispatcher, delivery: ClaimedDelivery, mode: 'scheduled' | 'manual'): Promise<WebhookDeliveryDocument | null> {
+  const parent = mode === 'scheduled' ? contextOf(delivery.traceContext) : undefined;
+  const attributes = { 'webhook.delivery.id': delivery._id, 'webhook.endpoint.id': delivery.endpointId, 'webhook.event.type': delivery.eventType, 'webhook.attempt.mode': mode };
+  return inSpan('webhook attempt', { parent, attributes }, (span) => attemptInSpan(dispatcher, delivery, mode, span));
+}
+
+async function attemptInSpan(dispatcher: Dispatcher, delivery: ClaimedDelivery, mode: 'scheduled' | 'manual', span: Span): Promise<WebhookDeliveryDocument | null> {
   const { repositories, settings, logger, metrics } = dispatcher;
   const { programId } = delivery;
   // Counted once per delivery: when it leaves `pending`, not when a manual re-send repeats it.
@@ -58,6 +70,7 @@ export async function attemptDelivery(dispatcher: Dispatcher, delivery: ClaimedD
   const endpoint = await repositories.endpoints.byId(programId, delivery.endpointId);
   if (!endpoint?.active) {
     // Deleted or disabled since the event arrived: it receives nothing further.
+    span.setAttribute('webhook.endpoint.active', false);
     await repositories.deliveries.recordHeld(delivery, { ...release, status: 'failed', nextAttemptAt: null });
     await repositories.schedule.unschedule(programId, delivery._id);
     if (ending) metrics?.ended('failed');
@@ -68,6 +81,8 @@ export async function attemptDelivery(dispatcher: Dispatcher, delivery: ClaimedD
   const outcome = mode === 'manual' ? await dispatcher.client.send(request) : await dispatcher.circuits.send(endpoint._id, request);
   if (outcome === CIRCUIT_OPEN) {
     metrics?.attempted('circuit_open');
+    span.setAttribute('webhook.circuit_open', true);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: 'circuit open: not sent' });
     const later = new Date(Date.now() + withJitter(settings.breaker.resetTimeoutMs));
     await repositories.deliveries.recordHeld(delivery, { ...release, nextAttemptAt: later });
     await repositories.schedule.schedule(delivery, later);
@@ -75,6 +90,8 @@ export async function attemptDelivery(dispatcher: Dispatcher, delivery: ClaimedD
   }
 
   const delivered = isDelivered(outcome);
+  if (outcome.statusCode !== null) span.setAttribute('http.response.status_code', outcome.statusCode);
+  if (!delivered) span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error ?? `answered ${outcome.statusCode}` });
   const scheduledAttempts = delivery.scheduledAttempts + (mode === 'scheduled' ? 1 : 0);
   let next: Partial<WebhookDeliveryDocument> = {};
   if (delivered || outcome.statusCode === GONE) {
@@ -84,7 +101,7 @@ export async function attemptDelivery(dispatcher: Dispatcher, delivery: ClaimedD
     next = delay === null ? { status: 'failed', nextAttemptAt: null } : { status: 'pending', nextAttemptAt: new Date(Date.now() + delay) };
     if (delay === null) logger.info({ deliveryId: delivery._id, endpointId: endpoint._id, attempts: scheduledAttempts }, 'webhook delivery failed: retry schedule used up');
   }
-  const attempt = toStoredAttempt(outcome);
+  const attempt = toStoredAttempt(outcome, traceIdOf(span));
   const recorded = await repositories.deliveries.recordHeld(delivery, { ...next, ...release, scheduledAttempts }, attempt);
   // The write matched our lock token, so nobody else changed the delivery while we held it: what it
   // stored is the claimed state plus this change, with no read back.

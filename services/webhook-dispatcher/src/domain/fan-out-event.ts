@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { currentTraceCarrier } from '@affiliate/platform';
 import { isPublicEventType, type EventEnvelope, type WebhookPayload } from '@affiliate/contracts';
 import type { DispatcherSettings } from '../config';
 import type { Repositories } from '../data-access/repositories';
@@ -23,6 +24,8 @@ export async function fanOutEvent(repositories: Repositories, settings: Dispatch
 
   const payload: WebhookPayload = { id: event.id, event: event.type, createdAt: event.occurredAt, data: event.data };
   const body = JSON.stringify(payload);
+  // This consumption's trace (itself continuing the publisher's): each attempt continues it.
+  const traceContext = currentTraceCarrier();
   const created: ClaimedDelivery[] = [];
   for (const endpointId of endpointIds) {
     const now = new Date();
@@ -36,6 +39,7 @@ export async function fanOutEvent(repositories: Repositories, settings: Dispatch
       eventId: event.id,
       eventType: event.type,
       body,
+      ...(traceContext ? { traceContext } : {}),
       status: 'pending',
       attempts: [],
       scheduledAttempts: 0,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { notFound } from '@affiliate/platform';
+import { activeSpanIds, notFound } from '@affiliate/platform';
 import type { z } from 'zod';
 import type { WebhookTestResult } from '@affiliate/contracts';
 import { isDelivered } from '../data-access/subscriber-client';
@@ -19,5 +19,5 @@ export async function testWebhookEndpoint(dispatcher: Dispatcher, programId: str
   // The caller waits through the gateway, so the subscriber gets less time than a delivery does:
   // a slow one is reported as a timed-out result, not left to become the gateway's timeout.
   const outcome = await dispatcher.client.send({ url: endpoint.url, headers: webhookHeaders(endpoint, webhookId, body), body, timeoutMs: dispatcher.settings.testTimeoutMs });
-  return { ...toDeliveryAttempt(toStoredAttempt(outcome)), succeeded: isDelivered(outcome), webhookId };
+  return { ...toDeliveryAttempt(toStoredAttempt(outcome, activeSpanIds()?.traceId ?? null)), succeeded: isDelivered(outcome), webhookId };
 }

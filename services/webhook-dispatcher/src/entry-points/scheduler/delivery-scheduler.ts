@@ -1,3 +1,4 @@
+import { outsideAnyTrace } from '@affiliate/platform';
 import { attemptDelivery, leaseMs, RECORDING_MARGIN_MS, type Dispatcher } from '../../domain/attempt-delivery';
 import { claimDueDelivery, findDueDeliveries, type ClaimedDelivery, type DueDelivery } from '../../domain/claim-delivery';
 
@@ -147,7 +148,9 @@ export class DeliveryScheduler {
   private launch(delivery: Queued): void {
     const { endpointId } = delivery;
     this.inFlightByEndpoint.set(endpointId, (this.inFlightByEndpoint.get(endpointId) ?? 0) + 1);
-    const attempt = this.claimAndAttempt(delivery)
+    // Each attempt runs in its own delivery's trace (attemptDelivery), never in that of the event
+    // or poll that happened to start this worker.
+    const attempt = outsideAnyTrace(() => this.claimAndAttempt(delivery))
       .catch((error: unknown) => {
         // The lease runs out and the schedule offers the delivery again: nothing is lost.
         this.dispatcher.logger.warn({ err: error, deliveryId: delivery._id }, 'webhook attempt could not be recorded');

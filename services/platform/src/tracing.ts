@@ -1,0 +1,88 @@
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
+
+/**
+ * The platform's own spans and trace hand-overs, through the OpenTelemetry API only: with no SDK
+ * registered (telemetry off, or a test that runs a service in its own process) every call here is a
+ * no-op, and with it registered (services/platform/src/telemetry) they join the instrumented spans.
+ */
+export const tracer = trace.getTracer('@affiliate/platform');
+
+/** A W3C trace-context carrier (`traceparent`, `tracestate`): what is stored with work done later. */
+export type TraceCarrier = Record<string, string>;
+
+/** The active trace as a carrier to store, or undefined when there is none. */
+export function currentTraceCarrier(active: Context = context.active()): TraceCarrier | undefined {
+  const carrier: TraceCarrier = {};
+  propagation.inject(active, carrier);
+  return carrier.traceparent ? carrier : undefined;
+}
+
+/** The context a stored or received carrier names (the root context when it names none). */
+export function contextOf(carrier: Record<string, unknown> | undefined | null): Context {
+  if (!carrier) return ROOT_CONTEXT;
+  const strings: TraceCarrier = {};
+  for (const [key, value] of Object.entries(carrier)) {
+    // AMQP header tables may hand strings over as Buffers.
+    if (typeof value === 'string') strings[key] = value;
+    else if (Buffer.isBuffer(value)) strings[key] = value.toString('utf8');
+  }
+  return propagation.extract(ROOT_CONTEXT, strings);
+}
+
+/**
+ * Runs `work` outside any trace: for a queue's worker, which otherwise runs in the context of
+ * whichever request or message last started it and would file its database calls under that trace.
+ */
+export function outsideAnyTrace<T>(work: () => T): T {
+  return context.with(ROOT_CONTEXT, work);
+}
+
+/** The trace and span ids of the active span, when it has valid ones (recording or not). */
+export function activeSpanIds(): { traceId: string; spanId: string; traceFlags: number } | undefined {
+  const span = trace.getSpan(context.active());
+  const ids = span?.spanContext();
+  return ids && trace.isSpanContextValid(ids) ? { traceId: ids.traceId, spanId: ids.spanId, traceFlags: ids.traceFlags } : undefined;
+}
+
+/** A span's trace id, or null for the invalid span of an unregistered SDK. */
+export function traceIdOf(span: Span): string | null {
+  const ids = span.spanContext();
+  return trace.isSpanContextValid(ids) ? ids.traceId : null;
+}
+
+/**
+ * Runs `work` in a new active span under `parent`, ending it when the work settles; a thrown error
+ * marks the span failed and is thrown on.
+ */
+export function inSpan<T>(name: string, options: { kind?: SpanKind; parent?: Context; attributes?: Record<string, string | number | boolean> }, work: (span: Span) => Promise<T>): Promise<T> {
+  return tracer.startActiveSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes }, options.parent ?? context.active(), async (span) => {
+    try {
+      return await work(span);
+    } catch (error) {
+      markSpanFailed(error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/** Marks the active span failed (the work goes on: a retry, a 503) with the error's message. */
+export function markSpanFailed(error: unknown): void {
+  const span = trace.getSpan(context.active());
+  if (!span) return;
+  span.recordException(error instanceof Error ? error : String(error));
+  span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+}
+
+/** Sends the spans still buffered (a stopping process), waiting at most `timeoutMs`. */
+export async function flushTraces(timeoutMs = 2000): Promise<void> {
+  const provider = trace.getTracerProvider() as { getDelegate?: () => unknown };
+  const delegate = (provider.getDelegate?.() ?? provider) as { forceFlush?: () => Promise<void> };
+  if (typeof delegate.forceFlush !== 'function') return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([delegate.forceFlush().catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+  clearTimeout(timer);
+}
+
+export { SpanKind, SpanStatusCode, type Span };
