@@ -119,7 +119,7 @@ export class StripeLinkRepository {
     this.model = linkModel(context.connection);
   }
 
-  /** `customerId` is a Stripe customer, or the checkout session or payment intent of a guest payment. */
+  /** `customerId` is a Stripe customer, or the checkout session of a guest payment. */
   async creditOfCustomer(programId: string, customerId: string): Promise<StripeCustomerCredit | null> {
     const link = await byIdInProgram(this.model, programId, programKey(programId, customerId));
     if (link?.visit) return { visit: link.visit };

@@ -66,7 +66,8 @@ export async function receiveStripeEvent(deps: SaleDependencies, programId: stri
  */
 async function completeCheckout(deps: SaleDependencies, programId: string, event: StripeEvent): Promise<Outcome> {
   const session = objectOf(event, CheckoutSession);
-  const holder = session.customer ?? session.payment_intent ?? session.id;
+  // A guest payment is linked by its session: its payment intent's key holds the link to its sale.
+  const holder = session.customer ?? session.id;
   const links = deps.repositories.stripeLinks;
   const notes: string[] = [];
   let credit = await links.creditOfCustomer(programId, holder);
