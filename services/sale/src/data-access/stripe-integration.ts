@@ -154,8 +154,15 @@ export class StripeLinkRepository {
     await this.upsert(programId, `unattributed:${holderId}`, holderId, { $push: { invoices: { $each: [invoice], $slice: -UNATTRIBUTED_INVOICES_KEPT } } });
   }
 
+  /** Each invoice once, though Stripe's retries of invoice.paid may have kept it more than once. */
   async unattributedInvoices(programId: string, holderId: string): Promise<UnattributedInvoice[]> {
-    return (await byIdInProgram(this.model, programId, programKey(programId, `unattributed:${holderId}`)))?.invoices ?? [];
+    const kept = (await byIdInProgram(this.model, programId, programKey(programId, `unattributed:${holderId}`)))?.invoices ?? [];
+    return [...new Map(kept.map((invoice) => [invoice.invoiceId, invoice])).values()];
+  }
+
+  /** An invoice settled by a checkout is no longer kept: a later checkout of the customer does not go through it again. */
+  async forgetUnattributedInvoice(programId: string, holderId: string, invoiceId: string): Promise<void> {
+    await this.model.collection.updateOne({ _id: programKey(programId, `unattributed:${holderId}`) as never }, { $pull: { invoices: { invoiceId } } as never });
   }
 
   /**

@@ -92,18 +92,20 @@ async function completeCheckout(deps: SaleDependencies, programId: string, event
     notes.push(outcome.detail);
     if (outcome.outcome === 'processed') recorded += 1;
   }
-  for (const holderId of [session.customer, session.invoice]) {
+  const attributes = credit !== null || promotionCodeId !== undefined;
+  for (const holderId of attributes ? [session.customer, session.invoice] : []) {
     if (!holderId) continue;
     for (const invoice of await links.unattributedInvoices(programId, holderId)) {
-      const outcome = await settleInvoice(deps, programId, invoice);
+      const outcome = await settleInvoice(deps, programId, invoice, { keepUnattributed: false });
       if (outcome.outcome === 'processed') {
         recorded += 1;
         notes.push(outcome.detail);
+        await links.forgetUnattributedInvoice(programId, holderId, invoice.invoiceId);
       }
     }
   }
   const detail = `checkout session ${session.id}: ${notes.join('; ')}`;
-  return credit || promotionCodeId !== undefined || recorded > 0 ? processed(detail) : ignored(detail);
+  return attributes || recorded > 0 ? processed(detail) : ignored(detail);
 }
 
 const CLICK_ID = /^\d{1,15}$/;
@@ -235,10 +237,10 @@ async function recordInvoiceSale(deps: SaleDependencies, programId: string, even
  * checkout, finds the sale recorded). Unattributed, the invoice is kept under its customer: Stripe
  * does not promise to send checkout.session.completed before the invoice it paid.
  */
-async function settleInvoice(deps: SaleDependencies, programId: string, invoice: UnattributedInvoice): Promise<Outcome> {
+async function settleInvoice(deps: SaleDependencies, programId: string, invoice: UnattributedInvoice, options = { keepUnattributed: true }): Promise<Outcome> {
   const attribution = await invoiceAttribution(deps, programId, invoice);
   if (!attribution) {
-    await deps.repositories.stripeLinks.keepUnattributedInvoice(programId, invoice.customerId ?? invoice.invoiceId, invoice);
+    if (options.keepUnattributed) await deps.repositories.stripeLinks.keepUnattributedInvoice(programId, invoice.customerId ?? invoice.invoiceId, invoice);
     return ignored(`invoice ${invoice.invoiceId}: its customer is no referral of the program (yet: a checkout linking it records the sale), and it has no promotional code of the program`);
   }
   const body: CreateSaleBody = {
