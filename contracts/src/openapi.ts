@@ -163,7 +163,7 @@ const TAGS: Record<string, string> = {
   Commissions: 'Commission plans, payouts of due commissions, and reports',
   Webhooks: 'Endpoints that receive signed events, and the log of deliveries',
   'Webhook events': 'What a subscribed endpoint receives',
-  Integrations: 'Payment providers whose webhooks record sales and reversals (Stripe: checkout.session.completed, invoice.paid, charge.refunded, charge.dispute.created)',
+  Integrations: 'Payment providers whose webhooks record sales and reversals (Stripe: checkout.session.completed, invoice.paid, invoice_payment.paid, charge.refunded, charge.dispute.created)',
   Admin: 'Programs and API keys, for operators (admin token)',
   Program: "The program of the key: its own settings and its publishable keys",
   Browser: "What the tracking script calls from a shop's pages with a publishable key (pk_…)",
@@ -285,7 +285,7 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
     method: 'post',
     path: '/integrations/stripe/{programId}/webhooks',
     operationId: 'receiveStripeWebhook',
-    summary: "Where Stripe sends the program's events (checkout.session.completed, invoice.paid, charge.refunded, charge.dispute.created); give Stripe this URL",
+    summary: "Where Stripe sends the program's events (checkout.session.completed, invoice.paid, invoice_payment.paid, charge.refunded, charge.dispute.created); give Stripe this URL",
     tags: ['Integrations'],
     security: [],
     request: {

@@ -1,4 +1,4 @@
-import { Affiliate, AttributionReason } from './affiliate';
+import { Affiliate, AttributionReason, VisitorId } from './affiliate';
 import { CommissionStatus } from './commission';
 import { Amount, Currency, DateTime, Email, ListQuery, ShortText, Uuid } from './common';
 import { Referral } from './referral';
@@ -59,6 +59,16 @@ export const CreateSaleBody = z
     promoCode: z.string().trim().min(1).max(100).optional(),
     referralId: Uuid.optional(),
     email: Email.optional(),
+    clickId: z
+      .number()
+      .int()
+      .nonnegative()
+      .max(Number.MAX_SAFE_INTEGER)
+      .optional()
+      .openapi({ description: "A click id (the tracking script's window.affiliate.clickId): the sale goes to the click's affiliate, within the program's attribution window" }),
+    visitorId: VisitorId.optional().openapi({
+      description: "A visitor id (window.affiliate.visitorId): the sale goes to the click the program's attributionModel picks among the visitor's clicks within the attribution window",
+    }),
     totalEarned: Amount,
     currency: Currency.default('USD'),
     externalId: ShortText.optional(),
@@ -77,7 +87,17 @@ export const CreateSaleBody = z
         message: 'referralId and email must not be sent with promoCode: the affiliate comes from the code',
       });
     }
-    if (body.promoCode === undefined && body.referralId === undefined && body.email === undefined) {
+    const byVisit = body.clickId !== undefined || body.visitorId !== undefined;
+    if (body.promoCode !== undefined && byVisit) {
+      ctx.addIssue({ code: 'custom', path: ['promoCode'], message: 'clickId and visitorId must not be sent with promoCode: the affiliate comes from the code' });
+    }
+    if (byVisit && (body.referralId !== undefined || body.email !== undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['clickId'], message: 'clickId and visitorId attribute the sale by themselves: send them without referralId or email' });
+    }
+    if (body.clickId !== undefined && body.visitorId !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['visitorId'], message: 'send clickId or visitorId, not both' });
+    }
+    if (body.promoCode === undefined && body.referralId === undefined && body.email === undefined && !byVisit) {
       ctx.addIssue({ code: 'custom', path: ['promoCode'], message: 'one of promoCode, referralId or email is required' });
     }
   })

@@ -51,6 +51,25 @@ test("a program's own PUT /api/v1/program reaches click intake and attribution: 
   expect(JSON.stringify(refused.error)).toMatch(/attribution window of 1 day/);
 });
 
+test('through the gateway: a checkout passes the visitor id to POST /sales, and the sale goes to the click the model picks (VISITOR); an unknown visitor is a 400', async () => {
+  const { key } = await system.createProgram();
+  const client = typedClient(system.gatewayUrl, key);
+  const affiliate = await ok(client.POST('/api/v1/affiliates', { body: { firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com', affiliateLink: 'grace' } }));
+  const click = await ok(client.POST('/api/v1/clicks', { body: { link: 'grace', visitorId: 'visitor-checkout-1' } }));
+
+  const sale = await ok(client.POST('/api/v1/sales', { body: { visitorId: 'visitor-checkout-1', totalEarned: 30, externalId: 'pi_checkout_1' } }));
+  expect(sale).toMatchObject({ affiliateId: affiliate.id, referralId: null, externalId: 'pi_checkout_1' });
+  expect(sale.attribution).toMatchObject({ method: 'VISITOR', clickId: click.clickId, affiliateId: affiliate.id });
+
+  const byClick = await ok(client.POST('/api/v1/sales', { body: { clickId: click.clickId!, totalEarned: 20 } }));
+  expect(byClick.attribution).toMatchObject({ method: 'CLICK', clickId: click.clickId, affiliateId: affiliate.id });
+
+  const unknown = await client.POST('/api/v1/sales', { body: { visitorId: 'visitor-never-seen-9', totalEarned: 30 } });
+  expect(unknown.response.status).toBe(400);
+  expect(unknown.error).toMatchObject({ error: expect.stringMatching(/^visitorId: /) });
+  expect(await ok(client.GET('/api/v1/sales', {}))).toHaveLength(2);
+});
+
 async function ok<Data>(pending: Promise<{ data?: Data; error?: unknown; response: Response }>): Promise<Data> {
   const { data, error, response } = await pending;
   if (response.status !== 200 || data === undefined) throw new Error(`expected 200, got ${response.status}: ${JSON.stringify(error)}`);

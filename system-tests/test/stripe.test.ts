@@ -17,12 +17,12 @@ type AnyObject = Record<string, any>; // eslint-disable-line @typescript-eslint/
 const stripeId = (prefix: string) => `${prefix}_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
 const secondsAgo = (seconds = 0) => Math.floor(Date.now() / 1000) - seconds;
 
-/** A Stripe event envelope as webhook endpoints receive it (a snapshot event). */
-function stripeEvent(type: string, object: AnyObject): AnyObject {
+/** A Stripe event envelope as webhook endpoints receive it (a snapshot event, of the package's API version unless told). */
+function stripeEvent(type: string, object: AnyObject, apiVersion: string = Stripe.API_VERSION): AnyObject {
   return {
     id: stripeId('evt'),
     object: 'event',
-    api_version: Stripe.API_VERSION,
+    api_version: apiVersion,
     created: secondsAgo(),
     data: { object },
     livemode: false,
@@ -32,28 +32,62 @@ function stripeEvent(type: string, object: AnyObject): AnyObject {
   };
 }
 
-function checkoutSession(fields: { customer: string; email: string; clientReferenceId?: string | null; metadata?: Record<string, string> }): AnyObject {
+type CheckoutFields = {
+  customer: string | null;
+  email: string;
+  clientReferenceId?: string | null;
+  metadata?: Record<string, string>;
+  mode?: 'subscription' | 'payment';
+  amountTotal?: number;
+  currency?: string;
+  paymentIntent?: string | null;
+  invoice?: string | null;
+  promotionCode?: string;
+  /** The promotion code in the expanded total_details.breakdown instead of `discounts`. */
+  expandedBreakdown?: boolean;
+};
+
+/**
+ * A completed Checkout Session of the current API version. In subscription mode it names the
+ * subscription and its first invoice; a one-off payment (payment mode) names its payment intent and,
+ * for a guest, no customer.
+ */
+function checkoutSession(fields: CheckoutFields): AnyObject {
+  const mode = fields.mode ?? 'subscription';
+  const amount = fields.amountTotal ?? 10000;
+  const discount = fields.promotionCode
+    ? { id: stripeId('di'), object: 'discount', coupon: null, customer: fields.customer, end: null, invoice: null, invoice_item: null, promotion_code: fields.promotionCode, start: secondsAgo(120), subscription: null }
+    : null;
   return {
     id: stripeId('cs_test'),
     object: 'checkout.session',
-    amount_subtotal: 10000,
-    amount_total: 10000,
+    amount_subtotal: amount,
+    amount_total: amount,
     cancel_url: 'https://shop.example/cancel',
     client_reference_id: fields.clientReferenceId ?? null,
     created: secondsAgo(120),
-    currency: 'usd',
+    currency: fields.currency ?? 'usd',
     customer: fields.customer,
-    customer_creation: 'always',
+    customer_creation: fields.customer ? 'always' : 'if_required',
     customer_details: { address: null, email: fields.email, name: 'Ada Lovelace', phone: null, tax_exempt: 'none', tax_ids: [] },
     customer_email: null,
+    discounts: fields.promotionCode && !fields.expandedBreakdown ? [{ coupon: null, promotion_code: fields.promotionCode }] : [],
     expires_at: secondsAgo(-86_400),
+    invoice: fields.invoice === undefined ? (mode === 'subscription' ? stripeId('in') : null) : fields.invoice,
     livemode: false,
     metadata: fields.metadata ?? {},
-    mode: 'subscription',
+    mode,
+    payment_intent: fields.paymentIntent === undefined ? (mode === 'payment' ? stripeId('pi') : null) : fields.paymentIntent,
     payment_status: 'paid',
     status: 'complete',
-    subscription: stripeId('sub'),
+    subscription: mode === 'subscription' ? stripeId('sub') : null,
     success_url: 'https://shop.example/thanks',
+    total_details: {
+      amount_discount: 0,
+      amount_shipping: 0,
+      amount_tax: 0,
+      ...(fields.expandedBreakdown ? { breakdown: { discounts: discount ? [{ amount: 0, discount }] : [], taxes: [] } } : {}),
+    },
     url: null,
   };
 }
@@ -64,11 +98,16 @@ type InvoiceFields = {
   amountPaid: number;
   currency?: string;
   billingReason?: string;
-  paymentIntent?: string;
-  discounts?: AnyObject[];
+  subscription?: string;
+  /** Discount ids: the current API version names them bare (`di_…`), never expanded in a webhook. */
+  discounts?: string[];
 };
 
-/** An invoice of the current API version: the payment is in `payments`, the discounts in `discounts`. */
+/**
+ * An invoice of the current API version (since 2025-03-31.basil), as its webhook carries it: no
+ * `charge`, `payment_intent`, `subscription` or `discount`, no `payments` list, discounts as bare
+ * ids, the subscription under `parent.subscription_details`.
+ */
 function invoice(fields: InvoiceFields): AnyObject {
   const id = stripeId('in');
   const currency = fields.currency ?? 'usd';
@@ -93,32 +132,29 @@ function invoice(fields: InvoiceFields): AnyObject {
     lines: { object: 'list', data: [], has_more: false, url: `/v1/invoices/${id}/lines` },
     livemode: false,
     metadata: {},
-    parent: { type: 'subscription_details', quote_details: null, subscription_details: { metadata: {}, subscription: stripeId('sub') } },
-    payments: {
-      object: 'list',
-      data: [
-        {
-          id: stripeId('inpay'),
-          object: 'invoice_payment',
-          amount_paid: fields.amountPaid,
-          amount_requested: fields.amountPaid,
-          created: paidAt,
-          currency,
-          invoice: id,
-          is_default: true,
-          livemode: false,
-          payment: { type: 'payment_intent', payment_intent: fields.paymentIntent ?? stripeId('pi') },
-          status: 'paid',
-          status_transitions: { canceled_at: null, paid_at: paidAt },
-        },
-      ],
-      has_more: false,
-      url: '/v1/invoice_payments',
-    },
+    parent: { type: 'subscription_details', quote_details: null, subscription_details: { metadata: {}, subscription: fields.subscription ?? stripeId('sub') } },
     status: 'paid',
     status_transitions: { finalized_at: paidAt - 5, marked_uncollectible_at: null, paid_at: paidAt, voided_at: null },
     subtotal: fields.amountPaid,
     total: fields.amountPaid,
+  };
+}
+
+/** invoice_payment.paid's object: which payment intent paid which invoice. */
+function invoicePayment(paid: AnyObject, paymentIntent: string): AnyObject {
+  return {
+    id: stripeId('inpay'),
+    object: 'invoice_payment',
+    amount_paid: paid.amount_paid,
+    amount_requested: paid.amount_paid,
+    created: paid.status_transitions.paid_at,
+    currency: paid.currency,
+    invoice: paid.id,
+    is_default: true,
+    livemode: false,
+    payment: { type: 'payment_intent', payment_intent: paymentIntent },
+    status: 'paid',
+    status_transitions: { canceled_at: null, paid_at: paid.status_transitions.paid_at },
   };
 }
 
@@ -199,11 +235,11 @@ async function referredCustomer(program: Connected): Promise<{ customer: string;
  * POST /clicks without the drift check: on this branch the click answer's `reason: null` is not yet
  * in the published document (the tracking work in progress elsewhere changes both); only clickId is used here.
  */
-async function recordClick(program: Connected): Promise<{ clickId: number }> {
+async function recordClick(program: Connected, fields: { visitorId?: string; slug?: string } = {}): Promise<{ clickId: number }> {
   const response = await fetch(`${world.system.gatewayUrl}/api/v1/clicks`, {
     method: 'POST',
     headers: { authorization: `Bearer ${program.key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ link: program.affiliate.slug }),
+    body: JSON.stringify({ link: fields.slug ?? program.affiliate.slug, ...(fields.visitorId ? { visitorId: fields.visitorId } : {}) }),
   });
   expect(response.status).toBe(200);
   return (await response.json()) as { clickId: number };
@@ -322,16 +358,66 @@ test("a zero-decimal currency's amount is taken as whole units: 5000 JPY is a sa
   expect(sale).toMatchObject({ totalEarned: 5000, currency: 'JPY', commissionEarned: 1000 });
 });
 
-test('a promotion code on the invoice attributes the sale to the affiliate of the program code with that externalId', async () => {
-  const program = await connectedProgram();
+/** A promotional code of the program whose externalId is a Stripe promotion code, held by the program's affiliate. */
+async function stripePromotionCode(program: Connected): Promise<{ promotionCodeId: string; code: AnyObject }> {
   const promotionCodeId = stripeId('promo');
   const coupon = await ok(program.api.post('/coupons', { name: 'Launch', percentOff: 10 }));
-  const code = await ok(program.api.post('/promotional-codes', { couponId: coupon.id, code: 'LAUNCH10', affiliateId: program.affiliate.id, externalId: promotionCodeId }));
-  const discount = { id: stripeId('di'), object: 'discount', coupon: null, customer: null, end: null, invoice: null, invoice_item: null, promotion_code: promotionCodeId, start: secondsAgo(60), subscription: null };
+  const code = await ok(program.api.post('/promotional-codes', { couponId: coupon.id, code: `LAUNCH${randomUUID().slice(0, 4).toUpperCase()}`, affiliateId: program.affiliate.id, externalId: promotionCodeId }));
+  return { promotionCodeId, code };
+}
+
+test("a promotion code used at checkout attributes the customer's invoices, whose discounts Stripe names by bare ids", async () => {
+  const program = await connectedProgram();
+  const { promotionCodeId, code } = await stripePromotionCode(program);
+  // Named in the session's discounts, and, for another customer, only in the expanded total_details breakdown.
+  for (const expandedBreakdown of [false, true]) {
+    const customer = stripeId('cus');
+    const email = `nobody-${randomUUID().slice(0, 8)}@example.com`;
+    const session = checkoutSession({ customer, email, promotionCode: promotionCodeId, expandedBreakdown });
+    expect((await program.send(stripeEvent('checkout.session.completed', session))).body).toMatchObject({ outcome: 'processed' });
+    const paid = invoice({ customer, email, amountPaid: 9000, subscription: session.subscription, discounts: [stripeId('di')] });
+    expect((await program.send(stripeEvent('invoice.paid', paid))).body).toMatchObject({ outcome: 'processed' });
+    const sale = (await sales(program.api)).find((recorded: AnyObject) => recorded.externalId === paid.id);
+    expect(sale).toMatchObject({ promotionalCodeId: code.id, promoCode: code.code, affiliateId: program.affiliate.id, referralId: null, customerId: customer, totalEarned: 90 });
+    expect(sale.attribution).toMatchObject({ method: 'PROMO_CODE' });
+  }
+});
+
+test("an older API version's invoice (charge, payment_intent and the discount with its promotion code on the invoice) is read too", async () => {
+  const program = await connectedProgram();
+  const { promotionCodeId, code } = await stripePromotionCode(program);
   const customer = stripeId('cus');
-  await program.send(stripeEvent('invoice.paid', invoice({ customer, email: `nobody-${randomUUID().slice(0, 8)}@example.com`, amountPaid: 9000, discounts: [discount] })));
+  const chargeId = stripeId('ch');
+  const paymentIntent = stripeId('pi');
+  const id = stripeId('in');
+  const discount = { id: stripeId('di'), object: 'discount', coupon: { id: 'launch', object: 'coupon', percent_off: 10 }, customer, end: null, invoice: null, invoice_item: null, promotion_code: promotionCodeId, start: secondsAgo(60), subscription: null };
+  // As a 2024-06-20 endpoint receives it.
+  const older = {
+    id,
+    object: 'invoice',
+    amount_due: 9000,
+    amount_paid: 9000,
+    amount_remaining: 0,
+    billing_reason: 'subscription_create',
+    charge: chargeId,
+    currency: 'usd',
+    customer,
+    customer_email: `nobody-${randomUUID().slice(0, 8)}@example.com`,
+    discount,
+    discounts: [discount.id],
+    livemode: false,
+    paid: true,
+    payment_intent: paymentIntent,
+    status: 'paid',
+    status_transitions: { finalized_at: secondsAgo(70), marked_uncollectible_at: null, paid_at: secondsAgo(60), voided_at: null },
+    subscription: stripeId('sub'),
+  };
+  expect((await program.send(stripeEvent('invoice.paid', older, '2024-06-20'))).body).toMatchObject({ outcome: 'processed' });
   const [sale] = await sales(program.api);
-  expect(sale).toMatchObject({ promotionalCodeId: code.id, promoCode: 'LAUNCH10', affiliateId: program.affiliate.id, referralId: null, customerId: customer, totalEarned: 90 });
+  expect(sale).toMatchObject({ externalId: id, promotionalCodeId: code.id, affiliateId: program.affiliate.id, totalEarned: 90 });
+  const refunded = { ...charge({ paymentIntent, customer, amount: 9000, amountRefunded: 9000 }), id: chargeId };
+  expect((await program.send(stripeEvent('charge.refunded', refunded, '2024-06-20'))).body).toMatchObject({ outcome: 'processed' });
+  expect(await sales(program.api)).toEqual([]);
 });
 
 test('an invoice with neither a referred customer nor a code of the program answers 200 and records nothing', async () => {
@@ -345,7 +431,9 @@ test('an invoice with neither a referred customer nor a code of the program answ
 async function paidSale(program: Connected): Promise<{ sale: AnyObject; customer: string; paymentIntent: string }> {
   const { customer, email } = await referredCustomer(program);
   const paymentIntent = stripeId('pi');
-  await program.send(stripeEvent('invoice.paid', invoice({ customer, email, amountPaid: 10000, paymentIntent })));
+  const paid = invoice({ customer, email, amountPaid: 10000 });
+  await program.send(stripeEvent('invoice.paid', paid));
+  expect((await program.send(stripeEvent('invoice_payment.paid', invoicePayment(paid, paymentIntent)))).body).toMatchObject({ outcome: 'processed' });
   const [sale] = await sales(program.api);
   return { sale, customer, paymentIntent };
 }
@@ -401,4 +489,133 @@ test('an event whose handling failed midway is handled when Stripe sends it agai
   }, 30_000, 500);
   expect(retries).not.toContain(409);
   expect(await sales(program.api)).toHaveLength(1);
+});
+
+test('a refund finds its sale through invoice_payment.paid, whichever of it and invoice.paid Stripe delivers first', async () => {
+  const program = await connectedProgram();
+  const { customer, email } = await referredCustomer(program);
+  const paymentIntent = stripeId('pi');
+  const paid = invoice({ customer, email, amountPaid: 10000 });
+  expect((await program.send(stripeEvent('invoice_payment.paid', invoicePayment(paid, paymentIntent)))).body).toMatchObject({ outcome: 'processed' });
+  expect((await program.send(stripeEvent('invoice.paid', paid))).body).toMatchObject({ outcome: 'processed' });
+  const [sale] = await sales(program.api);
+  expect((await program.send(stripeEvent('charge.refunded', charge({ paymentIntent, customer, amount: 10000, amountRefunded: 10000 })))).body).toMatchObject({ outcome: 'processed' });
+  expect(await sales(program.api)).toEqual([]);
+  await eventually(() => expect(deliveries('sale.deleted', sale.id)).toEqual([{ id: sale.id }]), 20_000);
+});
+
+test('an invoice paid before its checkout completed becomes a sale once the checkout links the customer, and only once', async () => {
+  const program = await connectedProgram();
+  const click = await recordClick(program);
+  const customer = stripeId('cus');
+  const email = `early-${randomUUID().slice(0, 8)}@example.com`;
+  const paid = invoice({ customer, email, amountPaid: 4900 });
+  const invoiceEvent = stripeEvent('invoice.paid', paid);
+  expect((await program.send(invoiceEvent)).body).toMatchObject({ outcome: 'ignored' });
+  expect(await sales(program.api)).toEqual([]);
+
+  const session = checkoutSession({ customer, email, clientReferenceId: String(click.clickId), invoice: paid.id });
+  expect((await program.send(stripeEvent('checkout.session.completed', session))).body).toMatchObject({ outcome: 'processed' });
+  const [sale] = await sales(program.api);
+  expect(sale).toMatchObject({ externalId: paid.id, affiliateId: program.affiliate.id, totalEarned: 49, customerId: customer, paymentTrigger: 'invoice_paid' });
+  // Stripe retrying the invoice, or the checkout again, records nothing more.
+  await program.send(stripeEvent('invoice.paid', paid));
+  await program.send(stripeEvent('checkout.session.completed', session));
+  expect(await sales(program.api)).toHaveLength(1);
+  await eventually(() => expect(deliveries('sale.created', sale.id)).toHaveLength(1), 20_000);
+});
+
+/**
+ * The checkout, then the first invoice of its subscription: the sale it became. The invoice is
+ * billed to another address, so only the checkout's link of the customer can attribute it.
+ */
+async function saleOfCheckout(program: Connected, fields: Omit<CheckoutFields, 'customer' | 'email'> & { email?: string }): Promise<AnyObject> {
+  const customer = stripeId('cus');
+  const email = fields.email ?? `buyer-${randomUUID().slice(0, 8)}@example.com`;
+  const session = checkoutSession({ ...fields, customer, email });
+  expect((await program.send(stripeEvent('checkout.session.completed', session))).body).toMatchObject({ received: true, outcome: 'processed' });
+  const paid = invoice({ customer, email: `billing-${randomUUID().slice(0, 8)}@example.com`, amountPaid: 10000 });
+  await program.send(stripeEvent('invoice.paid', paid));
+  return (await sales(program.api)).find((sale: AnyObject) => sale.externalId === paid.id);
+}
+
+async function secondAffiliate(program: Connected): Promise<AnyObject> {
+  const slug = `grace-${randomUUID().slice(0, 8)}`;
+  const affiliate = await ok(program.api.post('/affiliates', { firstName: 'Grace', lastName: 'Hopper', email: `${slug}@example.com`, affiliateLink: slug }));
+  return { ...affiliate, slug };
+}
+
+test("checkout metadata affiliate_click_id credits the click, when client_reference_id is the shop's own id", async () => {
+  const program = await connectedProgram();
+  const click = await recordClick(program);
+  const sale = await saleOfCheckout(program, { clientReferenceId: 'order_88121', metadata: { affiliate_click_id: String(click.clickId) } });
+  expect(sale).toMatchObject({ affiliateId: program.affiliate.id, attribution: expect.objectContaining({ clickId: click.clickId }) });
+  const referral = await ok(program.api.get(`/referrals?id=${sale.referralId}`));
+  expect(referral.attribution).toMatchObject({ method: 'CLICK', clickId: click.clickId });
+});
+
+test("checkout metadata affiliate_visitor_id credits the visitor's click, when client_reference_id is the shop's own id", async () => {
+  const program = await connectedProgram();
+  const visitorId = `visitor-${randomUUID().slice(0, 12)}`;
+  const click = await recordClick(program, { visitorId });
+  const sale = await saleOfCheckout(program, { clientReferenceId: 'cart-55123-abc', metadata: { affiliate_visitor_id: visitorId } });
+  expect(sale).toMatchObject({ affiliateId: program.affiliate.id, attribution: expect.objectContaining({ clickId: click.clickId }) });
+});
+
+test("a visitor id as client_reference_id credits the visitor's click, over an earlier referral of the customer's email by another affiliate", async () => {
+  const program = await connectedProgram();
+  const { email } = await referredCustomer(program);
+  const grace = await secondAffiliate(program);
+  const visitorId = `visitor-${randomUUID().slice(0, 12)}`;
+  const click = await recordClick(program, { visitorId, slug: grace.slug });
+  const sale = await saleOfCheckout(program, { email, clientReferenceId: visitorId });
+  expect(sale).toMatchObject({ affiliateId: grace.id, referralId: null, attribution: expect.objectContaining({ method: 'VISITOR', clickId: click.clickId, affiliateId: grace.id }) });
+});
+
+test("an all-digit shop id in client_reference_id that is no click of the program falls back to the customer's email, and the sale says EMAIL", async () => {
+  const program = await connectedProgram();
+  const { email, referral } = await referredCustomer(program);
+  const sale = await saleOfCheckout(program, { email, clientReferenceId: '900000000001' });
+  expect(sale).toMatchObject({ referralId: referral.id, affiliateId: program.affiliate.id, attribution: expect.objectContaining({ method: 'EMAIL' }) });
+});
+
+test("an invoice attributed through the customer's email says EMAIL, as POST /sales by email does", async () => {
+  const program = await connectedProgram();
+  const { customer, email, referral } = await referredCustomer(program);
+  await program.send(stripeEvent('invoice.paid', invoice({ customer, email, amountPaid: 2000 })));
+  const [sale] = await sales(program.api);
+  expect(sale).toMatchObject({ referralId: referral.id, attribution: expect.objectContaining({ method: 'EMAIL', affiliateId: program.affiliate.id }) });
+});
+
+test("the click a checkout names wins over an earlier referral of the customer's email by another affiliate", async () => {
+  const program = await connectedProgram();
+  const { email } = await referredCustomer(program);
+  const grace = await secondAffiliate(program);
+  const click = await recordClick(program, { slug: grace.slug });
+  const sale = await saleOfCheckout(program, { email, clientReferenceId: String(click.clickId) });
+  expect(sale).toMatchObject({ affiliateId: grace.id, referralId: null, attribution: expect.objectContaining({ method: 'CLICK', clickId: click.clickId, affiliateId: grace.id }) });
+});
+
+test('a paid one-off Checkout payment of a guest is a sale of its total in its currency, and a refund of its payment intent reverses it', async () => {
+  const program = await connectedProgram();
+  const click = await recordClick(program);
+  const paymentIntent = stripeId('pi');
+  const session = checkoutSession({ customer: null, email: `guest-${randomUUID().slice(0, 8)}@example.com`, mode: 'payment', amountTotal: 5000, currency: 'jpy', paymentIntent, metadata: { affiliate_click_id: String(click.clickId) } });
+  expect((await program.send(stripeEvent('checkout.session.completed', session))).body).toMatchObject({ outcome: 'processed' });
+  const [sale] = await sales(program.api);
+  expect(sale).toMatchObject({ externalId: paymentIntent, totalEarned: 5000, currency: 'JPY', commissionEarned: 1000, paymentTrigger: 'one_time', affiliateId: program.affiliate.id, customerId: null });
+  await eventually(() => expect(deliveries('sale.created', sale.id)).toHaveLength(1), 20_000);
+  const refunded = { ...charge({ paymentIntent, customer: '', amount: 5000, amountRefunded: 5000 }), currency: 'jpy', customer: null };
+  expect((await program.send(stripeEvent('charge.refunded', refunded))).body).toMatchObject({ outcome: 'processed' });
+  expect(await sales(program.api)).toEqual([]);
+});
+
+test('partial refunds delivered in reverse order end at the larger refund: an earlier, smaller one arriving late changes nothing', async () => {
+  const program = await connectedProgram();
+  const { sale, customer, paymentIntent } = await paidSale(program);
+  const chargeId = stripeId('ch');
+  const chargeOf = (amountRefunded: number) => ({ ...charge({ paymentIntent, customer, amount: 10000, amountRefunded }), id: chargeId });
+  expect((await program.send(stripeEvent('charge.refunded', chargeOf(5000)))).body).toMatchObject({ outcome: 'processed' });
+  expect((await program.send(stripeEvent('charge.refunded', chargeOf(2500)))).body).toMatchObject({ outcome: 'ignored' });
+  expect(await ok(program.api.get(`/sales?id=${sale.id}`))).toMatchObject({ totalEarned: 50, commissionEarned: 10 });
 });

@@ -731,7 +731,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Where Stripe sends the program's events (checkout.session.completed, invoice.paid, charge.refunded, charge.dispute.created); give Stripe this URL */
+        /** Where Stripe sends the program's events (checkout.session.completed, invoice.paid, invoice_payment.paid, charge.refunded, charge.dispute.created); give Stripe this URL */
         post: operations["receiveStripeWebhook"];
         delete?: never;
         options?: never;
@@ -2417,6 +2417,10 @@ export interface components {
             referralId?: string;
             /** Format: email */
             email?: string;
+            /** @description A click id (the tracking script's window.affiliate.clickId): the sale goes to the click's affiliate, within the program's attribution window */
+            clickId?: number;
+            /** @description A visitor id (window.affiliate.visitorId): the sale goes to the click the program's attributionModel picks among the visitor's clicks within the attribution window */
+            visitorId?: string;
             totalEarned: number;
             /** @default USD */
             currency?: string;

@@ -67,6 +67,16 @@ test('there is one referral per email in a program, whatever its case', async ()
   expect(again.body).toEqual({ error: 'A referral with this email already exists' });
 });
 
+test('a click or visitor that does not resolve is refused before the email is looked at: the answer never tells whether the email is a referral', async () => {
+  const affiliate = await createAffiliate(world, programId);
+  const email = referralEmail();
+  await post({ affiliateId: affiliate.id, email }).expect(200);
+  const bogusClick = await post({ clickId: 987654321, email }).expect(400);
+  expect(bogusClick.body.error).toMatch(/^clickId: /);
+  const bogusVisitor = await post({ visitorId: 'visitor-never-seen-1', email }).expect(400);
+  expect(bogusVisitor.body.error).toMatch(/^visitorId: /);
+});
+
 test('simultaneous referrals for one email record exactly one', async () => {
   const affiliate = await createAffiliate(world, programId);
   const email = referralEmail();

@@ -11,9 +11,10 @@ import { DUPLICATE_EMAIL_MESSAGE, referralCreated } from './referral-events';
  * click, the visitor's clicks, the slug or the affiliate named), keeping why, then store the referral with referral.created in one write.
  */
 export async function createReferral(repositories: ReferralRepositories, affiliates: ServiceClient, programId: string, input: CreateReferralBody): Promise<Referral> {
-  if (await repositories.referrals.byEmail(programId, input.email)) throw badRequest(DUPLICATE_EMAIL_MESSAGE);
-
+  // The attribution first: a caller holding only a publishable key must not learn whether a
+  // customer email is known by sending it with a made-up click or visitor.
   const attribution = await resolveAttribution(affiliates, programId, input);
+  if (await repositories.referrals.byEmail(programId, input.email)) throw badRequest(DUPLICATE_EMAIL_MESSAGE);
   const now = new Date();
   const referral: ReferralDocument = {
     _id: randomUUID(),

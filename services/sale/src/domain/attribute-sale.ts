@@ -1,6 +1,7 @@
-import type { AttributionReason, InternalAffiliate, Referral } from '@affiliate/contracts';
+import type { AttributionReason, CreateSaleBody, ExplainedAttribution, InternalAffiliate, Referral } from '@affiliate/contracts';
 import { badRequest } from '@affiliate/platform';
 import { findAffiliate } from '../data-access/affiliate-directory';
+import { resolveVisit } from '../data-access/attribution-directory';
 import { findReferralByEmail, findReferralById } from '../data-access/referral-directory';
 import type { SaleDependencies } from './sale-dependencies';
 
@@ -34,14 +35,67 @@ export async function attributedReferral(deps: SaleDependencies, programId: stri
  * Why a sale through a referral is the affiliate's: REFERRAL when the referral was named, EMAIL when
  * found by the customer's email; either carries the referral's click, aged to the payment.
  */
-export function attributionThroughReferral(input: { referralId?: string }, referral: Referral, paidAt: Date): AttributionReason {
+function attributionThroughReferral(method: 'REFERRAL' | 'EMAIL', referral: Referral, paidAt: Date): AttributionReason {
   const clickedAt = referral.attribution?.clickedAt ?? null;
   return {
-    method: input.referralId !== undefined ? 'REFERRAL' : 'EMAIL',
+    method,
     clickId: referral.attribution?.clickId ?? referral.clickId,
     clickedAt,
-    ageSeconds: clickedAt === null ? null : Math.max(0, Math.floor((paidAt.getTime() - Date.parse(clickedAt)) / 1000)),
+    ageSeconds: ageAt(clickedAt, paidAt),
     affiliateId: referral.affiliateId,
+  };
+}
+
+const ageAt = (clickedAt: string | null, at: Date): number | null => (clickedAt === null ? null : Math.max(0, Math.floor((at.getTime() - Date.parse(clickedAt)) / 1000)));
+
+/**
+ * Who a sale that names no promo code is credited to, and why. `customer` is whom the recurring
+ * rules count payments of: the referral, else the customerId sent, else nobody (a first payment).
+ */
+export type SaleCredit = { affiliateId: string; referral: Referral | null; linkId: string | null; attribution: AttributionReason; customer: string | null };
+
+/**
+ * What an integration already knows about the sale's customer (a Stripe customer linked at
+ * checkout): its referral and how it was found, or the click it came through.
+ */
+export type PinnedCredit = { referralId: string; method: 'REFERRAL' | 'EMAIL' } | { visit: ExplainedAttribution };
+
+export async function creditOf(deps: SaleDependencies, programId: string, input: CreateSaleBody, paidAt: Date, pinned?: PinnedCredit): Promise<SaleCredit> {
+  const customerOfInput = input.customerId === undefined ? null : `customer:${input.customerId}`;
+  if (pinned && 'visit' in pinned) return creditOfVisit(pinned.visit, paidAt, customerOfInput);
+  if (pinned) {
+    const referral = await findReferralById(deps.referrals, programId, pinned.referralId);
+    if (!referral) throw badRequest(`referral ${pinned.referralId} of this customer no longer exists in this program`);
+    return creditOfReferral(referral, pinned.method, paidAt);
+  }
+  if (input.clickId !== undefined || input.visitorId !== undefined) {
+    const [field, visit] = input.clickId !== undefined ? (['clickId', { clickId: input.clickId }] as const) : (['visitorId', { visitorId: input.visitorId ?? '' }] as const);
+    const resolved = await resolveVisit(deps.affiliates, programId, visit);
+    if ('refused' in resolved) throw badRequest(`${field}: ${resolved.refused}`);
+    return creditOfVisit(resolved, paidAt, customerOfInput);
+  }
+  const referral = await attributedReferral(deps, programId, input);
+  return creditOfReferral(referral, input.referralId !== undefined ? 'REFERRAL' : 'EMAIL', paidAt);
+}
+
+function creditOfReferral(referral: Referral, method: 'REFERRAL' | 'EMAIL', paidAt: Date): SaleCredit {
+  return {
+    affiliateId: referral.affiliateId,
+    referral,
+    linkId: referral.linkId,
+    attribution: attributionThroughReferral(method, referral, paidAt),
+    customer: `referral:${referral.id}`,
+  };
+}
+
+/** A sale through a click is aged from the click to the payment, as one through a referral is. */
+function creditOfVisit(visit: ExplainedAttribution, paidAt: Date, customer: string | null): SaleCredit {
+  return {
+    affiliateId: visit.affiliateId,
+    referral: null,
+    linkId: visit.linkId,
+    attribution: { ...visit.reason, ageSeconds: ageAt(visit.reason.clickedAt, paidAt) },
+    customer,
   };
 }
 

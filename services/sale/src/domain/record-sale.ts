@@ -3,7 +3,7 @@ import type { AttributionReason, CreateSaleBody, InternalAffiliate, Redemption, 
 import { AppError, badRequest, conflict, roundToMinorUnit, toMinorUnits, UniqueKeyConflict } from '@affiliate/platform';
 import { RedemptionInProgress, redeemCode, releaseRedemption } from '../data-access/coupon-redemptions';
 import { externalIdKeyOf, toSale, type SaleDocument } from '../data-access/sales';
-import { activeAffiliate, attributedReferral, attributionByPromoCode, attributionThroughReferral } from './attribute-sale';
+import { activeAffiliate, attributionByPromoCode, creditOf, type PinnedCredit } from './attribute-sale';
 import { commissionFor, type Earned } from './commission-rules';
 import { saleCreated } from './sale-events';
 import type { SaleDependencies } from './sale-dependencies';
@@ -20,9 +20,10 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * POST /sales. With an externalId the payment is recorded once, whatever the retries: a repeat
- * returns the sale already recorded, without a second redemption or commission.
+ * returns the sale already recorded, without a second redemption or commission. An integration that
+ * knows the customer's attribution already (a Stripe checkout) pins it.
  */
-export async function recordSale(deps: SaleDependencies, programId: string, body: CreateSaleBody): Promise<Sale> {
+export async function recordSale(deps: SaleDependencies, programId: string, body: CreateSaleBody, pinned?: PinnedCredit): Promise<Sale> {
   if (body.paidAt !== undefined && Date.parse(body.paidAt) > Date.now() + CLOCK_SKEW_MS) throw badRequest('paidAt: must not be in the future');
   const input = { ...body, paidAt: body.paidAt ?? new Date().toISOString() };
   const externalIdKey = input.externalId === undefined ? undefined : externalIdKeyOf(programId, input.externalId);
@@ -30,23 +31,23 @@ export async function recordSale(deps: SaleDependencies, programId: string, body
     const recorded = await deps.repositories.sales.byExternalId(programId, input.externalId);
     if (recorded) return repeated(recorded);
   }
-  return input.promoCode !== undefined
+  return input.promoCode !== undefined && pinned === undefined
     ? recordPromoCodeSale(deps, programId, input, input.promoCode, externalIdKey)
-    : recordReferralSale(deps, programId, input, externalIdKey);
+    : recordCreditedSale(deps, programId, input, externalIdKey, pinned);
 }
 
-async function recordReferralSale(deps: SaleDependencies, programId: string, input: CreateSaleBody, externalIdKey: string | undefined): Promise<Sale> {
-  const referral = await attributedReferral(deps, programId, input);
-  const affiliate = await activeAffiliate(deps, programId, referral.affiliateId);
-  const customer = `referral:${referral.id}`;
-  const earned = await commissionOf(deps, programId, input, affiliate, customer);
+/** A sale through a referral (by id or email) or a click (by click or visitor id). */
+async function recordCreditedSale(deps: SaleDependencies, programId: string, input: CreateSaleBody, externalIdKey: string | undefined, pinned: PinnedCredit | undefined): Promise<Sale> {
+  const credit = await creditOf(deps, programId, input, paidAtOf(input), pinned);
+  const affiliate = await activeAffiliate(deps, programId, credit.affiliateId);
+  const earned = await commissionOf(deps, programId, input, affiliate, credit.customer);
   const sale = newSale(programId, input, externalIdKey, affiliate, earned, {
-    referralId: referral.id,
-    linkId: referral.linkId,
-    attribution: attributionThroughReferral(input, referral, paidAtOf(input)),
+    referralId: credit.referral?.id ?? null,
+    linkId: credit.linkId,
+    attribution: credit.attribution,
   });
   try {
-    return await store(deps, sale, affiliate, referral, earned, customer);
+    return await store(deps, sale, affiliate, credit.referral, earned, credit.customer);
   } catch (error) {
     if (input.externalId !== undefined && error instanceof UniqueKeyConflict) return repeatedByExternalId(deps, programId, input.externalId);
     throw error;
@@ -137,7 +138,7 @@ function redemptionKeyOf(externalIdKey: string): string {
 }
 
 type SaleSource =
-  | { referralId: string; linkId: string | null; attribution: AttributionReason }
+  | { referralId: string | null; linkId: string | null; attribution: AttributionReason }
   | { redemption: Redemption; redemptionKey: string };
 
 /**

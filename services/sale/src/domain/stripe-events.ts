@@ -4,9 +4,12 @@ import { z, type ZodTypeAny } from 'zod';
 
 /**
  * The parts of Stripe's objects the integration reads, as Stripe sends them in webhook events. A
- * field Stripe may send either as an id or expanded into its object is read as the id. Fields of
- * older API versions (invoice.charge, invoice.discount) and newer ones (invoice.payments,
- * invoice.discounts) are both read: an endpoint keeps the API version it was created with.
+ * field Stripe may send either as an id or expanded into its object is read as the id. An endpoint
+ * keeps the API version it was created with, so both generations are read: before 2025-03-31.basil
+ * an invoice named its `charge`, `payment_intent`, `subscription` and `discount` (expanded, with its
+ * promotion code); since then it names none of them (`discounts` are bare `di_…` ids, `payments` is
+ * not in webhook payloads), and the payment comes in its own `invoice_payment.paid` event, the
+ * subscription under `parent.subscription_details`, the promotion code only on the checkout session.
  */
 const StripeRef = z.union([z.string(), z.object({ id: z.string() }).passthrough()]).transform((value) => (typeof value === 'string' ? value : value.id));
 
@@ -19,16 +22,30 @@ export const StripeEvent = z.object({
 });
 export type StripeEvent = z.infer<typeof StripeEvent>;
 
+const Discount = z.object({ promotion_code: StripeRef.nullish() }).passthrough();
+
 export const CheckoutSession = z.object({
   id: z.string(),
+  mode: z.string().nullish(),
+  payment_status: z.string().nullish(),
+  amount_total: z.number().int().nonnegative().nullish(),
+  currency: z.string().regex(/^[A-Za-z]{3}$/).nullish(),
   client_reference_id: z.string().nullish(),
   customer: StripeRef.nullish(),
   customer_email: z.string().nullish(),
   customer_details: z.object({ email: z.string().nullish(), name: z.string().nullish() }).nullish(),
   metadata: z.record(z.string()).nullish(),
+  invoice: StripeRef.nullish(),
+  payment_intent: StripeRef.nullish(),
+  subscription: StripeRef.nullish(),
+  /** `{coupon, promotion_code}` per discount applied; the expanded breakdown names the promotion code as well. */
+  discounts: z.array(Discount).nullish(),
+  total_details: z
+    .object({ breakdown: z.object({ discounts: z.array(z.object({ discount: Discount }).passthrough()) }).passthrough().nullish() })
+    .passthrough()
+    .nullish(),
 });
-
-const Discount = z.object({ promotion_code: StripeRef.nullish() }).passthrough();
+export type CheckoutSession = z.infer<typeof CheckoutSession>;
 
 export const Invoice = z.object({
   id: z.string().min(1).max(200),
@@ -43,8 +60,17 @@ export const Invoice = z.object({
   payments: z.object({ data: z.array(z.object({ payment: z.object({ charge: StripeRef.nullish(), payment_intent: StripeRef.nullish() }).passthrough() })) }).nullish(),
   discount: Discount.nullish(),
   discounts: z.array(z.union([z.string(), Discount])).nullish(),
+  subscription: StripeRef.nullish(),
+  parent: z.object({ subscription_details: z.object({ subscription: StripeRef.nullish() }).passthrough().nullish() }).passthrough().nullish(),
 });
 export type Invoice = z.infer<typeof Invoice>;
+
+/** invoice_payment.paid (since 2025-03-31.basil): which payment paid which invoice. */
+export const InvoicePayment = z.object({
+  id: z.string(),
+  invoice: StripeRef,
+  payment: z.object({ charge: StripeRef.nullish(), payment_intent: StripeRef.nullish() }).passthrough(),
+});
 
 export const Charge = z.object({
   id: z.string(),
