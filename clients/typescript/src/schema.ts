@@ -2762,7 +2762,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -2910,7 +2910,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -3065,7 +3065,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -3213,7 +3213,7 @@ export interface operations {
                     "application/json": components["schemas"]["NumberedError"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -3339,7 +3339,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -3487,7 +3487,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -3642,7 +3642,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -3794,7 +3794,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -3916,7 +3916,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -4064,7 +4064,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -4219,7 +4219,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -4371,7 +4371,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -4495,7 +4495,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -4643,7 +4643,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -4798,7 +4798,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -4950,7 +4950,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -5105,7 +5105,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -5229,7 +5229,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -5380,7 +5380,7 @@ export interface operations {
                     "application/json": components["schemas"]["NumberedError"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -5535,7 +5535,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -5687,7 +5687,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -5810,7 +5810,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -5958,7 +5958,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -6113,7 +6113,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -6265,7 +6265,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -6386,7 +6386,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -6534,7 +6534,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -6689,7 +6689,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -6841,7 +6841,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -6965,7 +6965,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -7113,7 +7113,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -7268,7 +7268,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -7384,7 +7384,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -7420,8 +7420,8 @@ export interface operations {
     };
     getAffiliateReport: {
         parameters: {
-            query?: {
-                from?: string;
+            query: {
+                from: string;
                 to?: string;
             };
             header?: never;
@@ -7502,7 +7502,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -7623,7 +7623,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -7771,7 +7771,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -7926,7 +7926,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -8081,7 +8081,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -8197,7 +8197,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -8321,7 +8321,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -8479,7 +8479,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -8634,7 +8634,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -8791,7 +8791,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -8905,7 +8905,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -9019,7 +9019,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -9167,7 +9167,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -9281,7 +9281,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -9416,7 +9416,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -9568,7 +9568,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -9716,7 +9716,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -9864,7 +9864,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -9978,7 +9978,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -10126,7 +10126,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -10216,7 +10216,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -10314,7 +10314,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -10390,7 +10390,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -10490,7 +10490,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -10580,7 +10580,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -10656,7 +10656,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -10742,7 +10742,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -10832,7 +10832,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -10908,7 +10908,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -10994,7 +10994,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -11084,7 +11084,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -11164,7 +11164,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;

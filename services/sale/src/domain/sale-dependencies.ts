@@ -1,4 +1,4 @@
-import type { Logger, ServiceClient } from '@affiliate/platform';
+import type { HeavyOperations, Logger, ServiceClient } from '@affiliate/platform';
 import type { SaleRepositories } from '../data-access/repositories';
 
 /** What the sale use cases work with: their own collection and the three services they ask. */
@@ -8,4 +8,6 @@ export type SaleDependencies = {
   affiliates: ServiceClient;
   referrals: ServiceClient;
   logger: Logger;
+  /** Reports, payout runs and exports of one program at once: at most a few (429 beyond). */
+  heavyOperations: HeavyOperations;
 };
