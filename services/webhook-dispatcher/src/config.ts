@@ -50,6 +50,8 @@ export const dispatcherConfigShape = {
   WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(20),
   WEBHOOK_DISABLE_AFTER: duration('5d'),
   WEBHOOK_SECRET_OVERLAP: duration('24h'),
+  /** Events of one program held at once in the window of events taken from the broker (all programs share 10,000). */
+  WEBHOOK_FAN_OUT_WINDOW_PER_PROGRAM: z.coerce.number().int().min(1).default(1000),
 };
 
 export type DispatcherSettings = {
@@ -72,6 +74,8 @@ export type DispatcherSettings = {
   /** Longest Retry-After honoured; a longer one is cut to this. */
   maxRetryAfterMs: number;
   breaker: { errorThresholdPercentage: number; volumeThreshold: number; resetTimeoutMs: number };
+  /** Events of one program held at once in the fan-out window; more go back to the end of the queue. */
+  fanOutWindowPerProgram: number;
 };
 
 export function dispatcherSettings(config: z.infer<z.ZodObject<typeof dispatcherConfigShape>>): DispatcherSettings {
@@ -86,6 +90,7 @@ export function dispatcherSettings(config: z.infer<z.ZodObject<typeof dispatcher
     endpointConcurrency: config.WEBHOOK_ENDPOINT_CONCURRENCY,
     disableAfterMs: config.WEBHOOK_DISABLE_AFTER,
     secretOverlapMs: config.WEBHOOK_SECRET_OVERLAP,
+    fanOutWindowPerProgram: config.WEBHOOK_FAN_OUT_WINDOW_PER_PROGRAM,
   };
 }
 
@@ -102,4 +107,5 @@ export const DEFAULT_DISPATCHER_SETTINGS: DispatcherSettings = {
   secretOverlapMs: 86_400_000,
   maxRetryAfterMs: 86_400_000,
   breaker: { errorThresholdPercentage: 50, volumeThreshold: 10, resetTimeoutMs: 30_000 },
+  fanOutWindowPerProgram: 1000,
 };

@@ -23,6 +23,13 @@ export type SubscriptionOptions = {
    * at a time. So one program's burst in the queue does not hold back another program's events.
    */
   fairShare?: FairShare;
+  /**
+   * Events of one program held in the window (`prefetch`) at once. One more of that program is put
+   * back at the end of the queue (through the retry queue, its attempts unspent) instead of waiting
+   * here, so one program's backlog cannot fill the window all programs share while the others'
+   * events wait in the broker behind it. Unlimited when not given.
+   */
+  maxHeldPerProgram?: number;
   /** Attempts before the message goes to `<queue>.dead`. */
   maxAttempts?: number;
   /** Delay before a failed message is tried again. */
@@ -98,6 +105,8 @@ export class EventBus {
     const deadQueue = `${queue}.dead`;
     const maxAttempts = options.maxAttempts ?? 5;
 
+    /** Events of each program in the window now (waiting for their turn or being handled). */
+    const held = new Map<string, number>();
     const onMessage = async (channel: ConfirmChannel, message: ConsumeMessage | null) => {
       if (!message) return; // the broker cancelled the consumer; setup runs again on reconnect
       const attempt = Number(message.properties.headers?.[ATTEMPT_HEADER] ?? 1);
@@ -111,6 +120,14 @@ export class EventBus {
         return;
       }
       const parsed = outcome.event;
+      const heldNow = held.get(parsed.programId) ?? 0;
+      if (options.maxHeldPerProgram !== undefined && heldNow >= options.maxHeldPerProgram) {
+        // Over its share of the window: back of the queue, making room for other programs' events.
+        await sendAndConfirm(channel, retryQueue, message, attempt);
+        channel.ack(message);
+        return;
+      }
+      held.set(parsed.programId, heldNow + 1);
       const inTurn = <T>(work: () => Promise<T>) => (options.fairShare ? options.fairShare.run(parsed.programId, work) : work());
       await inTurn(() => withRequestContext({ requestId: parsed.id, programId: parsed.programId }, async () => {
         let claim: ClaimOutcome;
@@ -142,7 +159,11 @@ export class EventBus {
           await sendAndConfirm(channel, target, message, attempt + 1);
           channel.ack(message);
         }
-      }));
+      })).finally(() => {
+        const left = (held.get(parsed.programId) ?? 1) - 1;
+        if (left > 0) held.set(parsed.programId, left);
+        else held.delete(parsed.programId);
+      });
     };
 
     const consumer = this.connection.createChannel({

@@ -61,7 +61,9 @@ export async function attemptDelivery(dispatcher: Dispatcher, delivery: ClaimedD
   }
 
   const request = { url: endpoint.url, headers: webhookHeaders(endpoint, delivery.eventId, delivery.body), body: delivery.body };
-  const outcome = mode === 'manual' ? await dispatcher.client.send(request) : await dispatcher.circuits.send(endpoint._id, request);
+  // A manual re-send is answered while the caller waits (through the gateway, whose timeout is 10 s):
+  // it waits for the subscriber no longer than a test send does, and a slower subscriber is a timeout.
+  const outcome = mode === 'manual' ? await dispatcher.client.send({ ...request, timeoutMs: settings.testTimeoutMs }) : await dispatcher.circuits.send(endpoint._id, request);
   if (outcome === CIRCUIT_OPEN) {
     const later = new Date(Date.now() + withJitter(settings.breaker.resetTimeoutMs));
     await repositories.deliveries.recordHeld(delivery, { ...release, nextAttemptAt: later });
