@@ -219,6 +219,21 @@ describe('container image', () => {
     expect(new Date(`${LTS_END_OF_LIFE[major]}T00:00:00Z`).getTime()).toBeGreaterThan(Date.now());
   });
 
+  test("installs dependencies without their install scripts (esbuild's rebuilt by name) and with scarf's telemetry off, as CI and the README do", () => {
+    const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, { hasInstallScript?: boolean }> };
+    const withScripts = Object.entries(lock.packages).filter(([, entry]) => entry.hasInstallScript).map(([path]) => path.replace(/^.*node_modules\//, ''));
+    // The list this decision was made on: a new package with an install script must be judged, not run blindly.
+    expect([...new Set(withScripts)].sort()).toEqual(['@scarf/scarf', 'cpu-features', 'esbuild', 'protobufjs', 'ssh2']);
+    for (const [file, text] of [['Dockerfile', dockerfile], ['.ci/run', readFileSync(join(root, '.ci/run'), 'utf8')], ['README.md', readFileSync(join(root, 'README.md'), 'utf8')]] as const) {
+      const installs = [...text.matchAll(/npm ci(?= )[^\n`|&]*/g)].map((match) => match[0]);
+      expect({ file, installs: installs.length > 0 }).toEqual({ file, installs: true });
+      for (const install of installs) expect({ file, install }).toEqual({ file, install: expect.stringContaining('--ignore-scripts') });
+      for (const rebuild of text.matchAll(/npm rebuild ([^\n`|&;]*)/g)) expect({ file, rebuilt: rebuild[1]?.trim() }).toEqual({ file, rebuilt: 'esbuild' });
+    }
+    expect((JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scarfSettings?: { enabled: boolean } }).scarfSettings).toEqual({ enabled: false });
+    expect(dockerfile).toMatch(/^ENV SCARF_ANALYTICS=false$/m);
+  });
+
   test('runs as an unprivileged user that cannot rewrite the application files', () => {
     const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
     expect(runtime).toMatch(/^USER node$/m);
