@@ -165,11 +165,13 @@ export class System {
     readonly mongo: DisposableMongo,
     readonly rabbit: DisposableRabbit,
     private readonly extraEnv: Record<string, string>,
+    /** Settings of one component only (e.g. a heap limit for the sale service). */
+    private readonly componentEnv: Partial<Record<Component, Record<string, string>>> = {},
   ) {}
 
-  static async start(extraEnv: Record<string, string> = {}): Promise<System> {
+  static async start(extraEnv: Record<string, string> = {}, componentEnv: Partial<Record<Component, Record<string, string>>> = {}): Promise<System> {
     const [mongo, rabbit] = await Promise.all([startDisposableMongo(), startDisposableRabbit()]);
-    const system = new System(mongo, rabbit, extraEnv);
+    const system = new System(mongo, rabbit, extraEnv, componentEnv);
     for (const component of Object.keys(COMPONENTS) as Component[]) system.ports[component] = await freePort();
     system.gatewayUrl = `http://127.0.0.1:${system.ports.gateway}`;
     try {
@@ -203,7 +205,14 @@ export class System {
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
       WEBHOOK_RETRY_SCHEDULE: '0,300ms,500ms,1s,1s,2s,2s,3s,3s,5s,5s,5s',
       ...this.extraEnv,
+      ...this.componentEnv[component],
     };
+  }
+
+  /** Whether the component's process is still the one launched (it has not died, e.g. out of memory). */
+  isRunning(component: Component): boolean {
+    const running = this.processes.get(component);
+    return running !== undefined && running.child.exitCode === null && running.child.signalCode === null;
   }
 
   async launch(component: Component): Promise<void> {
