@@ -27,6 +27,10 @@ beforeAll(async () => {
   );
 }, 180_000);
 
+afterAll(async () => {
+  await system?.stop();
+}, 180_000);
+
 /**
  * A call through the gateway, waited for as long as it takes: on a loaded machine the local server's
  * scans make everything slow, and this test asserts what is answered, never how fast (the harness's
