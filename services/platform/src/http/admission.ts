@@ -24,19 +24,20 @@ export type AdmissionSettings = {
   deadlineMs: number;
   /**
    * Requests of one program a service works on at once; its further requests wait even when there
-   * is room, so that one program never holds every running place (DEFAULT_ADMISSION: a quarter).
+   * is room, so that one program never holds every running place (DEFAULT_ADMISSION: three quarters, so
+   * the other programs always have a quarter of the places).
    */
   maxConcurrentPerProgram?: number;
   /**
    * Requests of one program waiting at once; one more of that program is answered 503 at once,
    * while other programs still queue. So one program's burst cannot fill the queue all share.
-   * (DEFAULT_ADMISSION: a tenth.)
+   * (DEFAULT_ADMISSION: a quarter.)
    */
   maxQueuedPerProgram?: number;
 };
 
 /** Both bounds sit below the gateway's upstream timeout (10 s). */
-export const DEFAULT_ADMISSION = { maxConcurrent: 64, maxQueued: 2000, maxWaitMs: 7000, deadlineMs: 9000, maxConcurrentPerProgram: 16, maxQueuedPerProgram: 200 } satisfies Required<AdmissionSettings>;
+export const DEFAULT_ADMISSION = { maxConcurrent: 64, maxQueued: 2000, maxWaitMs: 7000, deadlineMs: 9000, maxConcurrentPerProgram: 48, maxQueuedPerProgram: 500 } satisfies Required<AdmissionSettings>;
 
 /** One program's share of each pool; settings that do not name one leave that pool unshared (the whole of it). */
 export function perProgramCaps(settings: AdmissionSettings): { running: number; queued: number } {
