@@ -17,7 +17,11 @@ COPY services/webhook-dispatcher/package.json services/webhook-dispatcher/
 COPY gateway/package.json gateway/
 COPY clients/typescript/package.json clients/typescript/
 COPY console/package.json console/
-RUN npm ci --no-audit --no-fund
+# No install scripts run (a dependency's postinstall is code from the registry, run at build time);
+# esbuild's is the one the build needs: it puts the console bundler's native binary in place. Scarf's
+# telemetry (pulled in by swagger-ui-dist) is off twice: scarfSettings in package.json and here.
+ENV SCARF_ANALYTICS=false
+RUN npm ci --ignore-scripts --no-audit --no-fund && npm rebuild esbuild
 COPY contracts contracts
 COPY services services
 COPY gateway gateway

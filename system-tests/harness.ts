@@ -171,12 +171,21 @@ export class System<Broker extends DisposableRabbit = DisposableRabbit> {
     private readonly extraEnv: Record<string, string>,
   ) {}
 
-  /** The system on a RabbitMQ node of its own, or on the broker `startBroker` brings up (a cluster). */
+  /** The system on a RabbitMQ node of its own, or on the broker `startBroker` brings up (a cluster); `componentEnv` adds settings of one component only. */
   static start(extraEnv?: Record<string, string>): Promise<System>;
-  static start<Broker extends DisposableRabbit>(extraEnv: Record<string, string>, startBroker: () => Promise<Broker>): Promise<System<Broker>>;
-  static async start(extraEnv: Record<string, string> = {}, startBroker: () => Promise<DisposableRabbit> = startDisposableRabbit): Promise<System> {
+  static start<Broker extends DisposableRabbit>(
+    extraEnv: Record<string, string>,
+    startBroker: () => Promise<Broker>,
+    componentEnv?: Partial<Record<Component, Record<string, string>>>,
+  ): Promise<System<Broker>>;
+  static async start(
+    extraEnv: Record<string, string> = {},
+    startBroker: () => Promise<DisposableRabbit> = startDisposableRabbit,
+    componentEnv: Partial<Record<Component, Record<string, string>>> = {},
+  ): Promise<System> {
     const [mongo, rabbit] = await Promise.all([startDisposableMongo(), startBroker()]);
     const system = new System(mongo, rabbit, extraEnv);
+    Object.assign(system.componentEnv, componentEnv);
     for (const component of Object.keys(COMPONENTS) as Component[]) {
       system.ports[component] = await freePort();
       system.metricsPorts[component] = await freePort();
@@ -223,6 +232,12 @@ export class System<Broker extends DisposableRabbit = DisposableRabbit> {
     const response = await fetch(`http://127.0.0.1:${this.metricsPorts[component]}/metrics`, { signal: AbortSignal.timeout(10_000) });
     if (!response.ok) throw new Error(`${component} /metrics answered ${response.status}`);
     return response.text();
+  }
+
+  /** Whether the component's process is still the one launched (it has not died, e.g. out of memory). */
+  isRunning(component: Component): boolean {
+    const running = this.processes.get(component);
+    return running !== undefined && running.child.exitCode === null && running.child.signalCode === null;
   }
 
   async launch(component: Component): Promise<void> {

@@ -55,7 +55,7 @@ export async function payoutRun(context: ScenarioContext) {
     const seconds = (performance.now() - started) / 1000;
     const claimed = payouts.flatMap((payout) => payout.commissions.map((item) => item.commissionId));
     const reportStarted = performance.now();
-    await api.expectOk('GET', '/reports/affiliates');
+    await api.expectOk('GET', `/reports/affiliates?from=${encodeURIComponent(new Date(Date.now() - 86_400_000).toISOString())}`);
     const reportSeconds = (performance.now() - reportStarted) / 1000;
     const exportStarted = performance.now();
     if (payouts[0]) await api.send('GET', `/payouts/export?payoutId=${payouts[0].id}`);

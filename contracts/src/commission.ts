@@ -213,8 +213,16 @@ export const PayoutQuery = ListQuery.extend({
 
 export const PayoutExportQuery = z.object({ payoutId: Uuid }).strict();
 
-/** A period [from, to): either end may be left open. */
-export const ReportQuery = z.object({ from: DateTime.optional(), to: DateTime.optional() }).strict();
+/** The longest period one report covers: a report reads every sale of its period, so the period is bounded. */
+export const MAX_REPORT_PERIOD_DAYS = 366;
+
+/** A period [from, to): `from` is required, `to` defaults to now, and it spans at most MAX_REPORT_PERIOD_DAYS. */
+export const ReportQuery = z
+  .object({
+    from: DateTime.openapi({ description: `Start of the period (required); the period spans at most ${MAX_REPORT_PERIOD_DAYS} days` }),
+    to: DateTime.optional().openapi({ description: 'End of the period, excluded (default: now)' }),
+  })
+  .strict();
 
 export const AffiliateReportRow = z
   .object({

@@ -174,7 +174,7 @@ const ERRORS: Record<string, string> = {
   '401': 'Authorization header missing, not Bearer, or token invalid',
   '403': 'API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed)',
   '404': 'The program of the token no longer exists, or the object is not found',
-  '429': 'Rate limit exceeded for this token on this route and method, or too many failed authentications from this address',
+  '429': 'Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once',
   '503': 'A service is unavailable; retry after Retry-After seconds',
 };
 

@@ -21,6 +21,17 @@ function requiredSettings(component: string): string[] {
   return [...required].sort();
 }
 
+/** The services a component calls: the components named by its serviceUrlSetting(...) settings. */
+function calledServices(component: string): string[] {
+  const files = readdirSync(join(sourceDir(component), 'src'), { recursive: true }).map(String);
+  const called = new Set<string>();
+  for (const file of files.filter((name) => /(^|\/)(start|config)\.ts$/.test(name))) {
+    const text = readFileSync(join(sourceDir(component), 'src', file), 'utf8');
+    for (const match of text.matchAll(/serviceUrlSetting\('([a-z-]+)'\)/g)) called.add(match[1] as string);
+  }
+  return [...called].sort();
+}
+
 type ComposeService = { build?: string | { context: string }; command?: string[]; environment?: Record<string, string>; ports?: string[]; depends_on?: Record<string, { condition: string }>; healthcheck?: unknown; image?: string };
 const composeText = readFileSync(join(root, 'docker-compose.yml'), 'utf8');
 const compose = parse(composeText, { merge: true }) as { services: Record<string, ComposeService>; volumes: Record<string, unknown> };
@@ -196,6 +207,36 @@ describe.each(['trial', 'production'])('kubernetes overlay %s', (overlay) => {
     expect(fromMonitoring).toEqual([port]);
   });
 
+  test('every pod has an egress policy naming each destination, and none may reach cloud metadata or private addresses in general', () => {
+    type Peer = { ipBlock?: { cidr: string; except?: string[] }; podSelector?: { matchLabels: Record<string, string> }; namespaceSelector?: unknown };
+    type Policy = { spec: { podSelector: { matchLabels: Record<string, string> }; policyTypes: string[]; egress: { to?: Peer[]; ports?: { port: number }[] }[] } };
+    const policies = objects.filter((object) => object.kind === 'NetworkPolicy') as unknown as Policy[];
+    const egressOf = (labels: Record<string, string>) =>
+      policies.filter(
+        (policy) => policy.spec.policyTypes.includes('Egress') && Object.entries(policy.spec.podSelector.matchLabels).every(([key, value]) => labels[key] === value),
+      );
+    const pods = objects.filter((object) => ['Deployment', 'StatefulSet'].includes(object.kind));
+    for (const pod of pods) {
+      const labels = (pod.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels;
+      const mine = egressOf(labels);
+      expect({ pod: pod.metadata.name, egressPolicies: mine.length }).toEqual({ pod: pod.metadata.name, egressPolicies: 1 });
+      for (const rule of mine.flatMap((policy) => policy.spec.egress)) {
+        expect(rule.to?.length).toBeGreaterThan(0);
+        for (const block of (rule.to ?? []).flatMap((peer) => (peer.ipBlock ? [peer.ipBlock] : []))) {
+          if (block.cidr === '0.0.0.0/0') expect(block.except).toEqual(expect.arrayContaining(['10.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.168.0.0/16']));
+          else if (block.cidr !== '::/0') throw new Error(`${pod.metadata.name}: an egress rule to ${block.cidr}`);
+        }
+      }
+    }
+    // Each service reaches exactly the services it calls (its *_URL settings), and no other.
+    for (const component of COMPONENTS.filter((name) => name !== 'webhook-dispatcher')) {
+      const [policy] = egressOf({ 'app.kubernetes.io/name': component });
+      const called = (policy?.spec.egress ?? []).flatMap((rule) => (rule.to ?? []).map((peer) => peer.podSelector?.matchLabels['app.kubernetes.io/name'])).filter(Boolean).sort();
+      const declared = calledServices(component);
+      expect({ component, called }).toEqual({ component, called: declared });
+    }
+  });
+
   test('network policies deny by default and let only the gateway and the calling services reach a service', () => {
     expect(find('NetworkPolicy', 'default-deny-ingress')).toBeDefined();
     const sale = find('NetworkPolicy', 'sale-ingress') as unknown as { spec: { ingress: { from: { podSelector: { matchLabels: Record<string, string> } }[] }[] } };
@@ -235,6 +276,21 @@ describe('container image', () => {
     expect(new Date(`${LTS_END_OF_LIFE[major]}T00:00:00Z`).getTime()).toBeGreaterThan(Date.now());
   });
 
+  test("installs dependencies without their install scripts (esbuild's rebuilt by name) and with scarf's telemetry off, as CI and the README do", () => {
+    const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, { hasInstallScript?: boolean }> };
+    const withScripts = Object.entries(lock.packages).filter(([, entry]) => entry.hasInstallScript).map(([path]) => path.replace(/^.*node_modules\//, ''));
+    // The list this decision was made on: a new package with an install script must be judged, not run blindly.
+    expect([...new Set(withScripts)].sort()).toEqual(['@scarf/scarf', 'cpu-features', 'esbuild', 'protobufjs', 'ssh2']);
+    for (const [file, text] of [['Dockerfile', dockerfile], ['.ci/run', readFileSync(join(root, '.ci/run'), 'utf8')], ['README.md', readFileSync(join(root, 'README.md'), 'utf8')]] as const) {
+      const installs = [...text.matchAll(/npm ci(?= )[^\n`|&]*/g)].map((match) => match[0]);
+      expect({ file, installs: installs.length > 0 }).toEqual({ file, installs: true });
+      for (const install of installs) expect({ file, install }).toEqual({ file, install: expect.stringContaining('--ignore-scripts') });
+      for (const rebuild of text.matchAll(/npm rebuild ([^\n`|&;]*)/g)) expect({ file, rebuilt: rebuild[1]?.trim() }).toEqual({ file, rebuilt: 'esbuild' });
+    }
+    expect((JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scarfSettings?: { enabled: boolean } }).scarfSettings).toEqual({ enabled: false });
+    expect(dockerfile).toMatch(/^ENV SCARF_ANALYTICS=false$/m);
+  });
+
   test('runs as an unprivileged user that cannot rewrite the application files', () => {
     const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
     expect(runtime).toMatch(/^USER node$/m);
@@ -242,6 +298,33 @@ describe('container image', () => {
     expect(copies.length).toBeGreaterThan(0);
     for (const line of copies) expect(line).not.toMatch(/--chown=node|--chmod/);
   });
+});
+
+test('the production overlay pins every image by digest', () => {
+  const objects = build(overlayRoot('production'));
+  const images = objects
+    .filter((object) => ['Deployment', 'StatefulSet', 'Job', 'CronJob'].includes(object.kind))
+    .flatMap((object) => containersOf(object).map((container) => (container as { image?: string }).image));
+  expect(images.length).toBeGreaterThanOrEqual(COMPONENTS.length);
+  for (const image of images) expect(image).toMatch(/^[^@\s]+@sha256:[0-9a-f]{64}$/);
+});
+
+test('the production namespace enforces the restricted Pod Security profile, which every pod meets', () => {
+  const objects = build(overlayRoot('production'));
+  const namespace = objects.find((object) => object.kind === 'Namespace');
+  expect(namespace?.metadata.labels).toMatchObject({ 'pod-security.kubernetes.io/enforce': 'restricted' });
+  for (const object of objects.filter((candidate) => candidate.kind === 'Deployment')) {
+    const spec = (object.spec as { template: { spec: { securityContext?: { runAsNonRoot?: boolean; seccompProfile?: { type: string } } } } }).template.spec;
+    expect({ name: object.metadata.name, runAsNonRoot: spec.securityContext?.runAsNonRoot, seccomp: spec.securityContext?.seccompProfile?.type }).toEqual({
+      name: object.metadata.name,
+      runAsNonRoot: true,
+      seccomp: 'RuntimeDefault',
+    });
+    for (const container of containersOf(object)) {
+      const security = (container as { securityContext?: { allowPrivilegeEscalation?: boolean; capabilities?: { drop?: string[] } } }).securityContext;
+      expect({ name: object.metadata.name, escalation: security?.allowPrivilegeEscalation, drop: security?.capabilities?.drop }).toEqual({ name: object.metadata.name, escalation: false, drop: ['ALL'] });
+    }
+  }
 });
 
 test('the production overlay runs managed infrastructure, quorum queues and at least two replicas of everything', () => {

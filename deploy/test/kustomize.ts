@@ -17,7 +17,7 @@ export type KubernetesObject = {
 type Kustomization = {
   namespace?: string;
   resources?: string[];
-  images?: { name: string; newName?: string; newTag?: string }[];
+  images?: { name: string; newName?: string; newTag?: string; digest?: string }[];
   replicas?: { name: string; count: number }[];
   labels?: { pairs: Record<string, string> }[];
   patches?: { path: string }[];
@@ -75,7 +75,8 @@ export function build(directory: string): KubernetesObject[] {
   objects = objects.map((object) => {
     let text = JSON.stringify(object);
     for (const image of kustomization.images ?? []) {
-      text = text.replace(new RegExp(`"image":"${image.name}(:[^"]*)?"`, 'g'), `"image":"${image.newName ?? image.name}:${image.newTag ?? 'latest'}"`);
+      const reference = image.digest ? `${image.newName ?? image.name}@${image.digest}` : `${image.newName ?? image.name}:${image.newTag ?? 'latest'}`;
+      text = text.replace(new RegExp(`"image":"${image.name}(:[^"]*)?"`, 'g'), `"image":"${reference}"`);
     }
     const result = JSON.parse(text) as KubernetesObject;
     if (kustomization.namespace && result.kind !== 'Namespace') result.metadata.namespace = kustomization.namespace;

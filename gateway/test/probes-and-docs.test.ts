@@ -88,6 +88,16 @@ test('the docs page at /docs renders the document with Swagger UI served by the 
   expect(bundle.text.length).toBeGreaterThan(100_000);
 });
 
+test("the docs serve only the assets their page uses: never swagger-ui's stock index.html or oauth2-redirect.html, and every docs answer forbids framing", async () => {
+  for (const stock of ['index.html', 'oauth2-redirect.html', 'oauth2-redirect.js', 'swagger-initializer.js', 'index.js', '']) {
+    await request(gateway.url).get(`/docs/assets/${stock}`).expect(404);
+  }
+  for (const path of ['/docs', '/docs/assets/swagger-ui-bundle.js', '/docs/assets/swagger-ui.css']) {
+    const answer = await request(gateway.url).get(path).expect(200);
+    expect(answer.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+  }
+});
+
 test('unknown paths outside the API are 404 {error}', async () => {
   const response = await request(gateway.url).get('/nothing').expect(404);
   expect(response.body).toEqual({ error: 'No route for GET /nothing' });

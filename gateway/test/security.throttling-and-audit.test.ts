@@ -55,6 +55,24 @@ test('requests failing authentication are limited per address, and a valid key f
   }
 });
 
+test('an address over its failed-authentication limit is checked before any key it presents is looked up: one key per window, valid or not', async () => {
+  const own = await startGateway({ upstreams: allUpstreams(upstream.url), failedAuthLimits: { api: { points: 2, duration: 60 }, admin: { points: 3, duration: 900 } } });
+  try {
+    const { key } = await createProgramWithKey(own);
+    for (const token of ['ak_live_guess1', 'ak_live_guess2']) await request(own.url).get('/api/v1/coupons').set(bearer(token)).expect(401);
+    await request(own.url).get('/api/v1/coupons').set(bearer('ak_live_guess3')).expect(429);
+    // Over the limit: the one lookup of the window goes to the valid key; every key after it is refused unread.
+    await request(own.url).get('/api/v1/coupons').set(bearer(key)).expect(200);
+    for (const token of ['ak_live_guess4', key]) {
+      const refused = await request(own.url).get('/api/v1/coupons').set(bearer(token)).expect(429);
+      expect(refused.body).toEqual({ error: expect.stringContaining('Too many failed authentication attempts') });
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    }
+  } finally {
+    await own.stop();
+  }
+});
+
 test('requests to routes that need no credential are limited per address, the probes and keyed requests excepted', async () => {
   const own = await startGateway({ upstreams: allUpstreams(upstream.url), anonymousRateLimit: { points: 4, duration: 60 } });
   try {

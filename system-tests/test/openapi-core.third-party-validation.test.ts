@@ -53,7 +53,7 @@ test('openapi-core finds every answer of a tour of the API (successes, lists wit
   const sale = (await api.post('/sales', { promoCode: 'TOUR20', totalEarned: 100, externalId: 'pay_tour' })).body;
   await api.get(`/sales?affiliateId=${affiliate.id}`);
   await api.request('GET', '/payouts', undefined, { accept: 'text/csv' });
-  await api.get('/reports/affiliates');
+  await api.get(`/reports/affiliates?from=${encodeURIComponent(new Date(Date.now() - 86_400_000).toISOString())}`);
   const endpoint = (await api.post('/webhook-endpoints', { url: await subscriber.start(), eventTypes: ['sale.*'] })).body;
   await api.post('/sales', { referralId: referral.id, totalEarned: 10 });
   await eventually(async () => expect((await api.get(`/webhook-deliveries?endpointId=${endpoint.id}`)).body.length).toBeGreaterThan(0), 30_000);

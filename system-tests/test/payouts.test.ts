@@ -188,19 +188,36 @@ test('GET /reports/affiliates gives clicks, referrals, sales, revenue and commis
   expect(paidSale.commissionEarned).toBe(20);
 
   const expected = { affiliateId: grace.id, clicks: 3, referrals: 3, sales: 2, revenue: 150, commissionEarned: 30, commissionDue: 10, commissionPaid: 20 };
+  // The period is required (at most 366 days): the last day covers everything this test made.
+  const lastDay = `from=${encodeURIComponent(new Date(Date.now() - 86_400_000).toISOString())}`;
   await eventually(async () => {
-    const rows = await ok(api.get('/reports/affiliates'));
+    const rows = await ok(api.get(`/reports/affiliates?${lastDay}`));
     expect(rows.find((row: { affiliateId: string }) => row.affiliateId === grace.id)).toMatchObject(expected);
   }, 20_000);
-  const rows = await ok(api.get('/reports/affiliates'));
+  const rows = await ok(api.get(`/reports/affiliates?${lastDay}`));
   expect(rows.find((row: { affiliateId: string }) => row.affiliateId === idle.id)).toMatchObject({ clicks: 0, sales: 0, commissionEarned: 0 });
-  expect(await ok(api.get(`/reports/affiliates?from=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`))).toEqual(
+  const future = (ms: number) => encodeURIComponent(new Date(Date.now() + ms).toISOString());
+  expect(await ok(api.get(`/reports/affiliates?from=${future(60_000)}&to=${future(120_000)}`))).toEqual(
     expect.arrayContaining([expect.objectContaining({ affiliateId: grace.id, clicks: 0, sales: 0 })]),
   );
-  const csv = await api.request('GET', '/reports/affiliates', undefined, { accept: 'text/csv' });
+  const csv = await api.request('GET', `/reports/affiliates?${lastDay}`, undefined, { accept: 'text/csv' });
   const line = (parse(csv.body as string, { columns: true }) as Record<string, string>[]).find((row) => row.affiliate_id === grace.id);
   expect(line).toMatchObject({ clicks: '3', referrals: '3', sales: '2', revenue: '150', commission_earned: '30', commission_due: '10', commission_paid: '20' });
   expect((await api.get('/reports/affiliates?from=2025-02-01T00:00:00Z&to=2025-01-01T00:00:00Z')).status).toBe(400);
+});
+
+test('GET /reports/affiliates requires from, and a period of at most 366 days: otherwise a 400 naming the field', async () => {
+  const { api } = await program();
+  const missing = await api.get('/reports/affiliates');
+  expect(missing.status).toBe(400);
+  expect(missing.body.error).toBe('from is required');
+  const tooLong = await api.get('/reports/affiliates?from=2024-01-01T00:00:00Z&to=2025-01-02T00:00:01Z');
+  expect(tooLong.status).toBe(400);
+  expect(tooLong.body.error).toMatch(/^to: the period .* spans at most 366 days/);
+  const openEnded = await api.get('/reports/affiliates?from=2020-01-01T00:00:00Z');
+  expect(openEnded.status).toBe(400);
+  expect(openEnded.body.error).toMatch(/^to: .* at most 366 days/);
+  expect((await api.get('/reports/affiliates?from=2024-01-01T00:00:00Z&to=2025-01-01T00:00:00Z')).status).toBe(200);
 });
 
 test("one program's payouts are invisible and unchangeable to another program", async () => {

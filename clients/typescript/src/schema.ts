@@ -3058,7 +3058,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -3206,7 +3206,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -3361,7 +3361,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -3509,7 +3509,7 @@ export interface operations {
                     "application/json": components["schemas"]["NumberedError"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -3635,7 +3635,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -3783,7 +3783,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -3938,7 +3938,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -4090,7 +4090,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -4212,7 +4212,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -4360,7 +4360,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -4515,7 +4515,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -4667,7 +4667,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -4791,7 +4791,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -4939,7 +4939,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -5094,7 +5094,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -5246,7 +5246,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -5401,7 +5401,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -5525,7 +5525,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -5676,7 +5676,7 @@ export interface operations {
                     "application/json": components["schemas"]["NumberedError"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -5831,7 +5831,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -5983,7 +5983,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -6106,7 +6106,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -6254,7 +6254,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -6409,7 +6409,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -6561,7 +6561,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -6682,7 +6682,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -6830,7 +6830,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -6985,7 +6985,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -7137,7 +7137,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -7261,7 +7261,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -7409,7 +7409,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -7564,7 +7564,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -7680,7 +7680,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -7716,8 +7716,8 @@ export interface operations {
     };
     getAffiliateReport: {
         parameters: {
-            query?: {
-                from?: string;
+            query: {
+                from: string;
                 to?: string;
             };
             header?: never;
@@ -7798,7 +7798,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -7919,7 +7919,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -8067,7 +8067,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -8222,7 +8222,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -8377,7 +8377,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -8493,7 +8493,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -8617,7 +8617,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -8775,7 +8775,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -8930,7 +8930,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -9087,7 +9087,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -9201,7 +9201,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -9321,7 +9321,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -9435,7 +9435,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -9583,7 +9583,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -9697,7 +9697,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -9832,7 +9832,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -9984,7 +9984,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -10132,7 +10132,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -10280,7 +10280,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -10394,7 +10394,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -10542,7 +10542,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -10632,7 +10632,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -10730,7 +10730,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -10806,7 +10806,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -10906,7 +10906,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -10996,7 +10996,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -11072,7 +11072,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -11172,7 +11172,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -11262,7 +11262,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -11338,7 +11338,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -11424,7 +11424,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -11514,7 +11514,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;
@@ -11594,7 +11594,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded for this token on this route and method, or too many failed authentications from this address */
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
                     "X-Request-Id": string;

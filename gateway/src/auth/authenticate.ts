@@ -19,6 +19,9 @@ export function authenticate(keys: KeyDirectory, failures: FailedAuthentication)
     if (!header) throw await refuse('Missing Authorization header: send "Authorization: Bearer <API key>"', 'Bearer realm="api"');
     const match = BEARER.exec(header);
     if (!match?.[1]) throw await refuse('The Authorization header must be "Bearer <API key>"', 'Bearer realm="api", error="invalid_request"');
+    // The address first: one over its failed attempts is refused before the key is hashed or looked up.
+    const throttled = await failures.beforeLookup(request.ip, response);
+    if (throttled) throw throttled;
     const verdict = await keys.resolve(match[1]);
     if (verdict.kind === 'unknown') throw await refuse('Invalid API key: it is unknown or has been revoked', 'Bearer realm="api", error="invalid_token"');
     if (verdict.kind === 'program-deleted') throw notFound('The program of this API key no longer exists');

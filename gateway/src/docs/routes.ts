@@ -33,6 +33,9 @@ const INIT_SCRIPT = `window.ui = SwaggerUIBundle({
 // Everything from this origin: the page works offline and nothing is loaded from a CDN.
 const CONTENT_SECURITY_POLICY = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
+/** What the docs page loads from swagger-ui-dist. */
+const DOCS_ASSETS = new Set(['swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-32x32.png', 'favicon-16x16.png']);
+
 /** GET /api/v1/openapi.json and the docs page at /docs, with swagger-ui-dist served from node_modules. */
 export function docsRoutes(): Router {
   const router = Router();
@@ -49,6 +52,14 @@ export function docsRoutes(): Router {
   router.get('/docs/init.js', (_request, response) => {
     response.type('application/javascript').send(INIT_SCRIPT);
   });
-  router.use('/docs/assets', express.static(assets, { index: false, maxAge: '1d', fallthrough: true }));
+  // The files the page uses and nothing else: swagger-ui-dist also ships its stock index.html (which
+  // loads an outside petstore document) and oauth2-redirect.html, which are never served.
+  const serve = express.static(assets, { index: false, maxAge: '1d', fallthrough: true });
+  router.use('/docs/assets', (request, response, next) => {
+    if (!DOCS_ASSETS.has(request.path.slice(1))) return next();
+    response.setHeader('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+    response.setHeader('X-Content-Type-Options', 'nosniff');
+    return serve(request, response, next);
+  });
   return router;
 }

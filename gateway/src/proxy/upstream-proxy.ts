@@ -199,7 +199,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         wait.admitted = true;
         clearTimeout(wait.timer);
         response.off('close', gone);
-        onceClosed(response, () => connections.done());
+        onceClosed(response, () => connections.done(programId));
         resolve('ready');
       });
       function gone() {

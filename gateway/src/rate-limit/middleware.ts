@@ -77,8 +77,8 @@ export class FailedAuthentication {
     private readonly escalating = false,
   ) {}
 
-  private keyOf(address: string | undefined): string {
-    return createHash('sha256').update(`failed-auth\n${this.scope}\n${address ?? 'unknown'}`).digest('base64url');
+  private keyOf(address: string | undefined, bucket = 'failed-auth'): string {
+    return createHash('sha256').update(`${bucket}\n${this.scope}\n${address ?? 'unknown'}`).digest('base64url');
   }
 
   /** Counts one failure; the error to answer with, a 429 once this address is over its limit. */
@@ -87,6 +87,19 @@ export class FailedAuthentication {
     if (verdict.allowed) return refusal;
     const overBy = verdict.consumed - this.limit.points;
     return this.throttled(response, this.escalating ? Math.min(verdict.resetSeconds, 2 ** Math.min(overBy, 30)) : verdict.resetSeconds);
+  }
+
+  /**
+   * Checked before a presented key is hashed or looked up: null when it may be; else the 429. An
+   * address over its failures has one key looked up per window (so a valid key from an address it
+   * shares with a guesser still gets through, slowly), and every other key it presents is refused
+   * without any work: a throttled guesser costs neither a hash nor a database read.
+   */
+  async beforeLookup(address: string | undefined, response: Response): Promise<AppError | null> {
+    const failures = await this.limits.peek(this.keyOf(address), this.limit);
+    if (failures.allowed) return null;
+    const lookup = await this.limits.consume(this.keyOf(address, 'lookup-while-throttled'), { points: 1, duration: this.limit.duration });
+    return lookup.allowed ? null : this.throttled(response, Math.max(failures.resetSeconds, lookup.resetSeconds));
   }
 
   /** A 429 when this address has used up its failures (then even a right credential waits), else null. */

@@ -55,6 +55,26 @@ export const SHIPPED_DEFAULT_SECRETS: ReadonlySet<string> = new Set([
   '5e0c7a3b9d2f4e6a8c1b3d5f7e9a0c2b4d6f8a1c3e5b7d9f0a2c4e6b8d1f3a5c',
 ]);
 
+/**
+ * The least a production secret must carry, estimated as its length times the Shannon entropy of its
+ * characters. Any generator's 32 characters carry far more (hex about 115 bits, base64 about 150);
+ * a repeated character, a short pattern or blanks carry next to nothing.
+ */
+export const MIN_PRODUCTION_SECRET_BITS = 80;
+
+/** Bits of a value estimated from how its characters are spread (an upper bound for patterns, zero for one repeated character). */
+export function estimatedEntropyBits(value: string): number {
+  const characters = [...value];
+  const counts = new Map<string, number>();
+  for (const character of characters) counts.set(character, (counts.get(character) ?? 0) + 1);
+  let perCharacter = 0;
+  for (const count of counts.values()) {
+    const share = count / characters.length;
+    perCharacter -= share * Math.log2(share);
+  }
+  return perCharacter * characters.length;
+}
+
 /** The secrets of a process: required ones must be set in production; optional ones, when set, obey the same rules. */
 export type SecretSettings<Name extends string> = { required: Name[]; optional?: Name[] };
 
@@ -66,8 +86,12 @@ function secretProblems(env: NodeJS.ProcessEnv, secrets: SecretSettings<string>)
       if (secrets.required.includes(name)) problems.push(`${name}: required when NODE_ENV=production`);
     } else if (SHIPPED_DEFAULT_SECRETS.has(value) || /change[-_]?me/i.test(value)) {
       problems.push(`${name}: is a shipped default, which is public; generate one with \`openssl rand -hex 32\``);
+    } else if (value.trim() === '') {
+      problems.push(`${name}: is only whitespace; generate one with \`openssl rand -hex 32\``);
     } else if (value.length < MIN_PRODUCTION_SECRET_LENGTH) {
       problems.push(`${name}: must be at least ${MIN_PRODUCTION_SECRET_LENGTH} characters when NODE_ENV=production`);
+    } else if (estimatedEntropyBits(value.trim()) < MIN_PRODUCTION_SECRET_BITS) {
+      problems.push(`${name}: is too predictable (repeated characters or a short pattern); generate one with \`openssl rand -hex 32\``);
     }
   }
   return problems;

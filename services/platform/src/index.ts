@@ -9,6 +9,7 @@ export * from './events';
 export * from './http/admission';
 export * from './http/app';
 export * from './http/internal-auth';
+export * from './http/heavy-operations';
 export * from './http/keyed-circuits';
 export * from './http/service-client';
 export * from './http/validation';

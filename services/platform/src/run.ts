@@ -40,6 +40,8 @@ export function runService<Shape extends ZodRawShape>(options: {
     MAX_QUEUED_REQUESTS: z.coerce.number().int().min(0).default(DEFAULT_ADMISSION.maxQueued),
     MAX_QUEUE_WAIT_MS: z.coerce.number().int().min(0).default(DEFAULT_ADMISSION.maxWaitMs),
     REQUEST_DEADLINE_MS: z.coerce.number().int().min(1).default(DEFAULT_ADMISSION.deadlineMs),
+    MAX_CONCURRENT_REQUESTS_PER_PROGRAM: z.coerce.number().int().min(1).default(DEFAULT_ADMISSION.maxConcurrentPerProgram),
+    MAX_QUEUED_REQUESTS_PER_PROGRAM: z.coerce.number().int().min(0).default(DEFAULT_ADMISSION.maxQueuedPerProgram),
   };
   // Validate everything at once so every bad variable is named in one message; then read each part typed.
   loadConfig({ ...baseShape, ...options.config }, { required: ['INTERNAL_TOKEN', ...(options.secrets ?? [])] });
@@ -60,7 +62,14 @@ export function runService<Shape extends ZodRawShape>(options: {
       logLevel: base.LOG_LEVEL,
       queueType: base.AMQP_QUEUE_TYPE,
       shutdownDelayMs: base.SHUTDOWN_DELAY_MS,
-      admission: { maxConcurrent: base.MAX_CONCURRENT_REQUESTS, maxQueued: base.MAX_QUEUED_REQUESTS, maxWaitMs: base.MAX_QUEUE_WAIT_MS, deadlineMs: base.REQUEST_DEADLINE_MS },
+      admission: {
+        maxConcurrent: base.MAX_CONCURRENT_REQUESTS,
+        maxQueued: base.MAX_QUEUED_REQUESTS,
+        maxWaitMs: base.MAX_QUEUE_WAIT_MS,
+        deadlineMs: base.REQUEST_DEADLINE_MS,
+        maxConcurrentPerProgram: base.MAX_CONCURRENT_REQUESTS_PER_PROGRAM,
+        maxQueuedPerProgram: base.MAX_QUEUED_REQUESTS_PER_PROGRAM,
+      },
     },
     (context) => options.build(context, own),
   ).then(

@@ -118,3 +118,36 @@ test('a request whose turn comes too late to finish by the deadline, judged by h
     await service.stop();
   }
 });
+
+test("a program over its own running and queued caps is refused 503 with Retry-After while another program's requests are served", async () => {
+  const { service, send, releaseAll, heldCount, waitingCount } = await startHeldService({
+    maxConcurrent: 4,
+    maxQueued: 100,
+    maxWaitMs: 30_000,
+    deadlineMs: 60_000,
+    maxConcurrentPerProgram: 2,
+    maxQueuedPerProgram: 2,
+  });
+  try {
+    const [noisy, quiet] = [newProgramId(), newProgramId()];
+    // Two run (its running cap, though the service has room for four), two wait (its queued cap).
+    const admitted = [send(noisy, 'noisy-0'), send(noisy, 'noisy-1')];
+    await until(() => heldCount() === 2);
+    admitted.push(send(noisy, 'noisy-2'), send(noisy, 'noisy-3'));
+    await until(async () => (await waitingCount()) === 2);
+    const refused = await Promise.all([send(noisy, 'noisy-4'), send(noisy, 'noisy-5')]);
+    for (const answer of refused) {
+      expect(answer.status).toBe(503);
+      expect(answer.headers['retry-after']).toBe('1');
+      expect(answer.body).toEqual({ error: 'This program has too many requests waiting at the admission service; retry in a moment' });
+    }
+    // The other program is neither refused nor queued behind the noisy one: it runs at once.
+    const quietAnswer = send(quiet, 'quiet');
+    await until(() => heldCount() === 3);
+    await releaseAll();
+    expect((await quietAnswer).status).toBe(200);
+    expect((await Promise.all(admitted)).map((answer) => answer.status)).toEqual([200, 200, 200, 200]);
+  } finally {
+    await service.stop();
+  }
+});

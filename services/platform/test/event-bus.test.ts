@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { exampleEventData, type EventEnvelope } from '@affiliate/contracts';
 import pino from 'pino';
-import { EventBus, createEvent, createLogger, processedEvents } from '@affiliate/platform';
+import { EventBus, FairShare, createEvent, createLogger, processedEvents } from '@affiliate/platform';
 import { eventually, newProgramId, testInfra, uniqueName } from '@affiliate/platform/testing';
 import amqplib from 'amqplib';
 import mongoose, { type Connection } from 'mongoose';
@@ -179,4 +179,40 @@ test('a consumer the broker cancels (its queue deleted) takes a new connection, 
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(handled.filter((id) => published.includes(id)).length).toBeGreaterThan(0);
   }, 30_000, 0);
+});
+
+test("one program's backlog takes at most its share of the prefetched window, so another program's event is handled while it waits", async () => {
+  const [busy, quiet] = [newProgramId(), newProgramId()];
+  const eventOf = (programId: string) => createEvent('coupon.created', programId, exampleEventData('coupon.created', { id: randomUUID(), name: 'Spring' }));
+  const held: (() => void)[] = [];
+  const handled: string[] = [];
+  await consumer.subscribe({
+    queue: 'window',
+    eventTypes: ['coupon.created'],
+    processedEvents: processedEvents(connection, uniqueName('w')),
+    retryDelayMs: 100,
+    prefetch: 10,
+    // Two at once, one per program: the busy program's event holds one place, the other is free.
+    fairShare: new FairShare(2, undefined, 1),
+    maxHeldPerProgram: 2,
+    handler: async (event) => {
+      if (event.programId === busy) await new Promise<void>((resolve) => held.push(resolve));
+      handled.push(event.id);
+    },
+  });
+  const backlog = Array.from({ length: 20 }, () => eventOf(busy));
+  for (const event of backlog) await publisher.publish(event);
+  await eventually(() => expect(held).toHaveLength(1));
+  // Without a share, the window of 10 is all the busy program's: this event would wait in the broker.
+  const other = eventOf(quiet);
+  await publisher.publish(other);
+  await eventually(() => expect(handled).toContain(other.id));
+  expect(held).toHaveLength(1);
+  // Let the backlog go: every event put back is handled, once.
+  const releasing = setInterval(() => held.splice(0).forEach((release) => release()), 20);
+  try {
+    await eventually(() => expect(handled.filter((id) => id !== other.id).sort()).toEqual(backlog.map((event) => event.id).sort()), 30_000);
+  } finally {
+    clearInterval(releasing);
+  }
 });

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -128,14 +129,26 @@ test('production refuses a secret this repository ships, naming the variable', (
 });
 
 test('production refuses a secret shorter than 32 characters', () => {
-  const short = 'x'.repeat(31);
+  // Generated here, as an operator would: a value written in the repository is public (and refused).
+  const generated = randomBytes(24).toString('base64'); // 32 characters
+  const short = generated.slice(0, 31);
   expect(() => parseConfig(baseConfigShape, { NODE_ENV: 'production', INTERNAL_TOKEN: short }, { required: ['INTERNAL_TOKEN'] })).toThrow(/INTERNAL_TOKEN: must be at least 32 characters/);
-  expect(parseConfig(baseConfigShape, { NODE_ENV: 'production', INTERNAL_TOKEN: `${short}y` }, { required: ['INTERNAL_TOKEN'] }).INTERNAL_TOKEN).toBe(`${short}y`);
+  expect(parseConfig(baseConfigShape, { NODE_ENV: 'production', INTERNAL_TOKEN: generated }, { required: ['INTERNAL_TOKEN'] }).INTERNAL_TOKEN).toBe(generated);
+});
+
+test('production refuses a whitespace-only or predictable secret of 32 characters or more, naming the variable', () => {
+  const refusedWith = (value: string) => () => parseConfig(baseConfigShape, { NODE_ENV: 'production', INTERNAL_TOKEN: value }, { required: ['INTERNAL_TOKEN'] });
+  expect(refusedWith(' '.repeat(40))).toThrow(/INTERNAL_TOKEN: is only whitespace/);
+  expect(refusedWith('\t\n'.repeat(20))).toThrow(/INTERNAL_TOKEN: is only whitespace/);
+  for (const predictable of ['a'.repeat(32), `${'x'.repeat(31)}y`, 'ab'.repeat(16), '0123'.repeat(8)]) {
+    expect(refusedWith(predictable)).toThrow(/INTERNAL_TOKEN: is too predictable/);
+  }
+  expect(parseConfig(baseConfigShape, { NODE_ENV: 'production', INTERNAL_TOKEN: randomBytes(16).toString('hex') }, { required: ['INTERNAL_TOKEN'] })).toBeTruthy();
 });
 
 test('an optional secret that is set obeys the production rules too', () => {
   const shape = { ...baseConfigShape, EXTRA_KEY: z.string().optional() };
-  const env = { NODE_ENV: 'production', INTERNAL_TOKEN: 'a'.repeat(40) };
+  const env = { NODE_ENV: 'production', INTERNAL_TOKEN: randomBytes(20).toString('hex') };
   expect(() => parseConfig(shape, { ...env, EXTRA_KEY: 'short' }, { required: ['INTERNAL_TOKEN'], optional: ['EXTRA_KEY'] })).toThrow(/EXTRA_KEY: must be at least 32/);
   expect(parseConfig(shape, env, { required: ['INTERNAL_TOKEN'], optional: ['EXTRA_KEY'] }).EXTRA_KEY).toBeUndefined();
 });

@@ -1,4 +1,4 @@
-import { createPayoutMetrics, createServiceClient, type ServiceContext, type ServiceParts } from '@affiliate/platform';
+import { createPayoutMetrics, createServiceClient, HeavyOperations, type ServiceContext, type ServiceParts } from '@affiliate/platform';
 import { Router } from 'express';
 import { createRepositories } from './data-access/repositories';
 import type { SaleDependencies } from './domain/sale-dependencies';
@@ -11,6 +11,8 @@ export type SaleServiceDeps = {
   referralUrl: string;
   /** Each upstream call is bounded by it, and repeated failures open the circuit: a dead service is a quick 503. */
   upstreamTimeoutMs?: number;
+  /** Heavy operations (reports, payout runs, exports) of one program at once; one more is a 429. */
+  heavyOperationsPerProgram?: number;
 };
 
 /** Below the gateway's own upstream timeout (10 s), so a slow dependency answers 503 here before the gateway gives up. */
@@ -26,6 +28,7 @@ export function buildSaleService(context: ServiceContext, deps: SaleServiceDeps)
     referrals: client('referral', deps.referralUrl),
     logger: context.logger,
     payoutMetrics: createPayoutMetrics(context.metrics.registry),
+    heavyOperations: new HeavyOperations(deps.heavyOperationsPerProgram),
   };
   return {
     routes: Router().use(saleRoutes(context, dependencies), stripeRoutes(context, dependencies)),

@@ -74,6 +74,8 @@ export const dispatcherConfigShape = {
   WEBHOOK_SECRET_OVERLAP: duration('24h'),
   /** AES-256-GCM key of the signing secrets at rest; required in production. */
   WEBHOOK_SECRET_ENCRYPTION_KEY: encryptionKey,
+  /** Events of one program held at once in the window of events taken from the broker (all programs share 10,000). */
+  WEBHOOK_FAN_OUT_WINDOW_PER_PROGRAM: z.coerce.number().int().min(1).default(1000),
 };
 
 /** Refused in production when missing or shipped, as every secret of the platform. */
@@ -101,6 +103,8 @@ export type DispatcherSettings = {
   /** Longest Retry-After honoured; a longer one is cut to this. */
   maxRetryAfterMs: number;
   breaker: { errorThresholdPercentage: number; volumeThreshold: number; resetTimeoutMs: number };
+  /** Events of one program held at once in the fan-out window; more go back to the end of the queue. */
+  fanOutWindowPerProgram: number;
 };
 
 export function dispatcherSettings(config: z.infer<z.ZodObject<typeof dispatcherConfigShape>>): DispatcherSettings {
@@ -116,6 +120,7 @@ export function dispatcherSettings(config: z.infer<z.ZodObject<typeof dispatcher
     disableAfterMs: config.WEBHOOK_DISABLE_AFTER,
     secretOverlapMs: config.WEBHOOK_SECRET_OVERLAP,
     secretEncryptionKey: config.WEBHOOK_SECRET_ENCRYPTION_KEY,
+    fanOutWindowPerProgram: config.WEBHOOK_FAN_OUT_WINDOW_PER_PROGRAM,
   };
 }
 
@@ -133,4 +138,5 @@ export const DEFAULT_DISPATCHER_SETTINGS: DispatcherSettings = {
   secretEncryptionKey: Buffer.from(LOCAL_WEBHOOK_SECRET_ENCRYPTION_KEY, 'hex'),
   maxRetryAfterMs: 86_400_000,
   breaker: { errorThresholdPercentage: 50, volumeThreshold: 10, resetTimeoutMs: 30_000 },
+  fanOutWindowPerProgram: 1000,
 };

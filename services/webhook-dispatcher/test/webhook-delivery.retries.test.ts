@@ -160,6 +160,25 @@ test('POST /webhook-deliveries/retry re-sends a delivery now with the same webho
   expect(subscriber.received[3]?.body).toBe(subscriber.received[0]?.body);
 });
 
+test('POST /webhook-deliveries/retry waits for the subscriber no longer than a test send: a slower answer is recorded as a timeout', async () => {
+  // Scheduled attempts may wait 20 s; a retry, which its caller waits on through the gateway, waits the test-send timeout.
+  const patient = await bootDispatcher(testDispatcherSettings({ retryScheduleMs: [0], timeoutMs: 20_000, testTimeoutMs: 300 }));
+  const patientPublisher = eventPublisher(patient);
+  try {
+    const subscriber = await subscriberAnswering((_webhook, index) => (index === 0 ? { status: 500 } : { status: 200, body: 'late thanks', delayMs: 3000 }));
+    const endpoint = await createEndpoint(patient, programId, { url: subscriber.url, eventTypes: ['coupon.updated'] });
+    await patientPublisher.publish('coupon.updated', programId);
+    const failed = await deliveryReaching(patient, programId, { endpointId: endpoint.id }, 'failed');
+    const resent = await request(patient.server).post('/webhook-deliveries/retry').set(internalHeaders(programId)).send({ deliveryId: failed.id }).expect(200);
+    expect(resent.body).toMatchObject({ id: failed.id, status: 'failed' });
+    expect(resent.body.attempts).toHaveLength(2);
+    expect(resent.body.attempts[1]).toMatchObject({ statusCode: null, error: expect.stringMatching(/no complete answer within 300 ms/) });
+  } finally {
+    await patientPublisher.close();
+    await patient.stop();
+  }
+});
+
 test('POST /webhook-deliveries/recover re-sends every failed delivery of the endpoint in the window', async () => {
   const subscriber = await subscriberAnswering(() => ({ status: 500 }));
   const endpoint = await createEndpoint(service, programId, { url: subscriber.url, eventTypes: ['coupon.deleted'] });

@@ -25,6 +25,13 @@ export type SubscriptionOptions = {
    * at a time. So one program's burst in the queue does not hold back another program's events.
    */
   fairShare?: FairShare;
+  /**
+   * Events of one program held in the window (`prefetch`) at once. One more of that program is put
+   * back at the end of the queue (through the retry queue, its attempts unspent) instead of waiting
+   * here, so one program's backlog cannot fill the window all programs share while the others'
+   * events wait in the broker behind it. Unlimited when not given.
+   */
+  maxHeldPerProgram?: number;
   /** Attempts before the message goes to `<queue>.dead`. */
   maxAttempts?: number;
   /** Delay before a failed message is tried again. */
@@ -152,6 +159,8 @@ export class EventBus {
     const metrics = this.options.metrics;
     const name = options.queue;
 
+    /** Events of each program in the window now (waiting for their turn or being handled). */
+    const held = new Map<string, number>();
     const onMessage = async (channel: ConfirmChannel, message: ConsumeMessage | null) => {
       if (!message) {
         // The broker cancelled the consumer (its queue was deleted or became unavailable): nothing
@@ -174,6 +183,14 @@ export class EventBus {
         return;
       }
       const parsed = outcome.event;
+      const heldNow = held.get(parsed.programId) ?? 0;
+      if (options.maxHeldPerProgram !== undefined && heldNow >= options.maxHeldPerProgram) {
+        // Over its share of the window: back of the queue, making room for other programs' events.
+        await sendAndConfirm(channel, retryQueue, message, attempt);
+        channel.ack(message);
+        return;
+      }
+      held.set(parsed.programId, heldNow + 1);
       const inTurn = <T>(work: () => Promise<T>) => (options.fairShare ? options.fairShare.run(parsed.programId, work) : work());
       // The consumer span continues the publisher's trace from the message headers; it is started
       // inside the turn, whose work FairShare may run from another message's context.
@@ -218,7 +235,11 @@ export class EventBus {
           if (target === deadQueue) metrics?.deadLettered(name, 'attempts_exhausted');
           else metrics?.retried(name, 'handler_failed');
         }
-      })));
+      }))).finally(() => {
+        const left = (held.get(parsed.programId) ?? 1) - 1;
+        if (left > 0) held.set(parsed.programId, left);
+        else held.delete(parsed.programId);
+      });
     };
 
     const consumer = this.connection.createChannel({

@@ -23,10 +23,27 @@ export type AdmissionSettings = {
    * alone let requests be admitted that the gateway then gave up on.
    */
   deadlineMs: number;
+  /**
+   * Requests of one program a service works on at once; its further requests wait even when there
+   * is room, so that one program never holds every running place (DEFAULT_ADMISSION: three quarters, so
+   * the other programs always have a quarter of the places).
+   */
+  maxConcurrentPerProgram?: number;
+  /**
+   * Requests of one program waiting at once; one more of that program is answered 503 at once,
+   * while other programs still queue. So one program's burst cannot fill the queue all share.
+   * (DEFAULT_ADMISSION: a quarter.)
+   */
+  maxQueuedPerProgram?: number;
 };
 
 /** Both bounds sit below the gateway's upstream timeout (10 s). */
-export const DEFAULT_ADMISSION: AdmissionSettings = { maxConcurrent: 64, maxQueued: 2000, maxWaitMs: 7000, deadlineMs: 9000 };
+export const DEFAULT_ADMISSION = { maxConcurrent: 64, maxQueued: 2000, maxWaitMs: 7000, deadlineMs: 9000, maxConcurrentPerProgram: 48, maxQueuedPerProgram: 500 } satisfies Required<AdmissionSettings>;
+
+/** One program's share of each pool; settings that do not name one leave that pool unshared (the whole of it). */
+export function perProgramCaps(settings: AdmissionSettings): { running: number; queued: number } {
+  return { running: settings.maxConcurrentPerProgram ?? settings.maxConcurrent, queued: settings.maxQueuedPerProgram ?? settings.maxQueued };
+}
 
 /** A shed request may come back almost at once: the queue moves in milliseconds, not minutes. */
 export const RETRY_AFTER_BUSY_SECONDS = 1;
@@ -35,7 +52,8 @@ export const RETRY_AFTER_BUSY_SECONDS = 1;
  * Overload is answered, not failed: at most `maxConcurrent` requests run, the next ones wait for a
  * turn, and what cannot be served in time is answered `503` with `Retry-After`. Waiting requests
  * are taken one program at a time in turn (FairShare), so one program's burst queues behind itself
- * and not in front of every other program's requests.
+ * and not in front of every other program's requests; each program also has its own running and
+ * queued caps, so its burst is refused while the others still get places.
  */
 export function admissionControl(
   settings: AdmissionSettings,
@@ -44,7 +62,8 @@ export function admissionControl(
   report: (running: number, queued: number) => void = () => undefined,
   onShed: (reason: ShedReason) => void = () => undefined,
 ): RequestHandler {
-  const share = new FairShare(settings.maxConcurrent, report);
+  const caps = perProgramCaps(settings);
+  const share = new FairShare(settings.maxConcurrent, report, caps.running);
   const serviceTime = new MovingAverage();
   let shedding = false;
 
@@ -56,12 +75,17 @@ export function admissionControl(
   };
 
   return (request, response, next) => {
+    const program = request.header(PROGRAM_ID_HEADER) ?? '';
     if (share.waitingCount >= settings.maxQueued) return next(busy('queue full', 'queue_full'));
+    if (share.waitingOf(program) >= caps.queued) {
+      // This program's burst only: refused without touching the shedding state every program shares.
+      return next(new AppError(503, `This program has too many requests waiting at the ${serviceName} service; retry in a moment`, RETRY_AFTER_BUSY_SECONDS));
+    }
     if (share.waitingCount === 0) shedding = false;
     const arrived = Date.now();
     // Set once the request waits; its turn may also come at once, inside enter().
     const wait: { admitted: boolean; timer?: NodeJS.Timeout } = { admitted: false };
-    const place = share.enter(request.header(PROGRAM_ID_HEADER) ?? '', () => {
+    const place = share.enter(program, () => {
       wait.admitted = true;
       clearTimeout(wait.timer);
       response.off('close', gone);
@@ -70,7 +94,7 @@ export function admissionControl(
       // 'close' follows the last byte of the answer, or a client that went away mid-request.
       response.once('close', () => {
         if (!late) serviceTime.add(Date.now() - started);
-        share.done();
+        share.done(program);
       });
       next(late ? busy('its turn came too late to finish in time', 'deadline') : undefined);
     });

@@ -127,6 +127,8 @@ export async function ignoringDuplicateKey(write: Promise<unknown>): Promise<voi
 /** Fields of the outbox that no read needs. */
 const HIDDEN = { projection: { _outbox: 0, _pendingSince: 0 } };
 const CHANGE_ATTEMPTS = 20;
+/** Documents a stream holds at once: small enough for any number of streams, large enough to keep round trips few. */
+const STREAM_BATCH = 500;
 
 /**
  * The one way the services read and write their aggregates. Every method takes the program; there
@@ -199,6 +201,32 @@ export class AggregateStore<Doc extends Aggregate> {
   /** Every live document of the program that matches, in the order asked (a list: it may scan). */
   protected async all(programId: string, filter: FilterQuery<Doc>, sort: Record<string, 1 | -1> = { createdAt: -1, _id: -1 }): Promise<Doc[]> {
     return (await this.model.find(this.scope(programId, filter)).sort(sort).lean()) as Doc[];
+  }
+
+  /**
+   * Every live document of the program that matches, one batch at a time through a cursor, with only
+   * the fields asked for: what a read over a whole period uses (reports, payout runs), so that its
+   * memory is one batch however many documents match.
+   */
+  protected async *stream(
+    programId: string,
+    filter: FilterQuery<Doc>,
+    fields: (keyof Doc & string)[],
+    options: { sort?: Record<string, 1 | -1>; evenIfNotLive?: boolean } = {},
+  ): AsyncGenerator<Doc> {
+    const projection = Object.fromEntries(fields.map((field) => [field, 1]));
+    const query = options.evenIfNotLive ? { ...filter, [this.options.programField ?? 'programId']: programId } : this.scope(programId, filter);
+    const cursor = this.model
+      .find(query as FilterQuery<Doc>, projection)
+      .sort(options.sort ?? {})
+      .lean()
+      .batchSize(STREAM_BATCH)
+      .cursor();
+    try {
+      for await (const document of cursor) yield document as Doc;
+    } finally {
+      await cursor.close();
+    }
   }
 
   protected async count(programId: string, filter: FilterQuery<Doc>): Promise<number> {

@@ -74,6 +74,11 @@ export function statusOf(commission: CommissionEntry, sale: Pick<SaleDocument, '
   return availableAtOf(commission, sale) <= now ? 'DUE' : 'PENDING';
 }
 
+/** What a payout run reads of a sale. */
+export type SaleWithCommissions = Pick<SaleDocument, '_id' | 'createdAt' | 'commissions'>;
+/** What the report reads of a sale. */
+export type SaleForReport = Pick<SaleDocument, '_id' | 'affiliateId' | 'totalEarnedMinor' | 'currency' | 'commissions' | 'createdAt'>;
+
 export const externalIdKeyOf = (programId: string, externalId: string): string => programKey(programId, externalId);
 
 export type SaleFilters = { affiliateId?: string; referralId?: string };
@@ -130,7 +135,8 @@ schema.index({ programId: 1, referralId: 1, createdAt: -1 });
 schema.index({ programId: 1, 'commissions.payoutCreated': 1 });
 schema.plugin(outboxPlugin);
 
-const saleModel = (connection: Connection): Model<SaleDocument> => connection.model<SaleDocument>('Sale', schema, 'sales');
+/** Exported for the memory test, which seeds sales through it instead of 50,000 API calls. */
+export const saleModel = (connection: Connection): Model<SaleDocument> => connection.model<SaleDocument>('Sale', schema, 'sales');
 
 /**
  * The sales of each program. Every read sees the sales that are not reversed; only the lookup by
@@ -155,17 +161,19 @@ export class SaleRepository extends AggregateStore<SaleDocument> {
   }
 
   /**
-   * The sales, reversed ones too, with a commission in no payout: what a payout run looks through.
-   * A list query (a scan on the local server; on MongoDB the multikey index serves it).
+   * The sales, reversed ones too, with a commission in no payout, oldest first: what a payout run
+   * looks through. Streamed through a cursor with only the fields a run needs, so a run holds one
+   * batch of sales at a time, not every sale with an unpaid commission. A list query (a scan on the
+   * local server; on MongoDB the multikey index serves it).
    */
-  async withCommissionsOutsidePayouts(programId: string, affiliateId: string | undefined): Promise<SaleDocument[]> {
-    return (await this.model.find({ programId, ...(affiliateId ? { affiliateId } : {}), 'commissions.payoutCreated': false }).lean()) as SaleDocument[];
+  async *withCommissionsOutsidePayouts(programId: string, affiliateId: string | undefined): AsyncGenerator<SaleWithCommissions> {
+    const unpaid = { ...(affiliateId ? { affiliateId } : {}), 'commissions.payoutCreated': false };
+    yield* this.stream(programId, unpaid, ['_id', 'createdAt', 'commissions'], { sort: { createdAt: 1, _id: 1 }, evenIfNotLive: true });
   }
 
-  /** The live sales recorded in [from, to) (the report). */
-  recordedBetween(programId: string, from: Date | undefined, to: Date | undefined) {
-    const createdAt = { ...(from ? { $gte: from } : {}), ...(to ? { $lt: to } : {}) };
-    return this.all(programId, from || to ? { createdAt } : {});
+  /** The live sales recorded in [from, to), one batch at a time, with what the report adds up. */
+  recordedBetween(programId: string, from: Date, to: Date): AsyncGenerator<SaleForReport> {
+    return this.stream(programId, { createdAt: { $gte: from, $lt: to } }, ['_id', 'affiliateId', 'totalEarnedMinor', 'currency', 'commissions', 'createdAt']);
   }
 
   /** Sales matching every filter given (none: the whole program), newest first. */

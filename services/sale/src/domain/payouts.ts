@@ -3,7 +3,7 @@ import type { Payout, PayoutStatus } from '@affiliate/contracts';
 import { AppError, badRequest, conflict, notFound, toMinorUnits, type PageRequest } from '@affiliate/platform';
 import { findAffiliate } from '../data-access/affiliate-directory';
 import { toPayout, type PayoutDocument, type PayoutFilters, type PayoutItemDocument } from '../data-access/payouts';
-import { isDue, stateOf, type CommissionEntry, type SaleDocument } from '../data-access/sales';
+import { isDue, stateOf, type CommissionEntry, type SaleWithCommissions } from '../data-access/sales';
 import type { SaleDependencies } from './sale-dependencies';
 import { saleUpdated } from './sale-events';
 
@@ -48,14 +48,17 @@ async function runPayouts(deps: SaleDependencies, programId: string, input: { af
   const run = { programId, token: await takeRun(deps, programId) };
   progress.tookTurn = true;
   const deadline = Date.now() + RUN_BUDGET_MS;
+  // Counted once it holds the lease: runs waiting for the lease hold nothing, and answer 409 as before.
+  let leaveHeavy: (() => void) | undefined;
   try {
+    leaveHeavy = deps.heavyOperations.enter(programId);
     // A dead run's drafts first: they become payouts now, and are answered with the new ones.
     const created: PayoutDocument[] = [];
     for (const draft of await deps.repositories.payouts.drafts(programId)) {
       const payout = await finishDraft(deps, draft, run);
       if (payout) created.push(payout);
     }
-    for (const group of dueGroups(await deps.repositories.sales.withCommissionsOutsidePayouts(programId, input.affiliateId), input.currency, new Date())) {
+    for (const group of await dueGroups(deps.repositories.sales.withCommissionsOutsidePayouts(programId, input.affiliateId), input.currency, new Date())) {
       if (Date.now() > deadline) break;
       const draft = await draftOf(deps, programId, group);
       if (!draft) continue;
@@ -65,6 +68,7 @@ async function runPayouts(deps: SaleDependencies, programId: string, input: { af
     }
     return created.map(toPayout);
   } finally {
+    leaveHeavy?.();
     await deps.repositories.payoutRuns.release(programId, run.token);
   }
 }
@@ -90,11 +94,14 @@ async function takeRun(deps: SaleDependencies, programId: string): Promise<strin
 
 type Group = { affiliateId: string; currency: string; items: PayoutItemDocument[] };
 
-/** The due commissions per affiliate and currency, oldest sale first. */
-function dueGroups(sales: SaleDocument[], currency: string | undefined, now: Date): Group[] {
+/**
+ * The due commissions per affiliate and currency, oldest sale first (the order the sales arrive in).
+ * The sales come one batch at a time and only each due commission's ids and amount are kept, so a
+ * run over a program with a long unpaid history holds a few numbers per commission, not its sales.
+ */
+async function dueGroups(sales: AsyncIterable<SaleWithCommissions>, currency: string | undefined, now: Date): Promise<Group[]> {
   const groups = new Map<string, Group>();
-  const ordered = [...sales].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a._id.localeCompare(b._id));
-  for (const sale of ordered) {
+  for await (const sale of sales) {
     for (const commission of sale.commissions) {
       if (!isDue(commission, sale, now) || (currency !== undefined && commission.currency !== currency)) continue;
       const key = `${commission.affiliateId} ${commission.currency}`;

@@ -1,4 +1,4 @@
-import type { Logger, PayoutMetrics, ServiceClient } from '@affiliate/platform';
+import type { HeavyOperations, Logger, PayoutMetrics, ServiceClient } from '@affiliate/platform';
 import type { SaleRepositories } from '../data-access/repositories';
 
 /** What the sale use cases work with: their own collection and the three services they ask. */
@@ -9,4 +9,6 @@ export type SaleDependencies = {
   referrals: ServiceClient;
   logger: Logger;
   payoutMetrics?: PayoutMetrics;
+  /** Reports, payout runs and exports of one program at once: at most a few (429 beyond). */
+  heavyOperations: HeavyOperations;
 };

@@ -78,7 +78,9 @@ async function attemptInSpan(dispatcher: Dispatcher, delivery: ClaimedDelivery, 
   }
 
   const request = { url: endpoint.url, headers: webhookHeaders(endpoint, delivery.eventId, delivery.body), body: delivery.body };
-  const outcome = mode === 'manual' ? await dispatcher.client.send(request) : await dispatcher.circuits.send(endpoint._id, request);
+  // A manual re-send is answered while the caller waits (through the gateway, whose timeout is 10 s):
+  // it waits for the subscriber no longer than a test send does, and a slower subscriber is a timeout.
+  const outcome = mode === 'manual' ? await dispatcher.client.send({ ...request, timeoutMs: settings.testTimeoutMs }) : await dispatcher.circuits.send(endpoint._id, request);
   if (outcome === CIRCUIT_OPEN) {
     metrics?.attempted('circuit_open');
     span.setAttribute('webhook.circuit_open', true);

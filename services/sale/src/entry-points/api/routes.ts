@@ -1,6 +1,6 @@
 import { CreatePayoutsBody, CreateSaleBody, DeleteSaleBody, PayoutExportQuery, PayoutQuery, ReportQuery, SaleQuery, UpdatePayoutBody, UpdateSaleBody } from '@affiliate/contracts';
 import { parseBody, parseQuery, programIdOf, setNextPageLink, type ServiceContext } from '@affiliate/platform';
-import { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import { toPayout } from '../../data-access/payouts';
 import { listSales, saleById } from '../../domain/find-sales';
 import { createPayouts, listPayouts, payoutById, updatePayout } from '../../domain/payouts';
@@ -13,6 +13,9 @@ import { sendPayoutsCsv, sendReportCsv, wantsCsv } from './csv';
 
 export function saleRoutes(context: ServiceContext, deps: SaleDependencies): Router {
   const router = Router();
+  // Reads over a whole period or a whole payout: a few per program at once (429 beyond).
+  const heavy = deps.heavyOperations.middleware();
+  const heavyWhenCsv: RequestHandler = (request, response, next) => (wantsCsv(request) ? heavy(request, response, next) : next());
 
   router.post('/sales', async (request, response) => {
     const body = parseBody(CreateSaleBody, request);
@@ -49,7 +52,7 @@ export function saleRoutes(context: ServiceContext, deps: SaleDependencies): Rou
     response.json(await createPayouts(deps, programIdOf(response), body));
   });
 
-  router.get('/payouts', async (request, response) => {
+  router.get('/payouts', heavyWhenCsv, async (request, response) => {
     const { id, limit, startingAfter, ...filters } = parseQuery(PayoutQuery, request);
     const programId = programIdOf(response);
     if (id !== undefined) {
@@ -64,7 +67,7 @@ export function saleRoutes(context: ServiceContext, deps: SaleDependencies): Rou
     else response.json(items.map(toPayout));
   });
 
-  router.get('/payouts/export', async (request, response) => {
+  router.get('/payouts/export', heavy, async (request, response) => {
     const { payoutId } = parseQuery(PayoutExportQuery, request);
     const payout = await payoutById(deps, programIdOf(response), payoutId);
     sendPayoutsCsv(response, `payout-${payout._id}.csv`, [payout]);
@@ -75,7 +78,7 @@ export function saleRoutes(context: ServiceContext, deps: SaleDependencies): Rou
     response.json(await updatePayout(deps, programIdOf(response), body));
   });
 
-  router.get('/reports/affiliates', async (request, response) => {
+  router.get('/reports/affiliates', heavy, async (request, response) => {
     const period = parseQuery(ReportQuery, request);
     const rows = await affiliateReport(deps, programIdOf(response), period);
     if (wantsCsv(request)) sendReportCsv(response, rows);

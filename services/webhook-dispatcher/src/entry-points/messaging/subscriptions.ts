@@ -23,6 +23,8 @@ export function subscribeToEvents(context: ServiceContext, repositories: Reposit
     // strictly in order: a burst of one program would hold back every other program's webhooks.
     prefetch: FAN_OUT_WINDOW,
     fairShare: new FairShare(FAN_OUT_CONCURRENCY),
+    // One program's backlog takes at most its share of the window; the rest waits in the broker's queue.
+    maxHeldPerProgram: settings.fanOutWindowPerProgram,
     handler: async (event) => {
       scheduler.push(await fanOutEvent(repositories, settings, event));
     },

@@ -1,0 +1,134 @@
+import { randomUUID } from 'node:crypto';
+import mongoose from 'mongoose';
+import { saleModel, type SaleDocument } from '../../services/sale/src/data-access/sales';
+import { okBody as ok, System, type Api } from '../harness';
+import { startDisposableRabbit } from '@affiliate/platform/testing';
+
+/**
+ * Bounded reads (issue 27): reports over a program with 50,000 sales, several at once, keep the sale
+ * process under a heap limit that reading every sale of the period at once exceeds, and another
+ * program's sales keep answering meanwhile.
+ */
+const SALES = 50_000;
+/** As many as one program may run at once (HEAVY_OPERATIONS_PER_PROGRAM's default). */
+const CONCURRENT_REPORTS = 2;
+/** Enough for the service and a few batches of sales per report; far too little for 50,000 sales per report. */
+const SALE_HEAP_MB = 128;
+
+let system: System;
+
+beforeAll(async () => {
+  system = await System.start(
+    {},
+    startDisposableRabbit,
+    {
+      // Each report reads 50,000 sales from a server without secondary indexes: slow, and the bench's business, not this test's.
+      gateway: { UPSTREAM_TIMEOUT_MS: '300000' },
+      sale: { NODE_OPTIONS: `--max-old-space-size=${SALE_HEAP_MB}`, REQUEST_DEADLINE_MS: '300000', MAX_QUEUE_WAIT_MS: '300000', UPSTREAM_TIMEOUT_MS: '60000' },
+    },
+  );
+}, 180_000);
+
+afterAll(async () => {
+  await system?.stop();
+}, 180_000);
+
+/**
+ * A call through the gateway, waited for as long as it takes: on a loaded machine the local server's
+ * scans make everything slow, and this test asserts what is answered, never how fast (the harness's
+ * client gives up after 30 s).
+ */
+async function call(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const response = await fetch(`${system.gatewayUrl}/api/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(290_000),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? (JSON.parse(text) as unknown) : null };
+}
+
+async function saleOf(api: Api, affiliateId: string, total: number) {
+  const referral = await ok(api.post('/referrals', { affiliateId, email: `c-${randomUUID().slice(0, 8)}@example.com` }));
+  return ok(api.post('/sales', { referralId: referral.id, totalEarned: total }));
+}
+
+/**
+ * A test shortcut: the sales are written straight into the sale service's database through its own
+ * model, in batches, as the service stores them (50,000 through the API would take minutes). Nothing
+ * read here depends on events, so none are carried.
+ */
+async function seedSales(programId: string, affiliateId: string): Promise<void> {
+  const connection = await mongoose.createConnection(system.mongo.url, { dbName: `${system.dbPrefix}_sale` }).asPromise();
+  try {
+    const model = saleModel(connection);
+    const since = Date.now() - 30 * 86_400_000;
+    const batches: SaleDocument[][] = [];
+    for (let start = 0; start < SALES; start += 5000) {
+      const batch: SaleDocument[] = [];
+      batches.push(batch);
+      for (let index = start; index < Math.min(SALES, start + 5000); index += 1) {
+        const createdAt = new Date(since + index * 1000);
+        batch.push({
+          _id: randomUUID(),
+          programId,
+          affiliateId,
+          referralId: randomUUID(),
+          promotionalCodeId: null,
+          couponId: null,
+          promoCode: null,
+          linkId: null,
+          externalId: `pay_${index}_${randomUUID()}`,
+          redemptionKey: null,
+          customerId: `cus_${randomUUID()}`,
+          totalEarnedMinor: 10_000,
+          currency: 'USD',
+          commissionRate: 20,
+          commissionEarnedMinor: 2000,
+          commissionPlanId: null,
+          paymentTrigger: 'PAYMENT',
+          paidAt: createdAt,
+          commissions: [{ id: randomUUID(), affiliateId, amountMinor: 2000, currency: 'USD', state: 'OPEN', availableAt: createdAt, commissionPlanId: null, adjusts: null, payoutCreated: false, payoutId: null }],
+          reversedAt: null,
+          createdAt,
+          updatedAt: createdAt,
+        });
+      }
+    }
+    // Two writers at once: the server commits their batches together.
+    for (let next = 0; next < batches.length; next += 2) await Promise.all(batches.slice(next, next + 2).map((batch) => model.collection.insertMany(batch as never[])));
+  } finally {
+    await connection.close();
+  }
+}
+
+test("reports over 50,000 sales, several at once, keep the sale process under its memory limit, and another program's sales keep answering", async () => {
+  const big = await system.createProgram();
+  const grace = await ok(big.api.post('/affiliates', { firstName: 'Grace', lastName: 'Hopper', email: `grace-${randomUUID().slice(0, 8)}@example.com` }));
+  await seedSales(big.programId, grace.id);
+
+  const other = await system.createProgram();
+  const ada = await ok(other.api.post('/affiliates', { firstName: 'Ada', lastName: 'Lovelace', email: `ada-${randomUUID().slice(0, 8)}@example.com` }));
+  const otherSale = await saleOf(other.api, ada.id, 10);
+
+  const period = `from=${encodeURIComponent(new Date(Date.now() - 60 * 86_400_000).toISOString())}`;
+  let reportsDone = false;
+  const reports = Promise.all(Array.from({ length: CONCURRENT_REPORTS }, () => call(big.key, 'GET', `/reports/affiliates?${period}`))).finally(() => {
+    reportsDone = true;
+  });
+  // While the reports run, the other program reads and records its sales.
+  const otherAnswers: number[] = [];
+  do {
+    otherAnswers.push((await call(other.key, 'GET', `/sales?id=${otherSale.id}`)).status);
+    const referral = await call(other.key, 'POST', '/referrals', { affiliateId: ada.id, email: `c-${randomUUID().slice(0, 8)}@example.com` });
+    otherAnswers.push((await call(other.key, 'POST', '/sales', { referralId: referral.body.id, totalEarned: 10 })).status);
+  } while (!reportsDone);
+
+  const answers = await reports;
+  expect(answers.map((answer) => (answer.status === 200 ? 200 : answer))).toEqual(Array(CONCURRENT_REPORTS).fill(200));
+  for (const answer of answers) expect(answer.body).toEqual([expect.objectContaining({ affiliateId: grace.id, sales: SALES, revenue: SALES * 100, commissionEarned: SALES * 20 })]);
+  expect(system.isRunning('sale')).toBe(true);
+  expect(otherAnswers.filter((status) => status !== 200)).toEqual([]);
+  expect((await call(other.key, 'GET', `/sales?id=${otherSale.id}`)).status).toBe(200);
+}, 600_000);
