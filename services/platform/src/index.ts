@@ -17,3 +17,4 @@ export * from './http/pagination';
 export * from './money';
 export * from './store/aggregate-store';
 export { asUniqueKeyConflict, insertUnique } from './store/unique-keys';
+export { runMigrationOnce } from './store/migrations';
