@@ -116,6 +116,8 @@ export async function bootService(
       await shutdown.begin();
       // Stop taking requests, let in-flight ones finish, then flush the outbox and close the rest.
       await shutdown.drain(server);
+      // Handlers finish while the database is still there; what they write is relayed below.
+      await bus.stopConsuming();
       await context.relay.stop();
       await context.relay.drain().catch(() => undefined);
       await parts.close?.();

@@ -43,6 +43,12 @@ export class EventBus {
   private readonly publisher: ChannelWrapper;
   private readonly consumers: ChannelWrapper[] = [];
   private connected = false;
+  /** Set by stopConsuming: messages not yet in a handler go back to the queue untouched. */
+  private consuming = true;
+  /** Messages taken from the broker and not yet acked or handed back, so a stop can wait for them. */
+  private readonly inFlight = new Set<Promise<void>>();
+  /** The live consumer of each subscription (replaced when a reconnect runs its setup again). */
+  private readonly consumerTags = new Map<string, { channel: ConfirmChannel; consumerTag: string }>();
 
   constructor(private readonly options: EventBusOptions) {
     this.connection = amqp.connect([options.url], { heartbeatIntervalInSeconds: 5, reconnectTimeInSeconds: 1 });
@@ -113,6 +119,8 @@ export class EventBus {
       const parsed = outcome.event;
       const inTurn = <T>(work: () => Promise<T>) => (options.fairShare ? options.fairShare.run(parsed.programId, work) : work());
       await inTurn(() => withRequestContext({ requestId: parsed.id, programId: parsed.programId }, async () => {
+        // Stopping: not started, so handed back whole for another replica (or the next start).
+        if (!this.consuming) return channel.nack(message, false, true);
         let claim: ClaimOutcome;
         try {
           claim = await options.processedEvents.claim(parsed.id);
@@ -163,12 +171,15 @@ export class EventBus {
           await channel.bindQueue(queue, this.options.exchange, eventType);
         }
         await channel.prefetch(options.prefetch ?? 16);
-        await channel.consume(queue, (message) => {
-          onMessage(channel, message).catch((error: unknown) => {
+        const { consumerTag } = await channel.consume(queue, (message) => {
+          const handled = onMessage(channel, message).catch((error: unknown) => {
             // The channel died mid-message: the broker redelivers it once we are back.
             logger.warn({ err: error, queue }, 'message left unacknowledged; the broker will redeliver it');
           });
+          this.inFlight.add(handled);
+          void handled.finally(() => this.inFlight.delete(handled));
         });
+        this.consumerTags.set(queue, { channel, consumerTag });
       },
     });
     consumer.on('error', (err) => logger.warn({ err, queue }, 'consumer channel error'));
@@ -176,8 +187,23 @@ export class EventBus {
     await consumer.waitForConnect();
   }
 
-  async close(): Promise<void> {
+  /**
+   * The first step of a graceful stop, before the database goes: handlers already running finish
+   * (and ack, or hand their message to the retry queue), messages not yet started go back to the
+   * queue, then the consumer channels close. Closing the database under a running handler instead
+   * failed it half-way and left its event claimed, so the event waited out the claim's lease
+   * (a minute) before another replica could handle it.
+   */
+  async stopConsuming(): Promise<void> {
+    this.consuming = false;
+    // No new deliveries to this process; what it holds unacked stays its own until handled or handed back.
+    await Promise.allSettled([...this.consumerTags.values()].map(({ channel, consumerTag }) => channel.cancel(consumerTag)));
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
     await Promise.allSettled(this.consumers.map((consumer) => consumer.close()));
+  }
+
+  async close(): Promise<void> {
+    await this.stopConsuming();
     await this.publisher.close().catch(() => undefined);
     await this.connection.close();
   }
