@@ -31,15 +31,21 @@ const PROBE_INTERVAL_MS = 200;
 /** Longer than a probe interval and a probe's answer, so the round robin has let go before the drain. */
 export const SHUTDOWN_DELAY_MS = 1500;
 
+/** Probes in a row that must time out before a backend is taken out (a probe's failureThreshold). */
+const FAILURE_THRESHOLD = 3;
+
 /**
  * A TCP round robin over a pair of backends, like a Service's virtual IP: each new connection goes
- * to the next backend whose readiness probe passed last time, and stays there. A backend whose
- * probe fails (it is stopping, or dead) gets no new connections; one that refuses a connection
- * before its probe has noticed is skipped for that connection. Established connections are never
- * moved: when a backend dies, its connections break, as they do in Kubernetes.
+ * to the next ready backend, and stays there. A backend that answers its readiness probe 503 (it is
+ * stopping) is taken out at once; one whose probes merely time out (a loaded machine) after
+ * FAILURE_THRESHOLD in a row, as a kubelet's failureThreshold does; one that refuses a connection
+ * (dead) at once, that connection going to the next. With no backend ready, each is tried in turn
+ * rather than refusing outright. Established connections are never moved: when a backend dies, its
+ * connections break, as they do in Kubernetes.
  */
 export class RoundRobin {
   private readonly ready: boolean[];
+  private readonly timeouts: number[];
   private next = 0;
   private server: Server | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -49,6 +55,7 @@ export class RoundRobin {
 
   constructor(readonly ports: number[]) {
     this.ready = ports.map(() => false);
+    this.timeouts = ports.map(() => 0);
   }
 
   async start(): Promise<void> {
@@ -57,9 +64,12 @@ export class RoundRobin {
     await new Promise<void>((resolve) => this.server?.listen(this.port, '127.0.0.1', resolve));
     const probe = async () => {
       await Promise.all(this.ports.map(async (port, index) => {
-        this.ready[index] = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(1000) })
-          .then((response) => response.ok)
-          .catch(() => false);
+        const answer = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(2000) })
+          .then((response) => (response.ok ? 'ready' : 'not ready'))
+          .catch((error: Error) => (error.name === 'TimeoutError' ? 'timeout' : 'not ready'));
+        this.timeouts[index] = answer === 'timeout' ? (this.timeouts[index] ?? 0) + 1 : 0;
+        if (answer !== 'timeout') this.ready[index] = answer === 'ready';
+        else if ((this.timeouts[index] ?? 0) >= FAILURE_THRESHOLD) this.ready[index] = false;
       }));
       if (!this.stopped) this.timer = setTimeout(() => void probe(), PROBE_INTERVAL_MS);
     };
@@ -70,10 +80,11 @@ export class RoundRobin {
     client.pause();
     this.sockets.add(client);
     client.once('close', () => this.sockets.delete(client));
-    const candidates = this.ports.map((_, index) => (this.next + index) % this.ports.length).filter((index) => this.ready[index]);
-    const index = candidates[0];
+    const inTurn = this.ports.map((_, index) => (this.next + index) % this.ports.length);
+    const ready = inTurn.filter((index) => this.ready[index]);
+    const index = ready.length > 0 ? ready[0] : inTurn[0];
     if (index === undefined || tried >= this.ports.length) {
-      client.destroy(); // no ready endpoint: the connection is refused, as a Service without endpoints does
+      client.destroy(); // every backend refused it: so is the connection
       return;
     }
     this.next = index + 1;
