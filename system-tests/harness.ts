@@ -32,7 +32,7 @@ const COMPONENTS = {
 export type Component = keyof typeof COMPONENTS;
 
 export const ADMIN_TOKEN = 'system-test-admin-token-0123456789';
-const INTERNAL_TOKEN = 'system-test-internal-token-0123456789';
+export const INTERNAL_TOKEN = 'system-test-internal-token-0123456789';
 
 export type ApiResponse<T = any> = { status: number; headers: Headers; body: T }; // eslint-disable-line @typescript-eslint/no-explicit-any
 

@@ -107,6 +107,7 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
   const auditSweep = setInterval(() => void sweepAudit(), settings.auditSweepIntervalMs);
   auditSweep.unref();
   const server = await listen(app, settings.port);
+  shutdown.attach(server);
   const metricsServer = await listen(createMetricsApp(metrics), settings.metricsPort);
   const port = (server.address() as AddressInfo).port;
   const metricsPort = (metricsServer.address() as AddressInfo).port;
@@ -117,10 +118,7 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
     stopping ??= (async () => {
       // Not ready first, still serving, so load balancers take us out before we stop listening.
       await shutdown.begin();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      });
+      await shutdown.drain(server);
       clearInterval(auditSweep);
       metricsServer.close();
       metricsServer.closeAllConnections();

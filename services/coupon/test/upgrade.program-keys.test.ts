@@ -76,3 +76,29 @@ test('data written by the previous version is found after the upgrade: the same 
     await upgraded.stop();
   }
 });
+
+test('two replicas of the new version started together on the previous version’s data both come up, and the data is found through either', async () => {
+  const settings = harness.coupon.context.settings;
+  const db = await mongoose.createConnection(testInfra().mongoUrl, { dbName: settings.dbName }).asPromise();
+  await rewriteAsPreviousVersion(db);
+  await db.close();
+  const boot = () =>
+    bootService(testServiceSettings('coupon', { dbName: settings.dbName, exchange: settings.exchange }), (context) => buildCouponService(context, { affiliateUrl: harness.affiliate.url }));
+  // Before the fix, the second to finish the migration failed to record it (a taken _id) and exited.
+  const replicas = await Promise.allSettled([boot(), boot()]);
+  try {
+    expect(replicas.map((replica) => (replica.status === 'fulfilled' ? 'up' : String(replica.reason)))).toEqual(['up', 'up']);
+    for (const replica of replicas) {
+      if (replica.status !== 'fulfilled') continue;
+      // The first test's data, under every program that wrote it, through either replica.
+      const found = await replica.value.context.connection.collection('promotional_codes').find({}).toArray();
+      expect(found.length).toBeGreaterThan(0);
+      for (const document of found) {
+        const api = serviceApi(replica.value.url, String(document.programId));
+        expect((await api.get(`/promotional-codes?code=${String(document.code)}`).expect(200)).body.id).toBe(String(document._id));
+      }
+    }
+  } finally {
+    await Promise.all(replicas.map((replica) => (replica.status === 'fulfilled' ? replica.value.stop() : undefined)));
+  }
+});

@@ -21,3 +21,4 @@ export * from './group-commit';
 export * from './recent-reads';
 export * from './store/aggregate-store';
 export { asUniqueKeyConflict, insertUnique } from './store/unique-keys';
+export { runMigrationOnce } from './store/migrations';

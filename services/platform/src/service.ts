@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Router } from 'express';
 import type { Connection } from 'mongoose';
 import { EventBus } from './events/bus';
@@ -114,6 +114,7 @@ export async function bootService(
   // socket we just closed (ECONNRESET). Keep them longer than any caller's pool keeps them idle.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
+  shutdown.attach(server);
   const port = (server.address() as AddressInfo).port;
   const metricsPort = metricsServer ? (metricsServer.address() as AddressInfo).port : port;
   logger.info({ host: settings.host ?? '127.0.0.1', port, metricsPort }, `${settings.name} listening`);
@@ -124,10 +125,9 @@ export async function bootService(
       // Not ready first, still serving, so load balancers take us out before we stop listening.
       await shutdown.begin();
       // Stop taking requests, let in-flight ones finish, then flush the outbox and close the rest.
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      });
+      await shutdown.drain(server);
+      // Handlers finish while the database is still there; what they write is relayed below.
+      await bus.stopConsuming();
       // Scraped to the end: the drain above shows in the metrics.
       metricsServer?.close();
       metricsServer?.closeAllConnections();
@@ -145,8 +145,15 @@ export async function bootService(
 }
 
 /**
- * The first step of a graceful stop: readiness fails at once, and requests are still served for
- * `delayMs`, the time a load balancer takes to notice and stop sending new ones. Then drain.
+ * A graceful stop: readiness fails at once, and requests are still served for `delayMs`, the time a
+ * load balancer takes to notice and stop sending new ones. Then drain: stop listening and let the
+ * requests in flight finish.
+ *
+ * From the moment the stop begins every answer carries `Connection: close`. Callers that pool
+ * connections (a gateway, a service client, a load balancer's keep-alive) would otherwise keep
+ * sending on a connection pinned to this process until the drain cuts it under a request, which
+ * the caller sees as a reset and, for a POST, cannot safely retry. With it, each caller's next
+ * request opens a new connection, which the load balancer gives to a replica that is ready.
  */
 export class ShutdownDelay {
   private started = false;
@@ -158,9 +165,27 @@ export class ShutdownDelay {
     return this.started;
   }
 
+  /** Marks every answer of `server` given after the stop began as the connection's last. */
+  attach(server: Server): void {
+    server.prependListener('request', (_request: IncomingMessage, response: ServerResponse) => {
+      if (this.started) response.setHeader('connection', 'close');
+    });
+  }
+
   async begin(): Promise<void> {
     this.started = true;
     if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+  }
+
+  /**
+   * Stops listening; idle connections close now, busy ones after their answer (which says
+   * `Connection: close`). Resolves once every connection is gone.
+   */
+  drain(server: Server): Promise<void> {
+    return new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeIdleConnections();
+    });
   }
 }
 

@@ -216,3 +216,35 @@ test("one program's backlog takes at most its share of the prefetched window, so
     clearInterval(releasing);
   }
 });
+
+test('a consumer stopped while a handler runs lets it finish before its database goes: the event is handled once and not left claimed for another replica to wait out', async () => {
+  // A replica of its own, stopped as a service stops: the bus first, then the database.
+  const replicaConnection = await mongoose.createConnection(testInfra().mongoUrl, { dbName: connection.name }).asPromise();
+  const replica = new EventBus({ url: testInfra().amqpUrl, exchange, logger });
+  const consumerName = uniqueName('stopping');
+  let started!: () => void;
+  const handlerStarted = new Promise<void>((resolve) => (started = resolve));
+  const handled: string[] = [];
+  await replica.subscribe({
+    queue: 'stopping',
+    eventTypes: ['coupon.created'],
+    processedEvents: processedEvents(replicaConnection, consumerName),
+    handler: async (event) => {
+      started();
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      handled.push(event.id);
+    },
+  });
+  const event = couponCreated();
+  await publisher.publish(event);
+  await handlerStarted;
+  await replica.close();
+  await replicaConnection.close();
+
+  expect(handled).toEqual([event.id]);
+  // Before the fix the database closed under the handler: its claim stayed 'processing', and the
+  // broker's redelivery to the other replica was 'busy' until the claim's lease ran out.
+  const claim = await connection.collection('processed_events').findOne({ _id: `${consumerName}:${event.id}` as never });
+  expect(claim?.state).toBe('done');
+  expect(await queueDepth('stopping')).toBe(0);
+});

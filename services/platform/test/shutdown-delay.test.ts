@@ -1,6 +1,7 @@
 import { bootService, parseConfig, baseConfigShape, ConfigError } from '@affiliate/platform';
 import { internalHeaders, newProgramId, testServiceSettings } from '@affiliate/platform/testing';
 import { Router } from 'express';
+import { Agent, get } from 'node:http';
 import request from 'supertest';
 
 /**
@@ -24,6 +25,44 @@ test('a stopping service answers /readyz 503 while it still serves requests for 
 
   await stopped;
   await expect(request(service.url).get('/healthz')).rejects.toThrow();
+});
+
+test('a caller that keeps its connection alive and keeps sending on it cannot hold a stop: from the stop on, every answer is the last on its connection (Connection: close), and the service stops', async () => {
+  const routes = Router();
+  routes.get('/answer', (_request, response) => {
+    response.json({ served: true });
+  });
+  const service = await bootService(testServiceSettings('platform-keep-alive', { shutdownDelayMs: 1000 }), () => ({ routes }));
+  // One pooled connection, as a gateway's or a service client's pool keeps one to each replica.
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const ask = () =>
+    new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+      const call = get(`${service.url}/answer`, { agent, headers: internalHeaders(newProgramId()) }, (response) => {
+        response.resume();
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, connection: response.headers.connection }));
+      });
+      call.on('error', reject);
+    });
+  const before = await ask();
+  expect(before).toMatchObject({ status: 200, connection: 'keep-alive' });
+
+  let stopping = true;
+  const stopped = service.stop().finally(() => {
+    stopping = false;
+  });
+  const during: { status: number; connection: string | undefined }[] = [];
+  // Keeps the pooled connection busy through the delay; before the fix nothing ever closed it, so
+  // the stop waited for it until the process's grace ran out and the caller's requests were cut.
+  while (stopping) {
+    const answer = await ask().catch(() => undefined);
+    if (!answer) break; // the service stopped listening: a new connection is refused
+    during.push(answer);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  await stopped;
+  agent.destroy();
+  expect(during.length).toBeGreaterThan(0);
+  expect(during.filter((answer) => answer.status !== 200 || answer.connection !== 'close')).toEqual([]);
 });
 
 test('SHUTDOWN_DELAY_MS is validated at start: a whole number of milliseconds from 0 to 60000', () => {

@@ -1,4 +1,4 @@
-import { programKey } from '@affiliate/platform';
+import { programKey, runMigrationOnce } from '@affiliate/platform';
 import type { Connection } from 'mongoose';
 import { redemptionIdOf } from './redemption-model';
 
@@ -10,11 +10,14 @@ const PLACEHOLDER = /^(none|deleted):/;
  * compound and redemptions had random ids. Every unique key now embeds its program in one field
  * (AggregateStore.byKey), so a lookup is one exact match. Data written before is rewritten once,
  * before the new single-field unique indexes are built (they would refuse two programs' `SPRING`).
- * It reads every document once, at the first start of the new version only.
+ * It reads every document once, at the first start of the new version only; replicas starting
+ * together may each run it, so it rewrites only what is still in the old shape.
  */
-export async function migrateToProgramKeys(connection: Connection): Promise<void> {
-  const migrations = connection.collection<{ _id: string; at: Date }>('migrations');
-  if (await migrations.findOne({ _id: MIGRATION_ID })) return;
+export function migrateToProgramKeys(connection: Connection): Promise<void> {
+  return runMigrationOnce(connection, MIGRATION_ID, () => rewriteKeys(connection));
+}
+
+async function rewriteKeys(connection: Connection): Promise<void> {
   for (const [name, fields] of [
     ['coupons', ['externalIdKey']],
     ['promotional_codes', ['codeKey', 'externalIdKey']],
@@ -37,5 +40,4 @@ export async function migrateToProgramKeys(connection: Connection): Promise<void
     await redemptions.insertOne({ ...redemption, _id: id }).catch(() => undefined); // already copied by an interrupted run
     await redemptions.deleteOne({ _id: redemption._id });
   }
-  await migrations.insertOne({ _id: MIGRATION_ID, at: new Date() });
 }

@@ -91,6 +91,12 @@ export class EventBus {
   private connected = false;
   private closing = false;
   private recovering = false;
+  /** Set by stopConsuming: messages not yet in a handler go back to the queue untouched. */
+  private consuming = true;
+  /** Messages taken from the broker and not yet acked or handed back, so a stop can wait for them. */
+  private readonly inFlight = new Set<Promise<void>>();
+  /** The live consumer of each subscription (replaced when a reconnect runs its setup again). */
+  private readonly consumerTags = new Map<string, { channel: ConfirmChannel; consumerTag: string }>();
 
   constructor(private readonly options: EventBusOptions) {
     this.connection = amqp.connect(brokerUrls(options.url), { heartbeatIntervalInSeconds: 5, reconnectTimeInSeconds: 1 });
@@ -197,6 +203,8 @@ export class EventBus {
       const consume = <T>(work: () => Promise<T>) =>
         inSpan(`process ${queue}`, { kind: SpanKind.CONSUMER, parent: contextOf(message.properties.headers), attributes: { ...messagingAttributes(this.options.exchange, parsed, 'process'), 'messaging.consumer.group.name': queue, 'messaging.rabbitmq.attempt': attempt } }, work);
       await inTurn(() => consume(() => withRequestContext({ requestId: parsed.id, programId: parsed.programId }, async () => {
+        // Stopping: not started, so handed back whole for another replica (or the next start).
+        if (!this.consuming) return channel.nack(message, false, true);
         let claim: ClaimOutcome;
         try {
           claim = await options.processedEvents.claim(parsed.id);
@@ -264,12 +272,15 @@ export class EventBus {
           await channel.bindQueue(queue, this.options.exchange, eventType);
         }
         await channel.prefetch(options.prefetch ?? 16);
-        await channel.consume(queue, (message) => {
-          onMessage(channel, message).catch((error: unknown) => {
+        const { consumerTag } = await channel.consume(queue, (message) => {
+          const handled = onMessage(channel, message).catch((error: unknown) => {
             // The channel died mid-message: the broker redelivers it once we are back.
             logger.warn({ err: error, queue }, 'message left unacknowledged; the broker will redeliver it');
           });
+          this.inFlight.add(handled);
+          void handled.finally(() => this.inFlight.delete(handled));
         });
+        this.consumerTags.set(queue, { channel, consumerTag });
       },
     });
     consumer.on('error', (err) => logger.warn({ err, queue }, 'consumer channel error'));
@@ -283,7 +294,8 @@ export class EventBus {
    * declared elsewhere with other arguments) retries once a second instead of in a tight loop.
    */
   private recover(queue: string, reason: string): void {
-    if (this.closing) return;
+    // A stop cancels the consumers itself: nothing to recover from.
+    if (this.closing || !this.consuming) return;
     this.options.logger.warn({ queue }, `${reason}; reconnecting`);
     if (this.recovering) return;
     this.recovering = true;
@@ -293,9 +305,24 @@ export class EventBus {
     }, RECOVER_DELAY_MS).unref();
   }
 
+  /**
+   * The first step of a graceful stop, before the database goes: handlers already running finish
+   * (and ack, or hand their message to the retry queue), messages not yet started go back to the
+   * queue, then the consumer channels close. Closing the database under a running handler instead
+   * failed it half-way and left its event claimed, so the event waited out the claim's lease
+   * (a minute) before another replica could handle it.
+   */
+  async stopConsuming(): Promise<void> {
+    this.consuming = false;
+    // No new deliveries to this process; what it holds unacked stays its own until handled or handed back.
+    await Promise.allSettled([...this.consumerTags.values()].map(({ channel, consumerTag }) => channel.cancel(consumerTag)));
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    await Promise.allSettled(this.consumers.map((consumer) => consumer.close()));
+  }
+
   async close(): Promise<void> {
     this.closing = true;
-    await Promise.allSettled(this.consumers.map((consumer) => consumer.close()));
+    await this.stopConsuming();
     await this.publisher.close().catch(() => undefined);
     await this.connection.close();
   }
