@@ -96,8 +96,9 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
   });
 
   const listen = (handler: Express, port: number) =>
-    new Promise<Server>((resolve) => {
-      const listening = handler.listen(port, settings.host, () => resolve(listening));
+    new Promise<Server>((resolve, reject) => {
+      // Express 5 calls back with the error when the port cannot be bound (EADDRINUSE): refuse to start, named.
+      const listening = handler.listen(port, settings.host, (error?: Error) => (error ? reject(error) : resolve(listening)));
     });
   // Retention where no TTL monitor runs (the local server); on MongoDB the TTL index has usually done it already.
   const sweepAudit = () =>

@@ -105,8 +105,9 @@ export async function bootService(
     }),
   });
   const listen = (handler: typeof app, port: number) =>
-    new Promise<Server>((resolve) => {
-      const listening = handler.listen(port, settings.host ?? '127.0.0.1', () => resolve(listening));
+    new Promise<Server>((resolve, reject) => {
+      // Express 5 calls back with the error when the port cannot be bound (EADDRINUSE): refuse to start, named.
+      const listening = handler.listen(port, settings.host ?? '127.0.0.1', (error?: Error) => (error ? reject(error) : resolve(listening)));
     });
   const server = await listen(app, settings.port);
   const metricsServer = settings.metricsPort === undefined ? undefined : await listen(createMetricsApp(metrics), settings.metricsPort);

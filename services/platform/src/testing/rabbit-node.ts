@@ -20,11 +20,32 @@ async function isFree(port: number): Promise<boolean> {
   });
 }
 
+/**
+ * Test files run side by side (jest workers), each starting a dozen processes on ports chosen here,
+ * and a port found free is only bound a moment later: two workers, or two calls of one start, could
+ * pick the same one (a process then failed to listen). So each worker draws from a slice of the range
+ * of its own, and a process never hands out the same port twice.
+ */
+const WORKER_SLICES = 4;
+const handedOut = new Set<number>();
+
+function rangeOfThisWorker(): { low: number; high: number } {
+  const worker = (Number(process.env.JEST_WORKER_ID ?? 1) - 1) % WORKER_SLICES;
+  const size = Math.floor((PORT_RANGE.high - PORT_RANGE.low) / WORKER_SLICES);
+  return { low: PORT_RANGE.low + worker * size, high: PORT_RANGE.low + (worker + 1) * size };
+}
+
 /** A port that is free now, and whose companion port (port + companionOffset) is free too when asked. */
 export async function freePort(companionOffset?: number): Promise<number> {
+  const range = rangeOfThisWorker();
   for (;;) {
-    const port = PORT_RANGE.low + Math.floor(Math.random() * (PORT_RANGE.high - PORT_RANGE.low));
-    if ((await isFree(port)) && (companionOffset === undefined || (await isFree(port + companionOffset)))) return port;
+    const port = range.low + Math.floor(Math.random() * (range.high - range.low));
+    if (handedOut.has(port) || (companionOffset !== undefined && handedOut.has(port + companionOffset))) continue;
+    if ((await isFree(port)) && (companionOffset === undefined || (await isFree(port + companionOffset)))) {
+      handedOut.add(port);
+      if (companionOffset !== undefined) handedOut.add(port + companionOffset);
+      return port;
+    }
   }
 }
 
