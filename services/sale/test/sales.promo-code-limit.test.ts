@@ -11,9 +11,16 @@ afterAll(() => world.stop());
 test('100 simultaneous sales on a code limited to 25 record exactly 25; the other 75 are clear 400s', async () => {
   const programId = newProgramId();
   const { affiliate, code } = await affiliateWithCode(world, programId, { code: { maxRedemptions: 25 } });
-  const responses = await Promise.all(
-    Array.from({ length: 100 }, (_, index) => world.api(world.sale, programId).post('/sales', { promoCode: code.code, totalEarned: 10 + index })),
-  );
+  // A loaded machine may shed some with 503 and Retry-After (admission control): a client sends those
+  // again, as the system tests' clients do; the rule is about what is recorded and refused.
+  const sell = async (index: number) => {
+    for (let attempt = 1; ; attempt += 1) {
+      const response = await world.api(world.sale, programId).post('/sales', { promoCode: code.code, totalEarned: 10 + index, externalId: `burst-${index}` });
+      if (response.status !== 503 || attempt >= 20) return response;
+      await new Promise((resolve) => setTimeout(resolve, 1000 * Number(response.headers['retry-after'] ?? 1)));
+    }
+  };
+  const responses = await Promise.all(Array.from({ length: 100 }, (_, index) => sell(index)));
   const accepted = responses.filter((response) => response.status === 200);
   const refused = responses.filter((response) => response.status === 400);
   expect(accepted).toHaveLength(25);
