@@ -252,7 +252,7 @@ export class System<Broker extends DisposableRabbit = DisposableRabbit> {
     this.processes.set(component, { child, exited });
   }
 
-  async waitReady(component: Component, timeoutMs = 60_000): Promise<void> {
+  async waitReady(component: Component, timeoutMs = 120_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const ready = await fetch(`http://127.0.0.1:${this.ports[component]}/readyz`, { signal: AbortSignal.timeout(2000) })
