@@ -20,8 +20,9 @@ import {
  * (the compiled dist/), against a MongoDB-compatible server and a RabbitMQ node of this test file's
  * own, so that the fault scenarios can stop them without disturbing other test files.
  */
-const ROOT = join(__dirname, '..');
-const COMPONENTS = {
+export const ROOT = join(__dirname, '..');
+/** Each component and the directory of its compiled `dist/start.js`. */
+export const COMPONENTS = {
   coupon: 'services/coupon',
   affiliate: 'services/affiliate',
   referral: 'services/referral',

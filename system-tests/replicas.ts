@@ -5,7 +5,7 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, testInfra } from '@affiliate/platform/testing';
-import { ADMIN_TOKEN, INTERNAL_TOKEN, apiClient, type Api } from './harness';
+import { ADMIN_TOKEN, COMPONENTS, INTERNAL_TOKEN, ROOT, apiClient, type Api, type Component } from './harness';
 
 /**
  * Two of everything (issue 26, deliverable 5): two replicas of every service and two gateways
@@ -13,16 +13,7 @@ import { ADMIN_TOKEN, INTERNAL_TOKEN, apiClient, type Api } from './harness';
  * Kubernetes Service. The gateways' upstream URLs are the services' round robins; clients call the
  * gateways' round robin.
  */
-const ROOT = join(__dirname, '..');
-const COMPONENTS = {
-  coupon: 'services/coupon',
-  affiliate: 'services/affiliate',
-  referral: 'services/referral',
-  sale: 'services/sale',
-  'webhook-dispatcher': 'services/webhook-dispatcher',
-  gateway: 'gateway',
-} as const;
-export type Component = keyof typeof COMPONENTS;
+export type { Component };
 export const SERVICES = ['coupon', 'affiliate', 'referral', 'sale', 'webhook-dispatcher'] as const;
 export const REPLICAS = 2;
 
