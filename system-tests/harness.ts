@@ -241,6 +241,11 @@ export class System<Broker extends DisposableRabbit = DisposableRabbit> {
     return running !== undefined && running.child.exitCode === null && running.child.signalCode === null;
   }
 
+  /** The process id of the component's current process: a different one after a restart. */
+  pidOf(component: Component): number | undefined {
+    return this.processes.get(component)?.child.pid;
+  }
+
   async launch(component: Component): Promise<void> {
     const log = createWriteStream(join(this.logDir, `${component}.log`), { flags: 'a' });
     const child = spawn(process.execPath, [join(ROOT, COMPONENTS[component], 'dist/start.js')], {
