@@ -1,3 +1,4 @@
+import { MAX_WEBHOOK_ENDPOINTS_CEILING } from '@affiliate/contracts';
 import { booleanSetting } from '@affiliate/platform';
 import { z } from 'zod';
 
@@ -57,6 +58,9 @@ const encryptionKey = z
     return key;
   });
 
+/** As many deliveries per event as a program has endpoints by default (maxWebhookEndpoints, 20). */
+export const DEFAULT_MAX_DELIVERIES_PER_EVENT = 20;
+
 /** This service's own environment (DESIGN.md §5), on top of the platform's. */
 export const dispatcherConfigShape = {
   /** Lets subscriber URLs resolve to private, loopback and link-local addresses (tests, local runs). */
@@ -76,6 +80,8 @@ export const dispatcherConfigShape = {
   WEBHOOK_SECRET_ENCRYPTION_KEY: encryptionKey,
   /** Events of one program held at once in the window of events taken from the broker (all programs share 10,000). */
   WEBHOOK_FAN_OUT_WINDOW_PER_PROGRAM: z.coerce.number().int().min(1).default(1000),
+  /** Deliveries one event fans out to in a program (active endpoints subscribed to one event type), at most the highest endpoint cap. */
+  WEBHOOK_MAX_DELIVERIES_PER_EVENT: z.coerce.number().int().min(1).max(MAX_WEBHOOK_ENDPOINTS_CEILING).default(DEFAULT_MAX_DELIVERIES_PER_EVENT),
 };
 
 /** Refused in production when missing or shipped, as every secret of the platform. */
@@ -105,6 +111,8 @@ export type DispatcherSettings = {
   breaker: { errorThresholdPercentage: number; volumeThreshold: number; resetTimeoutMs: number };
   /** Events of one program held at once in the fan-out window; more go back to the end of the queue. */
   fanOutWindowPerProgram: number;
+  /** Active endpoints of one program that one event type may reach: a subscription beyond it is a 400, and fan-out never passes it. */
+  maxDeliveriesPerEvent: number;
 };
 
 export function dispatcherSettings(config: z.infer<z.ZodObject<typeof dispatcherConfigShape>>): DispatcherSettings {
@@ -121,6 +129,7 @@ export function dispatcherSettings(config: z.infer<z.ZodObject<typeof dispatcher
     secretOverlapMs: config.WEBHOOK_SECRET_OVERLAP,
     secretEncryptionKey: config.WEBHOOK_SECRET_ENCRYPTION_KEY,
     fanOutWindowPerProgram: config.WEBHOOK_FAN_OUT_WINDOW_PER_PROGRAM,
+    maxDeliveriesPerEvent: config.WEBHOOK_MAX_DELIVERIES_PER_EVENT,
   };
 }
 
@@ -139,4 +148,5 @@ export const DEFAULT_DISPATCHER_SETTINGS: DispatcherSettings = {
   maxRetryAfterMs: 86_400_000,
   breaker: { errorThresholdPercentage: 50, volumeThreshold: 10, resetTimeoutMs: 30_000 },
   fanOutWindowPerProgram: 1000,
+  maxDeliveriesPerEvent: DEFAULT_MAX_DELIVERIES_PER_EVENT,
 };

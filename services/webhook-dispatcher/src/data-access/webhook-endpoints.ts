@@ -107,10 +107,25 @@ export class WebhookEndpointRepository {
     return sealed;
   }
 
-  /** The ids of the program's active endpoints subscribed to this event type (directly or by wildcard). */
-  async subscribedTo(programId: string, eventType: string): Promise<string[]> {
-    const found = await this.model.find({ programId, active: true, eventTypes: { $in: subscriptionsMatching(eventType) } }).select('_id').lean();
+  /**
+   * The ids of the program's active endpoints subscribed to this event type (directly or by
+   * wildcard), the oldest `max` of them: subscriptions are checked against the cap when made, and
+   * this holds it even if two changes at once passed that check together.
+   */
+  async subscribedTo(programId: string, eventType: string, max: number): Promise<string[]> {
+    const found = await this.model
+      .find({ programId, active: true, eventTypes: { $in: subscriptionsMatching(eventType) } })
+      .sort({ createdAt: 1, _id: 1 })
+      .limit(max)
+      .select('_id')
+      .lean();
     return found.map((endpoint) => endpoint._id);
+  }
+
+  /** The subscriptions of the program's active endpoints, but for `exceptId` (bounded by the endpoint cap). */
+  async activeSubscriptions(programId: string, exceptId: string | null): Promise<string[][]> {
+    const found = await this.model.find({ programId, active: true, ...(exceptId ? { _id: { $ne: exceptId } } : {}) }).select('eventTypes').lean();
+    return found.map((endpoint) => endpoint.eventTypes);
   }
 
   list(programId: string, page: PageRequest) {

@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import type { DispatcherSettings } from '../config';
 import type { Repositories } from '../data-access/repositories';
 import { toWebhookEndpoint, type WebhookEndpointDocument } from '../data-access/webhook-endpoints';
+import { assertDeliveriesPerEventWithin } from './deliveries-per-event';
 import { newSigningSecret } from './signing';
 import { assertDeliverableUrl } from './subscriber-address';
 
@@ -14,8 +15,9 @@ export const distinct = (eventTypes: string[]) => [...new Set(eventTypes)];
 /**
  * A new endpoint, within the program's cap (the operator's `maxWebhookEndpoints`): every endpoint
  * multiplies the writes and signed requests each event causes, so one program cannot fill the
- * dispatcher, or aim it at a URL, as many times as it likes. The cap also bounds the deliveries
- * one event fans out to.
+ * dispatcher, or aim it at a URL, as many times as it likes. Its subscriptions must also keep
+ * every event type within the deliveries per event (checked after the slot is taken, so that a
+ * program at its endpoint cap is told about that cap).
  */
 export async function createWebhookEndpoint(
   repositories: Repositories,
@@ -29,6 +31,12 @@ export async function createWebhookEndpoint(
     throw badRequest(
       `This program has reached its limit of ${limits.maxWebhookEndpoints} webhook endpoints (maxWebhookEndpoints): delete one, subscribe an existing endpoint to more event types, or ask the operator to raise the limit`,
     );
+  }
+  try {
+    await assertDeliveriesPerEventWithin(repositories, settings, programId, { id: null, subscriptions: body.eventTypes, active: body.active });
+  } catch (error) {
+    await repositories.endpoints.releaseSlot(programId);
+    throw error;
   }
   const now = new Date();
   const endpoint: WebhookEndpointDocument = {

@@ -19,7 +19,7 @@ import { firstAttemptLeaseMs } from './attempt-delivery';
  */
 export async function fanOutEvent(repositories: Repositories, settings: DispatcherSettings, event: EventEnvelope): Promise<ClaimedDelivery[]> {
   if (!isPublicEventType(event.type)) return [];
-  const endpointIds = await repositories.endpoints.subscribedTo(event.programId, event.type);
+  const endpointIds = await repositories.endpoints.subscribedTo(event.programId, event.type, settings.maxDeliveriesPerEvent);
   if (endpointIds.length === 0) return [];
 
   const payload: WebhookPayload = { id: event.id, event: event.type, createdAt: event.occurredAt, data: event.data };

@@ -5,6 +5,7 @@ import type { DispatcherSettings } from '../config';
 import type { Repositories } from '../data-access/repositories';
 import { toWebhookEndpoint, type WebhookEndpointDocument } from '../data-access/webhook-endpoints';
 import { distinct } from './create-webhook-endpoint';
+import { assertDeliveriesPerEventWithin } from './deliveries-per-event';
 import { newSigningSecret } from './signing';
 import { assertDeliverableUrl } from './subscriber-address';
 
@@ -31,6 +32,10 @@ export async function updateWebhookEndpoint(
   if (body.active !== undefined) {
     set.active = body.active;
     if (body.active && !current.active) Object.assign(set, { disabledReason: null, failingSince: null });
+  }
+  // More subscriptions, or an endpoint turned back on, must keep every event type within the deliveries per event.
+  if (set.eventTypes !== undefined || (set.active && !current.active)) {
+    await assertDeliveriesPerEventWithin(repositories, settings, programId, { id: current._id, subscriptions: set.eventTypes ?? current.eventTypes, active: set.active ?? current.active });
   }
   if (body.rotateSecret) {
     Object.assign(set, {
