@@ -69,6 +69,8 @@ export type EchoUpstream = {
   answerWith: (status: number | null) => void;
   /** Never answers requests of this program (as a payload that makes the service hang would). */
   hangFor: (programId: string | null) => void;
+  /** Answers these programs' requests with headers and a first chunk, then never ends the body (a long export): the connection stays taken. */
+  trickleFor: (programIds: string[]) => void;
   stop: () => Promise<void>;
 };
 
@@ -77,6 +79,7 @@ export async function startEchoUpstream(): Promise<EchoUpstream> {
   const received: ReceivedRequest[] = [];
   let status: number | null = 200;
   let hungProgram: string | null = null;
+  let trickling = new Set<string>();
   const server: Server = createServer((incoming, outgoing) => {
     const chunks: Buffer[] = [];
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -85,6 +88,10 @@ export async function startEchoUpstream(): Promise<EchoUpstream> {
       received.push(entry);
       if (incoming.url === '/healthz') return outgoing.end('{"status":"ok"}');
       if (hungProgram !== null && incoming.headers['x-program-id'] === hungProgram) return;
+      if (trickling.has(String(incoming.headers['x-program-id']))) {
+        outgoing.writeHead(200, { 'content-type': 'text/csv' });
+        return void outgoing.write('name\n');
+      }
       if (status === null) return; // hangs: a service that accepts connections but never answers
       // A long keep-alive, like the services': it describes the gateway's pooled connection, not the client's.
       outgoing.writeHead(status, { 'content-type': 'application/json', location: '/somewhere', 'keep-alive': 'timeout=65' });
@@ -101,6 +108,9 @@ export async function startEchoUpstream(): Promise<EchoUpstream> {
     },
     hangFor: (programId) => {
       hungProgram = programId;
+    },
+    trickleFor: (programIds) => {
+      trickling = new Set(programIds);
     },
     stop: () =>
       new Promise<void>((resolve) => {

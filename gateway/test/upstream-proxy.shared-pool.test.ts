@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ConfigError } from '@affiliate/platform';
+import { eventually } from '@affiliate/platform/testing';
 import { gatewaySettingsFromEnv } from '../src/config';
 import { adminAuth, allUpstreams, bearer, spawnGateway, startEchoUpstream, type EchoUpstream, type GatewayProcess } from './support';
 
@@ -109,6 +110,32 @@ test("one program saturating a slow route cannot take the shared pool: another p
   } finally {
     upstream.hangFor(null);
   }
+});
+
+test('a request that waits for a pooled connection past the deadline is answered 503 with Retry-After naming the wait, and the gateway stays up', async () => {
+  const holders = [await createProgram(), await createProgram()];
+  const waiter = await createProgram();
+  // Two programs take all 4 connections to the service with answers that start and never end (a long read).
+  upstream.trickleFor(holders.map((holder) => holder.programId));
+  const taken = new AbortController();
+  try {
+    const streams = await Promise.all(
+      holders.flatMap((holder) => [1, 2].map(() => fetch(`${gateway.url}/api/v1/webhook-deliveries`, { headers: bearer(holder.key), signal: taken.signal }))),
+    );
+    expect(streams.map((stream) => stream.status)).toEqual([200, 200, 200, 200]);
+
+    // Past the deadline (1.5 s) no connection came free: answered, not left waiting.
+    const waited = (await call('/api/v1/webhook-endpoints', { headers: bearer(waiter.key) })) as Answer;
+    expect(waited).toMatchObject({ status: 503, body: { error: 'No connection to the webhook-dispatcher service became free within 1500 ms; retry later' } });
+    expect(Number(waited.retryAfter)).toBeGreaterThan(0);
+    stillUp();
+  } finally {
+    taken.abort();
+    upstream.trickleFor([]);
+  }
+  // The connections given back, the same program is served.
+  await eventually(async () => expect(await call('/api/v1/webhook-endpoints', { headers: bearer(waiter.key) })).toMatchObject({ status: 200 }));
+  stillUp();
 });
 
 test('UPSTREAM_MAX_SOCKETS and UPSTREAM_MAX_IN_FLIGHT_PER_PROGRAM are validated at start, with defaults that keep a program well below the pool', () => {
