@@ -42,12 +42,14 @@ type Operation = {
 };
 
 /**
- * Revealing a webhook signing secret, exporting bank details and changing a payout's status: each
- * needs its scope, leaves a record the program reads at GET /api/v1/audit-records, and is answered
- * with `Cache-Control: no-store`. `when`: only with `Accept: text/csv` (the CSV carries full IBANs),
- * or only when the body has `rotateSecret: true` (the answer carries the new secret).
+ * Revealing a webhook signing secret, exporting or changing bank details and changing a payout's
+ * status: each needs its scope, leaves a record the program reads at GET /api/v1/audit-records, and
+ * is answered with `Cache-Control: no-store`. `when`: only with `Accept: text/csv` (the CSV carries
+ * full IBANs), only when the body has `rotateSecret: true` (the answer carries the new secret), or
+ * only when the body has `payoutDetails` (an affiliate's bank details set or cleared: where the
+ * money goes).
  */
-export type SensitiveAct = { action: ProgramAuditAction; scope: ApiScope; when?: 'csv' | 'rotateSecret' };
+export type SensitiveAct = { action: ProgramAuditAction; scope: ApiScope; when?: 'csv' | 'rotateSecret' | 'payoutDetails' };
 
 /** The scopes a request to this operation needs: its own, plus the sensitive act's when the act always happens. */
 export function scopesOf(operation: Operation): ApiScope[] {
@@ -75,7 +77,7 @@ export const API_OPERATIONS: Operation[] = [
   { method: 'delete', path: '/promotional-codes', operationId: 'deletePromotionalCode', scopes: ['write'], tag: 'Promotional codes', summary: 'Delete a code', body: coupon.DeletePromotionalCodeBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
   { method: 'post', path: '/affiliates', operationId: 'createAffiliate', scopes: ['write'], tag: 'Affiliates', summary: 'Create an affiliate', body: affiliate.CreateAffiliateBody, response: affiliate.Affiliate },
   { method: 'get', path: '/affiliates', operationId: 'getAffiliates', scopes: ['read'], tag: 'Affiliates', summary: 'Look up affiliates (null when nothing matches)', query: affiliate.AffiliateQuery, response: oneOrMany(affiliate.Affiliate).nullable() },
-  { method: 'put', path: '/affiliates', operationId: 'updateAffiliate', scopes: ['write'], tag: 'Affiliates', summary: 'Update an affiliate', body: affiliate.UpdateAffiliateBody, response: affiliate.Affiliate },
+  { method: 'put', path: '/affiliates', operationId: 'updateAffiliate', scopes: ['write'], sensitive: { action: 'bank_details.changed', scope: 'finance', when: 'payoutDetails' }, tag: 'Affiliates', summary: 'Update an affiliate', body: affiliate.UpdateAffiliateBody, response: affiliate.Affiliate },
   { method: 'delete', path: '/affiliates', operationId: 'deleteAffiliate', scopes: ['write'], tag: 'Affiliates', summary: 'Delete an affiliate', body: affiliate.DeleteAffiliateBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
   { method: 'post', path: '/links', operationId: 'createLink', scopes: ['write'], tag: 'Links', summary: 'Add a link', body: affiliate.CreateLinkBody, response: affiliate.LinkResponse },
   { method: 'get', path: '/links', operationId: 'getLinks', scopes: ['read'], tag: 'Links', summary: 'Look up links', query: affiliate.LinkQuery, response: z.array(affiliate.LinkResponse) },
@@ -220,7 +222,8 @@ function scopeDescriptionOf(operation: Operation): string {
   const needs = `Needs an API key with the scope${scopesOf(operation).length > 1 ? 's' : ''} ${scopesOf(operation).map((scope) => `\`${scope}\``).join(' and ')} (a key created without scopes has them all); otherwise 403.`;
   const act = operation.sensitive;
   if (!act) return needs;
-  const condition = act.when === 'csv' ? ' With `Accept: text/csv` (full bank details) it' : act.when === 'rotateSecret' ? ' With `rotateSecret: true` (the answer carries the new secret) it' : ' It';
+  const conditions = { csv: ' With `Accept: text/csv` (full bank details) it', rotateSecret: ' With `rotateSecret: true` (the answer carries the new secret) it', payoutDetails: ' With `payoutDetails` (bank details set or cleared) it' };
+  const condition = act.when ? conditions[act.when] : ' It';
   const alsoNeeds = act.when && !operation.scopes.includes(act.scope) ? ` also needs \`${act.scope}\`,` : '';
   return `${needs}${condition}${alsoNeeds} leaves a \`${act.action}\` entry in the program's audit record (GET /api/v1/audit-records) and is answered with \`Cache-Control: no-store\`.`;
 }

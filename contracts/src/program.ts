@@ -38,7 +38,7 @@ function isExactOrigin(value: string): boolean {
 
 /** What the operator may change per program beyond the tracking settings: the cap on its webhook endpoints. */
 export const PROGRAM_LIMIT_DEFAULTS = { maxWebhookEndpoints: 20 };
-/** The highest endpoint cap an operator can set: one event fans out to at most this many deliveries. */
+/** The highest endpoint cap an operator can set, and the highest deliveries per event the dispatcher can be set to. */
 export const MAX_WEBHOOK_ENDPOINTS_CEILING = 100;
 
 /** Defaults of the tracking settings: today's behaviour (clicks never expire, first click wins), hour-long click deduplication. */
@@ -63,7 +63,7 @@ export const Program = z
     attributionWindowDays: z.number().int().nullable().openapi({ description: 'Days a click can still be credited; null: clicks never expire' }),
     attributionModel: AttributionModel,
     clickDedupSeconds: z.number().int().openapi({ description: 'A repeat click of one visitor on one link within this many seconds is not counted; 0: off' }),
-    maxWebhookEndpoints: z.number().int().openapi({ description: 'Webhook endpoints this program may have (set by the operator; default 20): one event fans out to at most this many deliveries' }),
+    maxWebhookEndpoints: z.number().int().openapi({ description: 'Webhook endpoints this program may have (set by the operator; default 20); one event goes to at most the platform\'s deliveries per event of them (20 unless the operator sets another)' }),
     createdAt: DateTime,
     updatedAt: DateTime,
   })
@@ -202,7 +202,7 @@ export type PublishableKey = z.infer<typeof PublishableKey>;
 export const RevokePublishableKeyBody = z.object({ publishableKeyId: Uuid }).strict().openapi('RevokePublishableKeyBody');
 
 /** The acts a program's audit record keeps (see SensitiveAct in openapi.ts). */
-export const ProgramAuditAction = z.enum(['webhook_secret.revealed', 'bank_details.exported', 'payout.status_changed']).openapi('ProgramAuditAction');
+export const ProgramAuditAction = z.enum(['webhook_secret.revealed', 'bank_details.exported', 'bank_details.changed', 'payout.status_changed']).openapi('ProgramAuditAction');
 export type ProgramAuditAction = z.infer<typeof ProgramAuditAction>;
 
 /** One sensitive act (or refused attempt at it) by one of the program's API keys. */

@@ -2,7 +2,7 @@ import { API_OPERATIONS, API_SCOPES, scopesOf, type ApiScope } from '@affiliate/
 import { eventually } from '@affiliate/platform/testing';
 import request from 'supertest';
 import type { RunningGateway } from '../src/gateway';
-import { ROUTE_TABLE } from '../src/proxy/route-table';
+import { GATEWAY_ROUTES, ROUTE_TABLE } from '../src/proxy/route-table';
 import { adminAuth, allUpstreams, bearer, createProgramWithKey, startEchoUpstream, startGateway, type EchoUpstream } from './support';
 
 let upstream: EchoUpstream;
@@ -56,6 +56,37 @@ test('the route table walked with each scope: every public operation is allowed 
   }
 });
 
+test('the walk covers the whole gateway route table: every path segment it routes has operations in the scope table', () => {
+  const walked = new Set(API_OPERATIONS.filter((operation) => !operation.admin && !operation.browser).map((operation) => operation.path.split('/')[1]));
+  const routed = [...Object.keys(ROUTE_TABLE), ...Object.keys(GATEWAY_ROUTES).filter((segment) => segment !== 'browser')];
+  expect(routed.filter((segment) => !walked.has(segment))).toEqual([]);
+});
+
+test('a path or method the scope table does not name is open to full keys only: any narrower key is refused 403 naming every scope, and nothing reaches a service', async () => {
+  const { programId } = await createProgramWithKey(gateway);
+  const unnamed: Array<[Method, string]> = [['get', '/api/v1/coupons/unknown-thing'], ['post', '/api/v1/event-types'], ['delete', '/api/v1/webhook-deliveries']];
+  const narrower = [...API_SCOPES.map((scope) => [scope]), API_SCOPES.filter((scope) => scope !== 'webhook_secrets')];
+  for (const scopes of narrower) {
+    const { key } = await keyWith(programId, scopes);
+    for (const [method, path] of unnamed) {
+      const before = upstream.received.length;
+      const route = `${method.toUpperCase()} ${path} with a ${scopes.join('+')} key`;
+      const response = await api()[method](path).set(bearer(key));
+      expect({ route, status: response.status }).toEqual({ route, status: 403 });
+      for (const missing of API_SCOPES.filter((scope) => !scopes.includes(scope))) expect({ route, error: response.body.error }).toEqual({ route, error: expect.stringContaining(`"${missing}"`) });
+      expect({ route, forwarded: forwarded(before) }).toEqual({ route, forwarded: [] });
+    }
+  }
+  for (const full of [await keyWith(programId), await keyWith(programId, [...API_SCOPES])]) {
+    for (const [method, path] of unnamed) {
+      const before = upstream.received.length;
+      const response = await api()[method](path).set(bearer(full.key));
+      expect({ path, refused: response.status === 403 }).toEqual({ path, refused: false });
+      expect({ path, forwarded: forwarded(before).length }).toEqual({ path, forwarded: 1 });
+    }
+  }
+});
+
 test('a key created without scopes has every scope, as every key made before scopes existed; scopes given are kept and listed', async () => {
   const { programId } = await createProgramWithKey(gateway);
   const full = await keyWith(programId);
@@ -96,6 +127,15 @@ test('rotating a signing secret needs webhook_secrets; changing anything else of
 
 type ProgramAudit = { action: string; operation: string; status: number; requestId: string | null; actor: { apiKeyId: string; apiKeyPrefix: string } };
 
+/** The program's audit record as a key of it reads it, once it holds `count` records (they are written after each answer). */
+const auditRecords = (key: string, count: number) =>
+  eventually(async () => {
+    const response = await api().get('/api/v1/audit-records').set(bearer(key)).expect(200);
+    expect(response.body).toHaveLength(count);
+    return response.body as ProgramAudit[];
+  });
+const summary = ({ action, operation, status, actor }: ProgramAudit) => ({ action, operation, status, key: actor.apiKeyId });
+
 test("revealing a secret, exporting bank details and changing a payout's status are answered no-store and kept in the program's audit record, refusals included; no other program sees them", async () => {
   const { programId } = await createProgramWithKey(gateway);
   const other = await createProgramWithKey(gateway);
@@ -124,12 +164,8 @@ test("revealing a secret, exporting bank details and changing a payout's status 
   const list = await api().get('/api/v1/payouts').set(bearer(finance.key)).expect(200);
   expect(list.headers['cache-control']).toBe('no-store');
 
-  const records = await eventually(async () => {
-    const response = await api().get('/api/v1/audit-records').set(bearer(reader.key)).expect(200);
-    expect(response.body).toHaveLength(6);
-    return response.body as ProgramAudit[];
-  });
-  expect(records.map(({ action, operation, status, actor }) => ({ action, operation, status, key: actor.apiKeyId }))).toEqual([
+  const records = await auditRecords(reader.key, 6);
+  expect(records.map(summary)).toEqual([
     { action: 'bank_details.exported', operation: 'GET /api/v1/payouts/export', status: 403, key: reader.id },
     { action: 'webhook_secret.revealed', operation: 'PUT /api/v1/webhook-endpoints', status: 403, key: writer.id },
     { action: 'payout.status_changed', operation: 'PUT /api/v1/payouts', status: 200, key: finance.id },
@@ -144,4 +180,36 @@ test("revealing a secret, exporting bank details and changing a payout's status 
   expect(page.body).toHaveLength(2);
   expect(page.headers.link).toMatch(/^<\/api\/v1\/audit-records\?limit=2&startingAfter=[0-9a-f-]+>; rel="next"$/);
   await api().get('/api/v1/audit-records').set(bearer(other.key)).expect(200, []);
+});
+
+test("changing an affiliate's bank details (payoutDetails) needs finance as well as write, and is kept in the program's audit record without the IBAN", async () => {
+  const { programId } = await createProgramWithKey(gateway);
+  const writer = await keyWith(programId, ['write']);
+  const finance = await keyWith(programId, ['finance']);
+  const both = await keyWith(programId, ['write', 'finance']);
+  const reader = await keyWith(programId, ['read']);
+  const affiliateId = '00000000-0000-4000-8000-000000000004';
+  const iban = 'DE89370400440532013000';
+  const bankDetails = { affiliateId, payoutDetails: { method: 'BANK_TRANSFER', accountHolder: 'Ada Lovelace', iban } };
+
+  const before = upstream.received.length;
+  const refused = await api().put('/api/v1/affiliates').set(bearer(writer.key)).send(bankDetails).expect(403);
+  expect(refused.body.error).toContain('"finance"');
+  const cleared = await api().put('/api/v1/affiliates').set(bearer(writer.key)).send({ affiliateId, payoutDetails: null }).expect(403);
+  expect(cleared.body.error).toContain('"finance"');
+  const withoutWrite = await api().put('/api/v1/affiliates').set(bearer(finance.key)).send(bankDetails).expect(403);
+  expect(withoutWrite.body.error).toContain('"write"');
+  expect(forwarded(before)).toEqual([]);
+
+  // Anything else of an affiliate needs write only, and is no bank-details change.
+  await api().put('/api/v1/affiliates').set(bearer(writer.key)).send({ affiliateId, firstName: 'Ada' }).expect(200);
+  const changed = await api().put('/api/v1/affiliates').set(bearer(both.key)).send(bankDetails).expect(200);
+  expect(changed.headers['cache-control']).toBe('no-store');
+
+  const records = await auditRecords(reader.key, 3);
+  const change = { action: 'bank_details.changed', operation: 'PUT /api/v1/affiliates' };
+  // Newest first: the change made, then the two refusals (set and clear).
+  expect(records.map(summary)).toEqual([{ ...change, status: 200, key: both.id }, ...Array(2).fill({ ...change, status: 403, key: writer.id })]);
+  expect(JSON.stringify(records)).not.toContain(iban);
+  expect(JSON.stringify(records)).not.toContain(iban.slice(4, 16));
 });

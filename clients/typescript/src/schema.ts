@@ -82,7 +82,7 @@ export interface paths {
         get: operations["getAffiliates"];
         /**
          * Update an affiliate
-         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. With `payoutDetails` (bank details set or cleared) it also needs `finance`, leaves a `bank_details.changed` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`.
          */
         put: operations["updateAffiliate"];
         /**
@@ -2712,7 +2712,7 @@ export interface components {
             example: components["schemas"]["WebhookPayload"];
         };
         /** @enum {string} */
-        ProgramAuditAction: "webhook_secret.revealed" | "bank_details.exported" | "payout.status_changed";
+        ProgramAuditAction: "webhook_secret.revealed" | "bank_details.exported" | "bank_details.changed" | "payout.status_changed";
         ProgramAuditRecord: {
             /** Format: uuid */
             id: string;
@@ -2763,7 +2763,7 @@ export interface components {
             attributionModel: components["schemas"]["AttributionModel"];
             /** @description A repeat click of one visitor on one link within this many seconds is not counted; 0: off */
             clickDedupSeconds: number;
-            /** @description Webhook endpoints this program may have (set by the operator; default 20): one event fans out to at most this many deliveries */
+            /** @description Webhook endpoints this program may have (set by the operator; default 20); one event goes to at most the platform's deliveries per event of them (20 unless the operator sets another) */
             maxWebhookEndpoints: number;
             /** Format: date-time */
             createdAt: string;

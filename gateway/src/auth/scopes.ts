@@ -29,7 +29,7 @@ export type ScopeOptions = { audit: ProgramAuditLog; logger: Logger };
  * Scoped keys (Stripe's restricted keys): after authentication, a secret key must hold every scope
  * its operation names, or the request is refused 403 before anything reaches a service. A path no
  * operation has is open to full keys only. A sensitive act (a secret revealed, bank details
- * exported, a payout's status changed) is answered `no-store` and recorded in the program's audit
+ * exported or changed, a payout's status changed) is answered `no-store` and recorded in the program's audit
  * record, refused attempts included; an act that depends on the body is judged by `sensitiveBody`.
  */
 export function requireScopes(options: ScopeOptions): RequestHandler {
@@ -49,25 +49,31 @@ export function requireScopes(options: ScopeOptions): RequestHandler {
   };
 }
 
-/** After the body is read: an act that only the body reveals (rotateSecret: true), checked and recorded like the others. */
+/** Whether the body does the act: `rotateSecret: true`, or `payoutDetails` given (set, or cleared with null). */
+const BODY_ACTS: Record<'rotateSecret' | 'payoutDetails', (value: unknown) => boolean> = {
+  rotateSecret: (value) => value === true,
+  payoutDetails: (value) => value !== undefined,
+};
+
+/** After the body is read: an act that only the body reveals, checked and recorded like the others. */
 export function sensitiveBody(options: ScopeOptions): RequestHandler {
   return (request, response, next) => {
     const act = response.locals.sensitiveAct as SensitiveAct | undefined;
-    if (!act || act.when !== 'rotateSecret' || !bodyFlag(request.body, 'rotateSecret')) return next();
+    if (!act || act.when === undefined || act.when === 'csv' || !BODY_ACTS[act.when](bodyField(request.body, act.when))) return next();
     recordWhenAnswered(options, request, response, act);
     if (!callerOf(response).scopes.includes(act.scope)) refuse(request, [act.scope]);
     next();
   };
 }
 
-/** The flag as the service will read it; a body that is not JSON is the service's 400 to give. */
-function bodyFlag(body: unknown, field: string): boolean {
-  if (!Buffer.isBuffer(body)) return false;
+/** The field as the service will read it; a body that is not JSON is the service's 400 to give. */
+function bodyField(body: unknown, field: string): unknown {
+  if (!Buffer.isBuffer(body)) return undefined;
   try {
     const parsed: unknown = JSON.parse(body.toString('utf8'));
-    return typeof parsed === 'object' && parsed !== null && (parsed as Record<string, unknown>)[field] === true;
+    return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>)[field] : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
