@@ -1,4 +1,6 @@
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { baseConfigShape, brokerUrls, parseConfig } from '@affiliate/platform';
 import { MongoClient } from 'mongodb';
@@ -300,31 +302,127 @@ describe('container image', () => {
   });
 });
 
+type PodSpec = {
+  securityContext?: { runAsNonRoot?: boolean; seccompProfile?: { type: string } };
+  containers: (Container & { image?: string; securityContext?: { allowPrivilegeEscalation?: boolean; capabilities?: { drop?: string[] } } })[];
+  initContainers?: PodSpec['containers'];
+};
+
+/** Where each workload kind keeps the pods it makes: every kind that runs containers, not Deployments only. */
+const POD_SPEC_PATHS: Record<string, string[]> = {
+  Pod: ['spec'],
+  Deployment: ['spec', 'template', 'spec'],
+  ReplicaSet: ['spec', 'template', 'spec'],
+  StatefulSet: ['spec', 'template', 'spec'],
+  DaemonSet: ['spec', 'template', 'spec'],
+  Job: ['spec', 'template', 'spec'],
+  CronJob: ['spec', 'jobTemplate', 'spec', 'template', 'spec'],
+};
+
+function podSpecOf(object: KubernetesObject): PodSpec | undefined {
+  const path = POD_SPEC_PATHS[object.kind];
+  return path && (path.reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], object) as PodSpec | undefined);
+}
+
+/** Every object of a kind that carries a pod template, whatever its kind: a kind this test does not know fails it. */
+function workloadsOf(objects: KubernetesObject[]): KubernetesObject[] {
+  const carriesPods = (object: KubernetesObject) => {
+    const spec = object.spec as Record<string, unknown> | undefined;
+    return object.kind === 'Pod' || spec?.template !== undefined || spec?.jobTemplate !== undefined;
+  };
+  const workloads = objects.filter(carriesPods);
+  expect(workloads.map((object) => object.kind).filter((kind) => !POD_SPEC_PATHS[kind])).toEqual([]);
+  return workloads;
+}
+
+/** What keeps a workload's pods out of a namespace that enforces the restricted Pod Security profile. */
+function restrictedViolations(object: KubernetesObject): string[] {
+  const spec = podSpecOf(object);
+  const name = `${object.kind} ${object.metadata.name}`;
+  if (!spec) return [`${name}: no pod template`];
+  const violations: string[] = [];
+  if (spec.securityContext?.runAsNonRoot !== true) violations.push(`${name}: runAsNonRoot is not true`);
+  if (spec.securityContext?.seccompProfile?.type !== 'RuntimeDefault') violations.push(`${name}: seccompProfile is not RuntimeDefault`);
+  for (const container of [...spec.containers, ...(spec.initContainers ?? [])]) {
+    if (container.securityContext?.allowPrivilegeEscalation !== false) violations.push(`${name}/${container.name}: allowPrivilegeEscalation is not false`);
+    if (JSON.stringify(container.securityContext?.capabilities?.drop) !== '["ALL"]') violations.push(`${name}/${container.name}: capabilities are not all dropped`);
+  }
+  return violations;
+}
+
 test('the production overlay pins every image by digest', () => {
   const objects = build(overlayRoot('production'));
-  const images = objects
-    .filter((object) => ['Deployment', 'StatefulSet', 'Job', 'CronJob'].includes(object.kind))
-    .flatMap((object) => containersOf(object).map((container) => (container as { image?: string }).image));
+  const images = workloadsOf(objects).flatMap((object) => {
+    const spec = podSpecOf(object) as PodSpec;
+    return [...spec.containers, ...(spec.initContainers ?? [])].map((container) => container.image);
+  });
   expect(images.length).toBeGreaterThanOrEqual(COMPONENTS.length);
   for (const image of images) expect(image).toMatch(/^[^@\s]+@sha256:[0-9a-f]{64}$/);
 });
 
-test('the production namespace enforces the restricted Pod Security profile, which every pod meets', () => {
+/** deploy/kubernetes/check-production.sh, which the README runs before `kubectl apply -k`, on a copy of the production overlay's files changed by `edit`. */
+function checkProduction(edit: (files: { kustomization: string; settings: string }) => { kustomization: string; settings: string } = (files) => files): { status: number | null; output: string } {
+  const copy = mkdtempSync(join(tmpdir(), 'production-overlay-'));
+  for (const file of readdirSync(overlayRoot('production')).filter((name) => name.endsWith('.yaml'))) copyFileSync(join(overlayRoot('production'), file), join(copy, file));
+  const edited = edit({ kustomization: readFileSync(join(copy, 'kustomization.yaml'), 'utf8'), settings: readFileSync(join(copy, 'settings.yaml'), 'utf8') });
+  writeFileSync(join(copy, 'kustomization.yaml'), edited.kustomization);
+  writeFileSync(join(copy, 'settings.yaml'), edited.settings);
+  const run = spawnSync('bash', [join(root, 'deploy/kubernetes/check-production.sh'), copy], { encoding: 'utf8' });
+  return { status: run.status, output: `${run.stdout}${run.stderr}` };
+}
+
+const withDigest = (digest: string) => (files: { kustomization: string; settings: string }) => ({ ...files, kustomization: files.kustomization.replace(/^(\s*)digest: \S+$/m, `$1digest: ${digest}`) });
+const REAL_LOOKING_DIGEST = 'sha256:4c8f1e0a9d2b7c6e5f3a1b0d9e8c7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e';
+
+test('the pre-deploy check refuses the placeholder digest the overlay ships (and any digest of one repeated character), and passes a pushed digest', () => {
+  const shipped = checkProduction();
+  expect(shipped.status).toBe(1);
+  expect(shipped.output).toMatch(/digest 'sha256:0{64}' is a placeholder/);
+  for (const placeholder of [`sha256:${'f'.repeat(64)}`, 'sha256:1234', 'latest']) expect(checkProduction(withDigest(placeholder)).status).toBe(1);
+  const ready = checkProduction(withDigest(REAL_LOOKING_DIGEST));
+  expect(ready).toEqual({ status: 0, output: expect.stringMatching(/ready to apply/) });
+});
+
+test("TRUST_PROXY is the ingress controller's pod range, a per-cluster value marked in each overlay, never a whole private range", () => {
+  const base = build(join(root, 'deploy/kubernetes/base')).find((object) => object.kind === 'ConfigMap') as unknown as { data: Record<string, string> };
+  expect(base.data.TRUST_PROXY).toBeUndefined();
+  for (const [overlay, file] of [['trial', 'development-mode.yaml'], ['production', 'settings.yaml']]) {
+    const config = build(overlayRoot(overlay as string)).find((object) => object.kind === 'ConfigMap') as unknown as { data: Record<string, string> };
+    const entries = config.data.TRUST_PROXY?.split(',') ?? [];
+    expect(entries.length).toBeGreaterThan(0);
+    for (const entry of entries) expect({ overlay, entry, atMostSlash16: Number(entry.split('/')[1] ?? 32) >= 16 }).toEqual({ overlay, entry, atMostSlash16: true });
+    expect(readFileSync(join(overlayRoot(overlay as string), file as string), 'utf8')).toMatch(/# PER-CLUSTER:[^\n]*\n(\s*#[^\n]*\n)*\s*TRUST_PROXY:/);
+  }
+  const trusting = (value: string) => checkProduction((files) => ({ kustomization: withDigest(REAL_LOOKING_DIGEST)(files).kustomization, settings: files.settings.replace(/^(\s*)TRUST_PROXY: \S+$/m, `$1TRUST_PROXY: '${value}'`) }));
+  for (const broad of ['10.0.0.0/8', '0.0.0.0/0', 'true', '2', 'fd00::/8', '10.244.0.0/16,10.0.0.0/8']) {
+    expect({ broad, status: trusting(broad).status }).toEqual({ broad, status: 1 });
+    expect(trusting(broad).output).toMatch(/TRUST_PROXY/);
+  }
+  for (const narrow of ['10.244.0.0/16', '10.244.3.17', '10.244.0.0/16,192.168.5.0/24', 'fd00:10:244::/56']) expect({ narrow, status: trusting(narrow).status }).toEqual({ narrow, status: 0 });
+});
+
+test('the production namespace enforces the restricted Pod Security profile, which every pod of every workload kind meets', () => {
   const objects = build(overlayRoot('production'));
   const namespace = objects.find((object) => object.kind === 'Namespace');
   expect(namespace?.metadata.labels).toMatchObject({ 'pod-security.kubernetes.io/enforce': 'restricted' });
-  for (const object of objects.filter((candidate) => candidate.kind === 'Deployment')) {
-    const spec = (object.spec as { template: { spec: { securityContext?: { runAsNonRoot?: boolean; seccompProfile?: { type: string } } } } }).template.spec;
-    expect({ name: object.metadata.name, runAsNonRoot: spec.securityContext?.runAsNonRoot, seccomp: spec.securityContext?.seccompProfile?.type }).toEqual({
-      name: object.metadata.name,
-      runAsNonRoot: true,
-      seccomp: 'RuntimeDefault',
-    });
-    for (const container of containersOf(object)) {
-      const security = (container as { securityContext?: { allowPrivilegeEscalation?: boolean; capabilities?: { drop?: string[] } } }).securityContext;
-      expect({ name: object.metadata.name, escalation: security?.allowPrivilegeEscalation, drop: security?.capabilities?.drop }).toEqual({ name: object.metadata.name, escalation: false, drop: ['ALL'] });
-    }
+  const workloads = workloadsOf(objects);
+  expect(workloads.length).toBeGreaterThanOrEqual(COMPONENTS.length);
+  expect(workloads.flatMap(restrictedViolations)).toEqual([]);
+});
+
+test('the restricted check reads the pods of every workload kind, init containers included', () => {
+  const compliant = { securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } }, containers: [{ name: 'app', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } }] };
+  const privilegedInit = { ...compliant, initContainers: [{ name: 'setup', securityContext: { privileged: true } }] };
+  const wrap = (kind: string, spec: unknown): KubernetesObject => {
+    const path = POD_SPEC_PATHS[kind] as string[];
+    const nested = path.slice(1).reduceRight<unknown>((inner, key) => ({ [key]: inner }), spec);
+    return { apiVersion: 'v1', kind, metadata: { name: kind.toLowerCase() }, spec: nested };
+  };
+  for (const kind of Object.keys(POD_SPEC_PATHS)) {
+    expect({ kind, violations: restrictedViolations(wrap(kind, compliant)) }).toEqual({ kind, violations: [] });
+    expect({ kind, violations: restrictedViolations(wrap(kind, privilegedInit)).length }).toEqual({ kind, violations: 2 });
   }
+  expect(() => workloadsOf([{ apiVersion: 'v1', kind: 'PodTemplate', metadata: { name: 'x' }, spec: { template: {} } }])).toThrow();
 });
 
 test('the production overlay runs managed infrastructure, quorum queues and at least two replicas of everything', () => {
