@@ -306,8 +306,11 @@ export class OutboxRelay {
       if (!document) return this.settled(key);
       const ids = document._outbox.map((event) => event.id);
       // Published together: the channel keeps their order and the broker confirms them as a batch.
-      // Each publish runs in the trace its event was caused in (the context stored with it), not in
-      // whatever this relay is doing now: a sweep after a restart continues the request's trace.
+      // Each publish runs in the trace its event was caused in (the traceparent stored in the
+      // envelope's headers), not in whatever this relay is doing now, so the amqplib
+      // instrumentation's producer span is that request's child; a sweep after a restart continues
+      // the request's trace too. Hand-made because no instrumentation can know it: the hop from the
+      // request to the publish goes through a document in MongoDB, possibly another process's.
       await Promise.all(document._outbox.map((event) => context.with(contextOf(event.headers), () => this.options.bus.publish(event))));
       this.options.metrics?.published(ids.length);
       // One write in the usual case: the outbox still holds exactly what went out, so it is emptied and
