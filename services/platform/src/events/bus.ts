@@ -142,6 +142,16 @@ export class EventBus {
     return this.connected;
   }
 
+  /**
+   * Every subscription has a consumer the broker delivers to right now: what readiness means for a
+   * component that consumes. A live connection is not enough: a consumer the broker cancelled (its
+   * queue deleted, a quorum queue without a leader), or whose channel it closed (a declare refused),
+   * receives nothing while the connection stays up.
+   */
+  consumersAttached(): boolean {
+    return this.consuming && this.connected && this.consumerTags.size === this.consumers.length;
+  }
+
   /** Resolves once the broker has confirmed the event; rejects if that does not happen in time. */
   async publish(event: EventEnvelope): Promise<void> {
     const timeoutMs = this.options.publishTimeoutMs ?? 5000;
@@ -199,6 +209,7 @@ export class EventBus {
       if (!message) {
         // The broker cancelled the consumer (its queue was deleted or became unavailable): nothing
         // would ever consume again on this connection, so take a new one, which runs setup again.
+        if (this.consumerTags.get(queue)?.channel === channel) this.consumerTags.delete(queue);
         this.recover(queue, 'the broker cancelled the consumer');
         return;
       }
@@ -290,6 +301,10 @@ export class EventBus {
         // refusing a declare or a consume during an election) is never reopened by the connection
         // manager, which reopens channels only on reconnect; so the consumer takes a new connection.
         channel.once('error', (err: Error) => this.recover(queue, `channel closed by the broker: ${err.message}`));
+        // Not attached from the moment its channel goes (readiness), until a setup consumes again.
+        channel.once('close', () => {
+          if (this.consumerTags.get(queue)?.channel === channel) this.consumerTags.delete(queue);
+        });
         await channel.assertExchange(this.options.exchange, 'topic', { durable: true });
         const queueArgs = queueArguments(this.options.queueType ?? 'classic');
         await channel.assertQueue(queue, { durable: true, arguments: queueArgs.queue });
