@@ -1,11 +1,24 @@
-import { baseConfigShape, ConfigError, DEFAULT_PORTS, parseConfig, type SecretSettings, serviceDatabaseUrl, serviceUrlSetting } from '@affiliate/platform';
+import { baseConfigShape, ConfigError, DEFAULT_PORTS, parseConfig, type ComponentName, type SecretSettings, serviceDatabaseUrl } from '@affiliate/platform';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import type { UpstreamName } from './proxy/route-table';
+import { upstreamUrls } from './proxy/upstream-targets';
 
 /** An unset variable and an empty one mean the same: docker compose passes `REDIS_URL=` through. */
 const optional = <Schema extends z.ZodTypeAny>(schema: Schema) =>
   z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
+
+/**
+ * An upstream's address: one URL, or the URLs of its replicas separated by commas, which the
+ * gateway calls in turn (proxy/upstream-targets.ts).
+ */
+const upstreamSetting = (component: ComponentName) =>
+  z
+    .string()
+    .default(`http://127.0.0.1:${DEFAULT_PORTS[component]}`)
+    .refine((setting) => upstreamUrls(setting).length > 0 && upstreamUrls(setting).every((url) => z.string().url().safeParse(url).success), {
+      message: 'must be a URL, or URLs separated by commas',
+    });
 
 /** The gateway's metrics listener (the OpenTelemetry Prometheus exporter's customary port). */
 export const GATEWAY_METRICS_PORT = 9464;
@@ -18,11 +31,11 @@ export const gatewayConfigShape = {
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').default('local-admin-token-change-me'),
   REDIS_URL: optional(z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL')),
   BOOTSTRAP_API_KEY: optional(z.string().min(16, 'must be at least 16 characters').max(200).regex(/^\S+$/, 'must not contain spaces')),
-  COUPON_URL: serviceUrlSetting('coupon'),
-  AFFILIATE_URL: serviceUrlSetting('affiliate'),
-  REFERRAL_URL: serviceUrlSetting('referral'),
-  SALE_URL: serviceUrlSetting('sale'),
-  WEBHOOK_DISPATCHER_URL: serviceUrlSetting('webhook-dispatcher'),
+  COUPON_URL: upstreamSetting('coupon'),
+  AFFILIATE_URL: upstreamSetting('affiliate'),
+  REFERRAL_URL: upstreamSetting('referral'),
+  SALE_URL: upstreamSetting('sale'),
+  WEBHOOK_DISPATCHER_URL: upstreamSetting('webhook-dispatcher'),
   RATE_LIMIT_POINTS: z.coerce.number().int().min(1).default(100),
   RATE_LIMIT_DURATION_SECONDS: z.coerce.number().int().min(1).max(86_400).default(1),
   /** Requests failing authentication, per client address (then 429 instead of 401). */
