@@ -10,8 +10,10 @@ import { ADMIN_TOKEN, COMPONENTS, INTERNAL_TOKEN, ROOT, apiClient, type Api, typ
 /**
  * Two of everything (issue 26, deliverable 5): two replicas of every service and two gateways
  * against the same databases, broker and Redis, each pair behind a round robin that stands in for a
- * Kubernetes Service. The gateways' upstream URLs are the services' round robins; clients call the
- * gateways' round robin.
+ * Kubernetes Service. The services call each other through the round robins; the gateways name both
+ * replicas of each service in their upstream settings (several URLs per upstream, which they call in
+ * turn); clients call the gateways' round robin. Both gateways start together with the same new
+ * BOOTSTRAP_API_KEY, the race that once kept one of them from coming up.
  */
 export type { Component };
 export const SERVICES = ['coupon', 'affiliate', 'referral', 'sale', 'webhook-dispatcher'] as const;
@@ -121,6 +123,8 @@ export class ReplicatedSystem {
   private readonly dbPrefix = `replicas_${randomUUID().slice(0, 8)}`;
   private readonly exchange = `replicas.events.${randomUUID().slice(0, 8)}`;
   gatewayUrl = '';
+  /** The BOOTSTRAP_API_KEY both gateways were started with: new to the database, so both race to create it. */
+  readonly bootstrapKey = `bootstrap-${randomUUID()}`;
 
   private constructor(private readonly extraEnv: Record<string, string>) {}
 
@@ -152,7 +156,9 @@ export class ReplicatedSystem {
 
   private env(replica: Replica): NodeJS.ProcessEnv {
     const { mongoUrl, amqpUrl, redisUrl } = testInfra();
-    const url = (name: Component) => `http://127.0.0.1:${this.balancers.get(name)?.port}`;
+    // The gateways call both replicas of a service themselves; the services go through the round robin.
+    const url = (name: Component) =>
+      replica.component === 'gateway' ? this.replicas(name).map((backend) => this.urlOf(backend)).join(',') : `http://127.0.0.1:${this.balancers.get(name)?.port}`;
     return {
       PATH: process.env.PATH,
       NODE_ENV: 'test',
@@ -174,8 +180,14 @@ export class ReplicatedSystem {
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
       WEBHOOK_RETRY_SCHEDULE: '0,300ms,500ms,1s,1s,2s,2s,3s,3s,5s,5s,5s',
       SHUTDOWN_DELAY_MS: String(SHUTDOWN_DELAY_MS),
+      ...(replica.component === 'gateway' ? { BOOTSTRAP_API_KEY: this.bootstrapKey } : {}),
       ...this.extraEnv,
     };
+  }
+
+  /** One replica's own address, past its pair's round robin. */
+  urlOf(replica: Replica): string {
+    return `http://127.0.0.1:${this.ports.get(nameOf(replica))}`;
   }
 
   async launch(replica: Replica): Promise<void> {
