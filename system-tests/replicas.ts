@@ -39,6 +39,8 @@ const FAILURE_THRESHOLD = 3;
 export class RoundRobin {
   private readonly ready: boolean[];
   private readonly timeouts: number[];
+  /** Backends being stopped (SIGTERM): out of the rotation whatever their probes say, until started again. */
+  private readonly terminating: boolean[];
   private next = 0;
   private server: Server | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -49,6 +51,23 @@ export class RoundRobin {
   constructor(readonly ports: number[]) {
     this.ready = ports.map(() => false);
     this.timeouts = ports.map(() => 0);
+    this.terminating = ports.map(() => false);
+  }
+
+  /**
+   * The backend is being stopped: no new connection goes to it from now on. A Kubernetes Service does
+   * the same for a terminating pod, without waiting for a readiness probe to fail; the probes here can
+   * take seconds to answer on a loaded machine, and a connection routed meanwhile to a process whose
+   * shutdown delay is over is accepted and then closed before its request arrives.
+   */
+  stopping(index: number): void {
+    this.terminating[index] = true;
+    this.ready[index] = false;
+  }
+
+  /** The backend was started again: its probes decide from now on. */
+  started(index: number): void {
+    this.terminating[index] = false;
   }
 
   async start(): Promise<void> {
@@ -61,7 +80,8 @@ export class RoundRobin {
           .then((response) => (response.ok ? 'ready' : 'not ready'))
           .catch((error: Error) => (error.name === 'TimeoutError' ? 'timeout' : 'not ready'));
         this.timeouts[index] = answer === 'timeout' ? (this.timeouts[index] ?? 0) + 1 : 0;
-        if (answer !== 'timeout') this.ready[index] = answer === 'ready';
+        if (this.terminating[index]) this.ready[index] = false;
+        else if (answer !== 'timeout') this.ready[index] = answer === 'ready';
         else if ((this.timeouts[index] ?? 0) >= FAILURE_THRESHOLD) this.ready[index] = false;
       }));
       if (!this.stopped) this.timer = setTimeout(() => void probe(), PROBE_INTERVAL_MS);
@@ -75,7 +95,7 @@ export class RoundRobin {
     client.once('close', () => this.sockets.delete(client));
     const inTurn = this.ports.map((_, index) => (this.next + index) % this.ports.length);
     const ready = inTurn.filter((index) => this.ready[index]);
-    const index = ready.length > 0 ? ready[0] : inTurn[0];
+    const index = ready.length > 0 ? ready[0] : (inTurn.find((candidate) => !this.terminating[candidate]) ?? inTurn[0]);
     if (index === undefined || tried >= this.ports.length) {
       client.destroy(); // every backend refused it: so is the connection
       return;
@@ -191,6 +211,7 @@ export class ReplicatedSystem {
   }
 
   async launch(replica: Replica): Promise<void> {
+    this.balancers.get(replica.component)?.started(replica.index);
     const log = createWriteStream(join(this.logDir, `${nameOf(replica)}.log`), { flags: 'a' });
     const child = spawn(process.execPath, [join(ROOT, COMPONENTS[replica.component], 'dist/start.js')], {
       env: this.env(replica),
@@ -220,6 +241,7 @@ export class ReplicatedSystem {
   async kill(replica: Replica, signal: NodeJS.Signals): Promise<number | null> {
     const running = this.processes.get(nameOf(replica));
     if (!running) return null;
+    if (signal === 'SIGTERM') this.balancers.get(replica.component)?.stopping(replica.index);
     running.child.kill(signal);
     const code = await running.exited;
     this.processes.delete(nameOf(replica));

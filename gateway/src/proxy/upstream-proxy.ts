@@ -126,6 +126,11 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
       delete upstreamResponse.headers['keep-alive'];
       const pending = inFlight.get(request);
       if (!pending) return;
+      // A service says `Connection: close` on every answer from the moment it begins to stop: that
+      // replica is leaving, so the next calls go to the others (when the setting names several). Not
+      // when the request asked for it (a client's `Connection: close` is passed on): that is an echo.
+      const asked = String(pending.proxyRequest?.getHeader('connection') ?? '').toLowerCase() === 'close';
+      if (pending.target && !asked && upstreamResponse.headers.connection === 'close') targets.leaving(pending.target);
       if (!pending.capture) return pending.settle();
       const chunks: Buffer[] = [];
       upstreamResponse.on('data', (chunk: Buffer) => chunks.push(chunk));

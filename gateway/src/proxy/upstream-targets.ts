@@ -1,7 +1,7 @@
 /**
  * The addresses of one upstream: one URL, or several separated by commas (the replicas of a service
  * where no load balancer stands in front of them). Calls take them in turn; one that could not be
- * reached is skipped for `skipMs`, then tried again. With every address skipped, they are still
+ * reached, or whose replica said it is stopping, is skipped for `skipMs`, then tried again. With every address skipped, they are still
  * taken in turn rather than none: a service that is coming back gets its calls at once.
  */
 export class UpstreamTargets {
@@ -22,6 +22,11 @@ export class UpstreamTargets {
     const index = inTurn.find((candidate) => (this.skippedUntil[candidate] ?? 0) <= now) ?? (inTurn[0] as number);
     this.next = index + 1;
     return this.urls[index] as string;
+  }
+
+  /** The replica at this address is stopping (it said `Connection: close`): skipped for a while. */
+  leaving(url: string): void {
+    this.unreachable(url);
   }
 
   /** The address could not be reached: skipped for a while. */
