@@ -10,10 +10,11 @@ import { ADMIN_TOKEN, COMPONENTS, INTERNAL_TOKEN, ROOT, apiClient, type Api, typ
 /**
  * Two of everything (issue 26, deliverable 5): two replicas of every service and two gateways
  * against the same databases, broker and Redis, each pair behind a round robin that stands in for a
- * Kubernetes Service. The services call each other through the round robins; the gateways name both
- * replicas of each service in their upstream settings (several URLs per upstream, which they call in
- * turn); clients call the gateways' round robin. Both gateways start together with the same new
- * BOOTSTRAP_API_KEY, the race that once kept one of them from coming up.
+ * Kubernetes Service. Every component calls the services' round robins (with
+ * REPLICA_DRILL_GATEWAY_URLS=replicas the gateways name both replicas of each service instead:
+ * several URLs per upstream; RELIABILITY.md says how that fared); clients call the gateways' round
+ * robin. Both gateways start together with the same new BOOTSTRAP_API_KEY, the race that once kept
+ * one of them from coming up.
  */
 export type { Component };
 export const SERVICES = ['coupon', 'affiliate', 'referral', 'sale', 'webhook-dispatcher'] as const;
@@ -145,6 +146,8 @@ export class ReplicatedSystem {
   gatewayUrl = '';
   /** The BOOTSTRAP_API_KEY both gateways were started with: new to the database, so both race to create it. */
   readonly bootstrapKey = `bootstrap-${randomUUID()}`;
+  /** REPLICA_DRILL_GATEWAY_URLS=replicas: the gateways name both replicas of each service instead of its round robin. */
+  private readonly gatewaysCallReplicas = process.env.REPLICA_DRILL_GATEWAY_URLS === 'replicas';
 
   private constructor(private readonly extraEnv: Record<string, string>) {}
 
@@ -176,9 +179,8 @@ export class ReplicatedSystem {
 
   private env(replica: Replica): NodeJS.ProcessEnv {
     const { mongoUrl, amqpUrl, redisUrl } = testInfra();
-    // The gateways call both replicas of a service themselves; the services go through the round robin.
     const url = (name: Component) =>
-      replica.component === 'gateway' ? this.replicas(name).map((backend) => this.urlOf(backend)).join(',') : `http://127.0.0.1:${this.balancers.get(name)?.port}`;
+      this.gatewaysCallReplicas && replica.component === 'gateway' ? this.replicas(name).map((backend) => this.urlOf(backend)).join(',') : `http://127.0.0.1:${this.balancers.get(name)?.port}`;
     return {
       PATH: process.env.PATH,
       NODE_ENV: 'test',
