@@ -9,10 +9,11 @@ const optional = <Schema extends z.ZodTypeAny>(schema: Schema) =>
   z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
 
 /**
- * An upstream's address: one URL, or the URLs of its replicas separated by commas, which the
- * gateway calls in turn (proxy/upstream-targets.ts).
+ * The gateway's own version of the platform's serviceUrlSetting (same name, so deploy/test reads
+ * the services it calls the same way): one URL, or the URLs of the service's replicas separated by
+ * commas, which the gateway calls in turn (proxy/upstream-targets.ts).
  */
-const upstreamSetting = (component: ComponentName) =>
+const serviceUrlSetting = (component: ComponentName) =>
   z
     .string()
     .default(`http://127.0.0.1:${DEFAULT_PORTS[component]}`)
@@ -31,11 +32,11 @@ export const gatewayConfigShape = {
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').default('local-admin-token-change-me'),
   REDIS_URL: optional(z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL')),
   BOOTSTRAP_API_KEY: optional(z.string().min(16, 'must be at least 16 characters').max(200).regex(/^\S+$/, 'must not contain spaces')),
-  COUPON_URL: upstreamSetting('coupon'),
-  AFFILIATE_URL: upstreamSetting('affiliate'),
-  REFERRAL_URL: upstreamSetting('referral'),
-  SALE_URL: upstreamSetting('sale'),
-  WEBHOOK_DISPATCHER_URL: upstreamSetting('webhook-dispatcher'),
+  COUPON_URL: serviceUrlSetting('coupon'),
+  AFFILIATE_URL: serviceUrlSetting('affiliate'),
+  REFERRAL_URL: serviceUrlSetting('referral'),
+  SALE_URL: serviceUrlSetting('sale'),
+  WEBHOOK_DISPATCHER_URL: serviceUrlSetting('webhook-dispatcher'),
   RATE_LIMIT_POINTS: z.coerce.number().int().min(1).default(100),
   RATE_LIMIT_DURATION_SECONDS: z.coerce.number().int().min(1).max(86_400).default(1),
   /** Requests failing authentication, per client address (then 429 instead of 401). */
