@@ -10,8 +10,11 @@ import { ADMIN_TOKEN, COMPONENTS, INTERNAL_TOKEN, ROOT, apiClient, type Api, typ
 /**
  * Two of everything (issue 26, deliverable 5): two replicas of every service and two gateways
  * against the same databases, broker and Redis, each pair behind a round robin that stands in for a
- * Kubernetes Service. The gateways' upstream URLs are the services' round robins; clients call the
- * gateways' round robin.
+ * Kubernetes Service. Every component calls the services' round robins (with
+ * REPLICA_DRILL_GATEWAY_URLS=replicas the gateways name both replicas of each service instead:
+ * several URLs per upstream; RELIABILITY.md says how that fared); clients call the gateways' round
+ * robin. Both gateways start together with the same new BOOTSTRAP_API_KEY, the race that once kept
+ * one of them from coming up.
  */
 export type { Component };
 export const SERVICES = ['coupon', 'affiliate', 'referral', 'sale', 'webhook-dispatcher'] as const;
@@ -37,6 +40,8 @@ const FAILURE_THRESHOLD = 3;
 export class RoundRobin {
   private readonly ready: boolean[];
   private readonly timeouts: number[];
+  /** Backends being stopped (SIGTERM): out of the rotation whatever their probes say, until started again. */
+  private readonly terminating: boolean[];
   private next = 0;
   private server: Server | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -47,6 +52,23 @@ export class RoundRobin {
   constructor(readonly ports: number[]) {
     this.ready = ports.map(() => false);
     this.timeouts = ports.map(() => 0);
+    this.terminating = ports.map(() => false);
+  }
+
+  /**
+   * The backend is being stopped: no new connection goes to it from now on. A Kubernetes Service does
+   * the same for a terminating pod, without waiting for a readiness probe to fail; the probes here can
+   * take seconds to answer on a loaded machine, and a connection routed meanwhile to a process whose
+   * shutdown delay is over is accepted and then closed before its request arrives.
+   */
+  stopping(index: number): void {
+    this.terminating[index] = true;
+    this.ready[index] = false;
+  }
+
+  /** The backend was started again: its probes decide from now on. */
+  started(index: number): void {
+    this.terminating[index] = false;
   }
 
   async start(): Promise<void> {
@@ -59,7 +81,8 @@ export class RoundRobin {
           .then((response) => (response.ok ? 'ready' : 'not ready'))
           .catch((error: Error) => (error.name === 'TimeoutError' ? 'timeout' : 'not ready'));
         this.timeouts[index] = answer === 'timeout' ? (this.timeouts[index] ?? 0) + 1 : 0;
-        if (answer !== 'timeout') this.ready[index] = answer === 'ready';
+        if (this.terminating[index]) this.ready[index] = false;
+        else if (answer !== 'timeout') this.ready[index] = answer === 'ready';
         else if ((this.timeouts[index] ?? 0) >= FAILURE_THRESHOLD) this.ready[index] = false;
       }));
       if (!this.stopped) this.timer = setTimeout(() => void probe(), PROBE_INTERVAL_MS);
@@ -73,7 +96,7 @@ export class RoundRobin {
     client.once('close', () => this.sockets.delete(client));
     const inTurn = this.ports.map((_, index) => (this.next + index) % this.ports.length);
     const ready = inTurn.filter((index) => this.ready[index]);
-    const index = ready.length > 0 ? ready[0] : inTurn[0];
+    const index = ready.length > 0 ? ready[0] : (inTurn.find((candidate) => !this.terminating[candidate]) ?? inTurn[0]);
     if (index === undefined || tried >= this.ports.length) {
       client.destroy(); // every backend refused it: so is the connection
       return;
@@ -121,6 +144,10 @@ export class ReplicatedSystem {
   private readonly dbPrefix = `replicas_${randomUUID().slice(0, 8)}`;
   private readonly exchange = `replicas.events.${randomUUID().slice(0, 8)}`;
   gatewayUrl = '';
+  /** The BOOTSTRAP_API_KEY both gateways were started with: new to the database, so both race to create it. */
+  readonly bootstrapKey = `bootstrap-${randomUUID()}`;
+  /** REPLICA_DRILL_GATEWAY_URLS=replicas: the gateways name both replicas of each service instead of its round robin. */
+  private readonly gatewaysCallReplicas = process.env.REPLICA_DRILL_GATEWAY_URLS === 'replicas';
 
   private constructor(private readonly extraEnv: Record<string, string>) {}
 
@@ -152,7 +179,8 @@ export class ReplicatedSystem {
 
   private env(replica: Replica): NodeJS.ProcessEnv {
     const { mongoUrl, amqpUrl, redisUrl } = testInfra();
-    const url = (name: Component) => `http://127.0.0.1:${this.balancers.get(name)?.port}`;
+    const url = (name: Component) =>
+      this.gatewaysCallReplicas && replica.component === 'gateway' ? this.replicas(name).map((backend) => this.urlOf(backend)).join(',') : `http://127.0.0.1:${this.balancers.get(name)?.port}`;
     return {
       PATH: process.env.PATH,
       NODE_ENV: 'test',
@@ -174,11 +202,18 @@ export class ReplicatedSystem {
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
       WEBHOOK_RETRY_SCHEDULE: '0,300ms,500ms,1s,1s,2s,2s,3s,3s,5s,5s,5s',
       SHUTDOWN_DELAY_MS: String(SHUTDOWN_DELAY_MS),
+      ...(replica.component === 'gateway' ? { BOOTSTRAP_API_KEY: this.bootstrapKey } : {}),
       ...this.extraEnv,
     };
   }
 
+  /** One replica's own address, past its pair's round robin. */
+  urlOf(replica: Replica): string {
+    return `http://127.0.0.1:${this.ports.get(nameOf(replica))}`;
+  }
+
   async launch(replica: Replica): Promise<void> {
+    this.balancers.get(replica.component)?.started(replica.index);
     const log = createWriteStream(join(this.logDir, `${nameOf(replica)}.log`), { flags: 'a' });
     const child = spawn(process.execPath, [join(ROOT, COMPONENTS[replica.component], 'dist/start.js')], {
       env: this.env(replica),
@@ -208,6 +243,7 @@ export class ReplicatedSystem {
   async kill(replica: Replica, signal: NodeJS.Signals): Promise<number | null> {
     const running = this.processes.get(nameOf(replica));
     if (!running) return null;
+    if (signal === 'SIGTERM') this.balancers.get(replica.component)?.stopping(replica.index);
     running.child.kill(signal);
     const code = await running.exited;
     this.processes.delete(nameOf(replica));

@@ -109,6 +109,9 @@ type Container = {
 const containersOf = (deployment: KubernetesObject) =>
   (deployment.spec as { template: { spec: { containers: Container[] } } }).template.spec.containers;
 
+/** The egress rule every component has towards the OpenTelemetry Collector (deploy/kubernetes/README.md, step 7). */
+const TRACE_COLLECTOR = { peer: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }, ports: [4317, 4318] };
+
 describe.each(['trial', 'production'])('kubernetes overlay %s', (overlay) => {
   const objects = build(overlayRoot(overlay));
   const find = (kind: string, name: string) => objects.find((object) => object.kind === kind && object.metadata.name === name);
@@ -181,7 +184,21 @@ describe.each(['trial', 'production'])('kubernetes overlay %s', (overlay) => {
     expect(selected).toEqual([
       { peer: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } }, podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } }, ports: [53, 53] },
       { peer: { podSelector: { matchLabels: { 'app.kubernetes.io/part-of': 'affiliate-platform', 'app.kubernetes.io/component': 'infra' } } }, ports: [27017, 5672, 5671] },
+      TRACE_COLLECTOR,
     ]);
+  });
+
+  test.each(COMPONENTS)('%s may export its traces to the collector in the monitoring namespace, on the OTLP ports only', (component) => {
+    type Peer = { namespaceSelector?: { matchLabels?: Record<string, string> }; podSelector?: unknown; ipBlock?: unknown };
+    type Policy = { spec: { podSelector: { matchLabels: Record<string, string> }; policyTypes: string[]; egress?: { to?: Peer[]; ports?: { port: number }[] }[] } };
+    const labels = (((find('Deployment', component) as KubernetesObject).spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels);
+    const egress = objects
+      .filter((object) => object.kind === 'NetworkPolicy')
+      .map((object) => object as unknown as Policy)
+      .filter((policy) => policy.spec.policyTypes.includes('Egress') && Object.entries(policy.spec.podSelector.matchLabels).every(([key, value]) => labels[key] === value))
+      .flatMap((policy) => policy.spec.egress ?? []);
+    const toMonitoring = egress.flatMap((rule) => (rule.to ?? []).filter((peer) => peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'] === 'monitoring').map((peer) => ({ peer, ports: rule.ports?.map((port) => port.port) })));
+    expect(toMonitoring).toEqual([TRACE_COLLECTOR]);
   });
 
   test.each(COMPONENTS)('the monitoring namespace scrapes %s on its own metrics listener, which no Service exposes, and reaches no other port', (component) => {

@@ -83,6 +83,13 @@ test('promtool test rules: every alert fires on the series meant to fire it and 
   expect(alerts.map((alert) => alert.alert).filter((name) => !tested.has(name))).toEqual([]);
 });
 
+test('the outbox gauges, which every replica reports for its whole service, are folded with max() and never summed', () => {
+  const queries = [...alerts.map((alert) => ({ where: `alert ${alert.alert}`, expr: alert.expr })), ...dashboardQueries];
+  const outbox = queries.filter(({ expr }) => /outbox_(documents_pending|oldest_pending_age_seconds)/.test(expr));
+  expect(outbox.length).toBeGreaterThanOrEqual(3);
+  expect(outbox.filter(({ expr }) => !/^max by \(service\) \(outbox_(documents_pending|oldest_pending_age_seconds)\b/.test(expr.trim()))).toEqual([]);
+});
+
 test('the rules alert on outbox age, backlog growth, dead letters, the error ratio, open circuits and unready pods', () => {
   const watched = alerts.map((alert) => metricNamesIn(alert.expr)).flat();
   expect(watched).toEqual(

@@ -1,11 +1,25 @@
-import { baseConfigShape, ConfigError, DEFAULT_PORTS, parseConfig, type SecretSettings, serviceDatabaseUrl, serviceUrlSetting } from '@affiliate/platform';
+import { baseConfigShape, ConfigError, DEFAULT_PORTS, parseConfig, type ComponentName, type SecretSettings, serviceDatabaseUrl } from '@affiliate/platform';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import type { UpstreamName } from './proxy/route-table';
+import { upstreamUrls } from './proxy/upstream-targets';
 
 /** An unset variable and an empty one mean the same: docker compose passes `REDIS_URL=` through. */
 const optional = <Schema extends z.ZodTypeAny>(schema: Schema) =>
   z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
+
+/**
+ * The gateway's own version of the platform's serviceUrlSetting (same name, so deploy/test reads
+ * the services it calls the same way): one URL, or the URLs of the service's replicas separated by
+ * commas, which the gateway calls in turn (proxy/upstream-targets.ts).
+ */
+const serviceUrlSetting = (component: ComponentName) =>
+  z
+    .string()
+    .default(`http://127.0.0.1:${DEFAULT_PORTS[component]}`)
+    .refine((setting) => upstreamUrls(setting).length > 0 && upstreamUrls(setting).every((url) => z.string().url().safeParse(url).success), {
+      message: 'must be a URL, or URLs separated by commas',
+    });
 
 /** The gateway's metrics listener (the OpenTelemetry Prometheus exporter's customary port). */
 export const GATEWAY_METRICS_PORT = 9464;

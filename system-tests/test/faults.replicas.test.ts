@@ -198,6 +198,15 @@ async function expectEveryAcknowledgedObject(ledger: Ledger): Promise<void> {
   expect(missing).toEqual([]);
 }
 
+test('two gateways started together with the same new BOOTSTRAP_API_KEY both come up, and the key works on each', async () => {
+  // Both were launched at once and became ready (ReplicatedSystem.start fails otherwise): one program
+  // with one key, whichever gateway created it, and each gateway accepts it.
+  for (const gateway of system.replicas('gateway')) {
+    const response = await apiClient(`${system.urlOf(gateway)}/api/v1`, system.bootstrapKey).get('/coupons');
+    expect({ gateway: gateway.index, status: response.status }).toEqual({ gateway: gateway.index, status: 200 });
+  }
+}, 60_000);
+
 test('a rolling restart of every component under load (each pair one replica at a time: SIGTERM, exit, start, ready) loses no accepted request', async () => {
   const started = Date.now();
   const ledger = new Ledger();

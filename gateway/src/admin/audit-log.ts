@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { AuditRecord } from '@affiliate/contracts';
-import { findPage, isDuplicateKey, type PageRequest } from '@affiliate/platform';
+import { findPage, unlessKeyTaken, UniqueKeyConflict, type PageRequest } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 import { retentionFields, uuidFromHash } from './retention';
 
@@ -76,13 +76,8 @@ export async function recordRefusal(log: AuditLog, entry: AuditEntry, windowMs: 
       { $inc: { count: 1 }, $set: { lastAt: now }, $setOnInsert: { ...entry, createdAt: now, expiresAt: new Date(now.getTime() + log.auditRetentionMs) } },
       { upsert: true },
     );
-  try {
-    await count();
-  } catch (error) {
-    // Two first refusals at once: one inserted the record, the other counts in it.
-    if (!isDuplicateKey(error)) throw error;
-    await count();
-  }
+  // Two first refusals at once: one inserted the record, the other counts in it.
+  if ((await unlessKeyTaken(count)) instanceof UniqueKeyConflict) await count();
 }
 
 export async function listAuditRecords(records: AuditRecordModel, page: PageRequest): Promise<{ items: AuditRecord[]; nextCursor: string | null }> {

@@ -1,5 +1,5 @@
 import { isKeptForReplay } from '@affiliate/contracts';
-import { isDuplicateKey } from '@affiliate/platform';
+import { unlessKeyTaken, UniqueKeyConflict } from '@affiliate/platform';
 import type { Types } from 'mongoose';
 import { IDEMPOTENCY_WINDOW_SECONDS, type IdempotencyRecordDocument, type IdempotencyRecordModel, type StoredResponse } from './idempotency-record';
 
@@ -19,12 +19,8 @@ export type ClaimRequest = { programId: string; key: string; requestHash: string
 export async function claimIdempotencyKey(records: IdempotencyRecordModel, request: ClaimRequest, abandonedAfterMs: number): Promise<Claim> {
   const now = request.now ?? new Date();
   for (let attempt = 0; attempt < 3; attempt += 1) {
-    try {
-      const created = await records.create({ programId: request.programId, key: request.key, requestHash: request.requestHash, state: 'processing', response: null, createdAt: now });
-      return { kind: 'claimed', recordId: created._id };
-    } catch (error) {
-      if (!isDuplicateKey(error)) throw error;
-    }
+    const created = await unlessKeyTaken(() => records.create({ programId: request.programId, key: request.key, requestHash: request.requestHash, state: 'processing', response: null, createdAt: now }));
+    if (!(created instanceof UniqueKeyConflict)) return { kind: 'claimed', recordId: created._id };
     const existing = await records.findOne({ programId: request.programId, key: request.key }).lean<IdempotencyRecordDocument>();
     if (!existing) continue;
     const age = now.getTime() - existing.createdAt.getTime();

@@ -1,6 +1,7 @@
 import { Agent, ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { errorResponseBody, FairShare, KeyedCircuits, type Logger, type Metrics } from '@affiliate/platform';
 import { createProxyMiddleware, type RequestHandler as ProxyHandler } from 'http-proxy-middleware';
+import { UpstreamTargets } from './upstream-targets';
 
 /** A response the gateway keeps (idempotency) before the client sees it. */
 export type CapturedResponse = { status: number; headers: Record<string, string | string[]>; body: Buffer };
@@ -29,6 +30,7 @@ export type UpstreamProxy = {
 
 export type UpstreamProxyOptions = {
   name: string;
+  /** One URL, or the service's replicas' separated by commas (called in turn, see UpstreamTargets). */
   url: string;
   timeoutMs: number;
   resetTimeoutMs: number;
@@ -42,7 +44,13 @@ export type UpstreamProxyOptions = {
 const CLIENT_HEADERS_DROPPED = ['authorization', 'cookie', 'x-internal-token', 'x-program-id', 'x-request-id', 'x-forwarded-prefix'];
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'upgrade', 'proxy-connection', 'te', 'trailer']);
 
-type InFlight = ForwardOptions & { settle: (error?: Error) => void; proxyRequest?: ClientRequest };
+type InFlight = ForwardOptions & {
+  settle: (error?: Error) => void;
+  proxyRequest?: ClientRequest;
+  /** The address this call went to, and how to send it again (to another one). */
+  target?: string;
+  again?: () => void;
+};
 
 /** No answer within the timeout: named, so the log says which it was. */
 class UpstreamTimeoutError extends Error {}
@@ -118,6 +126,11 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
       delete upstreamResponse.headers['keep-alive'];
       const pending = inFlight.get(request);
       if (!pending) return;
+      // A service says `Connection: close` on every answer from the moment it begins to stop: that
+      // replica is leaving, so the next calls go to the others (when the setting names several). Not
+      // when the request asked for it (a client's `Connection: close` is passed on): that is an echo.
+      const asked = String(pending.proxyRequest?.getHeader('connection') ?? '').toLowerCase() === 'close';
+      if (pending.target && !asked && upstreamResponse.headers.connection === 'close') targets.leaving(pending.target);
       if (!pending.capture) return pending.settle();
       const chunks: Buffer[] = [];
       upstreamResponse.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -134,7 +147,17 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         });
       });
     }),
-    error: guarded('error', (error: Error, request: IncomingMessage) => inFlight.get(request)?.settle(error)),
+    error: guarded('error', (error: Error, request: IncomingMessage) => {
+      const pending = inFlight.get(request);
+      if (!pending) return;
+      if (pending.target) targets.unreachable(pending.target);
+      // Refused: nothing reached that replica, so the call goes to another one at once, if one is left.
+      if ((error as NodeJS.ErrnoException).code === 'ECONNREFUSED' && pending.target && pending.again && targets.hasOtherThan(pending.target)) {
+        pending.proxyRequest = undefined;
+        return pending.again();
+      }
+      pending.settle(error);
+    }),
     econnreset: guarded('econnreset', (_error: Error, request: IncomingMessage) => inFlight.get(request)?.settle()),
   };
 
@@ -142,7 +165,19 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
   // which the client then sees too; a keep-alive pool per upstream avoids both. It has no socket
   // limit of its own: `connections` admits at most maxSockets calls, so the agent never queues.
   const agent = new Agent({ keepAlive: true, maxFreeSockets: maxSockets });
-  const proxyOptions = { target: options.url, changeOrigin: false, agent };
+  const targets = new UpstreamTargets(options.url);
+  const proxyOptions = {
+    target: targets.urls[0],
+    // Each call (and each call sent again) to the next address in turn, remembered for its errors.
+    router: (request: IncomingMessage) => {
+      const target = targets.pick();
+      const pending = inFlight.get(request);
+      if (pending) pending.target = target;
+      return target;
+    },
+    changeOrigin: false,
+    agent,
+  };
   const streaming: ProxyHandler = createProxyMiddleware({ ...proxyOptions, on: handlers });
   const capturing: ProxyHandler = createProxyMiddleware({ ...proxyOptions, selfHandleResponse: true, on: handlers });
 
@@ -172,7 +207,8 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         settle();
       });
       const proxy = forward.capture ? capturing : streaming;
-      void proxy(request, response, (error?: unknown) => settle(error instanceof Error ? error : new Error('the request was not proxied')));
+      pending.again = () => void proxy(request, response, (error?: unknown) => settle(error instanceof Error ? error : new Error('the request was not proxied')));
+      pending.again();
     });
 
   const circuits = new KeyedCircuits(

@@ -1,6 +1,6 @@
-import { Affiliate, PROGRAM_LIMIT_DEFAULTS, TRACKING_DEFAULTS, type EventEnvelope, type EventType, type Program } from '@affiliate/contracts';
-import { bootService, createEvent, EventBus, type RunningService } from '@affiliate/platform';
-import { eventually, newProgramId, recordEvents, serviceApi, testServiceSettings, type ServiceApi } from '@affiliate/platform/testing';
+import { Affiliate, type EventEnvelope, type EventType, type Program } from '@affiliate/contracts';
+import { bootService, EventBus, type RunningService } from '@affiliate/platform';
+import { eventually, newProgramId, programUpdatedEvent, recordEvents, serviceApi, testServiceSettings, type ServiceApi } from '@affiliate/platform/testing';
 import { buildAffiliateService } from '../src/service';
 
 /** The affiliate service on port 0 against the real database and broker, plus a second bus to talk to it. */
@@ -25,23 +25,7 @@ export async function startAffiliateService(): Promise<Harness> {
   const api = (programId: string): Api => serviceApi(service.url, programId);
   const publish = (event: EventEnvelope) => bus.publish(event);
   const setProgram = async (programId: string, settings: Partial<Program>) => {
-    const now = new Date().toISOString();
-    const program: Program = {
-      id: programId,
-      name: 'Test program',
-      urlModifier: 'ref',
-      destinationUrls: [],
-      requireApproval: false,
-      defaultCommissionRate: 20,
-      apiAccess: true,
-      rateLimit: null,
-      ...TRACKING_DEFAULTS,
-      ...PROGRAM_LIMIT_DEFAULTS,
-      createdAt: now,
-      updatedAt: now,
-      ...settings,
-    };
-    await publish(createEvent('program.updated', programId, program));
+    await publish(programUpdatedEvent(programId, settings));
   };
   const stop = async () => {
     await bus.close();

@@ -20,5 +20,5 @@ export * from './money';
 export * from './group-commit';
 export * from './recent-reads';
 export * from './store/aggregate-store';
-export { asUniqueKeyConflict, insertUnique } from './store/unique-keys';
+export { asUniqueKeyConflict, insertUnique, isKeyTaken, unlessKeyTaken } from './store/unique-keys';
 export { runMigrationOnce } from './store/migrations';

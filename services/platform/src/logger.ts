@@ -1,6 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pino, { type Logger } from 'pino';
-import { activeSpanIds } from './tracing';
 
 export type { Logger };
 
@@ -22,15 +21,12 @@ export function createLogger(service: string, level = process.env.LOG_LEVEL ?? '
     name: service,
     level,
     base: { service },
-    // The mixin reads the context of whatever request or message is being handled right now, and
-    // its trace (the field names of OpenTelemetry's pino instrumentation, so log tools link them).
+    // The mixin reads the context of whatever request or message is being handled right now. The
+    // trace's ids (trace_id, span_id, trace_flags) come from OpenTelemetry's pino instrumentation
+    // (services/platform/src/telemetry), which adds its own mixin to this one.
     mixin: () => {
       const context = requestContext.getStore();
-      const span = activeSpanIds();
-      return {
-        ...(context ? { requestId: context.requestId, programId: context.programId } : {}),
-        ...(span ? { trace_id: span.traceId, span_id: span.spanId, trace_flags: `0${span.traceFlags.toString(16)}` } : {}),
-      };
+      return context ? { requestId: context.requestId, programId: context.programId } : {};
     },
     redact: { paths: ['req.headers.authorization', 'req.headers["x-internal-token"]'], censor: '[redacted]' },
   });

@@ -8,15 +8,15 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  * this code calls, an outcome or reason from a fixed list. No program, endpoint or URL is a label.
  */
 
-/** What the outbox relay knows is waiting: written, not yet confirmed by the broker and cleared. */
+/** What waits in the outbox: written, not yet confirmed by the broker and cleared. */
 export type OutboxBacklog = { pending: number; oldestSince: number | undefined };
 
 /** Instruments of the outbox relay (events/outbox.ts). */
 export type OutboxMetrics = {
   published: (events: number) => void;
   failed: () => void;
-  /** Read at scrape time: what the relay holds in memory, no database read. */
-  watch: (backlog: () => OutboxBacklog) => void;
+  /** Read at scrape time (at most once per scrape for both gauges). */
+  watch: (backlog: () => OutboxBacklog | Promise<OutboxBacklog>) => void;
 };
 
 export type ConsumerOutcome = 'handled' | 'duplicate';
@@ -122,31 +122,38 @@ function upstreamMetrics(registry: Registry): UpstreamMetrics {
 }
 
 function outboxMetrics(registry: Registry): OutboxMetrics {
-  const backlogs: (() => OutboxBacklog)[] = [];
-  const read = () => {
+  const backlogs: (() => OutboxBacklog | Promise<OutboxBacklog>)[] = [];
+  const readAll = async () => {
     let pending = 0;
     let oldestSince: number | undefined;
-    for (const backlog of backlogs) {
-      const current = backlog();
+    for (const current of await Promise.all(backlogs.map((backlog) => backlog()))) {
       pending += current.pending;
       if (current.oldestSince !== undefined && (oldestSince === undefined || current.oldestSince < oldestSince)) oldestSince = current.oldestSince;
     }
     return { pending, oldestSince };
   };
+  // Both gauges of one scrape share one read (the relay's may be a database read).
+  let reading: { at: number; backlog: Promise<OutboxBacklog> } | undefined;
+  const read = () => {
+    if (!reading || Date.now() - reading.at > 1000) reading = { at: Date.now(), backlog: readAll() };
+    return reading.backlog;
+  };
+  // The service's outbox as a whole, the same value from every replica: aggregate with max(), not
+  // sum(), which would count it once per replica (deploy/monitoring).
   new Gauge({
     name: 'outbox_documents_pending',
-    help: 'Documents whose events this relay knows are waiting to be published (written, or found by its sweep, and not yet confirmed and cleared)',
+    help: "Documents of the service whose events wait to be published (written and not yet confirmed and cleared); every replica reports the whole service's, so aggregate with max()",
     registers: [registry],
-    collect() {
-      this.set(read().pending);
+    async collect() {
+      this.set((await read()).pending);
     },
   });
   new Gauge({
     name: 'outbox_oldest_pending_age_seconds',
-    help: 'How long the oldest document this relay knows is waiting has had unpublished events (0 when none wait)',
+    help: "How long the service's oldest document with unpublished events has waited (0 when none wait); the same from every replica, so aggregate with max()",
     registers: [registry],
-    collect() {
-      const { oldestSince } = read();
+    async collect() {
+      const { oldestSince } = await read();
       this.set(oldestSince === undefined ? 0 : seconds(Date.now() - oldestSince));
     },
   });

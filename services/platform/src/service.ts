@@ -95,13 +95,13 @@ export async function bootService(
     routes: parts.routes,
     internalToken: settings.internalToken,
     serveMetrics: settings.metricsPort === undefined,
-    // Ready means this process can serve: its own database, and the broker only where it consumes
-    // events (what it publishes waits in the outbox). Never another service: one dead service must
-    // not take every caller out of its load balancer.
+    // Ready means this process can serve: its own database, and, only where it consumes events, a
+    // consumer attached to each of its queues (what it publishes waits in the outbox). Never another
+    // service: one dead service must not take every caller out of its load balancer.
     readiness: async () => ({
       accepting: !shutdown.begun,
       mongo: isMongoReady(connection),
-      ...(parts.subscribe ? { rabbitmq: bus.isConnected() } : {}),
+      ...(parts.subscribe ? { rabbitmq: bus.consumersAttached() } : {}),
     }),
   });
   const listen = (handler: typeof app, port: number) =>

@@ -57,3 +57,37 @@ test('a document a crash left with events is counted as pending from the first s
     await bus.close().catch(() => undefined);
   }
 }, 60_000);
+
+test("two replicas' relays export the same outbox gauges, the service's whole backlog, so max() over them counts it once", async () => {
+  // Two replicas of one service: one database, each its own relay; the broker away, so nothing leaves.
+  const Twins = connection.model<Counter>('Twin', Counters.schema.clone());
+  const replicas = await Promise.all(
+    ['a', 'b'].map(async (name) => {
+      const metrics = createMetrics(`outbox-replica-${name}`);
+      const bus = new EventBus({ url: `amqp://guest:guest@127.0.0.1:${await freePort()}`, exchange: uniqueName('nowhere'), logger, publishTimeoutMs: 200 });
+      const relay = new OutboxRelay({ bus, logger, sweepIntervalMs: 60_000, retryIntervalMs: 100, metrics: metrics.outbox });
+      relay.watch(Twins);
+      return { metrics, bus, relay };
+    }),
+  );
+  const gauges = async () =>
+    Promise.all(replicas.map(async ({ metrics }) => {
+      const text = await metrics.registry.metrics();
+      return { pending: sample(text, 'outbox_documents_pending'), aged: sample(text, 'outbox_oldest_pending_age_seconds') > 0 };
+    }));
+  try {
+    for (const { relay } of replicas) relay.start();
+    // Both writes land on replica a: only its relay hears of them (b's sweep is a minute away).
+    const onReplicaA = new AggregateStore<Counter>({ connection, relay: replicas[0]!.relay }, () => Twins);
+    const programId = newProgramId();
+    for (const id of [randomUUID(), randomUUID()]) {
+      await onReplicaA.insert({ _id: id, programId, value: 0, createdAt: new Date() }, () => [createEvent('coupon.created', programId, exampleEventData('coupon.created', { id, timesRedeemed: 0 }))]);
+    }
+    await eventually(async () => expect(await gauges()).toEqual([{ pending: 2, aged: true }, { pending: 2, aged: true }]), 20_000, 100);
+  } finally {
+    for (const { relay, bus } of replicas) {
+      await relay.stop();
+      await bus.close().catch(() => undefined);
+    }
+  }
+}, 60_000);

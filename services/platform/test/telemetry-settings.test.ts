@@ -28,3 +28,7 @@ test('an unusable OTEL_* value stops the component at start with the variable na
   });
   expect({ status: started.status, stderr: started.stderr }).toEqual({ status: 78, stderr: expect.stringContaining('OTEL_TRACES_EXPORTER must be one of otlp, console, none, not "zipkin"') });
 });
+
+test('OTEL_EXPORTER_OTLP_PROTOCOL=grpc exports over gRPC (a collector on 4317)', () => {
+  expect(telemetrySettingsFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, entry)).toMatchObject({ exporter: 'otlp', protocol: 'grpc' });
+});

@@ -1,6 +1,5 @@
-import { Click, Referral, PROGRAM_LIMIT_DEFAULTS, TRACKING_DEFAULTS, type Affiliate, type Program } from '@affiliate/contracts';
-import { createEvent } from '@affiliate/platform';
-import { eventually, internalHeaders, newProgramId } from '@affiliate/platform/testing';
+import { Click, Referral, type Affiliate, type Program } from '@affiliate/contracts';
+import { eventually, internalHeaders, newProgramId, programUpdatedEvent } from '@affiliate/platform/testing';
 import request from 'supertest';
 import { createAffiliate, referralEmail, startReferralWorld, type ReferralWorld } from './harness';
 
@@ -23,24 +22,8 @@ async function click(programId: string, body: object): Promise<ReturnType<typeof
 
 /** Announces the program's tracking settings as the gateway does, and waits until the affiliate service shows them applied. */
 async function setTracking(programId: string, affiliate: Affiliate, settings: Partial<Program>): Promise<void> {
-  const now = new Date().toISOString();
   const urlModifier = `m${Date.now()}`;
-  const program: Program = {
-    id: programId,
-    name: 'Test program',
-    urlModifier,
-    destinationUrls: [{ url: 'https://shop.example.com/', params: {} }],
-    requireApproval: false,
-    defaultCommissionRate: 20,
-    apiAccess: true,
-    rateLimit: null,
-    ...TRACKING_DEFAULTS,
-    ...PROGRAM_LIMIT_DEFAULTS,
-    ...settings,
-    createdAt: now,
-    updatedAt: now,
-  };
-  await world.affiliate.context.bus.publish(createEvent('program.updated', programId, program));
+  await world.affiliate.context.bus.publish(programUpdatedEvent(programId, { urlModifier, destinationUrls: [{ url: 'https://shop.example.com/', params: {} }], ...settings }));
   await eventually(async () => {
     const links = await request(world.affiliate.server).get('/links').query({ affiliateId: affiliate.id }).set(internalHeaders(programId));
     expect(links.body[0].fullURLs[0].fullUrl).toContain(`${urlModifier}=`);

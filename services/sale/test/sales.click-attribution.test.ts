@@ -1,6 +1,5 @@
-import { Click, Sale, PROGRAM_LIMIT_DEFAULTS, TRACKING_DEFAULTS, type Affiliate, type Program } from '@affiliate/contracts';
-import { createEvent } from '@affiliate/platform';
-import { eventually, newProgramId } from '@affiliate/platform/testing';
+import { Click, Sale, type Affiliate, type Program } from '@affiliate/contracts';
+import { eventually, newProgramId, programUpdatedEvent } from '@affiliate/platform/testing';
 import { createAffiliate, saleEvent, startSaleWorld, type SaleWorld } from './sale-world';
 
 /**
@@ -23,24 +22,8 @@ async function click(programId: string, affiliate: Affiliate, fields: { visitorI
 
 /** The program's tracking settings, announced as the gateway does, applied once the affiliate service shows them. */
 async function setTracking(programId: string, affiliate: Affiliate, settings: Partial<Program>): Promise<void> {
-  const now = new Date().toISOString();
   const urlModifier = `m${Date.now()}`;
-  const program: Program = {
-    id: programId,
-    name: 'Test program',
-    urlModifier,
-    destinationUrls: [{ url: 'https://shop.example.com/', params: {} }],
-    requireApproval: false,
-    defaultCommissionRate: 20,
-    apiAccess: true,
-    rateLimit: null,
-    ...TRACKING_DEFAULTS,
-    ...PROGRAM_LIMIT_DEFAULTS,
-    ...settings,
-    createdAt: now,
-    updatedAt: now,
-  };
-  await world.affiliate.context.bus.publish(createEvent('program.updated', programId, program));
+  await world.affiliate.context.bus.publish(programUpdatedEvent(programId, { urlModifier, destinationUrls: [{ url: 'https://shop.example.com/', params: {} }], ...settings }));
   await eventually(async () => {
     const links = await world.api(world.affiliate, programId).get('/links', { affiliateId: affiliate.id });
     expect(links.body[0].fullURLs[0].fullUrl).toContain(`${urlModifier}=`);

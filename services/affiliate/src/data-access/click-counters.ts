@@ -1,4 +1,4 @@
-import { isDuplicateKey } from '@affiliate/platform';
+import { unlessKeyTaken, UniqueKeyConflict } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /** The last click id handed out in a program: one document per program, advanced by an atomic $inc. */
@@ -28,14 +28,10 @@ export class ClickCounterRepository {
    */
   async reserve(programId: string, count: number): Promise<number> {
     for (;;) {
-      try {
-        const before = await this.model.collection.findOneAndUpdate({ _id: programId as never }, { $inc: { lastClickId: count } }, { upsert: true, returnDocument: 'before' });
-        // No pre-image: this call created the counter, at `count`.
-        return (before?.lastClickId ?? 0) + 1;
-      } catch (error) {
-        // Two first clicks of a program both tried to create the counter; the loser increments it.
-        if (!isDuplicateKey(error)) throw error;
-      }
+      const before = await unlessKeyTaken(() => this.model.collection.findOneAndUpdate({ _id: programId as never }, { $inc: { lastClickId: count } }, { upsert: true, returnDocument: 'before' }));
+      // No pre-image: this call created the counter, at `count`.
+      if (!(before instanceof UniqueKeyConflict)) return (before?.lastClickId ?? 0) + 1;
+      // Two first clicks of a program both tried to create the counter; the loser increments it.
     }
   }
 }

@@ -1,5 +1,5 @@
 import type { CommissionPlan, CommissionTierRule } from '@affiliate/contracts';
-import { AggregateStore, isDuplicateKey, outboxPlugin, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
+import { AggregateStore, outboxPlugin, unlessKeyTaken, UniqueKeyConflict, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /**
@@ -77,13 +77,9 @@ export class DefaultPlanRepository {
   }
 
   async set(programId: string, planId: string): Promise<void> {
-    try {
-      await this.model.updateOne({ _id: programId }, { $set: { planId } }, { upsert: true });
-    } catch (error) {
-      // Two first defaults of a program raced to create the document: the loser overwrites the winner.
-      if (!isDuplicateKey(error)) throw error;
-      await this.model.updateOne({ _id: programId }, { $set: { planId } });
-    }
+    const written = await unlessKeyTaken(() => this.model.updateOne({ _id: programId }, { $set: { planId } }, { upsert: true }));
+    // Two first defaults of a program raced to create the document: the loser overwrites the winner.
+    if (written instanceof UniqueKeyConflict) await this.model.updateOne({ _id: programId }, { $set: { planId } });
   }
 
   /** Clears the default only if it is still this plan (another plan may have become the default meanwhile). */

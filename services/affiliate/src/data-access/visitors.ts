@@ -1,4 +1,4 @@
-import { byIdInProgram, isDuplicateKey, writeErrorsOf } from '@affiliate/platform';
+import { byIdInProgram, isKeyTaken, writeErrorsOf } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 export type VisitorClick = { clickId: number; linkId: string; affiliateId: string; at: Date };
@@ -50,7 +50,7 @@ export class VisitorRepository {
         return;
       } catch (error) {
         const failed = writeErrorsOf(error);
-        if (!failed.every((write) => isDuplicateKey(write))) throw error;
+        if (!failed.every(isKeyTaken)) throw error;
         const batch = pending;
         pending = failed.map((write) => batch[write.index] as (typeof batch)[number]);
       }

@@ -1,11 +1,12 @@
 import { acceptedEventDataSchemaOf, EventEnvelope } from '@affiliate/contracts';
 import type { ZodError } from 'zod';
 import amqp, { type AmqpConnectionManager, type ChannelWrapper } from 'amqp-connection-manager';
-import type { Channel, ConfirmChannel, ConsumeMessage } from 'amqplib';
+import { context, trace } from '@opentelemetry/api';
+import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
 import type { FairShare } from '../fair-share';
 import { withRequestContext, type Logger } from '../logger';
 import type { ConsumerMetrics } from '../metrics';
-import { contextOf, currentTraceCarrier, inSpan, markSpanFailed, SpanKind } from '../tracing';
+import { markSpanFailed } from '../tracing';
 import type { ClaimOutcome, ProcessedEvents } from './processed-events';
 
 export type EventHandler = (event: EventEnvelope) => Promise<void>;
@@ -87,6 +88,8 @@ function queueArguments(queueType: 'classic' | 'quorum') {
 export class EventBus {
   private readonly connection: AmqpConnectionManager;
   private readonly publisher: ChannelWrapper;
+  /** The publisher's open channel, published on directly (see publish); undefined while reconnecting. */
+  private publishChannel: ConfirmChannel | undefined;
   private readonly consumers: ChannelWrapper[] = [];
   private connected = false;
   private closing = false;
@@ -111,7 +114,13 @@ export class EventBus {
     this.connection.on('connectFailed', ({ err }) => options.logger.warn({ err: err.message }, 'RabbitMQ not reachable; retrying'));
     this.publisher = this.connection.createChannel({
       confirm: true,
-      setup: (channel: Channel) => channel.assertExchange(options.exchange, 'topic', { durable: true }),
+      setup: async (channel: ConfirmChannel) => {
+        await channel.assertExchange(options.exchange, 'topic', { durable: true });
+        this.publishChannel = channel;
+        channel.once('close', () => {
+          if (this.publishChannel === channel) this.publishChannel = undefined;
+        });
+      },
     });
     // A setup interrupted by the broker going away is retried on reconnect; it is not a crash.
     this.publisher.on('error', (err) => options.logger.warn({ err }, 'publisher channel error'));
@@ -133,24 +142,53 @@ export class EventBus {
     return this.connected;
   }
 
+  /**
+   * Every subscription has a consumer the broker delivers to right now: what readiness means for a
+   * component that consumes. A live connection is not enough: a consumer the broker cancelled (its
+   * queue deleted, a quorum queue without a leader), or whose channel it closed (a declare refused),
+   * receives nothing while the connection stays up.
+   */
+  consumersAttached(): boolean {
+    return this.consuming && this.connected && this.consumerTags.size === this.consumers.length;
+  }
+
   /** Resolves once the broker has confirmed the event; rejects if that does not happen in time. */
   async publish(event: EventEnvelope): Promise<void> {
-    const { exchange } = this.options;
-    // The trace goes in the message's headers (OpenTelemetry's messaging convention), not the body:
-    // the envelope's own `headers` were for the outbox, and subscribers never see either.
+    const timeoutMs = this.options.publishTimeoutMs ?? 5000;
+    // The envelope's own `headers` were for the outbox (the trace it was caused in); subscribers
+    // never see them. The amqplib instrumentation puts the publish's trace in the message's headers.
     const { headers: _stored, ...body } = event;
-    // Our own producer span rather than the amqplib instrumentation's: amqp-connection-manager
-    // queues a publish and sends it from its worker later, where the active context is another
-    // message's (or none), so a span started there would name the wrong parent.
-    await inSpan(`publish ${exchange}`, { kind: SpanKind.PRODUCER, attributes: messagingAttributes(exchange, event, 'publish') }, async () => {
-      await this.publisher.publish(exchange, event.type, Buffer.from(JSON.stringify(body)), {
-        persistent: true,
-        messageId: event.id,
-        contentType: 'application/json',
-        timestamp: Math.floor(Date.parse(event.occurredAt) / 1000),
-        headers: currentTraceCarrier() ?? {},
-        timeout: this.options.publishTimeoutMs ?? 5000,
-      });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`RabbitMQ did not confirm ${event.type} ${event.id} within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      await Promise.race([this.publishConfirmed(event, body), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Straight on the open channel, not through amqp-connection-manager's publish: that one queues
+   * the message and sends it from its worker, in the context of whichever publish started the
+   * worker (or of the reconnect), so the amqplib instrumentation's producer span would take another
+   * event's trace as its parent. Called here, the channel's publish runs in the caller's context,
+   * which the relay sets to the trace stored with the event. A channel that closes before the
+   * broker confirms fails the publish, and the relay tries the event again.
+   */
+  private async publishConfirmed(event: EventEnvelope, body: Omit<EventEnvelope, 'headers'>): Promise<void> {
+    if (!this.publishChannel) await this.publisher.waitForConnect();
+    const channel = this.publishChannel;
+    if (!channel) throw new Error('RabbitMQ publisher channel is not open');
+    await new Promise<void>((resolve, reject) => {
+      channel.publish(
+        this.options.exchange,
+        event.type,
+        Buffer.from(JSON.stringify(body)),
+        { persistent: true, messageId: event.id, contentType: 'application/json', timestamp: Math.floor(Date.parse(event.occurredAt) / 1000), headers: {} },
+        (error) => (error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve()),
+      );
     });
   }
 
@@ -171,6 +209,7 @@ export class EventBus {
       if (!message) {
         // The broker cancelled the consumer (its queue was deleted or became unavailable): nothing
         // would ever consume again on this connection, so take a new one, which runs setup again.
+        if (this.consumerTags.get(queue)?.channel === channel) this.consumerTags.delete(queue);
         this.recover(queue, 'the broker cancelled the consumer');
         return;
       }
@@ -197,12 +236,17 @@ export class EventBus {
         return;
       }
       held.set(parsed.programId, heldNow + 1);
-      const inTurn = <T>(work: () => Promise<T>) => (options.fairShare ? options.fairShare.run(parsed.programId, work) : work());
-      // The consumer span continues the publisher's trace from the message headers; it is started
-      // inside the turn, whose work FairShare may run from another message's context.
-      const consume = <T>(work: () => Promise<T>) =>
-        inSpan(`process ${queue}`, { kind: SpanKind.CONSUMER, parent: contextOf(message.properties.headers), attributes: { ...messagingAttributes(this.options.exchange, parsed, 'process'), 'messaging.consumer.group.name': queue, 'messaging.rabbitmq.attempt': attempt } }, work);
-      await inTurn(() => consume(() => withRequestContext({ requestId: parsed.id, programId: parsed.programId }, async () => {
+      // The amqplib instrumentation calls this handler inside its consumer span (continuing the
+      // publisher's trace from the headers; it ends at ack, nack or reject). FairShare runs a turn
+      // from whichever message finished last, so the turn is bound back to this message's context:
+      // our own queue, which no instrumentation knows about.
+      const messageContext = context.active();
+      trace.getSpan(messageContext)?.updateName(`process ${queue}`).setAttributes({ ...messagingAttributes(this.options.exchange, parsed), 'messaging.consumer.group.name': queue, 'messaging.rabbitmq.attempt': attempt });
+      const inTurn = <T>(work: () => Promise<T>) => {
+        const bound = context.bind(messageContext, work);
+        return options.fairShare ? options.fairShare.run(parsed.programId, bound) : bound();
+      };
+      await inTurn(() => withRequestContext({ requestId: parsed.id, programId: parsed.programId }, async () => {
         // Stopping: not started, so handed back whole for another replica (or the next start).
         if (!this.consuming) return channel.nack(message, false, true);
         let claim: ClaimOutcome;
@@ -243,7 +287,7 @@ export class EventBus {
           if (target === deadQueue) metrics?.deadLettered(name, 'attempts_exhausted');
           else metrics?.retried(name, 'handler_failed');
         }
-      }))).finally(() => {
+      })).finally(() => {
         const left = (held.get(parsed.programId) ?? 1) - 1;
         if (left > 0) held.set(parsed.programId, left);
         else held.delete(parsed.programId);
@@ -257,6 +301,10 @@ export class EventBus {
         // refusing a declare or a consume during an election) is never reopened by the connection
         // manager, which reopens channels only on reconnect; so the consumer takes a new connection.
         channel.once('error', (err: Error) => this.recover(queue, `channel closed by the broker: ${err.message}`));
+        // Not attached from the moment its channel goes (readiness), until a setup consumes again.
+        channel.once('close', () => {
+          if (this.consumerTags.get(queue)?.channel === channel) this.consumerTags.delete(queue);
+        });
         await channel.assertExchange(this.options.exchange, 'topic', { durable: true });
         const queueArgs = queueArguments(this.options.queueType ?? 'classic');
         await channel.assertQueue(queue, { durable: true, arguments: queueArgs.queue });
@@ -359,12 +407,16 @@ function redactedUrl(url: unknown): string {
   }
 }
 
-/** OpenTelemetry's messaging attributes for RabbitMQ (bounded values only: no payload). */
-function messagingAttributes(exchange: string, event: Pick<EventEnvelope, 'id' | 'type'>, operation: 'publish' | 'process'): Record<string, string> {
+/**
+ * The current messaging convention's attributes for a consumer span (bounded values only: no
+ * payload), which the instrumentation names in the older convention only; with them the span's name
+ * `process <queue>` (the convention's `{operation} {destination}`).
+ */
+function messagingAttributes(exchange: string, event: Pick<EventEnvelope, 'id' | 'type'>): Record<string, string> {
   return {
     'messaging.system': 'rabbitmq',
-    'messaging.operation.name': operation,
-    'messaging.operation.type': operation === 'publish' ? 'send' : 'process',
+    'messaging.operation.name': 'process',
+    'messaging.operation.type': 'process',
     'messaging.destination.name': exchange,
     'messaging.rabbitmq.destination.routing_key': event.type,
     'messaging.message.id': event.id,

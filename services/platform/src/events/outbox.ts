@@ -3,7 +3,7 @@ import { context } from '@opentelemetry/api';
 import type { EventData, EventEnvelope, EventType } from '@affiliate/contracts';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { Logger } from '../logger';
-import type { OutboxMetrics } from '../metrics';
+import type { OutboxBacklog, OutboxMetrics } from '../metrics';
 import { contextOf, currentTraceCarrier, outsideAnyTrace } from '../tracing';
 import type { EventBus } from './bus';
 
@@ -134,15 +134,41 @@ export class OutboxRelay {
   private idle: (() => void)[] = [];
   /**
    * Every document this relay knows has events waiting (written here, or found by a sweep), from
-   * the moment they began to wait until they are published and cleared: the outbox gauges are read
-   * from it at scrape time, so a scrape costs no database read (the local server would scan).
+   * the moment they began to wait until they are published and cleared (backlog()).
    */
   private readonly pendingSince = new Map<string, Since>();
   /** When the write that made a document be relayed again (`again`) happened. */
   private readonly againSince = new Map<string, Since>();
 
   constructor(private readonly options: OutboxRelayOptions) {
-    options.metrics?.watch(() => this.backlog());
+    options.metrics?.watch(() => this.sharedBacklog());
+  }
+
+  /**
+   * What waits in the database, the same from every replica of the service (the marker that every
+   * write with events sets and the relay's clear removes): the outbox gauges, so that two replicas
+   * export the service's backlog once each instead of each its own part, and max() over them is the
+   * service's. One count and one indexed read per watched collection, once per scrape (the sparse
+   * marker index on MongoDB; a scan on the local server). Before it starts, a relay reports what it
+   * knows (nothing yet); when the database does not answer, what it knows in memory.
+   */
+  async sharedBacklog(): Promise<OutboxBacklog> {
+    if (this.stopped) return this.backlog();
+    try {
+      let pending = 0;
+      let oldestSince: Since | undefined;
+      for (const model of this.models) {
+        // Naming deletedAt counts tombstones too: their *.deleted event waits like any other.
+        const marked = { _pendingSince: { $exists: true }, deletedAt: { $exists: true } };
+        pending += await model.countDocuments(marked);
+        const oldest = (await model.findOne(marked).sort({ _pendingSince: 1 }).select('_pendingSince').lean()) as { _pendingSince?: Date } | null;
+        const since = oldest?._pendingSince?.getTime();
+        if (since !== undefined && (oldestSince === undefined || since < oldestSince)) oldestSince = since;
+      }
+      return { pending, oldestSince };
+    } catch {
+      return this.backlog();
+    }
   }
 
   /** What waits, as this relay knows it; documents a crash left are known from the next sweep on. */
@@ -306,8 +332,11 @@ export class OutboxRelay {
       if (!document) return this.settled(key);
       const ids = document._outbox.map((event) => event.id);
       // Published together: the channel keeps their order and the broker confirms them as a batch.
-      // Each publish runs in the trace its event was caused in (the context stored with it), not in
-      // whatever this relay is doing now: a sweep after a restart continues the request's trace.
+      // Each publish runs in the trace its event was caused in (the traceparent stored in the
+      // envelope's headers), not in whatever this relay is doing now, so the amqplib
+      // instrumentation's producer span is that request's child; a sweep after a restart continues
+      // the request's trace too. Hand-made because no instrumentation can know it: the hop from the
+      // request to the publish goes through a document in MongoDB, possibly another process's.
       await Promise.all(document._outbox.map((event) => context.with(contextOf(event.headers), () => this.options.bus.publish(event))));
       this.options.metrics?.published(ids.length);
       // One write in the usual case: the outbox still holds exactly what went out, so it is emptied and

@@ -1,5 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import { isDuplicateKey } from '../errors';
+import { unlessKeyTaken, UniqueKeyConflict } from '../store/unique-keys';
 
 type ProcessedEventDocument = { _id: string; state: 'processing' | 'done'; startedAt: Date };
 
@@ -32,12 +32,8 @@ export function processedEvents(connection: Connection, consumer: string, leaseM
   const collection = model.collection;
   return {
     async claim(eventId) {
-      try {
-        await collection.insertOne({ _id: key(eventId) as never, state: 'processing', startedAt: new Date() });
-        return 'new';
-      } catch (error) {
-        if (!isDuplicateKey(error)) throw error;
-      }
+      const inserted = await unlessKeyTaken(() => collection.insertOne({ _id: key(eventId) as never, state: 'processing', startedAt: new Date() }));
+      if (!(inserted instanceof UniqueKeyConflict)) return 'new';
       const existing = await model.findById(key(eventId)).lean();
       if (!existing) return this.claim(eventId);
       if (existing.state === 'done') return 'done';

@@ -1,10 +1,10 @@
 import type { EventEnvelope } from '@affiliate/contracts';
 import type { Connection, FilterQuery, Model, UpdateQuery } from 'mongoose';
-import { conflict, isDuplicateKey } from '../errors';
+import { conflict } from '../errors';
 import type { OutboxFields, OutboxRelay } from '../events/outbox';
 import { findPage, type PageRequest } from '../http/pagination';
 import { RecentReads } from '../recent-reads';
-import { asUniqueKeyConflict, UniqueKeyConflict } from './unique-keys';
+import { asUniqueKeyConflict, isKeyTaken, unlessKeyTaken, UniqueKeyConflict } from './unique-keys';
 
 export { UniqueKeyConflict };
 
@@ -71,13 +71,7 @@ export async function byIdInProgram<Doc extends { programId: string }>(model: Mo
  * (these run per event or per request, where mongoose's document building showed in the profile).
  */
 export async function insertOnce<Doc>(model: Model<Doc>, document: Doc): Promise<boolean> {
-  try {
-    await model.collection.insertOne(document as never);
-    return true;
-  } catch (error) {
-    if (isDuplicateKey(error)) return false;
-    throw error;
-  }
+  return !((await unlessKeyTaken(() => model.collection.insertOne(document as never))) instanceof UniqueKeyConflict);
 }
 
 /**
@@ -94,7 +88,7 @@ export async function insertEach<Doc>(model: Model<Doc>, documents: Doc[]): Prom
     await model.collection.insertMany(documents as never[], { ordered: false });
   } catch (error) {
     for (const failed of writeErrorsOf(error)) {
-      if (!isDuplicateKey(failed)) throw error;
+      if (!isKeyTaken(failed)) throw error;
       landed[failed.index] = false;
     }
   }
@@ -117,11 +111,7 @@ export function writeErrorsOf(error: unknown): { index: number; code: number }[]
  * older one arriving late): the duplicate key means the document is there, which is all it wanted.
  */
 export async function ignoringDuplicateKey(write: Promise<unknown>): Promise<void> {
-  try {
-    await write;
-  } catch (error) {
-    if (!isDuplicateKey(error)) throw error;
-  }
+  await unlessKeyTaken(() => write);
 }
 
 /** Fields of the outbox that no read needs. */

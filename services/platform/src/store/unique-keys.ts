@@ -26,6 +26,24 @@ export function asUniqueKeyConflict(error: unknown, knownKeys: readonly string[]
 }
 
 /**
+ * Runs a write that may find its key taken (the loser of a race to create a document, a second
+ * claim of one id): the UniqueKeyConflict comes back as a value, for the callers whose loser has a
+ * way on (update the winner's document, read it); any other error is thrown.
+ */
+export async function unlessKeyTaken<T>(write: () => Promise<T>): Promise<T | UniqueKeyConflict> {
+  try {
+    return await write();
+  } catch (error) {
+    const outcome = asUniqueKeyConflict(error);
+    if (outcome instanceof UniqueKeyConflict) return outcome;
+    throw outcome;
+  }
+}
+
+/** True when this (per-document) write error is a taken key: a bulk write's losers of a race. */
+export const isKeyTaken = (error: unknown): boolean => asUniqueKeyConflict(error) instanceof UniqueKeyConflict;
+
+/**
  * Inserts into a collection that is not an aggregate (no outbox: API keys, claims, records): a
  * taken `_id` or unique key is the same UniqueKeyConflict the aggregate store throws.
  */

@@ -1,30 +1,30 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { context, propagation, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { registerInstrumentations } from '@opentelemetry/instrumentation';
+import { AmqplibInstrumentation } from '@opentelemetry/instrumentation-amqplib';
 import { ExpressInstrumentation } from '@opentelemetry/instrumentation-express';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { MongoDBInstrumentation } from '@opentelemetry/instrumentation-mongodb';
+import { PinoInstrumentation } from '@opentelemetry/instrumentation-pino';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
-import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
+import { NodeSDK } from '@opentelemetry/sdk-node';
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
   BatchSpanProcessor,
   ConsoleSpanExporter,
+  NoopSpanProcessor,
   ParentBasedSampler,
   TraceIdRatioBasedSampler,
-  TracerProvider,
   type Sampler,
   type SpanExporter,
+  type SpanProcessor,
 } from '@opentelemetry/sdk-trace';
 
 /**
- * Tracing for one process, from the standard OTEL_* variables. It must run before express,
- * mongoose, the mongodb driver and node:http are first required, because the instrumentations
- * patch those modules as they load: every component's start.ts imports this module first, so
+ * Tracing for one process: OpenTelemetry's NodeSDK (`@opentelemetry/sdk-node`) with the http,
+ * undici (fetch), express, amqplib, mongodb and pino instrumentations, configured by the standard
+ * OTEL_* variables. It must run before express, mongoose, the mongodb driver, amqplib, pino and
+ * node:http are first required, because the instrumentations patch those modules as they load: every component's start.ts imports this module first, so
  * `npm start`, the system tests, the image and the manifests (all `node <component>/dist/start.js`)
  * get it the same way.
  *
@@ -37,7 +37,7 @@ import {
 export type TelemetrySettings = {
   serviceName: string;
   exporter: 'none' | 'otlp' | 'console';
-  protocol: 'http/protobuf' | 'http/json';
+  protocol: 'http/protobuf' | 'http/json' | 'grpc';
   sampler: Sampler;
 };
 
@@ -91,8 +91,8 @@ export function telemetrySettingsFrom(env: NodeJS.ProcessEnv, entry = require.ma
   }
   const exporter = requested[0] as TelemetrySettings['exporter'];
   const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || 'http/protobuf').trim();
-  if (exporter === 'otlp' && protocol !== 'http/protobuf' && protocol !== 'http/json') {
-    throw new TelemetrySettingError(`OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json (grpc is not included), not "${protocol}"`);
+  if (exporter === 'otlp' && !['http/protobuf', 'http/json', 'grpc'].includes(protocol)) {
+    throw new TelemetrySettingError(`OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf, http/json or grpc, not "${protocol}"`);
   }
   return {
     serviceName: env.OTEL_SERVICE_NAME || componentName(entry),
@@ -107,9 +107,12 @@ function exporterOf(settings: TelemetrySettings): SpanExporter | undefined {
   if (settings.exporter === 'none') return undefined;
   // Both read the OTLP endpoint, headers, timeout and compression from the OTEL_EXPORTER_OTLP_* variables.
   /* eslint-disable @typescript-eslint/no-require-imports -- only the chosen encoding is loaded */
-  const { OTLPTraceExporter } = (
-    settings.protocol === 'http/json' ? require('@opentelemetry/exporter-trace-otlp-http') : require('@opentelemetry/exporter-trace-otlp-proto')
-  ) as typeof import('@opentelemetry/exporter-trace-otlp-proto');
+  const modules = {
+    'http/json': () => require('@opentelemetry/exporter-trace-otlp-http'),
+    'http/protobuf': () => require('@opentelemetry/exporter-trace-otlp-proto'),
+    grpc: () => require('@opentelemetry/exporter-trace-otlp-grpc'),
+  };
+  const { OTLPTraceExporter } = modules[settings.protocol]() as typeof import('@opentelemetry/exporter-trace-otlp-proto');
   /* eslint-enable @typescript-eslint/no-require-imports */
   return new OTLPTraceExporter();
 }
@@ -127,32 +130,39 @@ const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
 export type Telemetry = { settings: TelemetrySettings; shutdown: () => Promise<void> };
 
-/** Registers context, propagation, the instrumentations and (when configured) the exporter, once per process. */
+/**
+ * What the spans go to. Without an exporter a processor that drops every span still makes the SDK
+ * register its tracer provider (NodeSDK registers none without a processor): spans then get ids of
+ * their own, so each hop names its real parent in `traceparent` and log lines name their span, and
+ * nothing is kept or sent. (NodeSDK's own default, an OTLP exporter to localhost whenever
+ * OTEL_TRACES_EXPORTER is unset, would export when nothing was configured.)
+ */
+function spanProcessorsOf(settings: TelemetrySettings, env: NodeJS.ProcessEnv): SpanProcessor[] {
+  const exporter = exporterOf(settings);
+  if (!exporter) return [new NoopSpanProcessor()];
+  return [
+    new BatchSpanProcessor({
+      exporter,
+      scheduledDelayMillis: positive(env, 'OTEL_BSP_SCHEDULE_DELAY'),
+      maxQueueSize: positive(env, 'OTEL_BSP_MAX_QUEUE_SIZE'),
+      maxExportBatchSize: positive(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE'),
+      exportTimeoutMillis: positive(env, 'OTEL_BSP_EXPORT_TIMEOUT'),
+    }),
+  ];
+}
+
+/** Starts the NodeSDK (context, propagation, the instrumentations and, when configured, the exporter), once per process. */
 export function startTelemetry(env: NodeJS.ProcessEnv = process.env): Telemetry | undefined {
   if ((env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() === 'true') return undefined;
   const settings = telemetrySettingsFrom(env);
-  const exporter = exporterOf(settings);
-  const resource = resourceFromAttributes({ 'service.name': settings.serviceName }).merge(detectResources({ detectors: [envDetector] }));
-  const provider = new TracerProvider({
-    resource,
+  const sdk = new NodeSDK({
+    serviceName: settings.serviceName,
     sampler: settings.sampler,
-    spanProcessors: exporter
-      ? [
-          new BatchSpanProcessor({
-            exporter,
-            scheduledDelayMillis: positive(env, 'OTEL_BSP_SCHEDULE_DELAY'),
-            maxQueueSize: positive(env, 'OTEL_BSP_MAX_QUEUE_SIZE'),
-            maxExportBatchSize: positive(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE'),
-            exportTimeoutMillis: positive(env, 'OTEL_BSP_EXPORT_TIMEOUT'),
-          }),
-        ]
-      : [],
-  });
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-  trace.setGlobalTracerProvider(provider);
-  registerInstrumentations({
-    tracerProvider: provider,
+    spanProcessors: spanProcessorsOf(settings, env),
+    // Traces only: metrics are prom-client's on the metrics listener, logs are pino's on stdout.
+    // Empty lists, because NodeSDK would otherwise start OTLP metric and log exporters by default.
+    metricReaders: [],
+    logRecordProcessors: [],
     instrumentations: [
       new HttpInstrumentation({ ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.has((request.url ?? '').split('?')[0] as string) }),
       new ExpressInstrumentation(),
@@ -160,7 +170,14 @@ export function startTelemetry(env: NodeJS.ProcessEnv = process.env): Telemetry 
       new UndiciInstrumentation(),
       // Database calls inside a request or a message only: the relay's and the scheduler's timed sweeps would each be a trace of their own.
       new MongoDBInstrumentation({ requireParentSpan: true }),
+      // Producer spans on publish (traceparent into the message headers), consumer spans on
+      // delivery (continuing the headers' trace) that end at ack, nack or reject.
+      new AmqplibInstrumentation(),
+      // trace_id, span_id and trace_flags on every log line written inside a span; the lines stay
+      // on stdout only (no OTLP log export).
+      new PinoInstrumentation({ disableLogSending: true }),
     ],
   });
-  return { settings, shutdown: () => provider.shutdown() };
+  sdk.start();
+  return { settings, shutdown: () => sdk.shutdown() };
 }

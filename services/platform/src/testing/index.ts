@@ -59,3 +59,4 @@ export * from './rabbit-node';
 export * from './rabbit-cluster';
 export * from './mongo-node';
 export * from './service-api';
+export * from './program-event';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { isDuplicateKey } from '@affiliate/platform';
+import { unlessKeyTaken, UniqueKeyConflict } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /**
@@ -26,12 +26,8 @@ export class PayoutRunLeases {
   async take(programId: string, leaseMs: number): Promise<string | null> {
     const token = randomUUID();
     const expiresAt = new Date(Date.now() + leaseMs);
-    try {
-      await this.model.collection.insertOne({ _id: programId, token, expiresAt } as never);
-      return token;
-    } catch (error) {
-      if (!isDuplicateKey(error)) throw error;
-    }
+    const inserted = await unlessKeyTaken(() => this.model.collection.insertOne({ _id: programId, token, expiresAt } as never));
+    if (!(inserted instanceof UniqueKeyConflict)) return token;
     await this.model.updateOne({ _id: programId, expiresAt: { $lt: new Date() } }, { $set: { token, expiresAt } });
     // Whose lease it is, read back by _id: the answer of a conditional update is not trusted for identity (DESIGN.md section 8).
     const holder = await this.model.findOne({ _id: programId }).lean();

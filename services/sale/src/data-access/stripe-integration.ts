@@ -1,5 +1,5 @@
 import type { ExplainedAttribution } from '@affiliate/contracts';
-import { byIdInProgram, insertOnce, isDuplicateKey, processedEvents, programKey, type ClaimOutcome, type ProcessedEvents } from '@affiliate/platform';
+import { byIdInProgram, insertOnce, processedEvents, programKey, unlessKeyTaken, UniqueKeyConflict, type ClaimOutcome, type ProcessedEvents } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /**
@@ -100,13 +100,8 @@ export class StripeSettingsRepository {
   /** One document per program, its id the program's: the last secret written is the one in force. */
   async saveWebhookSecret(programId: string, webhookSecret: string): Promise<void> {
     const write = () => this.model.collection.updateOne({ _id: programId as never }, { $set: { programId, webhookSecret, updatedAt: new Date() } }, { upsert: true });
-    try {
-      await write();
-    } catch (error) {
-      // Two first writes raced to create the document: it exists now, so this one is a plain update.
-      if (!isDuplicateKey(error)) throw error;
-      await write();
-    }
+    // Two first writes raced to create the document: it exists now, so this one is a plain update.
+    if ((await unlessKeyTaken(write)) instanceof UniqueKeyConflict) await write();
   }
 }
 
@@ -182,12 +177,7 @@ export class StripeLinkRepository {
   private async upsert(programId: string, key: string, stripeId: string, update: Record<string, unknown>): Promise<void> {
     const write = () =>
       this.model.collection.updateOne({ _id: programKey(programId, key) as never }, { ...update, $setOnInsert: { programId, stripeId, createdAt: new Date() } }, { upsert: true });
-    try {
-      await write();
-    } catch (error) {
-      if (!isDuplicateKey(error)) throw error;
-      await write();
-    }
+    if ((await unlessKeyTaken(write)) instanceof UniqueKeyConflict) await write();
   }
 
   async saleOfPayment(programId: string, paymentId: string): Promise<StripePaymentLink | null> {

@@ -1,5 +1,5 @@
 import type { WebhookEndpoint } from '@affiliate/contracts';
-import { byIdInProgram, findPage, isDuplicateKey, type PageRequest } from '@affiliate/platform';
+import { byIdInProgram, findPage, unlessKeyTaken, type PageRequest } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 import { SecretBox } from './secret-box';
 
@@ -84,9 +84,8 @@ export class WebhookEndpointRepository {
   async reserveSlot(programId: string, max: number): Promise<boolean> {
     if (!(await this.counts.exists({ _id: programId }))) {
       const count = await this.model.countDocuments({ programId });
-      await this.counts.create({ _id: programId, count }).catch((error: unknown) => {
-        if (!isDuplicateKey(error)) throw error;
-      });
+      // Another first endpoint counted them already: either count is right.
+      await unlessKeyTaken(() => this.counts.create({ _id: programId, count }));
     }
     const counted = await this.counts.updateOne({ _id: programId, count: { $lt: max } }, { $inc: { count: 1 } });
     return counted.matchedCount === 1;
