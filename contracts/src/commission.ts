@@ -175,7 +175,7 @@ export function shownPayoutDetails(details: z.infer<typeof FullPayoutDetails> | 
   return { ...rest, ibanLast4: iban ? iban.slice(-4) : null };
 }
 
-export const CommissionStatus = z.enum(['PENDING', 'DUE', 'PAID', 'VOID']);
+export const CommissionStatus = z.enum(['PENDING', 'DUE', 'HELD', 'PAID', 'VOID']);
 
 export const PayoutStatus = z.enum(['PENDING', 'PAID', 'FAILED']);
 

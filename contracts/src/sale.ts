@@ -10,7 +10,7 @@ export const Commission = z
     affiliateId: Uuid,
     amount: z.number().openapi({ description: 'Negative for an adjustment: a commission paid (or in a payout) whose sale was reversed, deducted from the next payout' }),
     currency: z.string(),
-    status: CommissionStatus.openapi({ description: 'PENDING until availableAt (the hold), then DUE; PAID once its payout is paid; VOID when the sale was reversed before payment' }),
+    status: CommissionStatus.openapi({ description: 'PENDING until availableAt (the hold), then DUE; HELD while held for review (a risk signal or a reviewer: never paid until released); PAID once its payout is paid; VOID when the sale was reversed before payment or the commission was voided' }),
     availableAt: DateTime,
     commissionPlanId: Uuid.nullable(),
     adjusts: Uuid.nullable().openapi({ description: 'On an adjustment: the id of the commission it takes back' }),

@@ -1433,10 +1433,10 @@ export interface components {
             amount: number;
             currency: string;
             /**
-             * @description PENDING until availableAt (the hold), then DUE; PAID once its payout is paid; VOID when the sale was reversed before payment
+             * @description PENDING until availableAt (the hold), then DUE; HELD while held for review (a risk signal or a reviewer: never paid until released); PAID once its payout is paid; VOID when the sale was reversed before payment or the commission was voided
              * @enum {string}
              */
-            status: "PENDING" | "DUE" | "PAID" | "VOID";
+            status: "PENDING" | "DUE" | "HELD" | "PAID" | "VOID";
             /** Format: date-time */
             availableAt: string;
             /** Format: uuid */

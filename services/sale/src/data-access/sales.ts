@@ -1,6 +1,7 @@
-import type { AttributionReason, CommissionStatus, Sale } from '@affiliate/contracts';
+import type { AttributionReason, Sale } from '@affiliate/contracts';
 import { AggregateStore, fromMinorUnits, outboxPlugin, programKey, type Decide, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
+import { availableAtOf, statusOf, type CommissionEntry } from '../domain/commission';
 
 export type SaleDocument = {
   _id: string;
@@ -41,38 +42,8 @@ export type SaleDocument = {
   updatedAt: Date;
 } & Partial<OutboxFields>;
 
-/**
- * One entry of a sale's commissions: what was earned (or, with `adjusts`, taken back). `state` is
- * what happened to it; the public status adds the hold (OPEN before `availableAt` is PENDING, after
- * it DUE). Entries stored before plans existed have neither `state` nor `availableAt`: they read as
- * OPEN and available since the sale.
- */
-export type CommissionEntry = {
-  id: string;
-  affiliateId: string;
-  amountMinor: number;
-  currency: string;
-  state?: CommissionState;
-  availableAt?: Date;
-  commissionPlanId?: string | null;
-  adjusts?: string | null;
-  payoutCreated: boolean;
-  payoutId: string | null;
-};
-export type CommissionState = 'OPEN' | 'PAID' | 'VOID';
-
-export const stateOf = (commission: CommissionEntry): CommissionState => commission.state ?? 'OPEN';
-export const availableAtOf = (commission: CommissionEntry, sale: Pick<SaleDocument, 'createdAt'>): Date => commission.availableAt ?? sale.createdAt;
-
-/** What a payout gathers: open, in no payout, and past its hold. */
-export const isDue = (commission: CommissionEntry, sale: Pick<SaleDocument, 'createdAt'>, now: Date): boolean =>
-  stateOf(commission) === 'OPEN' && !commission.payoutCreated && availableAtOf(commission, sale) <= now;
-
-export function statusOf(commission: CommissionEntry, sale: Pick<SaleDocument, 'createdAt'>, now: Date): CommissionStatus {
-  const state = stateOf(commission);
-  if (state !== 'OPEN') return state;
-  return availableAtOf(commission, sale) <= now ? 'DUE' : 'PENDING';
-}
+// The commission entry and its rules live in domain/commission.ts; re-exported for the readers here.
+export { availableAtOf, isDue, stateOf, statusOf, type CommissionEntry, type CommissionState } from '../domain/commission';
 
 /** What a payout run reads of a sale. */
 export type SaleWithCommissions = Pick<SaleDocument, '_id' | 'createdAt' | 'commissions'>;
@@ -95,6 +66,7 @@ const commissionSchema = new Schema<CommissionEntry>(
     adjusts: { type: String, default: null },
     payoutCreated: { type: Boolean, required: true },
     payoutId: { type: String, default: null },
+    decisions: { type: Schema.Types.Mixed },
   },
   { _id: false },
 );

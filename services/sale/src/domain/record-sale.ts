@@ -4,6 +4,7 @@ import { AppError, badRequest, conflict, roundToMinorUnit, toMinorUnits, UniqueK
 import { RedemptionInProgress, redeemCode, releaseRedemption } from '../data-access/coupon-redemptions';
 import { externalIdKeyOf, toSale, type SaleDocument } from '../data-access/sales';
 import { activeAffiliate, attributionByPromoCode, creditOf, type PinnedCredit } from './attribute-sale';
+import { earn } from './commission';
 import { commissionFor, type Earned } from './commission-rules';
 import { saleCreated } from './sale-events';
 import type { SaleDependencies } from './sale-dependencies';
@@ -184,20 +185,7 @@ function newSale(
     paymentTrigger: input.paymentTrigger,
     paidAt: paidAtOf(input),
     commissions: earned
-      ? [
-          {
-            id: randomUUID(),
-            affiliateId: affiliate.id,
-            amountMinor: earned.amountMinor,
-            currency: earned.currency,
-            state: 'OPEN',
-            availableAt: earned.availableAt,
-            commissionPlanId: affiliate.plan.id,
-            adjusts: null,
-            payoutCreated: false,
-            payoutId: null,
-          },
-        ]
+      ? [earn({ affiliateId: affiliate.id, amountMinor: earned.amountMinor, currency: earned.currency, availableAt: earned.availableAt, commissionPlanId: affiliate.plan.id })]
       : [],
     attribution: 'attribution' in source ? source.attribution : attributionByPromoCode(affiliate.id),
     reversedAt: null,
