@@ -1,4 +1,5 @@
 import { DateTime, ShortText, Uuid } from './common';
+import { RiskActions, RiskActionsBody } from './risk';
 import { z } from './zod';
 
 export const DestinationUrl = z
@@ -64,6 +65,9 @@ export const Program = z
     attributionModel: AttributionModel,
     clickDedupSeconds: z.number().int().openapi({ description: 'A repeat click of one visitor on one link within this many seconds is not counted; 0: off' }),
     maxWebhookEndpoints: z.number().int().openapi({ description: 'Webhook endpoints this program may have (set by the operator; default 20): one event fans out to at most this many deliveries' }),
+    riskActions: RiskActions.openapi({ description: 'What each risk signal does to a commission: OFF, FLAG (recorded only; the default), HOLD or VOID' }),
+    maxAutoApprovedCommission: z.number().nullable().openapi({ description: 'A commission above this amount (in its own currency) raises OVER_AUTO_APPROVAL_LIMIT; null: no limit' }),
+    minClickToConversionSeconds: z.number().int().nullable().openapi({ description: 'A referral or sale sooner than this after its click raises FAST_CONVERSION; null: not looked for' }),
     createdAt: DateTime,
     updatedAt: DateTime,
   })
@@ -93,6 +97,10 @@ const trackingSettings = {
   attributionWindowDays: programSettings.attributionWindowDays.optional(),
   attributionModel: programSettings.attributionModel.optional(),
   clickDedupSeconds: programSettings.clickDedupSeconds.optional(),
+  // Risk settings (README, "Fraud review"); absent: FLAG everywhere, no limit, no minimum.
+  riskActions: RiskActionsBody.optional(),
+  maxAutoApprovedCommission: z.number().finite().min(0).max(1_000_000_000).nullable().optional(),
+  minClickToConversionSeconds: z.number().int().min(0).max(2_592_000).nullable().optional(),
 };
 
 export const CreateProgramBody = z

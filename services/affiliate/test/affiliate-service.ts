@@ -1,4 +1,4 @@
-import { Affiliate, PROGRAM_LIMIT_DEFAULTS, TRACKING_DEFAULTS, type EventEnvelope, type EventType, type Program } from '@affiliate/contracts';
+import { Affiliate, PROGRAM_LIMIT_DEFAULTS, RISK_DEFAULTS, TRACKING_DEFAULTS, type EventEnvelope, type EventType, type Program } from '@affiliate/contracts';
 import { bootService, createEvent, EventBus, type RunningService } from '@affiliate/platform';
 import { eventually, newProgramId, recordEvents, serviceApi, testServiceSettings, type ServiceApi } from '@affiliate/platform/testing';
 import { buildAffiliateService } from '../src/service';
@@ -37,6 +37,7 @@ export async function startAffiliateService(): Promise<Harness> {
       rateLimit: null,
       ...TRACKING_DEFAULTS,
       ...PROGRAM_LIMIT_DEFAULTS,
+      ...RISK_DEFAULTS,
       createdAt: now,
       updatedAt: now,
       ...settings,

@@ -20,7 +20,7 @@ import { draftPayout, finishedDraft, settlePayout } from '../src/domain/payout';
 const sale = { createdAt: new Date('2026-01-01T00:00:00Z') };
 const before = new Date('2026-01-10T00:00:00Z');
 const after = new Date('2026-03-01T00:00:00Z');
-const reviewer = { at: new Date('2026-01-05T00:00:00Z'), by: { kind: 'API_KEY' as const, keyId: 'key-1' }, reason: 'looks fine' };
+const reviewer = { at: new Date('2026-01-05T00:00:00Z'), by: { kind: 'API_KEY' as const, keyId: 'key-1', keyPrefix: 'ak_test_' }, reason: 'looks fine' };
 
 const earned = (): CommissionEntry =>
   earn({ affiliateId: 'affiliate-1', amountMinor: 1500, currency: 'USD', availableAt: new Date('2026-01-31T00:00:00Z'), commissionPlanId: null });

@@ -1,4 +1,4 @@
-import { Click, Sale, PROGRAM_LIMIT_DEFAULTS, TRACKING_DEFAULTS, type Affiliate, type Program } from '@affiliate/contracts';
+import { Click, Sale, PROGRAM_LIMIT_DEFAULTS, RISK_DEFAULTS, TRACKING_DEFAULTS, type Affiliate, type Program } from '@affiliate/contracts';
 import { createEvent } from '@affiliate/platform';
 import { eventually, newProgramId } from '@affiliate/platform/testing';
 import { createAffiliate, saleEvent, startSaleWorld, type SaleWorld } from './sale-world';
@@ -36,6 +36,7 @@ async function setTracking(programId: string, affiliate: Affiliate, settings: Pa
     rateLimit: null,
     ...TRACKING_DEFAULTS,
     ...PROGRAM_LIMIT_DEFAULTS,
+    ...RISK_DEFAULTS,
     ...settings,
     createdAt: now,
     updatedAt: now,

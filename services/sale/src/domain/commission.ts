@@ -29,8 +29,9 @@ export type CommissionEntry = {
 };
 export type CommissionState = 'OPEN' | 'HELD' | 'PAID' | 'VOID';
 
-/** Who decided: an API key (its id), the risk rules of the program, or a reversal of the sale. */
-export type DecidedBy = { kind: 'API_KEY'; keyId: string | null } | { kind: 'RISK_RULES' } | { kind: 'REVERSAL' };
+/** Who decided: an API key (its id and prefix, as the key list shows them), the risk rules of the program, or a reversal of the sale. */
+export type DecidedBy = { kind: 'API_KEY' | 'RISK_RULES' | 'REVERSAL'; keyId: string | null; keyPrefix: string | null };
+export const decidedByRules = (kind: 'RISK_RULES' | 'REVERSAL'): DecidedBy => ({ kind, keyId: null, keyPrefix: null });
 export type CommissionDecision = { action: 'HOLD' | 'RELEASE' | 'VOID'; at: Date; by: DecidedBy; reason: string | null };
 
 /** Why a transition is refused; the use case turns it into its answer (a 400, or nothing to do). */
@@ -102,7 +103,7 @@ export function voidCommission(commission: CommissionEntry, decision: Omit<Commi
 export function reverse(commission: CommissionEntry, now: Date): CommissionEntry[] {
   if (commission.adjusts || stateOf(commission) === 'VOID') return [commission];
   if (!commission.payoutCreated) {
-    return [{ ...commission, state: 'VOID', decisions: decided(commission, { action: 'VOID', at: now, by: { kind: 'REVERSAL' }, reason: 'the sale was reversed' }) }];
+    return [{ ...commission, state: 'VOID', decisions: decided(commission, { action: 'VOID', at: now, by: decidedByRules('REVERSAL'), reason: 'the sale was reversed' }) }];
   }
   const adjustment: CommissionEntry = {
     id: randomUUID(),
