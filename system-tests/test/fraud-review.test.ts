@@ -255,3 +255,13 @@ describe('affiliate statements', () => {
     expect(rows).toHaveLength(whole.entries.length + 2);
   });
 });
+
+test('the affiliate report shows the commission held for review and the commission voided', async () => {
+  const { api, grace } = await program({ maxAutoApprovedCommission: 1, riskActions: { OVER_AUTO_APPROVAL_LIMIT: 'HOLD' } });
+  await saleOf(api, grace.id, 100);
+  const voided = await saleOf(api, grace.id, 50);
+  await ok(api.post('/commissions/void', { saleId: voided.id, commissionId: voided.commissions[0].id, reason: 'duplicate order' }));
+  const from = encodeURIComponent(new Date(Date.now() - 86_400_000).toISOString());
+  const rows = await ok(api.get(`/reports/affiliates?from=${from}`));
+  expect(rows.find((row: { affiliateId: string }) => row.affiliateId === grace.id)).toMatchObject({ commissionEarned: 20, commissionHeld: 20, commissionVoided: 10, commissionDue: 0 });
+});

@@ -2785,6 +2785,10 @@ export interface components {
             commissionEarned: number;
             commissionDue: number;
             commissionPaid: number;
+            /** @description Earned and HELD for review (part of commissionEarned) */
+            commissionHeld: number;
+            /** @description Voided (by a reviewer, the risk rules or a reversal before payment; not part of commissionEarned) */
+            commissionVoided: number;
         };
         WebhookEndpoint: {
             /** Format: uuid */
