@@ -18,11 +18,16 @@ export type RiskAction = z.infer<typeof RiskAction>;
 export const RiskSignal = z.object({ type: RiskSignalType, detail: z.string() }).openapi('RiskSignal');
 export type RiskSignal = z.infer<typeof RiskSignal>;
 
+/** Named on its own: a generated client would name the inline enum RiskAction, which is taken. */
+export const RiskVerdict = z
+  .enum(['NONE', 'FLAG', 'HOLD', 'VOID'])
+  .openapi('RiskVerdict', { description: "The strongest of the signals' actions (VOID over HOLD over FLAG); NONE when there is no signal" });
+
 /** On every referral and sale: the signals found and the strongest action they led to (NONE without signals). */
 export const Risk = z
   .object({
     signals: z.array(RiskSignal),
-    action: z.enum(['NONE', 'FLAG', 'HOLD', 'VOID']).openapi({ description: "The strongest of the signals' actions (VOID over HOLD over FLAG); NONE when there is no signal" }),
+    action: RiskVerdict,
   })
   .openapi('Risk');
 export type Risk = z.infer<typeof Risk>;

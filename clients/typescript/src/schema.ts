@@ -1394,14 +1394,15 @@ export interface components {
             type: components["schemas"]["RiskSignalType"];
             detail: string;
         };
+        /**
+         * @description The strongest of the signals' actions (VOID over HOLD over FLAG); NONE when there is no signal
+         * @enum {string}
+         */
+        RiskVerdict: "NONE" | "FLAG" | "HOLD" | "VOID";
         /** @description The risk signals found when the referral was made and the strongest action of the program's riskActions among them; the commissions of its sales follow that action */
         Risk: {
             signals: components["schemas"]["RiskSignal"][];
-            /**
-             * @description The strongest of the signals' actions (VOID over HOLD over FLAG); NONE when there is no signal
-             * @enum {string}
-             */
-            action: "NONE" | "FLAG" | "HOLD" | "VOID";
+            action: components["schemas"]["RiskVerdict"];
         };
         Referral: {
             /** Format: uuid */

@@ -53,12 +53,12 @@ export function sendPayoutsCsv(response: Response, filename: string, payouts: Pa
 }
 
 export function sendReportCsv(response: Response, rows: AffiliateReportRow[]): void {
-  const columns = ['affiliate_id', 'name', 'email', 'clicks', 'referrals', 'sales', 'revenue', 'commission_earned', 'commission_due', 'commission_paid', 'commission_held', 'commission_voided'];
+  const columns = ['affiliate_id', 'name', 'email', 'clicks', 'referrals', 'sales', 'revenue', 'commission_earned', 'commission_due', 'commission_paid'];
   sendCsv(
     response,
     'affiliate-report.csv',
     columns,
-    rows.map((row) => [row.affiliateId, text(row.name), text(row.email), row.clicks, row.referrals, row.sales, row.revenue, row.commissionEarned, row.commissionDue, row.commissionPaid, row.commissionHeld, row.commissionVoided]),
+    rows.map((row) => [row.affiliateId, text(row.name), text(row.email), row.clicks, row.referrals, row.sales, row.revenue, row.commissionEarned, row.commissionDue, row.commissionPaid]),
   );
 }
 
