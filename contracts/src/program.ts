@@ -65,9 +65,10 @@ export const Program = z
     attributionModel: AttributionModel,
     clickDedupSeconds: z.number().int().openapi({ description: 'A repeat click of one visitor on one link within this many seconds is not counted; 0: off' }),
     maxWebhookEndpoints: z.number().int().openapi({ description: 'Webhook endpoints this program may have (set by the operator; default 20): one event fans out to at most this many deliveries' }),
-    riskActions: RiskActions.openapi({ description: 'What each risk signal does to a commission: OFF, FLAG (recorded only; the default), HOLD or VOID' }),
-    maxAutoApprovedCommission: z.number().nullable().openapi({ description: 'A commission above this amount (in its own currency) raises OVER_AUTO_APPROVAL_LIMIT; null: no limit' }),
-    minClickToConversionSeconds: z.number().int().nullable().openapi({ description: 'A referral or sale sooner than this after its click raises FAST_CONVERSION; null: not looked for' }),
+    // The risk settings are shown once the program set any of them; absent, they are the defaults (FLAG everywhere, no limit, no minimum).
+    riskActions: RiskActions.optional().openapi({ description: 'What each risk signal does to a commission: OFF, FLAG (recorded only; the default), HOLD or VOID. Absent until the program sets a risk setting: FLAG everywhere' }),
+    maxAutoApprovedCommission: z.number().nullable().optional().openapi({ description: 'A commission above this amount (in its own currency) raises OVER_AUTO_APPROVAL_LIMIT; null or absent: no limit' }),
+    minClickToConversionSeconds: z.number().int().nullable().optional().openapi({ description: 'A referral or sale sooner than this after its click raises FAST_CONVERSION; null or absent: not looked for' }),
     createdAt: DateTime,
     updatedAt: DateTime,
   })

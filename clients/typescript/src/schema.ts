@@ -2947,7 +2947,7 @@ export interface components {
          * @enum {string}
          */
         RiskAction: "OFF" | "FLAG" | "HOLD" | "VOID";
-        /** @description What each risk signal does to a commission: OFF, FLAG (recorded only; the default), HOLD or VOID */
+        /** @description What each risk signal does to a commission: OFF, FLAG (recorded only; the default), HOLD or VOID. Absent until the program sets a risk setting: FLAG everywhere */
         RiskActions: {
             SELF_REFERRAL: components["schemas"]["RiskAction"];
             CUSTOMER_OF_ANOTHER_AFFILIATE: components["schemas"]["RiskAction"];
@@ -2980,11 +2980,11 @@ export interface components {
             clickDedupSeconds: number;
             /** @description Webhook endpoints this program may have (set by the operator; default 20): one event fans out to at most this many deliveries */
             maxWebhookEndpoints: number;
-            riskActions: components["schemas"]["RiskActions"];
-            /** @description A commission above this amount (in its own currency) raises OVER_AUTO_APPROVAL_LIMIT; null: no limit */
-            maxAutoApprovedCommission: number | null;
-            /** @description A referral or sale sooner than this after its click raises FAST_CONVERSION; null: not looked for */
-            minClickToConversionSeconds: number | null;
+            riskActions?: components["schemas"]["RiskActions"];
+            /** @description A commission above this amount (in its own currency) raises OVER_AUTO_APPROVAL_LIMIT; null or absent: no limit */
+            maxAutoApprovedCommission?: number | null;
+            /** @description A referral or sale sooner than this after its click raises FAST_CONVERSION; null or absent: not looked for */
+            minClickToConversionSeconds?: number | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */

@@ -4,6 +4,15 @@ import { call, type Credential } from '../api';
 import { Action, ErrorBanner, Notice, Pager, Table, useLoad, useProgramSettingsForm, when } from '../ui';
 
 const ACTIONS: RiskAction[] = ['OFF', 'FLAG', 'HOLD', 'VOID'];
+/** A program that never set its risk settings has FLAG everywhere (the contracts' RISK_DEFAULTS; not imported, to keep node code out of the bundle). */
+const FLAG_EVERYWHERE: Record<RiskSignalType, RiskAction> = {
+  SELF_REFERRAL: 'FLAG',
+  CUSTOMER_OF_ANOTHER_AFFILIATE: 'FLAG',
+  FAST_CONVERSION: 'FLAG',
+  DISPOSABLE_EMAIL: 'FLAG',
+  COOKIE_STUFFING: 'FLAG',
+  OVER_AUTO_APPROVAL_LIMIT: 'FLAG',
+};
 
 /**
  * The review queue: the program's HELD commissions with the signals that held them, released or
@@ -64,9 +73,9 @@ export function Review({ credential }: { credential: Credential }) {
 }
 
 function RiskSettings({ credential, program, onSaved }: { credential: Credential; program: Program; onSaved: () => void }) {
-  const [actions, setActions] = useState(program.riskActions);
-  const [limit, setLimit] = useState(program.maxAutoApprovedCommission === null ? '' : String(program.maxAutoApprovedCommission));
-  const [minimum, setMinimum] = useState(program.minClickToConversionSeconds === null ? '' : String(program.minClickToConversionSeconds));
+  const [actions, setActions] = useState(program.riskActions ?? FLAG_EVERYWHERE);
+  const [limit, setLimit] = useState(program.maxAutoApprovedCommission == null ? '' : String(program.maxAutoApprovedCommission));
+  const [minimum, setMinimum] = useState(program.minClickToConversionSeconds == null ? '' : String(program.minClickToConversionSeconds));
   const { error, saved, save } = useProgramSettingsForm(credential, onSaved, () => ({
     riskActions: actions,
     maxAutoApprovedCommission: limit === '' ? null : Number(limit),

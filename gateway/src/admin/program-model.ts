@@ -95,8 +95,12 @@ export function toProgram(document: ProgramDocument): Program {
     attributionModel: document.attributionModel ?? TRACKING_DEFAULTS.attributionModel,
     clickDedupSeconds: document.clickDedupSeconds ?? TRACKING_DEFAULTS.clickDedupSeconds,
     maxWebhookEndpoints: document.maxWebhookEndpoints ?? PROGRAM_LIMIT_DEFAULTS.maxWebhookEndpoints,
-    ...riskSettingsOf(document),
+    // Shown once set (a program created before them, or without them, keeps the shape it had): absent reads as the defaults.
+    ...(hasRiskSettings(document) ? riskSettingsOf(document) : {}),
     createdAt: new Date(document.createdAt).toISOString(),
     updatedAt: new Date(document.updatedAt).toISOString(),
   };
 }
+
+const hasRiskSettings = (document: ProgramDocument): boolean =>
+  document.riskActions !== undefined || document.maxAutoApprovedCommission !== undefined || document.minClickToConversionSeconds !== undefined;
