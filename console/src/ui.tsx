@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
-import { ApiError } from './api';
+import { ApiError, call, type Credential } from './api';
 
 export const messageOf = (error: unknown) => (error instanceof ApiError || error instanceof Error ? error.message : String(error));
 
@@ -153,3 +153,22 @@ export function Chart({ title, days, series }: { title: string; days: number[]; 
 }
 
 export const round = (value: number) => Math.round(value * 100) / 100;
+
+/** A settings form of the program (PUT /program): submitting sends what `body` gives, then says Saved or shows the error. */
+export function useProgramSettingsForm(credential: Credential, onSaved: () => void, body: () => Record<string, unknown>) {
+  const [error, setError] = useState<unknown>(null);
+  const [saved, setSaved] = useState(false);
+  const save = async (event: Event) => {
+    event.preventDefault();
+    setError(null);
+    setSaved(false);
+    try {
+      await call(credential, 'PUT', '/program', body());
+      setSaved(true);
+      onSaved();
+    } catch (failed) {
+      setError(failed);
+    }
+  };
+  return { error, saved, save };
+}

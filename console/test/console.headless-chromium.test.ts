@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PUBLIC_EVENT_TYPES } from '@affiliate/contracts';
+import { eventually } from '@affiliate/platform/testing';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { ADMIN_TOKEN, okBody, Subscriber, System, type Api } from '../../system-tests/harness';
 import { CONSOLE_CONTENT_SECURITY_POLICY } from '../../gateway/src/console/routes';
@@ -219,6 +220,35 @@ test('tracking page: a publishable key and its snippet, allowed origins and attr
   await page.getByRole('button', { name: 'Save the signing secret' }).click();
   await showing(page.locator('form').filter({ hasText: 'Stripe' }), 'Signing secret set (ends in 1234).');
   await checkPage(page, 'tracking');
+  await page.context().close();
+});
+
+test('fraud review page: the risk settings saved, a HELD commission shown with its signals, released with a note, and the page passes axe', async () => {
+  const page = await newPage();
+  await signIn(page, 'program', program.key);
+  await go(page, 'review');
+  await showing(page.locator('tbody'), 'No commission is held for review.');
+  await page.getByLabel('OVER_AUTO_APPROVAL_LIMIT').selectOption('HOLD');
+  await page.getByLabel(/Largest commission approved without review/).fill('5');
+  await page.getByRole('button', { name: 'Save risk settings' }).click();
+  await page.getByRole('status').filter({ hasText: 'Saved.' }).first().waitFor({ timeout: 10_000 });
+  expect(await okBody(program.api.get('/program'))).toMatchObject({ maxAutoApprovedCommission: 5, riskActions: { OVER_AUTO_APPROVAL_LIMIT: 'HOLD', SELF_REFERRAL: 'FLAG' } });
+
+  // The settings reach the services as program.updated: a sale above the limit is held once they have arrived.
+  let held: { id: string; commissions: { id: string; status: string }[] } | undefined;
+  await eventually(async () => {
+    held = await okBody(program.api.post('/sales', { email: 'customer@example.com', totalEarned: 100 }));
+    expect(held?.commissions[0]?.status).toBe('HELD');
+  }, 30_000);
+  await page.reload();
+  await go(page, 'review');
+  await showing(page.locator('tbody'), 'OVER_AUTO_APPROVAL_LIMIT');
+  await checkPage(page, 'review');
+  await page.getByLabel(/Note or reason/).fill('checked the order by hand');
+  await page.getByRole('button', { name: `Release ${held!.commissions[0]!.id.slice(0, 8)}` }).click();
+  await showing(page.locator('tbody'), 'No commission is held for review.');
+  const released = await okBody(program.api.get(`/sales?id=${held!.id}`));
+  expect(released.commissions[0]).toMatchObject({ status: 'DUE', decisions: [{ action: 'HOLD' }, { action: 'RELEASE', reason: 'checked the order by hand', by: { kind: 'API_KEY' } }] });
   await page.context().close();
 });
 

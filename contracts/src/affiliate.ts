@@ -1,6 +1,7 @@
 import { DateTime, Email, ListQuery, ShortText, Uuid } from './common';
 import { CommissionPlanSummary, CommissionTier, FullPayoutDetails, PayoutDetails, PayoutDetailsBody, PlanInForce } from './commission';
 import { PromotionalCodeSummary } from './coupon';
+import { RiskSettings } from './risk';
 import { z } from './zod';
 
 export const AffiliateStatus = z.enum(['PENDING', 'ACTIVE', 'REJECTED', 'DISABLED']);
@@ -220,6 +221,8 @@ export const InternalAffiliate = z.object({
   plan: PlanInForce,
   /** In full (the IBAN too): what a payout pays to. */
   payoutDetails: FullPayoutDetails.nullable(),
+  /** The program's risk settings as this service last heard them (program.* events); absent from an older replica: the defaults. */
+  riskSettings: RiskSettings.optional(),
 });
 
 export const Attribution = z.object({
@@ -229,9 +232,22 @@ export const Attribution = z.object({
   clickId: z.number().int().nullable(),
 });
 
+/**
+ * What the risk signals of a referral or sale need of the affiliate service, in the answer the
+ * caller asks for anyway: the program's risk settings, the affiliate's email (SELF_REFERRAL), and
+ * how many affiliates' links the visitor behind the click clicked within an hour (COOKIE_STUFFING;
+ * null when the click carries no visitor id). Absent from an older replica: no signal from it.
+ */
+export const AttributionRisk = z.object({
+  settings: RiskSettings,
+  affiliateEmail: z.string(),
+  visitorAffiliatesWithinHour: z.number().int().nullable(),
+});
+
 /** What GET /internal/attribution answers: whom, and why, as the referral will explain it (method CLICK, VISITOR, LINK or AFFILIATE). */
-export const ExplainedAttribution = Attribution.extend({ reason: AttributionReason });
+export const ExplainedAttribution = Attribution.extend({ reason: AttributionReason, risk: AttributionRisk.optional() });
 
 export type InternalAffiliate = z.infer<typeof InternalAffiliate>;
 export type Attribution = z.infer<typeof Attribution>;
 export type ExplainedAttribution = z.infer<typeof ExplainedAttribution>;
+export type AttributionRisk = z.infer<typeof AttributionRisk>;

@@ -175,7 +175,7 @@ export function shownPayoutDetails(details: z.infer<typeof FullPayoutDetails> | 
   return { ...rest, ibanLast4: iban ? iban.slice(-4) : null };
 }
 
-export const CommissionStatus = z.enum(['PENDING', 'DUE', 'PAID', 'VOID']);
+export const CommissionStatus = z.enum(['PENDING', 'DUE', 'HELD', 'PAID', 'VOID']);
 
 export const PayoutStatus = z.enum(['PENDING', 'PAID', 'FAILED']);
 
@@ -236,6 +236,8 @@ export const AffiliateReportRow = z
     commissionEarned: z.number(),
     commissionDue: z.number(),
     commissionPaid: z.number(),
+    commissionHeld: z.number().openapi({ description: 'Earned and HELD for review (part of commissionEarned)' }),
+    commissionVoided: z.number().openapi({ description: 'Voided (by a reviewer, the risk rules or a reversal before payment; not part of commissionEarned)' }),
   })
   .openapi('AffiliateReportRow', { description: 'Amounts are face-value sums over the currencies of the period, each summed exactly in its minor units' });
 

@@ -10,6 +10,7 @@ import { PUBLIC_EVENT_TYPES } from './events';
 import * as program from './program';
 import type { ApiScope, ProgramAuditAction } from './program';
 import * as referral from './referral';
+import * as review from './review';
 import * as sale from './sale';
 import * as webhook from './webhook';
 import type { ZodTypeAny } from 'zod';
@@ -103,6 +104,10 @@ export const API_OPERATIONS: Operation[] = [
   { method: 'get', path: '/payouts', operationId: 'getPayouts', scopes: ['finance'], sensitive: { action: 'bank_details.exported', scope: 'finance', when: 'csv' }, tag: 'Commissions', summary: 'Look up payouts (CSV with Accept: text/csv)', query: commission.PayoutQuery, response: oneOrMany(commission.Payout), csv: 'also' },
   { method: 'put', path: '/payouts', operationId: 'updatePayout', scopes: ['finance'], sensitive: { action: 'payout.status_changed', scope: 'finance' }, tag: 'Commissions', summary: 'Mark a payout PAID or FAILED', body: commission.UpdatePayoutBody, response: commission.Payout },
   { method: 'get', path: '/payouts/export', operationId: 'exportPayout', scopes: ['finance'], sensitive: { action: 'bank_details.exported', scope: 'finance' }, tag: 'Commissions', summary: 'A payout as CSV for a mass-payout tool', query: commission.PayoutExportQuery, response: z.string(), csv: 'only' },
+  { method: 'get', path: '/commissions', operationId: 'getCommissions', scopes: ['read'], tag: 'Fraud review', summary: "Commissions across sales, each with its sale's risk signals: the review queue is status=HELD (pages by sale: startingAfter is the saleId of the last one)", query: review.CommissionQuery, response: z.array(review.CommissionListItem) },
+  { method: 'post', path: '/commissions/release', operationId: 'releaseCommission', scopes: ['write'], tag: 'Fraud review', summary: 'Release a HELD commission: PENDING or DUE again by its date (sale.updated); the decision records when, which key and the note', body: review.ReleaseCommissionBody, response: sale.Sale },
+  { method: 'post', path: '/commissions/void', operationId: 'voidCommission', scopes: ['write'], tag: 'Fraud review', summary: 'Void a HELD, PENDING or DUE commission in no payout (sale.updated); the decision records when, which key and the reason', body: review.VoidCommissionBody, response: sale.Sale },
+  { method: 'get', path: '/affiliates/statement', operationId: 'getAffiliateStatement', scopes: ['read'], tag: 'Fraud review', summary: "An affiliate's statement in one currency: opening balance, every entry (EARNED, HELD, RELEASED, VOIDED, ADJUSTED, PAID_OUT) with its sale or payout, closing balance (CSV with format=csv or Accept: text/csv)", query: review.StatementQuery, response: review.Statement, csv: 'also' },
   { method: 'get', path: '/reports/affiliates', operationId: 'getAffiliateReport', scopes: ['read'], tag: 'Commissions', summary: 'Per affiliate: clicks, referrals, sales, revenue and commission in a period (CSV with Accept: text/csv)', query: commission.ReportQuery, response: z.array(commission.AffiliateReportRow), csv: 'also' },
   { method: 'post', path: '/webhook-endpoints', operationId: 'createWebhookEndpoint', scopes: ['write', 'webhook_secrets'], sensitive: { action: 'webhook_secret.revealed', scope: 'webhook_secrets' }, tag: 'Webhooks', summary: 'Create a webhook endpoint', body: webhook.CreateWebhookEndpointBody, response: webhook.WebhookEndpoint },
   { method: 'get', path: '/webhook-endpoints', operationId: 'getWebhookEndpoints', scopes: ['read'], tag: 'Webhooks', summary: 'Look up webhook endpoints', query: webhook.WebhookEndpointQuery, response: oneOrMany(webhook.WebhookEndpoint) },
@@ -163,6 +168,7 @@ const TAGS: Record<string, string> = {
   Referrals: 'Customers identified as referred by an affiliate',
   Sales: 'Payments attributed to an affiliate, with commission',
   Commissions: 'Commission plans, payouts of due commissions, and reports',
+  'Fraud review': 'Risk signals, held commissions and their release or void, and affiliate statements',
   Webhooks: 'Endpoints that receive signed events, and the log of deliveries',
   'Webhook events': 'What a subscribed endpoint receives',
   Integrations: 'Payment providers whose webhooks record sales and reversals (Stripe: checkout.session.completed, invoice.paid, invoice_payment.paid, charge.refunded, charge.dispute.created)',

@@ -1,4 +1,5 @@
 import { DateTime, ShortText, Uuid } from './common';
+import { RiskActions, RiskActionsBody } from './risk';
 import { z } from './zod';
 
 export const DestinationUrl = z
@@ -64,6 +65,10 @@ export const Program = z
     attributionModel: AttributionModel,
     clickDedupSeconds: z.number().int().openapi({ description: 'A repeat click of one visitor on one link within this many seconds is not counted; 0: off' }),
     maxWebhookEndpoints: z.number().int().openapi({ description: 'Webhook endpoints this program may have (set by the operator; default 20); one event goes to at most the platform\'s deliveries per event of them (20 unless the operator sets another)' }),
+    // The risk settings are shown once the program set any of them; absent, they are the defaults (FLAG everywhere, no limit, no minimum).
+    riskActions: RiskActions.optional().openapi({ description: 'What each risk signal does to a commission: OFF, FLAG (recorded only; the default), HOLD or VOID. Absent until the program sets a risk setting: FLAG everywhere' }),
+    maxAutoApprovedCommission: z.number().nullable().optional().openapi({ description: 'A commission above this amount (in its own currency) raises OVER_AUTO_APPROVAL_LIMIT; null or absent: no limit' }),
+    minClickToConversionSeconds: z.number().int().nullable().optional().openapi({ description: 'A referral or sale sooner than this after its click raises FAST_CONVERSION; null or absent: not looked for' }),
     createdAt: DateTime,
     updatedAt: DateTime,
   })
@@ -93,6 +98,10 @@ const trackingSettings = {
   attributionWindowDays: programSettings.attributionWindowDays.optional(),
   attributionModel: programSettings.attributionModel.optional(),
   clickDedupSeconds: programSettings.clickDedupSeconds.optional(),
+  // Risk settings (README, "Fraud review"); absent: FLAG everywhere, no limit, no minimum.
+  riskActions: RiskActionsBody.optional(),
+  maxAutoApprovedCommission: z.number().finite().min(0).max(1_000_000_000).nullable().optional(),
+  minClickToConversionSeconds: z.number().int().min(0).max(2_592_000).nullable().optional(),
 };
 
 export const CreateProgramBody = z

@@ -1,5 +1,6 @@
 import { AttributionReason, VisitorId } from './affiliate';
 import { DateTime, Email, ListQuery, ShortText, Uuid } from './common';
+import { Risk } from './risk';
 import { z } from './zod';
 
 export const ReferralStatus = z.enum(['active', 'inactive']);
@@ -17,6 +18,7 @@ export const Referral = z
     status: ReferralStatus,
     // A union, not .nullable(): the generator would publish a bare $ref without null.
     attribution: z.union([AttributionReason, z.null()]).openapi({ description: 'How the referral was attributed to its affiliate; null on referrals made before this was recorded' }),
+    risk: Risk.openapi({ description: "The risk signals found when the referral was made and the strongest action of the program's riskActions among them; the commissions of its sales follow that action" }),
     programId: Uuid,
     createdAt: DateTime,
     updatedAt: DateTime,

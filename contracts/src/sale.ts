@@ -2,6 +2,7 @@ import { Affiliate, AttributionReason, VisitorId } from './affiliate';
 import { CommissionStatus } from './commission';
 import { Amount, Currency, DateTime, Email, ListQuery, ShortText, Uuid } from './common';
 import { Referral } from './referral';
+import { CommissionDecision, Risk } from './risk';
 import { z } from './zod';
 
 export const Commission = z
@@ -10,12 +11,13 @@ export const Commission = z
     affiliateId: Uuid,
     amount: z.number().openapi({ description: 'Negative for an adjustment: a commission paid (or in a payout) whose sale was reversed, deducted from the next payout' }),
     currency: z.string(),
-    status: CommissionStatus.openapi({ description: 'PENDING until availableAt (the hold), then DUE; PAID once its payout is paid; VOID when the sale was reversed before payment' }),
+    status: CommissionStatus.openapi({ description: 'PENDING until availableAt (the hold), then DUE; HELD while held for review (a risk signal or a reviewer: never paid until released); PAID once its payout is paid; VOID when the sale was reversed before payment or the commission was voided' }),
     availableAt: DateTime,
     commissionPlanId: Uuid.nullable(),
     adjusts: Uuid.nullable().openapi({ description: 'On an adjustment: the id of the commission it takes back' }),
     payoutCreated: z.boolean(),
     payoutId: z.string().nullable(),
+    decisions: z.array(CommissionDecision).optional().openapi({ description: 'Every hold, release and void of this commission, oldest first: when, by which key (or the risk rules, or a reversal) and why; absent until the first' }),
   })
   .openapi('Commission');
 
@@ -40,6 +42,7 @@ export const Sale = z
     commissions: z.array(Commission),
     // A union, not .nullable(): the generator would publish a bare $ref without null.
     attribution: z.union([AttributionReason, z.null()]).openapi({ description: 'How the sale was attributed to its affiliate; null on sales made before this was recorded' }),
+    risk: Risk.openapi({ description: "The risk signals found when the sale was recorded (its referral's included) and the strongest action of the program's riskActions among them: HOLD made its commission HELD, VOID made it VOID" }),
     programId: Uuid,
     createdAt: DateTime,
     updatedAt: DateTime,

@@ -296,6 +296,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/commissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Commissions across sales, each with its sale's risk signals: the review queue is status=HELD (pages by sale: startingAfter is the saleId of the last one)
+         * @description Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         */
+        get: operations["getCommissions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/commissions/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Release a HELD commission: PENDING or DUE again by its date (sale.updated); the decision records when, which key and the note
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
+        post: operations["releaseCommission"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/commissions/void": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Void a HELD, PENDING or DUE commission in no payout (sale.updated); the decision records when, which key and the reason
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
+        post: operations["voidCommission"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/affiliates/statement": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An affiliate's statement in one currency: opening balance, every entry (EARNED, HELD, RELEASED, VOIDED, ADJUSTED, PAID_OUT) with its sale or payout, closing balance (CSV with format=csv or Accept: text/csv)
+         * @description Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         */
+        get: operations["getAffiliateStatement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/reports/affiliates": {
         parameters: {
             query?: never;
@@ -1305,6 +1385,25 @@ export interface components {
             /** Format: uuid */
             affiliateId: string;
         };
+        /**
+         * @description SELF_REFERRAL: the customer's email is the affiliate's (case, Gmail dots and +tags ignored); CUSTOMER_OF_ANOTHER_AFFILIATE: the customer's email or customerId is already another affiliate's referral or sale; FAST_CONVERSION: click to conversion under the program's minClickToConversionSeconds; DISPOSABLE_EMAIL: a disposable email domain; COOKIE_STUFFING: the visitor clicked the links of 3 or more affiliates within an hour; OVER_AUTO_APPROVAL_LIMIT: the commission is above the program's maxAutoApprovedCommission
+         * @enum {string}
+         */
+        RiskSignalType: "SELF_REFERRAL" | "CUSTOMER_OF_ANOTHER_AFFILIATE" | "FAST_CONVERSION" | "DISPOSABLE_EMAIL" | "COOKIE_STUFFING" | "OVER_AUTO_APPROVAL_LIMIT";
+        RiskSignal: {
+            type: components["schemas"]["RiskSignalType"];
+            detail: string;
+        };
+        /**
+         * @description The strongest of the signals' actions (VOID over HOLD over FLAG); NONE when there is no signal
+         * @enum {string}
+         */
+        RiskVerdict: "NONE" | "FLAG" | "HOLD" | "VOID";
+        /** @description The risk signals found when the referral was made and the strongest action of the program's riskActions among them; the commissions of its sales follow that action */
+        Risk: {
+            signals: components["schemas"]["RiskSignal"][];
+            action: components["schemas"]["RiskVerdict"];
+        };
         Referral: {
             /** Format: uuid */
             id: string;
@@ -1322,6 +1421,7 @@ export interface components {
             status: "active" | "inactive";
             /** @description How the referral was attributed to its affiliate; null on referrals made before this was recorded */
             attribution: components["schemas"]["AttributionReason"] | null;
+            risk: components["schemas"]["Risk"];
             /** Format: uuid */
             programId: string;
             /** Format: date-time */
@@ -1350,6 +1450,10 @@ export interface components {
          *           "clickedAt": "2025-01-14T08:00:00.000Z",
          *           "ageSeconds": 95400,
          *           "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f"
+         *         },
+         *         "risk": {
+         *           "signals": [],
+         *           "action": "NONE"
          *         },
          *         "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
          *         "createdAt": "2025-01-15T10:30:00.000Z",
@@ -1388,6 +1492,10 @@ export interface components {
          *           "ageSeconds": 95400,
          *           "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f"
          *         },
+         *         "risk": {
+         *           "signals": [],
+         *           "action": "NONE"
+         *         },
          *         "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
          *         "createdAt": "2025-01-15T10:30:00.000Z",
          *         "updatedAt": "2025-01-15T10:30:00.000Z"
@@ -1424,6 +1532,22 @@ export interface components {
                 id: string;
             };
         };
+        DecidedBy: {
+            /** @enum {string} */
+            kind: "API_KEY" | "RISK_RULES" | "REVERSAL";
+            /** @description The API key that decided (kind API_KEY), as the key list and the audit record show it */
+            keyId: string | null;
+            keyPrefix: string | null;
+        };
+        CommissionDecision: {
+            /** @enum {string} */
+            action: "HOLD" | "RELEASE" | "VOID";
+            /** Format: date-time */
+            at: string;
+            by: components["schemas"]["DecidedBy"];
+            /** @description The reviewer's note or reason; for RISK_RULES the signal types that decided */
+            reason: string | null;
+        };
         Commission: {
             /** Format: uuid */
             id: string;
@@ -1433,10 +1557,10 @@ export interface components {
             amount: number;
             currency: string;
             /**
-             * @description PENDING until availableAt (the hold), then DUE; PAID once its payout is paid; VOID when the sale was reversed before payment
+             * @description PENDING until availableAt (the hold), then DUE; HELD while held for review (a risk signal or a reviewer: never paid until released); PAID once its payout is paid; VOID when the sale was reversed before payment or the commission was voided
              * @enum {string}
              */
-            status: "PENDING" | "DUE" | "PAID" | "VOID";
+            status: "PENDING" | "DUE" | "HELD" | "PAID" | "VOID";
             /** Format: date-time */
             availableAt: string;
             /** Format: uuid */
@@ -1448,6 +1572,8 @@ export interface components {
             adjusts: string | null;
             payoutCreated: boolean;
             payoutId: string | null;
+            /** @description Every hold, release and void of this commission, oldest first: when, by which key (or the risk rules, or a reversal) and why; absent until the first */
+            decisions?: components["schemas"]["CommissionDecision"][];
         };
         Sale: {
             /** Format: uuid */
@@ -1484,6 +1610,7 @@ export interface components {
             commissions: components["schemas"]["Commission"][];
             /** @description How the sale was attributed to its affiliate; null on sales made before this was recorded */
             attribution: components["schemas"]["AttributionReason"] | null;
+            risk: components["schemas"]["Risk"] & unknown;
             /** Format: uuid */
             programId: string;
             /** Format: date-time */
@@ -1537,6 +1664,15 @@ export interface components {
          *           "clickedAt": "2025-01-14T08:00:00.000Z",
          *           "ageSeconds": 95400,
          *           "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f"
+         *         },
+         *         "risk": {
+         *           "signals": [
+         *             {
+         *               "type": "DISPOSABLE_EMAIL",
+         *               "detail": "mailinator.com is a disposable email domain"
+         *             }
+         *           ],
+         *           "action": "FLAG"
          *         },
          *         "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
          *         "createdAt": "2025-01-15T10:30:00.000Z",
@@ -1604,6 +1740,10 @@ export interface components {
          *             "ageSeconds": 95400,
          *             "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f"
          *           },
+         *           "risk": {
+         *             "signals": [],
+         *             "action": "NONE"
+         *           },
          *           "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
          *           "createdAt": "2025-01-15T10:30:00.000Z",
          *           "updatedAt": "2025-01-15T10:30:00.000Z"
@@ -1662,6 +1802,15 @@ export interface components {
          *           "clickedAt": "2025-01-14T08:00:00.000Z",
          *           "ageSeconds": 95400,
          *           "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f"
+         *         },
+         *         "risk": {
+         *           "signals": [
+         *             {
+         *               "type": "DISPOSABLE_EMAIL",
+         *               "detail": "mailinator.com is a disposable email domain"
+         *             }
+         *           ],
+         *           "action": "FLAG"
          *         },
          *         "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
          *         "createdAt": "2025-01-15T10:30:00.000Z",
@@ -2576,6 +2725,54 @@ export interface components {
             status: "PAID" | "FAILED";
             externalReference?: string;
         };
+        CommissionListItem: components["schemas"]["Commission"] & {
+            /** Format: uuid */
+            saleId: string;
+            risk: components["schemas"]["Risk"];
+        };
+        ReleaseCommissionBody: {
+            /** Format: uuid */
+            saleId: string;
+            /** Format: uuid */
+            commissionId: string;
+            note?: string;
+        };
+        VoidCommissionBody: {
+            /** Format: uuid */
+            saleId: string;
+            /** Format: uuid */
+            commissionId: string;
+            reason: string;
+        };
+        StatementEntry: {
+            /** @enum {string} */
+            type: "EARNED" | "HELD" | "RELEASED" | "VOIDED" | "ADJUSTED" | "PAID_OUT";
+            /** Format: date-time */
+            at: string;
+            /** @description What the entry adds to the balance the program owes the affiliate (negative: taken away) */
+            amount: number;
+            /** Format: uuid */
+            saleId: string | null;
+            /** Format: uuid */
+            commissionId: string | null;
+            /** Format: uuid */
+            payoutId: string | null;
+            description: string;
+        };
+        Statement: {
+            /** Format: uuid */
+            affiliateId: string;
+            currency: string;
+            /** Format: date-time */
+            from: string;
+            /** Format: date-time */
+            to: string;
+            /** @description What the program owed the affiliate at `from`: earned and not held, voided or paid out */
+            openingBalance: number;
+            entries: components["schemas"]["StatementEntry"][];
+            /** @description openingBalance plus the sum of the entries; negative when a refund after a payout took back more than was earned since (the next payout offsets it) */
+            closingBalance: number;
+        };
         /** @description Amounts are face-value sums over the currencies of the period, each summed exactly in its minor units */
         AffiliateReportRow: {
             /** Format: uuid */
@@ -2589,6 +2786,10 @@ export interface components {
             commissionEarned: number;
             commissionDue: number;
             commissionPaid: number;
+            /** @description Earned and HELD for review (part of commissionEarned) */
+            commissionHeld: number;
+            /** @description Voided (by a reviewer, the risk rules or a reversal before payment; not part of commissionEarned) */
+            commissionVoided: number;
         };
         WebhookEndpoint: {
             /** Format: uuid */
@@ -2741,6 +2942,20 @@ export interface components {
          * @enum {string}
          */
         AttributionModel: "FIRST_CLICK" | "LAST_CLICK";
+        /**
+         * @description OFF: not looked for; FLAG: recorded only; HOLD: the commission is HELD until released or voided; VOID: the commission is voided
+         * @enum {string}
+         */
+        RiskAction: "OFF" | "FLAG" | "HOLD" | "VOID";
+        /** @description What each risk signal does to a commission: OFF, FLAG (recorded only; the default), HOLD or VOID. Absent until the program sets a risk setting: FLAG everywhere */
+        RiskActions: {
+            SELF_REFERRAL: components["schemas"]["RiskAction"];
+            CUSTOMER_OF_ANOTHER_AFFILIATE: components["schemas"]["RiskAction"];
+            FAST_CONVERSION: components["schemas"]["RiskAction"];
+            DISPOSABLE_EMAIL: components["schemas"]["RiskAction"];
+            COOKIE_STUFFING: components["schemas"]["RiskAction"];
+            OVER_AUTO_APPROVAL_LIMIT: components["schemas"]["RiskAction"];
+        };
         Program: {
             /** Format: uuid */
             id: string;
@@ -2765,10 +2980,24 @@ export interface components {
             clickDedupSeconds: number;
             /** @description Webhook endpoints this program may have (set by the operator; default 20); one event goes to at most the platform's deliveries per event of them (20 unless the operator sets another) */
             maxWebhookEndpoints: number;
+            riskActions?: components["schemas"]["RiskActions"];
+            /** @description A commission above this amount (in its own currency) raises OVER_AUTO_APPROVAL_LIMIT; null or absent: no limit */
+            maxAutoApprovedCommission?: number | null;
+            /** @description A referral or sale sooner than this after its click raises FAST_CONVERSION; null or absent: not looked for */
+            minClickToConversionSeconds?: number | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+        };
+        /** @description An action per signal type; a type left out is FLAG */
+        RiskActionsBody: {
+            SELF_REFERRAL?: components["schemas"]["RiskAction"];
+            CUSTOMER_OF_ANOTHER_AFFILIATE?: components["schemas"]["RiskAction"];
+            FAST_CONVERSION?: components["schemas"]["RiskAction"];
+            DISPOSABLE_EMAIL?: components["schemas"]["RiskAction"];
+            COOKIE_STUFFING?: components["schemas"]["RiskAction"];
+            OVER_AUTO_APPROVAL_LIMIT?: components["schemas"]["RiskAction"];
         };
         ProgramSettingsBody: {
             name?: string;
@@ -2787,6 +3016,9 @@ export interface components {
             attributionWindowDays?: number | null;
             attributionModel?: components["schemas"]["AttributionModel"];
             clickDedupSeconds?: number;
+            riskActions?: components["schemas"]["RiskActionsBody"];
+            maxAutoApprovedCommission?: number | null;
+            minClickToConversionSeconds?: number | null;
         };
         /** @description Safe to put in a web page: it can only record clicks and create referrals from a click or visitor, from the allowed origins of its program. */
         PublishableKey: {
@@ -2871,6 +3103,9 @@ export interface components {
             attributionWindowDays?: number | null;
             attributionModel?: components["schemas"]["AttributionModel"];
             clickDedupSeconds?: number;
+            riskActions?: components["schemas"]["RiskActionsBody"];
+            maxAutoApprovedCommission?: number | null;
+            minClickToConversionSeconds?: number | null;
         };
         UpdateProgramBody: {
             name?: string;
@@ -2892,6 +3127,9 @@ export interface components {
             attributionWindowDays?: number | null;
             attributionModel?: components["schemas"]["AttributionModel"];
             clickDedupSeconds?: number;
+            riskActions?: components["schemas"]["RiskActionsBody"];
+            maxAutoApprovedCommission?: number | null;
+            minClickToConversionSeconds?: number | null;
         };
         /** @enum {string} */
         ApiScope: "read" | "write" | "finance" | "webhook_secrets";
@@ -7621,6 +7859,559 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description Invalid request: the message names the field */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization header missing, not Bearer, or token invalid */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The program of the token no longer exists, or the object is not found */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCommissions: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 1000 (default 100) */
+                limit?: number;
+                /** @description The id of the last object of the previous page (from the Link header); pages run newest first */
+                startingAfter?: string;
+                status?: "PENDING" | "DUE" | "HELD" | "PAID" | "VOID";
+                affiliateId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CommissionListItem"][];
+                };
+            };
+            /** @description Invalid request: the message names the field */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization header missing, not Bearer, or token invalid */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The program of the token no longer exists, or the object is not found */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    releaseCommission: {
+        parameters: {
+            query?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReleaseCommissionBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Sale"];
+                };
+            };
+            /** @description Invalid request: the message names the field */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization header missing, not Bearer, or token invalid */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The program of the token no longer exists, or the object is not found */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
+            409: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
+            413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    voidCommission: {
+        parameters: {
+            query?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VoidCommissionBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Sale"];
+                };
+            };
+            /** @description Invalid request: the message names the field */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization header missing, not Bearer, or token invalid */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The program of the token no longer exists, or the object is not found */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
+            409: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
+            413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAffiliateStatement: {
+        parameters: {
+            query: {
+                affiliateId: string;
+                currency: string;
+                from: string;
+                to?: string;
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Statement"];
                     "text/csv": string;
                 };
             };

@@ -1,7 +1,7 @@
 import type { Program, PublishableKey, StripeIntegration } from '@affiliate/contracts';
 import { useState } from 'preact/hooks';
 import { call, type Credential } from '../api';
-import { Action, ErrorBanner, Notice, Table, useLoad, when } from '../ui';
+import { Action, ErrorBanner, Notice, Table, useLoad, useProgramSettingsForm, when } from '../ui';
 
 /** The snippet a shop pastes into its pages; data-param only when the program uses another URL modifier than ref. */
 export function snippetOf(gateway: string, key: string, urlModifier: string): string {
@@ -85,25 +85,12 @@ function TrackingSettings({ credential, program, onSaved }: { credential: Creden
   const [windowDays, setWindowDays] = useState(program.attributionWindowDays === null ? '' : String(program.attributionWindowDays));
   const [model, setModel] = useState(program.attributionModel);
   const [dedup, setDedup] = useState(String(program.clickDedupSeconds));
-  const [error, setError] = useState<unknown>(null);
-  const [saved, setSaved] = useState(false);
-  const save = async (event: Event) => {
-    event.preventDefault();
-    setError(null);
-    setSaved(false);
-    try {
-      await call(credential, 'PUT', '/program', {
-        allowedOrigins: lines(origins),
-        attributionWindowDays: windowDays === '' ? null : Number(windowDays),
-        attributionModel: model,
-        clickDedupSeconds: Number(dedup),
-      });
-      setSaved(true);
-      onSaved();
-    } catch (failed) {
-      setError(failed);
-    }
-  };
+  const { error, saved, save } = useProgramSettingsForm(credential, onSaved, () => ({
+    allowedOrigins: lines(origins),
+    attributionWindowDays: windowDays === '' ? null : Number(windowDays),
+    attributionModel: model,
+    clickDedupSeconds: Number(dedup),
+  }));
   return (
     <form class="panel" onSubmit={save}>
       <h2>Origins and attribution</h2>

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { PROGRAM_LIMIT_DEFAULTS, TRACKING_DEFAULTS, type AttributionModel, type Program } from '@affiliate/contracts';
+import { PROGRAM_LIMIT_DEFAULTS, riskSettingsOf, TRACKING_DEFAULTS, type AttributionModel, type Program, type RiskActions } from '@affiliate/contracts';
 import { AggregateStore, findPage, outboxPlugin, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { RateLimit } from '../config';
@@ -20,6 +20,10 @@ export type ProgramDocument = {
   clickDedupSeconds?: number;
   /** The operator's cap on the program's webhook endpoints; absent: the default. */
   maxWebhookEndpoints?: number;
+  // Risk settings: absent (or some signals absent) read as FLAG everywhere, no limit, no minimum.
+  riskActions?: Partial<RiskActions>;
+  maxAutoApprovedCommission?: number | null;
+  minClickToConversionSeconds?: number | null;
   createdAt: Date;
   updatedAt: Date;
 } & OutboxFields;
@@ -39,6 +43,9 @@ const programSchema = new Schema<ProgramDocument>(
     attributionModel: { type: String, default: undefined },
     clickDedupSeconds: { type: Number, default: undefined },
     maxWebhookEndpoints: { type: Number, default: undefined },
+    riskActions: { type: Schema.Types.Mixed, default: undefined },
+    maxAutoApprovedCommission: { type: Number, default: undefined },
+    minClickToConversionSeconds: { type: Number, default: undefined },
     // Set by the use cases rather than by mongoose, so an event carries exactly the stored times.
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
@@ -88,7 +95,12 @@ export function toProgram(document: ProgramDocument): Program {
     attributionModel: document.attributionModel ?? TRACKING_DEFAULTS.attributionModel,
     clickDedupSeconds: document.clickDedupSeconds ?? TRACKING_DEFAULTS.clickDedupSeconds,
     maxWebhookEndpoints: document.maxWebhookEndpoints ?? PROGRAM_LIMIT_DEFAULTS.maxWebhookEndpoints,
+    // Shown once set (a program created before them, or without them, keeps the shape it had): absent reads as the defaults.
+    ...(hasRiskSettings(document) ? riskSettingsOf(document) : {}),
     createdAt: new Date(document.createdAt).toISOString(),
     updatedAt: new Date(document.updatedAt).toISOString(),
   };
 }
+
+const hasRiskSettings = (document: ProgramDocument): boolean =>
+  document.riskActions !== undefined || document.maxAutoApprovedCommission !== undefined || document.minClickToConversionSeconds !== undefined;

@@ -1,5 +1,5 @@
 import { NUMBERED_ERROR_OPERATIONS } from '@affiliate/contracts';
-import { AppError, FORWARDED_PREFIX_HEADER, INTERNAL_TOKEN_HEADER, MAX_WEBHOOK_ENDPOINTS_HEADER, notFound, PROGRAM_ID_HEADER, REQUEST_ID_HEADER, type Logger } from '@affiliate/platform';
+import { API_KEY_ID_HEADER, API_KEY_PREFIX_HEADER, AppError, FORWARDED_PREFIX_HEADER, INTERNAL_TOKEN_HEADER, MAX_WEBHOOK_ENDPOINTS_HEADER, notFound, PROGRAM_ID_HEADER, REQUEST_ID_HEADER, type Logger } from '@affiliate/platform';
 import express, { Router, type RequestHandler } from 'express';
 import type { ProgramAuditLog } from '../admin/program-audit-log';
 import type { ProgramRepository } from '../admin/program-model';
@@ -111,6 +111,9 @@ export function apiRoutes(options: ApiRoutesOptions): Router {
         [MAX_WEBHOOK_ENDPOINTS_HEADER]: String(callerOf(response).maxWebhookEndpoints),
         [REQUEST_ID_HEADER]: String(response.locals.requestId),
         [FORWARDED_PREFIX_HEADER]: PUBLIC_PREFIX,
+        // Who decides, for what a service records by key (a commission released or voided).
+        [API_KEY_ID_HEADER]: callerOf(response).keyId,
+        [API_KEY_PREFIX_HEADER]: callerOf(response).keyPrefix,
       },
       body: Buffer.isBuffer(request.body) ? request.body : undefined,
       errorShape: response.locals.errorShape,

@@ -16,12 +16,20 @@ export const ROUTE_TABLE: Record<string, UpstreamName> = {
   referrals: 'referral',
   sales: 'sale',
   payouts: 'sale',
+  commissions: 'sale',
   reports: 'sale',
   integrations: 'sale',
   'webhook-endpoints': 'webhook-dispatcher',
   'webhook-deliveries': 'webhook-dispatcher',
   'event-types': 'webhook-dispatcher',
 };
+
+/**
+ * Paths under another service's segment that belong to the sale service: a statement is money
+ * (DESIGN.md §9, commissions, payouts and statements belong to the sale service), though it is read
+ * per affiliate.
+ */
+export const NESTED_ROUTES: Record<string, UpstreamName> = { 'affiliates/statement': 'sale' };
 
 /**
  * Public paths the gateway answers itself: the program of the key (its settings, its publishable
@@ -55,7 +63,8 @@ export function routeOf(path: string): Route | null {
   if (!SAFE_PATH.test(path)) return null;
   const segments = path.split('/').filter(Boolean);
   if (segments.some((segment) => segment.toLowerCase() === 'internal')) return null;
-  const upstream = Object.hasOwn(ROUTE_TABLE, segments[0] ?? '') ? ROUTE_TABLE[segments[0] as string] : undefined;
+  const nested = segments.slice(0, 2).join('/');
+  const upstream = Object.hasOwn(NESTED_ROUTES, nested) ? NESTED_ROUTES[nested] : Object.hasOwn(ROUTE_TABLE, segments[0] ?? '') ? ROUTE_TABLE[segments[0] as string] : undefined;
   if (!upstream) return null;
   return { upstream, path: `/${segments.join('/')}` };
 }

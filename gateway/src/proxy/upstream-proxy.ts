@@ -41,7 +41,7 @@ export type UpstreamProxyOptions = {
 };
 
 // Never forwarded from the client: its credential, and anything it could use to pose as the gateway.
-const CLIENT_HEADERS_DROPPED = ['authorization', 'cookie', 'x-internal-token', 'x-program-id', 'x-request-id', 'x-forwarded-prefix'];
+const CLIENT_HEADERS_DROPPED = ['authorization', 'cookie', 'x-internal-token', 'x-program-id', 'x-request-id', 'x-forwarded-prefix', 'x-api-key-id', 'x-api-key-prefix'];
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'upgrade', 'proxy-connection', 'te', 'trailer']);
 
 type InFlight = ForwardOptions & {

@@ -22,3 +22,5 @@ export * from './recent-reads';
 export * from './store/aggregate-store';
 export { asUniqueKeyConflict, insertUnique, isKeyTaken, unlessKeyTaken } from './store/unique-keys';
 export { runMigrationOnce } from './store/migrations';
+export * from './risk';
+export { CustomerClaims, type CustomerClaim } from './store/customer-claims';

@@ -25,6 +25,8 @@ export type LinkActivityDocument = {
   landingUrl?: string | null;
   /** The page the visitor came from (clicks only). Never the visitor's address, which is not stored at all. */
   referrer?: string | null;
+  /** The visitor id sent with the click (clicks only): COOKIE_STUFFING looks at the visitor behind a click. */
+  visitorId?: string | null;
   createdAt: Date;
 };
 
@@ -41,6 +43,7 @@ const schema = new Schema<LinkActivityDocument>(
     clickId: { type: Number },
     landingUrl: { type: String, default: null },
     referrer: { type: String, default: null },
+    visitorId: { type: String, default: null },
     createdAt: { type: Date, required: true },
   },
   { versionKey: false },

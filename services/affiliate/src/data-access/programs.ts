@@ -1,4 +1,4 @@
-import { TRACKING_DEFAULTS, type AttributionModel, type ProgramEventData } from '@affiliate/contracts';
+import { riskSettingsOf, TRACKING_DEFAULTS, type AttributionModel, type ProgramEventData, type RiskSettings } from '@affiliate/contracts';
 import type { z } from 'zod';
 import { ignoringDuplicateKey, RecentReads } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
@@ -15,6 +15,8 @@ export type ProgramSettings = {
   attributionModel: AttributionModel;
   /** A repeat click of one visitor on one link within this many seconds is not counted; 0: off. */
   clickDedupSeconds: number;
+  /** What the risk signals of referrals and sales do (README, "Fraud review"), handed to the referral and sale services with each attribution. */
+  risk: RiskSettings;
 };
 
 /** A program as program.* events announce it; those from before the tracking settings lack them. */
@@ -35,6 +37,7 @@ export const DEFAULT_PROGRAM_SETTINGS: ProgramSettings = {
   attributionWindowDays: TRACKING_DEFAULTS.attributionWindowDays,
   attributionModel: TRACKING_DEFAULTS.attributionModel,
   clickDedupSeconds: TRACKING_DEFAULTS.clickDedupSeconds,
+  risk: riskSettingsOf({}),
 };
 
 const schema = new Schema<ProgramDocument>(
@@ -48,6 +51,8 @@ const schema = new Schema<ProgramDocument>(
     attributionWindowDays: { type: Number, default: null },
     attributionModel: { type: String },
     clickDedupSeconds: { type: Number },
+    // Absent on documents projected before the risk settings existed: read as the defaults.
+    risk: { type: Schema.Types.Mixed },
     sourceUpdatedAt: { type: Date, required: true },
     deleted: { type: Boolean, default: false },
   },
@@ -76,7 +81,7 @@ export class ProgramSettingsRepository {
     const program = await this.model.findOne({ _id: programId }).lean();
     if (!program || program.deleted) return null;
     const { urlModifier, destinationUrls, requireApproval, defaultCommissionRate } = program;
-    return { urlModifier, destinationUrls, requireApproval, defaultCommissionRate, ...trackingOf(program) };
+    return { urlModifier, destinationUrls, requireApproval, defaultCommissionRate, ...trackingOf(program), risk: riskSettingsOf(program.risk ?? {}) };
   }
 
   /**
@@ -86,7 +91,7 @@ export class ProgramSettingsRepository {
   async record(program: ProgramAnnouncement): Promise<void> {
     const updatedAt = new Date(program.updatedAt);
     const { urlModifier, destinationUrls, requireApproval, defaultCommissionRate } = program;
-    const settings = { urlModifier, destinationUrls, requireApproval, defaultCommissionRate, ...trackingOf(program) };
+    const settings = { urlModifier, destinationUrls, requireApproval, defaultCommissionRate, ...trackingOf(program), risk: riskSettingsOf(program) };
     try {
       await ignoringDuplicateKey(
         this.model.updateOne(

@@ -157,6 +157,7 @@ async function countRound(repositories: Repositories, programId: string, clicks:
         sourceUpdatedAt: click.at,
         landingUrl: click.landingUrl,
         referrer: click.referrer,
+        visitorId: click.visitorId,
         createdAt: click.at,
       })),
     ),

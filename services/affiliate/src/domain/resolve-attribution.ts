@@ -1,4 +1,4 @@
-import type { AffiliateActivity, ExplainedAttribution, InternalAffiliate } from '@affiliate/contracts';
+import type { AffiliateActivity, AttributionRisk, ExplainedAttribution, InternalAffiliate } from '@affiliate/contracts';
 import { badRequest, notFound } from '@affiliate/platform';
 import type { AffiliateDocument } from '../data-access/affiliates';
 import type { Repositories } from '../data-access/repositories';
@@ -8,10 +8,11 @@ import type { ProgramSettings } from '../data-access/programs';
 import type { VisitorClick } from '../data-access/visitors';
 import { programSettingsOf } from './program-settings';
 import { clickById, liveLinkBySlug } from './record-click';
+import { mostAffiliatesWithinAnHour } from './cookie-stuffing';
 
 export type AttributionQuery = { clickId?: number; visitorId?: string; link?: string; affiliateId?: string; affiliateEmail?: string };
 
-async function toInternalAffiliate(repositories: Repositories, affiliate: AffiliateDocument): Promise<InternalAffiliate> {
+async function toInternalAffiliate(repositories: Repositories, affiliate: AffiliateDocument, withRisk: boolean): Promise<InternalAffiliate> {
   return {
     id: affiliate._id,
     firstName: affiliate.firstName,
@@ -21,12 +22,13 @@ async function toInternalAffiliate(repositories: Repositories, affiliate: Affili
     commissionRate: affiliate.commissionRate,
     plan: await planInForce(repositories, affiliate),
     payoutDetails: affiliate.payoutDetails ?? null,
+    ...(withRisk ? { riskSettings: (await programSettingsOf(repositories, affiliate.programId)).risk } : {}),
   };
 }
 
 /** For the other services: an affiliate by id or email, 404 when the program has none. */
-export async function resolveAffiliate(repositories: Repositories, programId: string, query: { id?: string; email?: string }): Promise<InternalAffiliate> {
-  return toInternalAffiliate(repositories, await existingAffiliate(repositories, programId, query));
+export async function resolveAffiliate(repositories: Repositories, programId: string, query: { id?: string; email?: string; risk?: 'true' }): Promise<InternalAffiliate> {
+  return toInternalAffiliate(repositories, await existingAffiliate(repositories, programId, query), query.risk === 'true');
 }
 
 async function existingAffiliate(repositories: Repositories, programId: string, query: { id?: string; email?: string }): Promise<AffiliateDocument> {
@@ -56,6 +58,26 @@ export async function affiliateActivity(repositories: Repositories, programId: s
  * window no longer attribute.
  */
 export async function resolveAttribution(repositories: Repositories, programId: string, query: AttributionQuery): Promise<ExplainedAttribution> {
+  const attribution = await attributionOf(repositories, programId, query);
+  return { ...attribution, risk: await riskContextOf(repositories, programId, attribution, query.visitorId) };
+}
+
+/**
+ * What the caller's risk signals need, beside the attribution: the program's risk settings, the
+ * affiliate's email, and the affiliates whose links the visitor behind the click (the visitor
+ * named, else the one the click was recorded with) clicked within an hour.
+ */
+async function riskContextOf(repositories: Repositories, programId: string, attribution: ExplainedAttribution, visitorId: string | undefined): Promise<AttributionRisk> {
+  const [settings, affiliate, visitor] = await Promise.all([
+    programSettingsOf(repositories, programId),
+    affiliateById(repositories, programId, attribution.affiliateId),
+    visitorId ?? (attribution.clickId === null ? null : ((await clickById(repositories, programId, attribution.clickId))?.visitorId ?? null)),
+  ]);
+  const clicks = visitor === null ? null : await repositories.visitors.clicksOf(programId, visitor);
+  return { settings: settings.risk, affiliateEmail: affiliate?.email ?? '', visitorAffiliatesWithinHour: clicks && mostAffiliatesWithinAnHour(clicks) };
+}
+
+async function attributionOf(repositories: Repositories, programId: string, query: AttributionQuery): Promise<ExplainedAttribution> {
   const now = new Date();
   if (query.clickId !== undefined) {
     const click = await clickById(repositories, programId, query.clickId);

@@ -6,6 +6,9 @@ import { withRequestContext } from '../logger';
 export const INTERNAL_TOKEN_HEADER = 'x-internal-token';
 export const PROGRAM_ID_HEADER = 'x-program-id';
 export const REQUEST_ID_HEADER = 'x-request-id';
+/** The API key a request came with (its id and prefix, as the key list shows them), for decisions a service records by whom (the review queue). */
+export const API_KEY_ID_HEADER = 'x-api-key-id';
+export const API_KEY_PREFIX_HEADER = 'x-api-key-prefix';
 /** The operator's cap on the program's webhook endpoints, which the gateway knows and the dispatcher enforces. */
 export const MAX_WEBHOOK_ENDPOINTS_HEADER = 'x-program-max-webhook-endpoints';
 
@@ -43,4 +46,9 @@ export function programIdOf(response: Response): string {
   const programId: unknown = response.locals.programId;
   if (typeof programId !== 'string') throw new Error('programIdOf called outside requireInternalCaller');
   return programId;
+}
+
+/** The API key of the current request as the gateway forwarded it; null fields when it did not (a service's own caller). */
+export function apiKeyOf(request: Request): { keyId: string | null; keyPrefix: string | null } {
+  return { keyId: request.header(API_KEY_ID_HEADER) ?? null, keyPrefix: request.header(API_KEY_PREFIX_HEADER) ?? null };
 }

@@ -1,4 +1,4 @@
-import { PROGRAM_LIMIT_DEFAULTS, TRACKING_DEFAULTS, type EventData, type EventEnvelope, type Program } from '@affiliate/contracts';
+import { PROGRAM_LIMIT_DEFAULTS, RISK_DEFAULTS, TRACKING_DEFAULTS, type EventData, type EventEnvelope, type Program } from '@affiliate/contracts';
 import { createEvent } from '../events/outbox';
 
 /**
@@ -20,6 +20,7 @@ export function programUpdatedEvent(programId: string, settings: Partial<Program
     rateLimit: null,
     ...TRACKING_DEFAULTS,
     ...PROGRAM_LIMIT_DEFAULTS,
+    ...RISK_DEFAULTS,
     createdAt: now,
     updatedAt: now,
     ...settings,

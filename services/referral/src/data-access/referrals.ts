@@ -1,4 +1,4 @@
-import type { AttributionReason, Referral } from '@affiliate/contracts';
+import { NO_RISK, type AttributionReason, type Referral, type Risk } from '@affiliate/contracts';
 import { AggregateStore, outboxPlugin, programKey, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
 import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
 
@@ -20,6 +20,8 @@ export type ReferralDocument = {
   status: Referral['status'];
   /** How the referral was attributed; absent on referrals stored before it was recorded. */
   attribution?: AttributionReason | null;
+  /** The risk signals found when it was made; absent on referrals stored before they were looked for. */
+  risk?: Risk;
   createdAt: Date;
   updatedAt: Date;
 } & Partial<OutboxFields>;
@@ -42,6 +44,7 @@ const schema = new Schema<ReferralDocument>(
     plan: { type: String, default: null },
     status: { type: String, required: true },
     attribution: { type: Schema.Types.Mixed, default: null },
+    risk: { type: Schema.Types.Mixed },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
   },
@@ -87,6 +90,7 @@ export function toReferral(referral: ReferralDocument): Referral {
     plan: referral.plan,
     status: referral.status,
     attribution: referral.attribution ?? null,
+    risk: referral.risk ?? NO_RISK,
     programId: referral.programId,
     createdAt: referral.createdAt.toISOString(),
     updatedAt: referral.updatedAt.toISOString(),

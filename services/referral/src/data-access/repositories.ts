@@ -1,8 +1,8 @@
-import type { StoreContext } from '@affiliate/platform';
+import { CustomerClaims, type StoreContext } from '@affiliate/platform';
 import { ReferralRepository } from './referrals';
 
-export type ReferralRepositories = { referrals: ReferralRepository };
+export type ReferralRepositories = { referrals: ReferralRepository; customerClaims: CustomerClaims };
 
 export function createRepositories(context: StoreContext): ReferralRepositories {
-  return { referrals: new ReferralRepository(context) };
+  return { referrals: new ReferralRepository(context), customerClaims: new CustomerClaims(context) };
 }

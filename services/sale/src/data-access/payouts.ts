@@ -69,6 +69,11 @@ export class PayoutRepository extends AggregateStore<PayoutDocument> {
     return this.page(programId, filter, page);
   }
 
+  /** The affiliate's PAID payouts in one currency: the PAID_OUT entries of its statement. */
+  paidTo(programId: string, affiliateId: string, currency: string) {
+    return this.all(programId, { affiliateId, currency, status: 'PAID' });
+  }
+
   /** Payouts whose run stopped before it finished them (a crash): the next run completes them. */
   drafts(programId: string) {
     return this.all(programId, { status: 'DRAFT' });

@@ -1,4 +1,4 @@
-import type { StoreContext } from '@affiliate/platform';
+import { CustomerClaims, type StoreContext } from '@affiliate/platform';
 import { CustomerPaymentRepository } from './customer-payments';
 import { PayoutRunLeases } from './payout-runs';
 import { PayoutRepository } from './payouts';
@@ -14,6 +14,7 @@ export function createRepositories(context: StoreContext) {
     stripeSettings: new StripeSettingsRepository(context),
     stripeLinks: new StripeLinkRepository(context),
     stripeEvents: new StripeEventClaims(context),
+    customerClaims: new CustomerClaims(context),
   };
 }
 

@@ -1,6 +1,7 @@
-import type { AttributionReason, CommissionStatus, Sale } from '@affiliate/contracts';
+import { NO_RISK, type AttributionReason, type CommissionStatus, type Risk, type Sale } from '@affiliate/contracts';
 import { AggregateStore, fromMinorUnits, outboxPlugin, programKey, type Decide, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
+import { availableAtOf, statusOf, type CommissionEntry } from '../domain/commission';
 
 export type SaleDocument = {
   _id: string;
@@ -35,47 +36,21 @@ export type SaleDocument = {
   commissions: CommissionEntry[];
   /** How the sale was attributed; absent on sales stored before it was recorded. */
   attribution?: AttributionReason | null;
+  /** The risk signals found when it was recorded; absent on sales stored before they were looked for. */
+  risk?: Risk;
   /** Set by DELETE /sales: the sale is reversed, out of every read, but its externalId stays taken. */
   reversedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
 } & Partial<OutboxFields>;
 
-/**
- * One entry of a sale's commissions: what was earned (or, with `adjusts`, taken back). `state` is
- * what happened to it; the public status adds the hold (OPEN before `availableAt` is PENDING, after
- * it DUE). Entries stored before plans existed have neither `state` nor `availableAt`: they read as
- * OPEN and available since the sale.
- */
-export type CommissionEntry = {
-  id: string;
-  affiliateId: string;
-  amountMinor: number;
-  currency: string;
-  state?: CommissionState;
-  availableAt?: Date;
-  commissionPlanId?: string | null;
-  adjusts?: string | null;
-  payoutCreated: boolean;
-  payoutId: string | null;
-};
-export type CommissionState = 'OPEN' | 'PAID' | 'VOID';
-
-export const stateOf = (commission: CommissionEntry): CommissionState => commission.state ?? 'OPEN';
-export const availableAtOf = (commission: CommissionEntry, sale: Pick<SaleDocument, 'createdAt'>): Date => commission.availableAt ?? sale.createdAt;
-
-/** What a payout gathers: open, in no payout, and past its hold. */
-export const isDue = (commission: CommissionEntry, sale: Pick<SaleDocument, 'createdAt'>, now: Date): boolean =>
-  stateOf(commission) === 'OPEN' && !commission.payoutCreated && availableAtOf(commission, sale) <= now;
-
-export function statusOf(commission: CommissionEntry, sale: Pick<SaleDocument, 'createdAt'>, now: Date): CommissionStatus {
-  const state = stateOf(commission);
-  if (state !== 'OPEN') return state;
-  return availableAtOf(commission, sale) <= now ? 'DUE' : 'PENDING';
-}
+// The commission entry and its rules live in domain/commission.ts; re-exported for the readers here.
+export { availableAtOf, isDue, stateOf, statusOf, type CommissionEntry, type CommissionState } from '../domain/commission';
 
 /** What a payout run reads of a sale. */
 export type SaleWithCommissions = Pick<SaleDocument, '_id' | 'createdAt' | 'commissions'>;
+/** What a statement reads of a sale. */
+export type SaleForStatement = Pick<SaleDocument, '_id' | 'createdAt' | 'updatedAt' | 'reversedAt' | 'commissions'>;
 /** What the report reads of a sale. */
 export type SaleForReport = Pick<SaleDocument, '_id' | 'affiliateId' | 'totalEarnedMinor' | 'currency' | 'commissions' | 'createdAt'>;
 
@@ -95,6 +70,7 @@ const commissionSchema = new Schema<CommissionEntry>(
     adjusts: { type: String, default: null },
     payoutCreated: { type: Boolean, required: true },
     payoutId: { type: String, default: null },
+    decisions: { type: Schema.Types.Mixed },
   },
   { _id: false },
 );
@@ -122,6 +98,7 @@ const schema = new Schema<SaleDocument>(
     paidAt: { type: Date },
     commissions: { type: [commissionSchema], default: [] },
     attribution: { type: Schema.Types.Mixed, default: null },
+    risk: { type: Schema.Types.Mixed },
     reversedAt: { type: Date, default: null },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
@@ -171,9 +148,28 @@ export class SaleRepository extends AggregateStore<SaleDocument> {
     yield* this.stream(programId, unpaid, ['_id', 'createdAt', 'commissions'], { sort: { createdAt: 1, _id: 1 }, evenIfNotLive: true });
   }
 
+  /** Every sale of the affiliate, reversed ones too, one batch at a time: what a statement adds up from the first. */
+  ofAffiliate(programId: string, affiliateId: string): AsyncGenerator<SaleForStatement> {
+    return this.stream(programId, { affiliateId }, ['_id', 'createdAt', 'updatedAt', 'reversedAt', 'commissions'], { sort: { createdAt: 1, _id: 1 }, evenIfNotLive: true });
+  }
+
   /** The live sales recorded in [from, to), one batch at a time, with what the report adds up. */
   recordedBetween(programId: string, from: Date, to: Date): AsyncGenerator<SaleForReport> {
     return this.stream(programId, { createdAt: { $gte: from, $lt: to } }, ['_id', 'affiliateId', 'totalEarnedMinor', 'currency', 'commissions', 'createdAt']);
+  }
+
+  /**
+   * Sales with a commission of the affiliate and state asked for, newest first: the page GET
+   * /commissions lists the matching commissions of. A status that depends on the date (PENDING,
+   * DUE) is matched on the open state and told apart by the caller.
+   */
+  withCommissions(programId: string, filters: { status?: CommissionStatus; affiliateId?: string }, page: PageRequest) {
+    const state = filters.status === 'PENDING' || filters.status === 'DUE' ? undefined : filters.status;
+    const filter = {
+      ...(filters.affiliateId === undefined ? {} : { 'commissions.affiliateId': filters.affiliateId }),
+      ...(state === undefined ? {} : { 'commissions.state': state }),
+    };
+    return this.page(programId, filter, page);
   }
 
   /** Sales matching every filter given (none: the whole program), newest first. */
@@ -212,8 +208,11 @@ export function toSale(sale: SaleDocument, now = new Date()): Sale {
       adjusts: commission.adjusts ?? null,
       payoutCreated: commission.payoutCreated,
       payoutId: commission.payoutId ?? null,
+      // Only once a decision was taken: a commission nobody decided on keeps the shape it always had.
+      ...(commission.decisions?.length ? { decisions: commission.decisions.map((decision) => ({ ...decision, at: new Date(decision.at).toISOString() })) } : {}),
     })),
     attribution: sale.attribution ?? null,
+    risk: sale.risk ?? NO_RISK,
     programId: sale.programId,
     createdAt: sale.createdAt.toISOString(),
     updatedAt: sale.updatedAt.toISOString(),

@@ -7,7 +7,8 @@ import type { SaleDependencies } from './sale-dependencies';
 
 /** The affiliate a sale is credited to, as it stands now; only ACTIVE affiliates earn commission. */
 export async function activeAffiliate(deps: SaleDependencies, programId: string, affiliateId: string): Promise<InternalAffiliate> {
-  const affiliate = await findAffiliate(deps.affiliates, programId, affiliateId);
+  // With the program's risk settings: the sale's risk signals are judged by them.
+  const affiliate = await findAffiliate(deps.affiliates, programId, affiliateId, { withRiskSettings: true });
   if (!affiliate) throw badRequest(`The affiliate ${affiliateId} of this sale no longer exists in this program`);
   if (affiliate.status !== 'ACTIVE') {
     throw badRequest(`Affiliate ${affiliateId} is ${affiliate.status}: only ACTIVE affiliates can earn a sale`);
@@ -52,7 +53,15 @@ const ageAt = (clickedAt: string | null, at: Date): number | null => (clickedAt 
  * Who a sale that names no promo code is credited to, and why. `customer` is whom the recurring
  * rules count payments of: the referral, else the customerId sent, else nobody (a first payment).
  */
-export type SaleCredit = { affiliateId: string; referral: Referral | null; linkId: string | null; attribution: AttributionReason; customer: string | null };
+export type SaleCredit = {
+  affiliateId: string;
+  referral: Referral | null;
+  linkId: string | null;
+  attribution: AttributionReason;
+  customer: string | null;
+  /** COOKIE_STUFFING: the affiliates whose links the visitor behind the click clicked within an hour (click and visitor sales). */
+  visitorAffiliatesWithinHour?: number | null;
+};
 
 /**
  * What an integration already knows about the sale's customer (a Stripe customer linked at
@@ -96,6 +105,7 @@ function creditOfVisit(visit: ExplainedAttribution, paidAt: Date, customer: stri
     linkId: visit.linkId,
     attribution: { ...visit.reason, ageSeconds: ageAt(visit.reason.clickedAt, paidAt) },
     customer,
+    visitorAffiliatesWithinHour: visit.risk?.visitorAffiliatesWithinHour ?? null,
   };
 }
 

@@ -1,9 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { Payout, PayoutStatus } from '@affiliate/contracts';
-import { AppError, badRequest, conflict, notFound, toMinorUnits, type PageRequest } from '@affiliate/platform';
+import { AppError, conflict, notFound, toMinorUnits, type PageRequest } from '@affiliate/platform';
 import { findAffiliate } from '../data-access/affiliate-directory';
 import { toPayout, type PayoutDocument, type PayoutFilters, type PayoutItemDocument } from '../data-access/payouts';
-import { isDue, stateOf, type CommissionEntry, type SaleWithCommissions } from '../data-access/sales';
+import type { SaleWithCommissions } from '../data-access/sales';
+import { claimForPayout, isDue, isRefused, markPaid, releaseFromPayout, type CommissionEntry, type Transition } from './commission';
+import { draftPayout, finishedDraft, settlePayout, totalOf } from './payout';
 import type { SaleDependencies } from './sale-dependencies';
 import { saleUpdated } from './sale-events';
 
@@ -21,7 +22,6 @@ const CLAIMS_AT_ONCE = 16;
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const noPayout = (payoutId: string) => notFound(`No payout with id ${payoutId} in this program`);
-const sum = (items: { amountMinor: number }[]) => items.reduce((total, item) => total + item.amountMinor, 0);
 
 /**
  * POST /payouts: every DUE commission (hold passed, in no payout), adjustments included, gathered
@@ -115,28 +115,14 @@ async function dueGroups(sales: AsyncIterable<SaleWithCommissions>, currency: st
 
 /** A payout for the group, or null: nothing to pay, below the plan's minimum, or no affiliate left to pay. */
 async function draftOf(deps: SaleDependencies, programId: string, group: Group): Promise<PayoutDocument | null> {
-  const total = sum(group.items);
+  const total = totalOf(group.items);
   if (total <= 0) return null;
   const affiliate = await findAffiliate(deps.affiliates, programId, group.affiliateId);
   if (!affiliate) return null;
   const minimum = affiliate.plan.minimumPayout;
   if (minimum !== null && total < toMinorUnits(minimum, group.currency)) return null;
-  const now = new Date();
-  return {
-    _id: randomUUID(),
-    programId,
-    affiliateId: group.affiliateId,
-    currency: group.currency,
-    amountMinor: total,
-    status: 'DRAFT',
-    items: group.items,
-    payee: { name: `${affiliate.firstName} ${affiliate.lastName}`, email: affiliate.email, payoutDetails: affiliate.payoutDetails },
-    externalReference: null,
-    settling: false,
-    paidAt: null,
-    createdAt: now,
-    updatedAt: now,
-  };
+  const payee = { name: `${affiliate.firstName} ${affiliate.lastName}`, email: affiliate.email, payoutDetails: affiliate.payoutDetails };
+  return draftPayout({ programId, affiliateId: group.affiliateId, currency: group.currency, items: group.items, payee, now: new Date() });
 }
 
 /**
@@ -151,63 +137,43 @@ async function finishDraft(deps: SaleDependencies, draft: PayoutDocument, run: R
     const mine = await Promise.all(batch.map((item) => claim(deps, draft, item)));
     claimed.push(...batch.filter((_item, index) => mine[index]));
   }
-  if (sum(claimed) <= 0) {
+  const finished = finishedDraft(claimed, new Date());
+  if (finished === 'DISCARD') {
     // Its positive commissions went meanwhile (a reversal voided them): give back what it took.
-    for (const item of claimed) await release(deps, draft, item);
+    for (const item of claimed) await giveBack(deps, draft, item);
     await deps.repositories.payouts.discardDraft(draft.programId, draft._id);
     return null;
   }
-  return deps.repositories.payouts.change(draft.programId, draft._id, () => ({
-    set: { status: 'PENDING', items: claimed, amountMinor: sum(claimed), updatedAt: new Date() } as Partial<PayoutDocument>,
-    events: () => [],
-  }));
+  return deps.repositories.payouts.change(draft.programId, draft._id, () => ({ set: finished, events: () => [] }));
 }
 
-/** Sets one commission of a sale, with sale.updated (a reversed sale's subscribers had sale.deleted: nothing more). */
-async function changeCommission(
-  deps: SaleDependencies,
-  payout: PayoutDocument,
-  item: PayoutItemDocument,
-  next: (commission: CommissionEntry) => CommissionEntry | null,
-): Promise<boolean> {
-  let changed = false;
+/**
+ * Moves one commission of a sale by a transition of domain/commission.ts, with sale.updated (a
+ * reversed sale's subscribers had sale.deleted: nothing more). True when the commission is in the
+ * state the transition leads to (changed now, or already: a retry); false when it refused.
+ */
+async function changeCommission(deps: SaleDependencies, payout: PayoutDocument, item: PayoutItemDocument, transition: (commission: CommissionEntry) => Transition): Promise<boolean> {
+  let accepted = false;
   await deps.repositories.sales.changeEvenIfReversed(payout.programId, item.saleId, (current) => {
-    changed = false;
     const commission = current.commissions.find((entry) => entry.id === item.commissionId);
-    const replacement = commission ? next(commission) : null;
-    if (!replacement) return null;
-    changed = true;
+    const result = commission ? transition(commission) : null;
+    accepted = result !== null && !isRefused(result);
+    if (!result || isRefused(result) || result.entry === commission) return null;
+    const { entry } = result;
     return {
-      set: { commissions: current.commissions.map((entry) => (entry.id === item.commissionId ? replacement : entry)), updatedAt: new Date() },
+      set: { commissions: current.commissions.map((each) => (each.id === item.commissionId ? entry : each)), updatedAt: new Date() },
       events: (stored) => (stored.reversedAt ? [] : [saleUpdated(stored)]),
     };
   });
-  return changed;
+  return accepted;
 }
 
 /** True when the commission is this payout's: claimed now, or by an earlier try of the same draft. */
-async function claim(deps: SaleDependencies, payout: PayoutDocument, item: PayoutItemDocument): Promise<boolean> {
-  let mine = false;
-  await changeCommission(deps, payout, item, (commission) => {
-    mine = commission.payoutId === payout._id;
-    if (mine || stateOf(commission) !== 'OPEN' || commission.payoutCreated) return null;
-    mine = true;
-    return { ...commission, payoutCreated: true, payoutId: payout._id };
-  });
-  return mine;
-}
+const claim = (deps: SaleDependencies, payout: PayoutDocument, item: PayoutItemDocument) => changeCommission(deps, payout, item, (commission) => claimForPayout(commission, payout._id));
 
-async function release(deps: SaleDependencies, payout: PayoutDocument, item: PayoutItemDocument): Promise<void> {
-  await changeCommission(deps, payout, item, (commission) =>
-    commission.payoutId === payout._id && stateOf(commission) === 'OPEN' ? { ...commission, payoutCreated: false, payoutId: null } : null,
-  );
-}
+const giveBack = (deps: SaleDependencies, payout: PayoutDocument, item: PayoutItemDocument) => changeCommission(deps, payout, item, (commission) => releaseFromPayout(commission, payout._id));
 
-async function markPaid(deps: SaleDependencies, payout: PayoutDocument, item: PayoutItemDocument): Promise<void> {
-  await changeCommission(deps, payout, item, (commission) =>
-    commission.payoutId === payout._id && stateOf(commission) === 'OPEN' ? { ...commission, state: 'PAID' } : null,
-  );
-}
+const paid = (deps: SaleDependencies, payout: PayoutDocument, item: PayoutItemDocument) => changeCommission(deps, payout, item, (commission) => markPaid(commission, payout._id));
 
 /**
  * PUT /payouts: PAID marks its commissions PAID; FAILED gives them back (DUE again, for the next
@@ -220,22 +186,8 @@ export async function updatePayout(
   input: { payoutId: string; status: Exclude<PayoutStatus, 'PENDING'>; externalReference?: string },
 ): Promise<Payout> {
   const changed = await deps.repositories.payouts.change(programId, input.payoutId, (current) => {
-    if (current.status === 'DRAFT') return null;
-    if (current.status === input.status && !current.settling) return null;
-    if (current.status !== 'PENDING' && current.status !== input.status) {
-      throw badRequest(`Payout ${input.payoutId} is ${current.status}; it cannot become ${input.status}`);
-    }
-    const now = new Date();
-    return {
-      set: {
-        status: input.status,
-        settling: true,
-        externalReference: input.externalReference ?? current.externalReference,
-        paidAt: input.status === 'PAID' ? (current.paidAt ?? now) : null,
-        updatedAt: now,
-      } as Partial<PayoutDocument>,
-      events: () => [],
-    };
+    const set = settlePayout(current, input, new Date());
+    return set && { set, events: () => [] };
   });
   if (!changed) {
     const payout = await deps.repositories.payouts.shown(programId, input.payoutId);
@@ -244,7 +196,7 @@ export async function updatePayout(
   }
   for (let start = 0; start < changed.items.length; start += CLAIMS_AT_ONCE) {
     const batch = changed.items.slice(start, start + CLAIMS_AT_ONCE);
-    await Promise.all(batch.map((item) => (input.status === 'PAID' ? markPaid(deps, changed, item) : release(deps, changed, item))));
+    await Promise.all(batch.map((item) => (input.status === 'PAID' ? paid(deps, changed, item) : giveBack(deps, changed, item))));
   }
   const settled = await deps.repositories.payouts.change(programId, changed._id, () => ({ set: { settling: false }, events: () => [] }));
   return toPayout(settled ?? changed);

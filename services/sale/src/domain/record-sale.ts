@@ -1,11 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { AttributionReason, CreateSaleBody, InternalAffiliate, Redemption, Referral, Sale } from '@affiliate/contracts';
+import type { AttributionReason, CreateSaleBody, InternalAffiliate, Redemption, Referral, Risk, Sale } from '@affiliate/contracts';
 import { AppError, badRequest, conflict, roundToMinorUnit, toMinorUnits, UniqueKeyConflict } from '@affiliate/platform';
 import { RedemptionInProgress, redeemCode, releaseRedemption } from '../data-access/coupon-redemptions';
 import { externalIdKeyOf, toSale, type SaleDocument } from '../data-access/sales';
 import { activeAffiliate, attributionByPromoCode, creditOf, type PinnedCredit } from './attribute-sale';
 import { commissionFor, type Earned } from './commission-rules';
 import { saleCreated } from './sale-events';
+import { claimCustomer, earnedCommission, riskOfSale } from './sale-risk';
 import type { SaleDependencies } from './sale-dependencies';
 
 const MAX_REDEMPTION_KEY_LENGTH = 200;
@@ -41,7 +42,8 @@ async function recordCreditedSale(deps: SaleDependencies, programId: string, inp
   const credit = await creditOf(deps, programId, input, paidAtOf(input), pinned);
   const affiliate = await activeAffiliate(deps, programId, credit.affiliateId);
   const earned = await commissionOf(deps, programId, input, affiliate, credit.customer);
-  const sale = newSale(programId, input, externalIdKey, affiliate, earned, {
+  const risk = await riskOfSale(deps, programId, input, affiliate, earned, credit);
+  const sale = newSale(programId, input, externalIdKey, affiliate, earned, risk, {
     referralId: credit.referral?.id ?? null,
     linkId: credit.linkId,
     attribution: credit.attribution,
@@ -91,7 +93,8 @@ async function recordPromoCodeSale(
     const affiliate = await activeAffiliate(deps, programId, redemption.affiliateId);
     const customer = input.customerId === undefined ? null : `customer:${input.customerId}`;
     const earned = await commissionOf(deps, programId, input, affiliate, customer);
-    const sale = newSale(programId, input, externalIdKey, affiliate, earned, { redemption, redemptionKey });
+    const risk = await riskOfSale(deps, programId, input, affiliate, earned, null);
+    const sale = newSale(programId, input, externalIdKey, affiliate, earned, risk, { redemption, redemptionKey });
     return await store(deps, sale, affiliate, null, earned, customer);
   } catch (error) {
     // A concurrent request with the same externalId stored the sale first, under this very key.
@@ -158,6 +161,7 @@ function newSale(
   externalIdKey: string | undefined,
   affiliate: InternalAffiliate,
   earned: Earned | null,
+  risk: Risk,
   source: SaleSource,
 ): SaleDocument {
   const now = new Date();
@@ -183,22 +187,8 @@ function newSale(
     commissionPlanId: affiliate.plan.id,
     paymentTrigger: input.paymentTrigger,
     paidAt: paidAtOf(input),
-    commissions: earned
-      ? [
-          {
-            id: randomUUID(),
-            affiliateId: affiliate.id,
-            amountMinor: earned.amountMinor,
-            currency: earned.currency,
-            state: 'OPEN',
-            availableAt: earned.availableAt,
-            commissionPlanId: affiliate.plan.id,
-            adjusts: null,
-            payoutCreated: false,
-            payoutId: null,
-          },
-        ]
-      : [],
+    commissions: earned ? [earnedCommission(earned, affiliate, risk, now)] : [],
+    risk,
     attribution: 'attribution' in source ? source.attribution : attributionByPromoCode(affiliate.id),
     reversedAt: null,
     createdAt: now,
@@ -209,6 +199,7 @@ function newSale(
 /** Stores the sale with sale.created; a customer's first payment then becomes the one recurring rules count from. */
 async function store(deps: SaleDependencies, sale: SaleDocument, affiliate: InternalAffiliate, referral: Referral | null, earned: Earned | null, customer: string | null): Promise<Sale> {
   await deps.repositories.sales.insert(sale, (stored) => [saleCreated(stored, affiliate, referral)]);
+  if (sale.customerId !== null) await claimCustomer(deps, sale.programId, { customerId: sale.customerId }, affiliate.id, sale._id);
   if (customer !== null && earned?.first) {
     await deps.repositories.customerPayments.recordFirst(sale.programId, affiliate.id, customer, { id: sale._id, at: sale.paidAt ?? sale.createdAt });
   }

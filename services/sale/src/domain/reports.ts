@@ -4,7 +4,7 @@ import { findAffiliateActivity } from '../data-access/affiliate-directory';
 import { statusOf } from '../data-access/sales';
 import type { SaleDependencies } from './sale-dependencies';
 
-type Tally = { sales: number; revenue: MoneyTally; earned: MoneyTally; due: MoneyTally; paid: MoneyTally };
+type Tally = { sales: number; revenue: MoneyTally; earned: MoneyTally; due: MoneyTally; paid: MoneyTally; held: MoneyTally; voided: MoneyTally };
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -34,7 +34,7 @@ export async function affiliateReport(deps: SaleDependencies, programId: string,
   const period = reportPeriod(query, now);
   const tallies = new Map<string, Tally>();
   const tallyOf = (affiliateId: string) => {
-    const tally = tallies.get(affiliateId) ?? { sales: 0, revenue: new MoneyTally(), earned: new MoneyTally(), due: new MoneyTally(), paid: new MoneyTally() };
+    const tally = tallies.get(affiliateId) ?? { sales: 0, revenue: new MoneyTally(), earned: new MoneyTally(), due: new MoneyTally(), paid: new MoneyTally(), held: new MoneyTally(), voided: new MoneyTally() };
     tallies.set(affiliateId, tally);
     return tally;
   };
@@ -45,7 +45,12 @@ export async function affiliateReport(deps: SaleDependencies, programId: string,
       tally.revenue.add(sale.totalEarnedMinor, sale.currency);
       for (const commission of sale.commissions) {
         const status = statusOf(commission, sale, now);
-        if (status === 'VOID') continue;
+        // Voided ones are not earned, but the review queue's totals show them (issue 28), as the held ones.
+        if (status === 'VOID') {
+          tally.voided.add(commission.amountMinor, commission.currency);
+          continue;
+        }
+        if (status === 'HELD') tally.held.add(commission.amountMinor, commission.currency);
         tally.earned.add(commission.amountMinor, commission.currency);
         if (status === 'DUE') tally.due.add(commission.amountMinor, commission.currency);
         if (status === 'PAID') tally.paid.add(commission.amountMinor, commission.currency);
@@ -69,6 +74,8 @@ export async function affiliateReport(deps: SaleDependencies, programId: string,
       commissionEarned: tally.earned.faceValue(),
       commissionDue: tally.due.faceValue(),
       commissionPaid: tally.paid.faceValue(),
+      commissionHeld: tally.held.faceValue(),
+      commissionVoided: tally.voided.faceValue(),
     };
   });
 }

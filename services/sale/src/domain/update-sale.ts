@@ -1,7 +1,8 @@
 import type { Sale, UpdateSaleBody } from '@affiliate/contracts';
 import { badRequest, notFound, percentOfMinorUnits, toMinorUnits } from '@affiliate/platform';
 import type { SaleRepositories } from '../data-access/repositories';
-import { stateOf, toSale, type SaleDocument } from '../data-access/sales';
+import { toSale, type SaleDocument } from '../data-access/sales';
+import { isRefused, markByHand, stateOf } from './commission';
 import { saleUpdated } from './sale-events';
 
 /**
@@ -19,33 +20,28 @@ export async function updateSale(repositories: SaleRepositories, programId: stri
   const updated = await repositories.sales.change(programId, saleId, async (current) => {
     const [commission, ...others] = current.commissions;
     if (!commission) throw badRequest(`Sale ${saleId} has no commission to update`);
-    if (stateOf(commission) !== 'OPEN') throw badRequest(`The commission of sale ${saleId} is ${stateOf(commission)}; it cannot be changed`);
     // A payout run's own payouts are settled by PUT /payouts, never by hand here.
-    if (commission.payoutId && (await repositories.payouts.byId(programId, commission.payoutId))) {
-      throw badRequest(`The commission of sale ${saleId} is in payout ${commission.payoutId}: mark the payout PAID or FAILED with PUT /payouts`);
-    }
+    const inRunPayout = stateOf(commission) === 'OPEN' && commission.payoutId !== null && (await repositories.payouts.byId(programId, commission.payoutId)) !== null;
     const inPayout = payoutCreated ?? (payoutId === undefined ? commission.payoutCreated : payoutId !== null);
     const recalculating = totalEarned !== undefined || commissionRate !== undefined;
-    if (recalculating && commission.payoutCreated && inPayout) {
-      throw badRequest(`The commission of sale ${saleId} is already in payout ${commission.payoutId ?? ''}`.trimEnd() + '; it cannot be recalculated');
-    }
     const nextTotal = totalEarned === undefined ? current.totalEarnedMinor : toMinorUnits(totalEarned, current.currency);
     // A flat commission does not follow the amount; a rate sent makes it that percentage.
     const nextRate = commissionRate ?? current.commissionRate;
     const commissionEarnedMinor = recalculating && nextRate !== null ? percentOfMinorUnits(nextTotal, nextRate) : current.commissionEarnedMinor;
+    const marked = markByHand(commission, {
+      saleId,
+      amountMinor: commissionEarnedMinor,
+      recalculating,
+      inPayout,
+      payoutId: payoutId === undefined ? commission.payoutId : payoutId,
+      inRunPayout,
+    });
+    if (isRefused(marked)) throw badRequest(marked.message);
     const set: Partial<SaleDocument> = {
       totalEarnedMinor: nextTotal,
       commissionRate: nextRate,
       commissionEarnedMinor,
-      commissions: [
-        {
-          ...commission,
-          amountMinor: commissionEarnedMinor,
-          payoutCreated: inPayout,
-          payoutId: inPayout ? (payoutId === undefined ? commission.payoutId : payoutId) : null,
-        },
-        ...others,
-      ],
+      commissions: [marked.entry, ...others],
       updatedAt: new Date(),
     };
     return { set, events: (next) => [saleUpdated(next)] };

@@ -8,7 +8,8 @@ import { affiliateActivity, resolveAffiliate, resolveAttribution } from '../../d
 const Identifier = z.string().min(1).max(254);
 
 const InternalAffiliateQuery = z
-  .object({ id: Identifier.optional(), email: Identifier.optional() })
+  // risk=true: with the program's risk settings (what the sale service's risk signals need).
+  .object({ id: Identifier.optional(), email: Identifier.optional(), risk: z.enum(['true']).optional() })
   .strict()
   .refine((query) => query.id !== undefined || query.email !== undefined, { path: ['id'], message: 'id or email is required' });
 

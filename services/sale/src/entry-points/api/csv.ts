@@ -1,4 +1,4 @@
-import type { AffiliateReportRow } from '@affiliate/contracts';
+import type { AffiliateReportRow, Statement } from '@affiliate/contracts';
 import { fromMinorUnits, minorUnitDigits } from '@affiliate/platform';
 import { stringify } from 'csv-stringify/sync';
 import type { Request, Response } from 'express';
@@ -60,4 +60,15 @@ export function sendReportCsv(response: Response, rows: AffiliateReportRow[]): v
     columns,
     rows.map((row) => [row.affiliateId, text(row.name), text(row.email), row.clicks, row.referrals, row.sales, row.revenue, row.commissionEarned, row.commissionDue, row.commissionPaid]),
   );
+}
+
+/** A statement as rows: the opening balance, every entry, the closing balance (descriptions are text: never a formula). */
+export function sendStatementCsv(response: Response, statement: Statement): void {
+  const columns = ['type', 'at', 'amount', 'currency', 'sale_id', 'commission_id', 'payout_id', 'description'];
+  const balance = (type: string, at: string, amount: number) => [type, at, amount, statement.currency, '', '', '', ''];
+  sendCsv(response, `statement-${statement.affiliateId}-${statement.currency}.csv`, columns, [
+    balance('OPENING_BALANCE', statement.from, statement.openingBalance),
+    ...statement.entries.map((entry) => [entry.type, entry.at, entry.amount, statement.currency, entry.saleId ?? '', entry.commissionId ?? '', entry.payoutId ?? '', text(entry.description)]),
+    balance('CLOSING_BALANCE', statement.to, statement.closingBalance),
+  ]);
 }

@@ -1,5 +1,19 @@
-import { CreatePayoutsBody, CreateSaleBody, DeleteSaleBody, PayoutExportQuery, PayoutQuery, ReportQuery, SaleQuery, UpdatePayoutBody, UpdateSaleBody } from '@affiliate/contracts';
-import { parseBody, parseQuery, programIdOf, setNextPageLink, type ServiceContext } from '@affiliate/platform';
+import {
+  CommissionQuery,
+  CreatePayoutsBody,
+  CreateSaleBody,
+  DeleteSaleBody,
+  PayoutExportQuery,
+  PayoutQuery,
+  ReleaseCommissionBody,
+  ReportQuery,
+  SaleQuery,
+  StatementQuery,
+  UpdatePayoutBody,
+  UpdateSaleBody,
+  VoidCommissionBody,
+} from '@affiliate/contracts';
+import { apiKeyOf, parseBody, parseQuery, programIdOf, setNextPageLink, type ServiceContext } from '@affiliate/platform';
 import { Router, type RequestHandler } from 'express';
 import { toPayout } from '../../data-access/payouts';
 import { listSales, saleById } from '../../domain/find-sales';
@@ -9,7 +23,9 @@ import { affiliateReport } from '../../domain/reports';
 import { reverseSale } from '../../domain/reverse-sale';
 import type { SaleDependencies } from '../../domain/sale-dependencies';
 import { updateSale } from '../../domain/update-sale';
-import { sendPayoutsCsv, sendReportCsv, wantsCsv } from './csv';
+import { listCommissions, releaseCommission, voidReviewedCommission } from '../../domain/review-commissions';
+import { affiliateStatement } from '../../domain/statements';
+import { sendPayoutsCsv, sendReportCsv, sendStatementCsv, wantsCsv } from './csv';
 
 export function saleRoutes(context: ServiceContext, deps: SaleDependencies): Router {
   const router = Router();
@@ -83,6 +99,31 @@ export function saleRoutes(context: ServiceContext, deps: SaleDependencies): Rou
     const rows = await affiliateReport(deps, programIdOf(response), period);
     if (wantsCsv(request)) sendReportCsv(response, rows);
     else response.json(rows);
+  });
+
+  router.get('/commissions', async (request, response) => {
+    const { limit, startingAfter, ...filters } = parseQuery(CommissionQuery, request);
+    const { items, nextCursor } = await listCommissions(deps.repositories, programIdOf(response), filters, { limit, startingAfter });
+    setNextPageLink(request, response, nextCursor, limit);
+    response.json(items);
+  });
+
+  router.post('/commissions/release', async (request, response) => {
+    const body = parseBody(ReleaseCommissionBody, request);
+    response.json(await releaseCommission(deps.repositories, programIdOf(response), body, apiKeyOf(request)));
+  });
+
+  router.post('/commissions/void', async (request, response) => {
+    const body = parseBody(VoidCommissionBody, request);
+    response.json(await voidReviewedCommission(deps.repositories, programIdOf(response), body, apiKeyOf(request)));
+  });
+
+  // A statement reads the affiliate's whole history: a heavy operation.
+  router.get('/affiliates/statement', heavy, async (request, response) => {
+    const { format, ...query } = parseQuery(StatementQuery, request);
+    const statement = await affiliateStatement(deps, programIdOf(response), query);
+    if (format === 'csv' || (format === undefined && wantsCsv(request))) sendStatementCsv(response, statement);
+    else response.json(statement);
   });
 
   return router;

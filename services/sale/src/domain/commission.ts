@@ -1,0 +1,170 @@
+import { randomUUID } from 'node:crypto';
+import type { CommissionStatus } from '@affiliate/contracts';
+
+/**
+ * The one home of a commission's life. A commission is an entry embedded in its sale: what was
+ * earned (or, with `adjusts`, taken back). Every writer (recording, PUT /sales, reversal, payout
+ * runs, the review queue) moves it only through the transitions below, each of which returns the
+ * next entry or refuses with a typed reason, so the rules of money live in one file and are tested
+ * without a database or HTTP.
+ *
+ * `state` is what happened to it; the public status adds the hold by date (OPEN before `availableAt`
+ * is PENDING, after it DUE). HELD is a hold by decision (a risk signal, a reviewer): never paid,
+ * whatever its date, until released. Entries stored before plans existed have neither `state` nor
+ * `availableAt`: they read as OPEN and available since the sale.
+ */
+export type CommissionEntry = {
+  id: string;
+  affiliateId: string;
+  amountMinor: number;
+  currency: string;
+  state?: CommissionState;
+  availableAt?: Date;
+  commissionPlanId?: string | null;
+  adjusts?: string | null;
+  payoutCreated: boolean;
+  payoutId: string | null;
+  /** The decisions taken on it (held, released, voided), oldest first; absent before there was any. */
+  decisions?: CommissionDecision[];
+};
+export type CommissionState = 'OPEN' | 'HELD' | 'PAID' | 'VOID';
+
+/** Who decided: an API key (its id and prefix, as the key list shows them), the risk rules of the program, or a reversal of the sale. */
+export type DecidedBy = { kind: 'API_KEY' | 'RISK_RULES' | 'REVERSAL'; keyId: string | null; keyPrefix: string | null };
+export const decidedByRules = (kind: 'RISK_RULES' | 'REVERSAL'): DecidedBy => ({ kind, keyId: null, keyPrefix: null });
+export type CommissionDecision = { action: 'HOLD' | 'RELEASE' | 'VOID'; at: Date; by: DecidedBy; reason: string | null };
+
+/** Why a transition is refused; the use case turns it into its answer (a 400, or nothing to do). */
+export type RefusalReason =
+  | 'NOT_OPEN'
+  | 'NOT_HELD'
+  | 'ALREADY_VOID'
+  | 'ALREADY_PAID'
+  | 'IN_PAYOUT'
+  | 'NOT_IN_THIS_PAYOUT'
+  | 'ADJUSTMENT';
+export type Refused = { refused: RefusalReason; message: string };
+export type Transition = { entry: CommissionEntry } | Refused;
+
+const refuse = (refused: RefusalReason, message: string): Refused => ({ refused, message });
+export const isRefused = (result: Transition): result is Refused => 'refused' in result;
+
+type SaleDates = { createdAt: Date };
+
+export const stateOf = (commission: CommissionEntry): CommissionState => commission.state ?? 'OPEN';
+export const availableAtOf = (commission: CommissionEntry, sale: SaleDates): Date => commission.availableAt ?? sale.createdAt;
+
+export function statusOf(commission: CommissionEntry, sale: SaleDates, now: Date): CommissionStatus {
+  const state = stateOf(commission);
+  if (state !== 'OPEN') return state;
+  return availableAtOf(commission, sale) <= now ? 'DUE' : 'PENDING';
+}
+
+/** What a payout gathers: open (never held), in no payout, and past its hold by date. */
+export const isDue = (commission: CommissionEntry, sale: SaleDates, now: Date): boolean =>
+  stateOf(commission) === 'OPEN' && !commission.payoutCreated && availableAtOf(commission, sale) <= now;
+
+/** A new commission, open until its date. */
+export function earn(input: { affiliateId: string; amountMinor: number; currency: string; availableAt: Date; commissionPlanId: string | null }): CommissionEntry {
+  return { id: randomUUID(), ...input, state: 'OPEN', adjusts: null, payoutCreated: false, payoutId: null };
+}
+
+const decided = (commission: CommissionEntry, decision: CommissionDecision): CommissionDecision[] => [...(commission.decisions ?? []), decision];
+
+/** Held for review: only an open commission in no payout (one in a payout is the payout's to settle). */
+export function hold(commission: CommissionEntry, decision: Omit<CommissionDecision, 'action'>): Transition {
+  const state = stateOf(commission);
+  if (state !== 'OPEN') return refuse('NOT_OPEN', `commission ${commission.id} is ${state}; only an open one can be held`);
+  if (commission.payoutCreated) return refuse('IN_PAYOUT', `commission ${commission.id} is in payout ${commission.payoutId ?? ''}`.trimEnd());
+  return { entry: { ...commission, state: 'HELD', decisions: decided(commission, { ...decision, action: 'HOLD' }) } };
+}
+
+/** Released from review: open again, PENDING or DUE by its date. */
+export function release(commission: CommissionEntry, decision: Omit<CommissionDecision, 'action'>): Transition {
+  const state = stateOf(commission);
+  if (state !== 'HELD') return refuse('NOT_HELD', `commission ${commission.id} is ${state}; only a HELD commission can be released`);
+  return { entry: { ...commission, state: 'OPEN', decisions: decided(commission, { ...decision, action: 'RELEASE' }) } };
+}
+
+/** Voided: an open or held commission in no payout; a paid one or one in a payout is taken back by reversing the sale. */
+export function voidCommission(commission: CommissionEntry, decision: Omit<CommissionDecision, 'action'>): Transition {
+  const state = stateOf(commission);
+  if (state === 'VOID') return refuse('ALREADY_VOID', `commission ${commission.id} is already VOID`);
+  if (state === 'PAID') return refuse('ALREADY_PAID', `commission ${commission.id} is PAID; reverse the sale to take it back`);
+  if (commission.payoutCreated) return refuse('IN_PAYOUT', `commission ${commission.id} is in a payout; it is paid or given back by PUT /payouts`);
+  return { entry: { ...commission, state: 'VOID', decisions: decided(commission, { ...decision, action: 'VOID' }) } };
+}
+
+/**
+ * What reversing the sale does to one of its entries: one in no payout is void; one already in a
+ * payout (or paid) stays, and an adjustment of the opposite amount, due at once, is deducted from
+ * the affiliate's next payout. Adjustments and voided entries stay as they are.
+ */
+export function reverse(commission: CommissionEntry, now: Date): CommissionEntry[] {
+  if (commission.adjusts || stateOf(commission) === 'VOID') return [commission];
+  if (!commission.payoutCreated) {
+    return [{ ...commission, state: 'VOID', decisions: decided(commission, { action: 'VOID', at: now, by: decidedByRules('REVERSAL'), reason: 'the sale was reversed' }) }];
+  }
+  const adjustment: CommissionEntry = {
+    id: randomUUID(),
+    affiliateId: commission.affiliateId,
+    amountMinor: -commission.amountMinor,
+    currency: commission.currency,
+    state: 'OPEN',
+    availableAt: now,
+    commissionPlanId: commission.commissionPlanId ?? null,
+    adjusts: commission.id,
+    payoutCreated: false,
+    payoutId: null,
+  };
+  return [commission, adjustment];
+}
+
+/**
+ * Claimed by a payout: only an open commission in no payout. One this payout claimed already (an
+ * earlier try of the same draft) is answered as it is, so finishing a draft again claims nothing twice.
+ */
+export function claimForPayout(commission: CommissionEntry, payoutId: string): Transition {
+  if (commission.payoutId === payoutId) return { entry: commission };
+  const state = stateOf(commission);
+  if (state !== 'OPEN') return refuse('NOT_OPEN', `commission ${commission.id} is ${state}`);
+  if (commission.payoutCreated) return refuse('IN_PAYOUT', `commission ${commission.id} is in payout ${commission.payoutId ?? ''}`.trimEnd());
+  return { entry: { ...commission, payoutCreated: true, payoutId } };
+}
+
+const inThisOpenPayout = (commission: CommissionEntry, payoutId: string): Refused | null => {
+  if (commission.payoutId !== payoutId) return refuse('NOT_IN_THIS_PAYOUT', `commission ${commission.id} is not in payout ${payoutId}`);
+  const state = stateOf(commission);
+  return state === 'OPEN' ? null : refuse('NOT_OPEN', `commission ${commission.id} is ${state}`);
+};
+
+/** Given back by its payout (a draft that came to nothing, a payout marked FAILED): due again. */
+export function releaseFromPayout(commission: CommissionEntry, payoutId: string): Transition {
+  return inThisOpenPayout(commission, payoutId) ?? { entry: { ...commission, payoutCreated: false, payoutId: null } };
+}
+
+/** Its payout was paid. */
+export function markPaid(commission: CommissionEntry, payoutId: string): Transition {
+  return inThisOpenPayout(commission, payoutId) ?? { entry: { ...commission, state: 'PAID' } };
+}
+
+/**
+ * PUT /sales by hand: a new amount and/or marking it as rolled into a payout made outside the
+ * payout runs. `inRunPayout` says its payoutId is one of the runs' payouts, which PUT /payouts
+ * settles, never this.
+ */
+export function markByHand(
+  commission: CommissionEntry,
+  change: { amountMinor: number; recalculating: boolean; inPayout: boolean; payoutId: string | null; inRunPayout: boolean; saleId: string },
+): Transition {
+  const { saleId } = change;
+  const state = stateOf(commission);
+  if (state !== 'OPEN') return refuse('NOT_OPEN', `The commission of sale ${saleId} is ${state}; it cannot be changed`);
+  if (change.inRunPayout) {
+    return refuse('IN_PAYOUT', `The commission of sale ${saleId} is in payout ${commission.payoutId ?? ''}: mark the payout PAID or FAILED with PUT /payouts`);
+  }
+  if (change.recalculating && commission.payoutCreated && change.inPayout) {
+    return refuse('IN_PAYOUT', `The commission of sale ${saleId} is already in payout ${commission.payoutId ?? ''}`.trimEnd() + '; it cannot be recalculated');
+  }
+  return { entry: { ...commission, amountMinor: change.amountMinor, payoutCreated: change.inPayout, payoutId: change.inPayout ? change.payoutId : null } };
+}

@@ -1,0 +1,62 @@
+import type { CommissionListItem, CommissionStatus, Sale } from '@affiliate/contracts';
+import { badRequest, notFound, type PageRequest } from '@affiliate/platform';
+import type { SaleRepositories } from '../data-access/repositories';
+import { toSale } from '../data-access/sales';
+import { isRefused, release, voidCommission, type CommissionDecision, type CommissionEntry, type DecidedBy, type Transition } from './commission';
+import { saleUpdated } from './sale-events';
+
+type Decide = (commission: CommissionEntry, decision: Omit<CommissionDecision, 'action'>) => Transition;
+
+/**
+ * A reviewer's decision on one commission, as one conditional write of its sale (a revision check):
+ * a payout run claiming the same commission at the same moment is another such write, so exactly
+ * one of them lands and the other meets the state it left (RELIABILITY.md). A refusal (not HELD,
+ * already in a payout, paid, void) is a 400 naming the state; the sale is unchanged.
+ */
+async function decide(repositories: SaleRepositories, programId: string, input: { saleId: string; commissionId: string }, transition: Decide, decision: Omit<CommissionDecision, 'action'>): Promise<Sale> {
+  const changed = await repositories.sales.change(programId, input.saleId, (current) => {
+    const commission = current.commissions.find((entry) => entry.id === input.commissionId);
+    if (!commission) throw notFound(`Sale ${input.saleId} has no commission ${input.commissionId}`);
+    const result = transition(commission, decision);
+    if (isRefused(result)) throw badRequest(`commissionId: ${result.message}`);
+    return {
+      set: { commissions: current.commissions.map((entry) => (entry.id === commission.id ? result.entry : entry)), updatedAt: new Date() },
+      events: (next) => [saleUpdated(next)],
+    };
+  });
+  if (!changed) throw notFound(`No sale with id ${input.saleId} in this program`);
+  return toSale(changed);
+}
+
+const byKey = (key: { keyId: string | null; keyPrefix: string | null }): DecidedBy => ({ kind: 'API_KEY', ...key });
+
+/** POST /commissions/release: a HELD commission is PENDING or DUE again by its date. */
+export function releaseCommission(repositories: SaleRepositories, programId: string, input: { saleId: string; commissionId: string; note?: string }, key: { keyId: string | null; keyPrefix: string | null }): Promise<Sale> {
+  return decide(repositories, programId, input, release, { at: new Date(), by: byKey(key), reason: input.note ?? null });
+}
+
+/** POST /commissions/void: a HELD, PENDING or DUE commission in no payout is VOID, with the reason. */
+export function voidReviewedCommission(repositories: SaleRepositories, programId: string, input: { saleId: string; commissionId: string; reason: string }, key: { keyId: string | null; keyPrefix: string | null }): Promise<Sale> {
+  return decide(repositories, programId, input, voidCommission, { at: new Date(), by: byKey(key), reason: input.reason });
+}
+
+/**
+ * GET /commissions: the commissions of a page of sales (newest first) that match the filters, each
+ * with its sale's id and risk. Pages go by sale: the cursor is the last commission's saleId.
+ */
+export async function listCommissions(
+  repositories: SaleRepositories,
+  programId: string,
+  filters: { status?: CommissionStatus; affiliateId?: string },
+  page: PageRequest,
+): Promise<{ items: CommissionListItem[]; nextCursor: string | null }> {
+  const { items, nextCursor } = await repositories.sales.withCommissions(programId, filters, page);
+  const now = new Date();
+  const listed = items.flatMap((document) => {
+    const sale = toSale(document, now);
+    return sale.commissions
+      .filter((commission) => (filters.status === undefined || commission.status === filters.status) && (filters.affiliateId === undefined || commission.affiliateId === filters.affiliateId))
+      .map((commission) => ({ ...commission, saleId: sale.id, risk: sale.risk }));
+  });
+  return { items: listed, nextCursor };
+}

@@ -1,0 +1,84 @@
+import type { Statement, StatementEntry } from '@affiliate/contracts';
+import { fromMinorUnits } from '@affiliate/platform';
+import type { PayoutDocument } from '../data-access/payouts';
+import type { SaleForStatement } from '../data-access/sales';
+import type { CommissionEntry } from './commission';
+import type { SaleDependencies } from './sale-dependencies';
+
+type Entry = Omit<StatementEntry, 'amount' | 'at'> & { at: Date; amountMinor: number };
+
+/**
+ * The entries of one commission, each saying what it adds to the balance the program owes the
+ * affiliate: EARNED adds it; HELD takes it away until RELEASED adds it back; VOIDED takes away what
+ * was still owed (nothing when it was held); an adjustment (a refund or dispute after the payout)
+ * is ADJUSTED by its negative amount. Paying it is its payout's PAID_OUT, not an entry here.
+ */
+function entriesOf(sale: SaleForStatement, commission: CommissionEntry): Entry[] {
+  const ids = { saleId: sale._id, commissionId: commission.id, payoutId: null };
+  if (commission.adjusts) {
+    const at = commission.availableAt ?? sale.reversedAt ?? sale.updatedAt;
+    return [{ ...ids, type: 'ADJUSTED', at, amountMinor: commission.amountMinor, description: `refund or dispute of sale ${sale._id} after its commission ${commission.adjusts} was paid out` }];
+  }
+  const entries: Entry[] = [{ ...ids, type: 'EARNED', at: sale.createdAt, amountMinor: commission.amountMinor, description: `commission on sale ${sale._id}` }];
+  let owed = true;
+  let voided = false;
+  for (const decision of commission.decisions ?? []) {
+    const why = decision.reason === null ? '' : `: ${decision.reason}`;
+    const at = new Date(decision.at);
+    if (decision.action === 'HOLD') entries.push({ ...ids, type: 'HELD', at, amountMinor: owed ? -commission.amountMinor : 0, description: `held for review${why}` });
+    if (decision.action === 'RELEASE') entries.push({ ...ids, type: 'RELEASED', at, amountMinor: owed ? 0 : commission.amountMinor, description: `released${why}` });
+    if (decision.action === 'VOID') entries.push({ ...ids, type: 'VOIDED', at, amountMinor: owed ? -commission.amountMinor : 0, description: `voided${why}` });
+    owed = decision.action === 'RELEASE';
+    voided ||= decision.action === 'VOID';
+  }
+  // Voided before decisions were recorded (a reversal then): when the sale was reversed.
+  if (commission.state === 'VOID' && !voided) {
+    entries.push({ ...ids, type: 'VOIDED', at: sale.reversedAt ?? sale.updatedAt, amountMinor: -commission.amountMinor, description: `voided: sale ${sale._id} was reversed` });
+  }
+  return entries;
+}
+
+const paidOut = (payout: PayoutDocument): Entry => ({
+  type: 'PAID_OUT',
+  at: payout.paidAt ?? payout.updatedAt,
+  amountMinor: -payout.amountMinor,
+  saleId: null,
+  commissionId: null,
+  payoutId: payout._id,
+  description: `payout ${payout._id}${payout.externalReference ? ` (${payout.externalReference})` : ''}`,
+});
+
+const sumOf = (entries: Entry[]) => entries.reduce((total, entry) => total + entry.amountMinor, 0);
+
+/**
+ * GET /affiliates/statement: what the program owed the affiliate in one currency at `from`, every
+ * entry of [from, to) oldest first, and what it owed at `to`. Closing minus opening is the sum of
+ * the entries by construction: both balances are sums of the same entries. Read from the
+ * affiliate's whole history, one batch of sales at a time (a heavy operation).
+ */
+export async function affiliateStatement(deps: SaleDependencies, programId: string, query: { affiliateId: string; currency: string; from: string; to?: string }): Promise<Statement> {
+  const from = new Date(query.from);
+  const to = query.to === undefined ? new Date() : new Date(query.to);
+  const entries: Entry[] = [];
+  for await (const sale of deps.repositories.sales.ofAffiliate(programId, query.affiliateId)) {
+    for (const commission of sale.commissions) {
+      if (commission.affiliateId === query.affiliateId && commission.currency === query.currency) entries.push(...entriesOf(sale, commission));
+    }
+  }
+  for (const payout of await deps.repositories.payouts.paidTo(programId, query.affiliateId, query.currency)) entries.push(paidOut(payout));
+  // Oldest first; at the same instant in the order made (a commission held as it is earned: EARNED, then HELD).
+  const ordered = entries.map((entry, index) => ({ entry, index })).sort((a, b) => a.entry.at.getTime() - b.entry.at.getTime() || a.index - b.index).map(({ entry }) => entry);
+  const before = ordered.filter((entry) => entry.at < from);
+  const within = ordered.filter((entry) => entry.at >= from && entry.at < to);
+  const money = (minor: number) => fromMinorUnits(minor, query.currency);
+  const opening = sumOf(before);
+  return {
+    affiliateId: query.affiliateId,
+    currency: query.currency,
+    from: from.toISOString(),
+    to: to.toISOString(),
+    openingBalance: money(opening),
+    entries: within.map(({ amountMinor, at, ...entry }) => ({ ...entry, at: at.toISOString(), amount: money(amountMinor) })),
+    closingBalance: money(opening + sumOf(within)),
+  };
+}
