@@ -6,6 +6,7 @@ import {
   AppError,
   bootService,
   createLogger,
+  createRouter,
   createServiceClient,
   parseBody,
   parseConfig,
@@ -15,14 +16,13 @@ import {
   type RunningService,
 } from '@affiliate/platform';
 import { internalHeaders, newProgramId, testServiceSettings, TEST_INTERNAL_TOKEN } from '@affiliate/platform/testing';
-import { Router } from 'express';
 import request from 'supertest';
 import { z } from 'zod';
 
 let service: RunningService;
 
 beforeAll(async () => {
-  const routes = Router();
+  const routes = createRouter();
   routes.post('/echo', (req, res) => {
     const body = parseBody(z.object({ name: z.string().min(1), count: z.number().int() }).strict(), req);
     res.json({ ...body, programId: programIdOf(res) });
@@ -92,6 +92,11 @@ test('a body over the limit is a 413', async () => {
 
 test('an unknown route is a 404', async () => {
   await request(service.server).get('/nowhere').set(internalHeaders(programId)).expect(404, { error: 'No route for GET /nowhere' });
+});
+
+test('a route matches its exact case only: a case variant of its path is a 404', async () => {
+  await request(service.server).post('/Echo').set(internalHeaders(programId)).send({ name: 'a', count: 1 }).expect(404);
+  await request(service.server).post('/echo').set(internalHeaders(programId)).send({ name: 'a', count: 1 }).expect(200);
 });
 
 test('an unexpected failure is a 500 that reveals nothing', async () => {

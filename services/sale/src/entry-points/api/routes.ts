@@ -1,6 +1,6 @@
 import { CreatePayoutsBody, CreateSaleBody, DeleteSaleBody, PayoutExportQuery, PayoutQuery, ReportQuery, SaleQuery, UpdatePayoutBody, UpdateSaleBody } from '@affiliate/contracts';
-import { parseBody, parseQuery, programIdOf, setNextPageLink, type ServiceContext } from '@affiliate/platform';
-import { Router, type RequestHandler } from 'express';
+import { createRouter, parseBody, parseQuery, programIdOf, setNextPageLink, type ServiceContext } from '@affiliate/platform';
+import { type Router, type RequestHandler } from 'express';
 import { toPayout } from '../../data-access/payouts';
 import { listSales, saleById } from '../../domain/find-sales';
 import { createPayouts, listPayouts, payoutById, updatePayout } from '../../domain/payouts';
@@ -12,7 +12,7 @@ import { updateSale } from '../../domain/update-sale';
 import { sendPayoutsCsv, sendReportCsv, wantsCsv } from './csv';
 
 export function saleRoutes(context: ServiceContext, deps: SaleDependencies): Router {
-  const router = Router();
+  const router = createRouter();
   // Reads over a whole period or a whole payout: a few per program at once (429 beyond).
   const heavy = deps.heavyOperations.middleware();
   const heavyWhenCsv: RequestHandler = (request, response, next) => (wantsCsv(request) ? heavy(request, response, next) : next());
