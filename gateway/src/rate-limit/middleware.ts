@@ -66,8 +66,8 @@ export function addressRateLimit(limits: RateLimits, limit: RateLimit): RequestH
  * Requests that fail authentication, counted per client address: past the limit they get 429
  * instead of 401, so guessing keys or tokens (or flooding without one) is slow. Callers with a valid
  * credential never touch this bucket. With `escalating`, each further failure in the window doubles
- * the Retry-After (2 s, 4 s, 8 s… up to the window's end): the attacker waits longer and longer,
- * while the right credential, checked first, is never refused.
+ * the Retry-After (2 s, 4 s, 8 s… up to the window's end): advice to a client, not a wait imposed,
+ * since the right credential, checked first, is never refused (SECURITY.md, the admin lockout).
  */
 export class FailedAuthentication {
   constructor(
