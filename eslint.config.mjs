@@ -29,6 +29,13 @@ export default tseslint.config(
     },
   },
   {
+    // SECURITY.md, scoped keys: a router matches paths in their exact case, so no case variant of a path
+    // reaches an operation the gateway judged as another (createRouter in services/platform).
+    files: ['services/*/src/**/*.ts', 'gateway/src/**/*.ts'],
+    ignores: ['services/platform/src/http/app.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: 'express', importNames: ['Router'], allowTypeImports: true, message: 'Use createRouter from @affiliate/platform: it matches paths case-sensitively.' }] }] },
+  },
+  {
     // The console runs in the browser.
     files: ['console/src/**'],
     languageOptions: { globals: { ...globals.browser } },

@@ -256,6 +256,21 @@ describe.each(['trial', 'production'])('kubernetes overlay %s', (overlay) => {
     }
   });
 
+  test("only the ingress controller's namespace reaches the gateway's API port (it is trusted with X-Forwarded-For), and only the monitoring namespace its metrics port", () => {
+    type Peer = { namespaceSelector?: { matchLabels?: Record<string, string> }; podSelector?: unknown; ipBlock?: unknown };
+    type Policy = { metadata: { name: string }; spec: { podSelector: { matchLabels?: Record<string, string> }; ingress?: { from?: Peer[]; ports?: { port: number }[] }[] } };
+    const gatewayLabels = ((find('Deployment', 'gateway') as KubernetesObject).spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels;
+    const selecting = objects.filter((object) => object.kind === 'NetworkPolicy').map((object) => object as unknown as Policy)
+      .filter((policy) => Object.entries(policy.spec.podSelector.matchLabels ?? {}).every(([key, value]) => gatewayLabels[key] === value));
+    const admitted = selecting.flatMap((policy) => (policy.spec.ingress ?? []).flatMap((rule) => {
+      // A rule without `from` admits every source; one without `ports` every port.
+      const sources = rule.from ?? [{ ipBlock: 'anywhere' }];
+      return sources.map((peer) => ({ from: peer.ipBlock || peer.podSelector ? 'not a namespace' : peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'], ports: (rule.ports ?? []).map((port) => port.port) }));
+    }));
+    expect(admitted.sort((a, b) => String(a.from).localeCompare(String(b.from)))).toEqual([{ from: 'ingress-nginx', ports: [8080] }, { from: 'monitoring', ports: [9464] }]);
+    expect(readFileSync(join(root, 'deploy/kubernetes/base/network-policy.yaml'), 'utf8')).toMatch(/PER-CLUSTER: the namespace of your\s*\n\s*#\s*ingress controller/);
+  });
+
   test('network policies deny by default and let only the gateway and the calling services reach a service', () => {
     expect(find('NetworkPolicy', 'default-deny-ingress')).toBeDefined();
     const sale = find('NetworkPolicy', 'sale-ingress') as unknown as { spec: { ingress: { from: { podSelector: { matchLabels: Record<string, string> } }[] }[] } };
@@ -411,7 +426,7 @@ test("TRUST_PROXY is the ingress controller's pod range, a per-cluster value mar
     expect(readFileSync(join(overlayRoot(overlay as string), file as string), 'utf8')).toMatch(/# PER-CLUSTER:[^\n]*\n(\s*#[^\n]*\n)*\s*TRUST_PROXY:/);
   }
   const trusting = (value: string) => checkProduction((files) => ({ kustomization: withDigest(REAL_LOOKING_DIGEST)(files).kustomization, settings: files.settings.replace(/^(\s*)TRUST_PROXY: \S+$/m, `$1TRUST_PROXY: '${value}'`) }));
-  for (const broad of ['10.0.0.0/8', '0.0.0.0/0', 'true', '2', 'fd00::/8', '10.244.0.0/16,10.0.0.0/8']) {
+  for (const broad of ['10.0.0.0/8', '0.0.0.0/0', '::/0', 'true', '2', 'fd00::/8', '10.244.0.0/16,10.0.0.0/8']) {
     expect({ broad, status: trusting(broad).status }).toEqual({ broad, status: 1 });
     expect(trusting(broad).output).toMatch(/TRUST_PROXY/);
   }

@@ -37,6 +37,8 @@ export function createGateway(deps: GatewayDeps): Express {
   const { settings, logger, metrics } = deps;
   const app = express();
   app.disable('x-powered-by');
+  // As every service's (createRouter): a path is matched in its exact case, never a variant of it.
+  app.set('case sensitive routing', true);
   app.set('query parser', 'simple');
   app.set('trust proxy', settings.trustProxy);
   app.use(requestId);

@@ -57,7 +57,7 @@ export const gatewayConfigShape = {
     .default('false')
     .transform((value) => (value === 'false' ? false : value === 'true' ? true : /^\d+$/.test(value) ? Number(value) : value))
     .refine((value) => typeof value !== 'string' || trustedProxyEntries(value).every(isAddressOrRange), {
-      message: 'must be false, true, a hop count, or comma-separated addresses and CIDR ranges (e.g. 10.0.0.0/8, fd00::/8) of the proxies in front of the gateway',
+      message: "must be false, true, a hop count, or comma-separated addresses and CIDR ranges (e.g. 10.244.0.0/16, the ingress controller's pod range) of the proxies in front of the gateway",
     }),
   /** Days the audit records (the operators' and each program's) are kept. */
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
@@ -76,14 +76,35 @@ const NAMED_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
 const trustedProxyEntries = (value: string) => value.split(',').map((entry) => entry.trim());
 const isAddressOrRange = (entry: string) => NAMED_RANGES.has(entry) || ipaddr.isValid(entry) || ipaddr.isValidCIDR(entry);
 
+/** The widest range production trusts: a whole private range at most (deploy's pre-apply check asks /16). */
+const WIDEST_TRUSTED_PREFIX = 8;
+
+/** An entry wider than /8, counted in IPv4 bits for a range of IPv4-mapped addresses (::ffff:0:0/96 is every IPv4 client). */
+function isCatchAll(entry: string): boolean {
+  if (!ipaddr.isValidCIDR(entry)) return false;
+  const [address, prefix] = ipaddr.parseCIDR(entry);
+  if (address.kind() === 'ipv4') return prefix < WIDEST_TRUSTED_PREFIX;
+  const mapped = ipaddr.IPv6.parse('::ffff:0:0');
+  if (prefix <= 96) return prefix < WIDEST_TRUSTED_PREFIX || mapped.match(address as ipaddr.IPv6, prefix);
+  return (address as ipaddr.IPv6).isIPv4MappedAddress() && prefix - 96 < WIDEST_TRUSTED_PREFIX;
+}
+
+const EXAMPLE_RANGE = "e.g. TRUST_PROXY=10.244.0.0/16, the ingress controller's pod range";
+
 /**
  * In production the client address decides per-address limits, the admin lockout and the audit
  * record, so only named proxies may set it: `true` would believe X-Forwarded-For from anyone, and a
- * hop count believes whoever sits that many hops out. Addresses or ranges only.
+ * hop count believes whoever sits that many hops out, and so does a catch-all range such as
+ * 0.0.0.0/0. Addresses or ranges of /8 or narrower only.
  */
 function trustProxyProblem(env: NodeJS.ProcessEnv, trustProxy: boolean | number | string): string | null {
-  if (env.NODE_ENV !== 'production' || trustProxy === false || typeof trustProxy === 'string') return null;
-  return `TRUST_PROXY: must be the addresses or CIDR ranges of the proxies in front of the gateway when NODE_ENV=production (e.g. TRUST_PROXY=10.0.0.0/8), or false; "${String(env.TRUST_PROXY)}" would believe X-Forwarded-For from ${trustProxy === true ? 'anyone' : 'whoever sits that many hops away'}`;
+  if (env.NODE_ENV !== 'production' || trustProxy === false) return null;
+  if (typeof trustProxy === 'string') {
+    const wide = trustedProxyEntries(trustProxy).filter(isCatchAll);
+    if (wide.length === 0) return null;
+    return `TRUST_PROXY: ${wide.map((entry) => `"${entry}"`).join(', ')} ${wide.length > 1 ? 'are' : 'is'} wider than /${WIDEST_TRUSTED_PREFIX} and would believe X-Forwarded-For from almost anyone when NODE_ENV=production; name the proxies in front of the gateway (${EXAMPLE_RANGE})`;
+  }
+  return `TRUST_PROXY: must be the addresses or CIDR ranges of the proxies in front of the gateway when NODE_ENV=production (${EXAMPLE_RANGE}), or false; "${String(env.TRUST_PROXY)}" would believe X-Forwarded-For from ${trustProxy === true ? 'anyone' : 'whoever sits that many hops away'}`;
 }
 
 export type GatewaySettings = {

@@ -182,6 +182,30 @@ test("revealing a secret, exporting bank details and changing a payout's status 
   await api().get('/api/v1/audit-records').set(bearer(other.key)).expect(200, []);
 });
 
+test('a case variant of a sensitive path is judged as the operation it names: refused without its scope, otherwise answered no-store and recorded', async () => {
+  const { programId } = await createProgramWithKey(gateway);
+  const full = await keyWith(programId);
+  const reader = await keyWith(programId, ['read']);
+  const variants = ['/api/v1/webhook-endpoints/SECRET', '/api/v1/payouts/Export'];
+  for (const path of variants) {
+    const before = upstream.received.length;
+    const refused = await api().get(path).set(bearer(reader.key));
+    expect({ path, status: refused.status, cacheControl: refused.headers['cache-control'] }).toEqual({ path, status: 403, cacheControl: 'no-store' });
+    expect({ path, forwarded: forwarded(before) }).toEqual({ path, forwarded: [] });
+  }
+  for (const path of variants) {
+    const answered = await api().get(path).set(bearer(full.key));
+    expect({ path, cacheControl: answered.headers['cache-control'] }).toEqual({ path, cacheControl: 'no-store' });
+  }
+  const records = await auditRecords(reader.key, 4);
+  expect(records.map(({ action, operation, actor }) => ({ action, operation, key: actor.apiKeyId }))).toEqual([
+    { action: 'bank_details.exported', operation: 'GET /api/v1/payouts/Export', key: full.id },
+    { action: 'webhook_secret.revealed', operation: 'GET /api/v1/webhook-endpoints/SECRET', key: full.id },
+    { action: 'bank_details.exported', operation: 'GET /api/v1/payouts/Export', key: reader.id },
+    { action: 'webhook_secret.revealed', operation: 'GET /api/v1/webhook-endpoints/SECRET', key: reader.id },
+  ]);
+});
+
 test("changing an affiliate's bank details (payoutDetails) needs finance as well as write, and is kept in the program's audit record without the IBAN", async () => {
   const { programId } = await createProgramWithKey(gateway);
   const writer = await keyWith(programId, ['write']);

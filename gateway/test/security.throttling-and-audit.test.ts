@@ -55,19 +55,26 @@ test('requests failing authentication are limited per address, and a valid key f
   }
 });
 
-test('an address over its failed-authentication limit is checked before any key it presents is looked up: one key per window, valid or not', async () => {
+test('an address over its failed-authentication limit keeps its known valid keys working, while keys it has not shown valid get one lookup per window and the rest are refused unread', async () => {
   const own = await startGateway({ upstreams: allUpstreams(upstream.url), failedAuthLimits: { api: { points: 2, duration: 60 }, admin: { points: 3, duration: 900 } } });
   try {
     const { key } = await createProgramWithKey(own);
+    const { key: newcomer } = await createProgramWithKey(own);
+    // The client behind the shared address (a NAT) has used its key: it is known valid.
+    await request(own.url).get('/api/v1/coupons').set(bearer(key)).expect(200);
     for (const token of ['ak_live_guess1', 'ak_live_guess2']) await request(own.url).get('/api/v1/coupons').set(bearer(token)).expect(401);
     await request(own.url).get('/api/v1/coupons').set(bearer('ak_live_guess3')).expect(429);
-    // Over the limit: the one lookup of the window goes to the valid key; every key after it is refused unread.
-    await request(own.url).get('/api/v1/coupons').set(bearer(key)).expect(200);
-    for (const token of ['ak_live_guess4', key]) {
-      const refused = await request(own.url).get('/api/v1/coupons').set(bearer(token)).expect(429);
-      expect(refused.body).toEqual({ error: expect.stringContaining('Too many failed authentication attempts') });
-      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    // The known key keeps working, however many times, between the guesser's refused keys.
+    for (let call = 0; call < 3; call += 1) {
+      await request(own.url).get('/api/v1/coupons').set(bearer(key)).expect(200);
+      await request(own.url).get('/api/v1/coupons').set(bearer(`ak_live_guess-${call}`)).expect(429);
     }
+    // The window's one lookup went to the guesser's first key after the limit: a valid key this gateway
+    // has not seen is now refused unread, as every unknown key is (it would be served if it were read).
+    const refused = await request(own.url).get('/api/v1/coupons').set(bearer(newcomer)).expect(429);
+    expect(refused.body).toEqual({ error: expect.stringContaining('Too many failed authentication attempts') });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    await request(own.url).get('/api/v1/coupons').set(bearer(key)).expect(200);
   } finally {
     await own.stop();
   }

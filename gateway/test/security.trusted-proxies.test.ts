@@ -17,6 +17,25 @@ test('in production TRUST_PROXY must be the addresses or ranges of the proxies: 
   expect(gatewaySettingsFromEnv({ TRUST_PROXY: '1' }).trustProxy).toBe(1);
 });
 
+test('in production a catch-all TRUST_PROXY range (wider than /8, 0.0.0.0/0, ::/0, every IPv4-mapped address) is refused naming it, and the message suggests no range the pre-apply check refuses', () => {
+  for (const value of ['0.0.0.0/0', '::/0', '10.244.0.0/16, 0.0.0.0/1', '::ffff:0:0/96', '::ffff:0.0.0.0/100', '::/4']) {
+    const wide = value.split(',').map((entry) => entry.trim()).find((entry) => !entry.startsWith('10.244.')) as string;
+    expect(() => gatewaySettingsFromEnv({ ...PRODUCTION, TRUST_PROXY: value })).toThrow(`TRUST_PROXY: "${wide}" is wider than /8`);
+  }
+  for (const value of ['true', '0.0.0.0/0']) {
+    let message = '';
+    try {
+      gatewaySettingsFromEnv({ ...PRODUCTION, TRUST_PROXY: value });
+    } catch (error) {
+      message = String(error);
+    }
+    const suggested = [...message.matchAll(/\d+\.\d+\.\d+\.\d+\/(\d+)/g)].filter((match) => match[0] !== value).map((match) => Number(match[1]));
+    expect({ value, suggested: suggested.length > 0 && suggested.every((prefix) => prefix >= 16) }).toEqual({ value, suggested: true });
+  }
+  // Outside production a catch-all stays possible (a local proxy in front of tests).
+  expect(gatewaySettingsFromEnv({ TRUST_PROXY: '0.0.0.0/0' }).trustProxy).toBe('0.0.0.0/0');
+});
+
 test('TRUST_PROXY entries that are neither addresses nor ranges are refused in every mode', () => {
   for (const value of ['10.0.0.0/33', 'ingress.example.com', '10.0.0.0/8,,', '*']) {
     expect(() => gatewaySettingsFromEnv({ TRUST_PROXY: value })).toThrow(/TRUST_PROXY: must be false, true, a hop count, or comma-separated addresses and CIDR ranges/);

@@ -1,6 +1,6 @@
 import { API_OPERATIONS, CreateApiKeyBody, CreateProgramBody, ListQuery, UpdateProgramBody } from '@affiliate/contracts';
-import { constantTimeEquals, parseBody, parseQuery, REQUEST_ID_HEADER, setNextPageLink, unauthorized, type Logger } from '@affiliate/platform';
-import express, { Router, type Request, type RequestHandler, type Response } from 'express';
+import { createRouter, constantTimeEquals, parseBody, parseQuery, REQUEST_ID_HEADER, setNextPageLink, unauthorized, type Logger } from '@affiliate/platform';
+import express, { type Router, type Request, type RequestHandler, type Response } from 'express';
 import type { RateLimit } from '../config';
 import { FailedAuthentication } from '../rate-limit/middleware';
 import type { RateLimits } from '../rate-limit/rate-limiter';
@@ -93,7 +93,7 @@ export type AdminRoutesOptions = {
 /** DESIGN.md §6: operators manage programs and API keys; keys are shown once, on creation. */
 export function adminRoutes(options: AdminRoutesOptions): Router {
   const { store } = options;
-  const router = Router();
+  const router = createRouter();
   router.use(auditTrail(store, options.logger, options.failedAuthLimit.duration * 1000));
   router.use(requireAdmin(options.adminToken, new FailedAuthentication(options.rateLimits, options.failedAuthLimit, 'admin', true), options.addressLimit));
   router.use(express.json({ limit: options.bodyLimit }));

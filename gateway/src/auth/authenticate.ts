@@ -19,8 +19,9 @@ export function authenticate(keys: KeyDirectory, failures: FailedAuthentication)
     if (!header) throw await refuse('Missing Authorization header: send "Authorization: Bearer <API key>"', 'Bearer realm="api"');
     const match = BEARER.exec(header);
     if (!match?.[1]) throw await refuse('The Authorization header must be "Bearer <API key>"', 'Bearer realm="api", error="invalid_request"');
-    // The address first: one over its failed attempts is refused before the key is hashed or looked up.
-    const throttled = await failures.beforeLookup(request.ip, response);
+    // A key known valid here always passes. Any other is checked against its address first: one over
+    // its failed attempts gets no database lookup for it (but the window's first).
+    const throttled = keys.isKnownValid(match[1]) ? null : await failures.beforeLookup(request.ip, response);
     if (throttled) throw throttled;
     const verdict = await keys.resolve(match[1]);
     if (verdict.kind === 'unknown') throw await refuse('Invalid API key: it is unknown or has been revoked', 'Bearer realm="api", error="invalid_token"');

@@ -36,7 +36,17 @@ export type KeyVerdict =
 
 type Entry = { expiresAt: number; verdict: Promise<KeyVerdict> };
 
-export type KeyDirectoryOptions = { programs: ProgramRepository; apiKeys: ApiKeyModel; publishableKeys: PublishableKeyModel; ttlMs: number; maxEntries?: number };
+export type KeyDirectoryOptions = {
+  programs: ProgramRepository;
+  apiKeys: ApiKeyModel;
+  publishableKeys: PublishableKeyModel;
+  ttlMs: number;
+  maxEntries?: number;
+  /** How long a key that resolved valid here stays known, so a throttled address still reaches it (default an hour). */
+  knownValidMs?: number;
+};
+
+const KNOWN_VALID_MS = 60 * 60 * 1000;
 
 /**
  * Resolves API keys with a short-lived cache, so the hot path does not read the database on every
@@ -45,8 +55,24 @@ export type KeyDirectoryOptions = { programs: ProgramRepository; apiKeys: ApiKey
  */
 export class KeyDirectory {
   private readonly entries = new Map<string, Entry>();
+  /** Hashes of keys that resolved valid here, with when that knowledge ends; bounded like the cache. */
+  private readonly knownValid = new Map<string, number>();
 
   constructor(private readonly options: KeyDirectoryOptions) {}
+
+  /**
+   * Whether this key resolved valid here recently. Only a hash and a map read: the failed-authentication
+   * throttle lets such a key through without limit, so a client sharing an address with a guesser (a
+   * NAT, an office) keeps working. It grants a lookup, never access: a revoked key still resolves unknown.
+   */
+  isKnownValid(presentedKey: string): boolean {
+    const keyHash = hashApiKey(presentedKey);
+    const until = this.knownValid.get(keyHash);
+    if (until === undefined) return false;
+    if (until > Date.now()) return true;
+    this.knownValid.delete(keyHash);
+    return false;
+  }
 
   resolve(presentedKey: string): Promise<KeyVerdict> {
     const keyHash = hashApiKey(presentedKey);
@@ -55,6 +81,7 @@ export class KeyDirectory {
     if (cached && cached.expiresAt > now) return cached.verdict;
     const verdict = this.lookUp(keyHash, isPublishableKey(presentedKey) ? 'publishable' : 'secret');
     this.remember(keyHash, { expiresAt: now + this.options.ttlMs, verdict });
+    verdict.then((resolved) => resolved.kind === 'valid' && this.bounded(this.knownValid, keyHash, Date.now() + (this.options.knownValidMs ?? KNOWN_VALID_MS)), () => undefined);
     // A failed lookup (database away) must not be cached: the next request tries again.
     verdict.catch(() => this.entries.delete(keyHash));
     return verdict;
@@ -66,14 +93,18 @@ export class KeyDirectory {
   }
 
   private remember(keyHash: string, entry: Entry): void {
-    this.entries.delete(keyHash);
-    this.entries.set(keyHash, entry);
-    // Bounded, so a flood of made-up keys cannot grow memory: the oldest entry goes first.
+    this.bounded(this.entries, keyHash, entry);
+  }
+
+  /** Bounded, so a flood of made-up keys cannot grow memory: the oldest entry goes first. */
+  private bounded<V>(map: Map<string, V>, keyHash: string, value: V): void {
+    map.delete(keyHash);
+    map.set(keyHash, value);
     const maxEntries = this.options.maxEntries ?? 10_000;
-    while (this.entries.size > maxEntries) {
-      const oldest = this.entries.keys().next().value;
+    while (map.size > maxEntries) {
+      const oldest = map.keys().next().value;
       if (oldest === undefined) break;
-      this.entries.delete(oldest);
+      map.delete(oldest);
     }
   }
 

@@ -8,11 +8,15 @@ import { callerOf } from './authenticate';
 // The public operations a secret key can call, by method and path: the one table of scopes (contracts/src/openapi.ts).
 const SECRET_KEY_OPERATIONS = new Map(API_OPERATIONS.filter((operation) => !operation.admin && !operation.browser).map((operation) => [`${operation.method.toUpperCase()} ${operation.path}`, operation]));
 
-/** HEAD and OPTIONS read like GET, as the rate limit counts them. */
+/**
+ * HEAD and OPTIONS read like GET, as the rate limit counts them. The path is looked up in any case:
+ * every router is case-sensitive (createRouter), but a variant such as `/payouts/Export` must still be
+ * judged, marked no-store and recorded as the export it names, never pass as an unknown path.
+ */
 function operationOf(request: Request): ApiOperation | undefined {
   const method = request.method === 'HEAD' || request.method === 'OPTIONS' ? 'GET' : request.method;
   const path = request.path.length > 1 ? request.path.replace(/\/$/, '') : request.path;
-  return SECRET_KEY_OPERATIONS.get(`${method} ${path}`);
+  return SECRET_KEY_OPERATIONS.get(`${method} ${path.toLowerCase()}`);
 }
 
 /** The same judgement as the sale service's: the client prefers CSV to JSON. */

@@ -1,6 +1,7 @@
+import { createRouter } from '@affiliate/platform';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import express, { Router } from 'express';
+import express, { type Router } from 'express';
 
 /**
  * Only this origin, for everything: no inline script or style, no other host to load from or talk
@@ -11,7 +12,7 @@ export const CONSOLE_CONTENT_SECURITY_POLICY =
 
 /** The web console (the @affiliate/console package, built by `npm run build`) at /console. */
 export function consoleRoutes(): Router {
-  const router = Router();
+  const router = createRouter();
   const built = join(dirname(require.resolve('@affiliate/console/package.json')), 'dist');
   const page = existsSync(join(built, 'index.html')) ? readFileSync(join(built, 'index.html'), 'utf8') : null;
   const secured: express.RequestHandler = (_request, response, next) => {

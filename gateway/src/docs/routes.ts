@@ -1,5 +1,6 @@
+import { createRouter } from '@affiliate/platform';
 import { dirname } from 'node:path';
-import express, { Router } from 'express';
+import express, { type Router } from 'express';
 import { gatewayOpenApiDocument } from '../openapi/document';
 
 const DOCS_PAGE = `<!doctype html>
@@ -38,7 +39,7 @@ const DOCS_ASSETS = new Set(['swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-
 
 /** GET /api/v1/openapi.json and the docs page at /docs, with swagger-ui-dist served from node_modules. */
 export function docsRoutes(): Router {
-  const router = Router();
+  const router = createRouter();
   const document = JSON.stringify(gatewayOpenApiDocument());
   const assets = dirname(require.resolve('swagger-ui-dist/package.json'));
 

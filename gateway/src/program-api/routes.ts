@@ -1,6 +1,6 @@
 import { ListQuery, ProgramSettingsBody, RevokePublishableKeyBody } from '@affiliate/contracts';
-import { parseBody, parseQuery, setNextPageLink } from '@affiliate/platform';
-import express, { Router, type RequestHandler } from 'express';
+import { createRouter, parseBody, parseQuery, setNextPageLink } from '@affiliate/platform';
+import express, { type Router, type RequestHandler } from 'express';
 import type { ProgramAuditLog } from '../admin/program-audit-log';
 import type { ProgramRepository } from '../admin/program-model';
 import { getProgram, updateProgram } from '../admin/programs';
@@ -24,7 +24,7 @@ export type ProgramApiOptions = {
  * publishable keys and its audit record. The program always comes from the key: no route here takes a program id.
  */
 export function programApiRoutes(options: ProgramApiOptions): Router {
-  const router = Router();
+  const router = createRouter();
   const store = { programs: options.programs, publishableKeys: options.publishableKeys };
   const json = express.json({ limit: options.bodyLimit });
   const programIdOf = (response: express.Response) => callerOf(response).programId;

@@ -1,6 +1,6 @@
 import { NUMBERED_ERROR_OPERATIONS } from '@affiliate/contracts';
-import { API_KEY_ID_HEADER, API_KEY_PREFIX_HEADER, AppError, FORWARDED_PREFIX_HEADER, INTERNAL_TOKEN_HEADER, MAX_WEBHOOK_ENDPOINTS_HEADER, notFound, PROGRAM_ID_HEADER, REQUEST_ID_HEADER, type Logger } from '@affiliate/platform';
-import express, { Router, type RequestHandler } from 'express';
+import { API_KEY_ID_HEADER, API_KEY_PREFIX_HEADER, createRouter, AppError, FORWARDED_PREFIX_HEADER, INTERNAL_TOKEN_HEADER, MAX_WEBHOOK_ENDPOINTS_HEADER, notFound, PROGRAM_ID_HEADER, REQUEST_ID_HEADER, type Logger } from '@affiliate/platform';
+import express, { type Router, type RequestHandler } from 'express';
 import type { ProgramAuditLog } from '../admin/program-audit-log';
 import type { ProgramRepository } from '../admin/program-model';
 import type { PublishableKeyModel } from '../admin/publishable-keys';
@@ -78,7 +78,7 @@ const matchRoute: RequestHandler = (request, response, next) => {
  * parser here: the body is read as bytes and re-sent untouched, so the services parse it themselves.
  */
 export function apiRoutes(options: ApiRoutesOptions): Router {
-  const router = Router();
+  const router = createRouter();
   const limited = rateLimit(options.rateLimits, options.defaultRateLimit);
   router.use(describeOperation);
   router.use(browserPreflight(options.knownOrigins));

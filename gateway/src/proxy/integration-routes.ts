@@ -1,6 +1,6 @@
 import { Uuid } from '@affiliate/contracts';
-import { INTERNAL_TOKEN_HEADER, notFound, PROGRAM_ID_HEADER, REQUEST_ID_HEADER } from '@affiliate/platform';
-import { Router, type RequestHandler } from 'express';
+import { createRouter, INTERNAL_TOKEN_HEADER, notFound, PROGRAM_ID_HEADER, REQUEST_ID_HEADER } from '@affiliate/platform';
+import { type Router, type RequestHandler } from 'express';
 import { findLiveProgram } from '../admin/programs';
 import type { ProgramRepository } from '../admin/program-model';
 import { readBody } from './api-routes';
@@ -26,7 +26,7 @@ export const STRIPE_WEBHOOK_UPSTREAM_PATH = '/internal/integrations/stripe/webho
  * the body is forwarded untouched, labelled as opaque bytes so that no JSON parser on the way reads it.
  */
 export function integrationRoutes(options: IntegrationRoutesOptions): Router {
-  const router = Router();
+  const router = createRouter();
   const knownProgram: RequestHandler = async (request, response, next) => {
     const programId = String(request.params.programId ?? '');
     // A made-up program goes no further than here: no body is read and no service is asked.

@@ -66,8 +66,8 @@ export function addressRateLimit(limits: RateLimits, limit: RateLimit): RequestH
  * Requests that fail authentication, counted per client address: past the limit they get 429
  * instead of 401, so guessing keys or tokens (or flooding without one) is slow. Callers with a valid
  * credential never touch this bucket. With `escalating`, each further failure in the window doubles
- * the Retry-After (2 s, 4 s, 8 s… up to the window's end): the attacker waits longer and longer,
- * while the right credential, checked first, is never refused.
+ * the Retry-After (2 s, 4 s, 8 s… up to the window's end): advice to a client, not a wait imposed,
+ * since the right credential, checked first, is never refused (SECURITY.md, the admin lockout).
  */
 export class FailedAuthentication {
   constructor(
@@ -90,22 +90,16 @@ export class FailedAuthentication {
   }
 
   /**
-   * Checked before a presented key is hashed or looked up: null when it may be; else the 429. An
-   * address over its failures has one key looked up per window (so a valid key from an address it
-   * shares with a guesser still gets through, slowly), and every other key it presents is refused
-   * without any work: a throttled guesser costs neither a hash nor a database read.
+   * Checked before a key not known valid (KeyDirectory.isKnownValid) is looked up: null when it may
+   * be; else the 429. An address over its failures has one such lookup per window (a new client
+   * behind the address it shares with a guesser gets its first request through), and every other
+   * unknown key it presents is refused without a database read. Keys known valid never come here.
    */
   async beforeLookup(address: string | undefined, response: Response): Promise<AppError | null> {
     const failures = await this.limits.peek(this.keyOf(address), this.limit);
     if (failures.allowed) return null;
     const lookup = await this.limits.consume(this.keyOf(address, 'lookup-while-throttled'), { points: 1, duration: this.limit.duration });
     return lookup.allowed ? null : this.throttled(response, Math.max(failures.resetSeconds, lookup.resetSeconds));
-  }
-
-  /** A 429 when this address has used up its failures (then even a right credential waits), else null. */
-  async refusal(address: string | undefined, response: Response): Promise<AppError | null> {
-    const verdict = await this.limits.peek(this.keyOf(address), this.limit);
-    return verdict.allowed ? null : this.throttled(response, verdict.resetSeconds);
   }
 
   private throttled(response: Response, resetSeconds: number): AppError {

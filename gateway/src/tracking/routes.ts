@@ -1,7 +1,8 @@
+import { createRouter } from '@affiliate/platform';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Router } from 'express';
+import { type Router } from 'express';
 
 /** The tracking script's source, shipped as written: plain ES2017, small enough that minifying would buy little. */
 export const TRACKING_SCRIPT_PATH = join(__dirname, '..', '..', 'tracker', 'affiliate.js');
@@ -12,7 +13,7 @@ export const TRACKING_SCRIPT_PATH = join(__dirname, '..', '..', 'tracker', 'affi
  * from any origin, and never sniffed as anything but a script.
  */
 export function trackingScriptRoutes(): Router {
-  const router = Router();
+  const router = createRouter();
   const source = readFileSync(TRACKING_SCRIPT_PATH, 'utf8');
   const etag = `"${createHash('sha256').update(source).digest('base64url').slice(0, 16)}"`;
   router.get('/js/affiliate.js', (request, response) => {

@@ -1,5 +1,4 @@
-import type { ServiceContext, ServiceParts } from '@affiliate/platform';
-import { Router } from 'express';
+import { createRouter, type ServiceContext, type ServiceParts } from '@affiliate/platform';
 import { createRepositories } from './data-access/repositories';
 import { commissionPlanRoutes } from './entry-points/api/commission-plan-routes';
 import { internalRoutes } from './entry-points/api/internal-routes';
@@ -9,7 +8,7 @@ import { subscriptions } from './entry-points/messaging/subscriptions';
 /** Affiliates, their referral links, clicks and per-link statistics, and the commission plans they earn by (DESIGN.md section 9). */
 export function buildAffiliateService(context: ServiceContext): ServiceParts {
   const repositories = createRepositories(context);
-  const routes = Router();
+  const routes = createRouter();
   routes.use(affiliateRoutes(context, repositories));
   routes.use(commissionPlanRoutes(repositories));
   routes.use(internalRoutes(repositories));

@@ -52,3 +52,34 @@ test('GET /internal/attribution resolves a click id, a slug or an affiliate to i
   expect((await harness.api(newProgramId()).get('/internal/attribution', { clickId: String(click.clickId) })).status).toBe(404);
   expect((await api.get('/internal/attribution', { clickId: '-1' })).status).toBe(400);
 });
+
+test('GET /internal/affiliate-activity gives every affiliate of the program its clicks of the period, reading names and emails only, never payout details', async () => {
+  const programId = newProgramId();
+  const api = harness.api(programId);
+  const ann = (await api.post('/affiliates', { firstName: 'Ann', lastName: 'Lee', email: 'ann@example.com', affiliateLink: 'ann-activity' })).body;
+  const bob = (await api.post('/affiliates', { firstName: 'Bob', lastName: 'Ray', email: 'bob@example.com' })).body;
+  const iban = 'DE89370400440532013000';
+  await api.put('/affiliates', { affiliateId: bob.id, payoutDetails: { method: 'BANK_TRANSFER', accountHolder: 'Bob Ray', iban } });
+  for (let click = 0; click < 3; click += 1) expect((await api.post('/clicks', { link: 'ann-activity' })).status).toBe(200);
+  await harness.api(newProgramId()).post('/affiliates', { firstName: 'Eve', lastName: 'Other', email: 'eve@example.com' });
+
+  // What the query for the program's affiliates asks the database for (mongoose's own query hook).
+  const projections: unknown[] = [];
+  const connection = harness.service.context.connection;
+  connection.set('debug', (collection: string, method: string, filter: { programId?: string }, projection: unknown) => {
+    if (collection === 'affiliates' && method === 'find' && filter?.programId === programId) projections.push(projection);
+  });
+  let response;
+  try {
+    response = await api.get('/internal/affiliate-activity', { from: new Date(Date.now() - 60_000).toISOString() });
+  } finally {
+    connection.set('debug', false);
+  }
+  expect(response.status).toBe(200);
+  expect(response.body).toEqual([
+    { affiliateId: bob.id, name: 'Bob Ray', email: 'bob@example.com', clicks: 0, referrals: 0 },
+    { affiliateId: ann.id, name: 'Ann Lee', email: 'ann@example.com', clicks: 3, referrals: 0 },
+  ]);
+  expect(JSON.stringify(response.body)).not.toContain(iban);
+  expect(projections).toEqual([expect.objectContaining({ projection: { _id: 1, firstName: 1, lastName: 1, email: 1 } })]);
+});

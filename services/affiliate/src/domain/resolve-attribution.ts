@@ -38,17 +38,25 @@ async function existingAffiliate(repositories: Repositories, programId: string, 
   return affiliate;
 }
 
-/** For the sale service's report: each affiliate of the program with its clicks and referrals in [from, to). */
+/**
+ * For the sale service's report: each affiliate of the program with its clicks and referrals in
+ * [from, to). The counts are grouped in the database and joined by affiliate id through a Map; the
+ * affiliates are streamed with their names and emails only, never their payout details. Reached only
+ * through the sale service's report, which holds the program's heavy-operation place meanwhile.
+ */
 export async function affiliateActivity(repositories: Repositories, programId: string, period: { from?: Date; to?: Date }): Promise<AffiliateActivity[]> {
-  const [affiliates, counts] = await Promise.all([repositories.affiliates.everyone(programId), repositories.linkActivity.countsByAffiliate(programId, period.from, period.to)]);
-  const countOf = (affiliateId: string, kind: string) => counts.find((row) => row._id.affiliateId === affiliateId && row._id.kind === kind)?.count ?? 0;
-  return affiliates.map((affiliate) => ({
-    affiliateId: affiliate._id,
-    name: `${affiliate.firstName} ${affiliate.lastName}`,
-    email: affiliate.email,
-    clicks: countOf(affiliate._id, 'click'),
-    referrals: countOf(affiliate._id, 'referral'),
-  }));
+  const counts = new Map<string, { click: number; referral: number }>();
+  for (const row of await repositories.linkActivity.countsByAffiliate(programId, period.from, period.to)) {
+    const kinds = counts.get(row._id.affiliateId) ?? { click: 0, referral: 0 };
+    if (row._id.kind === 'click' || row._id.kind === 'referral') kinds[row._id.kind] += row.count;
+    counts.set(row._id.affiliateId, kinds);
+  }
+  const rows: AffiliateActivity[] = [];
+  for await (const affiliate of repositories.affiliates.reportEntries(programId)) {
+    const kinds = counts.get(affiliate._id);
+    rows.push({ affiliateId: affiliate._id, name: `${affiliate.firstName} ${affiliate.lastName}`, email: affiliate.email, clicks: kinds?.click ?? 0, referrals: kinds?.referral ?? 0 });
+  }
+  return rows;
 }
 
 /**

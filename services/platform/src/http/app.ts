@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { NUMBERED_ERROR_OPERATIONS } from '@affiliate/contracts';
-import express, { type ErrorRequestHandler, type Express, type RequestHandler, type Router } from 'express';
+import express, { Router, type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import pinoHttp from 'pino-http';
 import { AppError, isDatabaseUnavailable } from '../errors';
 import { withRequestContext, type Logger } from '../logger';
@@ -118,10 +118,18 @@ export function createMetricsApp(metrics: Metrics): Express {
   return app;
 }
 
+/**
+ * Every router of the platform matches paths in their exact case. The gateway judges scopes, `no-store`
+ * and the audit record by an operation's path (SECURITY.md); a case-insensitive router (Express's
+ * default) would serve `/payouts/Export` as the export the gateway did not recognise.
+ */
+export const createRouter = (): Router => Router({ caseSensitive: true });
+
 /** The express app every service uses: same middleware, probes and error mapping everywhere. */
 export function createServiceApp(options: ServiceAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
+  app.set('case sensitive routing', true);
   app.set('query parser', 'simple');
   app.use(requestId);
   app.use(httpLogging(options.logger));

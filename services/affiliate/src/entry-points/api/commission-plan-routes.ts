@@ -1,11 +1,11 @@
 import { CommissionPlanQuery, CreateCommissionPlanBody, DeleteCommissionPlanBody, UpdateCommissionPlanBody } from '@affiliate/contracts';
-import { parseBody, parseQuery, programIdOf, setNextPageLink } from '@affiliate/platform';
-import { Router } from 'express';
+import { createRouter, parseBody, parseQuery, programIdOf, setNextPageLink } from '@affiliate/platform';
+import { type Router } from 'express';
 import type { Repositories } from '../../data-access/repositories';
 import { commissionPlanById, createCommissionPlan, deleteCommissionPlan, listCommissionPlans, updateCommissionPlan } from '../../domain/commission-plans';
 
 export function commissionPlanRoutes(repositories: Repositories): Router {
-  const router = Router();
+  const router = createRouter();
 
   router.post('/commission-plans', async (request, response) => {
     const body = parseBody(CreateCommissionPlanBody, request);

@@ -1,6 +1,6 @@
 import { QueryInteger, ReportQuery, VisitorId } from '@affiliate/contracts';
-import { parseQuery, programIdOf } from '@affiliate/platform';
-import { Router } from 'express';
+import { createRouter, parseQuery, programIdOf } from '@affiliate/platform';
+import { type Router } from 'express';
 import { z } from 'zod';
 import type { Repositories } from '../../data-access/repositories';
 import { affiliateActivity, resolveAffiliate, resolveAttribution } from '../../domain/resolve-attribution';
@@ -29,7 +29,7 @@ const AttributionQuery = z
 
 /** The read API of the other services (contracts: InternalAffiliate, Attribution); never proxied by the gateway. */
 export function internalRoutes(repositories: Repositories): Router {
-  const router = Router();
+  const router = createRouter();
 
   router.get('/internal/affiliates', async (request, response) => {
     const query = parseQuery(InternalAffiliateQuery, request);

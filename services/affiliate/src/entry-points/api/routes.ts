@@ -10,8 +10,8 @@ import {
   RenameLinkBody,
   UpdateAffiliateBody,
 } from '@affiliate/contracts';
-import { badRequest, parseBody, parseQuery, programIdOf, setNextPageLink, type ServiceContext } from '@affiliate/platform';
-import { Router, type Request } from 'express';
+import { createRouter, badRequest, parseBody, parseQuery, programIdOf, setNextPageLink, type ServiceContext } from '@affiliate/platform';
+import { type Router, type Request } from 'express';
 import type { ZodTypeAny, z } from 'zod';
 import type { Repositories } from '../../data-access/repositories';
 import { createAffiliate } from '../../domain/create-affiliate';
@@ -32,7 +32,7 @@ function parseSlugBody<Schema extends ZodTypeAny>(schema: Schema, request: Reque
 }
 
 export function affiliateRoutes(context: ServiceContext, repositories: Repositories): Router {
-  const router = Router();
+  const router = createRouter();
   const clicks = clickIntake(repositories);
 
   router.post('/affiliates', async (request, response) => {

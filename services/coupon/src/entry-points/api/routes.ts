@@ -10,8 +10,8 @@ import {
   UpdateCouponBody,
   UpdatePromotionalCodeBody,
 } from '@affiliate/contracts';
-import { parseBody, parseQuery, programIdOf, setNextPageLink } from '@affiliate/platform';
-import { Router } from 'express';
+import { createRouter, parseBody, parseQuery, programIdOf, setNextPageLink } from '@affiliate/platform';
+import { type Router } from 'express';
 import type { AffiliateDirectory } from '../../data-access/affiliate-directory';
 import type { CouponRepositories } from '../../data-access/repositories';
 import { createCoupon } from '../../domain/create-coupon';
@@ -28,7 +28,7 @@ import { updatePromotionalCode } from '../../domain/update-promotional-code';
 export type RouteDeps = { repositories: CouponRepositories; affiliates: AffiliateDirectory };
 
 export function couponRoutes({ repositories, affiliates }: RouteDeps): Router {
-  const router = Router();
+  const router = createRouter();
   const codeDeps = { repositories, affiliates };
 
   router.post('/coupons', async (request, response) => {

@@ -1,6 +1,6 @@
 import { CreateReferralBody, DeleteReferralBody, ReferralQuery, UpdateReferralBody } from '@affiliate/contracts';
-import { parseBody, parseQuery, programIdOf, setNextPageLink, type ServiceClient, type ServiceContext } from '@affiliate/platform';
-import { Router } from 'express';
+import { createRouter, parseBody, parseQuery, programIdOf, setNextPageLink, type ServiceClient, type ServiceContext } from '@affiliate/platform';
+import { type Router } from 'express';
 import type { ReferralRepositories } from '../../data-access/repositories';
 import { createReferral } from '../../domain/create-referral';
 import { deleteReferral } from '../../domain/delete-referral';
@@ -8,7 +8,7 @@ import { listReferrals, referralById } from '../../domain/find-referrals';
 import { updateReferral } from '../../domain/update-referral';
 
 export function referralRoutes(context: ServiceContext, repositories: ReferralRepositories, affiliates: ServiceClient): Router {
-  const router = Router();
+  const router = createRouter();
 
   router.post('/referrals', async (request, response) => {
     const body = parseBody(CreateReferralBody, request);

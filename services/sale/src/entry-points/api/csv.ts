@@ -10,16 +10,21 @@ export const wantsCsv = (request: Request): boolean => request.accepts(['applica
 /**
  * Where a spreadsheet would start a formula: at the start of the cell and after every line break in
  * it (CR, LF or CRLF), since a tool that reads line by line starts a row there. A line starting with
- * = + - @, or with a tab or CR (OWASP, CSV injection), is one.
+ * = + - @ or a tab (OWASP, CSV injection) is one. CR is a line break here, not a line's first
+ * character: "\r=1" is an empty line, then the line "=1", which is prefixed.
  */
-const FORMULA_START = /(^|\r\n|\r|\n)(?=[=+\-@\t\r])/g;
+const FORMULA_START = /(^|\r\n|\r|\n)(?=[=+\-@\t])/g;
 
 /**
  * A text cell a spreadsheet must not run: every line of it that starts like a formula is prefixed
- * with an apostrophe. Names and notes come from integrators' users; input refuses control
- * characters now, but what was stored before is written here too.
+ * with an apostrophe, and so is a cell that starts with CR (OWASP's list). Names and notes come from
+ * integrators' users; input refuses control characters now, but what was stored before is written
+ * here too.
  */
-const text = (value: string | null | undefined): string => (value ?? '').replace(FORMULA_START, "$1'");
+const text = (value: string | null | undefined): string => {
+  const defused = (value ?? '').replace(FORMULA_START, "$1'");
+  return defused.startsWith('\r') ? `'${defused}` : defused;
+};
 
 export function sendCsv(response: Response, filename: string, columns: string[], rows: (string | number)[][]): void {
   response.type('text/csv; charset=utf-8');

@@ -13,8 +13,8 @@ import {
   UpdateSaleBody,
   VoidCommissionBody,
 } from '@affiliate/contracts';
-import { apiKeyOf, parseBody, parseQuery, programIdOf, setNextPageLink, type ServiceContext } from '@affiliate/platform';
-import { Router, type RequestHandler } from 'express';
+import { apiKeyOf, createRouter, parseBody, parseQuery, programIdOf, setNextPageLink, type ServiceContext } from '@affiliate/platform';
+import { type Router, type RequestHandler } from 'express';
 import { toPayout } from '../../data-access/payouts';
 import { listSales, saleById } from '../../domain/find-sales';
 import { createPayouts, listPayouts, payoutById, updatePayout } from '../../domain/payouts';
@@ -28,7 +28,7 @@ import { affiliateStatement } from '../../domain/statements';
 import { sendPayoutsCsv, sendReportCsv, sendStatementCsv, wantsCsv } from './csv';
 
 export function saleRoutes(context: ServiceContext, deps: SaleDependencies): Router {
-  const router = Router();
+  const router = createRouter();
   // Reads over a whole period or a whole payout: a few per program at once (429 beyond).
   const heavy = deps.heavyOperations.middleware();
   const heavyWhenCsv: RequestHandler = (request, response, next) => (wantsCsv(request) ? heavy(request, response, next) : next());

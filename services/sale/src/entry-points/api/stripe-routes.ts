@@ -1,6 +1,6 @@
 import { ConfigureStripeBody } from '@affiliate/contracts';
-import { parseBody, programIdOf, type ServiceContext } from '@affiliate/platform';
-import express, { Router, type Response } from 'express';
+import { createRouter, parseBody, programIdOf, type ServiceContext } from '@affiliate/platform';
+import express, { type Router, type Response } from 'express';
 import type { SaleDependencies } from '../../domain/sale-dependencies';
 import { configureStripe, stripeIntegrationOf } from '../../domain/stripe-settings';
 import { receiveStripeEvent } from '../../domain/stripe-webhooks';
@@ -13,7 +13,7 @@ const noStore = (response: Response) => response.setHeader('Cache-Control', 'no-
  * webhook Stripe posts to, which the gateway forwards to /internal/... with the program of the URL.
  */
 export function stripeRoutes(_context: ServiceContext, deps: SaleDependencies): Router {
-  const router = Router();
+  const router = createRouter();
 
   router.get('/integrations/stripe', async (_request, response) => {
     noStore(response);

@@ -10,8 +10,8 @@ import {
   WebhookSecretQuery,
   MAX_WEBHOOK_ENDPOINTS_CEILING,
 } from '@affiliate/contracts';
-import { MAX_WEBHOOK_ENDPOINTS_HEADER, parseBody, parseQuery, programIdOf, setNextPageLink } from '@affiliate/platform';
-import { Router, type Request } from 'express';
+import { createRouter, MAX_WEBHOOK_ENDPOINTS_HEADER, parseBody, parseQuery, programIdOf, setNextPageLink } from '@affiliate/platform';
+import { type Router, type Request } from 'express';
 import type { Dispatcher } from '../../domain/attempt-delivery';
 import { createWebhookEndpoint } from '../../domain/create-webhook-endpoint';
 import { deleteWebhookEndpoint } from '../../domain/delete-webhook-endpoint';
@@ -36,7 +36,7 @@ function limitsOf(request: Request): { maxWebhookEndpoints: number } {
 
 export function webhookRoutes(dispatcher: Dispatcher, scheduler: { nudge(): void }): Router {
   const { repositories, settings, logger } = dispatcher;
-  const router = Router();
+  const router = createRouter();
 
   router.post('/webhook-endpoints', async (request, response) => {
     response.json(await createWebhookEndpoint(repositories, settings, programIdOf(response), parseBody(CreateWebhookEndpointBody, request), limitsOf(request)));
