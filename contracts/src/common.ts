@@ -1,3 +1,4 @@
+import { isActiveCurrency } from './currency';
 import { z } from './zod';
 
 export const Uuid = z.string().uuid();
@@ -31,11 +32,15 @@ export const withoutControlCharacters = <Schema extends z.ZodType<string, z.ZodT
 export const ShortText = withoutControlCharacters(z.string().trim().min(1).max(200));
 export const LongText = z.string().max(2000);
 export const Email = z.string().trim().max(254).email();
-/** ISO 4217 code, stored upper case. */
+/**
+ * An active ISO 4217 code (the table in currency.ts, which the money module counts minor units by).
+ * Lower case is accepted and stored upper case (`usd` is USD), everywhere a currency is read.
+ */
 export const Currency = z
   .string()
-  .regex(/^[A-Za-z]{3}$/, 'must be a three-letter ISO 4217 currency code')
-  .transform((code) => code.toUpperCase());
+  .transform((code) => code.toUpperCase())
+  .refine(isActiveCurrency, 'must be an active ISO 4217 currency code in upper or lower case, such as USD, EUR or JPY')
+  .openapi({ type: 'string', pattern: '^[A-Za-z]{3}$', description: 'An active ISO 4217 currency code (USD, EUR, JPY, KWD…); lower case is accepted and stored upper case' });
 /** Money and rates arrive as JSON numbers; NaN and Infinity never survive JSON, but guard anyway. */
 export const Amount = z.number().finite().nonnegative().max(1e12);
 export const Metadata = z.record(z.string().max(40), z.string().max(500)).refine((entries) => Object.keys(entries).length <= 50, {

@@ -2136,6 +2136,7 @@ export interface components {
             couponType?: "PERCENTAGE" | "FLAT";
             percentOff?: number;
             amountOff?: number;
+            /** @description An active ISO 4217 currency code (USD, EUR, JPY, KWD…); lower case is accepted and stored upper case */
             currency?: string;
             /**
              * @default forever
@@ -2226,7 +2227,8 @@ export interface components {
             /** @default false */
             firstTimeOrder?: boolean;
             minimumAmount?: number | null;
-            minimumAmountCurrency?: string | null;
+            /** @description An active ISO 4217 currency code (USD, EUR, JPY, KWD…); lower case is accepted and stored upper case */
+            minimumAmountCurrency?: string;
             /** @default false */
             limitToCustomers?: boolean;
             customerId?: string | null;
@@ -2257,7 +2259,8 @@ export interface components {
             limitToAffiliate?: boolean;
             firstTimeOrder?: boolean;
             minimumAmount?: number | null;
-            minimumAmountCurrency?: string | null;
+            /** @description An active ISO 4217 currency code (USD, EUR, JPY, KWD…); lower case is accepted and stored upper case */
+            minimumAmountCurrency?: string;
             customerId?: string | null;
             limitToCustomers?: boolean;
             externalId?: string | null;
@@ -2422,7 +2425,7 @@ export interface components {
             /** @description A visitor id (window.affiliate.visitorId): the sale goes to the click the program's attributionModel picks among the visitor's clicks within the attribution window */
             visitorId?: string;
             totalEarned: number;
-            /** @default USD */
+            /** @description An active ISO 4217 currency code (USD, EUR, JPY, KWD…); lower case is accepted and stored upper case */
             currency?: string;
             externalId?: string;
             /**
@@ -2518,7 +2521,8 @@ export interface components {
             /** @enum {string} */
             commissionType?: "PERCENTAGE" | "FLAT";
             rate?: number;
-            currency?: string | null;
+            /** @description An active ISO 4217 currency code (USD, EUR, JPY, KWD…); lower case is accepted and stored upper case */
+            currency?: string;
             firstPaymentRate?: number | null;
             /** @enum {string} */
             recurring?: "ONCE" | "FOREVER" | "LIMITED";
@@ -2567,6 +2571,7 @@ export interface components {
         CreatePayoutsBody: {
             /** Format: uuid */
             affiliateId?: string;
+            /** @description An active ISO 4217 currency code (USD, EUR, JPY, KWD…); lower case is accepted and stored upper case */
             currency?: string;
         };
         UpdatePayoutBody: {
