@@ -40,7 +40,7 @@ export const Currency = z
   .string()
   .transform((code) => code.toUpperCase())
   .refine(isActiveCurrency, 'must be an active ISO 4217 currency code in upper or lower case, such as USD, EUR or JPY')
-  .openapi({ type: 'string', pattern: '^[A-Za-z]{3}$', description: 'An active ISO 4217 currency code (USD, EUR, JPY, KWD…); lower case is accepted and stored upper case' });
+  .openapi({ description: 'An active ISO 4217 currency code (USD, EUR, JPY, KWD…); lower case is accepted and stored upper case' });
 /** Money and rates arrive as JSON numbers; NaN and Infinity never survive JSON, but guard anyway. */
 export const Amount = z.number().finite().nonnegative().max(1e12);
 export const Metadata = z.record(z.string().max(40), z.string().max(500)).refine((entries) => Object.keys(entries).length <= 50, {

@@ -2228,7 +2228,7 @@ export interface components {
             firstTimeOrder?: boolean;
             minimumAmount?: number | null;
             /** @description An active ISO 4217 currency code (USD, EUR, JPY, KWD…); lower case is accepted and stored upper case */
-            minimumAmountCurrency?: string;
+            minimumAmountCurrency?: string | null;
             /** @default false */
             limitToCustomers?: boolean;
             customerId?: string | null;
@@ -2260,7 +2260,7 @@ export interface components {
             firstTimeOrder?: boolean;
             minimumAmount?: number | null;
             /** @description An active ISO 4217 currency code (USD, EUR, JPY, KWD…); lower case is accepted and stored upper case */
-            minimumAmountCurrency?: string;
+            minimumAmountCurrency?: string | null;
             customerId?: string | null;
             limitToCustomers?: boolean;
             externalId?: string | null;
@@ -2425,7 +2425,10 @@ export interface components {
             /** @description A visitor id (window.affiliate.visitorId): the sale goes to the click the program's attributionModel picks among the visitor's clicks within the attribution window */
             visitorId?: string;
             totalEarned: number;
-            /** @description An active ISO 4217 currency code (USD, EUR, JPY, KWD…); lower case is accepted and stored upper case */
+            /**
+             * @description An active ISO 4217 currency code (USD, EUR, JPY, KWD…); lower case is accepted and stored upper case
+             * @default USD
+             */
             currency?: string;
             externalId?: string;
             /**
@@ -2522,7 +2525,7 @@ export interface components {
             commissionType?: "PERCENTAGE" | "FLAT";
             rate?: number;
             /** @description An active ISO 4217 currency code (USD, EUR, JPY, KWD…); lower case is accepted and stored upper case */
-            currency?: string;
+            currency?: string | null;
             firstPaymentRate?: number | null;
             /** @enum {string} */
             recurring?: "ONCE" | "FOREVER" | "LIMITED";
