@@ -170,7 +170,7 @@ const TAGS: Record<string, string> = {
 };
 
 const ERRORS: Record<string, string> = {
-  '400': 'Invalid request: the message names the field',
+  '400': 'Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one',
   '401': 'Authorization header missing, not Bearer, or token invalid',
   '403': 'API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed)',
   '404': 'The program of the token no longer exists, or the object is not found',
@@ -244,7 +244,10 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
     const conflict = conflictDescription(operation);
     if (conflict) errors['409'] = conflict;
     if (operation.admin) delete errors['403'];
-    if (operation.body) errors['413'] = 'Request body larger than the limit (BODY_LIMIT, 1 MB by default)';
+    if (operation.body) {
+      errors['413'] = 'Request body larger than the limit (BODY_LIMIT, 1 MB by default)';
+      errors['415'] = 'A body whose Content-Type is not application/json; the message names the type accepted';
+    }
     const csv = { 'text/csv': { schema: z.string().openapi({ description: 'RFC 4180 CSV with a header row' }) } };
     const json = { 'application/json': { schema: operation.response } };
     const responses: RouteConfig['responses'] = {

@@ -2123,9 +2123,15 @@ export interface components {
                 id: string;
             };
         };
-        /** @description Every failure: a human-readable description of what was wrong. */
+        Problem: {
+            param: string | null;
+            message: string;
+        };
+        /** @description Every failure: a human-readable description of what was wrong (on a 400 the first problem; when there are several, all of them in errors). */
         Error: {
             error: string;
+            /** @description On a 400 that found more than one problem: every problem, the first being the one `error` (or `message`) describes; param is the field (a dotted path), null when the problem is not one field. Absent when there is one problem */
+            errors?: components["schemas"]["Problem"][];
         };
         CreateCouponBody: {
             name: string;
@@ -2198,6 +2204,8 @@ export interface components {
         NumberedError: {
             error: number;
             message: string;
+            /** @description On a 400 that found more than one problem: every problem, the first being the one `error` (or `message`) describes; param is the field (a dotted path), null when the problem is not one field. Absent when there is one problem */
+            errors?: components["schemas"]["Problem"][];
         };
         DeleteCouponBody: {
             /** Format: uuid */
@@ -3010,7 +3018,7 @@ export interface operations {
                     "application/json": components["schemas"]["Coupon"] | components["schemas"]["Coupon"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -3128,7 +3136,7 @@ export interface operations {
                     "application/json": components["schemas"]["Coupon"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -3214,6 +3222,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -3279,7 +3302,7 @@ export interface operations {
                     "application/json": components["schemas"]["Coupon"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -3369,6 +3392,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -3431,7 +3469,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeleteCouponResponse"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -3517,6 +3555,21 @@ export interface operations {
                     "application/json": components["schemas"]["NumberedError"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NumberedError"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -3587,7 +3640,7 @@ export interface operations {
                     "application/json": components["schemas"]["PromotionalCode"] | components["schemas"]["PromotionalCode"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -3705,7 +3758,7 @@ export interface operations {
                     "application/json": components["schemas"]["PromotionalCode"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -3791,6 +3844,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -3856,7 +3924,7 @@ export interface operations {
                     "application/json": components["schemas"]["PromotionalCode"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -3946,6 +4014,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -4012,7 +4095,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -4098,6 +4181,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -4164,7 +4262,7 @@ export interface operations {
                     "application/json": components["schemas"]["Affiliate"] | components["schemas"]["Affiliate"][] | null;
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -4282,7 +4380,7 @@ export interface operations {
                     "application/json": components["schemas"]["Affiliate"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -4368,6 +4466,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -4433,7 +4546,7 @@ export interface operations {
                     "application/json": components["schemas"]["Affiliate"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -4523,6 +4636,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -4589,7 +4717,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -4675,6 +4803,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -4743,7 +4886,7 @@ export interface operations {
                     "application/json": components["schemas"]["Link"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -4861,7 +5004,7 @@ export interface operations {
                     "application/json": components["schemas"]["Link"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -4934,6 +5077,21 @@ export interface operations {
             };
             /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
             413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
                 headers: {
                     "X-Request-Id": string;
                     "RateLimit-Policy"?: string;
@@ -5012,7 +5170,7 @@ export interface operations {
                     "application/json": components["schemas"]["Link"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -5102,6 +5260,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -5168,7 +5341,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -5254,6 +5427,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -5319,7 +5507,7 @@ export interface operations {
                     "application/json": components["schemas"]["Click"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -5409,6 +5597,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -5477,7 +5680,7 @@ export interface operations {
                     "application/json": components["schemas"]["Referral"] | components["schemas"]["Referral"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -5598,7 +5801,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -5684,6 +5887,21 @@ export interface operations {
                     "application/json": components["schemas"]["NumberedError"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NumberedError"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -5749,7 +5967,7 @@ export interface operations {
                     "application/json": components["schemas"]["Referral"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -5839,6 +6057,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -5905,7 +6138,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -5991,6 +6224,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -6058,7 +6306,7 @@ export interface operations {
                     "application/json": components["schemas"]["Sale"] | components["schemas"]["Sale"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -6176,7 +6424,7 @@ export interface operations {
                     "application/json": components["schemas"]["Sale"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -6262,6 +6510,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -6327,7 +6590,7 @@ export interface operations {
                     "application/json": components["schemas"]["Sale"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -6417,6 +6680,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -6483,7 +6761,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -6569,6 +6847,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -6634,7 +6927,7 @@ export interface operations {
                     "application/json": components["schemas"]["CommissionPlan"] | components["schemas"]["CommissionPlan"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -6752,7 +7045,7 @@ export interface operations {
                     "application/json": components["schemas"]["CommissionPlan"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -6838,6 +7131,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -6903,7 +7211,7 @@ export interface operations {
                     "application/json": components["schemas"]["CommissionPlan"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -6993,6 +7301,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -7059,7 +7382,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -7145,6 +7468,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -7213,7 +7551,7 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -7331,7 +7669,7 @@ export interface operations {
                     "application/json": components["schemas"]["Payout"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -7417,6 +7755,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -7482,7 +7835,7 @@ export interface operations {
                     "application/json": components["schemas"]["Payout"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -7572,6 +7925,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -7632,7 +8000,7 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -7750,7 +8118,7 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -7871,7 +8239,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"] | components["schemas"]["WebhookEndpoint"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -7989,7 +8357,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -8075,6 +8443,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -8140,7 +8523,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -8230,6 +8613,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -8299,7 +8697,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -8385,6 +8783,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -8445,7 +8858,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookSecret"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -8569,7 +8982,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDelivery"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -8693,7 +9106,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -8777,6 +9190,21 @@ export interface operations {
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
                     "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8848,7 +9276,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookTestResult"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -8932,6 +9360,21 @@ export interface operations {
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
                     "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9005,7 +9448,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -9095,6 +9538,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -9153,7 +9611,7 @@ export interface operations {
                     "application/json": components["schemas"]["EventTypeDescription"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -9273,7 +9731,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProgramAuditRecord"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -9387,7 +9845,7 @@ export interface operations {
                     "application/json": components["schemas"]["Program"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -9505,7 +9963,7 @@ export interface operations {
                     "application/json": components["schemas"]["Program"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -9591,6 +10049,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -9649,7 +10122,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublishableKey"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -9766,7 +10239,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublishableKey"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -9906,7 +10379,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -9979,6 +10452,21 @@ export interface operations {
             };
             /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
             413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
                 headers: {
                     "X-Request-Id": string;
                     "RateLimit-Policy"?: string;
@@ -10054,7 +10542,7 @@ export interface operations {
                     "application/json": components["schemas"]["BrowserClick"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -10127,6 +10615,21 @@ export interface operations {
             };
             /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
             413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
                 headers: {
                     "X-Request-Id": string;
                     "RateLimit-Policy"?: string;
@@ -10202,7 +10705,7 @@ export interface operations {
                     "application/json": components["schemas"]["BrowserReferral"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -10288,6 +10791,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -10346,7 +10864,7 @@ export interface operations {
                     "application/json": components["schemas"]["StripeIntegration"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -10464,7 +10982,7 @@ export interface operations {
                     "application/json": components["schemas"]["StripeIntegration"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -10550,6 +11068,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -10609,7 +11142,7 @@ export interface operations {
                     "application/json": components["schemas"]["Program"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -10687,7 +11220,7 @@ export interface operations {
                     "application/json": components["schemas"]["Program"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -10730,6 +11263,16 @@ export interface operations {
             };
             /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
             413: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
                 headers: {
                     "X-Request-Id": string;
                     [name: string]: unknown;
@@ -10783,7 +11326,7 @@ export interface operations {
                     "application/json": components["schemas"]["Program"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -10863,7 +11406,7 @@ export interface operations {
                     "application/json": components["schemas"]["Program"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -10906,6 +11449,16 @@ export interface operations {
             };
             /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
             413: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
                 headers: {
                     "X-Request-Id": string;
                     [name: string]: unknown;
@@ -10963,7 +11516,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -11049,7 +11602,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKeySummary"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -11129,7 +11682,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedApiKey"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -11172,6 +11725,16 @@ export interface operations {
             };
             /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
             413: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
                 headers: {
                     "X-Request-Id": string;
                     [name: string]: unknown;
@@ -11229,7 +11792,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -11315,7 +11878,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublishableKey"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -11391,7 +11954,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublishableKey"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -11481,7 +12044,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -11571,7 +12134,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuditRecord"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;

@@ -14,6 +14,19 @@ export class AppError extends Error {
   }
 }
 
+/** One problem of a request: the field (dotted path, null when it concerns the request as a whole) and what is wrong with it. */
+export type Problem = { param: string | null; message: string };
+
+/**
+ * A 400 that lists every problem found, not only the first: `error` is the first one's message (the
+ * specification's sentence where it has one) and `errors` has them all, so a client fixes a form in one go.
+ */
+export class InvalidRequest extends AppError {
+  constructor(readonly problems: readonly [Problem, ...Problem[]], message = problems[0].message) {
+    super(400, message);
+  }
+}
+
 export const badRequest = (message: string) => new AppError(400, message);
 export const unauthorized = (message: string) => new AppError(401, message);
 export const forbidden = (message: string) => new AppError(403, message);

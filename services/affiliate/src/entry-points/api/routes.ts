@@ -10,7 +10,7 @@ import {
   RenameLinkBody,
   UpdateAffiliateBody,
 } from '@affiliate/contracts';
-import { badRequest, parseBody, parseQuery, programIdOf, setNextPageLink, type ServiceContext } from '@affiliate/platform';
+import { parseBody, parseQuery, programIdOf, setNextPageLink, type ServiceContext } from '@affiliate/platform';
 import { Router, type Request } from 'express';
 import type { ZodTypeAny, z } from 'zod';
 import type { Repositories } from '../../data-access/repositories';
@@ -23,13 +23,8 @@ import { clickIntake, recordClick } from '../../domain/record-click';
 
 const EXACT_LINK_MESSAGES: readonly string[] = Object.values(LINK_MESSAGES);
 
-/** Slug errors are answered with the spec's exact sentence, not prefixed with the field name. */
-function parseSlugBody<Schema extends ZodTypeAny>(schema: Schema, request: Request): z.infer<Schema> {
-  const result = schema.safeParse(request.body);
-  const slugIssue = result.success ? undefined : result.error.issues.find((issue) => EXACT_LINK_MESSAGES.includes(issue.message));
-  if (slugIssue) throw badRequest(slugIssue.message);
-  return parseBody(schema, request);
-}
+/** Slug errors are answered first, with the spec's exact sentence, not prefixed with the field name. */
+const parseSlugBody = <Schema extends ZodTypeAny>(schema: Schema, request: Request): z.infer<Schema> => parseBody(schema, request, { exactMessages: EXACT_LINK_MESSAGES });
 
 export function affiliateRoutes(context: ServiceContext, repositories: Repositories): Router {
   const router = Router();
