@@ -197,6 +197,8 @@ function responseHeaders(operation: Operation, status: string): z.AnyZodObject {
   if (!operation.admin && status !== '401') Object.assign(headers, RATE_LIMIT_HEADERS);
   if (status === '401') headers['WWW-Authenticate'] = header('Bearer, with the reason as an RFC 6750 error');
   if (status === '429' || status === '503') headers['Retry-After'] = RETRY_AFTER;
+  // Only the 409 of a request still running under the same Idempotency-Key says when to retry.
+  if (status === '409' && takesIdempotencyKey(operation)) headers['Retry-After'] = RETRY_AFTER.optional();
   if (status === '200' && operation.method === 'get' && operation.query?.shape.startingAfter) {
     headers.Link = header('<…?limit=&startingAfter=<last id>>; rel="next" when there is a next page').optional();
   }
@@ -206,7 +208,14 @@ function responseHeaders(operation: Operation, status: string): z.AnyZodObject {
   return z.object(headers);
 }
 
-const takesIdempotencyKey = (operation: Operation) => !operation.admin && !operation.browser && operation.method === 'post';
+/** The gateway's own routes (not proxied to a service) that take no Idempotency-Key beyond POST. */
+const GATEWAY_LOCAL_PATHS = ['/program', '/publishable-keys'];
+
+/** POST, PUT and DELETE of the public API (PUT and DELETE as far as a service answers them). */
+const takesIdempotencyKey = (operation: Operation) =>
+  !operation.admin &&
+  !operation.browser &&
+  (operation.method === 'post' || ((operation.method === 'put' || operation.method === 'delete') && !GATEWAY_LOCAL_PATHS.includes(operation.path)));
 
 /** 409: a reused Idempotency-Key (public POSTs), or a change racing another on the same object (every write). */
 function conflictDescription(operation: Operation): string | null {
@@ -274,7 +283,7 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
         ...(operation.query ? { query: operation.query } : {}),
         ...(path.includes('{id}') ? { params: z.object({ id: z.string() }) } : {}),
         ...(takesIdempotencyKey(operation)
-          ? { headers: z.object({ 'idempotency-key': z.string().max(255).optional().openapi({ description: 'Makes a retry safe: the same key and request within 24 h get the first answer again' }) }) }
+          ? { headers: z.object({ 'idempotency-key': z.string().max(255).optional().openapi({ description: 'Makes a retry safe: the same key and request within 24 h get the first answer again. The same request is the same method, path and JSON body by meaning (key order and whitespace do not matter); the key with another request is a 409, and while the first is still running a 409 with Retry-After' }) }) }
           : {}),
       },
       responses,

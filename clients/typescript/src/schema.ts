@@ -3111,7 +3111,9 @@ export interface operations {
     updateCoupon: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3130,6 +3132,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3156,6 +3159,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3171,6 +3175,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3186,13 +3191,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -3201,6 +3207,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3216,6 +3223,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3370,6 +3378,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3444,7 +3453,9 @@ export interface operations {
     deleteCoupon: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3463,6 +3474,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3489,6 +3501,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3504,6 +3517,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3519,13 +3533,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["NumberedError"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -3534,6 +3549,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3549,6 +3565,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3733,7 +3750,9 @@ export interface operations {
     updatePromotionalCode: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3752,6 +3771,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3778,6 +3798,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3793,6 +3814,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3808,13 +3830,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -3823,6 +3846,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3838,6 +3862,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3992,6 +4017,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4066,7 +4092,9 @@ export interface operations {
     deletePromotionalCode: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4085,6 +4113,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4115,6 +4144,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4130,6 +4160,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4145,13 +4176,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -4160,6 +4192,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4175,6 +4208,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4355,7 +4389,9 @@ export interface operations {
     updateAffiliate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4374,6 +4410,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4400,6 +4437,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4415,6 +4453,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4430,13 +4469,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -4445,6 +4485,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4460,6 +4501,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4614,6 +4656,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4688,7 +4731,9 @@ export interface operations {
     deleteAffiliate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4707,6 +4752,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4737,6 +4783,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4752,6 +4799,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4767,13 +4815,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -4782,6 +4831,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4797,6 +4847,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4979,7 +5030,9 @@ export interface operations {
     renameLink: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4998,6 +5051,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5024,6 +5078,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5039,6 +5094,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5054,13 +5110,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -5069,6 +5126,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5084,6 +5142,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5238,6 +5297,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5312,7 +5372,9 @@ export interface operations {
     deleteLink: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5331,6 +5393,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5361,6 +5424,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5376,6 +5440,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5391,13 +5456,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -5406,6 +5472,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5421,6 +5488,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5575,6 +5643,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5773,7 +5842,9 @@ export interface operations {
     updateReferral: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5792,6 +5863,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5821,6 +5893,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5836,6 +5909,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5851,13 +5925,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["NumberedError"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -5866,6 +5941,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5881,6 +5957,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6035,6 +6112,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6109,7 +6187,9 @@ export interface operations {
     deleteReferral: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6128,6 +6208,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6158,6 +6239,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6173,6 +6255,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6188,13 +6271,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -6203,6 +6287,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6218,6 +6303,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6399,7 +6485,9 @@ export interface operations {
     updateSale: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6418,6 +6506,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6444,6 +6533,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6459,6 +6549,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6474,13 +6565,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -6489,6 +6581,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6504,6 +6597,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6658,6 +6752,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6732,7 +6827,9 @@ export interface operations {
     deleteSale: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6751,6 +6848,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6781,6 +6879,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6796,6 +6895,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6811,13 +6911,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -6826,6 +6927,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6841,6 +6943,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7020,7 +7123,9 @@ export interface operations {
     updateCommissionPlan: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7039,6 +7144,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7065,6 +7171,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7080,6 +7187,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7095,13 +7203,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -7110,6 +7219,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7125,6 +7235,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7279,6 +7390,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7353,7 +7465,9 @@ export interface operations {
     deleteCommissionPlan: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7372,6 +7486,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7402,6 +7517,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7417,6 +7533,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7432,13 +7549,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -7447,6 +7565,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7462,6 +7581,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7644,7 +7764,9 @@ export interface operations {
     updatePayout: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7663,6 +7785,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7689,6 +7812,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7704,6 +7828,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7719,13 +7844,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -7734,6 +7860,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7749,6 +7876,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7903,6 +8031,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8332,7 +8461,9 @@ export interface operations {
     updateWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8351,6 +8482,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8377,6 +8509,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8392,6 +8525,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8407,13 +8541,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -8422,6 +8557,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8437,6 +8573,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8591,6 +8728,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8665,7 +8803,9 @@ export interface operations {
     deleteWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8687,6 +8827,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8717,6 +8858,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8732,6 +8874,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8747,13 +8890,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -8762,6 +8906,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8777,6 +8922,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9174,6 +9320,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9344,6 +9491,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9516,6 +9664,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10307,6 +10456,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10957,7 +11107,9 @@ export interface operations {
     configureStripeIntegration: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -10976,6 +11128,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -11002,6 +11155,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -11017,6 +11171,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -11032,13 +11187,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -11047,6 +11203,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11062,6 +11219,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {

@@ -6,7 +6,7 @@ export class AppError extends Error {
   constructor(
     readonly status: number,
     message: string,
-    /** For a 503: when to come back (the Retry-After header); the platform's default when not given. */
+    /** For a 503, 429 or 409: when to come back (the Retry-After header); for a 503 the platform's default when not given. */
     readonly retryAfterSeconds?: number,
   ) {
     super(message);

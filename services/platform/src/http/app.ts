@@ -72,8 +72,9 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (status >= 500) logger.error({ err: error }, 'request failed');
     // A 503 is temporary by definition: say when to come back, as the gateway's own 503s do.
     if (status === 503) response.setHeader('Retry-After', String((error instanceof AppError && error.retryAfterSeconds) || RETRY_AFTER_UNAVAILABLE_SECONDS));
-    // A 429 that knows when a place frees up says so too (heavy operations).
-    else if (status === 429 && error instanceof AppError && error.retryAfterSeconds) response.setHeader('Retry-After', String(error.retryAfterSeconds));
+    // A 429 that knows when a place frees up says so too (heavy operations), and so does a 409 of a
+    // request still running (an Idempotency-Key in use).
+    else if ((status === 429 || status === 409) && error instanceof AppError && error.retryAfterSeconds) response.setHeader('Retry-After', String(error.retryAfterSeconds));
     // Never a stack trace in a response: the message is the whole story for the client.
     // Decided by the operation (NUMBERED_ERROR_OPERATIONS, the one list the document reads too), not
     // the route handler, so errors raised before it (bad JSON) match; the gateway, whose paths carry
