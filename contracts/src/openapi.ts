@@ -203,7 +203,7 @@ function responseHeaders(operation: Operation, status: string): z.AnyZodObject {
     headers.Link = header('<…?limit=&startingAfter=<last id>>; rel="next" when there is a next page').optional();
   }
   if (takesIdempotencyKey(operation) && isKeptForReplay(Number(status))) {
-    headers['Idempotent-Replayed'] = header('true when this is the stored answer of an earlier request with the same Idempotency-Key', z.literal('true')).optional();
+    headers['Idempotent-Replayed'] = header('true when this is the stored answer of an earlier request with the same Idempotency-Key (on POST /sales also: the sale already recorded with the same externalId and content)', z.literal('true')).optional();
   }
   return z.object(headers);
 }

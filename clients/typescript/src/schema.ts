@@ -2438,6 +2438,7 @@ export interface components {
              * @default USD
              */
             currency?: string;
+            /** @description The payment in your system (a payment intent, an order): recorded once. A repeat with the same amount, currency and attribution answers the sale already recorded with `Idempotent-Replayed: true`; with other content it is a 409 naming that sale */
             externalId?: string;
             /**
              * @default api
