@@ -58,6 +58,12 @@ export const LinkResponse = z
   .object({
     id: Uuid,
     link: z.string(),
+    previousLinks: z
+      .array(z.object({ link: z.string(), reservedUntil: DateTime.nullable() }))
+      .openapi({
+        description:
+          'Slugs this link was renamed from that still lead to it: clicks and referrals on them count here, and no other affiliate can take them until reservedUntil (null: for ever; the PREVIOUS_LINK_DAYS setting)',
+      }),
     affiliateId: Uuid,
     clicks: z.number().int(),
     referrals: z.number().int(),

@@ -2322,6 +2322,12 @@ export interface components {
             /** Format: uuid */
             id: string;
             link: string;
+            /** @description Slugs this link was renamed from that still lead to it: clicks and referrals on them count here, and no other affiliate can take them until reservedUntil (null: for ever; the PREVIOUS_LINK_DAYS setting) */
+            previousLinks: {
+                link: string;
+                /** Format: date-time */
+                reservedUntil: string | null;
+            }[];
             /** Format: uuid */
             affiliateId: string;
             clicks: number;

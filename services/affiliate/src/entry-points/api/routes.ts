@@ -16,7 +16,7 @@ import type { ZodTypeAny, z } from 'zod';
 import type { Repositories } from '../../data-access/repositories';
 import { createAffiliate } from '../../domain/create-affiliate';
 import { deleteAffiliate, updateAffiliate } from '../../domain/change-affiliate';
-import { addLink, deleteLink, renameLink } from '../../domain/change-links';
+import { addLink, deleteLink, renameLink, type RenamePolicy } from '../../domain/change-links';
 import { listAffiliates, lookUpAffiliate } from '../../domain/find-affiliates';
 import { listLinks, lookUpLinks } from '../../domain/find-links';
 import { clickIntake, recordClick } from '../../domain/record-click';
@@ -26,7 +26,7 @@ const EXACT_LINK_MESSAGES: readonly string[] = Object.values(LINK_MESSAGES);
 /** Slug errors are answered first, with the spec's exact sentence, not prefixed with the field name. */
 const parseSlugBody = <Schema extends ZodTypeAny>(schema: Schema, request: Request): z.infer<Schema> => parseBody(schema, request, { exactMessages: EXACT_LINK_MESSAGES });
 
-export function affiliateRoutes(context: ServiceContext, repositories: Repositories): Router {
+export function affiliateRoutes(context: ServiceContext, repositories: Repositories, renamePolicy: RenamePolicy): Router {
   const router = Router();
   const clicks = clickIntake(repositories);
 
@@ -81,7 +81,7 @@ export function affiliateRoutes(context: ServiceContext, repositories: Repositor
 
   router.put('/links', async (request, response) => {
     const body = parseSlugBody(RenameLinkBody, request);
-    const link = await renameLink(repositories, programIdOf(response), body);
+    const link = await renameLink(repositories, programIdOf(response), body, renamePolicy);
     response.json(link);
   });
 
