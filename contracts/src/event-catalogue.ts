@@ -12,7 +12,7 @@ import { z } from './zod';
  * program.created / program.updated data as consumers accept it: events published before the tracking
  * settings existed lack them, and such a program has TRACKING_DEFAULTS (the gateway always sends them now).
  */
-export const ProgramEventData = Program.partial({ allowedOrigins: true, attributionWindowDays: true, attributionModel: true, clickDedupSeconds: true, maxWebhookEndpoints: true });
+export const ProgramEventData = Program.partial({ allowedOrigins: true, attributionWindowDays: true, attributionModel: true, clickDedupSeconds: true, maxWebhookEndpoints: true, reportingCurrency: true });
 
 /**
  * Referral and sale data as consumers accept it: events published before `attribution` existed lack

@@ -1,4 +1,4 @@
-import { DateTime, ShortText, Uuid } from './common';
+import { Currency, DateTime, ShortText, Uuid } from './common';
 import { z } from './zod';
 
 export const DestinationUrl = z
@@ -47,6 +47,8 @@ export const TRACKING_DEFAULTS = {
   attributionWindowDays: null as number | null,
   attributionModel: 'FIRST_CLICK' as 'FIRST_CLICK' | 'LAST_CLICK',
   clickDedupSeconds: 3600,
+  /** The currency the single-number totals (a link's totalRevenue) count; other currencies are only in the …ByCurrency objects. */
+  reportingCurrency: 'USD',
 };
 
 export const Program = z
@@ -63,6 +65,9 @@ export const Program = z
     attributionWindowDays: z.number().int().nullable().openapi({ description: 'Days a click can still be credited; null: clicks never expire' }),
     attributionModel: AttributionModel,
     clickDedupSeconds: z.number().int().openapi({ description: 'A repeat click of one visitor on one link within this many seconds is not counted; 0: off' }),
+    reportingCurrency: z.string().openapi({
+      description: "The currency of the single-number money totals (a link's totalRevenue): they count sales in this currency only, and every currency is in the …ByCurrency objects beside them. Default USD",
+    }),
     maxWebhookEndpoints: z.number().int().openapi({ description: 'Webhook endpoints this program may have (set by the operator; default 20): one event fans out to at most this many deliveries' }),
     createdAt: DateTime,
     updatedAt: DateTime,
@@ -84,6 +89,7 @@ const programSettings = {
   attributionWindowDays: z.number().int().min(1).max(365).nullable(),
   attributionModel: AttributionModel,
   clickDedupSeconds: z.number().int().min(0).max(2_592_000),
+  reportingCurrency: Currency,
   maxWebhookEndpoints: z.number().int().min(1).max(MAX_WEBHOOK_ENDPOINTS_CEILING),
 };
 
@@ -93,6 +99,7 @@ const trackingSettings = {
   attributionWindowDays: programSettings.attributionWindowDays.optional(),
   attributionModel: programSettings.attributionModel.optional(),
   clickDedupSeconds: programSettings.clickDedupSeconds.optional(),
+  reportingCurrency: programSettings.reportingCurrency.optional(),
 };
 
 export const CreateProgramBody = z

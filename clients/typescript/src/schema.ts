@@ -2330,10 +2330,22 @@ export interface components {
             }[];
             /** Format: uuid */
             affiliateId: string;
+            /** @description Clicks on this link (on its current and previous slugs), repeats within clickDedupSeconds and bots not counted */
             clicks: number;
+            /** @description Live referrals counted on this link: those attributed through it (a click, a visitor's click, the slug) and, on the affiliate's first link, those attributed by affiliateId or affiliateEmail */
             referrals: number;
+            /** @description Live sales (not reversed) in every currency counted on this link: those whose attribution went through it (a referral or click of this link) and, on the affiliate's first link, those by promotional code, by a referral without a link, or by affiliate id */
             sales: number;
+            /** @description The totalEarned of those sales in the program's reportingCurrency only (default USD); sales in other currencies are in revenueByCurrency, never added here */
             totalRevenue: number;
+            /** @description The sales above per currency (ISO 4217 code → count) */
+            salesByCurrency: {
+                [key: string]: number;
+            };
+            /** @description Their totalEarned per currency (ISO 4217 code → amount in that currency), e.g. {"USD": 10, "EUR": 49.99} */
+            revenueByCurrency: {
+                [key: string]: number;
+            };
             fullURLs: {
                 baseUrl: string;
                 fullUrl: string;
@@ -2599,19 +2611,32 @@ export interface components {
             status: "PAID" | "FAILED";
             externalReference?: string;
         };
-        /** @description Amounts are face-value sums over the currencies of the period, each summed exactly in its minor units */
+        /** @description One affiliate in one currency: each figure equals the sum over the commissions (GET /sales, status as shown there) of that affiliate's live sales recorded in the period, in that currency; no figure adds two currencies */
         AffiliateReportRow: {
             /** Format: uuid */
             affiliateId: string;
             name: string;
             email: string;
+            /** @description The currency of this row's money figures: one row per affiliate and currency of its sales and commissions in the period (an affiliate with none has one row in the program's reportingCurrency) */
+            currency: string;
+            /** @description The affiliate's clicks in the period, on all its links (not per currency: the same on each of its rows) */
             clicks: number;
+            /** @description The affiliate's referrals created in the period, whatever the attribution (not per currency: the same on each of its rows) */
             referrals: number;
+            /** @description Live (not reversed) sales in this currency recorded in the period, by promotional code, referral, click, visitor or affiliate id */
             sales: number;
+            /** @description Their totalEarned, in this currency */
             revenue: number;
+            /** @description The commissions in this currency of the live sales recorded in the period, all but VOID (adjustments negative): pending + due + paid */
             commissionEarned: number;
+            /** @description Those commissions now PENDING (in their hold) */
+            commissionPending: number;
+            /** @description Those now DUE (past the hold, not yet paid; including those in a payout not yet PAID) */
             commissionDue: number;
+            /** @description Those now PAID (their payout was marked PAID) */
             commissionPaid: number;
+            /** @description Those now VOID (not counted in commissionEarned) */
+            commissionVoided: number;
         };
         WebhookEndpoint: {
             /** Format: uuid */
@@ -2786,6 +2811,8 @@ export interface components {
             attributionModel: components["schemas"]["AttributionModel"];
             /** @description A repeat click of one visitor on one link within this many seconds is not counted; 0: off */
             clickDedupSeconds: number;
+            /** @description The currency of the single-number money totals (a link's totalRevenue): they count sales in this currency only, and every currency is in the …ByCurrency objects beside them. Default USD */
+            reportingCurrency: string;
             /** @description Webhook endpoints this program may have (set by the operator; default 20): one event fans out to at most this many deliveries */
             maxWebhookEndpoints: number;
             /** Format: date-time */
@@ -2810,6 +2837,8 @@ export interface components {
             attributionWindowDays?: number | null;
             attributionModel?: components["schemas"]["AttributionModel"];
             clickDedupSeconds?: number;
+            /** @description An active ISO 4217 currency code (USD, EUR, JPY, KWD…); lower case is accepted and stored upper case */
+            reportingCurrency?: string;
         };
         /** @description Safe to put in a web page: it can only record clicks and create referrals from a click or visitor, from the allowed origins of its program. */
         PublishableKey: {
@@ -2894,6 +2923,8 @@ export interface components {
             attributionWindowDays?: number | null;
             attributionModel?: components["schemas"]["AttributionModel"];
             clickDedupSeconds?: number;
+            /** @description An active ISO 4217 currency code (USD, EUR, JPY, KWD…); lower case is accepted and stored upper case */
+            reportingCurrency?: string;
         };
         UpdateProgramBody: {
             name?: string;
@@ -2915,6 +2946,8 @@ export interface components {
             attributionWindowDays?: number | null;
             attributionModel?: components["schemas"]["AttributionModel"];
             clickDedupSeconds?: number;
+            /** @description An active ISO 4217 currency code (USD, EUR, JPY, KWD…); lower case is accepted and stored upper case */
+            reportingCurrency?: string;
         };
         /** @enum {string} */
         ApiScope: "read" | "write" | "finance" | "webhook_secrets";

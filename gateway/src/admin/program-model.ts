@@ -18,6 +18,8 @@ export type ProgramDocument = {
   attributionWindowDays?: number | null;
   attributionModel?: AttributionModel;
   clickDedupSeconds?: number;
+  /** Absent on programs created before it existed: USD. */
+  reportingCurrency?: string;
   /** The operator's cap on the program's webhook endpoints; absent: the default. */
   maxWebhookEndpoints?: number;
   createdAt: Date;
@@ -38,6 +40,7 @@ const programSchema = new Schema<ProgramDocument>(
     attributionWindowDays: { type: Number, default: undefined },
     attributionModel: { type: String, default: undefined },
     clickDedupSeconds: { type: Number, default: undefined },
+    reportingCurrency: { type: String, default: undefined },
     maxWebhookEndpoints: { type: Number, default: undefined },
     // Set by the use cases rather than by mongoose, so an event carries exactly the stored times.
     createdAt: { type: Date, required: true },
@@ -87,6 +90,7 @@ export function toProgram(document: ProgramDocument): Program {
     attributionWindowDays: document.attributionWindowDays ?? TRACKING_DEFAULTS.attributionWindowDays,
     attributionModel: document.attributionModel ?? TRACKING_DEFAULTS.attributionModel,
     clickDedupSeconds: document.clickDedupSeconds ?? TRACKING_DEFAULTS.clickDedupSeconds,
+    reportingCurrency: document.reportingCurrency ?? TRACKING_DEFAULTS.reportingCurrency,
     maxWebhookEndpoints: document.maxWebhookEndpoints ?? PROGRAM_LIMIT_DEFAULTS.maxWebhookEndpoints,
     createdAt: new Date(document.createdAt).toISOString(),
     updatedAt: new Date(document.updatedAt).toISOString(),

@@ -15,6 +15,8 @@ export type ProgramSettings = {
   attributionModel: AttributionModel;
   /** A repeat click of one visitor on one link within this many seconds is not counted; 0: off. */
   clickDedupSeconds: number;
+  /** The currency of a link's totalRevenue; the other currencies only appear per currency. */
+  reportingCurrency: string;
 };
 
 /** A program as program.* events announce it; those from before the tracking settings lack them. */
@@ -35,6 +37,7 @@ export const DEFAULT_PROGRAM_SETTINGS: ProgramSettings = {
   attributionWindowDays: TRACKING_DEFAULTS.attributionWindowDays,
   attributionModel: TRACKING_DEFAULTS.attributionModel,
   clickDedupSeconds: TRACKING_DEFAULTS.clickDedupSeconds,
+  reportingCurrency: TRACKING_DEFAULTS.reportingCurrency,
 };
 
 const schema = new Schema<ProgramDocument>(
@@ -48,6 +51,7 @@ const schema = new Schema<ProgramDocument>(
     attributionWindowDays: { type: Number, default: null },
     attributionModel: { type: String },
     clickDedupSeconds: { type: Number },
+    reportingCurrency: { type: String },
     sourceUpdatedAt: { type: Date, required: true },
     deleted: { type: Boolean, default: false },
   },
@@ -114,10 +118,11 @@ export class ProgramSettingsRepository {
   }
 }
 
-function trackingOf(source: Partial<Pick<ProgramSettings, 'attributionWindowDays' | 'attributionModel' | 'clickDedupSeconds'>>) {
+function trackingOf(source: Partial<Pick<ProgramSettings, 'attributionWindowDays' | 'attributionModel' | 'clickDedupSeconds' | 'reportingCurrency'>>) {
   return {
     attributionWindowDays: source.attributionWindowDays ?? DEFAULT_PROGRAM_SETTINGS.attributionWindowDays,
     attributionModel: source.attributionModel ?? DEFAULT_PROGRAM_SETTINGS.attributionModel,
     clickDedupSeconds: source.clickDedupSeconds ?? DEFAULT_PROGRAM_SETTINGS.clickDedupSeconds,
+    reportingCurrency: source.reportingCurrency ?? DEFAULT_PROGRAM_SETTINGS.reportingCurrency,
   };
 }

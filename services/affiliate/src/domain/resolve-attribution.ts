@@ -38,7 +38,11 @@ async function existingAffiliate(repositories: Repositories, programId: string, 
 
 /** For the sale service's report: each affiliate of the program with its clicks and referrals in [from, to). */
 export async function affiliateActivity(repositories: Repositories, programId: string, period: { from?: Date; to?: Date }): Promise<AffiliateActivity[]> {
-  const [affiliates, counts] = await Promise.all([repositories.affiliates.everyone(programId), repositories.linkActivity.countsByAffiliate(programId, period.from, period.to)]);
+  const [affiliates, counts, settings] = await Promise.all([
+    repositories.affiliates.everyone(programId),
+    repositories.linkActivity.countsByAffiliate(programId, period.from, period.to),
+    programSettingsOf(repositories, programId),
+  ]);
   const countOf = (affiliateId: string, kind: string) => counts.find((row) => row._id.affiliateId === affiliateId && row._id.kind === kind)?.count ?? 0;
   return affiliates.map((affiliate) => ({
     affiliateId: affiliate._id,
@@ -46,6 +50,7 @@ export async function affiliateActivity(repositories: Repositories, programId: s
     email: affiliate.email,
     clicks: countOf(affiliate._id, 'click'),
     referrals: countOf(affiliate._id, 'referral'),
+    reportingCurrency: settings.reportingCurrency,
   }));
 }
 
