@@ -59,11 +59,26 @@ export const LinkResponse = z
   .object({
     id: Uuid,
     link: z.string(),
+    previousLinks: z
+      .array(z.object({ link: z.string(), reservedUntil: DateTime.nullable() }))
+      .openapi({
+        description:
+          'Slugs this link was renamed from that still lead to it: clicks and referrals on them count here, and no other affiliate can take them until reservedUntil (null: for ever; the PREVIOUS_LINK_DAYS setting)',
+      }),
     affiliateId: Uuid,
-    clicks: z.number().int(),
-    referrals: z.number().int(),
-    sales: z.number().int(),
-    totalRevenue: z.number(),
+    clicks: z.number().int().openapi({ description: 'Clicks on this link (on its current and previous slugs), repeats within clickDedupSeconds and bots not counted' }),
+    referrals: z.number().int().openapi({
+      description: "Live referrals counted on this link: those attributed through it (a click, a visitor's click, the slug) and, on the affiliate's first link, those attributed by affiliateId or affiliateEmail",
+    }),
+    sales: z.number().int().openapi({
+      description:
+        "Live sales (not reversed) in every currency counted on this link: those whose attribution went through it (a referral or click of this link) and, on the affiliate's first link, those by promotional code, by a referral without a link, or by affiliate id",
+    }),
+    totalRevenue: z.number().openapi({
+      description: "The totalEarned of those sales in the program's reportingCurrency only (default USD); sales in other currencies are in revenueByCurrency, never added here",
+    }),
+    salesByCurrency: z.record(z.number().int()).openapi({ description: 'The sales above per currency (ISO 4217 code → count)' }),
+    revenueByCurrency: z.record(z.number()).openapi({ description: 'Their totalEarned per currency (ISO 4217 code → amount in that currency), e.g. {"USD": 10, "EUR": 49.99}' }),
     fullURLs: z.array(FullUrl),
     createdAt: DateTime,
     updatedAt: DateTime,

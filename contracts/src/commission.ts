@@ -229,17 +229,22 @@ export const AffiliateReportRow = z
     affiliateId: Uuid,
     name: z.string(),
     email: z.string(),
-    clicks: z.number().int(),
-    referrals: z.number().int(),
-    sales: z.number().int(),
-    revenue: z.number(),
-    commissionEarned: z.number(),
-    commissionDue: z.number(),
-    commissionPaid: z.number(),
+    currency: z.string().openapi({ description: "The currency of this row's money figures: one row per affiliate and currency of its sales and commissions in the period (an affiliate with none has one row in the program's reportingCurrency)" }),
+    clicks: z.number().int().openapi({ description: "The affiliate's clicks in the period, on all its links (not per currency: the same on each of its rows)" }),
+    referrals: z.number().int().openapi({ description: "The affiliate's referrals created in the period, whatever the attribution (not per currency: the same on each of its rows)" }),
+    sales: z.number().int().openapi({ description: 'Live (not reversed) sales in this currency recorded in the period, by promotional code, referral, click, visitor or affiliate id' }),
+    revenue: z.number().openapi({ description: 'Their totalEarned, in this currency' }),
+    commissionEarned: z.number().openapi({ description: 'The commissions in this currency of the live sales recorded in the period, all but VOID (adjustments negative): pending + held + due + paid' }),
+    commissionPending: z.number().openapi({ description: 'Those commissions now PENDING (in their hold)' }),
     commissionHeld: z.number().openapi({ description: 'Earned and HELD for review (part of commissionEarned)' }),
-    commissionVoided: z.number().openapi({ description: 'Voided (by a reviewer, the risk rules or a reversal before payment; not part of commissionEarned)' }),
+    commissionDue: z.number().openapi({ description: 'Those now DUE (past the hold, not yet paid; including those in a payout not yet PAID)' }),
+    commissionPaid: z.number().openapi({ description: 'Those now PAID (their payout was marked PAID)' }),
+    commissionVoided: z.number().openapi({ description: 'Those now VOID (not counted in commissionEarned)' }),
   })
-  .openapi('AffiliateReportRow', { description: 'Amounts are face-value sums over the currencies of the period, each summed exactly in its minor units' });
+  .openapi('AffiliateReportRow', {
+    description:
+      'One affiliate in one currency: each figure equals the sum over the commissions (GET /sales, status as shown there) of that affiliate\'s live sales recorded in the period, in that currency; no figure adds two currencies',
+  });
 
 /**
  * Internal: what the sale service needs of an affiliate's plan at the moment of a sale or a payout,
@@ -269,6 +274,8 @@ export const AffiliateActivity = z.object({
   email: z.string(),
   clicks: z.number().int(),
   referrals: z.number().int(),
+  /** The program's reporting currency, for the row of an affiliate with no sales (absent from an older affiliate service: USD). */
+  reportingCurrency: z.string().optional(),
 });
 
 export type CommissionPlan = z.infer<typeof CommissionPlan>;

@@ -1,3 +1,4 @@
+import { isActiveCurrency } from './currency';
 import { z } from './zod';
 
 export const Uuid = z.string().uuid();
@@ -31,11 +32,15 @@ export const withoutControlCharacters = <Schema extends z.ZodType<string, z.ZodT
 export const ShortText = withoutControlCharacters(z.string().trim().min(1).max(200));
 export const LongText = z.string().max(2000);
 export const Email = z.string().trim().max(254).email();
-/** ISO 4217 code, stored upper case. */
+/**
+ * An active ISO 4217 code (the table in currency.ts, which the money module counts minor units by).
+ * Lower case is accepted and stored upper case (`usd` is USD), everywhere a currency is read.
+ */
 export const Currency = z
   .string()
-  .regex(/^[A-Za-z]{3}$/, 'must be a three-letter ISO 4217 currency code')
-  .transform((code) => code.toUpperCase());
+  .transform((code) => code.toUpperCase())
+  .refine(isActiveCurrency, 'must be an active ISO 4217 currency code in upper or lower case, such as USD, EUR or JPY')
+  .openapi({ description: 'An active ISO 4217 currency code (USD, EUR, JPY, KWD…); lower case is accepted and stored upper case' });
 /** Money and rates arrive as JSON numbers; NaN and Infinity never survive JSON, but guard anyway. */
 export const Amount = z.number().finite().nonnegative().max(1e12);
 export const Metadata = z.record(z.string().max(40), z.string().max(500)).refine((entries) => Object.keys(entries).length <= 50, {
@@ -45,13 +50,22 @@ export const Metadata = z.record(z.string().max(40), z.string().max(500)).refine
 /** Query-string flags and numbers arrive as text. */
 export const QueryInteger = z.coerce.number().int();
 
-export const ErrorBody = z.object({ error: z.string() }).openapi('Error', {
-  description: 'Every failure: a human-readable description of what was wrong.',
+/**
+ * On a 400 with several problems, all of them: the field (dotted path; null for the request as a
+ * whole) and what is wrong. A single problem keeps the specification's `{ error }` body as it is.
+ */
+export const ProblemList = z
+  .array(z.object({ param: z.string().nullable(), message: z.string() }).openapi('Problem'))
+  .optional()
+  .openapi({ description: 'On a 400 that found more than one problem: every problem, the first being the one `error` (or `message`) describes; param is the field (a dotted path), null when the problem is not one field. Absent when there is one problem' });
+
+export const ErrorBody = z.object({ error: z.string(), errors: ProblemList }).openapi('Error', {
+  description: 'Every failure: a human-readable description of what was wrong (on a 400 the first problem; when there are several, all of them in errors).',
 });
 
 /** DELETE /coupons and PUT /referrals document `error` as the status number with a separate message. */
 export const NumberedErrorBody = z
-  .object({ error: z.number().int(), message: z.string() })
+  .object({ error: z.number().int(), message: z.string(), errors: ProblemList })
   .openapi('NumberedError', { description: 'Error shape of DELETE /coupons and PUT /referrals.' });
 
 /** The operations whose errors the spec documents as `{ error: <status>, message }`. */
@@ -60,11 +74,11 @@ export const NUMBERED_ERROR_OPERATIONS: readonly string[] = ['DELETE /coupons', 
 /**
  * The answers an Idempotency-Key keeps for 24 h and replays (with `Idempotent-Replayed: true`).
  * Answers that a retry could change (server errors, conflicts, rate limits) are not kept, and
- * neither is a 400: as in Stripe, a request refused before it executed leaves its key unused, so
+ * neither is a 400 or a 415: as in Stripe, a request refused before it executed leaves its key unused, so
  * the corrected request can be sent with the same key. The gateway keeps by it; the document says it.
  */
 export function isKeptForReplay(status: number): boolean {
-  return status < 500 && status !== 400 && status !== 409 && status !== 429;
+  return status < 500 && status !== 400 && status !== 409 && status !== 415 && status !== 429;
 }
 
 export const ListQuery = z.object({

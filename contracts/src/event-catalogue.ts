@@ -21,6 +21,7 @@ export const ProgramEventData = Program.partial({
   riskActions: true,
   maxAutoApprovedCommission: true,
   minClickToConversionSeconds: true,
+  reportingCurrency: true,
 });
 
 /**

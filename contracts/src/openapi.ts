@@ -178,7 +178,7 @@ const TAGS: Record<string, string> = {
 };
 
 const ERRORS: Record<string, string> = {
-  '400': 'Invalid request: the message names the field',
+  '400': 'Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one',
   '401': 'Authorization header missing, not Bearer, or token invalid',
   '403': 'API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed)',
   '404': 'The program of the token no longer exists, or the object is not found',
@@ -205,16 +205,25 @@ function responseHeaders(operation: Operation, status: string): z.AnyZodObject {
   if (!operation.admin && status !== '401') Object.assign(headers, RATE_LIMIT_HEADERS);
   if (status === '401') headers['WWW-Authenticate'] = header('Bearer, with the reason as an RFC 6750 error');
   if (status === '429' || status === '503') headers['Retry-After'] = RETRY_AFTER;
+  // Only the 409 of a request still running under the same Idempotency-Key says when to retry.
+  if (status === '409' && takesIdempotencyKey(operation)) headers['Retry-After'] = RETRY_AFTER.optional();
   if (status === '200' && operation.method === 'get' && operation.query?.shape.startingAfter) {
     headers.Link = header('<…?limit=&startingAfter=<last id>>; rel="next" when there is a next page').optional();
   }
   if (takesIdempotencyKey(operation) && isKeptForReplay(Number(status))) {
-    headers['Idempotent-Replayed'] = header('true when this is the stored answer of an earlier request with the same Idempotency-Key', z.literal('true')).optional();
+    headers['Idempotent-Replayed'] = header('true when this is the stored answer of an earlier request with the same Idempotency-Key (on POST /sales also: the sale already recorded with the same externalId and content)', z.literal('true')).optional();
   }
   return z.object(headers);
 }
 
-const takesIdempotencyKey = (operation: Operation) => !operation.admin && !operation.browser && operation.method === 'post';
+/** The gateway's own routes (not proxied to a service) that take no Idempotency-Key beyond POST. */
+const GATEWAY_LOCAL_PATHS = ['/program', '/publishable-keys'];
+
+/** POST, PUT and DELETE of the public API (PUT and DELETE as far as a service answers them). */
+const takesIdempotencyKey = (operation: Operation) =>
+  !operation.admin &&
+  !operation.browser &&
+  (operation.method === 'post' || ((operation.method === 'put' || operation.method === 'delete') && !GATEWAY_LOCAL_PATHS.includes(operation.path)));
 
 /** 409: a reused Idempotency-Key (public POSTs), or a change racing another on the same object (every write). */
 function conflictDescription(operation: Operation): string | null {
@@ -253,7 +262,10 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
     const conflict = conflictDescription(operation);
     if (conflict) errors['409'] = conflict;
     if (operation.admin) delete errors['403'];
-    if (operation.body) errors['413'] = 'Request body larger than the limit (BODY_LIMIT, 1 MB by default)';
+    if (operation.body) {
+      errors['413'] = 'Request body larger than the limit (BODY_LIMIT, 1 MB by default)';
+      errors['415'] = 'A body whose Content-Type is not application/json; the message names the type accepted';
+    }
     const csv = { 'text/csv': { schema: z.string().openapi({ description: 'RFC 4180 CSV with a header row' }) } };
     const json = { 'application/json': { schema: operation.response } };
     const responses: RouteConfig['responses'] = {
@@ -280,7 +292,7 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
         ...(operation.query ? { query: operation.query } : {}),
         ...(path.includes('{id}') ? { params: z.object({ id: z.string() }) } : {}),
         ...(takesIdempotencyKey(operation)
-          ? { headers: z.object({ 'idempotency-key': z.string().max(255).optional().openapi({ description: 'Makes a retry safe: the same key and request within 24 h get the first answer again' }) }) }
+          ? { headers: z.object({ 'idempotency-key': z.string().max(255).optional().openapi({ description: 'Makes a retry safe: the same key and request within 24 h get the first answer again. The same request is the same method, path and JSON body by meaning (key order and whitespace do not matter); the key with another request is a 409, and while the first is still running a 409 with Retry-After' }) }) }
           : {}),
       },
       responses,

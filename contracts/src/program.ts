@@ -1,4 +1,4 @@
-import { DateTime, ShortText, Uuid } from './common';
+import { Currency, DateTime, ShortText, Uuid } from './common';
 import { RiskActions, RiskActionsBody } from './risk';
 import { z } from './zod';
 
@@ -48,6 +48,8 @@ export const TRACKING_DEFAULTS = {
   attributionWindowDays: null as number | null,
   attributionModel: 'FIRST_CLICK' as 'FIRST_CLICK' | 'LAST_CLICK',
   clickDedupSeconds: 3600,
+  /** The currency the single-number totals (a link's totalRevenue) count; other currencies are only in the …ByCurrency objects. */
+  reportingCurrency: 'USD',
 };
 
 export const Program = z
@@ -64,6 +66,9 @@ export const Program = z
     attributionWindowDays: z.number().int().nullable().openapi({ description: 'Days a click can still be credited; null: clicks never expire' }),
     attributionModel: AttributionModel,
     clickDedupSeconds: z.number().int().openapi({ description: 'A repeat click of one visitor on one link within this many seconds is not counted; 0: off' }),
+    reportingCurrency: z.string().openapi({
+      description: "The currency of the single-number money totals (a link's totalRevenue): they count sales in this currency only, and every currency is in the …ByCurrency objects beside them. Default USD",
+    }),
     maxWebhookEndpoints: z.number().int().openapi({ description: 'Webhook endpoints this program may have (set by the operator; default 20); one event goes to at most the platform\'s deliveries per event of them (20 unless the operator sets another)' }),
     // The risk settings are shown once the program set any of them; absent, they are the defaults (FLAG everywhere, no limit, no minimum).
     riskActions: RiskActions.optional().openapi({ description: 'What each risk signal does to a commission: OFF, FLAG (recorded only; the default), HOLD or VOID. Absent until the program sets a risk setting: FLAG everywhere' }),
@@ -89,6 +94,7 @@ const programSettings = {
   attributionWindowDays: z.number().int().min(1).max(365).nullable(),
   attributionModel: AttributionModel,
   clickDedupSeconds: z.number().int().min(0).max(2_592_000),
+  reportingCurrency: Currency,
   maxWebhookEndpoints: z.number().int().min(1).max(MAX_WEBHOOK_ENDPOINTS_CEILING),
 };
 
@@ -98,6 +104,7 @@ const trackingSettings = {
   attributionWindowDays: programSettings.attributionWindowDays.optional(),
   attributionModel: programSettings.attributionModel.optional(),
   clickDedupSeconds: programSettings.clickDedupSeconds.optional(),
+  reportingCurrency: programSettings.reportingCurrency.optional(),
   // Risk settings (README, "Fraud review"); absent: FLAG everywhere, no limit, no minimum.
   riskActions: RiskActionsBody.optional(),
   maxAutoApprovedCommission: z.number().finite().min(0).max(1_000_000_000).nullable().optional(),

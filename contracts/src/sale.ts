@@ -74,7 +74,10 @@ export const CreateSaleBody = z
     }),
     totalEarned: Amount,
     currency: Currency.default('USD'),
-    externalId: ShortText.optional(),
+    externalId: ShortText.optional().openapi({
+      description:
+        'The payment in your system (a payment intent, an order): recorded once. A repeat with the same amount, currency and attribution answers the sale already recorded with `Idempotent-Replayed: true`; with other content it is a 409 naming that sale',
+    }),
     paymentTrigger: PaymentTrigger.default('api'),
     paidAt: DateTime.optional().openapi({ description: 'When the payment was made, for payments reported late or imported; default now, never in the future' }),
     customerId: ShortText.optional(),

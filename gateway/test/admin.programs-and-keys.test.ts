@@ -54,6 +54,7 @@ test('a program is created with the defaults of the design', async () => {
     id: expect.stringMatching(/^[0-9a-f-]{36}$/),
     name: 'Acme',
     urlModifier: 'ref',
+    reportingCurrency: 'USD',
     destinationUrls: [],
     requireApproval: false,
     defaultCommissionRate: 20,

@@ -310,3 +310,13 @@ test('a program reads and changes its own settings with its API key, but not its
   await request(gateway.url).put('/api/v1/program').set(bearer(program.key)).send({ attributionWindowDays: 366 }).expect(400);
   expect((await request(gateway.url).get('/api/v1/program').set(bearer(program.key)).expect(200)).body).toEqual(changed.body);
 });
+
+test('a program sets its reporting currency (default USD, an ISO 4217 code, lower case stored upper case)', async () => {
+  const program = await createProgramWithKey(gateway);
+  expect((await request(gateway.url).get('/api/v1/program').set(bearer(program.key)).expect(200)).body.reportingCurrency).toBe('USD');
+  const changed = await request(gateway.url).put('/api/v1/program').set(bearer(program.key)).send({ reportingCurrency: 'eur' }).expect(200);
+  expect(changed.body.reportingCurrency).toBe('EUR');
+  const refused = await request(gateway.url).put('/api/v1/program').set(bearer(program.key)).send({ reportingCurrency: 'XYZ' }).expect(400);
+  expect(refused.body.error).toMatch(/^reportingCurrency: must be an active ISO 4217 currency code/);
+  expect((await request(gateway.url).get('/api/v1/program').set(bearer(program.key)).expect(200)).body.reportingCurrency).toBe('EUR');
+});

@@ -104,9 +104,9 @@ test('the record expires after 24 hours and is stored with the program', async (
   expect(fresh.headers['idempotent-replayed']).toBeUndefined();
 });
 
-test('Idempotency-Key is only for POST, and must be 1 to 255 printable characters', async () => {
-  const first = await api().put('/api/v1/coupons').set(bearer(program.key)).set('Idempotency-Key', 'put-1').send({ a: 1 }).expect(200);
-  const second = await api().put('/api/v1/coupons').set(bearer(program.key)).set('Idempotency-Key', 'put-1').send({ a: 2 }).expect(200);
+test('Idempotency-Key is only for writes (a GET is not kept), and must be 1 to 255 printable characters', async () => {
+  const first = await api().get('/api/v1/coupons').set(bearer(program.key)).set('Idempotency-Key', 'get-1').expect(200);
+  const second = await api().get('/api/v1/coupons').set(bearer(program.key)).set('Idempotency-Key', 'get-1').expect(200);
   expect(second.body.sequence).toBeGreaterThan(first.body.sequence);
   await api().post('/api/v1/coupons').set(bearer(program.key)).set('Idempotency-Key', 'k'.repeat(256)).send({}).expect(400);
   await api().post('/api/v1/coupons').set(bearer(program.key)).set('Idempotency-Key', '').send({}).expect(400);
@@ -119,3 +119,44 @@ async function waitFor(condition: () => boolean): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+
+test('the same fields in another order and with other spacing are the same request: replayed, not 409', async () => {
+  const before = calls('/coupons');
+  const compact = '{"name":"Spring","percentOff":20,"metadata":{"a":"1","b":"2"}}';
+  const reordered = '{\n  "percentOff": 20.0,\n  "metadata": { "b": "2", "a": "1" },\n  "name": "Spring"\n}';
+  const send = (body: string) => api().post('/api/v1/coupons').set(bearer(program.key)).set('Idempotency-Key', 'canonical-1').set('content-type', 'application/json').send(body);
+  const first = await send(compact).expect(200);
+  const retry = await send(reordered).expect(200);
+  expect(retry.headers['idempotent-replayed']).toBe('true');
+  expect(retry.body).toEqual(first.body);
+  expect(calls('/coupons')).toBe(before + 1);
+});
+
+test('a retry while the first request is still running is told when to come back (409 with Retry-After)', async () => {
+  upstream.answerWith(null);
+  try {
+    const before = calls('/referrals');
+    const first = api().post('/api/v1/referrals').set(bearer(program.key)).set('Idempotency-Key', 'slow-2').send({ email: 'a@example.com' }).then((response) => response);
+    await waitFor(() => calls('/referrals') === before + 1);
+    const duplicate = await api().post('/api/v1/referrals').set(bearer(program.key)).set('Idempotency-Key', 'slow-2').send({ email: 'a@example.com' }).expect(409);
+    expect(duplicate.body.error).toContain('still being processed');
+    expect(Number(duplicate.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    upstream.answerWith(200);
+    await first;
+  } finally {
+    upstream.answerWith(200);
+  }
+});
+
+test('an Idempotency-Key on PUT and on DELETE is honoured as on POST', async () => {
+  for (const method of ['put', 'delete'] as const) {
+    const before = calls('/affiliates');
+    const send = (body: object) => api()[method]('/api/v1/affiliates').set(bearer(program.key)).set('Idempotency-Key', `honoured-${method}`).send(body);
+    const first = await send({ affiliateId: '00000000-0000-4000-8000-000000000001' }).expect(200);
+    const retry = await send({ affiliateId: '00000000-0000-4000-8000-000000000001' }).expect(200);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.body).toEqual(first.body);
+    expect(calls('/affiliates')).toBe(before + 1);
+    await send({ affiliateId: '00000000-0000-4000-8000-000000000002' }).expect(409);
+  }
+});

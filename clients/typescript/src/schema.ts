@@ -2272,9 +2272,15 @@ export interface components {
                 id: string;
             };
         };
-        /** @description Every failure: a human-readable description of what was wrong. */
+        Problem: {
+            param: string | null;
+            message: string;
+        };
+        /** @description Every failure: a human-readable description of what was wrong (on a 400 the first problem; when there are several, all of them in errors). */
         Error: {
             error: string;
+            /** @description On a 400 that found more than one problem: every problem, the first being the one `error` (or `message`) describes; param is the field (a dotted path), null when the problem is not one field. Absent when there is one problem */
+            errors?: components["schemas"]["Problem"][];
         };
         CreateCouponBody: {
             name: string;
@@ -2285,6 +2291,7 @@ export interface components {
             couponType?: "PERCENTAGE" | "FLAT";
             percentOff?: number;
             amountOff?: number;
+            /** @description An active ISO 4217 currency code (USD, EUR, JPY, KWD…); lower case is accepted and stored upper case */
             currency?: string;
             /**
              * @default forever
@@ -2346,6 +2353,8 @@ export interface components {
         NumberedError: {
             error: number;
             message: string;
+            /** @description On a 400 that found more than one problem: every problem, the first being the one `error` (or `message`) describes; param is the field (a dotted path), null when the problem is not one field. Absent when there is one problem */
+            errors?: components["schemas"]["Problem"][];
         };
         DeleteCouponBody: {
             /** Format: uuid */
@@ -2375,6 +2384,7 @@ export interface components {
             /** @default false */
             firstTimeOrder?: boolean;
             minimumAmount?: number | null;
+            /** @description An active ISO 4217 currency code (USD, EUR, JPY, KWD…); lower case is accepted and stored upper case */
             minimumAmountCurrency?: string | null;
             /** @default false */
             limitToCustomers?: boolean;
@@ -2406,6 +2416,7 @@ export interface components {
             limitToAffiliate?: boolean;
             firstTimeOrder?: boolean;
             minimumAmount?: number | null;
+            /** @description An active ISO 4217 currency code (USD, EUR, JPY, KWD…); lower case is accepted and stored upper case */
             minimumAmountCurrency?: string | null;
             customerId?: string | null;
             limitToCustomers?: boolean;
@@ -2460,12 +2471,30 @@ export interface components {
             /** Format: uuid */
             id: string;
             link: string;
+            /** @description Slugs this link was renamed from that still lead to it: clicks and referrals on them count here, and no other affiliate can take them until reservedUntil (null: for ever; the PREVIOUS_LINK_DAYS setting) */
+            previousLinks: {
+                link: string;
+                /** Format: date-time */
+                reservedUntil: string | null;
+            }[];
             /** Format: uuid */
             affiliateId: string;
+            /** @description Clicks on this link (on its current and previous slugs), repeats within clickDedupSeconds and bots not counted */
             clicks: number;
+            /** @description Live referrals counted on this link: those attributed through it (a click, a visitor's click, the slug) and, on the affiliate's first link, those attributed by affiliateId or affiliateEmail */
             referrals: number;
+            /** @description Live sales (not reversed) in every currency counted on this link: those whose attribution went through it (a referral or click of this link) and, on the affiliate's first link, those by promotional code, by a referral without a link, or by affiliate id */
             sales: number;
+            /** @description The totalEarned of those sales in the program's reportingCurrency only (default USD); sales in other currencies are in revenueByCurrency, never added here */
             totalRevenue: number;
+            /** @description The sales above per currency (ISO 4217 code → count) */
+            salesByCurrency: {
+                [key: string]: number;
+            };
+            /** @description Their totalEarned per currency (ISO 4217 code → amount in that currency), e.g. {"USD": 10, "EUR": 49.99} */
+            revenueByCurrency: {
+                [key: string]: number;
+            };
             fullURLs: {
                 baseUrl: string;
                 fullUrl: string;
@@ -2571,8 +2600,12 @@ export interface components {
             /** @description A visitor id (window.affiliate.visitorId): the sale goes to the click the program's attributionModel picks among the visitor's clicks within the attribution window */
             visitorId?: string;
             totalEarned: number;
-            /** @default USD */
+            /**
+             * @description An active ISO 4217 currency code (USD, EUR, JPY, KWD…); lower case is accepted and stored upper case
+             * @default USD
+             */
             currency?: string;
+            /** @description The payment in your system (a payment intent, an order): recorded once. A repeat with the same amount, currency and attribution answers the sale already recorded with `Idempotent-Replayed: true`; with other content it is a 409 naming that sale */
             externalId?: string;
             /**
              * @default api
@@ -2667,6 +2700,7 @@ export interface components {
             /** @enum {string} */
             commissionType?: "PERCENTAGE" | "FLAT";
             rate?: number;
+            /** @description An active ISO 4217 currency code (USD, EUR, JPY, KWD…); lower case is accepted and stored upper case */
             currency?: string | null;
             firstPaymentRate?: number | null;
             /** @enum {string} */
@@ -2716,6 +2750,7 @@ export interface components {
         CreatePayoutsBody: {
             /** Format: uuid */
             affiliateId?: string;
+            /** @description An active ISO 4217 currency code (USD, EUR, JPY, KWD…); lower case is accepted and stored upper case */
             currency?: string;
         };
         UpdatePayoutBody: {
@@ -2773,22 +2808,33 @@ export interface components {
             /** @description openingBalance plus the sum of the entries; negative when a refund after a payout took back more than was earned since (the next payout offsets it) */
             closingBalance: number;
         };
-        /** @description Amounts are face-value sums over the currencies of the period, each summed exactly in its minor units */
+        /** @description One affiliate in one currency: each figure equals the sum over the commissions (GET /sales, status as shown there) of that affiliate's live sales recorded in the period, in that currency; no figure adds two currencies */
         AffiliateReportRow: {
             /** Format: uuid */
             affiliateId: string;
             name: string;
             email: string;
+            /** @description The currency of this row's money figures: one row per affiliate and currency of its sales and commissions in the period (an affiliate with none has one row in the program's reportingCurrency) */
+            currency: string;
+            /** @description The affiliate's clicks in the period, on all its links (not per currency: the same on each of its rows) */
             clicks: number;
+            /** @description The affiliate's referrals created in the period, whatever the attribution (not per currency: the same on each of its rows) */
             referrals: number;
+            /** @description Live (not reversed) sales in this currency recorded in the period, by promotional code, referral, click, visitor or affiliate id */
             sales: number;
+            /** @description Their totalEarned, in this currency */
             revenue: number;
+            /** @description The commissions in this currency of the live sales recorded in the period, all but VOID (adjustments negative): pending + held + due + paid */
             commissionEarned: number;
-            commissionDue: number;
-            commissionPaid: number;
+            /** @description Those commissions now PENDING (in their hold) */
+            commissionPending: number;
             /** @description Earned and HELD for review (part of commissionEarned) */
             commissionHeld: number;
-            /** @description Voided (by a reviewer, the risk rules or a reversal before payment; not part of commissionEarned) */
+            /** @description Those now DUE (past the hold, not yet paid; including those in a payout not yet PAID) */
+            commissionDue: number;
+            /** @description Those now PAID (their payout was marked PAID) */
+            commissionPaid: number;
+            /** @description Those now VOID (not counted in commissionEarned) */
             commissionVoided: number;
         };
         WebhookEndpoint: {
@@ -2978,6 +3024,8 @@ export interface components {
             attributionModel: components["schemas"]["AttributionModel"];
             /** @description A repeat click of one visitor on one link within this many seconds is not counted; 0: off */
             clickDedupSeconds: number;
+            /** @description The currency of the single-number money totals (a link's totalRevenue): they count sales in this currency only, and every currency is in the …ByCurrency objects beside them. Default USD */
+            reportingCurrency: string;
             /** @description Webhook endpoints this program may have (set by the operator; default 20); one event goes to at most the platform's deliveries per event of them (20 unless the operator sets another) */
             maxWebhookEndpoints: number;
             riskActions?: components["schemas"]["RiskActions"];
@@ -3016,6 +3064,8 @@ export interface components {
             attributionWindowDays?: number | null;
             attributionModel?: components["schemas"]["AttributionModel"];
             clickDedupSeconds?: number;
+            /** @description An active ISO 4217 currency code (USD, EUR, JPY, KWD…); lower case is accepted and stored upper case */
+            reportingCurrency?: string;
             riskActions?: components["schemas"]["RiskActionsBody"];
             maxAutoApprovedCommission?: number | null;
             minClickToConversionSeconds?: number | null;
@@ -3103,6 +3153,8 @@ export interface components {
             attributionWindowDays?: number | null;
             attributionModel?: components["schemas"]["AttributionModel"];
             clickDedupSeconds?: number;
+            /** @description An active ISO 4217 currency code (USD, EUR, JPY, KWD…); lower case is accepted and stored upper case */
+            reportingCurrency?: string;
             riskActions?: components["schemas"]["RiskActionsBody"];
             maxAutoApprovedCommission?: number | null;
             minClickToConversionSeconds?: number | null;
@@ -3127,6 +3179,8 @@ export interface components {
             attributionWindowDays?: number | null;
             attributionModel?: components["schemas"]["AttributionModel"];
             clickDedupSeconds?: number;
+            /** @description An active ISO 4217 currency code (USD, EUR, JPY, KWD…); lower case is accepted and stored upper case */
+            reportingCurrency?: string;
             riskActions?: components["schemas"]["RiskActionsBody"];
             maxAutoApprovedCommission?: number | null;
             minClickToConversionSeconds?: number | null;
@@ -3240,7 +3294,7 @@ export interface operations {
                     "application/json": components["schemas"]["Coupon"] | components["schemas"]["Coupon"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -3333,7 +3387,9 @@ export interface operations {
     updateCoupon: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3352,13 +3408,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Coupon"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -3378,6 +3435,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3393,6 +3451,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3408,13 +3467,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -3423,6 +3483,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3431,6 +3492,22 @@ export interface operations {
             };
             /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
             413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
                 headers: {
                     "X-Request-Id": string;
                     "RateLimit-Policy"?: string;
@@ -3509,7 +3586,7 @@ export interface operations {
                     "application/json": components["schemas"]["Coupon"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -3577,6 +3654,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3593,6 +3671,21 @@ export interface operations {
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
                     "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3636,7 +3729,9 @@ export interface operations {
     deleteCoupon: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3655,13 +3750,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["DeleteCouponResponse"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -3681,6 +3777,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3696,6 +3793,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3711,13 +3809,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["NumberedError"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -3726,6 +3825,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3734,6 +3834,22 @@ export interface operations {
             };
             /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
             413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NumberedError"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
                 headers: {
                     "X-Request-Id": string;
                     "RateLimit-Policy"?: string;
@@ -3817,7 +3933,7 @@ export interface operations {
                     "application/json": components["schemas"]["PromotionalCode"] | components["schemas"]["PromotionalCode"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -3910,7 +4026,9 @@ export interface operations {
     updatePromotionalCode: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3929,13 +4047,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["PromotionalCode"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -3955,6 +4074,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3970,6 +4090,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3985,13 +4106,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -4000,6 +4122,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4008,6 +4131,22 @@ export interface operations {
             };
             /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
             413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
                 headers: {
                     "X-Request-Id": string;
                     "RateLimit-Policy"?: string;
@@ -4086,7 +4225,7 @@ export interface operations {
                     "application/json": components["schemas"]["PromotionalCode"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -4154,6 +4293,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4170,6 +4310,21 @@ export interface operations {
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
                     "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4213,7 +4368,9 @@ export interface operations {
     deletePromotionalCode: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4232,6 +4389,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4242,7 +4400,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -4262,6 +4420,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4277,6 +4436,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4292,13 +4452,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -4307,6 +4468,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4315,6 +4477,22 @@ export interface operations {
             };
             /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
             413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
                 headers: {
                     "X-Request-Id": string;
                     "RateLimit-Policy"?: string;
@@ -4394,7 +4572,7 @@ export interface operations {
                     "application/json": components["schemas"]["Affiliate"] | components["schemas"]["Affiliate"][] | null;
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -4487,7 +4665,9 @@ export interface operations {
     updateAffiliate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4506,13 +4686,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Affiliate"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -4532,6 +4713,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4547,6 +4729,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4562,13 +4745,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -4577,6 +4761,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4585,6 +4770,22 @@ export interface operations {
             };
             /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
             413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
                 headers: {
                     "X-Request-Id": string;
                     "RateLimit-Policy"?: string;
@@ -4663,7 +4864,7 @@ export interface operations {
                     "application/json": components["schemas"]["Affiliate"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -4731,6 +4932,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4747,6 +4949,21 @@ export interface operations {
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
                     "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4790,7 +5007,9 @@ export interface operations {
     deleteAffiliate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4809,6 +5028,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4819,7 +5039,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -4839,6 +5059,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4854,6 +5075,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4869,13 +5091,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -4884,6 +5107,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4892,6 +5116,22 @@ export interface operations {
             };
             /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
             413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
                 headers: {
                     "X-Request-Id": string;
                     "RateLimit-Policy"?: string;
@@ -4973,7 +5213,7 @@ export interface operations {
                     "application/json": components["schemas"]["Link"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -5066,7 +5306,9 @@ export interface operations {
     renameLink: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5085,13 +5327,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Link"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -5111,6 +5354,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5126,6 +5370,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5141,13 +5386,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -5156,6 +5402,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5164,6 +5411,22 @@ export interface operations {
             };
             /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
             413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
                 headers: {
                     "X-Request-Id": string;
                     "RateLimit-Policy"?: string;
@@ -5242,7 +5505,7 @@ export interface operations {
                     "application/json": components["schemas"]["Link"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -5310,6 +5573,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5326,6 +5590,21 @@ export interface operations {
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
                     "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5369,7 +5648,9 @@ export interface operations {
     deleteLink: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5388,6 +5669,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5398,7 +5680,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -5418,6 +5700,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5433,6 +5716,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5448,13 +5732,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -5463,6 +5748,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5471,6 +5757,22 @@ export interface operations {
             };
             /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
             413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
                 headers: {
                     "X-Request-Id": string;
                     "RateLimit-Policy"?: string;
@@ -5549,7 +5851,7 @@ export interface operations {
                     "application/json": components["schemas"]["Click"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -5617,6 +5919,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5633,6 +5936,21 @@ export interface operations {
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
                     "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5707,7 +6025,7 @@ export interface operations {
                     "application/json": components["schemas"]["Referral"] | components["schemas"]["Referral"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -5800,7 +6118,9 @@ export interface operations {
     updateReferral: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5819,6 +6139,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5828,7 +6149,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -5848,6 +6169,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5863,6 +6185,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5878,13 +6201,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["NumberedError"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -5893,6 +6217,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5901,6 +6226,22 @@ export interface operations {
             };
             /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
             413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NumberedError"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
                 headers: {
                     "X-Request-Id": string;
                     "RateLimit-Policy"?: string;
@@ -5979,7 +6320,7 @@ export interface operations {
                     "application/json": components["schemas"]["Referral"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -6047,6 +6388,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6063,6 +6405,21 @@ export interface operations {
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
                     "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6106,7 +6463,9 @@ export interface operations {
     deleteReferral: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6125,6 +6484,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6135,7 +6495,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -6155,6 +6515,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6170,6 +6531,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6185,13 +6547,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -6200,6 +6563,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6208,6 +6572,22 @@ export interface operations {
             };
             /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
             413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
                 headers: {
                     "X-Request-Id": string;
                     "RateLimit-Policy"?: string;
@@ -6288,7 +6668,7 @@ export interface operations {
                     "application/json": components["schemas"]["Sale"] | components["schemas"]["Sale"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -6381,7 +6761,9 @@ export interface operations {
     updateSale: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6400,13 +6782,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Sale"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -6426,6 +6809,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6441,6 +6825,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6456,13 +6841,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -6471,6 +6857,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6479,6 +6866,22 @@ export interface operations {
             };
             /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
             413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
                 headers: {
                     "X-Request-Id": string;
                     "RateLimit-Policy"?: string;
@@ -6557,7 +6960,7 @@ export interface operations {
                     "application/json": components["schemas"]["Sale"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -6625,6 +7028,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6641,6 +7045,21 @@ export interface operations {
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
                     "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6684,7 +7103,9 @@ export interface operations {
     deleteSale: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6703,6 +7124,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6713,7 +7135,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -6733,6 +7155,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6748,6 +7171,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6763,13 +7187,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -6778,6 +7203,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6786,6 +7212,22 @@ export interface operations {
             };
             /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
             413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
                 headers: {
                     "X-Request-Id": string;
                     "RateLimit-Policy"?: string;
@@ -6864,7 +7306,7 @@ export interface operations {
                     "application/json": components["schemas"]["CommissionPlan"] | components["schemas"]["CommissionPlan"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -6957,7 +7399,9 @@ export interface operations {
     updateCommissionPlan: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6976,13 +7420,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["CommissionPlan"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -7002,6 +7447,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7017,6 +7463,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7032,13 +7479,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -7047,6 +7495,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7055,6 +7504,22 @@ export interface operations {
             };
             /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
             413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
                 headers: {
                     "X-Request-Id": string;
                     "RateLimit-Policy"?: string;
@@ -7133,7 +7598,7 @@ export interface operations {
                     "application/json": components["schemas"]["CommissionPlan"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -7201,6 +7666,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7217,6 +7683,21 @@ export interface operations {
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
                     "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7260,7 +7741,9 @@ export interface operations {
     deleteCommissionPlan: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7279,6 +7762,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7289,7 +7773,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -7309,6 +7793,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7324,6 +7809,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7339,13 +7825,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -7354,6 +7841,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7362,6 +7850,22 @@ export interface operations {
             };
             /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
             413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
                 headers: {
                     "X-Request-Id": string;
                     "RateLimit-Policy"?: string;
@@ -7443,7 +7947,7 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -7536,7 +8040,9 @@ export interface operations {
     updatePayout: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7555,13 +8061,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Payout"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -7581,6 +8088,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7596,6 +8104,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7611,13 +8120,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -7626,6 +8136,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7634,6 +8145,22 @@ export interface operations {
             };
             /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
             413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
                 headers: {
                     "X-Request-Id": string;
                     "RateLimit-Policy"?: string;
@@ -7712,7 +8239,7 @@ export interface operations {
                     "application/json": components["schemas"]["Payout"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -7780,6 +8307,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7796,6 +8324,21 @@ export interface operations {
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
                     "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7862,7 +8405,7 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -7984,7 +8527,7 @@ export interface operations {
                     "application/json": components["schemas"]["CommissionListItem"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -8105,7 +8648,7 @@ export interface operations {
                     "application/json": components["schemas"]["Sale"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -8173,6 +8716,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8189,6 +8733,21 @@ export interface operations {
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
                     "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8260,7 +8819,7 @@ export interface operations {
                     "application/json": components["schemas"]["Sale"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -8328,6 +8887,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8344,6 +8904,21 @@ export interface operations {
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
                     "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8415,7 +8990,7 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -8533,7 +9108,7 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -8654,7 +9229,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"] | components["schemas"]["WebhookEndpoint"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -8747,7 +9322,9 @@ export interface operations {
     updateWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8766,13 +9343,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -8792,6 +9370,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8807,6 +9386,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8822,13 +9402,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -8837,6 +9418,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8845,6 +9427,22 @@ export interface operations {
             };
             /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
             413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
                 headers: {
                     "X-Request-Id": string;
                     "RateLimit-Policy"?: string;
@@ -8923,7 +9521,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -8991,6 +9589,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9007,6 +9606,21 @@ export interface operations {
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
                     "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9050,7 +9664,9 @@ export interface operations {
     deleteWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9072,6 +9688,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9082,7 +9699,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -9102,6 +9719,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9117,6 +9735,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9132,13 +9751,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -9147,6 +9767,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9155,6 +9776,22 @@ export interface operations {
             };
             /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
             413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
                 headers: {
                     "X-Request-Id": string;
                     "RateLimit-Policy"?: string;
@@ -9228,7 +9865,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookSecret"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -9352,7 +9989,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDelivery"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -9476,7 +10113,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -9544,6 +10181,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9560,6 +10198,21 @@ export interface operations {
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
                     "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9631,7 +10284,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookTestResult"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -9699,6 +10352,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9715,6 +10369,21 @@ export interface operations {
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
                     "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9788,7 +10457,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -9856,6 +10525,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9872,6 +10542,21 @@ export interface operations {
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
                     "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9936,7 +10621,7 @@ export interface operations {
                     "application/json": components["schemas"]["EventTypeDescription"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -10056,7 +10741,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProgramAuditRecord"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -10170,7 +10855,7 @@ export interface operations {
                     "application/json": components["schemas"]["Program"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -10288,7 +10973,7 @@ export interface operations {
                     "application/json": components["schemas"]["Program"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -10374,6 +11059,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -10432,7 +11132,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublishableKey"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -10549,7 +11249,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublishableKey"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -10617,6 +11317,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10689,7 +11390,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -10762,6 +11463,21 @@ export interface operations {
             };
             /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
             413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
                 headers: {
                     "X-Request-Id": string;
                     "RateLimit-Policy"?: string;
@@ -10837,7 +11553,7 @@ export interface operations {
                     "application/json": components["schemas"]["BrowserClick"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -10910,6 +11626,21 @@ export interface operations {
             };
             /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
             413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
                 headers: {
                     "X-Request-Id": string;
                     "RateLimit-Policy"?: string;
@@ -10985,7 +11716,7 @@ export interface operations {
                     "application/json": components["schemas"]["BrowserReferral"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -11071,6 +11802,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
             429: {
                 headers: {
@@ -11129,7 +11875,7 @@ export interface operations {
                     "application/json": components["schemas"]["StripeIntegration"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -11222,7 +11968,9 @@ export interface operations {
     configureStripeIntegration: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -11241,13 +11989,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["StripeIntegration"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -11267,6 +12016,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -11282,6 +12032,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -11297,13 +12048,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -11312,6 +12064,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11320,6 +12073,22 @@ export interface operations {
             };
             /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
             413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
                 headers: {
                     "X-Request-Id": string;
                     "RateLimit-Policy"?: string;
@@ -11392,7 +12161,7 @@ export interface operations {
                     "application/json": components["schemas"]["Program"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -11470,7 +12239,7 @@ export interface operations {
                     "application/json": components["schemas"]["Program"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -11513,6 +12282,16 @@ export interface operations {
             };
             /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
             413: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
                 headers: {
                     "X-Request-Id": string;
                     [name: string]: unknown;
@@ -11566,7 +12345,7 @@ export interface operations {
                     "application/json": components["schemas"]["Program"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -11646,7 +12425,7 @@ export interface operations {
                     "application/json": components["schemas"]["Program"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -11689,6 +12468,16 @@ export interface operations {
             };
             /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
             413: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
                 headers: {
                     "X-Request-Id": string;
                     [name: string]: unknown;
@@ -11746,7 +12535,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -11832,7 +12621,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKeySummary"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -11912,7 +12701,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedApiKey"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -11955,6 +12744,16 @@ export interface operations {
             };
             /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
             413: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
                 headers: {
                     "X-Request-Id": string;
                     [name: string]: unknown;
@@ -12012,7 +12811,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -12098,7 +12897,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublishableKey"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -12174,7 +12973,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublishableKey"];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -12264,7 +13063,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -12354,7 +13153,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuditRecord"][];
                 };
             };
-            /** @description Invalid request: the message names the field */
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
             400: {
                 headers: {
                     "X-Request-Id": string;

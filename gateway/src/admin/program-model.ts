@@ -18,6 +18,8 @@ export type ProgramDocument = {
   attributionWindowDays?: number | null;
   attributionModel?: AttributionModel;
   clickDedupSeconds?: number;
+  /** Absent on programs created before it existed: USD. */
+  reportingCurrency?: string;
   /** The operator's cap on the program's webhook endpoints; absent: the default. */
   maxWebhookEndpoints?: number;
   // Risk settings: absent (or some signals absent) read as FLAG everywhere, no limit, no minimum.
@@ -42,6 +44,7 @@ const programSchema = new Schema<ProgramDocument>(
     attributionWindowDays: { type: Number, default: undefined },
     attributionModel: { type: String, default: undefined },
     clickDedupSeconds: { type: Number, default: undefined },
+    reportingCurrency: { type: String, default: undefined },
     maxWebhookEndpoints: { type: Number, default: undefined },
     riskActions: { type: Schema.Types.Mixed, default: undefined },
     maxAutoApprovedCommission: { type: Number, default: undefined },
@@ -94,6 +97,7 @@ export function toProgram(document: ProgramDocument): Program {
     attributionWindowDays: document.attributionWindowDays ?? TRACKING_DEFAULTS.attributionWindowDays,
     attributionModel: document.attributionModel ?? TRACKING_DEFAULTS.attributionModel,
     clickDedupSeconds: document.clickDedupSeconds ?? TRACKING_DEFAULTS.clickDedupSeconds,
+    reportingCurrency: document.reportingCurrency ?? TRACKING_DEFAULTS.reportingCurrency,
     maxWebhookEndpoints: document.maxWebhookEndpoints ?? PROGRAM_LIMIT_DEFAULTS.maxWebhookEndpoints,
     // Shown once set (a program created before them, or without them, keeps the shape it had): absent reads as the defaults.
     ...(hasRiskSettings(document) ? riskSettingsOf(document) : {}),

@@ -8,7 +8,7 @@ export type IdempotencyRecordDocument = {
   _id: Types.ObjectId;
   programId: string;
   key: string;
-  /** SHA-256 of method, path with query, and body: the same key with another request is a 409. */
+  /** SHA-256 of method, path with query, and the body by meaning (requestFingerprint): the same key with another request is a 409. */
   requestHash: string;
   state: 'processing' | 'completed';
   response: StoredResponse | null;

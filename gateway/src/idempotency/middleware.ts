@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { badRequest, conflict } from '@affiliate/platform';
-import type { RequestHandler, Response } from 'express';
+import { AppError, badRequest, conflict } from '@affiliate/platform';
+import type { Request, RequestHandler, Response } from 'express';
+import stableStringify from 'safe-stable-stringify';
 import { callerOf } from '../auth/authenticate';
 import type { ForwardOptions } from '../proxy/upstream-proxy';
 import { writeCaptured } from '../proxy/upstream-proxy';
@@ -10,27 +11,51 @@ import type { IdempotencyRecordModel } from './idempotency-record';
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 const KEPT_HEADERS = ['content-type', 'location', 'link'];
 const VALID_KEY = /^[\x21-\x7e]{1,255}$/;
+/** The methods that change something; a GET needs no key (it is safe to repeat as it is). */
+const IDEMPOTENT_METHODS = new Set(['POST', 'PUT', 'DELETE']);
+/** A retry of a request still running: about the time one takes, so the retry meets the stored answer. */
+export const IN_PROGRESS_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * What makes two requests "the same": method, path with query, and the body's meaning. A JSON body
+ * counts as its canonical form (keys sorted, no insignificant whitespace, numbers as parsed), so a
+ * retry from another serializer matches; a body that is not JSON counts as its bytes.
+ */
+export function requestFingerprint(request: Pick<Request, 'method' | 'url'>, body: Buffer): string {
+  let meaning: Buffer | string = body;
+  if (body.length > 0) {
+    try {
+      meaning = stableStringify(JSON.parse(body.toString('utf8')) as unknown) ?? body;
+    } catch {
+      // Not JSON: the service will refuse it; the bytes are all there is to compare.
+    }
+  }
+  return createHash('sha256').update(`${request.method}\n${request.url}\n`).update(meaning).digest('hex');
+}
 
 export type IdempotentForwarding = Pick<ForwardOptions, 'capture' | 'onUnavailable'>;
 
 /**
- * DESIGN.md §2: a POST with an Idempotency-Key is answered once; a retry with the same key and the
- * same request gets the stored answer, a different request with that key (or a retry while the
- * first is still running) gets 409. Records are per program, for 24 hours.
+ * DESIGN.md §2: a POST, PUT or DELETE with an Idempotency-Key is answered once; a retry with the
+ * same key and the same request (requestFingerprint) gets the stored answer, a different request
+ * with that key gets 409, and a retry while the first is still running gets 409 with Retry-After.
+ * Records are per program, for 24 hours.
  */
 export function idempotency(records: IdempotencyRecordModel, abandonedAfterMs: number): RequestHandler {
   return async (request, response, next) => {
     const key = request.header(IDEMPOTENCY_KEY_HEADER);
-    if (request.method !== 'POST' || key === undefined) return next();
+    if (!IDEMPOTENT_METHODS.has(request.method) || key === undefined) return next();
     if (!VALID_KEY.test(key)) throw badRequest('Idempotency-Key must be 1 to 255 printable characters without spaces');
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-    const requestHash = createHash('sha256').update(`${request.method}\n${request.url}\n`).update(body).digest('hex');
+    const requestHash = requestFingerprint(request, body);
     const programId = callerOf(response).programId;
     const claim = await claimIdempotencyKey(records, { programId, key, requestHash }, abandonedAfterMs);
     if (claim.kind === 'different-request') {
       throw conflict('This Idempotency-Key was already used with a different request; use a new key for a new request');
     }
-    if (claim.kind === 'in-progress') throw conflict('A request with this Idempotency-Key is still being processed; retry later');
+    if (claim.kind === 'in-progress') {
+      throw new AppError(409, `A request with this Idempotency-Key is still being processed; retry in ${IN_PROGRESS_RETRY_AFTER_SECONDS} s`, IN_PROGRESS_RETRY_AFTER_SECONDS);
+    }
     if (claim.kind === 'replay') {
       response.setHeader('Idempotent-Replayed', 'true');
       writeCaptured(response, claim.response);

@@ -1,5 +1,5 @@
 import { ListQuery, ProgramSettingsBody, RevokePublishableKeyBody } from '@affiliate/contracts';
-import { createRouter, parseBody, parseQuery, setNextPageLink } from '@affiliate/platform';
+import { createRouter, parseBody, parseQuery, requireJsonBody, setNextPageLink } from '@affiliate/platform';
 import express, { type Router, type RequestHandler } from 'express';
 import type { ProgramAuditLog } from '../admin/program-audit-log';
 import type { ProgramRepository } from '../admin/program-model';
@@ -26,7 +26,8 @@ export type ProgramApiOptions = {
 export function programApiRoutes(options: ProgramApiOptions): Router {
   const router = createRouter();
   const store = { programs: options.programs, publishableKeys: options.publishableKeys };
-  const json = express.json({ limit: options.bodyLimit });
+  const parseJson = express.json({ limit: options.bodyLimit });
+  const json: RequestHandler = (request, response, next) => requireJsonBody(request, response, (error?: unknown) => (error ? next(error) : parseJson(request, response, next)));
   const programIdOf = (response: express.Response) => callerOf(response).programId;
 
   router.get('/program', options.rateLimit, async (_request, response) => {

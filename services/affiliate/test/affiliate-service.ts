@@ -18,8 +18,8 @@ export type Harness = {
 
 export type Api = ServiceApi;
 
-export async function startAffiliateService(): Promise<Harness> {
-  const service = await bootService(testServiceSettings('affiliate'), (context) => buildAffiliateService(context));
+export async function startAffiliateService(options: Parameters<typeof buildAffiliateService>[1] = {}): Promise<Harness> {
+  const service = await bootService(testServiceSettings('affiliate'), (context) => buildAffiliateService(context, options));
   const recorder = await recordEvents({ ...service.context.settings, eventTypes: ['affiliate.*'], connection: service.context.connection });
   const { bus, events: published } = recorder;
   const api = (programId: string): Api => serviceApi(service.url, programId);

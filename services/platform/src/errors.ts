@@ -6,11 +6,24 @@ export class AppError extends Error {
   constructor(
     readonly status: number,
     message: string,
-    /** For a 503: when to come back (the Retry-After header); the platform's default when not given. */
+    /** For a 503, 429 or 409: when to come back (the Retry-After header); for a 503 the platform's default when not given. */
     readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = 'AppError';
+  }
+}
+
+/** One problem of a request: the field (dotted path, null when it concerns the request as a whole) and what is wrong with it. */
+export type Problem = { param: string | null; message: string };
+
+/**
+ * A 400 that lists every problem found, not only the first: `error` is the first one's message (the
+ * specification's sentence where it has one) and `errors` has them all, so a client fixes a form in one go.
+ */
+export class InvalidRequest extends AppError {
+  constructor(readonly problems: readonly [Problem, ...Problem[]], message = problems[0].message) {
+    super(400, message);
   }
 }
 

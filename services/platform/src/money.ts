@@ -1,25 +1,12 @@
 /**
  * Money inside the services is an integer count of the currency's minor unit (cents for USD, yen
  * for JPY, fils for KWD); the API speaks decimal numbers. Every conversion and every percentage
- * goes through here, with one rounding rule: half away from zero, once.
+ * goes through here, with one rounding rule: half away from zero, once. The digits of each currency
+ * come from the contracts' currency table, the same one request validation checks codes against.
  */
+import { minorUnitDigits } from '@affiliate/contracts';
 
-const digitsByCurrency = new Map<string, number>();
-
-/** Decimal digits of the currency's minor unit (ISO 4217, as the runtime's Intl data knows it). */
-export function minorUnitDigits(currency: string): number {
-  const code = currency.toUpperCase();
-  let digits = digitsByCurrency.get(code);
-  if (digits === undefined) {
-    try {
-      digits = new Intl.NumberFormat('en', { style: 'currency', currency: code }).resolvedOptions().maximumFractionDigits ?? 2;
-    } catch {
-      digits = 2; // a well-formed code Intl does not know: cents, like most currencies
-    }
-    digitsByCurrency.set(code, digits);
-  }
-  return digits;
-}
+export { minorUnitDigits };
 
 /**
  * A decimal amount in minor units, half away from zero. The product is first cut to 15 significant

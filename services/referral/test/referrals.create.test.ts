@@ -143,3 +143,20 @@ test('with the affiliate service down, creating a referral is a 503 and records 
     await cut.stop();
   }
 });
+
+test('identifiers naming two different affiliates are a 400 naming both, and no referral is stored', async () => {
+  const [ada, grace] = [await createAffiliate(world, programId), await createAffiliate(world, programId)];
+  const email = referralEmail();
+  const response = await post({ link: grace.affiliateLinks[0]!.link, affiliateId: ada.id, email }).expect(400);
+  expect(response.body.error).toBe(`affiliateId: ${ada.id} names another affiliate than link ${grace.affiliateLinks[0]!.link}; send identifiers of one affiliate, or only one of them`);
+  const click = Click.parse((await request(world.affiliate.server).post('/clicks').set(internalHeaders(programId)).send({ link: ada.affiliateLinks[0]!.link }).expect(200)).body);
+  await post({ clickId: click.clickId, affiliateEmail: grace.email, email }).expect(400);
+  expect((await request(world.referral.server).get('/referrals').query({ email }).set(internalHeaders(programId)).expect(200)).body).toEqual([]);
+});
+
+test('identifiers that all name the same affiliate are accepted, with the most specific one attributing', async () => {
+  const affiliate = await createAffiliate(world, programId);
+  const link = affiliate.affiliateLinks[0]!;
+  const response = await post({ link: link.link, affiliateId: affiliate.id, affiliateEmail: affiliate.email, email: referralEmail() }).expect(200);
+  expect(Referral.parse(response.body)).toMatchObject({ affiliateId: affiliate.id, linkId: link.id });
+});

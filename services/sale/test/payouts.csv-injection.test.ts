@@ -1,6 +1,7 @@
 import { newProgramId } from '@affiliate/platform/testing';
 import { parse } from 'csv-parse/sync';
 import { createAffiliate, createReferral, startSaleWorld, type SaleWorld } from './sale-world';
+import { REPORT_CSV_COLUMNS } from '../src/entry-points/api/csv';
 
 /**
  * CSV injection through the exports a finance team opens in a spreadsheet (the payouts CSV and the
@@ -72,7 +73,7 @@ test('the payouts CSV and the affiliate report CSV never start a cell or a line 
   }
 
   const report = await world.api(world.sale, programId).get('/reports/affiliates').query({ from: new Date(Date.now() - 86_400_000).toISOString() }).set('accept', 'text/csv').expect(200);
-  const reportRows = expectNoFormulaStart(report.text, ['affiliate_id', 'name', 'email', 'clicks', 'referrals', 'sales', 'revenue', 'commission_earned', 'commission_due', 'commission_paid']);
+  const reportRows = expectNoFormulaStart(report.text, REPORT_CSV_COLUMNS);
   expect(reportRows.filter((row) => byBreak.has(row.affiliate_id!))).toHaveLength(3);
 });
 

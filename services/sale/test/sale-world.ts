@@ -116,3 +116,16 @@ export async function saleEvent(world: SaleWorld, type: string, saleId: string):
     return found;
   });
 }
+
+/** Boots one sale world for the test file (stopped after it) and gives access to it. */
+export function saleWorldOfThisFile(): () => SaleWorld {
+  let world: SaleWorld | undefined;
+  beforeAll(async () => {
+    world = await startSaleWorld();
+  });
+  afterAll(() => world?.stop());
+  return () => {
+    if (!world) throw new Error('the sale world is not started yet');
+    return world;
+  };
+}

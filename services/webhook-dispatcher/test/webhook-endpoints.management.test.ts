@@ -227,7 +227,8 @@ test('bad bodies and queries get 4xx, never 500', async () => {
   ];
   for (const body of bodies) {
     const response = await api().post('/webhook-endpoints').set(as(programId)).send(body as object);
-    expect([body, response.status]).toEqual([body, 400]);
+    // A bare string goes out as a form (not JSON): 415, the content type being the problem (issue 33).
+    expect([body, response.status]).toEqual([body, typeof body === 'string' ? 415 : 400]);
   }
   const updates: unknown[] = [
     { webhookEndpointId: 'not-a-uuid' },

@@ -15,8 +15,10 @@ export type LinkActivityDocument = {
   sourceId: string;
   linkId: string;
   affiliateId: string;
-  /** Sale revenue in cents; 0 for clicks and referrals. */
+  /** Sale revenue in minor units of `currency` (the name is from when it was always cents); 0 for clicks and referrals. */
   amountCents: number;
+  /** The sale's currency; absent on clicks, referrals and sales counted before currencies were kept (read as LEGACY_REVENUE_CURRENCY). */
+  currency?: string;
   /** A removed referral or sale stays as a marker, so a late or repeated `*.created` cannot bring it back. */
   removed: boolean;
   /** updatedAt of the source object that was last applied, so an older `sale.updated` never overwrites a newer one. */
@@ -38,6 +40,7 @@ const schema = new Schema<LinkActivityDocument>(
     linkId: { type: String, required: true },
     affiliateId: { type: String, required: true },
     amountCents: { type: Number, required: true },
+    currency: { type: String },
     removed: { type: Boolean, required: true },
     sourceUpdatedAt: { type: Date, required: true },
     clickId: { type: Number },
@@ -54,7 +57,10 @@ schema.index({ programId: 1, linkId: 1 });
 const linkActivityModel = (connection: Connection): Model<LinkActivityDocument> =>
   connection.model<LinkActivityDocument>('LinkActivity', schema, 'link_activity');
 
-type ActivityRow = { _id: { linkId: string; kind: ActivityKind }; count: number; cents: number };
+/** Sales counted before currencies were kept were summed as hundredths whatever their currency: they read as USD. */
+export const LEGACY_REVENUE_CURRENCY = 'USD';
+
+type ActivityRow = { _id: { linkId: string; kind: ActivityKind; currency?: string | null }; count: number; cents: number };
 export type NewActivity = Omit<LinkActivityDocument, 'programId' | 'kind' | 'sourceId'>;
 
 /** The clicks, referrals and sales counted on each program's links. */
@@ -88,10 +94,16 @@ export class LinkActivityRepository {
    * The current amount of a sale. Matches only a live entry no newer than `sourceUpdatedAt`, so a
    * repeated or older event and a removed sale change nothing (their upsert collides and is dropped).
    */
-  async setAmount(programId: string, sourceId: string, amountCents: number, sourceUpdatedAt: Date, whenNew: Pick<NewActivity, 'linkId' | 'affiliateId' | 'createdAt'>) {
+  async setAmount(
+    programId: string,
+    sourceId: string,
+    amount: { amountCents: number; currency: string },
+    sourceUpdatedAt: Date,
+    whenNew: Pick<NewActivity, 'linkId' | 'affiliateId' | 'createdAt'>,
+  ) {
     await this.upsert(
       { programId, kind: 'sale', sourceId, removed: false, sourceUpdatedAt: { $lte: sourceUpdatedAt } },
-      { $set: { amountCents, sourceUpdatedAt }, $setOnInsert: whenNew },
+      { $set: { ...amount, sourceUpdatedAt }, $setOnInsert: whenNew },
     );
   }
 
@@ -104,21 +116,25 @@ export class LinkActivityRepository {
     );
   }
 
-  /** Per link and kind: how many live entries and the sum of their amounts. */
+  /** Per link, kind and currency (sales): how many live entries and the sum of their amounts, never across currencies. */
   totals(programId: string, linkIds: string[]) {
     return this.model.aggregate<ActivityRow>([
       { $match: { programId, linkId: { $in: linkIds }, removed: false } },
-      { $group: { _id: { linkId: '$linkId', kind: '$kind' }, count: { $sum: 1 }, cents: { $sum: '$amountCents' } } },
+      { $group: { _id: { linkId: '$linkId', kind: '$kind', currency: '$currency' }, count: { $sum: 1 }, cents: { $sum: '$amountCents' } } },
     ]);
   }
 
-  /** An affiliate's live sales: how many, and their revenue in cents (a scan on the local server; only tiered plans ask). */
-  async salesOfAffiliate(programId: string, affiliateId: string): Promise<{ sales: number; revenueCents: number }> {
-    const [row] = await this.model.aggregate<{ count: number; cents: number }>([
+  /**
+   * An affiliate's live sales: how many (in every currency), and their revenue in minor units of
+   * `currency` only (a scan on the local server; only tiered plans ask).
+   */
+  async salesOfAffiliate(programId: string, affiliateId: string, currency: string): Promise<{ sales: number; revenueCents: number }> {
+    const rows = await this.model.aggregate<{ _id: string | null; count: number; cents: number }>([
       { $match: { programId, affiliateId, kind: 'sale', removed: false } },
-      { $group: { _id: null, count: { $sum: 1 }, cents: { $sum: '$amountCents' } } },
+      { $group: { _id: '$currency', count: { $sum: 1 }, cents: { $sum: '$amountCents' } } },
     ]);
-    return { sales: row?.count ?? 0, revenueCents: row?.cents ?? 0 };
+    const inCurrency = rows.filter((row) => (row._id ?? LEGACY_REVENUE_CURRENCY) === currency);
+    return { sales: rows.reduce((sum, row) => sum + row.count, 0), revenueCents: inCurrency.reduce((sum, row) => sum + row.cents, 0) };
   }
 
   /** Per affiliate and kind, the live entries created in [from, to): the report's clicks and referrals. */

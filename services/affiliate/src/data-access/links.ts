@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import type { AffiliateLink } from '@affiliate/contracts';
-import { AggregateStore, outboxPlugin, programKey, UniqueKeyConflict, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
+import { AggregateStore, insertOnce, outboxPlugin, programKey, UniqueKeyConflict, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
 import type { EventEnvelope } from '@affiliate/contracts';
 import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
 
@@ -15,9 +16,19 @@ export type LinkDocument = {
   link: string;
   /** `<programId>:<slug lower case>`: slugs are unique per program regardless of case. Released by removal. */
   linkKey: string;
+  /**
+   * Set on a previous slug of a renamed link: the id of the link it still leads to. Such a document
+   * holds the old slug's key, so the unique index keeps it reserved for its link; every read hides it.
+   */
+  previousOf?: string | null;
+  /** Until when a previous slug keeps leading to its link and stays reserved; null: for ever. */
+  reservedUntil?: Date | null;
   createdAt: Date;
   updatedAt: Date;
 } & Partial<OutboxFields>;
+
+/** A previous slug of a link, as the link shows it. */
+export type PreviousLink = { link: string; reservedUntil: Date | null };
 
 export const linkKeyOf = (programId: string, slug: string) => programKey(programId, slug.toLowerCase());
 
@@ -30,6 +41,8 @@ const schema = new Schema<LinkDocument>(
     affiliateId: { type: String, required: true },
     link: { type: String, required: true },
     linkKey: { type: String, required: true },
+    previousOf: { type: String, default: null },
+    reservedUntil: { type: Date, default: null },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
   },
@@ -38,6 +51,7 @@ const schema = new Schema<LinkDocument>(
 schema.index({ linkKey: 1 }, { unique: true });
 schema.index({ programId: 1, affiliateId: 1, createdAt: 1 });
 schema.index({ programId: 1, createdAt: -1, _id: -1 });
+schema.index({ programId: 1, previousOf: 1 });
 schema.plugin(outboxPlugin);
 
 /**
@@ -58,7 +72,56 @@ const OLDEST_FIRST = { createdAt: 1, _id: 1 } as const;
  */
 export class LinkRepository extends AggregateStore<LinkDocument> {
   constructor(context: StoreContext) {
-    super(context, linkModel, { uniqueKeys: ['linkKey'], cacheReadsForMs: RECENT_READS_MS });
+    super(context, linkModel, { uniqueKeys: ['linkKey'], cacheReadsForMs: RECENT_READS_MS, liveWhenNull: ['previousOf'] });
+  }
+
+  /**
+   * The link a previous slug still leads to (a rename within its reserved period), or null. Only
+   * asked when no live link has the slug: a slug taken again leads to its new owner.
+   */
+  async byPreviousSlug(programId: string, slug: string, now: Date): Promise<LinkDocument | null> {
+    const previous = await this.byKey(programId, 'linkKey', linkKeyOf(programId, slug), { evenIfNotLive: true });
+    if (!previous?.previousOf || isExpired(previous, now)) return null;
+    return this.byId(programId, previous.previousOf);
+  }
+
+  /**
+   * Keeps the slug a link was renamed from, leading to it and reserved for it until `until`. False
+   * when another claim took the slug in the instant between the rename and this write.
+   */
+  async keepPrevious(link: LinkDocument, until: Date | null, now: Date): Promise<boolean> {
+    const previous: LinkDocument = { ...link, _id: randomUUID(), previousOf: link._id, reservedUntil: until, createdAt: now, updatedAt: now };
+    delete previous._outbox;
+    delete previous._pendingSince;
+    return insertOnce(this.model, previous);
+  }
+
+  /**
+   * Frees a slug held as a previous slug when it may be taken: its period is over, or the link it
+   * leads to is the one taking it back (a rename back). True when it was freed.
+   */
+  async releasePrevious(programId: string, slug: string, takenBy: string | null, now: Date): Promise<boolean> {
+    const previous = await this.byKey(programId, 'linkKey', linkKeyOf(programId, slug), { evenIfNotLive: true });
+    if (!previous?.previousOf || (previous.previousOf !== takenBy && !isExpired(previous, now))) return false;
+    const removed = await this.model.deleteOne({ _id: previous._id, programId, linkKey: previous.linkKey });
+    return removed.deletedCount === 1;
+  }
+
+  /** The previous slugs of these links still leading to them, oldest first. */
+  async previousOf(programId: string, linkIds: string[], now: Date): Promise<Map<string, PreviousLink[]>> {
+    const byLink = new Map<string, PreviousLink[]>();
+    if (linkIds.length === 0) return byLink;
+    const found = await this.model.find({ programId, previousOf: { $in: linkIds } }).sort(OLDEST_FIRST).lean<LinkDocument[]>();
+    for (const previous of found) {
+      if (isExpired(previous, now) || !previous.previousOf) continue;
+      byLink.set(previous.previousOf, [...(byLink.get(previous.previousOf) ?? []), { link: previous.link, reservedUntil: previous.reservedUntil ?? null }]);
+    }
+    return byLink;
+  }
+
+  /** A removed link's previous slugs go with it. */
+  async dropPreviousOf(programId: string, linkId: string): Promise<void> {
+    await this.model.deleteMany({ programId, previousOf: linkId });
   }
 
   bySlug(programId: string, slug: string) {
@@ -72,11 +135,14 @@ export class LinkRepository extends AggregateStore<LinkDocument> {
 
   /** Inserts the link with its events; null when another link of the program has that slug (any case). */
   async claim(link: LinkDocument, events: (link: LinkDocument) => EventEnvelope[]): Promise<LinkDocument | null> {
-    try {
-      return await this.insert(link, events);
-    } catch (error) {
-      if (error instanceof UniqueKeyConflict) return null;
-      throw error;
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await this.insert(link, events);
+      } catch (error) {
+        if (!(error instanceof UniqueKeyConflict)) throw error;
+        // A previous slug past its period is free: taking it ends its redirect.
+        if (attempt > 1 || !(await this.releasePrevious(link.programId, link.link, null, new Date()))) return null;
+      }
     }
   }
 
@@ -112,10 +178,13 @@ export class LinkRepository extends AggregateStore<LinkDocument> {
   }
 
   /** The links of a removed affiliate, whose affiliate.deleted announces their going. */
-  discardOfAffiliate(programId: string, affiliateId: string) {
-    return this.discard(programId, { affiliateId });
+  async discardOfAffiliate(programId: string, affiliateId: string) {
+    await this.discard(programId, { affiliateId });
+    await this.model.deleteMany({ programId, affiliateId, previousOf: { $ne: null } });
   }
 }
+
+const isExpired = (previous: Pick<LinkDocument, 'reservedUntil'>, now: Date) => previous.reservedUntil != null && previous.reservedUntil <= now;
 
 export function toAffiliateLink(link: LinkDocument): AffiliateLink {
   return {

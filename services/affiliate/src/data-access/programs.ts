@@ -17,6 +17,8 @@ export type ProgramSettings = {
   clickDedupSeconds: number;
   /** What the risk signals of referrals and sales do (README, "Fraud review"), handed to the referral and sale services with each attribution. */
   risk: RiskSettings;
+  /** The currency of a link's totalRevenue; the other currencies only appear per currency. */
+  reportingCurrency: string;
 };
 
 /** A program as program.* events announce it; those from before the tracking settings lack them. */
@@ -38,6 +40,7 @@ export const DEFAULT_PROGRAM_SETTINGS: ProgramSettings = {
   attributionModel: TRACKING_DEFAULTS.attributionModel,
   clickDedupSeconds: TRACKING_DEFAULTS.clickDedupSeconds,
   risk: riskSettingsOf({}),
+  reportingCurrency: TRACKING_DEFAULTS.reportingCurrency,
 };
 
 const schema = new Schema<ProgramDocument>(
@@ -53,6 +56,7 @@ const schema = new Schema<ProgramDocument>(
     clickDedupSeconds: { type: Number },
     // Absent on documents projected before the risk settings existed: read as the defaults.
     risk: { type: Schema.Types.Mixed },
+    reportingCurrency: { type: String },
     sourceUpdatedAt: { type: Date, required: true },
     deleted: { type: Boolean, default: false },
   },
@@ -119,10 +123,11 @@ export class ProgramSettingsRepository {
   }
 }
 
-function trackingOf(source: Partial<Pick<ProgramSettings, 'attributionWindowDays' | 'attributionModel' | 'clickDedupSeconds'>>) {
+function trackingOf(source: Partial<Pick<ProgramSettings, 'attributionWindowDays' | 'attributionModel' | 'clickDedupSeconds' | 'reportingCurrency'>>) {
   return {
     attributionWindowDays: source.attributionWindowDays ?? DEFAULT_PROGRAM_SETTINGS.attributionWindowDays,
     attributionModel: source.attributionModel ?? DEFAULT_PROGRAM_SETTINGS.attributionModel,
     clickDedupSeconds: source.clickDedupSeconds ?? DEFAULT_PROGRAM_SETTINGS.clickDedupSeconds,
+    reportingCurrency: source.reportingCurrency ?? DEFAULT_PROGRAM_SETTINGS.reportingCurrency,
   };
 }

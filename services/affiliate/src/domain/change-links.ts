@@ -52,21 +52,39 @@ export async function addLink(repositories: Repositories, programId: string, inp
   return toLinkResponse(repositories, programId, link);
 }
 
-/** Renames a link in place: same id, same statistics, new slug (a change of case only is allowed). */
-export async function renameLink(repositories: Repositories, programId: string, input: RenameLinkBody): Promise<LinkResponse> {
+/** How long the slug a link was renamed from keeps leading to it (PREVIOUS_LINK_DAYS); null: for ever. */
+export type RenamePolicy = { previousLinkDays: number | null };
+
+/**
+ * Renames a link in place: same id, same statistics, new slug (a change of case only is allowed).
+ * The old slug keeps leading to the link, and stays reserved for it, for the policy's period:
+ * affiliates have published it. Renaming back to one of its own previous slugs takes it back.
+ */
+export async function renameLink(repositories: Repositories, programId: string, input: RenameLinkBody, policy: RenamePolicy): Promise<LinkResponse> {
   const { link, owner } = await targetOf(repositories, programId, input);
   const [siblings, plan] = await Promise.all([linksOfAffiliate(repositories, programId, owner._id), planSummaryOf(repositories, owner)]);
-  let renamed: LinkDocument | null;
-  try {
-    renamed = await repositories.links.change(programId, link._id, () => ({
+  const rename = () =>
+    repositories.links.change(programId, link._id, () => ({
       set: { link: input.newLink, linkKey: linkKeyOf(programId, input.newLink), updatedAt: new Date() },
       events: (next) => [affiliateUpdated(owner, siblings.map((sibling) => (sibling.id === next._id ? toAffiliateLink(next) : sibling)), plan)],
     }));
+  let renamed: LinkDocument | null;
+  try {
+    renamed = await rename().catch(async (error: unknown) => {
+      // The new slug may be one this link held before, or one whose period is over: free, then retry once.
+      if (!(error instanceof UniqueKeyConflict) || !(await repositories.links.releasePrevious(programId, input.newLink, link._id, new Date()))) throw error;
+      return rename();
+    });
   } catch (error) {
     if (error instanceof UniqueKeyConflict) throw badRequest(LINK_MESSAGES.alreadyExists);
     throw error;
   }
   if (!renamed) throw notFound(`No link with id ${link._id} in this program`);
+  if (link.linkKey !== renamed.linkKey) {
+    const now = new Date();
+    const until = policy.previousLinkDays === null ? null : new Date(now.getTime() + policy.previousLinkDays * 86_400_000);
+    await repositories.links.keepPrevious(link, until, now);
+  }
   return toLinkResponse(repositories, programId, renamed);
 }
 
@@ -93,5 +111,6 @@ export async function deleteLink(repositories: Repositories, programId: string, 
   );
   if (outcome === null) throw notFound(`No link with id ${link._id} in this program`);
   if (outcome === 'kept') throw lastLink(link.link);
+  await repositories.links.dropPreviousOf(programId, link._id);
   return { id: link._id, deleted: true };
 }

@@ -6,16 +6,20 @@ import type { Repositories } from '../data-access/repositories';
 import { affiliateUpdated } from './affiliate-events';
 import { linksOfAffiliate } from './affiliate-links';
 import { planOf } from './commission-plans';
-import { countSale, REVENUE_UNIT, uncount, type AttributedObject } from './link-stats';
+import { countSale, uncount, type AttributedObject } from './link-stats';
+import { programSettingsOf } from './program-settings';
 
 type StoredTier = NonNullable<AffiliateDocument['commissionTier']>;
 
-/** The highest tier whose threshold the affiliate's sales (count or revenue) have reached; null: the base rate. */
-export function tierReached(tiers: CommissionTierRule[], totals: { sales: number; revenueCents: number }): CommissionTier | null {
+/**
+ * The highest tier whose threshold the affiliate's sales (count, or revenue in the program's
+ * reporting currency: a threshold is one amount, so it is in one currency) have reached; null: the base rate.
+ */
+export function tierReached(tiers: CommissionTierRule[], totals: { sales: number; revenueCents: number }, currency: string): CommissionTier | null {
   let reached: CommissionTier | null = null;
   for (const [index, tier] of tiers.entries()) {
     const value = tier.metric === 'SALES_COUNT' ? totals.sales : totals.revenueCents;
-    const threshold = tier.metric === 'SALES_COUNT' ? tier.threshold : toMinorUnits(tier.threshold, REVENUE_UNIT);
+    const threshold = tier.metric === 'SALES_COUNT' ? tier.threshold : toMinorUnits(tier.threshold, currency);
     if (value >= threshold) reached = { level: index + 1, metric: tier.metric, threshold: tier.threshold, rate: tier.rate };
   }
   return reached;
@@ -24,7 +28,8 @@ export function tierReached(tiers: CommissionTierRule[], totals: { sales: number
 /** The tier an affiliate stands at on this plan, from its live sales (counted by the link statistics). */
 export async function tierOn(repositories: Repositories, affiliate: AffiliateDocument, plan: CommissionPlanDocument | null): Promise<StoredTier | null> {
   if (!plan || plan.tiers.length === 0) return null;
-  const reached = tierReached(plan.tiers, await repositories.linkActivity.salesOfAffiliate(affiliate.programId, affiliate._id));
+  const { reportingCurrency } = await programSettingsOf(repositories, affiliate.programId);
+  const reached = tierReached(plan.tiers, await repositories.linkActivity.salesOfAffiliate(affiliate.programId, affiliate._id, reportingCurrency), reportingCurrency);
   return reached ? { ...reached, planId: plan._id } : null;
 }
 
@@ -51,7 +56,7 @@ export async function reviewTier(repositories: Repositories, programId: string, 
 }
 
 /** sale.created and sale.updated: counted on its link, then the affiliate's tier looked at again. */
-export async function countSaleAndReviewTier(repositories: Repositories, programId: string, sale: AttributedObject & { totalEarned: number }): Promise<void> {
+export async function countSaleAndReviewTier(repositories: Repositories, programId: string, sale: AttributedObject & { totalEarned: number; currency?: string }): Promise<void> {
   await countSale(repositories, programId, sale);
   await reviewTier(repositories, programId, sale.affiliateId);
 }

@@ -10,12 +10,15 @@ import { programSettingsOf } from './program-settings';
 export async function toLinkResponses(repositories: Repositories, programId: string, links: LinkDocument[]): Promise<LinkResponse[]> {
   const owners = new Set((await repositories.affiliates.byIds(programId, links.map((link) => link.affiliateId))).map((affiliate) => affiliate._id));
   const live = links.filter((link) => owners.has(link.affiliateId));
-  const [settings, stats] = await Promise.all([programSettingsOf(repositories, programId), statsOfLinks(repositories, programId, live.map((link) => link._id))]);
+  const ids = live.map((link) => link._id);
+  const settings = await programSettingsOf(repositories, programId);
+  const [stats, previous] = await Promise.all([statsOfLinks(repositories, programId, ids, settings.reportingCurrency), repositories.links.previousOf(programId, ids, new Date())]);
   return live.map((link) => ({
     id: link._id,
     link: link.link,
+    previousLinks: (previous.get(link._id) ?? []).map((old) => ({ link: old.link, reservedUntil: old.reservedUntil?.toISOString() ?? null })),
     affiliateId: link.affiliateId,
-    ...(stats.get(link._id) ?? { clicks: 0, referrals: 0, sales: 0, totalRevenue: 0 }),
+    ...stats.get(link._id)!,
     fullURLs: fullUrlsOf(settings, link.link),
     createdAt: link.createdAt.toISOString(),
     updatedAt: link.updatedAt.toISOString(),

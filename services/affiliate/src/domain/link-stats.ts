@@ -1,18 +1,25 @@
 import { fromMinorUnits, toMinorUnits } from '@affiliate/platform';
-import type { ActivityKind } from '../data-access/link-activity';
+import { LEGACY_REVENUE_CURRENCY, type ActivityKind } from '../data-access/link-activity';
 import type { Repositories } from '../data-access/repositories';
 import { firstLinkOf } from './affiliate-links';
 
-export type LinkStats = { clicks: number; referrals: number; sales: number; totalRevenue: number };
+/**
+ * A link's numbers. `sales` counts sales in every currency; `totalRevenue` (the specification's one
+ * number, which has no currency) sums the program's reporting currency only, and the ByCurrency
+ * objects have every currency apart: no figure adds two currencies together.
+ */
+export type LinkStats = {
+  clicks: number;
+  referrals: number;
+  sales: number;
+  totalRevenue: number;
+  salesByCurrency: Record<string, number>;
+  revenueByCurrency: Record<string, number>;
+};
 
 export type AttributedObject = { id: string; affiliateId: string; linkId?: string | null; updatedAt?: string };
 
-/**
- * totalRevenue has no currency in the specification: a plain sum to two decimals, kept as an integer
- * count of hundredths and rounded by the one money rule (platform money module).
- */
-export const REVENUE_UNIT = 'USD';
-const toCents = (amount: number) => toMinorUnits(amount, REVENUE_UNIT);
+const noStats = (): LinkStats => ({ clicks: 0, referrals: 0, sales: 0, totalRevenue: 0, salesByCurrency: {}, revenueByCurrency: {} });
 
 /** The link a referral or sale counts on: its own, else the affiliate's first; null when the affiliate has none left. */
 async function countedLinkOf(repositories: Repositories, programId: string, object: AttributedObject): Promise<string | null> {
@@ -36,12 +43,15 @@ export async function countReferral(repositories: Repositories, programId: strin
 }
 
 /** sale.created and sale.updated: the sale's current amount; a repeated or older event and a deleted sale change nothing. */
-export async function countSale(repositories: Repositories, programId: string, sale: AttributedObject & { totalEarned: number }): Promise<void> {
+export async function countSale(repositories: Repositories, programId: string, sale: AttributedObject & { totalEarned: number; currency?: string }): Promise<void> {
   const linkId = await countedLinkOf(repositories, programId, sale);
   if (!linkId) return;
   const now = new Date();
   const updatedAt = sale.updatedAt ? new Date(sale.updatedAt) : now;
-  await repositories.linkActivity.setAmount(programId, sale.id, toCents(sale.totalEarned), updatedAt, { linkId, affiliateId: sale.affiliateId, createdAt: now });
+  // A sale event from before currencies were carried (left in a queue) counts as the legacy unit.
+  const currency = sale.currency?.toUpperCase() ?? LEGACY_REVENUE_CURRENCY;
+  const amount = { amountCents: toMinorUnits(sale.totalEarned, currency), currency };
+  await repositories.linkActivity.setAmount(programId, sale.id, amount, updatedAt, { linkId, affiliateId: sale.affiliateId, createdAt: now });
 }
 
 /** referral.deleted / sale.deleted carry only the id: the entry stays as a removed marker, subtracted once. */
@@ -49,8 +59,8 @@ export async function uncount(repositories: Repositories, programId: string, kin
   await repositories.linkActivity.markRemoved(programId, kind, sourceId);
 }
 
-export async function statsOfLinks(repositories: Repositories, programId: string, linkIds: string[]): Promise<Map<string, LinkStats>> {
-  const stats = new Map<string, LinkStats>(linkIds.map((id) => [id, { clicks: 0, referrals: 0, sales: 0, totalRevenue: 0 }]));
+export async function statsOfLinks(repositories: Repositories, programId: string, linkIds: string[], reportingCurrency: string): Promise<Map<string, LinkStats>> {
+  const stats = new Map<string, LinkStats>(linkIds.map((id) => [id, noStats()]));
   if (linkIds.length === 0) return stats;
   const rows = await repositories.linkActivity.totals(programId, linkIds);
   for (const row of rows) {
@@ -59,8 +69,12 @@ export async function statsOfLinks(repositories: Repositories, programId: string
     if (row._id.kind === 'click') entry.clicks = row.count;
     if (row._id.kind === 'referral') entry.referrals = row.count;
     if (row._id.kind === 'sale') {
-      entry.sales = row.count;
-      entry.totalRevenue = fromMinorUnits(row.cents, REVENUE_UNIT);
+      const currency = row._id.currency ?? LEGACY_REVENUE_CURRENCY;
+      entry.sales += row.count;
+      entry.salesByCurrency[currency] = (entry.salesByCurrency[currency] ?? 0) + row.count;
+      const revenue = fromMinorUnits(toMinorUnits(entry.revenueByCurrency[currency] ?? 0, currency) + row.cents, currency);
+      entry.revenueByCurrency[currency] = revenue;
+      if (currency === reportingCurrency) entry.totalRevenue = revenue;
     }
   }
   return stats;

@@ -17,7 +17,9 @@ const CLOCK_SKEW_MS = 5 * 60_000;
  * `recently`: as this process read them within RECENT_READS_MS (clicks, which all repeat these reads).
  */
 export async function liveLinkBySlug(repositories: Repositories, programId: string, slug: string, options: { recently?: boolean } = {}): Promise<LinkDocument | null> {
-  const link = options.recently ? await repositories.links.bySlugRecently(programId, slug) : await repositories.links.bySlug(programId, slug);
+  const current = options.recently ? await repositories.links.bySlugRecently(programId, slug) : await repositories.links.bySlug(programId, slug);
+  // A slug no live link has may be a renamed link's previous one, which still leads to it.
+  const link = current ?? (await repositories.links.byPreviousSlug(programId, slug, new Date()));
   if (!link) return null;
   const owner = options.recently ? await repositories.affiliates.byIdCached(programId, link.affiliateId) : await repositories.affiliates.byId(programId, link.affiliateId);
   return owner ? link : null;

@@ -45,6 +45,7 @@ async function existingAffiliate(repositories: Repositories, programId: string, 
  * through the sale service's report, which holds the program's heavy-operation place meanwhile.
  */
 export async function affiliateActivity(repositories: Repositories, programId: string, period: { from?: Date; to?: Date }): Promise<AffiliateActivity[]> {
+  const settings = await programSettingsOf(repositories, programId);
   const counts = new Map<string, { click: number; referral: number }>();
   for (const row of await repositories.linkActivity.countsByAffiliate(programId, period.from, period.to)) {
     const kinds = counts.get(row._id.affiliateId) ?? { click: 0, referral: 0 };
@@ -54,7 +55,7 @@ export async function affiliateActivity(repositories: Repositories, programId: s
   const rows: AffiliateActivity[] = [];
   for await (const affiliate of repositories.affiliates.reportEntries(programId)) {
     const kinds = counts.get(affiliate._id);
-    rows.push({ affiliateId: affiliate._id, name: `${affiliate.firstName} ${affiliate.lastName}`, email: affiliate.email, clicks: kinds?.click ?? 0, referrals: kinds?.referral ?? 0 });
+    rows.push({ affiliateId: affiliate._id, name: `${affiliate.firstName} ${affiliate.lastName}`, email: affiliate.email, clicks: kinds?.click ?? 0, referrals: kinds?.referral ?? 0, reportingCurrency: settings.reportingCurrency });
   }
   return rows;
 }

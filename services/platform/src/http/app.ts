@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { NUMBERED_ERROR_OPERATIONS } from '@affiliate/contracts';
 import express, { Router, type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import pinoHttp from 'pino-http';
-import { AppError, isDatabaseUnavailable } from '../errors';
+import { AppError, InvalidRequest, isDatabaseUnavailable, type Problem } from '../errors';
 import { withRequestContext, type Logger } from '../logger';
 import type { Metrics } from '../metrics';
 import { admissionControl, DEFAULT_ADMISSION, type AdmissionSettings } from './admission';
 import { REQUEST_ID_HEADER, requireInternalCaller } from './internal-auth';
+import { requireJsonBody } from './validation';
 
 export type ReadinessCheck = () => Promise<Record<string, boolean>>;
 
@@ -37,8 +38,13 @@ export const requestId: RequestHandler = (request, response, next) => {
 /** Long enough for a database failover or a restart, short enough that a retry soon succeeds. */
 export const RETRY_AFTER_UNAVAILABLE_SECONDS = 5;
 
-export function errorResponseBody(status: number, message: string, shape: unknown) {
-  return shape === 'numbered' ? { error: status, message } : { error: message };
+/**
+ * The error body. A 400 with more than one problem also lists them all in `errors` (the first is the
+ * one `error` says); with one problem the body stays the specification's documented `{ error }`.
+ */
+export function errorResponseBody(status: number, message: string, shape: unknown, problems?: readonly Problem[]) {
+  const base = shape === 'numbered' ? { error: status, message } : { error: message };
+  return status === 400 && problems && problems.length > 1 ? { ...base, errors: problems } : base;
 }
 
 export function errorHandler(logger: Logger): ErrorRequestHandler {
@@ -66,14 +72,15 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (status >= 500) logger.error({ err: error }, 'request failed');
     // A 503 is temporary by definition: say when to come back, as the gateway's own 503s do.
     if (status === 503) response.setHeader('Retry-After', String((error instanceof AppError && error.retryAfterSeconds) || RETRY_AFTER_UNAVAILABLE_SECONDS));
-    // A 429 that knows when a place frees up says so too (heavy operations).
-    else if (status === 429 && error instanceof AppError && error.retryAfterSeconds) response.setHeader('Retry-After', String(error.retryAfterSeconds));
+    // A 429 that knows when a place frees up says so too (heavy operations), and so does a 409 of a
+    // request still running (an Idempotency-Key in use).
+    else if ((status === 429 || status === 409) && error instanceof AppError && error.retryAfterSeconds) response.setHeader('Retry-After', String(error.retryAfterSeconds));
     // Never a stack trace in a response: the message is the whole story for the client.
     // Decided by the operation (NUMBERED_ERROR_OPERATIONS, the one list the document reads too), not
     // the route handler, so errors raised before it (bad JSON) match; the gateway, whose paths carry
     // /api/v1, marks the operation in errorShape.
     const numbered = response.locals.errorShape === 'numbered' || NUMBERED_ERROR_OPERATIONS.includes(`${request.method} ${request.path}`);
-    response.status(status).json(errorResponseBody(status, message, numbered ? 'numbered' : 'plain'));
+    response.status(status).json(errorResponseBody(status, message, numbered ? 'numbered' : 'plain', error instanceof InvalidRequest ? error.problems : undefined));
   };
 }
 
@@ -148,6 +155,8 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   app.use(requireInternalCaller(options.internalToken));
   // Probes and scrapes above are never queued: a busy service still says it is alive.
   app.use(admissionControl(options.admission ?? DEFAULT_ADMISSION, options.logger, options.name, options.metrics.admission, options.metrics.shed));
+  // Internal endpoints are called by our own code only; the Stripe webhook among them takes opaque bytes.
+  app.use((request, response, next) => (request.path.startsWith('/internal/') ? next() : requireJsonBody(request, response, next)));
   app.use(express.json({ limit: options.bodyLimit ?? '1mb', verify: rejectInvalidUtf8 }));
   app.use(options.routes);
   app.use((request, _response, next) => next(new AppError(404, `No route for ${request.method} ${request.path}`)));

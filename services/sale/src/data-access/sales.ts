@@ -19,6 +19,11 @@ export type SaleDocument = {
    * field. It stays after a reversal, so a late retry of a refunded payment cannot record it again.
    */
   externalIdKey?: string;
+  /**
+   * With an externalId: what the first request said (amount, currency, attribution), so a repeat
+   * with other content is told apart from a retry. Absent on sales stored before it was kept.
+   */
+  requestContent?: string;
   /** The key the coupon service counted this sale's redemption under (promo-code sales only). */
   redemptionKey: string | null;
   customerId: string | null;
@@ -87,6 +92,7 @@ const schema = new Schema<SaleDocument>(
     linkId: { type: String, default: null },
     externalId: { type: String, default: null },
     externalIdKey: { type: String },
+    requestContent: { type: String },
     redemptionKey: { type: String, default: null },
     customerId: { type: String, default: null },
     totalEarnedMinor: { type: Number, required: true },

@@ -19,31 +19,91 @@ const RELEASE_ATTEMPTS = 5;
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A recorded payment, and whether it was recorded by an earlier request with the same externalId. */
+export type RecordedPayment = { sale: Sale; replayed: boolean };
+
 /**
- * POST /sales. With an externalId the payment is recorded once, whatever the retries: a repeat
- * returns the sale already recorded, without a second redemption or commission. An integration that
- * knows the customer's attribution already (a Stripe checkout) pins it.
+ * Records a payment for an integration (Stripe): a repeat of its externalId returns the sale
+ * already recorded, whatever it carries (the same invoice may be settled again by its checkout).
  */
 export async function recordSale(deps: SaleDependencies, programId: string, body: CreateSaleBody, pinned?: PinnedCredit): Promise<Sale> {
+  return (await recordPayment(deps, programId, body, { pinned })).sale;
+}
+
+/**
+ * POST /sales. With an externalId the payment is recorded once, whatever the retries: a repeat
+ * returns the sale already recorded (`replayed`), without a second redemption or commission; with
+ * `refuseOtherContent`, only a repeat with the same content (amount, currency, attribution), and
+ * another is a 409 naming the sale, so a caller never believes a different payment was recorded.
+ * An integration that knows the customer's attribution already (a Stripe checkout) pins it.
+ */
+export async function recordPayment(
+  deps: SaleDependencies,
+  programId: string,
+  body: CreateSaleBody,
+  options: { pinned?: PinnedCredit; refuseOtherContent?: boolean } = {},
+): Promise<RecordedPayment> {
+  const { pinned } = options;
   if (body.paidAt !== undefined && Date.parse(body.paidAt) > Date.now() + CLOCK_SKEW_MS) throw badRequest('paidAt: must not be in the future');
   const input = { ...body, paidAt: body.paidAt ?? new Date().toISOString() };
   const externalIdKey = input.externalId === undefined ? undefined : externalIdKeyOf(programId, input.externalId);
+  const content = contentOf(input);
+  const replay = (recorded: SaleDocument): RecordedPayment => ({ sale: repeated(recorded, options.refuseOtherContent ? content : undefined), replayed: true });
   if (input.externalId !== undefined) {
     const recorded = await deps.repositories.sales.byExternalId(programId, input.externalId);
-    if (recorded) return repeated(recorded);
+    if (recorded) return replay(recorded);
   }
-  return input.promoCode !== undefined && pinned === undefined
-    ? recordPromoCodeSale(deps, programId, input, input.promoCode, externalIdKey)
-    : recordCreditedSale(deps, programId, input, externalIdKey, pinned);
+  try {
+    const sale =
+      input.promoCode !== undefined && pinned === undefined
+        ? await recordPromoCodeSale(deps, programId, input, input.promoCode, externalIdKey, content)
+        : await recordCreditedSale(deps, programId, input, externalIdKey, pinned, content);
+    return { sale, replayed: false };
+  } catch (error) {
+    // A concurrent request with the same externalId stored the sale first.
+    if (!(error instanceof StoredMeanwhile)) throw error;
+    return replay(error.recorded);
+  }
+}
+
+/**
+ * What makes two requests with one externalId the same payment: the amount in minor units, the
+ * currency and the attribution as sent. Kept with the sale (a later PUT of its amount does not
+ * change what its first request said).
+ */
+function contentOf(input: CreateSaleBody): string {
+  return JSON.stringify([
+    toMinorUnits(input.totalEarned, input.currency),
+    input.currency,
+    input.promoCode ?? null,
+    input.referralId ?? null,
+    input.email?.toLowerCase() ?? null,
+    input.clickId ?? null,
+    input.visitorId ?? null,
+  ]);
+}
+
+/** The sale with this externalId was stored by a concurrent request while this one was working. */
+class StoredMeanwhile extends Error {
+  constructor(readonly recorded: SaleDocument) {
+    super('stored meanwhile');
+  }
 }
 
 /** A sale through a referral (by id or email) or a click (by click or visitor id). */
-async function recordCreditedSale(deps: SaleDependencies, programId: string, input: CreateSaleBody, externalIdKey: string | undefined, pinned: PinnedCredit | undefined): Promise<Sale> {
+async function recordCreditedSale(
+  deps: SaleDependencies,
+  programId: string,
+  input: CreateSaleBody,
+  externalIdKey: string | undefined,
+  pinned: PinnedCredit | undefined,
+  content: string,
+): Promise<Sale> {
   const credit = await creditOf(deps, programId, input, paidAtOf(input), pinned);
   const affiliate = await activeAffiliate(deps, programId, credit.affiliateId);
   const earned = await commissionOf(deps, programId, input, affiliate, credit.customer);
   const risk = await riskOfSale(deps, programId, input, affiliate, earned, credit);
-  const sale = newSale(programId, input, externalIdKey, affiliate, earned, risk, {
+  const sale = newSale(programId, input, externalIdKey, affiliate, earned, risk, content, {
     referralId: credit.referral?.id ?? null,
     linkId: credit.linkId,
     attribution: credit.attribution,
@@ -51,7 +111,7 @@ async function recordCreditedSale(deps: SaleDependencies, programId: string, inp
   try {
     return await store(deps, sale, affiliate, credit.referral, earned, credit.customer);
   } catch (error) {
-    if (input.externalId !== undefined && error instanceof UniqueKeyConflict) return repeatedByExternalId(deps, programId, input.externalId);
+    if (input.externalId !== undefined && error instanceof UniqueKeyConflict) throw new StoredMeanwhile(await storedByExternalId(deps, programId, input.externalId));
     throw error;
   }
 }
@@ -67,6 +127,7 @@ async function recordPromoCodeSale(
   input: CreateSaleBody,
   promoCode: string,
   externalIdKey: string | undefined,
+  content: string,
 ): Promise<Sale> {
   const redemptionKey = externalIdKey === undefined ? randomUUID() : redemptionKeyOf(externalIdKey);
   const totalEarned = roundToMinorUnit(input.totalEarned, input.currency);
@@ -94,11 +155,11 @@ async function recordPromoCodeSale(
     const customer = input.customerId === undefined ? null : `customer:${input.customerId}`;
     const earned = await commissionOf(deps, programId, input, affiliate, customer);
     const risk = await riskOfSale(deps, programId, input, affiliate, earned, null);
-    const sale = newSale(programId, input, externalIdKey, affiliate, earned, risk, { redemption, redemptionKey });
+    const sale = newSale(programId, input, externalIdKey, affiliate, earned, risk, content, { redemption, redemptionKey });
     return await store(deps, sale, affiliate, null, earned, customer);
   } catch (error) {
     // A concurrent request with the same externalId stored the sale first, under this very key.
-    if (input.externalId !== undefined && error instanceof UniqueKeyConflict) return repeatedByExternalId(deps, programId, input.externalId);
+    if (input.externalId !== undefined && error instanceof UniqueKeyConflict) throw new StoredMeanwhile(await storedByExternalId(deps, programId, input.externalId));
     await giveBack(deps, programId, redemptionKey, input.externalId);
     throw error;
   }
@@ -162,6 +223,7 @@ function newSale(
   affiliate: InternalAffiliate,
   earned: Earned | null,
   risk: Risk,
+  content: string,
   source: SaleSource,
 ): SaleDocument {
   const now = new Date();
@@ -177,7 +239,7 @@ function newSale(
     promoCode: byCode?.redemption.code ?? null,
     linkId: 'linkId' in source ? source.linkId : null,
     externalId: input.externalId ?? null,
-    ...(externalIdKey === undefined ? {} : { externalIdKey }),
+    ...(externalIdKey === undefined ? {} : { externalIdKey, requestContent: content }),
     redemptionKey: byCode?.redemptionKey ?? null,
     customerId: input.customerId ?? null,
     totalEarnedMinor,
@@ -206,15 +268,30 @@ async function store(deps: SaleDependencies, sale: SaleDocument, affiliate: Inte
   return toSale(sale);
 }
 
-async function repeatedByExternalId(deps: SaleDependencies, programId: string, externalId: string): Promise<Sale> {
+async function storedByExternalId(deps: SaleDependencies, programId: string, externalId: string): Promise<SaleDocument> {
   const recorded = await deps.repositories.sales.byExternalId(programId, externalId);
   if (!recorded) throw conflict('A sale with this externalId is being changed right now; retry');
-  return repeated(recorded);
+  return recorded;
 }
 
-function repeated(recorded: SaleDocument): Sale {
+/**
+ * The sale an externalId already names. With `content`, only for a request with the same content:
+ * sales stored before the content was kept are compared by amount and currency.
+ */
+function repeated(recorded: SaleDocument, content: string | undefined): Sale {
   if (recorded.reversedAt) {
     throw badRequest(`externalId: the sale with externalId ${recorded.externalId} was reversed; a reversed payment cannot be recorded again`);
   }
+  if (content !== undefined && !sameContent(recorded, content)) {
+    throw conflict(
+      `externalId: ${recorded.externalId} is already the sale ${recorded._id}, recorded with another amount, currency or attribution; a new payment needs a new externalId`,
+    );
+  }
   return toSale(recorded);
+}
+
+function sameContent(recorded: SaleDocument, content: string): boolean {
+  if (recorded.requestContent) return recorded.requestContent === content;
+  const [amountMinor, currency] = JSON.parse(content) as [number, string];
+  return recorded.totalEarnedMinor === amountMinor && recorded.currency === currency;
 }

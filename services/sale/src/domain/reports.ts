@@ -1,10 +1,14 @@
-import { MAX_REPORT_PERIOD_DAYS, type AffiliateReportRow } from '@affiliate/contracts';
-import { badRequest, MoneyTally } from '@affiliate/platform';
+import { MAX_REPORT_PERIOD_DAYS, TRACKING_DEFAULTS, type AffiliateReportRow } from '@affiliate/contracts';
+
+const DEFAULT_REPORTING_CURRENCY = TRACKING_DEFAULTS.reportingCurrency;
+import { badRequest, fromMinorUnits } from '@affiliate/platform';
 import { findAffiliateActivity } from '../data-access/affiliate-directory';
 import { statusOf } from '../data-access/sales';
 import type { SaleDependencies } from './sale-dependencies';
 
-type Tally = { sales: number; revenue: MoneyTally; earned: MoneyTally; due: MoneyTally; paid: MoneyTally; held: MoneyTally; voided: MoneyTally };
+/** One affiliate's figures in one currency, in its minor units: nothing is ever added across currencies. */
+type Tally = { sales: number; revenue: number; earned: number; pending: number; held: number; due: number; paid: number; voided: number };
+const emptyTally = (): Tally => ({ sales: 0, revenue: 0, earned: 0, pending: 0, held: 0, due: 0, paid: 0, voided: 0 });
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -23,37 +27,40 @@ export function reportPeriod(period: { from: string; to?: string }, now = new Da
 }
 
 /**
- * GET /reports/affiliates: per affiliate, the clicks and referrals (affiliate service) and the sales,
- * revenue and commission (this service) of the period [from, to). Commission is that of the sales
- * recorded in the period, by its status now: earned (all but void), of which due and paid. The sales
- * are read one batch at a time and added up as they come, so memory grows with the affiliates, not
- * with the sales.
+ * GET /reports/affiliates: per affiliate and currency, the clicks and referrals (affiliate service)
+ * and the sales, revenue and commission (this service) of the period [from, to). A sale counts in
+ * its currency's row, a commission in its own currency's row (a FLAT plan pays in the plan's
+ * currency). Commission is that of the live sales recorded in the period, by its status now:
+ * pending, due, paid, voided, and earned (all but voided), exactly as the sales' commissions show
+ * them. An affiliate with nothing in the period has one row, in the program's reporting currency.
+ * The sales are read one batch at a time and added up as they come, so memory grows with the
+ * affiliates and currencies, not with the sales.
  */
 export async function affiliateReport(deps: SaleDependencies, programId: string, query: { from: string; to?: string }): Promise<AffiliateReportRow[]> {
   const now = new Date();
   const period = reportPeriod(query, now);
-  const tallies = new Map<string, Tally>();
-  const tallyOf = (affiliateId: string) => {
-    const tally = tallies.get(affiliateId) ?? { sales: 0, revenue: new MoneyTally(), earned: new MoneyTally(), due: new MoneyTally(), paid: new MoneyTally(), held: new MoneyTally(), voided: new MoneyTally() };
-    tallies.set(affiliateId, tally);
+  const tallies = new Map<string, Map<string, Tally>>();
+  const tallyOf = (affiliateId: string, currency: string) => {
+    const byCurrency = tallies.get(affiliateId) ?? new Map<string, Tally>();
+    tallies.set(affiliateId, byCurrency);
+    const tally = byCurrency.get(currency) ?? emptyTally();
+    byCurrency.set(currency, tally);
     return tally;
   };
   const addSales = async () => {
     for await (const sale of deps.repositories.sales.recordedBetween(programId, period.from, period.to)) {
-      const tally = tallyOf(sale.affiliateId);
+      const tally = tallyOf(sale.affiliateId, sale.currency);
       tally.sales += 1;
-      tally.revenue.add(sale.totalEarnedMinor, sale.currency);
+      tally.revenue += sale.totalEarnedMinor;
       for (const commission of sale.commissions) {
+        const inCurrency = tallyOf(sale.affiliateId, commission.currency);
         const status = statusOf(commission, sale, now);
-        // Voided ones are not earned, but the review queue's totals show them (issue 28), as the held ones.
-        if (status === 'VOID') {
-          tally.voided.add(commission.amountMinor, commission.currency);
-          continue;
-        }
-        if (status === 'HELD') tally.held.add(commission.amountMinor, commission.currency);
-        tally.earned.add(commission.amountMinor, commission.currency);
-        if (status === 'DUE') tally.due.add(commission.amountMinor, commission.currency);
-        if (status === 'PAID') tally.paid.add(commission.amountMinor, commission.currency);
+        if (status === 'VOID') inCurrency.voided += commission.amountMinor;
+        else inCurrency.earned += commission.amountMinor;
+        if (status === 'PENDING') inCurrency.pending += commission.amountMinor;
+        if (status === 'HELD') inCurrency.held += commission.amountMinor;
+        if (status === 'DUE') inCurrency.due += commission.amountMinor;
+        if (status === 'PAID') inCurrency.paid += commission.amountMinor;
       }
     }
   };
@@ -61,21 +68,30 @@ export async function affiliateReport(deps: SaleDependencies, programId: string,
     findAffiliateActivity(deps.affiliates, programId, { from: period.from.toISOString(), to: period.to.toISOString() }),
     addSales(),
   ]);
-  return activity.map((affiliate) => {
-    const tally = tallyOf(affiliate.affiliateId);
-    return {
-      affiliateId: affiliate.affiliateId,
-      name: affiliate.name,
-      email: affiliate.email,
-      clicks: affiliate.clicks,
-      referrals: affiliate.referrals,
-      sales: tally.sales,
-      revenue: tally.revenue.faceValue(),
-      commissionEarned: tally.earned.faceValue(),
-      commissionDue: tally.due.faceValue(),
-      commissionPaid: tally.paid.faceValue(),
-      commissionHeld: tally.held.faceValue(),
-      commissionVoided: tally.voided.faceValue(),
-    };
+  return activity.flatMap((affiliate) => {
+    const reporting = affiliate.reportingCurrency ?? DEFAULT_REPORTING_CURRENCY;
+    const byCurrency = tallies.get(affiliate.affiliateId) ?? new Map([[reporting, emptyTally()]]);
+    // The reporting currency first, then the others alphabetically.
+    const currencies = [...byCurrency.keys()].sort((a, b) => Number(b === reporting) - Number(a === reporting) || a.localeCompare(b));
+    return currencies.map((currency) => {
+      const tally = byCurrency.get(currency) ?? emptyTally();
+      const money = (units: number) => fromMinorUnits(units, currency);
+      return {
+        affiliateId: affiliate.affiliateId,
+        name: affiliate.name,
+        email: affiliate.email,
+        currency,
+        clicks: affiliate.clicks,
+        referrals: affiliate.referrals,
+        sales: tally.sales,
+        revenue: money(tally.revenue),
+        commissionEarned: money(tally.earned),
+        commissionPending: money(tally.pending),
+        commissionHeld: money(tally.held),
+        commissionDue: money(tally.due),
+        commissionPaid: money(tally.paid),
+        commissionVoided: money(tally.voided),
+      };
+    });
   });
 }

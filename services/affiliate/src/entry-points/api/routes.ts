@@ -10,28 +10,23 @@ import {
   RenameLinkBody,
   UpdateAffiliateBody,
 } from '@affiliate/contracts';
-import { createRouter, badRequest, parseBody, parseQuery, programIdOf, setNextPageLink, type ServiceContext } from '@affiliate/platform';
+import { createRouter, parseBody, parseQuery, programIdOf, setNextPageLink, type ServiceContext } from '@affiliate/platform';
 import { type Router, type Request } from 'express';
 import type { ZodTypeAny, z } from 'zod';
 import type { Repositories } from '../../data-access/repositories';
 import { createAffiliate } from '../../domain/create-affiliate';
 import { deleteAffiliate, updateAffiliate } from '../../domain/change-affiliate';
-import { addLink, deleteLink, renameLink } from '../../domain/change-links';
+import { addLink, deleteLink, renameLink, type RenamePolicy } from '../../domain/change-links';
 import { listAffiliates, lookUpAffiliate } from '../../domain/find-affiliates';
 import { listLinks, lookUpLinks } from '../../domain/find-links';
 import { clickIntake, recordClick } from '../../domain/record-click';
 
 const EXACT_LINK_MESSAGES: readonly string[] = Object.values(LINK_MESSAGES);
 
-/** Slug errors are answered with the spec's exact sentence, not prefixed with the field name. */
-function parseSlugBody<Schema extends ZodTypeAny>(schema: Schema, request: Request): z.infer<Schema> {
-  const result = schema.safeParse(request.body);
-  const slugIssue = result.success ? undefined : result.error.issues.find((issue) => EXACT_LINK_MESSAGES.includes(issue.message));
-  if (slugIssue) throw badRequest(slugIssue.message);
-  return parseBody(schema, request);
-}
+/** Slug errors are answered first, with the spec's exact sentence, not prefixed with the field name. */
+const parseSlugBody = <Schema extends ZodTypeAny>(schema: Schema, request: Request): z.infer<Schema> => parseBody(schema, request, { exactMessages: EXACT_LINK_MESSAGES });
 
-export function affiliateRoutes(context: ServiceContext, repositories: Repositories): Router {
+export function affiliateRoutes(context: ServiceContext, repositories: Repositories, renamePolicy: RenamePolicy): Router {
   const router = createRouter();
   const clicks = clickIntake(repositories);
 
@@ -86,7 +81,7 @@ export function affiliateRoutes(context: ServiceContext, repositories: Repositor
 
   router.put('/links', async (request, response) => {
     const body = parseSlugBody(RenameLinkBody, request);
-    const link = await renameLink(repositories, programIdOf(response), body);
+    const link = await renameLink(repositories, programIdOf(response), body, renamePolicy);
     response.json(link);
   });
 

@@ -8,7 +8,7 @@ import { forgetProgram, recordProgramSettings } from '../../domain/program-setti
 
 /** Only the fields the statistics need; the rest of the referral or sale is not ours to check. */
 const AttributedObject = z.object({ id: Uuid, affiliateId: Uuid, linkId: Uuid.nullable().optional(), updatedAt: DateTime.optional() });
-const SaleAmount = AttributedObject.extend({ totalEarned: z.number().finite() });
+const SaleAmount = AttributedObject.extend({ totalEarned: z.number().finite(), currency: z.string().optional() });
 
 /**
  * Every event this service consumes. Both consumers are idempotent twice over: the bus skips an

@@ -57,13 +57,45 @@ export function sendPayoutsCsv(response: Response, filename: string, payouts: Pa
   sendCsv(response, filename, columns, rows);
 }
 
+/** One row per affiliate and currency (AffiliateReportRow). */
+export const REPORT_CSV_COLUMNS = [
+  'affiliate_id',
+  'name',
+  'email',
+  'currency',
+  'clicks',
+  'referrals',
+  'sales',
+  'revenue',
+  'commission_earned',
+  'commission_pending',
+  'commission_held',
+  'commission_due',
+  'commission_paid',
+  'commission_voided',
+];
+
 export function sendReportCsv(response: Response, rows: AffiliateReportRow[]): void {
-  const columns = ['affiliate_id', 'name', 'email', 'clicks', 'referrals', 'sales', 'revenue', 'commission_earned', 'commission_due', 'commission_paid'];
   sendCsv(
     response,
     'affiliate-report.csv',
-    columns,
-    rows.map((row) => [row.affiliateId, text(row.name), text(row.email), row.clicks, row.referrals, row.sales, row.revenue, row.commissionEarned, row.commissionDue, row.commissionPaid]),
+    REPORT_CSV_COLUMNS,
+    rows.map((row) => [
+      row.affiliateId,
+      text(row.name),
+      text(row.email),
+      row.currency,
+      row.clicks,
+      row.referrals,
+      row.sales,
+      row.revenue,
+      row.commissionEarned,
+      row.commissionPending,
+      row.commissionHeld,
+      row.commissionDue,
+      row.commissionPaid,
+      row.commissionVoided,
+    ]),
   );
 }
 

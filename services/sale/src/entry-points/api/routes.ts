@@ -18,7 +18,7 @@ import { type Router, type RequestHandler } from 'express';
 import { toPayout } from '../../data-access/payouts';
 import { listSales, saleById } from '../../domain/find-sales';
 import { createPayouts, listPayouts, payoutById, updatePayout } from '../../domain/payouts';
-import { recordSale } from '../../domain/record-sale';
+import { recordPayment } from '../../domain/record-sale';
 import { affiliateReport } from '../../domain/reports';
 import { reverseSale } from '../../domain/reverse-sale';
 import type { SaleDependencies } from '../../domain/sale-dependencies';
@@ -35,7 +35,9 @@ export function saleRoutes(context: ServiceContext, deps: SaleDependencies): Rou
 
   router.post('/sales', async (request, response) => {
     const body = parseBody(CreateSaleBody, request);
-    const sale = await recordSale(deps, programIdOf(response), body);
+    const { sale, replayed } = await recordPayment(deps, programIdOf(response), body, { refuseOtherContent: true });
+    // A retry with the externalId of a recorded payment is answered as an Idempotency-Key replay is.
+    if (replayed) response.setHeader('Idempotent-Replayed', 'true');
     response.json(sale);
   });
 
