@@ -151,6 +151,11 @@ describe.each(['trial', 'production'])('kubernetes overlay %s', (overlay) => {
     expect(sleepSeconds + delaySeconds + 15).toBeLessThanOrEqual(spec.terminationGracePeriodSeconds ?? 30);
   });
 
+  test('the wait before a drain is the preStop sleep alone: SHUTDOWN_DELAY_MS is set, to 0, beside it', () => {
+    const config = find('ConfigMap', 'affiliate-platform-config') as { data: Record<string, string> } | undefined;
+    expect(config?.data.SHUTDOWN_DELAY_MS).toBe('0');
+  });
+
   test('the gateway and the webhook dispatcher autoscale, and their targets exist', () => {
     for (const name of ['gateway', 'webhook-dispatcher']) {
       const autoscaler = find('HorizontalPodAutoscaler', name) as { spec: { scaleTargetRef: { name: string } } } | undefined;
