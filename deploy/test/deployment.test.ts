@@ -453,3 +453,18 @@ describe('production connection settings, as the README documents them', () => {
     expect(parseConfig(baseConfigShape, { AMQP_URL: setting, AMQP_QUEUE_TYPE: 'quorum' }).AMQP_URL).toBe(setting);
   });
 });
+
+describe('fault drills', () => {
+  const DRILLS = ['system-tests/test/faults.test.ts', 'system-tests/test/faults.replicas.test.ts', 'system-tests/test/broker-cluster.test.ts'];
+
+  test('`npm run test:faults` runs the fault drills (the two-replica and broker-cluster modes included), which stay in `npm test`', () => {
+    const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    const script = manifest.scripts['test:faults'] ?? '';
+    expect(script.startsWith('bash scripts/test.sh ')).toBe(true);
+    expect(script.split(' ').filter((word) => word.endsWith('.test.ts')).sort()).toEqual([...DRILLS].sort());
+    for (const drill of DRILLS) expect({ drill, exists: existsSync(join(root, drill)) }).toEqual({ drill, exists: true });
+    // `npm test` runs every test file jest finds: none of the drills is left out of it.
+    const jest = require(join(root, 'jest.config.js')) as { testPathIgnorePatterns?: string[] };
+    for (const drill of DRILLS) expect((jest.testPathIgnorePatterns ?? []).filter((pattern) => new RegExp(pattern).test(`/${drill}`))).toEqual([]);
+  });
+});
