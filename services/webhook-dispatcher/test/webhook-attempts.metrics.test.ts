@@ -31,7 +31,7 @@ test('an attempt held back by the open circuit of its endpoint counts as circuit
     expect(await metricOf(service, 'webhook_attempts_total', 'outcome="circuit_open"')).toBe(0);
     await publisher.publish('promocode.deleted', programId);
     // Three failures open the circuit; the fourth attempt is held back without being sent.
-    await eventually(async () => expect(await metricOf(service, 'webhook_attempts_total', 'outcome="circuit_open"')).toBe(1));
+    await eventually(async () => expect(await metricOf(service, 'webhook_attempts_total', 'outcome="circuit_open"')).toBe(1), 30_000);
     expect(await metricOf(service, 'webhook_attempts_total', 'outcome="failed"')).toBe(3);
   });
 });
@@ -41,7 +41,7 @@ test('an endpoint disabled because every delivery failed for the set time counts
     const programId = newProgramId();
     await createEndpoint(service, programId, { url, eventTypes: ['promocode.deleted'] });
     await publisher.publish('promocode.deleted', programId);
-    await eventually(async () => expect(await metricOf(service, 'webhook_endpoints_disabled_total', 'reason="failing"')).toBe(1));
+    await eventually(async () => expect(await metricOf(service, 'webhook_endpoints_disabled_total', 'reason="failing"')).toBe(1), 30_000);
     expect(await metricOf(service, 'webhook_endpoints_disabled_total', 'reason="gone"')).toBe(0);
   });
 });
