@@ -15,7 +15,7 @@ let silent: Subscriber;
 const programId = newProgramId();
 
 beforeAll(async () => {
-  // One attempt at a time and a schedule read of one more: most due deliveries stay in the database only.
+  // One attempt at a time per replica, towards a subscriber that never answers: the rest wait, due and unsent.
   const settings = testDispatcherSettings({ timeoutMs: 60_000, maxInFlight: 1, endpointConcurrency: 1 });
   // Two replicas: one database, one broker queue.
   const shared = testServiceSettings('webhook-dispatcher');
@@ -34,7 +34,7 @@ const backlogOf = async (running: RunningService) => {
   return { due: sample(text, 'webhook_deliveries_due'), oldest: sample(text, 'webhook_oldest_due_age_seconds') };
 };
 
-test('deliveries due in the database but held by no dispatcher are the backlog, the same from every replica', async () => {
+test('deliveries due in the database are the backlog whichever replica holds them: a replica counts those it does not hold, and every replica reports the same', async () => {
   await createEndpoint(service, programId, { url: silent.url, eventTypes: ['sale.created'] });
   for (let index = 0; index < 6; index += 1) await publisher.publish('sale.created', programId);
   // Each replica that got events has one attempt in flight to the silent subscriber (its one slot);
