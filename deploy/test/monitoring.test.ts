@@ -90,6 +90,13 @@ test('the outbox gauges, which every replica reports for its whole service, are 
   expect(outbox.filter(({ expr }) => !/^max by \(service\) \(outbox_(documents_pending|oldest_pending_age_seconds)\b/.test(expr.trim()))).toEqual([]);
 });
 
+test('the webhook backlog gauges, which every dispatcher replica reads from the shared schedule, are never summed', () => {
+  const queries = [...alerts.map((alert) => ({ where: `alert ${alert.alert}`, expr: alert.expr })), ...dashboardQueries];
+  const backlog = queries.filter(({ expr }) => /webhook_(deliveries_due|oldest_due_age_seconds)/.test(expr));
+  expect(backlog.length).toBeGreaterThanOrEqual(4);
+  expect(backlog.filter(({ expr }) => /sum[^(]*\([^)]*webhook_(deliveries_due|oldest_due_age_seconds)/.test(expr))).toEqual([]);
+});
+
 test('the rules alert on outbox age, backlog growth, dead letters, the error ratio, open circuits and unready pods', () => {
   const watched = alerts.map((alert) => metricNamesIn(alert.expr)).flat();
   expect(watched).toEqual(

@@ -27,6 +27,8 @@ export type GatewayDeps = {
   upstreams: Record<UpstreamName, UpstreamProxy>;
   /** Named checks of this process alone (never an upstream); the gateway is ready when all pass. */
   readiness: () => Promise<Record<string, boolean>>;
+  /** False from the moment a stop began: read on every /readyz, never from the shared answer. */
+  accepting: () => boolean;
   onProgramChange: () => void;
   /** Origins some program allows: the browser routes' CORS preflights are answered for these only. */
   knownOrigins: KnownOrigins;
@@ -51,7 +53,7 @@ export function createGateway(deps: GatewayDeps): Express {
   const anonymous = addressRateLimit(deps.rateLimits, settings.anonymousRateLimit);
   app.use(['/docs', '/console', '/js', `${PUBLIC_PREFIX}/openapi.json`], anonymous);
   // Probes are not limited per address, so a flood of them must not become a flood of checks: one
-  // check at a time, its answer shared for a second.
+  // check at a time, its answer shared for a second (the database's; the stop's flip is read each time).
   let readiness: { at: number; checks: Promise<Record<string, boolean>> } | undefined;
   const currentReadiness = () => {
     if (!readiness || Date.now() - readiness.at > 1000) {
@@ -62,7 +64,8 @@ export function createGateway(deps: GatewayDeps): Express {
     return readiness.checks;
   };
   app.get('/readyz', async (_request, response) => {
-    const checks = await currentReadiness();
+    // The stop's flip is never cached: the first probe after SIGTERM already answers 503.
+    const checks = { accepting: deps.accepting(), ...(await currentReadiness()) };
     const ready = Object.values(checks).every(Boolean);
     response.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
   });

@@ -87,7 +87,8 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
     // service behind it: a dead upstream answers 503 on its own routes, and taking every gateway
     // out of its load balancer for it would turn one outage into a total one. Redis has an
     // in-memory fallback and RabbitMQ an outbox, so neither is needed to serve.
-    readiness: async () => ({ accepting: !shutdown.begun, mongo: isMongoReady(connection) }),
+    readiness: async () => ({ mongo: isMongoReady(connection) }),
+    accepting: () => !shutdown.begun,
     knownOrigins,
     onProgramChange: () => {
       keys.forgetAll();

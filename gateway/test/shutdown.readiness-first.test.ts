@@ -11,9 +11,10 @@ let gateway: GatewayProcess;
 
 beforeAll(async () => {
   upstream = await startEchoUpstream();
-  const upstreams = Object.entries(allUpstreams(upstream.url)).map(([name, url]) => [`${name.toUpperCase().replace(/-/g, '_')}_URL`, url]);
-  gateway = await spawnGateway({ ...Object.fromEntries(upstreams), SHUTDOWN_DELAY_MS: '8000' });
+  gateway = await spawnGateway({ ...upstreamSettings(), SHUTDOWN_DELAY_MS: '8000' });
 });
+
+const upstreamSettings = () => Object.fromEntries(Object.entries(allUpstreams(upstream.url)).map(([name, url]) => [`${name.toUpperCase().replace(/-/g, '_')}_URL`, url]));
 
 afterAll(async () => {
   await gateway.stop();
@@ -24,6 +25,25 @@ async function call(path: string, init: RequestInit = {}): Promise<{ status: num
   const response = await fetch(`${gateway.url}${path}`, { ...init, signal: AbortSignal.timeout(5000) });
   return { status: response.status, body: await response.json() };
 }
+
+test('the first /readyz the gateway receives after SIGTERM answers 503, though a ready answer was given just before', async () => {
+  const probe = await spawnGateway({ ...upstreamSettings(), SHUTDOWN_DELAY_MS: '8000' });
+  const readyz = () => fetch(`${probe.url}/readyz`, { signal: AbortSignal.timeout(5000) });
+  try {
+    expect((await readyz()).status).toBe(200);
+    probe.signal('SIGTERM');
+    // Every answer the gateway gives once its stop has begun ends its connection; the first /readyz
+    // answered so must be 503, not the ready answer shared from before the signal.
+    const first = await eventually(async () => {
+      const answer = await readyz();
+      expect(answer.headers.get('connection')).toBe('close');
+      return answer;
+    }, 5000, 10);
+    expect(first.status).toBe(503);
+  } finally {
+    await probe.stop();
+  }
+}, 60_000);
 
 test('on SIGTERM /readyz answers 503 at once while requests are still served for SHUTDOWN_DELAY_MS, then the gateway drains and exits', async () => {
   const program = await call('/admin/v1/programs', { method: 'POST', headers: { ...adminAuth, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Shutdown' }) });

@@ -34,3 +34,25 @@ test("a call beyond the program's in-flight cap is answered 503 and counted as s
   await upstream.stop();
   await held.catch(() => undefined);
 });
+
+test('a call waiting for one of the connections to its upstream is counted as waiting under that upstream, and no longer once it is sent', async () => {
+  const service = await startEchoUpstream();
+  const pooled = await startGateway({ upstreams: allUpstreams(service.url), upstreamMaxSockets: 1, upstreamTimeoutMs: 60_000 });
+  const waitingOf = async () => Number(/^upstream_requests_waiting\{upstream="coupon",service="gateway"\} (\S+)$/m.exec(await (await fetch(`${pooled.metricsUrl}/metrics`)).text())?.[1] ?? 0);
+  try {
+    const [holder, waiter] = [await createProgramWithKey(pooled), await createProgramWithKey(pooled)];
+    service.hangFor(holder.programId);
+    // The one connection is held by a call the service never answers; another program's call waits for it.
+    const held = request(pooled.app).get('/api/v1/coupons').set(bearer(holder.key)).then((answer) => answer.status);
+    await eventually(() => expect(service.received.some((entry) => entry.headers['x-program-id'] === holder.programId)).toBe(true), 30_000);
+    expect(await waitingOf()).toBe(0);
+    const waiting = request(pooled.app).get('/api/v1/coupons').set(bearer(waiter.key)).then((answer) => answer.status);
+    await eventually(async () => expect(await waitingOf()).toBe(1), 30_000);
+    // The service goes away: the held call ends, the waiting one is sent (or refused) and waits no more.
+    await service.stop();
+    await Promise.all([held.catch(() => undefined), waiting.catch(() => undefined)]);
+    await eventually(async () => expect(await waitingOf()).toBe(0), 30_000);
+  } finally {
+    await pooled.stop();
+  }
+});

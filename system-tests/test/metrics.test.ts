@@ -36,6 +36,26 @@ async function programWithEndpoint(url: string, eventTypes = ['affiliate.created
   return { api, programId };
 }
 
+/** The affiliate.created webhook of this affiliate, once the test's subscriber has it. */
+const webhookOf = (affiliateId: string) =>
+  eventually(() => {
+    const found = subscriber.events('affiliate.created').find((delivery) => delivery.body.data.id === affiliateId);
+    expect(found).toBeDefined();
+    return found!;
+  }, 30_000, 100);
+
+/** An event envelope published on the exchange as a service's relay would, confirmed by the broker. */
+async function publishEvent(event: { id: string; type: string }): Promise<void> {
+  const connection = await amqp.connect(system.rabbit.url);
+  try {
+    const channel = await connection.createConfirmChannel();
+    channel.publish('affiliate.events', event.type, Buffer.from(JSON.stringify(event)), { persistent: true, messageId: event.id, contentType: 'application/json' });
+    await channel.waitForConfirms();
+  } finally {
+    await connection.close();
+  }
+}
+
 const createAffiliate = (api: Api) => ok(api.post('/affiliates', { firstName: 'Ada', lastName: 'Byron', email: `ada-${randomUUID().slice(0, 8)}@example.com` }));
 
 /** A subscriber answering every delivery with `status`, or holding it until `release()`. */
@@ -139,11 +159,7 @@ test('a poison message is counted as dead-lettered by each consumer it reached',
 test('an event that cannot be claimed while the database is away is retried, counted as redelivered when it comes back, and handled once the database returns', async () => {
   const { api, programId } = await programWithEndpoint(hooks);
   const affiliate = await createAffiliate(api);
-  const delivered = await eventually(() => {
-    const found = subscriber.events('affiliate.created').find((delivery) => delivery.body.data.id === affiliate.id);
-    expect(found).toBeDefined();
-    return found!;
-  }, 30_000, 100);
+  const delivered = await webhookOf(affiliate.id);
   const labels = (extra: Record<string, string>) => ({ ...DISPATCHER_QUEUE, ...extra });
   const before = {
     retried: await value('webhook-dispatcher', 'events_retried_total', labels({ reason: 'claim_failed' })),
@@ -153,14 +169,7 @@ test('an event that cannot be claimed while the database is away is retried, cou
   const event = { id: randomUUID(), type: 'affiliate.created', programId, occurredAt: new Date().toISOString(), data: delivered.body.data };
   await system.mongo.stop();
   try {
-    const connection = await amqp.connect(system.rabbit.url);
-    try {
-      const channel = await connection.createConfirmChannel();
-      channel.publish('affiliate.events', event.type, Buffer.from(JSON.stringify(event)), { persistent: true, messageId: event.id, contentType: 'application/json' });
-      await channel.waitForConfirms();
-    } finally {
-      await connection.close();
-    }
+    await publishEvent(event);
     await eventually(async () => {
       expect(await value('webhook-dispatcher', 'events_retried_total', labels({ reason: 'claim_failed' }))).toBeGreaterThan(before.retried);
       expect(await value('webhook-dispatcher', 'events_redelivered_total', DISPATCHER_QUEUE)).toBeGreaterThan(before.redelivered);
@@ -170,6 +179,19 @@ test('an event that cannot be claimed while the database is away is retried, cou
   }
   await eventually(async () => expect(await value('webhook-dispatcher', 'events_consumed_total', labels({ outcome: 'handled' }))).toBeGreaterThan(before.handled), 60_000, 500);
 }, 150_000);
+
+test('an event received again after it was handled is acknowledged as a duplicate, counted under its queue', async () => {
+  const { api, programId } = await programWithEndpoint(hooks);
+  const affiliate = await createAffiliate(api);
+  const delivered = await webhookOf(affiliate.id);
+  const duplicates = () => value('webhook-dispatcher', 'events_consumed_total', { ...DISPATCHER_QUEUE, outcome: 'duplicate' });
+  const before = await duplicates();
+  // The same event (its id) once more, as the broker redelivers it after a lost acknowledgement.
+  const event = { id: delivered.body.id, type: 'affiliate.created', programId, occurredAt: delivered.body.createdAt, data: delivered.body.data };
+  await publishEvent(event);
+  await eventually(async () => expect(await duplicates()).toBe(before + 1), 30_000, 200);
+  expect(subscriber.events('affiliate.created').filter((delivery) => delivery.body.data.id === affiliate.id)).toHaveLength(1);
+}, 90_000);
 
 test("a dead upstream opens the gateway's circuit for the program that called it: one open circuit counted under that upstream, none under the others", async () => {
   const { api } = await system.createProgram();

@@ -98,6 +98,35 @@ describe('without an exporter', () => {
     }, 10_000, 200);
   }, 120_000);
 
+  test("the dispatcher's log lines about a delivery carry the trace_id of the request that caused it", async () => {
+    const gone = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => response.writeHead(410).end());
+    });
+    await new Promise<void>((resolve) => gone.listen(0, '127.0.0.1', resolve));
+    try {
+      const { api } = await system.createProgram();
+      const endpoint = await api.post('/webhook-endpoints', { url: `http://127.0.0.1:${(gone.address() as AddressInfo).port}/hooks`, eventTypes: ['affiliate.created'] });
+      expect(endpoint.status).toBe(200);
+      const traceId = hex(16);
+      const affiliate = await api.post('/affiliates', { firstName: 'Ada', lastName: 'Byron', email: `ada-${hex(4)}@example.com` }, { traceparent: `00-${traceId}-${hex(8)}-01` });
+      expect(affiliate.status).toBe(200);
+      // The subscriber answers 410 Gone: the dispatcher disables the endpoint and says so, in the attempt's trace.
+      await eventually(() => {
+        const lines = system
+          .logOf('webhook-dispatcher')
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .map((line) => JSON.parse(line) as { msg?: string; trace_id?: string; span_id?: string })
+          .filter((line) => line.msg === 'webhook endpoint disabled' && line.trace_id === traceId);
+        expect(lines).toHaveLength(1);
+        expect(lines[0]?.span_id).toMatch(/^[0-9a-f]{16}$/);
+      }, 60_000, 200);
+    } finally {
+      await new Promise<void>((resolve) => gone.close(() => resolve()));
+    }
+  }, 120_000);
+
   test("a webhook's retries continue the trace of the request that caused it, each attempt showing it", async () => {
     const { api, code } = await programWithCode(system, hooks);
     const traceId = hex(16);
@@ -142,7 +171,8 @@ describe('without an exporter', () => {
   }, 180_000);
 });
 
-type ExportedSpan = { service: string; traceId: string; spanId: string; parentSpanId: string; name: string; kind: number };
+/** `scope`: the instrumentation that made the span (its package name). */
+type ExportedSpan = { service: string; scope: string; traceId: string; spanId: string; parentSpanId: string; name: string; kind: number };
 const SPAN_KIND = { INTERNAL: 1, SERVER: 2, CLIENT: 3, PRODUCER: 4, CONSUMER: 5 } as const;
 
 /** An OTLP/HTTP trace receiver (JSON encoding), keeping every span it is sent. */
@@ -161,7 +191,7 @@ class OtlpReceiver {
           const service = resourceSpans.resource?.attributes?.find((attribute) => attribute.key === 'service.name')?.value.stringValue ?? '';
           for (const scope of resourceSpans.scopeSpans ?? []) {
             for (const span of scope.spans ?? []) {
-              this.spans.push({ service, traceId: span.traceId, spanId: span.spanId, parentSpanId: span.parentSpanId ?? '', name: span.name, kind: span.kind });
+              this.spans.push({ service, scope: scope.scope?.name ?? '', traceId: span.traceId, spanId: span.spanId, parentSpanId: span.parentSpanId ?? '', name: span.name, kind: span.kind });
             }
           }
         }
@@ -180,7 +210,7 @@ class OtlpReceiver {
 type OtlpTraces = {
   resourceSpans?: {
     resource?: { attributes?: { key: string; value: { stringValue?: string } }[] };
-    scopeSpans?: { spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number }[] }[];
+    scopeSpans?: { scope?: { name?: string }; spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number }[] }[];
   }[];
 };
 
@@ -225,7 +255,10 @@ describe('with an OTLP/HTTP exporter', () => {
         dispatcherConsume: has('webhook-dispatcher', SPAN_KIND.CONSUMER, /^process /),
         attempt: has('webhook-dispatcher', SPAN_KIND.INTERNAL, /^webhook attempt$/),
         signedDelivery: trace.some((span) => span.service === 'webhook-dispatcher' && span.kind === SPAN_KIND.CLIENT && span.spanId === sentSpanId),
-      }).toEqual({ gateway: true, sale: true, saleCallsCoupon: true, coupon: true, relayPublish: true, dispatcherConsume: true, attempt: true, signedDelivery: true });
+        // The express and mongodb instrumentations at work in the sale service: its route handler, its database writes.
+        saleExpress: trace.some((span) => span.service === 'sale' && span.scope === '@opentelemetry/instrumentation-express' && /^(request handler|middleware|router) - /.test(span.name)),
+        saleMongodb: trace.some((span) => span.service === 'sale' && span.scope === '@opentelemetry/instrumentation-mongodb' && span.kind === SPAN_KIND.CLIENT),
+      }).toEqual({ gateway: true, sale: true, saleCallsCoupon: true, coupon: true, relayPublish: true, dispatcherConsume: true, attempt: true, signedDelivery: true, saleExpress: true, saleMongodb: true });
       // Every parent is a span of the trace (exported by now), but the root's.
       const ids = new Set(trace.map((span) => span.spanId));
       expect(trace.filter((span) => span.parentSpanId && !ids.has(span.parentSpanId))).toEqual([]);

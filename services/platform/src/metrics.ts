@@ -260,22 +260,31 @@ export function createWebhookMetrics(registry: Registry) {
     labelNames: ['reason'],
     registers: [registry],
   });
-  let backlog: () => { due: number; oldestDueAt: number | undefined } = () => ({ due: 0, oldestDueAt: undefined });
+  type Backlog = { due: number; oldestDueAt: number | undefined };
+  let backlog: () => Promise<Backlog> = () => Promise.resolve({ due: 0, oldestDueAt: undefined });
+  // Both gauges of one scrape share one read of the schedule; a read that fails leaves the last values.
+  let reading: { at: number; backlog: Promise<Backlog | undefined> } | undefined;
+  const read = () => {
+    if (!reading || Date.now() - reading.at > 1000) reading = { at: Date.now(), backlog: backlog().catch(() => undefined) };
+    return reading.backlog;
+  };
+  // Read from the database, the same from every replica: aggregate with max(), not sum().
   new Gauge({
     name: 'webhook_deliveries_due',
-    help: "Deliveries due and not yet being sent that this dispatcher holds (from the fan-out or the schedule's last read; at most its in-flight bound)",
+    help: 'Deliveries due and not being sent, across every dispatcher replica (read from the schedule); the same from every replica, so aggregate with max()',
     registers: [registry],
-    collect() {
-      this.set(backlog().due);
+    async collect() {
+      const current = await read();
+      if (current) this.set(current.due);
     },
   });
   new Gauge({
     name: 'webhook_oldest_due_age_seconds',
-    help: 'How long the oldest delivery this dispatcher holds has been due without being sent (0 when none)',
+    help: 'How long the oldest delivery due and not being sent has waited (0 when none); the same from every replica, so aggregate with max()',
     registers: [registry],
-    collect() {
-      const { oldestDueAt } = backlog();
-      this.set(oldestDueAt === undefined ? 0 : seconds(Date.now() - oldestDueAt));
+    async collect() {
+      const current = await read();
+      if (current) this.set(current.oldestDueAt === undefined ? 0 : seconds(Date.now() - current.oldestDueAt));
     },
   });
   return {
@@ -283,7 +292,7 @@ export function createWebhookMetrics(registry: Registry) {
     ended: (outcome: DeliveryOutcome) => deliveries.inc({ outcome }),
     deliveredAfter: (occurredAt: number) => latency.observe(seconds(Date.now() - occurredAt)),
     disabled: (reason: DisableReason) => disabled.inc({ reason }),
-    /** The scheduler's own queue, read at scrape time. */
+    /** The schedule's backlog, read at scrape time (at most once per second for both gauges). */
     watchBacklog: (read: typeof backlog) => {
       backlog = read;
     },

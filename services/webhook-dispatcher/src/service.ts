@@ -3,6 +3,7 @@ import { DEFAULT_DISPATCHER_SETTINGS, type DispatcherSettings } from './config';
 import { createRepositories } from './data-access/repositories';
 import { createSubscriberClient } from './data-access/subscriber-client';
 import type { Dispatcher } from './domain/attempt-delivery';
+import { findBacklog } from './domain/claim-delivery';
 import { EndpointCircuits } from './domain/endpoint-circuits';
 import { webhookRoutes } from './entry-points/api/routes';
 import { subscribeToEvents } from './entry-points/messaging/subscriptions';
@@ -16,7 +17,7 @@ export function buildWebhookDispatcherService(context: ServiceContext, settings:
   const metrics = createWebhookMetrics(context.metrics.registry);
   const dispatcher: Dispatcher = { repositories, settings, logger: context.logger, client, circuits, metrics };
   const scheduler = new DeliveryScheduler(dispatcher);
-  metrics.watchBacklog(() => scheduler.backlog());
+  metrics.watchBacklog(() => findBacklog(repositories));
   return {
     routes: webhookRoutes(dispatcher, scheduler),
     subscribe: async () => {

@@ -13,6 +13,12 @@ export type ScheduledAttemptDocument = {
   endpointId: string;
   /** When the next attempt is due; pushed to the end of the lease while an attempt is in flight. */
   dueAt: Date;
+  /**
+   * Set while a new delivery, leased to the dispatcher that fanned it out, waits there for a free
+   * slot: due since then and not sent, though its `dueAt` (the lease's end) lies ahead. Cleared when
+   * its first attempt starts or it is claimed, so the backlog gauges can read the database alone.
+   */
+  waitingSince?: Date;
 };
 
 const schema = new Schema<ScheduledAttemptDocument>(
@@ -21,13 +27,19 @@ const schema = new Schema<ScheduledAttemptDocument>(
     programId: { type: String, required: true },
     endpointId: { type: String, required: true },
     dueAt: { type: Date, required: true },
+    waitingSince: { type: Date, required: false },
   },
   { versionKey: false },
 );
 schema.index({ dueAt: 1 });
+// Sparse: only the deliveries waiting in a dispatcher for their first attempt carry it.
+schema.index({ waitingSince: 1 }, { sparse: true });
 
 const scheduledAttemptModel = (connection: Connection): Model<ScheduledAttemptDocument> =>
   connection.model<ScheduledAttemptDocument>('ScheduledAttempt', schema, 'webhook_schedule');
+
+/** Deliveries due and not being sent, across programs, and when the oldest of them came due (epoch ms). */
+export type ScheduleBacklog = { due: number; oldestDueAt: number | undefined };
 
 /** `dueAt` comes with what the schedule reads (the backlog's age), not with what the fan-out pushes. */
 export type DueDelivery = { _id: string; programId: string; endpointId: string; dueAt?: Date };
@@ -47,19 +59,50 @@ export class ScheduleRepository {
     return this.model.find({ dueAt: { $lte: new Date() } }).sort({ dueAt: 1 }).limit(limit).lean();
   }
 
+  /**
+   * The backlog of every dispatcher replica at once, the same whoever reads it: entries due now
+   * (nobody holds a lease on them) and new deliveries waiting in a dispatcher for a slot. Two
+   * indexed counts and two indexed reads of one document; across programs, like the schedule.
+   */
+  async backlogAcrossPrograms(): Promise<ScheduleBacklog> {
+    const now = new Date();
+    const waiting = { waitingSince: { $exists: true } };
+    // A waiting entry whose lease ran out is due as well: counted once, in `waiting`.
+    const [dueCount, waitingCount, oldestDue, oldestWaiting] = await Promise.all([
+      this.model.countDocuments({ dueAt: { $lte: now }, waitingSince: { $exists: false } }),
+      this.model.countDocuments(waiting),
+      this.model.findOne({ dueAt: { $lte: now } }).sort({ dueAt: 1 }).select('dueAt').lean(),
+      this.model.findOne(waiting).sort({ waitingSince: 1 }).select('waitingSince').lean(),
+    ]);
+    const times = [oldestDue?.dueAt, oldestWaiting?.waitingSince].filter((at): at is Date => at instanceof Date).map((at) => at.getTime());
+    return { due: dueCount + waitingCount, oldestDueAt: times.length > 0 ? Math.min(...times) : undefined };
+  }
+
+  /** The first attempt of a delivery waiting for a slot starts: it is no longer waiting. */
+  async sending(delivery: DueDelivery): Promise<void> {
+    await this.model.collection.updateOne({ _id: delivery._id as never, programId: delivery.programId }, { $unset: { waitingSince: '' } });
+  }
+
   async schedule(delivery: DueDelivery, dueAt: Date): Promise<void> {
     await this.model.collection.updateOne(
       { _id: delivery._id as never, programId: delivery.programId },
-      { $set: { dueAt }, $setOnInsert: { endpointId: delivery.endpointId } },
+      { $set: { dueAt }, $unset: { waitingSince: '' }, $setOnInsert: { endpointId: delivery.endpointId } },
       { upsert: true },
     );
   }
 
-  /** Puts a new delivery on the schedule unless it is there (a redelivered event). */
-  async ensure(delivery: DueDelivery, dueAt: Date): Promise<void> {
+  /**
+   * Puts a new delivery on the schedule unless it is there (a redelivered event), due at `dueAt`
+   * (its lease's end) and waiting for its first attempt since `waitingSince`.
+   */
+  async ensure(delivery: DueDelivery, dueAt: Date, waitingSince: Date): Promise<void> {
     // A simultaneous copy of the event may insert it first.
     await ignoringDuplicateKey(
-      this.model.collection.updateOne({ _id: delivery._id as never, programId: delivery.programId }, { $setOnInsert: { endpointId: delivery.endpointId, dueAt } }, { upsert: true }),
+      this.model.collection.updateOne(
+        { _id: delivery._id as never, programId: delivery.programId },
+        { $setOnInsert: { endpointId: delivery.endpointId, dueAt, waitingSince } },
+        { upsert: true },
+      ),
     );
   }
 

@@ -1,8 +1,18 @@
 import type { Repositories } from '../data-access/repositories';
 import type { ClaimedDelivery } from '../data-access/webhook-deliveries';
-import type { DueDelivery } from '../data-access/webhook-schedule';
+import type { DueDelivery, ScheduleBacklog } from '../data-access/webhook-schedule';
 
-export type { ClaimedDelivery, DueDelivery };
+export type { ClaimedDelivery, DueDelivery, ScheduleBacklog };
+
+/** Deliveries due and not being sent by any replica, and the oldest: the backlog gauges. */
+export function findBacklog(repositories: Repositories): Promise<ScheduleBacklog> {
+  return repositories.schedule.backlogAcrossPrograms();
+}
+
+/** A new delivery leased by the fan-out starts its first attempt: it no longer waits. */
+export async function startLeasedDelivery(repositories: Repositories, delivery: DueDelivery): Promise<void> {
+  await repositories.schedule.sending(delivery);
+}
 
 /** What the schedule says is due now, across programs (the scheduler takes programs in turn). */
 export async function findDueDeliveries(repositories: Repositories, limit: number): Promise<DueDelivery[]> {

@@ -15,7 +15,7 @@ import { firstAttemptLeaseMs } from './attempt-delivery';
  * Each new delivery is stored already leased to this process, for its first attempt, which the
  * caller makes at once with the returned documents: no claim, no read back. Its schedule entry is
  * due when the lease ends, so a crash before that attempt strands nothing, and no other sender
- * takes it meanwhile.
+ * takes it meanwhile; it is marked waiting until that attempt starts (the backlog gauges).
  */
 export async function fanOutEvent(repositories: Repositories, settings: DispatcherSettings, event: EventEnvelope): Promise<ClaimedDelivery[]> {
   if (!isPublicEventType(event.type)) return [];
@@ -33,7 +33,7 @@ export async function fanOutEvent(repositories: Repositories, settings: Dispatch
     const delivery = { _id: deliveryIdOf(event.id, endpointId), programId: event.programId, endpointId };
     // Scheduled first: a crash between the two writes leaves an entry whose delivery the
     // redelivered event creates (or, if it never comes, an entry the sender discards).
-    await repositories.schedule.ensure(delivery, lockedUntil);
+    await repositories.schedule.ensure(delivery, lockedUntil, now);
     const leased: ClaimedDelivery = {
       ...delivery,
       eventId: event.id,

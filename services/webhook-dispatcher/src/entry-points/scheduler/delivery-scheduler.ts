@@ -1,9 +1,9 @@
 import { outsideAnyTrace } from '@affiliate/platform';
 import { attemptDelivery, leaseMs, RECORDING_MARGIN_MS, type Dispatcher } from '../../domain/attempt-delivery';
-import { claimDueDelivery, findDueDeliveries, type ClaimedDelivery, type DueDelivery } from '../../domain/claim-delivery';
+import { claimDueDelivery, findDueDeliveries, startLeasedDelivery, type ClaimedDelivery, type DueDelivery } from '../../domain/claim-delivery';
 
-/** A delivery waiting here: found due in the schedule, or new from the fan-out and leased to us already; due since `dueSince` (epoch ms). */
-type Queued = DueDelivery & { leased?: ClaimedDelivery; dueSince: number };
+/** A delivery waiting here: found due in the schedule, or new from the fan-out and leased to us already. */
+type Queued = DueDelivery & { leased?: ClaimedDelivery };
 
 /**
  * Sends deliveries. A new delivery is pushed here by the fan-out and attempted at once; retries come
@@ -46,26 +46,8 @@ export class DeliveryScheduler {
 
   /** New deliveries from the fan-out, leased to this process: their first attempt goes out now, in the program's turn. */
   push(deliveries: ClaimedDelivery[]): void {
-    for (const delivery of deliveries) this.enqueue({ _id: delivery._id, programId: delivery.programId, endpointId: delivery.endpointId, leased: delivery, dueSince: delivery.createdAt.getTime() });
+    for (const delivery of deliveries) this.enqueue({ _id: delivery._id, programId: delivery.programId, endpointId: delivery.endpointId, leased: delivery });
     this.launchAll();
-  }
-
-  /**
-   * The backlog as this process holds it: deliveries due and waiting for a slot (at most about
-   * twice the in-flight bound), counted at scrape time from memory; the schedule is never read for it.
-   */
-  backlog(): { due: number; oldestDueAt: number | undefined } {
-    let due = 0;
-    let oldestDueAt: number | undefined;
-    for (const program of this.waiting.values()) {
-      for (const queue of program.values()) {
-        for (const delivery of queue) {
-          due += 1;
-          if (oldestDueAt === undefined || delivery.dueSince < oldestDueAt) oldestDueAt = delivery.dueSince;
-        }
-      }
-    }
-    return { due, oldestDueAt };
   }
 
   /** Look at the schedule now; polls never overlap. */
@@ -94,7 +76,7 @@ export class DeliveryScheduler {
       if (this.known.size >= settings.maxInFlight) return;
       // Enough to keep every slot busy; what is queued here already is skipped by enqueue().
       const due = await findDueDeliveries(repositories, settings.maxInFlight + this.known.size);
-      for (const delivery of due) this.enqueue({ ...delivery, dueSince: delivery.dueAt?.getTime() ?? Date.now() });
+      for (const delivery of due) this.enqueue(delivery);
       this.launchAll();
       if (this.failing) logger.info('webhook scheduler claiming again');
       this.failing = false;
@@ -171,8 +153,11 @@ export class DeliveryScheduler {
     // The fan-out's lease is used while an attempt still fits in it; after a long wait here, the
     // delivery is claimed like any other (its schedule entry has come due by then).
     const leaseLeft = (delivery.leased?.lockedUntil.getTime() ?? 0) - Date.now();
-    const claimed = delivery.leased && leaseLeft > settings.timeoutMs + RECORDING_MARGIN_MS ? delivery.leased : await claimDueDelivery(repositories, delivery, leaseMs(settings));
+    const useLease = delivery.leased && leaseLeft > settings.timeoutMs + RECORDING_MARGIN_MS;
+    const claimed = useLease ? delivery.leased : await claimDueDelivery(repositories, delivery, leaseMs(settings));
     if (!claimed) return; // another replica took it, or it is no longer pending
+    // No longer waiting: the backlog, read from the schedule by every replica, stops counting it.
+    if (useLease) await startLeasedDelivery(repositories, delivery);
     await attemptDelivery(this.dispatcher, claimed, 'scheduled');
   }
 }
