@@ -77,8 +77,8 @@ test('GET /internal/affiliate-activity gives every affiliate of the program its 
   }
   expect(response.status).toBe(200);
   expect(response.body).toEqual([
-    { affiliateId: bob.id, name: 'Bob Ray', email: 'bob@example.com', clicks: 0, referrals: 0 },
-    { affiliateId: ann.id, name: 'Ann Lee', email: 'ann@example.com', clicks: 3, referrals: 0 },
+    { affiliateId: bob.id, name: 'Bob Ray', email: 'bob@example.com', clicks: 0, referrals: 0, reportingCurrency: 'USD' },
+    { affiliateId: ann.id, name: 'Ann Lee', email: 'ann@example.com', clicks: 3, referrals: 0, reportingCurrency: 'USD' },
   ]);
   expect(JSON.stringify(response.body)).not.toContain(iban);
   expect(projections).toEqual([expect.objectContaining({ projection: { _id: 1, firstName: 1, lastName: 1, email: 1 } })]);
