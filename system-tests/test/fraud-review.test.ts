@@ -139,6 +139,15 @@ describe('risk actions', () => {
     expect((await saleById(api, sale.id)).commissions[0]).toMatchObject({ status: 'HELD', payoutCreated: false });
   });
 
+  test('a partial refund of a HELD commission (PUT /sales) lowers the held amount; it stays HELD and its release pays only what is still owed', async () => {
+    const { api, grace } = await program({ maxAutoApprovedCommission: 1, riskActions: { OVER_AUTO_APPROVAL_LIMIT: 'HOLD' } });
+    const sale = await saleOf(api, grace.id, 100);
+    const refunded = await ok(api.put('/sales', { saleId: sale.id, totalEarned: 60 }));
+    expect(refunded.commissions[0]).toMatchObject({ status: 'HELD', amount: 12 });
+    await ok(api.post('/commissions/release', { saleId: sale.id, commissionId: sale.commissions[0].id }));
+    expect(await ok(api.post('/payouts', {}))).toEqual([expect.objectContaining({ amount: 12 })]);
+  });
+
   test('VOID: the commission is VOID at once; the strongest action of several signals wins', async () => {
     const { api } = await program({ maxAutoApprovedCommission: 1, riskActions: { SELF_REFERRAL: 'VOID', OVER_AUTO_APPROVAL_LIMIT: 'HOLD' } });
     const ada = await affiliate(api, 'ada', 'ada@example.com');
