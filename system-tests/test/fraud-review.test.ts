@@ -208,6 +208,18 @@ test("the review queue through the gateway: a program lists its HELD commissions
   expect(await ok(b.api.get('/commissions?status=HELD'))).toEqual([expect.objectContaining({ saleId: theirs.id })]);
 });
 
+test("the review queue's next link still works once the commission it starts after was released: it answers the next held one", async () => {
+  const { api, grace } = await program({ maxAutoApprovedCommission: 1, riskActions: { OVER_AUTO_APPROVAL_LIMIT: 'HOLD' } });
+  const older = await saleOf(api, grace.id, 100);
+  const newer = await saleOf(api, grace.id, 50);
+  const first = await api.get('/commissions?status=HELD&limit=1');
+  expect(first.body).toEqual([expect.objectContaining({ saleId: newer.id })]);
+  const next = /<[^>]*(\/commissions\?[^>]*)>; rel="next"/.exec(first.headers.get('link') ?? '')?.[1];
+  expect(next).toContain(`startingAfter=${newer.id}`);
+  await ok(api.post('/commissions/release', { saleId: newer.id, commissionId: newer.commissions[0].id }));
+  expect(await ok(api.get(next!))).toEqual([expect.objectContaining({ saleId: older.id, status: 'HELD' })]);
+});
+
 test('a key with the read scope sees the queue but cannot release or void (403 naming "write")', async () => {
   const { api, programId, grace } = await program({ maxAutoApprovedCommission: 1, riskActions: { OVER_AUTO_APPROVAL_LIMIT: 'HOLD' } });
   const sale = await saleOf(api, grace.id, 100);
