@@ -235,6 +235,11 @@ describe('affiliate statements', () => {
   const statement = (api: Api, affiliateId: string, from: Date, to?: Date) =>
     ok(api.get(`/affiliates/statement?affiliateId=${affiliateId}&currency=USD&from=${from.toISOString()}${to ? `&to=${to.toISOString()}` : ''}`));
   const sumOf = (entries: { amount: number }[]) => Math.round(entries.reduce((total, entry) => total + entry.amount * 100, 0)) / 100;
+  /** What the program owes, counted apart from the statement: the affiliate's open (PENDING or DUE) commissions in USD. */
+  const owedByCommissions = async (api: Api, affiliateId: string) => {
+    const commissions: { status: string; currency: string; amount: number }[] = await ok(api.get(`/commissions?affiliateId=${affiliateId}`));
+    return sumOf(commissions.filter((commission) => ['PENDING', 'DUE'].includes(commission.status) && commission.currency === 'USD'));
+  };
 
   test('the sum of the entries is the closing minus the opening balance, for any period; a refund after payout is a negative balance the next payout offsets, never an overpayment', async () => {
     const { api, grace } = await program({ maxAutoApprovedCommission: 90, riskActions: { OVER_AUTO_APPROVAL_LIMIT: 'HOLD' } });
@@ -259,10 +264,14 @@ describe('affiliate statements', () => {
     await saleOf(api, grace.id, 200);
     const [offset] = await ok(api.post('/payouts', {}));
     expect(offset.amount).toBe(30);
+    // Counted apart from the statement, by the payout run over the due commissions and the refund's adjustment
+    // (GET /commissions leaves out a reversed sale's adjustment): what was owed, plus the 40 earned since.
+    expect(offset.amount).toBe(owing.closingBalance + 40);
     await ok(api.put('/payouts', { payoutId: offset.id, status: 'PAID' }));
 
     const whole = await statement(api, grace.id, start);
     expect(whole.closingBalance).toBe(0);
+    expect(whole.closingBalance).toBe(await owedByCommissions(api, grace.id));
     for (const period of [whole, await statement(api, grace.id, middle), await statement(api, grace.id, middle, new Date())]) {
       expect(sumOf(period.entries)).toBe(Math.round((period.closingBalance - period.openingBalance) * 100) / 100);
     }
@@ -275,6 +284,13 @@ describe('affiliate statements', () => {
     expect(rows.at(-1)).toMatchObject({ type: 'CLOSING_BALANCE', amount: '0' });
     expect(rows).toHaveLength(whole.entries.length + 2);
   });
+});
+
+test('a statement whose period ends before it starts (from after to) is a 400 naming to', async () => {
+  const { api, grace } = await program();
+  const refused = await api.get(`/affiliates/statement?affiliateId=${grace.id}&currency=USD&from=2026-02-01T00:00:00.000Z&to=2026-01-01T00:00:00.000Z`);
+  expect(refused.status).toBe(400);
+  expect(refused.body.error).toContain('to: must not be before from');
 });
 
 test('the affiliate report shows the commission held for review and the commission voided', async () => {
