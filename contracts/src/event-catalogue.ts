@@ -25,13 +25,15 @@ export const ProgramEventData = Program.partial({
 });
 
 /**
- * Referral and sale data as consumers accept it: events published before `attribution` existed lack
- * it (during a rolling upgrade, or left in a queue), and a consumer must not dead-letter them. The
- * documented payload (`data`) always has it; what was published without it is delivered as sent.
+ * Referral and sale data as consumers accept it: events published before `attribution` or `risk`
+ * existed lack them (during a rolling upgrade, or left in an outbox or a queue), and a consumer must
+ * not dead-letter them. The documented payload (`data`) always has both; what was published without
+ * them is delivered as sent (a referral or sale stored without risk reads as no signals, FLAG).
  */
-const AcceptedReferral = Referral.partial({ attribution: true });
-const AcceptedSale = Sale.partial({ attribution: true });
-const AcceptedExpandedSale = ExpandedSale.extend({ referral: z.union([AcceptedReferral, z.null()]) }).partial({ attribution: true });
+const olderFields = { attribution: true, risk: true } as const;
+const AcceptedReferral = Referral.partial(olderFields);
+const AcceptedSale = Sale.partial(olderFields);
+const AcceptedExpandedSale = ExpandedSale.extend({ referral: z.union([AcceptedReferral, z.null()]) }).partial(olderFields);
 
 type CatalogueEntry = {
   /** What `data` holds: the object's full current state, or `{ id }` once it is deleted. */

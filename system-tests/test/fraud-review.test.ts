@@ -139,6 +139,15 @@ describe('risk actions', () => {
     expect((await saleById(api, sale.id)).commissions[0]).toMatchObject({ status: 'HELD', payoutCreated: false });
   });
 
+  test('a partial refund of a HELD commission (PUT /sales) lowers the held amount; it stays HELD and its release pays only what is still owed', async () => {
+    const { api, grace } = await program({ maxAutoApprovedCommission: 1, riskActions: { OVER_AUTO_APPROVAL_LIMIT: 'HOLD' } });
+    const sale = await saleOf(api, grace.id, 100);
+    const refunded = await ok(api.put('/sales', { saleId: sale.id, totalEarned: 60 }));
+    expect(refunded.commissions[0]).toMatchObject({ status: 'HELD', amount: 12 });
+    await ok(api.post('/commissions/release', { saleId: sale.id, commissionId: sale.commissions[0].id }));
+    expect(await ok(api.post('/payouts', {}))).toEqual([expect.objectContaining({ amount: 12 })]);
+  });
+
   test('VOID: the commission is VOID at once; the strongest action of several signals wins', async () => {
     const { api } = await program({ maxAutoApprovedCommission: 1, riskActions: { SELF_REFERRAL: 'VOID', OVER_AUTO_APPROVAL_LIMIT: 'HOLD' } });
     const ada = await affiliate(api, 'ada', 'ada@example.com');
@@ -199,6 +208,18 @@ test("the review queue through the gateway: a program lists its HELD commissions
   expect(await ok(b.api.get('/commissions?status=HELD'))).toEqual([expect.objectContaining({ saleId: theirs.id })]);
 });
 
+test("the review queue's next link still works once the commission it starts after was released: it answers the next held one", async () => {
+  const { api, grace } = await program({ maxAutoApprovedCommission: 1, riskActions: { OVER_AUTO_APPROVAL_LIMIT: 'HOLD' } });
+  const older = await saleOf(api, grace.id, 100);
+  const newer = await saleOf(api, grace.id, 50);
+  const first = await api.get('/commissions?status=HELD&limit=1');
+  expect(first.body).toEqual([expect.objectContaining({ saleId: newer.id })]);
+  const next = /<[^>]*(\/commissions\?[^>]*)>; rel="next"/.exec(first.headers.get('link') ?? '')?.[1];
+  expect(next).toContain(`startingAfter=${newer.id}`);
+  await ok(api.post('/commissions/release', { saleId: newer.id, commissionId: newer.commissions[0].id }));
+  expect(await ok(api.get(next!))).toEqual([expect.objectContaining({ saleId: older.id, status: 'HELD' })]);
+});
+
 test('a key with the read scope sees the queue but cannot release or void (403 naming "write")', async () => {
   const { api, programId, grace } = await program({ maxAutoApprovedCommission: 1, riskActions: { OVER_AUTO_APPROVAL_LIMIT: 'HOLD' } });
   const sale = await saleOf(api, grace.id, 100);
@@ -214,6 +235,11 @@ describe('affiliate statements', () => {
   const statement = (api: Api, affiliateId: string, from: Date, to?: Date) =>
     ok(api.get(`/affiliates/statement?affiliateId=${affiliateId}&currency=USD&from=${from.toISOString()}${to ? `&to=${to.toISOString()}` : ''}`));
   const sumOf = (entries: { amount: number }[]) => Math.round(entries.reduce((total, entry) => total + entry.amount * 100, 0)) / 100;
+  /** What the program owes, counted apart from the statement: the affiliate's open (PENDING or DUE) commissions in USD. */
+  const owedByCommissions = async (api: Api, affiliateId: string) => {
+    const commissions: { status: string; currency: string; amount: number }[] = await ok(api.get(`/commissions?affiliateId=${affiliateId}`));
+    return sumOf(commissions.filter((commission) => ['PENDING', 'DUE'].includes(commission.status) && commission.currency === 'USD'));
+  };
 
   test('the sum of the entries is the closing minus the opening balance, for any period; a refund after payout is a negative balance the next payout offsets, never an overpayment', async () => {
     const { api, grace } = await program({ maxAutoApprovedCommission: 90, riskActions: { OVER_AUTO_APPROVAL_LIMIT: 'HOLD' } });
@@ -238,10 +264,14 @@ describe('affiliate statements', () => {
     await saleOf(api, grace.id, 200);
     const [offset] = await ok(api.post('/payouts', {}));
     expect(offset.amount).toBe(30);
+    // Counted apart from the statement, by the payout run over the due commissions and the refund's adjustment
+    // (GET /commissions leaves out a reversed sale's adjustment): what was owed, plus the 40 earned since.
+    expect(offset.amount).toBe(owing.closingBalance + 40);
     await ok(api.put('/payouts', { payoutId: offset.id, status: 'PAID' }));
 
     const whole = await statement(api, grace.id, start);
     expect(whole.closingBalance).toBe(0);
+    expect(whole.closingBalance).toBe(await owedByCommissions(api, grace.id));
     for (const period of [whole, await statement(api, grace.id, middle), await statement(api, grace.id, middle, new Date())]) {
       expect(sumOf(period.entries)).toBe(Math.round((period.closingBalance - period.openingBalance) * 100) / 100);
     }
@@ -254,6 +284,13 @@ describe('affiliate statements', () => {
     expect(rows.at(-1)).toMatchObject({ type: 'CLOSING_BALANCE', amount: '0' });
     expect(rows).toHaveLength(whole.entries.length + 2);
   });
+});
+
+test('a statement whose period ends before it starts (from after to) is a 400 naming to', async () => {
+  const { api, grace } = await program();
+  const refused = await api.get(`/affiliates/statement?affiliateId=${grace.id}&currency=USD&from=2026-02-01T00:00:00.000Z&to=2026-01-01T00:00:00.000Z`);
+  expect(refused.status).toBe(400);
+  expect(refused.body.error).toContain('to: must not be before from');
 });
 
 test('the affiliate report shows the commission held for review and the commission voided', async () => {

@@ -112,7 +112,12 @@ describe('commission transitions', () => {
     expect(next(markByHand(earned(), { ...change, recalculating: false, amountMinor: 1500, inPayout: true, payoutId: 'ext-7' }))).toMatchObject({ payoutCreated: true, payoutId: 'ext-7' });
     expect(refusal(markByHand(next(claimForPayout(earned(), 'payout-1')), { ...change, inRunPayout: true }))).toBe('IN_PAYOUT');
     expect(refusal(markByHand(next(claimForPayout(earned(), 'ext-7')), { ...change, inPayout: true }))).toBe('IN_PAYOUT');
-    expect(refusal(markByHand(next(hold(earned(), reviewer)), change))).toBe('NOT_OPEN');
+    expect(refusal(markByHand(next(hold(earned(), reviewer)), { ...change, inPayout: true, payoutId: 'ext-7' }))).toBe('NOT_OPEN');
+  });
+
+  test('marking by hand (PUT /sales): a HELD commission in no payout takes the new amount and stays HELD', () => {
+    const change = { saleId: 's', amountMinor: 900, recalculating: true, inPayout: false, payoutId: null, inRunPayout: false };
+    expect(next(markByHand(next(hold(earned(), reviewer)), change))).toMatchObject({ state: 'HELD', amountMinor: 900, payoutCreated: false, payoutId: null });
   });
 });
 

@@ -10,17 +10,21 @@ type Listed = { _id: unknown; createdAt: Date };
 
 /**
  * One page of a list, newest first (createdAt, then id, so equal timestamps still page stably).
- * `startingAfter` is the id of the last item of the previous page and must belong to the same scope.
+ * `startingAfter` is the id of the last item of the previous page. It is looked up in `cursorScope`
+ * (the program, for a program's list), not with the list's filter: the (createdAt, id) order does not
+ * depend on the filter, and the item may have left the list since its page was read (a held
+ * commission released, a delivery delivered), which must not break the next link.
  */
 export async function findPage<Doc extends Listed>(
   model: Model<Doc>,
   scope: FilterQuery<Doc>,
   page: PageRequest,
+  cursorScope: FilterQuery<Doc> = scope,
 ): Promise<{ items: Doc[]; nextCursor: string | null }> {
   const limit = page.limit ?? DEFAULT_PAGE_SIZE;
   let filter: FilterQuery<Doc> = scope;
   if (page.startingAfter !== undefined) {
-    const cursor = (await model.findOne({ ...scope, _id: page.startingAfter } as FilterQuery<Doc>).select('createdAt').lean()) as Listed | null;
+    const cursor = (await model.findOne({ ...cursorScope, _id: page.startingAfter } as FilterQuery<Doc>).select('createdAt').lean()) as Listed | null;
     if (!cursor) throw badRequest(`startingAfter: no object with id ${page.startingAfter} in this list`);
     filter = {
       ...scope,

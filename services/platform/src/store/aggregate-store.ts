@@ -185,7 +185,8 @@ export class AggregateStore<Doc extends Aggregate> {
 
   /** A page of a list, newest first. Lists may scan on the local server; hot paths use byId and byKey. */
   protected async page(programId: string, filter: FilterQuery<Doc>, page: PageRequest): Promise<{ items: Doc[]; nextCursor: string | null }> {
-    return findPage(this.model, this.scope(programId, filter), page);
+    const program = { [this.options.programField ?? 'programId']: programId } as FilterQuery<Doc>;
+    return findPage(this.model, this.scope(programId, filter), page, program);
   }
 
   /** Every live document of the program that matches, in the order asked (a list: it may scan). */

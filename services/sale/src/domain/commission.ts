@@ -150,7 +150,7 @@ export function markPaid(commission: CommissionEntry, payoutId: string): Transit
 
 /**
  * PUT /sales by hand: a new amount and/or marking it as rolled into a payout made outside the
- * payout runs. `inRunPayout` says its payoutId is one of the runs' payouts, which PUT /payouts
+ * payout runs. A HELD commission takes only a new amount. `inRunPayout` says its payoutId is one of the runs' payouts, which PUT /payouts
  * settles, never this.
  */
 export function markByHand(
@@ -159,6 +159,10 @@ export function markByHand(
 ): Transition {
   const { saleId } = change;
   const state = stateOf(commission);
+  // A held commission in no payout follows its sale's amount (a partial refund while under review),
+  // so that releasing it later pays what is still owed, not what was first earned. It stays HELD and
+  // is never marked as paid out by hand: only a release makes it payable.
+  if (state === 'HELD' && !commission.payoutCreated && !change.inPayout) return { entry: { ...commission, amountMinor: change.amountMinor } };
   if (state !== 'OPEN') return refuse('NOT_OPEN', `The commission of sale ${saleId} is ${state}; it cannot be changed`);
   if (change.inRunPayout) {
     return refuse('IN_PAYOUT', `The commission of sale ${saleId} is in payout ${commission.payoutId ?? ''}: mark the payout PAID or FAILED with PUT /payouts`);

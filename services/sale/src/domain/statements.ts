@@ -1,5 +1,5 @@
 import type { Statement, StatementEntry } from '@affiliate/contracts';
-import { fromMinorUnits } from '@affiliate/platform';
+import { badRequest, fromMinorUnits } from '@affiliate/platform';
 import type { PayoutDocument } from '../data-access/payouts';
 import type { SaleForStatement } from '../data-access/sales';
 import type { CommissionEntry } from './commission';
@@ -59,6 +59,8 @@ const sumOf = (entries: Entry[]) => entries.reduce((total, entry) => total + ent
 export async function affiliateStatement(deps: SaleDependencies, programId: string, query: { affiliateId: string; currency: string; from: string; to?: string }): Promise<Statement> {
   const from = new Date(query.from);
   const to = query.to === undefined ? new Date() : new Date(query.to);
+  // A period that ends before it starts has no meaning (its closing balance would come before its opening).
+  if (from > to) throw badRequest(query.to === undefined ? 'from: must be in the past (to defaults to now)' : 'to: must not be before from');
   const entries: Entry[] = [];
   for await (const sale of deps.repositories.sales.ofAffiliate(programId, query.affiliateId)) {
     for (const commission of sale.commissions) {

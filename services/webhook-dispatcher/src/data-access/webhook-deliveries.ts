@@ -112,7 +112,7 @@ export class WebhookDeliveryRepository {
     if (filter.eventId !== undefined) scope.eventId = filter.eventId;
     if (filter.status !== undefined) scope.status = filter.status;
     if (filter.eventType !== undefined) scope.eventType = filter.eventType;
-    return findPage<WebhookDeliveryDocument>(this.model, scope, page);
+    return findPage<WebhookDeliveryDocument>(this.model, scope, page, { programId });
   }
 
   /** A pending delivery whose attempt is due and that nobody holds, leased to the caller. */
