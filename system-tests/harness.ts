@@ -33,7 +33,27 @@ export const COMPONENTS = {
 export type Component = keyof typeof COMPONENTS;
 
 export const ADMIN_TOKEN = 'system-test-admin-token-0123456789';
+
 export const INTERNAL_TOKEN = 'system-test-internal-token-0123456789';
+
+/**
+ * What every component of a system under test is told about the others (their URLs, as `url`
+ * gives them) and the shared tokens and webhook settings: one table for the single-process system
+ * and the replica drill.
+ */
+export function componentLinks(url: (name: Component) => string): NodeJS.ProcessEnv {
+  return {
+    INTERNAL_TOKEN,
+    ADMIN_TOKEN,
+    COUPON_URL: url('coupon'),
+    AFFILIATE_URL: url('affiliate'),
+    REFERRAL_URL: url('referral'),
+    SALE_URL: url('sale'),
+    WEBHOOK_DISPATCHER_URL: url('webhook-dispatcher'),
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+    WEBHOOK_RETRY_SCHEDULE: '0,300ms,500ms,1s,1s,2s,2s,3s,3s,5s,5s,5s',
+  };
+}
 
 export type ApiResponse<T = any> = { status: number; headers: Headers; body: T }; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -214,15 +234,7 @@ export class System<Broker extends DisposableRabbit = DisposableRabbit> {
       MONGO_URL: this.mongo.url,
       MONGO_DB_PREFIX: this.dbPrefix,
       AMQP_URL: this.rabbit.url,
-      INTERNAL_TOKEN,
-      ADMIN_TOKEN,
-      COUPON_URL: url('coupon'),
-      AFFILIATE_URL: url('affiliate'),
-      REFERRAL_URL: url('referral'),
-      SALE_URL: url('sale'),
-      WEBHOOK_DISPATCHER_URL: url('webhook-dispatcher'),
-      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-      WEBHOOK_RETRY_SCHEDULE: '0,300ms,500ms,1s,1s,2s,2s,3s,3s,5s,5s,5s',
+      ...componentLinks(url),
       ...this.extraEnv,
       ...this.componentEnv[component],
     };

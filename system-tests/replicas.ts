@@ -5,7 +5,7 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, testInfra } from '@affiliate/platform/testing';
-import { ADMIN_TOKEN, COMPONENTS, INTERNAL_TOKEN, ROOT, apiClient, type Api, type Component } from './harness';
+import { ADMIN_TOKEN, COMPONENTS, ROOT, apiClient, componentLinks, type Api, type Component } from './harness';
 
 /**
  * Two of everything (issue 26, deliverable 5): two replicas of every service and two gateways
@@ -192,15 +192,7 @@ export class ReplicatedSystem {
       AMQP_URL: amqpUrl,
       EVENT_EXCHANGE: this.exchange,
       ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
-      INTERNAL_TOKEN,
-      ADMIN_TOKEN,
-      COUPON_URL: url('coupon'),
-      AFFILIATE_URL: url('affiliate'),
-      REFERRAL_URL: url('referral'),
-      SALE_URL: url('sale'),
-      WEBHOOK_DISPATCHER_URL: url('webhook-dispatcher'),
-      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-      WEBHOOK_RETRY_SCHEDULE: '0,300ms,500ms,1s,1s,2s,2s,3s,3s,5s,5s,5s',
+      ...componentLinks(url),
       SHUTDOWN_DELAY_MS: String(SHUTDOWN_DELAY_MS),
       ...(replica.component === 'gateway' ? { BOOTSTRAP_API_KEY: this.bootstrapKey } : {}),
       ...this.extraEnv,
