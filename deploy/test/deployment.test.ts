@@ -347,9 +347,14 @@ describe('container image', () => {
   });
 });
 
+type SecurityContext = { runAsNonRoot?: boolean; runAsUser?: number; privileged?: boolean; allowPrivilegeEscalation?: boolean; capabilities?: { add?: string[]; drop?: string[] }; seccompProfile?: { type: string } };
 type PodSpec = {
-  securityContext?: { runAsNonRoot?: boolean; seccompProfile?: { type: string } };
-  containers: (Container & { image?: string; securityContext?: { allowPrivilegeEscalation?: boolean; capabilities?: { drop?: string[] } } })[];
+  securityContext?: SecurityContext;
+  hostNetwork?: boolean;
+  hostPID?: boolean;
+  hostIPC?: boolean;
+  volumes?: { name: string; hostPath?: unknown }[];
+  containers: (Container & { image?: string; ports?: { hostPort?: number }[]; securityContext?: SecurityContext })[];
   initContainers?: PodSpec['containers'];
 };
 
@@ -382,15 +387,26 @@ function workloadsOf(objects: KubernetesObject[]): KubernetesObject[] {
 
 /** What keeps a workload's pods out of a namespace that enforces the restricted Pod Security profile. */
 function restrictedViolations(object: KubernetesObject): string[] {
-  const spec = podSpecOf(object);
-  const name = `${object.kind} ${object.metadata.name}`;
+  return podSpecViolations(`${object.kind} ${object.metadata.name}`, podSpecOf(object));
+}
+
+/** The restricted profile's rules over one pod spec (baseline's host namespaces, paths and ports included). */
+function podSpecViolations(name: string, spec: PodSpec | undefined): string[] {
   if (!spec) return [`${name}: no pod template`];
   const violations: string[] = [];
   if (spec.securityContext?.runAsNonRoot !== true) violations.push(`${name}: runAsNonRoot is not true`);
+  if (spec.securityContext?.runAsUser === 0) violations.push(`${name}: runAsUser is 0`);
   if (spec.securityContext?.seccompProfile?.type !== 'RuntimeDefault') violations.push(`${name}: seccompProfile is not RuntimeDefault`);
+  for (const shared of ['hostNetwork', 'hostPID', 'hostIPC'] as const) if (spec[shared]) violations.push(`${name}: ${shared}`);
+  for (const volume of spec.volumes ?? []) if (volume.hostPath !== undefined) violations.push(`${name}: hostPath volume ${volume.name}`);
   for (const container of [...spec.containers, ...(spec.initContainers ?? [])]) {
-    if (container.securityContext?.allowPrivilegeEscalation !== false) violations.push(`${name}/${container.name}: allowPrivilegeEscalation is not false`);
-    if (JSON.stringify(container.securityContext?.capabilities?.drop) !== '["ALL"]') violations.push(`${name}/${container.name}: capabilities are not all dropped`);
+    const context = container.securityContext;
+    if (context?.privileged) violations.push(`${name}/${container.name}: privileged`);
+    if (context?.allowPrivilegeEscalation !== false) violations.push(`${name}/${container.name}: allowPrivilegeEscalation is not false`);
+    if (JSON.stringify(context?.capabilities?.drop) !== '["ALL"]') violations.push(`${name}/${container.name}: capabilities are not all dropped`);
+    if ((context?.capabilities?.add ?? []).some((capability) => capability !== 'NET_BIND_SERVICE')) violations.push(`${name}/${container.name}: capabilities added`);
+    if (context?.runAsNonRoot === false || context?.runAsUser === 0) violations.push(`${name}/${container.name}: runs as root`);
+    if ((container.ports ?? []).some((port) => port.hostPort)) violations.push(`${name}/${container.name}: hostPort`);
   }
   return violations;
 }
@@ -465,8 +481,19 @@ test('the restricted check reads the pods of every workload kind, init container
   };
   for (const kind of Object.keys(POD_SPEC_PATHS)) {
     expect({ kind, violations: restrictedViolations(wrap(kind, compliant)) }).toEqual({ kind, violations: [] });
-    expect({ kind, violations: restrictedViolations(wrap(kind, privilegedInit)).length }).toEqual({ kind, violations: 2 });
+    expect({ kind, violations: restrictedViolations(wrap(kind, privilegedInit)).length }).toEqual({ kind, violations: 3 });
   }
+  const app = compliant.containers[0];
+  const hostile: [string, unknown][] = [
+    ['capabilities added', { ...compliant, containers: [{ ...app, securityContext: { ...app.securityContext, capabilities: { drop: ['ALL'], add: ['SYS_ADMIN'] } } }] }],
+    ['runs as root', { ...compliant, containers: [{ ...app, securityContext: { ...app.securityContext, runAsUser: 0 } }] }],
+    ['runs as root', { ...compliant, containers: [{ ...app, securityContext: { ...app.securityContext, runAsNonRoot: false } }] }],
+    ['hostNetwork', { ...compliant, hostNetwork: true }],
+    ['hostPID', { ...compliant, hostPID: true }],
+    ['hostPath volume', { ...compliant, volumes: [{ name: 'root', hostPath: { path: '/' } }] }],
+    ['hostPort', { ...compliant, containers: [{ ...app, ports: [{ containerPort: 80, hostPort: 80 }] }] }],
+  ];
+  for (const [rule, spec] of hostile) expect({ rule, violations: restrictedViolations(wrap('Deployment', spec)).join() }).toEqual({ rule, violations: expect.stringContaining(rule) });
   expect(() => workloadsOf([{ apiVersion: 'v1', kind: 'PodTemplate', metadata: { name: 'x' }, spec: { template: {} } }])).toThrow();
 });
 
@@ -532,6 +559,36 @@ describe('production infrastructure: the operators the overlay expects', () => {
         .flatMap((rule) => rule.ports.map((port) => port.port));
     expect(peerPorts('rabbitmq-cluster-peers')).toEqual(expect.arrayContaining([4369, 25672]));
     expect(peerPorts('mongodb-replica-set-peers')).toEqual([27017]);
+  });
+
+  test('the members may also call each other: the base lets infrastructure pods call the DNS only', () => {
+    const policies = objects.filter((object) => object.kind === 'NetworkPolicy');
+    // Egress a member is allowed towards the pods labelled app.kubernetes.io/name=<name>, over every policy selecting it.
+    const egressPorts = (name: string) =>
+      policies
+        .filter((policy) => (policy.spec as { podSelector: { matchLabels?: Record<string, string> } }).podSelector.matchLabels?.['app.kubernetes.io/name'] === name)
+        .flatMap((policy) => ((policy.spec as { egress?: { to: { podSelector?: { matchLabels: Record<string, string> } }[]; ports: { port: number }[] }[] }).egress ?? []))
+        .filter((rule) => rule.to.some((peer) => peer.podSelector?.matchLabels['app.kubernetes.io/name'] === name))
+        .flatMap((rule) => rule.ports.map((port) => port.port));
+    expect(egressPorts('rabbitmq')).toEqual(expect.arrayContaining([4369, 25672]));
+    expect(egressPorts('mongodb')).toEqual([27017]);
+    // No Kubernetes API access is opened: RabbitMQ's peer discovery from 4.1 on needs none.
+    const rabbit = objects.find((object) => object.kind === 'RabbitmqCluster') as { spec: { image?: string } };
+    const [major, minor] = (/:(\d+)\.(\d+)/.exec(rabbit.spec.image ?? '') ?? []).slice(1).map(Number);
+    expect(major > 4 || (major === 4 && minor >= 1)).toBe(true);
+  });
+
+  test("the operators' pods meet the restricted profile of the namespace they land in, every container named", () => {
+    // The operators merge these templates into their StatefulSets by container name: every container
+    // each operator makes must be named, or it keeps the operator's defaults.
+    const templates: [string, string[], PodSpec | undefined][] = [
+      ['RabbitmqCluster', ['rabbitmq', 'setup-container'], (only('RabbitmqCluster').spec as { override?: { statefulSet?: { spec?: { template?: { spec?: PodSpec } } } } }).override?.statefulSet?.spec?.template?.spec],
+      ['MongoDBCommunity', ['mongod', 'mongodb-agent', 'mongod-posthook', 'mongodb-agent-readinessprobe'], (only('MongoDBCommunity').spec as { statefulSet?: { spec?: { template?: { spec?: PodSpec } } } }).statefulSet?.spec?.template?.spec],
+    ];
+    for (const [kind, containers, spec] of templates) {
+      expect({ kind, containers: [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])].map((container) => container.name).sort() }).toEqual({ kind, containers: [...containers].sort() });
+      expect(podSpecViolations(kind, spec)).toEqual([]);
+    }
   });
 
   test('the README names both operators, and the overlay points to them', () => {

@@ -1,4 +1,4 @@
-import { programKey, runMigrationOnce } from '@affiliate/platform';
+import { programKey, runMigrationOnce, unlessKeyTaken } from '@affiliate/platform';
 import type { Connection } from 'mongoose';
 import { redemptionIdOf } from './redemption-model';
 
@@ -37,7 +37,9 @@ async function rewriteKeys(connection: Connection): Promise<void> {
   for await (const redemption of redemptions.find({})) {
     const id = redemptionIdOf(redemption.programId, redemption.redemptionKey);
     if (redemption._id === id) continue;
-    await redemptions.insertOne({ ...redemption, _id: id }).catch(() => undefined); // already copied by an interrupted run
+    // A taken id means an interrupted run already copied it; any other error (a timeout, a lost
+    // connection) is thrown before the original is deleted, so no redemption is lost uncopied.
+    await unlessKeyTaken(() => redemptions.insertOne({ ...redemption, _id: id }));
     await redemptions.deleteOne({ _id: redemption._id });
   }
 }
