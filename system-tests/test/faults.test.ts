@@ -128,8 +128,19 @@ test('the sale service killed with SIGKILL during writes: no acknowledged sale l
 }, 180_000);
 
 test('SIGTERM during load drops no in-flight request and leaves no event behind', async () => {
-  const requests = Array.from({ length: 30 }, (_, index) => sleep(index * 20).then(() => createCoupon(`shutdown ${index}`)));
-  await sleep(250);
+  // The stop comes once the service has answered one of a stream of writes, so that it falls in the
+  // middle of the stream however slow a loaded machine is (a fixed pause once let every request
+  // arrive after the stop, and the test proved nothing).
+  let served!: () => void;
+  const firstServed = new Promise<void>((resolve) => (served = resolve));
+  const requests = Array.from({ length: 30 }, (_, index) =>
+    sleep(index * 20).then(async () => {
+      const answer = await createCoupon(`shutdown ${index}`);
+      if (answer.status === 200) served();
+      return answer;
+    }),
+  );
+  await Promise.race([firstServed, Promise.all(requests)]);
   await system.kill('coupon', 'SIGTERM');
   const answers = await Promise.all(requests);
   // Requests either completed or were refused cleanly as unavailable; none was cut off half way.
