@@ -33,5 +33,7 @@ test("one program's burst of events waiting in the queue does not hold back anot
   // Fanned out in its program's turn, not after the burst that was queued before it.
   await eventually(() => expect(quiet.received.map((webhook) => webhook.headers['webhook-id'])).toEqual([event.id]), 60_000);
   expect(busy.received.length).toBeLessThan(BURST / 2);
-  await eventually(() => expect(busy.received.length).toBe(BURST), 120_000);
+  // Every event of the burst arrives too: counted by webhook-id, since an attempt that outlasts its
+  // timeout on a loaded machine is sent again under the same id (at-least-once; receivers deduplicate).
+  await eventually(() => expect(new Set(busy.received.map((webhook) => webhook.headers['webhook-id'])).size).toBe(BURST), 120_000);
 }, 180_000);
