@@ -43,7 +43,7 @@ test('a sale whose externalId is still being recorded by another request is a 40
   // Another request holds the code's redemption for this payment right now (a fresh claim, as the coupon service stores it).
   const redemptionKey = `sale:${programId}:${externalId}`;
   const now = new Date();
-  await worldOf().coupon.context.connection.collection<{ _id: string }>('redemptions').insertOne({
+  await worldOf().coupon.context.connection.collection<{ _id: string } & Record<string, unknown>>('redemptions').insertOne({
     _id: `${programId}:${redemptionKey}`,
     programId,
     redemptionKey,
