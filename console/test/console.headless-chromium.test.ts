@@ -53,6 +53,8 @@ async function seed(api: Api) {
     await okBody(api.post('/sales', { referralId: referral.id, totalEarned: total, paidAt: new Date(Date.now() - ago * day).toISOString() }));
   }
   await okBody(api.post('/sales', { promoCode: 'SPRING20', totalEarned: 60 }));
+  // A sale in another currency: the overview shows it apart, never added to the dollars.
+  await okBody(api.post('/sales', { referralId: referral.id, totalEarned: 49.99, currency: 'EUR' }));
   // More referrals than one page of the console (50), so that its paging is the API's.
   for (let index = 0; index < 54; index += 1) await okBody(api.post('/referrals', { link: 'grace', email: `paged-${index}@example.com` }));
 }
@@ -162,8 +164,15 @@ test('every program page shows the program\u2019s real data and passes axe', asy
   const page = await newPage();
   await signIn(page, 'program', program.key);
   await go(page, 'overview');
-  await showing(page.locator('.tiles'), 'Sales6');
+  await showing(page.locator('.tiles'), 'Sales7');
+  // Revenue and commission per currency, the reporting currency first: 609 USD and 49.99 EUR, never 658.99.
+  const tile = (name: string) => page.locator('.tiles div').filter({ has: page.getByText(name, { exact: true }) });
+  await showing(tile('Revenue'), 'Revenue609 USD49.99 EUR');
+  await showing(tile('Commission'), 'Commission121.8 USD10 EUR');
+  expect(await page.locator('.tiles').textContent()).not.toMatch(/658\.99|131\.8/);
   await counting(page.locator('.chart canvas'), 3);
+  await showing(page.locator('.chart figcaption').nth(1), 'Revenue and commission per day, in USD');
+  expect(await page.getByRole('img', { name: /Revenue and commission per day/ }).getAttribute('aria-label')).toContain('revenue USD: 609; commission USD: 121.8');
   await checkPage(page, 'overview');
 
   const expected: Record<string, string> = { affiliates: 'ada@example.com', links: 'ada', codes: 'SPRING20', referrals: 'paged-53@example.com', sales: '120 USD' };

@@ -234,7 +234,7 @@ export const AffiliateReportRow = z
     referrals: z.number().int().openapi({ description: "The affiliate's referrals created in the period, whatever the attribution (not per currency: the same on each of its rows)" }),
     sales: z.number().int().openapi({ description: 'Live (not reversed) sales in this currency recorded in the period, by promotional code, referral, click, visitor or affiliate id' }),
     revenue: z.number().openapi({ description: 'Their totalEarned, in this currency' }),
-    commissionEarned: z.number().openapi({ description: 'The commissions in this currency of the live sales recorded in the period, all but VOID (adjustments negative): pending + held + due + paid' }),
+    commissionEarned: z.number().openapi({ description: 'The commissions in this currency of the sales recorded in the period, reversed ones included (a reversed sale keeps a commission already in a payout beside its negative adjustment), all but VOID (adjustments negative): pending + held + due + paid' }),
     commissionPending: z.number().openapi({ description: 'Those commissions now PENDING (in their hold)' }),
     commissionHeld: z.number().openapi({ description: 'Earned and HELD for review (part of commissionEarned)' }),
     commissionDue: z.number().openapi({ description: 'Those now DUE (past the hold, not yet paid; including those in a payout not yet PAID)' }),
@@ -243,7 +243,7 @@ export const AffiliateReportRow = z
   })
   .openapi('AffiliateReportRow', {
     description:
-      'One affiliate in one currency: each figure equals the sum over the commissions (GET /sales, status as shown there) of that affiliate\'s live sales recorded in the period, in that currency; no figure adds two currencies',
+      "One affiliate in one currency: sales and revenue count its live sales recorded in the period; each commission figure equals the sum over the commissions (status as GET /sales shows it) of that affiliate's sales recorded in the period, reversed ones included, in that currency, so that pending + due equals what the statement says is owed; no figure adds two currencies",
   });
 
 /**

@@ -216,14 +216,8 @@ function responseHeaders(operation: Operation, status: string): z.AnyZodObject {
   return z.object(headers);
 }
 
-/** The gateway's own routes (not proxied to a service) that take no Idempotency-Key beyond POST. */
-const GATEWAY_LOCAL_PATHS = ['/program', '/publishable-keys'];
-
-/** POST, PUT and DELETE of the public API (PUT and DELETE as far as a service answers them). */
-const takesIdempotencyKey = (operation: Operation) =>
-  !operation.admin &&
-  !operation.browser &&
-  (operation.method === 'post' || ((operation.method === 'put' || operation.method === 'delete') && !GATEWAY_LOCAL_PATHS.includes(operation.path)));
+/** POST, PUT and DELETE of the public API, the gateway's own (program settings, publishable keys) included. */
+const takesIdempotencyKey = (operation: Operation) => !operation.admin && !operation.browser && operation.method !== 'get';
 
 /** 409: a reused Idempotency-Key (public POSTs), or a change racing another on the same object (every write). */
 function conflictDescription(operation: Operation): string | null {

@@ -160,3 +160,35 @@ test('an Idempotency-Key on PUT and on DELETE is honoured as on POST', async () 
     await send({ affiliateId: '00000000-0000-4000-8000-000000000002' }).expect(409);
   }
 });
+
+test("an Idempotency-Key is honoured on the gateway's own writes: a retried POST /publishable-keys answers the same key (replayed) and creates no second one; PUT /program and DELETE /publishable-keys replay too; another body is 409", async () => {
+  const own = await createProgramWithKey(gateway);
+  const as = (key: string) => ({ ...bearer(own.key), 'Idempotency-Key': key });
+  const keysNow = async () => (await api().get('/api/v1/publishable-keys').set(bearer(own.key)).expect(200)).body as { id: string }[];
+
+  const created = await api().post('/api/v1/publishable-keys').set(as('pk-1')).expect(200);
+  const retried = await api().post('/api/v1/publishable-keys').set(as('pk-1')).expect(200);
+  expect(created.headers['idempotent-replayed']).toBeUndefined();
+  expect(retried.headers['idempotent-replayed']).toBe('true');
+  expect(retried.body).toEqual(created.body);
+  expect((await keysNow()).map((key) => key.id)).toEqual([created.body.id]);
+  // The same key with a body is another request.
+  await api().post('/api/v1/publishable-keys').set(as('pk-1')).send({ note: 'other' }).expect(409);
+
+  const settings = (reportingCurrency: string) => api().put('/api/v1/program').set(as('settings-1')).send({ reportingCurrency });
+  const updated = await settings('EUR').expect(200);
+  const replayed = await settings('EUR').expect(200);
+  expect(replayed.headers['idempotent-replayed']).toBe('true');
+  expect(replayed.body).toEqual(updated.body);
+  // Another body under the same key is refused, and changes nothing.
+  const refused = await settings('GBP').expect(409);
+  expect(refused.body.error).toContain('different request');
+  expect((await api().get('/api/v1/program').set(bearer(own.key)).expect(200)).body.reportingCurrency).toBe('EUR');
+
+  const revoke = (publishableKeyId: string) => api().delete('/api/v1/publishable-keys').set(as('revoke-1')).send({ publishableKeyId });
+  const revoked = await revoke(created.body.id).expect(200);
+  const again = await revoke(created.body.id).expect(200);
+  expect(again.headers['idempotent-replayed']).toBe('true');
+  expect(again.body).toEqual(revoked.body);
+  await revoke('00000000-0000-4000-8000-000000000009').expect(409);
+});

@@ -53,13 +53,12 @@ test('no schema gives a $ref a null default (openapi-python-client skips such op
   expect(offending.map(({ at }) => at)).toEqual([]);
 });
 
-test('409 is documented on writes only, and Idempotency-Key on public writes only (PUT and DELETE where a service answers them)', () => {
-  const gatewayLocal = ['/api/v1/program', '/api/v1/publishable-keys'];
+test("409 is documented on writes only, and Idempotency-Key on every public write (the gateway's own PUT /program and publishable keys included)", () => {
   for (const { path, method, operation } of operations) {
     expect({ path, method, conflict: '409' in operation.responses }).toEqual({ path, method, conflict: method !== 'get' });
     const takesKey = (operation.parameters ?? []).some((parameter: Json) => parameter.name === 'idempotency-key');
     // The browser routes answer a narrowed body that is not kept: a page's retry is a new call (deduplicated as a click or by the script).
-    const write = method === 'post' || ((method === 'put' || method === 'delete') && !gatewayLocal.includes(path));
+    const write = method === 'post' || method === 'put' || method === 'delete';
     expect({ path, method, takesKey }).toEqual({ path, method, takesKey: write && path.startsWith('/api/v1/') && !path.startsWith('/api/v1/browser/') });
   }
 });

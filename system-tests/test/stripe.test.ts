@@ -358,6 +358,16 @@ test("a zero-decimal currency's amount is taken as whole units: 5000 JPY is a sa
   expect(sale).toMatchObject({ totalEarned: 5000, currency: 'JPY', commissionEarned: 1000 });
 });
 
+test('a currency that is not an active ISO 4217 code is refused with a 400 naming it, and records no sale', async () => {
+  const program = await connectedProgram();
+  const { customer, email } = await referredCustomer(program);
+  const paidInvoice = await program.send(stripeEvent('invoice.paid', invoice({ customer, email, amountPaid: 5000, currency: 'xyz' })));
+  expect(paidInvoice).toMatchObject({ status: 400, body: { error: expect.stringContaining('XYZ is not an active ISO 4217 currency code') } });
+  const session = await program.send(stripeEvent('checkout.session.completed', checkoutSession({ customer, email, mode: 'payment', currency: 'abc' })));
+  expect(session).toMatchObject({ status: 400, body: { error: expect.stringContaining('ABC is not an active ISO 4217 currency code') } });
+  expect(await sales(program.api)).toEqual([]);
+});
+
 /** A promotional code of the program whose externalId is a Stripe promotion code, held by the program's affiliate. */
 async function stripePromotionCode(program: Connected): Promise<{ promotionCodeId: string; code: AnyObject }> {
   const promotionCodeId = stripeId('promo');

@@ -2808,7 +2808,7 @@ export interface components {
             /** @description openingBalance plus the sum of the entries; negative when a refund after a payout took back more than was earned since (the next payout offsets it) */
             closingBalance: number;
         };
-        /** @description One affiliate in one currency: each figure equals the sum over the commissions (GET /sales, status as shown there) of that affiliate's live sales recorded in the period, in that currency; no figure adds two currencies */
+        /** @description One affiliate in one currency: sales and revenue count its live sales recorded in the period; each commission figure equals the sum over the commissions (status as GET /sales shows it) of that affiliate's sales recorded in the period, reversed ones included, in that currency, so that pending + due equals what the statement says is owed; no figure adds two currencies */
         AffiliateReportRow: {
             /** Format: uuid */
             affiliateId: string;
@@ -2824,7 +2824,7 @@ export interface components {
             sales: number;
             /** @description Their totalEarned, in this currency */
             revenue: number;
-            /** @description The commissions in this currency of the live sales recorded in the period, all but VOID (adjustments negative): pending + held + due + paid */
+            /** @description The commissions in this currency of the sales recorded in the period, reversed ones included (a reversed sale keeps a commission already in a payout beside its negative adjustment), all but VOID (adjustments negative): pending + held + due + paid */
             commissionEarned: number;
             /** @description Those commissions now PENDING (in their hold) */
             commissionPending: number;
@@ -10948,7 +10948,9 @@ export interface operations {
     updateOwnProgram: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -10967,6 +10969,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10993,6 +10996,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -11008,6 +11012,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -11023,13 +11028,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -11038,6 +11044,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11053,6 +11060,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -11361,7 +11369,9 @@ export interface operations {
     revokePublishableKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -11380,6 +11390,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -11410,6 +11421,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": string;
                     "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -11425,6 +11437,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -11440,13 +11453,14 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The object is being changed by another request right now; retry */
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -11455,6 +11469,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11470,6 +11485,7 @@ export interface operations {
                     "RateLimit-Limit"?: string;
                     "RateLimit-Remaining"?: string;
                     "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {

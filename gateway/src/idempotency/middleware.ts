@@ -46,7 +46,7 @@ export function idempotency(records: IdempotencyRecordModel, abandonedAfterMs: n
     const key = request.header(IDEMPOTENCY_KEY_HEADER);
     if (!IDEMPOTENT_METHODS.has(request.method) || key === undefined) return next();
     if (!VALID_KEY.test(key)) throw badRequest('Idempotency-Key must be 1 to 255 printable characters without spaces');
-    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    const body = Buffer.isBuffer(request.body) ? request.body : rawBodyOf(response);
     const requestHash = requestFingerprint(request, body);
     const programId = callerOf(response).programId;
     const claim = await claimIdempotencyKey(records, { programId, key, requestHash }, abandonedAfterMs);
@@ -90,6 +90,44 @@ function withoutSigningSecret(body: Buffer): Buffer {
   const { secret: _secret, ...rest } = parsed as Record<string, unknown>;
   return Buffer.from(JSON.stringify(rest));
 }
+
+/**
+ * The bytes of a body the gateway parsed itself (its own routes parse JSON), kept by
+ * `keepRawBody` for the request fingerprint; none: an empty body.
+ */
+const rawBodyOf = (response: Response): Buffer => (Buffer.isBuffer(response.locals.rawBody) ? response.locals.rawBody : Buffer.alloc(0));
+
+/** The `verify` option of express.json: keeps the bytes it parsed, so `idempotency` can fingerprint them. */
+export const keepRawBody = (_request: unknown, response: Response, bytes: Buffer): void => {
+  response.locals.rawBody = bytes;
+};
+
+/**
+ * For the routes the gateway answers itself (its program settings and publishable keys): after
+ * `idempotency`, the answer the route writes is stored for replays before it is sent, as a
+ * service's answer is by the proxy, so a retry with the same key gets it with
+ * `Idempotent-Replayed: true` instead of running the write again.
+ */
+export const storeLocalAnswer: RequestHandler = (_request, response, next) => {
+  const capture = idempotentForwardingOf(response)?.capture;
+  if (!capture) return next();
+  const chunks: Buffer[] = [];
+  const end = response.end.bind(response) as (body: Buffer) => Response;
+  const toBuffer = (chunk: unknown, encoding?: unknown) => (Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk), typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8'));
+  response.write = ((chunk: unknown, encoding?: unknown) => {
+    if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') chunks.push(toBuffer(chunk, encoding));
+    return true;
+  }) as Response['write'];
+  response.end = ((chunk?: unknown, encoding?: unknown) => {
+    if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') chunks.push(toBuffer(chunk, encoding));
+    const body = Buffer.concat(chunks);
+    const headers = Object.fromEntries(Object.entries(response.getHeaders()).filter(([, value]) => value !== undefined).map(([name, value]) => [name, Array.isArray(value) ? value : String(value)]));
+    const send = () => end(body);
+    capture({ status: response.statusCode, headers, body }).then(send, send);
+    return response;
+  }) as Response['end'];
+  next();
+};
 
 export function idempotentForwardingOf(response: Response): IdempotentForwarding | undefined {
   return response.locals.idempotentForwarding as IdempotentForwarding | undefined;

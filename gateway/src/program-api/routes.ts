@@ -6,6 +6,8 @@ import type { ProgramRepository } from '../admin/program-model';
 import { getProgram, updateProgram } from '../admin/programs';
 import { createPublishableKey, listPublishableKeys, revokePublishableKey, type PublishableKeyModel } from '../admin/publishable-keys';
 import { callerOf } from '../auth/authenticate';
+import type { IdempotencyRecordModel } from '../idempotency/idempotency-record';
+import { idempotency, keepRawBody, storeLocalAnswer } from '../idempotency/middleware';
 
 export type ProgramApiOptions = {
   programs: ProgramRepository;
@@ -14,6 +16,10 @@ export type ProgramApiOptions = {
   /** The per-key rate limit, applied as on every proxied route. */
   rateLimit: RequestHandler;
   bodyLimit: string;
+  /** Where an Idempotency-Key's answer is kept: the writes here honour it as the proxied ones do. */
+  idempotencyRecords: IdempotencyRecordModel;
+  /** How long a claimed key may stay in progress before another request may take it over. */
+  idempotencyAbandonedAfterMs: number;
   /** Publish the program event now and drop cached key verdicts on this replica. */
   onChange: () => void;
 };
@@ -26,14 +32,18 @@ export type ProgramApiOptions = {
 export function programApiRoutes(options: ProgramApiOptions): Router {
   const router = createRouter();
   const store = { programs: options.programs, publishableKeys: options.publishableKeys };
-  const parseJson = express.json({ limit: options.bodyLimit });
+  const parseJson = express.json({ limit: options.bodyLimit, verify: keepRawBody as never });
   const json: RequestHandler = (request, response, next) => requireJsonBody(request, response, (error?: unknown) => (error ? next(error) : parseJson(request, response, next)));
+  // A route without a body still reads what was sent: a retry is the same request only with the same bytes.
+  const bytes = express.raw({ type: () => true, limit: options.bodyLimit });
+  // A write with an Idempotency-Key is answered once, like the proxied writes (after the body is parsed, which it is fingerprinted by).
+  const once: RequestHandler[] = [idempotency(options.idempotencyRecords, options.idempotencyAbandonedAfterMs), storeLocalAnswer];
   const programIdOf = (response: express.Response) => callerOf(response).programId;
 
   router.get('/program', options.rateLimit, async (_request, response) => {
     response.json(await getProgram(options.programs, programIdOf(response)));
   });
-  router.put('/program', options.rateLimit, json, async (request, response) => {
+  router.put('/program', options.rateLimit, json, ...once, async (request, response) => {
     const program = await updateProgram(options.programs, programIdOf(response), parseBody(ProgramSettingsBody, request));
     options.onChange();
     response.json(program);
@@ -41,10 +51,10 @@ export function programApiRoutes(options: ProgramApiOptions): Router {
   router.get('/publishable-keys', options.rateLimit, async (_request, response) => {
     response.json(await listPublishableKeys(store, programIdOf(response)));
   });
-  router.post('/publishable-keys', options.rateLimit, async (_request, response) => {
+  router.post('/publishable-keys', options.rateLimit, bytes, ...once, async (_request, response) => {
     response.json(await createPublishableKey(store, programIdOf(response)));
   });
-  router.delete('/publishable-keys', options.rateLimit, json, async (request, response) => {
+  router.delete('/publishable-keys', options.rateLimit, json, ...once, async (request, response) => {
     const { publishableKeyId } = parseBody(RevokePublishableKeyBody, request);
     const revoked = await revokePublishableKey(store, publishableKeyId, programIdOf(response));
     options.onChange();

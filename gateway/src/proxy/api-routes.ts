@@ -93,6 +93,8 @@ export function apiRoutes(options: ApiRoutesOptions): Router {
       programAudit: options.programAudit,
       rateLimit: limited,
       bodyLimit: options.bodyLimit,
+      idempotencyRecords: options.idempotencyRecords,
+      idempotencyAbandonedAfterMs: options.upstreamTimeoutMs * 3,
       onChange: options.onProgramChange,
     }),
   );

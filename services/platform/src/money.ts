@@ -38,24 +38,3 @@ export function percentOfMinorUnits(units: number, rate: number): number {
   const magnitude = ((numerator < 0n ? -numerator : numerator) * 2n + denominator) / (2n * denominator);
   return Number(numerator < 0n ? -magnitude : magnitude);
 }
-
-/**
- * Amounts in minor units of several currencies kept apart, and their face-value total: the one
- * number a report shows when a program's sales came in more than one currency. The total is summed
- * exactly, in the finest minor unit among the currencies, and converted once.
- */
-export class MoneyTally {
-  private readonly unitsByCurrency = new Map<string, number>();
-
-  add(units: number, currency: string): void {
-    const code = currency.toUpperCase();
-    this.unitsByCurrency.set(code, (this.unitsByCurrency.get(code) ?? 0) + units);
-  }
-
-  faceValue(): number {
-    const finest = Math.max(0, ...[...this.unitsByCurrency.keys()].map(minorUnitDigits));
-    let total = 0;
-    for (const [currency, units] of this.unitsByCurrency) total += units * 10 ** (finest - minorUnitDigits(currency));
-    return total / 10 ** finest;
-  }
-}

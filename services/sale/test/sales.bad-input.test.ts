@@ -61,3 +61,18 @@ test('missing attribution, negative amounts and unknown payment triggers are 400
   const malformed = await world.api(world.sale, programId).post('/sales').set('content-type', 'application/json').send('{"promoCode": ');
   expect(malformed.status).toBe(400);
 });
+
+test('every problem at once: the cross-field rules are reported beside an invalid field, after it (the error message stays the first problem)', async () => {
+  const response = await sales().post('/sales', { totalEarned: 'x' }).expect(400);
+  expect(response.body.error).toMatch(/^totalEarned: /);
+  expect(response.body.errors).toEqual([
+    { param: 'totalEarned', message: response.body.error },
+    { param: 'promoCode', message: 'promoCode: one of promoCode, referralId or email is required' },
+  ]);
+  // Two rules broken beside a bad field: both listed.
+  const both = await sales().post('/sales', { promoCode: 'X', referralId: VALID_ID, clickId: 7, totalEarned: -1 }).expect(400);
+  expect(both.body.errors.map((problem: { param: string }) => problem.param)).toEqual(['totalEarned', 'promoCode', 'promoCode', 'clickId']);
+  // A field sent but invalid counts as sent: no "one of … is required" for it, and nothing more said about it.
+  const sent = await sales().post('/sales', { referralId: 'not-a-uuid', totalEarned: 'x' }).expect(400);
+  expect(sent.body.errors.map((problem: { param: string }) => problem.param)).toEqual(['referralId', 'totalEarned']);
+});

@@ -36,3 +36,27 @@ test('the same externalId with another amount, currency or attribution is a 409 
   expect((await sales().get('/sales', { affiliateId: affiliate.id }).expect(200)).body).toHaveLength(1);
   expect((await sales().get('/sales', { referralId: referral.id }).expect(200)).body).toHaveLength(0);
 });
+
+test('a sale whose externalId is still being recorded by another request is a 409 with Retry-After, and records nothing', async () => {
+  const { affiliate, coupon, code } = await affiliateWithCode(worldOf(), programId);
+  const externalId = 'pay_in_flight_1001';
+  // Another request holds the code's redemption for this payment right now (a fresh claim, as the coupon service stores it).
+  const redemptionKey = `sale:${programId}:${externalId}`;
+  const now = new Date();
+  await worldOf().coupon.context.connection.collection<{ _id: string } & Record<string, unknown>>('redemptions').insertOne({
+    _id: `${programId}:${redemptionKey}`,
+    programId,
+    redemptionKey,
+    state: 'pending',
+    promotionalCodeId: code.id,
+    couponId: coupon.id,
+    affiliateId: affiliate.id,
+    code: code.code,
+    createdAt: now,
+    claimedAt: now,
+  });
+  const response = await sales().post('/sales', { promoCode: code.code, totalEarned: 100, externalId }).expect(409);
+  expect(response.body.error).toContain('being recorded right now');
+  expect(response.headers['retry-after']).toBe('1');
+  expect((await sales().get('/sales', { affiliateId: affiliate.id }).expect(200)).body).toHaveLength(0);
+});

@@ -1,5 +1,5 @@
 import type { Request, RequestHandler } from 'express';
-import type { ZodError, ZodIssue, ZodTypeAny, z } from 'zod';
+import { ZodEffects, ZodObject, type RefinementCtx, type ZodError, type ZodIssue, type ZodTypeAny, type z } from 'zod';
 import { AppError, badRequest, InvalidRequest, type Problem } from '../errors';
 
 type Where = 'body' | 'query';
@@ -32,10 +32,63 @@ export type ParseOptions = {
   exactMessages?: readonly string[];
 };
 
-/** Every problem zod found, one per field (an unknown field each its own), the exact ones first. */
-function invalidRequest(error: ZodError, where: Where, options: ParseOptions): InvalidRequest {
+type Refinement = (value: unknown, context: RefinementCtx) => unknown;
+
+/** The object under a schema's object-level rules (`.refine`, `.superRefine`), and those rules; null for any other shape. */
+function objectAndRules(schema: ZodTypeAny): { object: ZodObject<z.ZodRawShape>; rules: Refinement[] } | null {
+  const rules: Refinement[] = [];
+  let inner: ZodTypeAny = schema;
+  while (inner instanceof ZodEffects) {
+    const effect = (inner as ZodEffects<ZodTypeAny>)._def.effect;
+    if (effect.type !== 'refinement') return null;
+    rules.unshift(effect.refinement as Refinement);
+    inner = (inner as ZodEffects<ZodTypeAny>)._def.schema;
+  }
+  return inner instanceof ZodObject && rules.length > 0 ? { object: inner as ZodObject<z.ZodRawShape>, rules } : null;
+}
+
+/**
+ * zod runs an object's own rules (the cross-field ones: "one of promoCode, referralId or email is
+ * required") only once every field is valid, so a body with a bad field would hide them. Here they
+ * run on what can be judged: the valid fields as parsed (defaults and normalizing applied), the
+ * invalid ones as sent (so a rule asking whether a field was sent sees it). What a rule says about
+ * an invalid field is left out (that field has its own problem already), and so is everything when
+ * a rule cannot judge such a body (it throws). Listed after zod's own problems, so the first one,
+ * the `error` message, is what it always was.
+ */
+function crossFieldIssues(schema: ZodTypeAny, raw: unknown, error: ZodError): ZodIssue[] {
+  const found = objectAndRules(schema);
+  if (!found || raw === null || typeof raw !== 'object' || Array.isArray(raw)) return [];
+  const sent = raw as Record<string, unknown>;
+  const invalid = new Set<string>();
+  for (const issue of error.issues) {
+    if (issue.code === 'unrecognized_keys') issue.keys.forEach((key) => invalid.add(key));
+    else if (issue.path.length > 0) invalid.add(String(issue.path[0]));
+  }
+  // A problem of the body as a whole (not an object, a rule's own failure): nothing more to judge.
+  if (invalid.size === 0) return [];
+  const judged = [...invalid].filter((key) => key in found.object.shape);
+  const valid = found.object.omit(Object.fromEntries(judged.map((key) => [key, true]))).strip();
+  const parsed = valid.safeParse(Object.fromEntries(Object.entries(sent).filter(([key]) => !invalid.has(key))));
+  if (!parsed.success) return [];
+  const value = { ...parsed.data, ...Object.fromEntries(judged.filter((key) => key in sent).map((key) => [key, sent[key]])) };
+  const issues: ZodIssue[] = [];
+  const context = {
+    path: [],
+    addIssue: (issue: { path?: (string | number)[]; message?: string }) => issues.push({ code: 'custom', path: issue.path ?? [], message: issue.message ?? 'Invalid input' }),
+  } as unknown as RefinementCtx;
+  try {
+    for (const rule of found.rules) rule(value, context);
+  } catch {
+    return [];
+  }
+  return issues.filter((issue) => !(issue.path.length > 0 && invalid.has(String(issue.path[0]))));
+}
+
+/** Every problem zod found, one per field (an unknown field each its own), the exact ones first, then the cross-field rules' (crossFieldIssues). */
+function invalidRequest(error: ZodError, where: Where, options: ParseOptions, crossField: ZodIssue[] = []): InvalidRequest {
   const exact = (issue: ZodIssue) => options.exactMessages?.includes(issue.message) ?? false;
-  const ordered = [...error.issues.filter(exact), ...error.issues.filter((issue) => !exact(issue))];
+  const ordered = [...error.issues.filter(exact), ...error.issues.filter((issue) => !exact(issue)), ...crossField];
   const first = ordered[0];
   if (!first) return new InvalidRequest([{ param: null, message: `Invalid request ${where}` }]);
   const problems: Problem[] = ordered.flatMap((issue): Problem[] => {
@@ -53,7 +106,7 @@ export function parseBody<Schema extends ZodTypeAny>(schema: Schema, request: Re
     throw badRequest('Request body must be a JSON object');
   }
   const result = schema.safeParse(body);
-  if (!result.success) throw invalidRequest(result.error, 'body', options);
+  if (!result.success) throw invalidRequest(result.error, 'body', options, crossFieldIssues(schema, body, result.error));
   return result.data;
 }
 
@@ -63,7 +116,7 @@ export function parseQuery<Schema extends ZodTypeAny>(schema: Schema, request: R
     if (typeof value !== 'string') throw badRequest(`${key} must be given once, as plain text`);
   }
   const result = schema.safeParse(request.query);
-  if (!result.success) throw invalidRequest(result.error, 'query', {});
+  if (!result.success) throw invalidRequest(result.error, 'query', {}, crossFieldIssues(schema, request.query, result.error));
   return result.data;
 }
 

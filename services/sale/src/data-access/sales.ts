@@ -57,7 +57,7 @@ export type SaleWithCommissions = Pick<SaleDocument, '_id' | 'createdAt' | 'comm
 /** What a statement reads of a sale. */
 export type SaleForStatement = Pick<SaleDocument, '_id' | 'createdAt' | 'updatedAt' | 'reversedAt' | 'commissions'>;
 /** What the report reads of a sale. */
-export type SaleForReport = Pick<SaleDocument, '_id' | 'affiliateId' | 'totalEarnedMinor' | 'currency' | 'commissions' | 'createdAt'>;
+export type SaleForReport = Pick<SaleDocument, '_id' | 'affiliateId' | 'totalEarnedMinor' | 'currency' | 'commissions' | 'createdAt' | 'reversedAt'>;
 
 export const externalIdKeyOf = (programId: string, externalId: string): string => programKey(programId, externalId);
 
@@ -159,9 +159,14 @@ export class SaleRepository extends AggregateStore<SaleDocument> {
     return this.stream(programId, { affiliateId }, ['_id', 'createdAt', 'updatedAt', 'reversedAt', 'commissions'], { sort: { createdAt: 1, _id: 1 }, evenIfNotLive: true });
   }
 
-  /** The live sales recorded in [from, to), one batch at a time, with what the report adds up. */
+  /**
+   * The sales recorded in [from, to), reversed ones too (a reversed sale keeps a paid commission and
+   * its negative adjustment, which the statement and the next payout count), one batch at a time,
+   * with what the report adds up.
+   */
   recordedBetween(programId: string, from: Date, to: Date): AsyncGenerator<SaleForReport> {
-    return this.stream(programId, { createdAt: { $gte: from, $lt: to } }, ['_id', 'affiliateId', 'totalEarnedMinor', 'currency', 'commissions', 'createdAt']);
+    const fields: (keyof SaleForReport)[] = ['_id', 'affiliateId', 'totalEarnedMinor', 'currency', 'commissions', 'createdAt', 'reversedAt'];
+    return this.stream(programId, { createdAt: { $gte: from, $lt: to } }, fields, { evenIfNotLive: true });
   }
 
   /**

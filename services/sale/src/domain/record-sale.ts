@@ -15,6 +15,8 @@ const CLOCK_SKEW_MS = 5 * 60_000;
 
 const paidAtOf = (input: CreateSaleBody): Date => new Date(input.paidAt ?? Date.now());
 const IN_PROGRESS_RETRIES = 20;
+/** The Retry-After of the 409 when a sale with the same externalId is still being recorded: about the time one takes. */
+const RECORDING_RETRY_AFTER_SECONDS = 1;
 const RELEASE_ATTEMPTS = 5;
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -172,7 +174,9 @@ async function redeem(deps: SaleDependencies, programId: string, body: Parameter
       return await redeemCode(deps.coupons, programId, body);
     } catch (error) {
       if (!(error instanceof RedemptionInProgress)) throw error;
-      if (attempt >= IN_PROGRESS_RETRIES) throw conflict('A sale with this externalId is being recorded right now; retry');
+      if (attempt >= IN_PROGRESS_RETRIES) {
+        throw new AppError(409, `A sale with this externalId is being recorded right now; retry in ${RECORDING_RETRY_AFTER_SECONDS} s`, RECORDING_RETRY_AFTER_SECONDS);
+      }
       await pause(25 * attempt);
     }
   }

@@ -30,9 +30,12 @@ export function reportPeriod(period: { from: string; to?: string }, now = new Da
  * GET /reports/affiliates: per affiliate and currency, the clicks and referrals (affiliate service)
  * and the sales, revenue and commission (this service) of the period [from, to). A sale counts in
  * its currency's row, a commission in its own currency's row (a FLAT plan pays in the plan's
- * currency). Commission is that of the live sales recorded in the period, by its status now:
- * pending, due, paid, voided, and earned (all but voided), exactly as the sales' commissions show
- * them. An affiliate with nothing in the period has one row, in the program's reporting currency.
+ * currency). `sales` and `revenue` count the live sales recorded in the period. Commission is that
+ * of every sale recorded in the period, reversed ones included, by its status now: pending, held,
+ * due, paid, voided, and earned (all but voided, so earned = pending + held + due + paid). A
+ * reversed sale's commission is VOID, or, when it was already in a payout, stays (PAID once paid)
+ * beside its negative adjustment (due at once, then netted in the next payout): both count, as in
+ * the statement and the payouts. An adjustment of a live sale counts the same way. An affiliate with nothing in the period has one row, in the program's reporting currency.
  * The sales are read one batch at a time and added up as they come, so memory grows with the
  * affiliates and currencies, not with the sales.
  */
@@ -50,8 +53,10 @@ export async function affiliateReport(deps: SaleDependencies, programId: string,
   const addSales = async () => {
     for await (const sale of deps.repositories.sales.recordedBetween(programId, period.from, period.to)) {
       const tally = tallyOf(sale.affiliateId, sale.currency);
-      tally.sales += 1;
-      tally.revenue += sale.totalEarnedMinor;
+      if (!sale.reversedAt) {
+        tally.sales += 1;
+        tally.revenue += sale.totalEarnedMinor;
+      }
       for (const commission of sale.commissions) {
         const inCurrency = tallyOf(sale.affiliateId, commission.currency);
         const status = statusOf(commission, sale, now);

@@ -1,3 +1,4 @@
+import { isActiveCurrency } from '@affiliate/contracts';
 import { badRequest, describeZodError } from '@affiliate/platform';
 import Stripe from 'stripe';
 import { z, type ZodTypeAny } from 'zod';
@@ -12,6 +13,17 @@ import { z, type ZodTypeAny } from 'zod';
  * subscription under `parent.subscription_details`, the promotion code only on the checkout session.
  */
 const StripeRef = z.union([z.string(), z.object({ id: z.string() }).passthrough()]).transform((value) => (typeof value === 'string' ? value : value.id));
+
+/**
+ * Stripe's currency (lower case, `usd`) as the API's: an active ISO 4217 code, upper case, from the
+ * table the rest of the platform counts minor units by. Any other three letters are a 400 naming the
+ * field (as any shape the integration cannot read), so nothing is recorded in a currency that
+ * does not exist.
+ */
+const StripeCurrency = z
+  .string()
+  .transform((code) => code.toUpperCase())
+  .refine(isActiveCurrency, (code) => ({ message: `${code} is not an active ISO 4217 currency code, so no sale is recorded for it` }));
 
 export const StripeEvent = z.object({
   id: z.string().min(1).max(255),
@@ -29,7 +41,7 @@ export const CheckoutSession = z.object({
   mode: z.string().nullish(),
   payment_status: z.string().nullish(),
   amount_total: z.number().int().nonnegative().nullish(),
-  currency: z.string().regex(/^[A-Za-z]{3}$/).nullish(),
+  currency: StripeCurrency.nullish(),
   client_reference_id: z.string().nullish(),
   customer: StripeRef.nullish(),
   customer_email: z.string().nullish(),
@@ -51,7 +63,7 @@ export const Invoice = z.object({
   id: z.string().min(1).max(200),
   customer: StripeRef.nullish(),
   customer_email: z.string().nullish(),
-  currency: z.string().regex(/^[A-Za-z]{3}$/),
+  currency: StripeCurrency,
   amount_paid: z.number().int().nonnegative(),
   billing_reason: z.string().nullish(),
   status_transitions: z.object({ paid_at: z.number().int().nullish() }).nullish(),
