@@ -237,3 +237,37 @@ test("changing an affiliate's bank details (payoutDetails) needs finance as well
   expect(JSON.stringify(records)).not.toContain(iban);
   expect(JSON.stringify(records)).not.toContain(iban.slice(4, 16));
 });
+
+/** A JSON body as bytes the service's parser would once have read another way than the gateway: a UTF-8 byte-order mark, or UTF-16LE. */
+const unreadableBodies = (body: object): Array<{ name: string; contentType: string; bytes: Buffer }> => [
+  { name: 'a UTF-8 byte-order mark', contentType: 'application/json', bytes: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(body), 'utf8')]) },
+  { name: 'UTF-16LE', contentType: 'application/json; charset=utf-16le', bytes: Buffer.from(JSON.stringify(body), 'utf16le') },
+];
+
+test('a body the gateway cannot read as the service would (a byte-order mark, UTF-16LE) needs the sensitive scope: a write-only key is refused 403, nothing reaches a service, and the attempt is recorded', async () => {
+  const { programId } = await createProgramWithKey(gateway);
+  const writer = await keyWith(programId, ['write']);
+  const reader = await keyWith(programId, ['read']);
+  const acts = [
+    { path: '/api/v1/affiliates', scope: 'finance', body: { affiliateId: '00000000-0000-4000-8000-000000000005', payoutDetails: { method: 'BANK_TRANSFER', accountHolder: 'Mallory', iban: 'DE89370400440532013000' } } },
+    { path: '/api/v1/webhook-endpoints', scope: 'webhook_secrets', body: { webhookEndpointId: '00000000-0000-4000-8000-000000000006', rotateSecret: true } },
+  ];
+  for (const act of acts) {
+    for (const payload of unreadableBodies(act.body)) {
+      const attempt = `PUT ${act.path} with ${payload.name}`;
+      const before = upstream.received.length;
+      // fetch sends the bytes as given (supertest would serialise a Buffer as JSON).
+      const refused = await fetch(`${gateway.url}${act.path}`, { method: 'PUT', headers: { ...bearer(writer.key), 'content-type': payload.contentType }, body: payload.bytes });
+      const error = ((await refused.json()) as { error: string }).error;
+      expect({ attempt, status: refused.status, error }).toEqual({ attempt, status: 403, error: expect.stringContaining(`"${act.scope}"`) });
+      expect({ attempt, forwarded: forwarded(before) }).toEqual({ attempt, forwarded: [] });
+    }
+  }
+  const records = await auditRecords(reader.key, 4);
+  expect(records.map(summary)).toEqual([
+    { action: 'webhook_secret.revealed', operation: 'PUT /api/v1/webhook-endpoints', status: 403, key: writer.id },
+    { action: 'webhook_secret.revealed', operation: 'PUT /api/v1/webhook-endpoints', status: 403, key: writer.id },
+    { action: 'bank_details.changed', operation: 'PUT /api/v1/affiliates', status: 403, key: writer.id },
+    { action: 'bank_details.changed', operation: 'PUT /api/v1/affiliates', status: 403, key: writer.id },
+  ]);
+});
