@@ -1,3 +1,4 @@
+import { get as httpGet } from 'node:http';
 import { API_OPERATIONS, API_SCOPES, scopesOf, type ApiScope } from '@affiliate/contracts';
 import { eventually } from '@affiliate/platform/testing';
 import request from 'supertest';
@@ -125,7 +126,7 @@ test('rotating a signing secret needs webhook_secrets; changing anything else of
   expect(forwarded(before)).toEqual([]);
 });
 
-type ProgramAudit = { action: string; operation: string; status: number; requestId: string | null; actor: { apiKeyId: string; apiKeyPrefix: string } };
+type ProgramAudit = { action: string; operation: string; status: number; aborted: boolean; requestId: string | null; actor: { apiKeyId: string; apiKeyPrefix: string } };
 
 /** The program's audit record as a key of it reads it, once it holds `count` records (they are written after each answer). */
 const auditRecords = (key: string, count: number) =>
@@ -270,4 +271,37 @@ test('a body the gateway cannot read as the service would (a byte-order mark, UT
     { action: 'bank_details.changed', operation: 'PUT /api/v1/affiliates', status: 403, key: writer.id },
     { action: 'bank_details.changed', operation: 'PUT /api/v1/affiliates', status: 403, key: writer.id },
   ]);
+});
+
+test('a sensitive answer the client drops mid-stream is recorded all the same, once, marked aborted', async () => {
+  const { programId } = await createProgramWithKey(gateway);
+  const finance = await keyWith(programId, ['finance']);
+  const reader = await keyWith(programId, ['read']);
+  // The upstream sends the CSV's first line and never the rest: the client leaves mid-answer.
+  upstream.trickleFor([programId]);
+  try {
+    const firstChunk = await new Promise<string>((resolve, reject) => {
+      const exporting = httpGet(`${gateway.url}/api/v1/payouts/export?payoutId=00000000-0000-4000-8000-000000000007`, { headers: bearer(finance.key) }, (response) => {
+        response.once('data', (chunk: Buffer) => {
+          exporting.destroy();
+          resolve(chunk.toString('utf8'));
+        });
+      });
+      exporting.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' ? undefined : reject(error)));
+    });
+    expect(firstChunk).toBe('name\n');
+    const records = await auditRecords(reader.key, 1);
+    expect(records.map((record) => ({ ...summary(record), aborted: record.aborted }))).toEqual([
+      { action: 'bank_details.exported', operation: 'GET /api/v1/payouts/export', status: 200, key: finance.id, aborted: true },
+    ]);
+    // A finished answer is recorded once too, not aborted.
+    await api().get('/api/v1/payouts/export').query({ payoutId: '00000000-0000-4000-8000-000000000007' }).set(bearer(reader.key)).expect(403);
+    const both = await auditRecords(reader.key, 2);
+    expect(both.map((record) => ({ status: record.status, aborted: record.aborted }))).toEqual([
+      { status: 403, aborted: false },
+      { status: 200, aborted: true },
+    ]);
+  } finally {
+    upstream.trickleFor([]);
+  }
 });

@@ -92,18 +92,28 @@ function bodyField(request: Request, field: string): unknown {
   }
 }
 
+/**
+ * Recorded once the answer is done: on 'finish', or on 'close' when the client dropped the connection
+ * first (a CSV of bank details read halfway is still bank details exported), then marked `aborted`.
+ */
 function recordWhenAnswered(options: ScopeOptions, request: Request, response: Response, act: SensitiveAct): void {
   const caller = callerOf(response);
   const operation = `${request.method} ${PUBLIC_PREFIX}${request.path}`;
-  response.on('finish', () => {
+  let recorded = false;
+  const record = () => {
+    if (recorded) return;
+    recorded = true;
     options.audit
       .record(caller.programId, {
         actor: { apiKeyId: caller.keyId, apiKeyPrefix: caller.keyPrefix },
         action: act.action,
         operation,
         status: response.statusCode,
+        aborted: !response.writableFinished,
         requestId: String(response.locals.requestId ?? request.header(REQUEST_ID_HEADER) ?? '') || null,
       })
       .catch((error: unknown) => options.logger.error({ err: error, action: act.action }, "could not write the program's audit record"));
-  });
+  };
+  response.once('finish', record);
+  response.once('close', record);
 }
