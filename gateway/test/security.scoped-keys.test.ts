@@ -265,12 +265,9 @@ test('a body the gateway cannot read as the service would (a byte-order mark, UT
     }
   }
   const records = await auditRecords(reader.key, 4);
-  expect(records.map(summary)).toEqual([
-    { action: 'webhook_secret.revealed', operation: 'PUT /api/v1/webhook-endpoints', status: 403, key: writer.id },
-    { action: 'webhook_secret.revealed', operation: 'PUT /api/v1/webhook-endpoints', status: 403, key: writer.id },
-    { action: 'bank_details.changed', operation: 'PUT /api/v1/affiliates', status: 403, key: writer.id },
-    { action: 'bank_details.changed', operation: 'PUT /api/v1/affiliates', status: 403, key: writer.id },
-  ]);
+  // Newest first: both refused rotations, then both refused bank-details changes.
+  const refusals = (action: string, operation: string) => Array(2).fill({ action, operation, status: 403, key: writer.id });
+  expect(records.map(summary)).toEqual([...refusals('webhook_secret.revealed', 'PUT /api/v1/webhook-endpoints'), ...refusals('bank_details.changed', 'PUT /api/v1/affiliates')]);
 });
 
 test('a sensitive answer the client drops mid-stream is recorded all the same, once, marked aborted', async () => {
