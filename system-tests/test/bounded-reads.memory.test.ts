@@ -38,14 +38,13 @@ afterAll(async () => {
 /**
  * A call through the gateway, waited for as long as it takes: on a loaded machine the local server's
  * scans make everything slow, and this test asserts what is answered, never how fast (the harness's
- * client gives up after 30 s). `retryOn503` sends a 503 with Retry-After again, a bounded number of
- * times, as a client does: only the other program's calls use it, because while two reports scan
- * 50,000 sales on a loaded 2-core machine the sale service's admission control may shed one of them
- * (its deadline judges by how long recent requests took, and the reports are the slowest of those).
- * The reports themselves never wait for a place (HEAVY_OPERATIONS_PER_PROGRAM answers 429 at once),
- * so their answers are judged as they come, 503 included.
+ * client gives up after 30 s). A 503 with Retry-After is sent again, a bounded number of times, as a
+ * client does, and counted in `retried`. The reports need it too, not only the other program's calls:
+ * beside `yes` on 2 cores, a run that sent only the other program's 503s again ended with none of the
+ * 30 reports answered 200 (a running report was shed); with it, the same run passed. The 429 of the
+ * heavy-operation cap is never sent again, so the reports answered can still number at most the cap.
  */
-async function call(key: string, method: string, path: string, body?: unknown, retryOn503 = false): Promise<{ status: number; retryAfter: string | null; body: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+async function call(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; retryAfter: string | null; retried: number; body: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
   for (let attempt = 1; ; attempt += 1) {
     const response = await fetch(`${system.gatewayUrl}/api/v1${path}`, {
       method,
@@ -55,7 +54,7 @@ async function call(key: string, method: string, path: string, body?: unknown, r
     });
     const text = await response.text();
     const retryAfter = response.headers.get('retry-after');
-    if (!retryOn503 || response.status !== 503 || attempt >= 10) return { status: response.status, retryAfter, body: text ? (JSON.parse(text) as unknown) : null };
+    if (response.status !== 503 || attempt >= 10) return { status: response.status, retryAfter, retried: attempt - 1, body: text ? (JSON.parse(text) as unknown) : null };
     await new Promise((resolve) => setTimeout(resolve, 1000 * Number(retryAfter ?? 1)));
   }
 }
@@ -131,24 +130,29 @@ test("a few dozen concurrent reports over 50,000 sales: at most HEAVY_OPERATIONS
   // While the reports run, the other program reads and records its sales.
   const otherAnswers: number[] = [];
   do {
-    otherAnswers.push((await call(other.key, 'GET', `/sales?id=${otherSale.id}`, undefined, true)).status);
-    const referral = await call(other.key, 'POST', '/referrals', { affiliateId: ada.id, email: `c-${randomUUID().slice(0, 8)}@example.com` }, true);
+    otherAnswers.push((await call(other.key, 'GET', `/sales?id=${otherSale.id}`)).status);
+    const referral = await call(other.key, 'POST', '/referrals', { affiliateId: ada.id, email: `c-${randomUUID().slice(0, 8)}@example.com` });
     otherAnswers.push(referral.status);
-    if (referral.status === 200) otherAnswers.push((await call(other.key, 'POST', '/sales', { referralId: referral.body.id, totalEarned: 10, externalId: `other-${randomUUID()}` }, true)).status);
+    if (referral.status === 200) otherAnswers.push((await call(other.key, 'POST', '/sales', { referralId: referral.body.id, totalEarned: 10, externalId: `other-${randomUUID()}` })).status);
   } while (!reportsDone);
 
   const answers = await reports;
   const answered = answers.filter((answer) => answer.status === 200);
   const refused = answers.filter((answer) => answer.status !== 200);
-  // Each report scans 50,000 sales: all 30 are in before a place frees, so no more than the cap run.
-  expect(answered.length).toBeGreaterThanOrEqual(1);
-  expect(answered.length).toBeLessThanOrEqual(DEFAULT_HEAVY_OPERATIONS_PER_PROGRAM);
+  // Every answer at once, so that a failure shows them all. Each report scans 50,000 sales: all 30 are
+  // in before a place frees, so no more than the cap run; the rest are the cap's 429 (not the gateway's
+  // rate limit), each saying when to come back.
+  expect({
+    answeredWithinCap: answered.length >= 1 && answered.length <= DEFAULT_HEAVY_OPERATIONS_PER_PROGRAM,
+    refused: refused.map(({ status, retryAfter, body }) => ({ status, retryAfter: Number(retryAfter) > 0, error: body?.error })),
+    statuses: answers.map(({ status, retried }) => `${status}${retried ? ` after ${retried} 503` : ''}`),
+  }).toEqual({
+    answeredWithinCap: true,
+    refused: Array(CONCURRENT_REPORTS - answered.length).fill({ status: 429, retryAfter: true, error: expect.stringContaining('Too many heavy operations') }),
+    statuses: expect.any(Array),
+  });
   for (const answer of answered) expect(answer.body).toEqual([expect.objectContaining({ affiliateId: grace.id, sales: SALES, revenue: SALES * 100, commissionEarned: SALES * 20 })]);
-  // The rest are the heavy-operation cap's 429 (not the gateway's rate limit), each saying when to come back.
-  expect(refused.map(({ status, retryAfter, body }) => ({ status, retryAfter: Number(retryAfter) > 0, error: body?.error }))).toEqual(
-    Array(CONCURRENT_REPORTS - answered.length).fill({ status: 429, retryAfter: true, error: expect.stringContaining('Too many heavy operations') }),
-  );
   expect(system.isRunning('sale')).toBe(true);
   expect(otherAnswers.filter((status) => status !== 200)).toEqual([]);
-  expect((await call(other.key, 'GET', `/sales?id=${otherSale.id}`, undefined, true)).status).toBe(200);
+  expect((await call(other.key, 'GET', `/sales?id=${otherSale.id}`)).status).toBe(200);
 }, 600_000);
