@@ -41,7 +41,8 @@ afterAll(async () => {
  * client gives up after 30 s). A 503 with Retry-After is sent again, a bounded number of times, as a
  * client does, and counted in `retried`. The reports need it too, not only the other program's calls:
  * beside `yes` on 2 cores, a run that sent only the other program's 503s again ended with none of the
- * 30 reports answered 200 (a running report was shed); with it, the same run passed. The 429 of the
+ * 30 reports answered 200 (which statuses came instead was not recorded; with the retry the same
+ * setup passed). The 429 of the
  * heavy-operation cap is never sent again, so the reports answered can still number at most the cap.
  */
 async function call(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; retryAfter: string | null; retried: number; body: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
