@@ -230,6 +230,7 @@ export const ProgramAuditRecord = z
     action: ProgramAuditAction,
     operation: z.string().openapi({ description: 'Method and path, e.g. GET /api/v1/payouts/export' }),
     status: z.number().int().openapi({ description: 'The HTTP status answered: 200 when it happened, 403 when the key lacked the scope' }),
+    aborted: z.boolean().openapi({ description: 'True when the client dropped the connection before the whole answer was sent (recorded all the same)' }),
     requestId: z.string().nullable(),
   })
   .openapi('ProgramAuditRecord');

@@ -1,3 +1,4 @@
+import { get as httpGet } from 'node:http';
 import { API_OPERATIONS, API_SCOPES, scopesOf, type ApiScope } from '@affiliate/contracts';
 import { eventually } from '@affiliate/platform/testing';
 import request from 'supertest';
@@ -125,7 +126,7 @@ test('rotating a signing secret needs webhook_secrets; changing anything else of
   expect(forwarded(before)).toEqual([]);
 });
 
-type ProgramAudit = { action: string; operation: string; status: number; requestId: string | null; actor: { apiKeyId: string; apiKeyPrefix: string } };
+type ProgramAudit = { action: string; operation: string; status: number; aborted: boolean; requestId: string | null; actor: { apiKeyId: string; apiKeyPrefix: string } };
 
 /** The program's audit record as a key of it reads it, once it holds `count` records (they are written after each answer). */
 const auditRecords = (key: string, count: number) =>
@@ -236,4 +237,68 @@ test("changing an affiliate's bank details (payoutDetails) needs finance as well
   expect(records.map(summary)).toEqual([{ ...change, status: 200, key: both.id }, ...Array(2).fill({ ...change, status: 403, key: writer.id })]);
   expect(JSON.stringify(records)).not.toContain(iban);
   expect(JSON.stringify(records)).not.toContain(iban.slice(4, 16));
+});
+
+/** A JSON body as bytes the service's parser would once have read another way than the gateway: a UTF-8 byte-order mark, or UTF-16LE. */
+const unreadableBodies = (body: object): Array<{ name: string; contentType: string; bytes: Buffer }> => [
+  { name: 'a UTF-8 byte-order mark', contentType: 'application/json', bytes: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(body), 'utf8')]) },
+  { name: 'UTF-16LE', contentType: 'application/json; charset=utf-16le', bytes: Buffer.from(JSON.stringify(body), 'utf16le') },
+];
+
+test('a body the gateway cannot read as the service would (a byte-order mark, UTF-16LE) needs the sensitive scope: a write-only key is refused 403, nothing reaches a service, and the attempt is recorded', async () => {
+  const { programId } = await createProgramWithKey(gateway);
+  const writer = await keyWith(programId, ['write']);
+  const reader = await keyWith(programId, ['read']);
+  const acts = [
+    { path: '/api/v1/affiliates', scope: 'finance', body: { affiliateId: '00000000-0000-4000-8000-000000000005', payoutDetails: { method: 'BANK_TRANSFER', accountHolder: 'Mallory', iban: 'DE89370400440532013000' } } },
+    { path: '/api/v1/webhook-endpoints', scope: 'webhook_secrets', body: { webhookEndpointId: '00000000-0000-4000-8000-000000000006', rotateSecret: true } },
+  ];
+  for (const act of acts) {
+    for (const payload of unreadableBodies(act.body)) {
+      const attempt = `PUT ${act.path} with ${payload.name}`;
+      const before = upstream.received.length;
+      // fetch sends the bytes as given (supertest would serialise a Buffer as JSON).
+      const refused = await fetch(`${gateway.url}${act.path}`, { method: 'PUT', headers: { ...bearer(writer.key), 'content-type': payload.contentType }, body: payload.bytes });
+      const error = ((await refused.json()) as { error: string }).error;
+      expect({ attempt, status: refused.status, error }).toEqual({ attempt, status: 403, error: expect.stringContaining(`"${act.scope}"`) });
+      expect({ attempt, forwarded: forwarded(before) }).toEqual({ attempt, forwarded: [] });
+    }
+  }
+  const records = await auditRecords(reader.key, 4);
+  // Newest first: both refused rotations, then both refused bank-details changes.
+  const refusals = (action: string, operation: string) => Array(2).fill({ action, operation, status: 403, key: writer.id });
+  expect(records.map(summary)).toEqual([...refusals('webhook_secret.revealed', 'PUT /api/v1/webhook-endpoints'), ...refusals('bank_details.changed', 'PUT /api/v1/affiliates')]);
+});
+
+test('a sensitive answer the client drops mid-stream is recorded all the same, once, marked aborted', async () => {
+  const { programId } = await createProgramWithKey(gateway);
+  const finance = await keyWith(programId, ['finance']);
+  const reader = await keyWith(programId, ['read']);
+  // The upstream sends the CSV's first line and never the rest: the client leaves mid-answer.
+  upstream.trickleFor([programId]);
+  try {
+    const firstChunk = await new Promise<string>((resolve, reject) => {
+      const exporting = httpGet(`${gateway.url}/api/v1/payouts/export?payoutId=00000000-0000-4000-8000-000000000007`, { headers: bearer(finance.key) }, (response) => {
+        response.once('data', (chunk: Buffer) => {
+          exporting.destroy();
+          resolve(chunk.toString('utf8'));
+        });
+      });
+      exporting.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' ? undefined : reject(error)));
+    });
+    expect(firstChunk).toBe('name\n');
+    const records = await auditRecords(reader.key, 1);
+    expect(records.map((record) => ({ ...summary(record), aborted: record.aborted }))).toEqual([
+      { action: 'bank_details.exported', operation: 'GET /api/v1/payouts/export', status: 200, key: finance.id, aborted: true },
+    ]);
+    // A finished answer is recorded once too, not aborted.
+    await api().get('/api/v1/payouts/export').query({ payoutId: '00000000-0000-4000-8000-000000000007' }).set(bearer(reader.key)).expect(403);
+    const both = await auditRecords(reader.key, 2);
+    expect(both.map((record) => ({ status: record.status, aborted: record.aborted }))).toEqual([
+      { status: 403, aborted: false },
+      { status: 200, aborted: true },
+    ]);
+  } finally {
+    upstream.trickleFor([]);
+  }
 });

@@ -1,17 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import mongoose from 'mongoose';
 import { saleModel, type SaleDocument } from '../../services/sale/src/data-access/sales';
+import { DEFAULT_HEAVY_OPERATIONS_PER_PROGRAM } from '@affiliate/platform';
 import { okBody as ok, System, type Api } from '../harness';
 import { startDisposableRabbit } from '@affiliate/platform/testing';
 
 /**
- * Bounded reads (issue 27): reports over a program with 50,000 sales, several at once, keep the sale
- * process under a heap limit that reading every sale of the period at once exceeds, and another
+ * Bounded reads (issue 27): a few dozen reports at once over a program with 50,000 sales keep the sale
+ * process under a heap limit that reading every sale of the period at once exceeds: at most
+ * HEAVY_OPERATIONS_PER_PROGRAM of them run, the rest are answered 429 with Retry-After, and another
  * program's sales keep answering meanwhile.
  */
 const SALES = 50_000;
-/** As many as one program may run at once (HEAVY_OPERATIONS_PER_PROGRAM's default). */
-const CONCURRENT_REPORTS = 2;
+/** "A few dozen concurrent reports" (issue 27), all of one program. */
+const CONCURRENT_REPORTS = 30;
 /** Enough for the service and a few batches of sales per report; far too little for 50,000 sales per report. */
 const SALE_HEAP_MB = 128;
 
@@ -36,13 +38,14 @@ afterAll(async () => {
 /**
  * A call through the gateway, waited for as long as it takes: on a loaded machine the local server's
  * scans make everything slow, and this test asserts what is answered, never how fast (the harness's
- * client gives up after 30 s).
+ * client gives up after 30 s). A 503 with Retry-After is sent again, a bounded number of times, as a
+ * client does, and counted in `retried`. The reports need it too, not only the other program's calls:
+ * beside `yes` on 2 cores, a run that sent only the other program's 503s again ended with none of the
+ * 30 reports answered 200 (which statuses came instead was not recorded; with the retry the same
+ * setup passed). The 429 of the
+ * heavy-operation cap is never sent again, so the reports answered can still number at most the cap.
  */
-/**
- * One call as a client makes it: a 503 with Retry-After (a loaded machine shedding) is sent again, a
- * bounded number of times; what the test judges is the answer the client ends with.
- */
-async function call(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+async function call(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; retryAfter: string | null; retried: number; body: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
   for (let attempt = 1; ; attempt += 1) {
     const response = await fetch(`${system.gatewayUrl}/api/v1${path}`, {
       method,
@@ -51,8 +54,9 @@ async function call(key: string, method: string, path: string, body?: unknown): 
       signal: AbortSignal.timeout(290_000),
     });
     const text = await response.text();
-    if (response.status !== 503 || attempt >= 10) return { status: response.status, body: text ? (JSON.parse(text) as unknown) : null };
-    await new Promise((resolve) => setTimeout(resolve, 1000 * Number(response.headers.get('retry-after') ?? 1)));
+    const retryAfter = response.headers.get('retry-after');
+    if (response.status !== 503 || attempt >= 10) return { status: response.status, retryAfter, retried: attempt - 1, body: text ? (JSON.parse(text) as unknown) : null };
+    await new Promise((resolve) => setTimeout(resolve, 1000 * Number(retryAfter ?? 1)));
   }
 }
 
@@ -110,7 +114,7 @@ async function seedSales(programId: string, affiliateId: string): Promise<void> 
   }
 }
 
-test("reports over 50,000 sales, several at once, keep the sale process under its memory limit, and another program's sales keep answering", async () => {
+test("a few dozen concurrent reports over 50,000 sales: at most HEAVY_OPERATIONS_PER_PROGRAM answered, the rest 429 with Retry-After, the sale process under its memory limit, and another program's sales keep answering", async () => {
   const big = await system.createProgram();
   const grace = await ok(big.api.post('/affiliates', { firstName: 'Grace', lastName: 'Hopper', email: `grace-${randomUUID().slice(0, 8)}@example.com` }));
   await seedSales(big.programId, grace.id);
@@ -134,8 +138,21 @@ test("reports over 50,000 sales, several at once, keep the sale process under it
   } while (!reportsDone);
 
   const answers = await reports;
-  expect(answers.map((answer) => (answer.status === 200 ? 200 : answer))).toEqual(Array(CONCURRENT_REPORTS).fill(200));
-  for (const answer of answers) expect(answer.body).toEqual([expect.objectContaining({ affiliateId: grace.id, sales: SALES, revenue: SALES * 100, commissionEarned: SALES * 20 })]);
+  const answered = answers.filter((answer) => answer.status === 200);
+  const refused = answers.filter((answer) => answer.status !== 200);
+  // Every answer at once, so that a failure shows them all. Each report scans 50,000 sales: all 30 are
+  // in before a place frees, so no more than the cap run; the rest are the cap's 429 (not the gateway's
+  // rate limit), each saying when to come back.
+  expect({
+    answeredWithinCap: answered.length >= 1 && answered.length <= DEFAULT_HEAVY_OPERATIONS_PER_PROGRAM,
+    refused: refused.map(({ status, retryAfter, body }) => ({ status, retryAfter: Number(retryAfter) > 0, error: body?.error })),
+    statuses: answers.map(({ status, retried }) => `${status}${retried ? ` after ${retried} 503` : ''}`),
+  }).toEqual({
+    answeredWithinCap: true,
+    refused: Array(CONCURRENT_REPORTS - answered.length).fill({ status: 429, retryAfter: true, error: expect.stringContaining('Too many heavy operations') }),
+    statuses: expect.any(Array),
+  });
+  for (const answer of answered) expect(answer.body).toEqual([expect.objectContaining({ affiliateId: grace.id, sales: SALES, revenue: SALES * 100, commissionEarned: SALES * 20 })]);
   expect(system.isRunning('sale')).toBe(true);
   expect(otherAnswers.filter((status) => status !== 200)).toEqual([]);
   expect((await call(other.key, 'GET', `/sales?id=${otherSale.id}`)).status).toBe(200);

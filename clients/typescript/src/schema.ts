@@ -2976,6 +2976,8 @@ export interface components {
             operation: string;
             /** @description The HTTP status answered: 200 when it happened, 403 when the key lacked the scope */
             status: number;
+            /** @description True when the client dropped the connection before the whole answer was sent (recorded all the same) */
+            aborted: boolean;
             requestId: string | null;
         };
         /** @description Requests allowed per duration (seconds) for each key, route and method. */

@@ -12,6 +12,8 @@ export type ProgramAuditRecordDocument = {
   action: ProgramAuditAction;
   operation: string;
   status: number;
+  /** The client dropped the connection before the whole answer was sent. */
+  aborted: boolean;
   requestId: string | null;
   expiresAt: Date;
 };
@@ -25,6 +27,7 @@ const programAuditRecordSchema = new Schema<ProgramAuditRecordDocument>(
     action: { type: String, required: true },
     operation: { type: String, required: true },
     status: { type: Number, required: true },
+    aborted: { type: Boolean, default: false },
     requestId: { type: String, default: null },
     ...retentionFields,
   },
@@ -76,6 +79,7 @@ function toProgramAuditRecord(document: ProgramAuditRecordDocument): ProgramAudi
     action: document.action,
     operation: document.operation,
     status: document.status,
+    aborted: document.aborted ?? false,
     requestId: document.requestId,
   };
 }

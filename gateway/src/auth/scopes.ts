@@ -1,5 +1,5 @@
 import { API_OPERATIONS, API_SCOPES, scopesOf, type ApiOperation, type ApiScope, type SensitiveAct } from '@affiliate/contracts';
-import { forbidden, REQUEST_ID_HEADER, type Logger } from '@affiliate/platform';
+import { charsetOf, forbidden, jsonTextOf, REQUEST_ID_HEADER, type Logger } from '@affiliate/platform';
 import type { Request, RequestHandler, Response } from 'express';
 import type { ProgramAuditLog } from '../admin/program-audit-log';
 import { PUBLIC_PREFIX } from '../proxy/route-table';
@@ -59,40 +59,61 @@ const BODY_ACTS: Record<'rotateSecret' | 'payoutDetails', (value: unknown) => bo
   payoutDetails: (value) => value !== undefined,
 };
 
-/** After the body is read: an act that only the body reveals, checked and recorded like the others. */
+/** A body the gateway cannot read as the service will: judged as doing the act (fail closed). */
+const UNREADABLE = Symbol('unreadable body');
+
+/**
+ * After the body is read: an act that only the body reveals, checked and recorded like the others. A
+ * non-empty body the gateway cannot read exactly as the service will (a byte-order mark, a charset other
+ * than UTF-8, invalid bytes, not JSON) counts as doing the act: it needs the act's scope and is recorded.
+ * The service refuses such a body anyway (jsonTextOf), so a key holding the scope gets that 400 or 415.
+ */
 export function sensitiveBody(options: ScopeOptions): RequestHandler {
   return (request, response, next) => {
     const act = response.locals.sensitiveAct as SensitiveAct | undefined;
-    if (!act || act.when === undefined || act.when === 'csv' || !BODY_ACTS[act.when](bodyField(request.body, act.when))) return next();
+    if (!act || act.when === undefined || act.when === 'csv') return next();
+    const value = bodyField(request, act.when);
+    if (value !== UNREADABLE && !BODY_ACTS[act.when](value)) return next();
     recordWhenAnswered(options, request, response, act);
     if (!callerOf(response).scopes.includes(act.scope)) refuse(request, [act.scope]);
     next();
   };
 }
 
-/** The field as the service will read it; a body that is not JSON is the service's 400 to give. */
-function bodyField(body: unknown, field: string): unknown {
-  if (!Buffer.isBuffer(body)) return undefined;
+/** The field as the service will read it, by the service's own decoding (jsonTextOf); UNREADABLE when that reading fails. */
+function bodyField(request: Request, field: string): unknown {
+  const body: unknown = request.body;
+  if (!Buffer.isBuffer(body) || body.length === 0) return undefined;
   try {
-    const parsed: unknown = JSON.parse(body.toString('utf8'));
+    const parsed: unknown = JSON.parse(jsonTextOf(body, charsetOf(request.header('content-type'))));
     return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>)[field] : undefined;
   } catch {
-    return undefined;
+    return UNREADABLE;
   }
 }
 
+/**
+ * Recorded once the answer is done: on 'finish', or on 'close' when the client dropped the connection
+ * first (a CSV of bank details read halfway is still bank details exported), then marked `aborted`.
+ */
 function recordWhenAnswered(options: ScopeOptions, request: Request, response: Response, act: SensitiveAct): void {
   const caller = callerOf(response);
   const operation = `${request.method} ${PUBLIC_PREFIX}${request.path}`;
-  response.on('finish', () => {
+  let recorded = false;
+  const record = () => {
+    if (recorded) return;
+    recorded = true;
     options.audit
       .record(caller.programId, {
         actor: { apiKeyId: caller.keyId, apiKeyPrefix: caller.keyPrefix },
         action: act.action,
         operation,
         status: response.statusCode,
+        aborted: !response.writableFinished,
         requestId: String(response.locals.requestId ?? request.header(REQUEST_ID_HEADER) ?? '') || null,
       })
       .catch((error: unknown) => options.logger.error({ err: error, action: act.action }, "could not write the program's audit record"));
-  });
+  };
+  response.once('finish', record);
+  response.once('close', record);
 }

@@ -13,6 +13,7 @@ export * from './http/heavy-operations';
 export * from './http/keyed-circuits';
 export * from './http/service-client';
 export * from './http/validation';
+export * from './http/json-text';
 export * from './run';
 export * from './tracing';
 export * from './http/pagination';

@@ -72,6 +72,18 @@ test('malformed JSON is a 400 that says so', async () => {
   expect(response.body).toEqual({ error: 'Request body is not valid JSON' });
 });
 
+test('a body the gateway would read another way is refused, never decoded: a byte-order mark is a 400, a charset other than UTF-8 a 415', async () => {
+  const json = JSON.stringify({ name: 'a', count: 1 });
+  // fetch sends the bytes as given (supertest would serialise a Buffer as JSON).
+  const post = (contentType: string, body: Buffer) => fetch(`${service.url}/echo`, { method: 'POST', headers: { ...internalHeaders(programId), 'content-type': contentType }, body });
+  const bom = await post('application/json', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(json)]));
+  expect({ status: bom.status, body: await bom.json() }).toEqual({ status: 400, body: { error: 'Request body must not start with a byte-order mark; send UTF-8 JSON without one' } });
+  const utf16 = await post('application/json; charset=utf-16le', Buffer.from(json, 'utf16le'));
+  expect({ status: utf16.status, body: await utf16.json() }).toEqual({ status: 415, body: { error: expect.stringContaining('charset "utf-16le" is not accepted') } });
+  // UTF-8, named or not, is the one reading accepted.
+  for (const contentType of ['application/json', 'application/json; charset=UTF-8']) expect((await post(contentType, Buffer.from(json))).status).toBe(200);
+});
+
 test('a wrong type is a 400 naming the field', async () => {
   const response = await request(service.server).post('/echo').set(internalHeaders(programId)).send({ name: 'a', count: 'x' }).expect(400);
   expect(response.body.error).toMatch(/^count: /);

@@ -7,6 +7,7 @@ import { withRequestContext, type Logger } from '../logger';
 import type { Metrics } from '../metrics';
 import { admissionControl, DEFAULT_ADMISSION, type AdmissionSettings } from './admission';
 import { REQUEST_ID_HEADER, requireInternalCaller } from './internal-auth';
+import { jsonTextOf } from './json-text';
 import { requireJsonBody } from './validation';
 
 export type ReadinessCheck = () => Promise<Record<string, boolean>>;
@@ -99,15 +100,13 @@ export function httpLogging(logger: Logger): RequestHandler {
   return pinoHttp({ logger, genReqId: (_request, response) => String(response.locals.requestId), autoLogging: { ignore: (request) => request.url === '/metrics' || request.url === '/healthz' } });
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-/** The JSON parser would quietly turn invalid bytes into U+FFFD and store them; refuse them instead. */
-function rejectInvalidUtf8(_request: unknown, _response: unknown, body: Buffer): void {
-  try {
-    utf8.decode(body);
-  } catch {
-    throw Object.assign(new Error('Request body is not valid UTF-8'), { status: 400, type: 'entity.encoding.invalid' });
-  }
+/**
+ * The JSON parser would quietly turn invalid bytes into U+FFFD and store them, strip a byte-order mark
+ * and decode any `utf-*` charset; refuse all three instead, by the reading the gateway judges scopes
+ * with (jsonTextOf), so the two never disagree on what a body says.
+ */
+function rejectUnreadableJson(_request: unknown, _response: unknown, body: Buffer, encoding: string | null): void {
+  jsonTextOf(body, encoding ?? undefined);
 }
 
 const metricsHandler =
@@ -157,7 +156,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   app.use(admissionControl(options.admission ?? DEFAULT_ADMISSION, options.logger, options.name, options.metrics.admission, options.metrics.shed));
   // Internal endpoints are called by our own code only; the Stripe webhook among them takes opaque bytes.
   app.use((request, response, next) => (request.path.startsWith('/internal/') ? next() : requireJsonBody(request, response, next)));
-  app.use(express.json({ limit: options.bodyLimit ?? '1mb', verify: rejectInvalidUtf8 }));
+  app.use(express.json({ limit: options.bodyLimit ?? '1mb', verify: rejectUnreadableJson }));
   app.use(options.routes);
   app.use((request, _response, next) => next(new AppError(404, `No route for ${request.method} ${request.path}`)));
   app.use(errorHandler(options.logger));
