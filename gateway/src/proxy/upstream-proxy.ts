@@ -270,6 +270,11 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
     url: options.url,
     async forward(request, response, forward) {
       const deadline = Date.now() + options.timeoutMs;
+      // The gateway has read the whole body already, so a client's `Expect: 100-continue` (older curl
+      // sends it for bodies over 1 KB) was answered here. Passed on, it would make Node's client write
+      // the request's head at once, before the proxyReq handler may set its headers: every such call
+      // failed with a 503 at the deadline.
+      delete request.headers.expect;
       const { programId } = forward;
       const calls = callsByProgram.get(programId) ?? 0;
       if (calls >= maxInFlightPerProgram) {
