@@ -155,7 +155,7 @@ async function main(): Promise<number> {
     }
   }
   if (results.payoutRun && !results.payoutRun.correct) failures.push('payouts: a commission is missing from the payouts or in two of them');
-  if (results.writePath && !results.writePath.counters.match) failures.push('write path: the counters do not equal the number of 200 responses');
+  if (results.writePath && !results.writePath.counters.match) failures.push('write path: the counters do not equal the number of payments (each sent until answered 200)');
   if (results.clickIntake && !results.clickIntake.counters.match) failures.push("click intake: the link's clicks do not equal the answers that said counted");
   if (receiver.badSignatures > 0) failures.push(`${receiver.badSignatures} webhook deliveries failed signature verification`);
 

@@ -81,7 +81,7 @@ export function markdown(results: BenchResults): string {
   if (sales) {
     const c = sales.counters;
     lines.push(
-      `| POST /sales by promo code | ${fmt(sales.salesPerSecond, 0)} sales/s | ${fmt(sales.run.latencyMs.p50, 1)} | ${fmt(sales.run.latencyMs.p99, 1)} | ${sales.run.errors + sales.run.non2xx} | ${sales.connections} connections, ${fmt(sales.run.seconds, 0)} s; counters ${c.match ? 'match' : 'DO NOT match'} the 200s (${c.ok200} 200s, code ${c.promotionalCodeTimesRedeemed}, coupon ${c.couponTimesRedeemed}) |`,
+      `| POST /sales by promo code | ${fmt(sales.salesPerSecond, 0)} sales/s | ${fmt(sales.run.latencyMs.p50, 1)} | ${fmt(sales.run.latencyMs.p99, 1)} | ${sales.run.errors + sales.run.non2xx} | ${sales.connections} connections, ${fmt(sales.run.seconds, 0)} s; counters ${c.match ? 'match' : 'DO NOT match'} the payments (${c.payments} payments: ${c.ok200} answered 200 under load, ${c.resent} sent again after it; code ${c.promotionalCodeTimesRedeemed}, coupon ${c.couponTimesRedeemed}) |`,
     );
   }
   const clicks = results.clickIntake;

@@ -9,14 +9,15 @@ export type WritePath = {
   connections: number;
   run: LoadResult;
   salesPerSecond: number;
-  /** 200 answers (warm-up and measured) against the counters the sales moved. */
-  counters: { ok200: number; promotionalCodeTimesRedeemed: number; couponTimesRedeemed: number; match: boolean };
+  /** 200 answers (warm-up and measured), payments sent again after the load, all payments, and the counters the sales moved. */
+  counters: { ok200: number; resent: number; payments: number; promotionalCodeTimesRedeemed: number; couponTimesRedeemed: number; match: boolean };
 };
 
 /**
  * POST /sales by promotional code at a fixed concurrency: each sale redeems the code (coupon
  * service) and records the sale with its commission (sale service) through the gateway. Afterwards
- * the code's and the coupon's timesRedeemed must equal the number of 200s: no lost or double counts.
+ * the payments not answered 200 are sent again as a client would, and the code's and the coupon's
+ * timesRedeemed must equal the number of payments: no lost or double counts.
  * The load comes from a closed loop of keep-alive clients that waits for the requests in flight at
  * the end, so every sale the system made is among the answers counted.
  */
@@ -30,17 +31,38 @@ export async function writePath(context: ScenarioContext) {
   const code = await program.api.expectOk<{ id: string }>('POST', '/promotional-codes', { couponId: coupon.id, code: promoCode, affiliateId: affiliate.id });
 
   let sequence = 0;
-  const sell = () => program.api.send('POST', '/sales', { promoCode, totalEarned: 100, externalId: `bench-${tag}-${sequence++}` });
+  // Payments not answered 200 (a 503 shed, a deadline, a broken connection): a client sends them
+  // again with the same externalId, so they are sent again after the load, and then every payment
+  // must be one sale, counted once. A 503 at the gateway's deadline may hide a sale the service
+  // recorded: counting 200s alone called that a double count on a loaded machine.
+  const unanswered = new Set<string>();
+  const sale = (externalId: string) => ({ promoCode, totalEarned: 100, externalId });
+  const sell = async () => {
+    const externalId = `bench-${tag}-${sequence++}`;
+    unanswered.add(externalId);
+    const answer = await program.api.send('POST', '/sales', sale(externalId));
+    if (answer.status === 200) unanswered.delete(externalId);
+    return answer;
+  };
   const load = (seconds: number) => closedLoop({ connections: plan.sales.connections, seconds, send: sell });
   return withPeakMemory(context, async () => {
     context.log(`  warm-up ${plan.sales.warmupSeconds} s, then ${plan.sales.seconds} s at ${plan.sales.connections} connections`);
     const warmup = await load(plan.sales.warmupSeconds);
     const run = asLoadResult(await load(plan.sales.seconds));
     const ok200 = (warmup.statusCodes['200'] ?? 0) + (run.statusCodes['200'] ?? 0);
+    const resent = unanswered.size;
+    for (const externalId of unanswered) {
+      for (let attempt = 0; attempt < 20; attempt++) {
+        const answer = await program.api.send('POST', '/sales', sale(externalId)).catch(() => undefined);
+        if (answer?.status === 200) break;
+        await sleep(500);
+      }
+    }
+    const payments = sequence;
     // Redemption is part of the request, so the counters should be final; allow the stragglers
     // of timed-out requests a moment to land before comparing.
     let counters = await readCounters();
-    for (let attempt = 0; attempt < 10 && (counters.code !== ok200 || counters.coupon !== ok200); attempt++) {
+    for (let attempt = 0; attempt < 10 && (counters.code !== payments || counters.coupon !== payments); attempt++) {
       await sleep(500);
       counters = await readCounters();
     }
@@ -51,9 +73,11 @@ export async function writePath(context: ScenarioContext) {
       salesPerSecond: round((run.statusCodes['200'] ?? 0) / run.seconds, 1),
       counters: {
         ok200,
+        resent,
+        payments,
         promotionalCodeTimesRedeemed: counters.code,
         couponTimesRedeemed: counters.coupon,
-        match: counters.code === ok200 && counters.coupon === ok200,
+        match: counters.code === payments && counters.coupon === payments,
       },
     };
     context.log(`    ${result.salesPerSecond} sales/s, p99 ${run.latencyMs.p99} ms, errors ${run.errors}, non-2xx ${run.non2xx}; counters ${JSON.stringify(result.counters)}`);
