@@ -148,6 +148,8 @@ export type GatewaySettings = {
   outboxSweepIntervalMs?: number;
   /** After SIGTERM, how long /readyz answers 503 while requests are still served, before draining (default 0). */
   shutdownDelayMs?: number;
+  /** How long an affiliate portal link can be opened (default 10 minutes; tests shorten it). */
+  portalLinkTtlSeconds?: number;
 };
 
 /** Refused in production when missing, short or shipped (BOOTSTRAP_API_KEY only when set). */
