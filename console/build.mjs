@@ -1,5 +1,5 @@
 // Bundles the console into dist/ (served by the gateway at /console): one script, one stylesheet,
-// one page. Everything the page needs is in these files: nothing is loaded from another origin.
+// one page; and the affiliate portal beside it (served at /portal), with the same setup and charts. Everything the page needs is in these files: nothing is loaded from another origin.
 import { build } from 'esbuild';
 import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -10,7 +10,7 @@ const out = join(here, 'dist');
 rmSync(out, { recursive: true, force: true });
 mkdirSync(join(out, 'assets'), { recursive: true });
 await build({
-  entryPoints: { app: join(here, 'src/main.tsx') },
+  entryPoints: { app: join(here, 'src/main.tsx'), portal: join(here, 'src/portal/main.tsx') },
   bundle: true,
   minify: true,
   format: 'esm',
@@ -22,3 +22,4 @@ await build({
   logLevel: 'warning',
 });
 copyFileSync(join(here, 'src/index.html'), join(out, 'index.html'));
+copyFileSync(join(here, 'src/portal.html'), join(out, 'portal.html'));

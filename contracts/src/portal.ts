@@ -1,4 +1,4 @@
-import { PayoutDetailsBody } from './commission';
+import { PayoutDetailsBody, type PayoutDetails } from './commission';
 import { DateTime, QueryInteger, Uuid } from './common';
 import { PromotionalCodeString } from './coupon';
 import { z } from './zod';
@@ -60,3 +60,23 @@ export type PortalSession = z.infer<typeof PortalSession>;
 export const DailyActivityQuery = z.object({ affiliateId: Uuid, days: QueryInteger.min(1).max(90).default(30) }).strict();
 export const DailyActivity = z.object({ day: z.string(), clicks: z.number().int(), referrals: z.number().int(), sales: z.number().int() });
 export type DailyActivity = z.infer<typeof DailyActivity>;
+
+/**
+ * What /portal/api answers (the portal's page and the gateway share these shapes): narrower than
+ * the program's API, nothing of other affiliates, no risk signals, customers' addresses masked.
+ */
+export type PortalCoupon = { id: string; name: string | null; couponType: string; percentOff: number | null; amountOff: number | null; currency: string | null; duration: string };
+export type PortalSessionInfo = {
+  affiliate: { id: string; firstName: string; lastName: string; email: string; payoutDetails: PayoutDetails | null };
+  program: { name: string; affiliatesMayAddLinks: boolean; coupons: PortalCoupon[] };
+  csrfToken: string;
+  returnUrl: string | null;
+  expiresAt: string | null;
+};
+export type PortalLink = { id: string; link: string; clicks: number; referrals: number; sales: number; revenueByCurrency: Record<string, number>; fullURLs: { baseUrl: string; fullUrl: string }[] };
+export type PortalReferral = { id: string; email: string; status: string; createdAt: string };
+export type PortalSale = { id: string; paidAt: string; totalEarned: number; currency: string; commissionEarned: number; promoCode: string | null; commissionStatus: string | null };
+export type PortalCommission = { id: string; saleId: string; amount: number; currency: string; status: string; availableAt: string; payoutId: string | null };
+export type PortalPayout = { id: string; amount: number; currency: string; status: string; createdAt: string; paidAt: string | null };
+export type PortalStatementRow = { currency: string; earned: number; pending: number; due: number; paid: number; balance: number };
+export type PortalCode = { id: string; code: string; active: boolean; timesRedeemed: number; isAffiliateGenerated: boolean; coupon: Omit<PortalCoupon, 'duration'> };
