@@ -11,6 +11,15 @@ import {
   type DailyActivity,
   type LinkResponse,
   type Payout,
+  type PortalCode,
+  type PortalCommission,
+  type PortalCoupon,
+  type PortalLink,
+  type PortalPayout,
+  type PortalReferral,
+  type PortalSale,
+  type PortalSessionInfo,
+  type PortalStatementRow,
   type PromotionalCode,
   type Referral,
   type Sale,
@@ -208,7 +217,7 @@ export function portalRoutes(options: PortalRoutesOptions): Router {
     const { session, program } = portalOf(response);
     const affiliate = await affiliateOf({ sessions, services }, program._id, session.affiliateId);
     const settings = portalSettingsOf(program);
-    const coupons: Pick<Coupon, 'id' | 'name' | 'couponType' | 'percentOff' | 'amountOff' | 'currency' | 'duration'>[] = [];
+    const coupons: PortalCoupon[] = [];
     for (const couponId of settings.affiliateCouponIds) {
       const answer = await services.coupon.request<Coupon>({ method: 'GET', path: '/coupons', programId: program._id, query: { id: couponId } });
       // A coupon deleted or made invalid since it was offered is simply no longer offered.
@@ -222,13 +231,13 @@ export function portalRoutes(options: PortalRoutesOptions): Router {
       csrfToken: session.csrfToken,
       returnUrl: session.returnUrl,
       expiresAt: session.expiresAt?.toISOString() ?? null,
-    });
+    } satisfies PortalSessionInfo);
   });
 
   router.get(`${PORTAL_PATH}/api/links`, ...read, async (_request, response) => {
     const { session, program } = portalOf(response);
     const links = answerOf<LinkResponse[]>(await services.affiliate.request({ method: 'GET', path: '/links', programId: program._id, query: { affiliateId: session.affiliateId } }));
-    response.json(links.map(({ id, link, clicks, referrals, sales, revenueByCurrency, fullURLs }) => ({ id, link, clicks, referrals, sales, revenueByCurrency, fullURLs })));
+    response.json(links.map(({ id, link, clicks, referrals, sales, revenueByCurrency, fullURLs }) => ({ id, link, clicks, referrals, sales, revenueByCurrency, fullURLs }) satisfies PortalLink));
   });
 
   router.get(`${PORTAL_PATH}/api/activity`, ...read, async (_request, response) => {
@@ -240,7 +249,7 @@ export function portalRoutes(options: PortalRoutesOptions): Router {
   router.get(`${PORTAL_PATH}/api/referrals`, ...read, async (_request, response) => {
     const { session, program } = portalOf(response);
     const referrals = asArray(answerOf<Referral | Referral[] | null>(await services.referral.request({ method: 'GET', path: '/referrals', programId: program._id, query: { affiliateId: session.affiliateId, limit: LIST_LIMIT } })));
-    response.json(referrals.map((referral) => ({ id: referral.id, email: maskedEmail(referral.email), status: referral.status, createdAt: referral.createdAt })));
+    response.json(referrals.map((referral) => ({ id: referral.id, email: maskedEmail(referral.email), status: referral.status, createdAt: referral.createdAt }) satisfies PortalReferral));
   });
 
   router.get(`${PORTAL_PATH}/api/sales`, ...read, async (_request, response) => {
@@ -255,7 +264,7 @@ export function portalRoutes(options: PortalRoutesOptions): Router {
         commissionEarned: sale.commissionEarned,
         promoCode: sale.promoCode,
         commissionStatus: sale.commissions[0]?.status ?? null,
-      })),
+      }) satisfies PortalSale),
     );
   });
 
@@ -263,20 +272,20 @@ export function portalRoutes(options: PortalRoutesOptions): Router {
     const { session, program } = portalOf(response);
     const commissions = answerOf<(Commission & { saleId: string })[]>(await services.sale.request({ method: 'GET', path: '/commissions', programId: program._id, query: { affiliateId: session.affiliateId, limit: LIST_LIMIT } }));
     // The risk signals and review decisions stay the program's: the affiliate sees amount, status and dates.
-    response.json(commissions.map(({ id, saleId, amount, currency, status, availableAt, payoutId }) => ({ id, saleId, amount, currency, status, availableAt, payoutId })));
+    response.json(commissions.map(({ id, saleId, amount, currency, status, availableAt, payoutId }) => ({ id, saleId, amount, currency, status, availableAt, payoutId }) satisfies PortalCommission));
   });
 
   router.get(`${PORTAL_PATH}/api/payouts`, ...read, async (_request, response) => {
     const { session, program } = portalOf(response);
     const payouts = asArray(answerOf<Payout | Payout[] | null>(await services.sale.request({ method: 'GET', path: '/payouts', programId: program._id, query: { affiliateId: session.affiliateId, limit: LIST_LIMIT } })));
-    response.json(payouts.map(({ id, amount, currency, status, createdAt, paidAt }) => ({ id, amount, currency, status, createdAt, paidAt })));
+    response.json(payouts.map(({ id, amount, currency, status, createdAt, paidAt }) => ({ id, amount, currency, status, createdAt, paidAt }) satisfies PortalPayout));
   });
 
   router.get(`${PORTAL_PATH}/api/statement`, ...read, async (_request, response) => {
     const { session, program } = portalOf(response);
     const commissions = answerOf<Commission[]>(await services.sale.request({ method: 'GET', path: '/commissions', programId: program._id, query: { affiliateId: session.affiliateId, limit: '1000' } }));
     const from = new Date(Date.now() - DAYS_CHARTED * 86_400_000).toISOString();
-    const rows = [];
+    const rows: PortalStatementRow[] = [];
     for (const totals of totalsByCurrency(commissions)) {
       // The sale service's statement says what the program owes now (its closing balance), whatever the period.
       const query = { affiliateId: session.affiliateId, currency: totals.currency, from };
@@ -305,7 +314,7 @@ export function portalRoutes(options: PortalRoutesOptions): Router {
     const { link } = parseBody(PortalLinkBody, request);
     if (!portalSettingsOf(program).affiliatesMayAddLinks) throw forbidden('This program does not let affiliates add links: ask the program for another link');
     const created = answerOf<LinkResponse>(await services.affiliate.request({ method: 'POST', path: '/links', programId: program._id, body: { affiliateId: session.affiliateId, link } }));
-    response.json({ id: created.id, link: created.link, clicks: created.clicks, referrals: created.referrals, sales: created.sales, revenueByCurrency: created.revenueByCurrency, fullURLs: created.fullURLs });
+    response.json({ id: created.id, link: created.link, clicks: created.clicks, referrals: created.referrals, sales: created.sales, revenueByCurrency: created.revenueByCurrency, fullURLs: created.fullURLs } satisfies PortalLink);
   });
 
   router.post(`${PORTAL_PATH}/api/codes`, ...write, async (request, response) => {
@@ -332,7 +341,7 @@ export function portalRoutes(options: PortalRoutesOptions): Router {
   return router;
 }
 
-function toPortalCode(code: PromotionalCode) {
+function toPortalCode(code: PromotionalCode): PortalCode {
   const { coupon } = code;
   return {
     id: code.id,
