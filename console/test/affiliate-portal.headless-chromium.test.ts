@@ -1,8 +1,9 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { okBody, System, type Api } from '../../system-tests/harness';
 import { CONSOLE_CONTENT_SECURITY_POLICY } from '../../gateway/src/console/routes';
+import { checkPage, launchChromium, newPage, showing, type PageWatch } from './chromium-pages';
 
 /**
  * The affiliate portal (issue 30) in a real browser (Debian's chromium through playwright-core)
@@ -12,7 +13,6 @@ import { CONSOLE_CONTENT_SECURITY_POLICY } from '../../gateway/src/console/route
  */
 const SCREENSHOTS = join(__dirname, '..', '..', 'test-results', 'portal');
 const README_SCREENSHOT = join(__dirname, '..', '..', 'docs', 'affiliate-portal.png');
-const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 let system: System;
 let browser: Browser;
@@ -20,16 +20,11 @@ let program: { programId: string; key: string; api: Api };
 let ada: { id: string };
 let grace: { id: string };
 let coupon: { id: string };
-const outside: string[] = [];
-const pageErrors: string[] = [];
 
 beforeAll(async () => {
   mkdirSync(SCREENSHOTS, { recursive: true });
   system = await System.start();
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
   program = await system.createProgram({ name: 'Acme Shop', destinationUrls: [{ url: 'https://shop.example.com/' }] });
   ada = await okBody(program.api.post('/affiliates', { firstName: 'Ada', lastName: 'Byron', email: 'ada@example.com', affiliateLink: 'ada' }));
   grace = await okBody(program.api.post('/affiliates', { firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com', affiliateLink: 'grace' }));
@@ -44,45 +39,13 @@ afterAll(async () => {
   await system?.stop();
 });
 
-async function newPage(): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const page = await context.newPage();
-  await page.route('**/*', (route) => {
-    if (route.request().url().startsWith(system.gatewayUrl)) return route.continue();
-    outside.push(route.request().url());
-    return route.abort();
-  });
-  page.on('console', (message) => {
-    if (message.type() === 'error' && !/Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())) pageErrors.push(message.text());
-  });
-  page.on('pageerror', (error) => pageErrors.push(error.message));
-  return page;
-}
-
-/** axe-core on the page as it stands (no serious or critical violation), then a screenshot. */
-async function checkPage(page: Page, name: string, screenshot = join(SCREENSHOTS, `${name}.png`)) {
-  await page.evaluate(AXE);
-  const violations = (await page.evaluate(
-    `axe.run(document).then((result) => result.violations.map((violation) => ({ id: violation.id, impact: violation.impact, nodes: violation.nodes.map((node) => node.target.join(' ')).slice(0, 3) })))`,
-  )) as { id: string; impact: string; nodes: string[] }[];
-  expect({ page: name, violations: violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical') }).toEqual({ page: name, violations: [] });
-  await page.screenshot({ path: screenshot, fullPage: true });
-}
-
-async function showing(locator: Locator, expected: RegExp | string) {
-  let seen: string | null = null;
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    seen = (await locator.count()) > 0 ? await locator.first().textContent() : null;
-    if (seen !== null && (typeof expected === 'string' ? seen.includes(expected) : expected.test(seen))) return;
-    if (Date.now() > deadline) throw new Error(`expected ${String(expected)}, the page shows ${JSON.stringify(seen)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const watch: PageWatch = { outside: [], pageErrors: [] };
+const openPage = () => newPage(browser, system.gatewayUrl, watch);
+const check = (page: Page, name: string, screenshot = join(SCREENSHOTS, `${name}.png`)) => checkPage(page, name, screenshot);
 
 /** The program's console, signed in with its key, asks for Ada's portal ("view as affiliate"): the link it shows. */
 async function viewAsAffiliateLink(name: string): Promise<string> {
-  const page = await newPage();
+  const page = await openPage();
   await page.goto(`${system.gatewayUrl}/console`);
   await page.getByLabel('A program team (its API key)').check();
   await page.getByLabel('API key', { exact: true }).fill(program.key);
@@ -92,7 +55,7 @@ async function viewAsAffiliateLink(name: string): Promise<string> {
   const link = page.getByRole('link', { name: `Open the portal of ${name}` });
   await showing(link, `Open the portal of ${name}`);
   const url = (await link.getAttribute('href')) as string;
-  await checkPage(page, 'console-view-as-affiliate');
+  await check(page, 'console-view-as-affiliate');
   await page.context().close();
   return url;
 }
@@ -102,7 +65,7 @@ let adaLink = '';
 test("from the console's \"view as affiliate\" the portal opens on the affiliate's own link, it creates its own code, and a sale with that code shows with its commission", async () => {
   adaLink = await viewAsAffiliateLink('Ada Byron');
   expect(adaLink).toMatch(new RegExp(`^${system.gatewayUrl}/portal/open/`));
-  const page = await newPage();
+  const page = await openPage();
   const opened = await page.goto(adaLink);
   expect(opened?.url()).toBe(`${system.gatewayUrl}/portal/`);
   expect(opened?.headers()['content-security-policy']).toBe(CONSOLE_CONTENT_SECURITY_POLICY);
@@ -129,13 +92,13 @@ test("from the console's \"view as affiliate\" the portal opens on the affiliate
   await showing(page.getByRole('table', { name: 'Commissions' }), commission);
   await showing(page.getByRole('table', { name: 'Statement per currency' }), commission);
   await showing(page.getByRole('table', { name: 'Referrals' }), 'f•••@example.com');
-  await checkPage(page, 'portal', README_SCREENSHOT);
+  await check(page, 'portal', README_SCREENSHOT);
   await page.context().close();
 });
 
 test("a second affiliate's portal shows none of the first one's link, code, sale or commission", async () => {
   const link = await okBody(program.api.post('/affiliate-portal-sessions', { affiliateId: grace.id }));
-  const page = await newPage();
+  const page = await openPage();
   await page.goto(link.url);
   await showing(page.getByRole('heading', { level: 1 }), 'Welcome, Grace Hopper');
   await page.getByRole('textbox', { name: 'Full URL of grace' }).waitFor();
@@ -145,33 +108,33 @@ test("a second affiliate's portal shows none of the first one's link, code, sale
   expect(await page.getByRole('textbox', { name: 'Full URL of grace' }).inputValue()).toBe('https://shop.example.com/?ref=grace');
   const text = (await page.locator('body').textContent()) ?? '';
   for (const theirs of ['ADA15', 'Ada', '?ref=ada', '120.00']) expect(text).not.toContain(theirs);
-  await checkPage(page, 'portal-second-affiliate');
+  await check(page, 'portal-second-affiliate');
 
   await page.getByRole('button', { name: 'Sign out' }).click();
   await showing(page.getByRole('heading', { level: 1 }), 'You have signed out');
-  await checkPage(page, 'portal-signed-out');
+  await check(page, 'portal-signed-out');
   const ended = await page.goto(`${system.gatewayUrl}/portal/`);
   expect(ended?.status()).toBe(401);
   await showing(page.getByRole('heading', { level: 1 }), 'Your portal session has ended');
-  await checkPage(page, 'portal-session-ended');
+  await check(page, 'portal-session-ended');
   await page.context().close();
 });
 
 test('a session link already used, or made up, is refused with a page that says so', async () => {
-  const page = await newPage();
+  const page = await openPage();
   const reused = await page.goto(adaLink);
   expect(reused?.status()).toBe(410);
   await showing(page.getByRole('heading', { level: 1 }), 'This portal link has already been used');
   expect(await page.context().cookies()).toEqual([]);
-  await checkPage(page, 'portal-link-used');
+  await check(page, 'portal-link-used');
   const madeUp = await page.goto(`${system.gatewayUrl}/portal/open/not-a-link`);
   expect(madeUp?.status()).toBe(404);
   await showing(page.getByRole('heading', { level: 1 }), 'This portal link is not valid');
-  await checkPage(page, 'portal-link-not-valid');
+  await check(page, 'portal-link-not-valid');
   await page.context().close();
 });
 
 test('no portal page loaded anything from another origin or broke the Content-Security-Policy', () => {
-  expect(outside).toEqual([]);
-  expect(pageErrors).toEqual([]);
+  expect(watch.outside).toEqual([]);
+  expect(watch.pageErrors).toEqual([]);
 });

@@ -15,7 +15,7 @@ import type {
 } from '@affiliate/contracts';
 import { render } from 'preact';
 import { useMemo, useState } from 'preact/hooks';
-import { Chart, ErrorBanner, Notice, Table, useLoad, when } from '../ui';
+import { Chart, ErrorBanner, Notice, Table, useLoad, useSubmit, when } from '../ui';
 import { portalCall, rememberCsrfToken } from './portal-api';
 
 /**
@@ -30,18 +30,11 @@ function Links({ session }: { session: PortalSessionInfo }) {
   const links = useLoad(() => portalCall<PortalLink[]>('GET', '/links'), []);
   const [copied, setCopied] = useState<string | null>(null);
   const [slug, setSlug] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const add = async (event: Event) => {
-    event.preventDefault();
-    setError(null);
-    try {
-      await portalCall('POST', '/links', { link: slug.trim() });
-      setSlug('');
-      links.reload();
-    } catch (failed) {
-      setError(failed);
-    }
-  };
+  const adding = useSubmit(async () => {
+    await portalCall('POST', '/links', { link: slug.trim() });
+    setSlug('');
+    links.reload();
+  });
   const rows = (links.value ?? []).flatMap((link) => link.fullURLs.map((url) => ({ link, url: url.fullUrl })));
   return (
     <section aria-labelledby="links-heading">
@@ -77,13 +70,13 @@ function Links({ session }: { session: PortalSessionInfo }) {
       />
       {copied ? <Notice>Copied {copied}</Notice> : null}
       {session.program.affiliatesMayAddLinks ? (
-        <form class="inline" onSubmit={add}>
+        <form class="inline" onSubmit={adding.submit}>
           <label for="new-link">New link (letters, numbers and hyphens)</label>
           <input id="new-link" value={slug} required onInput={(event) => setSlug((event.target as HTMLInputElement).value)} />
           <button type="submit">Add link</button>
         </form>
       ) : null}
-      <ErrorBanner error={error} />
+      <ErrorBanner error={adding.error} />
     </section>
   );
 }
@@ -195,21 +188,13 @@ function Codes({ session }: { session: PortalSessionInfo }) {
   const coupons = session.program.coupons;
   const [couponId, setCouponId] = useState(coupons[0]?.id ?? '');
   const [code, setCode] = useState('');
-  const [error, setError] = useState<unknown>(null);
   const [created, setCreated] = useState<string | null>(null);
-  const create = async (event: Event) => {
-    event.preventDefault();
-    setError(null);
-    setCreated(null);
-    try {
-      const made = await portalCall<PortalCode>('POST', '/codes', { couponId, code: code.trim() });
-      setCreated(made.code);
-      setCode('');
-      codes.reload();
-    } catch (failed) {
-      setError(failed);
-    }
-  };
+  const creating = useSubmit(async () => {
+    const made = await portalCall<PortalCode>('POST', '/codes', { couponId, code: code.trim() });
+    setCreated(made.code);
+    setCode('');
+    codes.reload();
+  });
   return (
     <section aria-labelledby="codes-heading">
       <h2 id="codes-heading">Your promotional codes</h2>
@@ -227,7 +212,7 @@ function Codes({ session }: { session: PortalSessionInfo }) {
         ]}
       />
       {coupons.length > 0 ? (
-        <form class="inline" onSubmit={create}>
+        <form class="inline" onSubmit={creating.submit}>
           <label for="code-coupon">Discount</label>
           <select id="code-coupon" value={couponId} onChange={(event) => setCouponId((event.target as HTMLSelectElement).value)}>
             {coupons.map((coupon) => (
@@ -243,8 +228,8 @@ function Codes({ session }: { session: PortalSessionInfo }) {
       ) : (
         <p class="hint">The program offers no discount for your own codes yet.</p>
       )}
-      {created ? <Notice>Code {created} created</Notice> : null}
-      <ErrorBanner error={error} />
+      {created && creating.done ? <Notice>Code {created} created</Notice> : null}
+      <ErrorBanner error={creating.error} />
     </section>
   );
 }
@@ -255,28 +240,18 @@ function PayoutDetailsForm({ session }: { session: PortalSessionInfo }) {
   const [email, setEmail] = useState(current?.email ?? '');
   const [accountHolder, setAccountHolder] = useState(current?.accountHolder ?? '');
   const [iban, setIban] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [saved, setSaved] = useState(false);
-  const save = async (event: Event) => {
-    event.preventDefault();
-    setError(null);
-    setSaved(false);
+  const saving = useSubmit(async () => {
     const details: Record<string, string> = { method };
     if (email.trim()) details.email = email.trim();
     if (accountHolder.trim()) details.accountHolder = accountHolder.trim();
     if (iban.trim()) details.iban = iban.trim();
-    try {
-      await portalCall('PUT', '/payout-details', { payoutDetails: details });
-      setSaved(true);
-    } catch (failed) {
-      setError(failed);
-    }
-  };
+    await portalCall('PUT', '/payout-details', { payoutDetails: details });
+  });
   return (
     <section aria-labelledby="payout-heading">
       <h2 id="payout-heading">Payout details</h2>
       {current?.ibanLast4 ? <p class="hint">Bank account on file ends in {current.ibanLast4}.</p> : null}
-      <form onSubmit={save} class="panel">
+      <form onSubmit={saving.submit} class="panel">
         <label for="payout-method">Method</label>
         <select id="payout-method" value={method} onChange={(event) => setMethod((event.target as HTMLSelectElement).value as typeof method)}>
           <option value="PAYPAL">PayPal</option>
@@ -294,8 +269,8 @@ function PayoutDetailsForm({ session }: { session: PortalSessionInfo }) {
           <button type="submit">Save payout details</button>
         </p>
       </form>
-      {saved ? <Notice>Payout details saved</Notice> : null}
-      <ErrorBanner error={error} />
+      {saving.done ? <Notice>Payout details saved</Notice> : null}
+      <ErrorBanner error={saving.error} />
     </section>
   );
 }
@@ -362,4 +337,4 @@ function Portal() {
   );
 }
 
-render(<Portal />, document.getElementById('portal') as HTMLElement);
+render(<Portal />, document.getElementById('app') as HTMLElement);
