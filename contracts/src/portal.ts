@@ -1,5 +1,5 @@
 import { PayoutDetailsBody, type PayoutDetails } from './commission';
-import { DateTime, QueryInteger, Uuid } from './common';
+import { DateTime, httpUrl, QueryInteger, Uuid } from './common';
 import { PromotionalCodeString } from './coupon';
 import { z } from './zod';
 
@@ -10,11 +10,7 @@ export const PORTAL_SESSION_TTL_SECONDS = 12 * 60 * 60;
 /** The affiliate statuses whose affiliate may open a portal: a pending, rejected or disabled one may not. */
 export const PORTAL_AFFILIATE_STATUSES = ['ACTIVE'] as const;
 
-const ReturnUrl = z
-  .string()
-  .url()
-  .max(2000)
-  .refine((url) => /^https?:\/\//i.test(url), 'returnUrl must be an http or https URL');
+const ReturnUrl = httpUrl('returnUrl');
 
 export const CreatePortalSessionBody = z
   .object({
