@@ -1,7 +1,7 @@
 // Bundles the console into dist/ (served by the gateway at /console): one script, one stylesheet,
-// one page. Everything the page needs is in these files: nothing is loaded from another origin.
+// one page; and the affiliate portal beside it (served at /portal), with the same setup and charts. Everything the page needs is in these files: nothing is loaded from another origin.
 import { build } from 'esbuild';
-import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -10,7 +10,7 @@ const out = join(here, 'dist');
 rmSync(out, { recursive: true, force: true });
 mkdirSync(join(out, 'assets'), { recursive: true });
 await build({
-  entryPoints: { app: join(here, 'src/main.tsx') },
+  entryPoints: { app: join(here, 'src/main.tsx'), portal: join(here, 'src/portal/main.tsx') },
   bundle: true,
   minify: true,
   format: 'esm',
@@ -22,3 +22,8 @@ await build({
   logLevel: 'warning',
 });
 copyFileSync(join(here, 'src/index.html'), join(out, 'index.html'));
+// The portal's page is the console's with its own title, bundle and root, so the two shells never drift apart.
+const consolePage = readFileSync(join(here, 'src/index.html'), 'utf8');
+const portalPage = consolePage.replace('<title>Affiliate console</title>', '<title>Affiliate portal</title>').replaceAll('/console/assets/app.', '/portal/assets/portal.');
+if (portalPage.match(/\/portal\/assets\/portal\./g)?.length !== 2) throw new Error('console/src/index.html changed shape: the portal page could not be made from it');
+writeFileSync(join(out, 'portal.html'), portalPage);

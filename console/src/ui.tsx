@@ -154,21 +154,29 @@ export function Chart({ title, days, series }: { title: string; days: number[]; 
 
 export const round = (value: number) => Math.round(value * 100) / 100;
 
-/** A settings form of the program (PUT /program): submitting sends what `body` gives, then says Saved or shows the error. */
-export function useProgramSettingsForm(credential: Credential, onSaved: () => void, body: () => Record<string, unknown>) {
+/** A form whose submission may fail: `run` does the work; the form shows the error, or that it was done. */
+export function useSubmit(run: () => Promise<unknown>) {
   const [error, setError] = useState<unknown>(null);
-  const [saved, setSaved] = useState(false);
-  const save = async (event: Event) => {
+  const [done, setDone] = useState(false);
+  const submit = async (event: Event) => {
     event.preventDefault();
     setError(null);
-    setSaved(false);
+    setDone(false);
     try {
-      await call(credential, 'PUT', '/program', body());
-      setSaved(true);
-      onSaved();
+      await run();
+      setDone(true);
     } catch (failed) {
       setError(failed);
     }
   };
-  return { error, saved, save };
+  return { error, done, submit };
+}
+
+/** A settings form of the program (PUT /program): submitting sends what `body` gives, then says Saved or shows the error. */
+export function useProgramSettingsForm(credential: Credential, onSaved: () => void, body: () => Record<string, unknown>) {
+  const { error, done, submit } = useSubmit(async () => {
+    await call(credential, 'PUT', '/program', body());
+    onSaved();
+  });
+  return { error, saved: done, save: submit };
 }

@@ -1,10 +1,11 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PUBLIC_EVENT_TYPES } from '@affiliate/contracts';
 import { eventually } from '@affiliate/platform/testing';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { ADMIN_TOKEN, okBody, Subscriber, System, type Api } from '../../system-tests/harness';
 import { CONSOLE_CONTENT_SECURITY_POLICY } from '../../gateway/src/console/routes';
+import { checkPage as checkAndCapture, launchChromium, newPage as openPage, showing } from './chromium-pages';
 
 /**
  * The console in a real browser (Debian's chromium through playwright-core) against the whole
@@ -13,7 +14,6 @@ import { CONSOLE_CONTENT_SECURITY_POLICY } from '../../gateway/src/console/route
  * each page is written under test-results/console/ for a person to look at.
  */
 const SCREENSHOTS = join(__dirname, '..', '..', 'test-results', 'console');
-const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 let system: System;
 let browser: Browser;
@@ -25,10 +25,7 @@ const pageErrors: string[] = [];
 beforeAll(async () => {
   mkdirSync(SCREENSHOTS, { recursive: true });
   system = await System.start();
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
   program = await system.createProgram({ destinationUrls: [{ url: 'https://shop.example.com/' }] });
   await seed(program.api);
 }, 180_000);
@@ -59,20 +56,7 @@ async function seed(api: Api) {
   for (let index = 0; index < 54; index += 1) await okBody(api.post('/referrals', { link: 'grace', email: `paged-${index}@example.com` }));
 }
 
-async function newPage(): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const page = await context.newPage();
-  await page.route('**/*', (route) => {
-    if (route.request().url().startsWith(system.gatewayUrl)) return route.continue();
-    outside.push(route.request().url());
-    return route.abort();
-  });
-  page.on('console', (message) => {
-    if (message.type() === 'error' && !/Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())) pageErrors.push(message.text());
-  });
-  page.on('pageerror', (error) => pageErrors.push(error.message));
-  return page;
-}
+const newPage = () => openPage(browser, system.gatewayUrl, { outside, pageErrors });
 
 async function signIn(page: Page, kind: 'program' | 'operator', token: string) {
   await page.goto(`${system.gatewayUrl}/console`);
@@ -81,16 +65,7 @@ async function signIn(page: Page, kind: 'program' | 'operator', token: string) {
   await page.getByRole('button', { name: 'Sign in' }).click();
 }
 
-/** axe-core on the page as it stands (no serious or critical violation), then a screenshot. */
-async function checkPage(page: Page, name: string) {
-  await page.evaluate(AXE);
-  // Evaluated in the page, where axe-core was just loaded (the page's own scripts never load it).
-  const violations = (await page.evaluate(
-    `axe.run(document).then((result) => result.violations.map((violation) => ({ id: violation.id, impact: violation.impact, nodes: violation.nodes.map((node) => node.target.join(' ')).slice(0, 3) })))`,
-  )) as { id: string; impact: string; nodes: string[] }[];
-  expect({ page: name, violations: violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical') }).toEqual({ page: name, violations: [] });
-  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
-}
+const checkPage = (page: Page, name: string) => checkAndCapture(page, name, join(SCREENSHOTS, `${name}.png`));
 
 const go = (page: Page, route: string) => page.goto(`${system.gatewayUrl}/console#/${route}`);
 
@@ -302,18 +277,6 @@ test('no page loaded anything from another origin or broke the Content-Security-
   expect(outside).toEqual([]);
   expect(pageErrors).toEqual([]);
 });
-
-/** Waits until the locator's text matches (a pattern) or contains (a string); fails with the text it last saw. */
-async function showing(locator: Locator, expected: RegExp | string) {
-  let seen: string | null = null;
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    seen = (await locator.count()) > 0 ? await locator.first().textContent() : null;
-    if (seen !== null && (typeof expected === 'string' ? seen.includes(expected) : expected.test(seen))) return;
-    if (Date.now() > deadline) throw new Error(`expected ${String(expected)}, the page shows ${JSON.stringify(seen)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 async function counting(locator: Locator, expected: number) {
   const deadline = Date.now() + 10_000;

@@ -32,6 +32,14 @@ export const withoutControlCharacters = <Schema extends z.ZodType<string, z.ZodT
 export const ShortText = withoutControlCharacters(z.string().trim().min(1).max(200));
 export const LongText = z.string().max(2000);
 export const Email = z.string().trim().max(254).email();
+
+/** A URL the system will send someone to or call: http or https only (never javascript:, data: or file:), the message naming the field. */
+export const httpUrl = (field: string) =>
+  z
+    .string()
+    .url()
+    .max(2000)
+    .refine((url) => /^https?:\/\//i.test(url), `${field} must be an http or https URL`);
 /**
  * An active ISO 4217 code (the table in currency.ts, which the money module counts minor units by).
  * Lower case is accepted and stored upper case (`usd` is USD), everywhere a currency is read.

@@ -10,6 +10,7 @@ export * from './sale';
 export * from './review';
 export * from './program';
 export * from './browser';
+export * from './portal';
 export * from './webhook';
 export * from './integration';
 export * from './webhook-signature';

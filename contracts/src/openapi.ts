@@ -7,6 +7,7 @@ import * as coupon from './coupon';
 import * as integration from './integration';
 import { examplePayloadOf, payloadComponentName, payloadSchemaOf } from './event-catalogue';
 import { PUBLIC_EVENT_TYPES } from './events';
+import * as portal from './portal';
 import * as program from './program';
 import type { ApiScope, ProgramAuditAction } from './program';
 import * as referral from './referral';
@@ -134,6 +135,16 @@ export const API_OPERATIONS: Operation[] = [
   { method: 'post', path: '/publishable-keys', operationId: 'createPublishableKey', scopes: ['write'], tag: 'Program', summary: 'Create a publishable key (pk_…), safe to put in a web page', response: program.PublishableKey },
   { method: 'delete', path: '/publishable-keys', operationId: 'revokePublishableKey', scopes: ['write'], tag: 'Program', summary: 'Revoke a publishable key', body: program.RevokePublishableKeyBody, response: z.object({ id: z.string(), revoked: z.literal(true) }) },
   {
+    method: 'post', path: '/affiliate-portal-sessions', operationId: 'createAffiliatePortalSession', scopes: ['write'], tag: 'Affiliate portal',
+    summary: 'A single-use link (10 minutes) into the affiliate portal of one ACTIVE affiliate; opening it gives that browser a 12-hour session of this affiliate only',
+    body: portal.CreatePortalSessionBody, response: portal.PortalSession,
+  },
+  {
+    method: 'delete', path: '/affiliate-portal-sessions', operationId: 'revokeAffiliatePortalSessions', scopes: ['write'], tag: 'Affiliate portal',
+    summary: 'Revoke one portal session, or every session of an affiliate: its link stops opening and its cookie stops working at once',
+    body: portal.RevokePortalSessionsBody, response: portal.RevokedPortalSessions,
+  },
+  {
     method: 'post', path: '/browser/clicks', operationId: 'recordBrowserClick', scopes: [], tag: 'Browser', browser: true,
     summary: 'Record a click from a web page (publishable key, allowed origins only; the address and user agent come from the request)',
     body: browser.BrowserClickBody, response: browser.BrowserClick,
@@ -175,6 +186,7 @@ const TAGS: Record<string, string> = {
   Admin: 'Programs and API keys, for operators (admin token)',
   Program: "The program of the key: its own settings and its publishable keys",
   Browser: "What the tracking script calls from a shop's pages with a publishable key (pk_…)",
+  'Affiliate portal': "Single-use links into the gateway-hosted portal where one affiliate sees its own links, codes, earnings and payouts (like Stripe's customer portal)",
 };
 
 const ERRORS: Record<string, string> = {

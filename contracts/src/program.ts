@@ -52,6 +52,15 @@ export const TRACKING_DEFAULTS = {
   reportingCurrency: 'USD',
 };
 
+/** Defaults of the affiliate portal settings (issue 30): no coupon offered to affiliates, links added by the program only. */
+export const PORTAL_DEFAULTS = {
+  affiliateCouponIds: [] as string[],
+  affiliatesMayAddLinks: false,
+};
+
+/** How many coupons a program can offer its affiliates for their own codes: a choice in the portal, not a catalogue. */
+export const MAX_AFFILIATE_COUPONS = 20;
+
 export const Program = z
   .object({
     id: Uuid,
@@ -74,6 +83,9 @@ export const Program = z
     riskActions: RiskActions.optional().openapi({ description: 'What each risk signal does to a commission: OFF, FLAG (recorded only; the default), HOLD or VOID. Absent until the program sets a risk setting: FLAG everywhere' }),
     maxAutoApprovedCommission: z.number().nullable().optional().openapi({ description: 'A commission above this amount (in its own currency) raises OVER_AUTO_APPROVAL_LIMIT; null or absent: no limit' }),
     minClickToConversionSeconds: z.number().int().nullable().optional().openapi({ description: 'A referral or sale sooner than this after its click raises FAST_CONVERSION; null or absent: not looked for' }),
+    // The portal settings are shown once the program set one of them; absent, they are PORTAL_DEFAULTS.
+    affiliateCouponIds: z.array(Uuid).optional().openapi({ description: 'Coupons under which affiliates may create their own promotional codes from the affiliate portal (isAffiliateGenerated); absent or empty: none' }),
+    affiliatesMayAddLinks: z.boolean().optional().openapi({ description: 'Whether an affiliate may add a referral link from the affiliate portal; absent: false' }),
     createdAt: DateTime,
     updatedAt: DateTime,
   })
@@ -109,6 +121,13 @@ const trackingSettings = {
   riskActions: RiskActionsBody.optional(),
   maxAutoApprovedCommission: z.number().finite().min(0).max(1_000_000_000).nullable().optional(),
   minClickToConversionSeconds: z.number().int().min(0).max(2_592_000).nullable().optional(),
+  // Affiliate portal (README, "The affiliate portal"); absent: PORTAL_DEFAULTS.
+  affiliateCouponIds: z
+    .array(Uuid)
+    .max(MAX_AFFILIATE_COUPONS)
+    .refine((ids) => new Set(ids).size === ids.length, 'affiliateCouponIds: each coupon once')
+    .optional(),
+  affiliatesMayAddLinks: z.boolean().optional(),
 };
 
 export const CreateProgramBody = z

@@ -129,6 +129,7 @@ export const SaleQuery = ListQuery.extend({
 }).strict();
 
 export type Sale = z.infer<typeof Sale>;
+export type Commission = z.infer<typeof Commission>;
 export type ExpandedSale = z.infer<typeof ExpandedSale>;
 export type CreateSaleBody = z.infer<typeof CreateSaleBody>;
 export type UpdateSaleBody = z.infer<typeof UpdateSaleBody>;

@@ -1,4 +1,4 @@
-import { DateTime, ListQuery, ShortText, Uuid } from './common';
+import { DateTime, httpUrl, ListQuery, ShortText, Uuid } from './common';
 import { PUBLIC_EVENT_TYPES, PublicEventType, WebhookPayload } from './events';
 import { z } from './zod';
 
@@ -13,11 +13,7 @@ export const EventTypeSubscription = z
     (value) => ({ message: `unknown event type "${value}": use one of ${PUBLIC_EVENT_TYPES.join(', ')}, a family wildcard such as sale.*, or *` }),
   );
 
-const WebhookUrl = z
-  .string()
-  .url()
-  .max(2000)
-  .refine((url) => /^https?:\/\//i.test(url), 'url must be an http or https URL');
+const WebhookUrl = httpUrl('url');
 
 export const WebhookEndpoint = z
   .object({

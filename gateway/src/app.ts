@@ -7,6 +7,9 @@ import type { KnownOrigins } from './browser/known-origins';
 import type { GatewaySettings } from './config';
 import { consoleRoutes } from './console/routes';
 import { docsRoutes } from './docs/routes';
+import type { PortalSessions } from './portal/portal-sessions';
+import { portalRoutes } from './portal/portal-routes';
+import type { ServiceCalls } from './portal/service-calls';
 import type { IdempotencyRecordModel } from './idempotency/idempotency-record';
 import { apiRoutes } from './proxy/api-routes';
 import { integrationRoutes } from './proxy/integration-routes';
@@ -32,6 +35,9 @@ export type GatewayDeps = {
   onProgramChange: () => void;
   /** Origins some program allows: the browser routes' CORS preflights are answered for these only. */
   knownOrigins: KnownOrigins;
+  /** Affiliate portal sessions, and the services the portal calls itself (with the session's affiliate and program). */
+  portalSessions: PortalSessions;
+  services: ServiceCalls;
 };
 
 /** The gateway's public express app: probes, docs, the admin API and the authenticated proxy to the services. */
@@ -72,6 +78,7 @@ export function createGateway(deps: GatewayDeps): Express {
   app.use(docsRoutes());
   app.use(consoleRoutes());
   app.use(trackingScriptRoutes());
+  app.use(portalRoutes({ sessions: deps.portalSessions, programs: deps.store.programs, services: deps.services, anonymous }));
   app.use(
     '/admin/v1',
     adminRoutes({
@@ -107,6 +114,8 @@ export function createGateway(deps: GatewayDeps): Express {
       knownOrigins: deps.knownOrigins,
       programAudit: deps.store.programAudit,
       logger,
+      portalSessions: deps.portalSessions,
+      services: deps.services,
     }),
   );
   app.use(anonymous, (request, _response, next) => next(new AppError(404, `No route for ${request.method} ${request.path}`)));

@@ -67,6 +67,8 @@ export const gatewayConfigShape = {
   /** Requests one program may have in flight to one service; beyond it 503 with Retry-After. Well below the pool. */
   UPSTREAM_MAX_IN_FLIGHT_PER_PROGRAM: z.coerce.number().int().min(1).max(10_000).default(64),
   BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'must be a size such as 1mb').default('1mb'),
+  /** How long an affiliate portal link can be opened (issue 30: 10 minutes); tests shorten it. */
+  PORTAL_LINK_TTL_SECONDS: z.coerce.number().int().min(1).max(3600).default(600),
 };
 
 export type RateLimit = { points: number; duration: number };
@@ -148,6 +150,8 @@ export type GatewaySettings = {
   outboxSweepIntervalMs?: number;
   /** After SIGTERM, how long /readyz answers 503 while requests are still served, before draining (default 0). */
   shutdownDelayMs?: number;
+  /** How long an affiliate portal link can be opened (default 10 minutes; tests shorten it). */
+  portalLinkTtlSeconds?: number;
 };
 
 /** Refused in production when missing, short or shipped (BOOTSTRAP_API_KEY only when set). */
@@ -196,5 +200,6 @@ export function gatewaySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Ga
     circuitResetMs: 5000,
     logLevel: config.LOG_LEVEL,
     shutdownDelayMs: config.SHUTDOWN_DELAY_MS,
+    portalLinkTtlSeconds: config.PORTAL_LINK_TTL_SECONDS,
   };
 }

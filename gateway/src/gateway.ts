@@ -11,6 +11,8 @@ import { KeyDirectory } from './auth/key-directory';
 import { KnownOrigins } from './browser/known-origins';
 import type { GatewaySettings } from './config';
 import { idempotencyRecordModel } from './idempotency/idempotency-record';
+import { PortalSessions } from './portal/portal-sessions';
+import { createServiceCalls } from './portal/service-calls';
 import { UPSTREAM_NAMES, type UpstreamName } from './proxy/route-table';
 import { createUpstreamProxy, type UpstreamProxy } from './proxy/upstream-proxy';
 import { RateLimits } from './rate-limit/rate-limiter';
@@ -68,6 +70,8 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
       }),
     ]),
   ) as Record<UpstreamName, UpstreamProxy>;
+  const services = createServiceCalls({ upstreams: settings.upstreams, internalToken: settings.internalToken, timeoutMs: settings.upstreamTimeoutMs, logger, metrics });
+  const portalSessions = new PortalSessions(connection, settings.portalLinkTtlSeconds);
   const rateLimits = new RateLimits(redis);
   const knownOrigins = new KnownOrigins(store.programs, KNOWN_ORIGINS_REFRESH_MS, logger);
   knownOrigins.start();
@@ -90,6 +94,8 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
     readiness: async () => ({ mongo: isMongoReady(connection) }),
     accepting: () => !shutdown.begun,
     knownOrigins,
+    portalSessions,
+    services,
     onProgramChange: () => {
       keys.forgetAll();
       void knownOrigins.refresh();
@@ -127,6 +133,7 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
       await relay.stop();
       await relay.drain().catch(() => undefined);
       for (const upstream of Object.values(upstreams)) upstream.shutdown();
+      services.shutdown();
       knownOrigins.stop();
       redis?.disconnect();
       await bus.close().catch(() => undefined);

@@ -1,11 +1,30 @@
+import type { PortalSession } from '@affiliate/contracts';
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { call, query, type Credential } from '../api';
-import { ErrorBanner, Pager, Table, useLoad, when, type Column } from '../ui';
+import { Action, ErrorBanner, Pager, Table, useLoad, when, type Column } from '../ui';
 
 type Row = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** One resource of the public API: its list (the API's pagination) and its lookups (the API's query parameters). */
-export type Resource = { title: string; path: string; searches: { param: string; label: string }[]; columns: Column<Row>[] };
+export type Resource = { title: string; path: string; searches: { param: string; label: string }[]; columns: Column<Row>[]; actions?: (credential: Credential, row: Row) => ComponentChildren };
+
+/**
+ * "View as affiliate": a portal session link made with the program's key (POST /affiliate-portal-sessions),
+ * shown as a link to open in a new tab, which the affiliate would get from the program's site. It opens once, within 10 minutes.
+ */
+function ViewAsAffiliate({ credential, affiliate }: { credential: Credential; affiliate: Row }) {
+  const [session, setSession] = useState<PortalSession | null>(null);
+  if (session) {
+    return (
+      <a href={session.url} target="_blank" rel="noopener noreferrer">
+        Open the portal of {affiliate.firstName} {affiliate.lastName}
+      </a>
+    );
+  }
+  if (affiliate.status !== 'ACTIVE') return <span class="hint">no portal ({affiliate.status})</span>;
+  return <Action label={`View as ${affiliate.firstName} ${affiliate.lastName}`} run={async () => setSession((await call<PortalSession>(credential, 'POST', '/affiliate-portal-sessions', { affiliateId: affiliate.id })).items)} />;
+}
 
 export const RESOURCES: Record<string, Resource> = {
   affiliates: {
@@ -23,6 +42,7 @@ export const RESOURCES: Record<string, Resource> = {
       { title: 'Links', value: (row) => (row.affiliateLinks ?? []).map((link: { link: string }) => link.link).join(', ') },
       { title: 'Created', value: (row) => when(row.createdAt) },
     ],
+    actions: (credential, row) => <ViewAsAffiliate key={row.id} credential={credential} affiliate={row} />,
   },
   links: {
     title: 'Links',
@@ -122,7 +142,12 @@ export function Browse({ credential, resource }: { credential: Credential; resou
         {search ? <button type="button" onClick={() => { setText(''); setSearch(null); }}>Show all</button> : null}
       </form>
       <ErrorBanner error={rows.error} />
-      <Table caption={search ? `${resource.title} with ${search.param} ${search.value}` : `${resource.title}, newest first`} rows={rows.value?.items ?? []} columns={resource.columns} empty="Nothing found." />
+      <Table
+        caption={search ? `${resource.title} with ${search.param} ${search.value}` : `${resource.title}, newest first`}
+        rows={rows.value?.items ?? []}
+        columns={resource.actions ? [...resource.columns, { title: 'Portal', value: (row) => resource.actions?.(credential, row) }] : resource.columns}
+        empty="Nothing found."
+      />
       <Pager cursor={cursor} next={rows.value?.next} onPage={setCursor} />
     </section>
   );

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { PROGRAM_LIMIT_DEFAULTS, riskSettingsOf, TRACKING_DEFAULTS, type AttributionModel, type Program, type RiskActions } from '@affiliate/contracts';
+import { PORTAL_DEFAULTS, PROGRAM_LIMIT_DEFAULTS, riskSettingsOf, TRACKING_DEFAULTS, type AttributionModel, type Program, type RiskActions } from '@affiliate/contracts';
 import { AggregateStore, findPage, outboxPlugin, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { RateLimit } from '../config';
@@ -26,6 +26,9 @@ export type ProgramDocument = {
   riskActions?: Partial<RiskActions>;
   maxAutoApprovedCommission?: number | null;
   minClickToConversionSeconds?: number | null;
+  // Affiliate portal settings: absent reads as PORTAL_DEFAULTS.
+  affiliateCouponIds?: string[];
+  affiliatesMayAddLinks?: boolean;
   createdAt: Date;
   updatedAt: Date;
 } & OutboxFields;
@@ -49,6 +52,8 @@ const programSchema = new Schema<ProgramDocument>(
     riskActions: { type: Schema.Types.Mixed, default: undefined },
     maxAutoApprovedCommission: { type: Number, default: undefined },
     minClickToConversionSeconds: { type: Number, default: undefined },
+    affiliateCouponIds: { type: [String], default: undefined },
+    affiliatesMayAddLinks: { type: Boolean, default: undefined },
     // Set by the use cases rather than by mongoose, so an event carries exactly the stored times.
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
@@ -101,10 +106,20 @@ export function toProgram(document: ProgramDocument): Program {
     maxWebhookEndpoints: document.maxWebhookEndpoints ?? PROGRAM_LIMIT_DEFAULTS.maxWebhookEndpoints,
     // Shown once set (a program created before them, or without them, keeps the shape it had): absent reads as the defaults.
     ...(hasRiskSettings(document) ? riskSettingsOf(document) : {}),
+    // The same for the portal settings: shown once set, absent reads as PORTAL_DEFAULTS.
+    ...(hasPortalSettings(document) ? portalSettingsOf(document) : {}),
     createdAt: new Date(document.createdAt).toISOString(),
     updatedAt: new Date(document.updatedAt).toISOString(),
   };
 }
+
+const hasPortalSettings = (document: ProgramDocument): boolean => document.affiliateCouponIds !== undefined || document.affiliatesMayAddLinks !== undefined;
+
+/** The portal settings of a program, the defaults filling what it never set. */
+export const portalSettingsOf = (document: Pick<ProgramDocument, 'affiliateCouponIds' | 'affiliatesMayAddLinks'>) => ({
+  affiliateCouponIds: [...(document.affiliateCouponIds ?? PORTAL_DEFAULTS.affiliateCouponIds)],
+  affiliatesMayAddLinks: document.affiliatesMayAddLinks ?? PORTAL_DEFAULTS.affiliatesMayAddLinks,
+});
 
 const hasRiskSettings = (document: ProgramDocument): boolean =>
   document.riskActions !== undefined || document.maxAutoApprovedCommission !== undefined || document.minClickToConversionSeconds !== undefined;

@@ -1,5 +1,5 @@
-import { ListQuery, ProgramSettingsBody, RevokePublishableKeyBody } from '@affiliate/contracts';
-import { createRouter, parseBody, parseQuery, requireJsonBody, setNextPageLink } from '@affiliate/platform';
+import { CreatePortalSessionBody, ListQuery, ProgramSettingsBody, RevokePortalSessionsBody, RevokePublishableKeyBody } from '@affiliate/contracts';
+import { badRequest, createRouter, parseBody, parseQuery, requireJsonBody, setNextPageLink } from '@affiliate/platform';
 import express, { type Router, type RequestHandler } from 'express';
 import type { ProgramAuditLog } from '../admin/program-audit-log';
 import type { ProgramRepository } from '../admin/program-model';
@@ -8,6 +8,9 @@ import { createPublishableKey, listPublishableKeys, revokePublishableKey, type P
 import { callerOf } from '../auth/authenticate';
 import type { IdempotencyRecordModel } from '../idempotency/idempotency-record';
 import { idempotency, keepRawBody, storeLocalAnswer } from '../idempotency/middleware';
+import { createPortalSession } from '../portal/affiliate-portal';
+import type { PortalSessions } from '../portal/portal-sessions';
+import type { ServiceCalls } from '../portal/service-calls';
 
 export type ProgramApiOptions = {
   programs: ProgramRepository;
@@ -22,7 +25,18 @@ export type ProgramApiOptions = {
   idempotencyAbandonedAfterMs: number;
   /** Publish the program event now and drop cached key verdicts on this replica. */
   onChange: () => void;
+  /** Affiliate portal sessions, and the services their checks ask (the affiliate's status, the coupons offered). */
+  portalSessions: PortalSessions;
+  services: Pick<ServiceCalls, 'affiliate' | 'coupon'>;
 };
+
+/** Each coupon offered to affiliates must be one of the program's: a made-up id is refused before it is stored. */
+async function checkAffiliateCoupons(services: Pick<ServiceCalls, 'coupon'>, programId: string, couponIds: string[] | undefined): Promise<void> {
+  for (const couponId of couponIds ?? []) {
+    const answer = await services.coupon.request({ method: 'GET', path: '/coupons', programId, query: { id: couponId } });
+    if (answer.status === 404) throw badRequest(`affiliateCouponIds: no coupon with id ${couponId} in this program`);
+  }
+}
 
 /**
  * What the gateway answers itself under /api/v1, for the program of the key: its own settings
@@ -44,7 +58,9 @@ export function programApiRoutes(options: ProgramApiOptions): Router {
     response.json(await getProgram(options.programs, programIdOf(response)));
   });
   router.put('/program', options.rateLimit, json, ...once, async (request, response) => {
-    const program = await updateProgram(options.programs, programIdOf(response), parseBody(ProgramSettingsBody, request));
+    const settings = parseBody(ProgramSettingsBody, request);
+    await checkAffiliateCoupons(options.services, programIdOf(response), settings.affiliateCouponIds);
+    const program = await updateProgram(options.programs, programIdOf(response), settings);
     options.onChange();
     response.json(program);
   });
@@ -59,6 +75,21 @@ export function programApiRoutes(options: ProgramApiOptions): Router {
     const revoked = await revokePublishableKey(store, publishableKeyId, programIdOf(response));
     options.onChange();
     response.json(revoked);
+  });
+  // The program's site (or the console's "view as affiliate") sends one affiliate into its portal.
+  router.post('/affiliate-portal-sessions', options.rateLimit, json, ...once, async (request, response) => {
+    const body = parseBody(CreatePortalSessionBody, request);
+    const portal = { sessions: options.portalSessions, services: options.services };
+    // The link points at the gateway that made it, as the client reached it (trust proxy decides which forwarding headers count).
+    response.json(await createPortalSession(portal, programIdOf(response), body, `${request.protocol}://${request.get('host')}`));
+  });
+  router.delete('/affiliate-portal-sessions', options.rateLimit, json, ...once, async (request, response) => {
+    const body = parseBody(RevokePortalSessionsBody, request);
+    const programId = programIdOf(response);
+    const revoked = body.affiliatePortalSessionId
+      ? await options.portalSessions.revoke(programId, body.affiliatePortalSessionId)
+      : await options.portalSessions.revokeAllOf(programId, body.affiliateId as string);
+    response.json({ revoked });
   });
   router.get('/audit-records', options.rateLimit, async (request, response) => {
     const page = parseQuery(ListQuery, request);

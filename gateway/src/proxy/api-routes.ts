@@ -12,6 +12,8 @@ import type { KeyDirectory } from '../auth/key-directory';
 import type { RateLimit } from '../config';
 import type { IdempotencyRecordModel } from '../idempotency/idempotency-record';
 import { idempotency, idempotentForwardingOf } from '../idempotency/middleware';
+import type { PortalSessions } from '../portal/portal-sessions';
+import type { ServiceCalls } from '../portal/service-calls';
 import { programApiRoutes } from '../program-api/routes';
 import { FailedAuthentication, rateLimit } from '../rate-limit/middleware';
 import type { RateLimits } from '../rate-limit/rate-limiter';
@@ -39,6 +41,8 @@ export type ApiRoutesOptions = {
   /** Where sensitive acts of the program's keys are recorded. */
   programAudit: ProgramAuditLog;
   logger: Logger;
+  portalSessions: PortalSessions;
+  services: ServiceCalls;
 };
 
 /**
@@ -96,6 +100,8 @@ export function apiRoutes(options: ApiRoutesOptions): Router {
       idempotencyRecords: options.idempotencyRecords,
       idempotencyAbandonedAfterMs: options.upstreamTimeoutMs * 3,
       onChange: options.onProgramChange,
+      portalSessions: options.portalSessions,
+      services: options.services,
     }),
   );
   router.use(matchRoute);

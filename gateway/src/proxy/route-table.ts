@@ -40,6 +40,7 @@ export const GATEWAY_ROUTES: Record<string, string> = {
   'publishable-keys': 'gateway/src/program-api/routes.ts',
   'audit-records': 'gateway/src/program-api/routes.ts',
   browser: 'gateway/src/browser/browser-routes.ts',
+  'affiliate-portal-sessions': 'gateway/src/program-api/routes.ts',
 };
 
 // Plain segments only: no dot segments or percent-encoding that an upstream could resolve differently.

@@ -137,6 +137,11 @@ export class LinkActivityRepository {
     return { sales: rows.reduce((sum, row) => sum + row.count, 0), revenueCents: inCurrency.reduce((sum, row) => sum + row.cents, 0) };
   }
 
+  /** One affiliate's live clicks, referrals and sales created since `from`, kind and time only: its portal's daily charts. */
+  activityOfAffiliate(programId: string, affiliateId: string, from: Date) {
+    return this.model.find({ programId, affiliateId, removed: false, createdAt: { $gte: from } }, { _id: 0, kind: 1, createdAt: 1 }).lean<{ kind: ActivityKind; createdAt: Date }[]>();
+  }
+
   /** Per affiliate and kind, the live entries created in [from, to): the report's clicks and referrals. */
   countsByAffiliate(programId: string, from: Date | undefined, to: Date | undefined) {
     const createdAt = { ...(from ? { $gte: from } : {}), ...(to ? { $lt: to } : {}) };

@@ -1,4 +1,4 @@
-import type { AffiliateActivity, AttributionRisk, ExplainedAttribution, InternalAffiliate } from '@affiliate/contracts';
+import type { AffiliateActivity, AttributionRisk, DailyActivity, ExplainedAttribution, InternalAffiliate } from '@affiliate/contracts';
 import { badRequest, notFound } from '@affiliate/platform';
 import type { AffiliateDocument } from '../data-access/affiliates';
 import type { Repositories } from '../data-access/repositories';
@@ -145,4 +145,25 @@ const withoutClick = (method: 'LINK' | 'AFFILIATE', affiliateId: string) => ({ m
 /** Clicks before this no longer attribute; without a window, none expire. */
 function windowStart(settings: ProgramSettings, now: Date): Date {
   return settings.attributionWindowDays === null ? new Date(0) : new Date(now.getTime() - settings.attributionWindowDays * 86_400_000);
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * One affiliate's clicks, referrals and sales per UTC day over the last `days` days, oldest first,
+ * every day present (zeros included): what its portal charts. 404 when the program has no such affiliate.
+ */
+export async function dailyActivityOf(repositories: Repositories, programId: string, affiliateId: string, days: number): Promise<DailyActivity[]> {
+  await existingAffiliate(repositories, programId, { id: affiliateId });
+  const today = Math.floor(Date.now() / DAY_MS) * DAY_MS;
+  const first = today - (days - 1) * DAY_MS;
+  const rows = Array.from({ length: days }, (_unused, index) => ({ day: new Date(first + index * DAY_MS).toISOString().slice(0, 10), clicks: 0, referrals: 0, sales: 0 }));
+  for (const entry of await repositories.linkActivity.activityOfAffiliate(programId, affiliateId, new Date(first))) {
+    const row = rows[Math.floor((new Date(entry.createdAt).getTime() - first) / DAY_MS)];
+    if (!row) continue;
+    if (entry.kind === 'click') row.clicks += 1;
+    else if (entry.kind === 'referral') row.referrals += 1;
+    else row.sales += 1;
+  }
+  return rows;
 }

@@ -1,9 +1,9 @@
-import { QueryInteger, ReportQuery, VisitorId } from '@affiliate/contracts';
+import { DailyActivityQuery, QueryInteger, ReportQuery, VisitorId } from '@affiliate/contracts';
 import { createRouter, parseQuery, programIdOf } from '@affiliate/platform';
 import { type Router } from 'express';
 import { z } from 'zod';
 import type { Repositories } from '../../data-access/repositories';
-import { affiliateActivity, resolveAffiliate, resolveAttribution } from '../../domain/resolve-attribution';
+import { affiliateActivity, dailyActivityOf, resolveAffiliate, resolveAttribution } from '../../domain/resolve-attribution';
 
 const Identifier = z.string().min(1).max(254);
 
@@ -44,6 +44,11 @@ export function internalRoutes(repositories: Repositories): Router {
   router.get('/internal/affiliate-activity', async (request, response) => {
     const { from, to } = parseQuery(ReportQuery, request);
     response.json(await affiliateActivity(repositories, programIdOf(response), { from: from ? new Date(from) : undefined, to: to ? new Date(to) : undefined }));
+  });
+
+  router.get('/internal/affiliate-daily-activity', async (request, response) => {
+    const { affiliateId, days } = parseQuery(DailyActivityQuery, request);
+    response.json(await dailyActivityOf(repositories, programIdOf(response), affiliateId, days));
   });
 
   return router;

@@ -1,0 +1,58 @@
+import { readFileSync } from 'node:fs';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+
+/**
+ * What the headless-Chromium tests of the console and of the affiliate portal share: Debian's
+ * chromium through playwright-core, pages that may load nothing but the gateway's origin, axe-core on
+ * each page, and waiting for what a person would see.
+ */
+const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+/** Every request that left the gateway's origin (refused), and every script error or CSP refusal the pages reported. */
+export type PageWatch = { outside: string[]; pageErrors: string[] };
+
+/** A page in a fresh context (its own cookies) that may reach the gateway only. */
+export async function newPage(browser: Browser, gatewayUrl: string, watch: PageWatch): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  await page.route('**/*', (route) => {
+    if (route.request().url().startsWith(gatewayUrl)) return route.continue();
+    watch.outside.push(route.request().url());
+    return route.abort();
+  });
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !/Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())) watch.pageErrors.push(message.text());
+  });
+  page.on('pageerror', (error) => watch.pageErrors.push(error.message));
+  return page;
+}
+
+/** axe-core on the page as it stands (no serious or critical violation), then a screenshot. */
+export async function checkPage(page: Page, name: string, screenshot: string): Promise<void> {
+  await page.evaluate(AXE);
+  // Evaluated in the page, where axe-core was just loaded (the page's own scripts never load it).
+  const violations = (await page.evaluate(
+    `axe.run(document).then((result) => result.violations.map((violation) => ({ id: violation.id, impact: violation.impact, nodes: violation.nodes.map((node) => node.target.join(' ')).slice(0, 3) })))`,
+  )) as { id: string; impact: string; nodes: string[] }[];
+  expect({ page: name, violations: violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical') }).toEqual({ page: name, violations: [] });
+  await page.screenshot({ path: screenshot, fullPage: true });
+}
+
+/** Waits until the locator's text matches (a pattern) or contains (a string); fails with the text it last saw. */
+export async function showing(locator: Locator, expected: RegExp | string, timeoutMs = 10_000): Promise<void> {
+  let seen: string | null = null;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    seen = (await locator.count()) > 0 ? await locator.first().textContent() : null;
+    if (seen !== null && (typeof expected === 'string' ? seen.includes(expected) : expected.test(seen))) return;
+    if (Date.now() > deadline) throw new Error(`expected ${String(expected)}, the page shows ${JSON.stringify(seen)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
