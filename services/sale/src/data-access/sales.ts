@@ -76,6 +76,7 @@ const commissionSchema = new Schema<CommissionEntry>(
     payoutCreated: { type: Boolean, required: true },
     payoutId: { type: String, default: null },
     decisions: { type: Schema.Types.Mixed },
+    amountChanges: { type: Schema.Types.Mixed },
   },
   { _id: false },
 );
