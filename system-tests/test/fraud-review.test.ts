@@ -73,6 +73,21 @@ describe('risk signals', () => {
     expect(other.risk.signals).toEqual([{ type: 'CUSTOMER_OF_ANOTHER_AFFILIATE', detail: expect.stringContaining(grace.id) }]);
   });
 
+  test("CUSTOMER_OF_ANOTHER_AFFILIATE on a sale: a sale through affiliate B's promo code for a customer that affiliate A referred (by the referral's external id) carries the signal; a customer nobody referred does not", async () => {
+    const { api, grace } = await program();
+    const alan = await affiliate(api, 'alan');
+    const customerId = `cus_${randomUUID().slice(0, 8)}`;
+    const referred = await ok(api.post('/referrals', { affiliateId: grace.id, email: `dana.smith-${randomUUID().slice(0, 6)}@gmail.com`, referredUserExternalId: customerId }));
+    const coupon = await ok(api.post('/coupons', { name: 'Ten off', percentOff: 10 }));
+    const alanCode = await ok(api.post('/promotional-codes', { couponId: coupon.id, code: `ALAN${randomUUID().slice(0, 6)}`, affiliateId: alan.id }));
+
+    const throughB = await ok(api.post('/sales', { promoCode: alanCode.code, customerId, totalEarned: 10 }));
+    expect(throughB.affiliateId).toBe(alan.id);
+    expect(throughB.risk.signals).toEqual([{ type: 'CUSTOMER_OF_ANOTHER_AFFILIATE', detail: expect.stringContaining(grace.id) }]);
+    expect(throughB.risk.signals[0].detail).toContain(`referral ${referred.id}`);
+    expect(typesOf((await ok(api.post('/sales', { promoCode: alanCode.code, customerId: `cus_${randomUUID().slice(0, 8)}`, totalEarned: 10 }))).risk)).toEqual([]);
+  });
+
   test("FAST_CONVERSION: a referral or sale sooner after its click than the program's minClickToConversionSeconds is flagged", async () => {
     const { api, grace } = await program({ minClickToConversionSeconds: 3600 });
     const click = await ok(api.post('/clicks', { link: await linkOf(api, grace.id) }));

@@ -22,6 +22,16 @@ export function normalizedEmail(email: string): string {
 }
 
 /**
+ * The keys naming a customer in `customer_claims` (CUSTOMER_OF_ANOTHER_AFFILIATE), the same in the
+ * referral and the sale service: the normalized email, and the id in the program's own system (a
+ * referral's referredUserExternalId, a sale's customerId).
+ */
+export const customerKeysOf = (customer: { email?: string | null; customerId?: string | null }): string[] => [
+  ...(customer.email ? [`email:${normalizedEmail(customer.email)}`] : []),
+  ...(customer.customerId ? [`customer:${customer.customerId}`] : []),
+];
+
+/**
  * What is known of a referral or sale when it is made; a fact left out (null or absent) raises no
  * signal. `otherAffiliate` is the finding of CUSTOMER_OF_ANOTHER_AFFILIATE, made by the service
  * that holds the customers (its detail).
