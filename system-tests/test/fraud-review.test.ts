@@ -235,6 +235,49 @@ test("the review queue's next link still works once the commission it starts aft
   expect(await ok(api.get(next!))).toEqual([expect.objectContaining({ saleId: older.id, status: 'HELD' })]);
 });
 
+describe('GET /commissions by status: each page holds matching commissions (a page is never empty while a later one has some)', () => {
+  type Listed = { saleId: string; status: string; amount: number };
+  let api: Api;
+  const sales: Record<string, string> = {};
+  const listed = async (status: string, limit: number): Promise<{ items: Listed[]; next: boolean }> => {
+    const response = await api.get(`/commissions?status=${status}&limit=${limit}`);
+    expect(response.status).toBe(200);
+    return { items: response.body as Listed[], next: (response.headers.get('link') ?? '').includes('rel="next"') };
+  };
+
+  // One program with a commission of every status, the oldest first, so that a newest-first page of one sale finds them in turn:
+  // PAID (paid by a payout run), PENDING (a plan holding 30 days), HELD (over the limit), VOID (voided), VOID by reversing its sale, DUE.
+  beforeAll(async () => {
+    const made = await program({ maxAutoApprovedCommission: 50, riskActions: { OVER_AUTO_APPROVAL_LIMIT: 'HOLD' } });
+    api = made.api;
+    const { grace } = made;
+    sales.PAID = (await saleOf(api, grace.id, 10)).id;
+    const [payout] = await ok(api.post('/payouts', {}));
+    await ok(api.put('/payouts', { payoutId: payout.id, status: 'PAID' }));
+    const plan = await ok(api.post('/commission-plans', { name: 'Thirty days', commissionType: 'PERCENTAGE', rate: 20, recurring: 'FOREVER', holdDays: 30 }));
+    const patient = await ok(api.post('/affiliates', { firstName: 'pat', lastName: 'Tester', email: `pat-${randomUUID().slice(0, 8)}@example.com`, commissionPlanId: plan.id }));
+    sales.PENDING = (await saleOf(api, patient.id, 10)).id;
+    sales.HELD = (await saleOf(api, grace.id, 500)).id;
+    const voided = await saleOf(api, grace.id, 20);
+    await ok(api.post('/commissions/void', { saleId: voided.id, commissionId: voided.commissions[0].id, reason: 'test order' }));
+    sales.VOID = voided.id;
+    const reversed = await saleOf(api, grace.id, 30);
+    await ok(api.delete('/sales', { saleId: reversed.id }));
+    sales.REVERSED = reversed.id;
+    sales.DUE = (await saleOf(api, grace.id, 40)).id;
+  });
+
+  test.each(['PENDING', 'DUE', 'HELD', 'PAID'])('status=%s: a page of one is that commission, with no next link', async (status) => {
+    expect(await listed(status, 1)).toEqual({ items: [expect.objectContaining({ saleId: sales[status], status })], next: false });
+  });
+
+  test("status=VOID: a voided commission and a reversed sale's commission (voided by the reversal) are both listed, a page of one each", async () => {
+    const first = await listed('VOID', 1);
+    expect(first).toEqual({ items: [expect.objectContaining({ saleId: sales.REVERSED, status: 'VOID', decisions: [expect.objectContaining({ action: 'VOID', by: expect.objectContaining({ kind: 'REVERSAL' }) })] })], next: true });
+    expect((await listed('VOID', 10)).items.map((item) => item.saleId)).toEqual([sales.REVERSED, sales.VOID]);
+  });
+});
+
 test('a key with the read scope sees the queue but cannot release or void (403 naming "write")', async () => {
   const { api, programId, grace } = await program({ maxAutoApprovedCommission: 1, riskActions: { OVER_AUTO_APPROVAL_LIMIT: 'HOLD' } });
   const sale = await saleOf(api, grace.id, 100);
@@ -279,8 +322,8 @@ describe('affiliate statements', () => {
     await saleOf(api, grace.id, 200);
     const [offset] = await ok(api.post('/payouts', {}));
     expect(offset.amount).toBe(30);
-    // Counted apart from the statement, by the payout run over the due commissions and the refund's adjustment
-    // (GET /commissions leaves out a reversed sale's adjustment): what was owed, plus the 40 earned since.
+    // Counted apart from the statement, by the payout run over the due commissions and the refund's adjustment:
+    // what was owed, plus the 40 earned since.
     expect(offset.amount).toBe(owing.closingBalance + 40);
     await ok(api.put('/payouts', { payoutId: offset.id, status: 'PAID' }));
 

@@ -304,7 +304,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Commissions across sales, each with its sale's risk signals: the review queue is status=HELD (pages by sale: startingAfter is the saleId of the last one)
+         * Commissions across sales, each with its sale's risk signals: the review queue is status=HELD (pages by sale: startingAfter is the saleId of the last one). A reversed sale's commissions are listed too (VOID, or PAID with its negative adjustment)
          * @description Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
          */
         get: operations["getCommissions"];
