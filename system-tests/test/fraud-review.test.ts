@@ -124,6 +124,12 @@ describe('risk signals', () => {
     expect(over.risk).toEqual({ signals: [{ type: 'OVER_AUTO_APPROVAL_LIMIT', detail: expect.stringContaining('20 USD') }], action: 'FLAG' });
     expect(typesOf((await saleOf(api, grace.id, 50)).risk)).toEqual([]);
   });
+
+  test("OVER_AUTO_APPROVAL_LIMIT applies the limit in the program's reportingCurrency only: a JPY commission of 600 with a limit of 500 is not flagged when reportingCurrency is USD; a USD one is", async () => {
+    const { api, grace } = await program({ maxAutoApprovedCommission: 500 });
+    expect(await saleOf(api, grace.id, 3000, { currency: 'JPY' })).toMatchObject({ commissionEarned: 600, currency: 'JPY', risk: { signals: [], action: 'NONE' } });
+    expect((await saleOf(api, grace.id, 3000)).risk.signals).toEqual([{ type: 'OVER_AUTO_APPROVAL_LIMIT', detail: "the commission of 600 USD is above the program's limit of 500 USD" }]);
+  });
 });
 
 describe('risk actions', () => {

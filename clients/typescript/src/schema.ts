@@ -3029,7 +3029,7 @@ export interface components {
             /** @description Webhook endpoints this program may have (set by the operator; default 20); one event goes to at most the platform's deliveries per event of them (20 unless the operator sets another) */
             maxWebhookEndpoints: number;
             riskActions?: components["schemas"]["RiskActions"];
-            /** @description A commission above this amount (in its own currency) raises OVER_AUTO_APPROVAL_LIMIT; null or absent: no limit */
+            /** @description A commission above this amount, in the program's reportingCurrency, raises OVER_AUTO_APPROVAL_LIMIT; commissions in other currencies are not compared (nothing is converted); null or absent: no limit */
             maxAutoApprovedCommission?: number | null;
             /** @description A referral or sale sooner than this after its click raises FAST_CONVERSION; null or absent: not looked for */
             minClickToConversionSeconds?: number | null;

@@ -70,9 +70,11 @@ function signalsOf(settings: RiskSettings, facts: RiskFacts): RiskSignal[] {
   if (affiliates >= COOKIE_STUFFING_AFFILIATES) {
     found.push(['COOKIE_STUFFING', `the visitor clicked the links of ${affiliates} affiliates within an hour`]);
   }
+  // The limit is in the program's reportingCurrency; a commission in another currency is not compared (nothing is converted).
   const limit = settings.maxAutoApprovedCommission;
-  if (limit !== null && facts.commission && facts.commission.amount > limit) {
-    found.push(['OVER_AUTO_APPROVAL_LIMIT', `the commission of ${facts.commission.amount} ${facts.commission.currency} is above the program's limit of ${limit}`]);
+  const limitCurrency = settings.reportingCurrency ?? 'USD';
+  if (limit !== null && facts.commission && facts.commission.currency === limitCurrency && facts.commission.amount > limit) {
+    found.push(['OVER_AUTO_APPROVAL_LIMIT', `the commission of ${facts.commission.amount} ${facts.commission.currency} is above the program's limit of ${limit} ${limitCurrency}`]);
   }
   const signals = found.map(([type, detail]) => ({ type, detail: detail ?? type }));
   const inherited = (facts.inherited ?? []).filter((signal) => !signals.some((seen) => seen.type === signal.type));
