@@ -200,6 +200,13 @@ test("the review queue through the gateway: a program lists its HELD commissions
   const foreign = await a.api.post('/commissions/release', { saleId: theirs.id, commissionId: theirs.commissions[0].id });
   expect(foreign.status).toBe(404);
   expect((await saleById(b.api, theirs.id)).commissions[0].status).toBe('HELD');
+  const foreignVoid = await a.api.post('/commissions/void', { saleId: theirs.id, commissionId: theirs.commissions[0].id, reason: 'not mine to void' });
+  expect(foreignVoid.status).toBe(404);
+  expect((await saleById(b.api, theirs.id)).commissions[0]).toMatchObject({ status: 'HELD', decisions: [expect.objectContaining({ action: 'HOLD' })] });
+  // Nor its affiliate's money: A's key asking for the statement of B's affiliate gets an empty one, while B's own key sees the entries.
+  const statementPath = `/affiliates/statement?affiliateId=${b.grace.id}&currency=USD&from=${new Date(Date.now() - 86_400_000).toISOString()}`;
+  expect((await ok(b.api.get(statementPath))).entries.map((entry: { type: string }) => entry.type)).toEqual(['EARNED', 'HELD']);
+  expect(await ok(a.api.get(statementPath))).toMatchObject({ openingBalance: 0, closingBalance: 0, entries: [] });
 
   const released = await ok(a.api.post('/commissions/release', { saleId: kept.id, commissionId: kept.commissions[0].id, note: 'customer verified by phone' }));
   expect(released.commissions[0]).toMatchObject({ status: 'DUE' });
@@ -348,6 +355,21 @@ describe('affiliate statements', () => {
     expect(rows.at(-1)).toMatchObject({ type: 'CLOSING_BALANCE', amount: '0' });
     expect(rows).toHaveLength(whole.entries.length + 2);
   });
+});
+
+test('RELEASED on the statement: a held commission released adds back what HELD took away, and its payout is PAID_OUT; the entries add up to closing minus opening', async () => {
+  const { api, grace } = await program({ maxAutoApprovedCommission: 10, riskActions: { OVER_AUTO_APPROVAL_LIMIT: 'HOLD' } });
+  const start = new Date(Date.now() - 1000);
+  const sale = await saleOf(api, grace.id, 100);
+  const held = await ok(api.get(`/affiliates/statement?affiliateId=${grace.id}&currency=USD&from=${start.toISOString()}`));
+  expect(held).toMatchObject({ closingBalance: 0, entries: [expect.objectContaining({ type: 'EARNED', amount: 20 }), expect.objectContaining({ type: 'HELD', amount: -20 })] });
+  await ok(api.post('/commissions/release', { saleId: sale.id, commissionId: sale.commissions[0].id, note: 'checked' }));
+  const [payout] = await ok(api.post('/payouts', {}));
+  await ok(api.put('/payouts', { payoutId: payout.id, status: 'PAID' }));
+  const whole = await ok(api.get(`/affiliates/statement?affiliateId=${grace.id}&currency=USD&from=${start.toISOString()}`));
+  expect(whole.entries.map((entry: { type: string; amount: number }) => [entry.type, entry.amount])).toEqual([['EARNED', 20], ['HELD', -20], ['RELEASED', 20], ['PAID_OUT', -20]]);
+  expect(whole.entries[2]).toMatchObject({ saleId: sale.id, commissionId: sale.commissions[0].id, description: 'released: checked' });
+  expect(whole).toMatchObject({ openingBalance: 0, closingBalance: 0 });
 });
 
 test('a statement whose period ends before it starts (from after to) is a 400 naming to', async () => {
