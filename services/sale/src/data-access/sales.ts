@@ -77,6 +77,7 @@ const commissionSchema = new Schema<CommissionEntry>(
     payoutId: { type: String, default: null },
     decisions: { type: Schema.Types.Mixed },
     amountChanges: { type: Schema.Types.Mixed },
+    paidOutByHandAt: { type: Date },
   },
   { _id: false },
 );

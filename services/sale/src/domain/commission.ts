@@ -32,6 +32,11 @@ export type CommissionEntry = {
    * that a period already stated keeps what it said (EARNED at the first amount, then ADJUSTED).
    */
   amountChanges?: AmountChange[];
+  /**
+   * When PUT /sales marked it as rolled into a payout made outside the payout runs (absent otherwise,
+   * and on entries marked before it was kept): the statement's PAID_OUT for it, as a run's payout has its own.
+   */
+  paidOutByHandAt?: Date;
 };
 export type AmountChange = { at: Date; fromMinor: number; toMinor: number };
 export type CommissionState = 'OPEN' | 'HELD' | 'PAID' | 'VOID';
@@ -206,7 +211,10 @@ export function markByHand(
   if (change.recalculating && commission.payoutCreated && change.inPayout) {
     return refuse('IN_PAYOUT', `The commission of sale ${saleId} is already in payout ${commission.payoutId ?? ''}`.trimEnd() + '; it cannot be recalculated');
   }
-  return { entry: { ...commission, amountMinor: change.amountMinor, ...amountChanges, payoutCreated: change.inPayout, payoutId: change.inPayout ? change.payoutId : null } };
+  const { paidOutByHandAt: _previously, ...rest } = commission;
+  const samePayout = commission.payoutCreated && commission.payoutId === change.payoutId;
+  const byHand = change.inPayout ? { paidOutByHandAt: (samePayout ? commission.paidOutByHandAt : undefined) ?? change.now } : {};
+  return { entry: { ...rest, amountMinor: change.amountMinor, ...amountChanges, payoutCreated: change.inPayout, payoutId: change.inPayout ? change.payoutId : null, ...byHand } };
 }
 
 /** The change of amount recorded (nothing when the amount stays): the statement shows it as ADJUSTED when it happened. */

@@ -50,6 +50,11 @@ function entriesOf(sale: SaleForStatement, commission: CommissionEntry): Entry[]
   if (commission.state === 'VOID' && !voided) {
     entries.push({ ...ids, type: 'VOIDED', at: sale.reversedAt ?? sale.updatedAt, amountMinor: -amount, description: `voided: sale ${sale._id} was reversed` });
   }
+  // Rolled by PUT /sales into a payout made outside the payout runs: that payout has no record here, so the commission carries its PAID_OUT.
+  if (commission.paidOutByHandAt && commission.payoutCreated) {
+    const payoutId = commission.payoutId;
+    entries.push({ ...ids, payoutId, type: 'PAID_OUT', at: new Date(commission.paidOutByHandAt), amountMinor: -amount, description: `paid outside the payout runs${payoutId ? ` (payout ${payoutId})` : ''}, marked by PUT /sales` });
+  }
   return entries;
 }
 
