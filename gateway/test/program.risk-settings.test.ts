@@ -1,23 +1,13 @@
-import type { RunningService } from '@affiliate/platform';
-import { testServiceSettings, uniqueName } from '@affiliate/platform/testing';
 import request from 'supertest';
-import { bootDispatcher, testDispatcherSettings } from '../../services/webhook-dispatcher/test/support/dispatcher';
 import type { RunningGateway } from '../src/gateway';
-import { allUpstreams, bearer, createProgramWithKey, startGateway } from './support';
+import { bearer, createProgramWithKey, startGateway } from './support';
 
-let dispatcher: RunningService;
+// PUT /api/v1/program is the gateway's own (the program lives in its database): no upstream is needed.
 let gateway: RunningGateway;
-
 beforeAll(async () => {
-  const exchange = uniqueName('test_events');
-  dispatcher = await bootDispatcher(testDispatcherSettings(), testServiceSettings('webhook-dispatcher', { exchange }));
-  gateway = await startGateway({ exchange, upstreams: allUpstreams(dispatcher.url), keyCacheTtlMs: 0 });
+  gateway = await startGateway({ keyCacheTtlMs: 0 });
 });
-
-afterAll(async () => {
-  await gateway.stop();
-  await dispatcher.stop();
-});
+afterAll(() => gateway.stop());
 
 test('PUT /api/v1/program with bad risk settings (an unknown action, an unknown signal, a negative limit or minimum) is a 400 naming the field, and changes nothing, the valid fields sent beside it included', async () => {
   const { key } = await createProgramWithKey(gateway);
