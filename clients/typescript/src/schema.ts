@@ -2790,7 +2790,7 @@ export interface components {
             saleId: string | null;
             /** Format: uuid */
             commissionId: string | null;
-            /** Format: uuid */
+            /** @description The payout of a PAID_OUT entry: a payout run's id, or the payoutId PUT /sales marked the commission with (a payout made outside the runs, any string) */
             payoutId: string | null;
             description: string;
         };
