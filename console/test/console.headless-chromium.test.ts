@@ -207,16 +207,17 @@ test('tracking page: a publishable key and its snippet, allowed origins and attr
   await page.context().close();
 });
 
-test('fraud review page: the risk settings saved, a HELD commission shown with its signals, released with a note, and the page passes axe', async () => {
+test('fraud review page: the risk settings saved (an action, the limit, the minimum seconds from click to conversion), HELD commissions shown with their signals, one released with a note and one voided with a reason, and the page passes axe', async () => {
   const page = await newPage();
   await signIn(page, 'program', program.key);
   await go(page, 'review');
   await showing(page.locator('tbody'), 'No commission is held for review.');
   await page.getByLabel('OVER_AUTO_APPROVAL_LIMIT').selectOption('HOLD');
   await page.getByLabel(/Largest commission approved without review/).fill('5');
+  await page.getByLabel(/Fewest seconds from click to conversion/).fill('7');
   await page.getByRole('button', { name: 'Save risk settings' }).click();
   await page.getByRole('status').filter({ hasText: 'Saved.' }).first().waitFor({ timeout: 10_000 });
-  expect(await okBody(program.api.get('/program'))).toMatchObject({ maxAutoApprovedCommission: 5, riskActions: { OVER_AUTO_APPROVAL_LIMIT: 'HOLD', SELF_REFERRAL: 'FLAG' } });
+  expect(await okBody(program.api.get('/program'))).toMatchObject({ maxAutoApprovedCommission: 5, minClickToConversionSeconds: 7, riskActions: { OVER_AUTO_APPROVAL_LIMIT: 'HOLD', SELF_REFERRAL: 'FLAG' } });
 
   // The settings reach the services as program.updated: a sale above the limit is held once they have arrived.
   let held: { id: string; commissions: { id: string; status: string }[] } | undefined;
@@ -224,15 +225,24 @@ test('fraud review page: the risk settings saved, a HELD commission shown with i
     held = await okBody(program.api.post('/sales', { email: 'customer@example.com', totalEarned: 100 }));
     expect(held?.commissions[0]?.status).toBe('HELD');
   }, 30_000);
+  const doubtful: { id: string; commissions: { id: string; status: string }[] } = await okBody(program.api.post('/sales', { email: 'customer@example.com', totalEarned: 200 }));
+  expect(doubtful.commissions[0]?.status).toBe('HELD');
   await page.reload();
   await go(page, 'review');
   await showing(page.locator('tbody'), 'OVER_AUTO_APPROVAL_LIMIT');
+  // The minimum seconds saved shows in its field after the reload (from the program, not the form's memory).
+  expect(await page.getByLabel(/Fewest seconds from click to conversion/).inputValue()).toBe('7');
   await checkPage(page, 'review');
   await page.getByLabel(/Note or reason/).fill('checked the order by hand');
   await page.getByRole('button', { name: `Release ${held!.commissions[0]!.id.slice(0, 8)}` }).click();
-  await showing(page.locator('tbody'), 'No commission is held for review.');
+  await page.getByRole('button', { name: `Release ${held!.commissions[0]!.id.slice(0, 8)}` }).waitFor({ state: 'detached', timeout: 10_000 });
   const released = await okBody(program.api.get(`/sales?id=${held!.id}`));
   expect(released.commissions[0]).toMatchObject({ status: 'DUE', decisions: [{ action: 'HOLD' }, { action: 'RELEASE', reason: 'checked the order by hand', by: { kind: 'API_KEY' } }] });
+  await page.getByLabel(/Note or reason/).fill('same card as a refunded order');
+  await page.getByRole('button', { name: `Void ${doubtful.commissions[0]!.id.slice(0, 8)}` }).click();
+  await showing(page.locator('tbody'), 'No commission is held for review.');
+  const voided = await okBody(program.api.get(`/sales?id=${doubtful.id}`));
+  expect(voided.commissions[0]).toMatchObject({ status: 'VOID', decisions: [{ action: 'HOLD' }, { action: 'VOID', reason: 'same card as a refunded order', by: { kind: 'API_KEY' } }] });
   await page.context().close();
 });
 

@@ -81,7 +81,7 @@ export const Program = z
     maxWebhookEndpoints: z.number().int().openapi({ description: 'Webhook endpoints this program may have (set by the operator; default 20); one event goes to at most the platform\'s deliveries per event of them (20 unless the operator sets another)' }),
     // The risk settings are shown once the program set any of them; absent, they are the defaults (FLAG everywhere, no limit, no minimum).
     riskActions: RiskActions.optional().openapi({ description: 'What each risk signal does to a commission: OFF, FLAG (recorded only; the default), HOLD or VOID. Absent until the program sets a risk setting: FLAG everywhere' }),
-    maxAutoApprovedCommission: z.number().nullable().optional().openapi({ description: 'A commission above this amount (in its own currency) raises OVER_AUTO_APPROVAL_LIMIT; null or absent: no limit' }),
+    maxAutoApprovedCommission: z.number().nullable().optional().openapi({ description: "A commission above this amount, in the program's reportingCurrency, raises OVER_AUTO_APPROVAL_LIMIT; commissions in other currencies are not compared (nothing is converted); null or absent: no limit" }),
     minClickToConversionSeconds: z.number().int().nullable().optional().openapi({ description: 'A referral or sale sooner than this after its click raises FAST_CONVERSION; null or absent: not looked for' }),
     // The portal settings are shown once the program set one of them; absent, they are PORTAL_DEFAULTS.
     affiliateCouponIds: z.array(Uuid).optional().openapi({ description: 'Coupons under which affiliates may create their own promotional codes from the affiliate portal (isAffiliateGenerated); absent or empty: none' }),

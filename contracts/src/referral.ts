@@ -68,6 +68,18 @@ export const ReferralQuery = ListQuery.extend({
   referredUserExternalId: z.string().max(200).optional(),
 }).strict();
 
+/**
+ * Internal read API of the referral service (never exposed through the gateway), used by the sale
+ * service for CUSTOMER_OF_ANOTHER_AFFILIATE:
+ *   GET /internal/customer-claims?affiliateId=<id>&email=<email>&customerId=<id>
+ *     → 200 { claim }: the first of the customer's keys (normalized email, external id) the referral
+ *       service gave to another affiliate than this one, or null
+ */
+export const CustomerClaimQuery = z
+  .object({ affiliateId: z.string().min(1).max(100), email: z.string().min(1).max(254).optional(), customerId: z.string().min(1).max(200).optional() })
+  .strict();
+export const CustomerClaimAnswer = z.object({ claim: z.object({ customerKey: z.string(), affiliateId: z.string(), source: z.string() }).nullable() });
+
 export type Referral = z.infer<typeof Referral>;
 export type CreateReferralBody = z.infer<typeof CreateReferralBody>;
 export type UpdateReferralBody = z.infer<typeof UpdateReferralBody>;

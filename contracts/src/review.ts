@@ -43,7 +43,10 @@ export const StatementEntry = z
     amount: z.number().openapi({ description: 'What the entry adds to the balance the program owes the affiliate (negative: taken away)' }),
     saleId: Uuid.nullable(),
     commissionId: Uuid.nullable(),
-    payoutId: Uuid.nullable(),
+    payoutId: z
+      .string()
+      .nullable()
+      .openapi({ description: "The payout of a PAID_OUT entry: a payout run's id, or the payoutId PUT /sales marked the commission with (a payout made outside the runs, any string)" }),
     description: z.string(),
   })
   .openapi('StatementEntry');

@@ -51,6 +51,12 @@ export const RiskSettings = z.object({
   riskActions: RiskActions,
   maxAutoApprovedCommission: z.number().nullable(),
   minClickToConversionSeconds: z.number().int().nullable(),
+  /**
+   * The currency maxAutoApprovedCommission is in: the program's reportingCurrency, which the
+   * affiliate service adds when it hands the settings over. A commission in another currency is not
+   * compared with the limit (nothing is converted). Absent (an older answer): USD, the default.
+   */
+  reportingCurrency: z.string().optional(),
 });
 export type RiskSettings = z.infer<typeof RiskSettings>;
 

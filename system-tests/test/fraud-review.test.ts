@@ -73,6 +73,21 @@ describe('risk signals', () => {
     expect(other.risk.signals).toEqual([{ type: 'CUSTOMER_OF_ANOTHER_AFFILIATE', detail: expect.stringContaining(grace.id) }]);
   });
 
+  test("CUSTOMER_OF_ANOTHER_AFFILIATE on a sale: a sale through affiliate B's promo code for a customer that affiliate A referred (by the referral's external id) carries the signal; a customer nobody referred does not", async () => {
+    const { api, grace } = await program();
+    const alan = await affiliate(api, 'alan');
+    const customerId = `cus_${randomUUID().slice(0, 8)}`;
+    const referred = await ok(api.post('/referrals', { affiliateId: grace.id, email: `dana.smith-${randomUUID().slice(0, 6)}@gmail.com`, referredUserExternalId: customerId }));
+    const coupon = await ok(api.post('/coupons', { name: 'Ten off', percentOff: 10 }));
+    const alanCode = await ok(api.post('/promotional-codes', { couponId: coupon.id, code: `ALAN${randomUUID().slice(0, 6)}`, affiliateId: alan.id }));
+
+    const throughB = await ok(api.post('/sales', { promoCode: alanCode.code, customerId, totalEarned: 10 }));
+    expect(throughB.affiliateId).toBe(alan.id);
+    expect(throughB.risk.signals).toEqual([{ type: 'CUSTOMER_OF_ANOTHER_AFFILIATE', detail: expect.stringContaining(grace.id) }]);
+    expect(throughB.risk.signals[0].detail).toContain(`referral ${referred.id}`);
+    expect(typesOf((await ok(api.post('/sales', { promoCode: alanCode.code, customerId: `cus_${randomUUID().slice(0, 8)}`, totalEarned: 10 }))).risk)).toEqual([]);
+  });
+
   test("FAST_CONVERSION: a referral or sale sooner after its click than the program's minClickToConversionSeconds is flagged", async () => {
     const { api, grace } = await program({ minClickToConversionSeconds: 3600 });
     const click = await ok(api.post('/clicks', { link: await linkOf(api, grace.id) }));
@@ -108,6 +123,12 @@ describe('risk signals', () => {
     const over = await saleOf(api, grace.id, 100);
     expect(over.risk).toEqual({ signals: [{ type: 'OVER_AUTO_APPROVAL_LIMIT', detail: expect.stringContaining('20 USD') }], action: 'FLAG' });
     expect(typesOf((await saleOf(api, grace.id, 50)).risk)).toEqual([]);
+  });
+
+  test("OVER_AUTO_APPROVAL_LIMIT applies the limit in the program's reportingCurrency only: a JPY commission of 600 with a limit of 500 is not flagged when reportingCurrency is USD; a USD one is", async () => {
+    const { api, grace } = await program({ maxAutoApprovedCommission: 500 });
+    expect(await saleOf(api, grace.id, 3000, { currency: 'JPY' })).toMatchObject({ commissionEarned: 600, currency: 'JPY', risk: { signals: [], action: 'NONE' } });
+    expect((await saleOf(api, grace.id, 3000)).risk.signals).toEqual([{ type: 'OVER_AUTO_APPROVAL_LIMIT', detail: "the commission of 600 USD is above the program's limit of 500 USD" }]);
   });
 });
 
@@ -179,6 +200,13 @@ test("the review queue through the gateway: a program lists its HELD commissions
   const foreign = await a.api.post('/commissions/release', { saleId: theirs.id, commissionId: theirs.commissions[0].id });
   expect(foreign.status).toBe(404);
   expect((await saleById(b.api, theirs.id)).commissions[0].status).toBe('HELD');
+  const foreignVoid = await a.api.post('/commissions/void', { saleId: theirs.id, commissionId: theirs.commissions[0].id, reason: 'not mine to void' });
+  expect(foreignVoid.status).toBe(404);
+  expect((await saleById(b.api, theirs.id)).commissions[0]).toMatchObject({ status: 'HELD', decisions: [expect.objectContaining({ action: 'HOLD' })] });
+  // Nor its affiliate's money: A's key asking for the statement of B's affiliate gets an empty one, while B's own key sees the entries.
+  const statementPath = `/affiliates/statement?affiliateId=${b.grace.id}&currency=USD&from=${new Date(Date.now() - 86_400_000).toISOString()}`;
+  expect((await ok(b.api.get(statementPath))).entries.map((entry: { type: string }) => entry.type)).toEqual(['EARNED', 'HELD']);
+  expect(await ok(a.api.get(statementPath))).toMatchObject({ openingBalance: 0, closingBalance: 0, entries: [] });
 
   const released = await ok(a.api.post('/commissions/release', { saleId: kept.id, commissionId: kept.commissions[0].id, note: 'customer verified by phone' }));
   expect(released.commissions[0]).toMatchObject({ status: 'DUE' });
@@ -218,6 +246,49 @@ test("the review queue's next link still works once the commission it starts aft
   expect(next).toContain(`startingAfter=${newer.id}`);
   await ok(api.post('/commissions/release', { saleId: newer.id, commissionId: newer.commissions[0].id }));
   expect(await ok(api.get(next!))).toEqual([expect.objectContaining({ saleId: older.id, status: 'HELD' })]);
+});
+
+describe('GET /commissions by status: each page holds matching commissions (a page is never empty while a later one has some)', () => {
+  type Listed = { saleId: string; status: string; amount: number };
+  let api: Api;
+  const sales: Record<string, string> = {};
+  const listed = async (status: string, limit: number): Promise<{ items: Listed[]; next: boolean }> => {
+    const response = await api.get(`/commissions?status=${status}&limit=${limit}`);
+    expect(response.status).toBe(200);
+    return { items: response.body as Listed[], next: (response.headers.get('link') ?? '').includes('rel="next"') };
+  };
+
+  // One program with a commission of every status, the oldest first, so that a newest-first page of one sale finds them in turn:
+  // PAID (paid by a payout run), PENDING (a plan holding 30 days), HELD (over the limit), VOID (voided), VOID by reversing its sale, DUE.
+  beforeAll(async () => {
+    const made = await program({ maxAutoApprovedCommission: 50, riskActions: { OVER_AUTO_APPROVAL_LIMIT: 'HOLD' } });
+    api = made.api;
+    const { grace } = made;
+    sales.PAID = (await saleOf(api, grace.id, 10)).id;
+    const [payout] = await ok(api.post('/payouts', {}));
+    await ok(api.put('/payouts', { payoutId: payout.id, status: 'PAID' }));
+    const plan = await ok(api.post('/commission-plans', { name: 'Thirty days', commissionType: 'PERCENTAGE', rate: 20, recurring: 'FOREVER', holdDays: 30 }));
+    const patient = await ok(api.post('/affiliates', { firstName: 'pat', lastName: 'Tester', email: `pat-${randomUUID().slice(0, 8)}@example.com`, commissionPlanId: plan.id }));
+    sales.PENDING = (await saleOf(api, patient.id, 10)).id;
+    sales.HELD = (await saleOf(api, grace.id, 500)).id;
+    const voided = await saleOf(api, grace.id, 20);
+    await ok(api.post('/commissions/void', { saleId: voided.id, commissionId: voided.commissions[0].id, reason: 'test order' }));
+    sales.VOID = voided.id;
+    const reversed = await saleOf(api, grace.id, 30);
+    await ok(api.delete('/sales', { saleId: reversed.id }));
+    sales.REVERSED = reversed.id;
+    sales.DUE = (await saleOf(api, grace.id, 40)).id;
+  });
+
+  test.each(['PENDING', 'DUE', 'HELD', 'PAID'])('status=%s: a page of one is that commission, with no next link', async (status) => {
+    expect(await listed(status, 1)).toEqual({ items: [expect.objectContaining({ saleId: sales[status], status })], next: false });
+  });
+
+  test("status=VOID: a voided commission and a reversed sale's commission (voided by the reversal) are both listed, a page of one each", async () => {
+    const first = await listed('VOID', 1);
+    expect(first).toEqual({ items: [expect.objectContaining({ saleId: sales.REVERSED, status: 'VOID', decisions: [expect.objectContaining({ action: 'VOID', by: expect.objectContaining({ kind: 'REVERSAL' }) })] })], next: true });
+    expect((await listed('VOID', 10)).items.map((item) => item.saleId)).toEqual([sales.REVERSED, sales.VOID]);
+  });
 });
 
 test('a key with the read scope sees the queue but cannot release or void (403 naming "write")', async () => {
@@ -264,8 +335,8 @@ describe('affiliate statements', () => {
     await saleOf(api, grace.id, 200);
     const [offset] = await ok(api.post('/payouts', {}));
     expect(offset.amount).toBe(30);
-    // Counted apart from the statement, by the payout run over the due commissions and the refund's adjustment
-    // (GET /commissions leaves out a reversed sale's adjustment): what was owed, plus the 40 earned since.
+    // Counted apart from the statement, by the payout run over the due commissions and the refund's adjustment:
+    // what was owed, plus the 40 earned since.
     expect(offset.amount).toBe(owing.closingBalance + 40);
     await ok(api.put('/payouts', { payoutId: offset.id, status: 'PAID' }));
 
@@ -284,6 +355,21 @@ describe('affiliate statements', () => {
     expect(rows.at(-1)).toMatchObject({ type: 'CLOSING_BALANCE', amount: '0' });
     expect(rows).toHaveLength(whole.entries.length + 2);
   });
+});
+
+test('RELEASED on the statement: a held commission released adds back what HELD took away, and its payout is PAID_OUT; the entries add up to closing minus opening', async () => {
+  const { api, grace } = await program({ maxAutoApprovedCommission: 10, riskActions: { OVER_AUTO_APPROVAL_LIMIT: 'HOLD' } });
+  const start = new Date(Date.now() - 1000);
+  const sale = await saleOf(api, grace.id, 100);
+  const held = await ok(api.get(`/affiliates/statement?affiliateId=${grace.id}&currency=USD&from=${start.toISOString()}`));
+  expect(held).toMatchObject({ closingBalance: 0, entries: [expect.objectContaining({ type: 'EARNED', amount: 20 }), expect.objectContaining({ type: 'HELD', amount: -20 })] });
+  await ok(api.post('/commissions/release', { saleId: sale.id, commissionId: sale.commissions[0].id, note: 'checked' }));
+  const [payout] = await ok(api.post('/payouts', {}));
+  await ok(api.put('/payouts', { payoutId: payout.id, status: 'PAID' }));
+  const whole = await ok(api.get(`/affiliates/statement?affiliateId=${grace.id}&currency=USD&from=${start.toISOString()}`));
+  expect(whole.entries.map((entry: { type: string; amount: number }) => [entry.type, entry.amount])).toEqual([['EARNED', 20], ['HELD', -20], ['RELEASED', 20], ['PAID_OUT', -20]]);
+  expect(whole.entries[2]).toMatchObject({ saleId: sale.id, commissionId: sale.commissions[0].id, description: 'released: checked' });
+  expect(whole).toMatchObject({ openingBalance: 0, closingBalance: 0 });
 });
 
 test('a statement whose period ends before it starts (from after to) is a 400 naming to', async () => {

@@ -469,6 +469,65 @@ test('partial refunds scale the commission by the cumulative refunded share, eac
   await eventually(() => expect(deliveries('sale.updated', sale.id).map((update) => update.commissionEarned)).toEqual([15, 10]), 20_000);
 });
 
+const statementOf = (program: Connected, from: Date, to?: Date) =>
+  ok(program.api.get(`/affiliates/statement?affiliateId=${program.affiliate.id}&currency=USD&from=${from.toISOString()}${to ? `&to=${to.toISOString()}` : ''}`));
+const entriesSum = (entries: { amount: number }[]) => Math.round(entries.reduce((total, entry) => total + entry.amount * 100, 0)) / 100;
+
+test('a partial refund after payout is clawed back: the paid commission stays, an ADJUSTED entry takes back the refunded share, and the next payout offsets the negative balance', async () => {
+  const program = await connectedProgram();
+  const start = new Date(Date.now() - 1000);
+  const { sale, customer, paymentIntent } = await paidSale(program);
+  const [payout] = await ok(program.api.post('/payouts', {}));
+  expect(payout.amount).toBe(20);
+  await ok(program.api.put('/payouts', { payoutId: payout.id, status: 'PAID' }));
+  const chargeId = stripeId('ch');
+  const chargeOf = (amountRefunded: number) => ({ ...charge({ paymentIntent, customer, amount: 10000, amountRefunded }), id: chargeId });
+
+  expect((await program.send(stripeEvent('charge.refunded', chargeOf(2500)))).body).toMatchObject({ outcome: 'processed' });
+  expect((await program.send(stripeEvent('charge.refunded', chargeOf(5000)))).body).toMatchObject({ outcome: 'processed' });
+  const refunded = await ok(program.api.get(`/sales?id=${sale.id}`));
+  expect(refunded).toMatchObject({ totalEarned: 50, commissionEarned: 10 });
+  const [paid, ...adjustments] = refunded.commissions;
+  expect(paid).toMatchObject({ status: 'PAID', amount: 20, payoutId: payout.id });
+  // The cumulative refund takes back half in all: 5, then the 5 more of the second refund, never a share of a share.
+  expect(adjustments).toEqual([expect.objectContaining({ amount: -5, adjusts: paid.id }), expect.objectContaining({ amount: -5, adjusts: paid.id })]);
+
+  const owing = await statementOf(program, start);
+  expect(owing.entries.map((entry: { type: string }) => entry.type)).toEqual(['EARNED', 'PAID_OUT', 'ADJUSTED', 'ADJUSTED']);
+  expect(owing).toMatchObject({ openingBalance: 0, closingBalance: -10 });
+  expect(entriesSum(owing.entries)).toBe(owing.closingBalance - owing.openingBalance);
+  expect(await ok(program.api.post('/payouts', {}))).toEqual([]);
+
+  // The next sale's 20 pays only what is left after the 10 taken back: never an overpayment.
+  await paidSale(program);
+  const [offset] = await ok(program.api.post('/payouts', {}));
+  expect(offset.amount).toBe(10);
+  await ok(program.api.put('/payouts', { payoutId: offset.id, status: 'PAID' }));
+  // Refunded in full at last: only the 10 the partial refunds left is taken back.
+  expect((await program.send(stripeEvent('charge.refunded', chargeOf(10000)))).body).toMatchObject({ outcome: 'processed' });
+  const settled = await statementOf(program, start);
+  expect(entriesSum(settled.entries.filter((entry: { type: string; saleId: string }) => entry.type === 'ADJUSTED' && entry.saleId === sale.id))).toBe(-20);
+  expect(settled.closingBalance).toBe(-10);
+  expect(entriesSum(settled.entries)).toBe(settled.closingBalance - settled.openingBalance);
+});
+
+test('a partial refund before payout is an ADJUSTED entry when it happens: a statement of a period before it still shows what was earned then', async () => {
+  const program = await connectedProgram();
+  const start = new Date(Date.now() - 1000);
+  const { sale, customer, paymentIntent } = await paidSale(program);
+  const beforeRefund = new Date();
+  const stated = await statementOf(program, start, beforeRefund);
+  expect((await program.send(stripeEvent('charge.refunded', charge({ paymentIntent, customer, amount: 10000, amountRefunded: 2500 })))).body).toMatchObject({ outcome: 'processed' });
+  expect(await ok(program.api.get(`/sales?id=${sale.id}`))).toMatchObject({ commissionEarned: 15, commissions: [expect.objectContaining({ amount: 15, status: 'DUE' })] });
+  expect(await statementOf(program, start, beforeRefund)).toEqual(stated);
+  expect(stated).toMatchObject({ closingBalance: 20, entries: [expect.objectContaining({ type: 'EARNED', amount: 20 })] });
+  const whole = await statementOf(program, start);
+  expect(whole.entries.map((entry: { type: string; amount: number }) => [entry.type, entry.amount])).toEqual([['EARNED', 20], ['ADJUSTED', -5]]);
+  expect(whole.closingBalance).toBe(15);
+  const [payout] = await ok(program.api.post('/payouts', {}));
+  expect(payout.amount).toBe(15);
+});
+
 test('a dispute (charge.dispute.created) reverses the sale and sends sale.deleted', async () => {
   const program = await connectedProgram();
   const { sale, paymentIntent } = await paidSale(program);

@@ -304,7 +304,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Commissions across sales, each with its sale's risk signals: the review queue is status=HELD (pages by sale: startingAfter is the saleId of the last one)
+         * Commissions across sales, each with its sale's risk signals: the review queue is status=HELD (pages by sale: startingAfter is the saleId of the last one). A reversed sale's commissions are listed too (VOID, or PAID with its negative adjustment)
          * @description Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
          */
         get: operations["getCommissions"];
@@ -2790,7 +2790,7 @@ export interface components {
             saleId: string | null;
             /** Format: uuid */
             commissionId: string | null;
-            /** Format: uuid */
+            /** @description The payout of a PAID_OUT entry: a payout run's id, or the payoutId PUT /sales marked the commission with (a payout made outside the runs, any string) */
             payoutId: string | null;
             description: string;
         };
@@ -3031,7 +3031,7 @@ export interface components {
             /** @description Webhook endpoints this program may have (set by the operator; default 20); one event goes to at most the platform's deliveries per event of them (20 unless the operator sets another) */
             maxWebhookEndpoints: number;
             riskActions?: components["schemas"]["RiskActions"];
-            /** @description A commission above this amount (in its own currency) raises OVER_AUTO_APPROVAL_LIMIT; null or absent: no limit */
+            /** @description A commission above this amount, in the program's reportingCurrency, raises OVER_AUTO_APPROVAL_LIMIT; commissions in other currencies are not compared (nothing is converted); null or absent: no limit */
             maxAutoApprovedCommission?: number | null;
             /** @description A referral or sale sooner than this after its click raises FAST_CONVERSION; null or absent: not looked for */
             minClickToConversionSeconds?: number | null;

@@ -97,7 +97,7 @@ function RiskSettings({ credential, program, onSaved }: { credential: Credential
           </select>
         </div>
       ))}
-      <label for="max-auto-approved">Largest commission approved without review (empty: no limit)</label>
+      <label for="max-auto-approved">Largest commission approved without review, in the program’s reporting currency; other currencies are not compared (empty: no limit)</label>
       <input id="max-auto-approved" type="number" min={0} step="0.01" value={limit} onInput={(event) => setLimit((event.target as HTMLInputElement).value)} />
       <label for="min-click-to-conversion">Fewest seconds from click to conversion (empty: not looked for)</label>
       <input id="min-click-to-conversion" type="number" min={0} value={minimum} onInput={(event) => setMinimum((event.target as HTMLInputElement).value)} />

@@ -22,6 +22,16 @@ export function normalizedEmail(email: string): string {
 }
 
 /**
+ * The keys naming a customer in `customer_claims` (CUSTOMER_OF_ANOTHER_AFFILIATE), the same in the
+ * referral and the sale service: the normalized email, and the id in the program's own system (a
+ * referral's referredUserExternalId, a sale's customerId).
+ */
+export const customerKeysOf = (customer: { email?: string | null; customerId?: string | null }): string[] => [
+  ...(customer.email ? [`email:${normalizedEmail(customer.email)}`] : []),
+  ...(customer.customerId ? [`customer:${customer.customerId}`] : []),
+];
+
+/**
  * What is known of a referral or sale when it is made; a fact left out (null or absent) raises no
  * signal. `otherAffiliate` is the finding of CUSTOMER_OF_ANOTHER_AFFILIATE, made by the service
  * that holds the customers (its detail).
@@ -60,9 +70,11 @@ function signalsOf(settings: RiskSettings, facts: RiskFacts): RiskSignal[] {
   if (affiliates >= COOKIE_STUFFING_AFFILIATES) {
     found.push(['COOKIE_STUFFING', `the visitor clicked the links of ${affiliates} affiliates within an hour`]);
   }
+  // The limit is in the program's reportingCurrency; a commission in another currency is not compared (nothing is converted).
   const limit = settings.maxAutoApprovedCommission;
-  if (limit !== null && facts.commission && facts.commission.amount > limit) {
-    found.push(['OVER_AUTO_APPROVAL_LIMIT', `the commission of ${facts.commission.amount} ${facts.commission.currency} is above the program's limit of ${limit}`]);
+  const limitCurrency = settings.reportingCurrency ?? 'USD';
+  if (limit !== null && facts.commission && facts.commission.currency === limitCurrency && facts.commission.amount > limit) {
+    found.push(['OVER_AUTO_APPROVAL_LIMIT', `the commission of ${facts.commission.amount} ${facts.commission.currency} is above the program's limit of ${limit} ${limitCurrency}`]);
   }
   const signals = found.map(([type, detail]) => ({ type, detail: detail ?? type }));
   const inherited = (facts.inherited ?? []).filter((signal) => !signals.some((seen) => seen.type === signal.type));

@@ -16,6 +16,15 @@ test('a fact left out raises no signal; each threshold is strict (at the limit i
   expect(risky.signals.map((signal) => signal.type)).toEqual(['FAST_CONVERSION', 'COOKIE_STUFFING', 'OVER_AUTO_APPROVAL_LIMIT']);
 });
 
+test("OVER_AUTO_APPROVAL_LIMIT applies the limit in the program's reportingCurrency only: a JPY commission of 600 with a limit of 500 is not flagged when reportingCurrency is USD; a USD one is", () => {
+  const usdLimit = { ...riskSettingsOf({ maxAutoApprovedCommission: 500 }), reportingCurrency: 'USD' };
+  expect(assessRisk(usdLimit, { commission: { amount: 600, currency: 'JPY' } })).toEqual({ signals: [], action: 'NONE' });
+  expect(assessRisk(usdLimit, { commission: { amount: 600, currency: 'USD' } }).signals).toEqual([{ type: 'OVER_AUTO_APPROVAL_LIMIT', detail: "the commission of 600 USD is above the program's limit of 500 USD" }]);
+  const jpyLimit = { ...usdLimit, reportingCurrency: 'JPY' };
+  expect(assessRisk(jpyLimit, { commission: { amount: 600, currency: 'JPY' } }).signals.map((signal) => signal.type)).toEqual(['OVER_AUTO_APPROVAL_LIMIT']);
+  expect(assessRisk(jpyLimit, { commission: { amount: 600, currency: 'USD' } }).signals).toEqual([]);
+});
+
 test('the action is the strongest of the signals (VOID over HOLD over FLAG), and an OFF signal is neither shown nor counted', () => {
   const facts = { customerEmail: 'ada@mailinator.com', affiliateEmail: 'ADA@mailinator.com' };
   expect(assessRisk(riskSettingsOf({ riskActions: { SELF_REFERRAL: 'HOLD' } }), facts).action).toBe('HOLD');

@@ -1,4 +1,5 @@
 import {
+  adjust,
   claimForPayout,
   earn,
   hold,
@@ -107,7 +108,7 @@ describe('commission transitions', () => {
   });
 
   test("marking by hand (PUT /sales): an open commission takes a new amount or a payout made elsewhere; a run's payout, a paid one or recalculating inside a payout is refused", () => {
-    const change = { saleId: 's', amountMinor: 900, recalculating: true, inPayout: false, payoutId: null, inRunPayout: false };
+    const change = { saleId: 's', amountMinor: 900, recalculating: true, inPayout: false, payoutId: null, inRunPayout: false, now: before };
     expect(next(markByHand(earned(), change)).amountMinor).toBe(900);
     expect(next(markByHand(earned(), { ...change, recalculating: false, amountMinor: 1500, inPayout: true, payoutId: 'ext-7' }))).toMatchObject({ payoutCreated: true, payoutId: 'ext-7' });
     expect(refusal(markByHand(next(claimForPayout(earned(), 'payout-1')), { ...change, inRunPayout: true }))).toBe('IN_PAYOUT');
@@ -116,8 +117,44 @@ describe('commission transitions', () => {
   });
 
   test('marking by hand (PUT /sales): a HELD commission in no payout takes the new amount and stays HELD', () => {
-    const change = { saleId: 's', amountMinor: 900, recalculating: true, inPayout: false, payoutId: null, inRunPayout: false };
+    const change = { saleId: 's', amountMinor: 900, recalculating: true, inPayout: false, payoutId: null, inRunPayout: false, now: before };
     expect(next(markByHand(next(hold(earned(), reviewer)), change))).toMatchObject({ state: 'HELD', amountMinor: 900, payoutCreated: false, payoutId: null });
+  });
+
+  test('marking by hand (PUT /sales): a new amount before payout is recorded as a change of amount, so a past statement keeps the amount first earned', () => {
+    const changed = next(markByHand(earned(), { saleId: 's', amountMinor: 900, recalculating: true, inPayout: false, payoutId: null, inRunPayout: false, now: before }));
+    expect(changed).toMatchObject({ amountMinor: 900, amountChanges: [{ at: before, fromMinor: 1500, toMinor: 900 }] });
+    const marked = next(markByHand(changed, { saleId: 's', amountMinor: 900, recalculating: false, inPayout: true, payoutId: 'ext-7', inRunPayout: false, now: after }));
+    expect(marked.amountChanges).toHaveLength(1);
+  });
+
+  test('adjust: a lower amount for a paid or in-payout commission leaves it as paid and adds a negative adjustment, due at once; a second lower amount takes back only the rest', () => {
+    const now = new Date('2026-02-01T00:00:00Z');
+    const paid = next(markPaid(next(claimForPayout(earned(), 'payout-1')), 'payout-1'));
+    const first = adjust(paid, [], 1000, now);
+    if (isRefused(first)) throw new Error(first.message);
+    expect(first.adjustment).toMatchObject({ amountMinor: -500, adjusts: paid.id, state: 'OPEN', availableAt: now, payoutCreated: false, payoutId: null, affiliateId: 'affiliate-1', currency: 'USD' });
+    expect(statusOf(first.adjustment!, sale, now)).toBe('DUE');
+    const second = adjust(paid, [first.adjustment!], 600, now);
+    expect(isRefused(second) ? second.refused : second.adjustment?.amountMinor).toBe(-400);
+    expect(adjust(paid, [first.adjustment!], 1000, now)).toEqual({ adjustment: null });
+    // A commission in a payout not paid yet is adjusted the same way (the payout pays what it claimed).
+    const inPayout = next(claimForPayout(earned(), 'payout-2'));
+    expect(isRefused(adjust(inPayout, [], 0, now)) ? 'refused' : 'adjusted').toBe('adjusted');
+    // Reversing the sale afterwards takes back only what the adjustment left.
+    expect(reverse(paid, now, [paid, first.adjustment!])[1]).toMatchObject({ amountMinor: -1000, adjusts: paid.id });
+    expect(reverse(paid, now, [paid, { ...first.adjustment!, amountMinor: -1500 }])).toEqual([paid]);
+  });
+
+  test('adjust: a raise after payout, an open commission in no payout, a voided one and an adjustment itself are refused', () => {
+    const now = new Date('2026-02-01T00:00:00Z');
+    const paid = next(markPaid(next(claimForPayout(earned(), 'payout-1')), 'payout-1'));
+    const refusedAs = (result: ReturnType<typeof adjust>) => (isRefused(result) ? result.refused : 'accepted');
+    expect(refusedAs(adjust(paid, [], 2000, now))).toBe('RAISED_AFTER_PAYOUT');
+    expect(refusedAs(adjust(earned(), [], 1000, now))).toBe('NOT_PAID_OUT');
+    expect(refusedAs(adjust(next(voidCommission(earned(), reviewer)), [], 1000, now))).toBe('ALREADY_VOID');
+    const [, adjustment] = reverse(paid, now);
+    expect(refusedAs(adjust(adjustment!, [], -100, now))).toBe('ADJUSTMENT');
   });
 });
 

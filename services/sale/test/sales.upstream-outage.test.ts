@@ -69,3 +69,11 @@ test('with the referral or affiliate service down, a sale by referral is a 503 a
   expect((await world.api(noAffiliates, programId).post('/sales', { referralId: referral, totalEarned: 10 }).expect(503)).body).toEqual({ error: 'The affiliate service is unavailable; retry later' });
   await expectNoSideEffects(affiliate.id, code);
 });
+
+test('with the referral service down, a promo-code sale with a customerId (whose CUSTOMER_OF_ANOTHER_AFFILIATE check asks it) is a 503 and records nothing, its redemption given back', async () => {
+  const { affiliate, code } = await affiliateWithCode(world, programId);
+  const noReferrals = await world.bootSaleVariant({ referralUrl: DEAD_ADDRESS });
+  const response = await world.api(noReferrals, programId).post('/sales', { promoCode: code.code, customerId: 'cus_outage', totalEarned: 10 }).expect(503);
+  expect(response.body).toEqual({ error: 'The referral service is unavailable; retry later' });
+  await expectNoSideEffects(affiliate.id, code);
+});

@@ -39,7 +39,7 @@ export const DEFAULT_PROGRAM_SETTINGS: ProgramSettings = {
   attributionWindowDays: TRACKING_DEFAULTS.attributionWindowDays,
   attributionModel: TRACKING_DEFAULTS.attributionModel,
   clickDedupSeconds: TRACKING_DEFAULTS.clickDedupSeconds,
-  risk: riskSettingsOf({}),
+  risk: { ...riskSettingsOf({}), reportingCurrency: TRACKING_DEFAULTS.reportingCurrency },
   reportingCurrency: TRACKING_DEFAULTS.reportingCurrency,
 };
 
@@ -85,7 +85,9 @@ export class ProgramSettingsRepository {
     const program = await this.model.findOne({ _id: programId }).lean();
     if (!program || program.deleted) return null;
     const { urlModifier, destinationUrls, requireApproval, defaultCommissionRate } = program;
-    return { urlModifier, destinationUrls, requireApproval, defaultCommissionRate, ...trackingOf(program), risk: riskSettingsOf(program.risk ?? {}) };
+    const tracking = trackingOf(program);
+    // The limit of OVER_AUTO_APPROVAL_LIMIT is in the reporting currency: the services compare it with commissions in that currency only.
+    return { urlModifier, destinationUrls, requireApproval, defaultCommissionRate, ...tracking, risk: { ...riskSettingsOf(program.risk ?? {}), reportingCurrency: tracking.reportingCurrency } };
   }
 
   /**

@@ -183,10 +183,13 @@ export class AggregateStore<Doc extends Aggregate> {
     return this.recent ? this.recent.get(programId, `${field}\n${key}`, read) : read();
   }
 
-  /** A page of a list, newest first. Lists may scan on the local server; hot paths use byId and byKey. */
-  protected async page(programId: string, filter: FilterQuery<Doc>, page: PageRequest): Promise<{ items: Doc[]; nextCursor: string | null }> {
+  /**
+   * A page of a list, newest first. Lists may scan on the local server; hot paths use byId and byKey.
+   * With `evenIfNotLive`, documents that reads otherwise hide are listed too (a reversed sale's commissions).
+   */
+  protected async page(programId: string, filter: FilterQuery<Doc>, page: PageRequest, options: { evenIfNotLive?: boolean } = {}): Promise<{ items: Doc[]; nextCursor: string | null }> {
     const program = { [this.options.programField ?? 'programId']: programId } as FilterQuery<Doc>;
-    return findPage(this.model, this.scope(programId, filter), page, program);
+    return findPage(this.model, options.evenIfNotLive ? { ...filter, ...program } : this.scope(programId, filter), page, program);
   }
 
   /** Every live document of the program that matches, in the order asked (a list: it may scan). */

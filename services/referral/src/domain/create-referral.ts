@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { riskSettingsOf, type CreateReferralBody, type ExplainedAttribution, type Referral, type Risk } from '@affiliate/contracts';
-import { assessRisk, badRequest, normalizedEmail, UniqueKeyConflict, type ServiceClient } from '@affiliate/platform';
+import { assessRisk, badRequest, customerKeysOf, UniqueKeyConflict, type ServiceClient } from '@affiliate/platform';
 import { resolveAttribution } from '../data-access/affiliate-attribution';
 import type { ReferralRepositories } from '../data-access/repositories';
 import { emailKeyOf, toReferral, type ReferralDocument } from '../data-access/referrals';
@@ -15,7 +15,7 @@ export async function createReferral(repositories: ReferralRepositories, affilia
   // customer email is known by sending it with a made-up click or visitor.
   const attribution = await resolveAttribution(affiliates, programId, input);
   if (await repositories.referrals.byEmail(programId, input.email)) throw badRequest(DUPLICATE_EMAIL_MESSAGE);
-  const customerKeys = customerKeysOf(input);
+  const customerKeys = customerKeysOf({ email: input.email, customerId: input.referredUserExternalId });
   const risk = await riskOf(repositories, programId, attribution, input, customerKeys);
   const now = new Date();
   const referral: ReferralDocument = {
@@ -46,11 +46,6 @@ export async function createReferral(repositories: ReferralRepositories, affilia
   return toReferral(referral);
 }
 
-/** The customer as CUSTOMER_OF_ANOTHER_AFFILIATE compares it: the normalized email, and the id in the program's own system. */
-const customerKeysOf = (input: CreateReferralBody): string[] => [
-  `email:${normalizedEmail(input.email)}`,
-  ...(input.referredUserExternalId === undefined ? [] : [`customer:${input.referredUserExternalId}`]),
-];
 
 /** The referral's risk signals (README, "Fraud review"), from what the affiliate service answered with the attribution. */
 async function riskOf(repositories: ReferralRepositories, programId: string, attribution: ExplainedAttribution, input: CreateReferralBody, customerKeys: string[]): Promise<Risk> {

@@ -1,4 +1,4 @@
-import { Referral, type CreateReferralBody } from '@affiliate/contracts';
+import { CustomerClaimAnswer, Referral, type CreateReferralBody } from '@affiliate/contracts';
 import type { ServiceClient } from '@affiliate/platform';
 import { z } from 'zod';
 import { expectShape, upstreamMessage } from './upstream';
@@ -8,6 +8,16 @@ export async function findReferralById(client: ServiceClient, programId: string,
   const response = await client.request({ method: 'GET', path: '/referrals', programId, query: { id: referralId } });
   if (response.status === 404) return null;
   return expectShape('referral', Referral, response);
+}
+
+/**
+ * The first affiliate other than this one the referral service credited the customer to (by its
+ * normalized email or its id in the program's system), from the referral service's own claims.
+ */
+export async function customerReferredByAnother(client: ServiceClient, programId: string, affiliateId: string, customer: { email?: string; customerId?: string }) {
+  const query = { affiliateId, ...(customer.email ? { email: customer.email } : {}), ...(customer.customerId ? { customerId: customer.customerId } : {}) };
+  const response = await client.request({ method: 'GET', path: '/internal/customer-claims', programId, query });
+  return expectShape('referral', CustomerClaimAnswer, response).claim;
 }
 
 export async function findReferralByEmail(client: ServiceClient, programId: string, email: string): Promise<Referral | null> {

@@ -76,6 +76,8 @@ const commissionSchema = new Schema<CommissionEntry>(
     payoutCreated: { type: Boolean, required: true },
     payoutId: { type: String, default: null },
     decisions: { type: Schema.Types.Mixed },
+    amountChanges: { type: Schema.Types.Mixed },
+    paidOutByHandAt: { type: Date },
   },
   { _id: false },
 );
@@ -170,17 +172,28 @@ export class SaleRepository extends AggregateStore<SaleDocument> {
   }
 
   /**
-   * Sales with a commission of the affiliate and state asked for, newest first: the page GET
-   * /commissions lists the matching commissions of. A status that depends on the date (PENDING,
-   * DUE) is matched on the open state and told apart by the caller.
+   * Sales with a commission of the affiliate and status asked for (one entry matching both, by
+   * `$elemMatch`), newest first: the page GET /commissions lists the matching commissions of, so a
+   * page is never empty while a next one has some. PENDING and DUE are the open state before and
+   * after `availableAt` (an entry stored before it existed is open and available since its sale:
+   * DUE). Reversed sales are listed too: their commissions are VOID (or PAID, with the adjustment
+   * that takes it back), which is where a user looks for them.
    */
-  withCommissions(programId: string, filters: { status?: CommissionStatus; affiliateId?: string }, page: PageRequest) {
-    const state = filters.status === 'PENDING' || filters.status === 'DUE' ? undefined : filters.status;
-    const filter = {
-      ...(filters.affiliateId === undefined ? {} : { 'commissions.affiliateId': filters.affiliateId }),
-      ...(state === undefined ? {} : { 'commissions.state': state }),
+  withCommissions(programId: string, filters: { status?: CommissionStatus; affiliateId?: string }, page: PageRequest, now = new Date()) {
+    const open = { $in: ['OPEN', null] };
+    const byStatus: Record<CommissionStatus, Record<string, unknown>> = {
+      PENDING: { state: open, availableAt: { $gt: now } },
+      DUE: { state: open, availableAt: { $not: { $gt: now } } },
+      HELD: { state: 'HELD' },
+      PAID: { state: 'PAID' },
+      VOID: { state: 'VOID' },
     };
-    return this.page(programId, filter, page);
+    const entry = {
+      ...(filters.affiliateId === undefined ? {} : { affiliateId: filters.affiliateId }),
+      ...(filters.status === undefined ? {} : byStatus[filters.status]),
+    };
+    const filter = Object.keys(entry).length === 0 ? {} : { commissions: { $elemMatch: entry } };
+    return this.page(programId, filter, page, { evenIfNotLive: true });
   }
 
   /** Sales matching every filter given (none: the whole program), newest first. */

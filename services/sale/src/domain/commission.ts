@@ -26,7 +26,19 @@ export type CommissionEntry = {
   payoutId: string | null;
   /** The decisions taken on it (held, released, voided), oldest first; absent before there was any. */
   decisions?: CommissionDecision[];
+  /**
+   * Each change of its amount before it was paid out (a partial refund, PUT /sales), oldest first;
+   * absent before there was any. `amountMinor` is the amount now; the statement replays these, so
+   * that a period already stated keeps what it said (EARNED at the first amount, then ADJUSTED).
+   */
+  amountChanges?: AmountChange[];
+  /**
+   * When PUT /sales marked it as rolled into a payout made outside the payout runs (absent otherwise,
+   * and on entries marked before it was kept): the statement's PAID_OUT for it, as a run's payout has its own.
+   */
+  paidOutByHandAt?: Date;
 };
+export type AmountChange = { at: Date; fromMinor: number; toMinor: number };
 export type CommissionState = 'OPEN' | 'HELD' | 'PAID' | 'VOID';
 
 /** Who decided: an API key (its id and prefix, as the key list shows them), the risk rules of the program, or a reversal of the sale. */
@@ -42,12 +54,14 @@ export type RefusalReason =
   | 'ALREADY_PAID'
   | 'IN_PAYOUT'
   | 'NOT_IN_THIS_PAYOUT'
+  | 'NOT_PAID_OUT'
+  | 'RAISED_AFTER_PAYOUT'
   | 'ADJUSTMENT';
 export type Refused = { refused: RefusalReason; message: string };
 export type Transition = { entry: CommissionEntry } | Refused;
 
 const refuse = (refused: RefusalReason, message: string): Refused => ({ refused, message });
-export const isRefused = (result: Transition): result is Refused => 'refused' in result;
+export const isRefused = <T extends object>(result: T | Refused): result is Refused => 'refused' in result;
 
 type SaleDates = { createdAt: Date };
 
@@ -100,24 +114,50 @@ export function voidCommission(commission: CommissionEntry, decision: Omit<Commi
  * payout (or paid) stays, and an adjustment of the opposite amount, due at once, is deducted from
  * the affiliate's next payout. Adjustments and voided entries stay as they are.
  */
-export function reverse(commission: CommissionEntry, now: Date): CommissionEntry[] {
+export function reverse(commission: CommissionEntry, now: Date, siblings: CommissionEntry[] = []): CommissionEntry[] {
   if (commission.adjusts || stateOf(commission) === 'VOID') return [commission];
   if (!commission.payoutCreated) {
     return [{ ...commission, state: 'VOID', decisions: decided(commission, { action: 'VOID', at: now, by: decidedByRules('REVERSAL'), reason: 'the sale was reversed' }) }];
   }
-  const adjustment: CommissionEntry = {
-    id: randomUUID(),
-    affiliateId: commission.affiliateId,
-    amountMinor: -commission.amountMinor,
-    currency: commission.currency,
-    state: 'OPEN',
-    availableAt: now,
-    commissionPlanId: commission.commissionPlanId ?? null,
-    adjusts: commission.id,
-    payoutCreated: false,
-    payoutId: null,
-  };
-  return [commission, adjustment];
+  // What earlier adjustments (a partial refund after payout) took back already is not taken twice.
+  const stillOwed = netAmountOf(commission, siblings);
+  return stillOwed === 0 ? [commission] : [commission, adjustmentOf(commission, -stillOwed, now)];
+}
+
+const adjustmentOf = (commission: CommissionEntry, amountMinor: number, now: Date): CommissionEntry => ({
+  id: randomUUID(),
+  affiliateId: commission.affiliateId,
+  amountMinor,
+  currency: commission.currency,
+  state: 'OPEN',
+  availableAt: now,
+  commissionPlanId: commission.commissionPlanId ?? null,
+  adjusts: commission.id,
+  payoutCreated: false,
+  payoutId: null,
+});
+
+/** What the affiliate keeps of a commission: its amount plus the adjustments among `entries` that adjust it (each negative). */
+export const netAmountOf = (commission: CommissionEntry, entries: CommissionEntry[]): number =>
+  entries.filter((entry) => entry.adjusts === commission.id).reduce((total, entry) => total + entry.amountMinor, commission.amountMinor);
+
+/**
+ * A lower amount for a commission already paid out or in a payout (a partial refund after the
+ * payout): the commission stays as it was paid, and an adjustment of the difference, due at once,
+ * is deducted from the affiliate's next payout, as `reverse` does for a whole refund. `siblings`
+ * are the other entries of its sale, whose earlier adjustments of it count: the amount is the new
+ * total the affiliate keeps, so a second refund takes back only what the first did not. The same
+ * amount again is no adjustment (null). A higher amount after payout, an open commission (which
+ * takes its new amount itself: `markByHand`) and a void one are refused.
+ */
+export function adjust(commission: CommissionEntry, siblings: CommissionEntry[], amountMinor: number, now: Date): { adjustment: CommissionEntry | null } | Refused {
+  const state = stateOf(commission);
+  if (commission.adjusts) return refuse('ADJUSTMENT', `entry ${commission.id} is itself an adjustment`);
+  if (state === 'VOID') return refuse('ALREADY_VOID', `commission ${commission.id} is already VOID`);
+  if (state !== 'PAID' && !commission.payoutCreated) return refuse('NOT_PAID_OUT', `commission ${commission.id} is in no payout; it takes its new amount itself`);
+  const kept = netAmountOf(commission, siblings);
+  if (amountMinor > kept) return refuse('RAISED_AFTER_PAYOUT', `commission ${commission.id} was paid out; its amount can be lowered, not raised`);
+  return { adjustment: amountMinor === kept ? null : adjustmentOf(commission, amountMinor - kept, now) };
 }
 
 /**
@@ -155,14 +195,15 @@ export function markPaid(commission: CommissionEntry, payoutId: string): Transit
  */
 export function markByHand(
   commission: CommissionEntry,
-  change: { amountMinor: number; recalculating: boolean; inPayout: boolean; payoutId: string | null; inRunPayout: boolean; saleId: string },
+  change: { amountMinor: number; recalculating: boolean; inPayout: boolean; payoutId: string | null; inRunPayout: boolean; saleId: string; now: Date },
 ): Transition {
   const { saleId } = change;
+  const amountChanges = changedAmount(commission, change.amountMinor, change.now);
   const state = stateOf(commission);
   // A held commission in no payout follows its sale's amount (a partial refund while under review),
   // so that releasing it later pays what is still owed, not what was first earned. It stays HELD and
   // is never marked as paid out by hand: only a release makes it payable.
-  if (state === 'HELD' && !commission.payoutCreated && !change.inPayout) return { entry: { ...commission, amountMinor: change.amountMinor } };
+  if (state === 'HELD' && !commission.payoutCreated && !change.inPayout) return { entry: { ...commission, amountMinor: change.amountMinor, ...amountChanges } };
   if (state !== 'OPEN') return refuse('NOT_OPEN', `The commission of sale ${saleId} is ${state}; it cannot be changed`);
   if (change.inRunPayout) {
     return refuse('IN_PAYOUT', `The commission of sale ${saleId} is in payout ${commission.payoutId ?? ''}: mark the payout PAID or FAILED with PUT /payouts`);
@@ -170,5 +211,12 @@ export function markByHand(
   if (change.recalculating && commission.payoutCreated && change.inPayout) {
     return refuse('IN_PAYOUT', `The commission of sale ${saleId} is already in payout ${commission.payoutId ?? ''}`.trimEnd() + '; it cannot be recalculated');
   }
-  return { entry: { ...commission, amountMinor: change.amountMinor, payoutCreated: change.inPayout, payoutId: change.inPayout ? change.payoutId : null } };
+  const { paidOutByHandAt: _previously, ...rest } = commission;
+  const samePayout = commission.payoutCreated && commission.payoutId === change.payoutId;
+  const byHand = change.inPayout ? { paidOutByHandAt: (samePayout ? commission.paidOutByHandAt : undefined) ?? change.now } : {};
+  return { entry: { ...rest, amountMinor: change.amountMinor, ...amountChanges, payoutCreated: change.inPayout, payoutId: change.inPayout ? change.payoutId : null, ...byHand } };
 }
+
+/** The change of amount recorded (nothing when the amount stays): the statement shows it as ADJUSTED when it happened. */
+const changedAmount = (commission: CommissionEntry, amountMinor: number, now: Date): Pick<CommissionEntry, 'amountChanges'> =>
+  amountMinor === commission.amountMinor ? {} : { amountChanges: [...(commission.amountChanges ?? []), { at: now, fromMinor: commission.amountMinor, toMinor: amountMinor }] };

@@ -265,7 +265,7 @@ function newSale(
 /** Stores the sale with sale.created; a customer's first payment then becomes the one recurring rules count from. */
 async function store(deps: SaleDependencies, sale: SaleDocument, affiliate: InternalAffiliate, referral: Referral | null, earned: Earned | null, customer: string | null): Promise<Sale> {
   await deps.repositories.sales.insert(sale, (stored) => [saleCreated(stored, affiliate, referral)]);
-  if (sale.customerId !== null) await claimCustomer(deps, sale.programId, { customerId: sale.customerId }, affiliate.id, sale._id);
+  await claimCustomer(deps, sale.programId, { customerId: sale.customerId, email: referral?.email }, affiliate.id, sale._id);
   if (customer !== null && earned?.first) {
     await deps.repositories.customerPayments.recordFirst(sale.programId, affiliate.id, customer, { id: sale._id, at: sale.paidAt ?? sale.createdAt });
   }

@@ -12,7 +12,7 @@ import { saleDeleted } from './sale-events';
 export async function reverseSale(repositories: SaleRepositories, programId: string, saleId: string): Promise<{ id: string; deleted: true }> {
   const now = new Date();
   const done = await repositories.sales.change(programId, saleId, (current) => ({
-    set: { reversedAt: now, updatedAt: now, commissions: current.commissions.flatMap((commission) => reverse(commission, now)) } as Partial<SaleDocument>,
+    set: { reversedAt: now, updatedAt: now, commissions: current.commissions.flatMap((commission) => reverse(commission, now, current.commissions)) } as Partial<SaleDocument>,
     events: (next) => [saleDeleted(next)],
   }));
   if (!done) throw notFound(`No sale with id ${saleId} in this program`);

@@ -50,8 +50,8 @@ export async function listCommissions(
   filters: { status?: CommissionStatus; affiliateId?: string },
   page: PageRequest,
 ): Promise<{ items: CommissionListItem[]; nextCursor: string | null }> {
-  const { items, nextCursor } = await repositories.sales.withCommissions(programId, filters, page);
   const now = new Date();
+  const { items, nextCursor } = await repositories.sales.withCommissions(programId, filters, page, now);
   const listed = items.flatMap((document) => {
     const sale = toSale(document, now);
     return sale.commissions

@@ -1,12 +1,10 @@
 import { riskSettingsOf, type CreateSaleBody, type InternalAffiliate, type Risk } from '@affiliate/contracts';
-import { assessRisk, fromMinorUnits } from '@affiliate/platform';
+import { assessRisk, customerKeysOf, fromMinorUnits } from '@affiliate/platform';
+import { customerReferredByAnother } from '../data-access/referral-directory';
 import type { SaleCredit } from './attribute-sale';
 import { decidedByRules, earn, hold, isRefused, voidCommission, type CommissionEntry } from './commission';
 import type { Earned } from './commission-rules';
 import type { SaleDependencies } from './sale-dependencies';
-
-/** The customer as CUSTOMER_OF_ANOTHER_AFFILIATE compares sales: the customerId the shop sent. */
-const customerKeysOf = (input: Pick<CreateSaleBody, 'customerId'>): string[] => (input.customerId === undefined ? [] : [`customer:${input.customerId}`]);
 
 /**
  * A sale's risk signals (README, "Fraud review") under the program's settings, which the affiliate
@@ -21,11 +19,12 @@ export async function riskOfSale(
   earned: Earned | null,
   credit: SaleCredit | null,
 ): Promise<Risk> {
-  const other = await deps.repositories.customerClaims.claimedByAnother(programId, affiliate.id, customerKeysOf(input));
-  return assessRisk(affiliate.riskSettings ?? riskSettingsOf({}), {
-    customerEmail: credit?.referral?.email ?? input.email,
+  const settings = affiliate.riskSettings ?? riskSettingsOf({});
+  const customerEmail = credit?.referral?.email ?? input.email;
+  return assessRisk(settings, {
+    customerEmail,
     affiliateEmail: affiliate.email,
-    otherAffiliate: other && `this customer (${other.customerKey}) already bought through affiliate ${other.affiliateId} (${other.source})`,
+    otherAffiliate: settings.riskActions.CUSTOMER_OF_ANOTHER_AFFILIATE === 'OFF' ? null : await otherAffiliateOf(deps, programId, affiliate.id, { email: customerEmail, customerId: input.customerId }),
     clickAgeSeconds: credit?.attribution.ageSeconds,
     visitorAffiliatesWithinHour: credit?.visitorAffiliatesWithinHour,
     commission: earned && { amount: fromMinorUnits(earned.amountMinor, earned.currency), currency: earned.currency },
@@ -33,9 +32,25 @@ export async function riskOfSale(
   });
 }
 
-/** Once the sale is stored, its customer is its affiliate's for the sales that follow (the first claim stays). */
-export async function claimCustomer(deps: SaleDependencies, programId: string, input: Pick<CreateSaleBody, 'customerId'>, affiliateId: string, saleId: string): Promise<void> {
-  await deps.repositories.customerClaims.claim(programId, affiliateId, customerKeysOf(input), `sale ${saleId}`);
+/**
+ * CUSTOMER_OF_ANOTHER_AFFILIATE for a sale: its customer (the normalized email of its referral or
+ * request, its customerId) already bought through another affiliate (the sale service's own claims),
+ * or was first referred by another (the referral service's claims, asked through its internal route:
+ * a sale by promo code or customerId knows no referral of its own). Null when neither.
+ */
+async function otherAffiliateOf(deps: SaleDependencies, programId: string, affiliateId: string, customer: { email?: string; customerId?: string }): Promise<string | null> {
+  const keys = customerKeysOf(customer);
+  if (keys.length === 0) return null;
+  const bought = await deps.repositories.customerClaims.claimedByAnother(programId, affiliateId, keys);
+  if (bought) return `this customer (${bought.customerKey}) already bought through affiliate ${bought.affiliateId} (${bought.source})`;
+  const referred = await customerReferredByAnother(deps.referrals, programId, affiliateId, customer);
+  return referred && `this customer (${referred.customerKey}) was referred first by affiliate ${referred.affiliateId} (${referred.source})`;
+}
+
+/** Once the sale is stored, its customer (customerId, normalized email) is its affiliate's for the sales that follow (the first claim stays). */
+export async function claimCustomer(deps: SaleDependencies, programId: string, customer: { customerId: string | null; email?: string }, affiliateId: string, saleId: string): Promise<void> {
+  const keys = customerKeysOf(customer);
+  if (keys.length > 0) await deps.repositories.customerClaims.claim(programId, affiliateId, keys, `sale ${saleId}`);
 }
 
 /** The commission a sale earns, held or voided at once when its risk says so (decided by the program's risk rules). */

@@ -9,8 +9,10 @@ type Entry = Omit<StatementEntry, 'amount' | 'at'> & { at: Date; amountMinor: nu
 
 /**
  * The entries of one commission, each saying what it adds to the balance the program owes the
- * affiliate: EARNED adds it; HELD takes it away until RELEASED adds it back; VOIDED takes away what
- * was still owed (nothing when it was held); an adjustment (a refund or dispute after the payout)
+ * affiliate: EARNED adds it (as first earned); a change of its amount before payout (a partial
+ * refund, PUT /sales) is ADJUSTED by the difference when it happened, so a period already stated
+ * keeps what it said; HELD takes it away until RELEASED adds it back; VOIDED takes away what was
+ * still owed (nothing when it was held); an adjustment entry (a refund or dispute after the payout)
  * is ADJUSTED by its negative amount. Paying it is its payout's PAID_OUT, not an entry here.
  */
 function entriesOf(sale: SaleForStatement, commission: CommissionEntry): Entry[] {
@@ -19,21 +21,39 @@ function entriesOf(sale: SaleForStatement, commission: CommissionEntry): Entry[]
     const at = commission.availableAt ?? sale.reversedAt ?? sale.updatedAt;
     return [{ ...ids, type: 'ADJUSTED', at, amountMinor: commission.amountMinor, description: `refund or dispute of sale ${sale._id} after its commission ${commission.adjusts} was paid out` }];
   }
-  const entries: Entry[] = [{ ...ids, type: 'EARNED', at: sale.createdAt, amountMinor: commission.amountMinor, description: `commission on sale ${sale._id}` }];
+  const changes = commission.amountChanges ?? [];
+  let amount = changes[0]?.fromMinor ?? commission.amountMinor;
+  const entries: Entry[] = [{ ...ids, type: 'EARNED', at: sale.createdAt, amountMinor: amount, description: `commission on sale ${sale._id}` }];
+  // Decisions and changes of amount in the order they happened (at the same instant, decisions first).
+  const history = [
+    ...(commission.decisions ?? []).map((decision) => ({ at: new Date(decision.at), decision, change: null })),
+    ...changes.map((change) => ({ at: new Date(change.at), decision: null, change })),
+  ].sort((a, b) => a.at.getTime() - b.at.getTime());
   let owed = true;
   let voided = false;
-  for (const decision of commission.decisions ?? []) {
+  for (const { at, decision, change } of history) {
+    if (change) {
+      const description = `commission on sale ${sale._id} changed from ${fromMinorUnits(change.fromMinor, commission.currency)} to ${fromMinorUnits(change.toMinor, commission.currency)}${owed ? '' : ' while not owed'}`;
+      entries.push({ ...ids, type: 'ADJUSTED', at, amountMinor: owed ? change.toMinor - change.fromMinor : 0, description });
+      amount = change.toMinor;
+      continue;
+    }
+    if (!decision) continue;
     const why = decision.reason === null ? '' : `: ${decision.reason}`;
-    const at = new Date(decision.at);
-    if (decision.action === 'HOLD') entries.push({ ...ids, type: 'HELD', at, amountMinor: owed ? -commission.amountMinor : 0, description: `held for review${why}` });
-    if (decision.action === 'RELEASE') entries.push({ ...ids, type: 'RELEASED', at, amountMinor: owed ? 0 : commission.amountMinor, description: `released${why}` });
-    if (decision.action === 'VOID') entries.push({ ...ids, type: 'VOIDED', at, amountMinor: owed ? -commission.amountMinor : 0, description: `voided${why}` });
+    if (decision.action === 'HOLD') entries.push({ ...ids, type: 'HELD', at, amountMinor: owed ? -amount : 0, description: `held for review${why}` });
+    if (decision.action === 'RELEASE') entries.push({ ...ids, type: 'RELEASED', at, amountMinor: owed ? 0 : amount, description: `released${why}` });
+    if (decision.action === 'VOID') entries.push({ ...ids, type: 'VOIDED', at, amountMinor: owed ? -amount : 0, description: `voided${why}` });
     owed = decision.action === 'RELEASE';
     voided ||= decision.action === 'VOID';
   }
   // Voided before decisions were recorded (a reversal then): when the sale was reversed.
   if (commission.state === 'VOID' && !voided) {
-    entries.push({ ...ids, type: 'VOIDED', at: sale.reversedAt ?? sale.updatedAt, amountMinor: -commission.amountMinor, description: `voided: sale ${sale._id} was reversed` });
+    entries.push({ ...ids, type: 'VOIDED', at: sale.reversedAt ?? sale.updatedAt, amountMinor: -amount, description: `voided: sale ${sale._id} was reversed` });
+  }
+  // Rolled by PUT /sales into a payout made outside the payout runs: that payout has no record here, so the commission carries its PAID_OUT.
+  if (commission.paidOutByHandAt && commission.payoutCreated) {
+    const payoutId = commission.payoutId;
+    entries.push({ ...ids, payoutId, type: 'PAID_OUT', at: new Date(commission.paidOutByHandAt), amountMinor: -amount, description: `paid outside the payout runs${payoutId ? ` (payout ${payoutId})` : ''}, marked by PUT /sales` });
   }
   return entries;
 }

@@ -345,7 +345,7 @@ async function applyRefund(deps: SaleDependencies, programId: string, link: Stri
   if (refundedMinor >= charge.amount) return reverse(deps, programId, link.saleId, `charge ${charge.id} refunded in full`);
   const keptPercent = ((charge.amount - refundedMinor) / charge.amount) * 100;
   const totalEarned = fromMinorUnits(percentOfMinorUnits(link.saleTotalMinor, keptPercent), link.currency);
-  const updated = await refusalAsIgnored(() => updateSale(deps.repositories, programId, { saleId: link.saleId, totalEarned }));
+  const updated = await refusalAsIgnored(() => updateSale(deps.repositories, programId, { saleId: link.saleId, totalEarned }, { refund: true }));
   if ('outcome' in updated) return updated;
   return processed(`sale ${link.saleId} is now ${totalEarned} ${link.currency} after a refund of ${refundedMinor} of ${charge.amount} on charge ${charge.id}`);
 }

@@ -2,14 +2,19 @@ import type { Sale, UpdateSaleBody } from '@affiliate/contracts';
 import { badRequest, notFound, percentOfMinorUnits, toMinorUnits } from '@affiliate/platform';
 import type { SaleRepositories } from '../data-access/repositories';
 import { toSale, type SaleDocument } from '../data-access/sales';
-import { isRefused, markByHand, stateOf } from './commission';
+import { adjust, isRefused, markByHand, stateOf } from './commission';
 import { saleUpdated } from './sale-events';
 
 /**
  * PUT /sales: recalculate the commission (a new amount or rate) and/or mark it as rolled into a
  * payout. sale.updated carries the stored state, with payoutCreated and payoutId on the commission.
+ *
+ * `refund` is a partial refund from the payment provider (Stripe's charge.refunded): a commission
+ * already paid out or in a payout is not refused then but keeps what was paid, and the lower amount
+ * becomes an adjustment deducted from the next payout (`adjust`). PUT /sales by hand keeps refusing
+ * to recalculate a commission in a payout (a 400; reversing the sale takes it back).
  */
-export async function updateSale(repositories: SaleRepositories, programId: string, input: UpdateSaleBody): Promise<Sale> {
+export async function updateSale(repositories: SaleRepositories, programId: string, input: UpdateSaleBody, options: { refund?: boolean } = {}): Promise<Sale> {
   const { saleId, totalEarned, commissionRate, payoutId, payoutCreated } = input;
   if ([totalEarned, commissionRate, payoutId, payoutCreated].every((value) => value === undefined)) {
     throw badRequest('Nothing to update: send totalEarned, commissionRate, payoutId or payoutCreated');
@@ -28,6 +33,14 @@ export async function updateSale(repositories: SaleRepositories, programId: stri
     // A flat commission does not follow the amount; a rate sent makes it that percentage.
     const nextRate = commissionRate ?? current.commissionRate;
     const commissionEarnedMinor = recalculating && nextRate !== null ? percentOfMinorUnits(nextTotal, nextRate) : current.commissionEarnedMinor;
+    const now = new Date();
+    const sums = { totalEarnedMinor: nextTotal, commissionRate: nextRate, commissionEarnedMinor, updatedAt: now };
+    if (options.refund && (stateOf(commission) === 'PAID' || commission.payoutCreated)) {
+      const adjusted = adjust(commission, others, commissionEarnedMinor, now);
+      if (isRefused(adjusted)) throw badRequest(`The commission of sale ${saleId}: ${adjusted.message}`);
+      const commissions = [commission, ...others, ...(adjusted.adjustment ? [adjusted.adjustment] : [])];
+      return { set: { ...sums, commissions } as Partial<SaleDocument>, events: (next) => [saleUpdated(next)] };
+    }
     const marked = markByHand(commission, {
       saleId,
       amountMinor: commissionEarnedMinor,
@@ -35,15 +48,10 @@ export async function updateSale(repositories: SaleRepositories, programId: stri
       inPayout,
       payoutId: payoutId === undefined ? commission.payoutId : payoutId,
       inRunPayout,
+      now,
     });
     if (isRefused(marked)) throw badRequest(marked.message);
-    const set: Partial<SaleDocument> = {
-      totalEarnedMinor: nextTotal,
-      commissionRate: nextRate,
-      commissionEarnedMinor,
-      commissions: [marked.entry, ...others],
-      updatedAt: new Date(),
-    };
+    const set: Partial<SaleDocument> = { ...sums, commissions: [marked.entry, ...others] };
     return { set, events: (next) => [saleUpdated(next)] };
   });
   if (!updated) throw notFound(`No sale with id ${saleId} in this program`);

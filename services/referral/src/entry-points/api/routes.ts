@@ -1,5 +1,5 @@
-import { CreateReferralBody, DeleteReferralBody, ReferralQuery, UpdateReferralBody } from '@affiliate/contracts';
-import { createRouter, parseBody, parseQuery, programIdOf, setNextPageLink, type ServiceClient, type ServiceContext } from '@affiliate/platform';
+import { CreateReferralBody, CustomerClaimQuery, DeleteReferralBody, ReferralQuery, UpdateReferralBody } from '@affiliate/contracts';
+import { createRouter, customerKeysOf, parseBody, parseQuery, programIdOf, setNextPageLink, type ServiceClient, type ServiceContext } from '@affiliate/platform';
 import { type Router } from 'express';
 import type { ReferralRepositories } from '../../data-access/repositories';
 import { createReferral } from '../../domain/create-referral';
@@ -39,6 +39,12 @@ export function referralRoutes(context: ServiceContext, repositories: ReferralRe
     const { referralId } = parseBody(DeleteReferralBody, request);
     const deleted = await deleteReferral(repositories, programIdOf(response), referralId);
     response.json(deleted);
+  });
+
+  // Internal (contracts: CustomerClaimQuery): whether another affiliate referred this customer first, for a sale's risk signals.
+  router.get('/internal/customer-claims', async (request, response) => {
+    const { affiliateId, email, customerId } = parseQuery(CustomerClaimQuery, request);
+    response.json({ claim: await repositories.customerClaims.claimedByAnother(programIdOf(response), affiliateId, customerKeysOf({ email, customerId })) });
   });
 
   return router;
