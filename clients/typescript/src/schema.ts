@@ -620,6 +620,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/affiliate-portal-sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A single-use link (10 minutes) into the affiliate portal of one ACTIVE affiliate; opening it gives that browser a 12-hour session of this affiliate only
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
+        post: operations["createAffiliatePortalSession"];
+        /**
+         * Revoke one portal session, or every session of an affiliate: its link stops opening and its cookie stops working at once
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
+        delete: operations["revokeAffiliatePortalSessions"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/browser/clicks": {
         parameters: {
             query?: never;
@@ -3035,6 +3059,10 @@ export interface components {
             maxAutoApprovedCommission?: number | null;
             /** @description A referral or sale sooner than this after its click raises FAST_CONVERSION; null or absent: not looked for */
             minClickToConversionSeconds?: number | null;
+            /** @description Coupons under which affiliates may create their own promotional codes from the affiliate portal (isAffiliateGenerated); absent or empty: none */
+            affiliateCouponIds?: string[];
+            /** @description Whether an affiliate may add a referral link from the affiliate portal; absent: false */
+            affiliatesMayAddLinks?: boolean;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -3071,6 +3099,8 @@ export interface components {
             riskActions?: components["schemas"]["RiskActionsBody"];
             maxAutoApprovedCommission?: number | null;
             minClickToConversionSeconds?: number | null;
+            affiliateCouponIds?: string[];
+            affiliatesMayAddLinks?: boolean;
         };
         /** @description Safe to put in a web page: it can only record clicks and create referrals from a click or visitor, from the allowed origins of its program. */
         PublishableKey: {
@@ -3087,6 +3117,49 @@ export interface components {
         RevokePublishableKeyBody: {
             /** Format: uuid */
             publishableKeyId: string;
+        };
+        /** @description A single-use link into the affiliate portal, as Stripe's customer portal sessions; only a hash of its token is stored. */
+        PortalSession: {
+            /**
+             * Format: uuid
+             * @description The session: revoke it with DELETE /affiliate-portal-sessions {affiliatePortalSessionId}
+             */
+            id: string;
+            /** Format: uuid */
+            affiliateId: string;
+            /** @description Send the affiliate here: it opens the portal once, within expiresAt, then the link is spent */
+            url: string;
+            /**
+             * Format: date-time
+             * @description The link can be opened until then (10 minutes); the session it opens lasts 12 hours
+             */
+            expiresAt: string;
+            returnUrl: string | null;
+        };
+        CreatePortalSessionBody: {
+            /** Format: uuid */
+            affiliateId: string;
+            /**
+             * Format: uri
+             * @description Where the portal's "Back" link and an expired link's page send the affiliate (your site)
+             */
+            returnUrl?: string;
+        };
+        RevokedPortalSessions: {
+            /** @description Sessions that were live and are now revoked */
+            revoked: number;
+        };
+        RevokePortalSessionsBody: {
+            /**
+             * Format: uuid
+             * @description One session (its link and, once opened, its cookie)
+             */
+            affiliatePortalSessionId?: string;
+            /**
+             * Format: uuid
+             * @description Every session of this affiliate
+             */
+            affiliateId?: string;
         };
         BrowserClick: {
             clickId: number | null;
@@ -3160,6 +3233,8 @@ export interface components {
             riskActions?: components["schemas"]["RiskActionsBody"];
             maxAutoApprovedCommission?: number | null;
             minClickToConversionSeconds?: number | null;
+            affiliateCouponIds?: string[];
+            affiliatesMayAddLinks?: boolean;
         };
         UpdateProgramBody: {
             name?: string;
@@ -3186,6 +3261,8 @@ export interface components {
             riskActions?: components["schemas"]["RiskActionsBody"];
             maxAutoApprovedCommission?: number | null;
             minClickToConversionSeconds?: number | null;
+            affiliateCouponIds?: string[];
+            affiliatesMayAddLinks?: boolean;
         };
         /** @enum {string} */
         ApiScope: "read" | "write" | "finance" | "webhook_secrets";
@@ -11401,6 +11478,348 @@ export interface operations {
                         /** @enum {boolean} */
                         revoked: true;
                     };
+                };
+            };
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization header missing, not Bearer, or token invalid */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The program of the token no longer exists, or the object is not found */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
+            409: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
+            413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createAffiliatePortalSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreatePortalSessionBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalSession"];
+                };
+            };
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization header missing, not Bearer, or token invalid */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The program of the token no longer exists, or the object is not found */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
+            409: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
+            413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revokeAffiliatePortalSessions: {
+        parameters: {
+            query?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RevokePortalSessionsBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevokedPortalSessions"];
                 };
             };
             /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
