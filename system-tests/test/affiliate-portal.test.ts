@@ -1,7 +1,7 @@
 import { API_OPERATIONS } from '@affiliate/contracts';
 import { eventually } from '@affiliate/platform/testing';
 import mongoose from 'mongoose';
-import { okBody, Subscriber, System, type Api } from '../harness';
+import { apiClient, okBody, Subscriber, System, type Api } from '../harness';
 
 /**
  * The affiliate portal (issue 30) against the whole system as `npm start` runs it: session links
@@ -307,6 +307,39 @@ test('payout details edited in the portal are kept (the IBAN shown by its last 4
   await eventually(() => {
     const event = world.subscriber.events('affiliate.updated').find((delivery) => delivery.body.data.id === bob.id && delivery.body.data.payoutDetails?.ibanLast4 === '3000');
     expect(event).toBeDefined();
+  });
+});
+
+test('a key without the finance scope cannot make a portal session (403 naming "finance"), so it cannot reach bank details or payouts through the portal', async () => {
+  const writeOnly = await okBody(world.system.admin().post(`/admin/v1/programs/${programA.programId}/api-keys`, { scopes: ['read', 'write'] }));
+  const writer = apiClient(`${gateway()}/api/v1`, writeOnly.key);
+  const refused = await writer.post('/affiliate-portal-sessions', { affiliateId: ada.id });
+  expect(refused.status).toBe(403);
+  expect(refused.body.error).toContain('"finance"');
+  expect(refused.body).not.toHaveProperty('url');
+  // With finance (and write) it works: the console's "view as affiliate" uses a full key.
+  const finance = await okBody(world.system.admin().post(`/admin/v1/programs/${programA.programId}/api-keys`, { scopes: ['write', 'finance'] }));
+  expect((await apiClient(`${gateway()}/api/v1`, finance.key).post('/affiliate-portal-sessions', { affiliateId: ada.id })).status).toBe(200);
+});
+
+test('bank details changed in the portal are in the audit record as bank_details.changed, the actor the session, its affiliate and the key that made it', async () => {
+  const link = await sessionLink(programA, bob.id);
+  const opened = await open(link.url);
+  const keys: { id: string; displayPrefix: string }[] = await okBody(world.system.admin().get(`/admin/v1/programs/${programA.programId}/api-keys`));
+  const key = keys.find((one) => programA.key.startsWith(one.displayPrefix)) as { id: string; displayPrefix: string };
+  const saved = await portalWrite('PUT', '/payout-details', opened.headers(), { payoutDetails: { method: 'PAYPAL', email: 'bob-audit@example.com' } });
+  expect(saved.status).toBe(200);
+  const refused = await portalWrite('PUT', '/payout-details', opened.headers(), { payoutDetails: { method: 'BANK_TRANSFER', iban: 'not-an-iban' } });
+  expect(refused.status).toBe(400);
+  // Written once each answer is sent, as a key's records are.
+  await eventually(async () => {
+    const records = await okBody(programA.api.get('/audit-records'));
+    const ofSession = records.filter((record: { actor: { affiliatePortalSessionId?: string } }) => record.actor.affiliatePortalSessionId === link.id);
+    const actor = { apiKeyId: key.id, apiKeyPrefix: key.displayPrefix, affiliatePortalSessionId: link.id, affiliateId: bob.id };
+    expect(ofSession).toEqual([
+      expect.objectContaining({ action: 'bank_details.changed', operation: 'PUT /portal/api/payout-details', status: 400, aborted: false, actor }),
+      expect.objectContaining({ action: 'bank_details.changed', operation: 'PUT /portal/api/payout-details', status: 200, aborted: false, actor }),
+    ]);
   });
 });
 

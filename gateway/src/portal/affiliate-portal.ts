@@ -28,11 +28,17 @@ export function portalRefusalOf(affiliate: Pick<InternalAffiliate, 'id' | 'statu
 }
 
 /** POST /api/v1/affiliate-portal-sessions: a single-use link for an ACTIVE affiliate of the key's program. */
-export async function createPortalSession(deps: PortalDeps, programId: string, body: CreatePortalSessionBody, gatewayOrigin: string): Promise<PortalSession> {
+export async function createPortalSession(
+  deps: PortalDeps,
+  programId: string,
+  body: CreatePortalSessionBody,
+  gatewayOrigin: string,
+  createdBy: { apiKeyId: string; apiKeyPrefix: string },
+): Promise<PortalSession> {
   const affiliate = await affiliateOf(deps, programId, body.affiliateId);
   const refusal = portalRefusalOf(affiliate);
   if (refusal) throw badRequest(refusal);
-  const { session, linkToken } = await deps.sessions.create(programId, affiliate.id, body.returnUrl ?? null);
+  const { session, linkToken } = await deps.sessions.create(programId, affiliate.id, body.returnUrl ?? null, createdBy);
   return {
     id: session._id,
     affiliateId: session.affiliateId,

@@ -25,8 +25,9 @@ import {
   type Sale,
   type Statement,
 } from '@affiliate/contracts';
-import { AppError, badRequest, constantTimeEquals, createRouter, forbidden, parseBody, requireJsonBody, unauthorized, withRequestContext } from '@affiliate/platform';
+import { AppError, badRequest, constantTimeEquals, createRouter, forbidden, parseBody, requireJsonBody, unauthorized, withRequestContext, type Logger } from '@affiliate/platform';
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import type { ProgramAuditLog } from '../admin/program-audit-log';
 import type { ProgramDocument, ProgramRepository } from '../admin/program-model';
 import { portalSettingsOf } from '../admin/program-model';
 import { findLiveProgram } from '../admin/programs';
@@ -41,6 +42,9 @@ export type PortalRoutesOptions = {
   services: ServiceCalls;
   /** Per client address, as the console's and the docs' pages. */
   anonymous: RequestHandler;
+  /** The program's audit record, where a change of bank details made in the portal is kept as one made with a key is. */
+  audit: ProgramAuditLog;
+  logger: Logger;
 };
 
 /** Scoped to the portal's own paths: the browser never sends it to /api/v1, /console or /admin. */
@@ -301,7 +305,29 @@ export function portalRoutes(options: PortalRoutesOptions): Router {
     response.json(codes.map(toPortalCode));
   });
 
-  router.put(`${PORTAL_PATH}/api/payout-details`, ...write, async (request, response) => {
+  /**
+   * Bank details changed in the portal go to the program's audit record as a key's change does
+   * (bank_details.changed, refusals included), the actor being the session, its affiliate and the key
+   * that made the session. A session made before the key was kept with it cannot change them.
+   */
+  const audited: RequestHandler = (request, response, next) => {
+    const { session, program } = portalOf(response);
+    if (!session.createdBy) throw forbidden('This portal session was opened before bank details changes were recorded: open the portal again with a new link to change them');
+    const actor = { ...session.createdBy, affiliatePortalSessionId: session._id, affiliateId: session.affiliateId };
+    const requestId = String(response.locals.requestId ?? '') || null;
+    let recorded = false;
+    const record = () => {
+      if (recorded) return;
+      recorded = true;
+      const entry = { actor, action: 'bank_details.changed' as const, operation: `${request.method} ${request.path}`, status: response.statusCode, aborted: !response.writableFinished, requestId };
+      options.audit.record(program._id, entry).catch((error: unknown) => options.logger.error({ err: error, action: entry.action }, "could not write the program's audit record"));
+    };
+    response.once('finish', record);
+    response.once('close', record);
+    next();
+  };
+
+  router.put(`${PORTAL_PATH}/api/payout-details`, ...write, audited, async (request, response) => {
     const { session, program } = portalOf(response);
     const { payoutDetails } = parseBody(PortalPayoutDetailsBody, request);
     const body = { affiliateId: session.affiliateId, payoutDetails };

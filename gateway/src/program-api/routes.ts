@@ -81,7 +81,9 @@ export function programApiRoutes(options: ProgramApiOptions): Router {
     const body = parseBody(CreatePortalSessionBody, request);
     const portal = { sessions: options.portalSessions, services: options.services };
     // The link points at the gateway that made it, as the client reached it (trust proxy decides which forwarding headers count).
-    response.json(await createPortalSession(portal, programIdOf(response), body, `${request.protocol}://${request.get('host')}`));
+    const caller = callerOf(response);
+    const createdBy = { apiKeyId: caller.keyId, apiKeyPrefix: caller.keyPrefix };
+    response.json(await createPortalSession(portal, programIdOf(response), body, `${request.protocol}://${request.get('host')}`, createdBy));
   });
   router.delete('/affiliate-portal-sessions', options.rateLimit, json, ...once, async (request, response) => {
     const body = parseBody(RevokePortalSessionsBody, request);
