@@ -63,7 +63,8 @@ async function portalWrite(method: 'POST' | 'PUT', path: string, headers: Record
 beforeAll(async () => {
   // The walks of the route tables below are one refused authentication per route, from one address:
   // more than the default throttles allow, which are not what these tests are about.
-  world.system = await System.start({ UNAUTHENTICATED_RATE_LIMIT_POINTS: '1000', ADMIN_FAILED_AUTH_LIMIT: '1000' });
+  // LOG_LEVEL info: the access log is read back to check that no portal credential is in it.
+  world.system = await System.start({ UNAUTHENTICATED_RATE_LIMIT_POINTS: '1000', ADMIN_FAILED_AUTH_LIMIT: '1000', LOG_LEVEL: 'info' });
   world.hooks = await world.subscriber.start();
   programA = await world.system.createProgram({ destinationUrls: [{ url: 'https://shop.example.com/' }] });
   programB = await world.system.createProgram({ destinationUrls: [{ url: 'https://b.example.com/' }] });
@@ -341,6 +342,25 @@ test('bank details changed in the portal are in the audit record as bank_details
       expect.objectContaining({ action: 'bank_details.changed', operation: 'PUT /portal/api/payout-details', status: 200, aborted: false, actor }),
     ]);
   });
+});
+
+test("the gateway's log holds no portal credential: the link's token, the session cookie (sent or set) and the CSRF token are redacted", async () => {
+  const link = await sessionLink(programA, bob.id);
+  const opened = await open(link.url);
+  await portalWrite('PUT', '/payout-details', opened.headers(), { payoutDetails: { method: 'PAYPAL', email: 'bob-logs@example.com' } });
+  await fetch(`${gateway()}/portal/api/sign-out`, { method: 'POST', headers: opened.headers() });
+  const secrets = { link: link.url.split('/').pop() as string, linkSecret: link.url.split('.').pop() as string, cookie: opened.cookie.split('=')[1] as string, csrf: opened.csrf };
+  await eventually(() => {
+    // The access lines of this session's requests are written: the sign-out is the last.
+    const lines = world.system.logOf('gateway').split('\n').filter((line) => line.includes('/portal/'));
+    expect(lines.some((line) => line.includes('/portal/api/sign-out'))).toBe(true);
+    expect(lines.some((line) => line.includes(`/portal/open/[redacted]`))).toBe(true);
+  });
+  const log = world.system.logOf('gateway');
+  for (const [name, secret] of Object.entries(secrets)) expect({ name, logged: log.includes(secret) }).toEqual({ name, logged: false });
+  expect(log).toContain('"cookie":"[redacted]"');
+  expect(log).toContain('"x-csrf-token":"[redacted]"');
+  expect(log).toContain('"set-cookie":"[redacted]"');
 });
 
 test("the portal shows its affiliate its links with full URLs, its activity per day, and masks its referred customers' addresses", async () => {
