@@ -86,7 +86,10 @@ afterAll(async () => {
 
 test('a session link is answered with its url and expiry ten minutes ahead, and only a hash of its token is stored', async () => {
   const before = Date.now();
-  const link = await sessionLink(programA, ada.id, 'https://shop.example.com/account');
+  // With an Idempotency-Key: the answer kept for replays holds no link either.
+  const idempotencyKey = `portal-link-${Date.now()}`;
+  const body = { affiliateId: ada.id, returnUrl: 'https://shop.example.com/account' };
+  const link = await okBody(programA.api.post('/affiliate-portal-sessions', body, { 'idempotency-key': idempotencyKey }));
   expect(link).toEqual({ id: expect.any(String), affiliateId: ada.id, url: expect.stringMatching(new RegExp(`^${gateway()}/portal/open/${link.id}\\.[A-Za-z0-9_-]{43}$`)), expiresAt: expect.any(String), returnUrl: 'https://shop.example.com/account' });
   const lifetime = Date.parse(link.expiresAt) - before;
   expect(lifetime).toBeGreaterThan(9 * 60_000);
@@ -96,6 +99,17 @@ test('a session link is answered with its url and expiry ten minutes ahead, and 
     const stored = JSON.stringify(await client.db(`${world.system.dbPrefix}_gateway`).collection('affiliate_portal_sessions').findOne({ _id: link.id as never }));
     expect(stored).toContain(ada.id);
     expect(stored).not.toContain(link.url.split('.').pop());
+    const records = await client.db(`${world.system.dbPrefix}_gateway`).collection('idempotency_keys').find({ key: idempotencyKey }).toArray();
+    expect(records).toHaveLength(1);
+    const kept = Buffer.from((records[0]?.response.body as { buffer: Uint8Array }).buffer).toString('utf8');
+    expect(JSON.parse(kept)).toEqual({ id: link.id, affiliateId: ada.id, expiresAt: link.expiresAt, returnUrl: 'https://shop.example.com/account' });
+    const secret = link.url.split('.').pop() as string;
+    expect(JSON.stringify(records)).not.toContain(secret);
+    expect(JSON.stringify(records)).not.toContain(Buffer.from(secret).toString('base64').slice(0, 40));
+    // A replay answers the same session without its link (make a new one to get a link again).
+    const replay = await programA.api.post('/affiliate-portal-sessions', body, { 'idempotency-key': idempotencyKey });
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toEqual({ id: link.id, affiliateId: ada.id, expiresAt: link.expiresAt, returnUrl: 'https://shop.example.com/account' });
   } finally {
     await client.close();
   }

@@ -7,7 +7,7 @@ import { getProgram, updateProgram } from '../admin/programs';
 import { createPublishableKey, listPublishableKeys, revokePublishableKey, type PublishableKeyModel } from '../admin/publishable-keys';
 import { callerOf } from '../auth/authenticate';
 import type { IdempotencyRecordModel } from '../idempotency/idempotency-record';
-import { idempotency, keepRawBody, storeLocalAnswer } from '../idempotency/middleware';
+import { idempotency, keepRawBody, storeLocalAnswer, withheldOnReplay } from '../idempotency/middleware';
 import { createPortalSession } from '../portal/affiliate-portal';
 import type { PortalSessions } from '../portal/portal-sessions';
 import type { ServiceCalls } from '../portal/service-calls';
@@ -77,7 +77,8 @@ export function programApiRoutes(options: ProgramApiOptions): Router {
     response.json(revoked);
   });
   // The program's site (or the console's "view as affiliate") sends one affiliate into its portal.
-  router.post('/affiliate-portal-sessions', options.rateLimit, json, ...once, async (request, response) => {
+  // The link's token is a credential: a replay answers without `url`, which is never stored (only a hash of the token is kept).
+  router.post('/affiliate-portal-sessions', options.rateLimit, json, withheldOnReplay('url'), ...once, async (request, response) => {
     const body = parseBody(CreatePortalSessionBody, request);
     const portal = { sessions: options.portalSessions, services: options.services };
     // The link points at the gateway that made it, as the client reached it (trust proxy decides which forwarding headers count).
