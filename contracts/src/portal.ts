@@ -55,6 +55,9 @@ export const PortalCodeBody = z.object({ couponId: Uuid, code: PromotionalCodeSt
 export type CreatePortalSessionBody = z.infer<typeof CreatePortalSessionBody>;
 export type PortalSession = z.infer<typeof PortalSession>;
 
+/** Internal (sale service): one affiliate's statement per currency, for its portal. */
+export const AffiliateBalancesQuery = z.object({ affiliateId: Uuid }).strict();
+
 /** Internal (affiliate service): one affiliate's activity per UTC day, for its portal's charts. */
 export const DailyActivityQuery = z.object({ affiliateId: Uuid, days: QueryInteger.min(1).max(90).default(30) }).strict();
 export const DailyActivity = z.object({ day: z.string(), clicks: z.number().int(), referrals: z.number().int(), sales: z.number().int() });

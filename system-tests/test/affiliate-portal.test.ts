@@ -377,6 +377,33 @@ test("the gateway's log holds no portal credential: the link's token, the sessio
   expect(log).toContain('"set-cookie":"[redacted]"');
 });
 
+test("the portal's statement is exact in each currency's decimals (KWD 3, JPY 0), summed by the sale service, and many loads at once are never refused", async () => {
+  const kim = await newAffiliate(programA, 'Kim');
+  const code = `KIM${Date.now()}`;
+  await okBody(programA.api.post('/promotional-codes', { couponId: couponNotOffered.id, code, affiliateId: kim.id }));
+  const sales: { currency: string; commissionEarned: number }[] = [];
+  for (const [totalEarned, currency] of [[12.345, 'KWD'], [7.771, 'KWD'], [1234, 'JPY'], [99, 'JPY']] as const) sales.push(await okBody(programA.api.post('/sales', { promoCode: code, totalEarned, currency })));
+  const sumIn = (currency: string, digits: number) => {
+    const minor = sales.filter((sale) => sale.currency === currency).reduce((total, sale) => total + Math.round(sale.commissionEarned * 10 ** digits), 0);
+    return minor / 10 ** digits;
+  };
+  const kwd = sumIn('KWD', 3);
+  const jpy = sumIn('JPY', 0);
+  // The KWD commissions have a third decimal: two decimals would lose it.
+  expect(Math.round(kwd * 1000) % 10).not.toBe(0);
+  const opened = await openAs(programA, kim.id);
+  const statement = (await portalGet(opened.cookie, '/statement')).body;
+  expect(statement).toEqual([
+    { currency: 'JPY', earned: jpy, pending: expect.any(Number), due: expect.any(Number), paid: 0, balance: jpy },
+    { currency: 'KWD', earned: kwd, pending: expect.any(Number), due: expect.any(Number), paid: 0, balance: kwd },
+  ]);
+  for (const row of statement) expect(Math.round((row.pending + row.due) * 1000)).toBe(Math.round(row.earned * 1000));
+  // The sale service's statement (a heavy operation, two per program at a time) is not what the portal reads.
+  const loads = await Promise.all(Array.from({ length: 12 }, () => portalGet(opened.cookie, '/statement')));
+  expect(loads.map((load) => load.status)).toEqual(Array.from({ length: 12 }, () => 200));
+  for (const load of loads) expect(load.body).toEqual(statement);
+});
+
 test("the portal shows its affiliate its links with full URLs, its activity per day, and masks its referred customers' addresses", async () => {
   const opened = await openAs(programA, bob.id);
   const [slug] = (await okBody(programA.api.get(`/links?affiliateId=${bob.id}`))).map((link: { link: string }) => link.link);

@@ -103,23 +103,6 @@ const asArray = <T>(body: T | T[] | null): T[] => (body === null ? [] : Array.is
 /** A referred customer's address as its affiliate sees it: enough to recognise, not to harvest. */
 const maskedEmail = (email: string) => email.replace(/^(.)[^@]*(@.*)$/, '$1•••$2');
 
-/** Earned (all but VOID; adjustments negative), pending (PENDING and HELD), due and paid, per currency. */
-function totalsByCurrency(commissions: Pick<Commission, 'amount' | 'currency' | 'status'>[]) {
-  const totals = new Map<string, { currency: string; earned: number; pending: number; due: number; paid: number }>();
-  for (const commission of commissions) {
-    if (commission.status === 'VOID') continue;
-    const row = totals.get(commission.currency) ?? { currency: commission.currency, earned: 0, pending: 0, due: 0, paid: 0 };
-    // In minor units while adding, as every sum of money in the system (STYLE.md), then back to the currency's decimals.
-    const cents = Math.round(commission.amount * 100);
-    row.earned += cents;
-    if (commission.status === 'PENDING' || commission.status === 'HELD') row.pending += cents;
-    if (commission.status === 'DUE') row.due += cents;
-    if (commission.status === 'PAID') row.paid += cents;
-    totals.set(commission.currency, row);
-  }
-  return [...totals.values()].map((row) => ({ currency: row.currency, earned: row.earned / 100, pending: row.pending / 100, due: row.due / 100, paid: row.paid / 100 }));
-}
-
 /**
  * The affiliate portal (issue 30, DESIGN.md §11): `/portal/open/{token}` exchanges a single-use link
  * for a session cookie, `/portal` is the page (the console's bundle setup and strict CSP), and
@@ -285,18 +268,11 @@ export function portalRoutes(options: PortalRoutesOptions): Router {
     response.json(payouts.map(({ id, amount, currency, status, createdAt, paidAt }) => ({ id, amount, currency, status, createdAt, paidAt }) satisfies PortalPayout));
   });
 
+  // Summed in the sale service's database per currency (not its statement, a heavy operation a few of which a program may run at once).
   router.get(`${PORTAL_PATH}/api/statement`, ...read, async (_request, response) => {
     const { session, program } = portalOf(response);
-    const commissions = answerOf<Commission[]>(await services.sale.request({ method: 'GET', path: '/commissions', programId: program._id, query: { affiliateId: session.affiliateId, limit: '1000' } }));
-    const from = new Date(Date.now() - DAYS_CHARTED * 86_400_000).toISOString();
-    const rows: PortalStatementRow[] = [];
-    for (const totals of totalsByCurrency(commissions)) {
-      // The sale service's statement says what the program owes now (its closing balance), whatever the period.
-      const query = { affiliateId: session.affiliateId, currency: totals.currency, from };
-      const statement = answerOf<Statement>(await services.sale.request({ method: 'GET', path: '/affiliates/statement', programId: program._id, query }));
-      rows.push({ ...totals, balance: statement.closingBalance });
-    }
-    response.json(rows);
+    const query = { affiliateId: session.affiliateId };
+    response.json(answerOf<PortalStatementRow[]>(await services.sale.request({ method: 'GET', path: '/internal/affiliate-balances', programId: program._id, query })));
   });
 
   router.get(`${PORTAL_PATH}/api/codes`, ...read, async (_request, response) => {
