@@ -90,6 +90,7 @@ export function createGateway(deps: GatewayDeps): Express {
       logger,
       bodyLimit: settings.bodyLimit,
       onChange: deps.onProgramChange,
+      services: deps.services,
     }),
   );
   app.use(

@@ -293,6 +293,50 @@ test("the program cannot offer affiliates another program's coupon or one that d
   expect((await okBody(programA.api.get('/program'))).affiliateCouponIds).toEqual([couponOffered.id]);
 });
 
+test("the operators' admin routes refuse affiliateCouponIds naming no coupon of the program, as the program's own route does", async () => {
+  const admin = world.system.admin();
+  for (const couponId of [couponOfB.id, '00000000-0000-4000-8000-000000000000']) {
+    const refused = await admin.put(`/admin/v1/programs/${programA.programId}`, { affiliateCouponIds: [couponId] });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toBe(`affiliateCouponIds: no coupon with id ${couponId} in this program`);
+  }
+  const created = await admin.post('/admin/v1/programs', { name: 'Offers a coupon it does not have', affiliateCouponIds: [couponOffered.id] });
+  expect(created.status).toBe(400);
+  expect(created.body.error).toBe(`affiliateCouponIds: no coupon with id ${couponOffered.id} in this program`);
+  expect((await okBody(programA.api.get('/program'))).affiliateCouponIds).toEqual([couponOffered.id]);
+  // Its own coupon is accepted there too.
+  expect((await okBody(admin.put(`/admin/v1/programs/${programA.programId}`, { affiliateCouponIds: [couponOffered.id] }))).affiliateCouponIds).toEqual([couponOffered.id]);
+});
+
+test('a code under an offered coupon that is no longer valid is a clear 400 and creates nothing', async () => {
+  const stale = await okBody(programB.api.post('/coupons', { name: 'B stale', percentOff: 5 }));
+  await okBody(programB.api.put('/program', { affiliateCouponIds: [couponOfB.id, stale.id] }));
+  try {
+    await okBody(programB.api.put('/coupons', { couponId: stale.id, valid: false }));
+    const opened = await openAs(programB, carl.id);
+    expect((await portalGet(opened.cookie, '/session')).body.program.coupons.map((coupon: { id: string }) => coupon.id)).toEqual([couponOfB.id]);
+    const refused = await portalWrite('POST', '/codes', opened.headers(), { couponId: stale.id, code: 'CARLSTALE' });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toBe(`Coupon ${stale.id} is no longer valid: choose one of the coupons the portal lists`);
+    expect((await programB.api.get('/promotional-codes?code=CARLSTALE')).status).toBe(404);
+  } finally {
+    await okBody(programB.api.put('/program', { affiliateCouponIds: [couponOfB.id] }));
+  }
+});
+
+test('a portal write without an Origin header is a 403 and changes nothing, as browsers always send one on a POST or PUT', async () => {
+  const opened = await openAs(programA, bob.id);
+  const { origin: _origin, ...headers } = opened.headers();
+  const code = await portalWrite('POST', '/codes', headers, { couponId: couponOffered.id, code: `NOORIGIN${Date.now()}` });
+  expect(code.status).toBe(403);
+  expect(code.body.error).toMatch(/^Missing Origin header/);
+  expect((await portalWrite('PUT', '/payout-details', headers, { payoutDetails: { method: 'PAYPAL', email: 'no-origin@evil.example' } })).status).toBe(403);
+  expect((await portalWrite('POST', '/links', headers, { link: 'bob-no-origin' })).status).toBe(403);
+  expect((await fetch(`${gateway()}/portal/api/sign-out`, { method: 'POST', headers })).status).toBe(403);
+  expect((await portalGet(opened.cookie, '/codes')).body.filter((one: { code: string }) => one.code.startsWith('NOORIGIN'))).toEqual([]);
+  expect((await portalGet(opened.cookie, '/session')).status).toBe(200);
+});
+
 test("an affiliate adds a link from the portal only when its program allows it, and the link comes with its full URLs", async () => {
   const inA = await openAs(programA, ada.id);
   const refused = await portalWrite('POST', '/links', inA.headers(), { link: 'ada-extra' });

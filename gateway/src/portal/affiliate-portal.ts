@@ -47,3 +47,15 @@ export async function createPortalSession(
     returnUrl: session.returnUrl,
   };
 }
+
+/**
+ * Each coupon offered to affiliates must be one of the program's: a made-up id is refused before it
+ * is stored, by the program's own settings route and by the operators' admin routes alike.
+ */
+export async function checkAffiliateCoupons(services: Pick<ServiceCalls, 'coupon'>, programId: string | null, couponIds: string[] | undefined): Promise<void> {
+  for (const couponId of couponIds ?? []) {
+    // A program being created has no coupons yet.
+    const answer = programId === null ? { status: 404 } : await services.coupon.request({ method: 'GET', path: '/coupons', programId, query: { id: couponId } });
+    if (answer.status === 404) throw badRequest(`affiliateCouponIds: no coupon with id ${couponId} in this program`);
+  }
+}

@@ -158,7 +158,9 @@ export function portalRoutes(options: PortalRoutesOptions): Router {
   const csrf: RequestHandler = (request, response, next) => {
     const { session } = portalOf(response);
     const origin = request.header('origin');
-    if (origin !== undefined && origin !== originOf(request)) throw forbidden(`Cross-origin write refused: the portal only accepts writes from its own pages (${originOf(request)})`);
+    // Required: every browser sends Origin on a POST or PUT, so a write without one is not from the portal's page.
+    if (origin === undefined) throw forbidden(`Missing Origin header: the portal only accepts writes from its own pages (${originOf(request)})`);
+    if (origin !== originOf(request)) throw forbidden(`Cross-origin write refused: the portal only accepts writes from its own pages (${originOf(request)})`);
     const token = request.header(CSRF_HEADER) ?? '';
     if (!constantTimeEquals(token, session.csrfToken)) throw forbidden('Missing or wrong X-CSRF-Token: reload the portal and try again');
     next();
@@ -324,6 +326,11 @@ export function portalRoutes(options: PortalRoutesOptions): Router {
     const { couponId, code } = parseBody(PortalCodeBody, request);
     if (!portalSettingsOf(program).affiliateCouponIds.includes(couponId)) {
       throw badRequest(`Coupon ${couponId} is not offered to affiliates: choose one of the coupons the portal lists`);
+    }
+    // As /session lists them: a coupon deleted or no longer valid since it was offered is not offered any more.
+    const coupon = await services.coupon.request<Coupon>({ method: 'GET', path: '/coupons', programId: program._id, query: { id: couponId } });
+    if (coupon.status !== 200 || !coupon.body.valid) {
+      throw badRequest(`Coupon ${couponId} is no longer valid: choose one of the coupons the portal lists`);
     }
     // The coupon service applies the specification's code rules (characters, length, unique in the program, case-insensitively) and emits promocode.created.
     const body = { couponId, code, affiliateId: session.affiliateId, isAffiliateGenerated: true };

@@ -8,7 +8,7 @@ import { createPublishableKey, listPublishableKeys, revokePublishableKey, type P
 import { callerOf } from '../auth/authenticate';
 import type { IdempotencyRecordModel } from '../idempotency/idempotency-record';
 import { idempotency, keepRawBody, storeLocalAnswer, withheldOnReplay } from '../idempotency/middleware';
-import { createPortalSession } from '../portal/affiliate-portal';
+import { checkAffiliateCoupons, createPortalSession } from '../portal/affiliate-portal';
 import type { PortalSessions } from '../portal/portal-sessions';
 import type { ServiceCalls } from '../portal/service-calls';
 
@@ -29,14 +29,6 @@ export type ProgramApiOptions = {
   portalSessions: PortalSessions;
   services: Pick<ServiceCalls, 'affiliate' | 'coupon'>;
 };
-
-/** Each coupon offered to affiliates must be one of the program's: a made-up id is refused before it is stored. */
-async function checkAffiliateCoupons(services: Pick<ServiceCalls, 'coupon'>, programId: string, couponIds: string[] | undefined): Promise<void> {
-  for (const couponId of couponIds ?? []) {
-    const answer = await services.coupon.request({ method: 'GET', path: '/coupons', programId, query: { id: couponId } });
-    if (answer.status === 404) throw badRequest(`affiliateCouponIds: no coupon with id ${couponId} in this program`);
-  }
-}
 
 /**
  * What the gateway answers itself under /api/v1, for the program of the key: its own settings
