@@ -1,6 +1,7 @@
 import { API_OPERATIONS } from '@affiliate/contracts';
 import { eventually } from '@affiliate/platform/testing';
 import mongoose from 'mongoose';
+import { portalRoutes } from '../../gateway/src/portal/portal-routes';
 import { apiClient, okBody, Subscriber, System, type Api } from '../harness';
 
 /**
@@ -219,11 +220,16 @@ test('signing out ends the session and clears the cookie', async () => {
 
 test('every write without the CSRF token, with a wrong one, or from another origin is a 403 and changes nothing', async () => {
   const opened = await openAs(programA, ada.id);
-  const attempts: Record<string, string>[] = [
-    { cookie: opened.cookie, origin: gateway(), 'content-type': 'application/json' },
-    opened.headers({ 'x-csrf-token': 'x'.repeat(43) }),
-    opened.headers({ origin: 'https://evil.example' }),
+  // POST /links in program B, which lets affiliates add links: nothing but the CSRF checks can refuse it there.
+  const inB = await openAs(programB, carl.id);
+  const attemptsOf = (session: Opened): Record<string, string>[] => [
+    { cookie: session.cookie, origin: gateway(), 'content-type': 'application/json' },
+    session.headers({ 'x-csrf-token': 'x'.repeat(43) }),
+    session.headers({ origin: 'https://evil.example' }),
   ];
+  for (const headers of attemptsOf(inB)) expect((await portalWrite('POST', '/links', headers, { link: `carl-csrf-${Date.now()}` })).status).toBe(403);
+  expect((await portalGet(inB.cookie, '/links')).body.filter((link: { link: string }) => link.link.startsWith('carl-csrf-'))).toEqual([]);
+  const attempts = attemptsOf(opened);
   for (const headers of attempts) {
     const code = await portalWrite('POST', '/codes', headers, { couponId: couponOffered.id, code: `CSRF${Date.now()}` });
     expect(code.status).toBe(403);
@@ -465,11 +471,43 @@ test("the portal shows its affiliate its links with full URLs, its activity per 
   expect((await portalGet(opened.cookie, '/payouts')).body).toEqual([]);
 });
 
+/** The portal's API routes as its router has them (method and path under /portal/api), so a route added there is walked too. */
+function portalApiRoutes(): { method: string; path: string }[] {
+  const unused = {} as never;
+  const router = portalRoutes({ sessions: unused, programs: unused, services: unused, audit: unused, logger: unused, anonymous: (_request, _response, next) => next() }) as unknown as {
+    stack: { route?: { path: string | string[]; methods: Record<string, boolean> } }[];
+  };
+  return router.stack.flatMap((layer) => {
+    const route = layer.route;
+    if (!route) return [];
+    return [route.path].flat().filter((path) => path.startsWith('/portal/api/')).flatMap((path) => Object.keys(route.methods).map((method) => ({ method: method.toUpperCase(), path: path.slice('/portal/api'.length) })));
+  });
+}
+
+test('a payout run for the affiliate shows in its portal, and once PAID its statement owes nothing', async () => {
+  const plan = await okBody(programB.api.post('/commission-plans', { name: 'Portal payouts', commissionType: 'PERCENTAGE', rate: 10, recurring: 'FOREVER', holdDays: 0 }));
+  const dana = await okBody(programB.api.post('/affiliates', { firstName: 'Dana', lastName: 'Tester', email: `dana-${Date.now()}@example.com`, affiliateLink: `dana-${Date.now()}`, commissionPlanId: plan.id }));
+  const code = `DANA${Date.now()}`;
+  await okBody(programB.api.post('/promotional-codes', { couponId: couponOfB.id, code, affiliateId: dana.id }));
+  const sale = await okBody(programB.api.post('/sales', { promoCode: code, totalEarned: 250 }));
+  expect(sale.commissionEarned).toBe(25);
+  const [payout] = await okBody(programB.api.post('/payouts', { affiliateId: dana.id }));
+  expect(payout).toMatchObject({ affiliateId: dana.id, amount: 25, currency: 'USD' });
+  const opened = await openAs(programB, dana.id);
+  expect((await portalGet(opened.cookie, '/payouts')).body).toEqual([expect.objectContaining({ id: payout.id, amount: 25, currency: 'USD', status: payout.status })]);
+  await okBody(programB.api.put('/payouts', { payoutId: payout.id, status: 'PAID' }));
+  expect((await portalGet(opened.cookie, '/payouts')).body).toEqual([expect.objectContaining({ id: payout.id, amount: 25, status: 'PAID', paidAt: expect.any(String) })]);
+  expect((await portalGet(opened.cookie, '/statement')).body).toEqual([{ currency: 'USD', earned: 25, pending: 0, due: 0, paid: 25, balance: 0 }]);
+});
+
 test("every portal route, given another affiliate's and another program's ids, answers nothing of theirs", async () => {
   const opened = await openAs(programA, bob.id);
   const foreign = { affiliateId: ada.id, programId: programB.programId, id: carl.id, affiliateEmail: ada.email };
   const query = new URLSearchParams(foreign).toString();
-  for (const path of ['/session', '/links', '/activity', '/referrals', '/sales', '/commissions', '/payouts', '/statement', '/codes']) {
+  const routes = portalApiRoutes();
+  const reads = routes.filter((route) => route.method === 'GET').map((route) => route.path);
+  expect(reads).toEqual(expect.arrayContaining(['/session', '/links', '/activity', '/referrals', '/sales', '/commissions', '/payouts', '/statement', '/codes']));
+  for (const path of reads) {
     const answer = await portalGet(opened.cookie, `${path}?${query}`);
     expect({ path, status: answer.status }).toEqual({ path, status: 400 });
     expect(answer.body.error).toMatch(/^The portal takes no query parameters/);
@@ -480,6 +518,9 @@ test("every portal route, given another affiliate's and another program's ids, a
     ['POST', '/links', { link: 'bob-as-ada', ...foreign }],
     ['PUT', '/payout-details', { payoutDetails: { method: 'PAYPAL', email: 'bob@example.com' }, ...foreign }],
   ];
+  // Every write the router has is walked (sign-out takes no body, and ends only the session's own).
+  const walked = writes.map(([method, path]) => `${method} ${path}`);
+  expect(routes.filter((route) => route.method !== 'GET' && route.path !== '/sign-out').map((route) => `${route.method} ${route.path}`).sort()).toEqual([...walked].sort());
   for (const [method, path, body] of writes) {
     const answer = await portalWrite(method, path, opened.headers(), body);
     expect({ path, status: answer.status }).toEqual({ path, status: 400 });
