@@ -500,6 +500,33 @@ test('a payout run for the affiliate shows in its portal, and once PAID its stat
   expect((await portalGet(opened.cookie, '/statement')).body).toEqual([{ currency: 'USD', earned: 25, pending: 0, due: 0, paid: 25, balance: 0 }]);
 });
 
+test("the portal's activity chart is counted per day and kind in the database, by an index on programId, affiliateId and createdAt", async () => {
+  const erin = await newAffiliate(programB, 'Erin');
+  const client = await mongoose.mongo.MongoClient.connect(world.system.mongo.url);
+  try {
+    const activity = client.db(`${world.system.dbPrefix}_affiliate`).collection('link_activity');
+    const indexes = await activity.indexes();
+    expect(indexes.map((index) => index.key)).toContainEqual({ programId: 1, affiliateId: 1, createdAt: 1 });
+    // Rows on days before today (the API records activity now only): two clicks and a referral two days ago, a removed click, one day beyond the chart.
+    const day = 86_400_000;
+    const today = Math.floor(Date.now() / day) * day;
+    const row = (kind: string, at: number, removed = false) => ({
+      programId: programB.programId, kind, sourceId: `seeded-${kind}-${at}-${Math.random()}`, linkId: 'seeded', affiliateId: erin.id,
+      amountCents: 0, removed, sourceUpdatedAt: new Date(at), createdAt: new Date(at),
+    });
+    await activity.insertMany([row('click', today - 2 * day + 5), row('click', today - 2 * day + day - 1), row('referral', today - 2 * day + 1000), row('click', today - 2 * day + 7, true), row('sale', today - 30 * day), row('sale', today - 29 * day)]);
+  } finally {
+    await client.close();
+  }
+  const opened = await openAs(programB, erin.id);
+  const chart = (await portalGet(opened.cookie, '/activity')).body as { day: string; clicks: number; referrals: number; sales: number }[];
+  expect(chart).toHaveLength(30);
+  const iso = (daysAgo: number) => new Date(Math.floor(Date.now() / 86_400_000) * 86_400_000 - daysAgo * 86_400_000).toISOString().slice(0, 10);
+  expect(chart[0]).toEqual({ day: iso(29), clicks: 0, referrals: 0, sales: 1 });
+  expect(chart[27]).toEqual({ day: iso(2), clicks: 2, referrals: 1, sales: 0 });
+  expect(chart.reduce((total, one) => total + one.clicks + one.referrals + one.sales, 0)).toBe(4);
+});
+
 test("every portal route, given another affiliate's and another program's ids, answers nothing of theirs", async () => {
   const opened = await openAs(programA, bob.id);
   const foreign = { affiliateId: ada.id, programId: programB.programId, id: carl.id, affiliateEmail: ada.email };
