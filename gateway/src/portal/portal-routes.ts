@@ -23,7 +23,6 @@ import {
   type PromotionalCode,
   type Referral,
   type Sale,
-  type Statement,
 } from '@affiliate/contracts';
 import { AppError, badRequest, constantTimeEquals, createRouter, forbidden, parseBody, requireJsonBody, unauthorized, withRequestContext, type Logger } from '@affiliate/platform';
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';

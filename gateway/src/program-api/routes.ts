@@ -1,5 +1,5 @@
 import { CreatePortalSessionBody, ListQuery, ProgramSettingsBody, RevokePortalSessionsBody, RevokePublishableKeyBody } from '@affiliate/contracts';
-import { badRequest, createRouter, parseBody, parseQuery, requireJsonBody, setNextPageLink } from '@affiliate/platform';
+import { createRouter, parseBody, parseQuery, requireJsonBody, setNextPageLink } from '@affiliate/platform';
 import express, { type Router, type RequestHandler } from 'express';
 import type { ProgramAuditLog } from '../admin/program-audit-log';
 import type { ProgramRepository } from '../admin/program-model';
