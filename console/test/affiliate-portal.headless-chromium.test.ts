@@ -134,6 +134,22 @@ test('a session link already used, or made up, is refused with a page that says 
   await page.context().close();
 });
 
+test('the statement shows each currency in its own decimals: KWD with three, JPY with none', async () => {
+  await okBody(program.api.post('/promotional-codes', { couponId: coupon.id, code: 'GRACE-FX', affiliateId: grace.id }));
+  const kwd = await okBody(program.api.post('/sales', { promoCode: 'GRACE-FX', totalEarned: 12.345, currency: 'KWD' }));
+  const jpy = await okBody(program.api.post('/sales', { promoCode: 'GRACE-FX', totalEarned: 1234, currency: 'JPY' }));
+  // Amounts whose last decimal two decimals would lose, or invent.
+  expect(Math.round(kwd.commissionEarned * 1000) % 10).not.toBe(0);
+  const link = await okBody(program.api.post('/affiliate-portal-sessions', { affiliateId: grace.id }));
+  const page = await openPage();
+  await page.goto(link.url);
+  const statement = page.getByRole('table', { name: 'Statement per currency' });
+  await showing(statement, `${kwd.commissionEarned.toFixed(3)} KWD`);
+  await showing(statement, `${jpy.commissionEarned} JPY`);
+  expect(await statement.textContent()).not.toContain(`${jpy.commissionEarned}.00 JPY`);
+  await page.context().close();
+});
+
 test('no portal page loaded anything from another origin or broke the Content-Security-Policy', () => {
   expect(watch.outside).toEqual([]);
   expect(watch.pageErrors).toEqual([]);

@@ -122,7 +122,7 @@ export const API_OPERATIONS: Operation[] = [
   { method: 'get', path: '/event-types', operationId: 'getEventTypes', scopes: ['read'], tag: 'Webhooks', summary: 'Every public event type, with the JSON Schema and an example of each payload', response: z.array(webhook.EventTypeDescription) },
   {
     method: 'get', path: '/audit-records', operationId: 'getAuditRecords', scopes: ['read'], tag: 'Program',
-    summary: "This program's audit record, newest first: each secret revealed, bank details exported and payout status changed, with the API key that did it (refusals included)",
+    summary: "This program's audit record, newest first: each secret revealed, bank details exported or changed and payout status changed, with the API key that did it (refusals included), or, for bank details changed in the affiliate portal, the portal session, its affiliate and the key that made the session",
     query: ListQuery, response: z.array(program.ProgramAuditRecord),
   },
   { method: 'get', path: '/program', operationId: 'getOwnProgram', scopes: ['read'], tag: 'Program', summary: 'The settings of the program of this key', response: program.Program },
@@ -135,8 +135,8 @@ export const API_OPERATIONS: Operation[] = [
   { method: 'post', path: '/publishable-keys', operationId: 'createPublishableKey', scopes: ['write'], tag: 'Program', summary: 'Create a publishable key (pk_…), safe to put in a web page', response: program.PublishableKey },
   { method: 'delete', path: '/publishable-keys', operationId: 'revokePublishableKey', scopes: ['write'], tag: 'Program', summary: 'Revoke a publishable key', body: program.RevokePublishableKeyBody, response: z.object({ id: z.string(), revoked: z.literal(true) }) },
   {
-    method: 'post', path: '/affiliate-portal-sessions', operationId: 'createAffiliatePortalSession', scopes: ['write'], tag: 'Affiliate portal',
-    summary: 'A single-use link (10 minutes) into the affiliate portal of one ACTIVE affiliate; opening it gives that browser a 12-hour session of this affiliate only',
+    method: 'post', path: '/affiliate-portal-sessions', operationId: 'createAffiliatePortalSession', scopes: ['write', 'finance'], tag: 'Affiliate portal',
+    summary: "A single-use link (10 minutes) into the affiliate portal of one ACTIVE affiliate; opening it gives that browser a 12-hour session of this affiliate only. Needs the finance scope as well as write: the portal shows the affiliate's payouts and changes its bank details (each change is in the audit record, its actor the session and the key that made it)",
     body: portal.CreatePortalSessionBody, response: portal.PortalSession,
   },
   {

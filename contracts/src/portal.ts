@@ -24,7 +24,10 @@ export const PortalSession = z
   .object({
     id: Uuid.openapi({ description: 'The session: revoke it with DELETE /affiliate-portal-sessions {affiliatePortalSessionId}' }),
     affiliateId: Uuid,
-    url: z.string().openapi({ description: 'Send the affiliate here: it opens the portal once, within expiresAt, then the link is spent' }),
+    url: z.string().optional().openapi({
+      description:
+        'Send the affiliate here: it opens the portal once, within expiresAt, then the link is spent. Always in the first answer; absent from a replay (Idempotent-Replayed: true), as the link is never stored: make a new session',
+    }),
     expiresAt: DateTime.openapi({ description: 'The link can be opened until then (10 minutes); the session it opens lasts 12 hours' }),
     returnUrl: z.string().nullable(),
   })
@@ -51,6 +54,9 @@ export const PortalCodeBody = z.object({ couponId: Uuid, code: PromotionalCodeSt
 
 export type CreatePortalSessionBody = z.infer<typeof CreatePortalSessionBody>;
 export type PortalSession = z.infer<typeof PortalSession>;
+
+/** Internal (sale service): one affiliate's statement per currency, for its portal. */
+export const AffiliateBalancesQuery = z.object({ affiliateId: Uuid }).strict();
 
 /** Internal (affiliate service): one affiliate's activity per UTC day, for its portal's charts. */
 export const DailyActivityQuery = z.object({ affiliateId: Uuid, days: QueryInteger.min(1).max(90).default(30) }).strict();

@@ -240,12 +240,19 @@ export const RevokePublishableKeyBody = z.object({ publishableKeyId: Uuid }).str
 export const ProgramAuditAction = z.enum(['webhook_secret.revealed', 'bank_details.exported', 'bank_details.changed', 'payout.status_changed']).openapi('ProgramAuditAction');
 export type ProgramAuditAction = z.infer<typeof ProgramAuditAction>;
 
-/** One sensitive act (or refused attempt at it) by one of the program's API keys. */
+/** One sensitive act (or refused attempt at it) by one of the program's API keys, or by an affiliate in a portal session one of them made. */
 export const ProgramAuditRecord = z
   .object({
     id: Uuid,
     at: DateTime,
-    actor: z.object({ apiKeyId: Uuid, apiKeyPrefix: z.string().openapi({ description: 'The first characters of the key, as in the key list' }) }),
+    actor: z
+      .object({
+        apiKeyId: Uuid.openapi({ description: 'The key that did it; for an act in the affiliate portal, the key that made the portal session' }),
+        apiKeyPrefix: z.string().openapi({ description: 'The first characters of the key, as in the key list' }),
+        affiliatePortalSessionId: Uuid.optional().openapi({ description: 'Only for an act in the affiliate portal: the portal session (POST /affiliate-portal-sessions) that did it' }),
+        affiliateId: Uuid.optional().openapi({ description: 'Only for an act in the affiliate portal: the affiliate of that session' }),
+      })
+      .openapi({ description: 'An API key, or an affiliate portal session (then also the key that made it): the fields of an API key are always there' }),
     action: ProgramAuditAction,
     operation: z.string().openapi({ description: 'Method and path, e.g. GET /api/v1/payouts/export' }),
     status: z.number().int().openapi({ description: 'The HTTP status answered: 200 when it happened, 403 when the key lacked the scope' }),

@@ -78,7 +78,7 @@ export function createGateway(deps: GatewayDeps): Express {
   app.use(docsRoutes());
   app.use(consoleRoutes());
   app.use(trackingScriptRoutes());
-  app.use(portalRoutes({ sessions: deps.portalSessions, programs: deps.store.programs, services: deps.services, anonymous }));
+  app.use(portalRoutes({ sessions: deps.portalSessions, programs: deps.store.programs, services: deps.services, anonymous, audit: deps.store.programAudit, logger }));
   app.use(
     '/admin/v1',
     adminRoutes({
@@ -90,6 +90,7 @@ export function createGateway(deps: GatewayDeps): Express {
       logger,
       bodyLimit: settings.bodyLimit,
       onChange: deps.onProgramChange,
+      services: deps.services,
     }),
   );
   app.use(

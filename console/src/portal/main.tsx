@@ -13,6 +13,7 @@ import type {
   PortalSessionInfo,
   PortalStatementRow,
 } from '@affiliate/contracts';
+import { minorUnitDigits } from '@affiliate/contracts/currency';
 import { render } from 'preact';
 import { useMemo, useState } from 'preact/hooks';
 import { Chart, ErrorBanner, Notice, Table, useLoad, useSubmit, when } from '../ui';
@@ -22,7 +23,8 @@ import { portalCall, rememberCsrfToken } from './portal-api';
  * The affiliate portal: one affiliate's own links, codes, activity, earnings and payouts, opened by
  * a session link. It calls /portal/api only, which takes the affiliate and program from the session.
  */
-const money = (amount: number, currency: string) => `${amount.toFixed(2)} ${currency}`;
+// In the currency's own decimals (JPY 0, USD 2, KWD 3), from the platform's one currency table (without the rest of the contracts).
+const money = (amount: number, currency: string) => `${amount.toFixed(minorUnitDigits(currency))} ${currency}`;
 const discountOf = (coupon: Pick<PortalCoupon, 'couponType' | 'percentOff' | 'amountOff' | 'currency'>) =>
   coupon.couponType === 'FLAT' ? `${coupon.amountOff ?? 0} ${coupon.currency ?? ''} off` : `${coupon.percentOff ?? 0} % off`;
 

@@ -8,7 +8,8 @@ export type ProgramAuditRecordDocument = {
   _id: string;
   programId: string;
   createdAt: Date;
-  actor: { apiKeyId: string; apiKeyPrefix: string };
+  /** The key; for an act in the affiliate portal, also the session and its affiliate (the key is the one that made the session). */
+  actor: { apiKeyId: string; apiKeyPrefix: string; affiliatePortalSessionId?: string; affiliateId?: string };
   action: ProgramAuditAction;
   operation: string;
   status: number;
@@ -23,7 +24,12 @@ const programAuditRecordSchema = new Schema<ProgramAuditRecordDocument>(
     _id: { type: String, default: randomUUID },
     programId: { type: String, required: true },
     createdAt: { type: Date, required: true },
-    actor: { apiKeyId: { type: String, required: true }, apiKeyPrefix: { type: String, required: true } },
+    actor: {
+      apiKeyId: { type: String, required: true },
+      apiKeyPrefix: { type: String, required: true },
+      affiliatePortalSessionId: { type: String, default: undefined },
+      affiliateId: { type: String, default: undefined },
+    },
     action: { type: String, required: true },
     operation: { type: String, required: true },
     status: { type: Number, required: true },
@@ -47,7 +53,7 @@ export function programAuditRecordModel(connection: Connection): ProgramAuditRec
 
 export type ProgramAuditEntry = Omit<ProgramAuditRecordDocument, '_id' | 'programId' | 'createdAt' | 'expiresAt'>;
 
-/** The program's own audit record: what its API keys did with secrets, bank details and payouts. Append-only, one insert. */
+/** The program's own audit record: what its API keys (and its affiliates in portal sessions) did with secrets, bank details and payouts. Append-only, one insert. */
 export class ProgramAuditLog {
   constructor(
     private readonly model: ProgramAuditRecordModel,
@@ -75,7 +81,11 @@ function toProgramAuditRecord(document: ProgramAuditRecordDocument): ProgramAudi
   return {
     id: document._id,
     at: document.createdAt.toISOString(),
-    actor: { apiKeyId: document.actor.apiKeyId, apiKeyPrefix: document.actor.apiKeyPrefix },
+    actor: {
+      apiKeyId: document.actor.apiKeyId,
+      apiKeyPrefix: document.actor.apiKeyPrefix,
+      ...(document.actor.affiliatePortalSessionId ? { affiliatePortalSessionId: document.actor.affiliatePortalSessionId, affiliateId: document.actor.affiliateId } : {}),
+    },
     action: document.action,
     operation: document.operation,
     status: document.status,

@@ -2,6 +2,8 @@ import { API_OPERATIONS, CreateApiKeyBody, CreateProgramBody, ListQuery, UpdateP
 import { createRouter, constantTimeEquals, parseBody, parseQuery, REQUEST_ID_HEADER, setNextPageLink, unauthorized, type Logger } from '@affiliate/platform';
 import express, { type Router, type Request, type RequestHandler, type Response } from 'express';
 import type { RateLimit } from '../config';
+import { checkAffiliateCoupons } from '../portal/affiliate-portal';
+import type { ServiceCalls } from '../portal/service-calls';
 import { FailedAuthentication } from '../rate-limit/middleware';
 import type { RateLimits } from '../rate-limit/rate-limiter';
 import { createApiKey, listApiKeys, revokeApiKey, type AdminStore } from './api-keys';
@@ -88,6 +90,8 @@ export type AdminRoutesOptions = {
   bodyLimit: string;
   /** Publish the program event now and drop cached key verdicts on this replica. */
   onChange: () => void;
+  /** The coupon service, which says whether the coupons offered to affiliates are the program's. */
+  services: Pick<ServiceCalls, 'coupon'>;
 };
 
 /** DESIGN.md §6: operators manage programs and API keys; keys are shown once, on creation. */
@@ -103,7 +107,9 @@ export function adminRoutes(options: AdminRoutesOptions): Router {
   };
 
   router.post('/programs', async (request, response) => {
-    const program = await createProgram(store.programs, parseBody(CreateProgramBody, request));
+    const body = parseBody(CreateProgramBody, request);
+    await checkAffiliateCoupons(options.services, null, body.affiliateCouponIds);
+    const program = await createProgram(store.programs, body);
     response.locals.createdId = program.id;
     response.json(changed(program));
   });
@@ -117,7 +123,13 @@ export function adminRoutes(options: AdminRoutesOptions): Router {
     response.json(await getProgram(store.programs, request.params.id));
   });
   router.put('/programs/:id', async (request, response) => {
-    response.json(changed(await updateProgram(store.programs, request.params.id, parseBody(UpdateProgramBody, request))));
+    const body = parseBody(UpdateProgramBody, request);
+    if (body.affiliateCouponIds?.length) {
+      // The program first (a 404 for one that does not exist), then its coupons.
+      await getProgram(store.programs, request.params.id);
+      await checkAffiliateCoupons(options.services, request.params.id, body.affiliateCouponIds);
+    }
+    response.json(changed(await updateProgram(store.programs, request.params.id, body)));
   });
   router.delete('/programs/:id', async (request, response) => {
     response.json(changed(await deleteProgram(store.programs, request.params.id)));

@@ -66,7 +66,7 @@ export function idempotency(records: IdempotencyRecordModel, abandonedAfterMs: n
         completeIdempotencyKey(records, claim.recordId, {
           status: captured.status,
           headers: Object.fromEntries(KEPT_HEADERS.filter((name) => captured.headers[name] !== undefined).map((name) => [name, captured.headers[name] as string | string[]])),
-          body: withoutSigningSecret(captured.body),
+          body: withoutCredentials(captured.body, ['secret', ...withheldOnReplayOf(response)]),
         }),
       onUnavailable: () => releaseIdempotencyKey(records, claim.recordId),
     };
@@ -76,20 +76,32 @@ export function idempotency(records: IdempotencyRecordModel, abandonedAfterMs: n
 }
 
 /**
- * What is kept for replays (24 h, in the gateway's database) never holds a webhook signing secret:
- * the first answer carries it, a replay answers without it. A client that lost it rotates the secret.
+ * What is kept for replays (24 h, in the gateway's database) never holds a credential: a webhook
+ * signing secret (`secret`: a client that lost it rotates the secret), nor a field a route names
+ * with `withheldOnReplay` (the affiliate portal link's `url`, whose token opens a portal: a client
+ * that lost it makes a new session). The first answer carries it, a replay answers without it.
  */
-function withoutSigningSecret(body: Buffer): Buffer {
+function withoutCredentials(body: Buffer, fields: string[]): Buffer {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body.toString('utf8'));
   } catch {
     return body;
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || !('secret' in parsed)) return body;
-  const { secret: _secret, ...rest } = parsed as Record<string, unknown>;
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || !fields.some((field) => field in parsed)) return body;
+  const rest = Object.fromEntries(Object.entries(parsed).filter(([name]) => !fields.includes(name)));
   return Buffer.from(JSON.stringify(rest));
 }
+
+const withheldOnReplayOf = (response: Response): string[] => (response.locals.withheldOnReplay as string[] | undefined) ?? [];
+
+/** Placed before `idempotency`: the answer's top-level `fields` are credentials, answered once and never stored for a replay. */
+export const withheldOnReplay =
+  (...fields: string[]): RequestHandler =>
+  (_request, response, next) => {
+    response.locals.withheldOnReplay = fields;
+    next();
+  };
 
 /**
  * The bytes of a body the gateway parsed itself (its own routes parse JSON), kept by

@@ -28,11 +28,17 @@ export function portalRefusalOf(affiliate: Pick<InternalAffiliate, 'id' | 'statu
 }
 
 /** POST /api/v1/affiliate-portal-sessions: a single-use link for an ACTIVE affiliate of the key's program. */
-export async function createPortalSession(deps: PortalDeps, programId: string, body: CreatePortalSessionBody, gatewayOrigin: string): Promise<PortalSession> {
+export async function createPortalSession(
+  deps: PortalDeps,
+  programId: string,
+  body: CreatePortalSessionBody,
+  gatewayOrigin: string,
+  createdBy: { apiKeyId: string; apiKeyPrefix: string },
+): Promise<PortalSession> {
   const affiliate = await affiliateOf(deps, programId, body.affiliateId);
   const refusal = portalRefusalOf(affiliate);
   if (refusal) throw badRequest(refusal);
-  const { session, linkToken } = await deps.sessions.create(programId, affiliate.id, body.returnUrl ?? null);
+  const { session, linkToken } = await deps.sessions.create(programId, affiliate.id, body.returnUrl ?? null, createdBy);
   return {
     id: session._id,
     affiliateId: session.affiliateId,
@@ -40,4 +46,16 @@ export async function createPortalSession(deps: PortalDeps, programId: string, b
     expiresAt: session.linkExpiresAt.toISOString(),
     returnUrl: session.returnUrl,
   };
+}
+
+/**
+ * Each coupon offered to affiliates must be one of the program's: a made-up id is refused before it
+ * is stored, by the program's own settings route and by the operators' admin routes alike.
+ */
+export async function checkAffiliateCoupons(services: Pick<ServiceCalls, 'coupon'>, programId: string | null, couponIds: string[] | undefined): Promise<void> {
+  for (const couponId of couponIds ?? []) {
+    // A program being created has no coupons yet.
+    const answer = programId === null ? { status: 404 } : await services.coupon.request({ method: 'GET', path: '/coupons', programId, query: { id: couponId } });
+    if (answer.status === 404) throw badRequest(`affiliateCouponIds: no coupon with id ${couponId} in this program`);
+  }
 }

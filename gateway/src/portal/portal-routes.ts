@@ -23,10 +23,10 @@ import {
   type PromotionalCode,
   type Referral,
   type Sale,
-  type Statement,
 } from '@affiliate/contracts';
-import { AppError, badRequest, constantTimeEquals, createRouter, forbidden, parseBody, requireJsonBody, unauthorized, withRequestContext } from '@affiliate/platform';
+import { AppError, badRequest, constantTimeEquals, createRouter, forbidden, parseBody, requireJsonBody, unauthorized, withRequestContext, type Logger } from '@affiliate/platform';
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import type { ProgramAuditLog } from '../admin/program-audit-log';
 import type { ProgramDocument, ProgramRepository } from '../admin/program-model';
 import { portalSettingsOf } from '../admin/program-model';
 import { findLiveProgram } from '../admin/programs';
@@ -41,6 +41,9 @@ export type PortalRoutesOptions = {
   services: ServiceCalls;
   /** Per client address, as the console's and the docs' pages. */
   anonymous: RequestHandler;
+  /** The program's audit record, where a change of bank details made in the portal is kept as one made with a key is. */
+  audit: ProgramAuditLog;
+  logger: Logger;
 };
 
 /** Scoped to the portal's own paths: the browser never sends it to /api/v1, /console or /admin. */
@@ -99,23 +102,6 @@ const asArray = <T>(body: T | T[] | null): T[] => (body === null ? [] : Array.is
 /** A referred customer's address as its affiliate sees it: enough to recognise, not to harvest. */
 const maskedEmail = (email: string) => email.replace(/^(.)[^@]*(@.*)$/, '$1•••$2');
 
-/** Earned (all but VOID; adjustments negative), pending (PENDING and HELD), due and paid, per currency. */
-function totalsByCurrency(commissions: Pick<Commission, 'amount' | 'currency' | 'status'>[]) {
-  const totals = new Map<string, { currency: string; earned: number; pending: number; due: number; paid: number }>();
-  for (const commission of commissions) {
-    if (commission.status === 'VOID') continue;
-    const row = totals.get(commission.currency) ?? { currency: commission.currency, earned: 0, pending: 0, due: 0, paid: 0 };
-    // In minor units while adding, as every sum of money in the system (STYLE.md), then back to the currency's decimals.
-    const cents = Math.round(commission.amount * 100);
-    row.earned += cents;
-    if (commission.status === 'PENDING' || commission.status === 'HELD') row.pending += cents;
-    if (commission.status === 'DUE') row.due += cents;
-    if (commission.status === 'PAID') row.paid += cents;
-    totals.set(commission.currency, row);
-  }
-  return [...totals.values()].map((row) => ({ currency: row.currency, earned: row.earned / 100, pending: row.pending / 100, due: row.due / 100, paid: row.paid / 100 }));
-}
-
 /**
  * The affiliate portal (issue 30, DESIGN.md §11): `/portal/open/{token}` exchanges a single-use link
  * for a session cookie, `/portal` is the page (the console's bundle setup and strict CSP), and
@@ -171,7 +157,9 @@ export function portalRoutes(options: PortalRoutesOptions): Router {
   const csrf: RequestHandler = (request, response, next) => {
     const { session } = portalOf(response);
     const origin = request.header('origin');
-    if (origin !== undefined && origin !== originOf(request)) throw forbidden(`Cross-origin write refused: the portal only accepts writes from its own pages (${originOf(request)})`);
+    // Required: every browser sends Origin on a POST or PUT, so a write without one is not from the portal's page.
+    if (origin === undefined) throw forbidden(`Missing Origin header: the portal only accepts writes from its own pages (${originOf(request)})`);
+    if (origin !== originOf(request)) throw forbidden(`Cross-origin write refused: the portal only accepts writes from its own pages (${originOf(request)})`);
     const token = request.header(CSRF_HEADER) ?? '';
     if (!constantTimeEquals(token, session.csrfToken)) throw forbidden('Missing or wrong X-CSRF-Token: reload the portal and try again');
     next();
@@ -281,18 +269,11 @@ export function portalRoutes(options: PortalRoutesOptions): Router {
     response.json(payouts.map(({ id, amount, currency, status, createdAt, paidAt }) => ({ id, amount, currency, status, createdAt, paidAt }) satisfies PortalPayout));
   });
 
+  // Summed in the sale service's database per currency (not its statement, a heavy operation a few of which a program may run at once).
   router.get(`${PORTAL_PATH}/api/statement`, ...read, async (_request, response) => {
     const { session, program } = portalOf(response);
-    const commissions = answerOf<Commission[]>(await services.sale.request({ method: 'GET', path: '/commissions', programId: program._id, query: { affiliateId: session.affiliateId, limit: '1000' } }));
-    const from = new Date(Date.now() - DAYS_CHARTED * 86_400_000).toISOString();
-    const rows: PortalStatementRow[] = [];
-    for (const totals of totalsByCurrency(commissions)) {
-      // The sale service's statement says what the program owes now (its closing balance), whatever the period.
-      const query = { affiliateId: session.affiliateId, currency: totals.currency, from };
-      const statement = answerOf<Statement>(await services.sale.request({ method: 'GET', path: '/affiliates/statement', programId: program._id, query }));
-      rows.push({ ...totals, balance: statement.closingBalance });
-    }
-    response.json(rows);
+    const query = { affiliateId: session.affiliateId };
+    response.json(answerOf<PortalStatementRow[]>(await services.sale.request({ method: 'GET', path: '/internal/affiliate-balances', programId: program._id, query })));
   });
 
   router.get(`${PORTAL_PATH}/api/codes`, ...read, async (_request, response) => {
@@ -301,7 +282,29 @@ export function portalRoutes(options: PortalRoutesOptions): Router {
     response.json(codes.map(toPortalCode));
   });
 
-  router.put(`${PORTAL_PATH}/api/payout-details`, ...write, async (request, response) => {
+  /**
+   * Bank details changed in the portal go to the program's audit record as a key's change does
+   * (bank_details.changed, refusals included), the actor being the session, its affiliate and the key
+   * that made the session. A session made before the key was kept with it cannot change them.
+   */
+  const audited: RequestHandler = (request, response, next) => {
+    const { session, program } = portalOf(response);
+    if (!session.createdBy) throw forbidden('This portal session was opened before bank details changes were recorded: open the portal again with a new link to change them');
+    const actor = { ...session.createdBy, affiliatePortalSessionId: session._id, affiliateId: session.affiliateId };
+    const requestId = String(response.locals.requestId ?? '') || null;
+    let recorded = false;
+    const record = () => {
+      if (recorded) return;
+      recorded = true;
+      const entry = { actor, action: 'bank_details.changed' as const, operation: `${request.method} ${request.path}`, status: response.statusCode, aborted: !response.writableFinished, requestId };
+      options.audit.record(program._id, entry).catch((error: unknown) => options.logger.error({ err: error, action: entry.action }, "could not write the program's audit record"));
+    };
+    response.once('finish', record);
+    response.once('close', record);
+    next();
+  };
+
+  router.put(`${PORTAL_PATH}/api/payout-details`, ...write, audited, async (request, response) => {
     const { session, program } = portalOf(response);
     const { payoutDetails } = parseBody(PortalPayoutDetailsBody, request);
     const body = { affiliateId: session.affiliateId, payoutDetails };
@@ -322,6 +325,11 @@ export function portalRoutes(options: PortalRoutesOptions): Router {
     const { couponId, code } = parseBody(PortalCodeBody, request);
     if (!portalSettingsOf(program).affiliateCouponIds.includes(couponId)) {
       throw badRequest(`Coupon ${couponId} is not offered to affiliates: choose one of the coupons the portal lists`);
+    }
+    // As /session lists them: a coupon deleted or no longer valid since it was offered is not offered any more.
+    const coupon = await services.coupon.request<Coupon>({ method: 'GET', path: '/coupons', programId: program._id, query: { id: couponId } });
+    if (coupon.status !== 200 || !coupon.body.valid) {
+      throw badRequest(`Coupon ${couponId} is no longer valid: choose one of the coupons the portal lists`);
     }
     // The coupon service applies the specification's code rules (characters, length, unique in the program, case-insensitively) and emits promocode.created.
     const body = { couponId, code, affiliateId: session.affiliateId, isAffiliateGenerated: true };

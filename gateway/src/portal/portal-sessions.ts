@@ -17,6 +17,8 @@ export type PortalSessionDocument = {
   linkHash: string;
   linkExpiresAt: Date;
   returnUrl: string | null;
+  /** The API key that made the session: the program's audit record names it with the session for what the affiliate changes (absent on sessions made before it was kept). */
+  createdBy?: { apiKeyId: string; apiKeyPrefix: string };
   /** Set once, by the one request that opened the link: a second opening finds it set. */
   openedAt: Date | null;
   cookieHash: string | null;
@@ -35,6 +37,7 @@ const schema = new Schema<PortalSessionDocument>(
     linkHash: { type: String, required: true },
     linkExpiresAt: { type: Date, required: true },
     returnUrl: { type: String, default: null },
+    createdBy: { type: { apiKeyId: String, apiKeyPrefix: String, _id: false }, default: undefined },
     openedAt: { type: Date, default: null },
     cookieHash: { type: String, default: null },
     csrfToken: { type: String, default: null },
@@ -62,7 +65,7 @@ export type LinkRefusal = 'unknown' | 'expired' | 'used' | 'revoked';
 export type OpenedSession = { session: PortalSessionDocument; cookie: string };
 
 /** A live session, as every portal request sees it: the affiliate and program come from here only. */
-export type LiveSession = Pick<PortalSessionDocument, '_id' | 'programId' | 'affiliateId' | 'returnUrl' | 'expiresAt'> & { csrfToken: string };
+export type LiveSession = Pick<PortalSessionDocument, '_id' | 'programId' | 'affiliateId' | 'returnUrl' | 'expiresAt' | 'createdBy'> & { csrfToken: string };
 
 export class PortalSessions {
   private readonly model: Model<PortalSessionDocument>;
@@ -75,7 +78,7 @@ export class PortalSessions {
     this.model = portalSessionModel(connection);
   }
 
-  async create(programId: string, affiliateId: string, returnUrl: string | null): Promise<{ session: PortalSessionDocument; linkToken: string }> {
+  async create(programId: string, affiliateId: string, returnUrl: string | null, createdBy: { apiKeyId: string; apiKeyPrefix: string }): Promise<{ session: PortalSessionDocument; linkToken: string }> {
     const id = randomUUID();
     const secret = newSecret();
     const created = await this.model.create({
@@ -85,6 +88,7 @@ export class PortalSessions {
       linkHash: hashOf(secret),
       linkExpiresAt: new Date(Date.now() + this.linkTtlSeconds * 1000),
       returnUrl,
+      createdBy,
     });
     return { session: created.toObject(), linkToken: `${id}.${secret}` };
   }
@@ -123,8 +127,8 @@ export class PortalSessions {
   async live(cookie: string): Promise<LiveSession | null> {
     const session = await this.byCredential(cookie, 'cookieHash');
     if (!session || session.revokedAt || !session.expiresAt || session.expiresAt.getTime() <= Date.now() || !session.csrfToken) return null;
-    const { _id, programId, affiliateId, returnUrl, expiresAt, csrfToken } = session;
-    return { _id, programId, affiliateId, returnUrl, expiresAt, csrfToken };
+    const { _id, programId, affiliateId, returnUrl, expiresAt, csrfToken, createdBy } = session;
+    return { _id, programId, affiliateId, returnUrl, expiresAt, csrfToken, createdBy };
   }
 
   /** Revokes one session of the program; how many were live (0 for one already revoked, expired or of another program). */

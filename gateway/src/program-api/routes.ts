@@ -1,5 +1,5 @@
 import { CreatePortalSessionBody, ListQuery, ProgramSettingsBody, RevokePortalSessionsBody, RevokePublishableKeyBody } from '@affiliate/contracts';
-import { badRequest, createRouter, parseBody, parseQuery, requireJsonBody, setNextPageLink } from '@affiliate/platform';
+import { createRouter, parseBody, parseQuery, requireJsonBody, setNextPageLink } from '@affiliate/platform';
 import express, { type Router, type RequestHandler } from 'express';
 import type { ProgramAuditLog } from '../admin/program-audit-log';
 import type { ProgramRepository } from '../admin/program-model';
@@ -7,8 +7,8 @@ import { getProgram, updateProgram } from '../admin/programs';
 import { createPublishableKey, listPublishableKeys, revokePublishableKey, type PublishableKeyModel } from '../admin/publishable-keys';
 import { callerOf } from '../auth/authenticate';
 import type { IdempotencyRecordModel } from '../idempotency/idempotency-record';
-import { idempotency, keepRawBody, storeLocalAnswer } from '../idempotency/middleware';
-import { createPortalSession } from '../portal/affiliate-portal';
+import { idempotency, keepRawBody, storeLocalAnswer, withheldOnReplay } from '../idempotency/middleware';
+import { checkAffiliateCoupons, createPortalSession } from '../portal/affiliate-portal';
 import type { PortalSessions } from '../portal/portal-sessions';
 import type { ServiceCalls } from '../portal/service-calls';
 
@@ -29,14 +29,6 @@ export type ProgramApiOptions = {
   portalSessions: PortalSessions;
   services: Pick<ServiceCalls, 'affiliate' | 'coupon'>;
 };
-
-/** Each coupon offered to affiliates must be one of the program's: a made-up id is refused before it is stored. */
-async function checkAffiliateCoupons(services: Pick<ServiceCalls, 'coupon'>, programId: string, couponIds: string[] | undefined): Promise<void> {
-  for (const couponId of couponIds ?? []) {
-    const answer = await services.coupon.request({ method: 'GET', path: '/coupons', programId, query: { id: couponId } });
-    if (answer.status === 404) throw badRequest(`affiliateCouponIds: no coupon with id ${couponId} in this program`);
-  }
-}
 
 /**
  * What the gateway answers itself under /api/v1, for the program of the key: its own settings
@@ -77,11 +69,14 @@ export function programApiRoutes(options: ProgramApiOptions): Router {
     response.json(revoked);
   });
   // The program's site (or the console's "view as affiliate") sends one affiliate into its portal.
-  router.post('/affiliate-portal-sessions', options.rateLimit, json, ...once, async (request, response) => {
+  // The link's token is a credential: a replay answers without `url`, which is never stored (only a hash of the token is kept).
+  router.post('/affiliate-portal-sessions', options.rateLimit, json, withheldOnReplay('url'), ...once, async (request, response) => {
     const body = parseBody(CreatePortalSessionBody, request);
     const portal = { sessions: options.portalSessions, services: options.services };
     // The link points at the gateway that made it, as the client reached it (trust proxy decides which forwarding headers count).
-    response.json(await createPortalSession(portal, programIdOf(response), body, `${request.protocol}://${request.get('host')}`));
+    const caller = callerOf(response);
+    const createdBy = { apiKeyId: caller.keyId, apiKeyPrefix: caller.keyPrefix };
+    response.json(await createPortalSession(portal, programIdOf(response), body, `${request.protocol}://${request.get('host')}`, createdBy));
   });
   router.delete('/affiliate-portal-sessions', options.rateLimit, json, ...once, async (request, response) => {
     const body = parseBody(RevokePortalSessionsBody, request);

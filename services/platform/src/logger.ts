@@ -28,6 +28,12 @@ export function createLogger(service: string, level = process.env.LOG_LEVEL ?? '
       const context = requestContext.getStore();
       return context ? { requestId: context.requestId, programId: context.programId } : {};
     },
-    redact: { paths: ['req.headers.authorization', 'req.headers["x-internal-token"]'], censor: '[redacted]' },
+    // Credentials never reach a log line: API keys, the internal token, the affiliate portal's session
+    // cookie (12 hours) both ways, and its CSRF token; the portal's link token is masked in the logged
+    // URL (httpLogging).
+    redact: {
+      paths: ['req.headers.authorization', 'req.headers["x-internal-token"]', 'req.headers.cookie', 'req.headers["x-csrf-token"]', 'res.headers["set-cookie"]'],
+      censor: '[redacted]',
+    },
   });
 }

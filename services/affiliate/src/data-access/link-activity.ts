@@ -53,6 +53,8 @@ const schema = new Schema<LinkActivityDocument>(
 );
 schema.index({ programId: 1, kind: 1, sourceId: 1 }, { unique: true });
 schema.index({ programId: 1, linkId: 1 });
+// One affiliate's activity since a day: its portal's daily charts (activityOfAffiliate).
+schema.index({ programId: 1, affiliateId: 1, createdAt: 1 });
 
 const linkActivityModel = (connection: Connection): Model<LinkActivityDocument> =>
   connection.model<LinkActivityDocument>('LinkActivity', schema, 'link_activity');
@@ -62,6 +64,8 @@ export const LEGACY_REVENUE_CURRENCY = 'USD';
 
 type ActivityRow = { _id: { linkId: string; kind: ActivityKind; currency?: string | null }; count: number; cents: number };
 export type NewActivity = Omit<LinkActivityDocument, 'programId' | 'kind' | 'sourceId'>;
+
+const DAY_MS = 86_400_000;
 
 /** The clicks, referrals and sales counted on each program's links. */
 export class LinkActivityRepository {
@@ -137,9 +141,16 @@ export class LinkActivityRepository {
     return { sales: rows.reduce((sum, row) => sum + row.count, 0), revenueCents: inCurrency.reduce((sum, row) => sum + row.cents, 0) };
   }
 
-  /** One affiliate's live clicks, referrals and sales created since `from`, kind and time only: its portal's daily charts. */
+  /**
+   * One affiliate's live clicks, referrals and sales created since `from`, counted in the database
+   * per kind and whole day since `from` (`day` 0 is the day starting at `from`): its portal's daily
+   * charts, by the index on programId, affiliateId and createdAt, never the rows themselves.
+   */
   activityOfAffiliate(programId: string, affiliateId: string, from: Date) {
-    return this.model.find({ programId, affiliateId, removed: false, createdAt: { $gte: from } }, { _id: 0, kind: 1, createdAt: 1 }).lean<{ kind: ActivityKind; createdAt: Date }[]>();
+    return this.model.aggregate<{ _id: { day: number; kind: ActivityKind }; count: number }>([
+      { $match: { programId, affiliateId, createdAt: { $gte: from }, removed: false } },
+      { $group: { _id: { day: { $floor: { $divide: [{ $subtract: ['$createdAt', from] }, DAY_MS] } }, kind: '$kind' }, count: { $sum: 1 } } },
+    ]);
   }
 
   /** Per affiliate and kind, the live entries created in [from, to): the report's clicks and referrals. */

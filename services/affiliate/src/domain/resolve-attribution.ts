@@ -158,12 +158,12 @@ export async function dailyActivityOf(repositories: Repositories, programId: str
   const today = Math.floor(Date.now() / DAY_MS) * DAY_MS;
   const first = today - (days - 1) * DAY_MS;
   const rows = Array.from({ length: days }, (_unused, index) => ({ day: new Date(first + index * DAY_MS).toISOString().slice(0, 10), clicks: 0, referrals: 0, sales: 0 }));
-  for (const entry of await repositories.linkActivity.activityOfAffiliate(programId, affiliateId, new Date(first))) {
-    const row = rows[Math.floor((new Date(entry.createdAt).getTime() - first) / DAY_MS)];
+  for (const { _id, count } of await repositories.linkActivity.activityOfAffiliate(programId, affiliateId, new Date(first))) {
+    const row = rows[_id.day];
     if (!row) continue;
-    if (entry.kind === 'click') row.clicks += 1;
-    else if (entry.kind === 'referral') row.referrals += 1;
-    else row.sales += 1;
+    if (_id.kind === 'click') row.clicks += count;
+    else if (_id.kind === 'referral') row.referrals += count;
+    else row.sales += count;
   }
   return rows;
 }

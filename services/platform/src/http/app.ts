@@ -95,9 +95,24 @@ function isBodyParserError(error: unknown): error is { status: number; type: str
   );
 }
 
-/** One access-log line per request, under the request id; probes and scrapes are not logged. */
+/** The affiliate portal's single-use link (`/portal/open/<token>`) as it may be logged: the token is a credential for 10 minutes. */
+export function maskedUrl(url: string): string {
+  return url.replace(/(\/portal\/open\/)[^?#]*/i, '$1[redacted]');
+}
+
+/** One access-log line per request, under the request id; probes and scrapes are not logged. Credentials are redacted (createLogger) or masked. */
 export function httpLogging(logger: Logger): RequestHandler {
-  return pinoHttp({ logger, genReqId: (_request, response) => String(response.locals.requestId), autoLogging: { ignore: (request) => request.url === '/metrics' || request.url === '/healthz' } });
+  return pinoHttp({
+    logger,
+    genReqId: (_request, response) => String(response.locals.requestId),
+    autoLogging: { ignore: (request) => request.url === '/metrics' || request.url === '/healthz' },
+    serializers: {
+      req: (request: { url?: unknown }) => {
+        if (typeof request.url === 'string') request.url = maskedUrl(request.url);
+        return request;
+      },
+    },
+  });
 }
 
 /**

@@ -70,6 +70,14 @@ export class PayoutRepository extends AggregateStore<PayoutDocument> {
   }
 
   /** The affiliate's PAID payouts in one currency: the PAID_OUT entries of its statement. */
+  /** What the PAID payouts of one affiliate add up to per currency, in minor units, summed in the database. */
+  paidTotals(programId: string, affiliateId: string) {
+    return this.model.aggregate<{ _id: string; amount: number }>([
+      { $match: { programId, affiliateId, status: 'PAID' } },
+      { $group: { _id: '$currency', amount: { $sum: '$amountMinor' } } },
+    ]);
+  }
+
   paidTo(programId: string, affiliateId: string, currency: string) {
     return this.all(programId, { affiliateId, currency, status: 'PAID' });
   }

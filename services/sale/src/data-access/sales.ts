@@ -162,6 +162,43 @@ export class SaleRepository extends AggregateStore<SaleDocument> {
   }
 
   /**
+   * One affiliate's commissions summed per currency in the database (one aggregation, whatever their
+   * number; reversed sales too, as a statement reads them), in minor units: earned (all but VOID,
+   * adjustments negative), pending (PENDING and HELD), due, paid; `owed` is what they add to the
+   * statement's balance (an adjustment always, another only while OPEN or PAID), and `paidByHand` what
+   * PUT /sales marked paid outside the payout runs (the statement's PAID_OUT of those).
+   */
+  balancesOfAffiliate(programId: string, affiliateId: string, now: Date) {
+    const when = (condition: unknown) => ({ $sum: { $cond: [condition, '$amount', 0] } });
+    return this.model.aggregate<{ _id: string; earned: number; pending: number; due: number; paid: number; owed: number; paidByHand: number }>([
+      { $match: { programId, affiliateId } },
+      { $unwind: '$commissions' },
+      { $match: { 'commissions.affiliateId': affiliateId } },
+      {
+        $project: {
+          currency: '$commissions.currency',
+          amount: '$commissions.amountMinor',
+          state: { $ifNull: ['$commissions.state', 'OPEN'] },
+          adjustment: { $ne: [{ $ifNull: ['$commissions.adjusts', null] }, null] },
+          available: { $not: [{ $gt: [{ $ifNull: ['$commissions.availableAt', '$createdAt'] }, now] }] },
+          byHand: { $and: [{ $ne: [{ $ifNull: ['$commissions.paidOutByHandAt', null] }, null] }, { $eq: ['$commissions.payoutCreated', true] }] },
+        },
+      },
+      {
+        $group: {
+          _id: '$currency',
+          earned: when({ $ne: ['$state', 'VOID'] }),
+          pending: when({ $or: [{ $eq: ['$state', 'HELD'] }, { $and: [{ $eq: ['$state', 'OPEN'] }, { $not: ['$available'] }] }] }),
+          due: when({ $and: [{ $eq: ['$state', 'OPEN'] }, '$available'] }),
+          paid: when({ $eq: ['$state', 'PAID'] }),
+          owed: when({ $or: ['$adjustment', { $eq: ['$state', 'OPEN'] }, { $eq: ['$state', 'PAID'] }] }),
+          paidByHand: when('$byHand'),
+        },
+      },
+    ]);
+  }
+
+  /**
    * The sales recorded in [from, to), reversed ones too (a reversed sale keeps a paid commission and
    * its negative adjustment, which the statement and the next payout count), one batch at a time,
    * with what the report adds up.

@@ -1,4 +1,4 @@
-import type { Statement, StatementEntry } from '@affiliate/contracts';
+import type { PortalStatementRow, Statement, StatementEntry } from '@affiliate/contracts';
 import { badRequest, fromMinorUnits } from '@affiliate/platform';
 import type { PayoutDocument } from '../data-access/payouts';
 import type { SaleForStatement } from '../data-access/sales';
@@ -103,4 +103,21 @@ export async function affiliateStatement(deps: SaleDependencies, programId: stri
     entries: within.map(({ amountMinor, at, ...entry }) => ({ ...entry, at: at.toISOString(), amount: money(amountMinor) })),
     closingBalance: money(opening + sumOf(within)),
   };
+}
+
+/**
+ * GET /internal/affiliate-balances, the affiliate portal's statement: per currency, earned, pending
+ * (PENDING and HELD), due and paid, and the balance owed now (the statement's closing balance, by
+ * the same rules: what the commissions add, less what was paid out). Two aggregations in the
+ * database, so it is light: not a heavy operation, and no cap on the commissions it counts.
+ */
+export async function affiliateBalances(deps: SaleDependencies, programId: string, affiliateId: string): Promise<PortalStatementRow[]> {
+  const [commissions, payouts] = await Promise.all([deps.repositories.sales.balancesOfAffiliate(programId, affiliateId, new Date()), deps.repositories.payouts.paidTotals(programId, affiliateId)]);
+  const paidOut = new Map(payouts.map((row) => [row._id, row.amount]));
+  return commissions
+    .map((row) => {
+      const money = (minor: number) => fromMinorUnits(minor, row._id);
+      return { currency: row._id, earned: money(row.earned), pending: money(row.pending), due: money(row.due), paid: money(row.paid), balance: money(row.owed - row.paidByHand - (paidOut.get(row._id) ?? 0)) };
+    })
+    .sort((a, b) => a.currency.localeCompare(b.currency));
 }

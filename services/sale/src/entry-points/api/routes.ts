@@ -1,4 +1,5 @@
 import {
+  AffiliateBalancesQuery,
   CommissionQuery,
   CreatePayoutsBody,
   CreateSaleBody,
@@ -24,7 +25,7 @@ import { reverseSale } from '../../domain/reverse-sale';
 import type { SaleDependencies } from '../../domain/sale-dependencies';
 import { updateSale } from '../../domain/update-sale';
 import { listCommissions, releaseCommission, voidReviewedCommission } from '../../domain/review-commissions';
-import { affiliateStatement } from '../../domain/statements';
+import { affiliateBalances, affiliateStatement } from '../../domain/statements';
 import { sendPayoutsCsv, sendReportCsv, sendStatementCsv, wantsCsv } from './csv';
 
 export function saleRoutes(context: ServiceContext, deps: SaleDependencies): Router {
@@ -118,6 +119,12 @@ export function saleRoutes(context: ServiceContext, deps: SaleDependencies): Rou
   router.post('/commissions/void', async (request, response) => {
     const body = parseBody(VoidCommissionBody, request);
     response.json(await voidReviewedCommission(deps.repositories, programIdOf(response), body, apiKeyOf(request)));
+  });
+
+  // The affiliate portal's statement: summed in the database, so not a heavy operation (a portal load never takes the program's reports' turn).
+  router.get('/internal/affiliate-balances', async (request, response) => {
+    const { affiliateId } = parseQuery(AffiliateBalancesQuery, request);
+    response.json(await affiliateBalances(deps, programIdOf(response), affiliateId));
   });
 
   // A statement reads the affiliate's whole history: a heavy operation.
