@@ -556,7 +556,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * This program's audit record, newest first: each secret revealed, bank details exported and payout status changed, with the API key that did it (refusals included)
+         * This program's audit record, newest first: each secret revealed, bank details exported or changed and payout status changed, with the API key that did it (refusals included), or, for bank details changed in the affiliate portal, the portal session, its affiliate and the key that made the session
          * @description Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
          */
         get: operations["getAuditRecords"];
@@ -630,8 +630,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * A single-use link (10 minutes) into the affiliate portal of one ACTIVE affiliate; opening it gives that browser a 12-hour session of this affiliate only
-         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         * A single-use link (10 minutes) into the affiliate portal of one ACTIVE affiliate; opening it gives that browser a 12-hour session of this affiliate only. Needs the finance scope as well as write: the portal shows the affiliate's payouts and changes its bank details (each change is in the audit record, its actor the session and the key that made it)
+         * @description Needs an API key with the scopes `write` and `finance` (a key created without scopes has them all); otherwise 403.
          */
         post: operations["createAffiliatePortalSession"];
         /**
@@ -2989,11 +2989,25 @@ export interface components {
             id: string;
             /** Format: date-time */
             at: string;
+            /** @description An API key, or an affiliate portal session (then also the key that made it): the fields of an API key are always there */
             actor: {
-                /** Format: uuid */
+                /**
+                 * Format: uuid
+                 * @description The key that did it; for an act in the affiliate portal, the key that made the portal session
+                 */
                 apiKeyId: string;
                 /** @description The first characters of the key, as in the key list */
                 apiKeyPrefix: string;
+                /**
+                 * Format: uuid
+                 * @description Only for an act in the affiliate portal: the portal session (POST /affiliate-portal-sessions) that did it
+                 */
+                affiliatePortalSessionId?: string;
+                /**
+                 * Format: uuid
+                 * @description Only for an act in the affiliate portal: the affiliate of that session
+                 */
+                affiliateId?: string;
             };
             action: components["schemas"]["ProgramAuditAction"];
             /** @description Method and path, e.g. GET /api/v1/payouts/export */
@@ -3127,8 +3141,8 @@ export interface components {
             id: string;
             /** Format: uuid */
             affiliateId: string;
-            /** @description Send the affiliate here: it opens the portal once, within expiresAt, then the link is spent */
-            url: string;
+            /** @description Send the affiliate here: it opens the portal once, within expiresAt, then the link is spent. Always in the first answer; absent from a replay (Idempotent-Replayed: true), as the link is never stored: make a new session */
+            url?: string;
             /**
              * Format: date-time
              * @description The link can be opened until then (10 minutes); the session it opens lasts 12 hours
