@@ -1,5 +1,6 @@
 import { Currency, DateTime, ShortText, Uuid } from './common';
 import { RiskActions, RiskActionsBody } from './risk';
+import { ProgramSlug, SignupSettings } from './signup';
 import { z } from './zod';
 
 export const DestinationUrl = z
@@ -74,6 +75,8 @@ export const Program = z
     riskActions: RiskActions.optional().openapi({ description: 'What each risk signal does to a commission: OFF, FLAG (recorded only; the default), HOLD or VOID. Absent until the program sets a risk setting: FLAG everywhere' }),
     maxAutoApprovedCommission: z.number().nullable().optional().openapi({ description: 'A commission above this amount (in its own currency) raises OVER_AUTO_APPROVAL_LIMIT; null or absent: no limit' }),
     minClickToConversionSeconds: z.number().int().nullable().optional().openapi({ description: 'A referral or sale sooner than this after its click raises FAST_CONVERSION; null or absent: not looked for' }),
+    slug: z.string().nullable().openapi({ description: 'The public name of the program in its sign-up page, /join/{slug}; unique across the platform; null: none yet' }),
+    signup: SignupSettings,
     createdAt: DateTime,
     updatedAt: DateTime,
   })
@@ -109,6 +112,9 @@ const trackingSettings = {
   riskActions: RiskActionsBody.optional(),
   maxAutoApprovedCommission: z.number().finite().min(0).max(1_000_000_000).nullable().optional(),
   minClickToConversionSeconds: z.number().int().min(0).max(2_592_000).nullable().optional(),
+  // The sign-up page (README, "Sign-up and approval"); absent: no slug, sign-up off.
+  slug: ProgramSlug.nullable().optional(),
+  signup: SignupSettings.optional(),
 };
 
 export const CreateProgramBody = z

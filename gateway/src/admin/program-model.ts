@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { PROGRAM_LIMIT_DEFAULTS, riskSettingsOf, TRACKING_DEFAULTS, type AttributionModel, type Program, type RiskActions } from '@affiliate/contracts';
+import { PROGRAM_LIMIT_DEFAULTS, riskSettingsOf, SIGNUP_DEFAULTS, TRACKING_DEFAULTS, type AttributionModel, type Program, type RiskActions, type SignupSettings } from '@affiliate/contracts';
 import { AggregateStore, findPage, outboxPlugin, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { RateLimit } from '../config';
@@ -26,6 +26,14 @@ export type ProgramDocument = {
   riskActions?: Partial<RiskActions>;
   maxAutoApprovedCommission?: number | null;
   minClickToConversionSeconds?: number | null;
+  /** The sign-up page's public name; absent or null: none. */
+  slug?: string | null;
+  /**
+   * `slug:<slug>`, or `none:<program id>` without one: a single-field unique key across programs (the
+   * slug is what finds the program, so it cannot embed it), never absent, so no sparse index is needed.
+   */
+  slugKey?: string;
+  signup?: SignupSettings;
   createdAt: Date;
   updatedAt: Date;
 } & OutboxFields;
@@ -49,6 +57,9 @@ const programSchema = new Schema<ProgramDocument>(
     riskActions: { type: Schema.Types.Mixed, default: undefined },
     maxAutoApprovedCommission: { type: Number, default: undefined },
     minClickToConversionSeconds: { type: Number, default: undefined },
+    slug: { type: String, default: undefined },
+    slugKey: { type: String, default: undefined },
+    signup: { type: Schema.Types.Mixed, default: undefined },
     // Set by the use cases rather than by mongoose, so an event carries exactly the stored times.
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
@@ -57,6 +68,10 @@ const programSchema = new Schema<ProgramDocument>(
 );
 programSchema.plugin(outboxPlugin);
 programSchema.index({ createdAt: -1, _id: -1 });
+// Programs stored before slugs existed have no slugKey: sparse, so they do not collide on "absent".
+programSchema.index({ slugKey: 1 }, { unique: true, sparse: true });
+
+export const slugKeyOf = (programId: string, slug: string | null | undefined): string => (slug ? `slug:${slug}` : `none:${programId}`);
 
 const programModel = (connection: Connection): Model<ProgramDocument> =>
   (connection.models.Program as Model<ProgramDocument> | undefined) ?? connection.model<ProgramDocument>('Program', programSchema);
@@ -64,7 +79,13 @@ const programModel = (connection: Connection): Model<ProgramDocument> =>
 /** The programs: each is its own scope, so its id is also the program every method takes. */
 export class ProgramRepository extends AggregateStore<ProgramDocument> {
   constructor(context: StoreContext) {
-    super(context, programModel, { programField: '_id' });
+    super(context, programModel, { programField: '_id', uniqueKeys: ['slugKey'] });
+  }
+
+  /** The live program whose sign-up page is /join/{slug}: a point lookup on the unique key, across programs (the slug is all a visitor has). */
+  async bySlug(slug: string): Promise<ProgramDocument | null> {
+    const found = (await this.model.collection.findOne({ slugKey: slugKeyOf('', slug) })) as ProgramDocument | null;
+    return found && (found.deletedAt ?? null) === null ? found : null;
   }
 
   /**
@@ -101,6 +122,8 @@ export function toProgram(document: ProgramDocument): Program {
     maxWebhookEndpoints: document.maxWebhookEndpoints ?? PROGRAM_LIMIT_DEFAULTS.maxWebhookEndpoints,
     // Shown once set (a program created before them, or without them, keeps the shape it had): absent reads as the defaults.
     ...(hasRiskSettings(document) ? riskSettingsOf(document) : {}),
+    slug: document.slug ?? null,
+    signup: structuredClone(document.signup ?? SIGNUP_DEFAULTS),
     createdAt: new Date(document.createdAt).toISOString(),
     updatedAt: new Date(document.updatedAt).toISOString(),
   };
