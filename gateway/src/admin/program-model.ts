@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { PROGRAM_LIMIT_DEFAULTS, riskSettingsOf, SIGNUP_DEFAULTS, TRACKING_DEFAULTS, type AttributionModel, type Program, type RiskActions, type SignupSettings } from '@affiliate/contracts';
-import { AggregateStore, findPage, outboxPlugin, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
+import { AggregateStore, findPage, outboxPlugin, runMigrationOnce, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { RateLimit } from '../config';
 
@@ -68,8 +68,24 @@ const programSchema = new Schema<ProgramDocument>(
 );
 programSchema.plugin(outboxPlugin);
 programSchema.index({ createdAt: -1, _id: -1 });
-// Programs stored before slugs existed have no slugKey: sparse, so they do not collide on "absent".
-programSchema.index({ slugKey: 1 }, { unique: true, sparse: true });
+// Always present (the local server honours no sparse index): programs stored before slugs get theirs from migrateSlugKeys.
+programSchema.index({ slugKey: 1 }, { unique: true });
+
+const SLUG_KEY_MIGRATION = 'program-slug-keys';
+
+/**
+ * Programs stored before slugs existed have no slugKey; the unique index would count them all as one
+ * "absent" value. Each gets its placeholder once, before the indexes are built (replicas starting
+ * together may both run it: it only sets what is still missing).
+ */
+export function migrateSlugKeys(connection: Connection): Promise<void> {
+  return runMigrationOnce(connection, SLUG_KEY_MIGRATION, async () => {
+    const programs = connection.collection<{ _id: string; slugKey?: string }>('programs');
+    for await (const program of programs.find({ slugKey: { $exists: false } }, { projection: { _id: 1 } })) {
+      await programs.updateOne({ _id: program._id, slugKey: { $exists: false } }, { $set: { slugKey: slugKeyOf(program._id, null) } });
+    }
+  });
+}
 
 export const slugKeyOf = (programId: string, slug: string | null | undefined): string => (slug ? `slug:${slug}` : `none:${programId}`);
 
