@@ -819,6 +819,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/join/{slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The program's sign-up page (HTML, the console's CSP; framable only by the program's allowedOrigins) */
+        get: operations["getSignupPage"];
+        put?: never;
+        /** Apply to the program: JSON from the program's own form (CORS: only its allowedOrigins; no Origin: a backend), or form-encoded from the hosted page (its own origin and signed form token only, answered with an HTML page). The affiliate is created with its answers and first link (affiliate.created), PENDING when the program requires approval */
+        post: operations["applyToProgram"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "affiliate.created": {
@@ -1217,7 +1235,10 @@ export interface components {
             commissionTier: components["schemas"]["CommissionTier"];
             payoutDetails: components["schemas"]["PayoutDetails"];
             promotionalCodes?: components["schemas"]["PromotionalCodeSummary"][];
+            /** @description What the affiliate answered on the sign-up page (POST /join/{slug}); empty for an affiliate created otherwise */
             signupAnswers: {
+                questionId: string;
+                /** @description The label of the question when it was answered */
                 question: string;
                 answer: string;
             }[];
@@ -1270,6 +1291,7 @@ export interface components {
          *         "promotionalCodes": [],
          *         "signupAnswers": [
          *           {
+         *             "questionId": "channel",
          *             "question": "Where do you publish?",
          *             "answer": "A cooking blog"
          *           }
@@ -1332,6 +1354,7 @@ export interface components {
          *         "promotionalCodes": [],
          *         "signupAnswers": [
          *           {
+         *             "questionId": "channel",
          *             "question": "Where do you publish?",
          *             "answer": "A cooking blog"
          *           }
@@ -1716,6 +1739,7 @@ export interface components {
          *           "promotionalCodes": [],
          *           "signupAnswers": [
          *             {
+         *               "questionId": "channel",
          *               "question": "Where do you publish?",
          *               "answer": "A cooking blog"
          *             }
@@ -3002,6 +3026,39 @@ export interface components {
             COOKIE_STUFFING: components["schemas"]["RiskAction"];
             OVER_AUTO_APPROVAL_LIMIT: components["schemas"]["RiskAction"];
         };
+        /** @enum {string} */
+        SignupQuestionType: "TEXT" | "LONG_TEXT" | "URL" | "SELECT";
+        SignupQuestion: {
+            /** @description The key of this answer in a JSON submission (`answers`) and in the form */
+            id: string;
+            label: string;
+            type: components["schemas"]["SignupQuestionType"];
+            /** @default false */
+            required?: boolean;
+            /**
+             * @description The choices of a SELECT question (at least one); empty for the other types
+             * @default []
+             */
+            options?: string[];
+        };
+        /** @description The program's sign-up page. Whether a new affiliate is PENDING until approved is the program's requireApproval */
+        SignupSettings: {
+            /** @description false: /join/{slug} answers 404 */
+            enabled: boolean;
+            /**
+             * @description Shown above the form, as plain text
+             * @default
+             */
+            introText?: string;
+            /**
+             * Format: uri
+             * @description The program terms an applicant accepts by submitting; null: none shown
+             * @default null
+             */
+            termsUrl?: string | null;
+            /** @default [] */
+            questions?: components["schemas"]["SignupQuestion"][];
+        };
         Program: {
             /** Format: uuid */
             id: string;
@@ -3033,6 +3090,9 @@ export interface components {
             maxAutoApprovedCommission?: number | null;
             /** @description A referral or sale sooner than this after its click raises FAST_CONVERSION; null or absent: not looked for */
             minClickToConversionSeconds?: number | null;
+            /** @description The public name of the program in its sign-up page, /join/{slug}; unique across the platform; null: none yet */
+            slug: string | null;
+            signup: components["schemas"]["SignupSettings"];
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -3069,6 +3129,9 @@ export interface components {
             riskActions?: components["schemas"]["RiskActionsBody"];
             maxAutoApprovedCommission?: number | null;
             minClickToConversionSeconds?: number | null;
+            /** @description Unique across the platform: the sign-up page is /join/{slug} */
+            slug?: string | null;
+            signup?: components["schemas"]["SignupSettings"];
         };
         /** @description Safe to put in a web page: it can only record clicks and create referrals from a click or visitor, from the allowed origins of its program. */
         PublishableKey: {
@@ -3158,6 +3221,9 @@ export interface components {
             riskActions?: components["schemas"]["RiskActionsBody"];
             maxAutoApprovedCommission?: number | null;
             minClickToConversionSeconds?: number | null;
+            /** @description Unique across the platform: the sign-up page is /join/{slug} */
+            slug?: string | null;
+            signup?: components["schemas"]["SignupSettings"];
         };
         UpdateProgramBody: {
             name?: string;
@@ -3184,6 +3250,9 @@ export interface components {
             riskActions?: components["schemas"]["RiskActionsBody"];
             maxAutoApprovedCommission?: number | null;
             minClickToConversionSeconds?: number | null;
+            /** @description Unique across the platform: the sign-up page is /join/{slug} */
+            slug?: string | null;
+            signup?: components["schemas"]["SignupSettings"];
         };
         /** @enum {string} */
         ApiScope: "read" | "write" | "finance" | "webhook_secrets";
@@ -3251,6 +3320,26 @@ export interface components {
             /** @enum {string} */
             outcome: "processed" | "ignored" | "replayed";
             detail?: string;
+        };
+        SignupResult: {
+            /**
+             * @description PENDING: the program reviews applications; ACTIVE: the affiliate can start at once
+             * @enum {string}
+             */
+            status: "PENDING" | "ACTIVE";
+        };
+        SignupSubmission: {
+            firstName: string;
+            lastName: string;
+            /** Format: email */
+            email: string;
+            /**
+             * @description Answers keyed by question id
+             * @default {}
+             */
+            answers?: {
+                [key: string]: string;
+            };
         };
     };
     responses: never;
@@ -4549,6 +4638,7 @@ export interface operations {
                 startingAfter?: string;
                 id?: string;
                 email?: string;
+                status?: "PENDING" | "ACTIVE" | "REJECTED" | "DISABLED";
             };
             header?: never;
             path?: never;
@@ -13289,6 +13379,151 @@ export interface operations {
                 };
             };
             /** @description A service is unavailable; Stripe retries */
+            503: {
+                headers: {
+                    "X-Request-Id": string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSignupPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The form, with the program's intro text, questions and terms */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description No program with this slug, or its sign-up is disabled */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    applyToProgram: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SignupSubmission"];
+                "application/x-www-form-urlencoded": {
+                    [key: string]: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The application is in */
+            201: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignupResult"];
+                };
+            };
+            /** @description Every problem at once in `errors`: a missing required answer, an answer to no question, a malformed URL, a choice outside the options, a field missing or malformed; or an email already an affiliate of the program. Nothing is created */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A browser origin outside the program's allowedOrigins (JSON), or a form not sent from its own page */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No program with this slug, or its sign-up is disabled */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The same application is being recorded at this very moment (a double submit); retry */
+            409: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body larger than 64 KB */
+            413: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body neither application/json nor application/x-www-form-urlencoded */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many applications from this address to this program (SIGNUP_RATE_LIMIT_*) */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service is unavailable; retry */
             503: {
                 headers: {
                     "X-Request-Id": string;
