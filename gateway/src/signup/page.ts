@@ -95,7 +95,7 @@ export function renderSignupResult(program: SignupPageProgram, status: 'PENDING'
     status === 'ACTIVE'
       ? `<p>Welcome aboard: your affiliate account with ${escapeHtml(program.name)} is active.</p>`
       : `<p>Thank you: your application to ${escapeHtml(program.name)} is waiting for review. You will hear from us once it has been approved.</p>`;
-  return page(`Application sent: ${program.name}`, `<h1 role="status">Application received</h1>${message}`);
+  return page(`Application sent: ${program.name}`, `<div role="status"><h1>Application received</h1>${message}</div>`);
 }
 
 export function renderNotFound(): string {

@@ -53,7 +53,9 @@ function contentSecurityPolicyOf(program: ProgramDocument | null): string {
 function sendPage(response: Response, status: number, program: ProgramDocument | null, html: string): void {
   response.setHeader('Content-Security-Policy', contentSecurityPolicyOf(program));
   response.setHeader('X-Content-Type-Options', 'nosniff');
-  response.setHeader('Referrer-Policy', 'no-referrer');
+  // Not the console's no-referrer: under it Chromium sends `Origin: null` with the form's own POST,
+  // and the Origin is what the form route checks. same-origin still tells no other site anything.
+  response.setHeader('Referrer-Policy', 'same-origin');
   response.setHeader('Cache-Control', 'no-store');
   response.status(status).type('html').send(html);
 }
@@ -278,7 +280,7 @@ function asPage(captured: CapturedResponse, status: number, program: ProgramDocu
   captured.headers['content-type'] = 'text/html; charset=utf-8';
   captured.headers['content-security-policy'] = contentSecurityPolicyOf(program);
   captured.headers['x-content-type-options'] = 'nosniff';
-  captured.headers['referrer-policy'] = 'no-referrer';
+  captured.headers['referrer-policy'] = 'same-origin';
   captured.headers['cache-control'] = 'no-store';
   return Promise.resolve();
 }
