@@ -1,5 +1,8 @@
 import type { SignupQuestion, SignupSettings } from '@affiliate/contracts';
-import escapeHtml from 'escape-html';
+
+// escape-html (express's own dependency, already in the tree) ships no types: its one function, as documented.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const escapeHtml = require('escape-html') as (text: string) => string;
 
 /** What the page shows of the program: its name and its sign-up settings. */
 export type SignupPageProgram = { name: string; slug: string; signup: SignupSettings };
