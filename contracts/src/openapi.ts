@@ -74,6 +74,11 @@ export const API_OPERATIONS: Operation[] = [
     body: coupon.DeleteCouponBody, response: coupon.DeleteCouponResponse,
   },
   { method: 'post', path: '/promotional-codes', operationId: 'createPromotionalCode', scopes: ['write'], tag: 'Promotional codes', summary: 'Create a code', body: coupon.CreatePromotionalCodeBody, response: coupon.PromotionalCode },
+  {
+    method: 'post', path: '/promotional-codes/bulk', operationId: 'issuePromotionalCodesInBulk', scopes: ['write'], tag: 'Promotional codes',
+    summary: "Issue a generated code of one coupon to each affiliate named (at most 100), or to every ACTIVE affiliate a page at a time (allActive, startingAfter); an affiliate never gets two codes of one coupon; one promocode.created per code",
+    body: coupon.BulkIssueBody, response: coupon.BulkIssueResult,
+  },
   { method: 'get', path: '/promotional-codes', operationId: 'getPromotionalCodes', scopes: ['read'], tag: 'Promotional codes', summary: 'Look up codes', query: coupon.PromotionalCodeQuery, response: oneOrMany(coupon.PromotionalCode) },
   { method: 'put', path: '/promotional-codes', operationId: 'updatePromotionalCode', scopes: ['write'], tag: 'Promotional codes', summary: 'Update a code', body: coupon.UpdatePromotionalCodeBody, response: coupon.PromotionalCode },
   { method: 'delete', path: '/promotional-codes', operationId: 'deletePromotionalCode', scopes: ['write'], tag: 'Promotional codes', summary: 'Delete a code', body: coupon.DeletePromotionalCodeBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
