@@ -68,6 +68,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/promotional-codes/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issue a generated code of one coupon to each affiliate named (at most 100), or to every ACTIVE affiliate a page at a time (allActive, startingAfter); an affiliate never gets two codes of one coupon; one promocode.created per code
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
+        post: operations["issuePromotionalCodesInBulk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/affiliates": {
         parameters: {
             query?: never;
@@ -1872,6 +1892,27 @@ export interface components {
                 id: string;
             };
         };
+        CodeStructure: {
+            firstName?: boolean;
+            lastName?: boolean;
+            emailLocalPart?: boolean;
+            discountAmount?: boolean;
+            couponName?: boolean;
+            randomChars?: boolean;
+        };
+        /** @description Issues one generated code of this coupon to each affiliate that becomes ACTIVE, once per coupon and affiliate (retries, concurrent approvals and restarts issue no second one); parts as POST /promotional-codes' auto-generation */
+        AutoCouponRule: {
+            prefix?: string;
+            codeStructure: components["schemas"]["CodeStructure"];
+            randomCharsLength?: number;
+            /** @enum {string} */
+            randomCharsCase?: "uppercase" | "lowercase" | "mixed";
+            /**
+             * @description NEW_AFFILIATES: each affiliate created from now on gets its code once it is ACTIVE; ALL_AFFILIATES: also every affiliate ACTIVE when the rule is set
+             * @enum {string}
+             */
+            appliesTo: "NEW_AFFILIATES" | "ALL_AFFILIATES";
+        } | null;
         Coupon: {
             /** Format: uuid */
             id: string;
@@ -1906,9 +1947,7 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
-            autoCouponRule: {
-                [key: string]: unknown;
-            } | null;
+            autoCouponRule: components["schemas"]["AutoCouponRule"];
             promotionalCodes: components["schemas"]["PromotionalCodeSummary"][];
         };
         /**
@@ -2106,9 +2145,7 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
-            autoCouponRule: {
-                [key: string]: unknown;
-            } | null;
+            autoCouponRule: components["schemas"]["AutoCouponRule"];
         };
         PromotionalCode: {
             /** Format: uuid */
@@ -2348,6 +2385,7 @@ export interface components {
             metadata?: {
                 [key: string]: string;
             };
+            autoCouponRule?: components["schemas"]["AutoCouponRule"];
         };
         UpdateCouponBody: {
             /** Format: uuid */
@@ -2364,6 +2402,7 @@ export interface components {
             metadata?: {
                 [key: string]: string;
             };
+            autoCouponRule?: components["schemas"]["AutoCouponRule"] & unknown;
         };
         DeleteCouponResponse: {
             message: string;
@@ -2383,14 +2422,6 @@ export interface components {
         DeleteCouponBody: {
             /** Format: uuid */
             couponId: string;
-        };
-        CodeStructure: {
-            firstName?: boolean;
-            lastName?: boolean;
-            emailLocalPart?: boolean;
-            discountAmount?: boolean;
-            couponName?: boolean;
-            randomChars?: boolean;
         };
         CreatePromotionalCodeBody: {
             /** Format: uuid */
@@ -2422,6 +2453,40 @@ export interface components {
             isAffiliateGenerated?: boolean;
             prefix?: string;
             codeStructure?: components["schemas"]["CodeStructure"];
+            randomCharsLength?: number;
+            /** @enum {string} */
+            randomCharsCase?: "uppercase" | "lowercase" | "mixed";
+        };
+        BulkIssueResult: {
+            /** @description Codes created by this request, each announced by promocode.created */
+            issued: components["schemas"]["PromotionalCode"][];
+            /** @description Affiliates that already had their code of this coupon: nothing new for them */
+            alreadyIssued: string[];
+            /** @description Affiliates given no code, and why (not ACTIVE, not found, the generated code taken) */
+            skipped: {
+                /** Format: uuid */
+                affiliateId: string;
+                reason: string;
+            }[];
+            /**
+             * Format: uuid
+             * @description With allActive: send it as startingAfter for the next page; null: that was the last
+             */
+            nextStartingAfter: string | null;
+        };
+        BulkIssueBody: {
+            /** Format: uuid */
+            couponId: string;
+            affiliateIds?: string[];
+            /** @enum {boolean} */
+            allActive?: true;
+            /**
+             * Format: uuid
+             * @description With allActive: the previous page's nextStartingAfter
+             */
+            startingAfter?: string;
+            prefix?: string;
+            codeStructure?: components["schemas"]["CodeStructure"] & unknown;
             randomCharsLength?: number;
             /** @enum {string} */
             randomCharsCase?: "uppercase" | "lowercase" | "mixed";
@@ -4487,6 +4552,177 @@ export interface operations {
                         /** @enum {boolean} */
                         deleted: true;
                     };
+                };
+            };
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization header missing, not Bearer, or token invalid */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The program of the token no longer exists, or the object is not found */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
+            409: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
+            413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    issuePromotionalCodesInBulk: {
+        parameters: {
+            query?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkIssueBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkIssueResult"];
                 };
             };
             /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */

@@ -1,4 +1,5 @@
 import {
+  BulkIssueBody,
   CouponQuery,
   CreateCouponBody,
   CreatePromotionalCodeBody,
@@ -24,6 +25,7 @@ import { redeemPromotionalCode } from '../../domain/redeem-promotional-code';
 import { releaseRedemption } from '../../domain/release-redemption';
 import { refuseDiscountChange, updateCoupon } from '../../domain/update-coupon';
 import { updatePromotionalCode } from '../../domain/update-promotional-code';
+import { issueCodesInBulk, issueRuleToActiveAffiliates } from '../../domain/issue-affiliate-codes';
 
 export type RouteDeps = { repositories: CouponRepositories; affiliates: AffiliateDirectory };
 
@@ -33,6 +35,8 @@ export function couponRoutes({ repositories, affiliates }: RouteDeps): Router {
 
   router.post('/coupons', async (request, response) => {
     const coupon = await createCoupon(repositories, programIdOf(response), parseBody(CreateCouponBody, request));
+    // ALL_AFFILIATES covers the affiliates already ACTIVE: they get theirs before the answer, page by page (each issue idempotent, so a retry of this request completes an interrupted run).
+    if (coupon.autoCouponRule?.appliesTo === 'ALL_AFFILIATES') await issueRuleToActiveAffiliates(codeDeps, programIdOf(response), coupon.id);
     response.json(coupon);
   });
   router.get('/coupons', async (request, response) => {
@@ -48,12 +52,17 @@ export function couponRoutes({ repositories, affiliates }: RouteDeps): Router {
   router.put('/coupons', async (request, response) => {
     refuseDiscountChange(request.body);
     const coupon = await updateCoupon(repositories, programIdOf(response), parseBody(UpdateCouponBody, request));
+    if (coupon.autoCouponRule?.appliesTo === 'ALL_AFFILIATES') await issueRuleToActiveAffiliates(codeDeps, programIdOf(response), coupon.id);
     response.json(coupon);
   });
   router.delete('/coupons', async (request, response) => {
     const { couponId } = parseBody(DeleteCouponBody, request);
     const deleted = await deleteCoupon(repositories, programIdOf(response), couponId);
     response.json(deleted);
+  });
+
+  router.post('/promotional-codes/bulk', async (request, response) => {
+    response.json(await issueCodesInBulk(codeDeps, programIdOf(response), parseBody(BulkIssueBody, request)));
   });
 
   router.post('/promotional-codes', async (request, response) => {
