@@ -57,6 +57,9 @@ export async function issueCodesOfRules(deps: PromotionalCodeDeps, programId: st
   if (affiliate.status !== 'ACTIVE') return 0;
   const couponIds = await deps.repositories.autoCouponRules.couponIdsOf(programId);
   if (couponIds.length === 0) return 0;
+  // The event may be late: an affiliate.created saying ACTIVE can arrive after the affiliate was disabled. Its owner says what holds now.
+  const current = await deps.affiliates.findWithStatus(programId, affiliate.id);
+  if (current?.status !== 'ACTIVE') return 0;
   let issued = 0;
   for (const coupon of await deps.repositories.coupons.byIds(programId, couponIds)) {
     const rule = coupon.autoCouponRule;
