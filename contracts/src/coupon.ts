@@ -83,7 +83,8 @@ const couponFields = {
   metadata: z.record(z.string()),
   createdAt: DateTime,
   updatedAt: DateTime,
-  autoCouponRule: AutoCouponRule.nullable(),
+  // A union, not .nullable(): the OpenAPI generator drops nullability on a referenced schema.
+  autoCouponRule: z.union([AutoCouponRule, z.null()]),
 };
 
 /** A coupon without its codes: the shape embedded in a promotional code's `coupon`. */

@@ -71,7 +71,8 @@ test('ALL_AFFILIATES: setting the rule issues a code to every affiliate ACTIVE a
   const affiliates = [await newAffiliate(api, 'One'), await newAffiliate(api, 'Two'), await newAffiliate(api, 'Three')];
   await okBody(api.put('/affiliates', { affiliateId: affiliates[2]!.id, status: 'DISABLED' }));
   const coupon = await okBody(api.post('/coupons', { name: 'Everyone', percentOff: 5 }));
-  await okBody(api.put('/coupons', { couponId: coupon.id, autoCouponRule: { ...RULE, appliesTo: 'ALL_AFFILIATES' } }));
+  const answered = await okBody(api.put('/coupons', { couponId: coupon.id, autoCouponRule: { ...RULE, appliesTo: 'ALL_AFFILIATES' } }));
+  expect(answered.promotionalCodes).toHaveLength(2);
   await okBody(api.put('/coupons', { couponId: coupon.id, autoCouponRule: { ...RULE, appliesTo: 'ALL_AFFILIATES' } }));
   const codes = await codesOf(api, coupon.id);
   expect(codes.map((code) => code.affiliateId).sort()).toEqual([affiliates[0]!.id, affiliates[1]!.id].sort());

@@ -1912,7 +1912,7 @@ export interface components {
              * @enum {string}
              */
             appliesTo: "NEW_AFFILIATES" | "ALL_AFFILIATES";
-        } | null;
+        };
         Coupon: {
             /** Format: uuid */
             id: string;
@@ -1947,7 +1947,7 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
-            autoCouponRule: components["schemas"]["AutoCouponRule"];
+            autoCouponRule: components["schemas"]["AutoCouponRule"] | null;
             promotionalCodes: components["schemas"]["PromotionalCodeSummary"][];
         };
         /**
@@ -2145,7 +2145,7 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
-            autoCouponRule: components["schemas"]["AutoCouponRule"];
+            autoCouponRule: components["schemas"]["AutoCouponRule"] | null;
         };
         PromotionalCode: {
             /** Format: uuid */
@@ -2385,7 +2385,7 @@ export interface components {
             metadata?: {
                 [key: string]: string;
             };
-            autoCouponRule?: components["schemas"]["AutoCouponRule"];
+            autoCouponRule?: components["schemas"]["AutoCouponRule"] & (Record<string, never> | null);
         };
         UpdateCouponBody: {
             /** Format: uuid */
@@ -2402,7 +2402,7 @@ export interface components {
             metadata?: {
                 [key: string]: string;
             };
-            autoCouponRule?: components["schemas"]["AutoCouponRule"] & unknown;
+            autoCouponRule?: components["schemas"]["AutoCouponRule"] & (Record<string, never> | null);
         };
         DeleteCouponResponse: {
             message: string;

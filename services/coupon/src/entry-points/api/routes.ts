@@ -1,5 +1,6 @@
 import {
   BulkIssueBody,
+  type Coupon,
   CouponQuery,
   CreateCouponBody,
   CreatePromotionalCodeBody,
@@ -32,12 +33,20 @@ export type RouteDeps = { repositories: CouponRepositories; affiliates: Affiliat
 export function couponRoutes({ repositories, affiliates }: RouteDeps): Router {
   const router = createRouter();
   const codeDeps = { repositories, affiliates };
+  /**
+   * ALL_AFFILIATES covers the affiliates already ACTIVE: they get theirs before the answer, page by
+   * page (each issue idempotent, so a retry of the request completes an interrupted run), and the
+   * answer shows the coupon with them.
+   */
+  const withRuleApplied = async (coupon: Coupon, programId: string): Promise<Coupon> => {
+    if (coupon.autoCouponRule?.appliesTo !== 'ALL_AFFILIATES') return coupon;
+    await issueRuleToActiveAffiliates(codeDeps, programId, coupon.id);
+    return findCoupon(repositories, programId, { id: coupon.id });
+  };
 
   router.post('/coupons', async (request, response) => {
     const coupon = await createCoupon(repositories, programIdOf(response), parseBody(CreateCouponBody, request));
-    // ALL_AFFILIATES covers the affiliates already ACTIVE: they get theirs before the answer, page by page (each issue idempotent, so a retry of this request completes an interrupted run).
-    if (coupon.autoCouponRule?.appliesTo === 'ALL_AFFILIATES') await issueRuleToActiveAffiliates(codeDeps, programIdOf(response), coupon.id);
-    response.json(coupon);
+    response.json(await withRuleApplied(coupon, programIdOf(response)));
   });
   router.get('/coupons', async (request, response) => {
     const { limit, startingAfter, ...lookup } = parseQuery(CouponQuery, request);
@@ -52,8 +61,7 @@ export function couponRoutes({ repositories, affiliates }: RouteDeps): Router {
   router.put('/coupons', async (request, response) => {
     refuseDiscountChange(request.body);
     const coupon = await updateCoupon(repositories, programIdOf(response), parseBody(UpdateCouponBody, request));
-    if (coupon.autoCouponRule?.appliesTo === 'ALL_AFFILIATES') await issueRuleToActiveAffiliates(codeDeps, programIdOf(response), coupon.id);
-    response.json(coupon);
+    response.json(await withRuleApplied(coupon, programIdOf(response)));
   });
   router.delete('/coupons', async (request, response) => {
     const { couponId } = parseBody(DeleteCouponBody, request);
