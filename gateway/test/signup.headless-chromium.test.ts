@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { chromium, type Browser, type Frame, type Page } from 'playwright-core';
 import { okBody, System, type Api } from '../../system-tests/harness';
@@ -12,6 +13,7 @@ import { okBody, System, type Api } from '../../system-tests/harness';
  * everywhere else. axe-core checks the form and the result page.
  */
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+const SCREENSHOTS = join(__dirname, '..', '..', 'test-results', 'signup');
 
 let system: System;
 let browser: Browser;
@@ -84,6 +86,10 @@ async function expectNoSeriousViolation(frame: Page | Frame, name: string) {
     `axe.run(document).then((result) => result.violations.map((violation) => ({ id: violation.id, impact: violation.impact, nodes: violation.nodes.map((node) => node.target.join(' ')).slice(0, 3) })))`,
   )) as { impact: string }[];
   expect({ page: name, violations: violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical') }).toEqual({ page: name, violations: [] });
+  if ('screenshot' in frame) {
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    await frame.screenshot({ path: join(SCREENSHOTS, `${name.replace(/ /g, '-')}.png`), fullPage: true });
+  }
 }
 
 async function fillApplication(frame: Page | Frame, email: string) {
