@@ -139,3 +139,16 @@ test('bulk issuance with bad input is a clear 4xx and creates nothing: neither o
   }
   expect(await codesOf(api, coupon.id)).toEqual([]);
 });
+
+test('a restart of the coupon service and the events delivered again after it issue no second code', async () => {
+  const { api } = await system.createProgram();
+  const coupon = await okBody(api.post('/coupons', { name: 'Restart', percentOff: 5, autoCouponRule: RULE }));
+  const affiliate = await newAffiliate(api, 'Restart');
+  await eventually(() => codesOf(api, coupon.id), (list) => list.length > 0);
+  await system.restart('coupon');
+  // Every change of an ACTIVE affiliate reaches the rule again, as a redelivery would.
+  await okBody(api.put('/affiliates', { affiliateId: affiliate.id, lastName: 'Again' }));
+  await okBody(api.post('/promotional-codes/bulk', { couponId: coupon.id, affiliateIds: [affiliate.id] }));
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  expect((await codesOf(api, coupon.id)).filter((code) => code.affiliateId === affiliate.id)).toHaveLength(1);
+});
