@@ -132,6 +132,7 @@ test('bulk issuance with bad input is a clear 4xx and creates nothing: neither o
     [{ couponId: '00000000-0000-4000-8000-000000000000', affiliateIds: [affiliate.id], codeStructure: { randomChars: true } }, 404, /Coupon/],
     [{ couponId: coupon.id, affiliateIds: [affiliate.id, '00000000-0000-4000-8000-000000000001'], codeStructure: { randomChars: true } }, 404, /no affiliate with id 00000000-0000-4000-8000-000000000001/],
     [{ couponId: coupon.id, affiliateIds: [affiliate.id] }, 400, /codeStructure/],
+    [{ couponId: coupon.id, allActive: true, startingAfter: '00000000-0000-4000-8000-000000000002', codeStructure: { randomChars: true } }, 400, /startingAfter: no affiliate/],
   ];
   for (const [body, status, message] of cases) {
     const answer = await api.post('/promotional-codes/bulk', body);
