@@ -365,6 +365,7 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
       },
     },
     responses: {
+      '200': html('Form-encoded from the hosted page: the result page (the application is in, or a filled honeypot, which creates nothing); a refused form comes back as a 400 page listing the problems'),
       '201': { description: 'The application is in', headers: z.object({ 'X-Request-Id': REQUEST_ID }), content: { 'application/json': { schema: signup.SignupResult } } },
       '400': errorOf('Every problem at once in `errors`: a missing required answer, an answer to no question, a malformed URL, a choice outside the options, a field missing or malformed; or an email already an affiliate of the program. Nothing is created'),
       '403': errorOf("A browser origin outside the program's allowedOrigins (JSON), or a form not sent from its own page"),

@@ -13678,6 +13678,16 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Form-encoded from the hosted page: the result page (the application is in, or a filled honeypot, which creates nothing); a refused form comes back as a 400 page listing the problems */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
             /** @description The application is in */
             201: {
                 headers: {
