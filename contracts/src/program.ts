@@ -75,8 +75,9 @@ export const Program = z
     riskActions: RiskActions.optional().openapi({ description: 'What each risk signal does to a commission: OFF, FLAG (recorded only; the default), HOLD or VOID. Absent until the program sets a risk setting: FLAG everywhere' }),
     maxAutoApprovedCommission: z.number().nullable().optional().openapi({ description: 'A commission above this amount (in its own currency) raises OVER_AUTO_APPROVAL_LIMIT; null or absent: no limit' }),
     minClickToConversionSeconds: z.number().int().nullable().optional().openapi({ description: 'A referral or sale sooner than this after its click raises FAST_CONVERSION; null or absent: not looked for' }),
-    slug: z.string().nullable().openapi({ description: 'The public name of the program in its sign-up page, /join/{slug}; unique across the platform; null: none yet' }),
-    signup: SignupSettings,
+    // Shown once set, as the risk settings (a program that never set them keeps the shape it had).
+    slug: z.string().nullable().optional().openapi({ description: 'The public name of the program in its sign-up page, /join/{slug}; unique across the platform; absent or null: none' }),
+    signup: SignupSettings.optional().openapi({ description: 'The sign-up page; absent until the program sets it: off' }),
     createdAt: DateTime,
     updatedAt: DateTime,
   })

@@ -3106,7 +3106,7 @@ export interface components {
              */
             options?: string[];
         };
-        /** @description The program's sign-up page. Whether a new affiliate is PENDING until approved is the program's requireApproval */
+        /** @description The sign-up page; absent until the program sets it: off */
         SignupSettings: {
             /** @description false: /join/{slug} answers 404 */
             enabled: boolean;
@@ -3155,9 +3155,9 @@ export interface components {
             maxAutoApprovedCommission?: number | null;
             /** @description A referral or sale sooner than this after its click raises FAST_CONVERSION; null or absent: not looked for */
             minClickToConversionSeconds?: number | null;
-            /** @description The public name of the program in its sign-up page, /join/{slug}; unique across the platform; null: none yet */
-            slug: string | null;
-            signup: components["schemas"]["SignupSettings"];
+            /** @description The public name of the program in its sign-up page, /join/{slug}; unique across the platform; absent or null: none */
+            slug?: string | null;
+            signup?: components["schemas"]["SignupSettings"];
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -3196,7 +3196,7 @@ export interface components {
             minClickToConversionSeconds?: number | null;
             /** @description Unique across the platform: the sign-up page is /join/{slug} */
             slug?: string | null;
-            signup?: components["schemas"]["SignupSettings"];
+            signup?: components["schemas"]["SignupSettings"] & unknown;
         };
         /** @description Safe to put in a web page: it can only record clicks and create referrals from a click or visitor, from the allowed origins of its program. */
         PublishableKey: {
@@ -3288,7 +3288,7 @@ export interface components {
             minClickToConversionSeconds?: number | null;
             /** @description Unique across the platform: the sign-up page is /join/{slug} */
             slug?: string | null;
-            signup?: components["schemas"]["SignupSettings"];
+            signup?: components["schemas"]["SignupSettings"] & unknown;
         };
         UpdateProgramBody: {
             name?: string;
@@ -3317,7 +3317,7 @@ export interface components {
             minClickToConversionSeconds?: number | null;
             /** @description Unique across the platform: the sign-up page is /join/{slug} */
             slug?: string | null;
-            signup?: components["schemas"]["SignupSettings"];
+            signup?: components["schemas"]["SignupSettings"] & unknown;
         };
         /** @enum {string} */
         ApiScope: "read" | "write" | "finance" | "webhook_secrets";

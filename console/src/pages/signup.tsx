@@ -1,4 +1,4 @@
-import type { Affiliate, Program, SignupQuestion } from '@affiliate/contracts';
+import type { Affiliate, Program, SignupQuestion, SignupSettings } from '@affiliate/contracts';
 import { useState } from 'preact/hooks';
 import { call, type Credential } from '../api';
 import { Action, ErrorBanner, Notice, Table, useLoad, useProgramSettingsForm, when } from '../ui';
@@ -76,12 +76,14 @@ export function Signup({ credential }: { credential: Credential }) {
 }
 
 function SignupSettingsForm({ credential, program, onSaved }: { credential: Credential; program: Program; onSaved: () => void }) {
+  // Absent until the program first sets it: the page is off. (Types only from the contracts: their values pull node modules into the bundle.)
+  const signup: SignupSettings = program.signup ?? { enabled: false, introText: '', termsUrl: null, questions: [] };
   const [slug, setSlug] = useState(program.slug ?? '');
-  const [enabled, setEnabled] = useState(program.signup.enabled);
+  const [enabled, setEnabled] = useState(signup.enabled);
   const [requireApproval, setRequireApproval] = useState(program.requireApproval);
-  const [introText, setIntroText] = useState(program.signup.introText);
-  const [termsUrl, setTermsUrl] = useState(program.signup.termsUrl ?? '');
-  const [questions, setQuestions] = useState<EditedQuestion[]>(program.signup.questions.map((question) => ({ ...question, options: question.options.join(', ') })));
+  const [introText, setIntroText] = useState(signup.introText);
+  const [termsUrl, setTermsUrl] = useState(signup.termsUrl ?? '');
+  const [questions, setQuestions] = useState<EditedQuestion[]>(signup.questions.map((question) => ({ ...question, options: question.options.join(', ') })));
   const { error, saved, save } = useProgramSettingsForm(credential, onSaved, () => ({
     slug: slug === '' ? null : slug,
     requireApproval,
@@ -97,7 +99,7 @@ function SignupSettingsForm({ credential, program, onSaved }: { credential: Cred
   return (
     <form class="panel" onSubmit={save}>
       <h2>Sign-up page</h2>
-      {program.slug && program.signup.enabled ? (
+      {program.slug && signup.enabled ? (
         <p>
           Your sign-up page: <a href={`/join/${program.slug}`}>{new URL(`/join/${program.slug}`, window.location.origin).toString()}</a>. Embed it in an iframe on
           your allowed origins (Tracking page).

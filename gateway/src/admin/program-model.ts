@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { PROGRAM_LIMIT_DEFAULTS, riskSettingsOf, SIGNUP_DEFAULTS, TRACKING_DEFAULTS, type AttributionModel, type Program, type RiskActions, type SignupSettings } from '@affiliate/contracts';
+import { PROGRAM_LIMIT_DEFAULTS, riskSettingsOf, TRACKING_DEFAULTS, type AttributionModel, type Program, type RiskActions, type SignupSettings } from '@affiliate/contracts';
 import { AggregateStore, findPage, outboxPlugin, runMigrationOnce, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { RateLimit } from '../config';
@@ -138,8 +138,8 @@ export function toProgram(document: ProgramDocument): Program {
     maxWebhookEndpoints: document.maxWebhookEndpoints ?? PROGRAM_LIMIT_DEFAULTS.maxWebhookEndpoints,
     // Shown once set (a program created before them, or without them, keeps the shape it had): absent reads as the defaults.
     ...(hasRiskSettings(document) ? riskSettingsOf(document) : {}),
-    slug: document.slug ?? null,
-    signup: structuredClone(document.signup ?? SIGNUP_DEFAULTS),
+    ...(document.slug !== undefined ? { slug: document.slug } : {}),
+    ...(document.signup !== undefined ? { signup: structuredClone(document.signup) } : {}),
     createdAt: new Date(document.createdAt).toISOString(),
     updatedAt: new Date(document.updatedAt).toISOString(),
   };

@@ -1,4 +1,4 @@
-import { PROGRAM_LIMIT_DEFAULTS, RISK_DEFAULTS, SIGNUP_DEFAULTS, TRACKING_DEFAULTS, type EventData, type EventEnvelope, type Program } from '@affiliate/contracts';
+import { PROGRAM_LIMIT_DEFAULTS, RISK_DEFAULTS, TRACKING_DEFAULTS, type EventData, type EventEnvelope, type Program } from '@affiliate/contracts';
 import { createEvent } from '../events/outbox';
 
 /**
@@ -21,8 +21,6 @@ export function programUpdatedEvent(programId: string, settings: Partial<Program
     ...TRACKING_DEFAULTS,
     ...PROGRAM_LIMIT_DEFAULTS,
     ...RISK_DEFAULTS,
-    slug: null,
-    signup: SIGNUP_DEFAULTS,
     createdAt: now,
     updatedAt: now,
     ...settings,
