@@ -9,6 +9,7 @@ import { Audit, Programs } from './pages/operator';
 import { Overview } from './pages/overview';
 import { Review } from './pages/review';
 import { SignIn } from './pages/sign-in';
+import { Signup } from './pages/signup';
 import { Tracking } from './pages/tracking';
 import { Webhooks } from './pages/webhooks';
 
@@ -18,6 +19,7 @@ const PROGRAM_ROUTES: Route[] = [
   { id: 'overview', label: 'Overview', page: (credential) => <Overview credential={credential} /> },
   { id: 'webhooks', label: 'Webhooks', page: (credential) => <Webhooks credential={credential} /> },
   { id: 'tracking', label: 'Tracking', page: (credential) => <Tracking credential={credential} /> },
+  { id: 'signup', label: 'Sign-up and approval', page: (credential) => <Signup credential={credential} /> },
   { id: 'review', label: 'Fraud review', page: (credential) => <Review credential={credential} /> },
   { id: 'events', label: 'Event catalogue', page: (credential) => <Catalogue credential={credential} /> },
   ...Object.entries(RESOURCES).map(([id, resource]) => ({ id, label: resource.title, page: (credential: Credential) => <Browse key={id} credential={credential} resource={resource} /> })),

@@ -2,6 +2,7 @@ import { DateTime, Email, ListQuery, ShortText, Uuid } from './common';
 import { CommissionPlanSummary, CommissionTier, FullPayoutDetails, PayoutDetails, PayoutDetailsBody, PlanInForce } from './commission';
 import { PromotionalCodeSummary } from './coupon';
 import { RiskSettings } from './risk';
+import { SignupAnswer } from './signup';
 import { z } from './zod';
 
 export const AffiliateStatus = z.enum(['PENDING', 'ACTIVE', 'REJECTED', 'DISABLED']);
@@ -47,7 +48,7 @@ export const Affiliate = z
     commissionTier: CommissionTier.nullable(),
     payoutDetails: PayoutDetails.nullable(),
     promotionalCodes: z.array(PromotionalCodeSummary).optional(),
-    signupAnswers: z.array(z.object({ question: z.string(), answer: z.string() })),
+    signupAnswers: z.array(SignupAnswer).openapi({ description: 'What the affiliate answered on the sign-up page (POST /join/{slug}); empty for an affiliate created otherwise' }),
     createdAt: DateTime,
     updatedAt: DateTime,
   })
@@ -117,6 +118,7 @@ export const DeleteAffiliateBody = z.object({ affiliateId: Uuid }).strict().open
 export const AffiliateQuery = ListQuery.extend({
   id: z.string().max(200).optional(),
   email: z.string().max(254).optional(),
+  status: AffiliateStatus.optional().openapi({ description: 'With no id or email: only the affiliates of this status (PENDING: the applications waiting for approval)' }),
 }).strict();
 
 const LinkOwner = {

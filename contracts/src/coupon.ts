@@ -29,6 +29,37 @@ export const AffiliateSummary = z
   })
   .openapi('AffiliateSummary');
 
+export const CodeStructure = z
+  .object({
+    firstName: z.boolean().optional(),
+    lastName: z.boolean().optional(),
+    emailLocalPart: z.boolean().optional(),
+    discountAmount: z.boolean().optional(),
+    couponName: z.boolean().optional(),
+    randomChars: z.boolean().optional(),
+  })
+  .strict()
+  .openapi('CodeStructure');
+
+/** The code fields of POST /promotional-codes for a generated code, as a coupon keeps them to issue its affiliates' codes. */
+export const AutoCouponRule = z
+  .object({
+    prefix: z.string().max(20).optional(),
+    codeStructure: CodeStructure,
+    randomCharsLength: z.number().int().min(1).max(32).optional(),
+    randomCharsCase: z.enum(['uppercase', 'lowercase', 'mixed']).optional(),
+    appliesTo: z.enum(['NEW_AFFILIATES', 'ALL_AFFILIATES']).openapi({
+      description:
+        'NEW_AFFILIATES: each affiliate created from now on gets its code once it is ACTIVE; ALL_AFFILIATES: also every affiliate ACTIVE when the rule is set',
+    }),
+  })
+  .strict()
+  .openapi('AutoCouponRule', {
+    description:
+      "Issues one generated code of this coupon to each affiliate that becomes ACTIVE, once per coupon and affiliate (retries, concurrent approvals and restarts issue no second one); parts as POST /promotional-codes' auto-generation",
+  });
+export type AutoCouponRule = z.infer<typeof AutoCouponRule>;
+
 const couponFields = {
   id: Uuid,
   name: z.string().nullable(),
@@ -52,7 +83,8 @@ const couponFields = {
   metadata: z.record(z.string()),
   createdAt: DateTime,
   updatedAt: DateTime,
-  autoCouponRule: z.record(z.unknown()).nullable(),
+  // A union, not .nullable(): the OpenAPI generator drops nullability on a referenced schema.
+  autoCouponRule: z.union([AutoCouponRule, z.null()]),
 };
 
 /** A coupon without its codes: the shape embedded in a promotional code's `coupon`. */
@@ -112,6 +144,7 @@ export const CreateCouponBody = z
     integrationType: IntegrationType.default('NONE'),
     couponCategory: CouponCategory.default('CUSTOMER'),
     metadata: Metadata.optional(),
+    autoCouponRule: AutoCouponRule.nullable().optional(),
   })
   .strict()
   .superRefine((body, ctx) => {
@@ -153,6 +186,7 @@ export const UpdateCouponBody = z
     collectionIds: ProductIds.optional(),
     externalId: ShortText.nullable().optional(),
     metadata: Metadata.optional(),
+    autoCouponRule: AutoCouponRule.nullable().optional().openapi({ description: 'null: stop issuing codes (codes issued stay)' }),
   })
   .strict()
   .openapi('UpdateCouponBody');
@@ -169,17 +203,7 @@ export const CouponQuery = ListQuery.extend({
   externalId: z.string().max(200).optional(),
 }).strict();
 
-export const CodeStructure = z
-  .object({
-    firstName: z.boolean().optional(),
-    lastName: z.boolean().optional(),
-    emailLocalPart: z.boolean().optional(),
-    discountAmount: z.boolean().optional(),
-    couponName: z.boolean().optional(),
-    randomChars: z.boolean().optional(),
-  })
-  .strict()
-  .openapi('CodeStructure');
+
 
 /** Characters a customer can type at checkout; auto-generated parts are stripped to these. */
 export const PROMOTIONAL_CODE_PATTERN = /^[A-Za-z0-9_-]+$/;
@@ -317,3 +341,39 @@ export type CreatePromotionalCodeBody = z.infer<typeof CreatePromotionalCodeBody
 export type UpdatePromotionalCodeBody = z.infer<typeof UpdatePromotionalCodeBody>;
 export type RedeemPromotionalCodeBody = z.infer<typeof RedeemPromotionalCodeBody>;
 export type Redemption = z.infer<typeof Redemption>;
+
+/** The most affiliates one bulk request names, or one page of `allActive` covers. */
+export const BULK_ISSUE_PAGE = 100;
+
+export const BulkIssueBody = z
+  .object({
+    couponId: Uuid,
+    affiliateIds: z.array(Uuid).min(1).max(BULK_ISSUE_PAGE).optional(),
+    allActive: z.literal(true).optional(),
+    startingAfter: Uuid.optional().openapi({ description: "With allActive: the previous page's nextStartingAfter" }),
+    prefix: z.string().max(20).optional(),
+    codeStructure: CodeStructure.optional().openapi({ description: "The code's parts; absent: the coupon's autoCouponRule" }),
+    randomCharsLength: z.number().int().min(RANDOM_CHARS_LENGTH.min).max(RANDOM_CHARS_LENGTH.max).optional(),
+    randomCharsCase: z.enum(['uppercase', 'lowercase', 'mixed']).optional(),
+  })
+  .strict()
+  .superRefine((body, ctx) => {
+    if ((body.affiliateIds === undefined) === (body.allActive === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['affiliateIds'], message: 'send either affiliateIds or allActive: true' });
+    }
+    if (body.startingAfter !== undefined && !body.allActive) {
+      ctx.addIssue({ code: 'custom', path: ['startingAfter'], message: 'startingAfter pages through allActive only' });
+    }
+  })
+  .openapi('BulkIssueBody');
+export type BulkIssueBody = z.infer<typeof BulkIssueBody>;
+
+export const BulkIssueResult = z
+  .object({
+    issued: z.array(PromotionalCode).openapi({ description: 'Codes created by this request, each announced by promocode.created' }),
+    alreadyIssued: z.array(Uuid).openapi({ description: 'Affiliates that already had their code of this coupon: nothing new for them' }),
+    skipped: z.array(z.object({ affiliateId: Uuid, reason: z.string() })).openapi({ description: 'Affiliates given no code, and why (not ACTIVE, not found, the generated code taken)' }),
+    nextStartingAfter: Uuid.nullable().openapi({ description: 'With allActive: send it as startingAfter for the next page; null: that was the last' }),
+  })
+  .openapi('BulkIssueResult');
+export type BulkIssueResult = z.infer<typeof BulkIssueResult>;

@@ -22,6 +22,8 @@ export const ProgramEventData = Program.partial({
   maxAutoApprovedCommission: true,
   minClickToConversionSeconds: true,
   reportingCurrency: true,
+  slug: true,
+  signup: true,
 });
 
 /**

@@ -27,7 +27,7 @@ export const affiliate = {
   commissionTier: { level: 1, metric: 'SALES_COUNT', threshold: 10, rate: 25 },
   payoutDetails: { method: 'PAYPAL', email: 'jane.payouts@example.com', accountHolder: null, ibanLast4: null, note: null },
   promotionalCodes: [],
-  signupAnswers: [{ question: 'Where do you publish?', answer: 'A cooking blog' }],
+  signupAnswers: [{ questionId: 'channel', question: 'Where do you publish?', answer: 'A cooking blog' }],
   createdAt: at,
   updatedAt: at,
 };
@@ -167,6 +167,8 @@ export const program = {
   },
   maxAutoApprovedCommission: 500,
   minClickToConversionSeconds: 10,
+  slug: 'acme',
+  signup: { enabled: true, introText: 'Earn 20% on every sale you send us.', termsUrl: 'https://shop.example.com/partner-terms', questions: [{ id: 'channel', label: 'Where do you publish?', type: 'TEXT' as const, required: true, options: [] }] },
   createdAt: at,
   updatedAt: at,
 };

@@ -8,6 +8,7 @@ export * from './affiliate';
 export * from './referral';
 export * from './sale';
 export * from './review';
+export * from './signup';
 export * from './program';
 export * from './browser';
 export * from './portal';

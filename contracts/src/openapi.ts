@@ -13,6 +13,7 @@ import type { ApiScope, ProgramAuditAction } from './program';
 import * as referral from './referral';
 import * as review from './review';
 import * as sale from './sale';
+import * as signup from './signup';
 import * as webhook from './webhook';
 import type { ZodTypeAny } from 'zod';
 import { z } from './zod';
@@ -74,6 +75,11 @@ export const API_OPERATIONS: Operation[] = [
     body: coupon.DeleteCouponBody, response: coupon.DeleteCouponResponse,
   },
   { method: 'post', path: '/promotional-codes', operationId: 'createPromotionalCode', scopes: ['write'], tag: 'Promotional codes', summary: 'Create a code', body: coupon.CreatePromotionalCodeBody, response: coupon.PromotionalCode },
+  {
+    method: 'post', path: '/promotional-codes/bulk', operationId: 'issuePromotionalCodesInBulk', scopes: ['write'], tag: 'Promotional codes',
+    summary: "Issue a generated code of one coupon to each affiliate named (at most 100), or to every ACTIVE affiliate a page at a time (allActive, startingAfter); an affiliate never gets two codes of one coupon; one promocode.created per code",
+    body: coupon.BulkIssueBody, response: coupon.BulkIssueResult,
+  },
   { method: 'get', path: '/promotional-codes', operationId: 'getPromotionalCodes', scopes: ['read'], tag: 'Promotional codes', summary: 'Look up codes', query: coupon.PromotionalCodeQuery, response: oneOrMany(coupon.PromotionalCode) },
   { method: 'put', path: '/promotional-codes', operationId: 'updatePromotionalCode', scopes: ['write'], tag: 'Promotional codes', summary: 'Update a code', body: coupon.UpdatePromotionalCodeBody, response: coupon.PromotionalCode },
   { method: 'delete', path: '/promotional-codes', operationId: 'deletePromotionalCode', scopes: ['write'], tag: 'Promotional codes', summary: 'Delete a code', body: coupon.DeletePromotionalCodeBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
@@ -185,6 +191,7 @@ const TAGS: Record<string, string> = {
   Integrations: 'Payment providers whose webhooks record sales and reversals (Stripe: checkout.session.completed, invoice.paid, invoice_payment.paid, charge.refunded, charge.dispute.created)',
   Admin: 'Programs and API keys, for operators (admin token)',
   Program: "The program of the key: its own settings and its publishable keys",
+  'Sign-up': 'The hosted sign-up page of a program, /join/{slug}, and applications to it',
   Browser: "What the tracking script calls from a shop's pages with a publishable key (pk_…)",
   'Affiliate portal': "Single-use links into the gateway-hosted portal where one affiliate sees its own links, codes, earnings and payouts (like Stripe's customer portal)",
 };
@@ -328,6 +335,52 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
       '413': errorOf('Request body larger than the limit'),
       '429': { ...errorOf('Too many requests from this address'), headers: z.object({ 'X-Request-Id': REQUEST_ID, 'Retry-After': RETRY_AFTER }) },
       '503': { ...errorOf('A service is unavailable; Stripe retries'), headers: z.object({ 'X-Request-Id': REQUEST_ID, 'Retry-After': RETRY_AFTER }) },
+    },
+  });
+
+  // The hosted sign-up (gateway/src/signup/routes.ts): outside /api/v1 and without a key, because
+  // applicants have none; per-address limits, the honeypot and the form's signed token stand in.
+  const html = (description: string) => ({ description, headers: z.object({ 'X-Request-Id': REQUEST_ID }), content: { 'text/html': { schema: z.string() } } });
+  const slugParam = z.object({ slug: signup.ProgramSlug });
+  registry.registerPath({
+    method: 'get',
+    path: '/join/{slug}',
+    operationId: 'getSignupPage',
+    summary: "The program's sign-up page (HTML, the console's CSP; framable only by the program's allowedOrigins)",
+    tags: ['Sign-up'],
+    security: [],
+    request: { params: slugParam },
+    responses: { '200': html("The form, with the program's intro text, questions and terms"), '404': html('No program with this slug, or its sign-up is disabled') },
+  });
+  registry.registerPath({
+    method: 'post',
+    path: '/join/{slug}',
+    operationId: 'applyToProgram',
+    summary:
+      "Apply to the program: JSON from the program's own form (CORS: only its allowedOrigins; no Origin: a backend), or form-encoded from the hosted page (its own origin and signed form token only, answered with an HTML page). The affiliate is created with its answers and first link (affiliate.created), PENDING when the program requires approval",
+    tags: ['Sign-up'],
+    security: [],
+    request: {
+      params: slugParam,
+      body: {
+        required: true,
+        content: {
+          'application/json': { schema: signup.SignupSubmission },
+          'application/x-www-form-urlencoded': { schema: z.record(z.string()).openapi({ description: "The hosted page's fields: firstName, lastName, email, answers[<question id>], formToken, and the honeypot `website`, which a person leaves empty" }) },
+        },
+      },
+    },
+    responses: {
+      '200': html('Form-encoded from the hosted page: the result page (the application is in, or a filled honeypot, which creates nothing); a refused form comes back as a 400 page listing the problems'),
+      '201': { description: 'The application is in', headers: z.object({ 'X-Request-Id': REQUEST_ID }), content: { 'application/json': { schema: signup.SignupResult } } },
+      '400': errorOf('Every problem at once in `errors`: a missing required answer, an answer to no question, a malformed URL, a choice outside the options, a field missing or malformed; or an email already an affiliate of the program. Nothing is created'),
+      '403': errorOf("A browser origin outside the program's allowedOrigins (JSON), or a form not sent from its own page"),
+      '404': errorOf('No program with this slug, or its sign-up is disabled'),
+      '409': errorOf('The same application is being recorded at this very moment (a double submit); retry'),
+      '413': errorOf('Request body larger than 64 KB'),
+      '415': errorOf('A body neither application/json nor application/x-www-form-urlencoded'),
+      '429': { ...errorOf('Too many applications from this address to this program (SIGNUP_RATE_LIMIT_*)'), headers: z.object({ 'X-Request-Id': REQUEST_ID, 'Retry-After': RETRY_AFTER }) },
+      '503': { ...errorOf('A service is unavailable; retry'), headers: z.object({ 'X-Request-Id': REQUEST_ID, 'Retry-After': RETRY_AFTER }) },
     },
   });
 

@@ -1,5 +1,6 @@
 import { Currency, DateTime, ShortText, Uuid } from './common';
 import { RiskActions, RiskActionsBody } from './risk';
+import { ProgramSlug, SignupSettings } from './signup';
 import { z } from './zod';
 
 export const DestinationUrl = z
@@ -86,6 +87,9 @@ export const Program = z
     // The portal settings are shown once the program set one of them; absent, they are PORTAL_DEFAULTS.
     affiliateCouponIds: z.array(Uuid).optional().openapi({ description: 'Coupons under which affiliates may create their own promotional codes from the affiliate portal (isAffiliateGenerated); absent or empty: none' }),
     affiliatesMayAddLinks: z.boolean().optional().openapi({ description: 'Whether an affiliate may add a referral link from the affiliate portal; absent: false' }),
+    // Shown once set, as the risk settings (a program that never set them keeps the shape it had).
+    slug: z.string().nullable().optional().openapi({ description: 'The public name of the program in its sign-up page, /join/{slug}; unique across the platform; absent or null: none' }),
+    signup: SignupSettings.optional().openapi({ description: 'The sign-up page; absent until the program sets it: off' }),
     createdAt: DateTime,
     updatedAt: DateTime,
   })
@@ -128,6 +132,9 @@ const trackingSettings = {
     .refine((ids) => new Set(ids).size === ids.length, 'affiliateCouponIds: each coupon once')
     .optional(),
   affiliatesMayAddLinks: z.boolean().optional(),
+  // The sign-up page (README, "Sign-up and approval"); absent: no slug, sign-up off.
+  slug: ProgramSlug.nullable().optional(),
+  signup: SignupSettings.optional(),
 };
 
 export const CreateProgramBody = z

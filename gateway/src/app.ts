@@ -16,6 +16,7 @@ import { integrationRoutes } from './proxy/integration-routes';
 import { PUBLIC_PREFIX, type UpstreamName } from './proxy/route-table';
 import type { UpstreamProxy } from './proxy/upstream-proxy';
 import { addressRateLimit } from './rate-limit/middleware';
+import { signupRoutes } from './signup/routes';
 import { trackingScriptRoutes } from './tracking/routes';
 import type { RateLimits } from './rate-limit/rate-limiter';
 
@@ -95,6 +96,16 @@ export function createGateway(deps: GatewayDeps): Express {
   );
   app.use(
     integrationRoutes({ programs: deps.store.programs, sale: deps.upstreams.sale, anonymous, internalToken: settings.internalToken, bodyLimit: settings.bodyLimit }),
+  );
+  app.use(
+    signupRoutes({
+      programs: deps.store.programs,
+      affiliate: deps.upstreams.affiliate,
+      rateLimits: deps.rateLimits,
+      signupAddressLimit: settings.signupAddressRateLimit,
+      anonymous,
+      internalToken: settings.internalToken,
+    }),
   );
   app.use(
     PUBLIC_PREFIX,

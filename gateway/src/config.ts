@@ -48,6 +48,9 @@ export const gatewayConfigShape = {
   /** Browser calls (publishable keys) per key and client address. */
   BROWSER_RATE_LIMIT_POINTS: z.coerce.number().int().min(1).default(120),
   BROWSER_RATE_LIMIT_DURATION_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
+  /** Sign-up submissions (POST /join/{slug}) per program and client address: a flood of applications stops here. */
+  SIGNUP_RATE_LIMIT_POINTS: z.coerce.number().int().min(1).default(10),
+  SIGNUP_RATE_LIMIT_DURATION_SECONDS: z.coerce.number().int().min(1).max(86_400).default(3600),
   /** Wrong admin tokens per client address before that address is locked out of /admin/v1 for the window. */
   ADMIN_FAILED_AUTH_LIMIT: z.coerce.number().int().min(1).default(10),
   ADMIN_FAILED_AUTH_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
@@ -130,6 +133,8 @@ export type GatewaySettings = {
   anonymousRateLimit: RateLimit;
   /** Browser calls with a publishable key, per key and client address. */
   browserAddressRateLimit: RateLimit;
+  /** Sign-up submissions per program and client address. */
+  signupAddressRateLimit: RateLimit;
   /** Which forwarding headers to believe for the client address (express "trust proxy"). */
   trustProxy: boolean | number | string;
   /** How long audit records are kept, and how often the gateway deletes the older ones. */
@@ -189,6 +194,7 @@ export function gatewaySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Ga
     },
     anonymousRateLimit: { points: config.ANONYMOUS_RATE_LIMIT_POINTS, duration: config.ANONYMOUS_RATE_LIMIT_DURATION_SECONDS },
     browserAddressRateLimit: { points: config.BROWSER_RATE_LIMIT_POINTS, duration: config.BROWSER_RATE_LIMIT_DURATION_SECONDS },
+    signupAddressRateLimit: { points: config.SIGNUP_RATE_LIMIT_POINTS, duration: config.SIGNUP_RATE_LIMIT_DURATION_SECONDS },
     trustProxy: config.TRUST_PROXY,
     auditRetentionMs: config.AUDIT_RETENTION_DAYS * 86_400_000,
     auditSweepIntervalMs: 3_600_000,

@@ -5,6 +5,7 @@ import type { Express } from 'express';
 import Redis from 'ioredis';
 import type { Connection } from 'mongoose';
 import { createAdminStore, ensureBootstrapKey, type AdminStore } from './admin/api-keys';
+import { migrateSlugKeys } from './admin/program-model';
 import { deleteExpired } from './admin/retention';
 import { createGateway, createMetricsApp } from './app';
 import { KeyDirectory } from './auth/key-directory';
@@ -49,6 +50,7 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
   const idempotencyRecords = idempotencyRecordModel(connection);
   relay.watch(...outboxModelsOf(connection));
 
+  await migrateSlugKeys(connection);
   await syncIndexes(connection);
   if (!(await bus.waitForConnect(10_000))) logger.warn('starting without RabbitMQ; program events wait in the outbox until it is back');
   relay.start();

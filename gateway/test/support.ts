@@ -32,6 +32,7 @@ export function testGatewaySettings(overrides: Partial<GatewaySettings> = {}): G
     failedAuthLimits: { api: { points: 60, duration: 60 }, admin: { points: 10, duration: 900 } },
     anonymousRateLimit: { points: 1000, duration: 60 },
     browserAddressRateLimit: { points: 1000, duration: 60 },
+    signupAddressRateLimit: { points: 1000, duration: 60 },
     trustProxy: false,
     auditRetentionMs: 86_400_000,
     auditSweepIntervalMs: 3_600_000,

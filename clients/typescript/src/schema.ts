@@ -68,6 +68,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/promotional-codes/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issue a generated code of one coupon to each affiliate named (at most 100), or to every ACTIVE affiliate a page at a time (allActive, startingAfter); an affiliate never gets two codes of one coupon; one promocode.created per code
+         * @description Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
+        post: operations["issuePromotionalCodesInBulk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/affiliates": {
         parameters: {
             query?: never;
@@ -843,6 +863,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/join/{slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The program's sign-up page (HTML, the console's CSP; framable only by the program's allowedOrigins) */
+        get: operations["getSignupPage"];
+        put?: never;
+        /** Apply to the program: JSON from the program's own form (CORS: only its allowedOrigins; no Origin: a backend), or form-encoded from the hosted page (its own origin and signed form token only, answered with an HTML page). The affiliate is created with its answers and first link (affiliate.created), PENDING when the program requires approval */
+        post: operations["applyToProgram"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "affiliate.created": {
@@ -1241,7 +1279,10 @@ export interface components {
             commissionTier: components["schemas"]["CommissionTier"];
             payoutDetails: components["schemas"]["PayoutDetails"];
             promotionalCodes?: components["schemas"]["PromotionalCodeSummary"][];
+            /** @description What the affiliate answered on the sign-up page (POST /join/{slug}); empty for an affiliate created otherwise */
             signupAnswers: {
+                questionId: string;
+                /** @description The label of the question when it was answered */
                 question: string;
                 answer: string;
             }[];
@@ -1294,6 +1335,7 @@ export interface components {
          *         "promotionalCodes": [],
          *         "signupAnswers": [
          *           {
+         *             "questionId": "channel",
          *             "question": "Where do you publish?",
          *             "answer": "A cooking blog"
          *           }
@@ -1356,6 +1398,7 @@ export interface components {
          *         "promotionalCodes": [],
          *         "signupAnswers": [
          *           {
+         *             "questionId": "channel",
          *             "question": "Where do you publish?",
          *             "answer": "A cooking blog"
          *           }
@@ -1740,6 +1783,7 @@ export interface components {
          *           "promotionalCodes": [],
          *           "signupAnswers": [
          *             {
+         *               "questionId": "channel",
          *               "question": "Where do you publish?",
          *               "answer": "A cooking blog"
          *             }
@@ -1872,6 +1916,27 @@ export interface components {
                 id: string;
             };
         };
+        CodeStructure: {
+            firstName?: boolean;
+            lastName?: boolean;
+            emailLocalPart?: boolean;
+            discountAmount?: boolean;
+            couponName?: boolean;
+            randomChars?: boolean;
+        };
+        /** @description Issues one generated code of this coupon to each affiliate that becomes ACTIVE, once per coupon and affiliate (retries, concurrent approvals and restarts issue no second one); parts as POST /promotional-codes' auto-generation */
+        AutoCouponRule: {
+            prefix?: string;
+            codeStructure: components["schemas"]["CodeStructure"];
+            randomCharsLength?: number;
+            /** @enum {string} */
+            randomCharsCase?: "uppercase" | "lowercase" | "mixed";
+            /**
+             * @description NEW_AFFILIATES: each affiliate created from now on gets its code once it is ACTIVE; ALL_AFFILIATES: also every affiliate ACTIVE when the rule is set
+             * @enum {string}
+             */
+            appliesTo: "NEW_AFFILIATES" | "ALL_AFFILIATES";
+        };
         Coupon: {
             /** Format: uuid */
             id: string;
@@ -1906,9 +1971,7 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
-            autoCouponRule: {
-                [key: string]: unknown;
-            } | null;
+            autoCouponRule: components["schemas"]["AutoCouponRule"] | null;
             promotionalCodes: components["schemas"]["PromotionalCodeSummary"][];
         };
         /**
@@ -2106,9 +2169,7 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
-            autoCouponRule: {
-                [key: string]: unknown;
-            } | null;
+            autoCouponRule: components["schemas"]["AutoCouponRule"] | null;
         };
         PromotionalCode: {
             /** Format: uuid */
@@ -2348,6 +2409,7 @@ export interface components {
             metadata?: {
                 [key: string]: string;
             };
+            autoCouponRule?: components["schemas"]["AutoCouponRule"] & (Record<string, never> | null);
         };
         UpdateCouponBody: {
             /** Format: uuid */
@@ -2364,6 +2426,7 @@ export interface components {
             metadata?: {
                 [key: string]: string;
             };
+            autoCouponRule?: components["schemas"]["AutoCouponRule"] & (Record<string, never> | null);
         };
         DeleteCouponResponse: {
             message: string;
@@ -2383,14 +2446,6 @@ export interface components {
         DeleteCouponBody: {
             /** Format: uuid */
             couponId: string;
-        };
-        CodeStructure: {
-            firstName?: boolean;
-            lastName?: boolean;
-            emailLocalPart?: boolean;
-            discountAmount?: boolean;
-            couponName?: boolean;
-            randomChars?: boolean;
         };
         CreatePromotionalCodeBody: {
             /** Format: uuid */
@@ -2422,6 +2477,40 @@ export interface components {
             isAffiliateGenerated?: boolean;
             prefix?: string;
             codeStructure?: components["schemas"]["CodeStructure"];
+            randomCharsLength?: number;
+            /** @enum {string} */
+            randomCharsCase?: "uppercase" | "lowercase" | "mixed";
+        };
+        BulkIssueResult: {
+            /** @description Codes created by this request, each announced by promocode.created */
+            issued: components["schemas"]["PromotionalCode"][];
+            /** @description Affiliates that already had their code of this coupon: nothing new for them */
+            alreadyIssued: string[];
+            /** @description Affiliates given no code, and why (not ACTIVE, not found, the generated code taken) */
+            skipped: {
+                /** Format: uuid */
+                affiliateId: string;
+                reason: string;
+            }[];
+            /**
+             * Format: uuid
+             * @description With allActive: send it as startingAfter for the next page; null: that was the last
+             */
+            nextStartingAfter: string | null;
+        };
+        BulkIssueBody: {
+            /** Format: uuid */
+            couponId: string;
+            affiliateIds?: string[];
+            /** @enum {boolean} */
+            allActive?: true;
+            /**
+             * Format: uuid
+             * @description With allActive: the previous page's nextStartingAfter
+             */
+            startingAfter?: string;
+            prefix?: string;
+            codeStructure?: components["schemas"]["CodeStructure"] & unknown;
             randomCharsLength?: number;
             /** @enum {string} */
             randomCharsCase?: "uppercase" | "lowercase" | "mixed";
@@ -3042,6 +3131,39 @@ export interface components {
             COOKIE_STUFFING: components["schemas"]["RiskAction"];
             OVER_AUTO_APPROVAL_LIMIT: components["schemas"]["RiskAction"];
         };
+        /** @enum {string} */
+        SignupQuestionType: "TEXT" | "LONG_TEXT" | "URL" | "SELECT";
+        SignupQuestion: {
+            /** @description The key of this answer in a JSON submission (`answers`) and in the form */
+            id: string;
+            label: string;
+            type: components["schemas"]["SignupQuestionType"];
+            /** @default false */
+            required?: boolean;
+            /**
+             * @description The choices of a SELECT question (at least one); empty for the other types
+             * @default []
+             */
+            options?: string[];
+        };
+        /** @description The sign-up page; absent until the program sets it: off */
+        SignupSettings: {
+            /** @description false: /join/{slug} answers 404 */
+            enabled: boolean;
+            /**
+             * @description Shown above the form, as plain text
+             * @default
+             */
+            introText?: string;
+            /**
+             * Format: uri
+             * @description The program terms an applicant accepts by submitting; null: none shown
+             * @default null
+             */
+            termsUrl?: string | null;
+            /** @default [] */
+            questions?: components["schemas"]["SignupQuestion"][];
+        };
         Program: {
             /** Format: uuid */
             id: string;
@@ -3077,6 +3199,9 @@ export interface components {
             affiliateCouponIds?: string[];
             /** @description Whether an affiliate may add a referral link from the affiliate portal; absent: false */
             affiliatesMayAddLinks?: boolean;
+            /** @description The public name of the program in its sign-up page, /join/{slug}; unique across the platform; absent or null: none */
+            slug?: string | null;
+            signup?: components["schemas"]["SignupSettings"];
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -3115,6 +3240,9 @@ export interface components {
             minClickToConversionSeconds?: number | null;
             affiliateCouponIds?: string[];
             affiliatesMayAddLinks?: boolean;
+            /** @description Unique across the platform: the sign-up page is /join/{slug} */
+            slug?: string | null;
+            signup?: components["schemas"]["SignupSettings"] & unknown;
         };
         /** @description Safe to put in a web page: it can only record clicks and create referrals from a click or visitor, from the allowed origins of its program. */
         PublishableKey: {
@@ -3249,6 +3377,9 @@ export interface components {
             minClickToConversionSeconds?: number | null;
             affiliateCouponIds?: string[];
             affiliatesMayAddLinks?: boolean;
+            /** @description Unique across the platform: the sign-up page is /join/{slug} */
+            slug?: string | null;
+            signup?: components["schemas"]["SignupSettings"] & unknown;
         };
         UpdateProgramBody: {
             name?: string;
@@ -3277,6 +3408,9 @@ export interface components {
             minClickToConversionSeconds?: number | null;
             affiliateCouponIds?: string[];
             affiliatesMayAddLinks?: boolean;
+            /** @description Unique across the platform: the sign-up page is /join/{slug} */
+            slug?: string | null;
+            signup?: components["schemas"]["SignupSettings"] & unknown;
         };
         /** @enum {string} */
         ApiScope: "read" | "write" | "finance" | "webhook_secrets";
@@ -3344,6 +3478,26 @@ export interface components {
             /** @enum {string} */
             outcome: "processed" | "ignored" | "replayed";
             detail?: string;
+        };
+        SignupResult: {
+            /**
+             * @description PENDING: the program reviews applications; ACTIVE: the affiliate can start at once
+             * @enum {string}
+             */
+            status: "PENDING" | "ACTIVE";
+        };
+        SignupSubmission: {
+            firstName: string;
+            lastName: string;
+            /** Format: email */
+            email: string;
+            /**
+             * @description Answers keyed by question id
+             * @default {}
+             */
+            answers?: {
+                [key: string]: string;
+            };
         };
     };
     responses: never;
@@ -4633,6 +4787,177 @@ export interface operations {
             };
         };
     };
+    issuePromotionalCodesInBulk: {
+        parameters: {
+            query?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkIssueBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkIssueResult"];
+                };
+            };
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization header missing, not Bearer, or token invalid */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The program of the token no longer exists, or the object is not found */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
+            409: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
+            413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getAffiliates: {
         parameters: {
             query?: {
@@ -4642,6 +4967,7 @@ export interface operations {
                 startingAfter?: string;
                 id?: string;
                 email?: string;
+                status?: "PENDING" | "ACTIVE" | "REJECTED" | "DISABLED";
             };
             header?: never;
             path?: never;
@@ -13740,6 +14066,161 @@ export interface operations {
                 };
             };
             /** @description A service is unavailable; Stripe retries */
+            503: {
+                headers: {
+                    "X-Request-Id": string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSignupPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The form, with the program's intro text, questions and terms */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description No program with this slug, or its sign-up is disabled */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    applyToProgram: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SignupSubmission"];
+                "application/x-www-form-urlencoded": {
+                    [key: string]: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Form-encoded from the hosted page: the result page (the application is in, or a filled honeypot, which creates nothing); a refused form comes back as a 400 page listing the problems */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The application is in */
+            201: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignupResult"];
+                };
+            };
+            /** @description Every problem at once in `errors`: a missing required answer, an answer to no question, a malformed URL, a choice outside the options, a field missing or malformed; or an email already an affiliate of the program. Nothing is created */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A browser origin outside the program's allowedOrigins (JSON), or a form not sent from its own page */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No program with this slug, or its sign-up is disabled */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The same application is being recorded at this very moment (a double submit); retry */
+            409: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body larger than 64 KB */
+            413: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body neither application/json nor application/x-www-form-urlencoded */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many applications from this address to this program (SIGNUP_RATE_LIMIT_*) */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service is unavailable; retry */
             503: {
                 headers: {
                     "X-Request-Id": string;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { PORTAL_DEFAULTS, PROGRAM_LIMIT_DEFAULTS, riskSettingsOf, TRACKING_DEFAULTS, type AttributionModel, type Program, type RiskActions } from '@affiliate/contracts';
-import { AggregateStore, findPage, outboxPlugin, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
+import { PORTAL_DEFAULTS, PROGRAM_LIMIT_DEFAULTS, riskSettingsOf, TRACKING_DEFAULTS, type AttributionModel, type Program, type RiskActions, type SignupSettings } from '@affiliate/contracts';
+import { AggregateStore, findPage, outboxPlugin, runMigrationOnce, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { RateLimit } from '../config';
 
@@ -29,6 +29,14 @@ export type ProgramDocument = {
   // Affiliate portal settings: absent reads as PORTAL_DEFAULTS.
   affiliateCouponIds?: string[];
   affiliatesMayAddLinks?: boolean;
+  /** The sign-up page's public name; absent or null: none. */
+  slug?: string | null;
+  /**
+   * `slug:<slug>`, or `none:<program id>` without one: a single-field unique key across programs (the
+   * slug is what finds the program, so it cannot embed it), never absent, so no sparse index is needed.
+   */
+  slugKey?: string;
+  signup?: SignupSettings;
   createdAt: Date;
   updatedAt: Date;
 } & OutboxFields;
@@ -54,6 +62,9 @@ const programSchema = new Schema<ProgramDocument>(
     minClickToConversionSeconds: { type: Number, default: undefined },
     affiliateCouponIds: { type: [String], default: undefined },
     affiliatesMayAddLinks: { type: Boolean, default: undefined },
+    slug: { type: String, default: undefined },
+    slugKey: { type: String, default: undefined },
+    signup: { type: Schema.Types.Mixed, default: undefined },
     // Set by the use cases rather than by mongoose, so an event carries exactly the stored times.
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
@@ -62,6 +73,26 @@ const programSchema = new Schema<ProgramDocument>(
 );
 programSchema.plugin(outboxPlugin);
 programSchema.index({ createdAt: -1, _id: -1 });
+// Always present (the local server honours no sparse index): programs stored before slugs get theirs from migrateSlugKeys.
+programSchema.index({ slugKey: 1 }, { unique: true });
+
+const SLUG_KEY_MIGRATION = 'program-slug-keys';
+
+/**
+ * Programs stored before slugs existed have no slugKey; the unique index would count them all as one
+ * "absent" value. Each gets its placeholder once, before the indexes are built (replicas starting
+ * together may both run it: it only sets what is still missing).
+ */
+export function migrateSlugKeys(connection: Connection): Promise<void> {
+  return runMigrationOnce(connection, SLUG_KEY_MIGRATION, async () => {
+    const programs = connection.collection<{ _id: string; slugKey?: string }>('programs');
+    for await (const program of programs.find({ slugKey: { $exists: false } }, { projection: { _id: 1 } })) {
+      await programs.updateOne({ _id: program._id, slugKey: { $exists: false } }, { $set: { slugKey: slugKeyOf(program._id, null) } });
+    }
+  });
+}
+
+export const slugKeyOf = (programId: string, slug: string | null | undefined): string => (slug ? `slug:${slug}` : `none:${programId}`);
 
 const programModel = (connection: Connection): Model<ProgramDocument> =>
   (connection.models.Program as Model<ProgramDocument> | undefined) ?? connection.model<ProgramDocument>('Program', programSchema);
@@ -69,7 +100,13 @@ const programModel = (connection: Connection): Model<ProgramDocument> =>
 /** The programs: each is its own scope, so its id is also the program every method takes. */
 export class ProgramRepository extends AggregateStore<ProgramDocument> {
   constructor(context: StoreContext) {
-    super(context, programModel, { programField: '_id' });
+    super(context, programModel, { programField: '_id', uniqueKeys: ['slugKey'] });
+  }
+
+  /** The live program whose sign-up page is /join/{slug}: a point lookup on the unique key, across programs (the slug is all a visitor has). */
+  async bySlug(slug: string): Promise<ProgramDocument | null> {
+    const found = (await this.model.collection.findOne({ slugKey: slugKeyOf('', slug) })) as ProgramDocument | null;
+    return found && (found.deletedAt ?? null) === null ? found : null;
   }
 
   /**
@@ -108,6 +145,8 @@ export function toProgram(document: ProgramDocument): Program {
     ...(hasRiskSettings(document) ? riskSettingsOf(document) : {}),
     // The same for the portal settings: shown once set, absent reads as PORTAL_DEFAULTS.
     ...(hasPortalSettings(document) ? portalSettingsOf(document) : {}),
+    ...(document.slug !== undefined ? { slug: document.slug } : {}),
+    ...(document.signup !== undefined ? { signup: structuredClone(document.signup) } : {}),
     createdAt: new Date(document.createdAt).toISOString(),
     updatedAt: new Date(document.updatedAt).toISOString(),
   };

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { TRACKING_DEFAULTS, type CreateProgramBody, type Program, type UpdateProgramBody } from '@affiliate/contracts';
-import { createEvent, notFound, type PageRequest } from '@affiliate/platform';
-import { toProgram, type ProgramDocument, type ProgramRepository } from './program-model';
+import { badRequest, createEvent, notFound, UniqueKeyConflict, type PageRequest } from '@affiliate/platform';
+import { slugKeyOf, toProgram, type ProgramDocument, type ProgramRepository } from './program-model';
 
 /** Every program change is one write carrying its program.* event, relayed to the services that keep program settings. */
 export async function createProgram(programs: ProgramRepository, body: CreateProgramBody, id: string = randomUUID()): Promise<Program> {
   const now = new Date();
-  const fields = { _id: id, ...TRACKING_DEFAULTS, ...body, rateLimit: body.rateLimit ?? null, createdAt: now, updatedAt: now } as ProgramDocument;
+  const fields = { _id: id, ...TRACKING_DEFAULTS, ...body, rateLimit: body.rateLimit ?? null, slugKey: slugKeyOf(id, body.slug), createdAt: now, updatedAt: now } as ProgramDocument;
   const program = toProgram(fields);
-  await programs.insert(fields, () => [createEvent('program.created', id, program)]);
+  await slugTaken(body.slug, () => programs.insert(fields, () => [createEvent('program.created', id, program)]));
   return program;
 }
 
@@ -24,10 +24,13 @@ export async function listPrograms(programs: ProgramRepository, page: PageReques
 }
 
 export async function updateProgram(programs: ProgramRepository, id: string, changes: UpdateProgramBody): Promise<Program> {
-  const stored = await programs.change(id, id, () => ({
-    set: { ...changes, updatedAt: new Date() } as Partial<ProgramDocument>,
-    events: (next) => [createEvent('program.updated', id, toProgram(next))],
-  }));
+  const slug = changes.slug === undefined ? {} : { slugKey: slugKeyOf(id, changes.slug) };
+  const stored = await slugTaken(changes.slug, () =>
+    programs.change(id, id, () => ({
+      set: { ...changes, ...slug, updatedAt: new Date() } as Partial<ProgramDocument>,
+      events: (next) => [createEvent('program.updated', id, toProgram(next))],
+    })),
+  );
   if (!stored) throw programNotFound(id);
   return toProgram(stored);
 }
@@ -41,6 +44,16 @@ export async function deleteProgram(programs: ProgramRepository, id: string): Pr
 
 export async function findLiveProgram(programs: ProgramRepository, id: string): Promise<ProgramDocument | null> {
   return programs.byId(id, id);
+}
+
+/** A slug is public and one per platform: another program's is a 400 naming it, and nothing changes. */
+async function slugTaken<T>(slug: string | null | undefined, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (error instanceof UniqueKeyConflict && slug) throw badRequest(`slug: ${slug} is already taken by another program; choose another`);
+    throw error;
+  }
 }
 
 const programNotFound = (id: string) => notFound(`No program with id ${id}`);

@@ -1,3 +1,4 @@
+import { migrateSlugKeys } from '../admin/program-model';
 import { ConfigError, connectMongo, createLogger, syncIndexes } from '@affiliate/platform';
 import { createAdminStore } from '../admin/api-keys';
 import { gatewaySettingsFromEnv } from '../config';
@@ -18,6 +19,7 @@ async function main(argv: string[]): Promise<number> {
   const connection = await connectMongo({ url: settings.mongoUrl, dbName: settings.dbName, logger, maxAttempts: 3 });
   try {
     const store = createAdminStore({ connection }, settings.auditRetentionMs);
+    await migrateSlugKeys(connection);
     await syncIndexes(connection);
     const result = await runAdminCommand(argv, store);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

@@ -16,10 +16,11 @@ export function buildCouponService(context: ServiceContext, deps: CouponServiceD
     logger: context.logger,
     metrics: context.metrics.circuits,
   });
+  const affiliates = affiliateDirectory(affiliateClient);
   return {
     prepare: () => migrateToProgramKeys(context.connection),
-    routes: couponRoutes({ repositories, affiliates: affiliateDirectory(affiliateClient) }),
-    subscribe: () => subscribe(context, repositories),
+    routes: couponRoutes({ repositories, affiliates }),
+    subscribe: () => subscribe(context, repositories, affiliates),
     close: async () => affiliateClient.shutdown(),
   };
 }

@@ -1,4 +1,4 @@
-import { shownPayoutDetails, type Affiliate, type AffiliateLink, type AffiliateStatus, type CommissionTier, type FullPayoutDetails } from '@affiliate/contracts';
+import { shownPayoutDetails, type SignupAnswer, type Affiliate, type AffiliateLink, type AffiliateStatus, type CommissionTier, type FullPayoutDetails } from '@affiliate/contracts';
 import { AggregateStore, outboxPlugin, programKey, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 import { RECENT_READS_MS } from './links';
@@ -24,6 +24,8 @@ export type AffiliateDocument = {
   /** The tier reached, and on which plan: a tier of another plan is no tier. */
   commissionTier?: (CommissionTier & { planId: string }) | null;
   payoutDetails?: StoredPayoutDetails | null;
+  /** What it answered on the program's sign-up page; absent for affiliates created otherwise. */
+  signupAnswers?: SignupAnswer[];
   createdAt: Date;
   updatedAt: Date;
 } & Partial<OutboxFields>;
@@ -47,6 +49,7 @@ const schema = new Schema<AffiliateDocument>(
     commissionPlanId: { type: String, default: null },
     commissionTier: { type: Schema.Types.Mixed, default: null },
     payoutDetails: { type: Schema.Types.Mixed, default: null },
+    signupAnswers: { type: Schema.Types.Mixed, default: undefined },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
   },
@@ -68,8 +71,9 @@ export class AffiliateRepository extends AggregateStore<AffiliateDocument> {
     return this.byKey(programId, 'emailKey', emailKeyOf(programId, email));
   }
 
-  list(programId: string, page: PageRequest) {
-    return this.page(programId, {}, page);
+  /** A page of the list, of one status when given (the approval queue: PENDING). */
+  list(programId: string, page: PageRequest, status?: AffiliateStatus) {
+    return this.page(programId, status ? { status } : {}, page);
   }
 
   /** How many affiliates are assigned this plan (a list query: it may scan, and plans are deleted rarely). */
@@ -105,7 +109,7 @@ export function toAffiliate(affiliate: AffiliateDocument, links: AffiliateLink[]
     commissionPlan: plan ? { id: plan.id, name: plan.name } : null,
     commissionTier: tier ? { level: tier.level, metric: tier.metric, threshold: tier.threshold, rate: tier.rate } : null,
     payoutDetails: shownPayoutDetails(affiliate.payoutDetails ?? null),
-    signupAnswers: [],
+    signupAnswers: (affiliate.signupAnswers ?? []).map((answer) => ({ ...answer })),
     createdAt: affiliate.createdAt.toISOString(),
     updatedAt: affiliate.updatedAt.toISOString(),
   };

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { LINK_MESSAGES, type Affiliate, type CreateAffiliateBody } from '@affiliate/contracts';
+import { LINK_MESSAGES, type Affiliate, type CreateAffiliateBody, type SignupAffiliateBody } from '@affiliate/contracts';
 import { badRequest, UniqueKeyConflict } from '@affiliate/platform';
 import { emailKeyOf, toAffiliate, type AffiliateDocument } from '../data-access/affiliates';
 import { toAffiliateLink, type LinkDocument } from '../data-access/links';
@@ -16,7 +16,7 @@ export const duplicateEmail = (email: string) => badRequest(`email: an affiliate
  * multi-document transactions the link comes first: if the affiliate cannot be written, the link
  * is released again; a crash in between leaves a link of no affiliate, which every read ignores.
  */
-export async function createAffiliate(repositories: Repositories, programId: string, input: CreateAffiliateBody): Promise<Affiliate> {
+export async function createAffiliate(repositories: Repositories, programId: string, input: CreateAffiliateBody, signup?: Pick<SignupAffiliateBody, 'signupAnswers' | 'status'>): Promise<Affiliate> {
   if (await repositories.affiliates.byEmail(programId, input.email)) throw duplicateEmail(input.email);
 
   const settings = await programSettingsOf(repositories, programId);
@@ -39,12 +39,14 @@ export async function createAffiliate(repositories: Repositories, programId: str
     lastName: input.lastName,
     email: input.email,
     emailKey: emailKeyOf(programId, input.email),
-    status: settings.requireApproval ? 'PENDING' : 'ACTIVE',
+    // A sign-up says its status: the gateway read requireApproval from the program itself, which this service learns a moment later.
+    status: signup?.status ?? (settings.requireApproval ? 'PENDING' : 'ACTIVE'),
     commissionRate: input.commissionRate ?? settings.defaultCommissionRate,
     firstLinkId: link._id,
     commissionPlanId: ownPlan?._id ?? null,
     commissionTier: null,
     payoutDetails: null,
+    ...(signup ? { signupAnswers: signup.signupAnswers } : {}),
     createdAt: now,
     updatedAt: now,
   };
@@ -59,4 +61,10 @@ export async function createAffiliate(repositories: Repositories, programId: str
     throw error;
   }
   return toAffiliate(affiliate, links, plan);
+}
+
+/** An application from the program's sign-up page, already checked against its questions by the gateway: an affiliate with its answers and a generated first link. */
+export function signUpAffiliate(repositories: Repositories, programId: string, application: SignupAffiliateBody): Promise<Affiliate> {
+  const { signupAnswers, status, ...person } = application;
+  return createAffiliate(repositories, programId, person, { signupAnswers, status });
 }

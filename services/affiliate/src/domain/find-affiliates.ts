@@ -1,4 +1,4 @@
-import type { Affiliate } from '@affiliate/contracts';
+import type { Affiliate, AffiliateStatus } from '@affiliate/contracts';
 import type { PageRequest } from '@affiliate/platform';
 import { emailKeyOf, toAffiliate, type AffiliateDocument } from '../data-access/affiliates';
 import type { Repositories } from '../data-access/repositories';
@@ -49,8 +49,12 @@ export async function lookUpAffiliate(repositories: Repositories, programId: str
   return withLinks(repositories, affiliate);
 }
 
-export async function listAffiliates(repositories: Repositories, programId: string, page: PageRequest): Promise<{ items: Affiliate[]; nextCursor: string | null }> {
-  const { items, nextCursor } = await repositories.affiliates.list(programId, page);
+export async function listAffiliates(
+  repositories: Repositories,
+  programId: string,
+  page: PageRequest & { status?: AffiliateStatus },
+): Promise<{ items: Affiliate[]; nextCursor: string | null }> {
+  const { items, nextCursor } = await repositories.affiliates.list(programId, page, page.status);
   const [links, plans] = await Promise.all([linksOfAffiliates(repositories, programId, items.map((affiliate) => affiliate._id)), planSummariesOf(repositories, programId, items)]);
   return { items: items.map((affiliate) => toAffiliate(affiliate, links.get(affiliate._id) ?? [], plans.get(affiliate._id) ?? null)), nextCursor };
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { AutoCouponRule } from '@affiliate/contracts';
 import { outboxPlugin, type PageRequest, type StoreContext } from '@affiliate/platform';
 import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
 import { CountedStore } from './redemption-counters';
@@ -30,6 +31,10 @@ export type CouponRecord = {
   integrationType: string | null;
   /** Stored as entries: integrator-chosen keys never become MongoDB field names (`$`, `.`). */
   metadata: MetadataEntry[];
+  /** Issues each ACTIVE affiliate its generated code of this coupon (README, "Sign-up and approval"); absent or null: none. */
+  autoCouponRule?: AutoCouponRule | null;
+  /** When the rule was last set: NEW_AFFILIATES issues to affiliates created after it. */
+  autoCouponRuleSetAt?: Date | null;
   createdAt: Date;
   updatedAt: Date;
   /** Redemption keys whose counting is under way (see redemption-counters.ts); never read back. */
@@ -67,6 +72,8 @@ const couponSchema = new Schema<CouponRecord>(
     redeemBy: { type: Date, default: null },
     integrationType: { type: String, default: null },
     metadata: { type: [metadataEntry], default: [] },
+    autoCouponRule: { type: Schema.Types.Mixed, default: null },
+    autoCouponRuleSetAt: { type: Date, default: null },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
     _redemptionKeys: { type: [String], default: [], select: false },

@@ -110,6 +110,12 @@ export class PromotionalCodeRepository extends CountedStore<PromotionalCodeRecor
   }
 
   /** The code a sale names, matched case-insensitively: a point lookup on its unique key. */
+  /** Whether a code with this id was ever stored, removed ones included: an issued code's id is its (coupon, affiliate) key. */
+  async everStored(programId: string, id: string): Promise<boolean> {
+    const found = (await this.model.collection.findOne({ _id: id as never }, { projection: { programId: 1 } })) as { programId?: string } | null;
+    return found?.programId === programId;
+  }
+
   byCode(programId: string, code: string) {
     return this.byKey(programId, 'codeKey', codeKey(programId, code));
   }

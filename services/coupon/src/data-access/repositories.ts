@@ -1,4 +1,5 @@
 import type { StoreContext } from '@affiliate/platform';
+import { AutoCouponRuleIndex } from './auto-coupon-rules';
 import { CouponRepository } from './coupon-model';
 import { DepartedAffiliateRepository } from './departed-affiliate-model';
 import { PromotionalCodeRepository } from './promotional-code-model';
@@ -10,6 +11,7 @@ export function createRepositories(context: StoreContext) {
     promotionalCodes: new PromotionalCodeRepository(context),
     redemptions: new RedemptionRepository(context),
     departedAffiliates: new DepartedAffiliateRepository(context),
+    autoCouponRules: new AutoCouponRuleIndex(context),
   };
 }
 

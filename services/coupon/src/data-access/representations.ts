@@ -49,7 +49,7 @@ export function toCouponSummary(coupon: CouponRecord): CouponSummary {
     metadata: metadataRecord(coupon.metadata),
     createdAt: iso(coupon.createdAt),
     updatedAt: iso(coupon.updatedAt),
-    autoCouponRule: null,
+    autoCouponRule: coupon.autoCouponRule ? { ...coupon.autoCouponRule, codeStructure: { ...coupon.autoCouponRule.codeStructure } } : null,
   };
 }
 

@@ -46,10 +46,13 @@ export async function createCoupon(repositories: CouponRepositories, programId: 
     redeemBy: body.redeemBy ? new Date(body.redeemBy) : null,
     integrationType: body.integrationType,
     metadata: metadataEntries(body.metadata ?? {}),
+    autoCouponRule: body.autoCouponRule ?? null,
+    autoCouponRuleSetAt: body.autoCouponRule ? now : null,
     createdAt: now,
     updatedAt: now,
   };
   const representation = toCoupon(coupon, []);
+  if (coupon.autoCouponRule) await repositories.autoCouponRules.add(programId, id);
   try {
     await repositories.coupons.insert(coupon, () => [createEvent('coupon.created', programId, representation)]);
   } catch (error) {

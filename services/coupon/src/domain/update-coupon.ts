@@ -27,6 +27,10 @@ function changedFields(body: UpdateCouponBody, programId: string, couponId: stri
   if (body.limitToProducts !== undefined) set.limitToProducts = body.limitToProducts;
   if (body.collectionIds !== undefined) set.collectionIds = body.collectionIds;
   if (body.metadata !== undefined) set.metadata = metadataEntries(body.metadata);
+  if (body.autoCouponRule !== undefined) {
+    set.autoCouponRule = body.autoCouponRule;
+    set.autoCouponRuleSetAt = body.autoCouponRule ? new Date() : null;
+  }
   if (body.externalId !== undefined) {
     set.externalId = body.externalId;
     set.externalIdKey = externalIdKey(programId, couponId, body.externalId);
@@ -37,6 +41,7 @@ function changedFields(body: UpdateCouponBody, programId: string, couponId: stri
 export async function updateCoupon(repositories: CouponRepositories, programId: string, body: UpdateCouponBody): Promise<Coupon> {
   let codes: PromotionalCodeRecord[] = [];
   let updated: CouponRecord | null;
+  if (body.autoCouponRule) await repositories.autoCouponRules.add(programId, body.couponId);
   try {
     // Redemptions count without touching the revision, so the new limit guards the write itself:
     // it can never land below a count that raced past it.
@@ -55,5 +60,6 @@ export async function updateCoupon(repositories: CouponRepositories, programId: 
     throw error;
   }
   if (!updated) throw notFound(`Coupon ${body.couponId} not found in this program`);
+  if (body.autoCouponRule === null) await repositories.autoCouponRules.remove(programId, body.couponId);
   return toCoupon(updated, codes);
 }

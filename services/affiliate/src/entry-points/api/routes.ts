@@ -8,13 +8,14 @@ import {
   LinkQuery,
   RecordClickBody,
   RenameLinkBody,
+  SignupAffiliateBody,
   UpdateAffiliateBody,
 } from '@affiliate/contracts';
 import { createRouter, parseBody, parseQuery, programIdOf, setNextPageLink, type ServiceContext } from '@affiliate/platform';
 import { type Router, type Request } from 'express';
 import type { ZodTypeAny, z } from 'zod';
 import type { Repositories } from '../../data-access/repositories';
-import { createAffiliate } from '../../domain/create-affiliate';
+import { createAffiliate, signUpAffiliate } from '../../domain/create-affiliate';
 import { deleteAffiliate, updateAffiliate } from '../../domain/change-affiliate';
 import { addLink, deleteLink, renameLink, type RenamePolicy } from '../../domain/change-links';
 import { listAffiliates, lookUpAffiliate } from '../../domain/find-affiliates';
@@ -34,6 +35,12 @@ export function affiliateRoutes(context: ServiceContext, repositories: Repositor
     const body = parseSlugBody(CreateAffiliateBody, request);
     const affiliate = await createAffiliate(repositories, programIdOf(response), body);
     response.json(affiliate);
+  });
+
+  // Internal: only the gateway's /join/{slug} reaches it (no public route leads here).
+  router.post('/signups', async (request, response) => {
+    const affiliate = await signUpAffiliate(repositories, programIdOf(response), parseBody(SignupAffiliateBody, request));
+    response.status(201).json(affiliate);
   });
 
   router.get('/affiliates', async (request, response) => {

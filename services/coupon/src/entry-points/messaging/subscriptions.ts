@@ -1,6 +1,8 @@
 import { z } from '@affiliate/contracts';
 import { processedEvents, type ServiceContext } from '@affiliate/platform';
 import type { CouponRepositories } from '../../data-access/repositories';
+import type { AffiliateDirectory } from '../../data-access/affiliate-directory';
+import { issueCodesOfRules } from '../../domain/issue-affiliate-codes';
 import { refreshAffiliateOnCodes, unassignDeletedAffiliate } from '../../domain/sync-affiliate';
 
 /** What this service reads of an affiliate.updated payload: the summary its codes embed. */
@@ -14,13 +16,20 @@ const UpdatedAffiliate = z.object({
 
 const DeletedAffiliate = z.object({ id: z.string() });
 
+/** What the autoCouponRule needs of an affiliate event: who, whether ACTIVE, and since when it exists. */
+const RuledAffiliate = z.object({ id: z.string(), firstName: z.string(), lastName: z.string(), email: z.string(), status: z.string(), createdAt: z.string() });
+
 /** Every event the coupon service consumes. */
-export async function subscribe(context: ServiceContext, repositories: CouponRepositories): Promise<void> {
+export async function subscribe(context: ServiceContext, repositories: CouponRepositories, affiliates: AffiliateDirectory): Promise<void> {
   await context.bus.subscribe({
     queue: 'coupon.affiliates',
-    eventTypes: ['affiliate.updated', 'affiliate.deleted'],
+    eventTypes: ['affiliate.created', 'affiliate.updated', 'affiliate.deleted'],
     processedEvents: processedEvents(context.connection, 'coupon.affiliates'),
     handler: async (event) => {
+      if (event.type === 'affiliate.created' || event.type === 'affiliate.updated') {
+        // An affiliate created or approved ACTIVE gets its codes of the coupons with an autoCouponRule, once per coupon.
+        await issueCodesOfRules({ repositories, affiliates }, event.programId, RuledAffiliate.parse(event.data));
+      }
       if (event.type === 'affiliate.updated') {
         const { updatedAt, ...affiliate } = UpdatedAffiliate.parse(event.data);
         await refreshAffiliateOnCodes(repositories, event.programId, affiliate, new Date(updatedAt ?? event.occurredAt));
