@@ -56,3 +56,22 @@ export async function showing(locator: Locator, expected: RegExp | string, timeo
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
+
+/** Signs the page in to the console as a program team, with the program's API key. */
+export async function signInToConsole(page: Page, gatewayUrl: string, programKey: string): Promise<void> {
+  await page.goto(`${gatewayUrl}/console`);
+  await page.getByLabel('A program team (its API key)').check();
+  await page.getByLabel('API key', { exact: true }).fill(programKey);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/** Polls an asynchronous reading until it passes the check; fails with the value it last read. */
+export async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (check(value)) return value;
+    if (Date.now() > deadline) throw new Error(`still ${JSON.stringify(value)} after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}

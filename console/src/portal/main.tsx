@@ -28,6 +28,12 @@ const money = (amount: number, currency: string) => `${amount.toFixed(minorUnitD
 const discountOf = (coupon: Pick<PortalCoupon, 'couponType' | 'percentOff' | 'amountOff' | 'currency'>) =>
   coupon.couponType === 'FLAT' ? `${coupon.amountOff ?? 0} ${coupon.currency ?? ''} off` : `${coupon.percentOff ?? 0} % off`;
 
+/**
+ * A table's empty text once its rows have arrived, "Loading…" before: an affiliate must not read
+ * "No sale yet." while its sales are still on their way (nor after they failed to load).
+ */
+const emptyOnceLoaded = (load: { value: unknown; error: unknown }, empty: string) => (load.value !== undefined ? empty : load.error ? 'Not loaded.' : 'Loading…');
+
 function Links({ session }: { session: PortalSessionInfo }) {
   const links = useLoad(() => portalCall<PortalLink[]>('GET', '/links'), []);
   const [copied, setCopied] = useState<string | null>(null);
@@ -45,7 +51,7 @@ function Links({ session }: { session: PortalSessionInfo }) {
       <Table
         caption="Share these links: every visit, sign-up and sale through them counts for you"
         rows={rows}
-        empty="You have no links yet."
+        empty={emptyOnceLoaded(links, 'You have no links yet.')}
         columns={[
           { title: 'Link', value: (row) => row.link.link },
           {
@@ -116,7 +122,7 @@ function Earnings() {
       <Table
         caption="Statement per currency"
         rows={statement.value ?? []}
-        empty="No commission yet."
+        empty={emptyOnceLoaded(statement, 'No commission yet.')}
         columns={[
           { title: 'Currency', value: (row) => row.currency },
           { title: 'Earned', value: (row) => money(row.earned, row.currency) },
@@ -129,7 +135,7 @@ function Earnings() {
       <Table
         caption="Commissions"
         rows={commissions.value ?? []}
-        empty="No commission yet."
+        empty={emptyOnceLoaded(commissions, 'No commission yet.')}
         columns={[
           { title: 'Amount', value: (row) => money(row.amount, row.currency) },
           { title: 'Status', value: (row) => row.status },
@@ -140,7 +146,7 @@ function Earnings() {
       <Table
         caption="Payouts"
         rows={payouts.value ?? []}
-        empty="No payout yet."
+        empty={emptyOnceLoaded(payouts, 'No payout yet.')}
         columns={[
           { title: 'Amount', value: (row) => money(row.amount, row.currency) },
           { title: 'Status', value: (row) => row.status },
@@ -162,7 +168,7 @@ function Customers() {
       <Table
         caption="Sales"
         rows={sales.value ?? []}
-        empty="No sale yet."
+        empty={emptyOnceLoaded(sales, 'No sale yet.')}
         columns={[
           { title: 'Paid', value: (row) => when(row.paidAt) },
           { title: 'Amount', value: (row) => money(row.totalEarned, row.currency) },
@@ -174,7 +180,7 @@ function Customers() {
       <Table
         caption="Referrals"
         rows={referrals.value ?? []}
-        empty="No referral yet."
+        empty={emptyOnceLoaded(referrals, 'No referral yet.')}
         columns={[
           { title: 'Customer', value: (row) => row.email },
           { title: 'Status', value: (row) => row.status },
@@ -204,7 +210,7 @@ function Codes({ session }: { session: PortalSessionInfo }) {
       <Table
         caption="Codes your customers can type at checkout"
         rows={codes.value ?? []}
-        empty="You have no codes yet."
+        empty={emptyOnceLoaded(codes, 'You have no codes yet.')}
         columns={[
           { title: 'Code', value: (row) => <code>{row.code}</code> },
           { title: 'Discount', value: (row) => `${row.coupon.name ?? ''} (${discountOf(row.coupon)})` },
