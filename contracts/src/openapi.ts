@@ -342,6 +342,11 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
   // applicants have none; per-address limits, the honeypot and the form's signed token stand in.
   const html = (description: string) => ({ description, headers: z.object({ 'X-Request-Id': REQUEST_ID }), content: { 'text/html': { schema: z.string() } } });
   const slugParam = z.object({ slug: signup.ProgramSlug });
+  // A refusal answers a form post from the hosted page with an HTML page, and JSON with the error body.
+  const errorOrPage = (description: string) => {
+    const error = errorOf(description);
+    return { ...error, content: { ...error.content, 'text/html': { schema: z.string() } } };
+  };
   registry.registerPath({
     method: 'get',
     path: '/join/{slug}',
@@ -373,9 +378,9 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
     responses: {
       '200': html('Form-encoded from the hosted page: the result page (the application is in, or a filled honeypot, which creates nothing); a refused form comes back as a 400 page listing the problems'),
       '201': { description: 'The application is in', headers: z.object({ 'X-Request-Id': REQUEST_ID }), content: { 'application/json': { schema: signup.SignupResult } } },
-      '400': errorOf('Every problem at once in `errors`: a missing required answer, an answer to no question, a malformed URL, a choice outside the options, a field missing or malformed; or an email already an affiliate of the program. Nothing is created'),
+      '400': errorOrPage('Every problem at once in `errors` (a form post: the form again, listing them): a missing required answer, an answer to no question, a malformed URL, a choice outside the options, a field missing or malformed; or an email already an affiliate of the program. Nothing is created'),
       '403': errorOf("A browser origin outside the program's allowedOrigins (JSON), or a form not sent from its own page"),
-      '404': errorOf('No program with this slug, or its sign-up is disabled'),
+      '404': errorOrPage('No program with this slug, or its sign-up is disabled (a form post: an HTML page that says so)'),
       '409': errorOf('The same application is being recorded at this very moment (a double submit); retry'),
       '413': errorOf('Request body larger than 64 KB'),
       '415': errorOf('A body neither application/json nor application/x-www-form-urlencoded'),

@@ -14149,7 +14149,7 @@ export interface operations {
                     "application/json": components["schemas"]["SignupResult"];
                 };
             };
-            /** @description Every problem at once in `errors`: a missing required answer, an answer to no question, a malformed URL, a choice outside the options, a field missing or malformed; or an email already an affiliate of the program. Nothing is created */
+            /** @description Every problem at once in `errors` (a form post: the form again, listing them): a missing required answer, an answer to no question, a malformed URL, a choice outside the options, a field missing or malformed; or an email already an affiliate of the program. Nothing is created */
             400: {
                 headers: {
                     "X-Request-Id": string;
@@ -14157,6 +14157,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                    "text/html": string;
                 };
             };
             /** @description A browser origin outside the program's allowedOrigins (JSON), or a form not sent from its own page */
@@ -14169,7 +14170,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No program with this slug, or its sign-up is disabled */
+            /** @description No program with this slug, or its sign-up is disabled (a form post: an HTML page that says so) */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -14177,6 +14178,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                    "text/html": string;
                 };
             };
             /** @description The same application is being recorded at this very moment (a double submit); retry */
