@@ -54,6 +54,14 @@ export const AutoCouponRule = z
     }),
   })
   .strict()
+  .superRefine((rule, ctx) => {
+    // A rule is applied later, to affiliates nobody reviews one by one: one that can produce no code at all is refused when set.
+    const parts = Object.values(rule.codeStructure).some(Boolean);
+    const prefix = /[A-Za-z0-9_-]/.test((rule.prefix ?? '').normalize('NFKD'));
+    if (!parts && !prefix) {
+      ctx.addIssue({ code: 'custom', path: ['codeStructure'], message: 'autoCouponRule: enable at least one codeStructure part or give a prefix with letters or digits (randomChars is advised)' });
+    }
+  })
   .openapi('AutoCouponRule', {
     description:
       "Issues one generated code of this coupon to each affiliate that becomes ACTIVE, once per coupon and affiliate (retries, concurrent approvals and restarts issue no second one); parts as POST /promotional-codes' auto-generation",

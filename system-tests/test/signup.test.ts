@@ -117,6 +117,21 @@ test('a missing required answer, an unknown question, a malformed URL and a choi
   expect(await affiliatesOf(program)).toEqual([]);
 });
 
+test('a question id that is also an Object.prototype name (constructor, toString) left blank is a 400 naming the question, not a 500, and nothing is created', async () => {
+  const questions = [
+    { id: 'constructor', label: 'Who built your site?', type: 'TEXT', required: true },
+    { id: 'toString', label: 'Anything else?', type: 'TEXT', required: false },
+  ];
+  const program = await signupProgram({ signup: { enabled: true, questions } });
+  const blank = await apply(program.slug, { ...applicant(), answers: {} });
+  expect(blank.status).toBe(400);
+  expect(((await blank.json()) as { errors: { message: string }[] }).errors.map((problem) => problem.message)).toEqual(['answers.constructor: "Who built your site?" is required']);
+  expect(await affiliatesOf(program)).toEqual([]);
+  const answered = await apply(program.slug, { ...applicant(), answers: { constructor: 'Me' } });
+  expect(answered.status).toBe(201);
+  expect((await affiliatesOf(program))[0]).toMatchObject({ signupAnswers: [{ questionId: 'constructor', question: 'Who built your site?', answer: 'Me' }] });
+});
+
 test('an application with an email already in the program is refused with the duplicate-email message, and nothing else is created', async () => {
   const program = await signupProgram();
   const person = applicant();

@@ -26,16 +26,20 @@ export async function subscribe(context: ServiceContext, repositories: CouponRep
     eventTypes: ['affiliate.created', 'affiliate.updated', 'affiliate.deleted'],
     processedEvents: processedEvents(context.connection, 'coupon.affiliates'),
     handler: async (event) => {
+      // Issuing codes and refreshing the affiliate on its codes are independent: one failing does not skip the other; the event is retried after both ran (each idempotent).
+      const work: Promise<unknown>[] = [];
       if (event.type === 'affiliate.created' || event.type === 'affiliate.updated') {
         // An affiliate created or approved ACTIVE gets its codes of the coupons with an autoCouponRule, once per coupon.
-        await issueCodesOfRules({ repositories, affiliates }, event.programId, RuledAffiliate.parse(event.data));
+        work.push(issueCodesOfRules({ repositories, affiliates }, event.programId, RuledAffiliate.parse(event.data), context.logger));
       }
       if (event.type === 'affiliate.updated') {
         const { updatedAt, ...affiliate } = UpdatedAffiliate.parse(event.data);
-        await refreshAffiliateOnCodes(repositories, event.programId, affiliate, new Date(updatedAt ?? event.occurredAt));
+        work.push(refreshAffiliateOnCodes(repositories, event.programId, affiliate, new Date(updatedAt ?? event.occurredAt)));
       } else if (event.type === 'affiliate.deleted') {
-        await unassignDeletedAffiliate(repositories, event.programId, DeletedAffiliate.parse(event.data).id);
+        work.push(unassignDeletedAffiliate(repositories, event.programId, DeletedAffiliate.parse(event.data).id));
       }
+      const failed = (await Promise.allSettled(work)).find((result) => result.status === 'rejected');
+      if (failed) throw failed.reason;
     },
   });
 }
