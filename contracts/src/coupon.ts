@@ -93,6 +93,13 @@ const couponFields = {
   updatedAt: DateTime,
   // A union, not .nullable(): the OpenAPI generator drops nullability on a referenced schema.
   autoCouponRule: z.union([AutoCouponRule, z.null()]),
+  autoCouponRuleProgress: z
+    .object({ issued: z.number().int().openapi({ description: 'Codes issued so far by this run' }), done: z.boolean().openapi({ description: 'true: every affiliate ACTIVE when the rule was set has its code' }) })
+    .optional()
+    .openapi({
+      description:
+        'Only with an ALL_AFFILIATES rule: the codes of the affiliates ACTIVE when it was set are issued in the background after the POST or PUT /coupons that set it answers; read the coupon again to follow',
+    }),
 };
 
 /** A coupon without its codes: the shape embedded in a promotional code's `coupon`. */

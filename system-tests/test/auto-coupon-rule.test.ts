@@ -67,17 +67,33 @@ test('NEW_AFFILIATES: an affiliate created ACTIVE gets its generated code once; 
   expect(final.filter((code) => code.affiliateId === active.id)).toHaveLength(1);
 });
 
-test('ALL_AFFILIATES: setting the rule issues a code to every affiliate ACTIVE at that moment, and setting it again issues none twice', async () => {
+test('ALL_AFFILIATES: setting the rule answers at once and issues, in the background, a code to every affiliate ACTIVE at that moment; setting it again issues none twice', async () => {
   const { api } = await system.createProgram();
   const affiliates = [await newAffiliate(api, 'One'), await newAffiliate(api, 'Two'), await newAffiliate(api, 'Three')];
   await okBody(api.put('/affiliates', { affiliateId: affiliates[2]!.id, status: 'DISABLED' }));
   const coupon = await okBody(api.post('/coupons', { name: 'Everyone', percentOff: 5 }));
   const answered = await okBody(api.put('/coupons', { couponId: coupon.id, autoCouponRule: { ...RULE, appliesTo: 'ALL_AFFILIATES' } }));
-  expect(answered.promotionalCodes).toHaveLength(2);
+  expect(answered.autoCouponRuleProgress).toEqual({ issued: 0, done: false });
+  const finished = await eventually(() => okBody(api.get(`/coupons?id=${coupon.id}`)), (read) => read.autoCouponRuleProgress?.done === true);
+  expect(finished.autoCouponRuleProgress).toEqual({ issued: 2, done: true });
   await okBody(api.put('/coupons', { couponId: coupon.id, autoCouponRule: { ...RULE, appliesTo: 'ALL_AFFILIATES' } }));
+  const again = await eventually(() => okBody(api.get(`/coupons?id=${coupon.id}`)), (read) => read.autoCouponRuleProgress?.done === true);
+  expect(again.autoCouponRuleProgress).toEqual({ issued: 0, done: true });
   const codes = await codesOf(api, coupon.id);
   expect(codes.map((code) => code.affiliateId).sort()).toEqual([affiliates[0]!.id, affiliates[1]!.id].sort());
 });
+
+test('ALL_AFFILIATES on a new coupon: POST /coupons answers at once and every active affiliate eventually gets exactly one code', async () => {
+  const { api } = await system.createProgram();
+  const affiliates: { id: string }[] = [];
+  for (let index = 0; index < 120; index += 1) affiliates.push(await newAffiliate(api, `Many${index}`));
+  const coupon = await okBody(api.post('/coupons', { name: 'Many', percentOff: 5, autoCouponRule: { ...RULE, appliesTo: 'ALL_AFFILIATES' } }));
+  expect(coupon.promotionalCodes ?? []).toEqual([]);
+  const finished = await eventually(() => okBody(api.get(`/coupons?id=${coupon.id}`)), (read) => read.autoCouponRuleProgress?.done === true, 60_000);
+  expect(finished.autoCouponRuleProgress).toEqual({ issued: 120, done: true });
+  const codes = (await okBody(api.get(`/promotional-codes?couponId=${coupon.id}&limit=500`))) as { affiliateId: string }[];
+  expect(codes.map((code) => code.affiliateId).sort()).toEqual(affiliates.map((affiliate) => affiliate.id).sort());
+}, 120_000);
 
 test('concurrent approvals of one affiliate issue exactly one code', async () => {
   const { api } = await system.createProgram({ requireApproval: true });

@@ -49,6 +49,7 @@ export async function createCoupon(repositories: CouponRepositories, programId: 
     metadata: metadataEntries(body.metadata ?? {}),
     autoCouponRule: body.autoCouponRule ?? null,
     autoCouponRuleSetAt: body.autoCouponRule ? now : null,
+    autoCouponRuleProgress: body.autoCouponRule?.appliesTo === 'ALL_AFFILIATES' ? { issued: 0, done: false } : null,
     createdAt: now,
     updatedAt: now,
   };

@@ -139,11 +139,18 @@ export async function issueCodesInBulk(deps: PromotionalCodeDeps, programId: str
   return result;
 }
 
-/** A rule set with ALL_AFFILIATES: every affiliate ACTIVE now gets its code, a page at a time. */
+/**
+ * A rule set with ALL_AFFILIATES, in the background (its coupon.created / coupon.updated): every
+ * affiliate ACTIVE now gets its code, a page at a time, the progress kept on the coupon after each
+ * page. Each issue is idempotent by its pair, so a redelivered event or a restart mid-way completes the run.
+ */
 export async function issueRuleToActiveAffiliates(deps: PromotionalCodeDeps, programId: string, couponId: string): Promise<void> {
   let startingAfter: string | undefined;
+  let issued = 0;
   do {
     const page = await issueCodesInBulk(deps, programId, { couponId, allActive: true, ...(startingAfter ? { startingAfter } : {}) });
+    issued += page.issued.length;
     startingAfter = page.nextStartingAfter ?? undefined;
+    await deps.repositories.coupons.setRuleProgress(programId, couponId, { issued, done: !startingAfter });
   } while (startingAfter);
 }

@@ -34,6 +34,8 @@ function changedFields(body: UpdateCouponBody, programId: string, current: Coupo
     // NEW_AFFILIATES counts from when the rule was first set: editing its prefix or parts keeps that cut-off
     // (an affiliate waiting for approval since then still gets its code); only a rule set anew or a change of appliesTo moves it.
     const keepsCutOff = body.autoCouponRule !== null && current.autoCouponRule != null && current.autoCouponRule.appliesTo === body.autoCouponRule.appliesTo;
+    // Setting an ALL_AFFILIATES rule (again) starts a background run (coupon.updated), each issue idempotent by its pair.
+    set.autoCouponRuleProgress = body.autoCouponRule?.appliesTo === 'ALL_AFFILIATES' ? { issued: 0, done: false } : null;
     set.autoCouponRuleSetAt = body.autoCouponRule ? (keepsCutOff ? (current.autoCouponRuleSetAt ?? new Date()) : new Date()) : null;
   }
   if (body.externalId !== undefined) {

@@ -2,7 +2,7 @@ import { z } from '@affiliate/contracts';
 import { processedEvents, type ServiceContext } from '@affiliate/platform';
 import type { CouponRepositories } from '../../data-access/repositories';
 import type { AffiliateDirectory } from '../../data-access/affiliate-directory';
-import { issueCodesOfRules } from '../../domain/issue-affiliate-codes';
+import { issueCodesOfRules, issueRuleToActiveAffiliates } from '../../domain/issue-affiliate-codes';
 import { refreshAffiliateOnCodes, unassignDeletedAffiliate } from '../../domain/sync-affiliate';
 
 /** What this service reads of an affiliate.updated payload: the summary its codes embed. */
@@ -18,6 +18,13 @@ const DeletedAffiliate = z.object({ id: z.string() });
 
 /** What the autoCouponRule needs of an affiliate event: who, whether ACTIVE, and since when it exists. */
 const RuledAffiliate = z.object({ id: z.string(), firstName: z.string(), lastName: z.string(), email: z.string(), status: z.string(), createdAt: z.string() });
+
+/** What the background ALL_AFFILIATES run reads of a coupon event. */
+const RuledCoupon = z.object({
+  id: z.string(),
+  autoCouponRule: z.object({ appliesTo: z.string() }).passthrough().nullable().optional(),
+  autoCouponRuleProgress: z.object({ done: z.boolean() }).passthrough().optional(),
+});
 
 /** Every event the coupon service consumes. */
 export async function subscribe(context: ServiceContext, repositories: CouponRepositories, affiliates: AffiliateDirectory): Promise<void> {
@@ -40,6 +47,17 @@ export async function subscribe(context: ServiceContext, repositories: CouponRep
       }
       const failed = (await Promise.allSettled(work)).find((result) => result.status === 'rejected');
       if (failed) throw failed.reason;
+    },
+  });
+  // ALL_AFFILIATES runs here, not in the request that sets the rule: a large program would outlast the gateway's timeout.
+  await context.bus.subscribe({
+    queue: 'coupon.rules',
+    eventTypes: ['coupon.created', 'coupon.updated'],
+    processedEvents: processedEvents(context.connection, 'coupon.rules'),
+    handler: async (event) => {
+      const coupon = RuledCoupon.parse(event.data);
+      if (coupon.autoCouponRule?.appliesTo !== 'ALL_AFFILIATES' || coupon.autoCouponRuleProgress?.done !== false) return;
+      await issueRuleToActiveAffiliates({ repositories, affiliates }, event.programId, coupon.id);
     },
   });
 }
