@@ -54,6 +54,14 @@ export const AutoCouponRule = z
     }),
   })
   .strict()
+  .superRefine((rule, ctx) => {
+    // A rule is applied later, to affiliates nobody reviews one by one: one that can produce no code at all is refused when set.
+    const parts = Object.values(rule.codeStructure).some(Boolean);
+    const prefix = /[A-Za-z0-9_-]/.test((rule.prefix ?? '').normalize('NFKD'));
+    if (!parts && !prefix) {
+      ctx.addIssue({ code: 'custom', path: ['codeStructure'], message: 'autoCouponRule: enable at least one codeStructure part or give a prefix with letters or digits (randomChars is advised)' });
+    }
+  })
   .openapi('AutoCouponRule', {
     description:
       "Issues one generated code of this coupon to each affiliate that becomes ACTIVE, once per coupon and affiliate (retries, concurrent approvals and restarts issue no second one); parts as POST /promotional-codes' auto-generation",
@@ -85,6 +93,13 @@ const couponFields = {
   updatedAt: DateTime,
   // A union, not .nullable(): the OpenAPI generator drops nullability on a referenced schema.
   autoCouponRule: z.union([AutoCouponRule, z.null()]),
+  autoCouponRuleProgress: z
+    .object({ issued: z.number().int().openapi({ description: 'Codes issued so far by this run' }), done: z.boolean().openapi({ description: 'true: every affiliate ACTIVE when the rule was set has its code' }) })
+    .optional()
+    .openapi({
+      description:
+        'Only with an ALL_AFFILIATES rule: the codes of the affiliates ACTIVE when it was set are issued in the background after the POST or PUT /coupons that set it answers; read the coupon again to follow',
+    }),
 };
 
 /** A coupon without its codes: the shape embedded in a promotional code's `coupon`. */

@@ -120,7 +120,7 @@ export function signupAnswerProblems(questions: readonly SignupQuestion[], answe
     if (!known.has(id)) problems.push(`answers.${id}: there is no question ${id}`);
   }
   for (const question of questions) {
-    const answer = (answers[question.id] ?? '').trim();
+    const answer = answerOf(answers, question.id);
     if (answer === '') {
       if (question.required) problems.push(`answers.${question.id}: "${question.label}" is required`);
       continue;
@@ -137,8 +137,17 @@ export function signupAnswerProblems(questions: readonly SignupQuestion[], answe
 /** The answers as the affiliate keeps them, in the order the questions are asked; unanswered optional ones left out. */
 export function signupAnswersOf(questions: readonly SignupQuestion[], answers: Record<string, string>): SignupAnswer[] {
   return questions
-    .filter((question) => (answers[question.id] ?? '').trim() !== '')
-    .map((question) => ({ questionId: question.id, question: question.label, answer: (answers[question.id] ?? '').trim() }));
+    .filter((question) => answerOf(answers, question.id) !== '')
+    .map((question) => ({ questionId: question.id, question: question.label, answer: answerOf(answers, question.id) }));
+}
+
+/**
+ * The answer to one question, trimmed; '' when there is none. Only the submission's own keys: a
+ * question id such as `constructor` or `toString` would otherwise read Object.prototype's method.
+ */
+function answerOf(answers: Record<string, string>, id: string): string {
+  const answer: unknown = Object.hasOwn(answers, id) ? answers[id] : undefined;
+  return typeof answer === 'string' ? answer.trim() : '';
 }
 
 function isWebUrl(value: string): boolean {

@@ -156,3 +156,23 @@ test('embedded in an iframe on an allowed origin the form works; on any other or
   const child = foreign.frames().find((frame) => frame !== foreign.mainFrame())!;
   expect(await child.locator('form').count()).toBe(0);
 });
+
+test('the refused-application page (an email already in the program) and the 404 page pass axe', async () => {
+  const email = `twice-${randomUUID().slice(0, 6)}@example.com`;
+  for (const attempt of [1, 2]) {
+    const page = await newPage();
+    await page.goto(`${system.gatewayUrl}/join/${program.slug}`);
+    await fillApplication(page, email);
+    const [answer] = await Promise.all([page.waitForResponse((response) => response.request().method() === 'POST'), page.getByRole('button', { name: 'Apply' }).click()]);
+    await page.waitForLoadState();
+    if (attempt === 1) continue;
+    expect(answer.status()).toBe(400);
+    await expect(page.getByText(`an affiliate with email ${email} already exists in this program`).isVisible()).resolves.toBe(true);
+    await expectNoSeriousViolation(page, 'sign-up refused');
+  }
+  const missing = await newPage();
+  const notFound = await missing.goto(`${system.gatewayUrl}/join/no-such-program-${randomUUID().slice(0, 6)}`);
+  expect(notFound?.status()).toBe(404);
+  await expectNoSeriousViolation(missing, 'sign-up not found');
+  expect(outside).toEqual([]);
+});

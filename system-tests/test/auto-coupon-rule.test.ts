@@ -1,3 +1,4 @@
+import mongoose from 'mongoose';
 import { okBody, Subscriber, System, type Api } from '../harness';
 
 /**
@@ -66,17 +67,33 @@ test('NEW_AFFILIATES: an affiliate created ACTIVE gets its generated code once; 
   expect(final.filter((code) => code.affiliateId === active.id)).toHaveLength(1);
 });
 
-test('ALL_AFFILIATES: setting the rule issues a code to every affiliate ACTIVE at that moment, and setting it again issues none twice', async () => {
+test('ALL_AFFILIATES: setting the rule answers at once and issues, in the background, a code to every affiliate ACTIVE at that moment; setting it again issues none twice', async () => {
   const { api } = await system.createProgram();
   const affiliates = [await newAffiliate(api, 'One'), await newAffiliate(api, 'Two'), await newAffiliate(api, 'Three')];
   await okBody(api.put('/affiliates', { affiliateId: affiliates[2]!.id, status: 'DISABLED' }));
   const coupon = await okBody(api.post('/coupons', { name: 'Everyone', percentOff: 5 }));
   const answered = await okBody(api.put('/coupons', { couponId: coupon.id, autoCouponRule: { ...RULE, appliesTo: 'ALL_AFFILIATES' } }));
-  expect(answered.promotionalCodes).toHaveLength(2);
+  expect(answered.autoCouponRuleProgress).toEqual({ issued: 0, done: false });
+  const finished = await eventually(() => okBody(api.get(`/coupons?id=${coupon.id}`)), (read) => read.autoCouponRuleProgress?.done === true);
+  expect(finished.autoCouponRuleProgress).toEqual({ issued: 2, done: true });
   await okBody(api.put('/coupons', { couponId: coupon.id, autoCouponRule: { ...RULE, appliesTo: 'ALL_AFFILIATES' } }));
+  const again = await eventually(() => okBody(api.get(`/coupons?id=${coupon.id}`)), (read) => read.autoCouponRuleProgress?.done === true);
+  expect(again.autoCouponRuleProgress).toEqual({ issued: 0, done: true });
   const codes = await codesOf(api, coupon.id);
   expect(codes.map((code) => code.affiliateId).sort()).toEqual([affiliates[0]!.id, affiliates[1]!.id].sort());
 });
+
+test('ALL_AFFILIATES on a new coupon: POST /coupons answers at once and every active affiliate eventually gets exactly one code', async () => {
+  const { api } = await system.createProgram();
+  const affiliates: { id: string }[] = [];
+  for (let index = 0; index < 120; index += 1) affiliates.push(await newAffiliate(api, `Many${index}`));
+  const coupon = await okBody(api.post('/coupons', { name: 'Many', percentOff: 5, autoCouponRule: { ...RULE, appliesTo: 'ALL_AFFILIATES' } }));
+  expect(coupon.promotionalCodes ?? []).toEqual([]);
+  const finished = await eventually(() => okBody(api.get(`/coupons?id=${coupon.id}`)), (read) => read.autoCouponRuleProgress?.done === true, 60_000);
+  expect(finished.autoCouponRuleProgress).toEqual({ issued: 120, done: true });
+  const codes = (await okBody(api.get(`/promotional-codes?couponId=${coupon.id}&limit=500`))) as { affiliateId: string }[];
+  expect(codes.map((code) => code.affiliateId).sort()).toEqual(affiliates.map((affiliate) => affiliate.id).sort());
+}, 120_000);
 
 test('concurrent approvals of one affiliate issue exactly one code', async () => {
   const { api } = await system.createProgram({ requireApproval: true });
@@ -152,4 +169,87 @@ test('a restart of the coupon service and the events delivered again after it is
   await okBody(api.post('/promotional-codes/bulk', { couponId: coupon.id, affiliateIds: [affiliate.id] }));
   await new Promise((resolve) => setTimeout(resolve, 1500));
   expect((await codesOf(api, coupon.id)).filter((code) => code.affiliateId === affiliate.id)).toHaveLength(1);
+});
+
+test('an autoCouponRule that can produce no code (no part and no prefix) is a 400 when set, and the coupon is left unchanged', async () => {
+  const { api } = await system.createProgram();
+  const empty = { codeStructure: {}, appliesTo: 'ALL_AFFILIATES' };
+  const created = await api.post('/coupons', { name: 'Nothing', percentOff: 10, autoCouponRule: empty });
+  expect(created.status).toBe(400);
+  expect(created.body.error).toMatch(/at least one codeStructure part or give a prefix/);
+  expect(await okBody(api.get('/coupons'))).toEqual([]);
+
+  await newAffiliate(api, 'Ada');
+  const coupon = await okBody(api.post('/coupons', { name: 'Kept', percentOff: 10, autoCouponRule: RULE }));
+  const updated = await api.put('/coupons', { couponId: coupon.id, autoCouponRule: empty });
+  expect(updated.status).toBe(400);
+  const tooLong = await api.put('/coupons', { couponId: coupon.id, name: 'N'.repeat(60), autoCouponRule: { ...RULE, codeStructure: { couponName: true, randomChars: true } } });
+  expect(tooLong.status).toBe(400);
+  expect(tooLong.body.error).toMatch(/at most 64/);
+  const after = await okBody(api.get(`/coupons?id=${coupon.id}`));
+  expect(after).toMatchObject({ name: 'Kept', autoCouponRule: RULE });
+  expect(await codesOf(api, coupon.id)).toEqual([]);
+});
+
+test('an affiliate whose generated code comes out empty is skipped: its other codes, its refresh, other affiliates\' events and the bulk request still succeed', async () => {
+  const { api } = await system.createProgram();
+  const firstNameOnly = await okBody(api.post('/coupons', { name: 'Names', percentOff: 10, autoCouponRule: { codeStructure: { firstName: true }, appliesTo: 'NEW_AFFILIATES' } }));
+  const other = await okBody(api.post('/coupons', { name: 'Other', percentOff: 5 }));
+  // "李" has no character a code may hold: the first-name-only rule cannot make a code for this affiliate.
+  const li = await newAffiliate(api, '李');
+  const ada = await newAffiliate(api, 'Ada');
+  await eventually(() => codesOf(api, firstNameOnly.id), (list) => list.some((code) => code.affiliateId === ada.id));
+
+  const bulk = await api.post('/promotional-codes/bulk', { couponId: firstNameOnly.id, affiliateIds: [li.id, ada.id] });
+  expect(bulk.status).toBe(200);
+  expect(bulk.body).toMatchObject({ issued: [], alreadyIssued: [ada.id], skipped: [{ affiliateId: li.id, reason: expect.stringMatching(/empty code/) }] });
+
+  // The affiliate's code of another coupon follows its new name: the refresh of affiliate.updated runs although the rule coupon has no code for it.
+  await okBody(api.post('/promotional-codes/bulk', { couponId: other.id, affiliateIds: [li.id], codeStructure: { randomChars: true } }));
+  await okBody(api.put('/affiliates', { affiliateId: li.id, lastName: 'Renamed' }));
+  const refreshed = await eventually(() => codesOf(api, other.id), (list) => list.some((code) => (code as { affiliate?: { lastName: string } }).affiliate?.lastName === 'Renamed'));
+  expect(refreshed.map((code) => (code as { affiliate?: { lastName: string } }).affiliate?.lastName)).toEqual(['Renamed']);
+  const later = await newAffiliate(api, 'Later');
+  const names = await eventually(() => codesOf(api, firstNameOnly.id), (list) => list.some((code) => code.affiliateId === later.id));
+  expect(names.map((code) => code.code).sort()).toEqual(['ADA', 'LATER']);
+});
+
+test('a deleted auto-issued code is not issued again, even after its deleted record is gone: an update of the affiliate and bulk issue none', async () => {
+  const { api } = await system.createProgram();
+  const coupon = await okBody(api.post('/coupons', { name: 'Once', percentOff: 5, autoCouponRule: RULE }));
+  const affiliate = await newAffiliate(api, 'Once');
+  const [code] = await eventually(() => codesOf(api, coupon.id), (list) => list.length > 0);
+  await okBody(api.delete('/promotional-codes', { promotionalCodeId: (code as unknown as { id: string }).id }));
+  // The outbox relay removes the deleted record once promocode.deleted is out: wait until it has.
+  const client = await mongoose.mongo.MongoClient.connect(system.mongo.url);
+  try {
+    const codes = client.db(`${system.dbPrefix}_coupon`).collection('promotional_codes');
+    const gone = await eventually(() => codes.countDocuments({ _id: (code as unknown as { id: string }).id as never }), (count) => count === 0);
+    expect(gone).toBe(0);
+  } finally {
+    await client.close();
+  }
+  await okBody(api.put('/affiliates', { affiliateId: affiliate.id, lastName: 'Again' }));
+  const bulk = await okBody(api.post('/promotional-codes/bulk', { couponId: coupon.id, affiliateIds: [affiliate.id] }));
+  expect(bulk).toMatchObject({ issued: [], alreadyIssued: [affiliate.id] });
+  const later = await newAffiliate(api, 'Later');
+  // A later affiliate's code shows the update event was handled before: then none was issued for the deleted pair.
+  await eventually(() => codesOf(api, coupon.id), (list) => list.some((each) => each.affiliateId === later.id));
+  await okBody(api.put('/affiliates', { affiliateId: affiliate.id, lastName: 'Twice' }));
+  await okBody(api.put('/affiliates', { affiliateId: later.id, lastName: 'Marker' }));
+  await eventually(
+    () => codesOf(api, coupon.id),
+    (list) => list.some((each) => each.affiliateId === later.id && (each as { affiliate?: { lastName: string } }).affiliate?.lastName === 'Marker'),
+  );
+  expect((await codesOf(api, coupon.id)).filter((each) => each.affiliateId === affiliate.id)).toEqual([]);
+});
+
+test('NEW_AFFILIATES keeps its cut-off when the rule is edited: an affiliate PENDING since before a prefix edit gets its code when approved', async () => {
+  const { api } = await system.createProgram({ requireApproval: true });
+  const coupon = await okBody(api.post('/coupons', { name: 'Edited', percentOff: 5, autoCouponRule: RULE }));
+  const pending = await okBody(api.post('/affiliates', { firstName: 'Patient', lastName: 'Applicant', email: `patient-${Date.now()}@example.com` }));
+  await okBody(api.put('/coupons', { couponId: coupon.id, autoCouponRule: { ...RULE, prefix: 'NEW' } }));
+  await okBody(api.put('/affiliates', { affiliateId: pending.id, status: 'ACTIVE' }));
+  const codes = await eventually(() => codesOf(api, coupon.id), (list) => list.some((code) => code.affiliateId === pending.id));
+  expect(codes.filter((code) => code.affiliateId === pending.id).map((code) => code.code)).toEqual([expect.stringMatching(/^NEWPATIENT[A-Z0-9]{6}$/)]);
 });

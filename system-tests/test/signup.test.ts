@@ -117,6 +117,21 @@ test('a missing required answer, an unknown question, a malformed URL and a choi
   expect(await affiliatesOf(program)).toEqual([]);
 });
 
+test('a question id that is also an Object.prototype name (constructor, toString) left blank is a 400 naming the question, not a 500, and nothing is created', async () => {
+  const questions = [
+    { id: 'constructor', label: 'Who built your site?', type: 'TEXT', required: true },
+    { id: 'toString', label: 'Anything else?', type: 'TEXT', required: false },
+  ];
+  const program = await signupProgram({ signup: { enabled: true, questions } });
+  const blank = await apply(program.slug, { ...applicant(), answers: {} });
+  expect(blank.status).toBe(400);
+  expect(await blank.json()).toEqual({ error: 'answers.constructor: "Who built your site?" is required' });
+  expect(await affiliatesOf(program)).toEqual([]);
+  const answered = await apply(program.slug, { ...applicant(), answers: { constructor: 'Me' } });
+  expect(answered.status).toBe(201);
+  expect((await affiliatesOf(program))[0]).toMatchObject({ signupAnswers: [{ questionId: 'constructor', question: 'Who built your site?', answer: 'Me' }] });
+});
+
 test('an application with an email already in the program is refused with the duplicate-email message, and nothing else is created', async () => {
   const program = await signupProgram();
   const person = applicant();
@@ -201,4 +216,75 @@ test('applications from one address beyond the per-address limit are 429 with Re
   expect(refused.status).toBe(429);
   expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
   expect(await affiliatesOf(program)).toHaveLength(SIGNUP_LIMIT);
+});
+
+const formTokenOf = async (slug: string) => /name="formToken" value="([^"]+)"/.exec(await (await fetch(`${system.gatewayUrl}/join/${slug}`)).text())![1]!;
+const postForm = (slug: string, token: string, fields: Record<string, string>) =>
+  fetch(`${system.gatewayUrl}/join/${slug}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: system.gatewayUrl },
+    body: new URLSearchParams({ ...fields, formToken: token }).toString(),
+  });
+const formFields = (email = `${randomUUID().slice(0, 8)}@example.com`) => ({ firstName: 'Ada', lastName: 'Lovelace', email, 'answers[channel]': 'A blog', 'answers[audience]': '< 1k' });
+
+test("program A's form token posted to program B's sign-up is refused, and nothing is created in either", async () => {
+  const [a, b] = [await signupProgram(), await signupProgram()];
+  const refused = await postForm(b.slug, await formTokenOf(a.slug), formFields());
+  expect(refused.status).toBe(400);
+  expect(await refused.text()).toContain('This form has expired');
+  expect(await affiliatesOf(a)).toEqual([]);
+  expect(await affiliatesOf(b)).toEqual([]);
+});
+
+test("program A's allowed origin sending JSON to program B's sign-up gets no CORS and a 403, and nothing is created", async () => {
+  const a = await signupProgram({ allowedOrigins: ['https://a-shop.example.com'] });
+  const b = await signupProgram({ allowedOrigins: ['https://b-shop.example.com'] });
+  const preflight = await fetch(`${system.gatewayUrl}/join/${b.slug}`, { method: 'OPTIONS', headers: { origin: 'https://a-shop.example.com', 'access-control-request-method': 'POST' } });
+  expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
+  const answer = await apply(b.slug, applicant(), { origin: 'https://a-shop.example.com' });
+  expect(answer.status).toBe(403);
+  expect(answer.headers.get('access-control-allow-origin')).toBeNull();
+  expect(await affiliatesOf(a)).toEqual([]);
+  expect(await affiliatesOf(b)).toEqual([]);
+});
+
+test("program B's key cannot issue codes with program A's coupon or to A's affiliates, nor list A's PENDING applicants", async () => {
+  const a = await signupProgram({ requireApproval: true });
+  const b = await signupProgram();
+  expect((await apply(a.slug, applicant())).status).toBe(201);
+  const [pending] = (await okBody(a.api.get('/affiliates?status=PENDING'))) as { id: string }[];
+  const active = await okBody(a.api.post('/affiliates', { firstName: 'Ann', lastName: 'Active', email: `${randomUUID().slice(0, 8)}@example.com` }));
+  await okBody(a.api.put('/affiliates', { affiliateId: active.id, status: 'ACTIVE' }));
+  const couponOfA = await okBody(a.api.post('/coupons', { name: 'A only', percentOff: 10 }));
+  const couponOfB = await okBody(b.api.post('/coupons', { name: 'B only', percentOff: 10 }));
+
+  const withACoupon = await b.api.post('/promotional-codes/bulk', { couponId: couponOfA.id, allActive: true, codeStructure: { randomChars: true } });
+  expect(withACoupon.status).toBe(404);
+  const withAAffiliates = await b.api.post('/promotional-codes/bulk', { couponId: couponOfB.id, affiliateIds: [active.id, pending!.id], codeStructure: { randomChars: true } });
+  expect(withAAffiliates.status).toBe(404);
+  expect(await okBody(a.api.get(`/promotional-codes?couponId=${couponOfA.id}`))).toEqual([]);
+  expect(await okBody(b.api.get(`/promotional-codes?couponId=${couponOfB.id}`))).toEqual([]);
+  expect(await okBody(b.api.get('/affiliates?status=PENDING'))).toEqual([]);
+});
+
+test('a refused form submission answers an HTML 400 page listing each problem, and creates nothing', async () => {
+  const program = await signupProgram();
+  const answer = await postForm(program.slug, await formTokenOf(program.slug), { firstName: 'Ada', lastName: 'Lovelace', email: 'not an email', 'answers[site]': 'not a url', 'answers[audience]': 'huge' });
+  expect(answer.status).toBe(400);
+  expect(answer.headers.get('content-type')).toMatch(/^text\/html/);
+  const html = await answer.text();
+  for (const problem of ['is required', 'must be an http or https URL', 'must be one of']) expect(html).toContain(problem);
+  expect(html).toMatch(/email/i);
+  expect(await affiliatesOf(program)).toEqual([]);
+});
+
+test('a form submission with an email already in the program answers an HTML 400 page with the duplicate-email message, and creates nothing more', async () => {
+  const program = await signupProgram();
+  const email = `${randomUUID().slice(0, 8)}@example.com`;
+  expect((await postForm(program.slug, await formTokenOf(program.slug), formFields(email))).status).toBe(200);
+  const again = await postForm(program.slug, await formTokenOf(program.slug), { ...formFields(email), firstName: 'Other' });
+  expect(again.status).toBe(400);
+  expect(again.headers.get('content-type')).toMatch(/^text\/html/);
+  expect(await again.text()).toContain(`an affiliate with email ${email} already exists in this program`);
+  expect(await affiliatesOf(program)).toHaveLength(1);
 });

@@ -1972,6 +1972,13 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
             autoCouponRule: components["schemas"]["AutoCouponRule"] | null;
+            /** @description Only with an ALL_AFFILIATES rule: the codes of the affiliates ACTIVE when it was set are issued in the background after the POST or PUT /coupons that set it answers; read the coupon again to follow */
+            autoCouponRuleProgress?: {
+                /** @description Codes issued so far by this run */
+                issued: number;
+                /** @description true: every affiliate ACTIVE when the rule was set has its code */
+                done: boolean;
+            };
             promotionalCodes: components["schemas"]["PromotionalCodeSummary"][];
         };
         /**
@@ -2170,6 +2177,13 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
             autoCouponRule: components["schemas"]["AutoCouponRule"] | null;
+            /** @description Only with an ALL_AFFILIATES rule: the codes of the affiliates ACTIVE when it was set are issued in the background after the POST or PUT /coupons that set it answers; read the coupon again to follow */
+            autoCouponRuleProgress?: {
+                /** @description Codes issued so far by this run */
+                issued: number;
+                /** @description true: every affiliate ACTIVE when the rule was set has its code */
+                done: boolean;
+            };
         };
         PromotionalCode: {
             /** Format: uuid */

@@ -243,7 +243,8 @@ const text = (value: unknown): string | undefined => (typeof value === 'string' 
 
 /** The form's fields (answers as `answers[<id>]`) as a submission, only the strings kept. */
 function filledFormOf(fields: Record<string, unknown>): FilledForm & { answers: Record<string, string> } {
-  const answers: Record<string, string> = {};
+  // No prototype: a field answers[__proto__] is then one more (unknown) answer, never the object's prototype.
+  const answers = Object.create(null) as Record<string, string>;
   const nested = fields.answers;
   if (isRecord(nested)) for (const [id, value] of Object.entries(nested)) if (typeof value === 'string') answers[id] = value;
   for (const [name, value] of Object.entries(fields)) {

@@ -35,6 +35,8 @@ export type CouponRecord = {
   autoCouponRule?: AutoCouponRule | null;
   /** When the rule was last set: NEW_AFFILIATES issues to affiliates created after it. */
   autoCouponRuleSetAt?: Date | null;
+  /** ALL_AFFILIATES: how far issuing to the affiliates ACTIVE when the rule was set has got (in the background); absent: not such a rule. */
+  autoCouponRuleProgress?: { issued: number; done: boolean } | null;
   createdAt: Date;
   updatedAt: Date;
   /** Redemption keys whose counting is under way (see redemption-counters.ts); never read back. */
@@ -74,6 +76,7 @@ const couponSchema = new Schema<CouponRecord>(
     metadata: { type: [metadataEntry], default: [] },
     autoCouponRule: { type: Schema.Types.Mixed, default: null },
     autoCouponRuleSetAt: { type: Date, default: null },
+    autoCouponRuleProgress: { type: Schema.Types.Mixed, default: null },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
     _redemptionKeys: { type: [String], default: [], select: false },
@@ -94,6 +97,11 @@ export type CouponLookup = { id?: string; name?: string; externalId?: string };
 export class CouponRepository extends CountedStore<CouponRecord> {
   constructor(context: StoreContext) {
     super(context, couponModel, { uniqueKeys: ['externalIdKey'] });
+  }
+
+  /** Where the background issuing of an ALL_AFFILIATES rule has got; the program is part of the query. */
+  async setRuleProgress(programId: string, couponId: string, progress: { issued: number; done: boolean }): Promise<void> {
+    await this.model.collection.updateOne({ _id: couponId as never, programId }, { $set: { autoCouponRuleProgress: progress } });
   }
 
   /** The newest coupon matching every identifier given: by id or externalId a point lookup, by name a query. */

@@ -1,6 +1,7 @@
 import type { StoreContext } from '@affiliate/platform';
 import { AutoCouponRuleIndex } from './auto-coupon-rules';
 import { CouponRepository } from './coupon-model';
+import { IssuedPairRepository } from './issued-pairs';
 import { DepartedAffiliateRepository } from './departed-affiliate-model';
 import { PromotionalCodeRepository } from './promotional-code-model';
 import { RedemptionRepository } from './redemption-model';
@@ -12,6 +13,7 @@ export function createRepositories(context: StoreContext) {
     redemptions: new RedemptionRepository(context),
     departedAffiliates: new DepartedAffiliateRepository(context),
     autoCouponRules: new AutoCouponRuleIndex(context),
+    issuedPairs: new IssuedPairRepository(context),
   };
 }
 

@@ -50,6 +50,7 @@ export function toCouponSummary(coupon: CouponRecord): CouponSummary {
     createdAt: iso(coupon.createdAt),
     updatedAt: iso(coupon.updatedAt),
     autoCouponRule: coupon.autoCouponRule ? { ...coupon.autoCouponRule, codeStructure: { ...coupon.autoCouponRule.codeStructure } } : null,
+    ...(coupon.autoCouponRule?.appliesTo === 'ALL_AFFILIATES' && coupon.autoCouponRuleProgress ? { autoCouponRuleProgress: { ...coupon.autoCouponRuleProgress } } : {}),
   };
 }
 

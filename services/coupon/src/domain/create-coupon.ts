@@ -5,6 +5,7 @@ import type { CouponRecord } from '../data-access/coupon-model';
 import type { CouponRepositories } from '../data-access/repositories';
 import { metadataEntries, toCoupon } from '../data-access/representations';
 import { externalIdKey } from '../data-access/unique-keys';
+import { refuseUnusableRule } from './generate-promotional-code';
 
 /** Fields of the other discount kind are refused rather than silently stored beside the real one. */
 function refuseMismatchedDiscountFields(body: CreateCouponBody): void {
@@ -48,9 +49,11 @@ export async function createCoupon(repositories: CouponRepositories, programId: 
     metadata: metadataEntries(body.metadata ?? {}),
     autoCouponRule: body.autoCouponRule ?? null,
     autoCouponRuleSetAt: body.autoCouponRule ? now : null,
+    autoCouponRuleProgress: body.autoCouponRule?.appliesTo === 'ALL_AFFILIATES' ? { issued: 0, done: false } : null,
     createdAt: now,
     updatedAt: now,
   };
+  refuseUnusableRule(coupon.autoCouponRule, coupon);
   const representation = toCoupon(coupon, []);
   if (coupon.autoCouponRule) await repositories.autoCouponRules.add(programId, id);
   try {

@@ -61,3 +61,20 @@ export function generatePromotionalCode(request: GenerationRequest, affiliate: A
   }
   return code;
 }
+
+/**
+ * A rule whose fixed parts (prefix, discount, coupon name, random characters) are already longer than
+ * a code may be could never issue one: refused when it is set (400), so the coupon is left unchanged.
+ */
+export function refuseUnusableRule(rule: GenerationRequest | null | undefined, coupon: CouponRecord): void {
+  if (!rule) return;
+  const structure = rule.codeStructure ?? {};
+  const fixed =
+    codeText(rule.prefix ?? '').length +
+    (structure.discountAmount ? discountText(coupon).length : 0) +
+    (structure.couponName ? codeText(coupon.name ?? '').length : 0) +
+    (structure.randomChars ? (rule.randomCharsLength ?? RANDOM_CHARS_LENGTH.default) : 0);
+  if (fixed > MAX_CODE_LENGTH) {
+    throw badRequest(`autoCouponRule: its fixed parts alone make ${fixed} characters; codes may have at most ${MAX_CODE_LENGTH}. Shorten the prefix or the coupon name, or enable fewer parts`);
+  }
+}

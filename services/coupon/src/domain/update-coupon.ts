@@ -5,6 +5,7 @@ import type { CouponRepositories } from '../data-access/repositories';
 import type { PromotionalCodeRecord } from '../data-access/promotional-code-model';
 import { metadataEntries, toCoupon } from '../data-access/representations';
 import { externalIdKey } from '../data-access/unique-keys';
+import { refuseUnusableRule } from './generate-promotional-code';
 
 /** The discount itself never changes after creation, as in Stripe (DESIGN.md §3). */
 export const IMMUTABLE_COUPON_FIELDS = ['couponType', 'percentOff', 'amountOff', 'currency', 'duration', 'durationInMonths'] as const;
@@ -17,7 +18,8 @@ export function refuseDiscountChange(body: unknown): void {
   }
 }
 
-function changedFields(body: UpdateCouponBody, programId: string, couponId: string): Partial<CouponRecord> {
+function changedFields(body: UpdateCouponBody, programId: string, current: CouponRecord): Partial<CouponRecord> {
+  const couponId = current._id;
   const set: Partial<CouponRecord> = { updatedAt: new Date() };
   if (body.name !== undefined) set.name = body.name;
   if (body.valid !== undefined) set.valid = body.valid;
@@ -29,7 +31,12 @@ function changedFields(body: UpdateCouponBody, programId: string, couponId: stri
   if (body.metadata !== undefined) set.metadata = metadataEntries(body.metadata);
   if (body.autoCouponRule !== undefined) {
     set.autoCouponRule = body.autoCouponRule;
-    set.autoCouponRuleSetAt = body.autoCouponRule ? new Date() : null;
+    // NEW_AFFILIATES counts from when the rule was first set: editing its prefix or parts keeps that cut-off
+    // (an affiliate waiting for approval since then still gets its code); only a rule set anew or a change of appliesTo moves it.
+    const keepsCutOff = body.autoCouponRule !== null && current.autoCouponRule != null && current.autoCouponRule.appliesTo === body.autoCouponRule.appliesTo;
+    // Setting an ALL_AFFILIATES rule (again) starts a background run (coupon.updated), each issue idempotent by its pair.
+    set.autoCouponRuleProgress = body.autoCouponRule?.appliesTo === 'ALL_AFFILIATES' ? { issued: 0, done: false } : null;
+    set.autoCouponRuleSetAt = body.autoCouponRule ? (keepsCutOff ? (current.autoCouponRuleSetAt ?? new Date()) : new Date()) : null;
   }
   if (body.externalId !== undefined) {
     set.externalId = body.externalId;
@@ -49,9 +56,11 @@ export async function updateCoupon(repositories: CouponRepositories, programId: 
       if (typeof body.maxRedemptions === 'number' && current.timesRedeemed > body.maxRedemptions) {
         throw badRequest(`maxRedemptions (${body.maxRedemptions}) cannot be below timesRedeemed (${current.timesRedeemed})`);
       }
+      const set = changedFields(body, programId, current);
+      refuseUnusableRule(set.autoCouponRule === undefined ? current.autoCouponRule : set.autoCouponRule, { ...current, ...set });
       codes = (await repositories.promotionalCodes.ofCoupons(programId, [current])).get(current._id) ?? [];
       return {
-        set: changedFields(body, programId, current._id),
+        set,
         events: (next) => [createEvent('coupon.updated', programId, toCoupon(next, codes))],
       };
     });

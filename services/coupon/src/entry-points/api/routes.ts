@@ -1,6 +1,5 @@
 import {
   BulkIssueBody,
-  type Coupon,
   CouponQuery,
   CreateCouponBody,
   CreatePromotionalCodeBody,
@@ -26,27 +25,16 @@ import { redeemPromotionalCode } from '../../domain/redeem-promotional-code';
 import { releaseRedemption } from '../../domain/release-redemption';
 import { refuseDiscountChange, updateCoupon } from '../../domain/update-coupon';
 import { updatePromotionalCode } from '../../domain/update-promotional-code';
-import { issueCodesInBulk, issueRuleToActiveAffiliates } from '../../domain/issue-affiliate-codes';
+import { issueCodesInBulk } from '../../domain/issue-affiliate-codes';
 
 export type RouteDeps = { repositories: CouponRepositories; affiliates: AffiliateDirectory };
 
 export function couponRoutes({ repositories, affiliates }: RouteDeps): Router {
   const router = createRouter();
   const codeDeps = { repositories, affiliates };
-  /**
-   * ALL_AFFILIATES covers the affiliates already ACTIVE: they get theirs before the answer, page by
-   * page (each issue idempotent, so a retry of the request completes an interrupted run), and the
-   * answer shows the coupon with them.
-   */
-  const withRuleApplied = async (coupon: Coupon, programId: string): Promise<Coupon> => {
-    if (coupon.autoCouponRule?.appliesTo !== 'ALL_AFFILIATES') return coupon;
-    await issueRuleToActiveAffiliates(codeDeps, programId, coupon.id);
-    return findCoupon(repositories, programId, { id: coupon.id });
-  };
-
   router.post('/coupons', async (request, response) => {
     const coupon = await createCoupon(repositories, programIdOf(response), parseBody(CreateCouponBody, request));
-    response.json(await withRuleApplied(coupon, programIdOf(response)));
+    response.json(coupon);
   });
   router.get('/coupons', async (request, response) => {
     const { limit, startingAfter, ...lookup } = parseQuery(CouponQuery, request);
@@ -61,7 +49,7 @@ export function couponRoutes({ repositories, affiliates }: RouteDeps): Router {
   router.put('/coupons', async (request, response) => {
     refuseDiscountChange(request.body);
     const coupon = await updateCoupon(repositories, programIdOf(response), parseBody(UpdateCouponBody, request));
-    response.json(await withRuleApplied(coupon, programIdOf(response)));
+    response.json(coupon);
   });
   router.delete('/coupons', async (request, response) => {
     const { couponId } = parseBody(DeleteCouponBody, request);
