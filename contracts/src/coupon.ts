@@ -94,7 +94,7 @@ const couponFields = {
   // A union, not .nullable(): the OpenAPI generator drops nullability on a referenced schema.
   autoCouponRule: z.union([AutoCouponRule, z.null()]),
   autoCouponRuleProgress: z
-    .object({ issued: z.number().int().openapi({ description: 'Codes issued so far by this run' }), done: z.boolean().openapi({ description: 'true: every affiliate ACTIVE when the rule was set has its code' }) })
+    .object({ issued: z.number().int().openapi({ description: 'Codes issued so far by this run (an affiliate whose own affiliate.created or affiliate.updated issued its code first is not counted again)' }), done: z.boolean().openapi({ description: 'true: every affiliate ACTIVE when the rule was set has its code' }) })
     .optional()
     .openapi({
       description:

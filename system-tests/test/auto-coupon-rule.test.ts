@@ -75,7 +75,9 @@ test('ALL_AFFILIATES: setting the rule answers at once and issues, in the backgr
   const answered = await okBody(api.put('/coupons', { couponId: coupon.id, autoCouponRule: { ...RULE, appliesTo: 'ALL_AFFILIATES' } }));
   expect(answered.autoCouponRuleProgress).toEqual({ issued: 0, done: false });
   const finished = await eventually(() => okBody(api.get(`/coupons?id=${coupon.id}`)), (read) => read.autoCouponRuleProgress?.done === true);
-  expect(finished.autoCouponRuleProgress).toEqual({ issued: 2, done: true });
+  // The run counts the codes it issued itself: an affiliate.created still in flight when the rule was
+  // set may have issued that affiliate's code first (one code either way, asserted below).
+  expect(finished.autoCouponRuleProgress.issued).toBeLessThanOrEqual(2);
   await okBody(api.put('/coupons', { couponId: coupon.id, autoCouponRule: { ...RULE, appliesTo: 'ALL_AFFILIATES' } }));
   const again = await eventually(() => okBody(api.get(`/coupons?id=${coupon.id}`)), (read) => read.autoCouponRuleProgress?.done === true);
   expect(again.autoCouponRuleProgress).toEqual({ issued: 0, done: true });
@@ -90,7 +92,9 @@ test('ALL_AFFILIATES on a new coupon: POST /coupons answers at once and every ac
   const coupon = await okBody(api.post('/coupons', { name: 'Many', percentOff: 5, autoCouponRule: { ...RULE, appliesTo: 'ALL_AFFILIATES' } }));
   expect(coupon.promotionalCodes ?? []).toEqual([]);
   const finished = await eventually(() => okBody(api.get(`/coupons?id=${coupon.id}`)), (read) => read.autoCouponRuleProgress?.done === true, 60_000);
-  expect(finished.autoCouponRuleProgress).toEqual({ issued: 120, done: true });
+  // The run counts what it issued itself; affiliate.created events still in flight when the coupon was
+  // made may have issued some first. Either way each affiliate has exactly one code.
+  expect(finished.autoCouponRuleProgress.issued).toBeLessThanOrEqual(120);
   const codes = (await okBody(api.get(`/promotional-codes?couponId=${coupon.id}&limit=500`))) as { affiliateId: string }[];
   expect(codes.map((code) => code.affiliateId).sort()).toEqual(affiliates.map((affiliate) => affiliate.id).sort());
 }, 120_000);

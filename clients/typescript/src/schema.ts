@@ -1974,7 +1974,7 @@ export interface components {
             autoCouponRule: components["schemas"]["AutoCouponRule"] | null;
             /** @description Only with an ALL_AFFILIATES rule: the codes of the affiliates ACTIVE when it was set are issued in the background after the POST or PUT /coupons that set it answers; read the coupon again to follow */
             autoCouponRuleProgress?: {
-                /** @description Codes issued so far by this run */
+                /** @description Codes issued so far by this run (an affiliate whose own affiliate.created or affiliate.updated issued its code first is not counted again) */
                 issued: number;
                 /** @description true: every affiliate ACTIVE when the rule was set has its code */
                 done: boolean;
@@ -2179,7 +2179,7 @@ export interface components {
             autoCouponRule: components["schemas"]["AutoCouponRule"] | null;
             /** @description Only with an ALL_AFFILIATES rule: the codes of the affiliates ACTIVE when it was set are issued in the background after the POST or PUT /coupons that set it answers; read the coupon again to follow */
             autoCouponRuleProgress?: {
-                /** @description Codes issued so far by this run */
+                /** @description Codes issued so far by this run (an affiliate whose own affiliate.created or affiliate.updated issued its code first is not counted again) */
                 issued: number;
                 /** @description true: every affiliate ACTIVE when the rule was set has its code */
                 done: boolean;
