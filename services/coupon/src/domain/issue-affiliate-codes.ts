@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { BULK_ISSUE_PAGE, CreatePromotionalCodeBody, type AffiliateSummary, type BulkIssueBody, type BulkIssueResult, type PromotionalCode } from '@affiliate/contracts';
-import { AppError, badRequest, notFound, type Logger } from '@affiliate/platform';
+import { AppError, badRequest, notFound, uuidFromDigest, type Logger } from '@affiliate/platform';
 import type { ListedAffiliate } from '../data-access/affiliate-directory';
 import type { CouponRecord } from '../data-access/coupon-model';
 import { AlreadyIssued, createPromotionalCode, type PromotionalCodeDeps } from './create-promotional-code';
@@ -14,11 +14,7 @@ const GENERATION_ATTEMPTS = 5;
  * same on every replica, retry and restart, so the code's own _id is the unique key of the pair.
  */
 export function issuedCodeId(programId: string, couponId: string, affiliateId: string): string {
-  const hash = createHash('sha1').update(`issued-code\n${programId}\n${couponId}\n${affiliateId}`).digest();
-  hash[6] = (hash[6]! & 0x0f) | 0x50;
-  hash[8] = (hash[8]! & 0x3f) | 0x80;
-  const hex = hash.subarray(0, 16).toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+  return uuidFromDigest(createHash('sha1').update(`issued-code\n${programId}\n${couponId}\n${affiliateId}`).digest());
 }
 
 type Outcome = { issued: PromotionalCode } | { alreadyIssued: true } | { skipped: string };

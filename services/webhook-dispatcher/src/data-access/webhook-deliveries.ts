@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery } from '@affiliate/contracts';
-import { byIdInProgram, findPage, insertOnce, type PageRequest, type TraceCarrier } from '@affiliate/platform';
+import { byIdInProgram, findPage, insertOnce, uuidFromDigest, type PageRequest, type TraceCarrier } from '@affiliate/platform';
 import { Schema, type Connection, type FilterQuery, type Model, type UpdateQuery } from 'mongoose';
 
 export type StoredAttempt = {
@@ -172,11 +172,7 @@ export class WebhookDeliveryRepository {
 
 /** A UUID (version 5 layout) from the event and endpoint ids: the same pair always gives the same id. */
 export function deliveryIdOf(eventId: string, endpointId: string): string {
-  const hash = createHash('sha256').update(`${eventId}:${endpointId}`).digest();
-  hash[6] = ((hash[6] as number) & 0x0f) | 0x50;
-  hash[8] = ((hash[8] as number) & 0x3f) | 0x80;
-  const hex = hash.subarray(0, 16).toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+  return uuidFromDigest(createHash('sha256').update(`${eventId}:${endpointId}`).digest());
 }
 
 export function toDeliveryAttempt(attempt: StoredAttempt): DeliveryAttempt {
