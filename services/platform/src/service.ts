@@ -1,4 +1,4 @@
-import type { AddressInfo } from 'node:net';
+import { Server as NetServer, type AddressInfo } from 'node:net';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Router } from 'express';
 import type { Connection } from 'mongoose';
@@ -156,6 +156,9 @@ export async function bootService(
  * the caller sees as a reset and, for a POST, cannot safely retry. With it, each caller's next
  * request opens a new connection, which the load balancer gives to a replica that is ready.
  */
+/** The longest a drain leaves idle keep-alive connections to their clients (see `ShutdownDelay.drain`). */
+const DRAIN_IDLE_GRACE_MS = 5_000;
+
 export class ShutdownDelay {
   private started = false;
 
@@ -179,13 +182,25 @@ export class ShutdownDelay {
   }
 
   /**
-   * Stops listening; idle connections close now, busy ones after their answer (which says
-   * `Connection: close`). Resolves once every connection is gone.
+   * Stops listening; busy connections close after their answer (which says `Connection: close`),
+   * idle ones are left to their clients for up to `idleGraceMs`, then closed. Resolves once every
+   * connection is gone.
+   *
+   * Closing an idle keep-alive connection races a client that is writing its next request on it:
+   * the client sees the connection cut under its request (a CI run's rolling restart saw one). So
+   * this stops listening with net's `close`, not http's, which would close idle connections at
+   * once. A client that honours the server's `Keep-Alive: timeout` hint (undici, fetch) closes an
+   * idle connection before the server's own keep-alive timer would, so within the grace it has
+   * closed its own; the grace caps the wait for those that keep connections longer (the gateway's
+   * pool to a service, whose keep-alive is 65 s), which then meet the old race.
    */
-  drain(server: Server): Promise<void> {
+  drain(server: Server, idleGraceMs = Math.min(server.keepAliveTimeout, DRAIN_IDLE_GRACE_MS)): Promise<void> {
     return new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeIdleConnections();
+      const closeIdle = setTimeout(() => server.closeIdleConnections(), idleGraceMs);
+      NetServer.prototype.close.call(server, () => {
+        clearTimeout(closeIdle);
+        resolve();
+      });
     });
   }
 }

@@ -1,7 +1,8 @@
 import { bootService, parseConfig, baseConfigShape, ConfigError } from '@affiliate/platform';
-import { internalHeaders, newProgramId, testServiceSettings } from '@affiliate/platform/testing';
+import { eventually, internalHeaders, newProgramId, testServiceSettings } from '@affiliate/platform/testing';
 import { Router } from 'express';
 import { Agent, get } from 'node:http';
+import { connect } from 'node:net';
 import request from 'supertest';
 
 /**
@@ -63,6 +64,43 @@ test('a caller that keeps its connection alive and keeps sending on it cannot ho
   agent.destroy();
   expect(during.length).toBeGreaterThan(0);
   expect(during.filter((answer) => answer.status !== 200 || answer.connection !== 'close')).toEqual([]);
+});
+
+test('a keep-alive connection idle when the drain begins is left to its caller: a request written on it then is answered (Connection: close), not cut', async () => {
+  const routes = Router();
+  routes.get('/answer', (_request, response) => {
+    response.json({ served: true });
+  });
+  const service = await bootService(testServiceSettings('platform-idle-drain', { shutdownDelayMs: 100 }), () => ({ routes }));
+  const programId = newProgramId();
+  const socket = connect(service.port, '127.0.0.1');
+  let received = '';
+  let closed = false;
+  socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+  socket.on('close', () => (closed = true));
+  const answers = () => received.split('HTTP/1.1 ').slice(1);
+  const ask = async (count: number) => {
+    const headers = Object.entries(internalHeaders(programId)).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    socket.write(`GET /answer HTTP/1.1\r\nhost: service\r\n${headers}\r\n`);
+    await eventually(() => expect(answers().filter((answer) => answer.includes('{"served":true}'))).toHaveLength(count));
+  };
+  await ask(1);
+
+  const stopped = service.stop();
+  // The drain has begun once the service no longer accepts connections; ours stayed idle all along.
+  await eventually(async () => {
+    const refused = await new Promise<boolean>((resolve) => {
+      const probe = connect(service.port, '127.0.0.1');
+      probe.once('connect', () => (probe.destroy(), resolve(false))).once('error', () => resolve(true));
+    });
+    expect(refused).toBe(true);
+  });
+  expect(closed).toBe(false);
+  await ask(2); // before, the drain closed idle connections at once: a caller writing on one then saw it cut
+  expect(answers()[1]).toMatch(/^200 /);
+  expect(answers()[1]).toMatch(/\r\nconnection: close\r\n/i);
+  await stopped;
+  expect(closed).toBe(true);
 });
 
 test('SHUTDOWN_DELAY_MS is validated at start: a whole number of milliseconds from 0 to 60000', () => {
