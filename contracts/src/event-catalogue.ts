@@ -2,7 +2,7 @@ import { Affiliate } from './affiliate';
 import { DateTime, Uuid } from './common';
 import { Coupon, PromotionalCode } from './coupon';
 import * as examples from './event-examples';
-import { DeletedEventData, EVENT_TYPES, type EventType, type PublicEventType, type WebhookPayload } from './events';
+import { DeletedEventData, EVENT_TYPES, WebhookPreviousAttributes, WebhookRevision, type EventType, type PublicEventType, type WebhookPayload } from './events';
 import { Program } from './program';
 import { Referral } from './referral';
 import { ExpandedSale, Sale } from './sale';
@@ -83,9 +83,14 @@ export const acceptedEventDataSchemaOf = (type: EventType): z.ZodTypeAny => {
   return entry.accepts ?? entry.data;
 };
 
-/** The whole webhook body of one public type. */
+/**
+ * The whole webhook body of one public type: the specification's four fields, the object's
+ * `revision`, and on `*.updated` the `previousAttributes` of the change (both absent on events
+ * recorded before they existed).
+ */
 export function payloadSchemaOf(type: PublicEventType) {
-  return z.object({ id: Uuid, event: z.literal(type), createdAt: DateTime, data: eventDataSchemaOf(type) }).strict();
+  const envelope = { id: Uuid, event: z.literal(type), createdAt: DateTime, data: eventDataSchemaOf(type), revision: WebhookRevision.optional() };
+  return (type.endsWith('.updated') ? z.object({ ...envelope, previousAttributes: WebhookPreviousAttributes.optional() }) : z.object(envelope)).strict();
 }
 
 /** The OpenAPI component of a type's webhook body, e.g. SaleCreatedPayload. */
@@ -93,7 +98,11 @@ export const payloadComponentName = (type: PublicEventType) => `${type.split('.'
 
 /** An example webhook body of one public type, from one consistent little world. */
 export function examplePayloadOf(type: PublicEventType): WebhookPayload {
-  return { id: examples.EVENT_ID, event: type, createdAt: examples.OCCURRED_AT, data: exampleEventData(type) };
+  const payload = { id: examples.EVENT_ID, event: type, createdAt: examples.OCCURRED_AT, data: exampleEventData(type) };
+  const action = type.split('.')[1];
+  // The object as it stood one change earlier: only its updatedAt differed.
+  if (action === 'updated') return { ...payload, revision: 1, previousAttributes: { updatedAt: examples.PREVIOUS_UPDATED_AT } };
+  return { ...payload, revision: action === 'created' ? 0 : 2 };
 }
 
 /**

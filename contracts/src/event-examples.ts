@@ -2,6 +2,8 @@
 
 export const EVENT_ID = '3f6c1f0e-8d1a-4c4e-9a57-2f1e5b7c9d10';
 export const OCCURRED_AT = '2025-01-15T10:30:00.000Z';
+/** When the example objects were changed before the change the `*.updated` examples announce. */
+export const PREVIOUS_UPDATED_AT = '2025-01-14T08:00:00.000Z';
 const PROGRAM_ID = '0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61';
 const AFFILIATE_ID = 'a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f';
 const LINK_ID = 'b2e3d4c5-6a7b-4c8d-9e0f-1a2b3c4d5e6f';

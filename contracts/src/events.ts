@@ -53,12 +53,36 @@ export const EventEnvelope = z
      * trace. Never delivered to subscribers; absent on events stored before tracing.
      */
     headers: z.record(z.string()).optional(),
+    /**
+     * The object's revision after the change the event announces (0 when created, one more per
+     * change since), stamped by the store that wrote it. Absent on events stored before revisions
+     * were carried, and on events about an object other than the one written.
+     */
+    revision: z.number().int().min(0).optional(),
+    /** On `*.updated`: the top-level fields of `data` that the change altered, with their values before it. */
+    previousAttributes: z.record(z.unknown()).optional(),
   })
   .openapi('EventEnvelope');
 
 export type EventEnvelope<Data = Record<string, unknown>> = Omit<z.infer<typeof EventEnvelope>, 'data'> & { data: Data };
 
 export const DeletedEventData = z.object({ id: z.string() }).strict();
+
+/** The object's revision in a webhook body: what ordering and de-duplication by subscribers read. */
+export const WebhookRevision = z
+  .number()
+  .int()
+  .min(0)
+  .openapi({
+    description:
+      "The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed.",
+  });
+
+/** The changed fields of an `*.updated` webhook, before the change (as Stripe's previous_attributes). */
+export const WebhookPreviousAttributes = z.record(z.unknown()).openapi({
+  description:
+    'On *.updated only: the top-level fields of data that this change altered, each with its value before the change (a field that did not exist before is null). Fields that did not change are not listed. Absent on events recorded before it existed.',
+});
 
 /** The body a webhook subscriber receives. */
 export const WebhookPayload = z
@@ -67,6 +91,8 @@ export const WebhookPayload = z
     event: PublicEventType,
     createdAt: DateTime,
     data: z.record(z.unknown()),
+    revision: WebhookRevision.optional(),
+    previousAttributes: WebhookPreviousAttributes.optional(),
   })
   .openapi('WebhookPayload');
 

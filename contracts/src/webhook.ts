@@ -15,6 +15,15 @@ export const EventTypeSubscription = z
 
 const WebhookUrl = httpUrl('url');
 
+/**
+ * Whether an endpoint receives each object's events in revision order. Its description is the
+ * contract subscribers build on: docs/guides and RELIABILITY.md say the same.
+ */
+export const WebhookOrdering = z.enum(['NONE', 'PER_OBJECT']).openapi('WebhookOrdering', {
+  description:
+    "NONE (the default): deliveries go out as events arrive, each on its own retry schedule. PER_OBJECT: deliveries of one object (one affiliate, sale, referral, coupon or promotional code) go out strictly in revision order: a delivery is not attempted until every earlier revision of that object to this endpoint has succeeded or failed for good (its retry schedule used up, or the endpoint disabled). A failing delivery holds back later ones of the same object only; other objects are not delayed. An event that arrives at the dispatcher before an earlier revision of its object waits for it up to WEBHOOK_ORDERING_GAP_WAIT (10 s by default), then goes out, since the missing revision may never come (a change that announces no event, or a type the endpoint does not subscribe to).",
+});
+
 export const WebhookEndpoint = z
   .object({
     id: Uuid,
@@ -23,6 +32,7 @@ export const WebhookEndpoint = z
     description: z.string().nullable(),
     active: z.boolean(),
     disabledReason: z.string().nullable(),
+    ordering: WebhookOrdering,
     secret: z.string().optional(),
     previousSecretExpiresAt: DateTime.nullable().openapi({ description: 'After a rotation, the previous secret keeps signing beside the new one until then; null outside an overlap' }),
     createdAt: DateTime,
@@ -36,6 +46,7 @@ export const CreateWebhookEndpointBody = z
     eventTypes: z.array(EventTypeSubscription).min(1).max(20),
     description: ShortText.optional(),
     active: z.boolean().default(true),
+    ordering: WebhookOrdering.default('NONE'),
   })
   .strict()
   .openapi('CreateWebhookEndpointBody');
@@ -47,6 +58,7 @@ export const UpdateWebhookEndpointBody = z
     eventTypes: z.array(EventTypeSubscription).min(1).max(20).optional(),
     description: ShortText.nullable().optional(),
     active: z.boolean().optional(),
+    ordering: WebhookOrdering.optional(),
     rotateSecret: z.boolean().optional(),
   })
   .strict()
@@ -125,6 +137,7 @@ export const EventTypeDescription = z
   .openapi('EventTypeDescription');
 
 export type WebhookEndpoint = z.infer<typeof WebhookEndpoint>;
+export type WebhookOrdering = z.infer<typeof WebhookOrdering>;
 export type WebhookSecret = z.infer<typeof WebhookSecret>;
 export type WebhookDelivery = z.infer<typeof WebhookDelivery>;
 export type DeliveryAttempt = z.infer<typeof DeliveryAttempt>;

@@ -1342,7 +1342,8 @@ export interface components {
          *         ],
          *         "createdAt": "2025-01-15T10:30:00.000Z",
          *         "updatedAt": "2025-01-15T10:30:00.000Z"
-         *       }
+         *       },
+         *       "revision": 0
          *     }
          */
         AffiliateCreatedPayload: {
@@ -1353,6 +1354,8 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             data: components["schemas"]["Affiliate"];
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            revision?: number;
         };
         /**
          * @example {
@@ -1405,6 +1408,10 @@ export interface components {
          *         ],
          *         "createdAt": "2025-01-15T10:30:00.000Z",
          *         "updatedAt": "2025-01-15T10:30:00.000Z"
+         *       },
+         *       "revision": 1,
+         *       "previousAttributes": {
+         *         "updatedAt": "2025-01-14T08:00:00.000Z"
          *       }
          *     }
          */
@@ -1416,6 +1423,12 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             data: components["schemas"]["Affiliate"];
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            revision?: number;
+            /** @description On *.updated only: the top-level fields of data that this change altered, each with its value before the change (a field that did not exist before is null). Fields that did not change are not listed. Absent on events recorded before it existed. */
+            previousAttributes?: {
+                [key: string]: unknown;
+            };
         };
         /**
          * @example {
@@ -1424,7 +1437,8 @@ export interface components {
          *       "createdAt": "2025-01-15T10:30:00.000Z",
          *       "data": {
          *         "id": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f"
-         *       }
+         *       },
+         *       "revision": 2
          *     }
          */
         AffiliateDeletedPayload: {
@@ -1437,6 +1451,8 @@ export interface components {
             data: {
                 id: string;
             };
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            revision?: number;
         };
         AttributionReason: {
             /**
@@ -1525,7 +1541,8 @@ export interface components {
          *         "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
          *         "createdAt": "2025-01-15T10:30:00.000Z",
          *         "updatedAt": "2025-01-15T10:30:00.000Z"
-         *       }
+         *       },
+         *       "revision": 0
          *     }
          */
         ReferralCreatedPayload: {
@@ -1536,6 +1553,8 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             data: components["schemas"]["Referral"];
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            revision?: number;
         };
         /**
          * @example {
@@ -1566,6 +1585,10 @@ export interface components {
          *         "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
          *         "createdAt": "2025-01-15T10:30:00.000Z",
          *         "updatedAt": "2025-01-15T10:30:00.000Z"
+         *       },
+         *       "revision": 1,
+         *       "previousAttributes": {
+         *         "updatedAt": "2025-01-14T08:00:00.000Z"
          *       }
          *     }
          */
@@ -1577,6 +1600,12 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             data: components["schemas"]["Referral"];
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            revision?: number;
+            /** @description On *.updated only: the top-level fields of data that this change altered, each with its value before the change (a field that did not exist before is null). Fields that did not change are not listed. Absent on events recorded before it existed. */
+            previousAttributes?: {
+                [key: string]: unknown;
+            };
         };
         /**
          * @example {
@@ -1585,7 +1614,8 @@ export interface components {
          *       "createdAt": "2025-01-15T10:30:00.000Z",
          *       "data": {
          *         "id": "c3d4e5f6-7a8b-4c9d-8e1f-2a3b4c5d6e7f"
-         *       }
+         *       },
+         *       "revision": 2
          *     }
          */
         ReferralDeletedPayload: {
@@ -1598,6 +1628,8 @@ export interface components {
             data: {
                 id: string;
             };
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            revision?: number;
         };
         DecidedBy: {
             /** @enum {string} */
@@ -1816,7 +1848,8 @@ export interface components {
          *           "createdAt": "2025-01-15T10:30:00.000Z",
          *           "updatedAt": "2025-01-15T10:30:00.000Z"
          *         }
-         *       }
+         *       },
+         *       "revision": 0
          *     }
          */
         SaleCreatedPayload: {
@@ -1827,6 +1860,8 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             data: components["schemas"]["ExpandedSale"];
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            revision?: number;
         };
         /**
          * @example {
@@ -1883,6 +1918,10 @@ export interface components {
          *         "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
          *         "createdAt": "2025-01-15T10:30:00.000Z",
          *         "updatedAt": "2025-01-15T10:30:00.000Z"
+         *       },
+         *       "revision": 1,
+         *       "previousAttributes": {
+         *         "updatedAt": "2025-01-14T08:00:00.000Z"
          *       }
          *     }
          */
@@ -1894,6 +1933,12 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             data: components["schemas"]["Sale"];
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            revision?: number;
+            /** @description On *.updated only: the top-level fields of data that this change altered, each with its value before the change (a field that did not exist before is null). Fields that did not change are not listed. Absent on events recorded before it existed. */
+            previousAttributes?: {
+                [key: string]: unknown;
+            };
         };
         /**
          * @example {
@@ -1902,7 +1947,8 @@ export interface components {
          *       "createdAt": "2025-01-15T10:30:00.000Z",
          *       "data": {
          *         "id": "d4e5f6a7-8b9c-4d0e-9f2a-3b4c5d6e7f80"
-         *       }
+         *       },
+         *       "revision": 2
          *     }
          */
         SaleDeletedPayload: {
@@ -1915,6 +1961,8 @@ export interface components {
             data: {
                 id: string;
             };
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            revision?: number;
         };
         CodeStructure: {
             firstName?: boolean;
@@ -2039,7 +2087,8 @@ export interface components {
          *             }
          *           }
          *         ]
-         *       }
+         *       },
+         *       "revision": 0
          *     }
          */
         CouponCreatedPayload: {
@@ -2050,6 +2099,8 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             data: components["schemas"]["Coupon"];
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            revision?: number;
         };
         /**
          * @example {
@@ -2109,6 +2160,10 @@ export interface components {
          *             }
          *           }
          *         ]
+         *       },
+         *       "revision": 1,
+         *       "previousAttributes": {
+         *         "updatedAt": "2025-01-14T08:00:00.000Z"
          *       }
          *     }
          */
@@ -2120,6 +2175,12 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             data: components["schemas"]["Coupon"];
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            revision?: number;
+            /** @description On *.updated only: the top-level fields of data that this change altered, each with its value before the change (a field that did not exist before is null). Fields that did not change are not listed. Absent on events recorded before it existed. */
+            previousAttributes?: {
+                [key: string]: unknown;
+            };
         };
         /**
          * @example {
@@ -2128,7 +2189,8 @@ export interface components {
          *       "createdAt": "2025-01-15T10:30:00.000Z",
          *       "data": {
          *         "id": "e5f6a7b8-9c0d-4e1f-8a3b-4c5d6e7f8091"
-         *       }
+         *       },
+         *       "revision": 2
          *     }
          */
         CouponDeletedPayload: {
@@ -2141,6 +2203,8 @@ export interface components {
             data: {
                 id: string;
             };
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            revision?: number;
         };
         CouponSummary: {
             /** Format: uuid */
@@ -2270,7 +2334,8 @@ export interface components {
          *           "updatedAt": "2025-01-15T10:30:00.000Z",
          *           "autoCouponRule": null
          *         }
-         *       }
+         *       },
+         *       "revision": 0
          *     }
          */
         PromocodeCreatedPayload: {
@@ -2281,6 +2346,8 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             data: components["schemas"]["PromotionalCode"];
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            revision?: number;
         };
         /**
          * @example {
@@ -2338,6 +2405,10 @@ export interface components {
          *           "updatedAt": "2025-01-15T10:30:00.000Z",
          *           "autoCouponRule": null
          *         }
+         *       },
+         *       "revision": 1,
+         *       "previousAttributes": {
+         *         "updatedAt": "2025-01-14T08:00:00.000Z"
          *       }
          *     }
          */
@@ -2349,6 +2420,12 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             data: components["schemas"]["PromotionalCode"];
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            revision?: number;
+            /** @description On *.updated only: the top-level fields of data that this change altered, each with its value before the change (a field that did not exist before is null). Fields that did not change are not listed. Absent on events recorded before it existed. */
+            previousAttributes?: {
+                [key: string]: unknown;
+            };
         };
         /**
          * @example {
@@ -2357,7 +2434,8 @@ export interface components {
          *       "createdAt": "2025-01-15T10:30:00.000Z",
          *       "data": {
          *         "id": "f6a7b8c9-0d1e-4f2a-9b4c-5d6e7f8091a2"
-         *       }
+         *       },
+         *       "revision": 2
          *     }
          */
         PromocodeDeletedPayload: {
@@ -2370,6 +2448,8 @@ export interface components {
             data: {
                 id: string;
             };
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            revision?: number;
         };
         Problem: {
             param: string | null;
@@ -2964,6 +3044,11 @@ export interface components {
             /** @description Those now VOID (not counted in commissionEarned) */
             commissionVoided: number;
         };
+        /**
+         * @description NONE (the default): deliveries go out as events arrive, each on its own retry schedule. PER_OBJECT: deliveries of one object (one affiliate, sale, referral, coupon or promotional code) go out strictly in revision order: a delivery is not attempted until every earlier revision of that object to this endpoint has succeeded or failed for good (its retry schedule used up, or the endpoint disabled). A failing delivery holds back later ones of the same object only; other objects are not delayed. An event that arrives at the dispatcher before an earlier revision of its object waits for it up to WEBHOOK_ORDERING_GAP_WAIT (10 s by default), then goes out, since the missing revision may never come (a change that announces no event, or a type the endpoint does not subscribe to).
+         * @enum {string}
+         */
+        WebhookOrdering: "NONE" | "PER_OBJECT";
         WebhookEndpoint: {
             /** Format: uuid */
             id: string;
@@ -2972,6 +3057,7 @@ export interface components {
             description: string | null;
             active: boolean;
             disabledReason: string | null;
+            ordering: components["schemas"]["WebhookOrdering"];
             secret?: string;
             /**
              * Format: date-time
@@ -2990,6 +3076,7 @@ export interface components {
             description?: string;
             /** @default true */
             active?: boolean;
+            ordering?: components["schemas"]["WebhookOrdering"] & unknown;
         };
         UpdateWebhookEndpointBody: {
             /** Format: uuid */
@@ -2999,6 +3086,7 @@ export interface components {
             eventTypes?: string[];
             description?: string | null;
             active?: boolean;
+            ordering?: components["schemas"]["WebhookOrdering"];
             rotateSecret?: boolean;
         };
         WebhookSecret: {
@@ -3074,6 +3162,12 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             data: {
+                [key: string]: unknown;
+            };
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            revision?: number;
+            /** @description On *.updated only: the top-level fields of data that this change altered, each with its value before the change (a field that did not exist before is null). Fields that did not change are not listed. Absent on events recorded before it existed. */
+            previousAttributes?: {
                 [key: string]: unknown;
             };
         };

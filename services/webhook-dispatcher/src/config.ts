@@ -78,6 +78,8 @@ export const dispatcherConfigShape = {
   WEBHOOK_SECRET_OVERLAP: duration('24h'),
   /** AES-256-GCM key of the signing secrets at rest; required in production. */
   WEBHOOK_SECRET_ENCRYPTION_KEY: encryptionKey,
+  /** How long a delivery to a PER_OBJECT endpoint waits for an earlier revision of its object that has not arrived. */
+  WEBHOOK_ORDERING_GAP_WAIT: duration('10s'),
   /** Events of one program held at once in the window of events taken from the broker (all programs share 10,000). */
   WEBHOOK_FAN_OUT_WINDOW_PER_PROGRAM: z.coerce.number().int().min(1).default(1000),
   /** Deliveries one event fans out to in a program (active endpoints subscribed to one event type), at most the highest endpoint cap. */
@@ -113,6 +115,12 @@ export type DispatcherSettings = {
   fanOutWindowPerProgram: number;
   /** Active endpoints of one program that one event type may reach: a subscription beyond it is a 400, and fan-out never passes it. */
   maxDeliveriesPerEvent: number;
+  /**
+   * On a PER_OBJECT endpoint, how long (from its arrival) a delivery waits for an earlier revision of
+   * its object that the dispatcher has not seen: it may be on its way through another relay, or never
+   * come (a change without an event, a type the endpoint does not take).
+   */
+  orderingGapWaitMs: number;
 };
 
 export function dispatcherSettings(config: z.infer<z.ZodObject<typeof dispatcherConfigShape>>): DispatcherSettings {
@@ -130,6 +138,7 @@ export function dispatcherSettings(config: z.infer<z.ZodObject<typeof dispatcher
     secretEncryptionKey: config.WEBHOOK_SECRET_ENCRYPTION_KEY,
     fanOutWindowPerProgram: config.WEBHOOK_FAN_OUT_WINDOW_PER_PROGRAM,
     maxDeliveriesPerEvent: config.WEBHOOK_MAX_DELIVERIES_PER_EVENT,
+    orderingGapWaitMs: config.WEBHOOK_ORDERING_GAP_WAIT,
   };
 }
 
@@ -149,4 +158,5 @@ export const DEFAULT_DISPATCHER_SETTINGS: DispatcherSettings = {
   breaker: { errorThresholdPercentage: 50, volumeThreshold: 10, resetTimeoutMs: 30_000 },
   fanOutWindowPerProgram: 1000,
   maxDeliveriesPerEvent: DEFAULT_MAX_DELIVERIES_PER_EVENT,
+  orderingGapWaitMs: 10_000,
 };

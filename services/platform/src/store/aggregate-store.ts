@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { EventEnvelope } from '@affiliate/contracts';
 import type { Connection, FilterQuery, Model, UpdateQuery } from 'mongoose';
 import { conflict } from '../errors';
@@ -112,6 +113,31 @@ export function writeErrorsOf(error: unknown): { index: number; code: number }[]
  */
 export async function ignoringDuplicateKey(write: Promise<unknown>): Promise<void> {
   await unlessKeyTaken(() => write);
+}
+
+/**
+ * Stamps the events about the document written (their data's id is its id) with its revision after
+ * the write, and its `*.updated` with `previousAttributes`: the top-level fields of `data` that differ
+ * from the same event built from the state before the change (`previous`), with their old values.
+ * Computed here, the one place that holds both states, so that every producer's events carry them.
+ * Events about another object (affiliate.updated carried by a link's write) get neither: this
+ * revision is not theirs.
+ */
+function withRevision(events: EventEnvelope[], id: string, revision: number, previous: EventEnvelope[] = []): EventEnvelope[] {
+  return events.map((event) => {
+    if (event.data.id !== id) return event;
+    const old = event.type.endsWith('.updated') ? previous.find((candidate) => candidate.type === event.type && candidate.data.id === id) : undefined;
+    return old ? { ...event, revision, previousAttributes: changedFields(old.data, event.data) } : { ...event, revision };
+  });
+}
+
+/** The top-level fields whose values differ, with their values in `before` (null where it had none). */
+function changedFields(before: Record<string, unknown>, after: Record<string, unknown>): Record<string, unknown> {
+  const changed: Record<string, unknown> = {};
+  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    if (!isDeepStrictEqual(before[key], after[key])) changed[key] = before[key] ?? null;
+  }
+  return changed;
 }
 
 /** Fields of the outbox that no read needs. */
@@ -229,7 +255,7 @@ export class AggregateStore<Doc extends Aggregate> {
 
   /** Stores a new document with its events in one write. A taken unique key is a UniqueKeyConflict. */
   async insert(document: Doc, events: (stored: Doc) => EventEnvelope[]): Promise<Doc> {
-    const outbox = events(document);
+    const outbox = withRevision(events(document), document._id, (document as { revision?: number }).revision ?? 0);
     try {
       await this.model.create({ ...document, _outbox: outbox, ...(outbox.length > 0 ? { _pendingSince: new Date() } : {}) });
     } catch (error) {
@@ -271,7 +297,10 @@ export class AggregateStore<Doc extends Aggregate> {
       const revision = (current.revision ?? 0) + 1;
       const next = { ...current, ...change.set, revision } as Stored<Doc>;
       for (const key of change.unset ?? []) delete (next as Record<string, unknown>)[key];
-      const outbox = change.events(next);
+      // The events as the state before would have had them, built first: a builder that keeps what it
+      // built (the answer's representation) is then left with the state stored.
+      const previous = change.events(current);
+      const outbox = withRevision(change.events(next), id, revision, previous);
       const update = {
         $set: { ...change.set, revision, ...(outbox.length > 0 ? { _pendingSince: new Date() } : {}) },
         $push: { _outbox: { $each: outbox } },
@@ -328,9 +357,10 @@ export class AggregateStore<Doc extends Aggregate> {
         return 'kept';
       }
       const released = this.releasedKeys(id);
+      const revision = (current.revision ?? 0) + 1;
       await this.model.updateOne(
         { _id: id, deletedAt } as FilterQuery<Doc>,
-        { $set: { ...released, _pendingSince: new Date() }, $push: { _outbox: { $each: events(current) } } } as UpdateQuery<Doc>,
+        { $set: { ...released, revision, _pendingSince: new Date() }, $push: { _outbox: { $each: withRevision(events(current), id, revision) } } } as UpdateQuery<Doc>,
       );
       this.relay?.written(this.model, id, programId);
       return 'removed';

@@ -23,6 +23,13 @@ export type WebhookDeliveryDocument = {
   eventType: string;
   /** The request body, serialised once, so that every attempt sends the same bytes. */
   body: string;
+  /**
+   * Set on deliveries to a PER_OBJECT endpoint of events that carry a revision: the object
+   * (`sale:<id>`) and its revision, which order the deliveries of one object to one endpoint.
+   * Absent elsewhere: such a delivery goes out whenever it is due.
+   */
+  objectKey?: string;
+  revision?: number;
   status: DeliveryStatus;
   /**
    * The W3C trace context of the event's consumption: every scheduled attempt continues it, so a
@@ -65,6 +72,8 @@ const schema = new Schema<WebhookDeliveryDocument>(
     eventId: { type: String, required: true },
     eventType: { type: String, required: true },
     body: { type: String, required: true },
+    objectKey: { type: String, required: false },
+    revision: { type: Number, required: false },
     status: { type: String, required: true },
     traceContext: { type: Schema.Types.Mixed, default: undefined },
     attempts: { type: [attemptSchema], default: [] },
@@ -79,11 +88,15 @@ const schema = new Schema<WebhookDeliveryDocument>(
 );
 schema.index({ programId: 1, createdAt: -1, _id: -1 });
 schema.index({ endpointId: 1, status: 1, createdAt: 1 });
+// The deliveries of one object to one endpoint, by revision: what ordered delivery asks before each attempt.
+schema.index({ objectKey: 1, endpointId: 1, revision: 1 });
 
 const webhookDeliveryModel = (connection: Connection): Model<WebhookDeliveryDocument> =>
   connection.model<WebhookDeliveryDocument>('WebhookDelivery', schema, 'webhook_deliveries');
 
 export type ClaimedDelivery = WebhookDeliveryDocument & { lockToken: string };
+/** A delivery that takes its place in its object's order on its endpoint. */
+export type OrderedDelivery = { endpointId: string; objectKey: string; revision: number };
 export type DeliveryFilter = { endpointId?: string; eventId?: string; status?: DeliveryStatus; eventType?: string };
 
 /**
@@ -127,6 +140,36 @@ export class WebhookDeliveryRepository {
     return this.lease({ _id: id, programId, lockedUntil: { $lte: now } }, now, leaseMs);
   }
 
+  /** The earliest delivery of the object to the endpoint before `revision` that is still pending. */
+  pendingBefore(programId: string, ordered: OrderedDelivery): Promise<Pick<WebhookDeliveryDocument, '_id' | 'nextAttemptAt' | 'lockedUntil'> | null> {
+    return this.model
+      .findOne({ ...this.sameObject(programId, ordered), revision: { $lt: ordered.revision }, status: 'pending' })
+      .sort({ revision: 1 })
+      .select('_id nextAttemptAt lockedUntil')
+      .lean();
+  }
+
+  /** The revision of the latest delivery of the object to the endpoint before `revision`, whatever its status; null when none. */
+  async revisionBefore(programId: string, ordered: OrderedDelivery): Promise<number | null> {
+    const found = await this.model.findOne({ ...this.sameObject(programId, ordered), revision: { $lt: ordered.revision } }).sort({ revision: -1 }).select('revision').lean();
+    return found?.revision ?? null;
+  }
+
+  /** The earliest pending delivery of the object to the endpoint after `revision`: the next in line. */
+  pendingAfter(programId: string, ordered: OrderedDelivery): Promise<Pick<WebhookDeliveryDocument, '_id' | 'programId' | 'endpointId'> | null> {
+    return this.model
+      .findOne({ ...this.sameObject(programId, ordered), revision: { $gt: ordered.revision }, status: 'pending' })
+      .sort({ revision: 1 })
+      .select('_id programId endpointId')
+      .lean();
+  }
+
+  /** A pending delivery that nobody holds becomes due now; false when it is held or no longer pending. */
+  async dueNow(programId: string, id: string, now: Date): Promise<boolean> {
+    const result = await this.model.updateOne({ _id: id, programId, status: 'pending', lockedUntil: { $lte: now } }, { $set: { nextAttemptAt: now } });
+    return result.matchedCount === 1;
+  }
+
   /** Writes the outcome of an attempt, and gives the lease back, only while the caller still holds it. */
   async recordHeld(held: ClaimedDelivery, set: Partial<WebhookDeliveryDocument>, attempt?: StoredAttempt): Promise<boolean> {
     const update: UpdateQuery<WebhookDeliveryDocument> = { $set: set };
@@ -155,6 +198,10 @@ export class WebhookDeliveryRepository {
       { $set: { status: 'pending', scheduledAttempts: 0, nextAttemptAt: dueAt, updatedAt: new Date() } },
     );
     return result.modifiedCount === 1;
+  }
+
+  private sameObject(programId: string, ordered: OrderedDelivery): FilterQuery<WebhookDeliveryDocument> {
+    return { objectKey: ordered.objectKey, endpointId: ordered.endpointId, programId };
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { WebhookEndpoint } from '@affiliate/contracts';
+import type { WebhookEndpoint, WebhookOrdering } from '@affiliate/contracts';
 import { byIdInProgram, findPage, unlessKeyTaken, type PageRequest } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 import { SecretBox } from './secret-box';
@@ -18,6 +18,8 @@ export type WebhookEndpointDocument = {
   previousSecretExpiresAt: Date | null;
   /** Start of the current run of failures without a success; null while the endpoint is healthy. */
   failingSince: Date | null;
+  /** PER_OBJECT: each object's deliveries go out in revision order. Absent on endpoints made before it: NONE. */
+  ordering?: WebhookOrdering;
   createdAt: Date;
   updatedAt: Date;
 };
@@ -35,6 +37,7 @@ const schema = new Schema<WebhookEndpointDocument>(
     previousSecret: { type: String, default: null },
     previousSecretExpiresAt: { type: Date, default: null },
     failingSince: { type: Date, default: null },
+    ordering: { type: String, required: false },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
   },
@@ -111,14 +114,14 @@ export class WebhookEndpointRepository {
    * wildcard), the oldest `max` of them: subscriptions are checked against the cap when made, and
    * this holds it even if two changes at once passed that check together.
    */
-  async subscribedTo(programId: string, eventType: string, max: number): Promise<string[]> {
+  async subscribedTo(programId: string, eventType: string, max: number): Promise<{ _id: string; ordering: WebhookOrdering }[]> {
     const found = await this.model
       .find({ programId, active: true, eventTypes: { $in: subscriptionsMatching(eventType) } })
       .sort({ createdAt: 1, _id: 1 })
       .limit(max)
-      .select('_id')
+      .select('_id ordering')
       .lean();
-    return found.map((endpoint) => endpoint._id);
+    return found.map((endpoint) => ({ _id: endpoint._id, ordering: orderingOf(endpoint) }));
   }
 
   /** The subscriptions of the program's active endpoints, but for `exceptId` (bounded by the endpoint cap). */
@@ -191,6 +194,9 @@ export class WebhookEndpointRepository {
   }
 }
 
+/** How the endpoint orders its deliveries: NONE unless it asked for PER_OBJECT. */
+export const orderingOf = (endpoint: Pick<WebhookEndpointDocument, 'ordering'>): WebhookOrdering => endpoint.ordering ?? 'NONE';
+
 /** The end of a rotation's overlap while it lasts, else null. */
 export function overlapEndOf(endpoint: WebhookEndpointDocument, now = new Date()): string | null {
   return endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now ? endpoint.previousSecretExpiresAt.toISOString() : null;
@@ -205,6 +211,7 @@ export function toWebhookEndpoint(endpoint: WebhookEndpointDocument, options: { 
     description: endpoint.description,
     active: endpoint.active,
     disabledReason: endpoint.disabledReason,
+    ordering: orderingOf(endpoint),
     ...(options.withSecret ? { secret: endpoint.secret } : {}),
     previousSecretExpiresAt: overlapEndOf(endpoint),
     createdAt: endpoint.createdAt.toISOString(),

@@ -6,6 +6,7 @@ import { KEPT_ATTEMPTS, type StoredAttempt, type WebhookDeliveryDocument } from 
 import type { ClaimedDelivery } from './claim-delivery';
 import { CIRCUIT_OPEN, type EndpointCircuits } from './endpoint-circuits';
 import { disableEndpoint, recordEndpointFailure, recordEndpointSuccess } from './endpoint-health';
+import { releaseNextOf } from './ordered-delivery';
 import { nextAttemptDelay, withJitter } from './retry-schedule';
 import { webhookHeaders } from './signing';
 
@@ -73,6 +74,7 @@ async function attemptInSpan(dispatcher: Dispatcher, delivery: ClaimedDelivery, 
     span.setAttribute('webhook.endpoint.active', false);
     await repositories.deliveries.recordHeld(delivery, { ...release, status: 'failed', nextAttemptAt: null });
     await repositories.schedule.unschedule(programId, delivery._id);
+    await releaseNextOf(repositories, delivery);
     if (ending) metrics?.ended('failed');
     return null;
   }
@@ -112,7 +114,11 @@ async function attemptInSpan(dispatcher: Dispatcher, delivery: ClaimedDelivery, 
       ? { ...delivery, ...next, ...release, scheduledAttempts, attempts: [...delivery.attempts, attempt].slice(-KEPT_ATTEMPTS) }
       : null;
   if (stored && next.status === 'pending' && next.nextAttemptAt) await repositories.schedule.schedule(stored, next.nextAttemptAt);
-  else if (stored && next.status) await repositories.schedule.unschedule(programId, stored._id);
+  else if (stored && next.status) {
+    await repositories.schedule.unschedule(programId, stored._id);
+    // Ended for good: on a PER_OBJECT endpoint, the next revision of the object is no longer held back.
+    await releaseNextOf(repositories, stored);
+  }
   if (mode === 'scheduled') metrics?.attempted(delivered ? 'succeeded' : 'failed');
   if (stored && ending && (next.status === 'succeeded' || next.status === 'failed')) metrics?.ended(next.status);
   if (stored && delivered && delivery.status !== 'succeeded') metrics?.deliveredAfter(occurredAtOf(delivery));

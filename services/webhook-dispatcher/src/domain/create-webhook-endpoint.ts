@@ -51,6 +51,7 @@ export async function createWebhookEndpoint(
     previousSecret: null,
     previousSecretExpiresAt: null,
     failingSince: null,
+    ordering: body.ordering,
     createdAt: now,
     updatedAt: now,
   };

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { currentTraceCarrier } from '@affiliate/platform';
-import { isPublicEventType, type EventEnvelope, type WebhookPayload } from '@affiliate/contracts';
+import { isPublicEventType, type EventEnvelope, type PublicEventType, type WebhookPayload } from '@affiliate/contracts';
 import type { DispatcherSettings } from '../config';
 import type { Repositories } from '../data-access/repositories';
 import { deliveryIdOf, type ClaimedDelivery } from '../data-access/webhook-deliveries';
@@ -19,15 +19,17 @@ import { firstAttemptLeaseMs } from './attempt-delivery';
  */
 export async function fanOutEvent(repositories: Repositories, settings: DispatcherSettings, event: EventEnvelope): Promise<ClaimedDelivery[]> {
   if (!isPublicEventType(event.type)) return [];
-  const endpointIds = await repositories.endpoints.subscribedTo(event.programId, event.type, settings.maxDeliveriesPerEvent);
-  if (endpointIds.length === 0) return [];
+  const endpoints = await repositories.endpoints.subscribedTo(event.programId, event.type, settings.maxDeliveriesPerEvent);
+  if (endpoints.length === 0) return [];
 
-  const payload: WebhookPayload = { id: event.id, event: event.type, createdAt: event.occurredAt, data: event.data };
-  const body = JSON.stringify(payload);
+  const body = JSON.stringify(webhookPayloadOf(event, event.type));
+  // Events without a revision (stored in an outbox before revisions, or about an object other than
+  // the one written) take no place in an order: they go out when due, as on any endpoint.
+  const order = event.revision === undefined ? {} : { objectKey: objectKeyOf(event), revision: event.revision };
   // This consumption's trace (itself continuing the publisher's): each attempt continues it.
   const traceContext = currentTraceCarrier();
   const created: ClaimedDelivery[] = [];
-  for (const endpointId of endpointIds) {
+  for (const { _id: endpointId, ordering } of endpoints) {
     const now = new Date();
     const lockedUntil = new Date(now.getTime() + firstAttemptLeaseMs(settings));
     const delivery = { _id: deliveryIdOf(event.id, endpointId), programId: event.programId, endpointId };
@@ -39,6 +41,7 @@ export async function fanOutEvent(repositories: Repositories, settings: Dispatch
       eventId: event.id,
       eventType: event.type,
       body,
+      ...(ordering === 'PER_OBJECT' ? order : {}),
       ...(traceContext ? { traceContext } : {}),
       status: 'pending',
       attempts: [],
@@ -54,3 +57,21 @@ export async function fanOutEvent(repositories: Repositories, settings: Dispatch
   }
   return created;
 }
+
+/**
+ * The body subscribers receive: the specification's four fields, then the object's revision and, on
+ * `*.updated`, what the change altered, when the event carries them (not on events stored before).
+ */
+export function webhookPayloadOf(event: EventEnvelope, type: PublicEventType): WebhookPayload {
+  return {
+    id: event.id,
+    event: type,
+    createdAt: event.occurredAt,
+    data: event.data,
+    ...(event.revision === undefined ? {} : { revision: event.revision }),
+    ...(event.previousAttributes === undefined ? {} : { previousAttributes: event.previousAttributes }),
+  };
+}
+
+/** The object an event is about, across families: `sale:<id>`. */
+export const objectKeyOf = (event: EventEnvelope): string => `${event.type.split('.')[0]}:${String(event.data.id)}`;

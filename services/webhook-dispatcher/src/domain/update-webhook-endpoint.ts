@@ -29,6 +29,8 @@ export async function updateWebhookEndpoint(
   if (body.url !== undefined) set.url = body.url;
   if (body.eventTypes !== undefined) set.eventTypes = distinct(body.eventTypes);
   if (body.description !== undefined) set.description = body.description;
+  // Deliveries already stored keep the order they were stored with; the new setting applies to new events.
+  if (body.ordering !== undefined) set.ordering = body.ordering;
   if (body.active !== undefined) {
     set.active = body.active;
     if (body.active && !current.active) Object.assign(set, { disabledReason: null, failingSince: null });

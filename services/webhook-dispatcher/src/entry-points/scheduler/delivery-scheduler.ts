@@ -1,6 +1,7 @@
 import { outsideAnyTrace } from '@affiliate/platform';
 import { attemptDelivery, leaseMs, RECORDING_MARGIN_MS, type Dispatcher } from '../../domain/attempt-delivery';
 import { claimDueDelivery, findDueDeliveries, startLeasedDelivery, type ClaimedDelivery, type DueDelivery } from '../../domain/claim-delivery';
+import { heldBackUntil, holdBack } from '../../domain/ordered-delivery';
 
 /** A delivery waiting here: found due in the schedule, or new from the fan-out and leased to us already. */
 type Queued = DueDelivery & { leased?: ClaimedDelivery };
@@ -156,8 +157,13 @@ export class DeliveryScheduler {
     const useLease = delivery.leased && leaseLeft > settings.timeoutMs + RECORDING_MARGIN_MS;
     const claimed = useLease ? delivery.leased : await claimDueDelivery(repositories, delivery, leaseMs(settings));
     if (!claimed) return; // another replica took it, or it is no longer pending
+    // On a PER_OBJECT endpoint, an earlier revision of the object still to be delivered holds it back.
+    const heldUntil = await heldBackUntil(repositories, settings, claimed);
+    if (heldUntil) return holdBack(repositories, claimed, heldUntil);
     // No longer waiting: the backlog, read from the schedule by every replica, stops counting it.
     if (useLease) await startLeasedDelivery(repositories, delivery);
     await attemptDelivery(this.dispatcher, claimed, 'scheduled');
+    // Its end may have released the next revision of its object (releaseNextOf): look for it now.
+    if (claimed.objectKey !== undefined) this.nudge();
   }
 }

@@ -1,0 +1,80 @@
+import { exampleEventData, type EventEnvelope, type PublicEventType } from '@affiliate/contracts';
+import { createEvent, createLogger, EventBus, type RunningService } from '@affiliate/platform';
+import { eventually, newProgramId } from '@affiliate/platform/testing';
+import { bootDispatcher, createEndpoint, deliveriesOf, testDispatcherSettings } from './support/dispatcher';
+import { startSubscriber, type Subscriber } from './support/subscriber';
+
+type Received = { id: string; data: { id: string }; revision?: number; previousAttributes?: Record<string, unknown> };
+
+/** A dispatcher, a subscriber, and a bus to publish events carrying a revision, as the relays do. */
+function world(gapWaitMs: number) {
+  const running = { service: undefined as unknown as RunningService, subscriber: undefined as unknown as Subscriber, bus: undefined as unknown as EventBus };
+  beforeAll(async () => {
+    [running.service, running.subscriber] = await Promise.all([bootDispatcher(testDispatcherSettings({ orderingGapWaitMs: gapWaitMs })), startSubscriber()]);
+    const { settings } = running.service.context;
+    running.bus = new EventBus({ url: settings.amqpUrl, exchange: settings.exchange, logger: createLogger('test-publisher', 'silent') });
+  });
+  afterAll(async () => {
+    await running.bus.close();
+    await running.service.stop();
+    await running.subscriber.close();
+  });
+  return running;
+}
+
+/** An event about `objectId` at `revision` (none for an event stored before revisions), published now. */
+async function publish(bus: EventBus, type: PublicEventType, programId: string, objectId: string, envelope: Partial<EventEnvelope> = {}): Promise<EventEnvelope> {
+  const event = { ...createEvent(type, programId, exampleEventData(type, { id: objectId } as never)), ...envelope };
+  await bus.publish(event);
+  return event;
+}
+
+const receivedAt = (subscriber: Subscriber, path: string): Received[] =>
+  subscriber.received.filter((webhook) => webhook.path === `/${path}`).map((webhook) => JSON.parse(webhook.body) as Received);
+
+describe('with a wait for missing revisions longer than any test', () => {
+  const running = world(600_000);
+  const programId = newProgramId();
+
+  test('on a PER_OBJECT endpoint, a revision that reaches the dispatcher before the one it follows is delivered after it', async () => {
+    const { service, subscriber, bus } = running;
+    await createEndpoint(service, programId, { url: subscriber.urlFor('ordered'), eventTypes: ['sale.*'], ordering: 'PER_OBJECT' });
+    const saleId = crypto.randomUUID();
+    await publish(bus, 'sale.created', programId, saleId, { revision: 0 });
+    await eventually(() => expect(receivedAt(subscriber, 'ordered').map((webhook) => webhook.revision)).toEqual([0]));
+
+    // Revision 2 first (another relay was quicker): stored, and held while revision 1 is not there.
+    const second = await publish(bus, 'sale.updated', programId, saleId, { revision: 2 });
+    await eventually(async () => expect(await deliveriesOf(service, programId, { eventId: second.id })).toMatchObject([{ status: 'pending', attempts: [] }]));
+    await publish(bus, 'sale.updated', programId, saleId, { revision: 1 });
+
+    await eventually(() => expect(receivedAt(subscriber, 'ordered').map((webhook) => webhook.revision)).toEqual([0, 1, 2]));
+  });
+
+  test('the body carries the revision and previousAttributes the event has, and an event stored before them is still delivered, to an ordered endpoint too, without them', async () => {
+    const { service, subscriber, bus } = running;
+    await createEndpoint(service, programId, { url: subscriber.urlFor('fields'), eventTypes: ['referral.updated'], ordering: 'PER_OBJECT' });
+    const changed = await publish(bus, 'referral.updated', programId, crypto.randomUUID(), { revision: 0, previousAttributes: { plan: 'basic' } });
+    const older = await publish(bus, 'referral.updated', programId, crypto.randomUUID());
+
+    await eventually(() => expect(receivedAt(subscriber, 'fields')).toHaveLength(2));
+    const byId = new Map(receivedAt(subscriber, 'fields').map((webhook) => [webhook.id, webhook]));
+    expect(byId.get(changed.id)).toMatchObject({ revision: 0, previousAttributes: { plan: 'basic' } });
+    expect(Object.keys(byId.get(older.id) ?? {}).sort()).toEqual(['createdAt', 'data', 'event', 'id']);
+  });
+});
+
+describe('with a short wait for missing revisions', () => {
+  const running = world(300);
+  const programId = newProgramId();
+
+  test('on a PER_OBJECT endpoint, a revision whose predecessor never arrives is not held for ever: it goes after the wait, and the next ones follow it in order', async () => {
+    const { service, subscriber, bus } = running;
+    await createEndpoint(service, programId, { url: subscriber.urlFor('gap'), eventTypes: ['coupon.updated'], ordering: 'PER_OBJECT' });
+    const couponId = crypto.randomUUID();
+    // Revisions 0 and 1 never come (a change that announced nothing, a type the endpoint does not take).
+    await publish(bus, 'coupon.updated', programId, couponId, { revision: 2 });
+    await publish(bus, 'coupon.updated', programId, couponId, { revision: 3 });
+    await eventually(() => expect(receivedAt(subscriber, 'gap').map((webhook) => webhook.revision)).toEqual([2, 3]));
+  });
+});
