@@ -19,7 +19,11 @@ const WebhookUrl = httpUrl('url');
  * Whether an endpoint receives each object's events in revision order. Its description is the
  * contract subscribers build on: docs/guides and RELIABILITY.md say the same.
  */
-export const WebhookOrdering = z.enum(['NONE', 'PER_OBJECT']).openapi('WebhookOrdering', {
+/**
+ * Inline rather than a component: a defaulted reference becomes an allOf, which generated clients
+ * (openapi-python-client) cannot take for an enum.
+ */
+export const WebhookOrdering = z.enum(['NONE', 'PER_OBJECT']).openapi({
   description:
     "NONE (the default): deliveries go out as events arrive, each on its own retry schedule. PER_OBJECT: deliveries of one object (one affiliate, sale, referral, coupon or promotional code) go out strictly in revision order: a delivery is not attempted until every earlier revision of that object to this endpoint has succeeded or failed for good (its retry schedule used up, or the endpoint disabled). A failing delivery holds back later ones of the same object only; other objects are not delayed. An event that arrives at the dispatcher before an earlier revision of its object waits for it up to WEBHOOK_ORDERING_GAP_WAIT (10 s by default), then goes out, since the missing revision may never come (a change that announces no event, or a type the endpoint does not subscribe to).",
 });

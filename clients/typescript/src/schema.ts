@@ -3044,11 +3044,6 @@ export interface components {
             /** @description Those now VOID (not counted in commissionEarned) */
             commissionVoided: number;
         };
-        /**
-         * @description NONE (the default): deliveries go out as events arrive, each on its own retry schedule. PER_OBJECT: deliveries of one object (one affiliate, sale, referral, coupon or promotional code) go out strictly in revision order: a delivery is not attempted until every earlier revision of that object to this endpoint has succeeded or failed for good (its retry schedule used up, or the endpoint disabled). A failing delivery holds back later ones of the same object only; other objects are not delayed. An event that arrives at the dispatcher before an earlier revision of its object waits for it up to WEBHOOK_ORDERING_GAP_WAIT (10 s by default), then goes out, since the missing revision may never come (a change that announces no event, or a type the endpoint does not subscribe to).
-         * @enum {string}
-         */
-        WebhookOrdering: "NONE" | "PER_OBJECT";
         WebhookEndpoint: {
             /** Format: uuid */
             id: string;
@@ -3057,7 +3052,11 @@ export interface components {
             description: string | null;
             active: boolean;
             disabledReason: string | null;
-            ordering: components["schemas"]["WebhookOrdering"];
+            /**
+             * @description NONE (the default): deliveries go out as events arrive, each on its own retry schedule. PER_OBJECT: deliveries of one object (one affiliate, sale, referral, coupon or promotional code) go out strictly in revision order: a delivery is not attempted until every earlier revision of that object to this endpoint has succeeded or failed for good (its retry schedule used up, or the endpoint disabled). A failing delivery holds back later ones of the same object only; other objects are not delayed. An event that arrives at the dispatcher before an earlier revision of its object waits for it up to WEBHOOK_ORDERING_GAP_WAIT (10 s by default), then goes out, since the missing revision may never come (a change that announces no event, or a type the endpoint does not subscribe to).
+             * @enum {string}
+             */
+            ordering: "NONE" | "PER_OBJECT";
             secret?: string;
             /**
              * Format: date-time
@@ -3076,7 +3075,12 @@ export interface components {
             description?: string;
             /** @default true */
             active?: boolean;
-            ordering?: components["schemas"]["WebhookOrdering"] & unknown;
+            /**
+             * @description NONE (the default): deliveries go out as events arrive, each on its own retry schedule. PER_OBJECT: deliveries of one object (one affiliate, sale, referral, coupon or promotional code) go out strictly in revision order: a delivery is not attempted until every earlier revision of that object to this endpoint has succeeded or failed for good (its retry schedule used up, or the endpoint disabled). A failing delivery holds back later ones of the same object only; other objects are not delayed. An event that arrives at the dispatcher before an earlier revision of its object waits for it up to WEBHOOK_ORDERING_GAP_WAIT (10 s by default), then goes out, since the missing revision may never come (a change that announces no event, or a type the endpoint does not subscribe to).
+             * @default NONE
+             * @enum {string}
+             */
+            ordering?: "NONE" | "PER_OBJECT";
         };
         UpdateWebhookEndpointBody: {
             /** Format: uuid */
@@ -3086,7 +3090,11 @@ export interface components {
             eventTypes?: string[];
             description?: string | null;
             active?: boolean;
-            ordering?: components["schemas"]["WebhookOrdering"];
+            /**
+             * @description NONE (the default): deliveries go out as events arrive, each on its own retry schedule. PER_OBJECT: deliveries of one object (one affiliate, sale, referral, coupon or promotional code) go out strictly in revision order: a delivery is not attempted until every earlier revision of that object to this endpoint has succeeded or failed for good (its retry schedule used up, or the endpoint disabled). A failing delivery holds back later ones of the same object only; other objects are not delayed. An event that arrives at the dispatcher before an earlier revision of its object waits for it up to WEBHOOK_ORDERING_GAP_WAIT (10 s by default), then goes out, since the missing revision may never come (a change that announces no event, or a type the endpoint does not subscribe to).
+             * @enum {string}
+             */
+            ordering?: "NONE" | "PER_OBJECT";
             rotateSecret?: boolean;
         };
         WebhookSecret: {

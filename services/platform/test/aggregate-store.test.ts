@@ -106,3 +106,25 @@ test("cached reads serve what this process read a moment ago, and this store's o
   expect(await cached.byIdCached(programId, id)).toBeNull();
   expect(await cached.byNameCached(programId, 'cog')).toBeNull();
 });
+
+test('the events about the document written carry its revision, an *.updated one the fields the change altered with their old values, and events about another object neither', async () => {
+  const programId = newProgramId();
+  const id = await insertWidget(programId, 'cog');
+  const otherId = randomUUID();
+  const events = (widget: Widget) => [
+    createEvent('coupon.updated', programId, exampleEventData('coupon.updated', { id, name: widget.name })),
+    createEvent('coupon.updated', programId, exampleEventData('coupon.updated', { id: otherId, name: widget.name })),
+  ];
+  await widgets.change(programId, id, () => ({ set: { name: 'sprocket', nameKey: programKey(programId, 'sprocket') }, events }));
+  await widgets.change(programId, id, () => ({ set: { name: 'sprocket' }, events }));
+
+  const outbox = ((await connection.collection('widgets').findOne({ _id: id as never })) as unknown as OutboxFields)._outbox;
+  expect(outbox.map((event) => [event.type, event.data.id === id ? 'own' : 'other', event.revision, event.previousAttributes])).toEqual([
+    ['coupon.created', 'own', 0, undefined],
+    ['coupon.updated', 'own', 1, { name: 'cog' }],
+    ['coupon.updated', 'other', undefined, undefined],
+    // A change that alters nothing the event shows lists nothing.
+    ['coupon.updated', 'own', 2, {}],
+    ['coupon.updated', 'other', undefined, undefined],
+  ]);
+});
