@@ -6,9 +6,18 @@ import { startSubscriber, type Subscriber } from './support/subscriber';
 
 type Received = { id: string; data: { id: string }; revision?: number; previousAttributes?: Record<string, unknown> };
 
-/** A dispatcher, a subscriber, and a bus to publish events carrying a revision, as the relays do. */
+/**
+ * A dispatcher, a subscriber, a bus to publish events carrying a revision (as the relays do), and a
+ * program whose PER_OBJECT endpoints take `eventTypes` at the subscriber's `path`.
+ */
 function world(gapWaitMs: number) {
-  const running = { service: undefined as unknown as RunningService, subscriber: undefined as unknown as Subscriber, bus: undefined as unknown as EventBus };
+  const running = {
+    service: undefined as unknown as RunningService,
+    subscriber: undefined as unknown as Subscriber,
+    bus: undefined as unknown as EventBus,
+    programId: newProgramId(),
+    orderedEndpoint: (path: string, eventTypes: string[]) => createEndpoint(running.service, running.programId, { url: running.subscriber.urlFor(path), eventTypes, ordering: 'PER_OBJECT' }),
+  };
   beforeAll(async () => {
     [running.service, running.subscriber] = await Promise.all([bootDispatcher(testDispatcherSettings({ orderingGapWaitMs: gapWaitMs })), startSubscriber()]);
     const { settings } = running.service.context;
@@ -34,11 +43,10 @@ const receivedAt = (subscriber: Subscriber, path: string): Received[] =>
 
 describe('with a wait for missing revisions longer than any test', () => {
   const running = world(600_000);
-  const programId = newProgramId();
 
   test('on a PER_OBJECT endpoint, a revision that reaches the dispatcher before the one it follows is delivered after it', async () => {
-    const { service, subscriber, bus } = running;
-    await createEndpoint(service, programId, { url: subscriber.urlFor('ordered'), eventTypes: ['sale.*'], ordering: 'PER_OBJECT' });
+    const { service, subscriber, bus, programId } = running;
+    await running.orderedEndpoint('ordered', ['sale.*']);
     const saleId = crypto.randomUUID();
     await publish(bus, 'sale.created', programId, saleId, { revision: 0 });
     await eventually(() => expect(receivedAt(subscriber, 'ordered').map((webhook) => webhook.revision)).toEqual([0]));
@@ -52,8 +60,8 @@ describe('with a wait for missing revisions longer than any test', () => {
   });
 
   test('the body carries the revision and previousAttributes the event has, and an event stored before them is still delivered, to an ordered endpoint too, without them', async () => {
-    const { service, subscriber, bus } = running;
-    await createEndpoint(service, programId, { url: subscriber.urlFor('fields'), eventTypes: ['referral.updated'], ordering: 'PER_OBJECT' });
+    const { subscriber, bus, programId } = running;
+    await running.orderedEndpoint('fields', ['referral.updated']);
     const changed = await publish(bus, 'referral.updated', programId, crypto.randomUUID(), { revision: 0, previousAttributes: { plan: 'basic' } });
     const older = await publish(bus, 'referral.updated', programId, crypto.randomUUID());
 
@@ -66,11 +74,10 @@ describe('with a wait for missing revisions longer than any test', () => {
 
 describe('with a short wait for missing revisions', () => {
   const running = world(300);
-  const programId = newProgramId();
 
   test('on a PER_OBJECT endpoint, a revision whose predecessor never arrives is not held for ever: it goes after the wait, and the next ones follow it in order', async () => {
-    const { service, subscriber, bus } = running;
-    await createEndpoint(service, programId, { url: subscriber.urlFor('gap'), eventTypes: ['coupon.updated'], ordering: 'PER_OBJECT' });
+    const { subscriber, bus, programId } = running;
+    await running.orderedEndpoint('gap', ['coupon.updated']);
     const couponId = crypto.randomUUID();
     // Revisions 0 and 1 never come (a change that announced nothing, a type the endpoint does not take).
     await publish(bus, 'coupon.updated', programId, couponId, { revision: 2 });

@@ -140,12 +140,15 @@ export class WebhookDeliveryRepository {
     return this.lease({ _id: id, programId, lockedUntil: { $lte: now } }, now, leaseMs);
   }
 
-  /** The earliest delivery of the object to the endpoint before `revision` that is still pending. */
-  pendingBefore(programId: string, ordered: OrderedDelivery): Promise<Pick<WebhookDeliveryDocument, '_id' | 'nextAttemptAt' | 'lockedUntil'> | null> {
+  /**
+   * The earliest pending delivery of the object to the endpoint before `revision` (what holds it
+   * back) or after it (the next in line).
+   */
+  earliestPending(programId: string, ordered: OrderedDelivery, side: 'before' | 'after'): Promise<Pick<WebhookDeliveryDocument, '_id' | 'programId' | 'endpointId' | 'nextAttemptAt' | 'lockedUntil'> | null> {
     return this.model
-      .findOne({ ...this.sameObject(programId, ordered), revision: { $lt: ordered.revision }, status: 'pending' })
+      .findOne({ ...this.sameObject(programId, ordered), revision: { [side === 'before' ? '$lt' : '$gt']: ordered.revision }, status: 'pending' })
       .sort({ revision: 1 })
-      .select('_id nextAttemptAt lockedUntil')
+      .select('_id programId endpointId nextAttemptAt lockedUntil')
       .lean();
   }
 
@@ -153,15 +156,6 @@ export class WebhookDeliveryRepository {
   async revisionBefore(programId: string, ordered: OrderedDelivery): Promise<number | null> {
     const found = await this.model.findOne({ ...this.sameObject(programId, ordered), revision: { $lt: ordered.revision } }).sort({ revision: -1 }).select('revision').lean();
     return found?.revision ?? null;
-  }
-
-  /** The earliest pending delivery of the object to the endpoint after `revision`: the next in line. */
-  pendingAfter(programId: string, ordered: OrderedDelivery): Promise<Pick<WebhookDeliveryDocument, '_id' | 'programId' | 'endpointId'> | null> {
-    return this.model
-      .findOne({ ...this.sameObject(programId, ordered), revision: { $gt: ordered.revision }, status: 'pending' })
-      .sort({ revision: 1 })
-      .select('_id programId endpointId')
-      .lean();
   }
 
   /** A pending delivery that nobody holds becomes due now; false when it is held or no longer pending. */

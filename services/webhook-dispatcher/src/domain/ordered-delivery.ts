@@ -27,7 +27,7 @@ const orderedOf = (delivery: Pick<WebhookDeliveryDocument, 'endpointId' | 'objec
 export async function heldBackUntil(repositories: Repositories, settings: DispatcherSettings, delivery: WebhookDeliveryDocument, now = new Date()): Promise<Date | null> {
   const ordered = orderedOf(delivery);
   if (!ordered) return null;
-  const blocking = await repositories.deliveries.pendingBefore(delivery.programId, ordered);
+  const blocking = await repositories.deliveries.earliestPending(delivery.programId, ordered, 'before');
   if (blocking) {
     // Not before the earlier one's own next attempt can have ended it; never longer than the recheck.
     const earliest = Math.max(now.getTime() + settings.pollIntervalMs, blocking.nextAttemptAt?.getTime() ?? 0, blocking.lockedUntil.getTime());
@@ -53,7 +53,7 @@ export async function holdBack(repositories: Repositories, delivery: ClaimedDeli
 export async function releaseNextOf(repositories: Repositories, delivery: WebhookDeliveryDocument): Promise<void> {
   const ordered = orderedOf(delivery);
   if (!ordered) return;
-  const next = await repositories.deliveries.pendingAfter(delivery.programId, ordered);
+  const next = await repositories.deliveries.earliestPending(delivery.programId, ordered, 'after');
   const now = new Date();
   if (next && (await repositories.deliveries.dueNow(next.programId, next._id, now))) await repositories.schedule.schedule(next, now);
 }
