@@ -81,7 +81,7 @@ test('an endpoint with ordering PER_OBJECT receives 20 rapid updates of one affi
   expect(graceAt).toBeLessThan(adaRevision2At);
 }, 240_000);
 
-test('each webhook carries the object revision, one more per update, and an *.updated one lists in previousAttributes exactly the fields that changed, with their old values', async () => {
+test('each webhook carries the object revision, one more per update (a change of its links included), and an *.updated one lists in previousAttributes exactly the fields that changed, with their old values', async () => {
   const { api } = await system.createProgram();
   const subscriber = await receiver();
   const endpoint = await okBody(api.post('/webhook-endpoints', { url: subscriber.url, eventTypes: ['affiliate.*'] }));
@@ -100,6 +100,13 @@ test('each webhook carries the object revision, one more per update, and an *.up
   expect(first.previousAttributes).toEqual({ firstName: 'Ada', ...updatedAtIfChanged(created, first) });
   expect(second).toMatchObject({ event: 'affiliate.updated', data: { firstName: 'Augusta', lastName: 'Lovelace', email: 'ada.lovelace@example.com' } });
   expect(second.previousAttributes).toEqual({ lastName: 'Byron', email: 'ada@example.com', ...updatedAtIfChanged(first, second) });
+
+  // A new link is written with the link, not the affiliate, and still takes the affiliate's next revision.
+  await okBody(api.post('/links', { link: 'ada-autumn', affiliateId: ada.id }));
+  const third = await eventually(() => expectOne(subscriber.accepted, (webhook) => webhook.revision === 3), 60_000);
+  expect(third.event).toBe('affiliate.updated');
+  expect(third.previousAttributes).toEqual({ affiliateLinks: second.data.affiliateLinks });
+  expect((third.data.affiliateLinks as { link: string }[]).map((link) => link.link)).toContain('ada-autumn');
 }, 180_000);
 
 function expectOne(webhooks: Webhook[], matching: (webhook: Webhook) => boolean): Webhook {

@@ -1,6 +1,7 @@
 import type { Affiliate, AffiliateLink, EventEnvelope } from '@affiliate/contracts';
 import { createEvent } from '@affiliate/platform';
 import { toAffiliate, type AffiliateDocument, type PlanSummary } from '../data-access/affiliates';
+import type { Repositories } from '../data-access/repositories';
 
 /**
  * affiliate.created carries the expansions of payload rule 1. Promotional codes belong to the
@@ -12,6 +13,20 @@ export function affiliateCreated(affiliate: AffiliateDocument, links: AffiliateL
 
 export function affiliateUpdated(affiliate: AffiliateDocument, links: AffiliateLink[], plan: PlanSummary | null): EventEnvelope<Affiliate> {
   return createEvent('affiliate.updated', affiliate.programId, toAffiliate(affiliate, links, plan));
+}
+
+/**
+ * affiliate.updated for a change of the affiliate's links, which the link's own write carries: with
+ * the affiliate's revision taken for it (AggregateStore.takeRevision) and its links before the change.
+ */
+export async function affiliateLinksChanged(
+  repositories: Repositories,
+  affiliate: AffiliateDocument,
+  before: AffiliateLink[],
+  plan: PlanSummary | null,
+): Promise<(links: AffiliateLink[]) => EventEnvelope<Affiliate>> {
+  const revision = await repositories.affiliates.takeRevision(affiliate.programId, affiliate._id);
+  return (links) => ({ ...affiliateUpdated(affiliate, links, plan), ...(revision === null ? {} : { revision }), previousAttributes: { affiliateLinks: before } });
 }
 
 export function affiliateDeleted(affiliate: AffiliateDocument): EventEnvelope<{ id: string }> {

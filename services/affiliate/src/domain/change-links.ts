@@ -3,7 +3,7 @@ import { badRequest, notFound, UniqueKeyConflict } from '@affiliate/platform';
 import type { AffiliateDocument } from '../data-access/affiliates';
 import { linkKeyOf, toAffiliateLink, type LinkDocument } from '../data-access/links';
 import type { Repositories } from '../data-access/repositories';
-import { affiliateUpdated } from './affiliate-events';
+import { affiliateLinksChanged } from './affiliate-events';
 import { claimSlug, linksOfAffiliate } from './affiliate-links';
 import { affiliateByEmail, affiliateById } from './find-affiliates';
 import { toLinkResponse } from './find-links';
@@ -42,11 +42,12 @@ async function targetOf(repositories: Repositories, programId: string, input: { 
 export async function addLink(repositories: Repositories, programId: string, input: CreateLinkBody): Promise<LinkResponse> {
   const owner = await ownerOf(repositories, programId, input);
   const [existing, plan] = await Promise.all([linksOfAffiliate(repositories, programId, owner._id), planSummaryOf(repositories, owner)]);
+  const announce = await affiliateLinksChanged(repositories, owner, existing, plan);
   const link = await claimSlug(repositories, {
     programId,
     affiliateId: owner._id,
     slug: input.link,
-    events: (added) => [affiliateUpdated(owner, [...existing, toAffiliateLink(added)], plan)],
+    events: (added) => [announce([...existing, toAffiliateLink(added)])],
   });
   if (!link) throw badRequest(LINK_MESSAGES.alreadyExists);
   return toLinkResponse(repositories, programId, link);
@@ -63,10 +64,11 @@ export type RenamePolicy = { previousLinkDays: number | null };
 export async function renameLink(repositories: Repositories, programId: string, input: RenameLinkBody, policy: RenamePolicy): Promise<LinkResponse> {
   const { link, owner } = await targetOf(repositories, programId, input);
   const [siblings, plan] = await Promise.all([linksOfAffiliate(repositories, programId, owner._id), planSummaryOf(repositories, owner)]);
+  const announce = await affiliateLinksChanged(repositories, owner, siblings, plan);
   const rename = () =>
     repositories.links.change(programId, link._id, () => ({
       set: { link: input.newLink, linkKey: linkKeyOf(programId, input.newLink), updatedAt: new Date() },
-      events: (next) => [affiliateUpdated(owner, siblings.map((sibling) => (sibling.id === next._id ? toAffiliateLink(next) : sibling)), plan)],
+      events: (next) => [announce(siblings.map((sibling) => (sibling.id === next._id ? toAffiliateLink(next) : sibling)))],
     }));
   let renamed: LinkDocument | null;
   try {
@@ -98,7 +100,8 @@ const lastLink = (slug: string) => badRequest(`link: ${slug} is the affiliate's 
 export async function deleteLink(repositories: Repositories, programId: string, input: DeleteLinkBody): Promise<{ id: string; deleted: true }> {
   const { link, owner } = await targetOf(repositories, programId, input);
   if ((await repositories.links.countOf(programId, owner._id)) <= 1) throw lastLink(link.link);
-  const plan = await planSummaryOf(repositories, owner);
+  const [before, plan] = await Promise.all([linksOfAffiliate(repositories, programId, owner._id), planSummaryOf(repositories, owner)]);
+  const announce = await affiliateLinksChanged(repositories, owner, before, plan);
   let survivors: LinkDocument[] = [];
   const outcome = await repositories.links.removeUnless(
     programId,
@@ -107,7 +110,7 @@ export async function deleteLink(repositories: Repositories, programId: string, 
       survivors = await repositories.links.ofAffiliates(programId, [owner._id]);
       return survivors.length === 0;
     },
-    () => [affiliateUpdated(owner, survivors.map(toAffiliateLink), plan)],
+    () => [announce(survivors.map(toAffiliateLink))],
   );
   if (outcome === null) throw notFound(`No link with id ${link._id} in this program`);
   if (outcome === 'kept') throw lastLink(link.link);

@@ -319,6 +319,26 @@ export class AggregateStore<Doc extends Aggregate> {
   }
 
   /**
+   * Takes the document's next revision without otherwise changing it, for an event about it that
+   * another document's write carries (affiliate.updated in a link's write): that event is stamped
+   * with it by its producer. Taken before that write, so a write that then fails leaves a gap in
+   * the revisions, which subscribers are told to expect, never two events with one revision. Null
+   * when there is no such document in the program.
+   */
+  async takeRevision(programId: string, id: string): Promise<number | null> {
+    for (let attempt = 0; attempt < CHANGE_ATTEMPTS; attempt += 1) {
+      const current = await this.pointLookup(programId, { _id: id }, false);
+      if (!current) return null;
+      const revision = (current.revision ?? 0) + 1;
+      const written = await this.model
+        .updateOne({ _id: id, revision: current.revision ?? 0, deletedAt: null } as FilterQuery<Doc>, { $set: { revision } } as UpdateQuery<Doc>)
+        .finally(() => this.wrote(programId));
+      if (written.modifiedCount === 1) return revision;
+    }
+    throw conflict('The object is being changed by other requests right now; retry');
+  }
+
+  /**
    * The one deletion rule: the document becomes a tombstone carrying its `*.deleted` event, its
    * unique keys are released at once (the same code, email or externalId can be used again), and
    * the relay removes it for good once the event is out. `decide` may throw to refuse.
