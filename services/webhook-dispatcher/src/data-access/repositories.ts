@@ -1,4 +1,5 @@
 import type { Connection } from 'mongoose';
+import { ObjectOrderRepository } from './object-orders';
 import { WebhookDeliveryRepository } from './webhook-deliveries';
 import { WebhookEndpointRepository } from './webhook-endpoints';
 import { ScheduleRepository } from './webhook-schedule';
@@ -9,6 +10,7 @@ export function createRepositories(context: { connection: Connection }, secretEn
     endpoints: new WebhookEndpointRepository(context, secretEncryptionKey),
     deliveries: new WebhookDeliveryRepository(context),
     schedule: new ScheduleRepository(context),
+    objectOrders: new ObjectOrderRepository(context),
   };
 }
 

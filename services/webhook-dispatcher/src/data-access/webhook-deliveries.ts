@@ -88,8 +88,6 @@ const schema = new Schema<WebhookDeliveryDocument>(
 );
 schema.index({ programId: 1, createdAt: -1, _id: -1 });
 schema.index({ endpointId: 1, status: 1, createdAt: 1 });
-// The deliveries of one object to one endpoint, by revision: what ordered delivery asks before each attempt.
-schema.index({ objectKey: 1, endpointId: 1, revision: 1 });
 
 const webhookDeliveryModel = (connection: Connection): Model<WebhookDeliveryDocument> =>
   connection.model<WebhookDeliveryDocument>('WebhookDelivery', schema, 'webhook_deliveries');
@@ -140,24 +138,6 @@ export class WebhookDeliveryRepository {
     return this.lease({ _id: id, programId, lockedUntil: { $lte: now } }, now, leaseMs);
   }
 
-  /**
-   * The earliest pending delivery of the object to the endpoint before `revision` (what holds it
-   * back) or after it (the next in line).
-   */
-  earliestPending(programId: string, ordered: OrderedDelivery, side: 'before' | 'after'): Promise<Pick<WebhookDeliveryDocument, '_id' | 'programId' | 'endpointId' | 'nextAttemptAt' | 'lockedUntil'> | null> {
-    return this.model
-      .findOne({ ...this.sameObject(programId, ordered), revision: { [side === 'before' ? '$lt' : '$gt']: ordered.revision }, status: 'pending' })
-      .sort({ revision: 1 })
-      .select('_id programId endpointId nextAttemptAt lockedUntil')
-      .lean();
-  }
-
-  /** The revision of the latest delivery of the object to the endpoint before `revision`, whatever its status; null when none. */
-  async revisionBefore(programId: string, ordered: OrderedDelivery): Promise<number | null> {
-    const found = await this.model.findOne({ ...this.sameObject(programId, ordered), revision: { $lt: ordered.revision } }).sort({ revision: -1 }).select('revision').lean();
-    return found?.revision ?? null;
-  }
-
   /** A pending delivery that nobody holds becomes due now; false when it is held or no longer pending. */
   async dueNow(programId: string, id: string, now: Date): Promise<boolean> {
     const result = await this.model.updateOne({ _id: id, programId, status: 'pending', lockedUntil: { $lte: now } }, { $set: { nextAttemptAt: now } });
@@ -192,10 +172,6 @@ export class WebhookDeliveryRepository {
       { $set: { status: 'pending', scheduledAttempts: 0, nextAttemptAt: dueAt, updatedAt: new Date() } },
     );
     return result.modifiedCount === 1;
-  }
-
-  private sameObject(programId: string, ordered: OrderedDelivery): FilterQuery<WebhookDeliveryDocument> {
-    return { objectKey: ordered.objectKey, endpointId: ordered.endpointId, programId };
   }
 
   /**

@@ -5,6 +5,7 @@ import type { DispatcherSettings } from '../config';
 import type { Repositories } from '../data-access/repositories';
 import { deliveryIdOf, type ClaimedDelivery } from '../data-access/webhook-deliveries';
 import { firstAttemptLeaseMs } from './attempt-delivery';
+import { enterOrder } from './ordered-delivery';
 
 /**
  * Filtering at the endpoint: one pending delivery per active endpoint of the program subscribed to
@@ -53,7 +54,11 @@ export async function fanOutEvent(repositories: Repositories, settings: Dispatch
       updatedAt: now,
     };
     // Not stored: a redelivered event, whose delivery exists already (and is the schedule's to send).
-    if (await repositories.deliveries.insert(leased)) created.push(leased);
+    if (!(await repositories.deliveries.insert(leased))) continue;
+    // Taken into its object's order only once stored, so a redelivered event never makes an ended
+    // delivery pending there again; a crash in between leaves its successor to the gap's bounded wait.
+    await enterOrder(repositories, leased);
+    created.push(leased);
   }
   return created;
 }

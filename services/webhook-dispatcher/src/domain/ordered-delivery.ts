@@ -12,10 +12,17 @@ const HELD_RECHECK_MS = 10_000;
 const orderedOf = (delivery: Pick<WebhookDeliveryDocument, 'endpointId' | 'objectKey' | 'revision'>): OrderedDelivery | null =>
   delivery.objectKey === undefined || delivery.revision === undefined ? null : { endpointId: delivery.endpointId, objectKey: delivery.objectKey, revision: delivery.revision };
 
+/** A new delivery to a PER_OBJECT endpoint takes its place in its object's order. */
+export async function enterOrder(repositories: Repositories, delivery: WebhookDeliveryDocument): Promise<void> {
+  const ordered = orderedOf(delivery);
+  if (ordered) await repositories.objectOrders.arrived(delivery.programId, ordered, delivery._id);
+}
+
 /**
  * Ordered delivery (an endpoint with ordering PER_OBJECT), as Svix's FIFO endpoints: a delivery goes
  * out only after every earlier revision of its object to the endpoint has ended, delivered or failed
- * for good. Answers when to look again, or null when it may go now.
+ * for good. Answers when to look again, or null when it may go now. Point reads only: the object's
+ * order by its key, and the delivery holding it back by its id.
  *
  * Events reach the dispatcher in any order (relays of several replicas publish side by side), so an
  * earlier revision may not be here yet: a delivery whose predecessor (one revision lower) the
@@ -27,14 +34,20 @@ const orderedOf = (delivery: Pick<WebhookDeliveryDocument, 'endpointId' | 'objec
 export async function heldBackUntil(repositories: Repositories, settings: DispatcherSettings, delivery: WebhookDeliveryDocument, now = new Date()): Promise<Date | null> {
   const ordered = orderedOf(delivery);
   if (!ordered) return null;
-  const blocking = await repositories.deliveries.earliestPending(delivery.programId, ordered, 'before');
-  if (blocking) {
-    // Not before the earlier one's own next attempt can have ended it; never longer than the recheck.
-    const earliest = Math.max(now.getTime() + settings.pollIntervalMs, blocking.nextAttemptAt?.getTime() ?? 0, blocking.lockedUntil.getTime());
-    return new Date(Math.min(earliest, now.getTime() + HELD_RECHECK_MS));
+  const order = await repositories.objectOrders.of(delivery.programId, ordered);
+  const earlier = (order?.pending ?? []).filter((entry) => entry.revision < ordered.revision).sort((a, b) => a.revision - b.revision);
+  for (const entry of earlier) {
+    const blocking = await repositories.deliveries.byId(delivery.programId, entry.deliveryId);
+    if (blocking?.status === 'pending') {
+      // Not before the earlier one's own next attempt can have ended it; never longer than the recheck.
+      const earliest = Math.max(now.getTime() + settings.pollIntervalMs, blocking.nextAttemptAt?.getTime() ?? 0, blocking.lockedUntil.getTime());
+      return new Date(Math.min(earliest, now.getTime() + HELD_RECHECK_MS));
+    }
+    // Ended, but a crash came before the order heard of it: it holds nothing back any more.
+    await repositories.objectOrders.ended(delivery.programId, { ...ordered, revision: entry.revision });
   }
-  const before = await repositories.deliveries.revisionBefore(delivery.programId, ordered);
-  if (before === null ? ordered.revision === 0 : before === ordered.revision - 1) return null;
+  const before = Math.max(-1, ...(order?.seen ?? []).filter((revision) => revision < ordered.revision));
+  if (before === ordered.revision - 1) return null;
   const gapEnds = delivery.createdAt.getTime() + settings.orderingGapWaitMs;
   return gapEnds > now.getTime() ? new Date(gapEnds) : null;
 }
@@ -53,7 +66,11 @@ export async function holdBack(repositories: Repositories, delivery: ClaimedDeli
 export async function releaseNextOf(repositories: Repositories, delivery: WebhookDeliveryDocument): Promise<void> {
   const ordered = orderedOf(delivery);
   if (!ordered) return;
-  const next = await repositories.deliveries.earliestPending(delivery.programId, ordered, 'after');
+  const order = await repositories.objectOrders.ended(delivery.programId, ordered);
+  const later = (order?.pending ?? []).filter((entry) => entry.revision > ordered.revision).sort((a, b) => a.revision - b.revision);
+  const next = later[0];
   const now = new Date();
-  if (next && (await repositories.deliveries.dueNow(next.programId, next._id, now))) await repositories.schedule.schedule(next, now);
+  if (next && (await repositories.deliveries.dueNow(delivery.programId, next.deliveryId, now))) {
+    await repositories.schedule.schedule({ _id: next.deliveryId, programId: delivery.programId, endpointId: delivery.endpointId }, now);
+  }
 }
