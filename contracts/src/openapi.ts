@@ -5,6 +5,7 @@ import * as commission from './commission';
 import { ErrorBody, isKeptForReplay, ListQuery, NUMBERED_ERROR_OPERATIONS, NumberedErrorBody } from './common';
 import * as coupon from './coupon';
 import * as integration from './integration';
+import { OPERATION_DESCRIPTIONS, type OperationId } from './operation-descriptions';
 import { examplePayloadOf, payloadComponentName, payloadSchemaOf } from './event-catalogue';
 import { PUBLIC_EVENT_TYPES } from './events';
 import * as portal from './portal';
@@ -21,8 +22,8 @@ import { z } from './zod';
 type Operation = {
   method: RouteConfig['method'];
   path: string;
-  /** Names the method a generated client gets (createCoupon, getCoupons, ...). */
-  operationId: string;
+  /** Names the method a generated client gets (createCoupon, getCoupons, ...); its description is in operation-descriptions.ts. */
+  operationId: OperationId;
   summary: string;
   tag: string;
   body?: ZodTypeAny;
@@ -297,13 +298,14 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
       path: operation.admin ? `/admin/v1${path}` : `/api/v1${path}`,
       operationId: operation.operationId,
       summary: operation.summary,
-      ...(operation.admin || operation.browser ? {} : { description: scopeDescriptionOf(operation), 'x-required-scopes': scopesOf(operation) }),
+      description: operation.admin || operation.browser ? OPERATION_DESCRIPTIONS[operation.operationId] : `${OPERATION_DESCRIPTIONS[operation.operationId]}\n\n${scopeDescriptionOf(operation)}`,
+      ...(operation.admin || operation.browser ? {} : { 'x-required-scopes': scopesOf(operation) }),
       tags: [operation.tag],
       security: [{ [(operation.admin ? adminBearer : operation.browser ? publishableBearer : bearer).name]: [] }],
       request: {
         ...(operation.body ? { body: { required: !operation.bodyOptional, content: { 'application/json': { schema: operation.body } } } } : {}),
         ...(operation.query ? { query: operation.query } : {}),
-        ...(path.includes('{id}') ? { params: z.object({ id: z.string() }) } : {}),
+        ...(path.includes('{id}') ? { params: z.object({ id: z.string().openapi({ description: pathIdDescription(path) }) }) } : {}),
         ...(takesIdempotencyKey(operation)
           ? { headers: z.object({ 'idempotency-key': z.string().max(255).optional().openapi({ description: 'Makes a retry safe: the same key and request within 24 h get the first answer again. The same request is the same method, path and JSON body by meaning (key order and whitespace do not matter); the key with another request is a 409, and while the first is still running a 409 with Retry-After' }) }) }
           : {}),
@@ -319,11 +321,12 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
     method: 'post',
     path: '/integrations/stripe/{programId}/webhooks',
     operationId: 'receiveStripeWebhook',
+    description: OPERATION_DESCRIPTIONS.receiveStripeWebhook,
     summary: "Where Stripe sends the program's events (checkout.session.completed, invoice.paid, invoice_payment.paid, charge.refunded, charge.dispute.created); give Stripe this URL",
     tags: ['Integrations'],
     security: [],
     request: {
-      params: z.object({ programId: z.string().uuid() }),
+      params: z.object({ programId: z.string().uuid().openapi({ description: 'The id of the program, as GET /api/v1/integrations/stripe shows it in webhookUrl' }) }),
       headers: z.object({ 'stripe-signature': z.string().openapi({ description: "Stripe's signature of the exact body, checked with the program's stored webhook secret" }) }),
       body: { required: true, content: { 'application/json': { schema: z.record(z.unknown()).openapi({ description: 'A Stripe event, exactly as Stripe sends it' }) } } },
     },
@@ -351,6 +354,7 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
     method: 'get',
     path: '/join/{slug}',
     operationId: 'getSignupPage',
+    description: OPERATION_DESCRIPTIONS.getSignupPage,
     summary: "The program's sign-up page (HTML, the console's CSP; framable only by the program's allowedOrigins)",
     tags: ['Sign-up'],
     security: [],
@@ -361,6 +365,7 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
     method: 'post',
     path: '/join/{slug}',
     operationId: 'applyToProgram',
+    description: OPERATION_DESCRIPTIONS.applyToProgram,
     summary:
       "Apply to the program: JSON from the program's own form (CORS: only its allowedOrigins; no Origin: a backend), or form-encoded from the hosted page (its own origin and signed form token only, answered with an HTML page). The affiliate is created with its answers and first link (affiliate.created), PENDING when the program requires approval",
     tags: ['Sign-up'],
@@ -402,7 +407,34 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
     tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
   });
   withoutRepeatedMembers(document);
+  withParameterDescriptions(document);
   return document;
+}
+
+/** What the `{id}` of an admin path names, from the collection it follows. */
+function pathIdDescription(path: string): string {
+  if (path.startsWith('/api-keys/')) return 'The id of the API key (from its creation or the key list)';
+  if (path.startsWith('/publishable-keys/')) return 'The id of the publishable key';
+  return 'The id of the program';
+}
+
+/**
+ * zod-to-openapi puts a query field's `.openapi({ description })` on the parameter's schema, where
+ * linters (Spectral's oas3-parameter-description, Redocly's parameter-description) and reference
+ * pages do not look: the description moves to the parameter, so contracts describe query fields
+ * the same way as body fields.
+ */
+function withParameterDescriptions(document: ReturnType<OpenApiGeneratorV31['generateDocument']>): void {
+  for (const item of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(item as Record<string, { parameters?: unknown[] }>)) {
+      for (const parameter of operation.parameters ?? []) {
+        const { description, schema } = parameter as { description?: string; schema?: { description?: string } };
+        if (description || !schema?.description) continue;
+        (parameter as { description?: string }).description = schema.description;
+        delete schema.description;
+      }
+    }
+  }
 }
 
 /**
