@@ -22,11 +22,18 @@ const operations = [
 
 const described = (text: unknown) => typeof text === 'string' && text.trim().length > 0;
 
+const componentOf = (ref: unknown): Json | undefined => (typeof ref === 'string' ? (document.components.schemas as Json)[ref.replace('#/components/schemas/', '')] : undefined);
+
 /**
  * A property is described by its own description, or, where the generator wraps a referenced
  * schema to add one (`allOf: [{$ref}, {description}]`), by the description beside the reference.
+ * A bare reference is described by its component: the generator drops a description given to a
+ * nullable reference, and client generators refuse the allOf wrapper around a referenced enum.
  */
-const isDescribed = (schema: Json) => described(schema.description) || (Array.isArray(schema.allOf) && schema.allOf.some((member: Json) => described(member.description)));
+const isDescribed = (schema: Json) =>
+  described(schema.description) ||
+  (Array.isArray(schema.allOf) && schema.allOf.some((member: Json) => described(member.description))) ||
+  described(componentOf(schema.$ref)?.description);
 
 /** Every property without a description under this schema, each named by its path (Schema.field.inner, items as []). */
 function undescribedProperties(schema: unknown, at: string): string[] {
