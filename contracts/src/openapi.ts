@@ -65,6 +65,8 @@ export function scopesOf(operation: Operation): ApiScope[] {
 export type ApiOperation = Operation;
 
 const oneOrMany = (schema: ZodTypeAny) => z.union([schema, z.array(schema)]);
+const DELETED = z.object({ id: z.string().openapi({ description: 'The id of the object deleted' }), deleted: z.literal(true).openapi({ description: 'Always true' }) });
+const REVOKED = z.object({ id: z.string().openapi({ description: 'The id of the key revoked' }), revoked: z.literal(true).openapi({ description: 'Always true: it no longer works' }) });
 
 /** Every public operation; the document and the gateway's route table both read from here. */
 export const API_OPERATIONS: Operation[] = [
@@ -83,31 +85,31 @@ export const API_OPERATIONS: Operation[] = [
   },
   { method: 'get', path: '/promotional-codes', operationId: 'getPromotionalCodes', scopes: ['read'], tag: 'Promotional codes', summary: 'Look up codes', query: coupon.PromotionalCodeQuery, response: oneOrMany(coupon.PromotionalCode) },
   { method: 'put', path: '/promotional-codes', operationId: 'updatePromotionalCode', scopes: ['write'], tag: 'Promotional codes', summary: 'Update a code', body: coupon.UpdatePromotionalCodeBody, response: coupon.PromotionalCode },
-  { method: 'delete', path: '/promotional-codes', operationId: 'deletePromotionalCode', scopes: ['write'], tag: 'Promotional codes', summary: 'Delete a code', body: coupon.DeletePromotionalCodeBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
+  { method: 'delete', path: '/promotional-codes', operationId: 'deletePromotionalCode', scopes: ['write'], tag: 'Promotional codes', summary: 'Delete a code', body: coupon.DeletePromotionalCodeBody, response: DELETED },
   { method: 'post', path: '/affiliates', operationId: 'createAffiliate', scopes: ['write'], tag: 'Affiliates', summary: 'Create an affiliate', body: affiliate.CreateAffiliateBody, response: affiliate.Affiliate },
   { method: 'get', path: '/affiliates', operationId: 'getAffiliates', scopes: ['read'], tag: 'Affiliates', summary: 'Look up affiliates (null when nothing matches)', query: affiliate.AffiliateQuery, response: oneOrMany(affiliate.Affiliate).nullable() },
   { method: 'put', path: '/affiliates', operationId: 'updateAffiliate', scopes: ['write'], sensitive: { action: 'bank_details.changed', scope: 'finance', when: 'payoutDetails' }, tag: 'Affiliates', summary: 'Update an affiliate', body: affiliate.UpdateAffiliateBody, response: affiliate.Affiliate },
-  { method: 'delete', path: '/affiliates', operationId: 'deleteAffiliate', scopes: ['write'], tag: 'Affiliates', summary: 'Delete an affiliate', body: affiliate.DeleteAffiliateBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
+  { method: 'delete', path: '/affiliates', operationId: 'deleteAffiliate', scopes: ['write'], tag: 'Affiliates', summary: 'Delete an affiliate', body: affiliate.DeleteAffiliateBody, response: DELETED },
   { method: 'post', path: '/links', operationId: 'createLink', scopes: ['write'], tag: 'Links', summary: 'Add a link', body: affiliate.CreateLinkBody, response: affiliate.LinkResponse },
   { method: 'get', path: '/links', operationId: 'getLinks', scopes: ['read'], tag: 'Links', summary: 'Look up links', query: affiliate.LinkQuery, response: z.array(affiliate.LinkResponse) },
   { method: 'put', path: '/links', operationId: 'renameLink', scopes: ['write'], tag: 'Links', summary: 'Rename a link', body: affiliate.RenameLinkBody, response: affiliate.LinkResponse },
-  { method: 'delete', path: '/links', operationId: 'deleteLink', scopes: ['write'], tag: 'Links', summary: 'Delete a link', body: affiliate.DeleteLinkBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
+  { method: 'delete', path: '/links', operationId: 'deleteLink', scopes: ['write'], tag: 'Links', summary: 'Delete a link', body: affiliate.DeleteLinkBody, response: DELETED },
   { method: 'post', path: '/clicks', operationId: 'recordClick', scopes: ['write'], tag: 'Links', summary: 'Record a click', body: affiliate.RecordClickBody, response: affiliate.Click },
   { method: 'post', path: '/referrals', operationId: 'createReferral', scopes: ['write'], tag: 'Referrals', summary: 'Create a referral', body: referral.CreateReferralBody, response: referral.Referral },
   { method: 'get', path: '/referrals', operationId: 'getReferrals', scopes: ['read'], tag: 'Referrals', summary: 'Look up referrals', query: referral.ReferralQuery, response: oneOrMany(referral.Referral) },
   {
     method: 'put', path: '/referrals', operationId: 'updateReferral', scopes: ['write'], tag: 'Referrals', summary: 'Update a referral',
-    body: referral.UpdateReferralBody, response: z.object({ message: z.string(), referral: referral.Referral }),
+    body: referral.UpdateReferralBody, response: z.object({ message: z.string().openapi({ description: 'What was done: Referral updated successfully' }), referral: referral.Referral }),
   },
-  { method: 'delete', path: '/referrals', operationId: 'deleteReferral', scopes: ['write'], tag: 'Referrals', summary: 'Delete a referral', body: referral.DeleteReferralBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
+  { method: 'delete', path: '/referrals', operationId: 'deleteReferral', scopes: ['write'], tag: 'Referrals', summary: 'Delete a referral', body: referral.DeleteReferralBody, response: DELETED },
   { method: 'post', path: '/sales', operationId: 'createSale', scopes: ['write'], tag: 'Sales', summary: 'Attribute a payment', body: sale.CreateSaleBody, response: sale.Sale },
   { method: 'get', path: '/sales', operationId: 'getSales', scopes: ['read'], tag: 'Sales', summary: 'Look up sales', query: sale.SaleQuery, response: oneOrMany(sale.Sale) },
   { method: 'put', path: '/sales', operationId: 'updateSale', scopes: ['write'], tag: 'Sales', summary: 'Recalculate or mark paid', body: sale.UpdateSaleBody, response: sale.Sale },
-  { method: 'delete', path: '/sales', operationId: 'deleteSale', scopes: ['write'], tag: 'Sales', summary: 'Reverse a sale', body: sale.DeleteSaleBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
+  { method: 'delete', path: '/sales', operationId: 'deleteSale', scopes: ['write'], tag: 'Sales', summary: 'Reverse a sale', body: sale.DeleteSaleBody, response: DELETED },
   { method: 'post', path: '/commission-plans', operationId: 'createCommissionPlan', scopes: ['write'], tag: 'Commissions', summary: 'Create a commission plan', body: commission.CreateCommissionPlanBody, response: commission.CommissionPlan },
   { method: 'get', path: '/commission-plans', operationId: 'getCommissionPlans', scopes: ['read'], tag: 'Commissions', summary: 'Look up commission plans', query: commission.CommissionPlanQuery, response: oneOrMany(commission.CommissionPlan) },
   { method: 'put', path: '/commission-plans', operationId: 'updateCommissionPlan', scopes: ['write'], tag: 'Commissions', summary: 'Change a plan (commissions already earned are not recalculated)', body: commission.UpdateCommissionPlanBody, response: commission.CommissionPlan },
-  { method: 'delete', path: '/commission-plans', operationId: 'deleteCommissionPlan', scopes: ['write'], tag: 'Commissions', summary: 'Delete a plan no affiliate is on', body: commission.DeleteCommissionPlanBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
+  { method: 'delete', path: '/commission-plans', operationId: 'deleteCommissionPlan', scopes: ['write'], tag: 'Commissions', summary: 'Delete a plan no affiliate is on', body: commission.DeleteCommissionPlanBody, response: DELETED },
   { method: 'post', path: '/payouts', operationId: 'createPayouts', scopes: ['finance'], tag: 'Commissions', summary: 'Gather due commissions into one payout per affiliate and currency (a run starts no payout after 5 s: call again until it answers [])', body: commission.CreatePayoutsBody, response: z.array(commission.Payout) },
   { method: 'get', path: '/payouts', operationId: 'getPayouts', scopes: ['finance'], sensitive: { action: 'bank_details.exported', scope: 'finance', when: 'csv' }, tag: 'Commissions', summary: 'Look up payouts (CSV with Accept: text/csv)', query: commission.PayoutQuery, response: oneOrMany(commission.Payout), csv: 'also' },
   { method: 'put', path: '/payouts', operationId: 'updatePayout', scopes: ['finance'], sensitive: { action: 'payout.status_changed', scope: 'finance' }, tag: 'Commissions', summary: 'Mark a payout PAID or FAILED', body: commission.UpdatePayoutBody, response: commission.Payout },
@@ -120,12 +122,12 @@ export const API_OPERATIONS: Operation[] = [
   { method: 'post', path: '/webhook-endpoints', operationId: 'createWebhookEndpoint', scopes: ['write', 'webhook_secrets'], sensitive: { action: 'webhook_secret.revealed', scope: 'webhook_secrets' }, tag: 'Webhooks', summary: 'Create a webhook endpoint', body: webhook.CreateWebhookEndpointBody, response: webhook.WebhookEndpoint },
   { method: 'get', path: '/webhook-endpoints', operationId: 'getWebhookEndpoints', scopes: ['read'], tag: 'Webhooks', summary: 'Look up webhook endpoints', query: webhook.WebhookEndpointQuery, response: oneOrMany(webhook.WebhookEndpoint) },
   { method: 'put', path: '/webhook-endpoints', operationId: 'updateWebhookEndpoint', scopes: ['write'], sensitive: { action: 'webhook_secret.revealed', scope: 'webhook_secrets', when: 'rotateSecret' }, tag: 'Webhooks', summary: 'Update a webhook endpoint', body: webhook.UpdateWebhookEndpointBody, response: webhook.WebhookEndpoint },
-  { method: 'delete', path: '/webhook-endpoints', operationId: 'deleteWebhookEndpoint', scopes: ['write'], tag: 'Webhooks', summary: 'Delete a webhook endpoint', body: webhook.DeleteWebhookEndpointBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
+  { method: 'delete', path: '/webhook-endpoints', operationId: 'deleteWebhookEndpoint', scopes: ['write'], tag: 'Webhooks', summary: 'Delete a webhook endpoint', body: webhook.DeleteWebhookEndpointBody, response: DELETED },
   { method: 'get', path: '/webhook-endpoints/secret', operationId: 'getWebhookEndpointSecret', scopes: ['webhook_secrets'], sensitive: { action: 'webhook_secret.revealed', scope: 'webhook_secrets' }, tag: 'Webhooks', summary: "Reveal an endpoint's signing secret", query: webhook.WebhookSecretQuery, response: webhook.WebhookSecret },
   { method: 'get', path: '/webhook-deliveries', operationId: 'getWebhookDeliveries', scopes: ['read'], tag: 'Webhooks', summary: 'Delivery log', query: webhook.WebhookDeliveryQuery, response: z.array(webhook.WebhookDelivery) },
   { method: 'post', path: '/webhook-deliveries/retry', operationId: 'retryWebhookDelivery', scopes: ['write'], tag: 'Webhooks', summary: 'Re-send a delivery now', body: webhook.RetryDeliveryBody, response: webhook.WebhookDelivery },
   { method: 'post', path: '/webhook-endpoints/test', operationId: 'testWebhookEndpoint', scopes: ['write'], tag: 'Webhooks', summary: 'Send a signed ping to an endpoint', body: webhook.TestWebhookEndpointBody, response: webhook.WebhookTestResult },
-  { method: 'post', path: '/webhook-deliveries/recover', operationId: 'recoverWebhookDeliveries', scopes: ['write'], tag: 'Webhooks', summary: 'Re-send every failed delivery of an endpoint in a time window', body: webhook.RecoverDeliveriesBody, response: z.object({ recovered: z.number().int() }) },
+  { method: 'post', path: '/webhook-deliveries/recover', operationId: 'recoverWebhookDeliveries', scopes: ['write'], tag: 'Webhooks', summary: 'Re-send every failed delivery of an endpoint in a time window', body: webhook.RecoverDeliveriesBody, response: z.object({ recovered: z.number().int().openapi({ description: 'Failed deliveries scheduled to be sent again' }) }) },
   { method: 'get', path: '/event-types', operationId: 'getEventTypes', scopes: ['read'], tag: 'Webhooks', summary: 'Every public event type, with the JSON Schema and an example of each payload', response: z.array(webhook.EventTypeDescription) },
   {
     method: 'get', path: '/audit-records', operationId: 'getAuditRecords', scopes: ['read'], tag: 'Program',
@@ -140,7 +142,7 @@ export const API_OPERATIONS: Operation[] = [
   },
   { method: 'get', path: '/publishable-keys', operationId: 'getPublishableKeys', scopes: ['read'], tag: 'Program', summary: 'The publishable keys of this program, for the tracking script', response: z.array(program.PublishableKey) },
   { method: 'post', path: '/publishable-keys', operationId: 'createPublishableKey', scopes: ['write'], tag: 'Program', summary: 'Create a publishable key (pk_…), safe to put in a web page', response: program.PublishableKey },
-  { method: 'delete', path: '/publishable-keys', operationId: 'revokePublishableKey', scopes: ['write'], tag: 'Program', summary: 'Revoke a publishable key', body: program.RevokePublishableKeyBody, response: z.object({ id: z.string(), revoked: z.literal(true) }) },
+  { method: 'delete', path: '/publishable-keys', operationId: 'revokePublishableKey', scopes: ['write'], tag: 'Program', summary: 'Revoke a publishable key', body: program.RevokePublishableKeyBody, response: REVOKED },
   {
     method: 'post', path: '/affiliate-portal-sessions', operationId: 'createAffiliatePortalSession', scopes: ['write', 'finance'], tag: 'Affiliate portal',
     summary: "A single-use link (10 minutes) into the affiliate portal of one ACTIVE affiliate; opening it gives that browser a 12-hour session of this affiliate only. Needs the finance scope as well as write: the portal shows the affiliate's payouts and changes its bank details (each change is in the audit record, its actor the session and the key that made it)",
@@ -167,13 +169,13 @@ export const API_OPERATIONS: Operation[] = [
   { method: 'get', path: '/programs', operationId: 'listPrograms', scopes: [], tag: 'Admin', summary: 'List programs, newest first', query: ListQuery, response: z.array(program.Program), admin: true },
   { method: 'get', path: '/programs/{id}', operationId: 'getProgram', scopes: [], tag: 'Admin', summary: 'Read a program', response: program.Program, admin: true },
   { method: 'put', path: '/programs/{id}', operationId: 'updateProgram', scopes: [], tag: 'Admin', summary: 'Update a program', body: program.UpdateProgramBody, response: program.Program, admin: true },
-  { method: 'delete', path: '/programs/{id}', operationId: 'deleteProgram', scopes: [], tag: 'Admin', summary: 'Delete a program', response: z.object({ id: z.string(), deleted: z.literal(true) }), admin: true },
+  { method: 'delete', path: '/programs/{id}', operationId: 'deleteProgram', scopes: [], tag: 'Admin', summary: 'Delete a program', response: DELETED, admin: true },
   { method: 'post', path: '/programs/{id}/api-keys', operationId: 'createApiKey', scopes: [], tag: 'Admin', summary: 'Create an API key (shown once), with every scope or the ones given', body: program.CreateApiKeyBody, bodyOptional: true, response: program.CreatedApiKey, admin: true },
   { method: 'get', path: '/programs/{id}/api-keys', operationId: 'listApiKeys', scopes: [], tag: 'Admin', summary: 'List the API keys of a program (without secrets)', response: z.array(program.ApiKeySummary), admin: true },
-  { method: 'delete', path: '/api-keys/{id}', operationId: 'revokeApiKey', scopes: [], tag: 'Admin', summary: 'Revoke an API key', response: z.object({ id: z.string(), revoked: z.literal(true) }), admin: true },
+  { method: 'delete', path: '/api-keys/{id}', operationId: 'revokeApiKey', scopes: [], tag: 'Admin', summary: 'Revoke an API key', response: REVOKED, admin: true },
   { method: 'post', path: '/programs/{id}/publishable-keys', operationId: 'adminCreatePublishableKey', scopes: [], tag: 'Admin', summary: 'Create a publishable key (pk_…) for a program', response: program.PublishableKey, admin: true },
   { method: 'get', path: '/programs/{id}/publishable-keys', operationId: 'adminListPublishableKeys', scopes: [], tag: 'Admin', summary: 'List the publishable keys of a program', response: z.array(program.PublishableKey), admin: true },
-  { method: 'delete', path: '/publishable-keys/{id}', operationId: 'adminRevokePublishableKey', scopes: [], tag: 'Admin', summary: 'Revoke a publishable key', response: z.object({ id: z.string(), revoked: z.literal(true) }), admin: true },
+  { method: 'delete', path: '/publishable-keys/{id}', operationId: 'adminRevokePublishableKey', scopes: [], tag: 'Admin', summary: 'Revoke a publishable key', response: REVOKED, admin: true },
   { method: 'get', path: '/audit-records', operationId: 'listAuditRecords', scopes: [], tag: 'Admin', summary: 'The audit record of admin actions and refused admin attempts, newest first', query: ListQuery, response: z.array(program.AuditRecord), admin: true },
 ];
 

@@ -54,7 +54,7 @@ export const Sale = z
 
 /** sale.created carries the affiliate and the referral expanded (spec, payload rule 2). */
 export const ExpandedSale = Sale.extend({
-  affiliate: Affiliate.partial().extend({ id: Uuid }).openapi({ description: 'The affiliate, expanded' }),
+  affiliate: Affiliate.partial().extend({ id: Uuid.openapi({ description: "The affiliate's id" }) }).openapi({ description: 'The affiliate, expanded' }),
   referral: z.union([Referral, z.null()]).openapi({ description: 'The referral, expanded; null when the sale has none' }),
 }).openapi('ExpandedSale', { description: 'A sale with its affiliate and referral expanded, as sale.created carries it' });
 

@@ -118,7 +118,7 @@ export const WebhookDeliveryQuery = ListQuery.extend({
   endpointId: Uuid.optional().openapi({ description: 'Only the deliveries to this endpoint' }),
   eventId: Uuid.optional().openapi({ description: 'Only the deliveries of this event' }),
   status: DeliveryStatus.optional().openapi({ description: 'Only deliveries of this status' }),
-  eventType: PublicEventType.optional().openapi({ description: 'Only deliveries of events of this type' }),
+  eventType: PublicEventType.optional().openapi({ param: { description: 'Only deliveries of events of this type' } }),
 }).strict();
 
 /** The outcome of one send: a delivery attempt, or the answer to a test ping. */
