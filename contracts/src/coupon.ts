@@ -118,7 +118,7 @@ const couponFields = {
 };
 
 /** A coupon without its codes: the shape embedded in a promotional code's `coupon`. */
-export const CouponSummary = z.object(couponFields).openapi('CouponSummary', { description: 'A coupon without its promotional codes' });
+export const CouponSummary = z.object(couponFields).openapi('CouponSummary', { description: "A coupon without its promotional codes: a code's parent coupon" });
 
 const promotionalCodeFields = {
   id: Uuid.openapi({ description: "The code's id" }),
@@ -148,7 +148,7 @@ const promotionalCodeFields = {
 export const PromotionalCodeSummary = z.object(promotionalCodeFields).openapi('PromotionalCodeSummary', { description: 'A promotional code without its parent coupon' });
 
 export const PromotionalCode = z
-  .object({ ...promotionalCodeFields, coupon: CouponSummary.openapi({ description: 'The parent coupon, whose discount the code gives' }) })
+  .object({ ...promotionalCodeFields, coupon: CouponSummary })
   .openapi('PromotionalCode', { description: 'The string a customer types at checkout: it gives the discount of its coupon and attributes the sale to its affiliate' });
 
 export const Coupon = z

@@ -85,13 +85,13 @@ export const acceptedEventDataSchemaOf = (type: EventType): z.ZodTypeAny => {
 
 /** The whole webhook body of one public type. */
 export function payloadSchemaOf(type: PublicEventType) {
-  const deleted = type.endsWith('.deleted');
   return z
     .object({
       id: Uuid.openapi({ description: 'The event id, the same as the webhook-id header: the same on every retry, so receivers drop duplicates by it' }),
       event: z.literal(type).openapi({ description: 'The event type' }),
       createdAt: DateTime.openapi({ description: 'When the event happened' }),
-      data: eventDataSchemaOf(type).openapi({ description: deleted ? 'Only the id of the deleted object' : "The object's full current state" }),
+      // No description of its own: the object's component has one, and a description here would become that component's (zod-to-openapi takes a component's metadata from its first use).
+      data: eventDataSchemaOf(type),
     })
     .strict();
 }

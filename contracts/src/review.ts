@@ -30,7 +30,10 @@ export const CommissionQuery = ListQuery.extend({
 }).strict();
 
 /** GET /commissions: each commission with its sale and the sale's risk signals (what a reviewer decides on). */
-export const CommissionListItem = Commission.extend({ saleId: Uuid.openapi({ description: 'The sale the commission belongs to' }), risk: Risk })
+export const CommissionListItem = Commission.extend({
+  saleId: Uuid.openapi({ description: 'The sale the commission belongs to' }),
+  risk: Risk.openapi({ description: "The sale's risk signals and the action they led to: what a reviewer decides on" }),
+})
   .openapi('CommissionListItem', { description: "A commission with its sale's id and risk signals" });
 
 export const STATEMENT_ENTRY_TYPES = ['EARNED', 'HELD', 'RELEASED', 'VOIDED', 'ADJUSTED', 'PAID_OUT'] as const;

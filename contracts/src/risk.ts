@@ -31,7 +31,8 @@ export const Risk = z
     signals: z.array(RiskSignal).openapi({ description: 'Every signal found; empty: none' }),
     action: RiskVerdict,
   })
-  .openapi('Risk', { description: 'The risk signals found and the strongest action of the program\'s riskActions among them (NONE without signals)' });
+  // No description here: the component takes Referral.risk's, its first use (zod-to-openapi), and the other uses say their own.
+  .openapi('Risk');
 export type Risk = z.infer<typeof Risk>;
 export const NO_RISK: Risk = { signals: [], action: 'NONE' };
 
