@@ -33,7 +33,7 @@ export const OPERATION_DESCRIPTIONS = {
   updateAffiliate:
     'Changes the affiliate named by `affiliateId`: profile, `status` (approve a PENDING one by setting ACTIVE, or reject or disable it), commission rate or plan, and payout details. `affiliateLink` adds a new link; it never renames or removes one (see PUT and DELETE /links). Emits `affiliate.updated`; an affiliate that becomes ACTIVE gets the codes of coupons with an `autoCouponRule`.',
   deleteAffiliate:
-    'Removes the affiliate named by `affiliateId` and its links. Its promotional codes stay, without an affiliate; its referrals and sales keep their `affiliateId`. Emits `affiliate.deleted`.',
+    'Removes the affiliate named by `affiliateId` and its links. Its promotional codes stay, without an affiliate (each emits `promocode.updated`); its referrals and sales keep their `affiliateId`. Emits `affiliate.deleted`, whose body carries only the id.',
   createLink:
     "Adds a referral link (slug) to the affiliate named by `affiliateId` or `affiliateEmail`. Answers the link with its stats and its `fullURLs` (each of the program's destination URLs with the slug in the program's URL parameter). Emits `affiliate.updated`.\n\nRefused with 400 `Link can only contain letters, numbers, and hyphens` or `This link already exists for this affiliate program` (the slug is unique across the program, a renamed link's reserved previous slugs included).",
   getLinks:
@@ -57,9 +57,9 @@ export const OPERATION_DESCRIPTIONS = {
   getSales:
     'With `id`: that sale. With `affiliateId` or `referralId`: the matching sales. With none: every sale of the program, newest first, a page at a time. Reversed sales are not listed here (their commissions are in GET /commissions).',
   updateSale:
-    "Changes the sale named by `saleId`: a new `totalEarned` or `commissionRate` recomputes its commission; `payoutId` and `payoutCreated` mark its commissions paid by a payout made outside the payout runs. Commissions already paid or in a payout are not recomputed. Emits `sale.updated`.",
+    "Changes the sale named by `saleId`: a new `totalEarned` or `commissionRate` recomputes its commission; `payoutId` and `payoutCreated` mark its commissions paid by a payout made outside the payout runs. Emits `sale.updated`.\n\nRefused with 400 when the body changes nothing, or would recompute a commission already in a payout (reverse the sale with DELETE /sales instead).",
   deleteSale:
-    "Reverses the sale named by `saleId` (a refund, a dispute): it leaves every list, its unpaid commissions become VOID, and a commission already paid or in a payout gets a negative adjustment deducted from the affiliate's next payout. A promotional-code redemption is given back. Emits `sale.deleted`, whose body carries only the id.",
+    "Reverses the sale named by `saleId` (a refund, a dispute): it leaves every list, its unpaid commissions become VOID, and a commission already paid or in a payout gets a negative adjustment deducted from the affiliate's next payout. The redemption counters of its code are not decremented, as in Stripe, and its `externalId` can never be recorded again. Emits `sale.deleted`, whose body carries only the id.",
   createCommissionPlan:
     'Creates a plan affiliates can be put on: PERCENTAGE of each sale or a FLAT amount per sale, an optional first-payment rate, which recurring payments earn, how long commissions are held before they are due, a minimum payout and up to 10 tiers. With `isDefault`, it becomes the plan of every affiliate without one of its own. No webhook event (plans have none).',
   getCommissionPlans: 'With `id`: that plan. Without: every plan of the program, newest first, a page at a time.',
@@ -71,9 +71,9 @@ export const OPERATION_DESCRIPTIONS = {
   getPayouts:
     "With `id`: that payout; otherwise the program's payouts, newest first, a page at a time, optionally of one `affiliateId` or `status`. With `Accept: text/csv`, the same list as CSV with the payees' full bank details (guarded against spreadsheet formula injection).",
   updatePayout:
-    "Marks a PENDING payout PAID (its commissions become PAID; `externalReference` can keep your transfer's id) or FAILED (its commissions are DUE again and go into a later payout). Each sale changed emits `sale.updated`. A payout already PAID or FAILED is not changed again (400).",
+    "Marks a PENDING payout PAID (its commissions become PAID; `externalReference` can keep your transfer's id) or FAILED (its commissions are DUE again and go into a later payout). Each sale changed emits `sale.updated`. Sending the same request again is safe (it finishes the job after a crash); changing a payout already PAID or FAILED to something else is a 400.",
   exportPayout:
-    "One payout's lines as CSV for a mass-payout tool (PayPal, Wise, a bank file): payee, method, email or IBAN, amount and currency. Cells that a spreadsheet would read as a formula are escaped.",
+    "One payout as CSV for a mass-payout tool: payout_id, affiliate_id, name, email, payout_method, payout_email, account_holder, iban (in full), note, amount (with the currency's decimals), currency and status. Cells that a spreadsheet would read as a formula are escaped.",
   getCommissions:
     "Every commission of the program's sales, with its sale's id and risk signals: the review queue is `status=HELD`. Optionally of one `affiliateId`. Pages by sale: `startingAfter` is the `saleId` of the last one. A reversed sale's commissions are listed too (VOID, or PAID with its negative adjustment).",
   releaseCommission:
@@ -85,7 +85,7 @@ export const OPERATION_DESCRIPTIONS = {
   getAffiliateReport:
     'One row per affiliate and currency for a period of at most 366 days: clicks, referrals, live sales and their revenue, and the commissions of those sales by status. No figure adds two currencies. As CSV with `Accept: text/csv`. A heavy operation: the program may run only a few at once (429 otherwise).',
   createWebhookEndpoint:
-    'Subscribes a URL to event types (a type, a family wildcard such as `sale.*`, or `*`). The answer carries the signing `secret` (whsec_…) this once; GET /webhook-endpoints/secret reveals it again. Every delivery is signed with the Standard Webhooks headers `webhook-id`, `webhook-timestamp` and `webhook-signature`, and retried with backoff until a 2xx.\n\nRefused with 400 for a URL that is not http(s) or resolves to a private address, and when the program has its maximum of endpoints (`maxWebhookEndpoints`).',
+    'Subscribes a URL to event types (a type, a family wildcard such as `sale.*`, or `*`). The answer carries the signing `secret` (whsec_…); GET /webhook-endpoints/secret reveals it again. Every delivery is signed with the Standard Webhooks headers `webhook-id`, `webhook-timestamp` and `webhook-signature`, and retried with backoff until a 2xx.\n\nRefused with 400 for a URL that is not http(s) or resolves to a private address, and when the program has its maximum of endpoints (`maxWebhookEndpoints`).',
   getWebhookEndpoints: "With `id`: that endpoint. Without: every endpoint of the program, newest first, a page at a time. Secrets are not included (GET /webhook-endpoints/secret).",
   updateWebhookEndpoint:
     'Changes the endpoint named by `webhookEndpointId`: URL, event types, description, or `active` (false pauses deliveries; true re-enables an endpoint disabled after repeated failures). `rotateSecret: true` makes a new secret, returned in this answer; the previous one keeps signing beside it for an overlap (`previousSecretExpiresAt`) so the receiver can switch without losing deliveries.',
@@ -93,7 +93,8 @@ export const OPERATION_DESCRIPTIONS = {
   getWebhookEndpointSecret: "Reveals the endpoint's signing secret, and the end of the overlap after a rotation. Every reveal is kept in the program's audit record.",
   getWebhookDeliveries:
     'The delivery log, newest first, a page at a time: each delivery of an event to an endpoint, with every attempt (status code, latency, an excerpt of the answer, the error). Filter by `endpointId`, `eventId`, `status` or `eventType`.',
-  retryWebhookDelivery: 'Sends the delivery named by `deliveryId` again now, whatever its status, with the same `webhook-id` (receivers drop duplicates by it). Answers the delivery with the new attempt.',
+  retryWebhookDelivery:
+    'Sends the delivery named by `deliveryId` again now, whatever its status, with the same `webhook-id` (receivers drop duplicates by it). Answers the delivery with the new attempt. Refused with 400 when its endpoint was deleted or is disabled (enable it first), and 409 while the delivery is being sent.',
   testWebhookEndpoint:
     "Sends a signed ping to the endpoint named by `webhookEndpointId` and answers what happened (status code, latency, the start of the answer). Nothing is recorded in the delivery log and no event is created: use it to check a receiver's URL and signature verification.",
   recoverWebhookDeliveries:
@@ -104,7 +105,7 @@ export const OPERATION_DESCRIPTIONS = {
     "The program's audit record, newest first, a page at a time: each webhook secret revealed, bank details exported or changed and payout status changed, with the API key that did it (refusals for a missing scope included), or, for bank details changed in the affiliate portal, the portal session, its affiliate and the key that made the session.",
   getOwnProgram: 'The settings of the program of the API key: URLs, approval, attribution, click deduplication, allowed origins, risk rules, affiliate portal and sign-up page.',
   updateOwnProgram:
-    'Changes the settings of the program of the API key; fields left out keep their value. The rate limit, API access and the endpoint cap are the operator\'s (admin API). Changes reach the services through events, so a request just after may still see the previous value for a moment.',
+    "Changes the settings of the program of the API key; fields left out keep their value. The rate limit, API access and the endpoint cap are the operator's (admin API).",
   getPublishableKeys: 'The publishable keys (pk_…) of this program, revoked ones included (with `revokedAt`), for the tracking script on your pages.',
   createPublishableKey:
     "Creates a publishable key (pk_…). It is public by design: it can only record clicks and create referrals from a click or visitor, and only from the program's `allowedOrigins`.",
@@ -121,7 +122,7 @@ export const OPERATION_DESCRIPTIONS = {
   configureStripeIntegration:
     "Stores the signing secret (whsec_…) of the program's Stripe webhook endpoint; it is never returned. From then on Stripe's payments (checkout.session.completed, invoice.paid, invoice_payment.paid) become sales and its refunds and disputes (charge.refunded, charge.dispute.created) reverse them.",
   receiveStripeWebhook:
-    "Give Stripe this URL. Each event's `Stripe-Signature` is checked with the program's stored secret before anything is read. Payments become sales (attributed by the promotional code, the referral's customer or the metadata Stripe carries), refunds and disputes reverse them; every other event type is answered `ignored`. Each Stripe event is processed once: a redelivery is answered `replayed`.",
+    "Give Stripe this URL. Each event's `Stripe-Signature` is checked with the program's stored secret before anything is read. Payments become sales, attributed by the promotion code used, else by the checkout's metadata `affiliate_click_id` or `affiliate_visitor_id`, its `client_reference_id` (a click or visitor id), or a referral with the customer's email; refunds and disputes reverse them. What does not resolve, and every other event type, is answered `ignored`, never refused. Each Stripe event is processed once: a redelivery is answered `replayed`.",
   getSignupPage: "The program's hosted sign-up page: its intro text, questions and terms, and a signed form token. Answers 404 when the program has no such slug or its sign-up is disabled.",
   applyToProgram:
     "Creates an affiliate from an application, with its answers and a first link (emits `affiliate.created`); it is PENDING when the program requires approval, else ACTIVE. JSON comes from the program's own form (CORS: only its `allowedOrigins`) or a backend; a form post comes from the hosted page (its signed form token only) and is answered with an HTML page. Every problem is listed at once; a filled honeypot creates nothing.",
@@ -129,7 +130,7 @@ export const OPERATION_DESCRIPTIONS = {
   listPrograms: 'Every program, newest first, a page at a time.',
   getProgram: 'The program with this id, with every setting, the operator-only ones (rate limit, API access, endpoint cap) included.',
   updateProgram: 'Changes any setting of the program, the rate limit, API access and webhook endpoint cap included; fields left out keep their value.',
-  deleteProgram: "Deletes the program: its API keys and publishable keys stop working at once. The services drop its data as they receive the internal `program.deleted` event.",
+  deleteProgram: 'Deletes the program: its API keys and publishable keys stop working at once, and the services learn it from the internal `program.deleted` event.',
   createApiKey:
     'Creates a secret API key for the program, with every scope or the `scopes` given (read, write, finance, webhook_secrets). The key is in this answer only: just a hash of it is stored.',
   listApiKeys: "The program's API keys, revoked ones included, without their secrets: the `displayPrefix` tells them apart.",

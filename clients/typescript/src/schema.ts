@@ -146,7 +146,7 @@ export interface paths {
         post: operations["createAffiliate"];
         /**
          * Delete an affiliate
-         * @description Removes the affiliate named by `affiliateId` and its links. Its promotional codes stay, without an affiliate; its referrals and sales keep their `affiliateId`. Emits `affiliate.deleted`.
+         * @description Removes the affiliate named by `affiliateId` and its links. Its promotional codes stay, without an affiliate (each emits `promocode.updated`); its referrals and sales keep their `affiliateId`. Emits `affiliate.deleted`, whose body carries only the id.
          *
          *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
          */
@@ -278,7 +278,9 @@ export interface paths {
         get: operations["getSales"];
         /**
          * Recalculate or mark paid
-         * @description Changes the sale named by `saleId`: a new `totalEarned` or `commissionRate` recomputes its commission; `payoutId` and `payoutCreated` mark its commissions paid by a payout made outside the payout runs. Commissions already paid or in a payout are not recomputed. Emits `sale.updated`.
+         * @description Changes the sale named by `saleId`: a new `totalEarned` or `commissionRate` recomputes its commission; `payoutId` and `payoutCreated` mark its commissions paid by a payout made outside the payout runs. Emits `sale.updated`.
+         *
+         *     Refused with 400 when the body changes nothing, or would recompute a commission already in a payout (reverse the sale with DELETE /sales instead).
          *
          *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
          */
@@ -294,7 +296,7 @@ export interface paths {
         post: operations["createSale"];
         /**
          * Reverse a sale
-         * @description Reverses the sale named by `saleId` (a refund, a dispute): it leaves every list, its unpaid commissions become VOID, and a commission already paid or in a payout gets a negative adjustment deducted from the affiliate's next payout. A promotional-code redemption is given back. Emits `sale.deleted`, whose body carries only the id.
+         * @description Reverses the sale named by `saleId` (a refund, a dispute): it leaves every list, its unpaid commissions become VOID, and a commission already paid or in a payout gets a negative adjustment deducted from the affiliate's next payout. The redemption counters of its code are not decremented, as in Stripe, and its `externalId` can never be recorded again. Emits `sale.deleted`, whose body carries only the id.
          *
          *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
          */
@@ -360,7 +362,7 @@ export interface paths {
         get: operations["getPayouts"];
         /**
          * Mark a payout PAID or FAILED
-         * @description Marks a PENDING payout PAID (its commissions become PAID; `externalReference` can keep your transfer's id) or FAILED (its commissions are DUE again and go into a later payout). Each sale changed emits `sale.updated`. A payout already PAID or FAILED is not changed again (400).
+         * @description Marks a PENDING payout PAID (its commissions become PAID; `externalReference` can keep your transfer's id) or FAILED (its commissions are DUE again and go into a later payout). Each sale changed emits `sale.updated`. Sending the same request again is safe (it finishes the job after a crash); changing a payout already PAID or FAILED to something else is a 400.
          *
          *     Needs an API key with the scope `finance` (a key created without scopes has them all); otherwise 403. It leaves a `payout.status_changed` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`.
          */
@@ -389,7 +391,7 @@ export interface paths {
         };
         /**
          * A payout as CSV for a mass-payout tool
-         * @description One payout's lines as CSV for a mass-payout tool (PayPal, Wise, a bank file): payee, method, email or IBAN, amount and currency. Cells that a spreadsheet would read as a formula are escaped.
+         * @description One payout as CSV for a mass-payout tool: payout_id, affiliate_id, name, email, payout_method, payout_email, account_holder, iban (in full), note, amount (with the currency's decimals), currency and status. Cells that a spreadsheet would read as a formula are escaped.
          *
          *     Needs an API key with the scope `finance` (a key created without scopes has them all); otherwise 403. It leaves a `bank_details.exported` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`.
          */
@@ -535,7 +537,7 @@ export interface paths {
         put: operations["updateWebhookEndpoint"];
         /**
          * Create a webhook endpoint
-         * @description Subscribes a URL to event types (a type, a family wildcard such as `sale.*`, or `*`). The answer carries the signing `secret` (whsec_…) this once; GET /webhook-endpoints/secret reveals it again. Every delivery is signed with the Standard Webhooks headers `webhook-id`, `webhook-timestamp` and `webhook-signature`, and retried with backoff until a 2xx.
+         * @description Subscribes a URL to event types (a type, a family wildcard such as `sale.*`, or `*`). The answer carries the signing `secret` (whsec_…); GET /webhook-endpoints/secret reveals it again. Every delivery is signed with the Standard Webhooks headers `webhook-id`, `webhook-timestamp` and `webhook-signature`, and retried with backoff until a 2xx.
          *
          *     Refused with 400 for a URL that is not http(s) or resolves to a private address, and when the program has its maximum of endpoints (`maxWebhookEndpoints`).
          *
@@ -609,7 +611,7 @@ export interface paths {
         put?: never;
         /**
          * Re-send a delivery now
-         * @description Sends the delivery named by `deliveryId` again now, whatever its status, with the same `webhook-id` (receivers drop duplicates by it). Answers the delivery with the new attempt.
+         * @description Sends the delivery named by `deliveryId` again now, whatever its status, with the same `webhook-id` (receivers drop duplicates by it). Answers the delivery with the new attempt. Refused with 400 when its endpoint was deleted or is disabled (enable it first), and 409 while the delivery is being sent.
          *
          *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
          */
@@ -724,7 +726,7 @@ export interface paths {
         get: operations["getOwnProgram"];
         /**
          * Change the settings of the program of this key: name, URLs, approval, attribution, click deduplication, allowed origins (not the rate limit or API access)
-         * @description Changes the settings of the program of the API key; fields left out keep their value. The rate limit, API access and the endpoint cap are the operator's (admin API). Changes reach the services through events, so a request just after may still see the previous value for a moment.
+         * @description Changes the settings of the program of the API key; fields left out keep their value. The rate limit, API access and the endpoint cap are the operator's (admin API).
          *
          *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
          */
@@ -910,7 +912,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a program
-         * @description Deletes the program: its API keys and publishable keys stop working at once. The services drop its data as they receive the internal `program.deleted` event.
+         * @description Deletes the program: its API keys and publishable keys stop working at once, and the services learn it from the internal `program.deleted` event.
          */
         delete: operations["deleteProgram"];
         options?: never;
@@ -1037,7 +1039,7 @@ export interface paths {
         put?: never;
         /**
          * Where Stripe sends the program's events (checkout.session.completed, invoice.paid, invoice_payment.paid, charge.refunded, charge.dispute.created); give Stripe this URL
-         * @description Give Stripe this URL. Each event's `Stripe-Signature` is checked with the program's stored secret before anything is read. Payments become sales (attributed by the promotional code, the referral's customer or the metadata Stripe carries), refunds and disputes reverse them; every other event type is answered `ignored`. Each Stripe event is processed once: a redelivery is answered `replayed`.
+         * @description Give Stripe this URL. Each event's `Stripe-Signature` is checked with the program's stored secret before anything is read. Payments become sales, attributed by the promotion code used, else by the checkout's metadata `affiliate_click_id` or `affiliate_visitor_id`, its `client_reference_id` (a click or visitor id), or a referral with the customer's email; refunds and disputes reverse them. What does not resolve, and every other event type, is answered `ignored`, never refused. Each Stripe event is processed once: a redelivery is answered `replayed`.
          */
         post: operations["receiveStripeWebhook"];
         delete?: never;
