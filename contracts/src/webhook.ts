@@ -36,6 +36,7 @@ export const CreateWebhookEndpointBody = z
     eventTypes: z.array(EventTypeSubscription).min(1).max(20),
     description: ShortText.optional(),
     active: z.boolean().default(true),
+    backfillSince: DateTime.optional().openapi({ description: 'Also deliver the stored events since then (within the event retention) that match eventTypes, each once, with their original ids' }),
   })
   .strict()
   .openapi('CreateWebhookEndpointBody');
