@@ -13,6 +13,7 @@ export * from './program';
 export * from './browser';
 export * from './portal';
 export * from './webhook';
+export * from './event-api';
 export * from './integration';
 export * from './webhook-signature';
 export * from './events';

@@ -7,7 +7,8 @@ import * as coupon from './coupon';
 import * as integration from './integration';
 import { OPERATION_DESCRIPTIONS, type OperationId } from './operation-descriptions';
 import { examplePayloadOf, payloadComponentName, payloadSchemaOf } from './event-catalogue';
-import { PUBLIC_EVENT_TYPES } from './events';
+import * as eventApi from './event-api';
+import { PUBLIC_EVENT_TYPES, WebhookPayload } from './events';
 import * as portal from './portal';
 import * as program from './program';
 import type { ApiScope, ProgramAuditAction } from './program';
@@ -128,6 +129,9 @@ export const API_OPERATIONS: Operation[] = [
   { method: 'post', path: '/webhook-deliveries/retry', operationId: 'retryWebhookDelivery', scopes: ['write'], tag: 'Webhooks', summary: 'Re-send a delivery now', body: webhook.RetryDeliveryBody, response: webhook.WebhookDelivery },
   { method: 'post', path: '/webhook-endpoints/test', operationId: 'testWebhookEndpoint', scopes: ['write'], tag: 'Webhooks', summary: 'Send a signed ping to an endpoint', body: webhook.TestWebhookEndpointBody, response: webhook.WebhookTestResult },
   { method: 'post', path: '/webhook-deliveries/recover', operationId: 'recoverWebhookDeliveries', scopes: ['write'], tag: 'Webhooks', summary: 'Re-send every failed delivery of an endpoint in a time window', body: webhook.RecoverDeliveriesBody, response: z.object({ recovered: z.number().int().openapi({ description: 'Failed deliveries scheduled to be sent again' }) }) },
+  { method: 'get', path: '/events', operationId: 'getEvents', scopes: ['read'], tag: 'Webhooks', summary: 'The public events of the retention period (30 days by default), newest first; an event id is the webhook-id of its deliveries', query: eventApi.EventQuery, response: oneOrMany(WebhookPayload) },
+  { method: 'post', path: '/webhook-deliveries/replay', operationId: 'replayWebhookDeliveries', scopes: ['write'], tag: 'Webhooks', summary: 'Send the stored events of a time window to an endpoint again, with their original ids (skipping those it received unless includeSucceeded)', body: eventApi.ReplayDeliveriesBody, response: eventApi.ReplayResult },
+  { method: 'post', path: '/webhook-endpoints/verify', operationId: 'verifyWebhook', scopes: ['read'], tag: 'Webhooks', summary: 'Check a received webhook against the endpoint\'s secret and say why it fails, without revealing the secret', body: eventApi.VerifyWebhookBody, response: eventApi.WebhookVerification },
   { method: 'get', path: '/event-types', operationId: 'getEventTypes', scopes: ['read'], tag: 'Webhooks', summary: 'Every public event type, with the JSON Schema and an example of each payload', response: z.array(webhook.EventTypeDescription) },
   {
     method: 'get', path: '/audit-records', operationId: 'getAuditRecords', scopes: ['read'], tag: 'Program',

@@ -99,6 +99,12 @@ export const OPERATION_DESCRIPTIONS = {
     "Sends a signed ping to the endpoint named by `webhookEndpointId` and answers what happened (status code, latency, the start of the answer). Nothing is recorded in the delivery log and no event is created: use it to check a receiver's URL and signature verification.",
   recoverWebhookDeliveries:
     'Re-sends every failed delivery of one endpoint created between `since` and `until` (default now), e.g. after the receiver was down, and answers how many. Each keeps its `webhook-id`, so a receiver that already processed one can drop it.',
+  getEvents:
+    "The program's public events of the retention period (`EVENT_RETENTION_DAYS`, 30 days by default), newest first, a page at a time: the list to reconcile webhooks against after a receiver was down. Each event is the exact body its deliveries carried, and its `id` is their `webhook-id`. Filter by `type`, `objectId` (the object's id) and `createdAt[gte]`/`createdAt[lt]`; `id` returns one event. Unknown filters and internal event types are a 400.",
+  replayWebhookDeliveries:
+    "Sends the stored events created in a window (`since` up to `until`, default now) to one endpoint again, with their original `webhook-id`s, and answers how many were queued: those of the endpoint's subscribed types (narrowed by `eventTypes`) that it has not received, or every one with `includeSucceeded`. Events it never had get a first delivery; deliveries still pending are left alone. A window of more than 1,000 events is a 400 and queues nothing; a disabled endpoint is a 400.",
+  verifyWebhook:
+    "Checks a webhook your receiver got (its headers and the body exactly as read) against the endpoint's signing secret, and says why it fails: `MALFORMED_HEADER` (a webhook header missing or unreadable), `TIMESTAMP_SKEW` (signed correctly but more than 5 minutes old or ahead), `BODY_ALTERED` (the signature matches the body originally sent, so your framework re-serialized or changed it: verify the raw bytes) or `WRONG_SECRET`. During a secret rotation the previous secret counts. The answer never contains the secret.",
   getEventTypes:
     'Every public event type with when it fires, the JSON Schema of its payload and an example payload: the same catalogue as the `webhooks` section of this document.',
   getAuditRecords:

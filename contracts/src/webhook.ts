@@ -38,6 +38,7 @@ export const CreateWebhookEndpointBody = z
     eventTypes: z.array(EventTypeSubscription).min(1).max(20).openapi({ description: EVENT_TYPES }),
     description: ShortText.optional().openapi({ description: 'Your note about the endpoint' }),
     active: z.boolean().default(true).openapi({ description: 'Whether events are delivered to it (default true)' }),
+    backfillSince: DateTime.optional().openapi({ description: 'Also deliver the stored events since then (within the event retention) that match eventTypes, each once, with their original ids' }),
   })
   .strict()
   .openapi('CreateWebhookEndpointBody');

@@ -666,6 +666,72 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The public events of the retention period (30 days by default), newest first; an event id is the webhook-id of its deliveries
+         * @description The program's public events of the retention period (`EVENT_RETENTION_DAYS`, 30 days by default), newest first, a page at a time: the list to reconcile webhooks against after a receiver was down. Each event is the exact body its deliveries carried, and its `id` is their `webhook-id`. Filter by `type`, `objectId` (the object's id) and `createdAt[gte]`/`createdAt[lt]`; `id` returns one event. Unknown filters and internal event types are a 400.
+         *
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         */
+        get: operations["getEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhook-deliveries/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send the stored events of a time window to an endpoint again, with their original ids (skipping those it received unless includeSucceeded)
+         * @description Sends the stored events created in a window (`since` up to `until`, default now) to one endpoint again, with their original `webhook-id`s, and answers how many were queued: those of the endpoint's subscribed types (narrowed by `eventTypes`) that it has not received, or every one with `includeSucceeded`. Events it never had get a first delivery; deliveries still pending are left alone. A window of more than 1,000 events is a 400 and queues nothing; a disabled endpoint is a 400.
+         *
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         */
+        post: operations["replayWebhookDeliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhook-endpoints/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a received webhook against the endpoint's secret and say why it fails, without revealing the secret
+         * @description Checks a webhook your receiver got (its headers and the body exactly as read) against the endpoint's signing secret, and says why it fails: `MALFORMED_HEADER` (a webhook header missing or unreadable), `TIMESTAMP_SKEW` (signed correctly but more than 5 minutes old or ahead), `BODY_ALTERED` (the signature matches the body originally sent, so your framework re-serialized or changed it: verify the raw bytes) or `WRONG_SECRET`. During a secret rotation the previous secret counts. The answer never contains the secret.
+         *
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         */
+        post: operations["verifyWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/event-types": {
         parameters: {
             query?: never;
@@ -4110,6 +4176,11 @@ export interface components {
              * @default true
              */
             active?: boolean;
+            /**
+             * Format: date-time
+             * @description Also deliver the stored events since then (within the event retention) that match eventTypes, each once, with their original ids
+             */
+            backfillSince?: string;
         };
         UpdateWebhookEndpointBody: {
             /**
@@ -4276,6 +4347,53 @@ export interface components {
             data: {
                 [key: string]: unknown;
             };
+        };
+        ReplayResult: {
+            /** @description Deliveries put on the schedule by this replay */
+            queued: number;
+        };
+        ReplayDeliveriesBody: {
+            /**
+             * Format: uuid
+             * @description The endpoint to send them to
+             */
+            webhookEndpointId: string;
+            /**
+             * Format: date-time
+             * @description Start of the window (inclusive): events created at or after it
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description End of the window (exclusive); now when absent
+             */
+            until?: string;
+            /** @description Only these of the endpoint's subscribed types; all of them when absent */
+            eventTypes?: components["schemas"]["EventType"][];
+            /**
+             * @description Also send events this endpoint has already received (answered 2xx)
+             * @default false
+             */
+            includeSucceeded?: boolean;
+        };
+        WebhookVerification: {
+            /** @description true when the signature holds for this body, within the timestamp tolerance */
+            valid: boolean;
+            /** @description MALFORMED_HEADER: a webhook header is missing or unreadable; WRONG_SECRET: no signature matches with this endpoint's secret; BODY_ALTERED: the signature matches the body originally sent, so the body was changed or re-serialized; TIMESTAMP_SKEW: the signature matches but webhook-timestamp is more than 5 minutes from now; null when valid */
+            failure: ("TIMESTAMP_SKEW" | "BODY_ALTERED" | "WRONG_SECRET" | "MALFORMED_HEADER") | null;
+        };
+        VerifyWebhookBody: {
+            /**
+             * Format: uuid
+             * @description The endpoint whose secret signed the webhook
+             */
+            webhookEndpointId: string;
+            /** @description The headers received (webhook-id, webhook-timestamp, webhook-signature; others are ignored) */
+            headers: {
+                [key: string]: string;
+            };
+            /** @description The raw body received, as text */
+            body: string;
         };
         /** @description One public event type: when it fires, the JSON Schema of its payload and an example */
         EventTypeDescription: {
@@ -12413,6 +12531,480 @@ export interface operations {
                         /** @description Failed deliveries scheduled to be sent again */
                         recovered: number;
                     };
+                };
+            };
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization header missing, not Bearer, or token invalid */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The program of the token no longer exists, or the object is not found */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
+            409: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
+            413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getEvents: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 1000 (default 100) */
+                limit?: number;
+                /** @description The id of the last object of the previous page (from the Link header); pages run newest first */
+                startingAfter?: string;
+                /** @description One event by id (the webhook-id of its deliveries) */
+                id?: string;
+                /** @description Only events of this type */
+                type?: components["schemas"]["EventType"];
+                /** @description The id of the object the event is about (its data.id) */
+                objectId?: string;
+                /** @description Events at or after this instant */
+                "createdAt[gte]"?: string;
+                /** @description Events before this instant */
+                "createdAt[lt]"?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookPayload"] | components["schemas"]["WebhookPayload"][];
+                };
+            };
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization header missing, not Bearer, or token invalid */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The program of the token no longer exists, or the object is not found */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    replayWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key and request within 24 h get the first answer again. The same request is the same method, path and JSON body by meaning (key order and whitespace do not matter); the key with another request is a 409, and while the first is still running a 409 with Retry-After */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReplayDeliveriesBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplayResult"];
+                };
+            };
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization header missing, not Bearer, or token invalid */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The program of the token no longer exists, or the object is not found */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry */
+            409: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
+            413: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    verifyWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key and request within 24 h get the first answer again. The same request is the same method, path and JSON body by meaning (key order and whitespace do not matter); the key with another request is a 409, and while the first is still running a 409 with Retry-After */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VerifyWebhookBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookVerification"];
                 };
             };
             /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
