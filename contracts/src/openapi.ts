@@ -5,6 +5,7 @@ import * as commission from './commission';
 import { ErrorBody, isKeptForReplay, ListQuery, NUMBERED_ERROR_OPERATIONS, NumberedErrorBody } from './common';
 import * as coupon from './coupon';
 import * as integration from './integration';
+import { addOperationExamples } from './operation-examples';
 import { examplePayloadOf, payloadComponentName, payloadSchemaOf } from './event-catalogue';
 import { PUBLIC_EVENT_TYPES } from './events';
 import * as portal from './portal';
@@ -401,6 +402,7 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
     servers: [{ url: serverUrl }],
     tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
   });
+  addOperationExamples(document);
   withoutRepeatedMembers(document);
   return document;
 }
