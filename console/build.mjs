@@ -3,6 +3,7 @@
 import { build } from 'esbuild';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -27,3 +28,8 @@ const consolePage = readFileSync(join(here, 'src/index.html'), 'utf8');
 const portalPage = consolePage.replace('<title>Affiliate console</title>', '<title>Affiliate portal</title>').replaceAll('/console/assets/app.', '/portal/assets/portal.');
 if (portalPage.match(/\/portal\/assets\/portal\./g)?.length !== 2) throw new Error('console/src/index.html changed shape: the portal page could not be made from it');
 writeFileSync(join(out, 'portal.html'), portalPage);
+// The API reference at /docs is Redoc's standalone bundle, copied from npm at build time: served
+// by the gateway from here, so a production image carries the file without carrying redoc's dependencies.
+const require = createRequire(import.meta.url);
+mkdirSync(join(out, 'docs'), { recursive: true });
+for (const file of ['redoc.standalone.js', 'redoc.standalone.js.LICENSE.txt']) copyFileSync(require.resolve(`redoc/bundles/${file}`), join(out, 'docs', file));
