@@ -32,4 +32,10 @@ writeFileSync(join(out, 'portal.html'), portalPage);
 // by the gateway from here, so a production image carries the file without carrying redoc's dependencies.
 const require = createRequire(import.meta.url);
 mkdirSync(join(out, 'docs'), { recursive: true });
-for (const file of ['redoc.standalone.js', 'redoc.standalone.js.LICENSE.txt']) copyFileSync(require.resolve(`redoc/bundles/${file}`), join(out, 'docs', file));
+copyFileSync(require.resolve('redoc/bundles/redoc.standalone.js.LICENSE.txt'), join(out, 'docs', 'redoc.standalone.js.LICENSE.txt'));
+// Redoc's attribution in the side menu shows a logo from its CDN, with no option to turn it off: the
+// page's CSP would refuse it (and offline it is a broken image), so it becomes an inline blank image.
+const REDOC_CDN_LOGO = '"https://cdn.redoc.ly/redoc/logo-mini.svg"';
+const redoc = readFileSync(require.resolve('redoc/bundles/redoc.standalone.js'), 'utf8');
+if (redoc.split(REDOC_CDN_LOGO).length !== 2) throw new Error('redoc.standalone.js changed: its CDN logo was not found exactly once');
+writeFileSync(join(out, 'docs', 'redoc.standalone.js'), redoc.replace(REDOC_CDN_LOGO, `"data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' width='1' height='1'/%3E"`));

@@ -104,7 +104,7 @@ const GUIDES_STYLESHEET = `body { margin: 0; font: 16px/1.55 system-ui, -apple-s
 .guide { max-width: 52rem; margin: 0 auto; padding: 1.5rem 1.25rem 4rem; }
 .guide a { color: #0b57a4; }
 .guide code { font: 0.9em ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: #f3f4f6; padding: 0.1em 0.3em; border-radius: 3px; }
-.guide pre { background: #f6f8fa; padding: 0.9rem 1rem; overflow-x: auto; border-radius: 6px; }
+.guide pre { background: #f6f8fa; padding: 0.9rem 1rem; border-radius: 6px; white-space: pre-wrap; overflow-wrap: anywhere; }
 .guide pre code { background: none; padding: 0; }
 .guide table { border-collapse: collapse; margin: 1rem 0; }
 .guide th, .guide td { border: 1px solid #d0d7de; padding: 0.35rem 0.6rem; text-align: left; vertical-align: top; }
@@ -123,6 +123,12 @@ const INIT_SCRIPT = `window.ui = SwaggerUIBundle({
 
 // Everything from this origin: the page works offline and nothing is loaded from a CDN.
 const CONTENT_SECURITY_POLICY = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+
+/**
+ * Redoc builds its search index in a worker made from a blob of its own bundle: only a script this
+ * origin already served can create one, and nothing else is loosened.
+ */
+const REFERENCE_CONTENT_SECURITY_POLICY = `${CONTENT_SECURITY_POLICY}; worker-src 'self' blob:`;
 
 /** What the explorer loads from swagger-ui-dist. */
 const DOCS_ASSETS = new Set(['swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-32x32.png', 'favicon-16x16.png']);
@@ -154,7 +160,7 @@ export function docsRoutes(): Router {
     response.type('application/json').send(document);
   });
   router.get('/docs', (_request, response) => {
-    response.setHeader('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+    response.setHeader('Content-Security-Policy', REFERENCE_CONTENT_SECURITY_POLICY);
     response.type('html').send(DOCS_PAGE);
   });
   router.get('/docs/reference.js', (_request, response) => {
