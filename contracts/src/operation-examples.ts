@@ -192,7 +192,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     response: { ...affiliate, promotionalCodes: [] },
     error: { status: '400', message: 'The requested affiliate link is already in use' },
   },
-  getAffiliates: { query: { email: 'jane@example.com' }, response: affiliate, error: { status: '400', message: 'Unknown field in query: name', request: undefined } },
+  getAffiliates: { query: { email: 'jane@example.com' }, response: affiliate, error: { status: '400', message: 'Unknown field in query: name' } },
   updateAffiliate: {
     request: { affiliateId: AFFILIATE_ID, status: 'ACTIVE', payoutDetails: { method: 'PAYPAL', email: 'jane.payouts@example.com' } },
     response: { ...affiliate, updatedAt: later },

@@ -88,6 +88,7 @@ function guidePage(title: string, html: string, current: string): string {
   <nav class="docs-bar" aria-label="Guides">
     <a href="/docs"><strong>API reference</strong></a>
     ${guideLinks(current)}
+    <a href="/docs/explorer">Try it (explorer)</a>
   </nav>
   <main class="guide">
 ${html}
