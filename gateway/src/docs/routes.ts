@@ -107,6 +107,8 @@ const GUIDES_STYLESHEET = `body { margin: 0; font: 16px/1.55 system-ui, -apple-s
 .guide code { font: 0.9em ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: #f3f4f6; padding: 0.1em 0.3em; border-radius: 3px; }
 .guide pre { background: #f6f8fa; padding: 0.9rem 1rem; border-radius: 6px; white-space: pre-wrap; overflow-wrap: anywhere; }
 .guide pre code { background: none; padding: 0; }
+/* Redoc's samples wrap instead of scrolling sideways: a scrollable region would need keyboard focus (axe-core). */
+#redoc pre { white-space: pre-wrap !important; overflow-wrap: anywhere; overflow: visible !important; max-height: none !important; }
 .guide table { border-collapse: collapse; margin: 1rem 0; }
 .guide th, .guide td { border: 1px solid #d0d7de; padding: 0.35rem 0.6rem; text-align: left; vertical-align: top; }
 `;
