@@ -150,6 +150,10 @@ const publishableKey = { id: PUBLISHABLE_KEY_ID, programId: PROGRAM_ID, key: 'pk
 const apiKeySummary = { id: API_KEY_ID, programId: PROGRAM_ID, displayPrefix: 'ak_live_3xK', scopes: ['read', 'write'], createdAt: at, revokedAt: null };
 const stripe = { configured: true, webhookSecretLast4: 'x9Qa', webhookUrl: `/integrations/stripe/${PROGRAM_ID}/webhooks` };
 
+/** The gateway's 403 for a key without the scope (gateway/src/auth/scopes.ts). */
+const lacksScope = (scope: string, method: string, path: string) =>
+  `This API key lacks the "${scope}" scope needed for ${method} ${path}; create a key with it (POST /admin/v1/programs/{id}/api-keys {"scopes": [...]})`;
+
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 const notFound = (message: string) => ({ status: '404', message });
 
@@ -257,7 +261,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     response: [payout],
     error: { status: '429', message: 'Too many heavy operations (reports, payout runs, exports) of this program at once: at most 2; retry when one has finished' },
   },
-  getPayouts: { query: { status: 'PENDING' }, response: [payout], error: { status: '403', message: 'This API key lacks the finance scope needed for GET /api/v1/payouts; create a key with it (POST /admin/v1/programs/{id}/api-keys)' } },
+  getPayouts: { query: { status: 'PENDING' }, response: [payout], error: { status: '403', message: lacksScope('finance', 'GET', '/api/v1/payouts') } },
   updatePayout: {
     request: { payoutId: PAYOUT_ID, status: 'PAID', externalReference: 'paypal-batch-42' },
     response: { ...payout, status: 'PAID', externalReference: 'paypal-batch-42', paidAt: later, updatedAt: later },
@@ -321,7 +325,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
   getWebhookEndpointSecret: {
     query: { webhookEndpointId: ENDPOINT_ID },
     response: { webhookEndpointId: ENDPOINT_ID, secret: SECRET, previousSecretExpiresAt: null },
-    error: { status: '403', message: 'This API key lacks the webhook_secrets scope needed for GET /api/v1/webhook-endpoints/secret; create a key with it (POST /admin/v1/programs/{id}/api-keys)' },
+    error: { status: '403', message: lacksScope('webhook_secrets', 'GET', '/api/v1/webhook-endpoints/secret') },
   },
   getWebhookDeliveries: {
     query: { endpointId: ENDPOINT_ID, status: 'failed' },
@@ -366,7 +370,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     },
   },
   getPublishableKeys: { response: [publishableKey], error: { status: '401', message: 'Invalid API key: it is unknown or has been revoked' } },
-  createPublishableKey: { response: publishableKey, error: { status: '403', message: 'This API key lacks the write scope needed for POST /api/v1/publishable-keys; create a key with it (POST /admin/v1/programs/{id}/api-keys)' } },
+  createPublishableKey: { response: publishableKey, error: { status: '403', message: lacksScope('write', 'POST', '/api/v1/publishable-keys') } },
   revokePublishableKey: { request: { publishableKeyId: PUBLISHABLE_KEY_ID }, response: revoked(PUBLISHABLE_KEY_ID), error: notFound(`No publishable key with id ${UNKNOWN_ID}`) },
   createAffiliatePortalSession: {
     request: { affiliateId: AFFILIATE_ID, returnUrl: 'https://shop.example.com/account' },
@@ -472,17 +476,20 @@ function serviceOf(path: string): string | null {
 
 /** What the gateway answers with each status when it is not the operation's own refusal: the messages of gateway/src and the platform. */
 function commonErrorMessage(status: string, method: string, path: string, operation: Json): string | null {
-  const admin = path.startsWith('/admin/');
+  const credential = credentialOf(operation);
+  // Stripe's webhooks and the sign-up page have refusals of their own: only their main one is shown.
+  if (credential === 'none') return null;
+  const admin = credential === 'adminToken';
   const scopes: string[] = operation['x-required-scopes'] ?? [];
+  const takesQuery = (operation.parameters ?? []).some((parameter: Json) => parameter.in === 'query');
   switch (status) {
     case '400':
-      return operation.requestBody ? 'Request body is not valid JSON' : 'Unknown field in query: foo';
+      return operation.requestBody ? 'Request body is not valid JSON' : takesQuery ? 'Unknown field in query: foo' : null;
     case '401':
       return admin ? 'Missing or invalid admin token: send "Authorization: Bearer <ADMIN_TOKEN>"' : 'Invalid API key: it is unknown or has been revoked';
     case '403':
-      return scopes.length > 0
-        ? `This API key lacks the ${scopes[0]} scope needed for ${method.toUpperCase()} ${path}; create a key with it (POST /admin/v1/programs/{id}/api-keys)`
-        : 'API access is not enabled for this program';
+      if (scopes.length > 0) return lacksScope(scopes[0]!, method.toUpperCase(), path);
+      return credential === 'publishableKey' ? 'The browser routes take a publishable key (pk_…): a secret API key must never be sent from a web page' : 'API access is not enabled for this program';
     case '404':
       return admin ? `No program with id ${UNKNOWN_ID}` : 'The program of this API key no longer exists';
     case '409':

@@ -3661,7 +3661,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the read scope needed for GET /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -3877,7 +3877,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for PUT /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -4130,7 +4130,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for POST /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -4363,7 +4363,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 403,
-                     *       "message": "This API key lacks the write scope needed for DELETE /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "message": "This API key lacks the \"write\" scope needed for DELETE /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -4642,7 +4642,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the read scope needed for GET /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -4855,7 +4855,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for PUT /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5132,7 +5132,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for POST /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5363,7 +5363,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for DELETE /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5654,7 +5654,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for POST /api/v1/promotional-codes/bulk; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/promotional-codes/bulk; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5919,7 +5919,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the read scope needed for GET /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6131,7 +6131,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for PUT /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6404,7 +6404,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for POST /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6635,7 +6635,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for DELETE /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6880,7 +6880,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the read scope needed for GET /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7070,7 +7070,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for PUT /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7314,7 +7314,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for POST /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7545,7 +7545,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for DELETE /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7779,7 +7779,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for POST /api/v1/clicks; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/clicks; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8023,7 +8023,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the read scope needed for GET /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8219,7 +8219,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 403,
-                     *       "message": "This API key lacks the write scope needed for PUT /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "message": "This API key lacks the \"write\" scope needed for PUT /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -8477,7 +8477,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for POST /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8708,7 +8708,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for DELETE /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8979,7 +8979,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the read scope needed for GET /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9191,7 +9191,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for PUT /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9464,7 +9464,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for POST /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9695,7 +9695,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for DELETE /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9934,7 +9934,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the read scope needed for GET /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10118,7 +10118,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for PUT /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10379,7 +10379,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for POST /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10610,7 +10610,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for DELETE /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10861,7 +10861,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the finance scope needed for GET /api/v1/payouts; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"finance\" scope needed for GET /api/v1/payouts; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11053,7 +11053,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the finance scope needed for PUT /api/v1/payouts; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"finance\" scope needed for PUT /api/v1/payouts; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11308,7 +11308,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the finance scope needed for POST /api/v1/payouts; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"finance\" scope needed for POST /api/v1/payouts; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11521,7 +11521,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the finance scope needed for GET /api/v1/payouts/export; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"finance\" scope needed for GET /api/v1/payouts/export; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11711,7 +11711,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the read scope needed for GET /api/v1/commissions; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/commissions; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11946,7 +11946,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for POST /api/v1/commissions/release; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/commissions/release; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12244,7 +12244,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for POST /api/v1/commissions/void; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/commissions/void; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12488,7 +12488,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the read scope needed for GET /api/v1/affiliates/statement; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/affiliates/statement; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12656,7 +12656,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the read scope needed for GET /api/v1/reports/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/reports/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12823,7 +12823,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the read scope needed for GET /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12999,7 +12999,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for PUT /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13242,7 +13242,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for POST /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13476,7 +13476,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for DELETE /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13692,7 +13692,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the webhook_secrets scope needed for GET /api/v1/webhook-endpoints/secret; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"webhook_secrets\" scope needed for GET /api/v1/webhook-endpoints/secret; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13871,7 +13871,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the read scope needed for GET /api/v1/webhook-deliveries; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/webhook-deliveries; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14064,7 +14064,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for POST /api/v1/webhook-deliveries/retry; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-deliveries/retry; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14298,7 +14298,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for POST /api/v1/webhook-endpoints/test; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-endpoints/test; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14527,7 +14527,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for POST /api/v1/webhook-deliveries/recover; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-deliveries/recover; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14697,11 +14697,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "Unknown field in query: foo"
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -14735,7 +14730,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the read scope needed for GET /api/v1/event-types; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/event-types; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14902,7 +14897,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the read scope needed for GET /api/v1/audit-records; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/audit-records; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15055,11 +15050,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "Unknown field in query: foo"
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -15093,7 +15083,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the read scope needed for GET /api/v1/program; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/program; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15302,7 +15292,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for PUT /api/v1/program; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/program; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15477,11 +15467,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "Unknown field in query: foo"
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -15515,7 +15500,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the read scope needed for GET /api/v1/publishable-keys; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/publishable-keys; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15628,11 +15613,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "Unknown field in query: foo"
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -15668,7 +15648,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for POST /api/v1/publishable-keys; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/publishable-keys; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15853,7 +15833,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for DELETE /api/v1/publishable-keys; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/publishable-keys; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16079,7 +16059,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for POST /api/v1/affiliate-portal-sessions; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/affiliate-portal-sessions; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16300,7 +16280,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for DELETE /api/v1/affiliate-portal-sessions; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/affiliate-portal-sessions; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16734,7 +16714,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "API access is not enabled for this program"
+                     *       "error": "The browser routes take a publishable key (pk_…): a secret API key must never be sent from a web page"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16897,11 +16877,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "Unknown field in query: foo"
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -16935,7 +16910,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the read scope needed for GET /api/v1/integrations/stripe; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/integrations/stripe; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17095,7 +17070,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the write scope needed for PUT /api/v1/integrations/stripe; create a key with it (POST /admin/v1/programs/{id}/api-keys)"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/integrations/stripe; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17648,11 +17623,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "Unknown field in query: foo"
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -17948,11 +17918,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "Unknown field in query: foo"
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -18064,11 +18029,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "Unknown field in query: foo"
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -18320,11 +18280,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "Unknown field in query: foo"
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -18432,11 +18387,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "Unknown field in query: foo"
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -18532,11 +18482,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "Unknown field in query: foo"
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -18643,11 +18588,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "Unknown field in query: foo"
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -18906,11 +18846,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "The program of this API key no longer exists"
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -18931,11 +18866,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "Request body is too large"
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -18947,11 +18877,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /integrations/stripe/{programId}/webhooks; retry after 1 s"
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -19079,11 +19004,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "API access is not enabled for this program"
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -19094,11 +19014,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "The program of this API key no longer exists"
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                     "text/html": string;
                 };
@@ -19120,11 +19035,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "Request body is too large"
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -19135,11 +19045,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -19151,11 +19056,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /join/{slug}; retry after 1 s"
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
