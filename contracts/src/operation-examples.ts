@@ -269,7 +269,13 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
   },
   exportPayout: {
     query: { payoutId: PAYOUT_ID },
-    response: `payoutId,affiliateId,name,email,method,payoutEmail,accountHolder,iban,amount,currency\r\n${PAYOUT_ID},${AFFILIATE_ID},Jane Doe,jane@example.com,PAYPAL,jane.payouts@example.com,,,19.80,USD\r\n`,
+    // As services/sale/src/entry-points/api/csv.ts writes it: every cell quoted, CRLF line ends.
+    response: [
+      ['payout_id', 'affiliate_id', 'name', 'email', 'payout_method', 'payout_email', 'account_holder', 'iban', 'note', 'amount', 'currency', 'status'],
+      [PAYOUT_ID, AFFILIATE_ID, 'Jane Doe', 'jane@example.com', 'PAYPAL', 'jane.payouts@example.com', '', '', '', '19.80', 'USD', 'PENDING'],
+    ]
+      .map((row) => `${row.map((cell) => `"${cell}"`).join(',')}\r\n`)
+      .join(''),
     error: notFound(`No payout with id ${UNKNOWN_ID} in this program`),
   },
   getCommissions: {
@@ -296,8 +302,8 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
       to: '2025-03-01T00:00:00.000Z',
       openingBalance: 0,
       entries: [
-        { type: 'EARNED', at, amount: 19.8, saleId: sale.id, commissionId: COMMISSION.id, payoutId: null, description: 'Commission on sale pi_3NxExample (99 USD at 20%)' },
-        { type: 'PAID_OUT', at: '2025-02-16T09:00:00.000Z', amount: -19.8, saleId: sale.id, commissionId: COMMISSION.id, payoutId: PAYOUT_ID, description: 'Paid in payout paypal-batch-42' },
+        { type: 'EARNED', at, amount: 19.8, saleId: sale.id, commissionId: COMMISSION.id, payoutId: null, description: `commission on sale ${sale.id}` },
+        { type: 'PAID_OUT', at: '2025-02-16T09:00:00.000Z', amount: -19.8, saleId: sale.id, commissionId: COMMISSION.id, payoutId: PAYOUT_ID, description: `payout ${PAYOUT_ID} (paypal-batch-42)` },
       ],
       closingBalance: 0,
     },

@@ -11465,8 +11465,8 @@ export interface operations {
                 };
                 content: {
                     /**
-                     * @example payoutId,affiliateId,name,email,method,payoutEmail,accountHolder,iban,amount,currency
-                     *     29d0e1f2-3a4b-4c5d-8e7f-8091a2b3c4d5,a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f,Jane Doe,jane@example.com,PAYPAL,jane.payouts@example.com,,,19.80,USD
+                     * @example "payout_id","affiliate_id","name","email","payout_method","payout_email","account_holder","iban","note","amount","currency","status"
+                     *     "29d0e1f2-3a4b-4c5d-8e7f-8091a2b3c4d5","a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f","Jane Doe","jane@example.com","PAYPAL","jane.payouts@example.com","","","","19.80","USD","PENDING"
                      */
                     "text/csv": string;
                 };
@@ -12419,7 +12419,7 @@ export interface operations {
                      *           "saleId": "d4e5f6a7-8b9c-4d0e-9f2a-3b4c5d6e7f80",
                      *           "commissionId": "07b8c9d0-1e2f-4a3b-8c5d-6e7f8091a2b3",
                      *           "payoutId": null,
-                     *           "description": "Commission on sale pi_3NxExample (99 USD at 20%)"
+                     *           "description": "commission on sale d4e5f6a7-8b9c-4d0e-9f2a-3b4c5d6e7f80"
                      *         },
                      *         {
                      *           "type": "PAID_OUT",
@@ -12428,7 +12428,7 @@ export interface operations {
                      *           "saleId": "d4e5f6a7-8b9c-4d0e-9f2a-3b4c5d6e7f80",
                      *           "commissionId": "07b8c9d0-1e2f-4a3b-8c5d-6e7f8091a2b3",
                      *           "payoutId": "29d0e1f2-3a4b-4c5d-8e7f-8091a2b3c4d5",
-                     *           "description": "Paid in payout paypal-batch-42"
+                     *           "description": "payout 29d0e1f2-3a4b-4c5d-8e7f-8091a2b3c4d5 (paypal-batch-42)"
                      *         }
                      *       ],
                      *       "closingBalance": 0
