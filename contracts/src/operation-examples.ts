@@ -117,7 +117,7 @@ const heldCommission = {
 /** The sale after a reviewer's decision on its held commission (POST /commissions/release or /void). */
 const reviewed = (status: 'PENDING' | 'VOID', action: 'RELEASE' | 'VOID', reason: string) => ({
   ...sale,
-  commissions: [{ ...heldCommission, status, decisions: [...heldCommission.decisions, { action, at: later, by: { kind: 'API_KEY', keyId: API_KEY_ID, keyPrefix: 'ak_live_3xK' }, reason }] }],
+  commissions: [{ ...heldCommission, status, decisions: [...heldCommission.decisions, { action, at: later, by: { kind: 'API_KEY', keyId: API_KEY_ID, keyPrefix: 'ak_live_3xKq' }, reason }] }],
   updatedAt: later,
 });
 
@@ -146,8 +146,8 @@ const delivery = {
   updatedAt: at,
 };
 
-const publishableKey = { id: PUBLISHABLE_KEY_ID, programId: PROGRAM_ID, key: 'pk_live_7Hq2mV9xTz4Lw8Rb', createdAt: at, revokedAt: null };
-const apiKeySummary = { id: API_KEY_ID, programId: PROGRAM_ID, displayPrefix: 'ak_live_3xK', scopes: ['read', 'write'], createdAt: at, revokedAt: null };
+const publishableKey = { id: PUBLISHABLE_KEY_ID, programId: PROGRAM_ID, key: 'pk_live_GG50VFxrheI0VPfz0LPmOd94hTsvAPuN', createdAt: at, revokedAt: null };
+const apiKeySummary = { id: API_KEY_ID, programId: PROGRAM_ID, displayPrefix: 'ak_live_3xKq', scopes: ['read', 'write'], createdAt: at, revokedAt: null };
 const stripe = { configured: true, webhookSecretLast4: 'x9Qa', webhookUrl: `/integrations/stripe/${PROGRAM_ID}/webhooks` };
 
 /** The gateway's 403 for a key without the scope (gateway/src/auth/scopes.ts). */
@@ -345,7 +345,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
   },
   testWebhookEndpoint: {
     request: { webhookEndpointId: ENDPOINT_ID },
-    response: { ...attempt, succeeded: true, webhookId: 'msg_test_2b7c1f0e8d1a4c4e' },
+    response: { ...attempt, succeeded: true, webhookId: '1c9e7a52-4b3d-4f6e-8a21-7d5c3b9e0f44' },
     error: notFound(`No webhook endpoint with id ${UNKNOWN_ID}`),
   },
   recoverWebhookDeliveries: {
@@ -362,7 +362,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
   },
   getAuditRecords: {
     query: { limit: 50 },
-    response: [{ id: AUDIT_RECORD_ID, at, actor: { apiKeyId: API_KEY_ID, apiKeyPrefix: 'ak_live_3xK' }, action: 'bank_details.exported', operation: 'GET /api/v1/payouts/export', status: 200, aborted: false, requestId: 'req_8f2c1e9a' }],
+    response: [{ id: AUDIT_RECORD_ID, at, actor: { apiKeyId: API_KEY_ID, apiKeyPrefix: 'ak_live_3xKq' }, action: 'bank_details.exported', operation: 'GET /api/v1/payouts/export', status: 200, aborted: false, requestId: '5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c' }],
     error: { status: '400', message: 'limit: Number must be less than or equal to 1000' },
   },
   getOwnProgram: { response: program, error: { status: '401', message: 'Invalid API key: it is unknown or has been revoked' } },
@@ -380,7 +380,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
   revokePublishableKey: { request: { publishableKeyId: PUBLISHABLE_KEY_ID }, response: revoked(PUBLISHABLE_KEY_ID), error: notFound(`No publishable key with id ${UNKNOWN_ID}`) },
   createAffiliatePortalSession: {
     request: { affiliateId: AFFILIATE_ID, returnUrl: 'https://shop.example.com/account' },
-    response: { id: PORTAL_SESSION_ID, affiliateId: AFFILIATE_ID, url: 'https://affiliates.example.com/portal/open/pst_Yk3v9QmZ1rT8wX2c', expiresAt: '2025-01-15T10:40:00.000Z', returnUrl: 'https://shop.example.com/account' },
+    response: { id: PORTAL_SESSION_ID, affiliateId: AFFILIATE_ID, url: 'https://affiliates.example.com/portal/open/Yk3v9QmZ1rT8wX2cN4bH7jL0pS6uA2eD5gF8iK1mO3q', expiresAt: '2025-01-15T10:40:00.000Z', returnUrl: 'https://shop.example.com/account' },
     error: { status: '400', message: `Affiliate ${AFFILIATE_ID} is PENDING: only an ACTIVE affiliate can open the affiliate portal` },
   },
   revokeAffiliatePortalSessions: {
@@ -421,7 +421,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
   createApiKey: {
     path: { id: PROGRAM_ID },
     request: { scopes: ['read', 'write'] },
-    response: { id: API_KEY_ID, key: 'ak_live_3xKq8ZpW2mR7vT1nY5bC9dF4', programId: PROGRAM_ID, scopes: ['read', 'write'], createdAt: at },
+    response: { id: API_KEY_ID, key: 'ak_live_3xKqfL6Cr0LXSq9n_2TMwygLWJH2scNA7ZL1tMZ9Xtc', programId: PROGRAM_ID, scopes: ['read', 'write'], createdAt: at },
     error: { status: '400', message: 'scopes: each scope once', request: { scopes: ['read', 'read'] } },
   },
   listApiKeys: { path: { id: PROGRAM_ID }, response: [apiKeySummary], error: notFound(`No program with id ${UNKNOWN_ID}`) },
@@ -439,7 +439,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
         action: 'POST /admin/v1/programs/{id}/api-keys',
         targetId: PROGRAM_ID,
         status: 200,
-        requestId: 'req_8f2c1e9a',
+        requestId: '5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c',
         count: 1,
         lastAt: at,
       },

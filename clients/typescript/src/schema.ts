@@ -11863,7 +11863,7 @@ export interface operations {
                      *               "by": {
                      *                 "kind": "API_KEY",
                      *                 "keyId": "7c8d9e0f-1a2b-4c3d-8e4f-5a6b7c8d9e0f",
-                     *                 "keyPrefix": "ak_live_3xK"
+                     *                 "keyPrefix": "ak_live_3xKq"
                      *               },
                      *               "reason": "customer verified"
                      *             }
@@ -12161,7 +12161,7 @@ export interface operations {
                      *               "by": {
                      *                 "kind": "API_KEY",
                      *                 "keyId": "7c8d9e0f-1a2b-4c3d-8e4f-5a6b7c8d9e0f",
-                     *                 "keyPrefix": "ak_live_3xK"
+                     *                 "keyPrefix": "ak_live_3xKq"
                      *               },
                      *               "reason": "self-referral confirmed"
                      *             }
@@ -14240,7 +14240,7 @@ export interface operations {
                      *       "error": null,
                      *       "traceId": "4bf92f3577b34da6a3ce929d0e0e4736",
                      *       "succeeded": true,
-                     *       "webhookId": "msg_test_2b7c1f0e8d1a4c4e"
+                     *       "webhookId": "1c9e7a52-4b3d-4f6e-8a21-7d5c3b9e0f44"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookTestResult"];
@@ -14834,13 +14834,13 @@ export interface operations {
                      *         "at": "2025-01-15T10:30:00.000Z",
                      *         "actor": {
                      *           "apiKeyId": "7c8d9e0f-1a2b-4c3d-8e4f-5a6b7c8d9e0f",
-                     *           "apiKeyPrefix": "ak_live_3xK"
+                     *           "apiKeyPrefix": "ak_live_3xKq"
                      *         },
                      *         "action": "bank_details.exported",
                      *         "operation": "GET /api/v1/payouts/export",
                      *         "status": 200,
                      *         "aborted": false,
-                     *         "requestId": "req_8f2c1e9a"
+                     *         "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *       }
                      *     ]
                      */
@@ -15446,7 +15446,7 @@ export interface operations {
                      *       {
                      *         "id": "8d9e0f1a-2b3c-4d4e-9f5a-6b7c8d9e0f1a",
                      *         "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
-                     *         "key": "pk_live_7Hq2mV9xTz4Lw8Rb",
+                     *         "key": "pk_live_GG50VFxrheI0VPfz0LPmOd94hTsvAPuN",
                      *         "createdAt": "2025-01-15T10:30:00.000Z",
                      *         "revokedAt": null
                      *       }
@@ -15593,7 +15593,7 @@ export interface operations {
                      * @example {
                      *       "id": "8d9e0f1a-2b3c-4d4e-9f5a-6b7c8d9e0f1a",
                      *       "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
-                     *       "key": "pk_live_7Hq2mV9xTz4Lw8Rb",
+                     *       "key": "pk_live_GG50VFxrheI0VPfz0LPmOd94hTsvAPuN",
                      *       "createdAt": "2025-01-15T10:30:00.000Z",
                      *       "revokedAt": null
                      *     }
@@ -15999,7 +15999,7 @@ export interface operations {
                      * @example {
                      *       "id": "9e0f1a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b",
                      *       "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f",
-                     *       "url": "https://affiliates.example.com/portal/open/pst_Yk3v9QmZ1rT8wX2c",
+                     *       "url": "https://affiliates.example.com/portal/open/Yk3v9QmZ1rT8wX2cN4bH7jL0pS6uA2eD5gF8iK1mO3q",
                      *       "expiresAt": "2025-01-15T10:40:00.000Z",
                      *       "returnUrl": "https://shop.example.com/account"
                      *     }
@@ -18009,7 +18009,7 @@ export interface operations {
                      *       {
                      *         "id": "7c8d9e0f-1a2b-4c3d-8e4f-5a6b7c8d9e0f",
                      *         "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
-                     *         "displayPrefix": "ak_live_3xK",
+                     *         "displayPrefix": "ak_live_3xKq",
                      *         "scopes": [
                      *           "read",
                      *           "write"
@@ -18120,7 +18120,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "7c8d9e0f-1a2b-4c3d-8e4f-5a6b7c8d9e0f",
-                     *       "key": "ak_live_3xKq8ZpW2mR7vT1nY5bC9dF4",
+                     *       "key": "ak_live_3xKqfL6Cr0LXSq9n_2TMwygLWJH2scNA7ZL1tMZ9Xtc",
                      *       "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
                      *       "scopes": [
                      *         "read",
@@ -18371,7 +18371,7 @@ export interface operations {
                      *       {
                      *         "id": "8d9e0f1a-2b3c-4d4e-9f5a-6b7c8d9e0f1a",
                      *         "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
-                     *         "key": "pk_live_7Hq2mV9xTz4Lw8Rb",
+                     *         "key": "pk_live_GG50VFxrheI0VPfz0LPmOd94hTsvAPuN",
                      *         "createdAt": "2025-01-15T10:30:00.000Z",
                      *         "revokedAt": null
                      *       }
@@ -18467,7 +18467,7 @@ export interface operations {
                      * @example {
                      *       "id": "8d9e0f1a-2b3c-4d4e-9f5a-6b7c8d9e0f1a",
                      *       "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
-                     *       "key": "pk_live_7Hq2mV9xTz4Lw8Rb",
+                     *       "key": "pk_live_GG50VFxrheI0VPfz0LPmOd94hTsvAPuN",
                      *       "createdAt": "2025-01-15T10:30:00.000Z",
                      *       "revokedAt": null
                      *     }
@@ -18692,7 +18692,7 @@ export interface operations {
                      *         "action": "POST /admin/v1/programs/{id}/api-keys",
                      *         "targetId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
                      *         "status": 200,
-                     *         "requestId": "req_8f2c1e9a",
+                     *         "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c",
                      *         "count": 1,
                      *         "lastAt": "2025-01-15T10:30:00.000Z"
                      *       }
