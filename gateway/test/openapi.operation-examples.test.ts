@@ -173,3 +173,15 @@ test('Redocly finds nothing wrong with the examples', async () => {
   const aboutExamples = report.problems.filter((problem) => /example/i.test(problem.ruleId)).map((problem) => `${problem.ruleId} ${problem.location[0]?.pointer}: ${problem.message}`);
   expect(aboutExamples).toEqual([]);
 }, 150_000);
+
+test('Spectral finds nothing wrong with the examples, not even a warning', async () => {
+  const path = join(mkdtempSync(join(tmpdir(), 'openapi-')), 'openapi.json');
+  writeFileSync(path, JSON.stringify(document));
+  const run = promisify(execFile);
+  const output = await run(join(ROOT, 'node_modules/.bin/spectral'), ['lint', path, '--ruleset', join(ROOT, 'gateway/openapi/spectral.yaml'), '--format', 'json'], { timeout: 120_000, maxBuffer: 64 * 1024 * 1024 }).then(
+    ({ stdout }) => stdout,
+    (error: { stdout?: string }) => error.stdout ?? '',
+  );
+  const problems = JSON.parse(output.slice(output.indexOf('['), output.lastIndexOf(']') + 1)) as { code: string; path: string[]; message: string }[];
+  expect(problems.filter((problem) => /example/i.test(problem.code)).map((problem) => `${problem.code} ${problem.path.join('/')}: ${problem.message}`)).toEqual([]);
+}, 150_000);
