@@ -19,3 +19,5 @@ export * from './webhook-signature';
 export * from './events';
 export * from './openapi';
 export * from './event-catalogue';
+export * from './operation-examples';
+export * from './code-samples';

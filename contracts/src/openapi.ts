@@ -6,6 +6,7 @@ import { ErrorBody, isKeptForReplay, ListQuery, NUMBERED_ERROR_OPERATIONS, Numbe
 import * as coupon from './coupon';
 import * as integration from './integration';
 import { OPERATION_DESCRIPTIONS, type OperationId } from './operation-descriptions';
+import { addOperationExamples } from './operation-examples';
 import { examplePayloadOf, payloadComponentName, payloadSchemaOf } from './event-catalogue';
 import * as eventApi from './event-api';
 import { PUBLIC_EVENT_TYPES, WebhookPayload } from './events';
@@ -412,6 +413,7 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
     servers: [{ url: serverUrl }],
     tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
   });
+  addOperationExamples(document);
   withoutRepeatedMembers(document);
   withParameterDescriptions(document);
   return document;
