@@ -89,7 +89,14 @@ export const acceptedEventDataSchemaOf = (type: EventType): z.ZodTypeAny => {
  * recorded before they existed).
  */
 export function payloadSchemaOf(type: PublicEventType) {
-  const envelope = { id: Uuid, event: z.literal(type), createdAt: DateTime, data: eventDataSchemaOf(type), revision: WebhookRevision.optional() };
+  const envelope = {
+    id: Uuid.openapi({ description: 'The event id, the same as the webhook-id header: the same on every retry, so receivers drop duplicates by it' }),
+    event: z.literal(type).openapi({ description: 'The event type' }),
+    createdAt: DateTime.openapi({ description: 'When the event happened' }),
+    // No description of its own: the object's component has one, and a description here would become that component's (zod-to-openapi takes a component's metadata from its first use).
+    data: eventDataSchemaOf(type),
+    revision: WebhookRevision.optional(),
+  };
   return (type.endsWith('.updated') ? z.object({ ...envelope, previousAttributes: WebhookPreviousAttributes.optional() }) : z.object(envelope)).strict();
 }
 

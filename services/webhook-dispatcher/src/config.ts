@@ -1,4 +1,4 @@
-import { MAX_WEBHOOK_ENDPOINTS_CEILING } from '@affiliate/contracts';
+import { DEFAULT_EVENT_RETENTION_DAYS, MAX_WEBHOOK_ENDPOINTS_CEILING } from '@affiliate/contracts';
 import { booleanSetting } from '@affiliate/platform';
 import { z } from 'zod';
 
@@ -84,6 +84,10 @@ export const dispatcherConfigShape = {
   WEBHOOK_FAN_OUT_WINDOW_PER_PROGRAM: z.coerce.number().int().min(1).default(1000),
   /** Deliveries one event fans out to in a program (active endpoints subscribed to one event type), at most the highest endpoint cap. */
   WEBHOOK_MAX_DELIVERIES_PER_EVENT: z.coerce.number().int().min(1).max(MAX_WEBHOOK_ENDPOINTS_CEILING).default(DEFAULT_MAX_DELIVERIES_PER_EVENT),
+  /** Days the public events are kept for GET /events, backfills, replays and the signature check. */
+  EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(365).default(DEFAULT_EVENT_RETENTION_DAYS),
+  /** How often the dispatcher deletes events past their retention itself (the local server has no TTL monitor). */
+  EVENT_SWEEP_INTERVAL: duration('1h'),
 };
 
 /** Refused in production when missing or shipped, as every secret of the platform. */
@@ -121,6 +125,9 @@ export type DispatcherSettings = {
    * come (a change without an event, a type the endpoint does not take).
    */
   orderingGapWaitMs: number;
+  /** How long a public event is kept after it occurred. */
+  eventRetentionMs: number;
+  eventSweepIntervalMs: number;
 };
 
 export function dispatcherSettings(config: z.infer<z.ZodObject<typeof dispatcherConfigShape>>): DispatcherSettings {
@@ -139,6 +146,8 @@ export function dispatcherSettings(config: z.infer<z.ZodObject<typeof dispatcher
     fanOutWindowPerProgram: config.WEBHOOK_FAN_OUT_WINDOW_PER_PROGRAM,
     maxDeliveriesPerEvent: config.WEBHOOK_MAX_DELIVERIES_PER_EVENT,
     orderingGapWaitMs: config.WEBHOOK_ORDERING_GAP_WAIT,
+    eventRetentionMs: config.EVENT_RETENTION_DAYS * 86_400_000,
+    eventSweepIntervalMs: Math.max(1000, config.EVENT_SWEEP_INTERVAL),
   };
 }
 
@@ -159,4 +168,6 @@ export const DEFAULT_DISPATCHER_SETTINGS: DispatcherSettings = {
   fanOutWindowPerProgram: 1000,
   maxDeliveriesPerEvent: DEFAULT_MAX_DELIVERIES_PER_EVENT,
   orderingGapWaitMs: 10_000,
+  eventRetentionMs: DEFAULT_EVENT_RETENTION_DAYS * 86_400_000,
+  eventSweepIntervalMs: 3_600_000,
 };

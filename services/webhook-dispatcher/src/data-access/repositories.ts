@@ -1,7 +1,9 @@
 import type { Connection } from 'mongoose';
 import { ObjectOrderRepository } from './object-orders';
+import { BackfillRepository } from './webhook-backfills';
 import { WebhookDeliveryRepository } from './webhook-deliveries';
 import { WebhookEndpointRepository } from './webhook-endpoints';
+import { StoredEventRepository } from './webhook-events';
 import { ScheduleRepository } from './webhook-schedule';
 
 /** The key seals the endpoints' signing secrets at rest. */
@@ -11,6 +13,8 @@ export function createRepositories(context: { connection: Connection }, secretEn
     deliveries: new WebhookDeliveryRepository(context),
     schedule: new ScheduleRepository(context),
     objectOrders: new ObjectOrderRepository(context),
+    events: new StoredEventRepository(context),
+    backfills: new BackfillRepository(context),
   };
 }
 

@@ -9,7 +9,8 @@ import { enterOrder } from './ordered-delivery';
 
 /**
  * Filtering at the endpoint: one pending delivery per active endpoint of the program subscribed to
- * the event. Internal events are never delivered. Every delivery is stored before this resolves
+ * the event. Internal events are never delivered (nor stored); public ones are stored once, by id,
+ * for GET /events. Every delivery is stored before this resolves
  * (and so before the broker message is acked); a redelivered event finds its deliveries already
  * there by their (event, endpoint) key.
  *
@@ -20,10 +21,13 @@ import { enterOrder } from './ordered-delivery';
  */
 export async function fanOutEvent(repositories: Repositories, settings: DispatcherSettings, event: EventEnvelope): Promise<ClaimedDelivery[]> {
   if (!isPublicEventType(event.type)) return [];
+  const payload = webhookPayloadOf(event, event.type);
+  const body = JSON.stringify(payload);
+  // Kept whether or not an endpoint takes it (GET /events, backfills, replays), before any delivery.
+  await repositories.events.record(event.programId, payload, body, settings.eventRetentionMs);
   const endpoints = await repositories.endpoints.subscribedTo(event.programId, event.type, settings.maxDeliveriesPerEvent);
   if (endpoints.length === 0) return [];
 
-  const body = JSON.stringify(webhookPayloadOf(event, event.type));
   // Events without a revision (stored in an outbox before revisions, or about an object other than
   // the one written) take no place in an order: they go out when due, as on any endpoint.
   const order = event.revision === undefined ? {} : { objectKey: objectKeyOf(event), revision: event.revision };
