@@ -17,6 +17,7 @@ export const RESOURCES = {
   commissions: { path: '/api/v1/commissions', methods: ['get'], paged: true },
   webhookEndpoints: { path: '/api/v1/webhook-endpoints', methods: ['get', 'post', 'put', 'delete'], paged: true },
   webhookDeliveries: { path: '/api/v1/webhook-deliveries', methods: ['get'], paged: true },
+  events: { path: '/api/v1/events', methods: ['get'], paged: true },
   eventTypes: { path: '/api/v1/event-types', methods: ['get'], paged: false },
   auditRecords: { path: '/api/v1/audit-records', methods: ['get'], paged: true },
   program: { path: '/api/v1/program', methods: ['get', 'put'], paged: false },
