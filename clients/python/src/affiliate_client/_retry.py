@@ -1,0 +1,120 @@
+"""Retries, below the generated client: an httpx transport that every generated operation goes through."""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+
+import httpx
+
+logger = logging.getLogger("affiliate_client")
+
+IDEMPOTENCY_KEY = "Idempotency-Key"
+#: Methods a repeat cannot change anything by: resent after a lost connection without a key.
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """When and how long to wait before sending a request again.
+
+    429 and 503 are answered before anything ran, so they are retried for every method, after the
+    ``Retry-After`` the platform sends (or an exponential backoff with jitter when it sends none).
+    A lost connection is retried only where a repeat is harmless: a GET, or a request with an
+    Idempotency-Key (every POST has one). A 409 with Retry-After is the platform saying the first
+    attempt with this Idempotency-Key is still running: retried too.
+    """
+
+    max_retries: int = 3
+    initial_backoff: float = 0.5
+    max_backoff: float = 8.0
+    #: A Retry-After longer than this is not waited for: the error is raised at once.
+    max_retry_after: float = 60.0
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """Retry-After as seconds: a number of seconds, or an HTTP date."""
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        moment = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, moment.timestamp() - time.time())
+
+
+class RetryingTransport(httpx.BaseTransport):
+    """Adds an Idempotency-Key to every POST that has none, and resends a request as RetryPolicy says,
+    with the same key, so that the platform runs it at most once however often it is sent."""
+
+    def __init__(self, inner: httpx.BaseTransport, policy: RetryPolicy, sleep: Callable[[float], None] = time.sleep):
+        self._inner = inner
+        self._policy = policy
+        self._sleep = sleep
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "POST" and IDEMPOTENCY_KEY not in request.headers:
+            request.headers[IDEMPOTENCY_KEY] = str(uuid.uuid4())
+        resendable = request.method in _SAFE_METHODS or IDEMPOTENCY_KEY in request.headers
+        attempt = 0
+        while True:
+            try:
+                response = self._inner.handle_request(request)
+            except httpx.TransportError as error:
+                if attempt >= self._policy.max_retries or not resendable:
+                    raise
+                delay = self._backoff(attempt)
+                self._log(request, f"{type(error).__name__}", delay, attempt)
+            else:
+                delay = self._delay_for(request, response, attempt)
+                if delay is None:
+                    return response
+                response.close()
+                self._log(request, str(response.status_code), delay, attempt)
+            self._sleep(delay)
+            attempt += 1
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def _delay_for(self, request: httpx.Request, response: httpx.Response, attempt: int) -> float | None:
+        status = response.status_code
+        retry_after = retry_after_seconds(response.headers.get("retry-after"))
+        in_progress = status == 409 and retry_after is not None and IDEMPOTENCY_KEY in request.headers
+        if attempt >= self._policy.max_retries or not (status in (429, 503) or in_progress):
+            return None
+        if retry_after is None:
+            return self._backoff(attempt)
+        return retry_after if retry_after <= self._policy.max_retry_after else None
+
+    def _backoff(self, attempt: int) -> float:
+        # Half fixed, half random: clients that failed together do not all come back together.
+        ceiling = min(self._policy.max_backoff, self._policy.initial_backoff * 2**attempt)
+        return ceiling / 2 + random.uniform(0, ceiling / 2)
+
+    @staticmethod
+    def _log(request: httpx.Request, cause: str, delay: float, attempt: int) -> None:
+        logger.info(
+            "retrying %s %s after %s in %.2f s (retry %d)",
+            request.method,
+            request.url.path,
+            cause,
+            delay,
+            attempt + 1,
+            extra={
+                "method": request.method,
+                "path": request.url.path,
+                "cause": cause,
+                "delay": delay,
+                "retry": attempt + 1,
+                "idempotency_key": request.headers.get(IDEMPOTENCY_KEY),
+            },
+        )

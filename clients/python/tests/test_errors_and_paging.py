@@ -1,0 +1,34 @@
+"""Typed errors and the Link header, as the platform sends them."""
+
+import httpx
+
+from affiliate_client import ApiError, BadRequestError, ConflictError, RateLimitError, ServerError, next_cursor
+from affiliate_client._errors import error_for
+
+
+def test_a_coded_400_carries_code_param_and_the_request_id_of_its_body():
+    body = b'{"error":"percentOff must be at most 100","code":"parameter_invalid","param":"percentOff","requestId":"req_1"}'
+    error = error_for(400, body, httpx.Headers({"x-request-id": "req_1"}))
+    assert isinstance(error, BadRequestError)
+    assert (error.status, error.message, error.code, error.param, error.request_id) == (400, "percentOff must be at most 100", "parameter_invalid", "percentOff", "req_1")
+    assert "parameter_invalid" in str(error) and "req_1" in str(error)
+
+
+def test_the_numbered_error_shape_gives_its_message_and_the_header_gives_the_request_id():
+    error = error_for(409, b'{"error":409,"message":"The coupon has codes"}', httpx.Headers({"X-Request-Id": "req_2"}))
+    assert isinstance(error, ConflictError)
+    assert (error.message, error.code, error.param, error.request_id) == ("The coupon has codes", None, None, "req_2")
+
+
+def test_each_status_has_its_class_and_every_one_is_an_api_error():
+    assert isinstance(error_for(429, b'{"error":"Rate limit exceeded"}', httpx.Headers()), RateLimitError)
+    assert isinstance(error_for(503, b"", httpx.Headers()), ServerError)
+    teapot = error_for(418, b"not json", httpx.Headers())
+    assert type(teapot) is ApiError and teapot.message == "not json"
+
+
+def test_the_next_cursor_is_the_starting_after_of_the_rel_next_link():
+    link = '</api/v1/sales?affiliateId=a1&limit=2&startingAfter=0f7c%2B1>; rel="next"'
+    assert next_cursor(link) == "0f7c+1"
+    assert next_cursor(None) is None
+    assert next_cursor('</api/v1/sales?startingAfter=x>; rel="prev"') is None
