@@ -84,7 +84,9 @@ def main() -> None:
         affiliate = client.call(create_affiliate, body=CreateAffiliateBody(first_name="Ada", last_name="Byron", email="ada@example.com"))
         coupon = client.call(create_coupon, body=CreateCouponBody(name="Spring", percent_off=20))
         code_text = f"PY{uuid.uuid4().hex[:8].upper()}"
-        code = client.call(create_promotional_code, body=CreatePromotionalCodeBody(coupon_id=coupon.id, code=code_text, affiliate_id=affiliate.id))
+        code = client.call(
+            create_promotional_code, body=CreatePromotionalCodeBody(coupon_id=coupon.id, code=code_text, affiliate_id=affiliate.id)
+        )
         assert code.code == code_text and str(code.coupon.id) == str(coupon.id), code
 
         # Three sales at once on a route that allows one every few seconds: the later ones meet 429s,

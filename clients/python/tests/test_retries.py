@@ -46,7 +46,7 @@ def server() -> Iterator[tuple[str, Script]]:
         def seen_request(self) -> None:
             script.seen.append((self.command, self.headers.get("idempotency-key")))
 
-        do_GET = do_POST = do_PUT = answer
+        do_GET = do_POST = do_PUT = answer  # noqa: N815 (http.server's names)
 
         def log_message(self, *_: object) -> None:
             pass

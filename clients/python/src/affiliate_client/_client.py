@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from collections.abc import Iterator
@@ -73,13 +74,17 @@ class AffiliateClient:
         operation's other query parameters, kept on every page.
         """
         cursor = filters.pop("starting_after", UNSET)
+        paged = "starting_after" in inspect.signature(operation.sync_detailed).parameters
+        if paged:
+            filters["limit"] = UNSET if limit is None else limit
         while True:
-            response = operation.sync_detailed(client=self.api, limit=UNSET if limit is None else limit, starting_after=cursor, **filters)
+            # A list without paging (the event types, the publishable keys) is one page.
+            response = operation.sync_detailed(client=self.api, **({**filters, "starting_after": cursor} if paged else filters))
             page = self._result(response)
             if not isinstance(page, list):
                 raise TypeError(f"{operation.__name__} answered one object, not a list: iterate over a list operation without an id filter")
             yield from page
-            cursor = next_cursor(response.headers.get("link"))
+            cursor = next_cursor(response.headers.get("link")) if paged else None
             if cursor is None:
                 return
 

@@ -43,7 +43,9 @@ class ApiError(Exception):
         super().__init__(self._describe())
 
     def _describe(self) -> str:
-        details = ", ".join(f"{name}={value}" for name, value in (("code", self.code), ("param", self.param), ("request_id", self.request_id)) if value)
+        details = ", ".join(
+            f"{name}={value}" for name, value in (("code", self.code), ("param", self.param), ("request_id", self.request_id)) if value
+        )
         return f"{self.status} {self.message}" + (f" ({details})" if details else "")
 
 
