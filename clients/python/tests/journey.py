@@ -7,6 +7,7 @@ Prints one JSON line of what it saw; any broken expectation is an AssertionError
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -15,6 +16,7 @@ import threading
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import affiliate_client
 from affiliate_client import AffiliateClient, BadRequestError, WebhookVerificationError, verify_webhook
@@ -89,19 +91,30 @@ def main() -> None:
         )
         assert code.code == code_text and str(code.coupon.id) == str(coupon.id), code
 
-        # Three sales at once on a route that allows one every few seconds: the later ones meet 429s,
-        # which the client waits out (Retry-After) and resends with the same Idempotency-Key.
-        sales, bodies, keys_by_sale = [], [], {}
-        for amount in (100, 49.5, 12):
-            before = len(retries.records)
-            body = CreateSaleBody(promo_code=code_text.lower(), total_earned=amount, external_id=f"pay_{uuid.uuid4().hex[:8]}")
-            sale = client.call(create_sale, body=body)
-            assert str(sale.affiliate_id) == str(affiliate.id), sale
-            keys = {record.idempotency_key for record in retries.records[before:]}
+        # Three sales at once on a route that allows one every 2 s: two of them meet 429s, which the
+        # client waits out (Retry-After) and resends with the same Idempotency-Key.
+        bodies = {
+            f"sale-{amount}": CreateSaleBody(promo_code=code_text.lower(), total_earned=amount, external_id=f"pay_{uuid.uuid4().hex[:8]}")
+            for amount in (100, 49.5, 12)
+        }
+        created: dict[str, Any] = {}
+
+        def record_sale(name: str) -> None:
+            created[name] = client.call(create_sale, body=bodies[name])
+
+        threads = [threading.Thread(target=record_sale, args=(name,), name=name) for name in bodies]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert sorted(created) == sorted(bodies), created
+        sales = list(created.values())
+        assert all(str(sale.affiliate_id) == str(affiliate.id) for sale in sales), sales
+        keys_by_sale = {}
+        for name in bodies:
+            keys = {record.idempotency_key for record in retries.records if record.threadName == name}
             if keys:
-                keys_by_sale[sale.id] = (keys, body)
-            sales.append(sale)
-            bodies.append(body)
+                keys_by_sale[created[name].id] = (keys, bodies[name])
         rate_limited = [record for record in retries.records if record.cause == "429"]
         assert rate_limited, "no request met a 429: the program's rate limit should have been reached"
         assert all(record.delay <= 5 for record in rate_limited), [record.delay for record in rate_limited]
@@ -114,13 +127,20 @@ def main() -> None:
             assert replay.headers.get("idempotent-replayed") == "true", dict(replay.headers)
             assert replay.parsed.id == sale_id, (replay.parsed.id, sale_id)
 
-        # Auto-paging: one sale a page, so three pages, following the Link header.
+        # Auto-paging: one sale a page, so three pages, following the Link header; then with asyncio.
         listed = list(client.iterate(get_sales, limit=1))
         assert sorted(str(sale.id) for sale in listed) == sorted(str(sale.id) for sale in sales), listed
         one_page = client.call(get_sales, limit=1)
         assert len(one_page) == 1, one_page
         by_affiliate = list(client.iterate(get_sales, limit=2, affiliate_id=str(affiliate.id)))
         assert len(by_affiliate) == 3, by_affiliate
+
+        async def every_sale_async() -> list[Any]:
+            listed_async = [sale async for sale in client.iterate_async(get_sales, limit=2)]
+            await client.aclose()
+            return listed_async
+
+        assert sorted(str(sale.id) for sale in asyncio.run(every_sale_async())) == sorted(str(sale.id) for sale in sales)
 
         # A typed error, with what to quote to support.
         try:

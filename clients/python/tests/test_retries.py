@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from collections.abc import Iterator
@@ -116,3 +117,16 @@ def test_other_errors_are_not_retried(server):
     assert client.post("/a", json={}).status_code == 400
     assert client.post("/a", json={}).status_code == 409
     assert len(script.seen) == 2
+
+
+def test_the_async_client_retries_too_with_one_key_per_post(server):
+    url, script = server
+    script.answers = [(503, {"retry-after": "0"}), (201, {})]
+
+    async def post() -> int:
+        async with AffiliateClient(url, "ak_test", retry=RetryPolicy(initial_backoff=0.01, max_backoff=0.02)) as client:
+            return (await client.api.get_async_httpx_client().post("/api/v1/sales", json={})).status_code
+
+    assert asyncio.run(post()) == 201
+    keys = [key for _, key in script.seen]
+    assert len(keys) == 2 and keys[0] and keys[0] == keys[1]

@@ -6,9 +6,7 @@ an Idempotency-Key on every POST, iteration over every page of a list, typed err
 Standard Webhooks verification.
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
-from ._client import AffiliateClient, next_cursor
+from ._client import AffiliateClient, _version, next_cursor
 from ._errors import (
     ApiError,
     AuthenticationError,
@@ -19,17 +17,15 @@ from ._errors import (
     RateLimitError,
     ServerError,
 )
-from ._retry import RetryingTransport, RetryPolicy
+from ._retry import AsyncRetryingTransport, RetryingTransport, RetryPolicy
 from ._webhooks import WebhookVerificationError, sign_webhook, verify_webhook
 
-try:
-    __version__ = version("affiliate-client")
-except PackageNotFoundError:  # run from a source tree, not installed
-    __version__ = "0+unknown"
+__version__ = _version()
 
 __all__ = [
     "AffiliateClient",
     "ApiError",
+    "AsyncRetryingTransport",
     "AuthenticationError",
     "BadRequestError",
     "ConflictError",

@@ -5,7 +5,8 @@ from __future__ import annotations
 import inspect
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from importlib.metadata import PackageNotFoundError, version
 from types import ModuleType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -13,7 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 
 from ._errors import error_for
-from ._retry import RetryingTransport, RetryPolicy
+from ._retry import AsyncRetryingTransport, RetryingTransport, RetryPolicy
 from .generated.client import AuthenticatedClient
 from .generated.types import UNSET, Response
 
@@ -52,44 +53,53 @@ class AffiliateClient:
         retry: RetryPolicy | None = None,
         timeout: float = 30.0,
         transport: httpx.BaseTransport | None = None,
+        async_transport: httpx.AsyncBaseTransport | None = None,
     ):
-        self._transport = RetryingTransport(transport or httpx.HTTPTransport(), retry or RetryPolicy())
-        #: The generated client, for calling a generated operation's functions directly.
-        self.api = AuthenticatedClient(
-            base_url=base_url.rstrip("/"),
-            token=api_key,
-            timeout=httpx.Timeout(timeout),
-            raise_on_unexpected_status=False,
-            httpx_args={"transport": self._transport},
+        policy = retry or RetryPolicy()
+        settings: dict[str, Any] = {
+            "base_url": base_url.rstrip("/"),
+            "headers": {"Authorization": f"Bearer {api_key}", "User-Agent": f"affiliate-client-python/{_version()}"},
+            "timeout": httpx.Timeout(timeout),
+        }
+        #: The generated client, for calling a generated operation's functions directly (``sync_detailed``
+        #: and ``asyncio_detailed``): both go through the retrying transports.
+        self.api = AuthenticatedClient(base_url=settings["base_url"], token=api_key, raise_on_unexpected_status=False)
+        self.api.set_httpx_client(httpx.Client(**settings, transport=RetryingTransport(transport or httpx.HTTPTransport(), policy)))
+        self.api.set_async_httpx_client(
+            httpx.AsyncClient(**settings, transport=AsyncRetryingTransport(async_transport or httpx.AsyncHTTPTransport(), policy))
         )
 
     def call(self, operation: ModuleType, **arguments: Any) -> Any:
         """Runs a generated operation; returns its parsed answer, or raises the ApiError its status names."""
-        return self._result(operation.sync_detailed(client=self.api, **arguments))
+        return _result(operation.sync_detailed(client=self.api, **arguments))
+
+    async def call_async(self, operation: ModuleType, **arguments: Any) -> Any:
+        """``call`` with the operation's ``asyncio_detailed``."""
+        return _result(await operation.asyncio_detailed(client=self.api, **arguments))
 
     def iterate(self, operation: ModuleType, *, limit: int | None = None, **filters: Any) -> Iterator[Any]:
         """Every item of a list operation, page after page, following the Link header's next page.
 
         ``limit`` is the page size (the platform's default when None); ``filters`` are the
-        operation's other query parameters, kept on every page.
+        operation's other query parameters, kept on every page. A list without paging (the event
+        types, the publishable keys) is one page.
         """
-        cursor = filters.pop("starting_after", UNSET)
-        paged = "starting_after" in inspect.signature(operation.sync_detailed).parameters
-        if paged:
-            filters["limit"] = UNSET if limit is None else limit
-        while True:
-            # A list without paging (the event types, the publishable keys) is one page.
-            response = operation.sync_detailed(client=self.api, **({**filters, "starting_after": cursor} if paged else filters))
-            page = self._result(response)
-            if not isinstance(page, list):
-                raise TypeError(f"{operation.__name__} answered one object, not a list: iterate over a list operation without an id filter")
-            yield from page
-            cursor = next_cursor(response.headers.get("link")) if paged else None
-            if cursor is None:
-                return
+        pages = _Pages(operation, limit, filters)
+        while pages.arguments is not None:
+            yield from pages.read(operation.sync_detailed(client=self.api, **pages.arguments))
+
+    async def iterate_async(self, operation: ModuleType, *, limit: int | None = None, **filters: Any) -> AsyncIterator[Any]:
+        """``iterate`` with the operation's ``asyncio_detailed``: ``async for sale in client.iterate_async(get_sales)``."""
+        pages = _Pages(operation, limit, filters)
+        while pages.arguments is not None:
+            for item in pages.read(await operation.asyncio_detailed(client=self.api, **pages.arguments)):
+                yield item
 
     def close(self) -> None:
         self.api.get_httpx_client().close()
+
+    async def aclose(self) -> None:
+        await self.api.get_async_httpx_client().aclose()
 
     def __enter__(self) -> AffiliateClient:
         return self
@@ -97,17 +107,50 @@ class AffiliateClient:
     def __exit__(self, *_: object) -> None:
         self.close()
 
-    @staticmethod
-    def _result(response: Response[Any]) -> Any:
-        status = int(response.status_code)
-        if status >= 400:
-            raise error_for(status, response.content, response.headers)
-        if response.parsed is not None:
-            return response.parsed
-        # An answer the generated code has no model for (a 204, or a CSV export): its text or JSON.
-        content_type = response.headers.get("content-type", "")
-        if not response.content:
-            return None
-        if "json" in content_type:
-            return json.loads(response.content)
-        return response.content.decode("utf-8")
+    async def __aenter__(self) -> AffiliateClient:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
+
+
+def _result(response: Response[Any]) -> Any:
+    """The parsed answer, or the ApiError its status names."""
+    status = int(response.status_code)
+    if status >= 400:
+        raise error_for(status, response.content, response.headers)
+    if response.parsed is not None:
+        return response.parsed
+    # An answer the generated code has no model for (a 204, or a CSV export): its text or JSON.
+    content_type = response.headers.get("content-type", "")
+    if not response.content:
+        return None
+    if "json" in content_type:
+        return json.loads(response.content)
+    return response.content.decode("utf-8")
+
+
+class _Pages:
+    """Where a walk over a list is: the arguments of the next page's request, None after the last."""
+
+    def __init__(self, operation: ModuleType, limit: int | None, filters: dict[str, Any]):
+        self._operation = operation
+        self._paged = "starting_after" in inspect.signature(operation.sync_detailed).parameters
+        cursor = filters.pop("starting_after", UNSET)
+        self._filters = {**filters, "limit": UNSET if limit is None else limit} if self._paged else filters
+        self.arguments: dict[str, Any] | None = {**self._filters, "starting_after": cursor} if self._paged else self._filters
+
+    def read(self, response: Response[Any]) -> list[Any]:
+        page = _result(response)
+        if not isinstance(page, list):
+            raise TypeError(f"{self._operation.__name__} answered one object, not a list: iterate over a list without an id filter")
+        cursor = next_cursor(response.headers.get("link")) if self._paged else None
+        self.arguments = None if cursor is None else {**self._filters, "starting_after": cursor}
+        return page
+
+
+def _version() -> str:
+    try:
+        return version("affiliate-client")
+    except PackageNotFoundError:  # run from a source tree, not installed
+        return "0+unknown"

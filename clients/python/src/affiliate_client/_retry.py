@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import random
 import time
@@ -51,49 +52,41 @@ def retry_after_seconds(value: str | None) -> float | None:
     return max(0.0, moment.timestamp() - time.time())
 
 
-class RetryingTransport(httpx.BaseTransport):
-    """Adds an Idempotency-Key to every POST that has none, and resends a request as RetryPolicy says,
-    with the same key, so that the platform runs it at most once however often it is sent."""
+class _Retries:
+    """The decisions both transports share: the key to add, whether and how long to wait."""
 
-    def __init__(self, inner: httpx.BaseTransport, policy: RetryPolicy, sleep: Callable[[float], None] = time.sleep):
-        self._inner = inner
+    def __init__(self, policy: RetryPolicy):
         self._policy = policy
-        self._sleep = sleep
 
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
+    def _prepare(self, request: httpx.Request) -> bool:
+        """Adds the POST's Idempotency-Key; whether a lost connection may be retried."""
         if request.method == "POST" and IDEMPOTENCY_KEY not in request.headers:
             request.headers[IDEMPOTENCY_KEY] = str(uuid.uuid4())
-        resendable = request.method in _SAFE_METHODS or IDEMPOTENCY_KEY in request.headers
-        attempt = 0
-        while True:
-            try:
-                response = self._inner.handle_request(request)
-            except httpx.TransportError as error:
-                if attempt >= self._policy.max_retries or not resendable:
-                    raise
-                delay = self._backoff(attempt)
-                self._log(request, f"{type(error).__name__}", delay, attempt)
-            else:
-                delay = self._delay_for(request, response, attempt)
-                if delay is None:
-                    return response
-                response.close()
-                self._log(request, str(response.status_code), delay, attempt)
-            self._sleep(delay)
-            attempt += 1
+        return request.method in _SAFE_METHODS or IDEMPOTENCY_KEY in request.headers
 
-    def close(self) -> None:
-        self._inner.close()
+    def _after_error(self, request: httpx.Request, error: httpx.TransportError, resendable: bool, attempt: int) -> float:
+        """The wait before resending after a lost connection; raises the error when it may not be resent."""
+        if attempt >= self._policy.max_retries or not resendable:
+            raise error
+        delay = self._backoff(attempt)
+        self._log(request, type(error).__name__, delay, attempt)
+        return delay
 
-    def _delay_for(self, request: httpx.Request, response: httpx.Response, attempt: int) -> float | None:
+    def _after_response(self, request: httpx.Request, response: httpx.Response, attempt: int) -> float | None:
+        """The wait before resending after this answer, or None to return it."""
         status = response.status_code
         retry_after = retry_after_seconds(response.headers.get("retry-after"))
         in_progress = status == 409 and retry_after is not None and IDEMPOTENCY_KEY in request.headers
         if attempt >= self._policy.max_retries or not (status in (429, 503) or in_progress):
             return None
         if retry_after is None:
-            return self._backoff(attempt)
-        return retry_after if retry_after <= self._policy.max_retry_after else None
+            delay = self._backoff(attempt)
+        elif retry_after <= self._policy.max_retry_after:
+            delay = retry_after
+        else:
+            return None
+        self._log(request, str(status), delay, attempt)
+        return delay
 
     def _backoff(self, attempt: int) -> float:
         # Half fixed, half random: clients that failed together do not all come back together.
@@ -118,3 +111,59 @@ class RetryingTransport(httpx.BaseTransport):
                 "idempotency_key": request.headers.get(IDEMPOTENCY_KEY),
             },
         )
+
+
+class RetryingTransport(_Retries, httpx.BaseTransport):
+    """Adds an Idempotency-Key to every POST that has none, and resends a request as RetryPolicy says,
+    with the same key, so that the platform runs it at most once however often it is sent."""
+
+    def __init__(self, inner: httpx.BaseTransport, policy: RetryPolicy, sleep: Callable[[float], None] = time.sleep):
+        super().__init__(policy)
+        self._inner = inner
+        self._sleep = sleep
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        resendable = self._prepare(request)
+        attempt = 0
+        while True:
+            try:
+                response = self._inner.handle_request(request)
+            except httpx.TransportError as error:
+                delay = self._after_error(request, error, resendable, attempt)
+            else:
+                delay = self._after_response(request, response, attempt)
+                if delay is None:
+                    return response
+                response.close()
+            self._sleep(delay)
+            attempt += 1
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class AsyncRetryingTransport(_Retries, httpx.AsyncBaseTransport):
+    """RetryingTransport for the generated ``asyncio`` functions."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, policy: RetryPolicy):
+        super().__init__(policy)
+        self._inner = inner
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        resendable = self._prepare(request)
+        attempt = 0
+        while True:
+            try:
+                response = await self._inner.handle_async_request(request)
+            except httpx.TransportError as error:
+                delay = self._after_error(request, error, resendable, attempt)
+            else:
+                delay = self._after_response(request, response, attempt)
+                if delay is None:
+                    return response
+                await response.aclose()
+            await asyncio.sleep(delay)
+            attempt += 1
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
