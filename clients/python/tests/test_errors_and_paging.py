@@ -51,14 +51,12 @@ def generated_operations():
     return [importlib.import_module(name) for name in names]
 
 
-def test_every_generated_operation_imports_and_has_its_sync_and_async_functions():
+def test_every_generated_operation_imports_and_has_the_functions_the_client_calls():
     operations = generated_operations()
     assert len(operations) >= 50
-    assert [
-        operation.__name__
-        for operation in operations
-        if not hasattr(operation, "sync_detailed") or not hasattr(operation, "asyncio_detailed")
-    ] == []
+    # AffiliateClient sends _get_kwargs's request itself and has _build_response read a success.
+    functions = ("sync_detailed", "asyncio_detailed", "_get_kwargs", "_build_response")
+    assert [operation.__name__ for operation in operations if not all(hasattr(operation, name) for name in functions)] == []
 
 
 def test_every_paged_list_of_the_document_takes_limit_and_starting_after_as_iterate_passes_them():

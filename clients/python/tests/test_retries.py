@@ -11,14 +11,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
-from affiliate_client import AffiliateClient, RetryPolicy
+from affiliate_client import AffiliateClient, RetryPolicy, ServerError
+from affiliate_client.generated.api.sales import get_sales
 
 
 class Script:
-    """The answers to give, in order ((status, headers) or "drop" to close the connection unanswered), and the requests seen."""
+    """The answers to give, in order ((status, headers[, body]) or "drop" to close the connection unanswered), and the requests seen."""
 
     def __init__(self) -> None:
-        self.answers: list[tuple[int, dict[str, str]] | str] = []
+        self.answers: list[tuple[int, dict[str, str]] | tuple[int, dict[str, str], bytes] | str] = []
         self.seen: list[tuple[str, str | None]] = []
 
 
@@ -37,12 +38,13 @@ def server() -> Iterator[tuple[str, Script]]:
                 self.close_connection = True
                 self.connection.shutdown(2)
                 return
-            status, headers = answer
+            status, headers, *rest = answer
+            body = rest[0] if rest else b"{}"
             self.send_response(status)
-            for name, value in {**headers, "content-type": "application/json", "content-length": "2"}.items():
+            for name, value in {"content-type": "application/json", **headers, "content-length": str(len(body))}.items():
                 self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(b"{}")
+            self.wfile.write(body)
 
         def seen_request(self) -> None:
             script.seen.append((self.command, self.headers.get("idempotency-key")))
@@ -130,3 +132,14 @@ def test_the_async_client_retries_too_with_one_key_per_post(server):
     assert asyncio.run(post()) == 201
     keys = [key for _, key in script.seen]
     assert len(keys) == 2 and keys[0] and keys[0] == keys[1]
+
+
+def test_an_answer_the_generated_parser_cannot_read_still_gives_a_typed_error_or_its_text(server):
+    url, script = server
+    client = AffiliateClient(url, "ak_test")
+    script.answers = [(502, {"content-type": "text/html"}, b"<html>Bad gateway</html>")]
+    with pytest.raises(ServerError) as raised:
+        client.call(get_sales)
+    assert (raised.value.status, raised.value.message) == (502, "<html>Bad gateway</html>")
+    script.answers = [(200, {"content-type": "text/csv"}, b"id,totalEarned\ns1,100\n")]
+    assert client.call(get_sales) == "id,totalEarned\ns1,100\n"

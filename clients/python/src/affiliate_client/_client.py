@@ -16,7 +16,7 @@ import httpx
 from ._errors import error_for
 from ._retry import AsyncRetryingTransport, RetryingTransport, RetryPolicy
 from .generated.client import AuthenticatedClient
-from .generated.types import UNSET, Response
+from .generated.types import UNSET
 
 _NEXT_LINK = re.compile(r'<([^>]*)>\s*;[^,]*\brel="?next"?', re.IGNORECASE)
 
@@ -71,11 +71,11 @@ class AffiliateClient:
 
     def call(self, operation: ModuleType, **arguments: Any) -> Any:
         """Runs a generated operation; returns its parsed answer, or raises the ApiError its status names."""
-        return _result(operation.sync_detailed(client=self.api, **arguments))
+        return _result(operation, self.api, self.api.get_httpx_client().request(**operation._get_kwargs(**arguments)))
 
     async def call_async(self, operation: ModuleType, **arguments: Any) -> Any:
-        """``call`` with the operation's ``asyncio_detailed``."""
-        return _result(await operation.asyncio_detailed(client=self.api, **arguments))
+        """``call`` with asyncio."""
+        return _result(operation, self.api, await self.api.get_async_httpx_client().request(**operation._get_kwargs(**arguments)))
 
     def iterate(self, operation: ModuleType, *, limit: int | None = None, **filters: Any) -> Iterator[Any]:
         """Every item of a list operation, page after page, following the Link header's next page.
@@ -84,15 +84,16 @@ class AffiliateClient:
         operation's other query parameters, kept on every page. A list without paging (the event
         types, the publishable keys) is one page.
         """
-        pages = _Pages(operation, limit, filters)
+        pages = _Pages(operation, self.api, limit, filters)
         while pages.arguments is not None:
-            yield from pages.read(operation.sync_detailed(client=self.api, **pages.arguments))
+            yield from pages.read(self.api.get_httpx_client().request(**operation._get_kwargs(**pages.arguments)))
 
     async def iterate_async(self, operation: ModuleType, *, limit: int | None = None, **filters: Any) -> AsyncIterator[Any]:
         """``iterate`` with the operation's ``asyncio_detailed``: ``async for sale in client.iterate_async(get_sales)``."""
-        pages = _Pages(operation, limit, filters)
+        pages = _Pages(operation, self.api, limit, filters)
         while pages.arguments is not None:
-            for item in pages.read(await operation.asyncio_detailed(client=self.api, **pages.arguments)):
+            answer = await self.api.get_async_httpx_client().request(**operation._get_kwargs(**pages.arguments))
+            for item in pages.read(answer):
                 yield item
 
     def close(self) -> None:
@@ -114,34 +115,44 @@ class AffiliateClient:
         await self.aclose()
 
 
-def _result(response: Response[Any]) -> Any:
-    """The parsed answer, or the ApiError its status names."""
-    status = int(response.status_code)
-    if status >= 400:
-        raise error_for(status, response.content, response.headers)
-    if response.parsed is not None:
-        return response.parsed
-    # An answer the generated code has no model for (a 204, or a CSV export): its text or JSON.
-    content_type = response.headers.get("content-type", "")
+def _result(operation: ModuleType, api: AuthenticatedClient, response: httpx.Response) -> Any:
+    """The parsed answer, or the ApiError its status names.
+
+    The generated code (``sync_detailed``) reads an error body as JSON before anyone can look at the
+    status, so an HTML 502 from a proxy would be a JSONDecodeError; the status is checked here first,
+    and the generated parser reads successes only. An answer it cannot read (a CSV export of a list
+    the document describes as JSON) comes back as its text.
+    """
+    if response.status_code >= 400:
+        raise error_for(response.status_code, response.content, response.headers)
+    try:
+        parsed = operation._build_response(client=api, response=response).parsed
+    except ValueError:
+        if "json" in response.headers.get("content-type", ""):
+            raise
+        parsed = None
+    if parsed is not None:
+        return parsed
     if not response.content:
         return None
-    if "json" in content_type:
+    if "json" in response.headers.get("content-type", ""):
         return json.loads(response.content)
-    return response.content.decode("utf-8")
+    return response.text
 
 
 class _Pages:
     """Where a walk over a list is: the arguments of the next page's request, None after the last."""
 
-    def __init__(self, operation: ModuleType, limit: int | None, filters: dict[str, Any]):
+    def __init__(self, operation: ModuleType, api: AuthenticatedClient, limit: int | None, filters: dict[str, Any]):
         self._operation = operation
+        self._api = api
         self._paged = "starting_after" in inspect.signature(operation.sync_detailed).parameters
         cursor = filters.pop("starting_after", UNSET)
         self._filters = {**filters, "limit": UNSET if limit is None else limit} if self._paged else filters
         self.arguments: dict[str, Any] | None = {**self._filters, "starting_after": cursor} if self._paged else self._filters
 
-    def read(self, response: Response[Any]) -> list[Any]:
-        page = _result(response)
+    def read(self, response: httpx.Response) -> list[Any]:
+        page = _result(self._operation, self._api, response)
         if not isinstance(page, list):
             raise TypeError(f"{self._operation.__name__} answered one object, not a list: iterate over a list without an id filter")
         cursor = next_cursor(response.headers.get("link")) if self._paged else None
