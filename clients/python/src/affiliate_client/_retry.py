@@ -10,6 +10,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
+from typing import cast
 
 import httpx
 
@@ -64,12 +65,17 @@ class _Retries:
             request.headers[IDEMPOTENCY_KEY] = str(uuid.uuid4())
         return request.method in _SAFE_METHODS or IDEMPOTENCY_KEY in request.headers
 
-    def _after_error(self, request: httpx.Request, error: httpx.TransportError, resendable: bool, attempt: int) -> float:
-        """The wait before resending after a lost connection; raises the error when it may not be resent."""
+    def _delay_after(
+        self, request: httpx.Request, outcome: httpx.Response | httpx.TransportError, resendable: bool, attempt: int
+    ) -> float | None:
+        """The wait before resending after this outcome; None to return the answer. A lost connection
+        that may not be resent (or that used up the retries) is raised."""
+        if isinstance(outcome, httpx.Response):
+            return self._after_response(request, outcome, attempt)
         if attempt >= self._policy.max_retries or not resendable:
-            raise error
+            raise outcome
         delay = self._backoff(attempt)
-        self._log(request, type(error).__name__, delay, attempt)
+        self._log(request, type(outcome).__name__, delay, attempt)
         return delay
 
     def _after_response(self, request: httpx.Request, response: httpx.Response, attempt: int) -> float | None:
@@ -129,13 +135,13 @@ class RetryingTransport(_Retries, httpx.BaseTransport):
             try:
                 response = self._inner.handle_request(request)
             except httpx.TransportError as error:
-                delay = self._after_error(request, error, resendable, attempt)
+                self._sleep(cast(float, self._delay_after(request, error, resendable, attempt)))
             else:
-                delay = self._after_response(request, response, attempt)
+                delay = self._delay_after(request, response, resendable, attempt)
                 if delay is None:
                     return response
                 response.close()
-            self._sleep(delay)
+                self._sleep(delay)
             attempt += 1
 
     def close(self) -> None:
@@ -156,13 +162,13 @@ class AsyncRetryingTransport(_Retries, httpx.AsyncBaseTransport):
             try:
                 response = await self._inner.handle_async_request(request)
             except httpx.TransportError as error:
-                delay = self._after_error(request, error, resendable, attempt)
+                await asyncio.sleep(cast(float, self._delay_after(request, error, resendable, attempt)))
             else:
-                delay = self._after_response(request, response, attempt)
+                delay = self._delay_after(request, response, resendable, attempt)
                 if delay is None:
                     return response
                 await response.aclose()
-            await asyncio.sleep(delay)
+                await asyncio.sleep(delay)
             attempt += 1
 
     async def aclose(self) -> None:
