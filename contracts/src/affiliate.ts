@@ -1,4 +1,4 @@
-import { DateTime, Email, ListQuery, ShortText, Uuid } from './common';
+import { dateRange, DateTime, Email, ListFormat, ListQuery, ShortText, Uuid } from './common';
 import { CommissionPlanSummary, CommissionTier, FullPayoutDetails, PayoutDetails, PayoutDetailsBody, PlanInForce } from './commission';
 import { PromotionalCodeSummary } from './coupon';
 import { RiskSettings } from './risk';
@@ -119,6 +119,8 @@ export const AffiliateQuery = ListQuery.extend({
   id: z.string().max(200).optional(),
   email: z.string().max(254).optional(),
   status: AffiliateStatus.optional().openapi({ description: 'With no id or email: only the affiliates of this status (PENDING: the applications waiting for approval)' }),
+  ...dateRange('createdAt', 'creation'),
+  format: ListFormat,
 }).strict();
 
 const LinkOwner = {

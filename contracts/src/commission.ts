@@ -1,4 +1,4 @@
-import { Amount, Currency, DateTime, Email, ListQuery, ShortText, Uuid, withoutControlCharacters } from './common';
+import { Amount, Currency, dateRange, DateTime, Email, ListQuery, ShortText, Uuid, withoutControlCharacters } from './common';
 import { z } from './zod';
 
 /**
@@ -209,6 +209,9 @@ export const PayoutQuery = ListQuery.extend({
   id: z.string().max(100).optional(),
   affiliateId: z.string().max(100).optional(),
   status: PayoutStatus.optional(),
+  currency: Currency.optional(),
+  ...dateRange('createdAt', 'creation'),
+  ...dateRange('paidAt', 'payment (paidAt; unpaid payouts never match)'),
 }).strict();
 
 export const PayoutExportQuery = z.object({ payoutId: Uuid }).strict();

@@ -1,4 +1,4 @@
-import { Amount, Currency, DateTime, Email, ListQuery, Metadata, ShortText, Uuid } from './common';
+import { Amount, Currency, dateRange, DateTime, Email, ListQuery, Metadata, ShortText, Uuid } from './common';
 import { z } from './zod';
 
 export const CouponType = z.enum(['PERCENTAGE', 'FLAT']);
@@ -216,6 +216,7 @@ export const CouponQuery = ListQuery.extend({
   id: z.string().max(100).optional(),
   name: z.string().max(200).optional(),
   externalId: z.string().max(200).optional(),
+  ...dateRange('createdAt', 'creation'),
 }).strict();
 
 
@@ -317,6 +318,7 @@ export const PromotionalCodeQuery = ListQuery.extend({
   couponId: z.string().max(100).optional(),
   affiliateId: z.string().max(100).optional(),
   affiliateEmail: z.string().max(254).optional(),
+  ...dateRange('createdAt', 'creation'),
 }).strict();
 
 /** Internal: the sale service asks the coupon service to redeem a code for one sale. */

@@ -1,5 +1,5 @@
 import { AttributionReason, VisitorId } from './affiliate';
-import { DateTime, Email, ListQuery, ShortText, Uuid } from './common';
+import { dateRange, DateTime, Email, ListFormat, ListQuery, ShortText, Uuid } from './common';
 import { Risk } from './risk';
 import { z } from './zod';
 
@@ -66,6 +66,9 @@ export const ReferralQuery = ListQuery.extend({
   email: z.string().max(254).optional(),
   affiliateId: z.string().max(100).optional(),
   referredUserExternalId: z.string().max(200).optional(),
+  status: ReferralStatus.optional(),
+  ...dateRange('createdAt', 'creation'),
+  format: ListFormat,
 }).strict();
 
 /**

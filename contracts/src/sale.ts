@@ -1,6 +1,6 @@
 import { Affiliate, AttributionReason, VisitorId } from './affiliate';
 import { CommissionStatus } from './commission';
-import { Amount, Currency, DateTime, Email, ListQuery, ShortText, Uuid } from './common';
+import { Amount, Currency, dateRange, DateTime, Email, ListFormat, ListQuery, ShortText, Uuid } from './common';
 import { Referral } from './referral';
 import { CommissionDecision, Risk } from './risk';
 import { z } from './zod';
@@ -126,6 +126,10 @@ export const SaleQuery = ListQuery.extend({
   id: z.string().max(100).optional(),
   affiliateId: z.string().max(100).optional(),
   referralId: z.string().max(100).optional(),
+  currency: Currency.optional(),
+  ...dateRange('createdAt', 'recording'),
+  ...dateRange('paidAt', 'payment (paidAt)'),
+  format: ListFormat,
 }).strict();
 
 export type Sale = z.infer<typeof Sale>;

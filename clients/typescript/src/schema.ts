@@ -3532,6 +3532,8 @@ export interface operations {
                 id?: string;
                 name?: string;
                 externalId?: string;
+                "createdAt[gte]"?: string;
+                "createdAt[lt]"?: string;
             };
             header?: never;
             path?: never;
@@ -4171,6 +4173,8 @@ export interface operations {
                 couponId?: string;
                 affiliateId?: string;
                 affiliateEmail?: string;
+                "createdAt[gte]"?: string;
+                "createdAt[lt]"?: string;
             };
             header?: never;
             path?: never;
@@ -4982,6 +4986,9 @@ export interface operations {
                 id?: string;
                 email?: string;
                 status?: "PENDING" | "ACTIVE" | "REJECTED" | "DISABLED";
+                "createdAt[gte]"?: string;
+                "createdAt[lt]"?: string;
+                format?: "json" | "csv";
             };
             header?: never;
             path?: never;
@@ -5003,6 +5010,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Affiliate"] | components["schemas"]["Affiliate"][] | null;
+                    "text/csv": string;
                 };
             };
             /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
@@ -6435,6 +6443,10 @@ export interface operations {
                 email?: string;
                 affiliateId?: string;
                 referredUserExternalId?: string;
+                status?: "active" | "inactive";
+                "createdAt[gte]"?: string;
+                "createdAt[lt]"?: string;
+                format?: "json" | "csv";
             };
             header?: never;
             path?: never;
@@ -6456,6 +6468,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Referral"] | components["schemas"]["Referral"][];
+                    "text/csv": string;
                 };
             };
             /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
@@ -7078,6 +7091,12 @@ export interface operations {
                 id?: string;
                 affiliateId?: string;
                 referralId?: string;
+                currency?: string;
+                "createdAt[gte]"?: string;
+                "createdAt[lt]"?: string;
+                "paidAt[gte]"?: string;
+                "paidAt[lt]"?: string;
+                format?: "json" | "csv";
             };
             header?: never;
             path?: never;
@@ -7099,6 +7118,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Sale"] | components["schemas"]["Sale"][];
+                    "text/csv": string;
                 };
             };
             /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
@@ -8356,6 +8376,11 @@ export interface operations {
                 id?: string;
                 affiliateId?: string;
                 status?: "PENDING" | "PAID" | "FAILED";
+                currency?: string;
+                "createdAt[gte]"?: string;
+                "createdAt[lt]"?: string;
+                "paidAt[gte]"?: string;
+                "paidAt[lt]"?: string;
             };
             header?: never;
             path?: never;
@@ -8937,6 +8962,10 @@ export interface operations {
                 startingAfter?: string;
                 status?: "PENDING" | "DUE" | "HELD" | "PAID" | "VOID";
                 affiliateId?: string;
+                currency?: string;
+                "createdAt[gte]"?: string;
+                "createdAt[lt]"?: string;
+                format?: "json" | "csv";
             };
             header?: never;
             path?: never;
@@ -8958,6 +8987,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CommissionListItem"][];
+                    "text/csv": string;
                 };
             };
             /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */

@@ -11,14 +11,14 @@ import {
   SignupAffiliateBody,
   UpdateAffiliateBody,
 } from '@affiliate/contracts';
-import { createRouter, parseBody, parseQuery, programIdOf, setNextPageLink, type ServiceContext } from '@affiliate/platform';
+import { badRequest, createRouter, HeavyOperations, listWantsCsv, parseBody, parseQuery, periodOf, programIdOf, setNextPageLink, streamCsv, type ServiceContext } from '@affiliate/platform';
 import { type Router, type Request } from 'express';
 import type { ZodTypeAny, z } from 'zod';
 import type { Repositories } from '../../data-access/repositories';
 import { createAffiliate, signUpAffiliate } from '../../domain/create-affiliate';
 import { deleteAffiliate, updateAffiliate } from '../../domain/change-affiliate';
 import { addLink, deleteLink, renameLink, type RenamePolicy } from '../../domain/change-links';
-import { listAffiliates, lookUpAffiliate } from '../../domain/find-affiliates';
+import { AFFILIATE_CSV_COLUMNS, affiliateCsvRows, listAffiliates, lookUpAffiliate } from '../../domain/find-affiliates';
 import { listLinks, lookUpLinks } from '../../domain/find-links';
 import { clickIntake, recordClick } from '../../domain/record-click';
 
@@ -30,6 +30,8 @@ const parseSlugBody = <Schema extends ZodTypeAny>(schema: Schema, request: Reque
 export function affiliateRoutes(context: ServiceContext, repositories: Repositories, renamePolicy: RenamePolicy): Router {
   const router = createRouter();
   const clicks = clickIntake(repositories);
+  // A CSV export reads the whole program: a few per program at once (429 beyond), as the sale service's exports.
+  const exports = new HeavyOperations();
 
   router.post('/affiliates', async (request, response) => {
     const body = parseSlugBody(CreateAffiliateBody, request);
@@ -46,11 +48,18 @@ export function affiliateRoutes(context: ServiceContext, repositories: Repositor
   router.get('/affiliates', async (request, response) => {
     const query = parseQuery(AffiliateQuery, request);
     const programId = programIdOf(response);
+    const csv = listWantsCsv(request, query.format);
     if (query.id !== undefined || query.email !== undefined) {
+      if (csv) throw badRequest('format=csv exports the list: it does not combine with id or email');
       response.json(await lookUpAffiliate(repositories, programId, query));
       return;
     }
-    const { items, nextCursor } = await listAffiliates(repositories, programId, query);
+    const filters = { status: query.status, createdAt: periodOf(query, 'createdAt') };
+    if (csv) {
+      await exports.run(programId, () => streamCsv(response, 'affiliates.csv', AFFILIATE_CSV_COLUMNS, affiliateCsvRows(repositories, programId, filters)));
+      return;
+    }
+    const { items, nextCursor } = await listAffiliates(repositories, programId, filters, query);
     setNextPageLink(request, response, nextCursor, query.limit);
     response.json(items);
   });
