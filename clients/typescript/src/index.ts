@@ -15,7 +15,11 @@ export type AffiliateClientOptions = {
   fetch?: typeof globalThis.fetch;
 };
 
-export type AffiliateClient = Client<paths>;
+/**
+ * Answers are typed as their JSON: the lists that also answer CSV (format=csv, Accept: text/csv)
+ * would otherwise type every answer as "JSON or a string". Read a CSV with parseAs: 'text'.
+ */
+export type AffiliateClient = Client<paths, 'application/json'>;
 
 /**
  * A client whose every method, path, body, query and answer is typed from the OpenAPI document:
@@ -23,7 +27,7 @@ export type AffiliateClient = Client<paths>;
  * the documented success body and `error` the documented error body.
  */
 export function createAffiliateClient(options: AffiliateClientOptions): AffiliateClient {
-  return createClient<paths>({
+  return createClient<paths, 'application/json'>({
     baseUrl: options.baseUrl,
     headers: { authorization: `Bearer ${options.apiKey}` },
     ...(options.fetch ? { fetch: options.fetch } : {}),
