@@ -157,6 +157,7 @@ export const LinkQuery = ListQuery.extend({
   link: z.string().max(100).optional(),
   affiliateId: z.string().max(100).optional(),
   affiliateEmail: z.string().max(254).optional(),
+  ...dateRange('createdAt', 'creation'),
 }).strict();
 
 /** A visitor id as the tracking script makes it (random, kept in a first-party cookie), or the integrator's own. */

@@ -5631,6 +5631,8 @@ export interface operations {
                 link?: string;
                 affiliateId?: string;
                 affiliateEmail?: string;
+                "createdAt[gte]"?: string;
+                "createdAt[lt]"?: string;
             };
             header?: never;
             path?: never;

@@ -103,3 +103,16 @@ test('the filters and the export never reach another program, and an unknown fil
   expect(unknown.body.error).toBe('Unknown field in query: statuss');
   expect((await mine.get('/affiliates', { 'createdAt[gt]': '2026-01-01T00:00:00Z' }).expect(400)).body.error).toBe('Unknown field in query: createdAt[gt]');
 });
+
+test('GET /links takes a createdAt period on the list, and refuses one beside a lookup', async () => {
+  const api = harness.api(newProgramId());
+  const [ten, eleven] = await threeAffiliates(api, 'links');
+  const links = harness.service.context.connection.collection('links');
+  const linkOf = (affiliate: { affiliateLinks: { id: string }[] }) => affiliate.affiliateLinks[0]!.id;
+  await links.updateOne({ _id: linkOf(ten) as never }, { $set: { createdAt: new Date('2026-01-01T10:00:00.000Z') } });
+  await links.updateOne({ _id: linkOf(eleven) as never }, { $set: { createdAt: new Date('2026-01-01T11:00:00.000Z') } });
+  const listed = await api.get('/links', { 'createdAt[gte]': '2026-01-01T10:00:00Z', 'createdAt[lt]': '2026-01-01T11:00:00Z' }).expect(200);
+  expect(idsOf(listed.body)).toEqual([linkOf(ten)]);
+  const refused = await api.get('/links', { affiliateId: ten.id, 'createdAt[gte]': '2026-01-01T10:00:00Z' }).expect(400);
+  expect(refused.body.error).toBe('createdAt[gte] and createdAt[lt] filter the list: they do not combine with id, link, affiliateId or affiliateEmail');
+});

@@ -85,12 +85,15 @@ export function affiliateRoutes(context: ServiceContext, repositories: Repositor
   router.get('/links', async (request, response) => {
     const query = parseQuery(LinkQuery, request);
     const programId = programIdOf(response);
-    const { limit, startingAfter, ...lookup } = query;
+    const { limit, startingAfter, id, link, affiliateId, affiliateEmail } = query;
+    const lookup = { id, link, affiliateId, affiliateEmail };
+    const createdAt = periodOf(query, 'createdAt');
     if (Object.values(lookup).some((value) => value !== undefined)) {
+      if (createdAt) throw badRequest('createdAt[gte] and createdAt[lt] filter the list: they do not combine with id, link, affiliateId or affiliateEmail');
       response.json(await lookUpLinks(repositories, programId, lookup));
       return;
     }
-    const { items, nextCursor } = await listLinks(repositories, programId, { limit, startingAfter });
+    const { items, nextCursor } = await listLinks(repositories, programId, createdAt, { limit, startingAfter });
     setNextPageLink(request, response, nextCursor, limit);
     response.json(items);
   });
