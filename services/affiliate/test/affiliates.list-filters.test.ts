@@ -54,11 +54,17 @@ test('createdAt[gte] includes its instant and createdAt[lt] excludes its own, to
   expect(idsOf((await api.get('/affiliates', Object.fromEntries(new URLSearchParams(next))).expect(200)).body)).toEqual([ten.id]);
 });
 
-test('a period that is not a real instant, or that ends before it starts, is a 400 naming the parameter', async () => {
+test('a period that is not a real instant, that ends before it starts, or that is given beside a lookup is a 400 naming the parameter', async () => {
   const api = harness.api(newProgramId());
   expect((await api.get('/affiliates', { 'createdAt[gte]': 'yesterday' }).expect(400)).body.error).toMatch(/^createdAt\[gte\]/);
   expect((await api.get('/affiliates', { 'createdAt[gte]': '2026-02-01T00:00:00Z', 'createdAt[lt]': '2026-01-01T00:00:00Z' }).expect(400)).body.error).toBe(
     'createdAt[gte] must not be after createdAt[lt]',
+  );
+  // A lookup answers one affiliate: a period or an export beside it is refused, not ignored.
+  const ann = await createAffiliate(api, 'ann@example.com');
+  expect((await api.get('/affiliates', { id: ann.id, format: 'csv' }).expect(400)).body.error).toBe('format=csv applies to the list: it does not combine with id or email');
+  expect((await api.get('/affiliates', { email: ann.email, 'createdAt[lt]': '2030-01-01T00:00:00Z' }).expect(400)).body.error).toBe(
+    'createdAt[lt] applies to the list: it does not combine with id or email',
   );
 });
 
@@ -114,5 +120,5 @@ test('GET /links takes a createdAt period on the list, and refuses one beside a 
   const listed = await api.get('/links', { 'createdAt[gte]': '2026-01-01T10:00:00Z', 'createdAt[lt]': '2026-01-01T11:00:00Z' }).expect(200);
   expect(idsOf(listed.body)).toEqual([linkOf(ten)]);
   const refused = await api.get('/links', { affiliateId: ten.id, 'createdAt[gte]': '2026-01-01T10:00:00Z' }).expect(400);
-  expect(refused.body.error).toBe('createdAt[gte] and createdAt[lt] filter the list: they do not combine with id, link, affiliateId or affiliateEmail');
+  expect(refused.body.error).toBe('createdAt[gte] applies to the list: it does not combine with id, link, affiliateId or affiliateEmail');
 });

@@ -21,3 +21,12 @@ export function periodOf(query: Record<string, unknown>, field: string): Period 
 export function withinPeriod(period: Period): { $gte?: Date; $lt?: Date } {
   return { ...(period.gte ? { $gte: period.gte } : {}), ...(period.lt ? { $lt: period.lt } : {}) };
 }
+
+/**
+ * A lookup by identifier (id, email, code…) answers one object, not a list: a period or format=csv
+ * beside it could only be a mistake, so it is a 400 naming the first such parameter and the lookup.
+ */
+export function refuseListParametersBeside(query: Record<string, unknown>, lookup: string): void {
+  const listOnly = Object.keys(query).find((key) => (/\[(gte|lt)\]$/.test(key) && query[key] !== undefined) || (key === 'format' && query[key] === 'csv'));
+  if (listOnly) throw badRequest(`${listOnly === 'format' ? 'format=csv' : listOnly} applies to the list: it does not combine with ${lookup}`);
+}

@@ -11,7 +11,19 @@ import {
   SignupAffiliateBody,
   UpdateAffiliateBody,
 } from '@affiliate/contracts';
-import { badRequest, createRouter, HeavyOperations, listWantsCsv, parseBody, parseQuery, periodOf, programIdOf, setNextPageLink, streamCsv, type ServiceContext } from '@affiliate/platform';
+import {
+  createRouter,
+  HeavyOperations,
+  listWantsCsv,
+  parseBody,
+  parseQuery,
+  periodOf,
+  programIdOf,
+  refuseListParametersBeside,
+  setNextPageLink,
+  streamCsv,
+  type ServiceContext,
+} from '@affiliate/platform';
 import { type Router, type Request } from 'express';
 import type { ZodTypeAny, z } from 'zod';
 import type { Repositories } from '../../data-access/repositories';
@@ -48,12 +60,12 @@ export function affiliateRoutes(context: ServiceContext, repositories: Repositor
   router.get('/affiliates', async (request, response) => {
     const query = parseQuery(AffiliateQuery, request);
     const programId = programIdOf(response);
-    const csv = listWantsCsv(request, query.format);
     if (query.id !== undefined || query.email !== undefined) {
-      if (csv) throw badRequest('format=csv exports the list: it does not combine with id or email');
+      refuseListParametersBeside(query, 'id or email');
       response.json(await lookUpAffiliate(repositories, programId, query));
       return;
     }
+    const csv = listWantsCsv(request, query.format);
     const filters = { status: query.status, createdAt: periodOf(query, 'createdAt') };
     if (csv) {
       await exports.run(programId, () => streamCsv(response, 'affiliates.csv', AFFILIATE_CSV_COLUMNS, affiliateCsvRows(repositories, programId, filters)));
@@ -89,7 +101,7 @@ export function affiliateRoutes(context: ServiceContext, repositories: Repositor
     const lookup = { id, link, affiliateId, affiliateEmail };
     const createdAt = periodOf(query, 'createdAt');
     if (Object.values(lookup).some((value) => value !== undefined)) {
-      if (createdAt) throw badRequest('createdAt[gte] and createdAt[lt] filter the list: they do not combine with id, link, affiliateId or affiliateEmail');
+      refuseListParametersBeside(query, 'id, link, affiliateId or affiliateEmail');
       response.json(await lookUpLinks(repositories, programId, lookup));
       return;
     }

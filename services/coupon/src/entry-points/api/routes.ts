@@ -11,7 +11,7 @@ import {
   UpdateCouponBody,
   UpdatePromotionalCodeBody,
 } from '@affiliate/contracts';
-import { badRequest, createRouter, parseBody, parseQuery, periodOf, programIdOf, setNextPageLink } from '@affiliate/platform';
+import { createRouter, parseBody, parseQuery, periodOf, programIdOf, refuseListParametersBeside, setNextPageLink } from '@affiliate/platform';
 import { type Router } from 'express';
 import type { AffiliateDirectory } from '../../data-access/affiliate-directory';
 import type { CouponRepositories } from '../../data-access/repositories';
@@ -26,9 +26,6 @@ import { releaseRedemption } from '../../domain/release-redemption';
 import { refuseDiscountChange, updateCoupon } from '../../domain/update-coupon';
 import { updatePromotionalCode } from '../../domain/update-promotional-code';
 import { issueCodesInBulk } from '../../domain/issue-affiliate-codes';
-
-/** A lookup by identifier answers one object: a period has nothing to narrow. */
-const PERIOD_IS_FOR_LISTS = 'createdAt[gte] and createdAt[lt] filter the list: they do not combine with id, code, name or externalId';
 
 export type RouteDeps = { repositories: CouponRepositories; affiliates: AffiliateDirectory };
 
@@ -45,7 +42,7 @@ export function couponRoutes({ repositories, affiliates }: RouteDeps): Router {
     const lookup = { id, name, externalId };
     const createdAt = periodOf(query, 'createdAt');
     if (isSingleCouponLookup(lookup)) {
-      if (createdAt) throw badRequest(PERIOD_IS_FOR_LISTS);
+      refuseListParametersBeside(query, 'id, name or externalId');
       response.json(await findCoupon(repositories, programIdOf(response), lookup));
       return;
     }
@@ -78,7 +75,7 @@ export function couponRoutes({ repositories, affiliates }: RouteDeps): Router {
     const lookup = { id, code, externalId, couponId, affiliateId, affiliateEmail };
     const createdAt = periodOf(query, 'createdAt');
     if (isSingleCodeLookup(lookup)) {
-      if (createdAt) throw badRequest(PERIOD_IS_FOR_LISTS);
+      refuseListParametersBeside(query, 'id, code or externalId');
       response.json(await findPromotionalCode(repositories, programIdOf(response), lookup));
       return;
     }

@@ -1,6 +1,5 @@
 import { CreateReferralBody, CustomerClaimQuery, DeleteReferralBody, ReferralQuery, UpdateReferralBody } from '@affiliate/contracts';
 import {
-  badRequest,
   createRouter,
   customerKeysOf,
   HeavyOperations,
@@ -9,6 +8,7 @@ import {
   parseQuery,
   periodOf,
   programIdOf,
+  refuseListParametersBeside,
   setNextPageLink,
   streamCsv,
   type ServiceClient,
@@ -36,12 +36,12 @@ export function referralRoutes(context: ServiceContext, repositories: ReferralRe
     const query = parseQuery(ReferralQuery, request);
     const { id, limit, startingAfter, format } = query;
     const programId = programIdOf(response);
-    const csv = listWantsCsv(request, format);
     if (id !== undefined) {
-      if (csv) throw badRequest('format=csv exports the list: it does not combine with id');
+      refuseListParametersBeside(query, 'id');
       response.json(await referralById(repositories, programId, id));
       return;
     }
+    const csv = listWantsCsv(request, format);
     const { email, affiliateId, referredUserExternalId, status } = query;
     const filters = { email, affiliateId, referredUserExternalId, status, createdAt: periodOf(query, 'createdAt') };
     if (csv) {

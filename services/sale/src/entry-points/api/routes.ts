@@ -14,7 +14,20 @@ import {
   UpdateSaleBody,
   VoidCommissionBody,
 } from '@affiliate/contracts';
-import { apiKeyOf, badRequest, createRouter, listWantsCsv, parseBody, parseQuery, periodOf, programIdOf, setNextPageLink, streamCsv, wantsCsv, type ServiceContext } from '@affiliate/platform';
+import {
+  apiKeyOf,
+  createRouter,
+  listWantsCsv,
+  parseBody,
+  parseQuery,
+  periodOf,
+  programIdOf,
+  refuseListParametersBeside,
+  setNextPageLink,
+  streamCsv,
+  wantsCsv,
+  type ServiceContext,
+} from '@affiliate/platform';
 import { type Router, type RequestHandler } from 'express';
 import { toPayout } from '../../data-access/payouts';
 import { listSales, SALE_CSV_COLUMNS, saleById, saleCsvRows } from '../../domain/find-sales';
@@ -48,12 +61,12 @@ export function saleRoutes(context: ServiceContext, deps: SaleDependencies): Rou
     const query = parseQuery(SaleQuery, request);
     const { id, limit, startingAfter } = query;
     const programId = programIdOf(response);
-    const csv = listWantsCsv(request, query.format);
     if (id !== undefined) {
-      if (csv) throw badRequest('format=csv exports the list: it does not combine with id');
+      refuseListParametersBeside(query, 'id');
       response.json(await saleById(deps.repositories, programId, id));
       return;
     }
+    const csv = listWantsCsv(request, query.format);
     const { affiliateId, referralId, currency } = query;
     const filters = { affiliateId, referralId, currency, createdAt: periodOf(query, 'createdAt'), paidAt: periodOf(query, 'paidAt') };
     if (csv) {
