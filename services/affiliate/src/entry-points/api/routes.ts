@@ -11,19 +11,7 @@ import {
   SignupAffiliateBody,
   UpdateAffiliateBody,
 } from '@affiliate/contracts';
-import {
-  createRouter,
-  HeavyOperations,
-  listWantsCsv,
-  parseBody,
-  parseQuery,
-  periodOf,
-  programIdOf,
-  refuseListParametersBeside,
-  setNextPageLink,
-  streamCsv,
-  type ServiceContext,
-} from '@affiliate/platform';
+import { createRouter, HeavyOperations, listWantsCsv, parseBody, parseQuery, periodOf, programIdOf, refuseListParametersBeside, setNextPageLink, streamCsv, type ServiceContext } from '@affiliate/platform';
 import { type Router, type Request } from 'express';
 import type { ZodTypeAny, z } from 'zod';
 import type { Repositories } from '../../data-access/repositories';

@@ -1,19 +1,5 @@
 import { CreateReferralBody, CustomerClaimQuery, DeleteReferralBody, ReferralQuery, UpdateReferralBody } from '@affiliate/contracts';
-import {
-  createRouter,
-  customerKeysOf,
-  HeavyOperations,
-  listWantsCsv,
-  parseBody,
-  parseQuery,
-  periodOf,
-  programIdOf,
-  refuseListParametersBeside,
-  setNextPageLink,
-  streamCsv,
-  type ServiceClient,
-  type ServiceContext,
-} from '@affiliate/platform';
+import { createRouter, customerKeysOf, HeavyOperations, listWantsCsv, parseBody, parseQuery, periodOf, programIdOf, refuseListParametersBeside, setNextPageLink, streamCsv, type ServiceClient, type ServiceContext } from '@affiliate/platform';
 import { type Router } from 'express';
 import type { ReferralRepositories } from '../../data-access/repositories';
 import { createReferral } from '../../domain/create-referral';

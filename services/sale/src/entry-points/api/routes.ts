@@ -14,20 +14,7 @@ import {
   UpdateSaleBody,
   VoidCommissionBody,
 } from '@affiliate/contracts';
-import {
-  apiKeyOf,
-  createRouter,
-  listWantsCsv,
-  parseBody,
-  parseQuery,
-  periodOf,
-  programIdOf,
-  refuseListParametersBeside,
-  setNextPageLink,
-  streamCsv,
-  wantsCsv,
-  type ServiceContext,
-} from '@affiliate/platform';
+import { apiKeyOf, createRouter, listWantsCsv, parseBody, parseQuery, periodOf, programIdOf, refuseListParametersBeside, setNextPageLink, streamCsv, wantsCsv, type ServiceContext } from '@affiliate/platform';
 import { type Router, type RequestHandler } from 'express';
 import { toPayout } from '../../data-access/payouts';
 import { listSales, SALE_CSV_COLUMNS, saleById, saleCsvRows } from '../../domain/find-sales';
