@@ -1,4 +1,4 @@
-import { DateTime, Email, ListQuery, ShortText, Uuid } from './common';
+import { dateRange, DateTime, Email, ListFormat, ListQuery, ShortText, Uuid } from './common';
 import { CommissionPlanSummary, CommissionTier, FullPayoutDetails, PayoutDetails, PayoutDetailsBody, PlanInForce } from './commission';
 import { PromotionalCodeSummary } from './coupon';
 import { RiskSettings } from './risk';
@@ -130,6 +130,8 @@ export const AffiliateQuery = ListQuery.extend({
   id: z.string().max(200).optional().openapi({ description: 'An affiliate id, a numeric click id (tried first when the value is all digits) or a link slug: answers that one affiliate' }),
   email: z.string().max(254).optional().openapi({ description: "An affiliate's email: answers that one affiliate" }),
   status: AffiliateStatus.optional().openapi({ description: 'With no id or email: only the affiliates of this status (PENDING: the applications waiting for approval)' }),
+  ...dateRange('createdAt', 'creation'),
+  format: ListFormat,
 }).strict();
 
 const LinkOwner = {
@@ -169,6 +171,7 @@ export const LinkQuery = ListQuery.extend({
   link: z.string().max(100).optional().openapi({ description: 'A slug: that link' }),
   affiliateId: z.string().max(100).optional().openapi({ description: 'An affiliate id: every link of that affiliate' }),
   affiliateEmail: z.string().max(254).optional().openapi({ description: "An affiliate's email: every link of that affiliate" }),
+  ...dateRange('createdAt', 'creation'),
 }).strict();
 
 /** A visitor id as the tracking script makes it (random, kept in a first-party cookie), or the integrator's own. */

@@ -1,4 +1,4 @@
-import { Amount, Currency, DateTime, Email, ListQuery, ShortText, Uuid, withoutControlCharacters } from './common';
+import { Amount, Currency, dateRange, DateTime, Email, ListQuery, ShortText, Uuid, withoutControlCharacters } from './common';
 import { z } from './zod';
 
 /**
@@ -244,6 +244,9 @@ export const PayoutQuery = ListQuery.extend({
   id: z.string().max(100).optional().openapi({ description: 'A payout id: that payout' }),
   affiliateId: z.string().max(100).optional().openapi({ description: 'An affiliate id: its payouts' }),
   status: PayoutStatus.optional().openapi({ description: 'Only payouts of this status' }),
+  currency: Currency.optional().openapi({ description: 'Only payouts in this currency' }),
+  ...dateRange('createdAt', 'creation'),
+  ...dateRange('paidAt', 'payment (paidAt; unpaid payouts never match)'),
 }).strict();
 
 export const PayoutExportQuery = z.object({ payoutId: Uuid.openapi({ description: 'The payout to export' }) }).strict();

@@ -94,5 +94,22 @@ export const ListQuery = z.object({
   startingAfter: z.string().max(100).optional().openapi({ param: { description: 'The id of the last object of the previous page (from the Link header); pages run newest first' } }),
 });
 
+/**
+ * A period filter of a list: `<field>[gte]` (from, included) and `<field>[lt]` (to, excluded), e.g.
+ * `createdAt[gte]=2026-01-01T00:00:00Z`. Queries are parsed flat (Node's querystring, the 'simple'
+ * parser): a bracketed name is one plain parameter, never a nested object, so equality filters stay
+ * plain strings and a repeated or nested parameter is refused.
+ */
+export function dateRange<Field extends string>(field: Field, what: string) {
+  const bound = (description: string) => DateTime.optional().openapi({ description });
+  return {
+    [`${field}[gte]`]: bound(`Only those whose ${what} is at or after this instant`),
+    [`${field}[lt]`]: bound(`Only those whose ${what} is before this instant`),
+  } as { [Key in `${Field}[gte]` | `${Field}[lt]`]: ReturnType<typeof bound> };
+}
+
+/** `format=csv`: every matching row (all pages) as one streamed CSV file with a header row; also with `Accept: text/csv`. */
+export const ListFormat = z.enum(['json', 'csv']).optional().openapi({ description: 'csv: every matching row, not one page, as a CSV file with a header row (also with Accept: text/csv); limit and startingAfter do not apply' });
+
 export type ErrorBody = z.infer<typeof ErrorBody>;
 export type NumberedErrorBody = z.infer<typeof NumberedErrorBody>;

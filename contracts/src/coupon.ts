@@ -1,4 +1,4 @@
-import { Amount, Currency, DateTime, Email, ListQuery, Metadata, ShortText, Uuid } from './common';
+import { Amount, Currency, dateRange, DateTime, Email, ListQuery, Metadata, ShortText, Uuid } from './common';
 import { z } from './zod';
 
 export const CouponType = z.enum(['PERCENTAGE', 'FLAT']);
@@ -236,6 +236,7 @@ export const CouponQuery = ListQuery.extend({
   id: z.string().max(100).optional().openapi({ description: 'A coupon id: answers that one coupon' }),
   name: z.string().max(200).optional().openapi({ description: "A coupon's name: answers that coupon" }),
   externalId: z.string().max(200).optional().openapi({ description: "A coupon's externalId: answers that coupon" }),
+  ...dateRange('createdAt', 'creation'),
 }).strict();
 
 
@@ -337,6 +338,7 @@ export const PromotionalCodeQuery = ListQuery.extend({
   couponId: z.string().max(100).optional().openapi({ description: 'A coupon id: every code of that coupon' }),
   affiliateId: z.string().max(100).optional().openapi({ description: 'An affiliate id: every code of that affiliate' }),
   affiliateEmail: z.string().max(254).optional().openapi({ description: "An affiliate's email: every code of that affiliate" }),
+  ...dateRange('createdAt', 'creation'),
 }).strict();
 
 /** Internal: the sale service asks the coupon service to redeem a code for one sale. */

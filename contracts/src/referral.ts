@@ -1,5 +1,5 @@
 import { AttributionReason, VisitorId } from './affiliate';
-import { DateTime, Email, ListQuery, ShortText, Uuid } from './common';
+import { dateRange, DateTime, Email, ListFormat, ListQuery, ShortText, Uuid } from './common';
 import { Risk } from './risk';
 import { z } from './zod';
 
@@ -67,6 +67,9 @@ export const ReferralQuery = ListQuery.extend({
   email: z.string().max(254).optional().openapi({ description: "A customer's email: their referrals" }),
   affiliateId: z.string().max(100).optional().openapi({ description: 'An affiliate id: its referrals' }),
   referredUserExternalId: z.string().max(200).optional().openapi({ description: "Your customer id: that customer's referrals" }),
+  status: ReferralStatus.optional().openapi({ description: 'Only referrals of this status' }),
+  ...dateRange('createdAt', 'creation'),
+  format: ListFormat,
 }).strict();
 
 /**

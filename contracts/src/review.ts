@@ -1,5 +1,5 @@
 import { CommissionStatus } from './commission';
-import { Currency, DateTime, ListQuery, Uuid, withoutControlCharacters } from './common';
+import { Currency, dateRange, DateTime, ListFormat, ListQuery, Uuid, withoutControlCharacters } from './common';
 import { Risk } from './risk';
 import { Commission } from './sale';
 import { z } from './zod';
@@ -27,6 +27,9 @@ export const VoidCommissionBody = z
 export const CommissionQuery = ListQuery.extend({
   status: CommissionStatus.optional().openapi({ description: 'Only commissions of this status (HELD: the review queue)' }),
   affiliateId: Uuid.optional().openapi({ description: 'Only the commissions of this affiliate' }),
+  currency: Currency.optional().openapi({ description: 'Only the commissions in this currency' }),
+  ...dateRange('createdAt', "sale's recording"),
+  format: ListFormat,
 }).strict();
 
 /** GET /commissions: each commission with its sale and the sale's risk signals (what a reviewer decides on). */

@@ -1,6 +1,6 @@
 import { Affiliate, AttributionReason, VisitorId } from './affiliate';
 import { CommissionStatus } from './commission';
-import { Amount, Currency, DateTime, Email, ListQuery, ShortText, Uuid } from './common';
+import { Amount, Currency, dateRange, DateTime, Email, ListFormat, ListQuery, ShortText, Uuid } from './common';
 import { Referral } from './referral';
 import { CommissionDecision, Risk } from './risk';
 import { z } from './zod';
@@ -129,6 +129,10 @@ export const SaleQuery = ListQuery.extend({
   id: z.string().max(100).optional().openapi({ description: 'A sale id: that sale' }),
   affiliateId: z.string().max(100).optional().openapi({ description: 'An affiliate id: its sales' }),
   referralId: z.string().max(100).optional().openapi({ description: 'A referral id: its sales' }),
+  currency: Currency.optional().openapi({ description: 'Only sales in this currency' }),
+  ...dateRange('createdAt', 'recording'),
+  ...dateRange('paidAt', 'payment (paidAt)'),
+  format: ListFormat,
 }).strict();
 
 export type Sale = z.infer<typeof Sale>;

@@ -22,7 +22,11 @@ export type AffiliateClientOptions = RetryOptions & {
   fetch?: typeof globalThis.fetch;
 };
 
-export type AffiliateClient = Client<paths> &
+/**
+ * Answers are typed as their JSON: the lists that also answer CSV (format=csv, Accept: text/csv)
+ * would otherwise type every answer as "JSON or a string". Read a CSV with parseAs: 'text'.
+ */
+export type AffiliateClient = Client<paths, 'application/json'> &
   ResourceClients & {
     /** Every object of any paged list (the admin lists too), page after page: `for await (const item of client.paginate(path, query))`. */
     paginate<Path extends PagedPath>(path: Path, query?: Parameters<typeof paginate<Path>>[2], options?: CallOptions): ReturnType<typeof paginate<Path>>;
@@ -38,7 +42,7 @@ export type AffiliateClient = Client<paths> &
  */
 export function createAffiliateClient(options: AffiliateClientOptions): AffiliateClient {
   const send = options.fetch ?? ((request: Request) => globalThis.fetch(request));
-  const client = createClient<paths>({
+  const client = createClient<paths, 'application/json'>({
     baseUrl: options.baseUrl,
     headers: { authorization: `Bearer ${options.apiKey}` },
     fetch: retryingFetch(send, options),

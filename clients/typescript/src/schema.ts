@@ -5168,6 +5168,10 @@ export interface operations {
                 name?: string;
                 /** @description A coupon's externalId: answers that coupon */
                 externalId?: string;
+                /** @description Only those whose creation is at or after this instant */
+                "createdAt[gte]"?: string;
+                /** @description Only those whose creation is before this instant */
+                "createdAt[lt]"?: string;
             };
             header?: never;
             path?: never;
@@ -6160,6 +6164,10 @@ export interface operations {
                 affiliateId?: string;
                 /** @description An affiliate's email: every code of that affiliate */
                 affiliateEmail?: string;
+                /** @description Only those whose creation is at or after this instant */
+                "createdAt[gte]"?: string;
+                /** @description Only those whose creation is before this instant */
+                "createdAt[lt]"?: string;
             };
             header?: never;
             path?: never;
@@ -7453,6 +7461,12 @@ export interface operations {
                 email?: string;
                 /** @description With no id or email: only the affiliates of this status (PENDING: the applications waiting for approval) */
                 status?: "PENDING" | "ACTIVE" | "REJECTED" | "DISABLED";
+                /** @description Only those whose creation is at or after this instant */
+                "createdAt[gte]"?: string;
+                /** @description Only those whose creation is before this instant */
+                "createdAt[lt]"?: string;
+                /** @description csv: every matching row, not one page, as a CSV file with a header row (also with Accept: text/csv); limit and startingAfter do not apply */
+                format?: "json" | "csv";
             };
             header?: never;
             path?: never;
@@ -7523,6 +7537,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Affiliate"] | components["schemas"]["Affiliate"][] | null;
+                    "text/csv": string;
                 };
             };
             /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
@@ -8446,6 +8461,10 @@ export interface operations {
                 affiliateId?: string;
                 /** @description An affiliate's email: every link of that affiliate */
                 affiliateEmail?: string;
+                /** @description Only those whose creation is at or after this instant */
+                "createdAt[gte]"?: string;
+                /** @description Only those whose creation is before this instant */
+                "createdAt[lt]"?: string;
             };
             header?: never;
             path?: never;
@@ -9602,6 +9621,14 @@ export interface operations {
                 affiliateId?: string;
                 /** @description Your customer id: that customer's referrals */
                 referredUserExternalId?: string;
+                /** @description Only referrals of this status */
+                status?: "active" | "inactive";
+                /** @description Only those whose creation is at or after this instant */
+                "createdAt[gte]"?: string;
+                /** @description Only those whose creation is before this instant */
+                "createdAt[lt]"?: string;
+                /** @description csv: every matching row, not one page, as a CSV file with a header row (also with Accept: text/csv); limit and startingAfter do not apply */
+                format?: "json" | "csv";
             };
             header?: never;
             path?: never;
@@ -9650,6 +9677,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Referral"] | components["schemas"]["Referral"][];
+                    "text/csv": string;
                 };
             };
             /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
@@ -10541,6 +10569,18 @@ export interface operations {
                 affiliateId?: string;
                 /** @description A referral id: its sales */
                 referralId?: string;
+                /** @description Only sales in this currency */
+                currency?: string;
+                /** @description Only those whose recording is at or after this instant */
+                "createdAt[gte]"?: string;
+                /** @description Only those whose recording is before this instant */
+                "createdAt[lt]"?: string;
+                /** @description Only those whose payment (paidAt) is at or after this instant */
+                "paidAt[gte]"?: string;
+                /** @description Only those whose payment (paidAt) is before this instant */
+                "paidAt[lt]"?: string;
+                /** @description csv: every matching row, not one page, as a CSV file with a header row (also with Accept: text/csv); limit and startingAfter do not apply */
+                format?: "json" | "csv";
             };
             header?: never;
             path?: never;
@@ -10617,6 +10657,7 @@ export interface operations {
                      *     ]
                      */
                     "application/json": components["schemas"]["Sale"] | components["schemas"]["Sale"][];
+                    "text/csv": string;
                 };
             };
             /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
@@ -12461,6 +12502,16 @@ export interface operations {
                 affiliateId?: string;
                 /** @description Only payouts of this status */
                 status?: "PENDING" | "PAID" | "FAILED";
+                /** @description Only payouts in this currency */
+                currency?: string;
+                /** @description Only those whose creation is at or after this instant */
+                "createdAt[gte]"?: string;
+                /** @description Only those whose creation is before this instant */
+                "createdAt[lt]"?: string;
+                /** @description Only those whose payment (paidAt; unpaid payouts never match) is at or after this instant */
+                "paidAt[gte]"?: string;
+                /** @description Only those whose payment (paidAt; unpaid payouts never match) is before this instant */
+                "paidAt[lt]"?: string;
             };
             header?: never;
             path?: never;
@@ -13313,6 +13364,14 @@ export interface operations {
                 status?: "PENDING" | "DUE" | "HELD" | "PAID" | "VOID";
                 /** @description Only the commissions of this affiliate */
                 affiliateId?: string;
+                /** @description Only the commissions in this currency */
+                currency?: string;
+                /** @description Only those whose sale's recording is at or after this instant */
+                "createdAt[gte]"?: string;
+                /** @description Only those whose sale's recording is before this instant */
+                "createdAt[lt]"?: string;
+                /** @description csv: every matching row, not one page, as a CSV file with a header row (also with Accept: text/csv); limit and startingAfter do not apply */
+                format?: "json" | "csv";
             };
             header?: never;
             path?: never;
@@ -13372,6 +13431,7 @@ export interface operations {
                      *     ]
                      */
                     "application/json": components["schemas"]["CommissionListItem"][];
+                    "text/csv": string;
                 };
             };
             /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */

@@ -11,6 +11,8 @@ export * from './http/admission';
 export * from './http/app';
 export * from './http/internal-auth';
 export * from './http/heavy-operations';
+export * from './http/csv';
+export * from './http/list-filters';
 export * from './http/keyed-circuits';
 export * from './http/service-client';
 export * from './http/validation';

@@ -1,6 +1,6 @@
 import { shownPayoutDetails, type SignupAnswer, type Affiliate, type AffiliateLink, type AffiliateStatus, type CommissionTier, type FullPayoutDetails } from '@affiliate/contracts';
-import { AggregateStore, outboxPlugin, programKey, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
-import { Schema, type Connection, type Model } from 'mongoose';
+import { AggregateStore, outboxPlugin, programKey, withinPeriod, type OutboxFields, type PageRequest, type Period, type StoreContext } from '@affiliate/platform';
+import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
 import { RECENT_READS_MS } from './links';
 
 export type AffiliateDocument = {
@@ -33,6 +33,12 @@ export type AffiliateDocument = {
 export type StoredPayoutDetails = FullPayoutDetails;
 export type PlanSummary = { id: string; name: string };
 
+/** What GET /affiliates filters the list by; every filter given must hold. */
+export type AffiliateFilters = { status?: AffiliateStatus; createdAt?: Period };
+
+/** What an affiliates CSV row names. */
+export type AffiliateRow = Pick<AffiliateDocument, '_id' | 'firstName' | 'lastName' | 'email' | 'status' | 'commissionRate' | 'createdAt'>;
+
 export const emailKeyOf = (programId: string, email: string) => programKey(programId, email.trim().toLowerCase());
 
 const schema = new Schema<AffiliateDocument>(
@@ -56,7 +62,10 @@ const schema = new Schema<AffiliateDocument>(
   { versionKey: false },
 );
 schema.index({ emailKey: 1 }, { unique: true });
+// The list's order, and the index of a createdAt period (a range on its second field).
 schema.index({ programId: 1, createdAt: -1, _id: -1 });
+// status=… (the approval queue: PENDING), alone or with a createdAt period, in the list's order.
+schema.index({ programId: 1, status: 1, createdAt: -1, _id: -1 });
 schema.plugin(outboxPlugin);
 
 const affiliateModel = (connection: Connection): Model<AffiliateDocument> => connection.model<AffiliateDocument>('Affiliate', schema, 'affiliates');
@@ -71,9 +80,15 @@ export class AffiliateRepository extends AggregateStore<AffiliateDocument> {
     return this.byKey(programId, 'emailKey', emailKeyOf(programId, email));
   }
 
-  /** A page of the list, of one status when given (the approval queue: PENDING). */
-  list(programId: string, page: PageRequest, status?: AffiliateStatus) {
-    return this.page(programId, status ? { status } : {}, page);
+  /** A page of the list, filtered (the approval queue: status PENDING). */
+  list(programId: string, filters: AffiliateFilters, page: PageRequest) {
+    return this.page(programId, listFilter(filters), page);
+  }
+
+  /** Every affiliate the filters let through, newest first, one batch at a time through a cursor: a CSV export. */
+  exportRows(programId: string, filters: AffiliateFilters): AsyncGenerator<AffiliateRow> {
+    const fields: (keyof AffiliateRow)[] = ['_id', 'firstName', 'lastName', 'email', 'status', 'commissionRate', 'createdAt'];
+    return this.stream(programId, listFilter(filters), fields, { sort: { createdAt: -1, _id: -1 } });
   }
 
   /** How many affiliates are assigned this plan (a list query: it may scan, and plans are deleted rarely). */
@@ -88,6 +103,13 @@ export class AffiliateRepository extends AggregateStore<AffiliateDocument> {
   reportEntries(programId: string) {
     return this.stream(programId, {}, ['_id', 'firstName', 'lastName', 'email'], { sort: { createdAt: -1, _id: -1 } });
   }
+}
+
+function listFilter(filters: AffiliateFilters): FilterQuery<AffiliateDocument> {
+  return {
+    ...(filters.status === undefined ? {} : { status: filters.status }),
+    ...(filters.createdAt === undefined ? {} : { createdAt: withinPeriod(filters.createdAt) }),
+  };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AffiliateLink } from '@affiliate/contracts';
-import { AggregateStore, insertOnce, outboxPlugin, programKey, UniqueKeyConflict, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
+import { AggregateStore, insertOnce, outboxPlugin, programKey, UniqueKeyConflict, withinPeriod, type OutboxFields, type PageRequest, type Period, type StoreContext } from '@affiliate/platform';
 import type { EventEnvelope } from '@affiliate/contracts';
 import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
 
@@ -50,6 +50,7 @@ const schema = new Schema<LinkDocument>(
 );
 schema.index({ linkKey: 1 }, { unique: true });
 schema.index({ programId: 1, affiliateId: 1, createdAt: 1 });
+// The list's order, and the index of its createdAt period (a range on the second field).
 schema.index({ programId: 1, createdAt: -1, _id: -1 });
 schema.index({ programId: 1, previousOf: 1 });
 schema.plugin(outboxPlugin);
@@ -168,8 +169,9 @@ export class LinkRepository extends AggregateStore<LinkDocument> {
     return this.count(programId, { affiliateId });
   }
 
-  list(programId: string, page: PageRequest) {
-    return this.page(programId, {}, page);
+  /** A page of the links, created within the period when one is given. */
+  list(programId: string, createdAt: Period | undefined, page: PageRequest) {
+    return this.page(programId, createdAt ? { createdAt: withinPeriod(createdAt) } : {}, page);
   }
 
   /** A link claimed for an affiliate whose own write then failed: nobody ever saw it. */

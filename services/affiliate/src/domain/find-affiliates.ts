@@ -1,6 +1,6 @@
-import type { Affiliate, AffiliateStatus } from '@affiliate/contracts';
-import type { PageRequest } from '@affiliate/platform';
-import { emailKeyOf, toAffiliate, type AffiliateDocument } from '../data-access/affiliates';
+import type { Affiliate } from '@affiliate/contracts';
+import { csvText, type CsvRow, type PageRequest } from '@affiliate/platform';
+import { emailKeyOf, toAffiliate, type AffiliateDocument, type AffiliateFilters } from '../data-access/affiliates';
 import type { Repositories } from '../data-access/repositories';
 import { linksOfAffiliate, linksOfAffiliates } from './affiliate-links';
 import { planSummariesOf, planSummaryOf } from './commission-plans';
@@ -52,9 +52,19 @@ export async function lookUpAffiliate(repositories: Repositories, programId: str
 export async function listAffiliates(
   repositories: Repositories,
   programId: string,
-  page: PageRequest & { status?: AffiliateStatus },
+  filters: AffiliateFilters,
+  page: PageRequest,
 ): Promise<{ items: Affiliate[]; nextCursor: string | null }> {
-  const { items, nextCursor } = await repositories.affiliates.list(programId, page, page.status);
+  const { items, nextCursor } = await repositories.affiliates.list(programId, filters, page);
   const [links, plans] = await Promise.all([linksOfAffiliates(repositories, programId, items.map((affiliate) => affiliate._id)), planSummariesOf(repositories, programId, items)]);
   return { items: items.map((affiliate) => toAffiliate(affiliate, links.get(affiliate._id) ?? [], plans.get(affiliate._id) ?? null)), nextCursor };
+}
+
+export const AFFILIATE_CSV_COLUMNS = ['id', 'first_name', 'last_name', 'email', 'status', 'commission_rate', 'created_at'];
+
+/** The filtered affiliates as CSV rows, newest first, names and emails guarded against formulas. */
+export async function* affiliateCsvRows(repositories: Repositories, programId: string, filters: AffiliateFilters): AsyncGenerator<CsvRow> {
+  for await (const affiliate of repositories.affiliates.exportRows(programId, filters)) {
+    yield [affiliate._id, csvText(affiliate.firstName), csvText(affiliate.lastName), csvText(affiliate.email), affiliate.status, affiliate.commissionRate, affiliate.createdAt.toISOString()];
+  }
 }

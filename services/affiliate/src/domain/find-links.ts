@@ -1,5 +1,5 @@
 import type { LinkResponse } from '@affiliate/contracts';
-import type { PageRequest } from '@affiliate/platform';
+import type { PageRequest, Period } from '@affiliate/platform';
 import type { LinkDocument } from '../data-access/links';
 import type { Repositories } from '../data-access/repositories';
 import { fullUrlsOf } from './full-urls';
@@ -45,7 +45,12 @@ export async function lookUpLinks(repositories: Repositories, programId: string,
   return toLinkResponses(repositories, programId, links);
 }
 
-export async function listLinks(repositories: Repositories, programId: string, page: PageRequest): Promise<{ items: LinkResponse[]; nextCursor: string | null }> {
-  const { items, nextCursor } = await repositories.links.list(programId, page);
+export async function listLinks(
+  repositories: Repositories,
+  programId: string,
+  createdAt: Period | undefined,
+  page: PageRequest,
+): Promise<{ items: LinkResponse[]; nextCursor: string | null }> {
+  const { items, nextCursor } = await repositories.links.list(programId, createdAt, page);
   return { items: await toLinkResponses(repositories, programId, items), nextCursor };
 }

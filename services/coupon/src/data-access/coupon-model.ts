@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AutoCouponRule } from '@affiliate/contracts';
-import { outboxPlugin, type PageRequest, type StoreContext } from '@affiliate/platform';
+import { outboxPlugin, withinPeriod, type PageRequest, type Period, type StoreContext } from '@affiliate/platform';
 import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
 import { CountedStore } from './redemption-counters';
 import { presentExternalIdKey } from './unique-keys';
@@ -86,6 +86,7 @@ const couponSchema = new Schema<CouponRecord>(
 );
 couponSchema.plugin(outboxPlugin);
 couponSchema.index({ externalIdKey: 1 }, { unique: true });
+// The list's order, and the index of a createdAt period (a range on its second field); id and externalId are point lookups.
 couponSchema.index({ programId: 1, createdAt: -1, _id: -1 });
 couponSchema.index({ programId: 1, name: 1, createdAt: -1 });
 
@@ -120,8 +121,9 @@ export class CouponRepository extends CountedStore<CouponRecord> {
     return (await this.all(programId, filter))[0] ?? null;
   }
 
-  list(programId: string, page: PageRequest) {
-    return this.page(programId, {}, page);
+  /** A page of the coupons, created within the period when one is given. */
+  list(programId: string, createdAt: Period | undefined, page: PageRequest) {
+    return this.page(programId, createdAt ? { createdAt: withinPeriod(createdAt) } : {}, page);
   }
 
   /** Adds a code's id to its coupon before the code is stored (see CouponRecord._promotionalCodeIds). */

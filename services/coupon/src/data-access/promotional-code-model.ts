@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AffiliateSummary } from '@affiliate/contracts';
-import { outboxPlugin, type PageRequest, type StoreContext } from '@affiliate/platform';
+import { outboxPlugin, withinPeriod, type PageRequest, type Period, type StoreContext } from '@affiliate/platform';
 import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
 import type { CouponRecord } from './coupon-model';
 import { CountedStore } from './redemption-counters';
@@ -83,6 +83,9 @@ const promotionalCodeSchema = new Schema<PromotionalCodeRecord>(
 promotionalCodeSchema.plugin(outboxPlugin);
 promotionalCodeSchema.index({ codeKey: 1 }, { unique: true });
 promotionalCodeSchema.index({ externalIdKey: 1 }, { unique: true });
+// Which index serves which filter of the list (the program first; a createdAt period is a range on the
+// createdAt that follows): couponId, affiliateId, affiliateEmail, theirs; none or the period alone, the
+// list's order; id, code and externalId are point lookups.
 promotionalCodeSchema.index({ programId: 1, couponId: 1, createdAt: -1 });
 promotionalCodeSchema.index({ programId: 1, affiliateId: 1, createdAt: -1 });
 promotionalCodeSchema.index({ programId: 1, affiliateEmailKey: 1, createdAt: -1 });
@@ -133,8 +136,8 @@ export class PromotionalCodeRepository extends CountedStore<PromotionalCodeRecor
     return found && matches(programId, found, lookup) ? found : null;
   }
 
-  /** Codes matching every filter given, newest first. */
-  list(programId: string, lookup: PromotionalCodeLookup, page: PageRequest) {
+  /** Codes matching every filter given (and created within the period, when one is given), newest first. */
+  list(programId: string, lookup: PromotionalCodeLookup, page: PageRequest, createdAt?: Period) {
     const filter: FilterQuery<PromotionalCodeRecord> = {};
     if (lookup.id !== undefined) filter._id = lookup.id;
     if (lookup.code !== undefined) filter.codeKey = codeKey(programId, lookup.code);
@@ -142,6 +145,7 @@ export class PromotionalCodeRepository extends CountedStore<PromotionalCodeRecor
     if (lookup.couponId !== undefined) filter.couponId = lookup.couponId;
     if (lookup.affiliateId !== undefined) filter.affiliateId = lookup.affiliateId;
     if (lookup.affiliateEmail !== undefined) filter.affiliateEmailKey = lookup.affiliateEmail.trim().toLowerCase();
+    if (createdAt !== undefined) filter.createdAt = withinPeriod(createdAt);
     return this.page(programId, filter, page);
   }
 

@@ -1,5 +1,5 @@
 import type { Coupon } from '@affiliate/contracts';
-import { notFound, type PageRequest } from '@affiliate/platform';
+import { notFound, type PageRequest, type Period } from '@affiliate/platform';
 import type { CouponLookup, CouponRecord } from '../data-access/coupon-model';
 import type { CouponRepositories } from '../data-access/repositories';
 import { toCoupon } from '../data-access/representations';
@@ -26,8 +26,9 @@ export async function findCoupon(repositories: CouponRepositories, programId: st
 export async function listCoupons(
   repositories: CouponRepositories,
   programId: string,
+  createdAt: Period | undefined,
   page: PageRequest,
 ): Promise<{ coupons: Coupon[]; nextCursor: string | null }> {
-  const { items, nextCursor } = await repositories.coupons.list(programId, page);
+  const { items, nextCursor } = await repositories.coupons.list(programId, createdAt, page);
   return { coupons: await withCodes(repositories, programId, items), nextCursor };
 }

@@ -1,5 +1,5 @@
 import type { PromotionalCode } from '@affiliate/contracts';
-import { notFound, type PageRequest } from '@affiliate/platform';
+import { notFound, type PageRequest, type Period } from '@affiliate/platform';
 import type { CouponRepositories } from '../data-access/repositories';
 import type { PromotionalCodeLookup, PromotionalCodeRecord } from '../data-access/promotional-code-model';
 import { toPromotionalCode } from '../data-access/representations';
@@ -30,8 +30,9 @@ export async function listPromotionalCodes(
   repositories: CouponRepositories,
   programId: string,
   lookup: PromotionalCodeLookup,
+  createdAt: Period | undefined,
   page: PageRequest,
 ): Promise<{ promotionalCodes: PromotionalCode[]; nextCursor: string | null }> {
-  const { items, nextCursor } = await repositories.promotionalCodes.list(programId, lookup, page);
+  const { items, nextCursor } = await repositories.promotionalCodes.list(programId, lookup, page, createdAt);
   return { promotionalCodes: await withCoupons(repositories, programId, items), nextCursor };
 }

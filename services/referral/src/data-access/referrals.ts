@@ -1,5 +1,5 @@
 import { NO_RISK, type AttributionReason, type Referral, type Risk } from '@affiliate/contracts';
-import { AggregateStore, outboxPlugin, programKey, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
+import { AggregateStore, outboxPlugin, programKey, withinPeriod, type OutboxFields, type PageRequest, type Period, type StoreContext } from '@affiliate/platform';
 import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
 
 export type ReferralDocument = {
@@ -28,7 +28,7 @@ export type ReferralDocument = {
 
 export const emailKeyOf = (programId: string, email: string): string => programKey(programId, email.trim().toLowerCase());
 
-export type ReferralFilters = { email?: string; affiliateId?: string; referredUserExternalId?: string };
+export type ReferralFilters = { email?: string; affiliateId?: string; referredUserExternalId?: string; status?: Referral['status']; createdAt?: Period };
 
 const schema = new Schema<ReferralDocument>(
   {
@@ -51,9 +51,13 @@ const schema = new Schema<ReferralDocument>(
   { versionKey: false },
 );
 schema.index({ emailKey: 1 }, { unique: true });
+// Which index serves which filter of the list (each with the program first; a createdAt period is a
+// range on the createdAt that follows): none or createdAt alone, the first; affiliateId, the second;
+// referredUserExternalId, the third; status, the fourth; email, the unique emailKey (a point lookup).
 schema.index({ programId: 1, createdAt: -1, _id: -1 });
 schema.index({ programId: 1, affiliateId: 1, createdAt: -1 });
 schema.index({ programId: 1, referredUserExternalId: 1, createdAt: -1 });
+schema.index({ programId: 1, status: 1, createdAt: -1 });
 schema.plugin(outboxPlugin);
 
 const referralModel = (connection: Connection): Model<ReferralDocument> => connection.model<ReferralDocument>('Referral', schema, 'referrals');
@@ -70,12 +74,24 @@ export class ReferralRepository extends AggregateStore<ReferralDocument> {
 
   /** Referrals matching every filter given (none: the whole program), newest first. */
   list(programId: string, filters: ReferralFilters, page: PageRequest) {
-    const filter: FilterQuery<ReferralDocument> = {};
-    if (filters.email !== undefined) filter.emailKey = emailKeyOf(programId, filters.email);
-    if (filters.affiliateId !== undefined) filter.affiliateId = filters.affiliateId;
-    if (filters.referredUserExternalId !== undefined) filter.referredUserExternalId = filters.referredUserExternalId;
-    return this.page(programId, filter, page);
+    return this.page(programId, listFilter(programId, filters), page);
   }
+
+  /** Every referral the filters let through, newest first, one batch at a time through a cursor: a CSV export. */
+  exportRows(programId: string, filters: ReferralFilters): AsyncGenerator<ReferralDocument> {
+    const fields: (keyof ReferralDocument)[] = ['_id', 'affiliateId', 'linkId', 'email', 'name', 'referredUserExternalId', 'plan', 'status', 'createdAt'];
+    return this.stream(programId, listFilter(programId, filters), fields, { sort: { createdAt: -1, _id: -1 } });
+  }
+}
+
+function listFilter(programId: string, filters: ReferralFilters): FilterQuery<ReferralDocument> {
+  const filter: FilterQuery<ReferralDocument> = {};
+  if (filters.email !== undefined) filter.emailKey = emailKeyOf(programId, filters.email);
+  if (filters.affiliateId !== undefined) filter.affiliateId = filters.affiliateId;
+  if (filters.referredUserExternalId !== undefined) filter.referredUserExternalId = filters.referredUserExternalId;
+  if (filters.status !== undefined) filter.status = filters.status;
+  if (filters.createdAt !== undefined) filter.createdAt = withinPeriod(filters.createdAt);
+  return filter;
 }
 
 export function toReferral(referral: ReferralDocument): Referral {

@@ -1,5 +1,5 @@
 import type { Referral } from '@affiliate/contracts';
-import { notFound, type PageRequest } from '@affiliate/platform';
+import { csvText, notFound, type CsvRow, type PageRequest } from '@affiliate/platform';
 import type { ReferralRepositories } from '../data-access/repositories';
 import { toReferral, type ReferralFilters } from '../data-access/referrals';
 
@@ -18,4 +18,23 @@ export async function listReferrals(
 ): Promise<{ items: Referral[]; nextCursor: string | null }> {
   const { items, nextCursor } = await repositories.referrals.list(programId, filters, page);
   return { items: items.map(toReferral), nextCursor };
+}
+
+export const REFERRAL_CSV_COLUMNS = ['id', 'affiliate_id', 'link_id', 'email', 'name', 'referred_user_external_id', 'plan', 'status', 'created_at'];
+
+/** The filtered referrals as CSV rows, newest first, the customer's text guarded against formulas. */
+export async function* referralCsvRows(repositories: ReferralRepositories, programId: string, filters: ReferralFilters): AsyncGenerator<CsvRow> {
+  for await (const referral of repositories.referrals.exportRows(programId, filters)) {
+    yield [
+      referral._id,
+      referral.affiliateId,
+      referral.linkId ?? '',
+      csvText(referral.email),
+      csvText(referral.name),
+      csvText(referral.referredUserExternalId),
+      csvText(referral.plan),
+      referral.status,
+      referral.createdAt.toISOString(),
+    ];
+  }
 }

@@ -1,6 +1,6 @@
 import { shownPayoutDetails, type FullPayoutDetails, type Payout, type PayoutStatus } from '@affiliate/contracts';
-import { AggregateStore, fromMinorUnits, outboxPlugin, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
-import { Schema, type Connection, type Model } from 'mongoose';
+import { AggregateStore, fromMinorUnits, outboxPlugin, withinPeriod, type OutboxFields, type PageRequest, type Period, type StoreContext } from '@affiliate/platform';
+import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
 
 export type PayoutItemDocument = { saleId: string; commissionId: string; amountMinor: number };
 
@@ -45,13 +45,19 @@ const schema = new Schema<PayoutDocument>(
   },
   { versionKey: false },
 );
+// Which index serves which filter of GET /payouts (the program first): none or a createdAt period,
+// the list's order; status, its own; affiliateId, currency and a paidAt period, theirs (the page sorted
+// in memory from what they found).
 schema.index({ programId: 1, createdAt: -1, _id: -1 });
 schema.index({ programId: 1, status: 1 });
+schema.index({ programId: 1, affiliateId: 1, createdAt: -1 });
+schema.index({ programId: 1, currency: 1, createdAt: -1 });
+schema.index({ programId: 1, paidAt: -1 });
 schema.plugin(outboxPlugin);
 
 const payoutModel = (connection: Connection): Model<PayoutDocument> => connection.model<PayoutDocument>('Payout', schema, 'payouts');
 
-export type PayoutFilters = { affiliateId?: string; status?: PayoutStatus };
+export type PayoutFilters = { affiliateId?: string; status?: PayoutStatus; currency?: string; createdAt?: Period; paidAt?: Period };
 
 export class PayoutRepository extends AggregateStore<PayoutDocument> {
   constructor(context: StoreContext) {
@@ -65,7 +71,11 @@ export class PayoutRepository extends AggregateStore<PayoutDocument> {
   }
 
   list(programId: string, filters: PayoutFilters, page: PageRequest) {
-    const filter = { ...(filters.affiliateId ? { affiliateId: filters.affiliateId } : {}), status: filters.status ?? { $ne: 'DRAFT' } };
+    const filter: FilterQuery<PayoutDocument> = { status: filters.status ?? { $ne: 'DRAFT' } };
+    if (filters.affiliateId !== undefined) filter.affiliateId = filters.affiliateId;
+    if (filters.currency !== undefined) filter.currency = filters.currency;
+    if (filters.createdAt !== undefined) filter.createdAt = withinPeriod(filters.createdAt);
+    if (filters.paidAt !== undefined) filter.paidAt = withinPeriod(filters.paidAt);
     return this.page(programId, filter, page);
   }
 

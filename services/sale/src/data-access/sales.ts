@@ -1,6 +1,6 @@
 import { NO_RISK, type AttributionReason, type CommissionStatus, type Risk, type Sale } from '@affiliate/contracts';
-import { AggregateStore, fromMinorUnits, outboxPlugin, programKey, type Decide, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
-import { Schema, type Connection, type Model } from 'mongoose';
+import { AggregateStore, fromMinorUnits, outboxPlugin, programKey, withinPeriod, type Decide, type OutboxFields, type PageRequest, type Period, type StoreContext } from '@affiliate/platform';
+import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
 import { availableAtOf, statusOf, type CommissionEntry } from '../domain/commission';
 
 export type SaleDocument = {
@@ -61,7 +61,16 @@ export type SaleForReport = Pick<SaleDocument, '_id' | 'affiliateId' | 'totalEar
 
 export const externalIdKeyOf = (programId: string, externalId: string): string => programKey(programId, externalId);
 
-export type SaleFilters = { affiliateId?: string; referralId?: string };
+export type SaleFilters = { affiliateId?: string; referralId?: string; currency?: string; createdAt?: Period; paidAt?: Period };
+/** What GET /commissions filters by: one commission entry must match status, affiliate and currency; the period is its sale's createdAt. */
+export type CommissionFilters = { status?: CommissionStatus; affiliateId?: string; currency?: string; createdAt?: Period };
+/** What a sales CSV row names. */
+export type SaleRow = Pick<
+  SaleDocument,
+  '_id' | 'affiliateId' | 'referralId' | 'promoCode' | 'externalId' | 'customerId' | 'totalEarnedMinor' | 'currency' | 'commissionEarnedMinor' | 'commissions' | 'paymentTrigger' | 'paidAt' | 'createdAt'
+>;
+/** What a commissions CSV row reads of its sale. */
+export type SaleCommissions = Pick<SaleDocument, '_id' | 'createdAt' | 'commissions'>;
 
 const commissionSchema = new Schema<CommissionEntry>(
   {
@@ -113,11 +122,21 @@ const schema = new Schema<SaleDocument>(
   },
   { versionKey: false },
 );
+// Which index serves which filter of GET /sales and GET /commissions (each with the program first; a
+// createdAt period is a range on the createdAt that follows): none or createdAt alone, the list's
+// order; affiliateId, referralId and currency, their own; paidAt, its own (the page sorted in memory
+// from the period's sales); the commissions' status (HELD, the review queue) and affiliate, the
+// multikey ones on the entries (currency and the period then filter what they found). id and the
+// externalId are point lookups.
 schema.index({ externalIdKey: 1 }, { unique: true, sparse: true });
 schema.index({ programId: 1, createdAt: -1, _id: -1 });
 schema.index({ programId: 1, affiliateId: 1, createdAt: -1 });
 schema.index({ programId: 1, referralId: 1, createdAt: -1 });
+schema.index({ programId: 1, currency: 1, createdAt: -1 });
+schema.index({ programId: 1, paidAt: -1 });
 schema.index({ programId: 1, 'commissions.payoutCreated': 1 });
+schema.index({ programId: 1, 'commissions.state': 1, createdAt: -1 });
+schema.index({ programId: 1, 'commissions.affiliateId': 1, createdAt: -1 });
 schema.plugin(outboxPlugin);
 
 /** Exported for the memory test, which seeds sales through it instead of 50,000 API calls. */
@@ -216,28 +235,63 @@ export class SaleRepository extends AggregateStore<SaleDocument> {
    * DUE). Reversed sales are listed too: their commissions are VOID (or PAID, with the adjustment
    * that takes it back), which is where a user looks for them.
    */
-  withCommissions(programId: string, filters: { status?: CommissionStatus; affiliateId?: string }, page: PageRequest, now = new Date()) {
-    const open = { $in: ['OPEN', null] };
-    const byStatus: Record<CommissionStatus, Record<string, unknown>> = {
-      PENDING: { state: open, availableAt: { $gt: now } },
-      DUE: { state: open, availableAt: { $not: { $gt: now } } },
-      HELD: { state: 'HELD' },
-      PAID: { state: 'PAID' },
-      VOID: { state: 'VOID' },
-    };
-    const entry = {
-      ...(filters.affiliateId === undefined ? {} : { affiliateId: filters.affiliateId }),
-      ...(filters.status === undefined ? {} : byStatus[filters.status]),
-    };
-    const filter = Object.keys(entry).length === 0 ? {} : { commissions: { $elemMatch: entry } };
-    return this.page(programId, filter, page, { evenIfNotLive: true });
+  withCommissions(programId: string, filters: CommissionFilters, page: PageRequest, now = new Date()) {
+    return this.page(programId, commissionFilter(filters, now), page, { evenIfNotLive: true });
+  }
+
+  /** `withCommissions` whole, one batch at a time through a cursor, with what a commission row reads: a CSV export. */
+  commissionsToExport(programId: string, filters: CommissionFilters, now: Date): AsyncGenerator<SaleCommissions> {
+    return this.stream(programId, commissionFilter(filters, now), ['_id', 'createdAt', 'commissions'], { sort: { createdAt: -1, _id: -1 }, evenIfNotLive: true });
   }
 
   /** Sales matching every filter given (none: the whole program), newest first. */
   list(programId: string, filters: SaleFilters, page: PageRequest) {
-    const filter = Object.fromEntries(Object.entries(filters).filter(([, value]) => value !== undefined));
-    return this.page(programId, filter, page);
+    return this.page(programId, saleFilter(filters), page);
   }
+
+  /** Every sale the filters let through, newest first, one batch at a time through a cursor: a CSV export. */
+  exportRows(programId: string, filters: SaleFilters): AsyncGenerator<SaleRow> {
+    const fields: (keyof SaleRow)[] = [
+      '_id', 'affiliateId', 'referralId', 'promoCode', 'externalId', 'customerId', 'totalEarnedMinor', 'currency', 'commissionEarnedMinor', 'commissions', 'paymentTrigger', 'paidAt', 'createdAt',
+    ];
+    return this.stream(programId, saleFilter(filters), fields, { sort: { createdAt: -1, _id: -1 } });
+  }
+}
+
+function saleFilter(filters: SaleFilters): FilterQuery<SaleDocument> {
+  const filter: FilterQuery<SaleDocument> = {};
+  if (filters.affiliateId !== undefined) filter.affiliateId = filters.affiliateId;
+  if (filters.referralId !== undefined) filter.referralId = filters.referralId;
+  if (filters.currency !== undefined) filter.currency = filters.currency;
+  if (filters.createdAt !== undefined) filter.createdAt = withinPeriod(filters.createdAt);
+  // Sales stored before paidAt was kept have none: a paidAt period leaves them out (their createdAt is their payment's time).
+  if (filters.paidAt !== undefined) filter.paidAt = withinPeriod(filters.paidAt);
+  return filter;
+}
+
+/**
+ * Sales with a commission entry matching status, affiliate and currency together (`$elemMatch`):
+ * PENDING and DUE are the open state before and after `availableAt` (an entry stored before it
+ * existed is open and available since its sale: DUE).
+ */
+function commissionFilter(filters: CommissionFilters, now: Date): FilterQuery<SaleDocument> {
+  const open = { $in: ['OPEN', null] };
+  const byStatus: Record<CommissionStatus, Record<string, unknown>> = {
+    PENDING: { state: open, availableAt: { $gt: now } },
+    DUE: { state: open, availableAt: { $not: { $gt: now } } },
+    HELD: { state: 'HELD' },
+    PAID: { state: 'PAID' },
+    VOID: { state: 'VOID' },
+  };
+  const entry = {
+    ...(filters.affiliateId === undefined ? {} : { affiliateId: filters.affiliateId }),
+    ...(filters.currency === undefined ? {} : { currency: filters.currency }),
+    ...(filters.status === undefined ? {} : byStatus[filters.status]),
+  };
+  return {
+    ...(Object.keys(entry).length === 0 ? {} : { commissions: { $elemMatch: entry } }),
+    ...(filters.createdAt === undefined ? {} : { createdAt: withinPeriod(filters.createdAt) }),
+  };
 }
 
 export function toSale(sale: SaleDocument, now = new Date()): Sale {

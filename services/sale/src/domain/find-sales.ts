@@ -1,5 +1,5 @@
 import type { Sale } from '@affiliate/contracts';
-import { notFound, type PageRequest } from '@affiliate/platform';
+import { csvText, fromMinorUnits, minorUnitDigits, notFound, type CsvRow, type PageRequest } from '@affiliate/platform';
 import type { SaleRepositories } from '../data-access/repositories';
 import { toSale, type SaleFilters } from '../data-access/sales';
 
@@ -18,4 +18,44 @@ export async function listSales(
 ): Promise<{ items: Sale[]; nextCursor: string | null }> {
   const { items, nextCursor } = await repositories.sales.list(programId, filters, page);
   return { items: items.map((sale) => toSale(sale)), nextCursor };
+}
+
+export const SALE_CSV_COLUMNS = [
+  'id',
+  'affiliate_id',
+  'referral_id',
+  'promo_code',
+  'external_id',
+  'customer_id',
+  'total_earned',
+  'currency',
+  'commission_earned',
+  'commission_currency',
+  'payment_trigger',
+  'paid_at',
+  'created_at',
+];
+
+const money = (minor: number, currency: string) => fromMinorUnits(minor, currency).toFixed(minorUnitDigits(currency));
+
+/** The filtered sales as CSV rows, newest first; what integrators sent (code, external ids) guarded against formulas. */
+export async function* saleCsvRows(repositories: SaleRepositories, programId: string, filters: SaleFilters): AsyncGenerator<CsvRow> {
+  for await (const sale of repositories.sales.exportRows(programId, filters)) {
+    const commissionCurrency = sale.commissions[0]?.currency ?? sale.currency;
+    yield [
+      sale._id,
+      sale.affiliateId,
+      sale.referralId ?? '',
+      csvText(sale.promoCode),
+      csvText(sale.externalId),
+      csvText(sale.customerId),
+      money(sale.totalEarnedMinor, sale.currency),
+      sale.currency,
+      money(sale.commissionEarnedMinor, commissionCurrency),
+      commissionCurrency,
+      csvText(sale.paymentTrigger),
+      (sale.paidAt ?? sale.createdAt).toISOString(),
+      sale.createdAt.toISOString(),
+    ];
+  }
 }

@@ -1,8 +1,8 @@
-import type { CommissionListItem, CommissionStatus, Sale } from '@affiliate/contracts';
-import { badRequest, notFound, type PageRequest } from '@affiliate/platform';
+import type { CommissionListItem, Sale } from '@affiliate/contracts';
+import { badRequest, fromMinorUnits, minorUnitDigits, notFound, type CsvRow, type PageRequest } from '@affiliate/platform';
 import type { SaleRepositories } from '../data-access/repositories';
-import { toSale } from '../data-access/sales';
-import { isRefused, release, voidCommission, type CommissionDecision, type CommissionEntry, type DecidedBy, type Transition } from './commission';
+import { toSale, type CommissionFilters } from '../data-access/sales';
+import { availableAtOf, isRefused, release, statusOf, voidCommission, type CommissionDecision, type CommissionEntry, type DecidedBy, type Transition } from './commission';
 import { saleUpdated } from './sale-events';
 
 type Decide = (commission: CommissionEntry, decision: Omit<CommissionDecision, 'action'>) => Transition;
@@ -44,10 +44,16 @@ export function voidReviewedCommission(repositories: SaleRepositories, programId
  * GET /commissions: the commissions of a page of sales (newest first) that match the filters, each
  * with its sale's id and risk. Pages go by sale: the cursor is the last commission's saleId.
  */
+/** The commission matches what the list asked for (the sales found have one that does, not necessarily every one). */
+const matches = (filters: CommissionFilters, commission: { status: string; affiliateId: string; currency: string }): boolean =>
+  (filters.status === undefined || commission.status === filters.status) &&
+  (filters.affiliateId === undefined || commission.affiliateId === filters.affiliateId) &&
+  (filters.currency === undefined || commission.currency === filters.currency);
+
 export async function listCommissions(
   repositories: SaleRepositories,
   programId: string,
-  filters: { status?: CommissionStatus; affiliateId?: string },
+  filters: CommissionFilters,
   page: PageRequest,
 ): Promise<{ items: CommissionListItem[]; nextCursor: string | null }> {
   const now = new Date();
@@ -55,8 +61,33 @@ export async function listCommissions(
   const listed = items.flatMap((document) => {
     const sale = toSale(document, now);
     return sale.commissions
-      .filter((commission) => (filters.status === undefined || commission.status === filters.status) && (filters.affiliateId === undefined || commission.affiliateId === filters.affiliateId))
+      .filter((commission) => matches(filters, commission))
       .map((commission) => ({ ...commission, saleId: sale.id, risk: sale.risk }));
   });
   return { items: listed, nextCursor };
+}
+
+export const COMMISSION_CSV_COLUMNS = ['id', 'sale_id', 'affiliate_id', 'amount', 'currency', 'status', 'available_at', 'adjusts', 'payout_id', 'sale_created_at'];
+
+/** The filtered commissions as CSV rows, their sales newest first (ids, amounts and states: nothing a spreadsheet could run). */
+export async function* commissionCsvRows(repositories: SaleRepositories, programId: string, filters: CommissionFilters): AsyncGenerator<CsvRow> {
+  const now = new Date();
+  for await (const sale of repositories.sales.commissionsToExport(programId, filters, now)) {
+    for (const commission of sale.commissions) {
+      const status = statusOf(commission, sale, now);
+      if (!matches(filters, { status, affiliateId: commission.affiliateId, currency: commission.currency })) continue;
+      yield [
+        commission.id,
+        sale._id,
+        commission.affiliateId,
+        fromMinorUnits(commission.amountMinor, commission.currency).toFixed(minorUnitDigits(commission.currency)),
+        commission.currency,
+        status,
+        availableAtOf(commission, sale).toISOString(),
+        commission.adjusts ?? '',
+        commission.payoutId ?? '',
+        sale.createdAt.toISOString(),
+      ];
+    }
+  }
 }

@@ -11,14 +11,14 @@ import {
   SignupAffiliateBody,
   UpdateAffiliateBody,
 } from '@affiliate/contracts';
-import { createRouter, parseBody, parseQuery, programIdOf, setNextPageLink, type ServiceContext } from '@affiliate/platform';
+import { createRouter, HeavyOperations, listWantsCsv, parseBody, parseQuery, periodOf, programIdOf, refuseListParametersBeside, setNextPageLink, streamCsv, type ServiceContext } from '@affiliate/platform';
 import { type Router, type Request } from 'express';
 import type { ZodTypeAny, z } from 'zod';
 import type { Repositories } from '../../data-access/repositories';
 import { createAffiliate, signUpAffiliate } from '../../domain/create-affiliate';
 import { deleteAffiliate, updateAffiliate } from '../../domain/change-affiliate';
 import { addLink, deleteLink, renameLink, type RenamePolicy } from '../../domain/change-links';
-import { listAffiliates, lookUpAffiliate } from '../../domain/find-affiliates';
+import { AFFILIATE_CSV_COLUMNS, affiliateCsvRows, listAffiliates, lookUpAffiliate } from '../../domain/find-affiliates';
 import { listLinks, lookUpLinks } from '../../domain/find-links';
 import { clickIntake, recordClick } from '../../domain/record-click';
 
@@ -30,6 +30,8 @@ const parseSlugBody = <Schema extends ZodTypeAny>(schema: Schema, request: Reque
 export function affiliateRoutes(context: ServiceContext, repositories: Repositories, renamePolicy: RenamePolicy): Router {
   const router = createRouter();
   const clicks = clickIntake(repositories);
+  // A CSV export reads the whole program: a few per program at once (429 beyond), as the sale service's exports.
+  const exports = new HeavyOperations();
 
   router.post('/affiliates', async (request, response) => {
     const body = parseSlugBody(CreateAffiliateBody, request);
@@ -47,10 +49,17 @@ export function affiliateRoutes(context: ServiceContext, repositories: Repositor
     const query = parseQuery(AffiliateQuery, request);
     const programId = programIdOf(response);
     if (query.id !== undefined || query.email !== undefined) {
+      refuseListParametersBeside(query, 'id or email');
       response.json(await lookUpAffiliate(repositories, programId, query));
       return;
     }
-    const { items, nextCursor } = await listAffiliates(repositories, programId, query);
+    const csv = listWantsCsv(request, query.format);
+    const filters = { status: query.status, createdAt: periodOf(query, 'createdAt') };
+    if (csv) {
+      await exports.run(programId, () => streamCsv(response, 'affiliates.csv', AFFILIATE_CSV_COLUMNS, affiliateCsvRows(repositories, programId, filters)));
+      return;
+    }
+    const { items, nextCursor } = await listAffiliates(repositories, programId, filters, query);
     setNextPageLink(request, response, nextCursor, query.limit);
     response.json(items);
   });
@@ -76,12 +85,15 @@ export function affiliateRoutes(context: ServiceContext, repositories: Repositor
   router.get('/links', async (request, response) => {
     const query = parseQuery(LinkQuery, request);
     const programId = programIdOf(response);
-    const { limit, startingAfter, ...lookup } = query;
+    const { limit, startingAfter, id, link, affiliateId, affiliateEmail } = query;
+    const lookup = { id, link, affiliateId, affiliateEmail };
+    const createdAt = periodOf(query, 'createdAt');
     if (Object.values(lookup).some((value) => value !== undefined)) {
+      refuseListParametersBeside(query, 'id, link, affiliateId or affiliateEmail');
       response.json(await lookUpLinks(repositories, programId, lookup));
       return;
     }
-    const { items, nextCursor } = await listLinks(repositories, programId, { limit, startingAfter });
+    const { items, nextCursor } = await listLinks(repositories, programId, createdAt, { limit, startingAfter });
     setNextPageLink(request, response, nextCursor, limit);
     response.json(items);
   });

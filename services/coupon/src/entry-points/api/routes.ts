@@ -11,7 +11,7 @@ import {
   UpdateCouponBody,
   UpdatePromotionalCodeBody,
 } from '@affiliate/contracts';
-import { createRouter, parseBody, parseQuery, programIdOf, setNextPageLink } from '@affiliate/platform';
+import { createRouter, parseBody, parseQuery, periodOf, programIdOf, refuseListParametersBeside, setNextPageLink } from '@affiliate/platform';
 import { type Router } from 'express';
 import type { AffiliateDirectory } from '../../data-access/affiliate-directory';
 import type { CouponRepositories } from '../../data-access/repositories';
@@ -37,12 +37,16 @@ export function couponRoutes({ repositories, affiliates }: RouteDeps): Router {
     response.json(coupon);
   });
   router.get('/coupons', async (request, response) => {
-    const { limit, startingAfter, ...lookup } = parseQuery(CouponQuery, request);
+    const query = parseQuery(CouponQuery, request);
+    const { limit, startingAfter, id, name, externalId } = query;
+    const lookup = { id, name, externalId };
+    const createdAt = periodOf(query, 'createdAt');
     if (isSingleCouponLookup(lookup)) {
+      refuseListParametersBeside(query, 'id, name or externalId');
       response.json(await findCoupon(repositories, programIdOf(response), lookup));
       return;
     }
-    const { coupons, nextCursor } = await listCoupons(repositories, programIdOf(response), { limit, startingAfter });
+    const { coupons, nextCursor } = await listCoupons(repositories, programIdOf(response), createdAt, { limit, startingAfter });
     setNextPageLink(request, response, nextCursor, limit);
     response.json(coupons);
   });
@@ -66,12 +70,16 @@ export function couponRoutes({ repositories, affiliates }: RouteDeps): Router {
     response.json(promotionalCode);
   });
   router.get('/promotional-codes', async (request, response) => {
-    const { limit, startingAfter, ...lookup } = parseQuery(PromotionalCodeQuery, request);
+    const query = parseQuery(PromotionalCodeQuery, request);
+    const { limit, startingAfter, id, code, externalId, couponId, affiliateId, affiliateEmail } = query;
+    const lookup = { id, code, externalId, couponId, affiliateId, affiliateEmail };
+    const createdAt = periodOf(query, 'createdAt');
     if (isSingleCodeLookup(lookup)) {
+      refuseListParametersBeside(query, 'id, code or externalId');
       response.json(await findPromotionalCode(repositories, programIdOf(response), lookup));
       return;
     }
-    const { promotionalCodes, nextCursor } = await listPromotionalCodes(repositories, programIdOf(response), lookup, { limit, startingAfter });
+    const { promotionalCodes, nextCursor } = await listPromotionalCodes(repositories, programIdOf(response), lookup, createdAt, { limit, startingAfter });
     setNextPageLink(request, response, nextCursor, limit);
     response.json(promotionalCodes);
   });

@@ -1,14 +1,16 @@
 import { CreateReferralBody, CustomerClaimQuery, DeleteReferralBody, ReferralQuery, UpdateReferralBody } from '@affiliate/contracts';
-import { createRouter, customerKeysOf, parseBody, parseQuery, programIdOf, setNextPageLink, type ServiceClient, type ServiceContext } from '@affiliate/platform';
+import { createRouter, customerKeysOf, HeavyOperations, listWantsCsv, parseBody, parseQuery, periodOf, programIdOf, refuseListParametersBeside, setNextPageLink, streamCsv, type ServiceClient, type ServiceContext } from '@affiliate/platform';
 import { type Router } from 'express';
 import type { ReferralRepositories } from '../../data-access/repositories';
 import { createReferral } from '../../domain/create-referral';
 import { deleteReferral } from '../../domain/delete-referral';
-import { listReferrals, referralById } from '../../domain/find-referrals';
+import { listReferrals, REFERRAL_CSV_COLUMNS, referralById, referralCsvRows } from '../../domain/find-referrals';
 import { updateReferral } from '../../domain/update-referral';
 
 export function referralRoutes(context: ServiceContext, repositories: ReferralRepositories, affiliates: ServiceClient): Router {
   const router = createRouter();
+  // A CSV export reads the whole program: a few per program at once (429 beyond), as the sale service's exports.
+  const exports = new HeavyOperations();
 
   router.post('/referrals', async (request, response) => {
     const body = parseBody(CreateReferralBody, request);
@@ -17,10 +19,19 @@ export function referralRoutes(context: ServiceContext, repositories: ReferralRe
   });
 
   router.get('/referrals', async (request, response) => {
-    const { id, limit, startingAfter, ...filters } = parseQuery(ReferralQuery, request);
+    const query = parseQuery(ReferralQuery, request);
+    const { id, limit, startingAfter, format } = query;
     const programId = programIdOf(response);
     if (id !== undefined) {
+      refuseListParametersBeside(query, 'id');
       response.json(await referralById(repositories, programId, id));
+      return;
+    }
+    const csv = listWantsCsv(request, format);
+    const { email, affiliateId, referredUserExternalId, status } = query;
+    const filters = { email, affiliateId, referredUserExternalId, status, createdAt: periodOf(query, 'createdAt') };
+    if (csv) {
+      await exports.run(programId, () => streamCsv(response, 'referrals.csv', REFERRAL_CSV_COLUMNS, referralCsvRows(repositories, programId, filters)));
       return;
     }
     const { items, nextCursor } = await listReferrals(repositories, programId, filters, { limit, startingAfter });

@@ -14,25 +14,27 @@ import {
   UpdateSaleBody,
   VoidCommissionBody,
 } from '@affiliate/contracts';
-import { apiKeyOf, createRouter, parseBody, parseQuery, programIdOf, setNextPageLink, type ServiceContext } from '@affiliate/platform';
+import { apiKeyOf, createRouter, listWantsCsv, parseBody, parseQuery, periodOf, programIdOf, refuseListParametersBeside, setNextPageLink, streamCsv, wantsCsv, type ServiceContext } from '@affiliate/platform';
 import { type Router, type RequestHandler } from 'express';
 import { toPayout } from '../../data-access/payouts';
-import { listSales, saleById } from '../../domain/find-sales';
+import { listSales, SALE_CSV_COLUMNS, saleById, saleCsvRows } from '../../domain/find-sales';
 import { createPayouts, listPayouts, payoutById, updatePayout } from '../../domain/payouts';
 import { recordPayment } from '../../domain/record-sale';
 import { affiliateReport } from '../../domain/reports';
 import { reverseSale } from '../../domain/reverse-sale';
 import type { SaleDependencies } from '../../domain/sale-dependencies';
 import { updateSale } from '../../domain/update-sale';
-import { listCommissions, releaseCommission, voidReviewedCommission } from '../../domain/review-commissions';
+import { COMMISSION_CSV_COLUMNS, commissionCsvRows, listCommissions, releaseCommission, voidReviewedCommission } from '../../domain/review-commissions';
 import { affiliateBalances, affiliateStatement } from '../../domain/statements';
-import { sendPayoutsCsv, sendReportCsv, sendStatementCsv, wantsCsv } from './csv';
+import { sendPayoutsCsv, sendReportCsv, sendStatementCsv } from './csv';
 
 export function saleRoutes(context: ServiceContext, deps: SaleDependencies): Router {
   const router = createRouter();
   // Reads over a whole period or a whole payout: a few per program at once (429 beyond).
   const heavy = deps.heavyOperations.middleware();
   const heavyWhenCsv: RequestHandler = (request, response, next) => (wantsCsv(request) ? heavy(request, response, next) : next());
+  // A list's CSV export (format=csv or Accept: text/csv) reads every matching row: a heavy operation.
+  const heavyWhenListCsv: RequestHandler = (request, response, next) => (listWantsCsv(request, request.query.format) ? heavy(request, response, next) : next());
 
   router.post('/sales', async (request, response) => {
     const body = parseBody(CreateSaleBody, request);
@@ -42,11 +44,20 @@ export function saleRoutes(context: ServiceContext, deps: SaleDependencies): Rou
     response.json(sale);
   });
 
-  router.get('/sales', async (request, response) => {
-    const { id, limit, startingAfter, ...filters } = parseQuery(SaleQuery, request);
+  router.get('/sales', heavyWhenListCsv, async (request, response) => {
+    const query = parseQuery(SaleQuery, request);
+    const { id, limit, startingAfter } = query;
     const programId = programIdOf(response);
     if (id !== undefined) {
+      refuseListParametersBeside(query, 'id');
       response.json(await saleById(deps.repositories, programId, id));
+      return;
+    }
+    const csv = listWantsCsv(request, query.format);
+    const { affiliateId, referralId, currency } = query;
+    const filters = { affiliateId, referralId, currency, createdAt: periodOf(query, 'createdAt'), paidAt: periodOf(query, 'paidAt') };
+    if (csv) {
+      await streamCsv(response, 'sales.csv', SALE_CSV_COLUMNS, saleCsvRows(deps.repositories, programId, filters));
       return;
     }
     const { items, nextCursor } = await listSales(deps.repositories, programId, filters, { limit, startingAfter });
@@ -72,7 +83,9 @@ export function saleRoutes(context: ServiceContext, deps: SaleDependencies): Rou
   });
 
   router.get('/payouts', heavyWhenCsv, async (request, response) => {
-    const { id, limit, startingAfter, ...filters } = parseQuery(PayoutQuery, request);
+    const query = parseQuery(PayoutQuery, request);
+    const { id, limit, startingAfter, affiliateId, status, currency } = query;
+    const filters = { affiliateId, status, currency, createdAt: periodOf(query, 'createdAt'), paidAt: periodOf(query, 'paidAt') };
     const programId = programIdOf(response);
     if (id !== undefined) {
       const payout = await payoutById(deps, programId, id);
@@ -104,8 +117,14 @@ export function saleRoutes(context: ServiceContext, deps: SaleDependencies): Rou
     else response.json(rows);
   });
 
-  router.get('/commissions', async (request, response) => {
-    const { limit, startingAfter, ...filters } = parseQuery(CommissionQuery, request);
+  router.get('/commissions', heavyWhenListCsv, async (request, response) => {
+    const query = parseQuery(CommissionQuery, request);
+    const { limit, startingAfter, status, affiliateId, currency } = query;
+    const filters = { status, affiliateId, currency, createdAt: periodOf(query, 'createdAt') };
+    if (listWantsCsv(request, query.format)) {
+      await streamCsv(response, 'commissions.csv', COMMISSION_CSV_COLUMNS, commissionCsvRows(deps.repositories, programIdOf(response), filters));
+      return;
+    }
     const { items, nextCursor } = await listCommissions(deps.repositories, programIdOf(response), filters, { limit, startingAfter });
     setNextPageLink(request, response, nextCursor, limit);
     response.json(items);

@@ -1,0 +1,32 @@
+import { badRequest } from '../errors';
+
+/** A period of a list filter: from `gte` (included) to `lt` (excluded); either end may be open. */
+export type Period = { gte?: Date; lt?: Date };
+
+/**
+ * The `<field>[gte]` and `<field>[lt]` parameters of a parsed query (contracts' dateRange) as a
+ * period; undefined when neither was given. A period that ends before it starts is a 400: it can
+ * only be a mistake, and an empty list would hide it.
+ */
+export function periodOf(query: Record<string, unknown>, field: string): Period | undefined {
+  const gte = query[`${field}[gte]`];
+  const lt = query[`${field}[lt]`];
+  if (typeof gte !== 'string' && typeof lt !== 'string') return undefined;
+  const period: Period = { ...(typeof gte === 'string' ? { gte: new Date(gte) } : {}), ...(typeof lt === 'string' ? { lt: new Date(lt) } : {}) };
+  if (period.gte && period.lt && period.gte > period.lt) throw badRequest(`${field}[gte] must not be after ${field}[lt]`);
+  return period;
+}
+
+/** A period as the condition on one date field of a database filter. */
+export function withinPeriod(period: Period): { $gte?: Date; $lt?: Date } {
+  return { ...(period.gte ? { $gte: period.gte } : {}), ...(period.lt ? { $lt: period.lt } : {}) };
+}
+
+/**
+ * A lookup by identifier (id, email, code…) answers one object, not a list: a period or format=csv
+ * beside it could only be a mistake, so it is a 400 naming the first such parameter and the lookup.
+ */
+export function refuseListParametersBeside(query: Record<string, unknown>, lookup: string): void {
+  const listOnly = Object.keys(query).find((key) => (/\[(gte|lt)\]$/.test(key) && query[key] !== undefined) || (key === 'format' && query[key] === 'csv'));
+  if (listOnly) throw badRequest(`${listOnly === 'format' ? 'format=csv' : listOnly} applies to the list: it does not combine with ${lookup}`);
+}
