@@ -169,7 +169,7 @@ export const DeleteLinkBody = z
 export const LinkQuery = ListQuery.extend({
   id: z.string().max(100).optional().openapi({ description: 'A link id: that link' }),
   link: z.string().max(100).optional().openapi({ description: 'A slug: that link' }),
-  affiliateId: z.string().max(100).optional().openapi({ description: 'An affiliate id: every link of that affiliate' }),
+  affiliateId: z.string().max(100).optional().openapi({ description: 'An affiliate id: every link of that affiliate, oldest first; with a createdAt period, limit or startingAfter, a filter of the list (newest first, paged)' }),
   affiliateEmail: z.string().max(254).optional().openapi({ description: "An affiliate's email: every link of that affiliate" }),
   ...dateRange('createdAt', 'creation'),
 }).strict();

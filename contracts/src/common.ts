@@ -89,10 +89,19 @@ export function isKeptForReplay(status: number): boolean {
   return status < 500 && status !== 400 && status !== 409 && status !== 415 && status !== 429;
 }
 
-export const ListQuery = z.object({
-  limit: QueryInteger.min(1).max(1000).optional().openapi({ param: { description: 'Page size, 1 to 1000 (default 100)' } }),
-  startingAfter: z.string().max(100).optional().openapi({ param: { description: 'The id of the last object of the previous page (from the Link header); pages run newest first' } }),
-});
+/**
+ * The page of a list. Strict, as every query is: a parameter a list does not take is a 400 naming it,
+ * so a typo never silently answers the whole list (the lists that extend it stay strict).
+ */
+export const ListQuery = z
+  .object({
+    limit: QueryInteger.min(1).max(1000).optional().openapi({ param: { description: 'Page size, 1 to 1000 (default 100)' } }),
+    startingAfter: z.string().max(100).optional().openapi({ param: { description: 'The id of the last object of the previous page (from the Link header); pages run newest first' } }),
+  })
+  .strict();
+
+/** The query of an operation that takes no parameter: any one sent is a 400 naming it. */
+export const NoQuery = z.object({}).strict();
 
 /**
  * A period filter of a list: `<field>[gte]` (from, included) and `<field>[lt]` (to, excluded), e.g.

@@ -29,6 +29,7 @@ export const CommissionQuery = ListQuery.extend({
   affiliateId: Uuid.optional().openapi({ description: 'Only the commissions of this affiliate' }),
   currency: Currency.optional().openapi({ description: 'Only the commissions in this currency' }),
   ...dateRange('createdAt', "sale's recording"),
+  ...dateRange('paidAt', "sale's payment (paidAt)"),
   format: ListFormat,
 }).strict();
 

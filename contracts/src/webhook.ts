@@ -1,4 +1,4 @@
-import { DateTime, httpUrl, ListQuery, ShortText, Uuid } from './common';
+import { dateRange, DateTime, httpUrl, ListQuery, ShortText, Uuid } from './common';
 import { PUBLIC_EVENT_TYPES, PublicEventType, WebhookPayload } from './events';
 import { z } from './zod';
 
@@ -132,6 +132,7 @@ export const WebhookDeliveryQuery = ListQuery.extend({
   eventId: Uuid.optional().openapi({ description: 'Only the deliveries of this event' }),
   status: DeliveryStatus.optional().openapi({ description: 'Only deliveries of this status' }),
   eventType: PublicEventType.optional().openapi({ param: { description: 'Only deliveries of events of this type' } }),
+  ...dateRange('createdAt', 'creation (when the event was fanned out to the endpoint)'),
 }).strict();
 
 /** The outcome of one send: a delivery attempt, or the answer to a test ping. */

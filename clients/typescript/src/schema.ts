@@ -8457,7 +8457,7 @@ export interface operations {
                 id?: string;
                 /** @description A slug: that link */
                 link?: string;
-                /** @description An affiliate id: every link of that affiliate */
+                /** @description An affiliate id: every link of that affiliate, oldest first; with a createdAt period, limit or startingAfter, a filter of the list (newest first, paged) */
                 affiliateId?: string;
                 /** @description An affiliate's email: every link of that affiliate */
                 affiliateEmail?: string;
@@ -13370,6 +13370,10 @@ export interface operations {
                 "createdAt[gte]"?: string;
                 /** @description Only those whose sale's recording is before this instant */
                 "createdAt[lt]"?: string;
+                /** @description Only those whose sale's payment (paidAt) is at or after this instant */
+                "paidAt[gte]"?: string;
+                /** @description Only those whose sale's payment (paidAt) is before this instant */
+                "paidAt[lt]"?: string;
                 /** @description csv: every matching row, not one page, as a CSV file with a header row (also with Accept: text/csv); limit and startingAfter do not apply */
                 format?: "json" | "csv";
             };
@@ -15574,6 +15578,10 @@ export interface operations {
                 status?: "pending" | "succeeded" | "failed";
                 /** @description Only deliveries of events of this type */
                 eventType?: components["schemas"]["EventType"];
+                /** @description Only those whose creation (when the event was fanned out to the endpoint) is at or after this instant */
+                "createdAt[gte]"?: string;
+                /** @description Only those whose creation (when the event was fanned out to the endpoint) is before this instant */
+                "createdAt[lt]"?: string;
             };
             header?: never;
             path?: never;

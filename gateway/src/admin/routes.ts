@@ -1,4 +1,4 @@
-import { API_OPERATIONS, CreateApiKeyBody, CreateProgramBody, ListQuery, UpdateProgramBody } from '@affiliate/contracts';
+import { API_OPERATIONS, CreateApiKeyBody, CreateProgramBody, ListQuery, NoQuery, UpdateProgramBody } from '@affiliate/contracts';
 import { createRouter, constantTimeEquals, parseBody, parseQuery, REQUEST_ID_HEADER, setNextPageLink, unauthorized, type Logger } from '@affiliate/platform';
 import express, { type Router, type Request, type RequestHandler, type Response } from 'express';
 import type { RateLimit } from '../config';
@@ -120,6 +120,7 @@ export function adminRoutes(options: AdminRoutesOptions): Router {
     response.json(items);
   });
   router.get('/programs/:id', async (request, response) => {
+    parseQuery(NoQuery, request);
     response.json(await getProgram(store.programs, request.params.id));
   });
   router.put('/programs/:id', async (request, response) => {
@@ -140,6 +141,7 @@ export function adminRoutes(options: AdminRoutesOptions): Router {
     response.json(await createApiKey(store, request.params.id, { scopes }));
   });
   router.get('/programs/:id/api-keys', async (request, response) => {
+    parseQuery(NoQuery, request);
     await getProgram(store.programs, request.params.id);
     response.json(await listApiKeys(store, request.params.id));
   });
@@ -152,6 +154,7 @@ export function adminRoutes(options: AdminRoutesOptions): Router {
     response.json(created);
   });
   router.get('/programs/:id/publishable-keys', async (request, response) => {
+    parseQuery(NoQuery, request);
     await getProgram(store.programs, request.params.id);
     response.json(await listPublishableKeys(store, request.params.id));
   });

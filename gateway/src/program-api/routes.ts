@@ -1,4 +1,4 @@
-import { CreatePortalSessionBody, ListQuery, ProgramSettingsBody, RevokePortalSessionsBody, RevokePublishableKeyBody } from '@affiliate/contracts';
+import { CreatePortalSessionBody, ListQuery, NoQuery, ProgramSettingsBody, RevokePortalSessionsBody, RevokePublishableKeyBody } from '@affiliate/contracts';
 import { createRouter, parseBody, parseQuery, requireJsonBody, setNextPageLink } from '@affiliate/platform';
 import express, { type Router, type RequestHandler } from 'express';
 import type { ProgramAuditLog } from '../admin/program-audit-log';
@@ -46,7 +46,8 @@ export function programApiRoutes(options: ProgramApiOptions): Router {
   const once: RequestHandler[] = [idempotency(options.idempotencyRecords, options.idempotencyAbandonedAfterMs), storeLocalAnswer];
   const programIdOf = (response: express.Response) => callerOf(response).programId;
 
-  router.get('/program', options.rateLimit, async (_request, response) => {
+  router.get('/program', options.rateLimit, async (request, response) => {
+    parseQuery(NoQuery, request);
     response.json(await getProgram(options.programs, programIdOf(response)));
   });
   router.put('/program', options.rateLimit, json, ...once, async (request, response) => {
@@ -56,7 +57,8 @@ export function programApiRoutes(options: ProgramApiOptions): Router {
     options.onChange();
     response.json(program);
   });
-  router.get('/publishable-keys', options.rateLimit, async (_request, response) => {
+  router.get('/publishable-keys', options.rateLimit, async (request, response) => {
+    parseQuery(NoQuery, request);
     response.json(await listPublishableKeys(store, programIdOf(response)));
   });
   router.post('/publishable-keys', options.rateLimit, bytes, ...once, async (_request, response) => {

@@ -33,6 +33,8 @@ export type PreviousLink = { link: string; reservedUntil: Date | null };
 export const linkKeyOf = (programId: string, slug: string) => programKey(programId, slug.toLowerCase());
 
 export type LinkLookup = { id?: string; link?: string; affiliateId?: string };
+/** What the list of links filters by. */
+export type LinkFilters = { affiliateId?: string; createdAt?: Period };
 
 const schema = new Schema<LinkDocument>(
   {
@@ -49,7 +51,9 @@ const schema = new Schema<LinkDocument>(
   { versionKey: false },
 );
 schema.index({ linkKey: 1 }, { unique: true });
-schema.index({ programId: 1, affiliateId: 1, createdAt: 1 });
+// An affiliate's links oldest first (the lookup by affiliateId), and, read backwards, the list filtered
+// by affiliateId newest first (createdAt then _id, so a page stops at its limit), a period a range on it.
+schema.index({ programId: 1, affiliateId: 1, createdAt: 1, _id: 1 });
 // The list's order, and the index of its createdAt period (a range on the second field).
 schema.index({ programId: 1, createdAt: -1, _id: -1 });
 schema.index({ programId: 1, previousOf: 1 });
@@ -169,9 +173,12 @@ export class LinkRepository extends AggregateStore<LinkDocument> {
     return this.count(programId, { affiliateId });
   }
 
-  /** A page of the links, created within the period when one is given. */
-  list(programId: string, createdAt: Period | undefined, page: PageRequest) {
-    return this.page(programId, createdAt ? { createdAt: withinPeriod(createdAt) } : {}, page);
+  /** A page of the links, of the affiliate and created within the period when they are given. */
+  list(programId: string, filters: LinkFilters, page: PageRequest) {
+    const filter: FilterQuery<LinkDocument> = {};
+    if (filters.affiliateId !== undefined) filter.affiliateId = filters.affiliateId;
+    if (filters.createdAt !== undefined) filter.createdAt = withinPeriod(filters.createdAt);
+    return this.page(programId, filter, page);
   }
 
   /** A link claimed for an affiliate whose own write then failed: nobody ever saw it. */

@@ -1,6 +1,6 @@
 import type { LinkResponse } from '@affiliate/contracts';
-import type { PageRequest, Period } from '@affiliate/platform';
-import type { LinkDocument } from '../data-access/links';
+import type { PageRequest } from '@affiliate/platform';
+import type { LinkDocument, LinkFilters } from '../data-access/links';
 import type { Repositories } from '../data-access/repositories';
 import { fullUrlsOf } from './full-urls';
 import { statsOfLinks } from './link-stats';
@@ -48,9 +48,9 @@ export async function lookUpLinks(repositories: Repositories, programId: string,
 export async function listLinks(
   repositories: Repositories,
   programId: string,
-  createdAt: Period | undefined,
+  filters: LinkFilters,
   page: PageRequest,
 ): Promise<{ items: LinkResponse[]; nextCursor: string | null }> {
-  const { items, nextCursor } = await repositories.links.list(programId, createdAt, page);
+  const { items, nextCursor } = await repositories.links.list(programId, filters, page);
   return { items: await toLinkResponses(repositories, programId, items), nextCursor };
 }

@@ -86,9 +86,10 @@ const couponSchema = new Schema<CouponRecord>(
 );
 couponSchema.plugin(outboxPlugin);
 couponSchema.index({ externalIdKey: 1 }, { unique: true });
-// The list's order, and the index of a createdAt period (a range on its second field); id and externalId are point lookups.
+// The list's order, and the index of a createdAt period (a range on its second field); name, its own,
+// ending in the list's order too (createdAt then _id); id and externalId are point lookups.
 couponSchema.index({ programId: 1, createdAt: -1, _id: -1 });
-couponSchema.index({ programId: 1, name: 1, createdAt: -1 });
+couponSchema.index({ programId: 1, name: 1, createdAt: -1, _id: -1 });
 
 const couponModel = (connection: Connection): Model<CouponRecord> => connection.model<CouponRecord>('Coupon', couponSchema);
 

@@ -83,12 +83,13 @@ const promotionalCodeSchema = new Schema<PromotionalCodeRecord>(
 promotionalCodeSchema.plugin(outboxPlugin);
 promotionalCodeSchema.index({ codeKey: 1 }, { unique: true });
 promotionalCodeSchema.index({ externalIdKey: 1 }, { unique: true });
-// Which index serves which filter of the list (the program first; a createdAt period is a range on the
+// Which index serves which filter of the list (the program first, ending in the list's order, createdAt
+// then _id, so a page is read in order and stops at its limit; a createdAt period is a range on the
 // createdAt that follows): couponId, affiliateId, affiliateEmail, theirs; none or the period alone, the
 // list's order; id, code and externalId are point lookups.
-promotionalCodeSchema.index({ programId: 1, couponId: 1, createdAt: -1 });
-promotionalCodeSchema.index({ programId: 1, affiliateId: 1, createdAt: -1 });
-promotionalCodeSchema.index({ programId: 1, affiliateEmailKey: 1, createdAt: -1 });
+promotionalCodeSchema.index({ programId: 1, couponId: 1, createdAt: -1, _id: -1 });
+promotionalCodeSchema.index({ programId: 1, affiliateId: 1, createdAt: -1, _id: -1 });
+promotionalCodeSchema.index({ programId: 1, affiliateEmailKey: 1, createdAt: -1, _id: -1 });
 promotionalCodeSchema.index({ programId: 1, createdAt: -1, _id: -1 });
 
 const promotionalCodeModel = (connection: Connection): Model<PromotionalCodeRecord> =>

@@ -51,13 +51,15 @@ const schema = new Schema<ReferralDocument>(
   { versionKey: false },
 );
 schema.index({ emailKey: 1 }, { unique: true });
-// Which index serves which filter of the list (each with the program first; a createdAt period is a
-// range on the createdAt that follows): none or createdAt alone, the first; affiliateId, the second;
-// referredUserExternalId, the third; status, the fourth; email, the unique emailKey (a point lookup).
+// Which index serves which filter of the list (each with the program first, and ending in the list's
+// order, createdAt then _id, so a page is read in order and stops at its limit; a createdAt period is
+// a range on the createdAt that follows): none or createdAt alone, the first; affiliateId, the second;
+// referredUserExternalId, the third; status, the fourth (with affiliateId too, the second, status then
+// filtering what it reads); email, the unique emailKey (a point lookup).
 schema.index({ programId: 1, createdAt: -1, _id: -1 });
-schema.index({ programId: 1, affiliateId: 1, createdAt: -1 });
-schema.index({ programId: 1, referredUserExternalId: 1, createdAt: -1 });
-schema.index({ programId: 1, status: 1, createdAt: -1 });
+schema.index({ programId: 1, affiliateId: 1, createdAt: -1, _id: -1 });
+schema.index({ programId: 1, referredUserExternalId: 1, createdAt: -1, _id: -1 });
+schema.index({ programId: 1, status: 1, createdAt: -1, _id: -1 });
 schema.plugin(outboxPlugin);
 
 const referralModel = (connection: Connection): Model<ReferralDocument> => connection.model<ReferralDocument>('Referral', schema, 'referrals');

@@ -45,13 +45,16 @@ const schema = new Schema<PayoutDocument>(
   },
   { versionKey: false },
 );
-// Which index serves which filter of GET /payouts (the program first): none or a createdAt period,
-// the list's order; status, its own; affiliateId, currency and a paidAt period, theirs (the page sorted
-// in memory from what they found).
+// Which index serves which filter of GET /payouts (the program first and, but for paidAt, ending in
+// the list's order, createdAt then _id, so a page is read in order and stops at its limit; a createdAt
+// period is a range on the createdAt that follows): none or a createdAt period, the list's order;
+// status, affiliateId and currency, their own (given together, one of them, the others filtering what
+// it reads); a paidAt period alone, its own: a range of the period's payouts, then sorted into the
+// list's order (bounded by the period, docs/lists-and-exports.md).
 schema.index({ programId: 1, createdAt: -1, _id: -1 });
-schema.index({ programId: 1, status: 1 });
-schema.index({ programId: 1, affiliateId: 1, createdAt: -1 });
-schema.index({ programId: 1, currency: 1, createdAt: -1 });
+schema.index({ programId: 1, status: 1, createdAt: -1, _id: -1 });
+schema.index({ programId: 1, affiliateId: 1, createdAt: -1, _id: -1 });
+schema.index({ programId: 1, currency: 1, createdAt: -1, _id: -1 });
 schema.index({ programId: 1, paidAt: -1 });
 schema.plugin(outboxPlugin);
 

@@ -62,8 +62,8 @@ export type SaleForReport = Pick<SaleDocument, '_id' | 'affiliateId' | 'totalEar
 export const externalIdKeyOf = (programId: string, externalId: string): string => programKey(programId, externalId);
 
 export type SaleFilters = { affiliateId?: string; referralId?: string; currency?: string; createdAt?: Period; paidAt?: Period };
-/** What GET /commissions filters by: one commission entry must match status, affiliate and currency; the period is its sale's createdAt. */
-export type CommissionFilters = { status?: CommissionStatus; affiliateId?: string; currency?: string; createdAt?: Period };
+/** What GET /commissions filters by: one commission entry must match status, affiliate and currency; the periods are its sale's createdAt and paidAt. */
+export type CommissionFilters = { status?: CommissionStatus; affiliateId?: string; currency?: string; createdAt?: Period; paidAt?: Period };
 /** What a sales CSV row names. */
 export type SaleRow = Pick<
   SaleDocument,
@@ -122,21 +122,24 @@ const schema = new Schema<SaleDocument>(
   },
   { versionKey: false },
 );
-// Which index serves which filter of GET /sales and GET /commissions (each with the program first; a
-// createdAt period is a range on the createdAt that follows): none or createdAt alone, the list's
-// order; affiliateId, referralId and currency, their own; paidAt, its own (the page sorted in memory
-// from the period's sales); the commissions' status (HELD, the review queue) and affiliate, the
-// multikey ones on the entries (currency and the period then filter what they found). id and the
-// externalId are point lookups.
+// Which index serves which filter of GET /sales and GET /commissions (each with the program first and,
+// but for paidAt, ending in the lists' order, createdAt then _id, so a page is read in order and stops
+// at its limit; a createdAt period is a range on the createdAt that follows): none or createdAt alone,
+// the list's order; affiliateId, referralId and currency, their own (given together, the first of
+// them, the others filtering what it reads); a paidAt period alone, its own: a range of the period's
+// sales, then sorted into the list's order (bounded by the period, docs/lists-and-exports.md); the
+// commissions' status (HELD, the review queue) and affiliate, the multikey ones on the entries
+// (currency then filters what they read); a paidAt period of GET /commissions, as on GET /sales. id
+// and the externalId are point lookups.
 schema.index({ externalIdKey: 1 }, { unique: true, sparse: true });
 schema.index({ programId: 1, createdAt: -1, _id: -1 });
-schema.index({ programId: 1, affiliateId: 1, createdAt: -1 });
-schema.index({ programId: 1, referralId: 1, createdAt: -1 });
-schema.index({ programId: 1, currency: 1, createdAt: -1 });
+schema.index({ programId: 1, affiliateId: 1, createdAt: -1, _id: -1 });
+schema.index({ programId: 1, referralId: 1, createdAt: -1, _id: -1 });
+schema.index({ programId: 1, currency: 1, createdAt: -1, _id: -1 });
 schema.index({ programId: 1, paidAt: -1 });
 schema.index({ programId: 1, 'commissions.payoutCreated': 1 });
-schema.index({ programId: 1, 'commissions.state': 1, createdAt: -1 });
-schema.index({ programId: 1, 'commissions.affiliateId': 1, createdAt: -1 });
+schema.index({ programId: 1, 'commissions.state': 1, createdAt: -1, _id: -1 });
+schema.index({ programId: 1, 'commissions.affiliateId': 1, createdAt: -1, _id: -1 });
 schema.plugin(outboxPlugin);
 
 /** Exported for the memory test, which seeds sales through it instead of 50,000 API calls. */
@@ -291,6 +294,7 @@ function commissionFilter(filters: CommissionFilters, now: Date): FilterQuery<Sa
   return {
     ...(Object.keys(entry).length === 0 ? {} : { commissions: { $elemMatch: entry } }),
     ...(filters.createdAt === undefined ? {} : { createdAt: withinPeriod(filters.createdAt) }),
+    ...(filters.paidAt === undefined ? {} : { paidAt: withinPeriod(filters.paidAt) }),
   };
 }
 

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery } from '@affiliate/contracts';
-import { byIdInProgram, findPage, insertOnce, uuidFromDigest, type PageRequest, type TraceCarrier } from '@affiliate/platform';
+import { byIdInProgram, findPage, insertOnce, uuidFromDigest, withinPeriod, type PageRequest, type Period, type TraceCarrier } from '@affiliate/platform';
 import { Schema, type Connection, type FilterQuery, type Model, type UpdateQuery } from 'mongoose';
 
 export type StoredAttempt = {
@@ -86,7 +86,16 @@ const schema = new Schema<WebhookDeliveryDocument>(
   },
   { versionKey: false },
 );
+// Which index serves which filter of the delivery log (the program first, ending in the list's order,
+// createdAt then _id, so a page is read in order and stops at its limit; a createdAt period is a range
+// on the createdAt that follows): none or a period, the first; endpointId, eventId, status and
+// eventType, their own (given together, one of them, the others filtering what it reads).
 schema.index({ programId: 1, createdAt: -1, _id: -1 });
+schema.index({ programId: 1, endpointId: 1, createdAt: -1, _id: -1 });
+schema.index({ programId: 1, eventId: 1, createdAt: -1, _id: -1 });
+schema.index({ programId: 1, status: 1, createdAt: -1, _id: -1 });
+schema.index({ programId: 1, eventType: 1, createdAt: -1, _id: -1 });
+// An endpoint's failed deliveries of a window (recover).
 schema.index({ endpointId: 1, status: 1, createdAt: 1 });
 
 const webhookDeliveryModel = (connection: Connection): Model<WebhookDeliveryDocument> =>
@@ -95,7 +104,7 @@ const webhookDeliveryModel = (connection: Connection): Model<WebhookDeliveryDocu
 export type ClaimedDelivery = WebhookDeliveryDocument & { lockToken: string };
 /** A delivery that takes its place in its object's order on its endpoint. */
 export type OrderedDelivery = { endpointId: string; objectKey: string; revision: number };
-export type DeliveryFilter = { endpointId?: string; eventId?: string; status?: DeliveryStatus; eventType?: string };
+export type DeliveryFilter = { endpointId?: string; eventId?: string; status?: DeliveryStatus; eventType?: string; createdAt?: Period };
 
 /**
  * The delivery log. Everything a sender does to one delivery is a point operation by _id (with the
@@ -123,6 +132,7 @@ export class WebhookDeliveryRepository {
     if (filter.eventId !== undefined) scope.eventId = filter.eventId;
     if (filter.status !== undefined) scope.status = filter.status;
     if (filter.eventType !== undefined) scope.eventType = filter.eventType;
+    if (filter.createdAt !== undefined) scope.createdAt = withinPeriod(filter.createdAt);
     return findPage<WebhookDeliveryDocument>(this.model, scope, page, { programId });
   }
 

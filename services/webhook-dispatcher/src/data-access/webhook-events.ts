@@ -37,6 +37,9 @@ schema.index({ programId: 1, createdAt: -1, _id: -1 });
 schema.index({ programId: 1, type: 1, createdAt: -1, _id: -1 });
 schema.index({ programId: 1, objectId: 1, createdAt: -1, _id: -1 });
 schema.index({ expiresAt: 1 }, { expireAfterSeconds: 0 });
+// The sweep's other half: expiresAt was fixed when the event was written, so after EVENT_RETENTION_DAYS
+// is lowered the events older than the new retention are found by their createdAt.
+schema.index({ createdAt: 1 });
 
 const storedEventModel = (connection: Connection): Model<StoredEventDocument> => connection.model<StoredEventDocument>('StoredEvent', schema, 'webhook_events');
 
@@ -92,8 +95,13 @@ export class StoredEventRepository {
       .lean();
   }
 
-  /** The retention sweep, across programs: the local server runs no TTL monitor (MongoDB's usually has done it already). */
-  async deleteExpiredAcrossPrograms(now = new Date()): Promise<number> {
-    return (await this.model.deleteMany({ expiresAt: { $lte: now } })).deletedCount;
+  /**
+   * The retention sweep, across programs: the events past their expiresAt (the local server runs no
+   * TTL monitor; MongoDB's usually has done it already), and those older than the retention in force,
+   * which is shorter than the one they were written with when EVENT_RETENTION_DAYS was lowered since.
+   */
+  async deleteExpiredAcrossPrograms(retentionMs: number, now = new Date()): Promise<number> {
+    const expired = { $or: [{ expiresAt: { $lte: now } }, { createdAt: { $lt: new Date(now.getTime() - retentionMs) } }] };
+    return (await this.model.deleteMany(expired)).deletedCount;
   }
 }

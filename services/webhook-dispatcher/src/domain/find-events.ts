@@ -1,5 +1,5 @@
 import type { EventQuery, WebhookPayload } from '@affiliate/contracts';
-import { badRequest, notFound } from '@affiliate/platform';
+import { notFound, periodOf } from '@affiliate/platform';
 import type { z } from 'zod';
 import type { DispatcherSettings } from '../config';
 import type { Repositories } from '../data-access/repositories';
@@ -24,9 +24,8 @@ export async function listEvents(
   programId: string,
   query: z.infer<typeof EventQuery>,
 ): Promise<{ items: WebhookPayload[]; nextCursor: string | null }> {
-  const gte = query['createdAt[gte]'] === undefined ? undefined : new Date(query['createdAt[gte]']);
-  const lt = query['createdAt[lt]'] === undefined ? undefined : new Date(query['createdAt[lt]']);
-  if (gte && lt && gte >= lt) throw badRequest('createdAt[gte] must be before createdAt[lt]');
+  // The same rule as every list: a reversed period is a 400, an empty one (gte = lt) an empty list.
+  const { gte, lt } = periodOf(query, 'createdAt') ?? {};
   const oldest = retentionStart(settings);
   const since = gte && gte > oldest ? gte : oldest;
   const { items, nextCursor } = await repositories.events.list(programId, { type: query.type, objectId: query.objectId, since, before: lt }, query);

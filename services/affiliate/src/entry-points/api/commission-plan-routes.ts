@@ -1,5 +1,5 @@
 import { CommissionPlanQuery, CreateCommissionPlanBody, DeleteCommissionPlanBody, UpdateCommissionPlanBody } from '@affiliate/contracts';
-import { createRouter, parseBody, parseQuery, programIdOf, setNextPageLink } from '@affiliate/platform';
+import { createRouter, parseBody, parseQuery, programIdOf, refuseListParametersBeside, setNextPageLink } from '@affiliate/platform';
 import { type Router } from 'express';
 import type { Repositories } from '../../data-access/repositories';
 import { commissionPlanById, createCommissionPlan, deleteCommissionPlan, listCommissionPlans, updateCommissionPlan } from '../../domain/commission-plans';
@@ -13,9 +13,11 @@ export function commissionPlanRoutes(repositories: Repositories): Router {
   });
 
   router.get('/commission-plans', async (request, response) => {
-    const { id, limit, startingAfter } = parseQuery(CommissionPlanQuery, request);
+    const query = parseQuery(CommissionPlanQuery, request);
+    const { id, limit, startingAfter } = query;
     const programId = programIdOf(response);
     if (id !== undefined) {
+      refuseListParametersBeside(query, ['id']);
       response.json(await commissionPlanById(repositories, programId, id));
       return;
     }

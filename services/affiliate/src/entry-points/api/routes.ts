@@ -49,7 +49,7 @@ export function affiliateRoutes(context: ServiceContext, repositories: Repositor
     const query = parseQuery(AffiliateQuery, request);
     const programId = programIdOf(response);
     if (query.id !== undefined || query.email !== undefined) {
-      refuseListParametersBeside(query, 'id or email');
+      refuseListParametersBeside(query, ['id', 'email']);
       response.json(await lookUpAffiliate(repositories, programId, query));
       return;
     }
@@ -88,12 +88,15 @@ export function affiliateRoutes(context: ServiceContext, repositories: Repositor
     const { limit, startingAfter, id, link, affiliateId, affiliateEmail } = query;
     const lookup = { id, link, affiliateId, affiliateEmail };
     const createdAt = periodOf(query, 'createdAt');
-    if (Object.values(lookup).some((value) => value !== undefined)) {
-      refuseListParametersBeside(query, 'id, link, affiliateId or affiliateEmail');
+    // affiliateId alone is the specification's lookup: every link of the affiliate, oldest first. With
+    // a period or a page it is a filter of the list instead (newest first, paged, as every list).
+    const listed = createdAt !== undefined || limit !== undefined || startingAfter !== undefined;
+    if (id !== undefined || link !== undefined || affiliateEmail !== undefined || (affiliateId !== undefined && !listed)) {
+      refuseListParametersBeside(query, ['id', 'link', 'affiliateId', 'affiliateEmail']);
       response.json(await lookUpLinks(repositories, programId, lookup));
       return;
     }
-    const { items, nextCursor } = await listLinks(repositories, programId, createdAt, { limit, startingAfter });
+    const { items, nextCursor } = await listLinks(repositories, programId, { affiliateId, createdAt }, { limit, startingAfter });
     setNextPageLink(request, response, nextCursor, limit);
     response.json(items);
   });

@@ -42,7 +42,7 @@ export function couponRoutes({ repositories, affiliates }: RouteDeps): Router {
     const lookup = { id, name, externalId };
     const createdAt = periodOf(query, 'createdAt');
     if (isSingleCouponLookup(lookup)) {
-      refuseListParametersBeside(query, 'id, name or externalId');
+      refuseListParametersBeside(query, ['id', 'name', 'externalId']);
       response.json(await findCoupon(repositories, programIdOf(response), lookup));
       return;
     }
@@ -75,7 +75,8 @@ export function couponRoutes({ repositories, affiliates }: RouteDeps): Router {
     const lookup = { id, code, externalId, couponId, affiliateId, affiliateEmail };
     const createdAt = periodOf(query, 'createdAt');
     if (isSingleCodeLookup(lookup)) {
-      refuseListParametersBeside(query, 'id, code or externalId');
+      // couponId, affiliateId and affiliateEmail narrow the lookup of one code (they must match it too).
+      refuseListParametersBeside(query, ['id', 'code', 'externalId', 'couponId', 'affiliateId', 'affiliateEmail'], 'id, code or externalId');
       response.json(await findPromotionalCode(repositories, programIdOf(response), lookup));
       return;
     }

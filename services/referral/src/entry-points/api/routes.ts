@@ -23,7 +23,7 @@ export function referralRoutes(context: ServiceContext, repositories: ReferralRe
     const { id, limit, startingAfter, format } = query;
     const programId = programIdOf(response);
     if (id !== undefined) {
-      refuseListParametersBeside(query, 'id');
+      refuseListParametersBeside(query, ['id']);
       response.json(await referralById(repositories, programId, id));
       return;
     }

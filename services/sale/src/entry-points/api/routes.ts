@@ -49,7 +49,7 @@ export function saleRoutes(context: ServiceContext, deps: SaleDependencies): Rou
     const { id, limit, startingAfter } = query;
     const programId = programIdOf(response);
     if (id !== undefined) {
-      refuseListParametersBeside(query, 'id');
+      refuseListParametersBeside(query, ['id']);
       response.json(await saleById(deps.repositories, programId, id));
       return;
     }
@@ -88,6 +88,7 @@ export function saleRoutes(context: ServiceContext, deps: SaleDependencies): Rou
     const filters = { affiliateId, status, currency, createdAt: periodOf(query, 'createdAt'), paidAt: periodOf(query, 'paidAt') };
     const programId = programIdOf(response);
     if (id !== undefined) {
+      refuseListParametersBeside(query, ['id']);
       const payout = await payoutById(deps, programId, id);
       if (wantsCsv(request)) sendPayoutsCsv(response, `payout-${payout._id}.csv`, [payout]);
       else response.json(toPayout(payout));
@@ -120,7 +121,7 @@ export function saleRoutes(context: ServiceContext, deps: SaleDependencies): Rou
   router.get('/commissions', heavyWhenListCsv, async (request, response) => {
     const query = parseQuery(CommissionQuery, request);
     const { limit, startingAfter, status, affiliateId, currency } = query;
-    const filters = { status, affiliateId, currency, createdAt: periodOf(query, 'createdAt') };
+    const filters = { status, affiliateId, currency, createdAt: periodOf(query, 'createdAt'), paidAt: periodOf(query, 'paidAt') };
     if (listWantsCsv(request, query.format)) {
       await streamCsv(response, 'commissions.csv', COMMISSION_CSV_COLUMNS, commissionCsvRows(deps.repositories, programIdOf(response), filters));
       return;

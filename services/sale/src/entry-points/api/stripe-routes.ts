@@ -1,5 +1,5 @@
-import { ConfigureStripeBody } from '@affiliate/contracts';
-import { createRouter, parseBody, programIdOf, type ServiceContext } from '@affiliate/platform';
+import { ConfigureStripeBody, NoQuery } from '@affiliate/contracts';
+import { createRouter, parseBody, parseQuery, programIdOf, type ServiceContext } from '@affiliate/platform';
 import express, { type Router, type Response } from 'express';
 import type { SaleDependencies } from '../../domain/sale-dependencies';
 import { configureStripe, stripeIntegrationOf } from '../../domain/stripe-settings';
@@ -15,7 +15,8 @@ const noStore = (response: Response) => response.setHeader('Cache-Control', 'no-
 export function stripeRoutes(_context: ServiceContext, deps: SaleDependencies): Router {
   const router = createRouter();
 
-  router.get('/integrations/stripe', async (_request, response) => {
+  router.get('/integrations/stripe', async (request, response) => {
+    parseQuery(NoQuery, request);
     noStore(response);
     response.json(await stripeIntegrationOf(deps.repositories, programIdOf(response)));
   });

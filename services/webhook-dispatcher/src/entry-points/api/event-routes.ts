@@ -1,5 +1,5 @@
 import { EventQuery, ReplayDeliveriesBody, VerifyWebhookBody } from '@affiliate/contracts';
-import { createRouter, parseBody, parseQuery, programIdOf, setNextPageLink } from '@affiliate/platform';
+import { createRouter, parseBody, parseQuery, programIdOf, refuseListParametersBeside, setNextPageLink } from '@affiliate/platform';
 import type { Router } from 'express';
 import type { Dispatcher } from '../../domain/attempt-delivery';
 import { findEvent, listEvents } from '../../domain/find-events';
@@ -15,6 +15,7 @@ export function eventRoutes(dispatcher: Dispatcher, scheduler: { nudge(): void }
     const query = parseQuery(EventQuery, request);
     const programId = programIdOf(response);
     if (query.id !== undefined) {
+      refuseListParametersBeside(query, ['id']);
       response.json(await findEvent(repositories, settings, programId, query.id));
       return;
     }

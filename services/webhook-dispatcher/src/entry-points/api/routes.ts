@@ -9,8 +9,9 @@ import {
   WebhookEndpointQuery,
   WebhookSecretQuery,
   MAX_WEBHOOK_ENDPOINTS_CEILING,
+  NoQuery,
 } from '@affiliate/contracts';
-import { createRouter, MAX_WEBHOOK_ENDPOINTS_HEADER, parseBody, parseQuery, programIdOf, setNextPageLink } from '@affiliate/platform';
+import { createRouter, MAX_WEBHOOK_ENDPOINTS_HEADER, parseBody, parseQuery, periodOf, programIdOf, refuseListParametersBeside, setNextPageLink } from '@affiliate/platform';
 import { type Router, type Request } from 'express';
 import type { Dispatcher } from '../../domain/attempt-delivery';
 import { createWebhookEndpoint } from '../../domain/create-webhook-endpoint';
@@ -47,6 +48,7 @@ export function webhookRoutes(dispatcher: Dispatcher, scheduler: { nudge(): void
     const query = parseQuery(WebhookEndpointQuery, request);
     const programId = programIdOf(response);
     if (query.id !== undefined) {
+      refuseListParametersBeside(query, ['id']);
       response.json(await findWebhookEndpoint(repositories, programId, query.id));
       return;
     }
@@ -78,7 +80,9 @@ export function webhookRoutes(dispatcher: Dispatcher, scheduler: { nudge(): void
 
   router.get('/webhook-deliveries', async (request, response) => {
     const query = parseQuery(WebhookDeliveryQuery, request);
-    const { items, nextCursor } = await listWebhookDeliveries(repositories, programIdOf(response), query, query);
+    const { endpointId, eventId, status, eventType } = query;
+    const filter = { endpointId, eventId, status, eventType, createdAt: periodOf(query, 'createdAt') };
+    const { items, nextCursor } = await listWebhookDeliveries(repositories, programIdOf(response), filter, query);
     setNextPageLink(request, response, nextCursor, query.limit);
     response.json(items);
   });
@@ -94,7 +98,8 @@ export function webhookRoutes(dispatcher: Dispatcher, scheduler: { nudge(): void
     response.json(result);
   });
 
-  router.get('/event-types', (_request, response) => {
+  router.get('/event-types', (request, response) => {
+    parseQuery(NoQuery, request);
     response.json(describeEventTypes());
   });
 

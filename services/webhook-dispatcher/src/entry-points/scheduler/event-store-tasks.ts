@@ -51,7 +51,7 @@ export class EventStoreTasks {
     if (Date.now() - this.lastSweep < this.settings.eventSweepIntervalMs) return;
     this.lastSweep = Date.now();
     try {
-      const deleted = await this.repositories.events.deleteExpiredAcrossPrograms();
+      const deleted = await this.repositories.events.deleteExpiredAcrossPrograms(this.settings.eventRetentionMs);
       if (deleted > 0) this.logger.info({ deleted }, 'deleted events past their retention');
     } catch (error) {
       this.logger.warn({ err: error }, 'could not delete expired events');
