@@ -134,6 +134,38 @@ test('retention: events past EVENT_RETENTION_DAYS are neither listed nor kept (t
   }
 });
 
+test('retention lowered: an event older than EVENT_RETENTION_DAYS is deleted by the sweep even though it was written with a longer retention (its expiresAt still ahead)', async () => {
+  const { programId, api } = await system.createProgram();
+  await createAffiliate(api, 'Kept');
+  const [kept] = (await eventsOnceStored(api, 1)) as [Event];
+
+  const client = await mongoose.mongo.MongoClient.connect(system.mongo.url);
+  try {
+    const stored = client.db(`${system.dbPrefix}_webhook_dispatcher`).collection('webhook_events');
+    const oldId = randomUUID();
+    // Written 31 days ago while the retention was 90 days: the dispatcher now runs with the default 30.
+    const createdAt = new Date(Date.now() - 31 * 86_400_000);
+    const body = JSON.stringify({ id: oldId, event: 'affiliate.created', createdAt: createdAt.toISOString(), data: { id: randomUUID() } });
+    await stored.insertOne({ _id: oldId as never, programId, type: 'affiliate.created', objectId: null, body, createdAt, expiresAt: new Date(createdAt.getTime() + 90 * 86_400_000) });
+
+    await eventually(async () => expect(await stored.countDocuments({ _id: oldId as never })).toBe(0), 30_000);
+    expect(await stored.countDocuments({ _id: kept.id as never })).toBe(1);
+  } finally {
+    await client.close();
+  }
+});
+
+test('an empty period (createdAt[gte] = createdAt[lt]) is an empty list, as on every list; a reversed one a 400', async () => {
+  const { api } = await system.createProgram();
+  await createAffiliate(api, 'Period');
+  const [event] = (await eventsOnceStored(api, 1)) as [Event];
+  const at = encodeURIComponent(event.createdAt);
+  expect(await okBody(api.get(`/events?createdAt[gte]=${at}&createdAt[lt]=${at}`))).toEqual([]);
+  const reversed = await api.get(`/events?createdAt[gte]=${at}&createdAt[lt]=${encodeURIComponent(new Date(Date.parse(event.createdAt) - 1000).toISOString())}`);
+  expect(reversed.status).toBe(400);
+  expect(reversed.body.error).toBe('createdAt[gte] must not be after createdAt[lt]');
+});
+
 test('backfillSince: a new endpoint receives the stored events since then that match its types, each once, with their original ids', async () => {
   const { api } = await system.createProgram();
   await createAffiliate(api, 'Past');

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { parse } from 'csv-parse/sync';
+import { eventually } from '@affiliate/platform/testing';
 import { okBody as ok, type Api } from '../harness';
 import { systemWithSubscriber } from '../world';
 
@@ -118,4 +119,84 @@ test("another program's rows never appear in a filtered list or export, even whe
   expect((await csvOf(mine.api, '/sales?format=csv&currency=USD')).map((row) => row.id)).not.toContain(their.id);
   expect((await csvOf(mine.api, '/affiliates?format=csv')).map((row) => row.id).sort()).toEqual([mine.grace.affiliate.id, mine.ada.affiliate.id].sort());
   expect((await csvOf(mine.api, '/commissions?format=csv')).map((row) => row.sale_id)).not.toContain(their.id);
+});
+
+test('GET /commissions takes a paidAt period (of its sale\'s payment), as GET /sales, in the list and the export', async () => {
+  const { api, grace } = await program();
+  const [t1, t2] = [hoursAgo(30), hoursAgo(10)];
+  const early = await ok(api.post('/sales', { referralId: grace.referral.id, totalEarned: 100, paidAt: t1 }));
+  const late = await ok(api.post('/sales', { referralId: grace.referral.id, totalEarned: 50, paidAt: t2 }));
+  const saleIds = (list: { saleId: string }[]) => list.map((commission) => commission.saleId);
+  expect(saleIds(await ok(api.get(`/commissions?paidAt[gte]=${t1}&paidAt[lt]=${t2}`)))).toEqual([early.id]);
+  expect(saleIds(await ok(api.get(`/commissions?paidAt[gte]=${t2}`)))).toEqual([late.id]);
+  expect((await csvOf(api, `/commissions?format=csv&paidAt[lt]=${t2}`)).map((row) => row.sale_id)).toEqual([early.id]);
+  expect((await api.get(`/commissions?paidAt[gte]=${t2}&paidAt[lt]=${t1}`)).status).toBe(400);
+});
+
+test('GET /webhook-deliveries takes a createdAt period (gte included, lt excluded; gte = lt an empty list), as the other lists', async () => {
+  const { api } = await world.system.createProgram();
+  const endpoint = await ok(api.post('/webhook-endpoints', { url: world.hooks, eventTypes: ['affiliate.created'] }));
+  const before = new Date(Date.now() - 60_000).toISOString();
+  await ok(api.post('/affiliates', { firstName: 'Hook', lastName: 'Filters', email: `hook-${randomUUID().slice(0, 8)}@example.com` }));
+  const [delivery] = await eventually(async () => {
+    const deliveries = await ok<{ id: string; createdAt: string }[]>(api.get(`/webhook-deliveries?endpointId=${endpoint.id}`));
+    expect(deliveries).toHaveLength(1);
+    return deliveries;
+  }, 30_000);
+  const at = encodeURIComponent(delivery!.createdAt);
+  const after = new Date(Date.parse(delivery!.createdAt) + 60_000).toISOString();
+  expect(ids(await ok(api.get(`/webhook-deliveries?createdAt[gte]=${at}`)))).toEqual([delivery!.id]);
+  expect(await ok(api.get(`/webhook-deliveries?createdAt[lt]=${at}`))).toEqual([]);
+  expect(ids(await ok(api.get(`/webhook-deliveries?endpointId=${endpoint.id}&createdAt[gte]=${before}&createdAt[lt]=${after}`)))).toEqual([delivery!.id]);
+  expect(await ok(api.get(`/webhook-deliveries?createdAt[gte]=${at}&createdAt[lt]=${at}`))).toEqual([]);
+  const reversed = await api.get(`/webhook-deliveries?createdAt[gte]=${after}&createdAt[lt]=${before}`);
+  expect(reversed.status).toBe(400);
+  expect(reversed.body.error).toBe('createdAt[gte] must not be after createdAt[lt]');
+});
+
+test('a list parameter beside a lookup by id (a filter, a period, a page) is a 400 naming it, on /sales, /payouts and /events; the lookup alone answers', async () => {
+  const { api, grace } = await program();
+  const sale = await ok(api.post('/sales', { referralId: grace.referral.id, totalEarned: 100 }));
+  const [payout] = await ok<{ id: string }[]>(api.post('/payouts', {}));
+  const [event] = await eventually(async () => {
+    const events = await ok<{ id: string }[]>(api.get('/events?type=sale.created'));
+    expect(events).toHaveLength(1);
+    return events;
+  }, 30_000);
+  for (const [path, parameter] of [
+    [`/sales?id=${sale.id}&currency=EUR`, 'currency'],
+    [`/sales?id=${sale.id}&affiliateId=${grace.affiliate.id}`, 'affiliateId'],
+    [`/sales?id=${sale.id}&limit=5`, 'limit'],
+    [`/payouts?id=${payout!.id}&createdAt[gte]=${hoursAgo(1)}`, 'createdAt[gte]'],
+    [`/payouts?id=${payout!.id}&status=PAID`, 'status'],
+    [`/events?id=${event!.id}&type=affiliate.created`, 'type'],
+    [`/events?id=${event!.id}&createdAt[lt]=${hoursAgo(1)}`, 'createdAt[lt]'],
+  ]) {
+    const refused = await api.get(path as string);
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toBe(`${parameter} applies to the list: it does not combine with id`);
+  }
+  expect((await ok(api.get(`/sales?id=${sale.id}`))).id).toBe(sale.id);
+  expect((await ok(api.get(`/payouts?id=${payout!.id}`))).id).toBe(payout!.id);
+  expect((await ok(api.get(`/events?id=${event!.id}`))).id).toBe(event!.id);
+});
+
+test('a parameter an operation does not take is a 400 naming it, on the lists that take only a page and the reads that take none (API and admin)', async () => {
+  const { api, programId } = await world.system.createProgram();
+  const admin = world.system.admin();
+  for (const [client, path, parameter] of [
+    [api, '/audit-records?action=api_key.created', 'action'],
+    [api, '/event-types?type=sale.created', 'type'],
+    [api, '/publishable-keys?limit=1', 'limit'],
+    [api, '/program?fields=name', 'fields'],
+    [admin, '/admin/v1/programs?name=x', 'name'],
+    [admin, '/admin/v1/audit-records?actor=x', 'actor'],
+    [admin, `/admin/v1/programs/${programId}/api-keys?revoked=false`, 'revoked'],
+  ] as [Api, string, string][]) {
+    const refused = await client.get(path);
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toBe(`Unknown field in query: ${parameter}`);
+  }
+  for (const path of ['/audit-records?limit=1', '/event-types', '/publishable-keys', '/program']) expect((await api.get(path)).status).toBe(200);
+  for (const path of ['/admin/v1/programs?limit=1', '/admin/v1/audit-records?limit=1']) expect((await admin.get(path)).status).toBe(200);
 });

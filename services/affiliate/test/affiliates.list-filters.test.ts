@@ -110,7 +110,7 @@ test('the filters and the export never reach another program, and an unknown fil
   expect((await mine.get('/affiliates', { 'createdAt[gt]': '2026-01-01T00:00:00Z' }).expect(400)).body.error).toBe('Unknown field in query: createdAt[gt]');
 });
 
-test('GET /links takes a createdAt period on the list, and refuses one beside a lookup', async () => {
+test('GET /links takes a createdAt period on the list, alone or with affiliateId (then a filter of the list, paged), and refuses one beside a lookup', async () => {
   const api = harness.api(newProgramId());
   const [ten, eleven] = await threeAffiliates(api, 'links');
   const links = harness.service.context.connection.collection('links');
@@ -119,6 +119,12 @@ test('GET /links takes a createdAt period on the list, and refuses one beside a 
   await links.updateOne({ _id: linkOf(eleven) as never }, { $set: { createdAt: new Date('2026-01-01T11:00:00.000Z') } });
   const listed = await api.get('/links', { 'createdAt[gte]': '2026-01-01T10:00:00Z', 'createdAt[lt]': '2026-01-01T11:00:00Z' }).expect(200);
   expect(idsOf(listed.body)).toEqual([linkOf(ten)]);
-  const refused = await api.get('/links', { affiliateId: ten.id, 'createdAt[gte]': '2026-01-01T10:00:00Z' }).expect(400);
+  // affiliateId with a period or a page filters the list; alone it stays the lookup of every link of the affiliate.
+  expect(idsOf((await api.get('/links', { affiliateId: ten.id, 'createdAt[gte]': '2026-01-01T10:00:00Z' }).expect(200)).body)).toEqual([linkOf(ten)]);
+  expect((await api.get('/links', { affiliateId: eleven.id, 'createdAt[lt]': '2026-01-01T11:00:00Z' }).expect(200)).body).toEqual([]);
+  expect(idsOf((await api.get('/links', { affiliateId: ten.id, limit: '1' }).expect(200)).body)).toEqual([linkOf(ten)]);
+  expect(idsOf((await api.get('/links', { affiliateId: ten.id }).expect(200)).body)).toEqual([linkOf(ten)]);
+  const refused = await api.get('/links', { affiliateEmail: ten.email, 'createdAt[gte]': '2026-01-01T10:00:00Z' }).expect(400);
   expect(refused.body.error).toBe('createdAt[gte] applies to the list: it does not combine with id, link, affiliateId or affiliateEmail');
+  expect((await api.get('/links', { id: linkOf(ten), limit: '1' }).expect(400)).body.error).toBe('limit applies to the list: it does not combine with id, link, affiliateId or affiliateEmail');
 });
