@@ -113,25 +113,34 @@ test('tenant isolation: another program never sees, replays or verifies against 
   expect((await b.api.post('/webhook-endpoints/verify', { webhookEndpointId: endpoint.id, headers: {}, body: '{}' })).status).toBe(404);
 });
 
-test('retention: events past EVENT_RETENTION_DAYS are neither listed nor kept (the sweep deletes them where no TTL monitor runs)', async () => {
-  const { programId, api } = await system.createProgram();
-  await createAffiliate(api, 'Recent');
-  const [recent] = (await eventsOnceStored(api, 1)) as [Event];
-
+/**
+ * Runs `check` with an event of the program put in the store as created 31 days ago, when the
+ * retention was `writtenWithDays` (its expiresAt), and the collection it is in.
+ */
+async function withOldEvent(programId: string, writtenWithDays: number, check: (stored: mongoose.mongo.Collection, oldId: string) => Promise<void>): Promise<void> {
   const client = await mongoose.mongo.MongoClient.connect(system.mongo.url);
   try {
     const stored = client.db(`${system.dbPrefix}_webhook_dispatcher`).collection('webhook_events');
     const oldId = randomUUID();
     const createdAt = new Date(Date.now() - 31 * 86_400_000);
     const body = JSON.stringify({ id: oldId, event: 'affiliate.created', createdAt: createdAt.toISOString(), data: { id: randomUUID() } });
-    await stored.insertOne({ _id: oldId as never, programId, type: 'affiliate.created', objectId: null, body, createdAt, expiresAt: new Date(createdAt.getTime() + 30 * 86_400_000) });
-
-    expect((await okBody<Event[]>(api.get('/events'))).map((event) => event.id)).toEqual([recent.id]);
-    await eventually(async () => expect(await stored.countDocuments({ _id: oldId as never })).toBe(0), 30_000);
-    expect(await stored.countDocuments({ _id: recent.id as never })).toBe(1);
+    await stored.insertOne({ _id: oldId as never, programId, type: 'affiliate.created', objectId: null, body, createdAt, expiresAt: new Date(createdAt.getTime() + writtenWithDays * 86_400_000) });
+    await check(stored, oldId);
   } finally {
     await client.close();
   }
+}
+
+test('retention: events past EVENT_RETENTION_DAYS are neither listed nor kept (the sweep deletes them where no TTL monitor runs)', async () => {
+  const { programId, api } = await system.createProgram();
+  await createAffiliate(api, 'Recent');
+  const [recent] = (await eventsOnceStored(api, 1)) as [Event];
+
+  await withOldEvent(programId, 30, async (stored, oldId) => {
+    expect((await okBody<Event[]>(api.get('/events'))).map((event) => event.id)).toEqual([recent.id]);
+    await eventually(async () => expect(await stored.countDocuments({ _id: oldId as never })).toBe(0), 30_000);
+    expect(await stored.countDocuments({ _id: recent.id as never })).toBe(1);
+  });
 });
 
 test('retention lowered: an event older than EVENT_RETENTION_DAYS is deleted by the sweep even though it was written with a longer retention (its expiresAt still ahead)', async () => {
@@ -139,20 +148,11 @@ test('retention lowered: an event older than EVENT_RETENTION_DAYS is deleted by 
   await createAffiliate(api, 'Kept');
   const [kept] = (await eventsOnceStored(api, 1)) as [Event];
 
-  const client = await mongoose.mongo.MongoClient.connect(system.mongo.url);
-  try {
-    const stored = client.db(`${system.dbPrefix}_webhook_dispatcher`).collection('webhook_events');
-    const oldId = randomUUID();
-    // Written 31 days ago while the retention was 90 days: the dispatcher now runs with the default 30.
-    const createdAt = new Date(Date.now() - 31 * 86_400_000);
-    const body = JSON.stringify({ id: oldId, event: 'affiliate.created', createdAt: createdAt.toISOString(), data: { id: randomUUID() } });
-    await stored.insertOne({ _id: oldId as never, programId, type: 'affiliate.created', objectId: null, body, createdAt, expiresAt: new Date(createdAt.getTime() + 90 * 86_400_000) });
-
+  // Written while the retention was 90 days: the dispatcher now runs with the default 30.
+  await withOldEvent(programId, 90, async (stored, oldId) => {
     await eventually(async () => expect(await stored.countDocuments({ _id: oldId as never })).toBe(0), 30_000);
     expect(await stored.countDocuments({ _id: kept.id as never })).toBe(1);
-  } finally {
-    await client.close();
-  }
+  });
 });
 
 test('an empty period (createdAt[gte] = createdAt[lt]) is an empty list, as on every list; a reversed one a 400', async () => {
