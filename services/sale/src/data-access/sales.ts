@@ -128,9 +128,9 @@ const schema = new Schema<SaleDocument>(
 // the list's order; affiliateId, referralId and currency, their own (given together, the first of
 // them, the others filtering what it reads); a paidAt period alone, its own: a range of the period's
 // sales, then sorted into the list's order (bounded by the period, docs/lists-and-exports.md); the
-// commissions' status (HELD, the review queue) and affiliate, the multikey ones on the entries
-// (currency then filters what they read); a paidAt period of GET /commissions, as on GET /sales. id
-// and the externalId are point lookups.
+// commissions' status (HELD, the review queue), affiliate and currency, the multikey ones on the
+// entries (given together, one of them, the others filtering what it reads); a paidAt period of
+// GET /commissions, as on GET /sales. id and the externalId are point lookups.
 schema.index({ externalIdKey: 1 }, { unique: true, sparse: true });
 schema.index({ programId: 1, createdAt: -1, _id: -1 });
 schema.index({ programId: 1, affiliateId: 1, createdAt: -1, _id: -1 });
@@ -140,6 +140,7 @@ schema.index({ programId: 1, paidAt: -1 });
 schema.index({ programId: 1, 'commissions.payoutCreated': 1 });
 schema.index({ programId: 1, 'commissions.state': 1, createdAt: -1, _id: -1 });
 schema.index({ programId: 1, 'commissions.affiliateId': 1, createdAt: -1, _id: -1 });
+schema.index({ programId: 1, 'commissions.currency': 1, createdAt: -1, _id: -1 });
 schema.plugin(outboxPlugin);
 
 /** Exported for the memory test, which seeds sales through it instead of 50,000 API calls. */
