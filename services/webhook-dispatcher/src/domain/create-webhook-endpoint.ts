@@ -30,6 +30,7 @@ export async function createWebhookEndpoint(
   if (!(await repositories.endpoints.reserveSlot(programId, limits.maxWebhookEndpoints))) {
     throw badRequest(
       `This program has reached its limit of ${limits.maxWebhookEndpoints} webhook endpoints (maxWebhookEndpoints): delete one, subscribe an existing endpoint to more event types, or ask the operator to raise the limit`,
+      'limit_reached',
     );
   }
   try {
