@@ -16,7 +16,7 @@ type CatalogueEntry = {
  */
 export const ERROR_CATALOGUE = {
   // The request itself
-  parameter_missing: { statuses: [400], description: 'A required field is missing; `param` names it (null when the request must send one of several fields, or something to change).' },
+  parameter_missing: { statuses: [400], description: 'A required field is missing; `param` names it (absent when the request must send one of several fields, or something to change).' },
   parameter_invalid: { statuses: [400], description: 'A field has a value that is not allowed (type, format, range, length, or a value another field rules out); `param` names it.' },
   parameter_unknown: { statuses: [400], description: 'A field or query parameter the operation does not take; `param` names it.' },
   parameters_exclusive: { statuses: [400], description: 'Fields that cannot be sent together, or that the other fields make meaningless (amountOff on a PERCENTAGE coupon).' },
@@ -109,13 +109,13 @@ export function errorCatalogueMarkdown(): string {
   return [
     '# Error codes',
     '',
-    '<!-- Generated from contracts/src/errors.ts (ERROR_CATALOGUE) by `npm run docs:errors -w contracts`; contracts/test/error-catalogue.test.ts fails when this page and the catalogue differ. -->',
+    '<!-- Generated from contracts/src/errors.ts (ERROR_CATALOGUE) by `UPDATE_ERROR_DOCS=1 npx jest contracts/test/error-catalogue.test.ts`; contracts/test/error-catalogue.test.ts fails when this page and the catalogue differ. -->',
     '',
     'Every error answer keeps the specification\'s body — `{"error": "<message>"}`, or `{"error": <status>, "message": "<message>"}` on DELETE /coupons and PUT /referrals — and adds:',
     '',
     '- `code`: what went wrong, from the table below: stable and snake_case, never renamed. Branch on it, not on the message, which is for people and may be reworded.',
     '- `param`: the field at fault as a dotted path (`address.city`, `answers.site`), when the error concerns one field; absent otherwise.',
-    '- `requestId`: the id of this request, the same as the `X-Request-Id` header of the answer. Quote it to support: every log line of the request carries it.',
+    '- `requestId`: the id of this request, the same as the `X-Request-Id` header of the answer. Quote it to support: every log line of the request carries it. A replayed answer (`Idempotent-Replayed: true`) names the replay\'s id.',
     '- `errors` (a 400 that found more than one problem): every problem as `{param, message}`, the first being the one `error` describes.',
     '',
     '```json',

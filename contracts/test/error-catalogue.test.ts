@@ -1,0 +1,31 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { buildOpenApiDocument, ERROR_CATALOGUE, ERROR_CODES, errorCatalogueMarkdown } from '@affiliate/contracts';
+
+const PAGE = join(__dirname, '..', '..', 'docs', 'errors.md');
+
+// UPDATE_ERROR_DOCS=1 writes the page from the catalogue; otherwise the page must already say what it says.
+if (process.env.UPDATE_ERROR_DOCS === '1') writeFileSync(PAGE, errorCatalogueMarkdown());
+
+test('docs/errors.md lists every catalogued code with its status and meaning, exactly as the catalogue has them (UPDATE_ERROR_DOCS=1 rewrites it)', () => {
+  expect(readFileSync(PAGE, 'utf8')).toBe(errorCatalogueMarkdown());
+});
+
+test('every code is stable snake_case with at least one error status and a description', () => {
+  for (const [code, entry] of Object.entries(ERROR_CATALOGUE)) {
+    expect(code).toMatch(/^[a-z]+(_[a-z]+)*$/);
+    expect(entry.statuses.length).toBeGreaterThan(0);
+    for (const status of entry.statuses) expect(status).toBeGreaterThanOrEqual(400);
+    expect(entry.description.length).toBeGreaterThan(20);
+  }
+});
+
+test('the document publishes the catalogue: both error shapes require a code from its enum, each value described, and a requestId', () => {
+  const schemas = buildOpenApiDocument().components?.schemas as Record<string, { enum?: string[]; required?: string[]; properties?: Record<string, unknown>; 'x-enumDescriptions'?: Record<string, string> }>;
+  expect(schemas.ErrorCode?.enum).toEqual(ERROR_CODES);
+  expect(Object.keys(schemas.ErrorCode?.['x-enumDescriptions'] ?? {})).toEqual(ERROR_CODES);
+  for (const name of ['Error', 'NumberedError']) {
+    expect(schemas[name]?.required).toEqual(expect.arrayContaining(['error', 'code', 'requestId']));
+    expect(schemas[name]?.properties).toEqual(expect.objectContaining({ code: { $ref: '#/components/schemas/ErrorCode' }, param: expect.any(Object), requestId: expect.any(Object) }));
+  }
+});
