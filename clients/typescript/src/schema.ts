@@ -2371,13 +2371,23 @@ export interface components {
                 id: string;
             };
         };
+        /**
+         * @description What went wrong, for a program to act on: stable and snake_case, never renamed (docs/errors.md lists each with its status). The message beside it is for people and may be reworded.
+         * @enum {string}
+         */
+        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "parameters_exclusive" | "parameters_inconsistent" | "body_malformed" | "body_too_large" | "unsupported_media_type" | "route_missing" | "unauthenticated" | "api_key_invalid" | "program_missing" | "api_access_disabled" | "scope_missing" | "key_type_not_allowed" | "origin_not_allowed" | "csrf_token_invalid" | "portal_session_refused" | "forbidden" | "resource_missing" | "email_taken" | "link_taken" | "code_taken" | "external_id_taken" | "slug_taken" | "limit_reached" | "last_link" | "commission_plan_in_use" | "status_transition_invalid" | "affiliate_not_active" | "attribution_failed" | "promotional_code_not_redeemable" | "sale_reversed" | "webhook_endpoint_unavailable" | "integration_not_configured" | "signature_invalid" | "idempotency_key_invalid" | "idempotency_key_reused" | "idempotency_key_in_use" | "external_id_reused" | "concurrent_modification" | "rate_limited" | "address_rate_limited" | "authentication_rate_limited" | "heavy_operations_limited" | "service_busy" | "service_unavailable" | "upstream_error" | "internal_error";
         Problem: {
             param: string | null;
             message: string;
         };
-        /** @description Every failure: a human-readable description of what was wrong (on a 400 the first problem; when there are several, all of them in errors). */
+        /** @description Every failure: a human-readable description of what was wrong (on a 400 the first problem; when there are several, all of them in errors), the catalogued code a program acts on, the field at fault and the request id. */
         Error: {
             error: string;
+            code: components["schemas"]["ErrorCode"];
+            /** @description The field at fault as a dotted path (address.city), when the error concerns one field; absent otherwise */
+            param?: string | null;
+            /** @description The id of this request: the X-Request-Id header of this answer, and the key of its log lines; quote it to support */
+            requestId: string;
             /** @description On a 400 that found more than one problem: every problem, the first being the one `error` (or `message`) describes; param is the field (a dotted path), null when the problem is not one field. Absent when there is one problem */
             errors?: components["schemas"]["Problem"][];
         };
@@ -2450,10 +2460,15 @@ export interface components {
                 name: string | null;
             };
         };
-        /** @description Error shape of DELETE /coupons and PUT /referrals. */
+        /** @description Error shape of DELETE /coupons and PUT /referrals, with the same code, param and requestId as every other error. */
         NumberedError: {
             error: number;
             message: string;
+            code: components["schemas"]["ErrorCode"];
+            /** @description The field at fault as a dotted path (address.city), when the error concerns one field; absent otherwise */
+            param?: string | null;
+            /** @description The id of this request: the X-Request-Id header of this answer, and the key of its log lines; quote it to support */
+            requestId: string;
             /** @description On a 400 that found more than one problem: every problem, the first being the one `error` (or `message`) describes; param is the field (a dotted path), null when the problem is not one field. Absent when there is one problem */
             errors?: components["schemas"]["Problem"][];
         };
