@@ -31,6 +31,11 @@ test('a validation error names its catalogued code and the field at fault, and k
   const unknown = await api.post('/affiliates', { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com', admin: true });
   expect(codedError(unknown)).toEqual({ status: 400, code: 'parameter_unknown', param: 'admin', requestIdIsTheHeader: true });
 
+  // A schema's own rule about a missing field is parameter_missing too.
+  const ruled = await api.post('/coupons', { name: 'Half' });
+  expect(ruled.body.error).toBe('percentOff is required when couponType is PERCENTAGE');
+  expect(codedError(ruled)).toEqual({ status: 400, code: 'parameter_missing', param: 'percentOff', requestIdIsTheHeader: true });
+
   const invalid = await api.post('/coupons', { name: 'Half', percentOff: 150 });
   expect(codedError(invalid)).toEqual({ status: 400, code: 'parameter_invalid', param: 'percentOff', requestIdIsTheHeader: true });
 }, 60_000);

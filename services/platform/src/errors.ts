@@ -36,6 +36,16 @@ export class AppError extends Error {
 export type Problem = { param: string | null; message: string };
 
 /**
+ * The code of a problem its finder did not code (a schema's own rule, the sign-up answers): the
+ * platform's sentences say "<field> is required" of a missing field and "Unknown field" of an unknown one.
+ */
+export function codeOfProblem(problem: Pick<Problem, 'message'>): ErrorCode {
+  if (/^Unknown fields? in /.test(problem.message)) return 'parameter_unknown';
+  if (/ is required\b/.test(problem.message)) return 'parameter_missing';
+  return 'parameter_invalid';
+}
+
+/**
  * A 400 that lists every problem found, not only the first: `error` is the first one's message (the
  * specification's sentence where it has one) and `errors` has them all, so a client fixes a form in one go.
  * Its code and param are the first problem's.
@@ -44,7 +54,7 @@ export class InvalidRequest extends AppError {
   constructor(
     readonly problems: readonly [Problem, ...Problem[]],
     message = problems[0].message,
-    code: ErrorCode = 'parameter_invalid',
+    code: ErrorCode = codeOfProblem(problems[0]),
   ) {
     super(400, message, { code, param: problems[0].param });
   }

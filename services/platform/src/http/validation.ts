@@ -1,7 +1,7 @@
 import type { Request, RequestHandler } from 'express';
 import { ZodEffects, ZodObject, type RefinementCtx, type ZodError, type ZodIssue, type ZodTypeAny, type z } from 'zod';
 import type { ErrorCode } from '@affiliate/contracts';
-import { AppError, badRequest, InvalidRequest, type Problem } from '../errors';
+import { AppError, badRequest, codeOfProblem, InvalidRequest, type Problem } from '../errors';
 
 type Where = 'body' | 'query';
 
@@ -86,11 +86,11 @@ function crossFieldIssues(schema: ZodTypeAny, raw: unknown, error: ZodError): Zo
   return issues.filter((issue) => !(issue.path.length > 0 && invalid.has(String(issue.path[0]))));
 }
 
-/** The catalogued code of a zod issue: an unknown field, a missing one, or any other wrong value. */
+/** The catalogued code of a zod issue: an unknown field, a missing one (also by a schema's own rule: "x is required when y"), or any other wrong value. */
 function codeOfIssue(issue: ZodIssue): ErrorCode {
   if (issue.code === 'unrecognized_keys') return 'parameter_unknown';
   if (issue.code === 'invalid_type' && issue.received === 'undefined') return 'parameter_missing';
-  return 'parameter_invalid';
+  return issue.code === 'custom' ? codeOfProblem(issue) : 'parameter_invalid';
 }
 
 /** Every problem zod found, one per field (an unknown field each its own), the exact ones first, then the cross-field rules' (crossFieldIssues). */
