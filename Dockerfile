@@ -27,6 +27,8 @@ COPY services services
 COPY gateway gateway
 COPY clients clients
 COPY console console
+# The guides served at /docs/guides (gateway/src/docs/routes.ts reads them at start).
+COPY docs/guides docs/guides
 RUN npx tsc -b && npm run build -w console && npm prune --omit=dev --no-audit --no-fund \
   && find . -path ./node_modules -prune -o \( -name '*.ts' ! -name '*.d.ts' -o -name test -type d \) -print | grep -v '^./node_modules' | xargs rm -rf
 

@@ -85,7 +85,15 @@ export const acceptedEventDataSchemaOf = (type: EventType): z.ZodTypeAny => {
 
 /** The whole webhook body of one public type. */
 export function payloadSchemaOf(type: PublicEventType) {
-  return z.object({ id: Uuid, event: z.literal(type), createdAt: DateTime, data: eventDataSchemaOf(type) }).strict();
+  return z
+    .object({
+      id: Uuid.openapi({ description: 'The event id, the same as the webhook-id header: the same on every retry, so receivers drop duplicates by it' }),
+      event: z.literal(type).openapi({ description: 'The event type' }),
+      createdAt: DateTime.openapi({ description: 'When the event happened' }),
+      // No description of its own: the object's component has one, and a description here would become that component's (zod-to-openapi takes a component's metadata from its first use).
+      data: eventDataSchemaOf(type),
+    })
+    .strict();
 }
 
 /** The OpenAPI component of a type's webhook body, e.g. SaleCreatedPayload. */

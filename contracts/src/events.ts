@@ -26,7 +26,9 @@ export const PUBLIC_EVENT_TYPES = [
 /** Events between components only; they share the bus but never reach a webhook endpoint. */
 export const INTERNAL_EVENT_TYPES = ['program.created', 'program.updated', 'program.deleted'] as const;
 
-export const PublicEventType = z.enum(PUBLIC_EVENT_TYPES).openapi('EventType');
+export const PublicEventType = z
+  .enum(PUBLIC_EVENT_TYPES)
+  .openapi('EventType', { description: 'A public event type: family (affiliate, referral, sale, coupon, promocode) and action (created, updated, deleted)' });
 export const InternalEventType = z.enum(INTERNAL_EVENT_TYPES);
 export const EVENT_TYPES = [...PUBLIC_EVENT_TYPES, ...INTERNAL_EVENT_TYPES] as const;
 export const EventType = z.enum(EVENT_TYPES);
@@ -58,16 +60,16 @@ export const EventEnvelope = z
 
 export type EventEnvelope<Data = Record<string, unknown>> = Omit<z.infer<typeof EventEnvelope>, 'data'> & { data: Data };
 
-export const DeletedEventData = z.object({ id: z.string() }).strict();
+export const DeletedEventData = z.object({ id: z.string().openapi({ description: 'The id of the deleted object' }) }).strict().openapi({ description: 'Only the id of the deleted object' });
 
 /** The body a webhook subscriber receives. */
 export const WebhookPayload = z
   .object({
-    id: Uuid,
+    id: Uuid.openapi({ description: 'The event id, the same as the webhook-id header: the same on every retry, so receivers drop duplicates by it' }),
     event: PublicEventType,
-    createdAt: DateTime,
-    data: z.record(z.unknown()),
+    createdAt: DateTime.openapi({ description: 'When the event happened' }),
+    data: z.record(z.unknown()).openapi({ description: "The object's full current state, or only its id for *.deleted" }),
   })
-  .openapi('WebhookPayload');
+  .openapi('WebhookPayload', { description: 'The body a webhook endpoint receives' });
 
 export type WebhookPayload = z.infer<typeof WebhookPayload>;

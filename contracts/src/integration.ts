@@ -27,11 +27,13 @@ export const StripeIntegration = z
 /** The answer Stripe gets from the webhook route: what became of the event (Stripe only reads the status). */
 export const StripeWebhookReceipt = z
   .object({
-    received: z.literal(true),
-    outcome: z.enum(['processed', 'ignored', 'replayed']),
-    detail: z.string().optional(),
+    received: z.literal(true).openapi({ description: 'Always true' }),
+    outcome: z
+      .enum(['processed', 'ignored', 'replayed'])
+      .openapi({ description: 'processed: a sale recorded or reversed; ignored: an event type or object not acted on; replayed: this event was processed before' }),
+    detail: z.string().optional().openapi({ description: 'What was done or why not, for people' }),
   })
-  .openapi('StripeWebhookReceipt');
+  .openapi('StripeWebhookReceipt', { description: 'What became of a Stripe event' });
 
 export type ConfigureStripeBody = z.infer<typeof ConfigureStripeBody>;
 export type StripeIntegration = z.infer<typeof StripeIntegration>;

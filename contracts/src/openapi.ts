@@ -5,8 +5,11 @@ import * as commission from './commission';
 import { ErrorBody, isKeptForReplay, ListQuery, NUMBERED_ERROR_OPERATIONS, NumberedErrorBody } from './common';
 import * as coupon from './coupon';
 import * as integration from './integration';
+import { OPERATION_DESCRIPTIONS, type OperationId } from './operation-descriptions';
+import { addOperationExamples } from './operation-examples';
 import { examplePayloadOf, payloadComponentName, payloadSchemaOf } from './event-catalogue';
-import { PUBLIC_EVENT_TYPES } from './events';
+import * as eventApi from './event-api';
+import { PUBLIC_EVENT_TYPES, WebhookPayload } from './events';
 import * as portal from './portal';
 import * as program from './program';
 import type { ApiScope, ProgramAuditAction } from './program';
@@ -21,8 +24,8 @@ import { z } from './zod';
 type Operation = {
   method: RouteConfig['method'];
   path: string;
-  /** Names the method a generated client gets (createCoupon, getCoupons, ...). */
-  operationId: string;
+  /** Names the method a generated client gets (createCoupon, getCoupons, ...); its description is in operation-descriptions.ts. */
+  operationId: OperationId;
   summary: string;
   tag: string;
   body?: ZodTypeAny;
@@ -64,6 +67,8 @@ export function scopesOf(operation: Operation): ApiScope[] {
 export type ApiOperation = Operation;
 
 const oneOrMany = (schema: ZodTypeAny) => z.union([schema, z.array(schema)]);
+const DELETED = z.object({ id: z.string().openapi({ description: 'The id of the object deleted' }), deleted: z.literal(true).openapi({ description: 'Always true' }) });
+const REVOKED = z.object({ id: z.string().openapi({ description: 'The id of the key revoked' }), revoked: z.literal(true).openapi({ description: 'Always true: it no longer works' }) });
 
 /** Every public operation; the document and the gateway's route table both read from here. */
 export const API_OPERATIONS: Operation[] = [
@@ -82,31 +87,31 @@ export const API_OPERATIONS: Operation[] = [
   },
   { method: 'get', path: '/promotional-codes', operationId: 'getPromotionalCodes', scopes: ['read'], tag: 'Promotional codes', summary: 'Look up codes', query: coupon.PromotionalCodeQuery, response: oneOrMany(coupon.PromotionalCode) },
   { method: 'put', path: '/promotional-codes', operationId: 'updatePromotionalCode', scopes: ['write'], tag: 'Promotional codes', summary: 'Update a code', body: coupon.UpdatePromotionalCodeBody, response: coupon.PromotionalCode },
-  { method: 'delete', path: '/promotional-codes', operationId: 'deletePromotionalCode', scopes: ['write'], tag: 'Promotional codes', summary: 'Delete a code', body: coupon.DeletePromotionalCodeBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
+  { method: 'delete', path: '/promotional-codes', operationId: 'deletePromotionalCode', scopes: ['write'], tag: 'Promotional codes', summary: 'Delete a code', body: coupon.DeletePromotionalCodeBody, response: DELETED },
   { method: 'post', path: '/affiliates', operationId: 'createAffiliate', scopes: ['write'], tag: 'Affiliates', summary: 'Create an affiliate', body: affiliate.CreateAffiliateBody, response: affiliate.Affiliate },
   { method: 'get', path: '/affiliates', operationId: 'getAffiliates', scopes: ['read'], tag: 'Affiliates', summary: 'Look up affiliates (null when nothing matches)', query: affiliate.AffiliateQuery, response: oneOrMany(affiliate.Affiliate).nullable() },
   { method: 'put', path: '/affiliates', operationId: 'updateAffiliate', scopes: ['write'], sensitive: { action: 'bank_details.changed', scope: 'finance', when: 'payoutDetails' }, tag: 'Affiliates', summary: 'Update an affiliate', body: affiliate.UpdateAffiliateBody, response: affiliate.Affiliate },
-  { method: 'delete', path: '/affiliates', operationId: 'deleteAffiliate', scopes: ['write'], tag: 'Affiliates', summary: 'Delete an affiliate', body: affiliate.DeleteAffiliateBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
+  { method: 'delete', path: '/affiliates', operationId: 'deleteAffiliate', scopes: ['write'], tag: 'Affiliates', summary: 'Delete an affiliate', body: affiliate.DeleteAffiliateBody, response: DELETED },
   { method: 'post', path: '/links', operationId: 'createLink', scopes: ['write'], tag: 'Links', summary: 'Add a link', body: affiliate.CreateLinkBody, response: affiliate.LinkResponse },
   { method: 'get', path: '/links', operationId: 'getLinks', scopes: ['read'], tag: 'Links', summary: 'Look up links', query: affiliate.LinkQuery, response: z.array(affiliate.LinkResponse) },
   { method: 'put', path: '/links', operationId: 'renameLink', scopes: ['write'], tag: 'Links', summary: 'Rename a link', body: affiliate.RenameLinkBody, response: affiliate.LinkResponse },
-  { method: 'delete', path: '/links', operationId: 'deleteLink', scopes: ['write'], tag: 'Links', summary: 'Delete a link', body: affiliate.DeleteLinkBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
+  { method: 'delete', path: '/links', operationId: 'deleteLink', scopes: ['write'], tag: 'Links', summary: 'Delete a link', body: affiliate.DeleteLinkBody, response: DELETED },
   { method: 'post', path: '/clicks', operationId: 'recordClick', scopes: ['write'], tag: 'Links', summary: 'Record a click', body: affiliate.RecordClickBody, response: affiliate.Click },
   { method: 'post', path: '/referrals', operationId: 'createReferral', scopes: ['write'], tag: 'Referrals', summary: 'Create a referral', body: referral.CreateReferralBody, response: referral.Referral },
   { method: 'get', path: '/referrals', operationId: 'getReferrals', scopes: ['read'], tag: 'Referrals', summary: 'Look up referrals', query: referral.ReferralQuery, response: oneOrMany(referral.Referral) },
   {
     method: 'put', path: '/referrals', operationId: 'updateReferral', scopes: ['write'], tag: 'Referrals', summary: 'Update a referral',
-    body: referral.UpdateReferralBody, response: z.object({ message: z.string(), referral: referral.Referral }),
+    body: referral.UpdateReferralBody, response: z.object({ message: z.string().openapi({ description: 'What was done: Referral updated successfully' }), referral: referral.Referral }),
   },
-  { method: 'delete', path: '/referrals', operationId: 'deleteReferral', scopes: ['write'], tag: 'Referrals', summary: 'Delete a referral', body: referral.DeleteReferralBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
+  { method: 'delete', path: '/referrals', operationId: 'deleteReferral', scopes: ['write'], tag: 'Referrals', summary: 'Delete a referral', body: referral.DeleteReferralBody, response: DELETED },
   { method: 'post', path: '/sales', operationId: 'createSale', scopes: ['write'], tag: 'Sales', summary: 'Attribute a payment', body: sale.CreateSaleBody, response: sale.Sale },
   { method: 'get', path: '/sales', operationId: 'getSales', scopes: ['read'], tag: 'Sales', summary: 'Look up sales', query: sale.SaleQuery, response: oneOrMany(sale.Sale) },
   { method: 'put', path: '/sales', operationId: 'updateSale', scopes: ['write'], tag: 'Sales', summary: 'Recalculate or mark paid', body: sale.UpdateSaleBody, response: sale.Sale },
-  { method: 'delete', path: '/sales', operationId: 'deleteSale', scopes: ['write'], tag: 'Sales', summary: 'Reverse a sale', body: sale.DeleteSaleBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
+  { method: 'delete', path: '/sales', operationId: 'deleteSale', scopes: ['write'], tag: 'Sales', summary: 'Reverse a sale', body: sale.DeleteSaleBody, response: DELETED },
   { method: 'post', path: '/commission-plans', operationId: 'createCommissionPlan', scopes: ['write'], tag: 'Commissions', summary: 'Create a commission plan', body: commission.CreateCommissionPlanBody, response: commission.CommissionPlan },
   { method: 'get', path: '/commission-plans', operationId: 'getCommissionPlans', scopes: ['read'], tag: 'Commissions', summary: 'Look up commission plans', query: commission.CommissionPlanQuery, response: oneOrMany(commission.CommissionPlan) },
   { method: 'put', path: '/commission-plans', operationId: 'updateCommissionPlan', scopes: ['write'], tag: 'Commissions', summary: 'Change a plan (commissions already earned are not recalculated)', body: commission.UpdateCommissionPlanBody, response: commission.CommissionPlan },
-  { method: 'delete', path: '/commission-plans', operationId: 'deleteCommissionPlan', scopes: ['write'], tag: 'Commissions', summary: 'Delete a plan no affiliate is on', body: commission.DeleteCommissionPlanBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
+  { method: 'delete', path: '/commission-plans', operationId: 'deleteCommissionPlan', scopes: ['write'], tag: 'Commissions', summary: 'Delete a plan no affiliate is on', body: commission.DeleteCommissionPlanBody, response: DELETED },
   { method: 'post', path: '/payouts', operationId: 'createPayouts', scopes: ['finance'], tag: 'Commissions', summary: 'Gather due commissions into one payout per affiliate and currency (a run starts no payout after 5 s: call again until it answers [])', body: commission.CreatePayoutsBody, response: z.array(commission.Payout) },
   { method: 'get', path: '/payouts', operationId: 'getPayouts', scopes: ['finance'], sensitive: { action: 'bank_details.exported', scope: 'finance', when: 'csv' }, tag: 'Commissions', summary: 'Look up payouts (CSV with Accept: text/csv)', query: commission.PayoutQuery, response: oneOrMany(commission.Payout), csv: 'also' },
   { method: 'put', path: '/payouts', operationId: 'updatePayout', scopes: ['finance'], sensitive: { action: 'payout.status_changed', scope: 'finance' }, tag: 'Commissions', summary: 'Mark a payout PAID or FAILED', body: commission.UpdatePayoutBody, response: commission.Payout },
@@ -119,12 +124,15 @@ export const API_OPERATIONS: Operation[] = [
   { method: 'post', path: '/webhook-endpoints', operationId: 'createWebhookEndpoint', scopes: ['write', 'webhook_secrets'], sensitive: { action: 'webhook_secret.revealed', scope: 'webhook_secrets' }, tag: 'Webhooks', summary: 'Create a webhook endpoint', body: webhook.CreateWebhookEndpointBody, response: webhook.WebhookEndpoint },
   { method: 'get', path: '/webhook-endpoints', operationId: 'getWebhookEndpoints', scopes: ['read'], tag: 'Webhooks', summary: 'Look up webhook endpoints', query: webhook.WebhookEndpointQuery, response: oneOrMany(webhook.WebhookEndpoint) },
   { method: 'put', path: '/webhook-endpoints', operationId: 'updateWebhookEndpoint', scopes: ['write'], sensitive: { action: 'webhook_secret.revealed', scope: 'webhook_secrets', when: 'rotateSecret' }, tag: 'Webhooks', summary: 'Update a webhook endpoint', body: webhook.UpdateWebhookEndpointBody, response: webhook.WebhookEndpoint },
-  { method: 'delete', path: '/webhook-endpoints', operationId: 'deleteWebhookEndpoint', scopes: ['write'], tag: 'Webhooks', summary: 'Delete a webhook endpoint', body: webhook.DeleteWebhookEndpointBody, response: z.object({ id: z.string(), deleted: z.literal(true) }) },
+  { method: 'delete', path: '/webhook-endpoints', operationId: 'deleteWebhookEndpoint', scopes: ['write'], tag: 'Webhooks', summary: 'Delete a webhook endpoint', body: webhook.DeleteWebhookEndpointBody, response: DELETED },
   { method: 'get', path: '/webhook-endpoints/secret', operationId: 'getWebhookEndpointSecret', scopes: ['webhook_secrets'], sensitive: { action: 'webhook_secret.revealed', scope: 'webhook_secrets' }, tag: 'Webhooks', summary: "Reveal an endpoint's signing secret", query: webhook.WebhookSecretQuery, response: webhook.WebhookSecret },
   { method: 'get', path: '/webhook-deliveries', operationId: 'getWebhookDeliveries', scopes: ['read'], tag: 'Webhooks', summary: 'Delivery log', query: webhook.WebhookDeliveryQuery, response: z.array(webhook.WebhookDelivery) },
   { method: 'post', path: '/webhook-deliveries/retry', operationId: 'retryWebhookDelivery', scopes: ['write'], tag: 'Webhooks', summary: 'Re-send a delivery now', body: webhook.RetryDeliveryBody, response: webhook.WebhookDelivery },
   { method: 'post', path: '/webhook-endpoints/test', operationId: 'testWebhookEndpoint', scopes: ['write'], tag: 'Webhooks', summary: 'Send a signed ping to an endpoint', body: webhook.TestWebhookEndpointBody, response: webhook.WebhookTestResult },
-  { method: 'post', path: '/webhook-deliveries/recover', operationId: 'recoverWebhookDeliveries', scopes: ['write'], tag: 'Webhooks', summary: 'Re-send every failed delivery of an endpoint in a time window', body: webhook.RecoverDeliveriesBody, response: z.object({ recovered: z.number().int() }) },
+  { method: 'post', path: '/webhook-deliveries/recover', operationId: 'recoverWebhookDeliveries', scopes: ['write'], tag: 'Webhooks', summary: 'Re-send every failed delivery of an endpoint in a time window', body: webhook.RecoverDeliveriesBody, response: z.object({ recovered: z.number().int().openapi({ description: 'Failed deliveries scheduled to be sent again' }) }) },
+  { method: 'get', path: '/events', operationId: 'getEvents', scopes: ['read'], tag: 'Webhooks', summary: 'The public events of the retention period (30 days by default), newest first; an event id is the webhook-id of its deliveries', query: eventApi.EventQuery, response: oneOrMany(WebhookPayload) },
+  { method: 'post', path: '/webhook-deliveries/replay', operationId: 'replayWebhookDeliveries', scopes: ['write'], tag: 'Webhooks', summary: 'Send the stored events of a time window to an endpoint again, with their original ids (skipping those it received unless includeSucceeded)', body: eventApi.ReplayDeliveriesBody, response: eventApi.ReplayResult },
+  { method: 'post', path: '/webhook-endpoints/verify', operationId: 'verifyWebhook', scopes: ['read'], tag: 'Webhooks', summary: 'Check a received webhook against the endpoint\'s secret and say why it fails, without revealing the secret', body: eventApi.VerifyWebhookBody, response: eventApi.WebhookVerification },
   { method: 'get', path: '/event-types', operationId: 'getEventTypes', scopes: ['read'], tag: 'Webhooks', summary: 'Every public event type, with the JSON Schema and an example of each payload', response: z.array(webhook.EventTypeDescription) },
   {
     method: 'get', path: '/audit-records', operationId: 'getAuditRecords', scopes: ['read'], tag: 'Program',
@@ -139,7 +147,7 @@ export const API_OPERATIONS: Operation[] = [
   },
   { method: 'get', path: '/publishable-keys', operationId: 'getPublishableKeys', scopes: ['read'], tag: 'Program', summary: 'The publishable keys of this program, for the tracking script', response: z.array(program.PublishableKey) },
   { method: 'post', path: '/publishable-keys', operationId: 'createPublishableKey', scopes: ['write'], tag: 'Program', summary: 'Create a publishable key (pk_…), safe to put in a web page', response: program.PublishableKey },
-  { method: 'delete', path: '/publishable-keys', operationId: 'revokePublishableKey', scopes: ['write'], tag: 'Program', summary: 'Revoke a publishable key', body: program.RevokePublishableKeyBody, response: z.object({ id: z.string(), revoked: z.literal(true) }) },
+  { method: 'delete', path: '/publishable-keys', operationId: 'revokePublishableKey', scopes: ['write'], tag: 'Program', summary: 'Revoke a publishable key', body: program.RevokePublishableKeyBody, response: REVOKED },
   {
     method: 'post', path: '/affiliate-portal-sessions', operationId: 'createAffiliatePortalSession', scopes: ['write', 'finance'], tag: 'Affiliate portal',
     summary: "A single-use link (10 minutes) into the affiliate portal of one ACTIVE affiliate; opening it gives that browser a 12-hour session of this affiliate only. Needs the finance scope as well as write: the portal shows the affiliate's payouts and changes its bank details (each change is in the audit record, its actor the session and the key that made it)",
@@ -166,13 +174,13 @@ export const API_OPERATIONS: Operation[] = [
   { method: 'get', path: '/programs', operationId: 'listPrograms', scopes: [], tag: 'Admin', summary: 'List programs, newest first', query: ListQuery, response: z.array(program.Program), admin: true },
   { method: 'get', path: '/programs/{id}', operationId: 'getProgram', scopes: [], tag: 'Admin', summary: 'Read a program', response: program.Program, admin: true },
   { method: 'put', path: '/programs/{id}', operationId: 'updateProgram', scopes: [], tag: 'Admin', summary: 'Update a program', body: program.UpdateProgramBody, response: program.Program, admin: true },
-  { method: 'delete', path: '/programs/{id}', operationId: 'deleteProgram', scopes: [], tag: 'Admin', summary: 'Delete a program', response: z.object({ id: z.string(), deleted: z.literal(true) }), admin: true },
+  { method: 'delete', path: '/programs/{id}', operationId: 'deleteProgram', scopes: [], tag: 'Admin', summary: 'Delete a program', response: DELETED, admin: true },
   { method: 'post', path: '/programs/{id}/api-keys', operationId: 'createApiKey', scopes: [], tag: 'Admin', summary: 'Create an API key (shown once), with every scope or the ones given', body: program.CreateApiKeyBody, bodyOptional: true, response: program.CreatedApiKey, admin: true },
   { method: 'get', path: '/programs/{id}/api-keys', operationId: 'listApiKeys', scopes: [], tag: 'Admin', summary: 'List the API keys of a program (without secrets)', response: z.array(program.ApiKeySummary), admin: true },
-  { method: 'delete', path: '/api-keys/{id}', operationId: 'revokeApiKey', scopes: [], tag: 'Admin', summary: 'Revoke an API key', response: z.object({ id: z.string(), revoked: z.literal(true) }), admin: true },
+  { method: 'delete', path: '/api-keys/{id}', operationId: 'revokeApiKey', scopes: [], tag: 'Admin', summary: 'Revoke an API key', response: REVOKED, admin: true },
   { method: 'post', path: '/programs/{id}/publishable-keys', operationId: 'adminCreatePublishableKey', scopes: [], tag: 'Admin', summary: 'Create a publishable key (pk_…) for a program', response: program.PublishableKey, admin: true },
   { method: 'get', path: '/programs/{id}/publishable-keys', operationId: 'adminListPublishableKeys', scopes: [], tag: 'Admin', summary: 'List the publishable keys of a program', response: z.array(program.PublishableKey), admin: true },
-  { method: 'delete', path: '/publishable-keys/{id}', operationId: 'adminRevokePublishableKey', scopes: [], tag: 'Admin', summary: 'Revoke a publishable key', response: z.object({ id: z.string(), revoked: z.literal(true) }), admin: true },
+  { method: 'delete', path: '/publishable-keys/{id}', operationId: 'adminRevokePublishableKey', scopes: [], tag: 'Admin', summary: 'Revoke a publishable key', response: REVOKED, admin: true },
   { method: 'get', path: '/audit-records', operationId: 'listAuditRecords', scopes: [], tag: 'Admin', summary: 'The audit record of admin actions and refused admin attempts, newest first', query: ListQuery, response: z.array(program.AuditRecord), admin: true },
 ];
 
@@ -297,13 +305,14 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
       path: operation.admin ? `/admin/v1${path}` : `/api/v1${path}`,
       operationId: operation.operationId,
       summary: operation.summary,
-      ...(operation.admin || operation.browser ? {} : { description: scopeDescriptionOf(operation), 'x-required-scopes': scopesOf(operation) }),
+      description: operation.admin || operation.browser ? OPERATION_DESCRIPTIONS[operation.operationId] : `${OPERATION_DESCRIPTIONS[operation.operationId]}\n\n${scopeDescriptionOf(operation)}`,
+      ...(operation.admin || operation.browser ? {} : { 'x-required-scopes': scopesOf(operation) }),
       tags: [operation.tag],
       security: [{ [(operation.admin ? adminBearer : operation.browser ? publishableBearer : bearer).name]: [] }],
       request: {
         ...(operation.body ? { body: { required: !operation.bodyOptional, content: { 'application/json': { schema: operation.body } } } } : {}),
         ...(operation.query ? { query: operation.query } : {}),
-        ...(path.includes('{id}') ? { params: z.object({ id: z.string() }) } : {}),
+        ...(path.includes('{id}') ? { params: z.object({ id: z.string().openapi({ description: pathIdDescription(path) }) }) } : {}),
         ...(takesIdempotencyKey(operation)
           ? { headers: z.object({ 'idempotency-key': z.string().max(255).optional().openapi({ description: 'Makes a retry safe: the same key and request within 24 h get the first answer again. The same request is the same method, path and JSON body by meaning (key order and whitespace do not matter); the key with another request is a 409, and while the first is still running a 409 with Retry-After' }) }) }
           : {}),
@@ -319,11 +328,12 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
     method: 'post',
     path: '/integrations/stripe/{programId}/webhooks',
     operationId: 'receiveStripeWebhook',
+    description: OPERATION_DESCRIPTIONS.receiveStripeWebhook,
     summary: "Where Stripe sends the program's events (checkout.session.completed, invoice.paid, invoice_payment.paid, charge.refunded, charge.dispute.created); give Stripe this URL",
     tags: ['Integrations'],
     security: [],
     request: {
-      params: z.object({ programId: z.string().uuid() }),
+      params: z.object({ programId: z.string().uuid().openapi({ description: 'The id of the program, as GET /api/v1/integrations/stripe shows it in webhookUrl' }) }),
       headers: z.object({ 'stripe-signature': z.string().openapi({ description: "Stripe's signature of the exact body, checked with the program's stored webhook secret" }) }),
       body: { required: true, content: { 'application/json': { schema: z.record(z.unknown()).openapi({ description: 'A Stripe event, exactly as Stripe sends it' }) } } },
     },
@@ -351,6 +361,7 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
     method: 'get',
     path: '/join/{slug}',
     operationId: 'getSignupPage',
+    description: OPERATION_DESCRIPTIONS.getSignupPage,
     summary: "The program's sign-up page (HTML, the console's CSP; framable only by the program's allowedOrigins)",
     tags: ['Sign-up'],
     security: [],
@@ -361,6 +372,7 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
     method: 'post',
     path: '/join/{slug}',
     operationId: 'applyToProgram',
+    description: OPERATION_DESCRIPTIONS.applyToProgram,
     summary:
       "Apply to the program: JSON from the program's own form (CORS: only its allowedOrigins; no Origin: a backend), or form-encoded from the hosted page (its own origin and signed form token only, answered with an HTML page). The affiliate is created with its answers and first link (affiliate.created), PENDING when the program requires approval",
     tags: ['Sign-up'],
@@ -401,8 +413,36 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
     servers: [{ url: serverUrl }],
     tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
   });
+  addOperationExamples(document);
   withoutRepeatedMembers(document);
+  withParameterDescriptions(document);
   return document;
+}
+
+/** What the `{id}` of an admin path names, from the collection it follows. */
+function pathIdDescription(path: string): string {
+  if (path.startsWith('/api-keys/')) return 'The id of the API key (from its creation or the key list)';
+  if (path.startsWith('/publishable-keys/')) return 'The id of the publishable key';
+  return 'The id of the program';
+}
+
+/**
+ * zod-to-openapi puts a query field's `.openapi({ description })` on the parameter's schema, where
+ * linters (Spectral's oas3-parameter-description, Redocly's parameter-description) and reference
+ * pages do not look: the description moves to the parameter, so contracts describe query fields
+ * the same way as body fields.
+ */
+function withParameterDescriptions(document: ReturnType<OpenApiGeneratorV31['generateDocument']>): void {
+  for (const item of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(item as Record<string, { parameters?: unknown[] }>)) {
+      for (const parameter of operation.parameters ?? []) {
+        const { description, schema } = parameter as { description?: string; schema?: { description?: string } };
+        if (description || !schema?.description) continue;
+        (parameter as { description?: string }).description = schema.description;
+        delete schema.description;
+      }
+    }
+  }
 }
 
 /**

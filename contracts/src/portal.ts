@@ -14,7 +14,7 @@ const ReturnUrl = httpUrl('returnUrl');
 
 export const CreatePortalSessionBody = z
   .object({
-    affiliateId: Uuid,
+    affiliateId: Uuid.openapi({ description: 'The ACTIVE affiliate the portal is for' }),
     returnUrl: ReturnUrl.optional().openapi({ description: "Where the portal's \"Back\" link and an expired link's page send the affiliate (your site)" }),
   })
   .strict()
@@ -23,13 +23,13 @@ export const CreatePortalSessionBody = z
 export const PortalSession = z
   .object({
     id: Uuid.openapi({ description: 'The session: revoke it with DELETE /affiliate-portal-sessions {affiliatePortalSessionId}' }),
-    affiliateId: Uuid,
+    affiliateId: Uuid.openapi({ description: 'The affiliate the portal is for' }),
     url: z.string().optional().openapi({
       description:
         'Send the affiliate here: it opens the portal once, within expiresAt, then the link is spent. Always in the first answer; absent from a replay (Idempotent-Replayed: true), as the link is never stored: make a new session',
     }),
     expiresAt: DateTime.openapi({ description: 'The link can be opened until then (10 minutes); the session it opens lasts 12 hours' }),
-    returnUrl: z.string().nullable(),
+    returnUrl: z.string().nullable().openapi({ description: 'Where the portal sends the affiliate back; null: no Back link' }),
   })
   .openapi('PortalSession', { description: 'A single-use link into the affiliate portal, as Stripe\'s customer portal sessions; only a hash of its token is stored.' });
 

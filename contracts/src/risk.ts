@@ -15,7 +15,9 @@ export const RiskAction = z.enum(['OFF', 'FLAG', 'HOLD', 'VOID']).openapi('RiskA
 });
 export type RiskAction = z.infer<typeof RiskAction>;
 
-export const RiskSignal = z.object({ type: RiskSignalType, detail: z.string() }).openapi('RiskSignal');
+export const RiskSignal = z
+  .object({ type: RiskSignalType, detail: z.string().openapi({ description: 'What was seen, for a reviewer' }) })
+  .openapi('RiskSignal', { description: 'One thing that can look like fraud on a referral or a sale' });
 export type RiskSignal = z.infer<typeof RiskSignal>;
 
 /** Named on its own: a generated client would name the inline enum RiskAction, which is taken. */
@@ -26,15 +28,18 @@ export const RiskVerdict = z
 /** On every referral and sale: the signals found and the strongest action they led to (NONE without signals). */
 export const Risk = z
   .object({
-    signals: z.array(RiskSignal),
+    signals: z.array(RiskSignal).openapi({ description: 'Every signal found; empty: none' }),
     action: RiskVerdict,
   })
+  // No description here: the component takes Referral.risk's, its first use (zod-to-openapi), and the other uses say their own.
   .openapi('Risk');
 export type Risk = z.infer<typeof Risk>;
 export const NO_RISK: Risk = { signals: [], action: 'NONE' };
 
 /** Every signal's action; a program that set none has FLAG everywhere (recorded, nothing held or voided). */
-export const RiskActions = z.object(Object.fromEntries(RISK_SIGNAL_TYPES.map((type) => [type, RiskAction])) as Record<RiskSignalType, typeof RiskAction>).openapi('RiskActions');
+export const RiskActions = z
+  .object(Object.fromEntries(RISK_SIGNAL_TYPES.map((type) => [type, RiskAction])) as Record<RiskSignalType, typeof RiskAction>)
+  .openapi('RiskActions', { description: 'What each risk signal type (the keys, as RiskSignalType lists them) does to a commission' });
 export type RiskActions = z.infer<typeof RiskActions>;
 
 /** PUT /program takes some of them: the signals it leaves out are FLAG. */
@@ -72,19 +77,19 @@ export function riskSettingsOf(source: { riskActions?: Partial<RiskActions> | nu
 /** Who decided: an API key (the console signs in with one), the program's risk rules at recording, or the reversal of the sale. */
 export const DecidedBy = z
   .object({
-    kind: z.enum(['API_KEY', 'RISK_RULES', 'REVERSAL']),
+    kind: z.enum(['API_KEY', 'RISK_RULES', 'REVERSAL']).openapi({ description: "API_KEY: a reviewer with an API key; RISK_RULES: the program's risk rules when the sale was recorded; REVERSAL: the sale's reversal" }),
     keyId: z.string().nullable().openapi({ description: 'The API key that decided (kind API_KEY), as the key list and the audit record show it' }),
-    keyPrefix: z.string().nullable(),
+    keyPrefix: z.string().nullable().openapi({ description: "That key's first characters; null for RISK_RULES and REVERSAL" }),
   })
-  .openapi('DecidedBy');
+  .openapi('DecidedBy', { description: 'Who decided' });
 
 /** One decision on a commission: when, by whom and why. */
 export const CommissionDecision = z
   .object({
-    action: z.enum(['HOLD', 'RELEASE', 'VOID']),
-    at: DateTime,
+    action: z.enum(['HOLD', 'RELEASE', 'VOID']).openapi({ description: 'HOLD: held for review; RELEASE: released; VOID: voided' }),
+    at: DateTime.openapi({ description: 'When it was decided' }),
     by: DecidedBy,
     reason: z.string().nullable().openapi({ description: "The reviewer's note or reason; for RISK_RULES the signal types that decided" }),
   })
-  .openapi('CommissionDecision');
+  .openapi('CommissionDecision', { description: 'One decision on a commission: when, by whom and why' });
 export type CommissionDecision = z.infer<typeof CommissionDecision>;

@@ -15,7 +15,9 @@ export const ProgramSlug = z
   .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'slug can only contain lower-case letters, numbers and single hyphens between them (e.g. acme-partners)')
   .openapi({ description: 'Unique across the platform: the sign-up page is /join/{slug}' });
 
-export const SignupQuestionType = z.enum(['TEXT', 'LONG_TEXT', 'URL', 'SELECT']).openapi('SignupQuestionType');
+export const SignupQuestionType = z
+  .enum(['TEXT', 'LONG_TEXT', 'URL', 'SELECT'])
+  .openapi('SignupQuestionType', { description: 'TEXT: one line (200 characters); LONG_TEXT: several lines (2000); URL: an http or https URL; SELECT: one of options' });
 
 /** The longest answer kept: LONG_TEXT; the others are one line. */
 export const SIGNUP_ANSWER_MAX = { TEXT: 200, LONG_TEXT: 2000, URL: 2000, SELECT: 200 } as const;
@@ -28,9 +30,9 @@ export const SignupQuestion = z
       .max(40)
       .regex(/^[A-Za-z0-9_-]+$/, 'question id can only contain letters, numbers, hyphens and underscores')
       .openapi({ description: 'The key of this answer in a JSON submission (`answers`) and in the form' }),
-    label: ShortText,
+    label: ShortText.openapi({ description: 'The question as the applicant reads it' }),
     type: SignupQuestionType,
-    required: z.boolean().default(false),
+    required: z.boolean().default(false).openapi({ description: 'Whether an answer is required (default false)' }),
     options: z.array(ShortText).max(50).default([]).openapi({ description: 'The choices of a SELECT question (at least one); empty for the other types' }),
   })
   .strict()
@@ -62,7 +64,8 @@ export const SignupSettings = z
       .array(SignupQuestion)
       .max(20)
       .default([])
-      .refine((questions) => new Set(questions.map((question) => question.id)).size === questions.length, 'questions: each question id once'),
+      .refine((questions) => new Set(questions.map((question) => question.id)).size === questions.length, 'questions: each question id once')
+      .openapi({ description: 'Questions asked on the form, in order (at most 20, each id once)' }),
   })
   .strict()
   .openapi('SignupSettings', {
@@ -75,24 +78,24 @@ export type SignupSettings = z.infer<typeof SignupSettings>;
 /** A submission from a program's own form (JSON); the hosted page sends the same fields form-encoded, answers as `answers[<id>]`. */
 export const SignupSubmission = z
   .object({
-    firstName: ShortText,
-    lastName: ShortText,
-    email: Email,
+    firstName: ShortText.openapi({ description: "The applicant's first name" }),
+    lastName: ShortText.openapi({ description: "The applicant's last name" }),
+    email: Email.openapi({ description: "The applicant's email: 400 when already an affiliate of the program" }),
     answers: z.record(z.string().max(100), z.string().max(SIGNUP_ANSWER_MAX.LONG_TEXT)).default({}).openapi({ description: 'Answers keyed by question id' }),
   })
   .strict()
-  .openapi('SignupSubmission');
+  .openapi('SignupSubmission', { description: "An application from the program's own form" });
 export type SignupSubmission = z.infer<typeof SignupSubmission>;
 
 export const SignupResult = z
   .object({ status: z.enum(['PENDING', 'ACTIVE']).openapi({ description: 'PENDING: the program reviews applications; ACTIVE: the affiliate can start at once' }) })
-  .openapi('SignupResult');
+  .openapi('SignupResult', { description: 'The application is in' });
 
 /** One answer as the affiliate keeps it: the question as it was asked then, so a later edit of the question does not change what was answered. */
 export const SignupAnswer = z.object({
-  questionId: z.string(),
+  questionId: z.string().openapi({ description: 'The id of the question answered' }),
   question: z.string().openapi({ description: 'The label of the question when it was answered' }),
-  answer: z.string(),
+  answer: z.string().openapi({ description: 'The answer given' }),
 });
 export type SignupAnswer = z.infer<typeof SignupAnswer>;
 

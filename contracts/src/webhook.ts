@@ -15,54 +15,57 @@ export const EventTypeSubscription = z
 
 const WebhookUrl = httpUrl('url');
 
+const EVENT_TYPES = 'The event types delivered (1 to 20): a type such as sale.created, a family wildcard such as sale.*, or * for every type';
+
 export const WebhookEndpoint = z
   .object({
-    id: Uuid,
-    url: z.string(),
-    eventTypes: z.array(z.string()),
-    description: z.string().nullable(),
-    active: z.boolean(),
-    disabledReason: z.string().nullable(),
-    secret: z.string().optional(),
+    id: Uuid.openapi({ description: "The endpoint's id" }),
+    url: z.string().openapi({ description: 'Where the events are POSTed' }),
+    eventTypes: z.array(z.string()).openapi({ description: EVENT_TYPES }),
+    description: z.string().nullable().openapi({ description: 'Your note about the endpoint' }),
+    active: z.boolean().openapi({ description: 'Whether events are delivered to it: false when paused, or disabled after failing too long (see disabledReason)' }),
+    disabledReason: z.string().nullable().openapi({ description: 'Why the platform disabled it (e.g. it answered 410, or failed for too long); null when it did not. PUT active: true clears it' }),
+    secret: z.string().optional().openapi({ description: 'The signing secret (whsec_…): only in the answers of POST and of PUT with rotateSecret; else GET /webhook-endpoints/secret' }),
     previousSecretExpiresAt: DateTime.nullable().openapi({ description: 'After a rotation, the previous secret keeps signing beside the new one until then; null outside an overlap' }),
-    createdAt: DateTime,
-    updatedAt: DateTime,
+    createdAt: DateTime.openapi({ description: 'When the endpoint was created' }),
+    updatedAt: DateTime.openapi({ description: 'When it last changed' }),
   })
-  .openapi('WebhookEndpoint');
+  .openapi('WebhookEndpoint', { description: 'A URL that receives signed events of the types it subscribes to' });
 
 export const CreateWebhookEndpointBody = z
   .object({
-    url: WebhookUrl,
-    eventTypes: z.array(EventTypeSubscription).min(1).max(20),
-    description: ShortText.optional(),
-    active: z.boolean().default(true),
+    url: WebhookUrl.openapi({ description: 'Where to POST the events: an http or https URL of a public address (at most 2000 characters)' }),
+    eventTypes: z.array(EventTypeSubscription).min(1).max(20).openapi({ description: EVENT_TYPES }),
+    description: ShortText.optional().openapi({ description: 'Your note about the endpoint' }),
+    active: z.boolean().default(true).openapi({ description: 'Whether events are delivered to it (default true)' }),
+    backfillSince: DateTime.optional().openapi({ description: 'Also deliver the stored events since then (within the event retention) that match eventTypes, each once, with their original ids' }),
   })
   .strict()
   .openapi('CreateWebhookEndpointBody');
 
 export const UpdateWebhookEndpointBody = z
   .object({
-    webhookEndpointId: Uuid,
-    url: WebhookUrl.optional(),
-    eventTypes: z.array(EventTypeSubscription).min(1).max(20).optional(),
-    description: ShortText.nullable().optional(),
-    active: z.boolean().optional(),
-    rotateSecret: z.boolean().optional(),
+    webhookEndpointId: Uuid.openapi({ description: 'The endpoint to change' }),
+    url: WebhookUrl.optional().openapi({ description: 'A new URL (http or https, a public address)' }),
+    eventTypes: z.array(EventTypeSubscription).min(1).max(20).optional().openapi({ description: `${EVENT_TYPES}; replaces the list` }),
+    description: ShortText.nullable().optional().openapi({ description: 'Your note about the endpoint; null clears it' }),
+    active: z.boolean().optional().openapi({ description: 'false pauses deliveries; true resumes them, also for an endpoint the platform disabled' }),
+    rotateSecret: z.boolean().optional().openapi({ description: 'true: a new signing secret, in this answer; the previous one keeps signing beside it until previousSecretExpiresAt' }),
   })
   .strict()
   .openapi('UpdateWebhookEndpointBody');
 
-export const DeleteWebhookEndpointBody = z.object({ webhookEndpointId: Uuid }).strict();
+export const DeleteWebhookEndpointBody = z.object({ webhookEndpointId: Uuid.openapi({ description: 'The endpoint to delete' }) }).strict();
 
 export const DeliveryStatus = z.enum(['pending', 'succeeded', 'failed']);
 
 export const DeliveryAttempt = z.object({
-  at: DateTime,
-  statusCode: z.number().int().nullable(),
-  latencyMs: z.number(),
+  at: DateTime.openapi({ description: 'When the attempt was made' }),
+  statusCode: z.number().int().nullable().openapi({ description: "The subscriber's HTTP status; null when there was no answer (a timeout, a refused connection)" }),
+  latencyMs: z.number().openapi({ description: 'Milliseconds until the answer, or until the attempt gave up' }),
   responseExcerpt: z.string().nullable().openapi({ description: "Up to 50 KB of the subscriber's answer; null for a private address (allowed only explicitly), whose answer is never shown" }),
   responseBytes: z.number().int().nullable().openapi({ description: 'Size of the answer read, at most 50 KB' }),
-  error: z.string().nullable(),
+  error: z.string().nullable().openapi({ description: 'Why the attempt failed without an HTTP answer (timeout, DNS, connection); null otherwise' }),
   traceId: z
     .string()
     .regex(/^[0-9a-f]{32}$/)
@@ -73,56 +76,67 @@ export const DeliveryAttempt = z.object({
 
 export const WebhookDelivery = z
   .object({
-    id: Uuid,
-    endpointId: Uuid,
-    eventId: Uuid,
-    eventType: z.string(),
-    status: DeliveryStatus,
-    attempts: z.array(DeliveryAttempt),
-    nextAttemptAt: DateTime.nullable(),
-    createdAt: DateTime,
-    updatedAt: DateTime,
+    id: Uuid.openapi({ description: "The delivery's id" }),
+    endpointId: Uuid.openapi({ description: 'The endpoint it goes to' }),
+    eventId: Uuid.openapi({ description: "The event delivered: the payload's id and the webhook-id header" }),
+    eventType: z.string().openapi({ description: 'The event type, e.g. sale.created' }),
+    status: DeliveryStatus.openapi({ description: 'pending: not delivered yet, more attempts scheduled; succeeded: a 2xx answer; failed: every attempt failed, or the endpoint was disabled or deleted' }),
+    attempts: z.array(DeliveryAttempt).openapi({ description: 'Every attempt, oldest first' }),
+    nextAttemptAt: DateTime.nullable().openapi({ description: 'When the next attempt is scheduled; null when none is' }),
+    createdAt: DateTime.openapi({ description: 'When the delivery was created (when the event was fanned out)' }),
+    updatedAt: DateTime.openapi({ description: 'When it last changed' }),
   })
-  .openapi('WebhookDelivery');
+  .openapi('WebhookDelivery', { description: 'One event sent to one endpoint, with every attempt' });
 
-export const RetryDeliveryBody = z.object({ deliveryId: Uuid }).strict();
+export const RetryDeliveryBody = z.object({ deliveryId: Uuid.openapi({ description: 'The delivery to send again' }) }).strict();
 
-export const TestWebhookEndpointBody = z.object({ webhookEndpointId: Uuid }).strict().openapi('TestWebhookEndpointBody');
+export const TestWebhookEndpointBody = z.object({ webhookEndpointId: Uuid.openapi({ description: 'The endpoint to ping' }) }).strict().openapi('TestWebhookEndpointBody');
 
 /** Re-sends every failed delivery of one endpoint created in [since, until]. */
 export const RecoverDeliveriesBody = z
-  .object({ webhookEndpointId: Uuid, since: DateTime, until: DateTime.optional() })
+  .object({
+    webhookEndpointId: Uuid.openapi({ description: 'The endpoint whose failed deliveries are sent again' }),
+    since: DateTime.openapi({ description: 'Deliveries created from then on' }),
+    until: DateTime.optional().openapi({ description: 'Deliveries created until then (default now)' }),
+  })
   .strict()
   .openapi('RecoverDeliveriesBody');
 
-export const WebhookEndpointQuery = ListQuery.extend({ id: z.string().max(100).optional() }).strict();
+export const WebhookEndpointQuery = ListQuery.extend({ id: z.string().max(100).optional().openapi({ description: 'An endpoint id: that endpoint' }) }).strict();
 
-export const WebhookSecretQuery = z.object({ webhookEndpointId: Uuid }).strict();
+export const WebhookSecretQuery = z.object({ webhookEndpointId: Uuid.openapi({ description: 'The endpoint whose secret to reveal' }) }).strict();
 
 /** The signing secret on demand (as Svix's endpoint secret), and the end of a rotation's overlap. */
 export const WebhookSecret = z
-  .object({ webhookEndpointId: Uuid, secret: z.string(), previousSecretExpiresAt: DateTime.nullable() })
-  .openapi('WebhookSecret');
+  .object({
+    webhookEndpointId: Uuid.openapi({ description: 'The endpoint' }),
+    secret: z.string().openapi({ description: 'The signing secret (whsec_…): the base64 after the prefix is the HMAC-SHA256 key of the webhook-signature header' }),
+    previousSecretExpiresAt: DateTime.nullable().openapi({ description: 'After a rotation, until when the previous secret also signs; null outside an overlap' }),
+  })
+  .openapi('WebhookSecret', { description: "An endpoint's signing secret" });
 
 export const WebhookDeliveryQuery = ListQuery.extend({
-  endpointId: Uuid.optional(),
-  eventId: Uuid.optional(),
-  status: DeliveryStatus.optional(),
-  eventType: PublicEventType.optional(),
+  endpointId: Uuid.optional().openapi({ description: 'Only the deliveries to this endpoint' }),
+  eventId: Uuid.optional().openapi({ description: 'Only the deliveries of this event' }),
+  status: DeliveryStatus.optional().openapi({ description: 'Only deliveries of this status' }),
+  eventType: PublicEventType.optional().openapi({ param: { description: 'Only deliveries of events of this type' } }),
 }).strict();
 
 /** The outcome of one send: a delivery attempt, or the answer to a test ping. */
-export const WebhookTestResult = DeliveryAttempt.extend({ succeeded: z.boolean(), webhookId: z.string() }).openapi('WebhookTestResult');
+export const WebhookTestResult = DeliveryAttempt.extend({
+  succeeded: z.boolean().openapi({ description: 'Whether the endpoint answered 2xx' }),
+  webhookId: z.string().openapi({ description: 'The webhook-id header the ping carried' }),
+}).openapi('WebhookTestResult', { description: 'What happened when the ping was sent' });
 
 /** One entry of GET /event-types: what fires it, the JSON Schema of its payload and an example. */
 export const EventTypeDescription = z
   .object({
     type: PublicEventType,
-    description: z.string(),
-    schema: z.record(z.unknown()),
+    description: z.string().openapi({ description: 'When it fires' }),
+    schema: z.record(z.unknown()).openapi({ description: 'The JSON Schema of its webhook payload' }),
     example: WebhookPayload,
   })
-  .openapi('EventTypeDescription');
+  .openapi('EventTypeDescription', { description: 'One public event type: when it fires, the JSON Schema of its payload and an example' });
 
 export type WebhookEndpoint = z.infer<typeof WebhookEndpoint>;
 export type WebhookSecret = z.infer<typeof WebhookSecret>;

@@ -22,6 +22,7 @@ export const ROUTE_TABLE: Record<string, UpstreamName> = {
   'webhook-endpoints': 'webhook-dispatcher',
   'webhook-deliveries': 'webhook-dispatcher',
   'event-types': 'webhook-dispatcher',
+  events: 'webhook-dispatcher',
 };
 
 /**

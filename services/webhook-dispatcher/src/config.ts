@@ -1,4 +1,4 @@
-import { MAX_WEBHOOK_ENDPOINTS_CEILING } from '@affiliate/contracts';
+import { DEFAULT_EVENT_RETENTION_DAYS, MAX_WEBHOOK_ENDPOINTS_CEILING } from '@affiliate/contracts';
 import { booleanSetting } from '@affiliate/platform';
 import { z } from 'zod';
 
@@ -82,6 +82,10 @@ export const dispatcherConfigShape = {
   WEBHOOK_FAN_OUT_WINDOW_PER_PROGRAM: z.coerce.number().int().min(1).default(1000),
   /** Deliveries one event fans out to in a program (active endpoints subscribed to one event type), at most the highest endpoint cap. */
   WEBHOOK_MAX_DELIVERIES_PER_EVENT: z.coerce.number().int().min(1).max(MAX_WEBHOOK_ENDPOINTS_CEILING).default(DEFAULT_MAX_DELIVERIES_PER_EVENT),
+  /** Days the public events are kept for GET /events, backfills, replays and the signature check. */
+  EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(365).default(DEFAULT_EVENT_RETENTION_DAYS),
+  /** How often the dispatcher deletes events past their retention itself (the local server has no TTL monitor). */
+  EVENT_SWEEP_INTERVAL: duration('1h'),
 };
 
 /** Refused in production when missing or shipped, as every secret of the platform. */
@@ -113,6 +117,9 @@ export type DispatcherSettings = {
   fanOutWindowPerProgram: number;
   /** Active endpoints of one program that one event type may reach: a subscription beyond it is a 400, and fan-out never passes it. */
   maxDeliveriesPerEvent: number;
+  /** How long a public event is kept after it occurred. */
+  eventRetentionMs: number;
+  eventSweepIntervalMs: number;
 };
 
 export function dispatcherSettings(config: z.infer<z.ZodObject<typeof dispatcherConfigShape>>): DispatcherSettings {
@@ -130,6 +137,8 @@ export function dispatcherSettings(config: z.infer<z.ZodObject<typeof dispatcher
     secretEncryptionKey: config.WEBHOOK_SECRET_ENCRYPTION_KEY,
     fanOutWindowPerProgram: config.WEBHOOK_FAN_OUT_WINDOW_PER_PROGRAM,
     maxDeliveriesPerEvent: config.WEBHOOK_MAX_DELIVERIES_PER_EVENT,
+    eventRetentionMs: config.EVENT_RETENTION_DAYS * 86_400_000,
+    eventSweepIntervalMs: Math.max(1000, config.EVENT_SWEEP_INTERVAL),
   };
 }
 
@@ -149,4 +158,6 @@ export const DEFAULT_DISPATCHER_SETTINGS: DispatcherSettings = {
   breaker: { errorThresholdPercentage: 50, volumeThreshold: 10, resetTimeoutMs: 30_000 },
   fanOutWindowPerProgram: 1000,
   maxDeliveriesPerEvent: DEFAULT_MAX_DELIVERIES_PER_EVENT,
+  eventRetentionMs: DEFAULT_EVENT_RETENTION_DAYS * 86_400_000,
+  eventSweepIntervalMs: 3_600_000,
 };

@@ -8,6 +8,7 @@ import { EndpointCircuits } from './domain/endpoint-circuits';
 import { webhookRoutes } from './entry-points/api/routes';
 import { subscribeToEvents } from './entry-points/messaging/subscriptions';
 import { DeliveryScheduler } from './entry-points/scheduler/delivery-scheduler';
+import { EventStoreTasks } from './entry-points/scheduler/event-store-tasks';
 
 /** Webhook endpoints, the event fan-out into deliveries, and the scheduler that sends them. */
 export function buildWebhookDispatcherService(context: ServiceContext, settings: DispatcherSettings = DEFAULT_DISPATCHER_SETTINGS): ServiceParts {
@@ -17,6 +18,7 @@ export function buildWebhookDispatcherService(context: ServiceContext, settings:
   const metrics = createWebhookMetrics(context.metrics.registry);
   const dispatcher: Dispatcher = { repositories, settings, logger: context.logger, client, circuits, metrics };
   const scheduler = new DeliveryScheduler(dispatcher);
+  const eventTasks = new EventStoreTasks(repositories, settings, context.logger, () => scheduler.nudge());
   metrics.watchBacklog(() => findBacklog(repositories));
   return {
     routes: webhookRoutes(dispatcher, scheduler),
@@ -25,8 +27,12 @@ export function buildWebhookDispatcherService(context: ServiceContext, settings:
       if (sealed > 0) context.logger.info({ sealed }, 'encrypted webhook signing secrets stored before encryption at rest');
       // Started first: the first events consumed push their deliveries to it.
       scheduler.start();
+      eventTasks.start();
       await subscribeToEvents(context, repositories, settings, scheduler);
     },
-    close: () => scheduler.stop(),
+    close: async () => {
+      await eventTasks.stop();
+      await scheduler.stop();
+    },
   };
 }

@@ -23,3 +23,14 @@ test('a bad setting is refused with a message naming the variable', () => {
   expect(() => parseConfig(dispatcherConfigShape, { WEBHOOK_ALLOW_PRIVATE_URLS: 'yes' })).toThrow(/WEBHOOK_ALLOW_PRIVATE_URLS/);
   expect(() => parseConfig(dispatcherConfigShape, { WEBHOOK_DISABLE_AFTER: '5 days' })).toThrow(/WEBHOOK_DISABLE_AFTER/);
 });
+
+test('events are kept EVENT_RETENTION_DAYS (30 by default, 1 to 365) and swept every EVENT_SWEEP_INTERVAL (an hour by default); other values are refused naming the setting', () => {
+  const defaults = dispatcherSettings(parseConfig(dispatcherConfigShape, {}));
+  expect(defaults.eventRetentionMs).toBe(30 * 86_400_000);
+  expect(defaults.eventSweepIntervalMs).toBe(3_600_000);
+  const set = dispatcherSettings(parseConfig(dispatcherConfigShape, { EVENT_RETENTION_DAYS: '7', EVENT_SWEEP_INTERVAL: '5m' }));
+  expect(set.eventRetentionMs).toBe(7 * 86_400_000);
+  expect(set.eventSweepIntervalMs).toBe(300_000);
+  for (const bad of ['0', '366', 'a month']) expect(() => parseConfig(dispatcherConfigShape, { EVENT_RETENTION_DAYS: bad })).toThrow(/EVENT_RETENTION_DAYS/);
+  expect(() => parseConfig(dispatcherConfigShape, { EVENT_SWEEP_INTERVAL: 'hourly' })).toThrow(/EVENT_SWEEP_INTERVAL/);
+});

@@ -158,6 +158,19 @@ export class WebhookDeliveryRepository {
   }
 
   /**
+   * Back to pending with a fresh retry schedule if it ended in one of `statuses` and nobody is
+   * sending it (a replay); false otherwise (pending already, or received and not asked again).
+   */
+  async requeueEnded(programId: string, id: string, statuses: readonly DeliveryStatus[], dueAt: Date): Promise<boolean> {
+    const now = new Date();
+    const result = await this.model.updateOne(
+      { _id: id, programId, status: { $in: [...statuses] }, lockedUntil: { $lte: now } },
+      { $set: { status: 'pending', scheduledAttempts: 0, nextAttemptAt: dueAt, updatedAt: now } },
+    );
+    return result.modifiedCount === 1;
+  }
+
+  /**
    * The lease is a conditional write of a fresh token; the claim is confirmed by reading the token
    * back by _id, never from a findOneAndUpdate result (DESIGN.md section 8).
    */

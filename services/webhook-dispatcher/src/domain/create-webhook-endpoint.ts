@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import type { DispatcherSettings } from '../config';
 import type { Repositories } from '../data-access/repositories';
 import { toWebhookEndpoint, type WebhookEndpointDocument } from '../data-access/webhook-endpoints';
+import { startBackfill } from './backfill-endpoint';
 import { assertDeliveriesPerEventWithin } from './deliveries-per-event';
 import { newSigningSecret } from './signing';
 import { assertDeliverableUrl } from './subscriber-address';
@@ -26,6 +27,8 @@ export async function createWebhookEndpoint(
   body: z.infer<typeof CreateWebhookEndpointBody>,
   limits: { maxWebhookEndpoints: number },
 ): Promise<WebhookEndpoint> {
+  const backfillSince = body.backfillSince === undefined ? null : new Date(body.backfillSince);
+  if (backfillSince && backfillSince > new Date()) throw badRequest('backfillSince must not be in the future');
   await assertDeliverableUrl(body.url, settings.allowPrivateUrls);
   if (!(await repositories.endpoints.reserveSlot(programId, limits.maxWebhookEndpoints))) {
     throw badRequest(
@@ -61,5 +64,7 @@ export async function createWebhookEndpoint(
     await repositories.endpoints.releaseSlot(programId);
     throw error;
   }
+  // Queued in the background, page by page (the dispatcher's event-store tasks): the answer does not wait.
+  if (backfillSince && endpoint.active) await startBackfill(repositories, settings, endpoint, backfillSince);
   return toWebhookEndpoint(endpoint, { withSecret: true });
 }

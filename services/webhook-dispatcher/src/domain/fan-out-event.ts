@@ -8,7 +8,8 @@ import { firstAttemptLeaseMs } from './attempt-delivery';
 
 /**
  * Filtering at the endpoint: one pending delivery per active endpoint of the program subscribed to
- * the event. Internal events are never delivered. Every delivery is stored before this resolves
+ * the event. Internal events are never delivered (nor stored); public ones are stored once, by id,
+ * for GET /events. Every delivery is stored before this resolves
  * (and so before the broker message is acked); a redelivered event finds its deliveries already
  * there by their (event, endpoint) key.
  *
@@ -19,11 +20,13 @@ import { firstAttemptLeaseMs } from './attempt-delivery';
  */
 export async function fanOutEvent(repositories: Repositories, settings: DispatcherSettings, event: EventEnvelope): Promise<ClaimedDelivery[]> {
   if (!isPublicEventType(event.type)) return [];
+  const payload: WebhookPayload = { id: event.id, event: event.type, createdAt: event.occurredAt, data: event.data };
+  const body = JSON.stringify(payload);
+  // Kept whether or not an endpoint takes it (GET /events, backfills, replays), before any delivery.
+  await repositories.events.record(event.programId, payload, body, settings.eventRetentionMs);
   const endpointIds = await repositories.endpoints.subscribedTo(event.programId, event.type, settings.maxDeliveriesPerEvent);
   if (endpointIds.length === 0) return [];
 
-  const payload: WebhookPayload = { id: event.id, event: event.type, createdAt: event.occurredAt, data: event.data };
-  const body = JSON.stringify(payload);
   // This consumption's trace (itself continuing the publisher's): each attempt continues it.
   const traceContext = currentTraceCarrier();
   const created: ClaimedDelivery[] = [];

@@ -22,6 +22,7 @@ import { recoverDeliveries } from '../../domain/recover-deliveries';
 import { resendDelivery } from '../../domain/resend-delivery';
 import { testWebhookEndpoint } from '../../domain/test-webhook-endpoint';
 import { updateWebhookEndpoint } from '../../domain/update-webhook-endpoint';
+import { eventRoutes } from './event-routes';
 
 /**
  * The program's endpoint cap, which the gateway forwards from the program's settings (20 unless the
@@ -96,6 +97,8 @@ export function webhookRoutes(dispatcher: Dispatcher, scheduler: { nudge(): void
   router.get('/event-types', (_request, response) => {
     response.json(describeEventTypes());
   });
+
+  router.use(eventRoutes(dispatcher, scheduler));
 
   return router;
 }
