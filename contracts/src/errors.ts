@@ -43,7 +43,7 @@ export const ERROR_CATALOGUE = {
   code_taken: { statuses: [400], description: 'This promotional code is already in use in the program (a generated one: include randomChars to make it unique).' },
   external_id_taken: { statuses: [400], description: 'An object of this kind with this externalId already exists in the program.' },
   slug_taken: { statuses: [400], description: 'Another program has this slug.' },
-  limit_reached: { statuses: [400], description: 'The program has as many of these objects as it may (webhook endpoints, active publishable keys, deliveries per event); delete one first or ask the operator.' },
+  limit_reached: { statuses: [400], description: 'A limit of the program or of one request is reached (webhook endpoints, active publishable keys, deliveries per event, events in one replay); delete one, ask for less, or ask the operator.' },
   last_link: { statuses: [400], description: "The link is the affiliate's last one; every affiliate keeps at least one." },
   commission_plan_in_use: { statuses: [400], description: "The commission plan is the program's default or affiliates are on it; move them first." },
   status_transition_invalid: { statuses: [400], description: 'The object is in a status that does not allow this change (a payout already PAID, a commission already in a payout, a commission not HELD).' },
@@ -103,9 +103,14 @@ export const ErrorCodeSchema = z.enum(ERROR_CODES).openapi('ErrorCode', {
   'x-enumDescriptions': Object.fromEntries(Object.entries(ERROR_CATALOGUE).map(([code, entry]) => [code, `${entry.statuses.join(', ')}: ${entry.description}`])),
 } as Record<string, unknown>);
 
-/** The catalogue as docs/errors.md shows it: one table, a row per code (a test keeps the page equal to it). */
-export function errorCatalogueMarkdown(): string {
+/** The catalogue as a Markdown table, a row per code: docs/errors.md and the errors guide (docs/guides/errors.md) show it. */
+export function errorCatalogueTable(): string {
   const rows = Object.entries(ERROR_CATALOGUE).map(([code, entry]) => `| \`${code}\` | ${entry.statuses.join(', ')} | ${entry.description.replace(/\|/g, '\\|')} |`);
+  return ['| Code | Status | Meaning |', '| --- | --- | --- |', ...rows].join('\n');
+}
+
+/** docs/errors.md: the fields every error adds, and the catalogue (a test keeps the page equal to it). */
+export function errorCatalogueMarkdown(): string {
   return [
     '# Error codes',
     '',
@@ -124,9 +129,7 @@ export function errorCatalogueMarkdown(): string {
     '',
     'A 429 and a 503 carry `Retry-After`; so does a 409 `idempotency_key_in_use`.',
     '',
-    '| Code | Status | Meaning |',
-    '| --- | --- | --- |',
-    ...rows,
+    errorCatalogueTable(),
     '',
   ].join('\n');
 }

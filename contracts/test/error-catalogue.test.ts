@@ -1,14 +1,24 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildOpenApiDocument, ERROR_CATALOGUE, ERROR_CODES, errorCatalogueMarkdown } from '@affiliate/contracts';
+import { buildOpenApiDocument, ERROR_CATALOGUE, ERROR_CODES, errorCatalogueMarkdown, errorCatalogueTable } from '@affiliate/contracts';
 
 const PAGE = join(__dirname, '..', '..', 'docs', 'errors.md');
+const GUIDE = join(__dirname, '..', '..', 'docs', 'guides', 'errors.md');
+/** The guide's table of codes: its header row and every table row after it. */
+const GUIDE_TABLE = /^\| Code \| Status \| Meaning \|\n(?:\|.*\n?)*/m;
 
-// UPDATE_ERROR_DOCS=1 writes the page from the catalogue; otherwise the page must already say what it says.
-if (process.env.UPDATE_ERROR_DOCS === '1') writeFileSync(PAGE, errorCatalogueMarkdown());
+// UPDATE_ERROR_DOCS=1 writes both pages from the catalogue; otherwise they must already say what it says.
+if (process.env.UPDATE_ERROR_DOCS === '1') {
+  writeFileSync(PAGE, errorCatalogueMarkdown());
+  writeFileSync(GUIDE, readFileSync(GUIDE, 'utf8').replace(GUIDE_TABLE, `${errorCatalogueTable()}\n`));
+}
 
 test('docs/errors.md lists every catalogued code with its status and meaning, exactly as the catalogue has them (UPDATE_ERROR_DOCS=1 rewrites it)', () => {
   expect(readFileSync(PAGE, 'utf8')).toBe(errorCatalogueMarkdown());
+});
+
+test('the errors guide served at /docs/guides/errors has the same table of codes', () => {
+  expect(GUIDE_TABLE.exec(readFileSync(GUIDE, 'utf8'))?.[0]).toBe(`${errorCatalogueTable()}\n`);
 });
 
 test('every code is stable snake_case with at least one error status and a description', () => {

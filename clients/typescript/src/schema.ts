@@ -5174,7 +5174,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5190,7 +5193,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5210,7 +5215,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5230,7 +5237,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No coupon with id \"00000000-0000-4000-8000-000000000000\" in this program"
+                     *       "error": "No coupon with id \"00000000-0000-4000-8000-000000000000\" in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5251,7 +5260,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/coupons; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/coupons; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5272,7 +5283,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5389,7 +5402,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in body: percentOff"
+                     *       "error": "Unknown field in body: percentOff",
+                     *       "code": "parameter_unknown",
+                     *       "param": "percentOff",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5406,7 +5422,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5427,7 +5445,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5448,7 +5468,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5469,7 +5491,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5490,7 +5514,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5510,7 +5536,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5531,7 +5559,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/coupons; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/coupons; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5552,7 +5582,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5643,7 +5675,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "percentOff must be between 1 and 100"
+                     *       "error": "percentOff must be between 1 and 100",
+                     *       "code": "parameter_invalid",
+                     *       "param": "percentOff",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5660,7 +5695,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5681,7 +5718,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5702,7 +5741,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5723,7 +5764,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5744,7 +5787,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5764,7 +5809,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5785,7 +5832,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/coupons; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/coupons; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5806,7 +5855,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5875,7 +5926,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 400,
-                     *       "message": "Request body is not valid JSON"
+                     *       "message": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -5893,7 +5946,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 401,
-                     *       "message": "Invalid API key: it is unknown or has been revoked"
+                     *       "message": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -5915,7 +5970,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 403,
-                     *       "message": "This API key lacks the \"write\" scope needed for DELETE /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "message": "This API key lacks the \"write\" scope needed for DELETE /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -5937,7 +5994,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 404,
-                     *       "message": "Coupon 00000000-0000-4000-8000-000000000000 not found in this program"
+                     *       "message": "Coupon 00000000-0000-4000-8000-000000000000 not found in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -5959,7 +6018,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 409,
-                     *       "message": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "message": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -5981,7 +6042,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 413,
-                     *       "message": "Request body is too large"
+                     *       "message": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -6002,7 +6065,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 415,
-                     *       "message": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "message": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -6024,7 +6089,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 429,
-                     *       "message": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/coupons; retry after 1 s"
+                     *       "message": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/coupons; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -6046,7 +6113,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 503,
-                     *       "message": "The coupon service is unavailable; retry later"
+                     *       "message": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -6164,7 +6233,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6180,7 +6252,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6200,7 +6274,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6220,7 +6296,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No promotional code with code \"JANE21\" in this program"
+                     *       "error": "No promotional code with code \"JANE21\" in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6241,7 +6319,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/promotional-codes; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/promotional-codes; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6262,7 +6342,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6376,7 +6458,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6393,7 +6477,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6414,7 +6500,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6435,7 +6523,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Promotional code 00000000-0000-4000-8000-000000000000 not found in this program"
+                     *       "error": "Promotional code 00000000-0000-4000-8000-000000000000 not found in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6456,7 +6546,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6477,7 +6569,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6497,7 +6591,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6518,7 +6614,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/promotional-codes; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/promotional-codes; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6539,7 +6637,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6654,7 +6754,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "code is required unless isAutoGenerated is true"
+                     *       "error": "code is required unless isAutoGenerated is true",
+                     *       "code": "parameter_missing",
+                     *       "param": "code",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6671,7 +6774,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6692,7 +6797,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6713,7 +6820,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6734,7 +6843,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6755,7 +6866,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6775,7 +6888,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6796,7 +6911,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/promotional-codes; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/promotional-codes; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6817,7 +6934,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6890,7 +7009,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6907,7 +7028,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6928,7 +7051,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6949,7 +7074,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No promotional code with code \"JANE21\" in this program"
+                     *       "error": "No promotional code with code \"JANE21\" in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6970,7 +7097,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6991,7 +7120,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7011,7 +7142,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7032,7 +7165,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/promotional-codes; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/promotional-codes; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7053,7 +7188,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7182,7 +7319,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "send either affiliateIds or allActive: true"
+                     *       "error": "send either affiliateIds or allActive: true",
+                     *       "code": "parameter_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7199,7 +7338,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7220,7 +7361,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/promotional-codes/bulk; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/promotional-codes/bulk; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7241,7 +7384,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7262,7 +7407,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7283,7 +7430,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7303,7 +7452,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7324,7 +7475,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/promotional-codes/bulk; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/promotional-codes/bulk; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7345,7 +7498,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7452,7 +7607,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: name"
+                     *       "error": "Unknown field in query: name",
+                     *       "code": "parameter_unknown",
+                     *       "param": "name",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7468,7 +7626,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7488,7 +7648,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7508,7 +7670,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7529,7 +7693,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/affiliates; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/affiliates; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7550,7 +7716,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7663,7 +7831,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "payoutDetails.email: is required for PAYPAL payouts"
+                     *       "error": "payoutDetails.email: is required for PAYPAL payouts",
+                     *       "code": "parameter_missing",
+                     *       "param": "payoutDetails.email",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7680,7 +7851,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7701,7 +7874,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7722,7 +7897,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7743,7 +7920,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7764,7 +7943,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7784,7 +7965,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7805,7 +7988,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/affiliates; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/affiliates; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7826,7 +8011,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7937,7 +8124,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The requested affiliate link is already in use"
+                     *       "error": "The requested affiliate link is already in use",
+                     *       "code": "link_taken",
+                     *       "param": "link",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7954,7 +8144,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7975,7 +8167,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7996,7 +8190,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8017,7 +8213,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8038,7 +8236,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8058,7 +8258,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8079,7 +8281,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/affiliates; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/affiliates; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8100,7 +8304,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8173,7 +8379,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8190,7 +8398,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8211,7 +8421,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8232,7 +8444,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No affiliate with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No affiliate with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8253,7 +8467,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8274,7 +8490,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8294,7 +8512,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8315,7 +8535,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/affiliates; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/affiliates; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8336,7 +8558,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8424,7 +8648,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: slug"
+                     *       "error": "Unknown field in query: slug",
+                     *       "code": "parameter_unknown",
+                     *       "param": "slug",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8440,7 +8667,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8460,7 +8689,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8480,7 +8711,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8501,7 +8734,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/links; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/links; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8522,7 +8757,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8613,7 +8850,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This link already exists for this affiliate program"
+                     *       "error": "This link already exists for this affiliate program",
+                     *       "code": "link_taken",
+                     *       "param": "link",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8630,7 +8870,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8651,7 +8893,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8672,7 +8916,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8693,7 +8939,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8714,7 +8962,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8734,7 +8984,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8755,7 +9007,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/links; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/links; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8776,7 +9030,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8858,7 +9114,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Link can only contain letters, numbers, and hyphens"
+                     *       "error": "Link can only contain letters, numbers, and hyphens",
+                     *       "code": "parameter_invalid",
+                     *       "param": "link",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8875,7 +9134,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8896,7 +9157,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8917,7 +9180,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8938,7 +9203,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8959,7 +9226,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8979,7 +9248,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9000,7 +9271,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/links; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/links; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9021,7 +9294,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9094,7 +9369,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "link: jane is the affiliate's last link; every affiliate keeps at least one"
+                     *       "error": "link: jane is the affiliate's last link; every affiliate keeps at least one",
+                     *       "code": "last_link",
+                     *       "param": "link",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9111,7 +9389,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9132,7 +9412,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9153,7 +9435,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9174,7 +9458,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9195,7 +9481,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9215,7 +9503,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9236,7 +9526,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/links; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/links; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9257,7 +9549,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9329,7 +9623,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "link is required"
+                     *       "error": "link is required",
+                     *       "code": "parameter_missing",
+                     *       "param": "link",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9346,7 +9643,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9367,7 +9666,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/clicks; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/clicks; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9388,7 +9689,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9409,7 +9712,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9430,7 +9735,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9450,7 +9757,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9471,7 +9780,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/clicks; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/clicks; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9492,7 +9803,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9579,7 +9892,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9595,7 +9911,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9615,7 +9933,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9635,7 +9955,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No referral with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No referral with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9656,7 +9978,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/referrals; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/referrals; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9677,7 +10001,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The referral service is unavailable; retry later"
+                     *       "error": "The referral service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9773,7 +10099,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 400,
-                     *       "message": "Request body is not valid JSON"
+                     *       "message": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -9791,7 +10119,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 401,
-                     *       "message": "Invalid API key: it is unknown or has been revoked"
+                     *       "message": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -9813,7 +10143,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 403,
-                     *       "message": "This API key lacks the \"write\" scope needed for PUT /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "message": "This API key lacks the \"write\" scope needed for PUT /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -9835,7 +10167,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 404,
-                     *       "message": "No referral with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "message": "No referral with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -9857,7 +10191,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 409,
-                     *       "message": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "message": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -9879,7 +10215,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 413,
-                     *       "message": "Request body is too large"
+                     *       "message": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -9900,7 +10238,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 415,
-                     *       "message": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "message": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -9922,7 +10262,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 429,
-                     *       "message": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/referrals; retry after 1 s"
+                     *       "message": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/referrals; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -9944,7 +10286,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 503,
-                     *       "message": "The referral service is unavailable; retry later"
+                     *       "message": "The referral service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -10034,7 +10378,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "one of clickId, link, affiliateId or affiliateEmail is required"
+                     *       "error": "one of clickId, link, affiliateId or affiliateEmail is required",
+                     *       "code": "parameter_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10051,7 +10397,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10072,7 +10420,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10093,7 +10443,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10114,7 +10466,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10135,7 +10489,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10155,7 +10511,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10176,7 +10534,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/referrals; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/referrals; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10197,7 +10557,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The referral service is unavailable; retry later"
+                     *       "error": "The referral service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10270,7 +10632,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10287,7 +10651,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10308,7 +10674,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10329,7 +10697,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No referral with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No referral with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10350,7 +10720,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10371,7 +10743,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10391,7 +10765,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10412,7 +10788,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/referrals; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/referrals; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10433,7 +10811,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The referral service is unavailable; retry later"
+                     *       "error": "The referral service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10546,7 +10926,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "limit: Number must be less than or equal to 1000"
+                     *       "error": "limit: Number must be less than or equal to 1000",
+                     *       "code": "parameter_invalid",
+                     *       "param": "limit",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10562,7 +10945,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10582,7 +10967,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10602,7 +10989,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10623,7 +11012,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/sales; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/sales; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10644,7 +11035,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10757,7 +11150,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10774,7 +11169,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10795,7 +11192,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10816,7 +11215,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No sale with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No sale with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10837,7 +11238,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10858,7 +11261,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10878,7 +11283,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10899,7 +11306,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/sales; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/sales; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10920,7 +11329,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11031,7 +11442,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "one of promoCode, referralId or email is required"
+                     *       "error": "one of promoCode, referralId or email is required",
+                     *       "code": "parameter_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11048,7 +11461,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11069,7 +11484,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11090,7 +11507,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11111,7 +11530,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11132,7 +11553,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11152,7 +11575,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11173,7 +11598,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/sales; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/sales; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11194,7 +11621,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11267,7 +11696,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11284,7 +11715,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11305,7 +11738,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11326,7 +11761,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No sale with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No sale with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11347,7 +11784,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11368,7 +11807,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11388,7 +11829,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11409,7 +11852,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/sales; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/sales; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11430,7 +11875,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11509,7 +11956,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11525,7 +11975,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11545,7 +11997,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11565,7 +12019,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No commission plan with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No commission plan with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11586,7 +12042,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/commission-plans; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/commission-plans; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11607,7 +12065,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11692,7 +12152,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "rate: a PERCENTAGE rate (also firstPaymentRate and tier rates) is at most 100"
+                     *       "error": "rate: a PERCENTAGE rate (also firstPaymentRate and tier rates) is at most 100",
+                     *       "code": "parameter_invalid",
+                     *       "param": "rate",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11709,7 +12172,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11730,7 +12195,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11751,7 +12218,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11772,7 +12241,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11793,7 +12264,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11813,7 +12286,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11834,7 +12309,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/commission-plans; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/commission-plans; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11855,7 +12332,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11954,7 +12433,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "recurringMonths is required when recurring is LIMITED"
+                     *       "error": "recurringMonths is required when recurring is LIMITED",
+                     *       "code": "parameter_missing",
+                     *       "param": "recurringMonths",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11971,7 +12453,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11992,7 +12476,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12013,7 +12499,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12034,7 +12522,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12055,7 +12545,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12075,7 +12567,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12096,7 +12590,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/commission-plans; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/commission-plans; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12117,7 +12613,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12190,7 +12688,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Commission plan 18c9d0e1-2f3a-4b4c-9d6e-7f8091a2b3c4 cannot be deleted: 3 affiliates are on it; move them to another plan first"
+                     *       "error": "Commission plan 18c9d0e1-2f3a-4b4c-9d6e-7f8091a2b3c4 cannot be deleted: 3 affiliates are on it; move them to another plan first",
+                     *       "code": "commission_plan_in_use",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12207,7 +12707,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12228,7 +12730,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12249,7 +12753,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12270,7 +12776,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12291,7 +12799,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12311,7 +12821,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12332,7 +12844,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/commission-plans; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/commission-plans; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12353,7 +12867,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12446,7 +12962,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12462,7 +12981,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12482,7 +13003,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"finance\" scope needed for GET /api/v1/payouts; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"finance\" scope needed for GET /api/v1/payouts; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12502,7 +13025,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12523,7 +13048,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/payouts; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/payouts; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12544,7 +13071,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12637,7 +13166,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12654,7 +13185,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12675,7 +13208,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"finance\" scope needed for PUT /api/v1/payouts; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"finance\" scope needed for PUT /api/v1/payouts; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12696,7 +13231,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No payout with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No payout with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12717,7 +13254,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12738,7 +13277,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12758,7 +13299,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12779,7 +13322,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/payouts; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/payouts; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12800,7 +13345,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12893,7 +13440,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12910,7 +13459,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12931,7 +13482,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"finance\" scope needed for POST /api/v1/payouts; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"finance\" scope needed for POST /api/v1/payouts; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12952,7 +13505,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12973,7 +13528,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12994,7 +13551,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13014,7 +13573,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13035,7 +13596,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Too many heavy operations (reports, payout runs, exports) of this program at once: at most 2; retry when one has finished"
+                     *       "error": "Too many heavy operations (reports, payout runs, exports) of this program at once: at most 2; retry when one has finished",
+                     *       "code": "heavy_operations_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13056,7 +13619,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13109,7 +13674,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13125,7 +13693,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13145,7 +13715,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"finance\" scope needed for GET /api/v1/payouts/export; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"finance\" scope needed for GET /api/v1/payouts/export; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13165,7 +13737,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No payout with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No payout with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13186,7 +13760,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/payouts/export; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/payouts/export; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13207,7 +13783,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13301,7 +13879,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "status: Invalid enum value. Expected 'PENDING' | 'DUE' | 'HELD' | 'PAID' | 'VOID', received 'ON_HOLD'"
+                     *       "error": "status: Invalid enum value. Expected 'PENDING' | 'DUE' | 'HELD' | 'PAID' | 'VOID', received 'ON_HOLD'",
+                     *       "code": "parameter_invalid",
+                     *       "param": "status",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13317,7 +13898,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13337,7 +13920,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/commissions; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/commissions; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13357,7 +13942,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13378,7 +13965,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/commissions; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/commissions; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13399,7 +13988,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13535,7 +14126,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "commissionId: commission 07b8c9d0-1e2f-4a3b-8c5d-6e7f8091a2b3 is DUE; only a HELD commission can be released"
+                     *       "error": "commissionId: commission 07b8c9d0-1e2f-4a3b-8c5d-6e7f8091a2b3 is DUE; only a HELD commission can be released",
+                     *       "code": "status_transition_invalid",
+                     *       "param": "commissionId",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13552,7 +14146,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13573,7 +14169,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/commissions/release; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/commissions/release; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13594,7 +14192,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13615,7 +14215,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13636,7 +14238,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13656,7 +14260,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13677,7 +14283,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/commissions/release; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/commissions/release; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13698,7 +14306,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13834,7 +14444,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "reason is required"
+                     *       "error": "reason is required",
+                     *       "code": "parameter_missing",
+                     *       "param": "reason",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13851,7 +14464,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13872,7 +14487,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/commissions/void; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/commissions/void; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13893,7 +14510,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13914,7 +14533,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13935,7 +14556,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13955,7 +14578,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13976,7 +14601,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/commissions/void; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/commissions/void; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13997,7 +14624,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14085,7 +14714,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "from is required"
+                     *       "error": "from is required",
+                     *       "code": "parameter_missing",
+                     *       "param": "from",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14101,7 +14733,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14121,7 +14755,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/affiliates/statement; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/affiliates/statement; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14141,7 +14777,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14162,7 +14800,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/affiliates/statement; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/affiliates/statement; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14183,7 +14823,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14255,7 +14897,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "to: the period from `from` to `to` spans at most 366 days; ask for several reports to cover more"
+                     *       "error": "to: the period from `from` to `to` spans at most 366 days; ask for several reports to cover more",
+                     *       "code": "parameter_invalid",
+                     *       "param": "to",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14271,7 +14916,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14291,7 +14938,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/reports/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/reports/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14311,7 +14960,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14332,7 +14983,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/reports/affiliates; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/reports/affiliates; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14353,7 +15006,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14423,7 +15078,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14439,7 +15097,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14459,7 +15119,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14479,7 +15141,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14500,7 +15164,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/webhook-endpoints; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/webhook-endpoints; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14521,7 +15187,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14598,7 +15266,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14615,7 +15285,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14636,7 +15308,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14657,7 +15331,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14678,7 +15354,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14699,7 +15377,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14719,7 +15399,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14740,7 +15422,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/webhook-endpoints; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/webhook-endpoints; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14761,7 +15445,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14842,7 +15528,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "eventTypes.0: unknown event type \"sale.paid\": use one of affiliate.created, affiliate.updated, affiliate.deleted, referral.created, referral.updated, referral.deleted, sale.created, sale.updated, sale.deleted, coupon.created, coupon.updated, coupon.deleted, promocode.created, promocode.updated, promocode.deleted, a family wildcard such as sale.*, or *"
+                     *       "error": "eventTypes.0: unknown event type \"sale.paid\": use one of affiliate.created, affiliate.updated, affiliate.deleted, referral.created, referral.updated, referral.deleted, sale.created, sale.updated, sale.deleted, coupon.created, coupon.updated, coupon.deleted, promocode.created, promocode.updated, promocode.deleted, a family wildcard such as sale.*, or *",
+                     *       "code": "parameter_invalid",
+                     *       "param": "eventTypes.0",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14859,7 +15548,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14880,7 +15571,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14901,7 +15594,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14922,7 +15617,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14943,7 +15640,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14963,7 +15662,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14984,7 +15685,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-endpoints; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-endpoints; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15005,7 +15708,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15084,7 +15789,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15101,7 +15808,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15122,7 +15831,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15143,7 +15854,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15164,7 +15877,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15185,7 +15900,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15205,7 +15922,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15226,7 +15945,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/webhook-endpoints; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/webhook-endpoints; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15247,7 +15968,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15303,7 +16026,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15319,7 +16045,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15339,7 +16067,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"webhook_secrets\" scope needed for GET /api/v1/webhook-endpoints/secret; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"webhook_secrets\" scope needed for GET /api/v1/webhook-endpoints/secret; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15359,7 +16089,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15380,7 +16112,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/webhook-endpoints/secret; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/webhook-endpoints/secret; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15401,7 +16135,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15486,7 +16222,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "status: Invalid enum value. Expected 'pending' | 'succeeded' | 'failed', received 'error'"
+                     *       "error": "status: Invalid enum value. Expected 'pending' | 'succeeded' | 'failed', received 'error'",
+                     *       "code": "parameter_invalid",
+                     *       "param": "status",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15502,7 +16241,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15522,7 +16263,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/webhook-deliveries; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/webhook-deliveries; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15542,7 +16285,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15563,7 +16308,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/webhook-deliveries; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/webhook-deliveries; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15584,7 +16331,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15681,7 +16430,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15698,7 +16449,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15719,7 +16472,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-deliveries/retry; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-deliveries/retry; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15740,7 +16495,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No webhook delivery with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No webhook delivery with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15761,7 +16518,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15782,7 +16541,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15802,7 +16563,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15823,7 +16586,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-deliveries/retry; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-deliveries/retry; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15844,7 +16609,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15916,7 +16683,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15933,7 +16702,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15954,7 +16725,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-endpoints/test; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-endpoints/test; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15975,7 +16748,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15996,7 +16771,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16017,7 +16794,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16037,7 +16816,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16058,7 +16839,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-endpoints/test; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-endpoints/test; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16079,7 +16862,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16147,7 +16932,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "since is required"
+                     *       "error": "since is required",
+                     *       "code": "parameter_missing",
+                     *       "param": "since",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16164,7 +16952,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16185,7 +16975,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-deliveries/recover; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-deliveries/recover; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16206,7 +16998,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16227,7 +17021,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16248,7 +17044,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16268,7 +17066,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16289,7 +17089,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-deliveries/recover; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-deliveries/recover; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16310,7 +17112,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16504,7 +17308,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "createdAt[gte] must be before createdAt[lt]"
+                     *       "error": "createdAt[gte] must be before createdAt[lt]",
+                     *       "code": "parameter_invalid",
+                     *       "param": "createdAt[gte]",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16520,7 +17327,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16540,7 +17349,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/events; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/events; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16560,7 +17371,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16581,7 +17394,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/events; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/events; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16667,7 +17482,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "since must be before until"
+                     *       "error": "since must be before until",
+                     *       "code": "parameter_invalid",
+                     *       "param": "since",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16684,7 +17502,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16705,7 +17525,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-deliveries/replay; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-deliveries/replay; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16726,7 +17548,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16747,7 +17571,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16768,7 +17594,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16788,7 +17616,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16809,7 +17639,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-deliveries/replay; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-deliveries/replay; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16830,7 +17662,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16901,7 +17735,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16918,7 +17754,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16939,7 +17777,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for POST /api/v1/webhook-endpoints/verify; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for POST /api/v1/webhook-endpoints/verify; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16960,7 +17800,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16981,7 +17823,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17002,7 +17846,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17022,7 +17868,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17043,7 +17891,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-endpoints/verify; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-endpoints/verify; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17064,7 +17914,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17122,7 +17974,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17142,7 +17996,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/event-types; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/event-types; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17162,7 +18018,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17183,7 +18041,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/event-types; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/event-types; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17204,7 +18064,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17273,7 +18135,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "limit: Number must be less than or equal to 1000"
+                     *       "error": "limit: Number must be less than or equal to 1000",
+                     *       "code": "parameter_invalid",
+                     *       "param": "limit",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17289,7 +18154,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17309,7 +18176,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/audit-records; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/audit-records; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17329,7 +18198,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17350,7 +18221,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/audit-records; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/audit-records; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17475,7 +18348,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17495,7 +18370,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/program; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/program; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17515,7 +18392,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17536,7 +18415,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/program; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/program; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17667,7 +18548,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "allowedOrigins.0: must be an exact origin such as https://shop.example.com (scheme, host and optional port; no path, no trailing slash)"
+                     *       "error": "allowedOrigins.0: must be an exact origin such as https://shop.example.com (scheme, host and optional port; no path, no trailing slash)",
+                     *       "code": "parameter_invalid",
+                     *       "param": "allowedOrigins.0",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17684,7 +18568,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17705,7 +18591,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/program; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/program; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17726,7 +18614,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17747,7 +18637,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17768,7 +18660,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17788,7 +18682,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17809,7 +18705,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/program; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/program; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17893,7 +18791,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17913,7 +18813,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/publishable-keys; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/publishable-keys; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17933,7 +18835,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17954,7 +18858,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/publishable-keys; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/publishable-keys; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18041,7 +18947,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18062,7 +18970,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/publishable-keys; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/publishable-keys; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18083,7 +18993,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18104,7 +19016,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18125,7 +19039,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/publishable-keys; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/publishable-keys; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18214,7 +19130,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18231,7 +19149,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18252,7 +19172,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/publishable-keys; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/publishable-keys; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18273,7 +19195,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No publishable key with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No publishable key with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18294,7 +19218,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18315,7 +19241,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18335,7 +19263,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18356,7 +19286,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/publishable-keys; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/publishable-keys; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18441,7 +19373,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Affiliate a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f is PENDING: only an ACTIVE affiliate can open the affiliate portal"
+                     *       "error": "Affiliate a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f is PENDING: only an ACTIVE affiliate can open the affiliate portal",
+                     *       "code": "affiliate_not_active",
+                     *       "param": "affiliateId",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18458,7 +19393,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18479,7 +19416,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/affiliate-portal-sessions; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/affiliate-portal-sessions; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18500,7 +19439,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18521,7 +19462,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18542,7 +19485,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18562,7 +19507,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18583,7 +19530,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/affiliate-portal-sessions; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/affiliate-portal-sessions; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18663,7 +19612,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "send exactly one of affiliatePortalSessionId and affiliateId"
+                     *       "error": "send exactly one of affiliatePortalSessionId and affiliateId",
+                     *       "code": "parameter_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18680,7 +19631,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18701,7 +19654,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/affiliate-portal-sessions; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/affiliate-portal-sessions; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18722,7 +19677,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18743,7 +19700,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18764,7 +19723,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18784,7 +19745,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18805,7 +19768,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/affiliate-portal-sessions; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/affiliate-portal-sessions; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18887,7 +19852,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18903,7 +19870,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18923,7 +19892,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The origin https://evil.example.net is not allowed to use this program's publishable keys: add it to allowedOrigins (PUT /api/v1/program)"
+                     *       "error": "The origin https://evil.example.net is not allowed to use this program's publishable keys: add it to allowedOrigins (PUT /api/v1/program)",
+                     *       "code": "origin_not_allowed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18943,7 +19914,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18978,7 +19951,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18998,7 +19973,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19019,7 +19996,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/browser/clicks; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/browser/clicks; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19099,7 +20078,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "clickId or visitorId is required"
+                     *       "error": "clickId or visitorId is required",
+                     *       "code": "parameter_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19115,7 +20096,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19135,7 +20118,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The browser routes take a publishable key (pk_…): a secret API key must never be sent from a web page"
+                     *       "error": "The browser routes take a publishable key (pk_…): a secret API key must never be sent from a web page",
+                     *       "code": "key_type_not_allowed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19155,7 +20140,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19190,7 +20177,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19210,7 +20199,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19231,7 +20222,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/browser/referrals; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/browser/referrals; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19311,7 +20304,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19331,7 +20326,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/integrations/stripe; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/integrations/stripe; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19351,7 +20348,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19372,7 +20371,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/integrations/stripe; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/integrations/stripe; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19454,7 +20455,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "webhookSecret: must be the signing secret of a Stripe webhook endpoint (whsec_…), as the Stripe dashboard shows it"
+                     *       "error": "webhookSecret: must be the signing secret of a Stripe webhook endpoint (whsec_…), as the Stripe dashboard shows it",
+                     *       "code": "parameter_invalid",
+                     *       "param": "webhookSecret",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19471,7 +20475,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19492,7 +20498,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/integrations/stripe; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/integrations/stripe; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19513,7 +20521,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19534,7 +20544,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19555,7 +20567,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19575,7 +20589,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19596,7 +20612,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/integrations/stripe; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/integrations/stripe; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19708,7 +20726,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19724,7 +20745,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19739,7 +20762,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19864,7 +20889,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "name is required"
+                     *       "error": "name is required",
+                     *       "code": "parameter_missing",
+                     *       "param": "name",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19880,7 +20908,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19895,7 +20925,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19920,7 +20952,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19935,7 +20969,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20059,7 +21095,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20074,7 +21112,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20203,7 +21243,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20219,7 +21261,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20234,7 +21278,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20259,7 +21305,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20274,7 +21322,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20360,7 +21410,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20375,7 +21427,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20472,7 +21526,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20487,7 +21543,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20572,7 +21630,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "scopes: each scope once"
+                     *       "error": "scopes: each scope once",
+                     *       "code": "parameter_invalid",
+                     *       "param": "scopes",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20588,7 +21649,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20603,7 +21666,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20628,7 +21693,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20643,7 +21710,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20729,7 +21798,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20744,7 +21815,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No API key with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No API key with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20837,7 +21910,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20852,7 +21927,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20933,7 +22010,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20948,7 +22027,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21044,7 +22125,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21059,7 +22142,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No publishable key with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No publishable key with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21153,7 +22238,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21169,7 +22257,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21184,7 +22274,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21278,7 +22370,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Stripe-Signature header missing: only Stripe, signing with the secret stored for this program, can post here"
+                     *       "error": "Stripe-Signature header missing: only Stripe, signing with the secret stored for this program, can post here",
+                     *       "code": "signature_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21437,7 +22531,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email is required"
+                     *       "error": "email is required",
+                     *       "code": "parameter_missing",
+                     *       "param": "email",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
