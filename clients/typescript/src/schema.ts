@@ -3192,13 +3192,23 @@ export interface components {
             /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
             revision?: number;
         };
+        /**
+         * @description What went wrong, for a program to act on: stable and snake_case, never renamed (docs/errors.md lists each with its status). The message beside it is for people and may be reworded.
+         * @enum {string}
+         */
+        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "parameters_exclusive" | "parameters_inconsistent" | "body_malformed" | "body_too_large" | "unsupported_media_type" | "route_missing" | "unauthenticated" | "api_key_invalid" | "program_missing" | "api_access_disabled" | "scope_missing" | "key_type_not_allowed" | "origin_not_allowed" | "csrf_token_invalid" | "portal_session_refused" | "forbidden" | "resource_missing" | "email_taken" | "link_taken" | "code_taken" | "external_id_taken" | "slug_taken" | "limit_reached" | "last_link" | "commission_plan_in_use" | "status_transition_invalid" | "affiliate_not_active" | "attribution_failed" | "promotional_code_not_redeemable" | "sale_reversed" | "webhook_endpoint_unavailable" | "integration_not_configured" | "signature_invalid" | "idempotency_key_invalid" | "idempotency_key_reused" | "idempotency_key_in_use" | "external_id_reused" | "concurrent_modification" | "rate_limited" | "address_rate_limited" | "authentication_rate_limited" | "heavy_operations_limited" | "service_busy" | "service_unavailable" | "upstream_error" | "internal_error";
         Problem: {
             param: string | null;
             message: string;
         };
-        /** @description Every failure: a human-readable description of what was wrong (on a 400 the first problem; when there are several, all of them in errors). */
+        /** @description Every failure: a human-readable description of what was wrong (on a 400 the first problem; when there are several, all of them in errors), the catalogued code a program acts on, the field at fault and the request id. */
         Error: {
             error: string;
+            code: components["schemas"]["ErrorCode"];
+            /** @description The field at fault as a dotted path (address.city), when the error concerns one field; absent otherwise */
+            param?: string | null;
+            /** @description The id of this request: the X-Request-Id header of this answer, and the key of its log lines; quote it to support */
+            requestId: string;
             /** @description On a 400 that found more than one problem: every problem, the first being the one `error` (or `message`) describes; param is the field (a dotted path), null when the problem is not one field. Absent when there is one problem */
             errors?: components["schemas"]["Problem"][];
         };
@@ -3317,10 +3327,15 @@ export interface components {
                 name: string | null;
             };
         };
-        /** @description Error shape of DELETE /coupons and PUT /referrals. */
+        /** @description Error shape of DELETE /coupons and PUT /referrals, with the same code, param and requestId as every other error. */
         NumberedError: {
             error: number;
             message: string;
+            code: components["schemas"]["ErrorCode"];
+            /** @description The field at fault as a dotted path (address.city), when the error concerns one field; absent otherwise */
+            param?: string | null;
+            /** @description The id of this request: the X-Request-Id header of this answer, and the key of its log lines; quote it to support */
+            requestId: string;
             /** @description On a 400 that found more than one problem: every problem, the first being the one `error` (or `message`) describes; param is the field (a dotted path), null when the problem is not one field. Absent when there is one problem */
             errors?: components["schemas"]["Problem"][];
         };
@@ -5265,7 +5280,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5281,7 +5299,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5301,7 +5321,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5321,7 +5343,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No coupon with id \"00000000-0000-4000-8000-000000000000\" in this program"
+                     *       "error": "No coupon with id \"00000000-0000-4000-8000-000000000000\" in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5342,7 +5366,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/coupons; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/coupons; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5363,7 +5389,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5480,7 +5508,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in body: percentOff"
+                     *       "error": "Unknown field in body: percentOff",
+                     *       "code": "parameter_unknown",
+                     *       "param": "percentOff",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5497,7 +5528,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5518,7 +5551,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5539,7 +5574,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5560,7 +5597,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5581,7 +5620,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5601,7 +5642,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5622,7 +5665,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/coupons; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/coupons; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5643,7 +5688,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5734,7 +5781,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "percentOff must be between 1 and 100"
+                     *       "error": "percentOff must be between 1 and 100",
+                     *       "code": "parameter_invalid",
+                     *       "param": "percentOff",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5751,7 +5801,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5772,7 +5824,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5793,7 +5847,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5814,7 +5870,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5835,7 +5893,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5855,7 +5915,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5876,7 +5938,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/coupons; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/coupons; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5897,7 +5961,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5966,7 +6032,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 400,
-                     *       "message": "Request body is not valid JSON"
+                     *       "message": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -5984,7 +6052,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 401,
-                     *       "message": "Invalid API key: it is unknown or has been revoked"
+                     *       "message": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -6006,7 +6076,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 403,
-                     *       "message": "This API key lacks the \"write\" scope needed for DELETE /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "message": "This API key lacks the \"write\" scope needed for DELETE /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -6028,7 +6100,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 404,
-                     *       "message": "Coupon 00000000-0000-4000-8000-000000000000 not found in this program"
+                     *       "message": "Coupon 00000000-0000-4000-8000-000000000000 not found in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -6050,7 +6124,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 409,
-                     *       "message": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "message": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -6072,7 +6148,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 413,
-                     *       "message": "Request body is too large"
+                     *       "message": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -6093,7 +6171,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 415,
-                     *       "message": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "message": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -6115,7 +6195,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 429,
-                     *       "message": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/coupons; retry after 1 s"
+                     *       "message": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/coupons; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -6137,7 +6219,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 503,
-                     *       "message": "The coupon service is unavailable; retry later"
+                     *       "message": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -6259,7 +6343,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6275,7 +6362,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6295,7 +6384,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6315,7 +6406,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No promotional code with code \"JANE21\" in this program"
+                     *       "error": "No promotional code with code \"JANE21\" in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6336,7 +6429,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/promotional-codes; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/promotional-codes; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6357,7 +6452,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6471,7 +6568,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6488,7 +6587,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6509,7 +6610,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6530,7 +6633,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Promotional code 00000000-0000-4000-8000-000000000000 not found in this program"
+                     *       "error": "Promotional code 00000000-0000-4000-8000-000000000000 not found in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6551,7 +6656,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6572,7 +6679,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6592,7 +6701,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6613,7 +6724,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/promotional-codes; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/promotional-codes; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6634,7 +6747,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6749,7 +6864,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "code is required unless isAutoGenerated is true"
+                     *       "error": "code is required unless isAutoGenerated is true",
+                     *       "code": "parameter_missing",
+                     *       "param": "code",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6766,7 +6884,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6787,7 +6907,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6808,7 +6930,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6829,7 +6953,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6850,7 +6976,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6870,7 +6998,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6891,7 +7021,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/promotional-codes; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/promotional-codes; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6912,7 +7044,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6985,7 +7119,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7002,7 +7138,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7023,7 +7161,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7044,7 +7184,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No promotional code with code \"JANE21\" in this program"
+                     *       "error": "No promotional code with code \"JANE21\" in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7065,7 +7207,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7086,7 +7230,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7106,7 +7252,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7127,7 +7275,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/promotional-codes; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/promotional-codes; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7148,7 +7298,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7277,7 +7429,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "send either affiliateIds or allActive: true"
+                     *       "error": "send either affiliateIds or allActive: true",
+                     *       "code": "parameter_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7294,7 +7448,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7315,7 +7471,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/promotional-codes/bulk; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/promotional-codes/bulk; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7336,7 +7494,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7357,7 +7517,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7378,7 +7540,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7398,7 +7562,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7419,7 +7585,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/promotional-codes/bulk; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/promotional-codes/bulk; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7440,7 +7608,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7554,7 +7724,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: name"
+                     *       "error": "Unknown field in query: name",
+                     *       "code": "parameter_unknown",
+                     *       "param": "name",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7570,7 +7743,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7590,7 +7765,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7610,7 +7787,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7631,7 +7810,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/affiliates; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/affiliates; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7652,7 +7833,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7765,7 +7948,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "payoutDetails.email: is required for PAYPAL payouts"
+                     *       "error": "payoutDetails.email: is required for PAYPAL payouts",
+                     *       "code": "parameter_missing",
+                     *       "param": "payoutDetails.email",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7782,7 +7968,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7803,7 +7991,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7824,7 +8014,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7845,7 +8037,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7866,7 +8060,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7886,7 +8082,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7907,7 +8105,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/affiliates; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/affiliates; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7928,7 +8128,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8039,7 +8241,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The requested affiliate link is already in use"
+                     *       "error": "The requested affiliate link is already in use",
+                     *       "code": "link_taken",
+                     *       "param": "link",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8056,7 +8261,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8077,7 +8284,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8098,7 +8307,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8119,7 +8330,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8140,7 +8353,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8160,7 +8375,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8181,7 +8398,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/affiliates; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/affiliates; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8202,7 +8421,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8275,7 +8496,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8292,7 +8515,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8313,7 +8538,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8334,7 +8561,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No affiliate with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No affiliate with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8355,7 +8584,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8376,7 +8607,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8396,7 +8629,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8417,7 +8652,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/affiliates; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/affiliates; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8438,7 +8675,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8530,7 +8769,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: slug"
+                     *       "error": "Unknown field in query: slug",
+                     *       "code": "parameter_unknown",
+                     *       "param": "slug",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8546,7 +8788,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8566,7 +8810,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8586,7 +8832,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8607,7 +8855,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/links; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/links; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8628,7 +8878,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8719,7 +8971,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This link already exists for this affiliate program"
+                     *       "error": "This link already exists for this affiliate program",
+                     *       "code": "link_taken",
+                     *       "param": "link",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8736,7 +8991,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8757,7 +9014,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8778,7 +9037,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8799,7 +9060,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8820,7 +9083,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8840,7 +9105,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8861,7 +9128,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/links; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/links; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8882,7 +9151,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8964,7 +9235,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Link can only contain letters, numbers, and hyphens"
+                     *       "error": "Link can only contain letters, numbers, and hyphens",
+                     *       "code": "parameter_invalid",
+                     *       "param": "link",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8981,7 +9255,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9002,7 +9278,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9023,7 +9301,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9044,7 +9324,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9065,7 +9347,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9085,7 +9369,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9106,7 +9392,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/links; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/links; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9127,7 +9415,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9200,7 +9490,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "link: jane is the affiliate's last link; every affiliate keeps at least one"
+                     *       "error": "link: jane is the affiliate's last link; every affiliate keeps at least one",
+                     *       "code": "last_link",
+                     *       "param": "link",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9217,7 +9510,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9238,7 +9533,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9259,7 +9556,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9280,7 +9579,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9301,7 +9602,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9321,7 +9624,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9342,7 +9647,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/links; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/links; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9363,7 +9670,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9435,7 +9744,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "link is required"
+                     *       "error": "link is required",
+                     *       "code": "parameter_missing",
+                     *       "param": "link",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9452,7 +9764,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9473,7 +9787,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/clicks; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/clicks; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9494,7 +9810,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9515,7 +9833,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9536,7 +9856,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9556,7 +9878,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9577,7 +9901,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/clicks; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/clicks; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9598,7 +9924,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9694,7 +10022,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9710,7 +10041,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9730,7 +10063,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9750,7 +10085,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No referral with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No referral with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9771,7 +10108,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/referrals; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/referrals; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9792,7 +10131,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The referral service is unavailable; retry later"
+                     *       "error": "The referral service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9888,7 +10229,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 400,
-                     *       "message": "Request body is not valid JSON"
+                     *       "message": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -9906,7 +10249,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 401,
-                     *       "message": "Invalid API key: it is unknown or has been revoked"
+                     *       "message": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -9928,7 +10273,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 403,
-                     *       "message": "This API key lacks the \"write\" scope needed for PUT /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "message": "This API key lacks the \"write\" scope needed for PUT /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -9950,7 +10297,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 404,
-                     *       "message": "No referral with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "message": "No referral with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -9972,7 +10321,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 409,
-                     *       "message": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "message": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -9994,7 +10345,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 413,
-                     *       "message": "Request body is too large"
+                     *       "message": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -10015,7 +10368,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 415,
-                     *       "message": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "message": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -10037,7 +10392,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 429,
-                     *       "message": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/referrals; retry after 1 s"
+                     *       "message": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/referrals; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -10059,7 +10416,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 503,
-                     *       "message": "The referral service is unavailable; retry later"
+                     *       "message": "The referral service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -10149,7 +10508,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "one of clickId, link, affiliateId or affiliateEmail is required"
+                     *       "error": "one of clickId, link, affiliateId or affiliateEmail is required",
+                     *       "code": "parameter_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10166,7 +10527,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10187,7 +10550,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10208,7 +10573,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10229,7 +10596,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10250,7 +10619,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10270,7 +10641,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10291,7 +10664,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/referrals; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/referrals; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10312,7 +10687,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The referral service is unavailable; retry later"
+                     *       "error": "The referral service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10385,7 +10762,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10402,7 +10781,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10423,7 +10804,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10444,7 +10827,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No referral with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No referral with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10465,7 +10850,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10486,7 +10873,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10506,7 +10895,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10527,7 +10918,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/referrals; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/referrals; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10548,7 +10941,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The referral service is unavailable; retry later"
+                     *       "error": "The referral service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10674,7 +11069,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "limit: Number must be less than or equal to 1000"
+                     *       "error": "limit: Number must be less than or equal to 1000",
+                     *       "code": "parameter_invalid",
+                     *       "param": "limit",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10690,7 +11088,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10710,7 +11110,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10730,7 +11132,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10751,7 +11155,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/sales; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/sales; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10772,7 +11178,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10885,7 +11293,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10902,7 +11312,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10923,7 +11335,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10944,7 +11358,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No sale with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No sale with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10965,7 +11381,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10986,7 +11404,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11006,7 +11426,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11027,7 +11449,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/sales; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/sales; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11048,7 +11472,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11159,7 +11585,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "one of promoCode, referralId or email is required"
+                     *       "error": "one of promoCode, referralId or email is required",
+                     *       "code": "parameter_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11176,7 +11604,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11197,7 +11627,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11218,7 +11650,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11239,7 +11673,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11260,7 +11696,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11280,7 +11718,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11301,7 +11741,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/sales; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/sales; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11322,7 +11764,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11395,7 +11839,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11412,7 +11858,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11433,7 +11881,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11454,7 +11904,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No sale with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No sale with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11475,7 +11927,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11496,7 +11950,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11516,7 +11972,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11537,7 +11995,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/sales; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/sales; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11558,7 +12018,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11637,7 +12099,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11653,7 +12118,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11673,7 +12140,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11693,7 +12162,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No commission plan with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No commission plan with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11714,7 +12185,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/commission-plans; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/commission-plans; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11735,7 +12208,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11820,7 +12295,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "rate: a PERCENTAGE rate (also firstPaymentRate and tier rates) is at most 100"
+                     *       "error": "rate: a PERCENTAGE rate (also firstPaymentRate and tier rates) is at most 100",
+                     *       "code": "parameter_invalid",
+                     *       "param": "rate",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11837,7 +12315,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11858,7 +12338,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11879,7 +12361,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11900,7 +12384,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11921,7 +12407,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11941,7 +12429,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11962,7 +12452,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/commission-plans; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/commission-plans; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11983,7 +12475,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12082,7 +12576,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "recurringMonths is required when recurring is LIMITED"
+                     *       "error": "recurringMonths is required when recurring is LIMITED",
+                     *       "code": "parameter_missing",
+                     *       "param": "recurringMonths",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12099,7 +12596,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12120,7 +12619,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12141,7 +12642,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12162,7 +12665,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12183,7 +12688,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12203,7 +12710,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12224,7 +12733,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/commission-plans; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/commission-plans; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12245,7 +12756,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12318,7 +12831,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Commission plan 18c9d0e1-2f3a-4b4c-9d6e-7f8091a2b3c4 cannot be deleted: 3 affiliates are on it; move them to another plan first"
+                     *       "error": "Commission plan 18c9d0e1-2f3a-4b4c-9d6e-7f8091a2b3c4 cannot be deleted: 3 affiliates are on it; move them to another plan first",
+                     *       "code": "commission_plan_in_use",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12335,7 +12850,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12356,7 +12873,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12377,7 +12896,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12398,7 +12919,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12419,7 +12942,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12439,7 +12964,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12460,7 +12987,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/commission-plans; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/commission-plans; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12481,7 +13010,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12584,7 +13115,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12600,7 +13134,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12620,7 +13156,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"finance\" scope needed for GET /api/v1/payouts; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"finance\" scope needed for GET /api/v1/payouts; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12640,7 +13178,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12661,7 +13201,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/payouts; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/payouts; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12682,7 +13224,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12775,7 +13319,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12792,7 +13338,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12813,7 +13361,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"finance\" scope needed for PUT /api/v1/payouts; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"finance\" scope needed for PUT /api/v1/payouts; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12834,7 +13384,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No payout with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No payout with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12855,7 +13407,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12876,7 +13430,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12896,7 +13452,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12917,7 +13475,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/payouts; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/payouts; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12938,7 +13498,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13031,7 +13593,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13048,7 +13612,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13069,7 +13635,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"finance\" scope needed for POST /api/v1/payouts; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"finance\" scope needed for POST /api/v1/payouts; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13090,7 +13658,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13111,7 +13681,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13132,7 +13704,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13152,7 +13726,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13173,7 +13749,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Too many heavy operations (reports, payout runs, exports) of this program at once: at most 2; retry when one has finished"
+                     *       "error": "Too many heavy operations (reports, payout runs, exports) of this program at once: at most 2; retry when one has finished",
+                     *       "code": "heavy_operations_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13194,7 +13772,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13247,7 +13827,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13263,7 +13846,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13283,7 +13868,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"finance\" scope needed for GET /api/v1/payouts/export; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"finance\" scope needed for GET /api/v1/payouts/export; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13303,7 +13890,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No payout with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No payout with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13324,7 +13913,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/payouts/export; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/payouts/export; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13345,7 +13936,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13448,7 +14041,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "status: Invalid enum value. Expected 'PENDING' | 'DUE' | 'HELD' | 'PAID' | 'VOID', received 'ON_HOLD'"
+                     *       "error": "status: Invalid enum value. Expected 'PENDING' | 'DUE' | 'HELD' | 'PAID' | 'VOID', received 'ON_HOLD'",
+                     *       "code": "parameter_invalid",
+                     *       "param": "status",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13464,7 +14060,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13484,7 +14082,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/commissions; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/commissions; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13504,7 +14104,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13525,7 +14127,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/commissions; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/commissions; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13546,7 +14150,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13682,7 +14288,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "commissionId: commission 07b8c9d0-1e2f-4a3b-8c5d-6e7f8091a2b3 is DUE; only a HELD commission can be released"
+                     *       "error": "commissionId: commission 07b8c9d0-1e2f-4a3b-8c5d-6e7f8091a2b3 is DUE; only a HELD commission can be released",
+                     *       "code": "status_transition_invalid",
+                     *       "param": "commissionId",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13699,7 +14308,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13720,7 +14331,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/commissions/release; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/commissions/release; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13741,7 +14354,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13762,7 +14377,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13783,7 +14400,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13803,7 +14422,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13824,7 +14445,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/commissions/release; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/commissions/release; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13845,7 +14468,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13981,7 +14606,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "reason is required"
+                     *       "error": "reason is required",
+                     *       "code": "parameter_missing",
+                     *       "param": "reason",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13998,7 +14626,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14019,7 +14649,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/commissions/void; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/commissions/void; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14040,7 +14672,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14061,7 +14695,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14082,7 +14718,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14102,7 +14740,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14123,7 +14763,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/commissions/void; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/commissions/void; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14144,7 +14786,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14232,7 +14876,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "from is required"
+                     *       "error": "from is required",
+                     *       "code": "parameter_missing",
+                     *       "param": "from",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14248,7 +14895,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14268,7 +14917,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/affiliates/statement; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/affiliates/statement; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14288,7 +14939,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14309,7 +14962,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/affiliates/statement; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/affiliates/statement; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14330,7 +14985,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14402,7 +15059,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "to: the period from `from` to `to` spans at most 366 days; ask for several reports to cover more"
+                     *       "error": "to: the period from `from` to `to` spans at most 366 days; ask for several reports to cover more",
+                     *       "code": "parameter_invalid",
+                     *       "param": "to",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14418,7 +15078,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14438,7 +15100,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/reports/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/reports/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14458,7 +15122,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14479,7 +15145,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/reports/affiliates; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/reports/affiliates; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14500,7 +15168,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14571,7 +15241,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14587,7 +15260,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14607,7 +15282,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14627,7 +15304,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14648,7 +15327,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/webhook-endpoints; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/webhook-endpoints; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14669,7 +15350,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14747,7 +15430,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14764,7 +15449,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14785,7 +15472,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14806,7 +15495,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14827,7 +15518,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14848,7 +15541,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14868,7 +15563,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14889,7 +15586,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/webhook-endpoints; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/webhook-endpoints; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14910,7 +15609,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14992,7 +15693,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "eventTypes.0: unknown event type \"sale.paid\": use one of affiliate.created, affiliate.updated, affiliate.deleted, referral.created, referral.updated, referral.deleted, sale.created, sale.updated, sale.deleted, coupon.created, coupon.updated, coupon.deleted, promocode.created, promocode.updated, promocode.deleted, a family wildcard such as sale.*, or *"
+                     *       "error": "eventTypes.0: unknown event type \"sale.paid\": use one of affiliate.created, affiliate.updated, affiliate.deleted, referral.created, referral.updated, referral.deleted, sale.created, sale.updated, sale.deleted, coupon.created, coupon.updated, coupon.deleted, promocode.created, promocode.updated, promocode.deleted, a family wildcard such as sale.*, or *",
+                     *       "code": "parameter_invalid",
+                     *       "param": "eventTypes.0",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15009,7 +15713,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15030,7 +15736,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15051,7 +15759,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15072,7 +15782,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15093,7 +15805,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15113,7 +15827,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15134,7 +15850,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-endpoints; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-endpoints; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15155,7 +15873,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15234,7 +15954,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15251,7 +15973,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15272,7 +15996,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15293,7 +16019,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15314,7 +16042,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15335,7 +16065,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15355,7 +16087,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15376,7 +16110,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/webhook-endpoints; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/webhook-endpoints; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15397,7 +16133,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15453,7 +16191,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15469,7 +16210,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15489,7 +16232,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"webhook_secrets\" scope needed for GET /api/v1/webhook-endpoints/secret; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"webhook_secrets\" scope needed for GET /api/v1/webhook-endpoints/secret; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15509,7 +16254,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15530,7 +16277,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/webhook-endpoints/secret; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/webhook-endpoints/secret; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15551,7 +16300,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15636,7 +16387,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "status: Invalid enum value. Expected 'pending' | 'succeeded' | 'failed', received 'error'"
+                     *       "error": "status: Invalid enum value. Expected 'pending' | 'succeeded' | 'failed', received 'error'",
+                     *       "code": "parameter_invalid",
+                     *       "param": "status",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15652,7 +16406,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15672,7 +16428,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/webhook-deliveries; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/webhook-deliveries; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15692,7 +16450,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15713,7 +16473,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/webhook-deliveries; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/webhook-deliveries; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15734,7 +16496,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15831,7 +16595,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15848,7 +16614,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15869,7 +16637,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-deliveries/retry; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-deliveries/retry; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15890,7 +16660,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No webhook delivery with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No webhook delivery with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15911,7 +16683,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15932,7 +16706,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15952,7 +16728,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15973,7 +16751,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-deliveries/retry; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-deliveries/retry; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15994,7 +16774,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16066,7 +16848,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16083,7 +16867,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16104,7 +16890,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-endpoints/test; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-endpoints/test; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16125,7 +16913,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16146,7 +16936,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16167,7 +16959,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16187,7 +16981,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16208,7 +17004,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-endpoints/test; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-endpoints/test; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16229,7 +17027,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16297,7 +17097,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "since is required"
+                     *       "error": "since is required",
+                     *       "code": "parameter_missing",
+                     *       "param": "since",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16314,7 +17117,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16335,7 +17140,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-deliveries/recover; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-deliveries/recover; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16356,7 +17163,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16377,7 +17186,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16398,7 +17209,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16418,7 +17231,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16439,7 +17254,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-deliveries/recover; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-deliveries/recover; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16460,7 +17277,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16655,7 +17474,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "createdAt[gte] must be before createdAt[lt]"
+                     *       "error": "createdAt[gte] must be before createdAt[lt]",
+                     *       "code": "parameter_invalid",
+                     *       "param": "createdAt[gte]",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16671,7 +17493,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16691,7 +17515,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/events; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/events; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16711,7 +17537,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16732,7 +17560,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/events; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/events; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16818,7 +17648,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "since must be before until"
+                     *       "error": "since must be before until",
+                     *       "code": "parameter_invalid",
+                     *       "param": "since",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16835,7 +17668,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16856,7 +17691,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-deliveries/replay; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-deliveries/replay; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16877,7 +17714,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16898,7 +17737,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16919,7 +17760,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16939,7 +17782,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16960,7 +17805,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-deliveries/replay; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-deliveries/replay; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16981,7 +17828,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17052,7 +17901,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17069,7 +17920,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17090,7 +17943,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for POST /api/v1/webhook-endpoints/verify; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for POST /api/v1/webhook-endpoints/verify; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17111,7 +17966,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17132,7 +17989,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17153,7 +18012,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17173,7 +18034,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17194,7 +18057,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-endpoints/verify; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-endpoints/verify; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17215,7 +18080,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17273,7 +18140,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17293,7 +18162,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/event-types; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/event-types; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17313,7 +18184,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17334,7 +18207,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/event-types; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/event-types; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17355,7 +18230,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17424,7 +18301,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "limit: Number must be less than or equal to 1000"
+                     *       "error": "limit: Number must be less than or equal to 1000",
+                     *       "code": "parameter_invalid",
+                     *       "param": "limit",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17440,7 +18320,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17460,7 +18342,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/audit-records; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/audit-records; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17480,7 +18364,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17501,7 +18387,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/audit-records; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/audit-records; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17626,7 +18514,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17646,7 +18536,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/program; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/program; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17666,7 +18558,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17687,7 +18581,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/program; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/program; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17818,7 +18714,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "allowedOrigins.0: must be an exact origin such as https://shop.example.com (scheme, host and optional port; no path, no trailing slash)"
+                     *       "error": "allowedOrigins.0: must be an exact origin such as https://shop.example.com (scheme, host and optional port; no path, no trailing slash)",
+                     *       "code": "parameter_invalid",
+                     *       "param": "allowedOrigins.0",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17835,7 +18734,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17856,7 +18757,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/program; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/program; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17877,7 +18780,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17898,7 +18803,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17919,7 +18826,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17939,7 +18848,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17960,7 +18871,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/program; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/program; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18044,7 +18957,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18064,7 +18979,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/publishable-keys; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/publishable-keys; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18084,7 +19001,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18105,7 +19024,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/publishable-keys; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/publishable-keys; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18192,7 +19113,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18213,7 +19136,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/publishable-keys; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/publishable-keys; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18234,7 +19159,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18255,7 +19182,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18276,7 +19205,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/publishable-keys; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/publishable-keys; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18365,7 +19296,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18382,7 +19315,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18403,7 +19338,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/publishable-keys; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/publishable-keys; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18424,7 +19361,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No publishable key with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No publishable key with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18445,7 +19384,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18466,7 +19407,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18486,7 +19429,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18507,7 +19452,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/publishable-keys; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/publishable-keys; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18592,7 +19539,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Affiliate a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f is PENDING: only an ACTIVE affiliate can open the affiliate portal"
+                     *       "error": "Affiliate a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f is PENDING: only an ACTIVE affiliate can open the affiliate portal",
+                     *       "code": "affiliate_not_active",
+                     *       "param": "affiliateId",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18609,7 +19559,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18630,7 +19582,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/affiliate-portal-sessions; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/affiliate-portal-sessions; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18651,7 +19605,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18672,7 +19628,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18693,7 +19651,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18713,7 +19673,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18734,7 +19696,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/affiliate-portal-sessions; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/affiliate-portal-sessions; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18814,7 +19778,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "send exactly one of affiliatePortalSessionId and affiliateId"
+                     *       "error": "send exactly one of affiliatePortalSessionId and affiliateId",
+                     *       "code": "parameter_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18831,7 +19797,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18852,7 +19820,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/affiliate-portal-sessions; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/affiliate-portal-sessions; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18873,7 +19843,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18894,7 +19866,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18915,7 +19889,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18935,7 +19911,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18956,7 +19934,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/affiliate-portal-sessions; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/affiliate-portal-sessions; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19038,7 +20018,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19054,7 +20036,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19074,7 +20058,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The origin https://evil.example.net is not allowed to use this program's publishable keys: add it to allowedOrigins (PUT /api/v1/program)"
+                     *       "error": "The origin https://evil.example.net is not allowed to use this program's publishable keys: add it to allowedOrigins (PUT /api/v1/program)",
+                     *       "code": "origin_not_allowed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19094,7 +20080,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19129,7 +20117,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19149,7 +20139,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19170,7 +20162,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/browser/clicks; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/browser/clicks; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19250,7 +20244,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "clickId or visitorId is required"
+                     *       "error": "clickId or visitorId is required",
+                     *       "code": "parameter_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19266,7 +20262,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19286,7 +20284,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The browser routes take a publishable key (pk_…): a secret API key must never be sent from a web page"
+                     *       "error": "The browser routes take a publishable key (pk_…): a secret API key must never be sent from a web page",
+                     *       "code": "key_type_not_allowed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19306,7 +20306,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19341,7 +20343,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19361,7 +20365,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19382,7 +20388,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/browser/referrals; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/browser/referrals; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19462,7 +20470,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19482,7 +20492,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/integrations/stripe; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/integrations/stripe; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19502,7 +20514,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19523,7 +20537,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/integrations/stripe; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/integrations/stripe; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19605,7 +20621,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "webhookSecret: must be the signing secret of a Stripe webhook endpoint (whsec_…), as the Stripe dashboard shows it"
+                     *       "error": "webhookSecret: must be the signing secret of a Stripe webhook endpoint (whsec_…), as the Stripe dashboard shows it",
+                     *       "code": "parameter_invalid",
+                     *       "param": "webhookSecret",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19622,7 +20641,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19643,7 +20664,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/integrations/stripe; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/integrations/stripe; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19664,7 +20687,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19685,7 +20710,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19706,7 +20733,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19726,7 +20755,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19747,7 +20778,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/integrations/stripe; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/integrations/stripe; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19859,7 +20892,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19875,7 +20911,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19890,7 +20928,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20015,7 +21055,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "name is required"
+                     *       "error": "name is required",
+                     *       "code": "parameter_missing",
+                     *       "param": "name",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20031,7 +21074,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20046,7 +21091,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20071,7 +21118,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20086,7 +21135,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20210,7 +21261,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20225,7 +21278,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20354,7 +21409,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20370,7 +21427,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20385,7 +21444,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20410,7 +21471,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20425,7 +21488,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20511,7 +21576,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20526,7 +21593,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20623,7 +21692,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20638,7 +21709,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20723,7 +21796,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "scopes: each scope once"
+                     *       "error": "scopes: each scope once",
+                     *       "code": "parameter_invalid",
+                     *       "param": "scopes",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20739,7 +21815,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20754,7 +21832,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20779,7 +21859,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20794,7 +21876,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20880,7 +21964,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20895,7 +21981,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No API key with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No API key with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20988,7 +22076,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21003,7 +22093,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21084,7 +22176,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21099,7 +22193,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21195,7 +22291,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21210,7 +22308,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No publishable key with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No publishable key with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21304,7 +22404,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21320,7 +22423,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21335,7 +22440,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21429,7 +22536,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Stripe-Signature header missing: only Stripe, signing with the secret stored for this program, can post here"
+                     *       "error": "Stripe-Signature header missing: only Stripe, signing with the secret stored for this program, can post here",
+                     *       "code": "signature_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21588,7 +22697,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email is required"
+                     *       "error": "email is required",
+                     *       "code": "parameter_missing",
+                     *       "param": "email",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
