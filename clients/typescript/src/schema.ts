@@ -3192,13 +3192,23 @@ export interface components {
             /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
             revision?: number;
         };
+        /**
+         * @description What went wrong, for a program to act on: stable and snake_case, never renamed (docs/errors.md lists each with its status). The message beside it is for people and may be reworded.
+         * @enum {string}
+         */
+        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "parameters_exclusive" | "parameters_inconsistent" | "body_malformed" | "body_too_large" | "unsupported_media_type" | "route_missing" | "unauthenticated" | "api_key_invalid" | "program_missing" | "api_access_disabled" | "scope_missing" | "key_type_not_allowed" | "origin_not_allowed" | "csrf_token_invalid" | "portal_session_refused" | "forbidden" | "resource_missing" | "email_taken" | "link_taken" | "code_taken" | "external_id_taken" | "slug_taken" | "limit_reached" | "last_link" | "commission_plan_in_use" | "status_transition_invalid" | "affiliate_not_active" | "attribution_failed" | "promotional_code_not_redeemable" | "sale_reversed" | "webhook_endpoint_unavailable" | "integration_not_configured" | "signature_invalid" | "idempotency_key_invalid" | "idempotency_key_reused" | "idempotency_key_in_use" | "external_id_reused" | "concurrent_modification" | "rate_limited" | "address_rate_limited" | "authentication_rate_limited" | "heavy_operations_limited" | "service_busy" | "service_unavailable" | "upstream_error" | "internal_error";
         Problem: {
             param: string | null;
             message: string;
         };
-        /** @description Every failure: a human-readable description of what was wrong (on a 400 the first problem; when there are several, all of them in errors). */
+        /** @description Every failure: a human-readable description of what was wrong (on a 400 the first problem; when there are several, all of them in errors), the catalogued code a program acts on, the field at fault and the request id. */
         Error: {
             error: string;
+            code: components["schemas"]["ErrorCode"];
+            /** @description The field at fault as a dotted path (address.city), when the error concerns one field; absent otherwise */
+            param?: string | null;
+            /** @description The id of this request: the X-Request-Id header of this answer, and the key of its log lines; quote it to support */
+            requestId: string;
             /** @description On a 400 that found more than one problem: every problem, the first being the one `error` (or `message`) describes; param is the field (a dotted path), null when the problem is not one field. Absent when there is one problem */
             errors?: components["schemas"]["Problem"][];
         };
@@ -3317,10 +3327,15 @@ export interface components {
                 name: string | null;
             };
         };
-        /** @description Error shape of DELETE /coupons and PUT /referrals. */
+        /** @description Error shape of DELETE /coupons and PUT /referrals, with the same code, param and requestId as every other error. */
         NumberedError: {
             error: number;
             message: string;
+            code: components["schemas"]["ErrorCode"];
+            /** @description The field at fault as a dotted path (address.city), when the error concerns one field; absent otherwise */
+            param?: string | null;
+            /** @description The id of this request: the X-Request-Id header of this answer, and the key of its log lines; quote it to support */
+            requestId: string;
             /** @description On a 400 that found more than one problem: every problem, the first being the one `error` (or `message`) describes; param is the field (a dotted path), null when the problem is not one field. Absent when there is one problem */
             errors?: components["schemas"]["Problem"][];
         };
@@ -5265,7 +5280,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5281,7 +5299,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5301,7 +5321,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5321,7 +5343,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No coupon with id \"00000000-0000-4000-8000-000000000000\" in this program"
+                     *       "error": "No coupon with id \"00000000-0000-4000-8000-000000000000\" in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5342,7 +5366,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/coupons; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/coupons; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5363,7 +5389,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5480,7 +5508,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in body: percentOff"
+                     *       "error": "Unknown field in body: percentOff",
+                     *       "code": "parameter_unknown",
+                     *       "param": "percentOff",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5497,7 +5528,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5518,7 +5551,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5539,7 +5574,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5560,7 +5597,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5581,7 +5620,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5601,7 +5642,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5622,7 +5665,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/coupons; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/coupons; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5643,7 +5688,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5734,7 +5781,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "percentOff must be between 1 and 100"
+                     *       "error": "percentOff must be between 1 and 100",
+                     *       "code": "parameter_invalid",
+                     *       "param": "percentOff",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5751,7 +5801,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5772,7 +5824,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5793,7 +5847,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5814,7 +5870,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5835,7 +5893,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5855,7 +5915,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5876,7 +5938,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/coupons; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/coupons; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5897,7 +5961,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5966,7 +6032,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 400,
-                     *       "message": "Request body is not valid JSON"
+                     *       "message": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -5984,7 +6052,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 401,
-                     *       "message": "Invalid API key: it is unknown or has been revoked"
+                     *       "message": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -6006,7 +6076,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 403,
-                     *       "message": "This API key lacks the \"write\" scope needed for DELETE /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "message": "This API key lacks the \"write\" scope needed for DELETE /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -6028,7 +6100,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 404,
-                     *       "message": "Coupon 00000000-0000-4000-8000-000000000000 not found in this program"
+                     *       "message": "Coupon 00000000-0000-4000-8000-000000000000 not found in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -6050,7 +6124,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 409,
-                     *       "message": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "message": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -6072,7 +6148,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 413,
-                     *       "message": "Request body is too large"
+                     *       "message": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -6093,7 +6171,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 415,
-                     *       "message": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "message": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -6115,7 +6195,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 429,
-                     *       "message": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/coupons; retry after 1 s"
+                     *       "message": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/coupons; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -6137,7 +6219,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 503,
-                     *       "message": "The coupon service is unavailable; retry later"
+                     *       "message": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -6259,7 +6343,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6275,7 +6362,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6295,7 +6384,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6315,7 +6406,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No promotional code with code \"JANE21\" in this program"
+                     *       "error": "No promotional code with code \"JANE21\" in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6336,7 +6429,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/promotional-codes; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/promotional-codes; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6357,7 +6452,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6471,7 +6568,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6488,7 +6587,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6509,7 +6610,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6530,7 +6633,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Promotional code 00000000-0000-4000-8000-000000000000 not found in this program"
+                     *       "error": "Promotional code 00000000-0000-4000-8000-000000000000 not found in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6551,7 +6656,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6572,7 +6679,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6592,7 +6701,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6613,7 +6724,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/promotional-codes; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/promotional-codes; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6634,7 +6747,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6749,7 +6864,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "code is required unless isAutoGenerated is true"
+                     *       "error": "code is required unless isAutoGenerated is true",
+                     *       "code": "parameter_missing",
+                     *       "param": "code",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6766,7 +6884,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6787,7 +6907,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6808,7 +6930,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6829,7 +6953,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6850,7 +6976,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6870,7 +6998,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6891,7 +7021,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/promotional-codes; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/promotional-codes; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6912,7 +7044,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6985,7 +7119,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7002,7 +7138,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7023,7 +7161,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7044,7 +7184,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No promotional code with code \"JANE21\" in this program"
+                     *       "error": "No promotional code with code \"JANE21\" in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7065,7 +7207,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7086,7 +7230,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7106,7 +7252,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7127,7 +7275,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/promotional-codes; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/promotional-codes; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7148,7 +7298,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7277,7 +7429,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "send either affiliateIds or allActive: true"
+                     *       "error": "send either affiliateIds or allActive: true",
+                     *       "code": "parameter_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7294,7 +7448,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7315,7 +7471,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/promotional-codes/bulk; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/promotional-codes/bulk; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7336,7 +7494,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7357,7 +7517,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7378,7 +7540,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7398,7 +7562,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7419,7 +7585,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/promotional-codes/bulk; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/promotional-codes/bulk; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7440,7 +7608,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7554,7 +7724,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: name"
+                     *       "error": "Unknown field in query: name",
+                     *       "code": "parameter_unknown",
+                     *       "param": "name",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7570,7 +7743,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7590,7 +7765,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7610,7 +7787,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7631,7 +7810,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/affiliates; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/affiliates; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7652,7 +7833,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7765,7 +7948,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "payoutDetails.email: is required for PAYPAL payouts"
+                     *       "error": "payoutDetails.email: is required for PAYPAL payouts",
+                     *       "code": "parameter_missing",
+                     *       "param": "payoutDetails.email",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7782,7 +7968,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7803,7 +7991,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7824,7 +8014,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7845,7 +8037,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7866,7 +8060,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7886,7 +8082,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7907,7 +8105,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/affiliates; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/affiliates; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7928,7 +8128,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8039,7 +8241,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The requested affiliate link is already in use"
+                     *       "error": "The requested affiliate link is already in use",
+                     *       "code": "link_taken",
+                     *       "param": "link",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8056,7 +8261,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8077,7 +8284,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8098,7 +8307,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8119,7 +8330,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8140,7 +8353,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8160,7 +8375,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8181,7 +8398,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/affiliates; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/affiliates; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8202,7 +8421,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8275,7 +8496,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8292,7 +8515,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8313,7 +8538,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8334,7 +8561,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No affiliate with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No affiliate with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8355,7 +8584,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8376,7 +8607,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8396,7 +8629,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8417,7 +8652,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/affiliates; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/affiliates; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8438,7 +8675,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8530,7 +8769,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: slug"
+                     *       "error": "Unknown field in query: slug",
+                     *       "code": "parameter_unknown",
+                     *       "param": "slug",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8546,7 +8788,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8566,7 +8810,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8586,7 +8832,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8607,7 +8855,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/links; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/links; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8628,7 +8878,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8719,7 +8971,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This link already exists for this affiliate program"
+                     *       "error": "This link already exists for this affiliate program",
+                     *       "code": "link_taken",
+                     *       "param": "link",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8736,7 +8991,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8757,7 +9014,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8778,7 +9037,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8799,7 +9060,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8820,7 +9083,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8840,7 +9105,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8861,7 +9128,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/links; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/links; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8882,7 +9151,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8964,7 +9235,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Link can only contain letters, numbers, and hyphens"
+                     *       "error": "Link can only contain letters, numbers, and hyphens",
+                     *       "code": "parameter_invalid",
+                     *       "param": "link",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8981,7 +9255,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9002,7 +9278,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9023,7 +9301,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9044,7 +9324,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9065,7 +9347,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9085,7 +9369,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9106,7 +9392,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/links; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/links; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9127,7 +9415,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9200,7 +9490,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "link: jane is the affiliate's last link; every affiliate keeps at least one"
+                     *       "error": "link: jane is the affiliate's last link; every affiliate keeps at least one",
+                     *       "code": "last_link",
+                     *       "param": "link",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9217,7 +9510,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9238,7 +9533,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9259,7 +9556,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9280,7 +9579,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9301,7 +9602,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9321,7 +9624,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9342,7 +9647,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/links; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/links; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9363,7 +9670,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9435,7 +9744,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "link is required"
+                     *       "error": "link is required",
+                     *       "code": "parameter_missing",
+                     *       "param": "link",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9452,7 +9764,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9473,7 +9787,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/clicks; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/clicks; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9494,7 +9810,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9515,7 +9833,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9536,7 +9856,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9556,7 +9878,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9577,7 +9901,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/clicks; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/clicks; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9598,7 +9924,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9694,7 +10022,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9710,7 +10041,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9730,7 +10063,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9750,7 +10085,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No referral with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No referral with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9771,7 +10108,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/referrals; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/referrals; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9792,7 +10131,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The referral service is unavailable; retry later"
+                     *       "error": "The referral service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9888,7 +10229,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 400,
-                     *       "message": "Request body is not valid JSON"
+                     *       "message": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -9906,7 +10249,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 401,
-                     *       "message": "Invalid API key: it is unknown or has been revoked"
+                     *       "message": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -9928,7 +10273,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 403,
-                     *       "message": "This API key lacks the \"write\" scope needed for PUT /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "message": "This API key lacks the \"write\" scope needed for PUT /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -9950,7 +10297,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 404,
-                     *       "message": "No referral with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "message": "No referral with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -9972,7 +10321,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 409,
-                     *       "message": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "message": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -9994,7 +10345,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 413,
-                     *       "message": "Request body is too large"
+                     *       "message": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -10015,7 +10368,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 415,
-                     *       "message": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "message": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -10037,7 +10392,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 429,
-                     *       "message": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/referrals; retry after 1 s"
+                     *       "message": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/referrals; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -10059,7 +10416,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 503,
-                     *       "message": "The referral service is unavailable; retry later"
+                     *       "message": "The referral service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -10149,7 +10508,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "one of clickId, link, affiliateId or affiliateEmail is required"
+                     *       "error": "one of clickId, link, affiliateId or affiliateEmail is required",
+                     *       "code": "parameter_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10166,7 +10527,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10187,7 +10550,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10208,7 +10573,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10229,7 +10596,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10250,7 +10619,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10270,7 +10641,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10291,7 +10664,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/referrals; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/referrals; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10312,7 +10687,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The referral service is unavailable; retry later"
+                     *       "error": "The referral service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10385,7 +10762,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10402,7 +10781,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10423,7 +10804,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10444,7 +10827,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No referral with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No referral with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10465,7 +10850,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10486,7 +10873,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10506,7 +10895,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10527,7 +10918,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/referrals; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/referrals; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10548,7 +10941,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The referral service is unavailable; retry later"
+                     *       "error": "The referral service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10674,7 +11069,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "limit: Number must be less than or equal to 1000"
+                     *       "error": "limit: Number must be less than or equal to 1000",
+                     *       "code": "parameter_invalid",
+                     *       "param": "limit",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10690,7 +11088,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10710,7 +11110,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10730,7 +11132,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10751,7 +11155,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/sales; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/sales; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10772,7 +11178,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10885,7 +11293,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10902,7 +11312,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10923,7 +11335,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10944,7 +11358,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No sale with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No sale with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10965,7 +11381,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10986,7 +11404,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11006,7 +11426,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11027,7 +11449,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/sales; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/sales; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11048,7 +11472,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11159,7 +11585,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "one of promoCode, referralId or email is required"
+                     *       "error": "one of promoCode, referralId or email is required",
+                     *       "code": "parameter_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11176,7 +11604,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11197,7 +11627,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11218,7 +11650,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11239,7 +11673,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11260,7 +11696,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11280,7 +11718,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11301,7 +11741,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/sales; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/sales; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11322,7 +11764,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11395,7 +11839,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11412,7 +11858,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11433,7 +11881,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11454,7 +11904,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No sale with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No sale with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11475,7 +11927,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11496,7 +11950,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11516,7 +11972,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11537,7 +11995,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/sales; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/sales; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11558,7 +12018,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11637,7 +12099,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11653,7 +12118,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11673,7 +12140,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11693,7 +12162,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No commission plan with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No commission plan with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11714,7 +12185,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/commission-plans; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/commission-plans; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11735,7 +12208,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11820,7 +12295,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "rate: a PERCENTAGE rate (also firstPaymentRate and tier rates) is at most 100"
+                     *       "error": "rate: a PERCENTAGE rate (also firstPaymentRate and tier rates) is at most 100",
+                     *       "code": "parameter_invalid",
+                     *       "param": "rate",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11837,7 +12315,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11858,7 +12338,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11879,7 +12361,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11900,7 +12384,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11921,7 +12407,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11941,7 +12429,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11962,7 +12452,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/commission-plans; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/commission-plans; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11983,7 +12475,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12082,7 +12576,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "recurringMonths is required when recurring is LIMITED"
+                     *       "error": "recurringMonths is required when recurring is LIMITED",
+                     *       "code": "parameter_missing",
+                     *       "param": "recurringMonths",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12099,7 +12596,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12120,7 +12619,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12141,7 +12642,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12162,7 +12665,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12183,7 +12688,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12203,7 +12710,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12224,7 +12733,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/commission-plans; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/commission-plans; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12245,7 +12756,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12318,7 +12831,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Commission plan 18c9d0e1-2f3a-4b4c-9d6e-7f8091a2b3c4 cannot be deleted: 3 affiliates are on it; move them to another plan first"
+                     *       "error": "Commission plan 18c9d0e1-2f3a-4b4c-9d6e-7f8091a2b3c4 cannot be deleted: 3 affiliates are on it; move them to another plan first",
+                     *       "code": "commission_plan_in_use",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12335,7 +12850,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12356,7 +12873,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12377,7 +12896,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12398,7 +12919,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12419,7 +12942,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12439,7 +12964,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12460,7 +12987,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/commission-plans; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/commission-plans; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12481,7 +13010,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12584,7 +13115,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12600,7 +13134,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12620,7 +13156,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"finance\" scope needed for GET /api/v1/payouts; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"finance\" scope needed for GET /api/v1/payouts; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12640,7 +13178,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12661,7 +13201,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/payouts; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/payouts; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12682,7 +13224,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12775,7 +13319,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12792,7 +13338,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12813,7 +13361,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"finance\" scope needed for PUT /api/v1/payouts; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"finance\" scope needed for PUT /api/v1/payouts; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12834,7 +13384,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No payout with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No payout with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12855,7 +13407,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12876,7 +13430,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12896,7 +13452,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12917,7 +13475,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/payouts; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/payouts; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12938,7 +13498,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13031,7 +13593,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13048,7 +13612,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13069,7 +13635,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"finance\" scope needed for POST /api/v1/payouts; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"finance\" scope needed for POST /api/v1/payouts; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13090,7 +13658,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13111,7 +13681,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13132,7 +13704,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13152,7 +13726,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13173,7 +13749,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Too many heavy operations (reports, payout runs, exports) of this program at once: at most 2; retry when one has finished"
+                     *       "error": "Too many heavy operations (reports, payout runs, exports) of this program at once: at most 2; retry when one has finished",
+                     *       "code": "heavy_operations_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13194,7 +13772,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13247,7 +13827,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13263,7 +13846,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13283,7 +13868,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"finance\" scope needed for GET /api/v1/payouts/export; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"finance\" scope needed for GET /api/v1/payouts/export; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13303,7 +13890,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No payout with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No payout with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13324,7 +13913,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/payouts/export; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/payouts/export; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13345,7 +13936,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13452,7 +14045,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "status: Invalid enum value. Expected 'PENDING' | 'DUE' | 'HELD' | 'PAID' | 'VOID', received 'ON_HOLD'"
+                     *       "error": "status: Invalid enum value. Expected 'PENDING' | 'DUE' | 'HELD' | 'PAID' | 'VOID', received 'ON_HOLD'",
+                     *       "code": "parameter_invalid",
+                     *       "param": "status",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13468,7 +14064,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13488,7 +14086,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/commissions; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/commissions; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13508,7 +14108,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13529,7 +14131,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/commissions; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/commissions; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13550,7 +14154,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13686,7 +14292,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "commissionId: commission 07b8c9d0-1e2f-4a3b-8c5d-6e7f8091a2b3 is DUE; only a HELD commission can be released"
+                     *       "error": "commissionId: commission 07b8c9d0-1e2f-4a3b-8c5d-6e7f8091a2b3 is DUE; only a HELD commission can be released",
+                     *       "code": "status_transition_invalid",
+                     *       "param": "commissionId",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13703,7 +14312,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13724,7 +14335,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/commissions/release; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/commissions/release; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13745,7 +14358,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13766,7 +14381,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13787,7 +14404,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13807,7 +14426,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13828,7 +14449,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/commissions/release; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/commissions/release; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13849,7 +14472,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13985,7 +14610,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "reason is required"
+                     *       "error": "reason is required",
+                     *       "code": "parameter_missing",
+                     *       "param": "reason",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14002,7 +14630,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14023,7 +14653,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/commissions/void; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/commissions/void; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14044,7 +14676,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14065,7 +14699,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14086,7 +14722,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14106,7 +14744,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14127,7 +14767,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/commissions/void; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/commissions/void; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14148,7 +14790,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14236,7 +14880,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "from is required"
+                     *       "error": "from is required",
+                     *       "code": "parameter_missing",
+                     *       "param": "from",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14252,7 +14899,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14272,7 +14921,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/affiliates/statement; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/affiliates/statement; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14292,7 +14943,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14313,7 +14966,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/affiliates/statement; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/affiliates/statement; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14334,7 +14989,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14406,7 +15063,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "to: the period from `from` to `to` spans at most 366 days; ask for several reports to cover more"
+                     *       "error": "to: the period from `from` to `to` spans at most 366 days; ask for several reports to cover more",
+                     *       "code": "parameter_invalid",
+                     *       "param": "to",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14422,7 +15082,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14442,7 +15104,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/reports/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/reports/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14462,7 +15126,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14483,7 +15149,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/reports/affiliates; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/reports/affiliates; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14504,7 +15172,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14575,7 +15245,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14591,7 +15264,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14611,7 +15286,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14631,7 +15308,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14652,7 +15331,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/webhook-endpoints; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/webhook-endpoints; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14673,7 +15354,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14751,7 +15434,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14768,7 +15453,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14789,7 +15476,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14810,7 +15499,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14831,7 +15522,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14852,7 +15545,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14872,7 +15567,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14893,7 +15590,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/webhook-endpoints; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/webhook-endpoints; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14914,7 +15613,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14996,7 +15697,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "eventTypes.0: unknown event type \"sale.paid\": use one of affiliate.created, affiliate.updated, affiliate.deleted, referral.created, referral.updated, referral.deleted, sale.created, sale.updated, sale.deleted, coupon.created, coupon.updated, coupon.deleted, promocode.created, promocode.updated, promocode.deleted, a family wildcard such as sale.*, or *"
+                     *       "error": "eventTypes.0: unknown event type \"sale.paid\": use one of affiliate.created, affiliate.updated, affiliate.deleted, referral.created, referral.updated, referral.deleted, sale.created, sale.updated, sale.deleted, coupon.created, coupon.updated, coupon.deleted, promocode.created, promocode.updated, promocode.deleted, a family wildcard such as sale.*, or *",
+                     *       "code": "parameter_invalid",
+                     *       "param": "eventTypes.0",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15013,7 +15717,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15034,7 +15740,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15055,7 +15763,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15076,7 +15786,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15097,7 +15809,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15117,7 +15831,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15138,7 +15854,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-endpoints; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-endpoints; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15159,7 +15877,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15238,7 +15958,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15255,7 +15977,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15276,7 +16000,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15297,7 +16023,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15318,7 +16046,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15339,7 +16069,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15359,7 +16091,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15380,7 +16114,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/webhook-endpoints; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/webhook-endpoints; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15401,7 +16137,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15457,7 +16195,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15473,7 +16214,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15493,7 +16236,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"webhook_secrets\" scope needed for GET /api/v1/webhook-endpoints/secret; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"webhook_secrets\" scope needed for GET /api/v1/webhook-endpoints/secret; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15513,7 +16258,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15534,7 +16281,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/webhook-endpoints/secret; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/webhook-endpoints/secret; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15555,7 +16304,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15644,7 +16395,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "status: Invalid enum value. Expected 'pending' | 'succeeded' | 'failed', received 'error'"
+                     *       "error": "status: Invalid enum value. Expected 'pending' | 'succeeded' | 'failed', received 'error'",
+                     *       "code": "parameter_invalid",
+                     *       "param": "status",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15660,7 +16414,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15680,7 +16436,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/webhook-deliveries; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/webhook-deliveries; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15700,7 +16458,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15721,7 +16481,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/webhook-deliveries; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/webhook-deliveries; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15742,7 +16504,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15839,7 +16603,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15856,7 +16622,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15877,7 +16645,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-deliveries/retry; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-deliveries/retry; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15898,7 +16668,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No webhook delivery with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No webhook delivery with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15919,7 +16691,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15940,7 +16714,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15960,7 +16736,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15981,7 +16759,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-deliveries/retry; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-deliveries/retry; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16002,7 +16782,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16074,7 +16856,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16091,7 +16875,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16112,7 +16898,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-endpoints/test; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-endpoints/test; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16133,7 +16921,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16154,7 +16944,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16175,7 +16967,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16195,7 +16989,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16216,7 +17012,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-endpoints/test; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-endpoints/test; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16237,7 +17035,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16305,7 +17105,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "since is required"
+                     *       "error": "since is required",
+                     *       "code": "parameter_missing",
+                     *       "param": "since",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16322,7 +17125,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16343,7 +17148,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-deliveries/recover; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-deliveries/recover; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16364,7 +17171,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16385,7 +17194,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16406,7 +17217,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16426,7 +17239,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16447,7 +17262,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-deliveries/recover; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-deliveries/recover; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16468,7 +17285,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16663,7 +17482,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "createdAt[gte] must be before createdAt[lt]"
+                     *       "error": "createdAt[gte] must be before createdAt[lt]",
+                     *       "code": "parameter_invalid",
+                     *       "param": "createdAt[gte]",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16679,7 +17501,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16699,7 +17523,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/events; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/events; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16719,7 +17545,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16740,7 +17568,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/events; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/events; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16826,7 +17656,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "since must be before until"
+                     *       "error": "since must be before until",
+                     *       "code": "parameter_invalid",
+                     *       "param": "since",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16843,7 +17676,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16864,7 +17699,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-deliveries/replay; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-deliveries/replay; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16885,7 +17722,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16906,7 +17745,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16927,7 +17768,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16947,7 +17790,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16968,7 +17813,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-deliveries/replay; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-deliveries/replay; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16989,7 +17836,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17060,7 +17909,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17077,7 +17928,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17098,7 +17951,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for POST /api/v1/webhook-endpoints/verify; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for POST /api/v1/webhook-endpoints/verify; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17119,7 +17974,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17140,7 +17997,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17161,7 +18020,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17181,7 +18042,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17202,7 +18065,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-endpoints/verify; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-endpoints/verify; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17223,7 +18088,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17281,7 +18148,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17301,7 +18170,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/event-types; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/event-types; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17321,7 +18192,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17342,7 +18215,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/event-types; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/event-types; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17363,7 +18238,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17432,7 +18309,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "limit: Number must be less than or equal to 1000"
+                     *       "error": "limit: Number must be less than or equal to 1000",
+                     *       "code": "parameter_invalid",
+                     *       "param": "limit",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17448,7 +18328,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17468,7 +18350,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/audit-records; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/audit-records; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17488,7 +18372,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17509,7 +18395,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/audit-records; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/audit-records; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17634,7 +18522,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17654,7 +18544,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/program; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/program; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17674,7 +18566,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17695,7 +18589,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/program; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/program; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17826,7 +18722,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "allowedOrigins.0: must be an exact origin such as https://shop.example.com (scheme, host and optional port; no path, no trailing slash)"
+                     *       "error": "allowedOrigins.0: must be an exact origin such as https://shop.example.com (scheme, host and optional port; no path, no trailing slash)",
+                     *       "code": "parameter_invalid",
+                     *       "param": "allowedOrigins.0",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17843,7 +18742,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17864,7 +18765,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/program; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/program; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17885,7 +18788,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17906,7 +18811,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17927,7 +18834,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17947,7 +18856,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17968,7 +18879,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/program; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/program; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18052,7 +18965,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18072,7 +18987,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/publishable-keys; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/publishable-keys; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18092,7 +19009,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18113,7 +19032,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/publishable-keys; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/publishable-keys; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18200,7 +19121,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18221,7 +19144,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/publishable-keys; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/publishable-keys; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18242,7 +19167,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18263,7 +19190,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18284,7 +19213,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/publishable-keys; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/publishable-keys; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18373,7 +19304,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18390,7 +19323,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18411,7 +19346,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/publishable-keys; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/publishable-keys; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18432,7 +19369,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No publishable key with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No publishable key with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18453,7 +19392,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18474,7 +19415,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18494,7 +19437,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18515,7 +19460,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/publishable-keys; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/publishable-keys; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18600,7 +19547,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Affiliate a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f is PENDING: only an ACTIVE affiliate can open the affiliate portal"
+                     *       "error": "Affiliate a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f is PENDING: only an ACTIVE affiliate can open the affiliate portal",
+                     *       "code": "affiliate_not_active",
+                     *       "param": "affiliateId",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18617,7 +19567,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18638,7 +19590,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/affiliate-portal-sessions; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/affiliate-portal-sessions; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18659,7 +19613,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18680,7 +19636,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18701,7 +19659,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18721,7 +19681,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18742,7 +19704,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/affiliate-portal-sessions; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/affiliate-portal-sessions; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18822,7 +19786,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "send exactly one of affiliatePortalSessionId and affiliateId"
+                     *       "error": "send exactly one of affiliatePortalSessionId and affiliateId",
+                     *       "code": "parameter_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18839,7 +19805,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18860,7 +19828,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/affiliate-portal-sessions; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/affiliate-portal-sessions; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18881,7 +19851,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18902,7 +19874,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18923,7 +19897,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18943,7 +19919,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18964,7 +19942,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/affiliate-portal-sessions; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/affiliate-portal-sessions; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19046,7 +20026,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19062,7 +20044,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19082,7 +20066,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The origin https://evil.example.net is not allowed to use this program's publishable keys: add it to allowedOrigins (PUT /api/v1/program)"
+                     *       "error": "The origin https://evil.example.net is not allowed to use this program's publishable keys: add it to allowedOrigins (PUT /api/v1/program)",
+                     *       "code": "origin_not_allowed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19102,7 +20088,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19137,7 +20125,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19157,7 +20147,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19178,7 +20170,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/browser/clicks; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/browser/clicks; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19258,7 +20252,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "clickId or visitorId is required"
+                     *       "error": "clickId or visitorId is required",
+                     *       "code": "parameter_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19274,7 +20270,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19294,7 +20292,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The browser routes take a publishable key (pk_…): a secret API key must never be sent from a web page"
+                     *       "error": "The browser routes take a publishable key (pk_…): a secret API key must never be sent from a web page",
+                     *       "code": "key_type_not_allowed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19314,7 +20314,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19349,7 +20351,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19369,7 +20373,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19390,7 +20396,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/browser/referrals; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/browser/referrals; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19470,7 +20478,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19490,7 +20500,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/integrations/stripe; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/integrations/stripe; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19510,7 +20522,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19531,7 +20545,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/integrations/stripe; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/integrations/stripe; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19613,7 +20629,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "webhookSecret: must be the signing secret of a Stripe webhook endpoint (whsec_…), as the Stripe dashboard shows it"
+                     *       "error": "webhookSecret: must be the signing secret of a Stripe webhook endpoint (whsec_…), as the Stripe dashboard shows it",
+                     *       "code": "parameter_invalid",
+                     *       "param": "webhookSecret",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19630,7 +20649,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19651,7 +20672,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/integrations/stripe; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/integrations/stripe; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19672,7 +20695,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19693,7 +20718,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19714,7 +20741,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19734,7 +20763,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19755,7 +20786,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/integrations/stripe; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/integrations/stripe; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19867,7 +20900,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19883,7 +20919,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19898,7 +20936,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20023,7 +21063,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "name is required"
+                     *       "error": "name is required",
+                     *       "code": "parameter_missing",
+                     *       "param": "name",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20039,7 +21082,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20054,7 +21099,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20079,7 +21126,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20094,7 +21143,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20218,7 +21269,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20233,7 +21286,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20362,7 +21417,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20378,7 +21435,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20393,7 +21452,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20418,7 +21479,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20433,7 +21496,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20519,7 +21584,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20534,7 +21601,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20631,7 +21700,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20646,7 +21717,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20731,7 +21804,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "scopes: each scope once"
+                     *       "error": "scopes: each scope once",
+                     *       "code": "parameter_invalid",
+                     *       "param": "scopes",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20747,7 +21823,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20762,7 +21840,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20787,7 +21867,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20802,7 +21884,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20888,7 +21972,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20903,7 +21989,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No API key with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No API key with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20996,7 +22084,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21011,7 +22101,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21092,7 +22184,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21107,7 +22201,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21203,7 +22299,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21218,7 +22316,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No publishable key with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No publishable key with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21312,7 +22412,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21328,7 +22431,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21343,7 +22448,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21437,7 +22544,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Stripe-Signature header missing: only Stripe, signing with the secret stored for this program, can post here"
+                     *       "error": "Stripe-Signature header missing: only Stripe, signing with the secret stored for this program, can post here",
+                     *       "code": "signature_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21596,7 +22705,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email is required"
+                     *       "error": "email is required",
+                     *       "code": "parameter_missing",
+                     *       "param": "email",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

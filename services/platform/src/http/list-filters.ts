@@ -14,7 +14,7 @@ export function periodOf(query: Record<string, unknown>, field: string): Period 
   const lt = query[`${field}[lt]`];
   if (typeof gte !== 'string' && typeof lt !== 'string') return undefined;
   const period: Period = { ...(typeof gte === 'string' ? { gte: new Date(gte) } : {}), ...(typeof lt === 'string' ? { lt: new Date(lt) } : {}) };
-  if (period.gte && period.lt && period.gte > period.lt) throw badRequest(`${field}[gte] must not be after ${field}[lt]`);
+  if (period.gte && period.lt && period.gte > period.lt) throw badRequest(`${field}[gte] must not be after ${field}[lt]`, 'parameter_invalid', `${field}[gte]`);
   return period;
 }
 
@@ -35,5 +35,5 @@ const either = (names: readonly string[]): string => (names.length < 2 ? names.j
  */
 export function refuseListParametersBeside(query: Record<string, unknown>, lookup: readonly string[], named = either(lookup)): void {
   const listOnly = Object.keys(query).find((key) => query[key] !== undefined && !lookup.includes(key) && !(key === 'format' && query[key] !== 'csv'));
-  if (listOnly) throw badRequest(`${listOnly === 'format' ? 'format=csv' : listOnly} applies to the list: it does not combine with ${named}`);
+  if (listOnly) throw badRequest(`${listOnly === 'format' ? 'format=csv' : listOnly} applies to the list: it does not combine with ${named}`, 'parameter_invalid', listOnly);
 }
