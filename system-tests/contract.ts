@@ -1,5 +1,6 @@
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { ERROR_CATALOGUE } from '@affiliate/contracts';
 import { gatewayOpenApiDocument } from '../gateway/src/openapi/document';
 
 /**
@@ -50,9 +51,30 @@ const GATEWAY_HEADERS = ['link', 'retry-after', 'idempotent-replayed', 'ratelimi
 
 export type Exchange = { method: string; path: string; status: number; headers: Headers; body: unknown; text: string };
 
+/**
+ * An error answer's code is one of the catalogue's, for a status the catalogue gives it, and its
+ * requestId is the answer's X-Request-Id: wherever the error came from (gateway, service, a body the
+ * gateway rewrote or replayed), including paths the document does not describe.
+ */
+function errorBodyViolations(exchange: Exchange, where: string): string[] {
+  const body = exchange.body as Json | null;
+  if (exchange.status < 400 || typeof body !== 'object' || body === null || Array.isArray(body) || !('error' in body)) return [];
+  const problems: string[] = [];
+  const entry = (ERROR_CATALOGUE as Record<string, { statuses: readonly number[] }>)[String(body.code)];
+  if (!entry) problems.push(`${where}: error code ${JSON.stringify(body.code)} is not in the catalogue (contracts/src/errors.ts); body ${exchange.text.slice(0, 300)}`);
+  else if (!entry.statuses.includes(exchange.status)) problems.push(`${where}: error code ${body.code} is catalogued for ${entry.statuses.join(', ')}, not ${exchange.status}`);
+  const header = exchange.headers.get('x-request-id');
+  if (body.requestId !== header) problems.push(`${where}: error requestId ${JSON.stringify(body.requestId)} is not the X-Request-Id header ${JSON.stringify(header)}`);
+  return problems;
+}
+
 /** What in this answer the document does not say; empty when it matches. */
 export function contractViolations(exchange: Exchange): string[] {
   const path = exchange.path.split('?')[0] ?? '';
+  return [...documentViolations(exchange, path), ...errorBodyViolations(exchange, `${exchange.method} ${path} → ${exchange.status}`)];
+}
+
+function documentViolations(exchange: Exchange, path: string): string[] {
   const template = documentedPath(path);
   if (!template) {
     if (path === DOCUMENT_PATH || !API_PREFIXES.some((prefix) => path.startsWith(prefix))) return []; // probes, docs, console: not the API

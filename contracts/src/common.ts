@@ -1,4 +1,5 @@
 import { isActiveCurrency } from './currency';
+import { ErrorCodeSchema } from './errors';
 import { z } from './zod';
 
 export const Uuid = z.string().uuid();
@@ -67,14 +68,24 @@ export const ProblemList = z
   .optional()
   .openapi({ description: 'On a 400 that found more than one problem: every problem, the first being the one `error` (or `message`) describes; param is the field (a dotted path), null when the problem is not one field. Absent when there is one problem' });
 
-export const ErrorBody = z.object({ error: z.string(), errors: ProblemList }).openapi('Error', {
-  description: 'Every failure: a human-readable description of what was wrong (on a 400 the first problem; when there are several, all of them in errors).',
+/**
+ * What every error body adds to the specification's fields: the catalogued `code` (contracts/src/errors.ts),
+ * the field at fault, and the request id to quote to support.
+ */
+const ErrorDetails = {
+  code: ErrorCodeSchema,
+  param: z.string().nullable().optional().openapi({ description: 'The field at fault as a dotted path (address.city), when the error concerns one field; absent otherwise' }),
+  requestId: z.string().openapi({ description: 'The id of this request: the X-Request-Id header of this answer, and the key of its log lines; quote it to support' }),
+};
+
+export const ErrorBody = z.object({ error: z.string(), ...ErrorDetails, errors: ProblemList }).openapi('Error', {
+  description: 'Every failure: a human-readable description of what was wrong (on a 400 the first problem; when there are several, all of them in errors), the catalogued code a program acts on, the field at fault and the request id.',
 });
 
 /** DELETE /coupons and PUT /referrals document `error` as the status number with a separate message. */
 export const NumberedErrorBody = z
-  .object({ error: z.number().int(), message: z.string(), errors: ProblemList })
-  .openapi('NumberedError', { description: 'Error shape of DELETE /coupons and PUT /referrals.' });
+  .object({ error: z.number().int(), message: z.string(), ...ErrorDetails, errors: ProblemList })
+  .openapi('NumberedError', { description: 'Error shape of DELETE /coupons and PUT /referrals, with the same code, param and requestId as every other error.' });
 
 /** The operations whose errors the spec documents as `{ error: <status>, message }`. */
 export const NUMBERED_ERROR_OPERATIONS: readonly string[] = ['DELETE /coupons', 'PUT /referrals'];

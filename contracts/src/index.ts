@@ -1,5 +1,6 @@
 export * from './zod';
 export * from './common';
+export * from './errors';
 export * from './currency';
 export * from './coupon';
 export * from './commission';

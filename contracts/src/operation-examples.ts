@@ -9,6 +9,7 @@ import * as world from './event-examples';
 import { PUBLIC_EVENT_TYPES } from './events';
 import { codeSamplesOf, type SampledOperation } from './code-samples';
 import { EVENT_CATALOGUE, examplePayloadOf } from './event-catalogue';
+import { defaultErrorCodeOf, type ErrorCode } from './errors';
 
 export type OperationExample = {
   /** Path parameters ({id}, {slug}, {programId}). */
@@ -30,7 +31,7 @@ export type OperationExample = {
    * The refusal an integrator meets first. `request`, when given, is the body that gets it: the test
    * checks that the operation's schema refuses that body with exactly this message.
    */
-  error: { status: string; message: string; request?: unknown };
+  error: { status: string; message: string; request?: unknown; code?: ErrorCode; param?: string };
 };
 
 const at = world.OCCURRED_AT;
@@ -211,7 +212,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
   createAffiliate: {
     request: { firstName: 'Jane', lastName: 'Doe', email: 'jane@example.com', affiliateLink: 'jane' },
     response: { ...affiliate, promotionalCodes: [] },
-    error: { status: '400', message: 'The requested affiliate link is already in use' },
+    error: { status: '400', message: 'The requested affiliate link is already in use', code: 'link_taken', param: 'link' },
   },
   getAffiliates: {
     query: { email: 'jane@example.com' },
@@ -231,15 +232,15 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
   createLink: {
     request: { link: 'jane-blog', affiliateId: AFFILIATE_ID },
     response: { ...link, id: '3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f', link: 'jane-blog', clicks: 0, referrals: 0, sales: 0, totalRevenue: 0, salesByCurrency: {}, revenueByCurrency: {}, fullURLs: [{ baseUrl: 'https://shop.example.com/', fullUrl: 'https://shop.example.com/?ref=jane-blog' }] },
-    error: { status: '400', message: 'Link can only contain letters, numbers, and hyphens', request: { link: 'jane blog', affiliateId: AFFILIATE_ID } },
+    error: { status: '400', message: 'Link can only contain letters, numbers, and hyphens', param: 'link', request: { link: 'jane blog', affiliateId: AFFILIATE_ID } },
   },
   getLinks: { query: { affiliateId: AFFILIATE_ID }, response: [link], error: { status: '400', message: 'Unknown field in query: slug' } },
   renameLink: {
     request: { linkId: LINK_ID, newLink: 'jane-cooks' },
     response: { ...link, link: 'jane-cooks', previousLinks: [{ link: 'jane', reservedUntil: null }], fullURLs: [{ baseUrl: 'https://shop.example.com/', fullUrl: 'https://shop.example.com/?ref=jane-cooks' }], updatedAt: later },
-    error: { status: '400', message: 'This link already exists for this affiliate program' },
+    error: { status: '400', message: 'This link already exists for this affiliate program', code: 'link_taken', param: 'link' },
   },
-  deleteLink: { request: { linkId: LINK_ID }, response: deleted(LINK_ID), error: { status: '400', message: "link: jane is the affiliate's last link; every affiliate keeps at least one" } },
+  deleteLink: { request: { linkId: LINK_ID }, response: deleted(LINK_ID), error: { status: '400', message: "link: jane is the affiliate's last link; every affiliate keeps at least one", code: 'last_link' } },
   recordClick: {
     request: { link: 'jane', visitorId: 'v_2f8a9c1e7b', landingUrl: 'https://shop.example.com/?ref=jane', userAgent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 Safari/605.1.15', ipAddress: '203.0.113.7' },
     response: { clickId: 1042, link: 'jane', affiliateId: AFFILIATE_ID, counted: true, reason: null },
@@ -296,7 +297,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     response: { ...plan, rate: 22, updatedAt: later },
     error: { status: '400', message: 'rate: a PERCENTAGE rate (also firstPaymentRate and tier rates) is at most 100' },
   },
-  deleteCommissionPlan: { request: { commissionPlanId: PLAN_ID }, response: deleted(PLAN_ID), error: { status: '400', message: `Commission plan ${PLAN_ID} cannot be deleted: 3 affiliates are on it; move them to another plan first` } },
+  deleteCommissionPlan: { request: { commissionPlanId: PLAN_ID }, response: deleted(PLAN_ID), error: { status: '400', message: `Commission plan ${PLAN_ID} cannot be deleted: 3 affiliates are on it; move them to another plan first`, code: 'commission_plan_in_use' } },
   createPayouts: {
     request: { currency: 'USD' },
     response: [payout],
@@ -321,7 +322,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
   releaseCommission: {
     request: { saleId: sale.id, commissionId: COMMISSION.id, note: 'customer verified' },
     response: reviewed('PENDING', 'RELEASE', 'customer verified'),
-    error: { status: '400', message: `commissionId: commission ${COMMISSION.id} is DUE; only a HELD commission can be released` },
+    error: { status: '400', message: `commissionId: commission ${COMMISSION.id} is DUE; only a HELD commission can be released`, code: 'status_transition_invalid' },
   },
   voidCommission: {
     request: { saleId: sale.id, commissionId: COMMISSION.id, reason: 'self-referral confirmed' },
@@ -401,7 +402,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
   },
   getEvents: {
     response: [examplePayloadOf('sale.created')],
-    error: { status: '400', message: 'createdAt[gte] must be before createdAt[lt]' },
+    error: { status: '400', message: 'createdAt[gte] must be before createdAt[lt]', param: 'createdAt[gte]' },
   },
   replayWebhookDeliveries: {
     request: { webhookEndpointId: ENDPOINT_ID, since: '2025-01-15T00:00:00.000Z', until: '2025-01-16T00:00:00.000Z', eventTypes: ['sale.created'], includeSucceeded: false },
@@ -450,7 +451,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
   createAffiliatePortalSession: {
     request: { affiliateId: AFFILIATE_ID, returnUrl: 'https://shop.example.com/account' },
     response: { id: PORTAL_SESSION_ID, affiliateId: AFFILIATE_ID, url: 'https://affiliates.example.com/portal/open/Yk3v9QmZ1rT8wX2cN4bH7jL0pS6uA2eD5gF8iK1mO3q', expiresAt: '2025-01-15T10:40:00.000Z', returnUrl: 'https://shop.example.com/account' },
-    error: { status: '400', message: `Affiliate ${AFFILIATE_ID} is PENDING: only an ACTIVE affiliate can open the affiliate portal` },
+    error: { status: '400', message: `Affiliate ${AFFILIATE_ID} is PENDING: only an ACTIVE affiliate can open the affiliate portal`, code: 'affiliate_not_active', param: 'affiliateId' },
   },
   revokeAffiliatePortalSessions: {
     request: { affiliateId: AFFILIATE_ID },
@@ -519,7 +520,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     path: { programId: PROGRAM_ID },
     request: { id: 'evt_1NxExample', object: 'event', type: 'invoice.paid', api_version: '2025-03-31.basil', created: 1736937000, data: { object: { id: 'in_1NxExample', object: 'invoice', customer: 'cus_Example', amount_paid: 9900, currency: 'usd' } } },
     response: { received: true, outcome: 'processed' },
-    error: { status: '400', message: 'Stripe-Signature header missing: only Stripe, signing with the secret stored for this program, can post here' },
+    error: { status: '400', message: 'Stripe-Signature header missing: only Stripe, signing with the secret stored for this program, can post here', code: 'signature_invalid' },
   },
   getSignupPage: {
     path: { slug: 'acme' },
@@ -592,10 +593,35 @@ function commonErrorMessage(status: string, method: string, path: string, operat
   }
 }
 
-/** An error body in the shape the response documents: `{ error }`, or `{ error: <status>, message }` where the specification numbers it. */
-function errorBodyOf(response: Json, status: string, message: string): unknown {
+/** The request id every example error carries (the gateway makes a UUID; a client may send its own). */
+const EXAMPLE_REQUEST_ID = '5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c';
+
+/**
+ * The code the platform answers a message with, where the example does not name it: the platform's
+ * sentences for a missing, unknown or malformed field and the gateway's own refusals (contracts/src/errors.ts).
+ */
+const EXAMPLE_CODES: Record<string, [RegExp, ErrorCode][]> = {
+  '400': [[/^Unknown fields? in /, 'parameter_unknown'], [/^Request body /, 'body_malformed'], [/ is required\b/, 'parameter_missing']],
+  '401': [[/^Invalid API key/, 'api_key_invalid']],
+  '403': [[/lacks the .* scope/, 'scope_missing'], [/^The origin /, 'origin_not_allowed'], [/publishable key|secret API key/, 'key_type_not_allowed'], [/^API access is not enabled/, 'api_access_disabled']],
+  '404': [[/^The program of this API key/, 'program_missing']],
+  '409': [[/Idempotency-Key was already used/, 'idempotency_key_reused']],
+  '429': [[/^Too many heavy operations/, 'heavy_operations_limited']],
+};
+const exampleCodeOf = (status: string, message: string): ErrorCode =>
+  (EXAMPLE_CODES[status] ?? []).find(([pattern]) => pattern.test(message))?.[1] ?? defaultErrorCodeOf(Number(status));
+
+/** The field a platform sentence names first (`name is required`, `limit: …`, `Unknown field in body: x`), as the error's `param`. */
+function exampleParamOf(message: string): string | undefined {
+  return /^Unknown fields? in (?:body|query): ([\w.]+)$/.exec(message)?.[1] ?? /^([a-zA-Z][\w.]*)(?:: | is required| must )/.exec(message)?.[1];
+}
+
+/** An error body in the shape the response documents: `{ error }`, or `{ error: <status>, message }` where the specification numbers it, with its code, param and requestId. */
+function errorBodyOf(response: Json, status: string, message: string, coded: { code?: ErrorCode; param?: string } = {}): unknown {
   const ref: string | undefined = response.content?.['application/json']?.schema?.$ref;
-  return ref?.endsWith('/NumberedError') ? { error: Number(status), message } : { error: message };
+  const param = coded.param ?? exampleParamOf(message);
+  const details = { code: coded.code ?? exampleCodeOf(status, message), ...(param ? { param } : {}), requestId: EXAMPLE_REQUEST_ID };
+  return ref?.endsWith('/NumberedError') ? { error: Number(status), message, ...details } : { error: message, ...details };
 }
 
 /**
@@ -625,10 +651,11 @@ export function addOperationExamples(document: { paths?: Json }): void {
       }
       for (const [status, response] of Object.entries(operation.responses as Json)) {
         if (!/^[45]/.test(status)) continue;
-        const message = status === example.error.status ? example.error.message : commonErrorMessage(status, method, path, operation);
+        const own = status === example.error.status;
+        const message = own ? example.error.message : commonErrorMessage(status, method, path, operation);
         if (message === null) continue;
         const content = (response as Json).content ?? {};
-        if (content['application/json']) content['application/json'].example = errorBodyOf(response as Json, status, message);
+        if (content['application/json']) content['application/json'].example = errorBodyOf(response as Json, status, message, own ? example.error : {});
         else if (content['text/html']) content['text/html'].example = `<!doctype html><html lang="en"><head><title>Not found</title></head><body><main><p>${message}</p></main></body></html>`;
       }
       operation['x-codeSamples'] = codeSamplesOf(

@@ -130,7 +130,7 @@ export function createGateway(deps: GatewayDeps): Express {
       services: deps.services,
     }),
   );
-  app.use(anonymous, (request, _response, next) => next(new AppError(404, `No route for ${request.method} ${request.path}`)));
+  app.use(anonymous, (request, _response, next) => next(new AppError(404, `No route for ${request.method} ${request.path}`, { code: 'route_missing' })));
   app.use(errorHandler(logger));
   return app;
 }

@@ -27,7 +27,7 @@ test('a valid key reaches the service', async () => {
 
 test('401 when the Authorization header is missing', async () => {
   const response = await api().get('/api/v1/coupons').expect(401);
-  expect(response.body).toEqual({ error: expect.stringContaining('Missing Authorization header') });
+  expect(response.body).toMatchObject({ error: expect.stringContaining('Missing Authorization header') });
 });
 
 test('401 when the Authorization header is not Bearer', async () => {
@@ -48,7 +48,7 @@ test('a 401 carries WWW-Authenticate: Bearer, with invalid_token when a key was 
 
 test('401 when the key is unknown', async () => {
   const response = await api().get('/api/v1/coupons').set(bearer('ak_live_not-a-real-key-0123456789abcdef0123456789')).expect(401);
-  expect(response.body).toEqual({ error: 'Invalid API key: it is unknown or has been revoked' });
+  expect(response.body).toMatchObject({ error: 'Invalid API key: it is unknown or has been revoked' });
 });
 
 test('401 within seconds after the key is revoked', async () => {
@@ -77,7 +77,7 @@ test('404 when the program of the key was deleted', async () => {
   await api().get('/api/v1/coupons').set(bearer(doomed.key)).expect(200);
   await request(gateway.url).delete(`/admin/v1/programs/${doomed.programId}`).set(adminAuth).expect(200, { id: doomed.programId, deleted: true });
   const response = await api().get('/api/v1/coupons').set(bearer(doomed.key)).expect(404);
-  expect(response.body).toEqual({ error: 'The program of this API key no longer exists' });
+  expect(response.body).toMatchObject({ error: 'The program of this API key no longer exists' });
   // Still 404 once the relay has published program.deleted and purged the tombstone.
   await eventually(async () => expect(await gateway.connection.collection('programs').countDocuments({ _id: doomed.programId as never })).toBe(0));
   await api().get('/api/v1/coupons').set(bearer(doomed.key)).expect(404);
@@ -86,7 +86,7 @@ test('404 when the program of the key was deleted', async () => {
 test('403 when the program has no API access', async () => {
   const restricted = await createProgramWithKey(gateway, { apiAccess: false });
   const response = await api().get('/api/v1/coupons').set(bearer(restricted.key)).expect(403);
-  expect(response.body).toEqual({ error: 'API access is not enabled for this program' });
+  expect(response.body).toMatchObject({ error: 'API access is not enabled for this program' });
   await request(gateway.url).put(`/admin/v1/programs/${restricted.programId}`).set(adminAuth).send({ apiAccess: true }).expect(200);
   await api().get('/api/v1/coupons').set(bearer(restricted.key)).expect(200);
 });
@@ -105,7 +105,7 @@ test('the services are never reached without authentication', async () => {
 
 test('the numbered error shape of DELETE /coupons and PUT /referrals holds for gateway errors too', async () => {
   const response = await api().delete('/api/v1/coupons').send({ couponId: 'x' }).expect(401);
-  expect(response.body).toEqual({ error: 401, message: expect.any(String) });
+  expect(response.body).toMatchObject({ error: 401, message: expect.any(String) });
   const referral = await api().put('/api/v1/referrals').send({}).expect(401);
-  expect(referral.body).toEqual({ error: 401, message: expect.any(String) });
+  expect(referral.body).toMatchObject({ error: 401, message: expect.any(String) });
 });

@@ -105,7 +105,10 @@ test("one program saturating a slow route cannot take the shared pool: another p
     const refused = answers.filter((answer) => answer.status === 503 && /in flight/.test(answer.body.error));
     // Beyond the cap the program is told at once to come back later.
     expect(refused.length).toBeGreaterThanOrEqual(12 - 2);
-    for (const answer of refused) expect(Number(answer.retryAfter)).toBeGreaterThan(0);
+    for (const answer of refused) {
+      expect(Number(answer.retryAfter)).toBeGreaterThan(0);
+      expect(answer.body.code).toBe('service_busy');
+    }
     stillUp();
   } finally {
     upstream.hangFor(null);
@@ -126,7 +129,7 @@ test('a request that waits for a pooled connection past the deadline is answered
 
     // Past the deadline (1.5 s) no connection came free: answered, not left waiting.
     const waited = (await call('/api/v1/webhook-endpoints', { headers: bearer(waiter.key) })) as Answer;
-    expect(waited).toMatchObject({ status: 503, body: { error: 'No connection to the webhook-dispatcher service became free within 1500 ms; retry later' } });
+    expect(waited).toMatchObject({ status: 503, body: { error: 'No connection to the webhook-dispatcher service became free within 1500 ms; retry later', code: 'service_busy' } });
     expect(Number(waited.retryAfter)).toBeGreaterThan(0);
     stillUp();
   } finally {

@@ -3192,13 +3192,23 @@ export interface components {
             /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
             revision?: number;
         };
+        /**
+         * @description What went wrong, for a program to act on: stable and snake_case, never renamed (docs/errors.md lists each with its status). The message beside it is for people and may be reworded.
+         * @enum {string}
+         */
+        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "parameters_exclusive" | "parameters_inconsistent" | "body_malformed" | "body_too_large" | "unsupported_media_type" | "route_missing" | "unauthenticated" | "api_key_invalid" | "program_missing" | "api_access_disabled" | "scope_missing" | "key_type_not_allowed" | "origin_not_allowed" | "csrf_token_invalid" | "portal_session_refused" | "forbidden" | "resource_missing" | "email_taken" | "link_taken" | "code_taken" | "external_id_taken" | "slug_taken" | "limit_reached" | "last_link" | "commission_plan_in_use" | "status_transition_invalid" | "affiliate_not_active" | "attribution_failed" | "promotional_code_not_redeemable" | "sale_reversed" | "webhook_endpoint_unavailable" | "integration_not_configured" | "signature_invalid" | "idempotency_key_invalid" | "idempotency_key_reused" | "idempotency_key_in_use" | "external_id_reused" | "concurrent_modification" | "rate_limited" | "address_rate_limited" | "authentication_rate_limited" | "heavy_operations_limited" | "service_busy" | "service_unavailable" | "upstream_error" | "internal_error";
         Problem: {
             param: string | null;
             message: string;
         };
-        /** @description Every failure: a human-readable description of what was wrong (on a 400 the first problem; when there are several, all of them in errors). */
+        /** @description Every failure: a human-readable description of what was wrong (on a 400 the first problem; when there are several, all of them in errors), the catalogued code a program acts on, the field at fault and the request id. */
         Error: {
             error: string;
+            code: components["schemas"]["ErrorCode"];
+            /** @description The field at fault as a dotted path (address.city), when the error concerns one field; absent otherwise */
+            param?: string | null;
+            /** @description The id of this request: the X-Request-Id header of this answer, and the key of its log lines; quote it to support */
+            requestId: string;
             /** @description On a 400 that found more than one problem: every problem, the first being the one `error` (or `message`) describes; param is the field (a dotted path), null when the problem is not one field. Absent when there is one problem */
             errors?: components["schemas"]["Problem"][];
         };
@@ -3317,10 +3327,15 @@ export interface components {
                 name: string | null;
             };
         };
-        /** @description Error shape of DELETE /coupons and PUT /referrals. */
+        /** @description Error shape of DELETE /coupons and PUT /referrals, with the same code, param and requestId as every other error. */
         NumberedError: {
             error: number;
             message: string;
+            code: components["schemas"]["ErrorCode"];
+            /** @description The field at fault as a dotted path (address.city), when the error concerns one field; absent otherwise */
+            param?: string | null;
+            /** @description The id of this request: the X-Request-Id header of this answer, and the key of its log lines; quote it to support */
+            requestId: string;
             /** @description On a 400 that found more than one problem: every problem, the first being the one `error` (or `message`) describes; param is the field (a dotted path), null when the problem is not one field. Absent when there is one problem */
             errors?: components["schemas"]["Problem"][];
         };
@@ -5265,7 +5280,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5281,7 +5299,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5301,7 +5321,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5321,7 +5343,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No coupon with id \"00000000-0000-4000-8000-000000000000\" in this program"
+                     *       "error": "No coupon with id \"00000000-0000-4000-8000-000000000000\" in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5342,7 +5366,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/coupons; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/coupons; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5363,7 +5389,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5480,7 +5508,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in body: percentOff"
+                     *       "error": "Unknown field in body: percentOff",
+                     *       "code": "parameter_unknown",
+                     *       "param": "percentOff",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5497,7 +5528,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5518,7 +5551,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5539,7 +5574,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5560,7 +5597,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5581,7 +5620,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5601,7 +5642,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5622,7 +5665,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/coupons; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/coupons; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5643,7 +5688,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5734,7 +5781,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "percentOff must be between 1 and 100"
+                     *       "error": "percentOff must be between 1 and 100",
+                     *       "code": "parameter_invalid",
+                     *       "param": "percentOff",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5751,7 +5801,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5772,7 +5824,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5793,7 +5847,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5814,7 +5870,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5835,7 +5893,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5855,7 +5915,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5876,7 +5938,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/coupons; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/coupons; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5897,7 +5961,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5966,7 +6032,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 400,
-                     *       "message": "Request body is not valid JSON"
+                     *       "message": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -5984,7 +6052,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 401,
-                     *       "message": "Invalid API key: it is unknown or has been revoked"
+                     *       "message": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -6006,7 +6076,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 403,
-                     *       "message": "This API key lacks the \"write\" scope needed for DELETE /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "message": "This API key lacks the \"write\" scope needed for DELETE /api/v1/coupons; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -6028,7 +6100,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 404,
-                     *       "message": "Coupon 00000000-0000-4000-8000-000000000000 not found in this program"
+                     *       "message": "Coupon 00000000-0000-4000-8000-000000000000 not found in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -6050,7 +6124,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 409,
-                     *       "message": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "message": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -6072,7 +6148,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 413,
-                     *       "message": "Request body is too large"
+                     *       "message": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -6093,7 +6171,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 415,
-                     *       "message": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "message": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -6115,7 +6195,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 429,
-                     *       "message": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/coupons; retry after 1 s"
+                     *       "message": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/coupons; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -6137,7 +6219,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 503,
-                     *       "message": "The coupon service is unavailable; retry later"
+                     *       "message": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -6259,7 +6343,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6275,7 +6362,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6295,7 +6384,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6315,7 +6406,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No promotional code with code \"JANE21\" in this program"
+                     *       "error": "No promotional code with code \"JANE21\" in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6336,7 +6429,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/promotional-codes; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/promotional-codes; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6357,7 +6452,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6471,7 +6568,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6488,7 +6587,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6509,7 +6610,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6530,7 +6633,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Promotional code 00000000-0000-4000-8000-000000000000 not found in this program"
+                     *       "error": "Promotional code 00000000-0000-4000-8000-000000000000 not found in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6551,7 +6656,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6572,7 +6679,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6592,7 +6701,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6613,7 +6724,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/promotional-codes; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/promotional-codes; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6634,7 +6747,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6749,7 +6864,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "code is required unless isAutoGenerated is true"
+                     *       "error": "code is required unless isAutoGenerated is true",
+                     *       "code": "parameter_missing",
+                     *       "param": "code",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6766,7 +6884,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6787,7 +6907,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6808,7 +6930,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6829,7 +6953,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6850,7 +6976,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6870,7 +6998,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6891,7 +7021,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/promotional-codes; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/promotional-codes; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6912,7 +7044,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6985,7 +7119,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7002,7 +7138,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7023,7 +7161,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/promotional-codes; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7044,7 +7184,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No promotional code with code \"JANE21\" in this program"
+                     *       "error": "No promotional code with code \"JANE21\" in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7065,7 +7207,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7086,7 +7230,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7106,7 +7252,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7127,7 +7275,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/promotional-codes; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/promotional-codes; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7148,7 +7298,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7277,7 +7429,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "send either affiliateIds or allActive: true"
+                     *       "error": "send either affiliateIds or allActive: true",
+                     *       "code": "parameter_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7294,7 +7448,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7315,7 +7471,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/promotional-codes/bulk; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/promotional-codes/bulk; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7336,7 +7494,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7357,7 +7517,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7378,7 +7540,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7398,7 +7562,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7419,7 +7585,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/promotional-codes/bulk; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/promotional-codes/bulk; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7440,7 +7608,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The coupon service is unavailable; retry later"
+                     *       "error": "The coupon service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7558,7 +7728,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: name"
+                     *       "error": "Unknown field in query: name",
+                     *       "code": "parameter_unknown",
+                     *       "param": "name",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7574,7 +7747,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7594,7 +7769,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7614,7 +7791,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7635,7 +7814,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/affiliates; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/affiliates; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7656,7 +7837,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7769,7 +7952,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "payoutDetails.email: is required for PAYPAL payouts"
+                     *       "error": "payoutDetails.email: is required for PAYPAL payouts",
+                     *       "code": "parameter_missing",
+                     *       "param": "payoutDetails.email",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7786,7 +7972,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7807,7 +7995,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7828,7 +8018,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7849,7 +8041,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7870,7 +8064,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7890,7 +8086,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7911,7 +8109,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/affiliates; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/affiliates; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7932,7 +8132,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8043,7 +8245,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The requested affiliate link is already in use"
+                     *       "error": "The requested affiliate link is already in use",
+                     *       "code": "link_taken",
+                     *       "param": "link",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8060,7 +8265,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8081,7 +8288,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8102,7 +8311,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8123,7 +8334,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8144,7 +8357,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8164,7 +8379,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8185,7 +8402,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/affiliates; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/affiliates; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8206,7 +8425,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8279,7 +8500,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8296,7 +8519,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8317,7 +8542,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8338,7 +8565,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No affiliate with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No affiliate with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8359,7 +8588,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8380,7 +8611,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8400,7 +8633,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8421,7 +8656,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/affiliates; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/affiliates; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8442,7 +8679,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8534,7 +8773,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: slug"
+                     *       "error": "Unknown field in query: slug",
+                     *       "code": "parameter_unknown",
+                     *       "param": "slug",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8550,7 +8792,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8570,7 +8814,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8590,7 +8836,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8611,7 +8859,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/links; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/links; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8632,7 +8882,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8723,7 +8975,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This link already exists for this affiliate program"
+                     *       "error": "This link already exists for this affiliate program",
+                     *       "code": "link_taken",
+                     *       "param": "link",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8740,7 +8995,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8761,7 +9018,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8782,7 +9041,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8803,7 +9064,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8824,7 +9087,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8844,7 +9109,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8865,7 +9132,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/links; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/links; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8886,7 +9155,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8968,7 +9239,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Link can only contain letters, numbers, and hyphens"
+                     *       "error": "Link can only contain letters, numbers, and hyphens",
+                     *       "code": "parameter_invalid",
+                     *       "param": "link",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8985,7 +9259,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9006,7 +9282,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9027,7 +9305,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9048,7 +9328,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9069,7 +9351,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9089,7 +9373,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9110,7 +9396,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/links; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/links; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9131,7 +9419,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9204,7 +9494,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "link: jane is the affiliate's last link; every affiliate keeps at least one"
+                     *       "error": "link: jane is the affiliate's last link; every affiliate keeps at least one",
+                     *       "code": "last_link",
+                     *       "param": "link",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9221,7 +9514,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9242,7 +9537,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/links; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9263,7 +9560,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9284,7 +9583,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9305,7 +9606,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9325,7 +9628,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9346,7 +9651,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/links; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/links; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9367,7 +9674,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9439,7 +9748,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "link is required"
+                     *       "error": "link is required",
+                     *       "code": "parameter_missing",
+                     *       "param": "link",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9456,7 +9768,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9477,7 +9791,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/clicks; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/clicks; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9498,7 +9814,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9519,7 +9837,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9540,7 +9860,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9560,7 +9882,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9581,7 +9905,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/clicks; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/clicks; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9602,7 +9928,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9702,7 +10030,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9718,7 +10049,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9738,7 +10071,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9758,7 +10093,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No referral with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No referral with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9779,7 +10116,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/referrals; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/referrals; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9800,7 +10139,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The referral service is unavailable; retry later"
+                     *       "error": "The referral service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9896,7 +10237,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 400,
-                     *       "message": "Request body is not valid JSON"
+                     *       "message": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -9914,7 +10257,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 401,
-                     *       "message": "Invalid API key: it is unknown or has been revoked"
+                     *       "message": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -9936,7 +10281,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 403,
-                     *       "message": "This API key lacks the \"write\" scope needed for PUT /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "message": "This API key lacks the \"write\" scope needed for PUT /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -9958,7 +10305,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 404,
-                     *       "message": "No referral with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "message": "No referral with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -9980,7 +10329,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 409,
-                     *       "message": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "message": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -10002,7 +10353,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 413,
-                     *       "message": "Request body is too large"
+                     *       "message": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -10023,7 +10376,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 415,
-                     *       "message": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "message": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -10045,7 +10400,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 429,
-                     *       "message": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/referrals; retry after 1 s"
+                     *       "message": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/referrals; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -10067,7 +10424,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 503,
-                     *       "message": "The referral service is unavailable; retry later"
+                     *       "message": "The referral service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["NumberedError"];
@@ -10157,7 +10516,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "one of clickId, link, affiliateId or affiliateEmail is required"
+                     *       "error": "one of clickId, link, affiliateId or affiliateEmail is required",
+                     *       "code": "parameter_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10174,7 +10535,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10195,7 +10558,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10216,7 +10581,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10237,7 +10604,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10258,7 +10627,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10278,7 +10649,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10299,7 +10672,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/referrals; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/referrals; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10320,7 +10695,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The referral service is unavailable; retry later"
+                     *       "error": "The referral service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10393,7 +10770,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10410,7 +10789,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10431,7 +10812,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/referrals; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10452,7 +10835,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No referral with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No referral with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10473,7 +10858,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10494,7 +10881,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10514,7 +10903,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10535,7 +10926,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/referrals; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/referrals; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10556,7 +10949,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The referral service is unavailable; retry later"
+                     *       "error": "The referral service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10686,7 +11081,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "limit: Number must be less than or equal to 1000"
+                     *       "error": "limit: Number must be less than or equal to 1000",
+                     *       "code": "parameter_invalid",
+                     *       "param": "limit",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10702,7 +11100,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10722,7 +11122,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10742,7 +11144,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10763,7 +11167,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/sales; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/sales; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10784,7 +11190,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10897,7 +11305,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10914,7 +11324,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10935,7 +11347,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10956,7 +11370,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No sale with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No sale with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10977,7 +11393,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10998,7 +11416,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11018,7 +11438,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11039,7 +11461,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/sales; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/sales; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11060,7 +11484,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11171,7 +11597,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "one of promoCode, referralId or email is required"
+                     *       "error": "one of promoCode, referralId or email is required",
+                     *       "code": "parameter_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11188,7 +11616,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11209,7 +11639,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11230,7 +11662,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11251,7 +11685,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11272,7 +11708,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11292,7 +11730,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11313,7 +11753,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/sales; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/sales; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11334,7 +11776,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11407,7 +11851,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11424,7 +11870,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11445,7 +11893,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/sales; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11466,7 +11916,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No sale with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No sale with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11487,7 +11939,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11508,7 +11962,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11528,7 +11984,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11549,7 +12007,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/sales; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/sales; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11570,7 +12030,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11649,7 +12111,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11665,7 +12130,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11685,7 +12152,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11705,7 +12174,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No commission plan with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No commission plan with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11726,7 +12197,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/commission-plans; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/commission-plans; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11747,7 +12220,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11832,7 +12307,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "rate: a PERCENTAGE rate (also firstPaymentRate and tier rates) is at most 100"
+                     *       "error": "rate: a PERCENTAGE rate (also firstPaymentRate and tier rates) is at most 100",
+                     *       "code": "parameter_invalid",
+                     *       "param": "rate",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11849,7 +12327,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11870,7 +12350,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11891,7 +12373,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11912,7 +12396,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11933,7 +12419,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11953,7 +12441,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11974,7 +12464,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/commission-plans; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/commission-plans; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11995,7 +12487,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12094,7 +12588,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "recurringMonths is required when recurring is LIMITED"
+                     *       "error": "recurringMonths is required when recurring is LIMITED",
+                     *       "code": "parameter_missing",
+                     *       "param": "recurringMonths",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12111,7 +12608,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12132,7 +12631,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12153,7 +12654,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12174,7 +12677,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12195,7 +12700,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12215,7 +12722,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12236,7 +12745,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/commission-plans; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/commission-plans; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12257,7 +12768,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12330,7 +12843,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Commission plan 18c9d0e1-2f3a-4b4c-9d6e-7f8091a2b3c4 cannot be deleted: 3 affiliates are on it; move them to another plan first"
+                     *       "error": "Commission plan 18c9d0e1-2f3a-4b4c-9d6e-7f8091a2b3c4 cannot be deleted: 3 affiliates are on it; move them to another plan first",
+                     *       "code": "commission_plan_in_use",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12347,7 +12862,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12368,7 +12885,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/commission-plans; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12389,7 +12908,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12410,7 +12931,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12431,7 +12954,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12451,7 +12976,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12472,7 +12999,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/commission-plans; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/commission-plans; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12493,7 +13022,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The affiliate service is unavailable; retry later"
+                     *       "error": "The affiliate service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12600,7 +13131,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12616,7 +13150,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12636,7 +13172,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"finance\" scope needed for GET /api/v1/payouts; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"finance\" scope needed for GET /api/v1/payouts; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12656,7 +13194,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12677,7 +13217,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/payouts; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/payouts; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12698,7 +13240,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12791,7 +13335,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12808,7 +13354,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12829,7 +13377,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"finance\" scope needed for PUT /api/v1/payouts; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"finance\" scope needed for PUT /api/v1/payouts; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12850,7 +13400,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No payout with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No payout with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12871,7 +13423,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12892,7 +13446,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12912,7 +13468,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12933,7 +13491,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/payouts; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/payouts; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12954,7 +13514,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13047,7 +13609,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13064,7 +13628,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13085,7 +13651,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"finance\" scope needed for POST /api/v1/payouts; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"finance\" scope needed for POST /api/v1/payouts; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13106,7 +13674,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13127,7 +13697,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13148,7 +13720,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13168,7 +13742,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13189,7 +13765,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Too many heavy operations (reports, payout runs, exports) of this program at once: at most 2; retry when one has finished"
+                     *       "error": "Too many heavy operations (reports, payout runs, exports) of this program at once: at most 2; retry when one has finished",
+                     *       "code": "heavy_operations_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13210,7 +13788,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13263,7 +13843,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13279,7 +13862,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13299,7 +13884,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"finance\" scope needed for GET /api/v1/payouts/export; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"finance\" scope needed for GET /api/v1/payouts/export; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13319,7 +13906,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No payout with id 00000000-0000-4000-8000-000000000000 in this program"
+                     *       "error": "No payout with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13340,7 +13929,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/payouts/export; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/payouts/export; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13361,7 +13952,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13468,7 +14061,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "status: Invalid enum value. Expected 'PENDING' | 'DUE' | 'HELD' | 'PAID' | 'VOID', received 'ON_HOLD'"
+                     *       "error": "status: Invalid enum value. Expected 'PENDING' | 'DUE' | 'HELD' | 'PAID' | 'VOID', received 'ON_HOLD'",
+                     *       "code": "parameter_invalid",
+                     *       "param": "status",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13484,7 +14080,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13504,7 +14102,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/commissions; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/commissions; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13524,7 +14124,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13545,7 +14147,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/commissions; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/commissions; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13566,7 +14170,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13702,7 +14308,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "commissionId: commission 07b8c9d0-1e2f-4a3b-8c5d-6e7f8091a2b3 is DUE; only a HELD commission can be released"
+                     *       "error": "commissionId: commission 07b8c9d0-1e2f-4a3b-8c5d-6e7f8091a2b3 is DUE; only a HELD commission can be released",
+                     *       "code": "status_transition_invalid",
+                     *       "param": "commissionId",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13719,7 +14328,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13740,7 +14351,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/commissions/release; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/commissions/release; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13761,7 +14374,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13782,7 +14397,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13803,7 +14420,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13823,7 +14442,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13844,7 +14465,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/commissions/release; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/commissions/release; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13865,7 +14488,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14001,7 +14626,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "reason is required"
+                     *       "error": "reason is required",
+                     *       "code": "parameter_missing",
+                     *       "param": "reason",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14018,7 +14646,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14039,7 +14669,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/commissions/void; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/commissions/void; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14060,7 +14692,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14081,7 +14715,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14102,7 +14738,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14122,7 +14760,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14143,7 +14783,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/commissions/void; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/commissions/void; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14164,7 +14806,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14259,7 +14903,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "from is required"
+                     *       "error": "from is required",
+                     *       "code": "parameter_missing",
+                     *       "param": "from",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14275,7 +14922,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14295,7 +14944,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/affiliates/statement; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/affiliates/statement; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14315,7 +14966,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14336,7 +14989,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/affiliates/statement; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/affiliates/statement; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14357,7 +15012,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14433,7 +15090,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "to: the period from `from` to `to` spans at most 366 days; ask for several reports to cover more"
+                     *       "error": "to: the period from `from` to `to` spans at most 366 days; ask for several reports to cover more",
+                     *       "code": "parameter_invalid",
+                     *       "param": "to",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14449,7 +15109,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14469,7 +15131,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/reports/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/reports/affiliates; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14489,7 +15153,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14510,7 +15176,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/reports/affiliates; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/reports/affiliates; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14531,7 +15199,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The sale service is unavailable; retry later"
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14602,7 +15272,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14618,7 +15291,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14638,7 +15313,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14658,7 +15335,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14679,7 +15358,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/webhook-endpoints; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/webhook-endpoints; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14700,7 +15381,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14778,7 +15461,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14795,7 +15480,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14816,7 +15503,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14837,7 +15526,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14858,7 +15549,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14879,7 +15572,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14899,7 +15594,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14920,7 +15617,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/webhook-endpoints; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/webhook-endpoints; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14941,7 +15640,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15023,7 +15724,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "eventTypes.0: unknown event type \"sale.paid\": use one of affiliate.created, affiliate.updated, affiliate.deleted, referral.created, referral.updated, referral.deleted, sale.created, sale.updated, sale.deleted, coupon.created, coupon.updated, coupon.deleted, promocode.created, promocode.updated, promocode.deleted, a family wildcard such as sale.*, or *"
+                     *       "error": "eventTypes.0: unknown event type \"sale.paid\": use one of affiliate.created, affiliate.updated, affiliate.deleted, referral.created, referral.updated, referral.deleted, sale.created, sale.updated, sale.deleted, coupon.created, coupon.updated, coupon.deleted, promocode.created, promocode.updated, promocode.deleted, a family wildcard such as sale.*, or *",
+                     *       "code": "parameter_invalid",
+                     *       "param": "eventTypes.0",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15040,7 +15744,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15061,7 +15767,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15082,7 +15790,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15103,7 +15813,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15124,7 +15836,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15144,7 +15858,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15165,7 +15881,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-endpoints; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-endpoints; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15186,7 +15904,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15265,7 +15985,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15282,7 +16004,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15303,7 +16027,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/webhook-endpoints; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15324,7 +16050,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15345,7 +16073,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15366,7 +16096,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15386,7 +16118,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15407,7 +16141,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/webhook-endpoints; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/webhook-endpoints; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15428,7 +16164,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15484,7 +16222,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15500,7 +16241,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15520,7 +16263,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"webhook_secrets\" scope needed for GET /api/v1/webhook-endpoints/secret; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"webhook_secrets\" scope needed for GET /api/v1/webhook-endpoints/secret; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15540,7 +16285,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15561,7 +16308,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/webhook-endpoints/secret; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/webhook-endpoints/secret; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15582,7 +16331,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15667,7 +16418,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "status: Invalid enum value. Expected 'pending' | 'succeeded' | 'failed', received 'error'"
+                     *       "error": "status: Invalid enum value. Expected 'pending' | 'succeeded' | 'failed', received 'error'",
+                     *       "code": "parameter_invalid",
+                     *       "param": "status",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15683,7 +16437,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15703,7 +16459,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/webhook-deliveries; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/webhook-deliveries; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15723,7 +16481,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15744,7 +16504,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/webhook-deliveries; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/webhook-deliveries; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15765,7 +16527,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15862,7 +16626,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15879,7 +16645,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15900,7 +16668,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-deliveries/retry; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-deliveries/retry; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15921,7 +16691,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No webhook delivery with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No webhook delivery with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15942,7 +16714,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15963,7 +16737,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15983,7 +16759,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16004,7 +16782,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-deliveries/retry; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-deliveries/retry; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16025,7 +16805,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16097,7 +16879,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16114,7 +16898,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16135,7 +16921,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-endpoints/test; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-endpoints/test; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16156,7 +16944,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16177,7 +16967,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16198,7 +16990,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16218,7 +17012,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16239,7 +17035,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-endpoints/test; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-endpoints/test; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16260,7 +17058,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16328,7 +17128,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "since is required"
+                     *       "error": "since is required",
+                     *       "code": "parameter_missing",
+                     *       "param": "since",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16345,7 +17148,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16366,7 +17171,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-deliveries/recover; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-deliveries/recover; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16387,7 +17194,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16408,7 +17217,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16429,7 +17240,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16449,7 +17262,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16470,7 +17285,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-deliveries/recover; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-deliveries/recover; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16491,7 +17308,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16686,7 +17505,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "createdAt[gte] must be before createdAt[lt]"
+                     *       "error": "createdAt[gte] must be before createdAt[lt]",
+                     *       "code": "parameter_invalid",
+                     *       "param": "createdAt[gte]",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16702,7 +17524,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16722,7 +17546,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/events; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/events; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16742,7 +17568,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16763,7 +17591,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/events; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/events; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16849,7 +17679,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "since must be before until"
+                     *       "error": "since must be before until",
+                     *       "code": "parameter_invalid",
+                     *       "param": "since",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16866,7 +17699,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16887,7 +17722,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-deliveries/replay; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/webhook-deliveries/replay; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16908,7 +17745,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16929,7 +17768,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16950,7 +17791,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16970,7 +17813,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16991,7 +17836,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-deliveries/replay; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-deliveries/replay; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17012,7 +17859,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17083,7 +17932,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17100,7 +17951,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17121,7 +17974,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for POST /api/v1/webhook-endpoints/verify; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for POST /api/v1/webhook-endpoints/verify; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17142,7 +17997,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No webhook endpoint with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17163,7 +18020,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17184,7 +18043,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17204,7 +18065,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17225,7 +18088,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-endpoints/verify; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/webhook-endpoints/verify; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17246,7 +18111,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17445,7 +18312,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17465,7 +18334,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/event-types; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/event-types; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17485,7 +18356,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17506,7 +18379,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/event-types; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/event-types; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17527,7 +18402,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The webhook-dispatcher service is unavailable; retry later"
+                     *       "error": "The webhook-dispatcher service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17596,7 +18473,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "limit: Number must be less than or equal to 1000"
+                     *       "error": "limit: Number must be less than or equal to 1000",
+                     *       "code": "parameter_invalid",
+                     *       "param": "limit",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17612,7 +18492,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17632,7 +18514,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/audit-records; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/audit-records; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17652,7 +18536,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17673,7 +18559,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/audit-records; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/audit-records; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17798,7 +18686,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17818,7 +18708,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/program; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/program; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17838,7 +18730,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17859,7 +18753,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/program; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/program; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17990,7 +18886,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "allowedOrigins.0: must be an exact origin such as https://shop.example.com (scheme, host and optional port; no path, no trailing slash)"
+                     *       "error": "allowedOrigins.0: must be an exact origin such as https://shop.example.com (scheme, host and optional port; no path, no trailing slash)",
+                     *       "code": "parameter_invalid",
+                     *       "param": "allowedOrigins.0",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18007,7 +18906,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18028,7 +18929,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/program; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/program; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18049,7 +18952,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18070,7 +18975,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18091,7 +18998,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18111,7 +19020,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18132,7 +19043,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/program; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/program; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18216,7 +19129,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18236,7 +19151,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/publishable-keys; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/publishable-keys; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18256,7 +19173,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18277,7 +19196,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/publishable-keys; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/publishable-keys; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18364,7 +19285,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18385,7 +19308,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/publishable-keys; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/publishable-keys; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18406,7 +19331,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18427,7 +19354,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18448,7 +19377,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/publishable-keys; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/publishable-keys; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18537,7 +19468,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18554,7 +19487,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18575,7 +19510,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/publishable-keys; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/publishable-keys; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18596,7 +19533,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No publishable key with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No publishable key with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18617,7 +19556,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18638,7 +19579,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18658,7 +19601,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18679,7 +19624,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/publishable-keys; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/publishable-keys; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18764,7 +19711,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Affiliate a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f is PENDING: only an ACTIVE affiliate can open the affiliate portal"
+                     *       "error": "Affiliate a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f is PENDING: only an ACTIVE affiliate can open the affiliate portal",
+                     *       "code": "affiliate_not_active",
+                     *       "param": "affiliateId",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18781,7 +19731,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18802,7 +19754,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/affiliate-portal-sessions; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for POST /api/v1/affiliate-portal-sessions; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18823,7 +19777,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18844,7 +19800,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18865,7 +19823,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18885,7 +19845,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18906,7 +19868,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/affiliate-portal-sessions; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/affiliate-portal-sessions; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18986,7 +19950,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "send exactly one of affiliatePortalSessionId and affiliateId"
+                     *       "error": "send exactly one of affiliatePortalSessionId and affiliateId",
+                     *       "code": "parameter_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19003,7 +19969,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19024,7 +19992,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/affiliate-portal-sessions; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for DELETE /api/v1/affiliate-portal-sessions; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19045,7 +20015,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19066,7 +20038,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19087,7 +20061,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19107,7 +20083,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19128,7 +20106,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/affiliate-portal-sessions; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on DELETE /api/v1/affiliate-portal-sessions; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19210,7 +20190,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19226,7 +20208,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19246,7 +20230,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The origin https://evil.example.net is not allowed to use this program's publishable keys: add it to allowedOrigins (PUT /api/v1/program)"
+                     *       "error": "The origin https://evil.example.net is not allowed to use this program's publishable keys: add it to allowedOrigins (PUT /api/v1/program)",
+                     *       "code": "origin_not_allowed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19266,7 +20252,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19301,7 +20289,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19321,7 +20311,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19342,7 +20334,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/browser/clicks; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/browser/clicks; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19422,7 +20416,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "clickId or visitorId is required"
+                     *       "error": "clickId or visitorId is required",
+                     *       "code": "parameter_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19438,7 +20434,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19458,7 +20456,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The browser routes take a publishable key (pk_…): a secret API key must never be sent from a web page"
+                     *       "error": "The browser routes take a publishable key (pk_…): a secret API key must never be sent from a web page",
+                     *       "code": "key_type_not_allowed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19478,7 +20478,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19513,7 +20515,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19533,7 +20537,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19554,7 +20560,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/browser/referrals; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on POST /api/v1/browser/referrals; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19634,7 +20642,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19654,7 +20664,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/integrations/stripe; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/integrations/stripe; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19674,7 +20686,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19695,7 +20709,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/integrations/stripe; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/integrations/stripe; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19777,7 +20793,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "webhookSecret: must be the signing secret of a Stripe webhook endpoint (whsec_…), as the Stripe dashboard shows it"
+                     *       "error": "webhookSecret: must be the signing secret of a Stripe webhook endpoint (whsec_…), as the Stripe dashboard shows it",
+                     *       "code": "parameter_invalid",
+                     *       "param": "webhookSecret",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19794,7 +20813,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key: it is unknown or has been revoked"
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19815,7 +20836,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/integrations/stripe; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})"
+                     *       "error": "This API key lacks the \"write\" scope needed for PUT /api/v1/integrations/stripe; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19836,7 +20859,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The program of this API key no longer exists"
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19857,7 +20882,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request"
+                     *       "error": "This Idempotency-Key was already used with a different request; use a new key for a new request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19878,7 +20905,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19898,7 +20927,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19919,7 +20950,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/integrations/stripe; retry after 1 s"
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on PUT /api/v1/integrations/stripe; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20031,7 +21064,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20047,7 +21083,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20062,7 +21100,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20187,7 +21227,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "name is required"
+                     *       "error": "name is required",
+                     *       "code": "parameter_missing",
+                     *       "param": "name",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20203,7 +21246,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20218,7 +21263,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20243,7 +21290,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20258,7 +21307,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20382,7 +21433,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20397,7 +21450,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20526,7 +21581,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is not valid JSON"
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20542,7 +21599,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20557,7 +21616,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20582,7 +21643,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20597,7 +21660,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20683,7 +21748,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20698,7 +21765,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20795,7 +21864,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20810,7 +21881,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20895,7 +21968,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "scopes: each scope once"
+                     *       "error": "scopes: each scope once",
+                     *       "code": "parameter_invalid",
+                     *       "param": "scopes",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20911,7 +21987,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20926,7 +22004,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20951,7 +22031,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20966,7 +22048,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json; the body was sent as text/plain"
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21052,7 +22136,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21067,7 +22153,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No API key with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No API key with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21160,7 +22248,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21175,7 +22265,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21256,7 +22348,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21271,7 +22365,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21367,7 +22463,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21382,7 +22480,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No publishable key with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No publishable key with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21476,7 +22576,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Unknown field in query: foo"
+                     *       "error": "Unknown field in query: foo",
+                     *       "code": "parameter_unknown",
+                     *       "param": "foo",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21492,7 +22595,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\""
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21507,7 +22612,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000"
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21601,7 +22708,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Stripe-Signature header missing: only Stripe, signing with the secret stored for this program, can post here"
+                     *       "error": "Stripe-Signature header missing: only Stripe, signing with the secret stored for this program, can post here",
+                     *       "code": "signature_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21771,7 +22880,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email is required"
+                     *       "error": "email is required",
+                     *       "code": "parameter_missing",
+                     *       "param": "email",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

@@ -51,7 +51,7 @@ async function slugTaken<T>(slug: string | null | undefined, write: () => Promis
   try {
     return await write();
   } catch (error) {
-    if (error instanceof UniqueKeyConflict && slug) throw badRequest(`slug: ${slug} is already taken by another program; choose another`);
+    if (error instanceof UniqueKeyConflict && slug) throw badRequest(`slug: ${slug} is already taken by another program; choose another`, 'slug_taken', 'slug');
     throw error;
   }
 }

@@ -47,7 +47,7 @@ export async function createPublishableKey(store: PublishableKeyStore, programId
   if (!(await findLiveProgram(store.programs, programId))) throw notFound(`No program with id ${programId}`);
   const active = await store.publishableKeys.countDocuments({ programId, revokedAt: null });
   if (active >= MAX_ACTIVE_PUBLISHABLE_KEYS) {
-    throw badRequest(`A program can have at most ${MAX_ACTIVE_PUBLISHABLE_KEYS} active publishable keys: revoke one before creating another`);
+    throw badRequest(`A program can have at most ${MAX_ACTIVE_PUBLISHABLE_KEYS} active publishable keys: revoke one before creating another`, 'limit_reached');
   }
   const key = `${PUBLISHABLE_KEY_PREFIX}${randomBytes(24).toString('base64url')}`;
   const created = await store.publishableKeys.create({ _id: randomUUID(), programId, key, keyHash: hashApiKey(key) });

@@ -1,4 +1,5 @@
 import { AppError, forbidden, notFound, unauthorized, withRequestContext } from '@affiliate/platform';
+import type { ErrorCode } from '@affiliate/contracts';
 import type { RequestHandler, Response } from 'express';
 import type { FailedAuthentication } from '../rate-limit/middleware';
 import type { KeyDirectory, KeyVerdict } from './key-directory';
@@ -11,9 +12,9 @@ const BEARER = /^Bearer[ \t]+([\x21-\x7e]+)[ \t]*$/i;
 export function authenticate(keys: KeyDirectory, failures: FailedAuthentication): RequestHandler {
   return async (request, response, next) => {
     // RFC 6750: a 401 names the scheme, and the error when a token was presented.
-    const refuse = (message: string, challenge: string) => {
+    const refuse = (message: string, challenge: string, code: ErrorCode = 'unauthenticated') => {
       response.setHeader('WWW-Authenticate', challenge);
-      return failures.record(request.ip, response, unauthorized(message));
+      return failures.record(request.ip, response, unauthorized(message, code));
     };
     const header = request.header('authorization');
     if (!header) throw await refuse('Missing Authorization header: send "Authorization: Bearer <API key>"', 'Bearer realm="api"');
@@ -24,9 +25,9 @@ export function authenticate(keys: KeyDirectory, failures: FailedAuthentication)
     const throttled = keys.isKnownValid(match[1]) ? null : await failures.beforeLookup(request.ip, response);
     if (throttled) throw throttled;
     const verdict = await keys.resolve(match[1]);
-    if (verdict.kind === 'unknown') throw await refuse('Invalid API key: it is unknown or has been revoked', 'Bearer realm="api", error="invalid_token"');
-    if (verdict.kind === 'program-deleted') throw notFound('The program of this API key no longer exists');
-    if (!verdict.apiAccess) throw forbidden('API access is not enabled for this program');
+    if (verdict.kind === 'unknown') throw await refuse('Invalid API key: it is unknown or has been revoked', 'Bearer realm="api", error="invalid_token"', 'api_key_invalid');
+    if (verdict.kind === 'program-deleted') throw notFound('The program of this API key no longer exists', 'program_missing');
+    if (!verdict.apiAccess) throw forbidden('API access is not enabled for this program', 'api_access_disabled');
     const { kind: _valid, apiAccess: _apiAccess, ...caller } = verdict;
     response.locals.caller = caller;
     const requestId = String(response.locals.requestId);

@@ -24,7 +24,7 @@ const wantsCsv = (request: Request) => request.accepts(['application/json', 'tex
 
 function refuse(request: Request, missing: ApiScope[]): never {
   const names = missing.map((scope) => `"${scope}"`).join(' and ');
-  throw forbidden(`This API key lacks the ${names} scope${missing.length > 1 ? 's' : ''} needed for ${request.method} ${PUBLIC_PREFIX}${request.path}; create a key with ${missing.length > 1 ? 'them' : 'it'} (POST /admin/v1/programs/{id}/api-keys {"scopes": [...]})`);
+  throw forbidden(`This API key lacks the ${names} scope${missing.length > 1 ? 's' : ''} needed for ${request.method} ${PUBLIC_PREFIX}${request.path}; create a key with ${missing.length > 1 ? 'them' : 'it'} (POST /admin/v1/programs/{id}/api-keys {"scopes": [...]})`, 'scope_missing');
 }
 
 export type ScopeOptions = { audit: ProgramAuditLog; logger: Logger };

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { BrowserClickBody, BrowserReferralBody, type BrowserClick } from '@affiliate/contracts';
-import { AppError, forbidden, parseBody } from '@affiliate/platform';
+import { AppError, errorResponseBody, forbidden, parseBody, requestIdOf } from '@affiliate/platform';
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import { callerOf, type Caller } from '../auth/authenticate';
 import type { RateLimit } from '../config';
@@ -101,16 +101,17 @@ export function credentialScope(options: CredentialScopeOptions): RequestHandler
     const caller = callerOf(response);
     const browserRoute = browserRouteOf(request.path);
     if (caller.credential === 'secret') {
-      if (browserRoute) throw forbidden(SECRET_IN_BROWSER_ROUTE);
+      if (browserRoute) throw forbidden(SECRET_IN_BROWSER_ROUTE, 'key_type_not_allowed');
       return next();
     }
-    if (!browserRoute || request.method !== 'POST') throw forbidden(PUBLISHABLE_ONLY);
+    if (!browserRoute || request.method !== 'POST') throw forbidden(PUBLISHABLE_ONLY, 'key_type_not_allowed');
     const origin = request.header('origin');
     if (!origin || !caller.allowedOrigins.includes(origin)) {
       throw forbidden(
         origin
           ? `The origin ${origin} is not allowed to use this program's publishable keys: add it to allowedOrigins (PUT /api/v1/program)`
           : 'A publishable key is for web pages: the request must come from a browser on one of the allowed origins (Origin header)',
+        'origin_not_allowed',
       );
     }
     response.setHeader('Access-Control-Allow-Origin', origin);
@@ -122,7 +123,7 @@ export function credentialScope(options: CredentialScopeOptions): RequestHandler
     request.body = Buffer.from(JSON.stringify(browserRoute.toInternalBody(request, caller)));
     request.url = browserRoute.route.path;
     response.locals.route = browserRoute.route;
-    response.locals.narrowAnswer = (captured: CapturedResponse) => narrowed(captured, (body) => browserRoute.toAnswer(body, caller), browserRoute.refusal);
+    response.locals.narrowAnswer = (captured: CapturedResponse) => narrowed(captured, (body) => browserRoute.toAnswer(body, caller), browserRoute.refusal, requestIdOf(response));
     next();
   };
 }
@@ -132,15 +133,15 @@ async function limitPerAddress(options: CredentialScopeOptions, caller: Caller, 
   const verdict = await options.rateLimits.consume(limiterKey, options.browserAddressLimit);
   if (!verdict.allowed) {
     response.setHeader('Retry-After', String(verdict.resetSeconds));
-    throw new AppError(429, `Too many browser calls from this address with this publishable key; retry after ${verdict.resetSeconds} s`);
+    throw new AppError(429, `Too many browser calls from this address with this publishable key; retry after ${verdict.resetSeconds} s`, { code: 'address_rate_limited' });
   }
 }
 
 /** A successful answer is replaced by its narrowed form; a refusal passes as it is, or as the route's one generic refusal. */
-function narrowed(captured: CapturedResponse, toAnswer: (body: Record<string, unknown>) => Record<string, unknown>, refusal?: string): Promise<void> {
+function narrowed(captured: CapturedResponse, toAnswer: (body: Record<string, unknown>) => Record<string, unknown>, refusal: string | undefined, requestId: string): Promise<void> {
   if (refusal && captured.status >= 400 && captured.status < 500 && captured.status !== 429) {
     captured.status = 400;
-    captured.body = Buffer.from(JSON.stringify({ error: refusal }));
+    captured.body = Buffer.from(JSON.stringify(errorResponseBody(400, refusal, 'plain', { code: 'attribution_failed', requestId })));
     captured.headers['content-type'] = 'application/json; charset=utf-8';
     return Promise.resolve();
   }

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { AppError, badRequest, conflict } from '@affiliate/platform';
+import { AppError, badRequest, conflict, requestIdOf } from '@affiliate/platform';
 import type { Request, RequestHandler, Response } from 'express';
 import stableStringify from 'safe-stable-stringify';
 import { callerOf } from '../auth/authenticate';
-import type { ForwardOptions } from '../proxy/upstream-proxy';
+import type { CapturedResponse, ForwardOptions } from '../proxy/upstream-proxy';
 import { writeCaptured } from '../proxy/upstream-proxy';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from './claim-idempotency-key';
 import type { IdempotencyRecordModel } from './idempotency-record';
@@ -45,20 +45,20 @@ export function idempotency(records: IdempotencyRecordModel, abandonedAfterMs: n
   return async (request, response, next) => {
     const key = request.header(IDEMPOTENCY_KEY_HEADER);
     if (!IDEMPOTENT_METHODS.has(request.method) || key === undefined) return next();
-    if (!VALID_KEY.test(key)) throw badRequest('Idempotency-Key must be 1 to 255 printable characters without spaces');
+    if (!VALID_KEY.test(key)) throw badRequest('Idempotency-Key must be 1 to 255 printable characters without spaces', 'idempotency_key_invalid');
     const body = Buffer.isBuffer(request.body) ? request.body : rawBodyOf(response);
     const requestHash = requestFingerprint(request, body);
     const programId = callerOf(response).programId;
     const claim = await claimIdempotencyKey(records, { programId, key, requestHash }, abandonedAfterMs);
     if (claim.kind === 'different-request') {
-      throw conflict('This Idempotency-Key was already used with a different request; use a new key for a new request');
+      throw conflict('This Idempotency-Key was already used with a different request; use a new key for a new request', 'idempotency_key_reused');
     }
     if (claim.kind === 'in-progress') {
-      throw new AppError(409, `A request with this Idempotency-Key is still being processed; retry in ${IN_PROGRESS_RETRY_AFTER_SECONDS} s`, IN_PROGRESS_RETRY_AFTER_SECONDS);
+      throw new AppError(409, `A request with this Idempotency-Key is still being processed; retry in ${IN_PROGRESS_RETRY_AFTER_SECONDS} s`, { code: 'idempotency_key_in_use', retryAfterSeconds: IN_PROGRESS_RETRY_AFTER_SECONDS });
     }
     if (claim.kind === 'replay') {
       response.setHeader('Idempotent-Replayed', 'true');
-      writeCaptured(response, claim.response);
+      writeCaptured(response, withRequestIdOf(claim.response, requestIdOf(response)));
       return;
     }
     const forwarding: IdempotentForwarding = {
@@ -73,6 +73,21 @@ export function idempotency(records: IdempotencyRecordModel, abandonedAfterMs: n
     response.locals.idempotentForwarding = forwarding;
     next();
   };
+}
+
+/**
+ * A replayed error names the replay's request id, as its X-Request-Id header does: the body's
+ * `requestId` is always the id of the answer it came in (the first request's is in the logs under it).
+ */
+function withRequestIdOf(stored: CapturedResponse, requestId: string): CapturedResponse {
+  if (stored.status < 400) return stored;
+  try {
+    const body = JSON.parse(stored.body.toString('utf8')) as unknown;
+    if (typeof body !== 'object' || body === null || Array.isArray(body) || !('requestId' in body)) return stored;
+    return { ...stored, body: Buffer.from(JSON.stringify({ ...body, requestId })) };
+  } catch {
+    return stored;
+  }
 }
 
 /**

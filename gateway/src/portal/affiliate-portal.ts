@@ -1,5 +1,5 @@
 import { PORTAL_AFFILIATE_STATUSES, type CreatePortalSessionBody, type InternalAffiliate, type PortalSession } from '@affiliate/contracts';
-import { AppError, badRequest, notFound } from '@affiliate/platform';
+import { AppError, badRequest, notFound, upstreamCodeOf } from '@affiliate/platform';
 import type { PortalSessions } from './portal-sessions';
 import type { ServiceCalls } from './service-calls';
 
@@ -16,7 +16,7 @@ export type PortalDeps = { sessions: PortalSessions; services: Pick<ServiceCalls
 export async function affiliateOf(deps: PortalDeps, programId: string, affiliateId: string): Promise<InternalAffiliate> {
   const answer = await deps.services.affiliate.request<InternalAffiliate | { error: string }>({ method: 'GET', path: '/internal/affiliates', programId, query: { id: affiliateId } });
   if (answer.status === 404) throw notFound(`No affiliate with id ${affiliateId} in this program`);
-  if (answer.status !== 200) throw new AppError(answer.status, (answer.body as { error: string }).error);
+  if (answer.status !== 200) throw new AppError(answer.status, (answer.body as { error: string }).error, { code: upstreamCodeOf(answer.body) });
   return answer.body as InternalAffiliate;
 }
 
@@ -37,7 +37,7 @@ export async function createPortalSession(
 ): Promise<PortalSession> {
   const affiliate = await affiliateOf(deps, programId, body.affiliateId);
   const refusal = portalRefusalOf(affiliate);
-  if (refusal) throw badRequest(refusal);
+  if (refusal) throw badRequest(refusal, 'affiliate_not_active', 'affiliateId');
   const { session, linkToken } = await deps.sessions.create(programId, affiliate.id, body.returnUrl ?? null, createdBy);
   return {
     id: session._id,
@@ -56,6 +56,6 @@ export async function checkAffiliateCoupons(services: Pick<ServiceCalls, 'coupon
   for (const couponId of couponIds ?? []) {
     // A program being created has no coupons yet.
     const answer = programId === null ? { status: 404 } : await services.coupon.request({ method: 'GET', path: '/coupons', programId, query: { id: couponId } });
-    if (answer.status === 404) throw badRequest(`affiliateCouponIds: no coupon with id ${couponId} in this program`);
+    if (answer.status === 404) throw badRequest(`affiliateCouponIds: no coupon with id ${couponId} in this program`, 'resource_missing', 'affiliateCouponIds');
   }
 }

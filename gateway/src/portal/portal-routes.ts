@@ -24,7 +24,7 @@ import {
   type Referral,
   type Sale,
 } from '@affiliate/contracts';
-import { AppError, badRequest, constantTimeEquals, createRouter, forbidden, parseBody, requireJsonBody, unauthorized, withRequestContext, type Logger } from '@affiliate/platform';
+import { AppError, badRequest, constantTimeEquals, createRouter, forbidden, parseBody, requireJsonBody, unauthorized, upstreamCodeOf, withRequestContext, type Logger } from '@affiliate/platform';
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { ProgramAuditLog } from '../admin/program-audit-log';
 import type { ProgramDocument, ProgramRepository } from '../admin/program-model';
@@ -88,11 +88,12 @@ const LINK_REFUSALS: Record<LinkRefusal, { status: number; title: string; messag
   revoked: { status: 410, title: 'This portal link has been revoked', message: 'The program withdrew this link. Ask the program for a new link to your affiliate portal.' },
 };
 
-/** A service's refusal passes with its own status and message; anything else it answered is the portal's to show. */
+/** A service's refusal passes with its own status, message, code and field; anything else it answered is the portal's to show. */
 function answerOf<T>(answer: { status: number; body: unknown }): T {
   if (answer.status >= 400) {
-    const body = (answer.body ?? {}) as { error?: unknown; message?: unknown };
-    throw new AppError(answer.status, typeof body.error === 'string' ? body.error : typeof body.message === 'string' ? body.message : `The service answered ${answer.status}`);
+    const body = (answer.body ?? {}) as { error?: unknown; message?: unknown; param?: unknown };
+    const message = typeof body.error === 'string' ? body.error : typeof body.message === 'string' ? body.message : `The service answered ${answer.status}`;
+    throw new AppError(answer.status, message, { code: upstreamCodeOf(answer.body), param: typeof body.param === 'string' ? body.param : null });
   }
   return answer.body as T;
 }
@@ -133,13 +134,13 @@ export function portalRoutes(options: PortalRoutesOptions): Router {
       const session = cookie ? await sessions.live(cookie) : null;
       const program = session ? await findLiveProgram(options.programs, session.programId) : null;
       if (!session || !program) {
-        if (kind === 'api') throw unauthorized('No portal session: open the portal with a link from your program (links work once, for 10 minutes; a session lasts 12 hours)');
+        if (kind === 'api') throw unauthorized('No portal session: open the portal with a link from your program (links work once, for 10 minutes; a session lasts 12 hours)', 'unauthenticated');
         return refusalPage(response, 401, 'Your portal session has ended', 'Open the affiliate portal again with a new link from the program.', session?.returnUrl ?? null);
       }
       // Checked on every request, so that a rejected, disabled or deleted affiliate is out at once, whatever its cookie says.
       const refusal = await affiliateOf({ sessions, services }, program._id, session.affiliateId).then(portalRefusalOf, (error: unknown) => (error instanceof AppError && error.status === 404 ? 'This affiliate no longer exists' : Promise.reject(error)));
       if (refusal) {
-        if (kind === 'api') throw forbidden(`${refusal}; the portal session no longer works`);
+        if (kind === 'api') throw forbidden(`${refusal}; the portal session no longer works`, 'portal_session_refused');
         return refusalPage(response, 403, 'This portal is closed', 'Your affiliate account cannot use the portal. Contact the program.', session.returnUrl);
       }
       response.locals.portal = { session, program } satisfies Portal;
@@ -158,17 +159,17 @@ export function portalRoutes(options: PortalRoutesOptions): Router {
     const { session } = portalOf(response);
     const origin = request.header('origin');
     // Required: every browser sends Origin on a POST or PUT, so a write without one is not from the portal's page.
-    if (origin === undefined) throw forbidden(`Missing Origin header: the portal only accepts writes from its own pages (${originOf(request)})`);
-    if (origin !== originOf(request)) throw forbidden(`Cross-origin write refused: the portal only accepts writes from its own pages (${originOf(request)})`);
+    if (origin === undefined) throw forbidden(`Missing Origin header: the portal only accepts writes from its own pages (${originOf(request)})`, 'origin_not_allowed');
+    if (origin !== originOf(request)) throw forbidden(`Cross-origin write refused: the portal only accepts writes from its own pages (${originOf(request)})`, 'origin_not_allowed');
     const token = request.header(CSRF_HEADER) ?? '';
-    if (!constantTimeEquals(token, session.csrfToken)) throw forbidden('Missing or wrong X-CSRF-Token: reload the portal and try again');
+    if (!constantTimeEquals(token, session.csrfToken)) throw forbidden('Missing or wrong X-CSRF-Token: reload the portal and try again', 'csrf_token_invalid');
     next();
   };
   const json: RequestHandler = (request, response, next) => requireJsonBody(request, response, (error?: unknown) => (error ? next(error) : readJson(request, response, next)));
   /** A read takes nothing from the query: the session says whose data it is. */
   const noQuery: RequestHandler = (request, _response, next) => {
     const names = Object.keys(request.query as Record<string, unknown>);
-    if (names.length > 0) throw badRequest(`The portal takes no query parameters (got ${names.join(', ')}): the affiliate and the program come from the session`);
+    if (names.length > 0) throw badRequest(`The portal takes no query parameters (got ${names.join(', ')}): the affiliate and the program come from the session`, 'parameter_unknown', names[0]);
     next();
   };
   const read = [withSession('api'), noQuery];
@@ -289,7 +290,7 @@ export function portalRoutes(options: PortalRoutesOptions): Router {
    */
   const audited: RequestHandler = (request, response, next) => {
     const { session, program } = portalOf(response);
-    if (!session.createdBy) throw forbidden('This portal session was opened before bank details changes were recorded: open the portal again with a new link to change them');
+    if (!session.createdBy) throw forbidden('This portal session was opened before bank details changes were recorded: open the portal again with a new link to change them', 'portal_session_refused');
     const actor = { ...session.createdBy, affiliatePortalSessionId: session._id, affiliateId: session.affiliateId };
     const requestId = String(response.locals.requestId ?? '') || null;
     let recorded = false;
@@ -315,7 +316,7 @@ export function portalRoutes(options: PortalRoutesOptions): Router {
   router.post(`${PORTAL_PATH}/api/links`, ...write, async (request, response) => {
     const { session, program } = portalOf(response);
     const { link } = parseBody(PortalLinkBody, request);
-    if (!portalSettingsOf(program).affiliatesMayAddLinks) throw forbidden('This program does not let affiliates add links: ask the program for another link');
+    if (!portalSettingsOf(program).affiliatesMayAddLinks) throw forbidden('This program does not let affiliates add links: ask the program for another link', 'forbidden');
     const created = answerOf<LinkResponse>(await services.affiliate.request({ method: 'POST', path: '/links', programId: program._id, body: { affiliateId: session.affiliateId, link } }));
     response.json({ id: created.id, link: created.link, clicks: created.clicks, referrals: created.referrals, sales: created.sales, revenueByCurrency: created.revenueByCurrency, fullURLs: created.fullURLs } satisfies PortalLink);
   });
@@ -324,12 +325,12 @@ export function portalRoutes(options: PortalRoutesOptions): Router {
     const { session, program } = portalOf(response);
     const { couponId, code } = parseBody(PortalCodeBody, request);
     if (!portalSettingsOf(program).affiliateCouponIds.includes(couponId)) {
-      throw badRequest(`Coupon ${couponId} is not offered to affiliates: choose one of the coupons the portal lists`);
+      throw badRequest(`Coupon ${couponId} is not offered to affiliates: choose one of the coupons the portal lists`, 'parameter_invalid', 'couponId');
     }
     // As /session lists them: a coupon deleted or no longer valid since it was offered is not offered any more.
     const coupon = await services.coupon.request<Coupon>({ method: 'GET', path: '/coupons', programId: program._id, query: { id: couponId } });
     if (coupon.status !== 200 || !coupon.body.valid) {
-      throw badRequest(`Coupon ${couponId} is no longer valid: choose one of the coupons the portal lists`);
+      throw badRequest(`Coupon ${couponId} is no longer valid: choose one of the coupons the portal lists`, 'parameter_invalid', 'couponId');
     }
     // The coupon service applies the specification's code rules (characters, length, unique in the program, case-insensitively) and emits promocode.created.
     const body = { couponId, code, affiliateId: session.affiliateId, isAffiliateGenerated: true };
@@ -344,7 +345,7 @@ export function portalRoutes(options: PortalRoutesOptions): Router {
   });
 
   router.use(`${PORTAL_PATH}/api`, (request) => {
-    throw new AppError(404, `No portal route for ${request.method} ${request.path}`);
+    throw new AppError(404, `No portal route for ${request.method} ${request.path}`, { code: 'route_missing' });
   });
   return router;
 }

@@ -62,7 +62,7 @@ export function readBody(limit: string): RequestHandler {
     raw(request, response, (error?: unknown) => {
       const status = (error as { status?: unknown } | undefined)?.status;
       if (error && typeof (error as { type?: unknown }).type !== 'string' && typeof status === 'number' && status < 500) {
-        return next(new AppError(status, `Request body could not be read: ${(error as Error).message}`));
+        return next(new AppError(status, `Request body could not be read: ${(error as Error).message}`, { code: status === 413 ? 'body_too_large' : status === 415 ? 'unsupported_media_type' : 'body_malformed' }));
       }
       next(error);
     });
@@ -72,7 +72,7 @@ const matchRoute: RequestHandler = (request, response, next) => {
   // A browser route was matched (and its body rewritten) by the credential's scope.
   if (response.locals.route) return next();
   const route = routeOf(request.path);
-  if (!route) throw notFound(`No route for ${request.method} ${PUBLIC_PREFIX}${request.path}`);
+  if (!route) throw notFound(`No route for ${request.method} ${PUBLIC_PREFIX}${request.path}`, 'route_missing');
   response.locals.route = route;
   next();
 };

@@ -1,5 +1,5 @@
 import { Agent, ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
-import { errorResponseBody, FairShare, KeyedCircuits, type Logger, type Metrics } from '@affiliate/platform';
+import { errorResponseBody, FairShare, KeyedCircuits, requestIdOf, type Logger, type Metrics } from '@affiliate/platform';
 import { createProxyMiddleware, type RequestHandler as ProxyHandler } from 'http-proxy-middleware';
 import { UpstreamTargets } from './upstream-targets';
 
@@ -253,7 +253,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
     });
 
   /** 503 {error} with Retry-After, in the route's error shape, after the caller's cleanup (an idempotency claim). */
-  const answerUnavailable = async (response: ServerResponse, forward: ForwardOptions, message: string, retryAfterSeconds: number) => {
+  const answerUnavailable = async (response: ServerResponse, forward: ForwardOptions, message: string, retryAfterSeconds: number, code: 'service_busy' | 'service_unavailable') => {
     await forward.onUnavailable?.().catch((cleanupError: unknown) => options.logger.error({ err: cleanupError }, 'cleanup after an upstream failure failed'));
     if (response.headersSent || response.destroyed) {
       response.destroy();
@@ -262,7 +262,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
     response.statusCode = 503;
     response.setHeader('content-type', 'application/json; charset=utf-8');
     response.setHeader('retry-after', String(retryAfterSeconds));
-    response.end(JSON.stringify(errorResponseBody(503, message, forward.errorShape)));
+    response.end(JSON.stringify(errorResponseBody(503, message, forward.errorShape, { code, requestId: requestIdOf(response) })));
   };
 
   return {
@@ -281,7 +281,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         options.logger.warn({ upstream: options.name, programId, calls }, 'program at its in-flight cap for this service: 503');
         options.metrics?.upstreams.shed(options.name, 'in_flight_cap');
         const message = `This program already has ${maxInFlightPerProgram} requests in flight to the ${options.name} service; retry in a moment`;
-        return answerUnavailable(response, forward, message, RETRY_AFTER_BUSY_SECONDS);
+        return answerUnavailable(response, forward, message, RETRY_AFTER_BUSY_SECONDS, 'service_busy');
       }
       callsByProgram.set(programId, calls + 1);
       onceClosed(response, () => {
@@ -297,7 +297,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         options.logger.warn({ upstream: options.name, programId }, 'no connection to the service became free before the deadline: 503');
         options.metrics?.upstreams.shed(options.name, 'no_connection');
         const message = `No connection to the ${options.name} service became free within ${options.timeoutMs} ms; retry later`;
-        return answerUnavailable(response, forward, message, RETRY_AFTER_BUSY_SECONDS);
+        return answerUnavailable(response, forward, message, RETRY_AFTER_BUSY_SECONDS, 'service_busy');
       }
 
       const circuit = circuits.of(programId);
@@ -305,7 +305,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         await circuit.fire(request, response, forward, deadline);
       } catch (error) {
         options.logger.warn({ err: error, upstream: options.name, programId, open: circuit.opened }, 'upstream unavailable');
-        await answerUnavailable(response, forward, `The ${options.name} service is unavailable; retry later`, Math.ceil(options.resetTimeoutMs / 1000));
+        await answerUnavailable(response, forward, `The ${options.name} service is unavailable; retry later`, Math.ceil(options.resetTimeoutMs / 1000), 'service_unavailable');
       }
     },
     shutdown: () => {

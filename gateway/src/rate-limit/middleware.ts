@@ -37,6 +37,7 @@ export function rateLimit(limits: RateLimits, defaultLimit: RateLimit): RequestH
       throw new AppError(
         429,
         `Rate limit exceeded: at most ${limit.points} requests per ${limit.duration} s for this API key on ${method} ${route}; retry after ${verdict.resetSeconds} s`,
+        { code: 'rate_limited' },
       );
     }
     next();
@@ -56,7 +57,7 @@ export function addressRateLimit(limits: RateLimits, limit: RateLimit): RequestH
     const verdict = await limits.consume(limiterKey, limit);
     if (!verdict.allowed) {
       response.setHeader('Retry-After', String(verdict.resetSeconds));
-      throw new AppError(429, `Too many requests without a credential from this address; retry after ${verdict.resetSeconds} s`);
+      throw new AppError(429, `Too many requests without a credential from this address; retry after ${verdict.resetSeconds} s`, { code: 'address_rate_limited' });
     }
     next();
   };
@@ -104,6 +105,6 @@ export class FailedAuthentication {
 
   private throttled(response: Response, resetSeconds: number): AppError {
     response.setHeader('Retry-After', String(resetSeconds));
-    return new AppError(429, `Too many failed authentication attempts from this address; retry after ${resetSeconds} s`);
+    return new AppError(429, `Too many failed authentication attempts from this address; retry after ${resetSeconds} s`, { code: 'authentication_rate_limited' });
   }
 }

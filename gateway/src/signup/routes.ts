@@ -1,6 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { ProgramSlug, signupAnswerProblems, signupAnswersOf, SignupSubmission, type SignupAffiliateBody } from '@affiliate/contracts';
-import { AppError, createRouter, forbidden, INTERNAL_TOKEN_HEADER, InvalidRequest, PROGRAM_ID_HEADER, REQUEST_ID_HEADER, type Problem } from '@affiliate/platform';
+import { AppError, createRouter, forbidden, INTERNAL_TOKEN_HEADER, InvalidRequest, notFound, PROGRAM_ID_HEADER, REQUEST_ID_HEADER, type Problem } from '@affiliate/platform';
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { ProgramDocument, ProgramRepository } from '../admin/program-model';
 import { CONSOLE_CONTENT_SECURITY_POLICY } from '../console/routes';
@@ -129,17 +129,17 @@ export function signupRoutes(options: SignupRoutesOptions): Router {
     const isForm = request.is('application/x-www-form-urlencoded') === 'application/x-www-form-urlencoded';
     if (!program) {
       if (isForm) return sendPage(response, 404, null, renderNotFound());
-      throw new AppError(404, `No sign-up page at /join/${String(request.params.slug ?? '')}`);
+      throw notFound(`No sign-up page at /join/${String(request.params.slug ?? '')}`);
     }
     if (!isForm && request.is('application/json') !== 'application/json') {
-      throw new AppError(415, 'Send the application as application/json (a program\'s own form) or application/x-www-form-urlencoded (the hosted page)');
+      throw new AppError(415, 'Send the application as application/json (a program\'s own form) or application/x-www-form-urlencoded (the hosted page)', { code: 'unsupported_media_type' });
     }
     const origin = request.header('origin');
     if (isForm) {
-      if (origin !== ownOriginOf(request)) throw forbidden('The sign-up form can only be sent from its own page');
+      if (origin !== ownOriginOf(request)) throw forbidden('The sign-up form can only be sent from its own page', 'origin_not_allowed');
     } else if (origin !== undefined) {
       if (!program.allowedOrigins?.includes(origin)) {
-        throw forbidden(`The origin ${origin} may not send applications to this program: the program adds it to allowedOrigins (PUT /api/v1/program)`);
+        throw forbidden(`The origin ${origin} may not send applications to this program: the program adds it to allowedOrigins (PUT /api/v1/program)`, 'origin_not_allowed');
       }
       response.setHeader('Access-Control-Allow-Origin', origin);
       response.setHeader('Vary', 'Origin');
@@ -234,7 +234,7 @@ async function limitPerAddress(options: SignupRoutesOptions, programId: string, 
   const verdict = await options.rateLimits.consume(limiterKey, options.signupAddressLimit);
   if (!verdict.allowed) {
     response.setHeader('Retry-After', String(verdict.resetSeconds));
-    throw new AppError(429, `Too many applications from this address; retry after ${verdict.resetSeconds} s`);
+    throw new AppError(429, `Too many applications from this address; retry after ${verdict.resetSeconds} s`, { code: 'address_rate_limited' });
   }
 }
 

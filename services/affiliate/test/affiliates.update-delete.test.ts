@@ -47,7 +47,7 @@ test('PUT /affiliates refuses a slug or an email another affiliate has, changing
   const affiliate = await createAffiliate(api, 'ann@example.com', 'ann');
   const slug = await api.put('/affiliates', { affiliateId: affiliate.id, affiliateLink: 'Taken', firstName: 'X' });
   expect(slug.status).toBe(400);
-  expect(slug.body).toEqual({ error: LINK_MESSAGES.alreadyExists });
+  expect(slug.body).toMatchObject({ error: LINK_MESSAGES.alreadyExists });
   const email = await api.put('/affiliates', { affiliateId: affiliate.id, email: 'TAKEN@example.com', affiliateLink: 'ann-two' });
   expect(email.status).toBe(400);
   expect(email.body.error).toMatch(/already exists/);

@@ -1,16 +1,34 @@
+import { defaultErrorCodeOf, isErrorCode, type ErrorCode } from '@affiliate/contracts';
+
+export type AppErrorOptions = {
+  /** The catalogued code (contracts/src/errors.ts); the status's generic one when not given. */
+  code?: ErrorCode;
+  /** The field at fault, as a dotted path, when the error concerns one. */
+  param?: string | null;
+  /** For a 503, 429 or 409: when to come back (the Retry-After header); for a 503 the platform's default when not given. */
+  retryAfterSeconds?: number;
+};
+
 /**
- * The one error type of the platform. Domain code throws it with the status and a message the
- * integrator can act on; the central error handler turns it into the response.
+ * The one error type of the platform. Domain code throws it with the status, a message the
+ * integrator can act on and the catalogued code a program branches on; the central error handler
+ * turns it into the response.
  */
 export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly param: string | null;
+  readonly retryAfterSeconds?: number;
+
   constructor(
     readonly status: number,
     message: string,
-    /** For a 503, 429 or 409: when to come back (the Retry-After header); for a 503 the platform's default when not given. */
-    readonly retryAfterSeconds?: number,
+    options: AppErrorOptions = {},
   ) {
     super(message);
     this.name = 'AppError';
+    this.code = options.code ?? defaultErrorCodeOf(status);
+    this.param = options.param ?? null;
+    this.retryAfterSeconds = options.retryAfterSeconds;
   }
 }
 
@@ -18,21 +36,45 @@ export class AppError extends Error {
 export type Problem = { param: string | null; message: string };
 
 /**
+ * The code of a problem its finder did not code (a schema's own rule, the sign-up answers): the
+ * platform's sentences say "<field> is required" of a missing field and "Unknown field" of an unknown one.
+ */
+export function codeOfProblem(problem: Pick<Problem, 'message'>): ErrorCode {
+  if (/^Unknown fields? in /.test(problem.message)) return 'parameter_unknown';
+  if (/ is required\b/.test(problem.message)) return 'parameter_missing';
+  return 'parameter_invalid';
+}
+
+/**
  * A 400 that lists every problem found, not only the first: `error` is the first one's message (the
  * specification's sentence where it has one) and `errors` has them all, so a client fixes a form in one go.
+ * Its code and param are the first problem's.
  */
 export class InvalidRequest extends AppError {
-  constructor(readonly problems: readonly [Problem, ...Problem[]], message = problems[0].message) {
-    super(400, message);
+  constructor(
+    readonly problems: readonly [Problem, ...Problem[]],
+    message = problems[0].message,
+    code: ErrorCode = codeOfProblem(problems[0]),
+  ) {
+    super(400, message, { code, param: problems[0].param });
   }
 }
 
-export const badRequest = (message: string) => new AppError(400, message);
-export const unauthorized = (message: string) => new AppError(401, message);
-export const forbidden = (message: string) => new AppError(403, message);
-export const notFound = (message: string) => new AppError(404, message);
-export const conflict = (message: string) => new AppError(409, message);
-export const serviceUnavailable = (message: string) => new AppError(503, message);
+export const badRequest = (message: string, code?: ErrorCode, param?: string) => new AppError(400, message, { code, param });
+export const unauthorized = (message: string, code?: ErrorCode) => new AppError(401, message, { code });
+export const forbidden = (message: string, code?: ErrorCode) => new AppError(403, message, { code });
+export const notFound = (message: string, code?: ErrorCode) => new AppError(404, message, { code });
+export const conflict = (message: string, code?: ErrorCode, retryAfterSeconds?: number) => new AppError(409, message, { code, retryAfterSeconds });
+export const serviceUnavailable = (message: string, code?: ErrorCode) => new AppError(503, message, { code });
+
+/**
+ * The code an error body of another service carries, when it is a catalogued one: a service that
+ * passes on another's refusal keeps its code, as it keeps its message.
+ */
+export function upstreamCodeOf(body: unknown): ErrorCode | undefined {
+  const code = (body as { code?: unknown } | null)?.code;
+  return isErrorCode(code) ? code : undefined;
+}
 
 const MONGO_UNAVAILABLE = new Set([
   'MongoServerSelectionError',

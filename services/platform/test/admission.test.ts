@@ -47,7 +47,7 @@ test('a burst beyond what a service can hold is answered 503 with Retry-After at
     for (const answer of refused) {
       expect(answer.status).toBe(503);
       expect(answer.headers['retry-after']).toBe('1');
-      expect(answer.body).toEqual({ error: 'The admission service is busy; retry in a moment' });
+      expect(answer.body).toMatchObject({ error: 'The admission service is busy; retry in a moment', code: 'service_busy', requestId: answer.headers['x-request-id'] });
     }
     await releaseAll();
     expect((await Promise.all([...running, ...waiting])).map((answer) => answer.status)).toEqual([200, 200, 200, 200]);
@@ -139,7 +139,7 @@ test("a program over its own running and queued caps is refused 503 with Retry-A
     for (const answer of refused) {
       expect(answer.status).toBe(503);
       expect(answer.headers['retry-after']).toBe('1');
-      expect(answer.body).toEqual({ error: 'This program has too many requests waiting at the admission service; retry in a moment' });
+      expect(answer.body).toMatchObject({ error: 'This program has too many requests waiting at the admission service; retry in a moment', code: 'service_busy', requestId: answer.headers['x-request-id'] });
     }
     // The other program is neither refused nor queued behind the noisy one: it runs at once.
     const quietAnswer = send(quiet, 'quiet');

@@ -50,7 +50,7 @@ test('health, readiness and metrics answer without the internal credential', asy
 
 test('a request without the internal credential is refused with 401', async () => {
   const response = await request(service.server).post('/echo').send({ name: 'a', count: 1 }).expect(401);
-  expect(response.body).toEqual({ error: 'Missing or invalid internal credential' });
+  expect(response.body).toMatchObject({ error: 'Missing or invalid internal credential' });
 });
 
 test('a request without a program scope is refused with 401', async () => {
@@ -69,7 +69,7 @@ test('malformed JSON is a 400 that says so', async () => {
     .set('content-type', 'application/json')
     .send('{"name": ')
     .expect(400);
-  expect(response.body).toEqual({ error: 'Request body is not valid JSON' });
+  expect(response.body).toMatchObject({ error: 'Request body is not valid JSON' });
 });
 
 test('a body the gateway would read another way is refused, never decoded: a byte-order mark is a 400, a charset other than UTF-8 a 415', async () => {
@@ -77,9 +77,9 @@ test('a body the gateway would read another way is refused, never decoded: a byt
   // fetch sends the bytes as given (supertest would serialise a Buffer as JSON).
   const post = (contentType: string, body: Buffer) => fetch(`${service.url}/echo`, { method: 'POST', headers: { ...internalHeaders(programId), 'content-type': contentType }, body });
   const bom = await post('application/json', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(json)]));
-  expect({ status: bom.status, body: await bom.json() }).toEqual({ status: 400, body: { error: 'Request body must not start with a byte-order mark; send UTF-8 JSON without one' } });
+  expect({ status: bom.status, body: await bom.json() }).toEqual({ status: 400, body: expect.objectContaining({ error: 'Request body must not start with a byte-order mark; send UTF-8 JSON without one' }) });
   const utf16 = await post('application/json; charset=utf-16le', Buffer.from(json, 'utf16le'));
-  expect({ status: utf16.status, body: await utf16.json() }).toEqual({ status: 415, body: { error: expect.stringContaining('charset "utf-16le" is not accepted') } });
+  expect({ status: utf16.status, body: await utf16.json() }).toEqual({ status: 415, body: expect.objectContaining({ error: expect.stringContaining('charset "utf-16le" is not accepted') }) });
   // UTF-8, named or not, is the one reading accepted.
   for (const contentType of ['application/json', 'application/json; charset=UTF-8']) expect((await post(contentType, Buffer.from(json))).status).toBe(200);
 });
@@ -91,7 +91,7 @@ test('a wrong type is a 400 naming the field', async () => {
 
 test('an unknown field is a 400 naming it', async () => {
   const response = await request(service.server).post('/echo').set(internalHeaders(programId)).send({ name: 'a', count: 1, admin: true }).expect(400);
-  expect(response.body).toEqual({ error: 'Unknown field in body: admin' });
+  expect(response.body).toMatchObject({ error: 'Unknown field in body: admin' });
 });
 
 test('a body over the limit is a 413', async () => {
@@ -99,11 +99,13 @@ test('a body over the limit is a 413', async () => {
     .post('/echo')
     .set(internalHeaders(programId))
     .send({ name: 'x'.repeat(2 * 1024 * 1024), count: 1 })
-    .expect(413, { error: 'Request body is too large' });
+    .expect(413)
+    .expect((response) => expect(response.body).toMatchObject({ error: 'Request body is too large' }));
 });
 
 test('an unknown route is a 404', async () => {
-  await request(service.server).get('/nowhere').set(internalHeaders(programId)).expect(404, { error: 'No route for GET /nowhere' });
+  await request(service.server).get('/nowhere').set(internalHeaders(programId)).expect(404)
+    .expect((response) => expect(response.body).toMatchObject({ error: 'No route for GET /nowhere' }));
 });
 
 test('a route matches its exact case only: a case variant of its path is a 404', async () => {
@@ -113,11 +115,12 @@ test('a route matches its exact case only: a case variant of its path is a 404',
 
 test('an unexpected failure is a 500 that reveals nothing', async () => {
   const response = await request(service.server).get('/boom').set(internalHeaders(programId)).expect(500);
-  expect(response.body).toEqual({ error: 'Internal server error' });
+  expect(response.body).toMatchObject({ error: 'Internal server error' });
 });
 
 test('an application error keeps its status and message', async () => {
-  await request(service.server).get('/teapot').set(internalHeaders(programId)).expect(418, { error: 'short and stout' });
+  await request(service.server).get('/teapot').set(internalHeaders(programId)).expect(418)
+    .expect((response) => expect(response.body).toMatchObject({ error: 'short and stout' }));
 });
 
 test('a bad setting is reported with the variable name', () => {

@@ -25,7 +25,7 @@ async function appendSlug(repositories: Repositories, affiliate: AffiliateDocume
   const holder = await repositories.links.bySlug(affiliate.programId, slug);
   if (holder?.affiliateId === affiliate._id) return null;
   const added = await claimSlug(repositories, { programId: affiliate.programId, affiliateId: affiliate._id, slug });
-  if (!added) throw badRequest(LINK_MESSAGES.alreadyExists);
+  if (!added) throw badRequest(LINK_MESSAGES.alreadyExists, 'link_taken', 'link');
   return added;
 }
 

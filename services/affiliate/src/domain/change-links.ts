@@ -18,10 +18,12 @@ async function ownerOf(repositories: Repositories, programId: string, input: Cre
       input.affiliateId !== undefined
         ? `affiliateId: no affiliate with id ${input.affiliateId} in this program`
         : `affiliateEmail: no affiliate with email ${input.affiliateEmail} in this program`,
+      'resource_missing',
+      input.affiliateId !== undefined ? 'affiliateId' : 'affiliateEmail',
     );
   }
   if (input.affiliateId !== undefined && input.affiliateEmail !== undefined && owner.email.toLowerCase() !== input.affiliateEmail.toLowerCase()) {
-    throw badRequest('affiliateEmail: does not belong to the affiliate given by affiliateId');
+    throw badRequest('affiliateEmail: does not belong to the affiliate given by affiliateId', 'parameters_inconsistent', 'affiliateEmail');
   }
   return owner;
 }
@@ -49,7 +51,7 @@ export async function addLink(repositories: Repositories, programId: string, inp
     slug: input.link,
     events: (added) => [announce([...existing, toAffiliateLink(added)])],
   });
-  if (!link) throw badRequest(LINK_MESSAGES.alreadyExists);
+  if (!link) throw badRequest(LINK_MESSAGES.alreadyExists, 'link_taken', 'link');
   return toLinkResponse(repositories, programId, link);
 }
 
@@ -78,7 +80,7 @@ export async function renameLink(repositories: Repositories, programId: string, 
       return rename();
     });
   } catch (error) {
-    if (error instanceof UniqueKeyConflict) throw badRequest(LINK_MESSAGES.alreadyExists);
+    if (error instanceof UniqueKeyConflict) throw badRequest(LINK_MESSAGES.alreadyExists, 'link_taken', 'link');
     throw error;
   }
   if (!renamed) throw notFound(`No link with id ${link._id} in this program`);
@@ -90,7 +92,7 @@ export async function renameLink(repositories: Repositories, programId: string, 
   return toLinkResponse(repositories, programId, renamed);
 }
 
-const lastLink = (slug: string) => badRequest(`link: ${slug} is the affiliate's last link; every affiliate keeps at least one`);
+const lastLink = (slug: string) => badRequest(`link: ${slug} is the affiliate's last link; every affiliate keeps at least one`, 'last_link', 'link');
 
 /**
  * Deletes a link unless it is its affiliate's last. The store hides it first and then counts the

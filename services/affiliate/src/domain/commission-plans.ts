@@ -47,7 +47,7 @@ export async function updateCommissionPlan(repositories: Repositories, programId
   const updated = await repositories.commissionPlans.change(programId, commissionPlanId, (current) => {
     const next = { ...current, ...changes };
     const problem = planTermsProblem(next);
-    if (problem) throw badRequest(problem.message);
+    if (problem) throw badRequest(problem.message, 'parameter_invalid', problem.path);
     return { set: { ...changes, updatedAt: new Date() } as Partial<CommissionPlanDocument>, events: () => [] };
   });
   if (!updated) throw noPlan(commissionPlanId);
@@ -61,11 +61,11 @@ export async function updateCommissionPlan(repositories: Repositories, programId
 export async function deleteCommissionPlan(repositories: Repositories, programId: string, planId: string): Promise<{ id: string; deleted: true }> {
   if (!(await repositories.commissionPlans.byId(programId, planId))) throw noPlan(planId);
   if ((await repositories.defaultPlans.of(programId)) === planId) {
-    throw badRequest(`Commission plan ${planId} is the program's default: make another plan the default, or send isDefault false, first`);
+    throw badRequest(`Commission plan ${planId} is the program's default: make another plan the default, or send isDefault false, first`, 'commission_plan_in_use');
   }
   const assigned = await repositories.affiliates.countOnPlan(programId, planId);
   if (assigned > 0) {
-    throw badRequest(`Commission plan ${planId} cannot be deleted: ${assigned} affiliate${assigned === 1 ? ' is' : 's are'} on it; move ${assigned === 1 ? 'it' : 'them'} to another plan first`);
+    throw badRequest(`Commission plan ${planId} cannot be deleted: ${assigned} affiliate${assigned === 1 ? ' is' : 's are'} on it; move ${assigned === 1 ? 'it' : 'them'} to another plan first`, 'commission_plan_in_use');
   }
   const removed = await repositories.commissionPlans.remove(programId, planId, () => []);
   if (!removed) throw noPlan(planId);
@@ -86,7 +86,7 @@ export async function listCommissionPlans(repositories: Repositories, programId:
 /** A plan an affiliate is being assigned: it must exist in the program (400 otherwise, as every identifier that does not resolve). */
 export async function assignablePlan(repositories: Repositories, programId: string, planId: string): Promise<CommissionPlanDocument> {
   const plan = await repositories.commissionPlans.byId(programId, planId);
-  if (!plan) throw badRequest(`commissionPlanId: no commission plan with id ${planId} in this program`);
+  if (!plan) throw badRequest(`commissionPlanId: no commission plan with id ${planId} in this program`, 'resource_missing', 'commissionPlanId');
   return plan;
 }
 

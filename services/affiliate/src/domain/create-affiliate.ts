@@ -9,7 +9,7 @@ import { claimGeneratedSlug, claimSlug } from './affiliate-links';
 import { assignablePlan, planSummaryOf } from './commission-plans';
 import { programSettingsOf } from './program-settings';
 
-export const duplicateEmail = (email: string) => badRequest(`email: an affiliate with email ${email} already exists in this program`);
+export const duplicateEmail = (email: string) => badRequest(`email: an affiliate with email ${email} already exists in this program`, 'email_taken', 'email');
 
 /**
  * Claims the first link, then writes the affiliate together with affiliate.created. Without
@@ -26,7 +26,7 @@ export async function createAffiliate(repositories: Repositories, programId: str
   let link: LinkDocument | null;
   if (input.affiliateLink !== undefined) {
     link = await claimSlug(repositories, { ...owner, slug: input.affiliateLink });
-    if (!link) throw badRequest(LINK_MESSAGES.inUseOnCreate);
+    if (!link) throw badRequest(LINK_MESSAGES.inUseOnCreate, 'link_taken', 'link');
   } else {
     link = await claimGeneratedSlug(repositories, { ...owner, email: input.email });
   }

@@ -68,7 +68,7 @@ export async function recordClick(repositories: Repositories, intake: ClickIntak
     liveLinkBySlug(repositories, programId, input.link, { recently: true }),
     identifiable ? recentProgramSettingsOf(repositories, programId) : null,
   ]);
-  if (!link) throw badRequest(`link: no referral link "${input.link}" in this program`);
+  if (!link) throw badRequest(`link: no referral link "${input.link}" in this program`, 'resource_missing', 'link');
   const answer = { link: link.link, affiliateId: link.affiliateId };
   if (input.userAgent !== undefined && isbot(input.userAgent)) return { ...answer, clickId: null, counted: false, reason: 'BOT' };
 
@@ -178,8 +178,8 @@ function clickTimeOf(occurredAt: string | undefined): Date {
   const now = Date.now();
   if (occurredAt === undefined) return new Date(now);
   const at = Date.parse(occurredAt);
-  if (at > now + CLOCK_SKEW_MS) throw badRequest('occurredAt: must not be in the future');
-  if (at < now - MAX_IMPORT_AGE_MS) throw badRequest('occurredAt: must be at most 90 days ago');
+  if (at > now + CLOCK_SKEW_MS) throw badRequest('occurredAt: must not be in the future', 'parameter_invalid', 'occurredAt');
+  if (at < now - MAX_IMPORT_AGE_MS) throw badRequest('occurredAt: must be at most 90 days ago', 'parameter_invalid', 'occurredAt');
   return new Date(at);
 }
 

@@ -94,7 +94,7 @@ async function attributionOf(repositories: Repositories, programId: string, quer
     if (!click || !affiliate) throw notFound(`No click ${query.clickId} in this program`);
     const settings = await programSettingsOf(repositories, programId);
     if (click.createdAt < windowStart(settings, now)) {
-      throw badRequest(`click ${query.clickId} is older than the program's attribution window of ${settings.attributionWindowDays} days`);
+      throw badRequest(`click ${query.clickId} is older than the program's attribution window of ${settings.attributionWindowDays} days`, 'attribution_failed', 'clickId');
     }
     const link = await repositories.links.byId(programId, click.linkId);
     return byClick('CLICK', { clickId: query.clickId, linkId: click.linkId, affiliateId: affiliate._id, at: click.createdAt }, link?.link ?? null, now);

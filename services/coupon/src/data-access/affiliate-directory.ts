@@ -33,7 +33,7 @@ export function affiliateDirectory(client: ServiceClient): AffiliateDirectory {
   const list = async (programId: string, query: Record<string, string>): Promise<ListedAffiliate[]> => {
     const response = await client.request({ method: 'GET', path: '/affiliates', programId, query });
     // A cursor of no affiliate of the program is the caller's mistake, said as the affiliate service says it.
-    if (response.status === 400 && query.startingAfter) throw badRequest(`startingAfter: no affiliate with id ${query.startingAfter} in this program`);
+    if (response.status === 400 && query.startingAfter) throw badRequest(`startingAfter: no affiliate with id ${query.startingAfter} in this program`, 'resource_missing', 'startingAfter');
     const parsed = z.array(Listed).safeParse(response.body);
     if (response.status !== 200 || !parsed.success) throw unexpected(response.status);
     return parsed.data.map(({ id, firstName, lastName, email, status, createdAt }) => ({ id, firstName, lastName, email, status, createdAt }));

@@ -10,13 +10,13 @@ import { refuseUnusableRule } from './generate-promotional-code';
 /** Fields of the other discount kind are refused rather than silently stored beside the real one. */
 function refuseMismatchedDiscountFields(body: CreateCouponBody): void {
   if (body.couponType === 'PERCENTAGE' && (body.amountOff !== undefined || body.currency !== undefined)) {
-    throw badRequest('amountOff and currency are only used when couponType is FLAT');
+    throw badRequest('amountOff and currency are only used when couponType is FLAT', 'parameters_exclusive');
   }
   if (body.couponType === 'FLAT' && body.percentOff !== undefined) {
-    throw badRequest('percentOff is only used when couponType is PERCENTAGE');
+    throw badRequest('percentOff is only used when couponType is PERCENTAGE', 'parameters_exclusive', 'percentOff');
   }
   if (body.duration !== 'repeating' && body.durationInMonths !== undefined) {
-    throw badRequest('durationInMonths is only used when duration is repeating');
+    throw badRequest('durationInMonths is only used when duration is repeating', 'parameters_exclusive', 'durationInMonths');
   }
 }
 
@@ -59,7 +59,7 @@ export async function createCoupon(repositories: CouponRepositories, programId: 
   try {
     await repositories.coupons.insert(coupon, () => [createEvent('coupon.created', programId, representation)]);
   } catch (error) {
-    if (error instanceof UniqueKeyConflict) throw badRequest(`A coupon with externalId "${externalId}" already exists in this program`);
+    if (error instanceof UniqueKeyConflict) throw badRequest(`A coupon with externalId "${externalId}" already exists in this program`, 'external_id_taken', 'externalId');
     throw error;
   }
   return representation;
@@ -68,6 +68,6 @@ export async function createCoupon(repositories: CouponRepositories, programId: 
 /** A flat discount in minor units; one that rounds to nothing (0.001 USD, 1e-320) is refused, not stored as 0. */
 function flatAmountOff(amountOff: number, currency: string): number {
   const units = toMinorUnits(amountOff, currency);
-  if (units <= 0) throw badRequest(`amountOff: ${amountOff} ${currency} is less than the smallest unit of ${currency} (${fromMinorUnits(1, currency)})`);
+  if (units <= 0) throw badRequest(`amountOff: ${amountOff} ${currency} is less than the smallest unit of ${currency} (${fromMinorUnits(1, currency)})`, 'parameter_invalid', 'amountOff');
   return units;
 }

@@ -104,9 +104,9 @@ export async function issueCodesInBulk(deps: PromotionalCodeDeps, programId: str
   const coupon = await deps.repositories.coupons.byId(programId, body.couponId);
   if (!coupon) throw notFound(`Coupon ${body.couponId} not found in this program`);
   const structure = body.codeStructure ? body : coupon.autoCouponRule;
-  if (!structure) throw badRequest('codeStructure: send the code parts, or give the coupon an autoCouponRule first');
+  if (!structure) throw badRequest('codeStructure: send the code parts, or give the coupon an autoCouponRule first', 'parameter_missing', 'codeStructure');
   const generation = generationOf(structure);
-  if (!Object.values(generation.codeStructure ?? {}).some(Boolean)) throw badRequest('codeStructure: enable at least one part (randomChars is advised in bulk)');
+  if (!Object.values(generation.codeStructure ?? {}).some(Boolean)) throw badRequest('codeStructure: enable at least one part (randomChars is advised in bulk)', 'parameter_invalid', 'codeStructure');
 
   let affiliates: ListedAffiliate[];
   const skipped: BulkIssueResult['skipped'] = [];

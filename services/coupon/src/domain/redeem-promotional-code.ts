@@ -44,17 +44,17 @@ async function claimNew(repositories: CouponRepositories, programId: string, bod
   if (await repositories.redemptions.claim(claim)) return { claim };
   const racing = await repositories.redemptions.byKey(programId, body.redemptionKey);
   if (racing?.state === 'applied') return { replay: toRedemption(racing) };
-  throw conflict('A redemption with this redemptionKey is in progress; retry');
+  throw conflict('A redemption with this redemptionKey is in progress; retry', 'concurrent_modification');
 }
 
 async function takeOver(repositories: CouponRepositories, programId: string, body: RedeemPromotionalCodeBody, stale: RedemptionRecord): Promise<Claim> {
   if (Date.now() - new Date(stale.claimedAt).getTime() < STALE_CLAIM_MS) {
-    throw conflict('A redemption with this redemptionKey is in progress; retry');
+    throw conflict('A redemption with this redemptionKey is in progress; retry', 'concurrent_modification');
   }
   const { code, coupon } = await withCoupon(repositories, programId, await repositories.promotionalCodes.byId(programId, stale.promotionalCodeId));
   checkRedeemable(body, code, coupon);
   const claimedAt = new Date();
-  if (!(await repositories.redemptions.takeOver(stale, claimedAt))) throw conflict('A redemption with this redemptionKey is in progress; retry');
+  if (!(await repositories.redemptions.takeOver(stale, claimedAt))) throw conflict('A redemption with this redemptionKey is in progress; retry', 'concurrent_modification');
   return { claim: { ...stale, claimedAt } };
 }
 
@@ -72,7 +72,7 @@ export async function redeemPromotionalCode(repositories: CouponRepositories, pr
   const { claim } = claimed;
   const giveUp = async (message: string): Promise<never> => {
     await repositories.redemptions.dropPending(claim);
-    throw badRequest(message);
+    throw badRequest(message, 'promotional_code_not_redeemable', 'code');
   };
 
   const codeCount = await repositories.promotionalCodes.countRedemption(programId, claim.promotionalCodeId, claim.redemptionKey);

@@ -12,7 +12,7 @@ export async function releaseRedemption(repositories: CouponRepositories, progra
   const removed = await repositories.redemptions.removeApplied(programId, redemptionKey);
   if (!removed) {
     if ((await repositories.redemptions.byKey(programId, redemptionKey))?.state === 'pending') {
-      throw conflict('This redemption is still being counted; retry the release');
+      throw conflict('This redemption is still being counted; retry the release', 'concurrent_modification');
     }
     return { redemptionKey, released: false };
   }

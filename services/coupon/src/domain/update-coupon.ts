@@ -14,7 +14,7 @@ export function refuseDiscountChange(body: unknown): void {
   if (body === null || typeof body !== 'object') return;
   const sent = IMMUTABLE_COUPON_FIELDS.filter((field) => Object.prototype.hasOwnProperty.call(body, field));
   if (sent.length > 0) {
-    throw badRequest(`${sent.join(', ')} cannot be changed: the discount of a coupon is fixed at creation; create a new coupon instead`);
+    throw badRequest(`${sent.join(', ')} cannot be changed: the discount of a coupon is fixed at creation; create a new coupon instead`, 'parameter_invalid', sent[0]);
   }
 }
 
@@ -54,7 +54,7 @@ export async function updateCoupon(repositories: CouponRepositories, programId: 
     // it can never land below a count that raced past it.
     updated = await repositories.coupons.changeWithinLimit(programId, body.couponId, body.maxRedemptions, async (current) => {
       if (typeof body.maxRedemptions === 'number' && current.timesRedeemed > body.maxRedemptions) {
-        throw badRequest(`maxRedemptions (${body.maxRedemptions}) cannot be below timesRedeemed (${current.timesRedeemed})`);
+        throw badRequest(`maxRedemptions (${body.maxRedemptions}) cannot be below timesRedeemed (${current.timesRedeemed})`, 'parameter_invalid', 'maxRedemptions');
       }
       const set = changedFields(body, programId, current);
       refuseUnusableRule(set.autoCouponRule === undefined ? current.autoCouponRule : set.autoCouponRule, { ...current, ...set });
@@ -65,7 +65,7 @@ export async function updateCoupon(repositories: CouponRepositories, programId: 
       };
     });
   } catch (error) {
-    if (error instanceof UniqueKeyConflict) throw badRequest(`A coupon with externalId "${body.externalId}" already exists in this program`);
+    if (error instanceof UniqueKeyConflict) throw badRequest(`A coupon with externalId "${body.externalId}" already exists in this program`, 'external_id_taken', 'externalId');
     throw error;
   }
   if (!updated) throw notFound(`Coupon ${body.couponId} not found in this program`);

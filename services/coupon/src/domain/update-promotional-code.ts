@@ -36,9 +36,9 @@ function changedFields(body: UpdatePromotionalCodeBody, programId: string, curre
     set.externalIdKey = externalIdKey(programId, current._id, body.externalId);
   }
   const next = { ...current, ...set };
-  if (next.limitToCustomers && !next.customerId) throw badRequest('customerId is required when limitToCustomers is true');
+  if (next.limitToCustomers && !next.customerId) throw badRequest('customerId is required when limitToCustomers is true', 'parameter_missing', 'customerId');
   if (decimal !== null && !currency) {
-    throw badRequest('minimumAmountCurrency is required with minimumAmount');
+    throw badRequest('minimumAmountCurrency is required with minimumAmount', 'parameter_missing', 'minimumAmountCurrency');
   }
   return set;
 }
@@ -57,7 +57,7 @@ export async function updatePromotionalCode(
     // A new limit guards the write itself: redemptions race past a value read earlier.
     updated = await repositories.promotionalCodes.changeWithinLimit(programId, body.promotionalCodeId, body.maxRedemptions, async (current) => {
       if (typeof body.maxRedemptions === 'number' && current.timesRedeemed > body.maxRedemptions) {
-        throw badRequest(`maxRedemptions (${body.maxRedemptions}) cannot be below timesRedeemed (${current.timesRedeemed})`);
+        throw badRequest(`maxRedemptions (${body.maxRedemptions}) cannot be below timesRedeemed (${current.timesRedeemed})`, 'parameter_invalid', 'maxRedemptions');
       }
       const coupon = await repositories.coupons.byId(programId, current.couponId);
       if (!coupon) throw notFound(`Coupon ${current.couponId} not found in this program`);
@@ -70,7 +70,7 @@ export async function updatePromotionalCode(
       };
     });
   } catch (error) {
-    if (error instanceof UniqueKeyConflict) throw badRequest(`A promotional code with externalId "${body.externalId}" already exists in this program`);
+    if (error instanceof UniqueKeyConflict) throw badRequest(`A promotional code with externalId "${body.externalId}" already exists in this program`, 'external_id_taken', 'externalId');
     throw error;
   }
   if (!updated || !representation) throw notFound(`Promotional code ${body.promotionalCodeId} not found in this program`);

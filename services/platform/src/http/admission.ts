@@ -71,7 +71,7 @@ export function admissionControl(
     onShed(counted);
     if (!shedding) logger.warn({ waiting: share.waitingCount, reason }, 'overloaded: answering 503 with Retry-After');
     shedding = true;
-    return new AppError(503, `The ${serviceName} service is busy; retry in a moment`, RETRY_AFTER_BUSY_SECONDS);
+    return new AppError(503, `The ${serviceName} service is busy; retry in a moment`, { code: 'service_busy', retryAfterSeconds: RETRY_AFTER_BUSY_SECONDS });
   };
 
   return (request, response, next) => {
@@ -79,7 +79,7 @@ export function admissionControl(
     if (share.waitingCount >= settings.maxQueued) return next(busy('queue full', 'queue_full'));
     if (share.waitingOf(program) >= caps.queued) {
       // This program's burst only: refused without touching the shedding state every program shares.
-      return next(new AppError(503, `This program has too many requests waiting at the ${serviceName} service; retry in a moment`, RETRY_AFTER_BUSY_SECONDS));
+      return next(new AppError(503, `This program has too many requests waiting at the ${serviceName} service; retry in a moment`, { code: 'service_busy', retryAfterSeconds: RETRY_AFTER_BUSY_SECONDS }));
     }
     if (share.waitingCount === 0) shedding = false;
     const arrived = Date.now();

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { NUMBERED_ERROR_OPERATIONS } from '@affiliate/contracts';
+import type { ServerResponse } from 'node:http';
+import { NUMBERED_ERROR_OPERATIONS, type ErrorCode } from '@affiliate/contracts';
 import express, { Router, type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import pinoHttp from 'pino-http';
 import { AppError, InvalidRequest, isDatabaseUnavailable, type Problem } from '../errors';
@@ -39,13 +40,34 @@ export const requestId: RequestHandler = (request, response, next) => {
 /** Long enough for a database failover or a restart, short enough that a retry soon succeeds. */
 export const RETRY_AFTER_UNAVAILABLE_SECONDS = 5;
 
+/** What every error body adds to the specification's fields (contracts/src/errors.ts). */
+export type ErrorDetails = {
+  code: ErrorCode;
+  /** The field at fault; left out of the body when null. */
+  param?: string | null;
+  /** The answer's X-Request-Id. */
+  requestId: string;
+};
+
 /**
  * The error body. A 400 with more than one problem also lists them all in `errors` (the first is the
  * one `error` says); with one problem the body stays the specification's documented `{ error }`.
+ * Both shapes add the catalogued `code`, the `param` at fault when there is one, and the `requestId`.
  */
-export function errorResponseBody(status: number, message: string, shape: unknown, problems?: readonly Problem[]) {
+export function errorResponseBody(status: number, message: string, shape: unknown, details: ErrorDetails, problems?: readonly Problem[]) {
   const base = shape === 'numbered' ? { error: status, message } : { error: message };
-  return status === 400 && problems && problems.length > 1 ? { ...base, errors: problems } : base;
+  const withDetails = { ...base, code: details.code, ...(details.param ? { param: details.param } : {}), requestId: details.requestId };
+  return status === 400 && problems && problems.length > 1 ? { ...withDetails, errors: problems } : withDetails;
+}
+
+/** The request id of an answer: the X-Request-Id header the requestId middleware set on it. */
+export const requestIdOf = (response: Pick<ServerResponse, 'getHeader'>): string => String(response.getHeader(REQUEST_ID_HEADER) ?? '');
+
+/** A body parser's refusal as the catalogue names it. */
+function bodyParserCodeOf(error: { status: number }): ErrorCode {
+  if (error.status === 413) return 'body_too_large';
+  if (error.status === 415) return 'unsupported_media_type';
+  return 'body_malformed';
 }
 
 export function errorHandler(logger: Logger): ErrorRequestHandler {
@@ -53,11 +75,16 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (response.headersSent) return next(error);
     let status = 500;
     let message = 'Internal server error';
+    let code: ErrorCode = 'internal_error';
+    let param: string | null = null;
     if (error instanceof AppError) {
       status = error.status;
       message = error.message;
+      code = error.code;
+      param = error.param;
     } else if (isBodyParserError(error)) {
       status = error.status;
+      code = bodyParserCodeOf(error);
       message =
         error.type === 'entity.too.large'
           ? 'Request body is too large'
@@ -69,6 +96,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     } else if (isDatabaseUnavailable(error)) {
       status = 503;
       message = 'The database is unavailable; retry later';
+      code = 'service_unavailable';
     }
     if (status >= 500) logger.error({ err: error }, 'request failed');
     // A 503 is temporary by definition: say when to come back, as the gateway's own 503s do.
@@ -81,7 +109,8 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     // the route handler, so errors raised before it (bad JSON) match; the gateway, whose paths carry
     // /api/v1, marks the operation in errorShape.
     const numbered = response.locals.errorShape === 'numbered' || NUMBERED_ERROR_OPERATIONS.includes(`${request.method} ${request.path}`);
-    response.status(status).json(errorResponseBody(status, message, numbered ? 'numbered' : 'plain', error instanceof InvalidRequest ? error.problems : undefined));
+    const details = { code, param, requestId: requestIdOf(response) };
+    response.status(status).json(errorResponseBody(status, message, numbered ? 'numbered' : 'plain', details, error instanceof InvalidRequest ? error.problems : undefined));
   };
 }
 
@@ -173,7 +202,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   app.use((request, response, next) => (request.path.startsWith('/internal/') ? next() : requireJsonBody(request, response, next)));
   app.use(express.json({ limit: options.bodyLimit ?? '1mb', verify: rejectUnreadableJson }));
   app.use(options.routes);
-  app.use((request, _response, next) => next(new AppError(404, `No route for ${request.method} ${request.path}`)));
+  app.use((request, _response, next) => next(new AppError(404, `No route for ${request.method} ${request.path}`, { code: 'route_missing' })));
   app.use(errorHandler(options.logger));
   return app;
 }

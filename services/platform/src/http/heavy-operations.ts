@@ -27,7 +27,7 @@ export class HeavyOperations {
       throw new AppError(
         429,
         `Too many heavy operations (reports, payout runs, exports) of this program at once: at most ${this.perProgram}; retry when one has finished`,
-        RETRY_AFTER_HEAVY_SECONDS,
+        { code: 'heavy_operations_limited', retryAfterSeconds: RETRY_AFTER_HEAVY_SECONDS },
       );
     }
     this.running.set(programId, now + 1);

@@ -25,7 +25,7 @@ export async function findPage<Doc extends Listed>(
   let filter: FilterQuery<Doc> = scope;
   if (page.startingAfter !== undefined) {
     const cursor = (await model.findOne({ ...cursorScope, _id: page.startingAfter } as FilterQuery<Doc>).select('createdAt').lean()) as Listed | null;
-    if (!cursor) throw badRequest(`startingAfter: no object with id ${page.startingAfter} in this list`);
+    if (!cursor) throw badRequest(`startingAfter: no object with id ${page.startingAfter} in this list`, 'resource_missing', 'startingAfter');
     filter = {
       ...scope,
       $or: [{ createdAt: { $lt: cursor.createdAt } }, { createdAt: cursor.createdAt, _id: { $lt: cursor._id } }],

@@ -103,7 +103,7 @@ export function createServiceClient(options: ServiceClientOptions) {
       } catch (error) {
         options.logger.warn({ err: error, upstream: options.name, path: request.path }, 'upstream call failed');
         if (error instanceof UpstreamFailure && error.status === 503 && error.retryAfterSeconds !== undefined) {
-          throw new AppError(503, `The ${options.name} service is busy; retry in a moment`, error.retryAfterSeconds);
+          throw new AppError(503, `The ${options.name} service is busy; retry in a moment`, { code: 'service_busy', retryAfterSeconds: error.retryAfterSeconds });
         }
         throw new AppError(503, `The ${options.name} service is unavailable; retry later`);
       }

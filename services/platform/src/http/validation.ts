@@ -1,6 +1,7 @@
 import type { Request, RequestHandler } from 'express';
 import { ZodEffects, ZodObject, type RefinementCtx, type ZodError, type ZodIssue, type ZodTypeAny, type z } from 'zod';
-import { AppError, badRequest, InvalidRequest, type Problem } from '../errors';
+import type { ErrorCode } from '@affiliate/contracts';
+import { AppError, badRequest, codeOfProblem, InvalidRequest, type Problem } from '../errors';
 
 type Where = 'body' | 'query';
 
@@ -85,25 +86,33 @@ function crossFieldIssues(schema: ZodTypeAny, raw: unknown, error: ZodError): Zo
   return issues.filter((issue) => !(issue.path.length > 0 && invalid.has(String(issue.path[0]))));
 }
 
+/** The catalogued code of a zod issue: an unknown field, a missing one (also by a schema's own rule: "x is required when y"), or any other wrong value. */
+function codeOfIssue(issue: ZodIssue): ErrorCode {
+  if (issue.code === 'unrecognized_keys') return 'parameter_unknown';
+  if (issue.code === 'invalid_type' && issue.received === 'undefined') return 'parameter_missing';
+  return issue.code === 'custom' ? codeOfProblem(issue) : 'parameter_invalid';
+}
+
 /** Every problem zod found, one per field (an unknown field each its own), the exact ones first, then the cross-field rules' (crossFieldIssues). */
 function invalidRequest(error: ZodError, where: Where, options: ParseOptions, crossField: ZodIssue[] = []): InvalidRequest {
   const exact = (issue: ZodIssue) => options.exactMessages?.includes(issue.message) ?? false;
   const ordered = [...error.issues.filter(exact), ...error.issues.filter((issue) => !exact(issue)), ...crossField];
   const first = ordered[0];
   if (!first) return new InvalidRequest([{ param: null, message: `Invalid request ${where}` }]);
+  const code = codeOfIssue(first);
   const problems: Problem[] = ordered.flatMap((issue): Problem[] => {
     if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ param: [...issue.path, key].join('.'), message: `Unknown field in ${where}: ${key}` }));
     return [{ param: issue.path.length > 0 ? issue.path.join('.') : null, message: exact(issue) ? issue.message : describeZodIssue(issue, where) }];
   });
   const seen = new Set<string>();
   const distinct = problems.filter((problem) => !seen.has(`${problem.param}\n${problem.message}`) && seen.add(`${problem.param}\n${problem.message}`));
-  return new InvalidRequest(distinct as [Problem, ...Problem[]], exact(first) ? first.message : describeZodIssue(first, where));
+  return new InvalidRequest(distinct as [Problem, ...Problem[]], exact(first) ? first.message : describeZodIssue(first, where), code);
 }
 
 export function parseBody<Schema extends ZodTypeAny>(schema: Schema, request: Request, options: ParseOptions = {}): z.infer<Schema> {
   const body: unknown = request.body === undefined ? {} : request.body;
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw badRequest('Request body must be a JSON object');
+    throw badRequest('Request body must be a JSON object', 'body_malformed');
   }
   const result = schema.safeParse(body);
   if (!result.success) throw invalidRequest(result.error, 'body', options, crossFieldIssues(schema, body, result.error));
@@ -113,7 +122,7 @@ export function parseBody<Schema extends ZodTypeAny>(schema: Schema, request: Re
 export function parseQuery<Schema extends ZodTypeAny>(schema: Schema, request: Request): z.infer<Schema> {
   for (const [key, value] of Object.entries(request.query)) {
     // ?a=1&a=2 and ?a[b]=1 arrive as arrays and objects; lookups take one plain value.
-    if (typeof value !== 'string') throw badRequest(`${key} must be given once, as plain text`);
+    if (typeof value !== 'string') throw badRequest(`${key} must be given once, as plain text`, 'parameter_invalid', key);
   }
   const result = schema.safeParse(request.query);
   if (!result.success) throw invalidRequest(result.error, 'query', {}, crossFieldIssues(schema, request.query, result.error));
@@ -130,5 +139,5 @@ export const ACCEPTED_BODY_TYPE = 'application/json';
 export const requireJsonBody: RequestHandler = (request, _response, next) => {
   const hasBody = request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
   if (!hasBody || request.is(ACCEPTED_BODY_TYPE) === ACCEPTED_BODY_TYPE) return next();
-  next(new AppError(415, `Content-Type must be ${ACCEPTED_BODY_TYPE}; the body was sent as ${request.headers['content-type'] ?? 'no type at all'}`));
+  next(new AppError(415, `Content-Type must be ${ACCEPTED_BODY_TYPE}; the body was sent as ${request.headers['content-type'] ?? 'no type at all'}`, { code: 'unsupported_media_type' }));
 };

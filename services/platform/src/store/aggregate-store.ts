@@ -315,7 +315,7 @@ export class AggregateStore<Doc extends Aggregate> {
         return next;
       }
     }
-    throw conflict('The object is being changed by other requests right now; retry');
+    throw conflict('The object is being changed by other requests right now; retry', 'concurrent_modification');
   }
 
   /**

@@ -15,12 +15,12 @@ export type AttributionSource = { clickId?: number; visitorId?: string; link?: s
 export async function resolveAttribution(client: ServiceClient, programId: string, source: AttributionSource): Promise<ExplainedAttribution> {
   const given = identifiersOf(source);
   const [first, ...others] = await Promise.all(given.map(([field, value]) => resolveOne(client, programId, field, value)));
-  if (!first) throw badRequest('one of clickId, link, affiliateId or affiliateEmail is required');
+  if (!first) throw badRequest('one of clickId, link, affiliateId or affiliateEmail is required', 'parameter_missing');
   const [firstField, firstValue] = given[0]!;
   others.forEach((other, index) => {
     if (other.affiliateId === first.affiliateId) return;
     const [field, value] = given[index + 1]!;
-    throw badRequest(`${field}: ${String(value)} names another affiliate than ${firstField} ${String(firstValue)}; send identifiers of one affiliate, or only one of them`);
+    throw badRequest(`${field}: ${String(value)} names another affiliate than ${firstField} ${String(firstValue)}; send identifiers of one affiliate, or only one of them`, 'parameters_inconsistent', field);
   });
   return first;
 }
@@ -28,7 +28,7 @@ export async function resolveAttribution(client: ServiceClient, programId: strin
 async function resolveOne(client: ServiceClient, programId: string, field: keyof AttributionSource, value: string | number): Promise<ExplainedAttribution> {
   const response = await client.request({ method: 'GET', path: '/internal/attribution', programId, query: { [field]: String(value) } });
   if (response.status === 404 || response.status === 400) {
-    throw badRequest(`${field}: ${upstreamMessage(response.body) ?? `${String(value)} does not resolve to an affiliate in this program`}`);
+    throw badRequest(`${field}: ${upstreamMessage(response.body) ?? `${String(value)} does not resolve to an affiliate in this program`}`, 'attribution_failed', field);
   }
   const parsed = ExplainedAttribution.safeParse(response.body);
   if (response.status !== 200 || !parsed.success) {

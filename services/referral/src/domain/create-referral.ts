@@ -14,7 +14,7 @@ export async function createReferral(repositories: ReferralRepositories, affilia
   // The attribution first: a caller holding only a publishable key must not learn whether a
   // customer email is known by sending it with a made-up click or visitor.
   const attribution = await resolveAttribution(affiliates, programId, input);
-  if (await repositories.referrals.byEmail(programId, input.email)) throw badRequest(DUPLICATE_EMAIL_MESSAGE);
+  if (await repositories.referrals.byEmail(programId, input.email)) throw badRequest(DUPLICATE_EMAIL_MESSAGE, 'email_taken', 'email');
   const customerKeys = customerKeysOf({ email: input.email, customerId: input.referredUserExternalId });
   const risk = await riskOf(repositories, programId, attribution, input, customerKeys);
   const now = new Date();
@@ -39,7 +39,7 @@ export async function createReferral(repositories: ReferralRepositories, affilia
     await repositories.referrals.insert(referral, (stored) => [referralCreated(stored)]);
   } catch (error) {
     // Two requests for the same email at once: the unique key lets exactly one in.
-    if (error instanceof UniqueKeyConflict) throw badRequest(DUPLICATE_EMAIL_MESSAGE);
+    if (error instanceof UniqueKeyConflict) throw badRequest(DUPLICATE_EMAIL_MESSAGE, 'email_taken', 'email');
     throw error;
   }
   await repositories.customerClaims.claim(programId, referral.affiliateId, customerKeys, `referral ${referral._id}`);

@@ -9,9 +9,9 @@ import type { SaleDependencies } from './sale-dependencies';
 export async function activeAffiliate(deps: SaleDependencies, programId: string, affiliateId: string): Promise<InternalAffiliate> {
   // With the program's risk settings: the sale's risk signals are judged by them.
   const affiliate = await findAffiliate(deps.affiliates, programId, affiliateId, { withRiskSettings: true });
-  if (!affiliate) throw badRequest(`The affiliate ${affiliateId} of this sale no longer exists in this program`);
+  if (!affiliate) throw badRequest(`The affiliate ${affiliateId} of this sale no longer exists in this program`, 'affiliate_not_active');
   if (affiliate.status !== 'ACTIVE') {
-    throw badRequest(`Affiliate ${affiliateId} is ${affiliate.status}: only ACTIVE affiliates can earn a sale`);
+    throw badRequest(`Affiliate ${affiliateId} is ${affiliate.status}: only ACTIVE affiliates can earn a sale`, 'affiliate_not_active');
   }
   return affiliate;
 }
@@ -20,15 +20,15 @@ export async function activeAffiliate(deps: SaleDependencies, programId: string,
 export async function attributedReferral(deps: SaleDependencies, programId: string, input: { referralId?: string; email?: string }): Promise<Referral> {
   if (input.referralId !== undefined) {
     const referral = await findReferralById(deps.referrals, programId, input.referralId);
-    if (!referral) throw badRequest(`referralId: no referral with id ${input.referralId} in this program`);
+    if (!referral) throw badRequest(`referralId: no referral with id ${input.referralId} in this program`, 'resource_missing', 'referralId');
     if (input.email !== undefined && referral.email.toLowerCase() !== input.email.toLowerCase()) {
-      throw badRequest(`email: referral ${input.referralId} has another email; send one of them, or both of the same referral`);
+      throw badRequest(`email: referral ${input.referralId} has another email; send one of them, or both of the same referral`, 'parameters_inconsistent', 'email');
     }
     return referral;
   }
   const email = input.email ?? '';
   const referral = await findReferralByEmail(deps.referrals, programId, email);
-  if (!referral) throw badRequest(`email: no referral with email ${email} in this program`);
+  if (!referral) throw badRequest(`email: no referral with email ${email} in this program`, 'resource_missing', 'email');
   return referral;
 }
 
@@ -74,13 +74,13 @@ export async function creditOf(deps: SaleDependencies, programId: string, input:
   if (pinned && 'visit' in pinned) return creditOfVisit(pinned.visit, paidAt, customerOfInput);
   if (pinned) {
     const referral = await findReferralById(deps.referrals, programId, pinned.referralId);
-    if (!referral) throw badRequest(`referral ${pinned.referralId} of this customer no longer exists in this program`);
+    if (!referral) throw badRequest(`referral ${pinned.referralId} of this customer no longer exists in this program`, 'attribution_failed');
     return creditOfReferral(referral, pinned.method, paidAt);
   }
   if (input.clickId !== undefined || input.visitorId !== undefined) {
     const [field, visit] = input.clickId !== undefined ? (['clickId', { clickId: input.clickId }] as const) : (['visitorId', { visitorId: input.visitorId ?? '' }] as const);
     const resolved = await resolveVisit(deps.affiliates, programId, visit);
-    if ('refused' in resolved) throw badRequest(`${field}: ${resolved.refused}`);
+    if ('refused' in resolved) throw badRequest(`${field}: ${resolved.refused}`, 'attribution_failed', field);
     return creditOfVisit(resolved, paidAt, customerOfInput);
   }
   const referral = await attributedReferral(deps, programId, input);

@@ -45,7 +45,7 @@ export function settlePayout(
   if (current.status === 'DRAFT') return null;
   if (current.status === input.status && !current.settling) return null;
   if (current.status !== 'PENDING' && current.status !== input.status) {
-    throw badRequest(`Payout ${current._id} is ${current.status}; it cannot become ${input.status}`);
+    throw badRequest(`Payout ${current._id} is ${current.status}; it cannot become ${input.status}`, 'status_transition_invalid', 'status');
   }
   return {
     status: input.status,

@@ -78,7 +78,7 @@ type Run = { programId: string; token: string };
 /** Keeps the run's lease; a run that lost it (it stalled past the lease) stops, and the run that took over finishes its draft. */
 async function stillOurs(deps: SaleDependencies, run: Run): Promise<void> {
   if (!(await deps.repositories.payoutRuns.extend(run.programId, run.token, RUN_LEASE_MS))) {
-    throw conflict('This payout run stalled and another took over; retry');
+    throw conflict('This payout run stalled and another took over; retry', 'concurrent_modification');
   }
 }
 
@@ -87,7 +87,7 @@ async function takeRun(deps: SaleDependencies, programId: string): Promise<strin
   for (;;) {
     const token = await deps.repositories.payoutRuns.take(programId, RUN_LEASE_MS);
     if (token) return token;
-    if (Date.now() > deadline) throw conflict('Payouts are being created for this program right now; retry');
+    if (Date.now() > deadline) throw conflict('Payouts are being created for this program right now; retry', 'concurrent_modification');
     await pause(100);
   }
 }

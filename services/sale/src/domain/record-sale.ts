@@ -46,7 +46,7 @@ export async function recordPayment(
   options: { pinned?: PinnedCredit; refuseOtherContent?: boolean } = {},
 ): Promise<RecordedPayment> {
   const { pinned } = options;
-  if (body.paidAt !== undefined && Date.parse(body.paidAt) > Date.now() + CLOCK_SKEW_MS) throw badRequest('paidAt: must not be in the future');
+  if (body.paidAt !== undefined && Date.parse(body.paidAt) > Date.now() + CLOCK_SKEW_MS) throw badRequest('paidAt: must not be in the future', 'parameter_invalid', 'paidAt');
   const input = { ...body, paidAt: body.paidAt ?? new Date().toISOString() };
   const externalIdKey = input.externalId === undefined ? undefined : externalIdKeyOf(programId, input.externalId);
   const content = contentOf(input);
@@ -175,7 +175,7 @@ async function redeem(deps: SaleDependencies, programId: string, body: Parameter
     } catch (error) {
       if (!(error instanceof RedemptionInProgress)) throw error;
       if (attempt >= IN_PROGRESS_RETRIES) {
-        throw new AppError(409, `A sale with this externalId is being recorded right now; retry in ${RECORDING_RETRY_AFTER_SECONDS} s`, RECORDING_RETRY_AFTER_SECONDS);
+        throw new AppError(409, `A sale with this externalId is being recorded right now; retry in ${RECORDING_RETRY_AFTER_SECONDS} s`, { code: 'concurrent_modification', retryAfterSeconds: RECORDING_RETRY_AFTER_SECONDS });
       }
       await pause(25 * attempt);
     }
@@ -284,11 +284,12 @@ async function storedByExternalId(deps: SaleDependencies, programId: string, ext
  */
 function repeated(recorded: SaleDocument, content: string | undefined): Sale {
   if (recorded.reversedAt) {
-    throw badRequest(`externalId: the sale with externalId ${recorded.externalId} was reversed; a reversed payment cannot be recorded again`);
+    throw badRequest(`externalId: the sale with externalId ${recorded.externalId} was reversed; a reversed payment cannot be recorded again`, 'sale_reversed', 'externalId');
   }
   if (content !== undefined && !sameContent(recorded, content)) {
     throw conflict(
       `externalId: ${recorded.externalId} is already the sale ${recorded._id}, recorded with another amount, currency or attribution; a new payment needs a new externalId`,
+      'external_id_reused',
     );
   }
   return toSale(recorded);

@@ -19,9 +19,9 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export function reportPeriod(period: { from: string; to?: string }, now = new Date()): { from: Date; to: Date } {
   const from = new Date(period.from);
   const to = period.to ? new Date(period.to) : now;
-  if (from >= to) throw badRequest(period.to ? 'to: must be after from' : 'from: must be in the past (to defaults to now)');
+  if (from >= to) throw badRequest(period.to ? 'to: must be after from' : 'from: must be in the past (to defaults to now)', 'parameter_invalid', period.to ? 'to' : 'from');
   if (to.getTime() - from.getTime() > MAX_REPORT_PERIOD_DAYS * DAY_MS) {
-    throw badRequest(`to: the period from \`from\` to \`to\` spans at most ${MAX_REPORT_PERIOD_DAYS} days; ask for several reports to cover more`);
+    throw badRequest(`to: the period from \`from\` to \`to\` spans at most ${MAX_REPORT_PERIOD_DAYS} days; ask for several reports to cover more`, 'parameter_invalid', 'to');
   }
   return { from, to };
 }

@@ -18,7 +18,7 @@ async function decide(repositories: SaleRepositories, programId: string, input: 
     const commission = current.commissions.find((entry) => entry.id === input.commissionId);
     if (!commission) throw notFound(`Sale ${input.saleId} has no commission ${input.commissionId}`);
     const result = transition(commission, decision);
-    if (isRefused(result)) throw badRequest(`commissionId: ${result.message}`);
+    if (isRefused(result)) throw badRequest(`commissionId: ${result.message}`, 'status_transition_invalid', 'commissionId');
     return {
       set: { commissions: current.commissions.map((entry) => (entry.id === commission.id ? result.entry : entry)), updatedAt: new Date() },
       events: (next) => [saleUpdated(next)],

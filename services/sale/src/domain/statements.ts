@@ -80,7 +80,7 @@ export async function affiliateStatement(deps: SaleDependencies, programId: stri
   const from = new Date(query.from);
   const to = query.to === undefined ? new Date() : new Date(query.to);
   // A period that ends before it starts has no meaning (its closing balance would come before its opening).
-  if (from > to) throw badRequest(query.to === undefined ? 'from: must be in the past (to defaults to now)' : 'to: must not be before from');
+  if (from > to) throw badRequest(query.to === undefined ? 'from: must be in the past (to defaults to now)' : 'to: must not be before from', 'parameter_invalid', query.to === undefined ? 'from' : 'to');
   const entries: Entry[] = [];
   for await (const sale of deps.repositories.sales.ofAffiliate(programId, query.affiliateId)) {
     for (const commission of sale.commissions) {

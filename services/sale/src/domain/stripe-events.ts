@@ -98,12 +98,12 @@ export const Dispute = z.object({ id: z.string(), charge: StripeRef.nullish(), p
  * official package checks the HMAC of the exact bytes received and the timestamp's tolerance).
  */
 export function verifiedStripeEvent(payload: Buffer, signature: string | undefined, webhookSecret: string): StripeEvent {
-  if (!signature) throw badRequest('Stripe-Signature header missing: only Stripe, signing with the secret stored for this program, can post here');
+  if (!signature) throw badRequest('Stripe-Signature header missing: only Stripe, signing with the secret stored for this program, can post here', 'signature_invalid');
   let event: unknown;
   try {
     event = Stripe.webhooks.constructEvent(payload, signature, webhookSecret);
   } catch (error) {
-    throw badRequest(`Stripe-Signature does not verify with the webhook secret stored for this program: ${(error as Error).message}`);
+    throw badRequest(`Stripe-Signature does not verify with the webhook secret stored for this program: ${(error as Error).message}`, 'signature_invalid');
   }
   const parsed = StripeEvent.safeParse(event);
   if (!parsed.success) throw badRequest(describeZodError(parsed.error, 'body'));

@@ -36,14 +36,14 @@ const HANDLERS: Record<string, Handler> = {
  */
 export async function receiveStripeEvent(deps: SaleDependencies, programId: string, payload: Buffer, signature: string | undefined): Promise<StripeWebhookReceipt> {
   const webhookSecret = await deps.repositories.stripeSettings.webhookSecretOf(programId);
-  if (webhookSecret === null) throw badRequest('Stripe is not connected to this program: store the webhook signing secret with PUT /api/v1/integrations/stripe first');
+  if (webhookSecret === null) throw badRequest('Stripe is not connected to this program: store the webhook signing secret with PUT /api/v1/integrations/stripe first', 'integration_not_configured');
   const event = verifiedStripeEvent(payload, signature, webhookSecret);
   const handle = Object.hasOwn(HANDLERS, event.type) ? HANDLERS[event.type] : undefined;
   if (!handle) return { received: true, outcome: 'ignored', detail: `${event.type} events are not used` };
 
   const claim = await deps.repositories.stripeEvents.claim(programId, event.id);
   if (claim === 'done') return { received: true, outcome: 'replayed', detail: `event ${event.id} was handled before` };
-  if (claim === 'busy') throw conflict(`Stripe event ${event.id} is being handled right now; it is handled once`);
+  if (claim === 'busy') throw conflict(`Stripe event ${event.id} is being handled right now; it is handled once`, 'concurrent_modification');
   let result: Outcome;
   try {
     result = await handle(deps, programId, event);

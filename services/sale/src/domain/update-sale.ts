@@ -17,14 +17,14 @@ import { saleUpdated } from './sale-events';
 export async function updateSale(repositories: SaleRepositories, programId: string, input: UpdateSaleBody, options: { refund?: boolean } = {}): Promise<Sale> {
   const { saleId, totalEarned, commissionRate, payoutId, payoutCreated } = input;
   if ([totalEarned, commissionRate, payoutId, payoutCreated].every((value) => value === undefined)) {
-    throw badRequest('Nothing to update: send totalEarned, commissionRate, payoutId or payoutCreated');
+    throw badRequest('Nothing to update: send totalEarned, commissionRate, payoutId or payoutCreated', 'parameter_missing');
   }
   if (payoutCreated === false && typeof payoutId === 'string') {
-    throw badRequest('payoutId: a commission with a payoutId is in a payout; send payoutCreated true or leave it out');
+    throw badRequest('payoutId: a commission with a payoutId is in a payout; send payoutCreated true or leave it out', 'parameters_inconsistent', 'payoutId');
   }
   const updated = await repositories.sales.change(programId, saleId, async (current) => {
     const [commission, ...others] = current.commissions;
-    if (!commission) throw badRequest(`Sale ${saleId} has no commission to update`);
+    if (!commission) throw badRequest(`Sale ${saleId} has no commission to update`, 'status_transition_invalid');
     // A payout run's own payouts are settled by PUT /payouts, never by hand here.
     const inRunPayout = stateOf(commission) === 'OPEN' && commission.payoutId !== null && (await repositories.payouts.byId(programId, commission.payoutId)) !== null;
     const inPayout = payoutCreated ?? (payoutId === undefined ? commission.payoutCreated : payoutId !== null);
@@ -37,7 +37,7 @@ export async function updateSale(repositories: SaleRepositories, programId: stri
     const sums = { totalEarnedMinor: nextTotal, commissionRate: nextRate, commissionEarnedMinor, updatedAt: now };
     if (options.refund && (stateOf(commission) === 'PAID' || commission.payoutCreated)) {
       const adjusted = adjust(commission, others, commissionEarnedMinor, now);
-      if (isRefused(adjusted)) throw badRequest(`The commission of sale ${saleId}: ${adjusted.message}`);
+      if (isRefused(adjusted)) throw badRequest(`The commission of sale ${saleId}: ${adjusted.message}`, 'status_transition_invalid');
       const commissions = [commission, ...others, ...(adjusted.adjustment ? [adjusted.adjustment] : [])];
       return { set: { ...sums, commissions } as Partial<SaleDocument>, events: (next) => [saleUpdated(next)] };
     }
@@ -50,7 +50,7 @@ export async function updateSale(repositories: SaleRepositories, programId: stri
       inRunPayout,
       now,
     });
-    if (isRefused(marked)) throw badRequest(marked.message);
+    if (isRefused(marked)) throw badRequest(marked.message, 'status_transition_invalid');
     const set: Partial<SaleDocument> = { ...sums, commissions: [marked.entry, ...others] };
     return { set, events: (next) => [saleUpdated(next)] };
   });

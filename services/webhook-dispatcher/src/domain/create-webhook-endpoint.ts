@@ -28,11 +28,12 @@ export async function createWebhookEndpoint(
   limits: { maxWebhookEndpoints: number },
 ): Promise<WebhookEndpoint> {
   const backfillSince = body.backfillSince === undefined ? null : new Date(body.backfillSince);
-  if (backfillSince && backfillSince > new Date()) throw badRequest('backfillSince must not be in the future');
+  if (backfillSince && backfillSince > new Date()) throw badRequest('backfillSince must not be in the future', 'parameter_invalid', 'backfillSince');
   await assertDeliverableUrl(body.url, settings.allowPrivateUrls);
   if (!(await repositories.endpoints.reserveSlot(programId, limits.maxWebhookEndpoints))) {
     throw badRequest(
       `This program has reached its limit of ${limits.maxWebhookEndpoints} webhook endpoints (maxWebhookEndpoints): delete one, subscribe an existing endpoint to more event types, or ask the operator to raise the limit`,
+      'limit_reached',
     );
   }
   try {

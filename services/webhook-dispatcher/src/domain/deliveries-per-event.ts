@@ -31,6 +31,7 @@ export async function assertDeliveriesPerEventWithin(
     if (reached > max) {
       throw badRequest(
         `An event of type ${eventType} would be delivered to ${reached} active endpoints of this program, beyond the limit of ${max} deliveries per event (WEBHOOK_MAX_DELIVERIES_PER_EVENT): subscribe fewer endpoints to it or disable one`,
+        'limit_reached',
       );
     }
   }

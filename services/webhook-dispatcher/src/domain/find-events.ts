@@ -26,7 +26,7 @@ export async function listEvents(
 ): Promise<{ items: WebhookPayload[]; nextCursor: string | null }> {
   const gte = query['createdAt[gte]'] === undefined ? undefined : new Date(query['createdAt[gte]']);
   const lt = query['createdAt[lt]'] === undefined ? undefined : new Date(query['createdAt[lt]']);
-  if (gte && lt && gte >= lt) throw badRequest('createdAt[gte] must be before createdAt[lt]');
+  if (gte && lt && gte >= lt) throw badRequest('createdAt[gte] must be before createdAt[lt]', 'parameter_invalid', 'createdAt[gte]');
   const oldest = retentionStart(settings);
   const since = gte && gte > oldest ? gte : oldest;
   const { items, nextCursor } = await repositories.events.list(programId, { type: query.type, objectId: query.objectId, since, before: lt }, query);

@@ -14,11 +14,11 @@ export async function resendDelivery(dispatcher: Dispatcher, programId: string, 
   const delivery = await repositories.deliveries.byId(programId, deliveryId);
   if (!delivery) throw notFound(`No webhook delivery with id ${deliveryId}`);
   const endpoint = await repositories.endpoints.byId(programId, delivery.endpointId);
-  if (!endpoint) throw badRequest('The endpoint of this delivery has been deleted');
-  if (!endpoint.active) throw badRequest('The endpoint of this delivery is disabled: enable it (PUT /webhook-endpoints with active: true) first');
+  if (!endpoint) throw badRequest('The endpoint of this delivery has been deleted', 'webhook_endpoint_unavailable');
+  if (!endpoint.active) throw badRequest('The endpoint of this delivery is disabled: enable it (PUT /webhook-endpoints with active: true) first', 'webhook_endpoint_unavailable');
 
   const claimed = await claimDelivery(repositories, programId, deliveryId, leaseMs(dispatcher.settings));
-  if (!claimed) throw conflict('This delivery is being sent right now; look at its log in a moment');
+  if (!claimed) throw conflict('This delivery is being sent right now; look at its log in a moment', 'concurrent_modification');
   const after = await attemptDelivery(dispatcher, claimed, 'manual');
   const stored = after ?? (await repositories.deliveries.byId(programId, deliveryId));
   if (!stored) throw notFound(`No webhook delivery with id ${deliveryId}`);

@@ -37,19 +37,19 @@ function resolveAll(hostname: string): Promise<LookupAddress[]> {
 /** At create and update: the URL's host must resolve, and only to public addresses. */
 export async function assertDeliverableUrl(url: string, allowPrivate: boolean): Promise<void> {
   const parsed = new URL(url);
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw badRequest('url must be an http or https URL');
-  if (parsed.username || parsed.password) throw badRequest('url must not carry credentials');
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw badRequest('url must be an http or https URL', 'parameter_invalid', 'url');
+  if (parsed.username || parsed.password) throw badRequest('url must not carry credentials', 'parameter_invalid', 'url');
   if (allowPrivate) return;
   const hostname = hostnameOf(parsed);
   let addresses: string[];
   try {
     addresses = isIP(hostname) ? [hostname] : (await resolveAll(hostname)).map((entry) => entry.address);
   } catch {
-    throw badRequest(`url: the host ${hostname} does not resolve`);
+    throw badRequest(`url: the host ${hostname} does not resolve`, 'parameter_invalid', 'url');
   }
   const refused = addresses.find(isPrivateAddress);
   if (refused !== undefined) {
-    throw badRequest(`url: ${hostname} resolves to ${refused}, a private, loopback or link-local address; webhooks go to public addresses only`);
+    throw badRequest(`url: ${hostname} resolves to ${refused}, a private, loopback or link-local address; webhooks go to public addresses only`, 'parameter_invalid', 'url');
   }
 }
 

@@ -47,6 +47,6 @@ export async function updateWebhookEndpoint(
     });
   }
   const updated = await repositories.endpoints.changeIfSecretIs(programId, current._id, current.secret, set);
-  if (!updated) throw conflict('The webhook endpoint is being changed by another request right now; retry');
+  if (!updated) throw conflict('The webhook endpoint is being changed by another request right now; retry', 'concurrent_modification');
   return toWebhookEndpoint(updated, { withSecret: body.rotateSecret === true });
 }
