@@ -1,6 +1,7 @@
 /**
- * `x-codeSamples` (Redoc's extension) for every operation: curl, TypeScript with the typed client
- * @affiliate/client (clients/typescript) and Python with requests, each written from the
+ * `x-codeSamples` (Redoc's extension) for every operation: curl, TypeScript with the SDK
+ * @affiliate/client (clients/typescript: its resource methods where the path is a resource) and
+ * Python with requests, each written from the
  * operation's example (operation-examples.ts), never by hand, so a sample cannot drift from the
  * example the schemas check. gateway/test/openapi.operation-examples.test.ts type-checks every
  * TypeScript sample against the client and parses every Python one.
@@ -25,8 +26,12 @@ export type SampledOperation = {
 };
 
 export const SAMPLE_BASE_URL = 'https://affiliates.example.com';
-/** One key for every sample: a retry of the same call with the same key is answered once. */
-const IDEMPOTENCY_KEY = '8e03978e-40d5-43e8-bc93-6894a57f9324';
+/**
+ * A fresh Idempotency-Key per run, as each language makes one: a fixed key would make the second
+ * sample pasted within 24 h a 409 (the same key, another request). The TypeScript SDK sends a key
+ * of its own on every POST, reused across its retries, so its samples send none.
+ */
+const FRESH_KEY = { curl: '$(uuidgen)', python: 'str(uuid.uuid4())' } as const;
 
 const CREDENTIAL_ENV = { apiKey: 'AFFILIATE_API_KEY', adminToken: 'ADMIN_TOKEN', publishableKey: 'AFFILIATE_PUBLISHABLE_KEY', none: null } as const;
 
@@ -39,12 +44,26 @@ function queryString(example: OperationExample): string {
   return entries.length === 0 ? '' : `?${new URLSearchParams(entries).toString()}`;
 }
 
-function headersOf(operation: SampledOperation): [string, string][] {
-  const headers: [string, string][] = [];
-  if (operation.idempotent && operation.method === 'post') headers.push(['Idempotency-Key', IDEMPOTENCY_KEY]);
-  for (const [name, value] of Object.entries(operation.headers ?? {})) headers.push([name, value]);
-  return headers;
+const takesIdempotencyKey = (operation: SampledOperation) => operation.idempotent && operation.method === 'post';
+
+/** The extra headers (Stripe-Signature, Origin), as literal values. */
+const headersOf = (operation: SampledOperation): [string, string][] => Object.entries(operation.headers ?? {});
+
+/**
+ * The SDK's resource of a path (`client.sales` for /api/v1/sales, `client.affiliateReports` for
+ * /api/v1/reports/affiliates), as clients/typescript/scripts/generate-operations.mjs names them; null
+ * for the other paths, which the SDK calls by path.
+ */
+function sdkResourceOf(path: string): string | null {
+  const camelCase = (name: string) => name.replace(/-([a-z])/g, (_whole, letter: string) => letter.toUpperCase());
+  const one = /^\/api\/v1\/([a-z-]+)$/.exec(path);
+  if (one) return camelCase(one[1]!);
+  const report = /^\/api\/v1\/reports\/([a-z-]+)s$/.exec(path);
+  return report ? camelCase(`${report[1]!}-reports`) : null;
 }
+
+/** `sale` of `sales`, `webhookDelivery` of `webhookDeliveries`: the name of one object of a resource. */
+const singular = (resource: string) => resource.replace(/ies$/, 'y').replace(/s$/, '');
 
 const shellQuoted = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
 
@@ -53,6 +72,7 @@ function curlSample(operation: SampledOperation, example: OperationExample): str
   const lines = [`curl -s -X ${operation.method.toUpperCase()} ${shellQuoted(url)}`];
   const env = CREDENTIAL_ENV[operation.credential];
   if (env) lines.push(`-H "Authorization: Bearer $${env}"`);
+  if (takesIdempotencyKey(operation)) lines.push(`-H "Idempotency-Key: ${FRESH_KEY.curl}"`);
   for (const [name, value] of headersOf(operation)) lines.push(`-H ${shellQuoted(`${name}: ${value}`)}`);
   if (example.request !== undefined) {
     lines.push(`-H 'Content-Type: application/json'`);
@@ -63,6 +83,24 @@ function curlSample(operation: SampledOperation, example: OperationExample): str
 
 /** A JSON value as TypeScript source, indented to sit inside a call. */
 const tsLiteral = (value: unknown, indent: string) => JSON.stringify(value, null, 2).replaceAll('\n', `\n${indent}`);
+
+/** The SDK's resource method for the operation, or null when the path is not a resource (or the call takes no body). */
+function resourceCall(operation: SampledOperation, example: OperationExample): string[] | null {
+  const resource = operation.credential === 'apiKey' ? sdkResourceOf(operation.path) : null;
+  if (!resource || operation.text) return null;
+  const client = `client.${resource}`;
+  const query = example.query ? tsLiteral(example.query, '') : '';
+  if (operation.method === 'get' && Array.isArray(example.response)) {
+    const item = singular(resource);
+    return [`for await (const ${item} of ${client}.list(${query})) {`, `  console.log(${item});`, '}'];
+  }
+  if (operation.method === 'get') return [`const ${singular(resource)} = await ${client}.retrieve(${query});`, `console.log(${singular(resource)});`];
+  if (example.request === undefined) return null;
+  const method = { post: 'create', put: 'update', delete: 'delete' }[operation.method];
+  if (!method) return null;
+  const result = operation.method === 'delete' ? 'result' : singular(resource);
+  return [`const ${result} = await ${client}.${method}(${tsLiteral(example.request, '')});`, `console.log(${result});`];
+}
 
 function typeScriptSample(operation: SampledOperation, example: OperationExample): string {
   const url = `${SAMPLE_BASE_URL}${concretePath(operation, example)}${queryString(example)}`;
@@ -75,21 +113,20 @@ function typeScriptSample(operation: SampledOperation, example: OperationExample
     if (example.request !== undefined) init.push(`body: JSON.stringify(${tsLiteral(example.request, '  ')})`);
     return [`const response = await fetch('${url}', {`, ...init.map((line) => `  ${line},`), '});', `console.log(response.status, await response.${operation.text ? 'text' : 'json'}());`].join('\n');
   }
+  const preamble = ["import { createAffiliateClient } from '@affiliate/client';", '', `const client = createAffiliateClient({ baseUrl: '${SAMPLE_BASE_URL}', apiKey: process.env.${env}! });`];
+  const viaResource = resourceCall(operation, example);
+  // The SDK sends an Idempotency-Key of its own on every POST and retries 429 and 503 with it.
+  if (viaResource) return [...preamble, '// A refusal is thrown as AffiliateApiError (status, code, message, requestId).', ...viaResource].join('\n');
   const params: string[] = [];
   if (example.path) params.push(`path: ${tsLiteral(example.path, '    ')}`);
   if (example.query) params.push(`query: ${tsLiteral(example.query, '    ')}`);
-  // Only the Idempotency-Key: a browser sends Origin by itself.
-  const header = Object.fromEntries(headersOf(operation).filter(([name]) => name === 'Idempotency-Key').map(([name, value]) => [name.toLowerCase(), value]));
-  if (Object.keys(header).length > 0) params.push(`header: ${tsLiteral(header, '    ')}`);
   const options: string[] = [];
   if (params.length > 0) options.push(`params: {\n    ${params.join(',\n    ')},\n  }`);
   if (example.request !== undefined) options.push(`body: ${tsLiteral(example.request, '  ')}`);
   if (operation.text) options.push(`parseAs: 'text'`);
   const call = options.length > 0 ? `client.${operation.method.toUpperCase()}('${operation.path}', {\n  ${options.join(',\n  ')},\n})` : `client.${operation.method.toUpperCase()}('${operation.path}')`;
   return [
-    "import { createAffiliateClient } from '@affiliate/client';",
-    '',
-    `const client = createAffiliateClient({ baseUrl: '${SAMPLE_BASE_URL}', apiKey: process.env.${env}! });`,
+    ...preamble,
     `const { data, error } = await ${call};`,
     // Every error body carries `error` (the specification's message): print it whole, whatever its shape.
     'if (error) throw new Error(JSON.stringify(error));',
@@ -111,14 +148,19 @@ function pythonLiteral(value: unknown, indent: string): string {
 
 function pythonSample(operation: SampledOperation, example: OperationExample): string {
   const env = CREDENTIAL_ENV[operation.credential];
-  const headers = [...(env ? [`"Authorization": f"Bearer {os.environ['${env}']}"`] : []), ...headersOf(operation).map(([name, value]) => `${JSON.stringify(name)}: ${JSON.stringify(value)}`)];
+  const headers = [
+    ...(env ? [`"Authorization": f"Bearer {os.environ['${env}']}"`] : []),
+    ...(takesIdempotencyKey(operation) ? [`"Idempotency-Key": ${FRESH_KEY.python}`] : []),
+    ...headersOf(operation).map(([name, value]) => `${JSON.stringify(name)}: ${JSON.stringify(value)}`),
+  ];
   const args = [`"${SAMPLE_BASE_URL}${concretePath(operation, example)}"`];
   if (headers.length > 0) args.push(`headers={${headers.join(', ')}}`);
   if (example.query) args.push(`params=${pythonLiteral(example.query, '    ')}`);
   if (example.request !== undefined) args.push(`json=${pythonLiteral(example.request, '    ')}`);
   args.push('timeout=30');
+  const imports = [...(env ? ['import os'] : []), ...(takesIdempotencyKey(operation) ? ['import uuid'] : [])];
   return [
-    ...(env ? ['import os', ''] : []),
+    ...(imports.length > 0 ? [...imports, ''] : []),
     'import requests',
     '',
     `response = requests.${operation.method}(`,

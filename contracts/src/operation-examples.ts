@@ -8,7 +8,7 @@
 import * as world from './event-examples';
 import { PUBLIC_EVENT_TYPES } from './events';
 import { codeSamplesOf, type SampledOperation } from './code-samples';
-import { examplePayloadOf } from './event-catalogue';
+import { EVENT_CATALOGUE, examplePayloadOf } from './event-catalogue';
 import { defaultErrorCodeOf, type ErrorCode } from './errors';
 
 export type OperationExample = {
@@ -19,6 +19,12 @@ export type OperationExample = {
   request?: unknown;
   /** The success body (a string for text/csv or text/html). */
   response: unknown;
+  /** The success body as CSV, for a JSON answer that also answers text/csv (format=csv). */
+  csv?: string;
+  /** The form-encoded request (application/x-www-form-urlencoded), as a browser posts a form. */
+  form?: Record<string, string>;
+  /** The HTML page answered to that form, and its status. */
+  page?: { status: string; html: string };
   /** The success status when it is not 200. */
   status?: string;
   /**
@@ -57,6 +63,9 @@ const {
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 
+/** Rows as services/platform/src/http/csv.ts writes them: every cell quoted, CRLF line ends, the header row first. */
+const csvOf = (rows: (string | number | null)[][]) => rows.map((row) => `${row.map((cell) => `"${cell ?? ''}"`).join(',')}\r\n`).join('');
+
 const deleted = (id: string) => ({ id, deleted: true });
 const revoked = (id: string) => ({ id, revoked: true });
 
@@ -93,6 +102,12 @@ const plan = {
   createdAt: at,
   updatedAt: at,
 };
+
+/** The payouts as their CSV (services/sale/src/entry-points/api/csv.ts): what a mass-payout tool takes. */
+const payoutsCsv = csvOf([
+  ['payout_id', 'affiliate_id', 'name', 'email', 'payout_method', 'payout_email', 'account_holder', 'iban', 'note', 'amount', 'currency', 'status'],
+  [PAYOUT_ID, AFFILIATE_ID, 'Jane Doe', 'jane@example.com', 'PAYPAL', 'jane.payouts@example.com', '', '', '', '19.80', 'USD', 'PENDING'],
+]);
 
 const payout = {
   id: PAYOUT_ID,
@@ -199,7 +214,15 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     response: { ...affiliate, promotionalCodes: [] },
     error: { status: '400', message: 'The requested affiliate link is already in use', code: 'link_taken', param: 'link' },
   },
-  getAffiliates: { query: { email: 'jane@example.com' }, response: affiliate, error: { status: '400', message: 'Unknown field in query: name' } },
+  getAffiliates: {
+    query: { email: 'jane@example.com' },
+    response: affiliate,
+    csv: csvOf([
+      ['id', 'first_name', 'last_name', 'email', 'status', 'commission_rate', 'created_at'],
+      [AFFILIATE_ID, affiliate.firstName, affiliate.lastName, affiliate.email, affiliate.status, affiliate.commissionRate, affiliate.createdAt],
+    ]),
+    error: { status: '400', message: 'Unknown field in query: name' },
+  },
   updateAffiliate: {
     request: { affiliateId: AFFILIATE_ID, status: 'ACTIVE', payoutDetails: { method: 'PAYPAL', email: 'jane.payouts@example.com' } },
     response: { ...affiliate, updatedAt: later },
@@ -228,7 +251,15 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     response: referral,
     error: { status: '400', message: 'one of clickId, link, affiliateId or affiliateEmail is required', request: { email: 'customer@example.com' } },
   },
-  getReferrals: { query: { id: referral.id }, response: referral, error: notFound(`No referral with id ${UNKNOWN_ID} in this program`) },
+  getReferrals: {
+    query: { id: referral.id },
+    response: referral,
+    csv: csvOf([
+      ['id', 'affiliate_id', 'link_id', 'email', 'name', 'referred_user_external_id', 'plan', 'status', 'created_at'],
+      [referral.id, referral.affiliateId, referral.linkId, referral.email, referral.name, referral.referredUserExternalId, referral.plan, referral.status, referral.createdAt],
+    ]),
+    error: notFound(`No referral with id ${UNKNOWN_ID} in this program`),
+  },
   updateReferral: {
     request: { referralId: referral.id, plan: 'business', status: 'active' },
     response: { message: 'Referral updated successfully', referral: { ...referral, plan: 'business', updatedAt: later } },
@@ -240,7 +271,15 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     response: { ...sale, referralId: null, linkId: null, promotionalCodeId: promotionalCode.id, couponId: coupon.id, promoCode: 'JANE20', commissions: [{ ...COMMISSION, status: 'PENDING', payoutCreated: false, payoutId: null }], attribution: { method: 'PROMO_CODE', clickId: null, clickedAt: null, ageSeconds: null, affiliateId: AFFILIATE_ID }, risk: { signals: [], action: 'NONE' } },
     error: { status: '400', message: 'one of promoCode, referralId or email is required', request: { totalEarned: 99 } },
   },
-  getSales: { query: { affiliateId: AFFILIATE_ID, limit: 20 }, response: [sale], error: { status: '400', message: 'limit: Number must be less than or equal to 1000' } },
+  getSales: {
+    query: { affiliateId: AFFILIATE_ID, limit: 20 },
+    response: [sale],
+    csv: csvOf([
+      ['id', 'affiliate_id', 'referral_id', 'promo_code', 'external_id', 'customer_id', 'total_earned', 'currency', 'commission_earned', 'commission_currency', 'payment_trigger', 'paid_at', 'created_at'],
+      [sale.id, sale.affiliateId, sale.referralId, sale.promoCode, sale.externalId, sale.customerId, '99.00', sale.currency, '19.80', COMMISSION.currency, sale.paymentTrigger, sale.paidAt, sale.createdAt],
+    ]),
+    error: { status: '400', message: 'limit: Number must be less than or equal to 1000' },
+  },
   updateSale: {
     request: { saleId: sale.id, totalEarned: 89 },
     response: { ...sale, totalEarned: 89, commissionEarned: 17.8, commissions: [{ ...COMMISSION, amount: 17.8, status: 'PENDING', payoutCreated: false, payoutId: null }], updatedAt: later },
@@ -264,26 +303,20 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     response: [payout],
     error: { status: '429', message: 'Too many heavy operations (reports, payout runs, exports) of this program at once: at most 2; retry when one has finished' },
   },
-  getPayouts: { query: { status: 'PENDING' }, response: [payout], error: { status: '403', message: lacksScope('finance', 'GET', '/api/v1/payouts') } },
+  getPayouts: { query: { status: 'PENDING' }, response: [payout], csv: payoutsCsv, error: { status: '403', message: lacksScope('finance', 'GET', '/api/v1/payouts') } },
   updatePayout: {
     request: { payoutId: PAYOUT_ID, status: 'PAID', externalReference: 'paypal-batch-42' },
     response: { ...payout, status: 'PAID', externalReference: 'paypal-batch-42', paidAt: later, updatedAt: later },
     error: notFound(`No payout with id ${UNKNOWN_ID} in this program`),
   },
-  exportPayout: {
-    query: { payoutId: PAYOUT_ID },
-    // As services/sale/src/entry-points/api/csv.ts writes it: every cell quoted, CRLF line ends.
-    response: [
-      ['payout_id', 'affiliate_id', 'name', 'email', 'payout_method', 'payout_email', 'account_holder', 'iban', 'note', 'amount', 'currency', 'status'],
-      [PAYOUT_ID, AFFILIATE_ID, 'Jane Doe', 'jane@example.com', 'PAYPAL', 'jane.payouts@example.com', '', '', '', '19.80', 'USD', 'PENDING'],
-    ]
-      .map((row) => `${row.map((cell) => `"${cell}"`).join(',')}\r\n`)
-      .join(''),
-    error: notFound(`No payout with id ${UNKNOWN_ID} in this program`),
-  },
+  exportPayout: { query: { payoutId: PAYOUT_ID }, response: payoutsCsv, error: notFound(`No payout with id ${UNKNOWN_ID} in this program`) },
   getCommissions: {
     query: { status: 'HELD' },
     response: [{ ...heldCommission, saleId: sale.id, risk: { signals: [{ type: 'COOKIE_STUFFING', detail: 'the click came 2 s before the conversion from a visitor with clicks of 3 affiliates in the hour' }], action: 'HOLD' } }],
+    csv: csvOf([
+      ['id', 'sale_id', 'affiliate_id', 'amount', 'currency', 'status', 'available_at', 'adjusts', 'payout_id', 'sale_created_at'],
+      [heldCommission.id, sale.id, heldCommission.affiliateId, '19.80', heldCommission.currency, 'HELD', heldCommission.availableAt, heldCommission.adjusts, heldCommission.payoutId, sale.createdAt],
+    ]),
     error: { status: '400', message: "status: Invalid enum value. Expected 'PENDING' | 'DUE' | 'HELD' | 'PAID' | 'VOID', received 'ON_HOLD'" },
   },
   releaseCommission: {
@@ -310,6 +343,13 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
       ],
       closingBalance: 0,
     },
+    csv: csvOf([
+      ['type', 'at', 'amount', 'currency', 'sale_id', 'commission_id', 'payout_id', 'description'],
+      ['OPENING_BALANCE', '2025-01-01T00:00:00.000Z', 0, 'USD', '', '', '', ''],
+      ['EARNED', at, 19.8, 'USD', sale.id, COMMISSION.id, '', `commission on sale ${sale.id}`],
+      ['PAID_OUT', '2025-02-16T09:00:00.000Z', -19.8, 'USD', sale.id, COMMISSION.id, PAYOUT_ID, `payout ${PAYOUT_ID} (paypal-batch-42)`],
+      ['CLOSING_BALANCE', '2025-03-01T00:00:00.000Z', 0, 'USD', '', '', '', ''],
+    ]),
     error: { status: '400', message: 'from is required' },
   },
   getAffiliateReport: {
@@ -317,6 +357,10 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     response: [
       { affiliateId: AFFILIATE_ID, name: 'Jane Doe', email: 'jane@example.com', currency: 'USD', clicks: 412, referrals: 37, sales: 12, revenue: 1188, commissionEarned: 237.6, commissionPending: 217.8, commissionHeld: 0, commissionDue: 19.8, commissionPaid: 0, commissionVoided: 0 },
     ],
+    csv: csvOf([
+      ['affiliate_id', 'name', 'email', 'currency', 'clicks', 'referrals', 'sales', 'revenue', 'commission_earned', 'commission_pending', 'commission_held', 'commission_due', 'commission_paid', 'commission_voided'],
+      [AFFILIATE_ID, 'Jane Doe', 'jane@example.com', 'USD', 412, 37, 12, 1188, 237.6, 217.8, 0, 19.8, 0, 0],
+    ]),
     error: { status: '400', message: 'to: the period from `from` to `to` spans at most 366 days; ask for several reports to cover more' },
   },
   createWebhookEndpoint: {
@@ -375,10 +419,15 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     error: notFound(`No webhook endpoint with id ${UNKNOWN_ID}`),
   },
   getEventTypes: {
-    // Each entry has `type` and `example` keys, which Spectral's oas3-valid-schema-example takes for a
-    // schema (any object under `content` with both) and then refuses: the entries are shown by the
-    // webhooks section of the document instead, each payload with its own example.
-    response: [],
+    response: [
+      {
+        type: 'sale.created',
+        description: EVENT_CATALOGUE['sale.created'].firesWhen,
+        // The JSON Schema in full is long (every field of the sale): the example shows its head.
+        schema: { $schema: 'https://json-schema.org/draft/2020-12/schema', title: 'sale.created webhook', type: 'object' },
+        example: examplePayloadOf('sale.created'),
+      },
+    ],
     error: { status: '401', message: 'Invalid API key: it is unknown or has been revoked' },
   },
   getAuditRecords: {
@@ -483,6 +532,12 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     request: { firstName: 'Jane', lastName: 'Doe', email: 'jane@example.com', answers: { channel: 'A cooking blog' } },
     status: '201',
     response: { status: 'PENDING' },
+    // The hosted page's form (gateway/src/signup/page.ts): the token it was served with, and the honeypot left empty.
+    form: { firstName: 'Jane', lastName: 'Doe', email: 'jane@example.com', 'answers[channel]': 'A cooking blog', formToken: '1736937000.Zm9ybVRva2VuT2ZUaGVIb3N0ZWRQYWdlRXhhbXBsZTE', website: '' },
+    page: {
+      status: '200',
+      html: '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Application sent: Acme</title></head><body><main><div role="status"><h1>Application received</h1><p>Thank you: your application to Acme is waiting for review. You will hear from us once it has been approved.</p></div></main></body></html>',
+    },
     error: { status: '400', message: 'email is required', request: { firstName: 'Jane', lastName: 'Doe' } },
   },
 };
@@ -582,10 +637,17 @@ export function addOperationExamples(document: { paths?: Json }): void {
       if (!operation || !example) continue;
       const requestContent = operation.requestBody?.content?.['application/json'];
       if (requestContent && example.request !== undefined) requestContent.example = example.request;
+      const formContent = operation.requestBody?.content?.['application/x-www-form-urlencoded'];
+      if (formContent && example.form) formContent.example = example.form;
+      const pageContent = example.page && operation.responses?.[example.page.status]?.content?.['text/html'];
+      if (pageContent && example.page) pageContent.example = example.page.html;
       const success = operation.responses?.[example.status ?? '200']?.content ?? {};
       for (const [type, media] of Object.entries(success as Json)) {
-        const text = type !== 'application/json';
-        if (text === (typeof example.response === 'string')) (media as Json).example = example.response;
+        // A list that also answers CSV shows both: its JSON, and the same objects as the CSV rows.
+        if (typeof example.response === 'string') {
+          if (type !== 'application/json') (media as Json).example = example.response;
+        } else if (type === 'application/json') (media as Json).example = example.response;
+        else if (type === 'text/csv' && example.csv !== undefined) (media as Json).example = example.csv;
       }
       for (const [status, response] of Object.entries(operation.responses as Json)) {
         if (!/^[45]/.test(status)) continue;

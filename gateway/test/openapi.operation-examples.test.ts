@@ -10,6 +10,11 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import ts from 'typescript';
 import type { ZodTypeAny } from 'zod';
+import { AFFILIATE_CSV_COLUMNS } from '../../services/affiliate/src/domain/find-affiliates';
+import { REFERRAL_CSV_COLUMNS } from '../../services/referral/src/domain/find-referrals';
+import { SALE_CSV_COLUMNS } from '../../services/sale/src/domain/find-sales';
+import { COMMISSION_CSV_COLUMNS } from '../../services/sale/src/domain/review-commissions';
+import { REPORT_CSV_COLUMNS } from '../../services/sale/src/entry-points/api/csv';
 import { gatewayOpenApiDocument } from '../src/openapi/document';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -100,6 +105,42 @@ test('every operation has a success example and an example of its main refusal',
   expect(missing).toEqual([]);
 });
 
+test('every answer in CSV shows a CSV example, each list\'s headed by the columns its service writes', () => {
+  const csvExamples = operations.flatMap(({ path, method, operation }) =>
+    Object.values(operation.responses as Json).flatMap((response) => {
+      const csv = (response as Json).content?.['text/csv'] as Json | undefined;
+      return csv ? [{ where: `${method.toUpperCase()} ${path}`, example: csv.example as string | undefined }] : [];
+    }),
+  );
+  expect(csvExamples.filter(({ example }) => typeof example !== 'string' || example.length === 0).map(({ where }) => where)).toEqual([]);
+  const headerOf = (where: string) => csvExamples.find((each) => each.where === where)?.example?.split('\r\n')[0];
+  const header = (columns: string[]) => columns.map((column) => `"${column}"`).join(',');
+  expect({
+    affiliates: headerOf('GET /api/v1/affiliates'),
+    referrals: headerOf('GET /api/v1/referrals'),
+    sales: headerOf('GET /api/v1/sales'),
+    commissions: headerOf('GET /api/v1/commissions'),
+    report: headerOf('GET /api/v1/reports/affiliates'),
+  }).toEqual({
+    affiliates: header(AFFILIATE_CSV_COLUMNS),
+    referrals: header(REFERRAL_CSV_COLUMNS),
+    sales: header(SALE_CSV_COLUMNS),
+    commissions: header(COMMISSION_CSV_COLUMNS),
+    report: header(REPORT_CSV_COLUMNS),
+  });
+});
+
+test('the sign-up form shows its form-encoded request and the HTML page it answers', () => {
+  const join = document.paths['/join/{slug}'].post as Json;
+  expect(join.requestBody.content['application/x-www-form-urlencoded'].example).toMatchObject({ email: 'jane@example.com', formToken: expect.any(String), website: '' });
+  expect(join.responses['200'].content['text/html'].example).toContain('Application received');
+});
+
+test('GET /event-types shows one entry: an event type, when it fires, its schema and its example payload', () => {
+  const [entry] = document.paths['/api/v1/event-types'].get.responses['200'].content['application/json'].example as Json[];
+  expect(entry).toMatchObject({ type: 'sale.created', description: expect.any(String), schema: expect.any(Object), example: { event: 'sale.created' } });
+});
+
 const samplesOf = (lang: CodeSample['lang']) =>
   operations.map(({ operation }) => ({ operationId: operation.operationId as string, source: ((operation['x-codeSamples'] ?? []) as CodeSample[]).find((sample) => sample.lang === lang)?.source }));
 
@@ -110,6 +151,25 @@ test('every operation has curl, TypeScript and Python samples', () => {
       langs: ['Shell', 'TypeScript', 'Python'],
     });
   }
+});
+
+test('a sample pasted twice makes two requests: curl and Python make a fresh Idempotency-Key, TypeScript leaves it to the SDK', () => {
+  const keyed = operations.filter(({ method, operation }) => method === 'post' && (operation.parameters ?? []).some((parameter: Json) => parameter.name === 'idempotency-key'));
+  expect(keyed.length).toBeGreaterThan(10);
+  const sampleOf = (operation: Json, lang: CodeSample['lang']) => ((operation['x-codeSamples'] ?? []) as CodeSample[]).find((sample) => sample.lang === lang)?.source ?? '';
+  const wrong = keyed.flatMap(({ operation }) => [
+    ...(sampleOf(operation, 'Shell').includes('-H "Idempotency-Key: $(uuidgen)"') ? [] : [`${operation.operationId} curl`]),
+    ...(sampleOf(operation, 'Python').includes('"Idempotency-Key": str(uuid.uuid4())') && sampleOf(operation, 'Python').includes('import uuid') ? [] : [`${operation.operationId} Python`]),
+    ...(/idempotency-key/i.test(sampleOf(operation, 'TypeScript')) ? [`${operation.operationId} TypeScript`] : []),
+  ]);
+  expect(wrong).toEqual([]);
+});
+
+test('the TypeScript samples use the SDK\'s resources: for await over a list, create on a POST', () => {
+  const sampleOf = (path: string, method: string) => ((document.paths[path][method]['x-codeSamples'] ?? []) as CodeSample[]).find((sample) => sample.lang === 'TypeScript')?.source ?? '';
+  expect(sampleOf('/api/v1/sales', 'get')).toContain('for await (const sale of client.sales.list(');
+  expect(sampleOf('/api/v1/sales', 'post')).toContain('await client.sales.create(');
+  expect(sampleOf('/api/v1/event-types', 'get')).toContain('for await (const eventType of client.eventTypes.list())');
 });
 
 test('every TypeScript sample compiles against the typed client @affiliate/client', () => {

@@ -119,6 +119,25 @@ test('list follows the Link header through every page with the filters kept and 
   expect(operator.attempts.length).toBeGreaterThan(2);
 });
 
+test('a list that does not page is iterated all the same, in one request: publishable keys, event types, the affiliate report', async () => {
+  const { key } = await system.createProgram();
+  const { client, attempts } = observedClient(key);
+  const { data: created } = await client.POST('/api/v1/publishable-keys');
+  await client.affiliates.create({ firstName: 'Row', lastName: 'Holder', email: 'row@example.com' });
+
+  attempts.length = 0;
+  expect(await idsOf(client.publishableKeys.list())).toEqual([created?.id]);
+  const types: string[] = [];
+  for await (const eventType of client.eventTypes.list()) types.push(eventType.type);
+  expect(types).toContain('sale.created');
+  const period = { from: new Date(Date.now() - 86_400_000).toISOString(), to: new Date(Date.now() + 86_400_000).toISOString() };
+  const rows: unknown[] = [];
+  for await (const row of client.affiliateReports.list(period)) rows.push(row);
+  expect(attempts.map(({ method, path }) => `${method} ${path}`)).toEqual(['GET /api/v1/publishable-keys', 'GET /api/v1/event-types', 'GET /api/v1/reports/affiliates']);
+  const { data: report } = await client.GET('/api/v1/reports/affiliates', { params: { query: period } });
+  expect(rows).toEqual(report);
+});
+
 test('an error answer is thrown as AffiliateApiError with its status, message and request id (code and param when the server sends them), and a 400 is not retried', async () => {
   const { key } = await system.createProgram();
   const { client, attempts } = observedClient(key);

@@ -67,3 +67,24 @@ def test_missing_or_malformed_headers_are_refused():
         verify_webhook(BODY, {**signed(), "Webhook-Timestamp": "soon"}, SECRET)
     with pytest.raises(WebhookVerificationError):
         verify_webhook(BODY, {**signed(), "Webhook-Signature": "v1,é"}, SECRET)
+
+
+def failure_of(payload: bytes, headers: dict[str, str]) -> str:
+    with pytest.raises(WebhookVerificationError) as refused:
+        verify_webhook(payload, headers, SECRET)
+    return refused.value.failure
+
+
+def test_each_refusal_names_its_failure_as_the_typescript_sdk_does():
+    without_signature = {name: value for name, value in signed().items() if name != "Webhook-Signature"}
+    assert failure_of(BODY, without_signature) == "MALFORMED_HEADER"
+    assert failure_of(BODY, {**signed(), "Webhook-Timestamp": "soon"}) == "MALFORMED_HEADER"
+    assert failure_of(BODY, {**signed(), "Webhook-Signature": "v2,bm90IGl0"}) == "MALFORMED_HEADER"
+    assert failure_of(BODY, signed(timestamp=int(time.time()) - 301)) == "TIMESTAMP_SKEW"
+    assert failure_of(BODY.replace(b",", b", "), signed()) == "SIGNATURE_MISMATCH"
+    assert failure_of(b"not json", signed(body=b"not json")) == "MALFORMED_BODY"
+
+
+def test_a_secret_that_is_not_a_whsec_value_is_a_configuration_error_not_a_refused_webhook():
+    with pytest.raises(ValueError, match="not base64"):
+        verify_webhook(BODY, signed(), "whsec_not base64!")

@@ -21,9 +21,12 @@ export type PagedPath = { [Path in keyof paths]: 'startingAfter' extends keyof Q
 type Has<Methods extends readonly Method[], M extends Method> = M extends Methods[number] ? true : false;
 
 /** The methods of one resource, each present when the API has it; each resolves to the success body or throws AffiliateApiError. */
-export type Resource<Path extends keyof paths, Methods extends readonly Method[], Paged extends boolean> = (Paged extends true
+export type Resource<Path extends keyof paths, Methods extends readonly Method[], Listed extends boolean> = (Listed extends true
   ? {
-      /** Every object of the list, page after page (newest first), as you iterate: `for await (const sale of client.sales.list())`. */
+      /**
+       * Every object of the list as you iterate: `for await (const sale of client.sales.list())`. A paged
+       * list is fetched page after page (newest first); one that does not page is its one answer.
+       */
       list(query?: Omit<QueryOf<Operation<Path, 'get'>>, 'startingAfter'>, options?: CallOptions): AsyncIterableIterator<ItemOf<Operation<Path, 'get'>>>;
     }
   : unknown) &
@@ -33,7 +36,7 @@ export type Resource<Path extends keyof paths, Methods extends readonly Method[]
   (Has<Methods, 'delete'> extends true ? { delete(body: BodyOf<Operation<Path, 'delete'>>, options?: CallOptions): Promise<DataOf<Operation<Path, 'delete'>>> } : unknown);
 
 type Resources = typeof RESOURCES;
-export type ResourceClients = { readonly [Name in keyof Resources]: Resource<Resources[Name]['path'], Resources[Name]['methods'], Resources[Name]['paged']> };
+export type ResourceClients = { readonly [Name in keyof Resources]: Resource<Resources[Name]['path'], Resources[Name]['methods'], Resources[Name]['list']> };
 
 type LooseCall = (method: string, path: string, init: Record<string, unknown>) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
 
@@ -59,12 +62,16 @@ export function nextCursor(link: string | null): string | undefined {
   return undefined;
 }
 
+/** The paths whose GET answers a list, paged or not (a list that does not page is one page). */
+type ListedPath = { [Path in keyof paths]: Extract<DataOf<Operation<Path, 'get'>>, readonly unknown[]> extends never ? never : Path }[keyof paths];
+
 /**
  * Every object of a paged list: asks for a page, yields its objects, then asks for the next one with
  * the startingAfter its Link header names (the caller's filters and limit kept), until a page has no
  * next link. Pages are fetched as the caller iterates: breaking out of the loop stops the paging.
+ * A list that does not page answers without a next link: its one answer is the whole list.
  */
-export async function* paginate<Path extends PagedPath>(
+export async function* paginate<Path extends PagedPath | ListedPath>(
   client: Client<paths>,
   path: Path,
   query: Omit<QueryOf<Operation<Path, 'get'>>, 'startingAfter'> = {} as never,
@@ -83,10 +90,10 @@ export async function* paginate<Path extends PagedPath>(
 
 /** `client.sales`, `client.affiliates`, …: one object per resource in RESOURCES, with the methods it has. */
 export function resourceClients(client: Client<paths>): ResourceClients {
-  const entries = Object.entries(RESOURCES).map(([name, { path, methods, paged }]) => {
+  const entries = Object.entries(RESOURCES).map(([name, { path, methods, list }]) => {
     const has = (method: Method) => (methods as readonly Method[]).includes(method);
     const resource: Record<string, unknown> = {};
-    if (paged) resource.list = (query?: object, options?: CallOptions) => paginate(client, path as PagedPath, query as never, options);
+    if (list) resource.list = (query?: object, options?: CallOptions) => paginate(client, path as PagedPath, query as never, options);
     if (has('get')) resource.retrieve = async (query?: object, options?: CallOptions) => (await call(client, 'get', path, { query }, options)).data;
     if (has('post')) resource.create = async (body: unknown, options?: CallOptions) => (await call(client, 'post', path, { body }, options)).data;
     if (has('put')) resource.update = async (body: unknown, options?: CallOptions) => (await call(client, 'put', path, { body }, options)).data;

@@ -7707,6 +7707,10 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Affiliate"] | components["schemas"]["Affiliate"][] | null;
+                    /**
+                     * @example "id","first_name","last_name","email","status","commission_rate","created_at"
+                     *     "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f","Jane","Doe","jane@example.com","ACTIVE","20","2025-01-15T10:30:00.000Z"
+                     */
                     "text/csv": string;
                 };
             };
@@ -10005,6 +10009,10 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Referral"] | components["schemas"]["Referral"][];
+                    /**
+                     * @example "id","affiliate_id","link_id","email","name","referred_user_external_id","plan","status","created_at"
+                     *     "c3d4e5f6-7a8b-4c9d-8e1f-2a3b4c5d6e7f","a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f","b2e3d4c5-6a7b-4c8d-9e0f-1a2b3c4d5e6f","customer@example.com","Sam Customer","user_8812","pro","active","2025-01-15T10:30:00.000Z"
+                     */
                     "text/csv": string;
                 };
             };
@@ -11052,6 +11060,10 @@ export interface operations {
                      *     ]
                      */
                     "application/json": components["schemas"]["Sale"] | components["schemas"]["Sale"][];
+                    /**
+                     * @example "id","affiliate_id","referral_id","promo_code","external_id","customer_id","total_earned","currency","commission_earned","commission_currency","payment_trigger","paid_at","created_at"
+                     *     "d4e5f6a7-8b9c-4d0e-9f2a-3b4c5d6e7f80","a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f","c3d4e5f6-7a8b-4c9d-8e1f-2a3b4c5d6e7f","","pi_3NxExample","cus_Example","99.00","USD","19.80","USD","subscription_created","2025-01-15T10:30:00.000Z","2025-01-15T10:30:00.000Z"
+                     */
                     "text/csv": string;
                 };
             };
@@ -13098,6 +13110,10 @@ export interface operations {
                      *     ]
                      */
                     "application/json": components["schemas"]["Payout"] | components["schemas"]["Payout"][];
+                    /**
+                     * @example "payout_id","affiliate_id","name","email","payout_method","payout_email","account_holder","iban","note","amount","currency","status"
+                     *     "29d0e1f2-3a4b-4c5d-8e7f-8091a2b3c4d5","a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f","Jane Doe","jane@example.com","PAYPAL","jane.payouts@example.com","","","","19.80","USD","PENDING"
+                     */
                     "text/csv": string;
                 };
             };
@@ -14028,6 +14044,10 @@ export interface operations {
                      *     ]
                      */
                     "application/json": components["schemas"]["CommissionListItem"][];
+                    /**
+                     * @example "id","sale_id","affiliate_id","amount","currency","status","available_at","adjusts","payout_id","sale_created_at"
+                     *     "07b8c9d0-1e2f-4a3b-8c5d-6e7f8091a2b3","d4e5f6a7-8b9c-4d0e-9f2a-3b4c5d6e7f80","a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f","19.80","USD","HELD","2025-02-14T10:30:00.000Z","","","2025-01-15T10:30:00.000Z"
+                     */
                     "text/csv": string;
                 };
             };
@@ -14863,6 +14883,13 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Statement"];
+                    /**
+                     * @example "type","at","amount","currency","sale_id","commission_id","payout_id","description"
+                     *     "OPENING_BALANCE","2025-01-01T00:00:00.000Z","0","USD","","","",""
+                     *     "EARNED","2025-01-15T10:30:00.000Z","19.8","USD","d4e5f6a7-8b9c-4d0e-9f2a-3b4c5d6e7f80","07b8c9d0-1e2f-4a3b-8c5d-6e7f8091a2b3","","commission on sale d4e5f6a7-8b9c-4d0e-9f2a-3b4c5d6e7f80"
+                     *     "PAID_OUT","2025-02-16T09:00:00.000Z","-19.8","USD","d4e5f6a7-8b9c-4d0e-9f2a-3b4c5d6e7f80","07b8c9d0-1e2f-4a3b-8c5d-6e7f8091a2b3","29d0e1f2-3a4b-4c5d-8e7f-8091a2b3c4d5","payout 29d0e1f2-3a4b-4c5d-8e7f-8091a2b3c4d5 (paypal-batch-42)"
+                     *     "CLOSING_BALANCE","2025-03-01T00:00:00.000Z","0","USD","","","",""
+                     */
                     "text/csv": string;
                 };
             };
@@ -15046,6 +15073,10 @@ export interface operations {
                      *     ]
                      */
                     "application/json": components["schemas"]["AffiliateReportRow"][];
+                    /**
+                     * @example "affiliate_id","name","email","currency","clicks","referrals","sales","revenue","commission_earned","commission_pending","commission_held","commission_due","commission_paid","commission_voided"
+                     *     "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f","Jane Doe","jane@example.com","USD","412","37","12","1188","237.6","217.8","0","19.8","0","0"
+                     */
                     "text/csv": string;
                 };
             };
@@ -18119,7 +18150,148 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /** @example [] */
+                    /**
+                     * @example [
+                     *       {
+                     *         "type": "sale.created",
+                     *         "description": "A payment is attributed to an affiliate and commission is calculated; once per attributed payment. Affiliate and referral are expanded.",
+                     *         "schema": {
+                     *           "$schema": "https://json-schema.org/draft/2020-12/schema",
+                     *           "title": "sale.created webhook",
+                     *           "type": "object"
+                     *         },
+                     *         "example": {
+                     *           "id": "3f6c1f0e-8d1a-4c4e-9a57-2f1e5b7c9d10",
+                     *           "event": "sale.created",
+                     *           "createdAt": "2025-01-15T10:30:00.000Z",
+                     *           "data": {
+                     *             "id": "d4e5f6a7-8b9c-4d0e-9f2a-3b4c5d6e7f80",
+                     *             "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f",
+                     *             "referralId": "c3d4e5f6-7a8b-4c9d-8e1f-2a3b4c5d6e7f",
+                     *             "promotionalCodeId": null,
+                     *             "couponId": null,
+                     *             "promoCode": null,
+                     *             "linkId": "b2e3d4c5-6a7b-4c8d-9e0f-1a2b3c4d5e6f",
+                     *             "externalId": "pi_3NxExample",
+                     *             "customerId": "cus_Example",
+                     *             "totalEarned": 99,
+                     *             "currency": "USD",
+                     *             "commissionRate": 20,
+                     *             "commissionEarned": 19.8,
+                     *             "commissionPlanId": "18c9d0e1-2f3a-4b4c-9d6e-7f8091a2b3c4",
+                     *             "paymentTrigger": "subscription_created",
+                     *             "paidAt": "2025-01-15T10:30:00.000Z",
+                     *             "commissions": [
+                     *               {
+                     *                 "id": "07b8c9d0-1e2f-4a3b-8c5d-6e7f8091a2b3",
+                     *                 "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f",
+                     *                 "amount": 19.8,
+                     *                 "currency": "USD",
+                     *                 "status": "DUE",
+                     *                 "availableAt": "2025-02-14T10:30:00.000Z",
+                     *                 "commissionPlanId": "18c9d0e1-2f3a-4b4c-9d6e-7f8091a2b3c4",
+                     *                 "adjusts": null,
+                     *                 "payoutCreated": true,
+                     *                 "payoutId": "29d0e1f2-3a4b-4c5d-8e7f-8091a2b3c4d5"
+                     *               }
+                     *             ],
+                     *             "attribution": {
+                     *               "method": "REFERRAL",
+                     *               "clickId": 1042,
+                     *               "clickedAt": "2025-01-14T08:00:00.000Z",
+                     *               "ageSeconds": 95400,
+                     *               "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f"
+                     *             },
+                     *             "risk": {
+                     *               "signals": [
+                     *                 {
+                     *                   "type": "DISPOSABLE_EMAIL",
+                     *                   "detail": "mailinator.com is a disposable email domain"
+                     *                 }
+                     *               ],
+                     *               "action": "FLAG"
+                     *             },
+                     *             "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
+                     *             "createdAt": "2025-01-15T10:30:00.000Z",
+                     *             "updatedAt": "2025-01-15T10:30:00.000Z",
+                     *             "affiliate": {
+                     *               "id": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f",
+                     *               "firstName": "Jane",
+                     *               "lastName": "Doe",
+                     *               "email": "jane@example.com",
+                     *               "status": "ACTIVE",
+                     *               "commissionRate": 20,
+                     *               "link": null,
+                     *               "affiliateLinks": [
+                     *                 {
+                     *                   "id": "b2e3d4c5-6a7b-4c8d-9e0f-1a2b3c4d5e6f",
+                     *                   "link": "jane",
+                     *                   "userId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f",
+                     *                   "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
+                     *                   "createdAt": "2025-01-15T10:30:00.000Z",
+                     *                   "updatedAt": "2025-01-15T10:30:00.000Z"
+                     *                 }
+                     *               ],
+                     *               "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
+                     *               "commissionPlan": {
+                     *                 "id": "18c9d0e1-2f3a-4b4c-9d6e-7f8091a2b3c4",
+                     *                 "name": "Partners 20%"
+                     *               },
+                     *               "commissionTier": {
+                     *                 "level": 1,
+                     *                 "metric": "SALES_COUNT",
+                     *                 "threshold": 10,
+                     *                 "rate": 25
+                     *               },
+                     *               "payoutDetails": {
+                     *                 "method": "PAYPAL",
+                     *                 "email": "jane.payouts@example.com",
+                     *                 "accountHolder": null,
+                     *                 "ibanLast4": null,
+                     *                 "note": null
+                     *               },
+                     *               "promotionalCodes": [],
+                     *               "signupAnswers": [
+                     *                 {
+                     *                   "questionId": "channel",
+                     *                   "question": "Where do you publish?",
+                     *                   "answer": "A cooking blog"
+                     *                 }
+                     *               ],
+                     *               "createdAt": "2025-01-15T10:30:00.000Z",
+                     *               "updatedAt": "2025-01-15T10:30:00.000Z"
+                     *             },
+                     *             "referral": {
+                     *               "id": "c3d4e5f6-7a8b-4c9d-8e1f-2a3b4c5d6e7f",
+                     *               "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f",
+                     *               "linkId": "b2e3d4c5-6a7b-4c8d-9e0f-1a2b3c4d5e6f",
+                     *               "clickId": 1042,
+                     *               "email": "customer@example.com",
+                     *               "name": "Sam Customer",
+                     *               "referredUserExternalId": "user_8812",
+                     *               "plan": "pro",
+                     *               "status": "active",
+                     *               "attribution": {
+                     *                 "method": "VISITOR",
+                     *                 "clickId": 1042,
+                     *                 "clickedAt": "2025-01-14T08:00:00.000Z",
+                     *                 "ageSeconds": 95400,
+                     *                 "affiliateId": "a1f2c3d4-5b6a-4c7d-8e9f-0a1b2c3d4e5f"
+                     *               },
+                     *               "risk": {
+                     *                 "signals": [],
+                     *                 "action": "NONE"
+                     *               },
+                     *               "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
+                     *               "createdAt": "2025-01-15T10:30:00.000Z",
+                     *               "updatedAt": "2025-01-15T10:30:00.000Z"
+                     *             }
+                     *           },
+                     *           "revision": 0
+                     *         }
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["EventTypeDescription"][];
                 };
             };
@@ -22665,6 +22837,16 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["SignupSubmission"];
+                /**
+                 * @example {
+                 *       "firstName": "Jane",
+                 *       "lastName": "Doe",
+                 *       "email": "jane@example.com",
+                 *       "answers[channel]": "A cooking blog",
+                 *       "formToken": "1736937000.Zm9ybVRva2VuT2ZUaGVIb3N0ZWRQYWdlRXhhbXBsZTE",
+                 *       "website": ""
+                 *     }
+                 */
                 "application/x-www-form-urlencoded": {
                     [key: string]: string;
                 };
@@ -22678,6 +22860,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Application sent: Acme</title></head><body><main><div role="status"><h1>Application received</h1><p>Thank you: your application to Acme is waiting for review. You will hear from us once it has been approved.</p></div></main></body></html> */
                     "text/html": string;
                 };
             };

@@ -18,7 +18,7 @@ from ._errors import (
     ServerError,
 )
 from ._retry import AsyncRetryingTransport, RetryingTransport, RetryPolicy
-from ._webhooks import WebhookVerificationError, sign_webhook, verify_webhook
+from ._webhooks import WebhookFailure, WebhookVerificationError, sign_webhook, verify_webhook
 
 __version__ = _version()
 
@@ -35,6 +35,7 @@ __all__ = [
     "RetryPolicy",
     "RetryingTransport",
     "ServerError",
+    "WebhookFailure",
     "WebhookVerificationError",
     "__version__",
     "next_cursor",

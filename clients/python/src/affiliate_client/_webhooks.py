@@ -16,15 +16,31 @@ import re
 import time
 from collections.abc import Iterable, Mapping
 from hashlib import sha256
-from typing import Any
+from typing import Any, Literal
 
 SECRET_PREFIX = "whsec_"
 #: How far webhook-timestamp may be from this machine's clock: older messages are replays.
 TOLERANCE_SECONDS = 5 * 60
 
 
+#: Why a webhook was refused, as the TypeScript SDK names it (its ``WebhookFailure``):
+#: ``MALFORMED_HEADER``: webhook-id, webhook-timestamp or webhook-signature missing or not in the
+#: Standard Webhooks form; ``TIMESTAMP_SKEW``: webhook-timestamp further from this clock than the
+#: tolerance (a replay, or a clock out of sync); ``SIGNATURE_MISMATCH``: no v1 signature matches (the
+#: body is not the bytes sent, often parsed and serialised again, or the secret is not this
+#: endpoint's); ``MALFORMED_BODY``: the signature matches but the body is not JSON.
+WebhookFailure = Literal["MALFORMED_HEADER", "TIMESTAMP_SKEW", "SIGNATURE_MISMATCH", "MALFORMED_BODY"]
+
+
 class WebhookVerificationError(Exception):
-    """The webhook is not one the platform signed with this secret (or it is too old to trust)."""
+    """The webhook is not one the platform signed with this secret (or it is too old to trust).
+
+    ``failure`` says why (a ``WebhookFailure``), for a receiver to log something actionable.
+    """
+
+    def __init__(self, failure: WebhookFailure, message: str) -> None:
+        super().__init__(message)
+        self.failure: WebhookFailure = failure
 
 
 def _header(headers: Mapping[str, str] | Iterable[tuple[str, str]], name: str) -> str | None:
@@ -38,12 +54,14 @@ def _header(headers: Mapping[str, str] | Iterable[tuple[str, str]], name: str) -
 
 def _key(secret: str) -> bytes:
     encoded = secret[len(SECRET_PREFIX) :] if secret.startswith(SECRET_PREFIX) else secret
+    # A wrong secret is this receiver's configuration, not the message's fault: a ValueError (as the
+    # TypeScript SDK's TypeError), so that it is not answered as a refused webhook.
     try:
         key = base64.b64decode(encoded, validate=True)
     except binascii.Error as error:
-        raise WebhookVerificationError("The signing secret is not base64") from error
+        raise ValueError("The signing secret is not base64: use the endpoint's whsec_… value") from error
     if not key:
-        raise WebhookVerificationError("The signing secret is empty")
+        raise ValueError("The signing secret is empty: use the endpoint's whsec_… value")
     return key
 
 
@@ -72,18 +90,24 @@ def verify_webhook(
     timestamp_text = _header(headers, "webhook-timestamp")
     signatures = _header(headers, "webhook-signature")
     if not webhook_id or not timestamp_text or not signatures:
-        raise WebhookVerificationError("Missing webhook-id, webhook-timestamp or webhook-signature header")
+        raise WebhookVerificationError("MALFORMED_HEADER", "Missing webhook-id, webhook-timestamp or webhook-signature header")
     if not re.fullmatch(r"\d{1,15}", timestamp_text):
-        raise WebhookVerificationError("webhook-timestamp is not a number of seconds")
+        raise WebhookVerificationError("MALFORMED_HEADER", "webhook-timestamp is not a number of seconds")
     timestamp = int(timestamp_text)
     if abs(int(time.time() if now is None else now) - timestamp) > tolerance_seconds:
-        raise WebhookVerificationError("webhook-timestamp is outside the tolerance: the message is too old or too new")
+        raise WebhookVerificationError("TIMESTAMP_SKEW", "webhook-timestamp is outside the tolerance: the message is too old or too new")
     presented = [entry.split(",", 1)[1] for entry in signatures.split(" ") if entry.startswith("v1,")]
+    if not presented:
+        raise WebhookVerificationError("MALFORMED_HEADER", "webhook-signature holds no v1 signature")
     secrets = [secret] if isinstance(secret, str) else list(secret)
     expected = [sign_webhook(candidate, webhook_id, timestamp, payload).split(",", 1)[1] for candidate in secrets]
     if not any(hmac.compare_digest(mine.encode(), theirs.encode()) for mine in expected for theirs in presented):
-        raise WebhookVerificationError("No webhook-signature matches the body")
+        raise WebhookVerificationError(
+            "SIGNATURE_MISMATCH",
+            "No webhook-signature matches the body: check that it is the raw bytes received"
+            " (not parsed and serialised again) and that the secret is this endpoint's",
+        )
     try:
         return json.loads(payload)
     except ValueError as error:
-        raise WebhookVerificationError("The body is not JSON") from error
+        raise WebhookVerificationError("MALFORMED_BODY", "The body is signed but is not JSON") from error
