@@ -221,6 +221,9 @@ describe('hostile dates and queries: a 4xx, never a 5xx', () => {
       'POST /api/v1/sales paidAt': (value) => ['POST', '/sales', { promoCode: 'DATED10', totalEarned: 10, paidAt: value }],
       'POST /api/v1/webhook-deliveries/recover since': (value) => ['POST', '/webhook-deliveries/recover', { webhookEndpointId: endpoint.id, since: value }],
       'POST /api/v1/webhook-deliveries/recover until': (value) => ['POST', '/webhook-deliveries/recover', { webhookEndpointId: endpoint.id, since: valid, until: value }],
+      'POST /api/v1/webhook-deliveries/replay since': (value) => ['POST', '/webhook-deliveries/replay', { webhookEndpointId: endpoint.id, since: value }],
+      'POST /api/v1/webhook-deliveries/replay until': (value) => ['POST', '/webhook-deliveries/replay', { webhookEndpointId: endpoint.id, since: valid, until: value }],
+      'POST /api/v1/webhook-endpoints backfillSince': (value) => ['POST', '/webhook-endpoints', { url: 'http://127.0.0.1:9/backfill', eventTypes: ['sale.created'], backfillSince: value }],
     };
     // Read from the published document, so a new date field fails this test until it is covered here.
     expect(Object.keys(cases).sort()).toEqual(dateFieldsOfRequestBodies(document).sort());

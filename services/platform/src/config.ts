@@ -53,6 +53,8 @@ export const SHIPPED_DEFAULT_SECRETS: ReadonlySet<string> = new Set([
   // The webhook dispatcher's development key for signing secrets at rest, and the trial overlay's.
   'f3a1c2d4e5b60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9a',
   '5e0c7a3b9d2f4e6a8c1b3d5f7e9a0c2b4d6f8a1c3e5b7d9f0a2c4e6b8d1f3a5c',
+  // The API reference's example webhook signing secret (contracts/src/operation-examples.ts).
+  'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
 ]);
 
 /**
