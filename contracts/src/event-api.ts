@@ -55,7 +55,7 @@ export const WebhookVerification = z
     valid: z.boolean().openapi({ description: 'true when the signature holds for this body, within the timestamp tolerance' }),
     failure: z.union([z.enum(WEBHOOK_VERIFICATION_FAILURES), z.null()]).openapi({
       description:
-        'MALFORMED_HEADER: a webhook header is missing or unreadable; WRONG_SECRET: no signature matches with this endpoint\'s secret; BODY_ALTERED: the signature matches the body originally sent, so the body was changed or re-serialized; TIMESTAMP_SKEW: the signature matches but webhook-timestamp is more than 5 minutes from now; null when valid',
+        'MALFORMED_HEADER: a webhook header is missing or unreadable, or webhook-signature holds more than 10 signatures; WRONG_SECRET: no signature matches with this endpoint\'s secret; BODY_ALTERED: the signature matches the body originally sent, so the body was changed or re-serialized; TIMESTAMP_SKEW: the signature matches but webhook-timestamp is more than 5 minutes from now; null when valid',
     }),
   })
   .openapi('WebhookVerification');

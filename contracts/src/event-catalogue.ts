@@ -86,7 +86,8 @@ export const acceptedEventDataSchemaOf = (type: EventType): z.ZodTypeAny => {
 /**
  * The whole webhook body of one public type: the specification's four fields, the object's
  * `revision`, and on `*.updated` the `previousAttributes` of the change (both absent on events
- * recorded before they existed).
+ * recorded before they existed). Not strict: a body may gain fields (as it gained `revision`), and a
+ * subscriber validating with this schema must keep accepting it (docs/guides/webhooks.md, Versioning).
  */
 export function payloadSchemaOf(type: PublicEventType) {
   const envelope = {
@@ -94,10 +95,11 @@ export function payloadSchemaOf(type: PublicEventType) {
     event: z.literal(type).openapi({ description: 'The event type' }),
     createdAt: DateTime.openapi({ description: 'When the event happened' }),
     // No description of its own: the object's component has one, and a description here would become that component's (zod-to-openapi takes a component's metadata from its first use).
-    data: eventDataSchemaOf(type),
+    // A *.deleted body's data is only the id today; a field added to it later must not break a subscriber either.
+    data: type.endsWith('.deleted') ? DeletedEventData.strip() : eventDataSchemaOf(type),
     revision: WebhookRevision.optional(),
   };
-  return (type.endsWith('.updated') ? z.object({ ...envelope, previousAttributes: WebhookPreviousAttributes.optional() }) : z.object(envelope)).strict();
+  return type.endsWith('.updated') ? z.object({ ...envelope, previousAttributes: WebhookPreviousAttributes.optional() }) : z.object(envelope);
 }
 
 /** The OpenAPI component of a type's webhook body, e.g. SaleCreatedPayload. */

@@ -77,7 +77,7 @@ export const WebhookRevision = z
   .min(0)
   .openapi({
     description:
-      "The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed.",
+      "The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object, except a revision that reached the platform after the wait for it (it arrives late) and backfills, replays, re-sends and recoveries, which are outside the order; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed.",
   });
 
 /** The changed fields of an `*.updated` webhook, before the change (as Stripe's previous_attributes). */

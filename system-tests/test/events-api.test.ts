@@ -232,15 +232,21 @@ test('replay re-sends the failed deliveries of a window, and the succeeded ones 
   expect((await api.post('/webhook-deliveries/replay', { webhookEndpointId: endpoint.id, since: new Date().toISOString(), until: since })).status).toBe(400);
 });
 
-test('verify names each failure (MALFORMED_HEADER, WRONG_SECRET, BODY_ALTERED, TIMESTAMP_SKEW), accepts a good delivery, and never returns the secret', async () => {
+/** A new program's endpoint for affiliate.created, and the one delivery it got once an affiliate was created. */
+async function oneDelivery(name: string): Promise<{ api: Api; endpoint: { id: string; secret: string }; delivery: Delivery }> {
   const { api } = await system.createProgram();
   const { subscriber, url } = await newSubscriber();
   const endpoint = await okBody(api.post('/webhook-endpoints', { url, eventTypes: ['affiliate.created'] }));
-  await createAffiliate(api, 'Signed');
+  await createAffiliate(api, name);
   const delivery = await eventually(() => {
     expect(subscriber.deliveries).toHaveLength(1);
     return subscriber.deliveries[0] as Delivery;
   }, 30_000);
+  return { api, endpoint, delivery };
+}
+
+test('verify names each failure (MALFORMED_HEADER, WRONG_SECRET, BODY_ALTERED, TIMESTAMP_SKEW), accepts a good delivery, and never returns the secret', async () => {
+  const { api, endpoint, delivery } = await oneDelivery('Signed');
   const headers = signedHeadersOf(delivery);
   const id = headers['webhook-id'] as string;
   const timestamp = Number(headers['webhook-timestamp']);
@@ -268,4 +274,18 @@ test('verify names each failure (MALFORMED_HEADER, WRONG_SECRET, BODY_ALTERED, T
 
   const secretKey = (endpoint.secret as string).slice(WEBHOOK_SECRET_PREFIX.length);
   for (const answer of answers) expect(JSON.stringify(answer)).not.toContain(secretKey);
+});
+
+test('verify checks up to 10 signatures of a webhook-signature header, the right one among them, and answers MALFORMED_HEADER to more', async () => {
+  const { api, endpoint, delivery } = await oneDelivery('Many');
+  const headers = signedHeadersOf(delivery);
+  const wrong = (count: number) => Array.from({ length: count }, () => `v1,${randomBytes(32).toString('base64')}`);
+  const verify = (signatures: string[]) =>
+    okBody(api.post('/webhook-endpoints/verify', { webhookEndpointId: endpoint.id, headers: { ...headers, 'webhook-signature': signatures.join(' ') }, body: delivery.rawBody }));
+
+  expect(await verify([...wrong(9), headers['webhook-signature'] as string])).toEqual({ valid: true, failure: null });
+  expect(await verify(wrong(10))).toEqual({ valid: false, failure: 'WRONG_SECRET' });
+  expect(await verify([...wrong(10), headers['webhook-signature'] as string])).toEqual({ valid: false, failure: 'MALFORMED_HEADER' });
+  // A header the size of the limit (4 KB, some 80 signatures) is answered like any other.
+  expect(await verify(wrong(80))).toEqual({ valid: false, failure: 'MALFORMED_HEADER' });
 });

@@ -1723,7 +1723,7 @@ export interface components {
              */
             createdAt: string;
             data: components["schemas"]["Affiliate"];
-            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object, except a revision that reached the platform after the wait for it (it arrives late) and backfills, replays, re-sends and recoveries, which are outside the order; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
             revision?: number;
         };
         /**
@@ -1801,7 +1801,7 @@ export interface components {
              */
             createdAt: string;
             data: components["schemas"]["Affiliate"];
-            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object, except a revision that reached the platform after the wait for it (it arrives late) and backfills, replays, re-sends and recoveries, which are outside the order; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
             revision?: number;
             /** @description On *.updated only: the top-level fields of data that this change altered, each with its value before the change (a field that did not exist before is null). Fields that did not change are not listed. Absent on events recorded before it existed. */
             previousAttributes?: {
@@ -1840,7 +1840,7 @@ export interface components {
                 /** @description The id of the deleted object */
                 id: string;
             };
-            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object, except a revision that reached the platform after the wait for it (it arrives late) and backfills, replays, re-sends and recoveries, which are outside the order; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
             revision?: number;
         };
         /** @description Why a referral or sale went to its affiliate */
@@ -1991,7 +1991,7 @@ export interface components {
              */
             createdAt: string;
             data: components["schemas"]["Referral"];
-            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object, except a revision that reached the platform after the wait for it (it arrives late) and backfills, replays, re-sends and recoveries, which are outside the order; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
             revision?: number;
         };
         /**
@@ -2047,7 +2047,7 @@ export interface components {
              */
             createdAt: string;
             data: components["schemas"]["Referral"];
-            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object, except a revision that reached the platform after the wait for it (it arrives late) and backfills, replays, re-sends and recoveries, which are outside the order; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
             revision?: number;
             /** @description On *.updated only: the top-level fields of data that this change altered, each with its value before the change (a field that did not exist before is null). Fields that did not change are not listed. Absent on events recorded before it existed. */
             previousAttributes?: {
@@ -2086,7 +2086,7 @@ export interface components {
                 /** @description The id of the deleted object */
                 id: string;
             };
-            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object, except a revision that reached the platform after the wait for it (it arrives late) and backfills, replays, re-sends and recoveries, which are outside the order; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
             revision?: number;
         };
         /** @description Who decided */
@@ -2393,7 +2393,7 @@ export interface components {
              */
             createdAt: string;
             data: components["schemas"]["ExpandedSale"];
-            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object, except a revision that reached the platform after the wait for it (it arrives late) and backfills, replays, re-sends and recoveries, which are outside the order; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
             revision?: number;
         };
         /**
@@ -2475,7 +2475,7 @@ export interface components {
              */
             createdAt: string;
             data: components["schemas"]["Sale"];
-            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object, except a revision that reached the platform after the wait for it (it arrives late) and backfills, replays, re-sends and recoveries, which are outside the order; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
             revision?: number;
             /** @description On *.updated only: the top-level fields of data that this change altered, each with its value before the change (a field that did not exist before is null). Fields that did not change are not listed. Absent on events recorded before it existed. */
             previousAttributes?: {
@@ -2514,7 +2514,7 @@ export interface components {
                 /** @description The id of the deleted object */
                 id: string;
             };
-            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object, except a revision that reached the platform after the wait for it (it arrives late) and backfills, replays, re-sends and recoveries, which are outside the order; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
             revision?: number;
         };
         /** @description The parts of a generated code, joined in this fixed order after the prefix and upper-cased (except the random part, by randomCharsCase); characters other than letters, digits, hyphens and underscores are dropped. Parts left out or false are not used */
@@ -2716,7 +2716,7 @@ export interface components {
              */
             createdAt: string;
             data: components["schemas"]["Coupon"];
-            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object, except a revision that reached the platform after the wait for it (it arrives late) and backfills, replays, re-sends and recoveries, which are outside the order; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
             revision?: number;
         };
         /**
@@ -2801,7 +2801,7 @@ export interface components {
              */
             createdAt: string;
             data: components["schemas"]["Coupon"];
-            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object, except a revision that reached the platform after the wait for it (it arrives late) and backfills, replays, re-sends and recoveries, which are outside the order; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
             revision?: number;
             /** @description On *.updated only: the top-level fields of data that this change altered, each with its value before the change (a field that did not exist before is null). Fields that did not change are not listed. Absent on events recorded before it existed. */
             previousAttributes?: {
@@ -2840,7 +2840,7 @@ export interface components {
                 /** @description The id of the deleted object */
                 id: string;
             };
-            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object, except a revision that reached the platform after the wait for it (it arrives late) and backfills, replays, re-sends and recoveries, which are outside the order; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
             revision?: number;
         };
         /** @description A coupon without its promotional codes: a code's parent coupon */
@@ -3067,7 +3067,7 @@ export interface components {
              */
             createdAt: string;
             data: components["schemas"]["PromotionalCode"];
-            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object, except a revision that reached the platform after the wait for it (it arrives late) and backfills, replays, re-sends and recoveries, which are outside the order; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
             revision?: number;
         };
         /**
@@ -3150,7 +3150,7 @@ export interface components {
              */
             createdAt: string;
             data: components["schemas"]["PromotionalCode"];
-            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object, except a revision that reached the platform after the wait for it (it arrives late) and backfills, replays, re-sends and recoveries, which are outside the order; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
             revision?: number;
             /** @description On *.updated only: the top-level fields of data that this change altered, each with its value before the change (a field that did not exist before is null). Fields that did not change are not listed. Absent on events recorded before it existed. */
             previousAttributes?: {
@@ -3189,7 +3189,7 @@ export interface components {
                 /** @description The id of the deleted object */
                 id: string;
             };
-            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object, except a revision that reached the platform after the wait for it (it arrives late) and backfills, replays, re-sends and recoveries, which are outside the order; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
             revision?: number;
         };
         /**
@@ -4239,7 +4239,7 @@ export interface components {
             /** @description Why the platform disabled it (e.g. it answered 410, or failed for too long); null when it did not. PUT active: true clears it */
             disabledReason: string | null;
             /**
-             * @description NONE (the default): deliveries go out as events arrive, each on its own retry schedule. PER_OBJECT: deliveries of one object (one affiliate, sale, referral, coupon or promotional code) go out strictly in revision order: a delivery is not attempted until every earlier revision of that object to this endpoint has succeeded or failed for good (its retry schedule used up, or the endpoint disabled). A failing delivery holds back later ones of the same object only; other objects are not delayed. An event that arrives at the dispatcher before an earlier revision of its object waits for it up to WEBHOOK_ORDERING_GAP_WAIT (10 s by default), then goes out, since the missing revision may never come (a change that announces no event, or a type the endpoint does not subscribe to).
+             * @description NONE (the default): deliveries go out as events arrive, each on its own retry schedule. PER_OBJECT: deliveries of one object (one affiliate, sale, referral, coupon or promotional code) go out in revision order: a delivery is not attempted until every earlier revision of that object to this endpoint has succeeded or failed for good (its retry schedule used up, or the endpoint disabled). A failing delivery holds back later ones of the same object only; other objects are not delayed. Two exceptions, which the revision lets a subscriber tell: an event that arrives at the dispatcher before an earlier revision of its object waits for it up to WEBHOOK_ORDERING_GAP_WAIT (10 s by default), then goes out, since the missing revision may never come (a change that announces no event, or a type the endpoint does not subscribe to), and that revision, if it comes later, is delivered late; and backfilled events, replays, manual re-sends and recovered deliveries take no place in the order: they hold back nothing and may arrive after later revisions (a backfill runs beside the live deliveries).
              * @enum {string}
              */
             ordering: "NONE" | "PER_OBJECT";
@@ -4282,7 +4282,7 @@ export interface components {
              */
             backfillSince?: string;
             /**
-             * @description NONE (the default): deliveries go out as events arrive, each on its own retry schedule. PER_OBJECT: deliveries of one object (one affiliate, sale, referral, coupon or promotional code) go out strictly in revision order: a delivery is not attempted until every earlier revision of that object to this endpoint has succeeded or failed for good (its retry schedule used up, or the endpoint disabled). A failing delivery holds back later ones of the same object only; other objects are not delayed. An event that arrives at the dispatcher before an earlier revision of its object waits for it up to WEBHOOK_ORDERING_GAP_WAIT (10 s by default), then goes out, since the missing revision may never come (a change that announces no event, or a type the endpoint does not subscribe to).
+             * @description NONE (the default): deliveries go out as events arrive, each on its own retry schedule. PER_OBJECT: deliveries of one object (one affiliate, sale, referral, coupon or promotional code) go out in revision order: a delivery is not attempted until every earlier revision of that object to this endpoint has succeeded or failed for good (its retry schedule used up, or the endpoint disabled). A failing delivery holds back later ones of the same object only; other objects are not delayed. Two exceptions, which the revision lets a subscriber tell: an event that arrives at the dispatcher before an earlier revision of its object waits for it up to WEBHOOK_ORDERING_GAP_WAIT (10 s by default), then goes out, since the missing revision may never come (a change that announces no event, or a type the endpoint does not subscribe to), and that revision, if it comes later, is delivered late; and backfilled events, replays, manual re-sends and recovered deliveries take no place in the order: they hold back nothing and may arrive after later revisions (a backfill runs beside the live deliveries).
              * @default NONE
              * @enum {string}
              */
@@ -4306,7 +4306,7 @@ export interface components {
             /** @description false pauses deliveries; true resumes them, also for an endpoint the platform disabled */
             active?: boolean;
             /**
-             * @description NONE (the default): deliveries go out as events arrive, each on its own retry schedule. PER_OBJECT: deliveries of one object (one affiliate, sale, referral, coupon or promotional code) go out strictly in revision order: a delivery is not attempted until every earlier revision of that object to this endpoint has succeeded or failed for good (its retry schedule used up, or the endpoint disabled). A failing delivery holds back later ones of the same object only; other objects are not delayed. An event that arrives at the dispatcher before an earlier revision of its object waits for it up to WEBHOOK_ORDERING_GAP_WAIT (10 s by default), then goes out, since the missing revision may never come (a change that announces no event, or a type the endpoint does not subscribe to).
+             * @description NONE (the default): deliveries go out as events arrive, each on its own retry schedule. PER_OBJECT: deliveries of one object (one affiliate, sale, referral, coupon or promotional code) go out in revision order: a delivery is not attempted until every earlier revision of that object to this endpoint has succeeded or failed for good (its retry schedule used up, or the endpoint disabled). A failing delivery holds back later ones of the same object only; other objects are not delayed. Two exceptions, which the revision lets a subscriber tell: an event that arrives at the dispatcher before an earlier revision of its object waits for it up to WEBHOOK_ORDERING_GAP_WAIT (10 s by default), then goes out, since the missing revision may never come (a change that announces no event, or a type the endpoint does not subscribe to), and that revision, if it comes later, is delivered late; and backfilled events, replays, manual re-sends and recovered deliveries take no place in the order: they hold back nothing and may arrive after later revisions (a backfill runs beside the live deliveries).
              * @enum {string}
              */
             ordering?: "NONE" | "PER_OBJECT";
@@ -4458,7 +4458,7 @@ export interface components {
             data: {
                 [key: string]: unknown;
             };
-            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
+            /** @description The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object, except a revision that reached the platform after the wait for it (it arrives late) and backfills, replays, re-sends and recoveries, which are outside the order; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed. */
             revision?: number;
             /** @description On *.updated only: the top-level fields of data that this change altered, each with its value before the change (a field that did not exist before is null). Fields that did not change are not listed. Absent on events recorded before it existed. */
             previousAttributes?: {
@@ -4496,7 +4496,7 @@ export interface components {
         WebhookVerification: {
             /** @description true when the signature holds for this body, within the timestamp tolerance */
             valid: boolean;
-            /** @description MALFORMED_HEADER: a webhook header is missing or unreadable; WRONG_SECRET: no signature matches with this endpoint's secret; BODY_ALTERED: the signature matches the body originally sent, so the body was changed or re-serialized; TIMESTAMP_SKEW: the signature matches but webhook-timestamp is more than 5 minutes from now; null when valid */
+            /** @description MALFORMED_HEADER: a webhook header is missing or unreadable, or webhook-signature holds more than 10 signatures; WRONG_SECRET: no signature matches with this endpoint's secret; BODY_ALTERED: the signature matches the body originally sent, so the body was changed or re-serialized; TIMESTAMP_SKEW: the signature matches but webhook-timestamp is more than 5 minutes from now; null when valid */
             failure: ("TIMESTAMP_SKEW" | "BODY_ALTERED" | "WRONG_SECRET" | "MALFORMED_HEADER") | null;
         };
         VerifyWebhookBody: {

@@ -128,3 +128,27 @@ test('the events about the document written carry its revision, an *.updated one
     ['coupon.updated', 'other', undefined, undefined],
   ]);
 });
+
+test('previousAttributes compares with the events a change builds for the state before when it gives them (what it shows beside the document changed too)', async () => {
+  const programId = newProgramId();
+  const id = await insertWidget(programId, 'cog');
+  // The event shows a part read beside the document (as an affiliate shows its links), which changed with it.
+  const shown = (widget: Widget, part: string) => [createEvent('coupon.updated', programId, exampleEventData('coupon.updated', { id, name: widget.name, externalId: part }))];
+  await widgets.change(programId, id, () => ({ set: { name: 'sprocket' }, events: (next) => shown(next, 'new part'), previous: (current) => shown(current, 'old part') }));
+
+  const outbox = ((await connection.collection('widgets').findOne({ _id: id as never })) as unknown as OutboxFields)._outbox;
+  expect(outbox.at(-1)?.previousAttributes).toEqual({ name: 'cog', externalId: 'old part' });
+});
+
+test('takeRevision answers the document as stamped with the revision taken, with the changes that landed since an earlier read', async () => {
+  const programId = newProgramId();
+  const id = await insertWidget(programId, 'cog');
+  const earlier = await widgets.byId(programId, id);
+  await widgets.change(programId, id, () => ({ set: { name: 'sprocket' }, events: () => [] }));
+
+  const stamped = await widgets.takeRevision(programId, id);
+  expect(earlier).toMatchObject({ name: 'cog', revision: 0 });
+  expect(stamped).toMatchObject({ _id: id, name: 'sprocket', revision: 2 });
+  expect(await widgets.byId(programId, id)).toMatchObject({ name: 'sprocket', revision: 2 });
+  expect(await widgets.takeRevision(newProgramId(), id)).toBeNull();
+});

@@ -1,6 +1,8 @@
 import { PUBLIC_EVENT_TYPES, WebhookPayload, type EventTypeDescription, type PublicEventType } from '@affiliate/contracts';
 import type { RunningService } from '@affiliate/platform';
 import { internalHeaders, newProgramId } from '@affiliate/platform/testing';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
 import request from 'supertest';
 import { payloadSchemaOf } from '@affiliate/contracts';
 import { bootDispatcher } from './support/dispatcher';
@@ -45,4 +47,16 @@ test('every type comes with a self-contained JSON Schema of its body', () => {
   expect(catalogue.find((entry) => entry.type === 'sale.created')?.example.data).toHaveProperty('affiliate');
   expect(catalogue.find((entry) => entry.type === 'promocode.created')?.example.data).toHaveProperty('coupon');
   expect(catalogue.find((entry) => entry.type === 'coupon.updated')?.example.data).toHaveProperty('promotionalCodes');
+});
+
+test('a receiver validating with the published JSON Schema keeps accepting bodies that gain fields, in the envelope and in data', () => {
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats(ajv);
+  for (const entry of catalogue) {
+    const validate = ajv.compile(entry.schema as object);
+    const example = entry.example as { data: Record<string, unknown> };
+    expect([entry.type, validate(example) ? 'valid' : validate.errors]).toEqual([entry.type, 'valid']);
+    const grown = { ...example, deliveredBy: 'a later version', data: { ...example.data, addedLater: true } };
+    expect([entry.type, validate(grown) ? 'valid' : validate.errors]).toEqual([entry.type, 'valid']);
+  }
 });

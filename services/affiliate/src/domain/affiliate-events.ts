@@ -2,6 +2,7 @@ import type { Affiliate, AffiliateLink, EventEnvelope } from '@affiliate/contrac
 import { createEvent } from '@affiliate/platform';
 import { toAffiliate, type AffiliateDocument, type PlanSummary } from '../data-access/affiliates';
 import type { Repositories } from '../data-access/repositories';
+import { planSummaryOf } from './commission-plans';
 
 /**
  * affiliate.created carries the expansions of payload rule 1. Promotional codes belong to the
@@ -18,15 +19,18 @@ export function affiliateUpdated(affiliate: AffiliateDocument, links: AffiliateL
 /**
  * affiliate.updated for a change of the affiliate's links, which the link's own write carries: with
  * the affiliate's revision taken for it (AggregateStore.takeRevision) and its links before the change.
+ * The affiliate and its plan are the ones stamped with that revision, not the ones the caller read
+ * earlier: a change that landed in between must not go out again, older, at a higher revision.
  */
 export async function affiliateLinksChanged(
   repositories: Repositories,
   affiliate: AffiliateDocument,
   before: AffiliateLink[],
-  plan: PlanSummary | null,
 ): Promise<(links: AffiliateLink[]) => EventEnvelope<Affiliate>> {
-  const revision = await repositories.affiliates.takeRevision(affiliate.programId, affiliate._id);
-  return (links) => ({ ...affiliateUpdated(affiliate, links, plan), ...(revision === null ? {} : { revision }), previousAttributes: { affiliateLinks: before } });
+  const stamped = await repositories.affiliates.takeRevision(affiliate.programId, affiliate._id);
+  const current = stamped ?? affiliate;
+  const plan = await planSummaryOf(repositories, current);
+  return (links) => ({ ...affiliateUpdated(current, links, plan), ...(stamped ? { revision: stamped.revision } : {}), previousAttributes: { affiliateLinks: before } });
 }
 
 export function affiliateDeleted(affiliate: AffiliateDocument): EventEnvelope<{ id: string }> {

@@ -5,7 +5,7 @@ import type { LinkDocument } from '../data-access/links';
 import type { Repositories } from '../data-access/repositories';
 import { affiliateDeleted, affiliateUpdated } from './affiliate-events';
 import { claimSlug, linksOfAffiliate } from './affiliate-links';
-import { assignablePlan, planOf } from './commission-plans';
+import { assignablePlan, planOf, planSummaryOf } from './commission-plans';
 import { tierOn } from './commission-tiers';
 import { duplicateEmail } from './create-affiliate';
 import { affiliateById, withLinks } from './find-affiliates';
@@ -57,7 +57,15 @@ export async function updateAffiliate(repositories: Repositories, programId: str
       links = await linksOfAffiliate(repositories, programId, current._id);
       plan = planDocument ? { id: planDocument._id, name: planDocument.name } : null;
       const summary = plan;
-      return { set: { ...profile, ...tier, updatedAt: new Date() }, events: (stored) => [affiliateUpdated(stored, links, summary)] };
+      // previousAttributes compares with the affiliate as it was: its plan before a reassignment, its
+      // links before the slug appended above (both are read beside the document, not from it).
+      const linksBefore = added ? links.filter((link) => link.id !== added._id) : links;
+      const summaryBefore = input.commissionPlanId === undefined ? summary : await planSummaryOf(repositories, fresh);
+      return {
+        set: { ...profile, ...tier, updatedAt: new Date() },
+        events: (stored) => [affiliateUpdated(stored, links, summary)],
+        previous: (old) => [affiliateUpdated(old, linksBefore, summaryBefore)],
+      };
     });
     if (!next) throw noAffiliate(input.affiliateId);
     return toAffiliate(next, links, plan);

@@ -7,7 +7,6 @@ import { affiliateLinksChanged } from './affiliate-events';
 import { claimSlug, linksOfAffiliate } from './affiliate-links';
 import { affiliateByEmail, affiliateById } from './find-affiliates';
 import { toLinkResponse } from './find-links';
-import { planSummaryOf } from './commission-plans';
 
 /** The owner named in POST /links; both identifiers, when given, must name the same affiliate. */
 async function ownerOf(repositories: Repositories, programId: string, input: CreateLinkBody): Promise<AffiliateDocument> {
@@ -43,8 +42,8 @@ async function targetOf(repositories: Repositories, programId: string, input: { 
 /** Adds a slug to an affiliate; the link and its affiliate.updated are one write. */
 export async function addLink(repositories: Repositories, programId: string, input: CreateLinkBody): Promise<LinkResponse> {
   const owner = await ownerOf(repositories, programId, input);
-  const [existing, plan] = await Promise.all([linksOfAffiliate(repositories, programId, owner._id), planSummaryOf(repositories, owner)]);
-  const announce = await affiliateLinksChanged(repositories, owner, existing, plan);
+  const existing = await linksOfAffiliate(repositories, programId, owner._id);
+  const announce = await affiliateLinksChanged(repositories, owner, existing);
   const link = await claimSlug(repositories, {
     programId,
     affiliateId: owner._id,
@@ -65,8 +64,8 @@ export type RenamePolicy = { previousLinkDays: number | null };
  */
 export async function renameLink(repositories: Repositories, programId: string, input: RenameLinkBody, policy: RenamePolicy): Promise<LinkResponse> {
   const { link, owner } = await targetOf(repositories, programId, input);
-  const [siblings, plan] = await Promise.all([linksOfAffiliate(repositories, programId, owner._id), planSummaryOf(repositories, owner)]);
-  const announce = await affiliateLinksChanged(repositories, owner, siblings, plan);
+  const siblings = await linksOfAffiliate(repositories, programId, owner._id);
+  const announce = await affiliateLinksChanged(repositories, owner, siblings);
   const rename = () =>
     repositories.links.change(programId, link._id, () => ({
       set: { link: input.newLink, linkKey: linkKeyOf(programId, input.newLink), updatedAt: new Date() },
@@ -102,8 +101,8 @@ const lastLink = (slug: string) => badRequest(`link: ${slug} is the affiliate's 
 export async function deleteLink(repositories: Repositories, programId: string, input: DeleteLinkBody): Promise<{ id: string; deleted: true }> {
   const { link, owner } = await targetOf(repositories, programId, input);
   if ((await repositories.links.countOf(programId, owner._id)) <= 1) throw lastLink(link.link);
-  const [before, plan] = await Promise.all([linksOfAffiliate(repositories, programId, owner._id), planSummaryOf(repositories, owner)]);
-  const announce = await affiliateLinksChanged(repositories, owner, before, plan);
+  const before = await linksOfAffiliate(repositories, programId, owner._id);
+  const announce = await affiliateLinksChanged(repositories, owner, before);
   let survivors: LinkDocument[] = [];
   const outcome = await repositories.links.removeUnless(
     programId,

@@ -24,6 +24,13 @@ export type Change<Doc> = {
   unset?: (keyof Doc & string)[];
   /** Built from the state after the change, so `*.updated` carries exactly what was stored. */
   events: (next: Stored<Doc>) => EventEnvelope[];
+  /**
+   * The same events as the state before the change had them, for `previousAttributes`: needed when
+   * `events` also shows something read beside the document that the change altered too (an
+   * affiliate's plan or links), which `events` given the old document would show as it is now.
+   * Absent: `events` given the old document.
+   */
+  previous?: (current: Stored<Doc>) => EventEnvelope[];
 };
 
 /**
@@ -299,7 +306,7 @@ export class AggregateStore<Doc extends Aggregate> {
       for (const key of change.unset ?? []) delete (next as Record<string, unknown>)[key];
       // The events as the state before would have had them, built first: a builder that keeps what it
       // built (the answer's representation) is then left with the state stored.
-      const previous = change.events(current);
+      const previous = (change.previous ?? change.events)(current);
       const outbox = withRevision(change.events(next), id, revision, previous);
       const update = {
         $set: { ...change.set, revision, ...(outbox.length > 0 ? { _pendingSince: new Date() } : {}) },
@@ -322,10 +329,12 @@ export class AggregateStore<Doc extends Aggregate> {
    * Takes the document's next revision without otherwise changing it, for an event about it that
    * another document's write carries (affiliate.updated in a link's write): that event is stamped
    * with it by its producer. Taken before that write, so a write that then fails leaves a gap in
-   * the revisions, which subscribers are told to expect, never two events with one revision. Null
-   * when there is no such document in the program.
+   * the revisions, which subscribers are told to expect, never two events with one revision. Answers
+   * the document as stamped, so the event shows the state its revision is about (one read before
+   * may be older than a change that took a revision in between). Null when there is no such
+   * document in the program.
    */
-  async takeRevision(programId: string, id: string): Promise<number | null> {
+  async takeRevision(programId: string, id: string): Promise<Stored<Doc> | null> {
     for (let attempt = 0; attempt < CHANGE_ATTEMPTS; attempt += 1) {
       const current = await this.pointLookup(programId, { _id: id }, false);
       if (!current) return null;
@@ -333,7 +342,7 @@ export class AggregateStore<Doc extends Aggregate> {
       const written = await this.model
         .updateOne({ _id: id, revision: current.revision ?? 0, deletedAt: null } as FilterQuery<Doc>, { $set: { revision } } as UpdateQuery<Doc>)
         .finally(() => this.wrote(programId));
-      if (written.modifiedCount === 1) return revision;
+      if (written.modifiedCount === 1) return { ...current, revision };
     }
     throw conflict('The object is being changed by other requests right now; retry');
   }

@@ -3,7 +3,7 @@ import type { DispatcherSettings } from '../config';
 import type { Repositories } from '../data-access/repositories';
 import { isDelivered, type SendOutcome, type SubscriberClient } from '../data-access/subscriber-client';
 import { KEPT_ATTEMPTS, type StoredAttempt, type WebhookDeliveryDocument } from '../data-access/webhook-deliveries';
-import type { ClaimedDelivery } from './claim-delivery';
+import type { ClaimedDelivery, DueDelivery } from './claim-delivery';
 import { CIRCUIT_OPEN, type EndpointCircuits } from './endpoint-circuits';
 import { disableEndpoint, recordEndpointFailure, recordEndpointSuccess } from './endpoint-health';
 import { releaseNextOf } from './ordered-delivery';
@@ -18,6 +18,11 @@ export type Dispatcher = {
   client: SubscriberClient;
   circuits: EndpointCircuits;
   metrics?: WebhookMetrics;
+  /**
+   * Told of a delivery an ended one made due now (the next revision of its object on a PER_OBJECT
+   * endpoint), so that it goes without waiting for the next look at the schedule.
+   */
+  released?: (delivery: DueDelivery) => void;
 };
 
 /** How long a claim holds a delivery: longer than any attempt can take. */
@@ -74,7 +79,7 @@ async function attemptInSpan(dispatcher: Dispatcher, delivery: ClaimedDelivery, 
     span.setAttribute('webhook.endpoint.active', false);
     await repositories.deliveries.recordHeld(delivery, { ...release, status: 'failed', nextAttemptAt: null });
     await repositories.schedule.unschedule(programId, delivery._id);
-    await releaseNextOf(repositories, delivery);
+    await releaseNext(dispatcher, delivery);
     if (ending) metrics?.ended('failed');
     return null;
   }
@@ -117,7 +122,7 @@ async function attemptInSpan(dispatcher: Dispatcher, delivery: ClaimedDelivery, 
   else if (stored && next.status) {
     await repositories.schedule.unschedule(programId, stored._id);
     // Ended for good: on a PER_OBJECT endpoint, the next revision of the object is no longer held back.
-    await releaseNextOf(repositories, stored);
+    await releaseNext(dispatcher, stored);
   }
   if (mode === 'scheduled') metrics?.attempted(delivered ? 'succeeded' : 'failed');
   if (stored && ending && (next.status === 'succeeded' || next.status === 'failed')) metrics?.ended(next.status);
@@ -131,6 +136,11 @@ async function attemptInSpan(dispatcher: Dispatcher, delivery: ClaimedDelivery, 
     if (await disableEndpoint(repositories, programId, endpoint._id, 'the subscriber answered 410 Gone', logger)) metrics?.disabled('gone');
   } else if (await recordEndpointFailure(repositories, settings, logger, programId, endpoint._id, outcome.at)) metrics?.disabled('failing');
   return stored;
+}
+
+async function releaseNext(dispatcher: Dispatcher, ended: WebhookDeliveryDocument): Promise<void> {
+  const released = await releaseNextOf(dispatcher.repositories, ended);
+  if (released) dispatcher.released?.(released);
 }
 
 /** When the event occurred: the payload's `createdAt`, the one place a delivery keeps it. */

@@ -61,7 +61,7 @@ export async function fanOutEvent(repositories: Repositories, settings: Dispatch
     if (!(await repositories.deliveries.insert(leased))) continue;
     // Taken into its object's order only once stored, so a redelivered event never makes an ended
     // delivery pending there again; a crash in between leaves its successor to the gap's bounded wait.
-    await enterOrder(repositories, leased);
+    await enterOrder(repositories, settings, leased);
     created.push(leased);
   }
   return created;

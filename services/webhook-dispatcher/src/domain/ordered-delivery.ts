@@ -1,21 +1,25 @@
 import type { DispatcherSettings } from '../config';
 import type { Repositories } from '../data-access/repositories';
 import type { ClaimedDelivery, OrderedDelivery, WebhookDeliveryDocument } from '../data-access/webhook-deliveries';
+import type { DueDelivery } from '../data-access/webhook-schedule';
 
 /**
- * Longest a delivery held behind an earlier pending one waits before looking again, whatever that
- * one's retry schedule says: the earlier one ending wakes it at once (releaseNextOf), and this bounds
- * the wait when that wake was missed (it was being looked at by another replica, or a crash).
+ * Shortest wait of a delivery held behind an earlier one that is due already or being sent: that
+ * one's end wakes it at once (releaseNextOf, and the look holdBack takes after writing the hold), so
+ * this only bounds the wait when the wake was lost (a crash between the end and the wake).
  */
 const HELD_RECHECK_MS = 10_000;
 
 const orderedOf = (delivery: Pick<WebhookDeliveryDocument, 'endpointId' | 'objectKey' | 'revision'>): OrderedDelivery | null =>
   delivery.objectKey === undefined || delivery.revision === undefined ? null : { endpointId: delivery.endpointId, objectKey: delivery.objectKey, revision: delivery.revision };
 
-/** A new delivery to a PER_OBJECT endpoint takes its place in its object's order. */
-export async function enterOrder(repositories: Repositories, delivery: WebhookDeliveryDocument): Promise<void> {
+/**
+ * A new delivery to a PER_OBJECT endpoint takes its place in its object's order, which is kept as
+ * long as the events are (EVENT_RETENTION_DAYS) after the object's last delivery.
+ */
+export async function enterOrder(repositories: Repositories, settings: DispatcherSettings, delivery: WebhookDeliveryDocument): Promise<void> {
   const ordered = orderedOf(delivery);
-  if (ordered) await repositories.objectOrders.arrived(delivery.programId, ordered, delivery._id);
+  if (ordered) await repositories.objectOrders.arrived(delivery.programId, ordered, delivery._id, settings.eventRetentionMs);
 }
 
 /**
@@ -39,9 +43,11 @@ export async function heldBackUntil(repositories: Repositories, settings: Dispat
   for (const entry of earlier) {
     const blocking = await repositories.deliveries.byId(delivery.programId, entry.deliveryId);
     if (blocking?.status === 'pending') {
-      // Not before the earlier one's own next attempt can have ended it; never longer than the recheck.
-      const earliest = Math.max(now.getTime() + settings.pollIntervalMs, blocking.nextAttemptAt?.getTime() ?? 0, blocking.lockedUntil.getTime());
-      return new Date(Math.min(earliest, now.getTime() + HELD_RECHECK_MS));
+      // Until the earlier one's next attempt, however far (a retry hours away): nothing before it can
+      // end it but a re-send or the endpoint's end, and its end wakes this one at once. A look earlier
+      // would find it pending still, at the cost of a claim and an endpoint slot each time.
+      const blockerNext = Math.max(blocking.nextAttemptAt?.getTime() ?? 0, blocking.lockedUntil.getTime());
+      return new Date(Math.max(blockerNext, now.getTime() + HELD_RECHECK_MS));
     }
     // Ended, but a crash came before the order heard of it: it holds nothing back any more.
     await repositories.objectOrders.ended(delivery.programId, { ...ordered, revision: entry.revision });
@@ -54,23 +60,40 @@ export async function heldBackUntil(repositories: Repositories, settings: Dispat
 
 /**
  * Puts a claimed delivery back on the schedule, untried, until `until`: it keeps its place in the
- * retry schedule (no attempt is counted) and its lease is given back.
+ * retry schedule (no attempt is counted) and its lease is given back. True when it is due again at
+ * once: what held it back ended while it was being looked at.
+ *
+ * That end's wake-up (releaseNextOf) finds the delivery leased by this look and cannot make it due,
+ * so once the hold is written (the lease given back), the order is read again: either this read sees
+ * the earlier delivery ended (or the missing revision arrived), or that end came after this hold was
+ * written, and its wake-up finds the delivery free. Either way it is not left waiting until `until`.
  */
-export async function holdBack(repositories: Repositories, delivery: ClaimedDelivery, until: Date): Promise<void> {
-  if (await repositories.deliveries.recordHeld(delivery, { nextAttemptAt: until, lockedUntil: new Date(0), lockToken: null, updatedAt: new Date() })) {
-    await repositories.schedule.schedule(delivery, until);
-  }
+export async function holdBack(repositories: Repositories, settings: DispatcherSettings, delivery: ClaimedDelivery, until: Date): Promise<boolean> {
+  if (!(await repositories.deliveries.recordHeld(delivery, { nextAttemptAt: until, lockedUntil: new Date(0), lockToken: null, updatedAt: new Date() }))) return false;
+  await repositories.schedule.schedule(delivery, until);
+  if (await heldBackUntil(repositories, settings, delivery)) return false;
+  return makeDueNow(repositories, delivery);
 }
 
-/** An ordered delivery ended (delivered or failed for good): the next revision of its object goes now. */
-export async function releaseNextOf(repositories: Repositories, delivery: WebhookDeliveryDocument): Promise<void> {
+/** A pending delivery nobody holds is due now, in its record and on the schedule; false when it is held or has ended. */
+async function makeDueNow(repositories: Repositories, delivery: DueDelivery): Promise<boolean> {
+  const now = new Date();
+  if (!(await repositories.deliveries.dueNow(delivery.programId, delivery._id, now))) return false;
+  await repositories.schedule.schedule(delivery, now);
+  return true;
+}
+
+/**
+ * An ordered delivery ended (delivered or failed for good): the next revision of its object goes now.
+ * Answers that delivery when it made it due (the scheduler then takes it at once), else null.
+ */
+export async function releaseNextOf(repositories: Repositories, delivery: WebhookDeliveryDocument): Promise<DueDelivery | null> {
   const ordered = orderedOf(delivery);
-  if (!ordered) return;
+  if (!ordered) return null;
   const order = await repositories.objectOrders.ended(delivery.programId, ordered);
   const later = (order?.pending ?? []).filter((entry) => entry.revision > ordered.revision).sort((a, b) => a.revision - b.revision);
   const next = later[0];
-  const now = new Date();
-  if (next && (await repositories.deliveries.dueNow(delivery.programId, next.deliveryId, now))) {
-    await repositories.schedule.schedule({ _id: next.deliveryId, programId: delivery.programId, endpointId: delivery.endpointId }, now);
-  }
+  if (!next) return null;
+  const released = { _id: next.deliveryId, programId: delivery.programId, endpointId: delivery.endpointId };
+  return (await makeDueNow(repositories, released)) ? released : null;
 }

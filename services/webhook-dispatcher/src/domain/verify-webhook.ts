@@ -17,6 +17,12 @@ import { signingSecrets } from './signing';
 const headerOf = (headers: Record<string, string>, name: string): string | undefined =>
   Object.entries(headers).find(([key]) => key.toLowerCase() === name)?.[1]?.trim();
 
+/**
+ * The most signatures one webhook-signature header may hold: a sender puts one per secret it signs
+ * with (two during a rotation). More is MALFORMED_HEADER rather than work: the header may be 4 KB.
+ */
+export const MAX_PRESENTED_SIGNATURES = 10;
+
 const failed = (failure: WebhookVerificationFailure): WebhookVerification => ({ valid: false, failure });
 
 /** Compared in constant time, so the answer's timing tells nothing about the expected signature. */
@@ -43,11 +49,16 @@ export async function verifyReceivedWebhook(repositories: Repositories, programI
   const signatureHeader = headerOf(request.headers, WEBHOOK_SIGNATURE_HEADER);
   if (!id || !timestampText || !signatureHeader || !/^\d{1,15}$/.test(timestampText)) return failed('MALFORMED_HEADER');
   const presented = signatureHeader.split(' ').filter((entry) => /^v1,[A-Za-z0-9+/]+={0,2}$/.test(entry));
-  if (presented.length === 0) return failed('MALFORMED_HEADER');
+  if (presented.length === 0 || presented.length > MAX_PRESENTED_SIGNATURES) return failed('MALFORMED_HEADER');
 
   const timestamp = Number(timestampText);
   const secrets = signingSecrets(endpoint, new Date(timestamp * 1000));
-  const signs = (body: string) => secrets.some((secret) => presented.some((signature) => sameSignature(signature, signWebhook(secret, id, timestamp, body))));
+  // One HMAC per secret and body (the body may be 1 MB), each compared with every signature presented.
+  const signs = (body: string) =>
+    secrets.some((secret) => {
+      const expected = signWebhook(secret, id, timestamp, body);
+      return presented.some((signature) => sameSignature(signature, expected));
+    });
 
   if (signs(request.body)) {
     const skewSeconds = Math.abs(Math.floor(now.getTime() / 1000) - timestamp);

@@ -32,7 +32,12 @@ export class DeliveryScheduler {
   private readonly inFlightByEndpoint = new Map<string, number>();
   private readonly attempts = new Set<Promise<void>>();
 
-  constructor(private readonly dispatcher: Dispatcher) {}
+  private readonly dispatcher: Dispatcher;
+
+  constructor(dispatcher: Dispatcher) {
+    // A delivery an attempt here released (the next revision of its object) is taken at once.
+    this.dispatcher = { ...dispatcher, released: (delivery) => this.take(delivery) };
+  }
 
   start(): void {
     this.stopped = false;
@@ -48,6 +53,12 @@ export class DeliveryScheduler {
   /** New deliveries from the fan-out, leased to this process: their first attempt goes out now, in the program's turn. */
   push(deliveries: ClaimedDelivery[]): void {
     for (const delivery of deliveries) this.enqueue({ _id: delivery._id, programId: delivery.programId, endpointId: delivery.endpointId, leased: delivery });
+    this.launchAll();
+  }
+
+  /** A delivery that is due now, found other than by a look at the schedule: it goes in the program's turn. */
+  private take(delivery: DueDelivery): void {
+    this.enqueue(delivery);
     this.launchAll();
   }
 
@@ -159,11 +170,14 @@ export class DeliveryScheduler {
     if (!claimed) return; // another replica took it, or it is no longer pending
     // On a PER_OBJECT endpoint, an earlier revision of the object still to be delivered holds it back.
     const heldUntil = await heldBackUntil(repositories, settings, claimed);
-    if (heldUntil) return holdBack(repositories, claimed, heldUntil);
+    if (heldUntil) {
+      // What held it back ended meanwhile: it is due again now, and on the schedule as such.
+      if (await holdBack(repositories, settings, claimed, heldUntil)) this.nudge();
+      return;
+    }
     // No longer waiting: the backlog, read from the schedule by every replica, stops counting it.
     if (useLease) await startLeasedDelivery(repositories, delivery);
+    // Its end may release the next revision of its object: `released` (the constructor) takes that one.
     await attemptDelivery(this.dispatcher, claimed, 'scheduled');
-    // Its end may have released the next revision of its object (releaseNextOf): look for it now.
-    if (claimed.objectKey !== undefined) this.nudge();
   }
 }

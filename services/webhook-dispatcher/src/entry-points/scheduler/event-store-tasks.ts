@@ -6,8 +6,9 @@ import { continueBackfills } from '../../domain/backfill-endpoint';
 /**
  * The stored events' background work, in every replica: a turn of each backfill in progress every
  * poll interval (a turn queues at most a page per backfill; two replicas queuing the same page make
- * one delivery each), and the retention sweep every EVENT_SWEEP_INTERVAL, since the local
- * MongoDB-compatible server runs no TTL monitor (on MongoDB the TTL index has usually done it).
+ * one delivery each), and the retention sweep (stored events, and the delivery orders of objects
+ * unchanged as long) every EVENT_SWEEP_INTERVAL, since the local MongoDB-compatible server runs no
+ * TTL monitor (on MongoDB the TTL index has usually done it).
  */
 export class EventStoreTasks {
   private timer: NodeJS.Timeout | undefined;
@@ -53,6 +54,9 @@ export class EventStoreTasks {
     try {
       const deleted = await this.repositories.events.deleteExpiredAcrossPrograms(this.settings.eventRetentionMs);
       if (deleted > 0) this.logger.info({ deleted }, 'deleted events past their retention');
+      // The orders of objects that have not changed for as long (ObjectOrderDocument.expiresAt).
+      const orders = await this.repositories.objectOrders.deleteExpiredAcrossPrograms();
+      if (orders > 0) this.logger.info({ deleted: orders }, 'deleted the delivery orders of objects unchanged for the retention');
     } catch (error) {
       this.logger.warn({ err: error }, 'could not delete expired events');
     }
