@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import globals from 'globals';
+import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -23,7 +24,8 @@ export default tseslint.config(
             "Property:matches([key.name='new'], [key.value='new']):not([value.value=false])",
             "MemberExpression[object.name='ReturnDocument'][property.name='AFTER']",
           ].join(', '),
-          message: 'Do not take a decision or an identity from the document findOneAndUpdate returns after the change: use updateOne and read by _id, or the pre-image (see services/platform/test/database-guarantees.test.ts).',
+          message:
+            'Do not take a decision or an identity from the document findOneAndUpdate returns after the change: use updateOne and read by _id, or the pre-image (see services/platform/test/database-guarantees.test.ts).',
         },
       ],
     },
@@ -33,7 +35,21 @@ export default tseslint.config(
     // reaches an operation the gateway judged as another (createRouter in services/platform).
     files: ['services/*/src/**/*.ts', 'gateway/src/**/*.ts'],
     ignores: ['services/platform/src/http/app.ts'],
-    rules: { '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: 'express', importNames: ['Router'], allowTypeImports: true, message: 'Use createRouter from @affiliate/platform: it matches paths case-sensitively.' }] }] },
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'express',
+              importNames: ['Router'],
+              allowTypeImports: true,
+              message: 'Use createRouter from @affiliate/platform: it matches paths case-sensitively.',
+            },
+          ],
+        },
+      ],
+    },
   },
   {
     // The console runs in the browser.
@@ -50,4 +66,6 @@ export default tseslint.config(
     files: ['**/test/**/*.ts', 'scripts/**', 'bench/**', '**/*.config.js'],
     rules: { 'no-console': 'off', '@typescript-eslint/no-require-imports': 'off' },
   },
+  // Layout is Prettier's (npm run format); the rules that would fight it are off.
+  prettier,
 );

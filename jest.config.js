@@ -4,7 +4,9 @@ const src = (path) => `<rootDir>/${path}`;
 module.exports = {
   testEnvironment: 'node',
   // Transpile only: type errors are the job of `npm run build`, which checks tests too.
-  transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true, tsconfig: { module: 'commonjs', target: 'es2022', esModuleInterop: true } }] },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { isolatedModules: true, tsconfig: { module: 'commonjs', target: 'es2022', esModuleInterop: true } }],
+  },
   moduleNameMapper: {
     '^@affiliate/contracts$': src('contracts/src/index.ts'),
     '^@affiliate/platform$': src('services/platform/src/index.ts'),

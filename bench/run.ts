@@ -115,7 +115,14 @@ async function main(): Promise<number> {
     failures,
     notes,
   };
-  const scenario = async <K extends 'gatewayOverhead' | 'writePath' | 'clickIntake' | 'payoutRun' | 'fanOut' | 'eventLatency' | 'noisyNeighbour' | 'dataGrowth'>(key: K, name: string, title: string, body: () => Promise<NonNullable<BenchResults[K]>>) => {
+  const scenario = async <
+    K extends 'gatewayOverhead' | 'writePath' | 'clickIntake' | 'payoutRun' | 'fanOut' | 'eventLatency' | 'noisyNeighbour' | 'dataGrowth',
+  >(
+    key: K,
+    name: string,
+    title: string,
+    body: () => Promise<NonNullable<BenchResults[K]>>,
+  ) => {
     if (!wanted(name)) return;
     log(title);
     try {
@@ -131,16 +138,41 @@ async function main(): Promise<number> {
     await scenario('gatewayOverhead', 'gateway', 'gateway overhead: GET coupon by id via the gateway, directly, via nginx', () =>
       gatewayOverhead(context, { nginxBinary, nginxSkipped, candidateUrl }),
     );
-    await scenario('writePath', 'sales', `write path: POST /sales by promo code at ${plan.sales.connections} connections`, () => writePath(context));
-    await scenario('clickIntake', 'clicks', `click intake: POST /clicks with identity and deduplication at ${plan.clicks.connections} connections`, () => clickIntake(context));
-    await scenario('payoutRun', 'payouts', `payouts: one run over ${plan.payouts.sales} due commissions of ${plan.payouts.affiliates} affiliates`, () => payoutRun(context));
+    await scenario('writePath', 'sales', `write path: POST /sales by promo code at ${plan.sales.connections} connections`, () =>
+      writePath(context),
+    );
+    await scenario(
+      'clickIntake',
+      'clicks',
+      `click intake: POST /clicks with identity and deduplication at ${plan.clicks.connections} connections`,
+      () => clickIntake(context),
+    );
+    await scenario(
+      'payoutRun',
+      'payouts',
+      `payouts: one run over ${plan.payouts.sales} due commissions of ${plan.payouts.affiliates} affiliates`,
+      () => payoutRun(context),
+    );
     // Before the event-rate steps: an overloaded step leaves a backlog that would be measured here too.
-    await scenario('noisyNeighbour', 'neighbour', `noisy neighbour: ${plan.noisyNeighbour.burstEvents} events of one program while another sends ${plan.noisyNeighbour.quietRatePerSecond}/s`, () =>
-      noisyNeighbour(context),
+    await scenario(
+      'noisyNeighbour',
+      'neighbour',
+      `noisy neighbour: ${plan.noisyNeighbour.burstEvents} events of one program while another sends ${plan.noisyNeighbour.quietRatePerSecond}/s`,
+      () => noisyNeighbour(context),
     );
     // It leaves another program's objects in every database: what follows runs on grown data.
-    await scenario('dataGrowth', 'growth', `data growth: the hot paths before and after ${plan.dataGrowth.objects} objects of another program`, () => dataGrowth(context));
-    await scenario('eventLatency', 'events', `event latency: POST /affiliates to signed webhook at ${plan.events.rates.join(' and ')}/s`, () => eventLatency(context));
+    await scenario(
+      'dataGrowth',
+      'growth',
+      `data growth: the hot paths before and after ${plan.dataGrowth.objects} objects of another program`,
+      () => dataGrowth(context),
+    );
+    await scenario(
+      'eventLatency',
+      'events',
+      `event latency: POST /affiliates to signed webhook at ${plan.events.rates.join(' and ')}/s`,
+      () => eventLatency(context),
+    );
     // Last: its thousands of deliveries would otherwise still be queued in front of the latency steps.
     await scenario('fanOut', 'fanout', `fan-out: affiliate.created to ${plan.fanOut.endpoints} endpoints`, () => fanOut(context));
   } finally {
@@ -150,13 +182,20 @@ async function main(): Promise<number> {
   if (profile) {
     results.profiles = summarizeProfiles(profileDir, (pid) => componentOfPid.get(pid));
     for (const summary of results.profiles.slice(0, 3)) {
-      log(`profile of ${summary.component} (${summary.sampledSeconds} s of CPU): ${summary.byPackage.slice(0, 5).map((each) => `${each.package} ${each.selfPercent}%`).join(', ')}`);
+      log(
+        `profile of ${summary.component} (${summary.sampledSeconds} s of CPU): ${summary.byPackage
+          .slice(0, 5)
+          .map((each) => `${each.package} ${each.selfPercent}%`)
+          .join(', ')}`,
+      );
       for (const hot of summary.hottest.slice(0, 8)) log(`    ${String(hot.selfPercent).padStart(5)}%  ${hot.function}  ${hot.where}`);
     }
   }
   if (results.payoutRun && !results.payoutRun.correct) failures.push('payouts: a commission is missing from the payouts or in two of them');
-  if (results.writePath && !results.writePath.counters.match) failures.push('write path: the counters do not equal the number of payments (each sent until answered 200)');
-  if (results.clickIntake && !results.clickIntake.counters.match) failures.push("click intake: the link's clicks do not equal the answers that said counted");
+  if (results.writePath && !results.writePath.counters.match)
+    failures.push('write path: the counters do not equal the number of payments (each sent until answered 200)');
+  if (results.clickIntake && !results.clickIntake.counters.match)
+    failures.push("click intake: the link's clicks do not equal the answers that said counted");
   if (receiver.badSignatures > 0) failures.push(`${receiver.badSignatures} webhook deliveries failed signature verification`);
 
   results.seconds = Math.round(elapsed());

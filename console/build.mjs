@@ -25,8 +25,11 @@ await build({
 copyFileSync(join(here, 'src/index.html'), join(out, 'index.html'));
 // The portal's page is the console's with its own title, bundle and root, so the two shells never drift apart.
 const consolePage = readFileSync(join(here, 'src/index.html'), 'utf8');
-const portalPage = consolePage.replace('<title>Affiliate console</title>', '<title>Affiliate portal</title>').replaceAll('/console/assets/app.', '/portal/assets/portal.');
-if (portalPage.match(/\/portal\/assets\/portal\./g)?.length !== 2) throw new Error('console/src/index.html changed shape: the portal page could not be made from it');
+const portalPage = consolePage
+  .replace('<title>Affiliate console</title>', '<title>Affiliate portal</title>')
+  .replaceAll('/console/assets/app.', '/portal/assets/portal.');
+if (portalPage.match(/\/portal\/assets\/portal\./g)?.length !== 2)
+  throw new Error('console/src/index.html changed shape: the portal page could not be made from it');
 writeFileSync(join(out, 'portal.html'), portalPage);
 // The API reference at /docs is Redoc's standalone bundle, copied from npm at build time: served
 // by the gateway from here, so a production image carries the file without carrying redoc's dependencies.
@@ -38,4 +41,7 @@ copyFileSync(require.resolve('redoc/bundles/redoc.standalone.js.LICENSE.txt'), j
 const REDOC_CDN_LOGO = '"https://cdn.redoc.ly/redoc/logo-mini.svg"';
 const redoc = readFileSync(require.resolve('redoc/bundles/redoc.standalone.js'), 'utf8');
 if (redoc.split(REDOC_CDN_LOGO).length !== 2) throw new Error('redoc.standalone.js changed: its CDN logo was not found exactly once');
-writeFileSync(join(out, 'docs', 'redoc.standalone.js'), redoc.replace(REDOC_CDN_LOGO, `"data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' width='1' height='1'/%3E"`));
+writeFileSync(
+  join(out, 'docs', 'redoc.standalone.js'),
+  redoc.replace(REDOC_CDN_LOGO, `"data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' width='1' height='1'/%3E"`),
+);

@@ -31,7 +31,10 @@ if (existsSync(envFile)) {
 }
 
 if (!process.env.MONGO_URL) {
-  const output = execFileSync('bash', [join(root, 'scripts/local-infra.sh'), 'start'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const output = execFileSync('bash', [join(root, 'scripts/local-infra.sh'), 'start'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   for (const line of output.trim().split('\n')) {
     const [key, ...value] = line.split('=');
     if (key && !process.env[key]) process.env[key] = value.join('=');
@@ -67,9 +70,10 @@ function envOf(name) {
 function launch(name, dir, restarts = 0) {
   const child = spawn(process.execPath, [join(root, dir, 'dist/start.js')], { env: envOf(name), stdio: ['ignore', 'pipe', 'pipe'] });
   children.set(name, child);
-  const prefix = (stream, out) => stream.on('data', (chunk) => {
-    for (const line of chunk.toString().split('\n')) if (line) out.write(`${name.padEnd(19)}| ${line}\n`);
-  });
+  const prefix = (stream, out) =>
+    stream.on('data', (chunk) => {
+      for (const line of chunk.toString().split('\n')) if (line) out.write(`${name.padEnd(19)}| ${line}\n`);
+    });
   prefix(child.stdout, process.stdout);
   prefix(child.stderr, process.stderr);
   const startedAt = Date.now();
@@ -77,7 +81,9 @@ function launch(name, dir, restarts = 0) {
     children.delete(name);
     if (stopping) return;
     if (code === EX_CONFIG) {
-      process.stderr.write(`${name} refused its settings (exit ${EX_CONFIG}, see its message above): not restarting it; fix the setting and run npm start again\n`);
+      process.stderr.write(
+        `${name} refused its settings (exit ${EX_CONFIG}, see its message above): not restarting it; fix the setting and run npm start again\n`,
+      );
       return;
     }
     // A process that ran a while gets a fresh backoff; one that dies at once backs off up to 30 s.

@@ -47,7 +47,17 @@ const DOCUMENT_PATH = '/api/v1/openapi.json';
 const NO_SUCH_ROUTE_STATUSES = [401, 404, 429];
 
 /** Headers the gateway sets: each one sent must be documented for that answer, as the body is. */
-const GATEWAY_HEADERS = ['link', 'retry-after', 'idempotent-replayed', 'ratelimit', 'ratelimit-policy', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'www-authenticate'];
+const GATEWAY_HEADERS = [
+  'link',
+  'retry-after',
+  'idempotent-replayed',
+  'ratelimit',
+  'ratelimit-policy',
+  'ratelimit-limit',
+  'ratelimit-remaining',
+  'ratelimit-reset',
+  'www-authenticate',
+];
 
 export type Exchange = { method: string; path: string; status: number; headers: Headers; body: unknown; text: string };
 
@@ -61,10 +71,15 @@ function errorBodyViolations(exchange: Exchange, where: string): string[] {
   if (exchange.status < 400 || typeof body !== 'object' || body === null || Array.isArray(body) || !('error' in body)) return [];
   const problems: string[] = [];
   const entry = (ERROR_CATALOGUE as Record<string, { statuses: readonly number[] }>)[String(body.code)];
-  if (!entry) problems.push(`${where}: error code ${JSON.stringify(body.code)} is not in the catalogue (contracts/src/errors.ts); body ${exchange.text.slice(0, 300)}`);
-  else if (!entry.statuses.includes(exchange.status)) problems.push(`${where}: error code ${body.code} is catalogued for ${entry.statuses.join(', ')}, not ${exchange.status}`);
+  if (!entry)
+    problems.push(
+      `${where}: error code ${JSON.stringify(body.code)} is not in the catalogue (contracts/src/errors.ts); body ${exchange.text.slice(0, 300)}`,
+    );
+  else if (!entry.statuses.includes(exchange.status))
+    problems.push(`${where}: error code ${body.code} is catalogued for ${entry.statuses.join(', ')}, not ${exchange.status}`);
   const header = exchange.headers.get('x-request-id');
-  if (body.requestId !== header) problems.push(`${where}: error requestId ${JSON.stringify(body.requestId)} is not the X-Request-Id header ${JSON.stringify(header)}`);
+  if (body.requestId !== header)
+    problems.push(`${where}: error requestId ${JSON.stringify(body.requestId)} is not the X-Request-Id header ${JSON.stringify(header)}`);
   return problems;
 }
 
@@ -99,12 +114,16 @@ function documentViolations(exchange: Exchange, path: string): string[] {
       problems.push(`${where}: content-type ${exchange.headers.get('content-type')} where application/json is documented`);
     } else {
       const validate = validatorAt([...pointer, 'content', 'application/json', 'schema']);
-      if (!validate(exchange.body)) problems.push(`${where}: body does not match the document: ${ajv.errorsText(validate.errors, { dataVar: 'body' })}; body ${exchange.text.slice(0, 300)}`);
+      if (!validate(exchange.body))
+        problems.push(
+          `${where}: body does not match the document: ${ajv.errorsText(validate.errors, { dataVar: 'body' })}; body ${exchange.text.slice(0, 300)}`,
+        );
     }
   }
   const documentedHeaders = new Set(Object.keys((response.headers ?? {}) as Json).map((name) => name.toLowerCase()));
   for (const name of GATEWAY_HEADERS) {
-    if (exchange.headers.has(name) && !documentedHeaders.has(name)) problems.push(`${where}: header ${name} is sent but not documented for this answer`);
+    if (exchange.headers.has(name) && !documentedHeaders.has(name))
+      problems.push(`${where}: header ${name} is sent but not documented for this answer`);
   }
   for (const [name, header] of Object.entries((response.headers ?? {}) as Json)) {
     const value = exchange.headers.get(name);
@@ -113,7 +132,8 @@ function documentViolations(exchange: Exchange, path: string): string[] {
       continue;
     }
     const validate = validatorAt([...pointer, 'headers', name, 'schema']);
-    if (!validate(value)) problems.push(`${where}: header ${name}: ${JSON.stringify(value)} does not match the document: ${ajv.errorsText(validate.errors)}`);
+    if (!validate(value))
+      problems.push(`${where}: header ${name}: ${JSON.stringify(value)} does not match the document: ${ajv.errorsText(validate.errors)}`);
   }
   return problems;
 }

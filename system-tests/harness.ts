@@ -88,7 +88,14 @@ async function documentedAnswer(method: string, url: string, response: Response)
   } catch {
     // not JSON: kept as text, for the check and for the assertion message
   }
-  const violations = contractViolations({ method, path: new URL(url).pathname, status: response.status, headers: response.headers, body, text });
+  const violations = contractViolations({
+    method,
+    path: new URL(url).pathname,
+    status: response.status,
+    headers: response.headers,
+    body,
+    text,
+  });
   if (violations.length > 0) throw new Error(`The answer does not match the published OpenAPI document:\n  ${violations.join('\n  ')}`);
   return body;
 }
@@ -130,7 +137,13 @@ export function typedClient(gatewayUrl: string, apiKey: string): AffiliateClient
   return createAffiliateClient({ baseUrl: gatewayUrl, apiKey, fetch: checkedFetch as typeof fetch });
 }
 
-export type Delivery = { receivedAt: number; headers: IncomingHttpHeaders; rawBody: string; body: { id: string; event: string; createdAt: string; data: Record<string, any> } }; // eslint-disable-line @typescript-eslint/no-explicit-any
+export type Delivery = {
+  receivedAt: number;
+  headers: IncomingHttpHeaders;
+  rawBody: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: { id: string; event: string; createdAt: string; data: Record<string, any> };
+};
 
 /** A webhook subscriber on localhost that records what it receives; it can be told to fail. */
 export class Subscriber {
@@ -167,7 +180,8 @@ export class Subscriber {
 }
 
 /** The body of a 200 answer; any other answer fails the test, naming its status and body. */
-export async function okBody<T = any>(answer: Promise<ApiResponse<T>>): Promise<T> { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function okBody<T = any>(answer: Promise<ApiResponse<T>>): Promise<T> {
   const { status, body } = await answer;
   if (status !== 200) throw new Error(`expected 200, got ${status}: ${JSON.stringify(body)}`);
   return body;
@@ -313,7 +327,8 @@ export class System<Broker extends DisposableRabbit = DisposableRabbit> {
   /** A program with an API key, created through the admin API as an operator would. */
   async createProgram(settings: Record<string, unknown> = {}): Promise<{ programId: string; key: string; api: Api }> {
     const program = await this.admin().post('/admin/v1/programs', { name: `program ${randomUUID().slice(0, 6)}`, ...settings });
-    if (program.status !== 200 && program.status !== 201) throw new Error(`creating a program: ${program.status} ${JSON.stringify(program.body)}`);
+    if (program.status !== 200 && program.status !== 201)
+      throw new Error(`creating a program: ${program.status} ${JSON.stringify(program.body)}`);
     const key = await this.admin().post(`/admin/v1/programs/${program.body.id}/api-keys`, {});
     if (key.status !== 200 && key.status !== 201) throw new Error(`creating a key: ${key.status} ${JSON.stringify(key.body)}`);
     return { programId: program.body.id, key: key.body.key, api: apiClient(`${this.gatewayUrl}/api/v1`, key.body.key) };

@@ -76,15 +76,17 @@ export class RoundRobin {
     this.server = createServer((client) => this.route(client));
     await new Promise<void>((resolve) => this.server?.listen(this.port, '127.0.0.1', resolve));
     const probe = async () => {
-      await Promise.all(this.ports.map(async (port, index) => {
-        const answer = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(2000) })
-          .then((response) => (response.ok ? 'ready' : 'not ready'))
-          .catch((error: Error) => (error.name === 'TimeoutError' ? 'timeout' : 'not ready'));
-        this.timeouts[index] = answer === 'timeout' ? (this.timeouts[index] ?? 0) + 1 : 0;
-        if (this.terminating[index]) this.ready[index] = false;
-        else if (answer !== 'timeout') this.ready[index] = answer === 'ready';
-        else if ((this.timeouts[index] ?? 0) >= FAILURE_THRESHOLD) this.ready[index] = false;
-      }));
+      await Promise.all(
+        this.ports.map(async (port, index) => {
+          const answer = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(2000) })
+            .then((response) => (response.ok ? 'ready' : 'not ready'))
+            .catch((error: Error) => (error.name === 'TimeoutError' ? 'timeout' : 'not ready'));
+          this.timeouts[index] = answer === 'timeout' ? (this.timeouts[index] ?? 0) + 1 : 0;
+          if (this.terminating[index]) this.ready[index] = false;
+          else if (answer !== 'timeout') this.ready[index] = answer === 'ready';
+          else if ((this.timeouts[index] ?? 0) >= FAILURE_THRESHOLD) this.ready[index] = false;
+        }),
+      );
       if (!this.stopped) this.timer = setTimeout(() => void probe(), PROBE_INTERVAL_MS);
     };
     await probe();
@@ -180,7 +182,11 @@ export class ReplicatedSystem {
   private env(replica: Replica): NodeJS.ProcessEnv {
     const { mongoUrl, amqpUrl, redisUrl } = testInfra();
     const url = (name: Component) =>
-      this.gatewaysCallReplicas && replica.component === 'gateway' ? this.replicas(name).map((backend) => this.urlOf(backend)).join(',') : `http://127.0.0.1:${this.balancers.get(name)?.port}`;
+      this.gatewaysCallReplicas && replica.component === 'gateway'
+        ? this.replicas(name)
+            .map((backend) => this.urlOf(backend))
+            .join(',')
+        : `http://127.0.0.1:${this.balancers.get(name)?.port}`;
     return {
       PATH: process.env.PATH,
       NODE_ENV: 'test',
@@ -225,7 +231,8 @@ export class ReplicatedSystem {
         .then((response) => response.ok)
         .catch(() => false);
       if (ready) return;
-      if (running && running.child.exitCode !== null) throw new Error(`${nameOf(replica)} exited with ${running.child.exitCode} before it was ready; logs in ${this.logDir}`);
+      if (running && running.child.exitCode !== null)
+        throw new Error(`${nameOf(replica)} exited with ${running.child.exitCode} before it was ready; logs in ${this.logDir}`);
       if (Date.now() > deadline) throw new Error(`${nameOf(replica)} not ready after ${timeoutMs} ms; logs in ${this.logDir}`);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
@@ -247,10 +254,12 @@ export class ReplicatedSystem {
   }
 
   async stop(): Promise<void> {
-    await Promise.all([...this.processes.entries()].map(async ([, running]) => {
-      running.child.kill('SIGKILL');
-      await running.exited;
-    }));
+    await Promise.all(
+      [...this.processes.entries()].map(async ([, running]) => {
+        running.child.kill('SIGKILL');
+        await running.exited;
+      }),
+    );
     this.processes.clear();
     await Promise.all([...this.balancers.values()].map((balancer) => balancer.stop()));
   }

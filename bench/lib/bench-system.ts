@@ -12,7 +12,11 @@ export const INTERNAL_TOKEN = 'system-test-internal-token-0123456789';
 
 /** scripts/local-infra.sh start (idempotent): builds mongo-local, starts RabbitMQ and Redis, prints their URLs. */
 export function ensureLocalInfra(): Record<string, string> {
-  const output = execFileSync('bash', [join(ROOT, 'scripts/local-infra.sh'), 'start'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 600_000 });
+  const output = execFileSync('bash', [join(ROOT, 'scripts/local-infra.sh'), 'start'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    timeout: 600_000,
+  });
   return Object.fromEntries(
     output
       .trim()
@@ -55,7 +59,10 @@ export class BenchSystem {
    * allowed the most webhook endpoints an operator can grant (the fan-out scenario subscribes 50).
    */
   async createProgram(): Promise<BenchProgram> {
-    const { programId, key } = await this.system.createProgram({ rateLimit: { points: 1_000_000, duration: 1 }, maxWebhookEndpoints: MAX_WEBHOOK_ENDPOINTS_CEILING });
+    const { programId, key } = await this.system.createProgram({
+      rateLimit: { points: 1_000_000, duration: 1 },
+      maxWebhookEndpoints: MAX_WEBHOOK_ENDPOINTS_CEILING,
+    });
     const api = new JsonClient(`${this.gatewayUrl}/api/v1`, { authorization: `Bearer ${key}` });
     this.clients.push(api);
     return { programId, key, api };

@@ -81,7 +81,8 @@ export function mergeRounds(rounds: LoadResult[]): LoadResult {
   const samples = rounds.flatMap((each) => each.samples ?? []);
   const seconds = rounds.reduce((sum, each) => sum + each.seconds, 0);
   const statusCodes: Record<string, number> = {};
-  for (const each of rounds) for (const [code, count] of Object.entries(each.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + count;
+  for (const each of rounds)
+    for (const [code, count] of Object.entries(each.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + count;
   const latency = summarize(samples);
   return {
     seconds: round(seconds, 2),

@@ -12,15 +12,23 @@ export function ensureNginx(log: (line: string) => void): string | undefined {
   const sudo = process.getuid?.() === 0 ? [] : ['sudo', '-n'];
   const run = (args: string[]) => {
     const [command, ...rest] = [...sudo, ...args];
-    execFileSync(command as string, rest, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }, timeout: 180_000 });
+    execFileSync(command as string, rest, {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+      timeout: 180_000,
+    });
   };
   try {
-    log('nginx is missing: installing Debian\'s nginx-light (apt-get update, apt-get install)');
+    log("nginx is missing: installing Debian's nginx-light (apt-get update, apt-get install)");
     run(['apt-get', 'update', '-qq']);
     // Another apt run (unattended upgrades, a parallel job) may hold the lock for a while.
     run(['apt-get', 'install', '-y', '-qq', '-o', 'DPkg::Lock::Timeout=120', '--no-install-recommends', 'nginx-light']);
   } catch (error) {
-    const stderr = String((error as { stderr?: Buffer }).stderr ?? '').trim().split('\n').slice(-3).join(' / ');
+    const stderr = String((error as { stderr?: Buffer }).stderr ?? '')
+      .trim()
+      .split('\n')
+      .slice(-3)
+      .join(' / ');
     log(`could not install nginx-light: ${(error as Error).message.split('\n')[0]} ${stderr}`);
     return undefined;
   }

@@ -30,7 +30,12 @@ export class JsonClient {
           const chunks: Buffer[] = [];
           response.on('data', (chunk: Buffer) => chunks.push(chunk));
           response.on('end', () =>
-            resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), sentAt, answeredAt: performance.now() }),
+            resolve({
+              status: response.statusCode ?? 0,
+              body: Buffer.concat(chunks).toString('utf8'),
+              sentAt,
+              answeredAt: performance.now(),
+            }),
           );
           response.on('error', reject);
         },
@@ -113,7 +118,11 @@ export type ClosedLoopResult = { seconds: number; latencies: number[]; statusCod
  * time is up; requests in flight at the end are waited for and counted, so that every request the
  * server handled is accounted for (autocannon drops those, which a counter check cannot allow).
  */
-export async function closedLoop(options: { connections: number; seconds: number; send: () => Promise<Answer> }): Promise<ClosedLoopResult> {
+export async function closedLoop(options: {
+  connections: number;
+  seconds: number;
+  send: () => Promise<Answer>;
+}): Promise<ClosedLoopResult> {
   const started = performance.now();
   const deadline = started + options.seconds * 1000;
   const result: ClosedLoopResult = { seconds: 0, latencies: [], statusCodes: {}, errors: 0 };

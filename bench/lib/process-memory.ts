@@ -47,7 +47,9 @@ function nameOf(pid: number, extraNames: ReadonlyMap<number, string>): string | 
 
 /** Every named descendant of this process, plus the processes named explicitly (Redis, candidates). */
 export function systemProcesses(extra: ReadonlyMap<number, string> = new Map()): NamedProcess[] {
-  const pids = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).map(Number);
+  const pids = readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number);
   const parents = new Map(pids.map((pid) => [pid, parentOf(pid)]));
   const isDescendant = (pid: number): boolean => {
     for (let current = parents.get(pid), hops = 0; current !== undefined && hops < 64; current = parents.get(current), hops++) {

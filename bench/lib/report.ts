@@ -36,12 +36,17 @@ export type BenchResults = {
 export function describeMachine(root: string, nginx: string | undefined): Record<string, string | number> {
   const commit = (() => {
     try {
-      return execFileSync('git', ['-C', root, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+      return execFileSync('git', ['-C', root, 'rev-parse', '--short', 'HEAD'], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).trim();
     } catch {
       return 'unknown';
     }
   })();
-  const osName = existsSync('/etc/os-release') ? (/^PRETTY_NAME="?([^"\n]*)"?/m.exec(readFileSync('/etc/os-release', 'utf8'))?.[1] ?? 'Linux') : process.platform;
+  const osName = existsSync('/etc/os-release')
+    ? (/^PRETTY_NAME="?([^"\n]*)"?/m.exec(readFileSync('/etc/os-release', 'utf8'))?.[1] ?? 'Linux')
+    : process.platform;
   return {
     cpu: cpus()[0]?.model.trim() ?? 'unknown',
     cores: cpus().length,
@@ -120,7 +125,10 @@ export function markdown(results: BenchResults): string {
   }
   const growth = results.dataGrowth;
   if (growth) {
-    for (const [label, figures] of [['empty', growth.empty], [`with ${growth.objects} objects of another program`, growth.grown]] as const) {
+    for (const [label, figures] of [
+      ['empty', growth.empty],
+      [`with ${growth.objects} objects of another program`, growth.grown],
+    ] as const) {
       lines.push(
         `| data growth, ${label} | GET by id ${fmt(figures.getByIdPerSecond, 0)} req/s; POST /sales ${fmt(figures.salesPerSecond, 0)}/s | ${fmt(figures.eventLatencyMs.p50)} | ${fmt(figures.eventLatencyMs.p99)} | | latencies: affiliate.created → webhook at ${growth.eventRatePerSecond}/s |`,
       );
@@ -131,18 +139,27 @@ export function markdown(results: BenchResults): string {
   if (gateway) {
     lines.push(`| throughput gateway / direct | ${fmt(gateway.ratios.throughputGatewayOverDirect, 3)} |`);
     lines.push(`| throughput gateway / nginx | ${fmt(gateway.ratios.throughputGatewayOverNginx, 3)} |`);
-    if (gateway.ratios.throughputCandidateOverGateway !== null) lines.push(`| throughput gateway (candidate) / gateway | ${fmt(gateway.ratios.throughputCandidateOverGateway, 3)} |`);
+    if (gateway.ratios.throughputCandidateOverGateway !== null)
+      lines.push(`| throughput gateway (candidate) / gateway | ${fmt(gateway.ratios.throughputCandidateOverGateway, 3)} |`);
     for (const [against, added] of Object.entries(gateway.addedLatencyMs)) {
       lines.push(`| latency the gateway adds ${against}, unloaded p50 / p99 ms | ${fmt(added.p50, 2)} / ${fmt(added.p99, 2)} |`);
-      lines.push(`| latency the gateway adds ${against}, at ${gateway.connections} connections p50 / p99 ms | ${fmt(added.loadedP50, 2)} / ${fmt(added.loadedP99, 2)} |`);
+      lines.push(
+        `| latency the gateway adds ${against}, at ${gateway.connections} connections p50 / p99 ms | ${fmt(added.loadedP50, 2)} / ${fmt(added.loadedP99, 2)} |`,
+      );
     }
   }
   if (events) {
-    lines.push(`| highest affiliate.created rate sustained ${events.sustainWindowSeconds} s without backlog growth | ${events.highestSustainedPerSecond === null ? 'none of the rates tried' : `${events.highestSustainedPerSecond}/s`} |`);
+    lines.push(
+      `| highest affiliate.created rate sustained ${events.sustainWindowSeconds} s without backlog growth | ${events.highestSustainedPerSecond === null ? 'none of the rates tried' : `${events.highestSustainedPerSecond}/s`} |`,
+    );
   }
   if (clicks) lines.push(`| clicks/s with identity and dedup ÷ plain {link} clicks/s | ${fmt(clicks.identityOverPlain, 3)} |`);
-  if (sales && gateway?.paths.gateway) lines.push(`| sales/s ÷ gateway GET req/s | ${fmt(sales.salesPerSecond / gateway.paths.gateway.loaded.requestsPerSecond, 3)} |`);
-  if (fan && events?.steps[0]) lines.push(`| fan-out deliveries/s ÷ single-endpoint delivered/s at ${events.steps[0].targetPerSecond}/s | ${fmt(fan.deliveriesPerSecond / events.steps[0].deliveredPerSecond, 2)} |`);
+  if (sales && gateway?.paths.gateway)
+    lines.push(`| sales/s ÷ gateway GET req/s | ${fmt(sales.salesPerSecond / gateway.paths.gateway.loaded.requestsPerSecond, 3)} |`);
+  if (fan && events?.steps[0])
+    lines.push(
+      `| fan-out deliveries/s ÷ single-endpoint delivered/s at ${events.steps[0].targetPerSecond}/s | ${fmt(fan.deliveriesPerSecond / events.steps[0].deliveredPerSecond, 2)} |`,
+    );
 
   const scenarios: Array<[string, Record<string, number> | undefined]> = [
     ['gateway overhead', gateway?.peakRssMiB],
@@ -158,7 +175,8 @@ export function markdown(results: BenchResults): string {
   const names = [...new Set(present.flatMap(([, peaks]) => Object.keys(peaks ?? {})))].sort();
   if (names.length > 0) {
     lines.push('', `| peak RSS MiB | ${present.map(([name]) => name).join(' | ')} |`, `|---|${present.map(() => '---:').join('|')}|`);
-    for (const name of names) lines.push(`| ${name} | ${present.map(([, peaks]) => (peaks?.[name] === undefined ? '' : String(peaks[name]))).join(' | ')} |`);
+    for (const name of names)
+      lines.push(`| ${name} | ${present.map(([, peaks]) => (peaks?.[name] === undefined ? '' : String(peaks[name]))).join(' | ')} |`);
   }
   for (const note of results.notes) lines.push('', `Note: ${note}`);
   for (const failure of results.failures) lines.push('', `FAILED: ${failure}`);
@@ -171,18 +189,37 @@ export function markdown(results: BenchResults): string {
  */
 function targets(results: BenchResults): string[] {
   const rows: string[] = [];
-  const row = (figure: string, measured: string, target: string, met: boolean) => rows.push(`| ${figure} | ${measured} | ${target} | ${met ? 'met' : 'missed'} |`);
+  const row = (figure: string, measured: string, target: string, met: boolean) =>
+    rows.push(`| ${figure} | ${measured} | ${target} | ${met ? 'met' : 'missed'} |`);
   const events = results.eventLatency;
   if (events) {
     const held = events.highestSustainedPerSecond ?? 0;
     row(`highest event → signed webhook rate sustained ${events.sustainWindowSeconds} s`, `${held}/s`, '≥ 300/s (goal 500/s)', held >= 300);
     const at100 = events.steps.find((step) => step.targetPerSecond === 100);
-    if (at100) row('event → webhook at 100/s, p50 / p99', `${fmt(at100.latencyMs.p50)} / ${fmt(at100.latencyMs.p99)} ms`, '≤ 20 / ≤ 250 ms', at100.latencyMs.p50 <= 20 && at100.latencyMs.p99 <= 250);
+    if (at100)
+      row(
+        'event → webhook at 100/s, p50 / p99',
+        `${fmt(at100.latencyMs.p50)} / ${fmt(at100.latencyMs.p99)} ms`,
+        '≤ 20 / ≤ 250 ms',
+        at100.latencyMs.p50 <= 20 && at100.latencyMs.p99 <= 250,
+      );
   }
   const fan = results.fanOut;
-  if (fan) row(`fan-out, 1 event type × ${fan.endpoints} endpoints`, `${fmt(fan.deliveriesPerSecond, 0)} deliveries/s`, '≥ 1,000/s', fan.deliveriesPerSecond >= 1000);
+  if (fan)
+    row(
+      `fan-out, 1 event type × ${fan.endpoints} endpoints`,
+      `${fmt(fan.deliveriesPerSecond, 0)} deliveries/s`,
+      '≥ 1,000/s',
+      fan.deliveriesPerSecond >= 1000,
+    );
   const sales = results.writePath;
-  if (sales) row(`POST /sales by code, ${sales.connections} clients, counters exact`, `${fmt(sales.salesPerSecond, 0)}/s${sales.counters.match ? '' : ' (counters DO NOT match)'}`, '≥ 300/s', sales.salesPerSecond >= 300 && sales.counters.match);
+  if (sales)
+    row(
+      `POST /sales by code, ${sales.connections} clients, counters exact`,
+      `${fmt(sales.salesPerSecond, 0)}/s${sales.counters.match ? '' : ' (counters DO NOT match)'}`,
+      '≥ 300/s',
+      sales.salesPerSecond >= 300 && sales.counters.match,
+    );
   const clicks = results.clickIntake;
   if (clicks) {
     row(
@@ -193,10 +230,21 @@ function targets(results: BenchResults): string[] {
     );
   }
   const neighbour = results.noisyNeighbour;
-  if (neighbour) row(`noisy neighbour: A's webhook p99 during B's ${neighbour.burstEvents}-event burst`, `${fmt(neighbour.quietLatencyMs.p99)} ms`, '≤ 1,000 ms', neighbour.quietLatencyMs.p99 <= 1000);
+  if (neighbour)
+    row(
+      `noisy neighbour: A's webhook p99 during B's ${neighbour.burstEvents}-event burst`,
+      `${fmt(neighbour.quietLatencyMs.p99)} ms`,
+      '≤ 1,000 ms',
+      neighbour.quietLatencyMs.p99 <= 1000,
+    );
   const growth = results.dataGrowth;
   if (growth) {
-    row(`data growth, GET by id (${growth.objects} objects of another program vs empty)`, fmt(growth.ratios.getById, 3), '≥ 0.9', growth.ratios.getById >= 0.9);
+    row(
+      `data growth, GET by id (${growth.objects} objects of another program vs empty)`,
+      fmt(growth.ratios.getById, 3),
+      '≥ 0.9',
+      growth.ratios.getById >= 0.9,
+    );
     row('data growth, POST /sales by code', fmt(growth.ratios.salesByCode, 3), '≥ 0.9', growth.ratios.salesByCode >= 0.9);
     row('data growth, event → webhook p50', fmt(growth.ratios.eventToWebhookP50, 3), '≥ 0.9', growth.ratios.eventToWebhookP50 >= 0.9);
   }
@@ -212,7 +260,11 @@ export function writeResults(results: BenchResults, paths: { json: string; histo
   const table = markdown(results);
   mkdirSync(dirname(paths.json), { recursive: true });
   writeFileSync(paths.json, `${JSON.stringify(results, null, 2)}\n`);
-  if (!existsSync(paths.history)) writeFileSync(paths.history, '# Benchmark results\n\nAppended by `npm run bench`, newest last. Compare ratios, not absolute numbers, across machines.\n');
+  if (!existsSync(paths.history))
+    writeFileSync(
+      paths.history,
+      '# Benchmark results\n\nAppended by `npm run bench`, newest last. Compare ratios, not absolute numbers, across machines.\n',
+    );
   appendFileSync(paths.history, `\n${table}`);
   if (paths.readme && existsSync(paths.readme)) {
     const readme = readFileSync(paths.readme, 'utf8');

@@ -19,7 +19,10 @@ export function summarize(samples: readonly number[]): LatencySummary {
 export function slope(points: ReadonlyArray<readonly [number, number]>): number {
   const n = points.length;
   if (n < 2) return 0;
-  let sx = 0, sy = 0, sxx = 0, sxy = 0;
+  let sx = 0,
+    sy = 0,
+    sxx = 0,
+    sxy = 0;
   for (const [x, y] of points) {
     sx += x;
     sy += y;

@@ -55,7 +55,10 @@ export class WebhookReceiver {
 
   /** Creates a webhook endpoint for `affiliate.created` at `path` through the program's API, and keeps its secret. */
   async subscribe(api: JsonClient, path: string): Promise<void> {
-    const endpoint = await api.expectOk<{ secret: string }>('POST', '/webhook-endpoints', { url: this.endpointUrl(path), eventTypes: ['affiliate.created'] });
+    const endpoint = await api.expectOk<{ secret: string }>('POST', '/webhook-endpoints', {
+      url: this.endpointUrl(path),
+      eventTypes: ['affiliate.created'],
+    });
     this.setSecret(path, endpoint.secret);
   }
 

@@ -33,7 +33,12 @@ export async function clickIntake(context: ScenarioContext) {
   const program = await bench.createProgram();
   const tag = randomUUID().slice(0, 8);
   const link = `bench-clicks-${tag}`;
-  await program.api.expectOk('POST', '/affiliates', { firstName: 'Click', lastName: 'Bench', email: `clicks-${tag}@example.com`, affiliateLink: link });
+  await program.api.expectOk('POST', '/affiliates', {
+    firstName: 'Click',
+    lastName: 'Bench',
+    email: `clicks-${tag}@example.com`,
+    affiliateLink: link,
+  });
 
   let sequence = 0;
   let counted = 0;
@@ -59,7 +64,13 @@ export async function clickIntake(context: ScenarioContext) {
     const warmup = await load(plan.clicks.warmupSeconds);
     const run = asLoadResult(await load(plan.clicks.seconds));
     const ok200 = (warmup.statusCodes['200'] ?? 0) + (run.statusCodes['200'] ?? 0);
-    const plainRun = asLoadResult(await closedLoop({ connections: plan.clicks.connections, seconds: plan.clicks.seconds, send: () => program.api.send('POST', '/clicks', { link }) }));
+    const plainRun = asLoadResult(
+      await closedLoop({
+        connections: plan.clicks.connections,
+        seconds: plan.clicks.seconds,
+        send: () => program.api.send('POST', '/clicks', { link }),
+      }),
+    );
     const plainPerSecond = round((plainRun.statusCodes['200'] ?? 0) / plainRun.seconds, 1);
     // The link's count is read from the clicks stored by the requests themselves: final once they are answered.
     const [stats] = await program.api.expectOk<{ clicks: number }[]>('GET', `/links?link=${link}`);

@@ -15,7 +15,10 @@ export type ScenarioContext = {
 };
 
 /** Runs `body` while recording the peak RSS of every process of the system. */
-export async function withPeakMemory<T>(context: ScenarioContext, body: () => Promise<T>): Promise<T & { peakRssMiB: Record<string, number> }> {
+export async function withPeakMemory<T>(
+  context: ScenarioContext,
+  body: () => Promise<T>,
+): Promise<T & { peakRssMiB: Record<string, number> }> {
   const memory = new PeakMemory(() => context.bench.processes(new Map(context.extraProcesses)));
   memory.start();
   try {

@@ -33,7 +33,11 @@ export async function dataGrowth(context: ScenarioContext): Promise<DataGrowth &
   const tag = randomUUID().slice(0, 8);
   const path = '/growth';
   await receiver.subscribe(program.api, path);
-  const affiliate = await program.api.expectOk<{ id: string }>('POST', '/affiliates', { firstName: 'Growth', lastName: 'Bench', email: `growth-${tag}@example.com` });
+  const affiliate = await program.api.expectOk<{ id: string }>('POST', '/affiliates', {
+    firstName: 'Growth',
+    lastName: 'Bench',
+    email: `growth-${tag}@example.com`,
+  });
   const coupon = await program.api.expectOk<{ id: string }>('POST', '/coupons', { name: 'Growth bench', percentOff: 10 });
   const promoCode = `GROWTH${tag.toUpperCase()}`;
   await program.api.expectOk('POST', '/promotional-codes', { couponId: coupon.id, code: promoCode, affiliateId: affiliate.id });
@@ -55,7 +59,11 @@ export async function dataGrowth(context: ScenarioContext): Promise<DataGrowth &
       seconds,
       maxInFlight: 64,
       fire: async () => {
-        const answer = await program.api.send('POST', '/affiliates', { firstName: 'Growth', lastName: `Event ${sequence}`, email: `growth-${tag}-${sequence++}@example.com` });
+        const answer = await program.api.send('POST', '/affiliates', {
+          firstName: 'Growth',
+          lastName: `Event ${sequence}`,
+          email: `growth-${tag}-${sequence++}@example.com`,
+        });
         if (answer.status !== 200) return false;
         acceptedAt.set((JSON.parse(answer.body) as { id: string }).id, answer.answeredAt);
         return true;
@@ -69,14 +77,20 @@ export async function dataGrowth(context: ScenarioContext): Promise<DataGrowth &
       salesPerSecond: round((sales.statusCodes['200'] ?? 0) / sales.seconds, 1),
       eventLatencyMs: { p50: round(latency.p50, 1), p99: round(latency.p99, 1) },
     };
-    context.log(`  ${label}: GET by id ${figures.getByIdPerSecond}/s, POST /sales ${figures.salesPerSecond}/s, event → webhook p50 ${figures.eventLatencyMs.p50} ms, p99 ${figures.eventLatencyMs.p99} ms`);
+    context.log(
+      `  ${label}: GET by id ${figures.getByIdPerSecond}/s, POST /sales ${figures.salesPerSecond}/s, event → webhook p50 ${figures.eventLatencyMs.p50} ms, p99 ${figures.eventLatencyMs.p99} ms`,
+    );
     return figures;
   };
 
   return withPeakMemory(context, async () => {
     // Warm (JIT, connection pools) before the first figures, so the ratio compares data, not warmth.
     await closedLoop({ connections, seconds: seconds / 2, send: () => program.api.send('GET', `/coupons?id=${coupon.id}`) });
-    await closedLoop({ connections, seconds: seconds / 2, send: () => program.api.send('POST', '/sales', { promoCode, totalEarned: 100, externalId: `growth-${tag}-${sequence++}` }) });
+    await closedLoop({
+      connections,
+      seconds: seconds / 2,
+      send: () => program.api.send('POST', '/sales', { promoCode, totalEarned: 100, externalId: `growth-${tag}-${sequence++}` }),
+    });
     const empty = await measure('before');
     context.log(`  storing ${objects} objects of another program`);
     await storeOtherProgramsObjects(bench.system.mongo.url, bench.system.dbPrefix, objects);
@@ -104,16 +118,49 @@ async function storeOtherProgramsObjects(mongoUrl: string, dbPrefix: string, tot
   const programId = randomUUID();
   const each = Math.floor(total / 5);
   const now = new Date();
-  const common = (index: number) => ({ programId, createdAt: new Date(now.getTime() - index), updatedAt: now, deletedAt: null, revision: 0, _outbox: [] });
+  const common = (index: number) => ({
+    programId,
+    createdAt: new Date(now.getTime() - index),
+    updatedAt: now,
+    deletedAt: null,
+    revision: 0,
+    _outbox: [],
+  });
   const kinds: Array<{ service: string; collection: string; build: (index: number) => Record<string, unknown> }> = [
-    { service: 'coupon', collection: 'coupons', build: (i) => ({ ...common(i), name: `Other ${i}`, percentOff: 10, externalIdKey: `other-${i}`, timesRedeemed: 0 }) },
+    {
+      service: 'coupon',
+      collection: 'coupons',
+      build: (i) => ({ ...common(i), name: `Other ${i}`, percentOff: 10, externalIdKey: `other-${i}`, timesRedeemed: 0 }),
+    },
     {
       service: 'coupon',
       collection: 'promotional_codes',
-      build: (i) => ({ ...common(i), code: `OTHER${i}`, codeKey: `OTHER${i}`, externalIdKey: `other-${i}`, couponId: randomUUID(), active: true, timesRedeemed: 0 }),
+      build: (i) => ({
+        ...common(i),
+        code: `OTHER${i}`,
+        codeKey: `OTHER${i}`,
+        externalIdKey: `other-${i}`,
+        couponId: randomUUID(),
+        active: true,
+        timesRedeemed: 0,
+      }),
     },
-    { service: 'affiliate', collection: 'affiliates', build: (i) => ({ ...common(i), firstName: 'Other', lastName: `${i}`, email: `other-${i}@example.com`, emailKey: `${programId}:other-${i}@example.com` }) },
-    { service: 'sale', collection: 'sales', build: (i) => ({ ...common(i), totalEarned: 100, affiliateId: randomUUID(), commissions: [] }) },
+    {
+      service: 'affiliate',
+      collection: 'affiliates',
+      build: (i) => ({
+        ...common(i),
+        firstName: 'Other',
+        lastName: `${i}`,
+        email: `other-${i}@example.com`,
+        emailKey: `${programId}:other-${i}@example.com`,
+      }),
+    },
+    {
+      service: 'sale',
+      collection: 'sales',
+      build: (i) => ({ ...common(i), totalEarned: 100, affiliateId: randomUUID(), commissions: [] }),
+    },
     {
       service: 'webhook_dispatcher',
       collection: 'webhook_deliveries',
@@ -139,7 +186,10 @@ async function storeOtherProgramsObjects(mongoUrl: string, dbPrefix: string, tot
     for (const kind of kinds) {
       const collection = client.db(`${dbPrefix}_${kind.service}`).collection(kind.collection);
       for (let start = 0; start < each; start += 1000) {
-        const batch = Array.from({ length: Math.min(1000, each - start) }, (_, offset) => ({ _id: randomUUID(), ...kind.build(start + offset) }));
+        const batch = Array.from({ length: Math.min(1000, each - start) }, (_, offset) => ({
+          _id: randomUUID(),
+          ...kind.build(start + offset),
+        }));
         await collection.insertMany(batch as never[], { ordered: false });
       }
     }

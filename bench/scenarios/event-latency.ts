@@ -53,7 +53,11 @@ export async function eventLatency(context: ScenarioContext) {
   const step = async (rate: number, seconds: number, warmupSeconds: number): Promise<RateStep> => {
     const fire = (measured: Set<string> | undefined) => async () => {
       const n = sequence++;
-      const answer = await program.api.send('POST', '/affiliates', { firstName: 'Event', lastName: `Bench ${n}`, email: `event-${tag}-${n}@example.com` });
+      const answer = await program.api.send('POST', '/affiliates', {
+        firstName: 'Event',
+        lastName: `Bench ${n}`,
+        email: `event-${tag}-${n}@example.com`,
+      });
       if (answer.status !== 200) return false;
       const id = (JSON.parse(answer.body) as { id: string }).id;
       acceptedAt.set(id, answer.answeredAt);
@@ -61,7 +65,9 @@ export async function eventLatency(context: ScenarioContext) {
       return true;
     };
     const pendingAtStart = acceptedAt.size - arrivedAt.size;
-    context.log(`  ${rate}/s: warm-up ${warmupSeconds} s, then ${seconds} s${pendingAtStart > 0 ? ` (${pendingAtStart} events of earlier steps still pending)` : ''}`);
+    context.log(
+      `  ${rate}/s: warm-up ${warmupSeconds} s, then ${seconds} s${pendingAtStart > 0 ? ` (${pendingAtStart} events of earlier steps still pending)` : ''}`,
+    );
     if (warmupSeconds > 0) await pacedLoop({ rate, seconds: warmupSeconds, maxInFlight: 256, fire: fire(undefined) });
 
     const measured = new Set<string>();

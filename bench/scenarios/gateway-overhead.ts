@@ -54,12 +54,20 @@ export async function gatewayOverhead(context: ScenarioContext, targets: Gateway
   const internal = { 'x-internal-token': INTERNAL_TOKEN, 'x-program-id': program.programId };
   const specs: Record<string, LoadSpec> = {
     direct: { url: `http://127.0.0.1:${bench.port('coupon')}${query}`, connections: plan.gateway.connections, headers: internal },
-    gateway: { url: `${bench.gatewayUrl}/api/v1${query}`, connections: plan.gateway.connections, headers: { authorization: `Bearer ${program.key}` } },
+    gateway: {
+      url: `${bench.gatewayUrl}/api/v1${query}`,
+      connections: plan.gateway.connections,
+      headers: { authorization: `Bearer ${program.key}` },
+    },
   };
   const nginx = targets.nginxBinary ? await startNginx(targets.nginxBinary, bench.port('coupon'), internal) : undefined;
   if (nginx) specs.nginx = { url: `${nginx.url}/api/v1${query}`, connections: plan.gateway.connections };
   if (targets.candidateUrl) {
-    specs['gateway (candidate)'] = { url: `${targets.candidateUrl}/api/v1${query}`, connections: plan.gateway.connections, headers: { authorization: `Bearer ${program.key}` } };
+    specs['gateway (candidate)'] = {
+      url: `${targets.candidateUrl}/api/v1${query}`,
+      connections: plan.gateway.connections,
+      headers: { authorization: `Bearer ${program.key}` },
+    };
   }
   try {
     return await measure(context, specs, coupon.id, targets);
@@ -74,13 +82,16 @@ async function measure(context: ScenarioContext, specs: Record<string, LoadSpec>
   for (const [name, spec] of Object.entries(specs)) {
     const check = await fetch(spec.url, { headers: spec.headers });
     const body = (await check.json()) as { id?: string };
-    if (check.status !== 200 || body.id !== couponId) throw new Error(`${name}: GET ${spec.url} answered ${check.status} ${JSON.stringify(body).slice(0, 200)}`);
+    if (check.status !== 200 || body.id !== couponId)
+      throw new Error(`${name}: GET ${spec.url} answered ${check.status} ${JSON.stringify(body).slice(0, 200)}`);
   }
 
   return withPeakMemory(context, async () => {
     const { warmupSeconds, seconds, rounds, unloadedSeconds, connections } = plan.gateway;
     const names = Object.keys(specs);
-    context.log(`  warm-up ${warmupSeconds} s per path, then ${rounds} interleaved round(s) of ${seconds} s at ${connections} connections and ${unloadedSeconds} s at 1, per path`);
+    context.log(
+      `  warm-up ${warmupSeconds} s per path, then ${rounds} interleaved round(s) of ${seconds} s at ${connections} connections and ${unloadedSeconds} s at 1, per path`,
+    );
     for (const name of names) await runLoad(specs[name] as LoadSpec, warmupSeconds);
     // Interleaved rounds: drift on a shared machine spreads over every path instead of biasing one.
     const loadedRounds = new Map<string, LoadResult[]>(names.map((name) => [name, []]));
@@ -96,7 +107,9 @@ async function measure(context: ScenarioContext, specs: Record<string, LoadSpec>
       const loaded = mergeRounds(loadedRounds.get(name) ?? []);
       const unloaded = mergeRounds(unloadedRounds.get(name) ?? []);
       paths[name] = { loaded, unloaded };
-      context.log(`    ${name}: ${loaded.requestsPerSecond} req/s, p50 ${loaded.latencyMs.p50} ms, p99 ${loaded.latencyMs.p99} ms; unloaded p50 ${unloaded.latencyMs.p50} ms, p99 ${unloaded.latencyMs.p99} ms`);
+      context.log(
+        `    ${name}: ${loaded.requestsPerSecond} req/s, p50 ${loaded.latencyMs.p50} ms, p99 ${loaded.latencyMs.p99} ms; unloaded p50 ${unloaded.latencyMs.p50} ms, p99 ${unloaded.latencyMs.p99} ms`,
+      );
     }
     const gateway = paths.gateway as PathResult;
     const ratio = (other: PathResult | undefined, over: PathResult | undefined) =>

@@ -82,7 +82,8 @@ export async function noisyNeighbour(context: ScenarioContext): Promise<NoisyNei
     const noisyDeadline = performance.now() + NOISY_DRAIN_TIMEOUT_SECONDS * 1000;
     while (noisyArrivedAt.size < burstAccepted && performance.now() < noisyDeadline) await sleep(200);
     stopListeningToNoisy();
-    const noisyDrainedSeconds = noisyArrivedAt.size >= burstAccepted ? round((performance.now() - burstStarted) / 1000 - burstSeconds, 1) : null;
+    const noisyDrainedSeconds =
+      noisyArrivedAt.size >= burstAccepted ? round((performance.now() - burstStarted) / 1000 - burstSeconds, 1) : null;
     const latencies = [...acceptedAt].map(([id, at]) => (arrivedAt.get(id) ?? drainedAt) - at);
     const latency = summarize(latencies);
     const result: NoisyNeighbour = {
@@ -98,7 +99,9 @@ export async function noisyNeighbour(context: ScenarioContext): Promise<NoisyNei
     context.log(
       `  burst of ${burstEvents} in ${result.burstSeconds} s (${result.burstAcceptedPerSecond}/s accepted); quiet program: ${result.quietEvents} events, ` +
         `p50 ${result.quietLatencyMs.p50} ms, p99 ${result.quietLatencyMs.p99} ms, ${result.quietUndelivered} undelivered; ` +
-        (noisyDrainedSeconds === null ? `B's webhooks not all delivered ${NOISY_DRAIN_TIMEOUT_SECONDS} s after the burst` : `B's webhooks all delivered ${noisyDrainedSeconds} s after the burst`),
+        (noisyDrainedSeconds === null
+          ? `B's webhooks not all delivered ${NOISY_DRAIN_TIMEOUT_SECONDS} s after the burst`
+          : `B's webhooks all delivered ${noisyDrainedSeconds} s after the burst`),
     );
     return result;
   });

@@ -23,18 +23,40 @@ export async function payoutRun(context: ScenarioContext) {
   const { bench, plan } = context;
   const program = await bench.createProgram();
   const api = program.api;
-  await api.expectOk('POST', '/commission-plans', { name: 'Bench', commissionType: 'PERCENTAGE', rate: 10, recurring: 'FOREVER', holdDays: 0, isDefault: true });
+  await api.expectOk('POST', '/commission-plans', {
+    name: 'Bench',
+    commissionType: 'PERCENTAGE',
+    rate: 10,
+    recurring: 'FOREVER',
+    holdDays: 0,
+    isDefault: true,
+  });
   const tag = randomUUID().slice(0, 8);
   const referrals: string[] = [];
   for (let index = 0; index < plan.payouts.affiliates; index += 1) {
-    const affiliate = await api.expectOk<{ id: string }>('POST', '/affiliates', { firstName: 'Payout', lastName: `Bench ${index}`, email: `payout-${tag}-${index}@example.com` });
-    referrals.push((await api.expectOk<{ id: string }>('POST', '/referrals', { affiliateId: affiliate.id, email: `customer-${tag}-${index}@example.com` })).id);
+    const affiliate = await api.expectOk<{ id: string }>('POST', '/affiliates', {
+      firstName: 'Payout',
+      lastName: `Bench ${index}`,
+      email: `payout-${tag}-${index}@example.com`,
+    });
+    referrals.push(
+      (
+        await api.expectOk<{ id: string }>('POST', '/referrals', {
+          affiliateId: affiliate.id,
+          email: `customer-${tag}-${index}@example.com`,
+        })
+      ).id,
+    );
   }
   context.log(`  ${plan.payouts.sales} sales over ${plan.payouts.affiliates} affiliates`);
   let next = 0;
   const seller = async () => {
     for (let index = next++; index < plan.payouts.sales; index = next++) {
-      await api.expectOk('POST', '/sales', { referralId: referrals[index % referrals.length], totalEarned: 100, externalId: `payout-${tag}-${index}` });
+      await api.expectOk('POST', '/sales', {
+        referralId: referrals[index % referrals.length],
+        totalEarned: 100,
+        externalId: `payout-${tag}-${index}`,
+      });
     }
   };
   await Promise.all(Array.from({ length: 16 }, seller));
@@ -63,12 +85,21 @@ export async function payoutRun(context: ScenarioContext) {
     const result: PayoutRun = {
       affiliates: plan.payouts.affiliates,
       sales: plan.payouts.sales,
-      run: { seconds: round(seconds, 2), calls, payouts: payouts.length, commissions: claimed.length, commissionsPerSecond: round(claimed.length / seconds, 0), failedCalls },
+      run: {
+        seconds: round(seconds, 2),
+        calls,
+        payouts: payouts.length,
+        commissions: claimed.length,
+        commissionsPerSecond: round(claimed.length / seconds, 0),
+        failedCalls,
+      },
       correct: new Set(claimed).size === plan.payouts.sales && payouts.length === plan.payouts.affiliates,
       reportSeconds: round(reportSeconds, 3),
       exportSeconds: round(exportSeconds, 3),
     };
-    context.log(`    payout runs ${result.run.seconds} s in ${calls} calls: ${result.run.payouts} payouts, ${result.run.commissions} commissions (${result.correct ? 'each once' : 'NOT each once'}); report ${result.reportSeconds} s`);
+    context.log(
+      `    payout runs ${result.run.seconds} s in ${calls} calls: ${result.run.payouts} payouts, ${result.run.commissions} commissions (${result.correct ? 'each once' : 'NOT each once'}); report ${result.reportSeconds} s`,
+    );
     return result;
   });
 }

@@ -10,7 +10,14 @@ export type WritePath = {
   run: LoadResult;
   salesPerSecond: number;
   /** 200 answers (warm-up and measured), payments sent again after the load, all payments, and the counters the sales moved. */
-  counters: { ok200: number; resent: number; payments: number; promotionalCodeTimesRedeemed: number; couponTimesRedeemed: number; match: boolean };
+  counters: {
+    ok200: number;
+    resent: number;
+    payments: number;
+    promotionalCodeTimesRedeemed: number;
+    couponTimesRedeemed: number;
+    match: boolean;
+  };
 };
 
 /**
@@ -25,10 +32,18 @@ export async function writePath(context: ScenarioContext) {
   const { bench, plan } = context;
   const program = await bench.createProgram();
   const tag = randomUUID().slice(0, 8);
-  const affiliate = await program.api.expectOk<{ id: string }>('POST', '/affiliates', { firstName: 'Sale', lastName: 'Bench', email: `sales-${tag}@example.com` });
+  const affiliate = await program.api.expectOk<{ id: string }>('POST', '/affiliates', {
+    firstName: 'Sale',
+    lastName: 'Bench',
+    email: `sales-${tag}@example.com`,
+  });
   const coupon = await program.api.expectOk<{ id: string }>('POST', '/coupons', { name: 'Bench sales', percentOff: 10 });
   const promoCode = `BENCH${tag.toUpperCase()}`;
-  const code = await program.api.expectOk<{ id: string }>('POST', '/promotional-codes', { couponId: coupon.id, code: promoCode, affiliateId: affiliate.id });
+  const code = await program.api.expectOk<{ id: string }>('POST', '/promotional-codes', {
+    couponId: coupon.id,
+    code: promoCode,
+    affiliateId: affiliate.id,
+  });
 
   let sequence = 0;
   // Payments not answered 200 (a 503 shed, a deadline, a broken connection): a client sends them
@@ -80,7 +95,9 @@ export async function writePath(context: ScenarioContext) {
         match: counters.code === payments && counters.coupon === payments,
       },
     };
-    context.log(`    ${result.salesPerSecond} sales/s, p99 ${run.latencyMs.p99} ms, errors ${run.errors}, non-2xx ${run.non2xx}; counters ${JSON.stringify(result.counters)}`);
+    context.log(
+      `    ${result.salesPerSecond} sales/s, p99 ${run.latencyMs.p99} ms, errors ${run.errors}, non-2xx ${run.non2xx}; counters ${JSON.stringify(result.counters)}`,
+    );
     return result;
   });
 

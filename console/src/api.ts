@@ -38,7 +38,8 @@ function nextCursorOf(link: string | null): string | null {
   return match?.[1] ? decodeURIComponent(match[1]) : null;
 }
 
-export async function call<T = any>(credential: Credential, method: string, path: string, body?: unknown): Promise<Page<T>> { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function call<T = any>(credential: Credential, method: string, path: string, body?: unknown): Promise<Page<T>> {
   const base = credential.kind === 'operator' ? '/admin/v1' : '/api/v1';
   let response: Response;
   try {
@@ -59,13 +60,22 @@ export async function call<T = any>(credential: Credential, method: string, path
   }
   if (!response.ok) {
     const error = (parsed as { error?: unknown; message?: unknown } | null) ?? {};
-    const message = typeof error.error === 'string' ? error.error : typeof error.message === 'string' ? error.message : `The API answered ${response.status}`;
+    const message =
+      typeof error.error === 'string'
+        ? error.error
+        : typeof error.message === 'string'
+          ? error.message
+          : `The API answered ${response.status}`;
     throw new ApiError(response.status, message);
   }
   return { items: parsed as T, next: nextCursorOf(response.headers.get('link')) };
 }
 
 export const query = (params: Record<string, string | number | undefined | null>) => {
-  const entries = Object.entries(params).filter((entry): entry is [string, string | number] => entry[1] !== undefined && entry[1] !== null && entry[1] !== '');
-  return entries.length === 0 ? '' : `?${entries.map(([key, value]) => `${encodeURIComponent(key)}=${encodeURIComponent(String(value))}`).join('&')}`;
+  const entries = Object.entries(params).filter(
+    (entry): entry is [string, string | number] => entry[1] !== undefined && entry[1] !== null && entry[1] !== '',
+  );
+  return entries.length === 0
+    ? ''
+    : `?${entries.map(([key, value]) => `${encodeURIComponent(key)}=${encodeURIComponent(String(value))}`).join('&')}`;
 };

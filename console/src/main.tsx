@@ -22,7 +22,11 @@ const PROGRAM_ROUTES: Route[] = [
   { id: 'signup', label: 'Sign-up and approval', page: (credential) => <Signup credential={credential} /> },
   { id: 'review', label: 'Fraud review', page: (credential) => <Review credential={credential} /> },
   { id: 'events', label: 'Event catalogue', page: (credential) => <Catalogue credential={credential} /> },
-  ...Object.entries(RESOURCES).map(([id, resource]) => ({ id, label: resource.title, page: (credential: Credential) => <Browse key={id} credential={credential} resource={resource} /> })),
+  ...Object.entries(RESOURCES).map(([id, resource]) => ({
+    id,
+    label: resource.title,
+    page: (credential: Credential) => <Browse key={id} credential={credential} resource={resource} />,
+  })),
 ];
 
 const OPERATOR_ROUTES: Route[] = [

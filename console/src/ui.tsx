@@ -108,11 +108,27 @@ export function Table<T>({ caption, rows, columns, empty }: { caption: string; r
 }
 
 /** The API's pagination: back to the first page, or on to the page after `next` (from the Link header). */
-export function Pager({ cursor, next, onPage }: { cursor: string | null; next: string | null | undefined; onPage: (cursor: string | null) => void }) {
+export function Pager({
+  cursor,
+  next,
+  onPage,
+}: {
+  cursor: string | null;
+  next: string | null | undefined;
+  onPage: (cursor: string | null) => void;
+}) {
   return (
     <div class="pager">
-      {cursor ? <button type="button" onClick={() => onPage(null)}>First page</button> : null}
-      {next ? <button type="button" onClick={() => onPage(next)}>Next page</button> : null}
+      {cursor ? (
+        <button type="button" onClick={() => onPage(null)}>
+          First page
+        </button>
+      ) : null}
+      {next ? (
+        <button type="button" onClick={() => onPage(next)}>
+          Next page
+        </button>
+      ) : null}
     </div>
   );
 }
@@ -126,7 +142,15 @@ export const Json = ({ value, label }: { value: unknown; label: string }) => (
 export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString('en-GB', { timeZone: 'UTC' }) + ' UTC' : '—');
 
 /** A line chart (uPlot, bundled) of daily figures; a text summary beside it for screen readers. */
-export function Chart({ title, days, series }: { title: string; days: number[]; series: { label: string; values: number[]; color: string }[] }) {
+export function Chart({
+  title,
+  days,
+  series,
+}: {
+  title: string;
+  days: number[];
+  series: { label: string; values: number[]; color: string }[];
+}) {
   const holder = useRef<HTMLDivElement>(null);
   useEffect(() => {
     if (!holder.current) return;

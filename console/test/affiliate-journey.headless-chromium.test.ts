@@ -24,7 +24,11 @@ beforeAll(async () => {
   mkdirSync(SCREENSHOTS, { recursive: true });
   system = await System.start();
   browser = await launchChromium();
-  const created = await system.createProgram({ name: 'Acme Outdoor', requireApproval: true, destinationUrls: [{ url: 'https://shop.example.com/' }] });
+  const created = await system.createProgram({
+    name: 'Acme Outdoor',
+    requireApproval: true,
+    destinationUrls: [{ url: 'https://shop.example.com/' }],
+  });
   coupon = await okBody(created.api.post('/coupons', { name: 'Partner discount', percentOff: 15 }));
   const slug = `acme-${randomUUID().slice(0, 8)}`;
   await okBody(
@@ -32,11 +36,17 @@ beforeAll(async () => {
       slug,
       requireApproval: true,
       affiliateCouponIds: [coupon.id],
-      signup: { enabled: true, introText: 'Earn a commission on every sale you send us.', questions: [{ id: 'channel', label: 'Where do you publish?', type: 'TEXT', required: true }] },
+      signup: {
+        enabled: true,
+        introText: 'Earn a commission on every sale you send us.',
+        questions: [{ id: 'channel', label: 'Where do you publish?', type: 'TEXT', required: true }],
+      },
     }),
   );
   program = { ...created, slug };
-  grace = await okBody(program.api.post('/affiliates', { firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com', affiliateLink: 'grace' }));
+  grace = await okBody(
+    program.api.post('/affiliates', { firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com', affiliateLink: 'grace' }),
+  );
   // The program requires approval, so an affiliate it creates itself waits too until approved.
   await okBody(program.api.put('/affiliates', { affiliateId: grace.id, status: 'ACTIVE' }));
 }, 180_000);
@@ -65,7 +75,7 @@ async function reloadUntilShowing(page: Page, table: string, expected: string): 
   );
 }
 
-test('an affiliate who signs up, is approved in the console and opens its portal sees its own code\'s sale and commission, and another affiliate\'s portal shows none of it', async () => {
+test("an affiliate who signs up, is approved in the console and opens its portal sees its own code's sale and commission, and another affiliate's portal shows none of it", async () => {
   // 1. The applicant signs up on the hosted page with its answer.
   const email = `ada-${randomUUID().slice(0, 6)}@example.com`;
   const signup = await openPage();
@@ -97,7 +107,10 @@ test('an affiliate who signs up, is approved in the console and opens its portal
   await check(team, 'console-approval-queue');
   await team.getByRole('button', { name: `Approve ${email}` }).click();
   await queue.getByRole('cell', { name: email, exact: true }).waitFor({ state: 'detached' });
-  await eventually(() => affiliateByEmail(email), (affiliate) => affiliate.status === 'ACTIVE');
+  await eventually(
+    () => affiliateByEmail(email),
+    (affiliate) => affiliate.status === 'ACTIVE',
+  );
 
   // 4. "View as affiliate" gives the portal's session link.
   await team.goto(`${system.gatewayUrl}/console#/affiliates`);

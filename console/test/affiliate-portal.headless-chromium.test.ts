@@ -26,8 +26,12 @@ beforeAll(async () => {
   system = await System.start();
   browser = await launchChromium();
   program = await system.createProgram({ name: 'Acme Shop', destinationUrls: [{ url: 'https://shop.example.com/' }] });
-  ada = await okBody(program.api.post('/affiliates', { firstName: 'Ada', lastName: 'Byron', email: 'ada@example.com', affiliateLink: 'ada' }));
-  grace = await okBody(program.api.post('/affiliates', { firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com', affiliateLink: 'grace' }));
+  ada = await okBody(
+    program.api.post('/affiliates', { firstName: 'Ada', lastName: 'Byron', email: 'ada@example.com', affiliateLink: 'ada' }),
+  );
+  grace = await okBody(
+    program.api.post('/affiliates', { firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com', affiliateLink: 'grace' }),
+  );
   coupon = await okBody(program.api.post('/coupons', { name: 'Partner discount', percentOff: 15 }));
   await okBody(program.api.put('/program', { affiliateCouponIds: [coupon.id] }));
   for (let index = 0; index < 3; index += 1) await okBody(program.api.post('/clicks', { link: 'ada' }));
@@ -62,7 +66,7 @@ async function viewAsAffiliateLink(name: string): Promise<string> {
 
 let adaLink = '';
 
-test("from the console's \"view as affiliate\" the portal opens on the affiliate's own link, it creates its own code, and a sale with that code shows with its commission", async () => {
+test('from the console\'s "view as affiliate" the portal opens on the affiliate\'s own link, it creates its own code, and a sale with that code shows with its commission', async () => {
   adaLink = await viewAsAffiliateLink('Ada Byron');
   expect(adaLink).toMatch(new RegExp(`^${system.gatewayUrl}/portal/open/`));
   const page = await openPage();

@@ -11,7 +11,15 @@ const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
@@ -28,7 +36,8 @@ export async function newPage(browser: Browser, gatewayUrl: string, watch: PageW
     return route.abort();
   });
   page.on('console', (message) => {
-    if (message.type() === 'error' && !/Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())) watch.pageErrors.push(message.text());
+    if (message.type() === 'error' && !/Failed to load resource: the server responded with a status of 4\d\d/.test(message.text()))
+      watch.pageErrors.push(message.text());
   });
   page.on('pageerror', (error) => watch.pageErrors.push(error.message));
   return page;
@@ -41,7 +50,10 @@ export async function checkPage(page: Page, name: string, screenshot: string): P
   const violations = (await page.evaluate(
     `axe.run(document).then((result) => result.violations.map((violation) => ({ id: violation.id, impact: violation.impact, nodes: violation.nodes.map((node) => node.target.join(' ')).slice(0, 3) })))`,
   )) as { id: string; impact: string; nodes: string[] }[];
-  expect({ page: name, violations: violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical') }).toEqual({ page: name, violations: [] });
+  expect({
+    page: name,
+    violations: violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical'),
+  }).toEqual({ page: name, violations: [] });
   await page.screenshot({ path: screenshot, fullPage: true });
 }
 

@@ -38,16 +38,35 @@ afterAll(async () => {
 
 /** A little of everything, through the public API, so that every page has real data to show. */
 async function seed(api: Api) {
-  await okBody(api.post('/commission-plans', { name: 'Partners 20%', commissionType: 'PERCENTAGE', rate: 20, recurring: 'FOREVER', holdDays: 0, isDefault: true }));
-  const ada = await okBody(api.post('/affiliates', { firstName: 'Ada', lastName: 'Byron', email: 'ada@example.com', affiliateLink: 'ada' }));
+  await okBody(
+    api.post('/commission-plans', {
+      name: 'Partners 20%',
+      commissionType: 'PERCENTAGE',
+      rate: 20,
+      recurring: 'FOREVER',
+      holdDays: 0,
+      isDefault: true,
+    }),
+  );
+  const ada = await okBody(
+    api.post('/affiliates', { firstName: 'Ada', lastName: 'Byron', email: 'ada@example.com', affiliateLink: 'ada' }),
+  );
   await okBody(api.post('/affiliates', { firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com', affiliateLink: 'grace' }));
   for (let index = 0; index < 3; index += 1) await okBody(api.post('/clicks', { link: 'ada' }));
   const referral = await okBody(api.post('/referrals', { link: 'ada', email: 'customer@example.com', name: 'Sam Customer' }));
   const coupon = await okBody(api.post('/coupons', { name: 'Spring', percentOff: 20 }));
   await okBody(api.post('/promotional-codes', { couponId: coupon.id, code: 'SPRING20', affiliateId: ada.id }));
   const day = 86_400_000;
-  for (const [ago, total] of [[6, 120], [4, 80], [2, 200], [1, 50], [0, 99]] as const) {
-    await okBody(api.post('/sales', { referralId: referral.id, totalEarned: total, paidAt: new Date(Date.now() - ago * day).toISOString() }));
+  for (const [ago, total] of [
+    [6, 120],
+    [4, 80],
+    [2, 200],
+    [1, 50],
+    [0, 99],
+  ] as const) {
+    await okBody(
+      api.post('/sales', { referralId: referral.id, totalEarned: total, paidAt: new Date(Date.now() - ago * day).toISOString() }),
+    );
   }
   await okBody(api.post('/sales', { promoCode: 'SPRING20', totalEarned: 60 }));
   // A sale in another currency: the overview shows it apart, never added to the dollars.
@@ -147,10 +166,18 @@ test('every program page shows the program\u2019s real data and passes axe', asy
   expect(await page.locator('.tiles').textContent()).not.toMatch(/658\.99|131\.8/);
   await counting(page.locator('.chart canvas'), 3);
   await showing(page.locator('.chart figcaption').nth(1), 'Revenue and commission per day, in USD');
-  expect(await page.getByRole('img', { name: /Revenue and commission per day/ }).getAttribute('aria-label')).toContain('revenue USD: 609; commission USD: 121.8');
+  expect(await page.getByRole('img', { name: /Revenue and commission per day/ }).getAttribute('aria-label')).toContain(
+    'revenue USD: 609; commission USD: 121.8',
+  );
   await checkPage(page, 'overview');
 
-  const expected: Record<string, string> = { affiliates: 'ada@example.com', links: 'ada', codes: 'SPRING20', referrals: 'paged-53@example.com', sales: '120 USD' };
+  const expected: Record<string, string> = {
+    affiliates: 'ada@example.com',
+    links: 'ada',
+    codes: 'SPRING20',
+    referrals: 'paged-53@example.com',
+    sales: '120 USD',
+  };
   for (const [route, text] of Object.entries(expected)) {
     await go(page, route);
     await showing(page.locator('tbody'), text);
@@ -171,7 +198,7 @@ test('every program page shows the program\u2019s real data and passes axe', asy
 
   await go(page, 'events');
   await showing(page.getByRole('heading', { level: 2, name: /event types$/ }), `${PUBLIC_EVENT_TYPES.length} event types`);
-  await showing(page.getByLabel('Verification snippet'), "new Webhook(process.env.WEBHOOK_SECRET)");
+  await showing(page.getByLabel('Verification snippet'), 'new Webhook(process.env.WEBHOOK_SECRET)');
   await checkPage(page, 'events');
   await page.context().close();
 });
@@ -182,7 +209,10 @@ test('tracking page: a publishable key and its snippet, allowed origins and attr
   await go(page, 'tracking');
   await showing(page.getByRole('status'), 'No publishable key yet');
   await page.getByRole('button', { name: 'Create a publishable key' }).click();
-  await showing(page.getByLabel('The snippet to paste'), /^<script src="http:\/\/127\.0\.0\.1:\d+\/js\/affiliate\.js" data-key="pk_live_[A-Za-z0-9_-]+" defer><\/script>$/);
+  await showing(
+    page.getByLabel('The snippet to paste'),
+    /^<script src="http:\/\/127\.0\.0\.1:\d+\/js\/affiliate\.js" data-key="pk_live_[A-Za-z0-9_-]+" defer><\/script>$/,
+  );
   const key = (await page.getByLabel('The snippet to paste').textContent())?.match(/pk_live_[A-Za-z0-9_-]+/)?.[0];
   expect((await okBody(program.api.get('/publishable-keys')))[0].key).toBe(key);
 
@@ -217,7 +247,11 @@ test('fraud review page: the risk settings saved (an action, the limit, the mini
   await page.getByLabel(/Fewest seconds from click to conversion/).fill('7');
   await page.getByRole('button', { name: 'Save risk settings' }).click();
   await page.getByRole('status').filter({ hasText: 'Saved.' }).first().waitFor({ timeout: 10_000 });
-  expect(await okBody(program.api.get('/program'))).toMatchObject({ maxAutoApprovedCommission: 5, minClickToConversionSeconds: 7, riskActions: { OVER_AUTO_APPROVAL_LIMIT: 'HOLD', SELF_REFERRAL: 'FLAG' } });
+  expect(await okBody(program.api.get('/program'))).toMatchObject({
+    maxAutoApprovedCommission: 5,
+    minClickToConversionSeconds: 7,
+    riskActions: { OVER_AUTO_APPROVAL_LIMIT: 'HOLD', SELF_REFERRAL: 'FLAG' },
+  });
 
   // The settings reach the services as program.updated: a sale above the limit is held once they have arrived.
   let held: { id: string; commissions: { id: string; status: string }[] } | undefined;
@@ -225,7 +259,9 @@ test('fraud review page: the risk settings saved (an action, the limit, the mini
     held = await okBody(program.api.post('/sales', { email: 'customer@example.com', totalEarned: 100 }));
     expect(held?.commissions[0]?.status).toBe('HELD');
   }, 30_000);
-  const doubtful: { id: string; commissions: { id: string; status: string }[] } = await okBody(program.api.post('/sales', { email: 'customer@example.com', totalEarned: 200 }));
+  const doubtful: { id: string; commissions: { id: string; status: string }[] } = await okBody(
+    program.api.post('/sales', { email: 'customer@example.com', totalEarned: 200 }),
+  );
   expect(doubtful.commissions[0]?.status).toBe('HELD');
   await page.reload();
   await go(page, 'review');
@@ -235,14 +271,22 @@ test('fraud review page: the risk settings saved (an action, the limit, the mini
   await checkPage(page, 'review');
   await page.getByLabel(/Note or reason/).fill('checked the order by hand');
   await page.getByRole('button', { name: `Release ${held!.commissions[0]!.id.slice(0, 8)}` }).click();
-  await page.getByRole('button', { name: `Release ${held!.commissions[0]!.id.slice(0, 8)}` }).waitFor({ state: 'detached', timeout: 10_000 });
+  await page
+    .getByRole('button', { name: `Release ${held!.commissions[0]!.id.slice(0, 8)}` })
+    .waitFor({ state: 'detached', timeout: 10_000 });
   const released = await okBody(program.api.get(`/sales?id=${held!.id}`));
-  expect(released.commissions[0]).toMatchObject({ status: 'DUE', decisions: [{ action: 'HOLD' }, { action: 'RELEASE', reason: 'checked the order by hand', by: { kind: 'API_KEY' } }] });
+  expect(released.commissions[0]).toMatchObject({
+    status: 'DUE',
+    decisions: [{ action: 'HOLD' }, { action: 'RELEASE', reason: 'checked the order by hand', by: { kind: 'API_KEY' } }],
+  });
   await page.getByLabel(/Note or reason/).fill('same card as a refunded order');
   await page.getByRole('button', { name: `Void ${doubtful.commissions[0]!.id.slice(0, 8)}` }).click();
   await showing(page.locator('tbody'), 'No commission is held for review.');
   const voided = await okBody(program.api.get(`/sales?id=${doubtful.id}`));
-  expect(voided.commissions[0]).toMatchObject({ status: 'VOID', decisions: [{ action: 'HOLD' }, { action: 'VOID', reason: 'same card as a refunded order', by: { kind: 'API_KEY' } }] });
+  expect(voided.commissions[0]).toMatchObject({
+    status: 'VOID',
+    decisions: [{ action: 'HOLD' }, { action: 'VOID', reason: 'same card as a refunded order', by: { kind: 'API_KEY' } }],
+  });
   await page.context().close();
 });
 
@@ -269,11 +313,19 @@ test('operator view: create a program, change its settings, create an API key sh
   await showing(publishable, /^pk_live_/);
   const programs = await okBody(system.admin().get('/admin/v1/programs'));
   const created = programs.find((each: { name: string }) => each.name === 'Console program');
-  expect((await okBody(system.admin().get(`/admin/v1/programs/${created.id}/publishable-keys`)))[0].key).toBe(await publishable.first().textContent());
+  expect((await okBody(system.admin().get(`/admin/v1/programs/${created.id}/publishable-keys`)))[0].key).toBe(
+    await publishable.first().textContent(),
+  );
   await checkPage(page, 'programs');
 
-  await page.getByRole('button', { name: /^Revoke ak_/ }).first().click();
-  await poll(page, async () => (await fetch(`${system.gatewayUrl}/api/v1/coupons`, { headers: { authorization: `Bearer ${key}` } })).status === 401);
+  await page
+    .getByRole('button', { name: /^Revoke ak_/ })
+    .first()
+    .click();
+  await poll(
+    page,
+    async () => (await fetch(`${system.gatewayUrl}/api/v1/coupons`, { headers: { authorization: `Bearer ${key}` } })).status === 401,
+  );
   await counting(page.getByRole('button', { name: /^Revoke ak_/ }), 0);
 
   await go(page, 'audit');

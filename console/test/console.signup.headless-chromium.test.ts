@@ -21,7 +21,15 @@ beforeAll(async () => {
   system = await System.start();
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   program = await system.createProgram({ name: 'Acme Outdoor' });
 }, 180_000);
@@ -47,7 +55,10 @@ async function checkPage(page: Page, name: string) {
   const violations = (await page.evaluate(
     `axe.run(document).then((result) => result.violations.map((violation) => ({ id: violation.id, impact: violation.impact, nodes: violation.nodes.map((node) => node.target.join(' ')).slice(0, 3) })))`,
   )) as { impact: string }[];
-  expect({ page: name, violations: violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical') }).toEqual({ page: name, violations: [] });
+  expect({
+    page: name,
+    violations: violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical'),
+  }).toEqual({ page: name, violations: [] });
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
 }
 
@@ -90,8 +101,17 @@ test('sign-up settings saved in the console open /join/{slug} with their questio
 
 test('the approval queue shows each waiting application with its answers; Approve makes it ACTIVE and Reject makes it REJECTED', async () => {
   const slug = `queue-${randomUUID().slice(0, 8)}`;
-  await okBody(program.api.put('/program', { slug, requireApproval: true, signup: { enabled: true, questions: [{ id: 'channel', label: 'Where do you publish?', type: 'TEXT', required: true }] } }));
-  for (const [first, channel] of [['Grace', 'A cooking blog'], ['Eve', 'Coupon spam']] as const) {
+  await okBody(
+    program.api.put('/program', {
+      slug,
+      requireApproval: true,
+      signup: { enabled: true, questions: [{ id: 'channel', label: 'Where do you publish?', type: 'TEXT', required: true }] },
+    }),
+  );
+  for (const [first, channel] of [
+    ['Grace', 'A cooking blog'],
+    ['Eve', 'Coupon spam'],
+  ] as const) {
     const applied = await fetch(`${system.gatewayUrl}/join/${slug}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

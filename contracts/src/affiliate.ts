@@ -7,7 +7,8 @@ import { z } from './zod';
 
 export const AffiliateStatus = z.enum(['PENDING', 'ACTIVE', 'REJECTED', 'DISABLED']);
 
-const AFFILIATE_STATUS = 'PENDING: waiting for approval (programs that require it); ACTIVE: earns commission; REJECTED: application refused; DISABLED: no longer active';
+const AFFILIATE_STATUS =
+  'PENDING: waiting for approval (programs that require it); ACTIVE: earns commission; REJECTED: application refused; DISABLED: no longer active';
 const COMMISSION_RATE = 'Percentage of each sale the affiliate earns (0 to 100) when no commission plan applies';
 
 export const LINK_MESSAGES = {
@@ -45,13 +46,22 @@ export const Affiliate = z
     status: AffiliateStatus.openapi({ description: AFFILIATE_STATUS }),
     commissionRate: z.number().openapi({ description: COMMISSION_RATE }),
     link: z.string().nullable().openapi({ deprecated: true, description: 'Legacy single link, always null: read affiliateLinks.' }),
-    affiliateLinks: z.array(AffiliateLink).openapi({ description: 'Every referral link of the affiliate, one per slug: the source of truth for links' }),
+    affiliateLinks: z
+      .array(AffiliateLink)
+      .openapi({ description: 'Every referral link of the affiliate, one per slug: the source of truth for links' }),
     programId: Uuid.openapi({ description: 'The program' }),
-    commissionPlan: CommissionPlanSummary.nullable().openapi({ description: "The plan the affiliate earns by: its own, else the program's default; null while it earns its own commissionRate" }),
+    commissionPlan: CommissionPlanSummary.nullable().openapi({
+      description: "The plan the affiliate earns by: its own, else the program's default; null while it earns its own commissionRate",
+    }),
     commissionTier: CommissionTier.nullable(),
     payoutDetails: PayoutDetails.nullable(),
-    promotionalCodes: z.array(PromotionalCodeSummary).optional().openapi({ description: 'The codes assigned to the affiliate; in affiliate.created (empty: a new affiliate has none yet)' }),
-    signupAnswers: z.array(SignupAnswer).openapi({ description: 'What the affiliate answered on the sign-up page (POST /join/{slug}); empty for an affiliate created otherwise' }),
+    promotionalCodes: z
+      .array(PromotionalCodeSummary)
+      .optional()
+      .openapi({ description: 'The codes assigned to the affiliate; in affiliate.created (empty: a new affiliate has none yet)' }),
+    signupAnswers: z.array(SignupAnswer).openapi({
+      description: 'What the affiliate answered on the sign-up page (POST /join/{slug}); empty for an affiliate created otherwise',
+    }),
     createdAt: DateTime.openapi({ description: 'When the affiliate was created' }),
     updatedAt: DateTime.openapi({ description: 'When the affiliate last changed' }),
   })
@@ -59,7 +69,9 @@ export const Affiliate = z
 
 export const FullUrl = z.object({
   baseUrl: z.string().openapi({ description: "One of the program's destination URLs" }),
-  fullUrl: z.string().openapi({ description: "That URL with the slug in the program's URL parameter (urlModifier, default ref) and the URL's own parameters" }),
+  fullUrl: z.string().openapi({
+    description: "That URL with the slug in the program's URL parameter (urlModifier, default ref) and the URL's own parameters",
+  }),
 });
 
 export const LinkResponse = z
@@ -78,20 +90,26 @@ export const LinkResponse = z
           'Slugs this link was renamed from that still lead to it: clicks and referrals on them count here, and no other affiliate can take them until reservedUntil (null: for ever; the PREVIOUS_LINK_DAYS setting)',
       }),
     affiliateId: Uuid.openapi({ description: 'The affiliate that owns the link' }),
-    clicks: z.number().int().openapi({ description: 'Clicks on this link (on its current and previous slugs), repeats within clickDedupSeconds and bots not counted' }),
+    clicks: z.number().int().openapi({
+      description: 'Clicks on this link (on its current and previous slugs), repeats within clickDedupSeconds and bots not counted',
+    }),
     referrals: z.number().int().openapi({
-      description: "Live referrals counted on this link: those attributed through it (a click, a visitor's click, the slug) and, on the affiliate's first link, those attributed by affiliateId or affiliateEmail",
+      description:
+        "Live referrals counted on this link: those attributed through it (a click, a visitor's click, the slug) and, on the affiliate's first link, those attributed by affiliateId or affiliateEmail",
     }),
     sales: z.number().int().openapi({
       description:
         "Live sales (not reversed) in every currency counted on this link: those whose attribution went through it (a referral or click of this link) and, on the affiliate's first link, those by promotional code, by a referral without a link, or by affiliate id",
     }),
     totalRevenue: z.number().openapi({
-      description: "The totalEarned of those sales in the program's reportingCurrency only (default USD); sales in other currencies are in revenueByCurrency, never added here",
+      description:
+        "The totalEarned of those sales in the program's reportingCurrency only (default USD); sales in other currencies are in revenueByCurrency, never added here",
     }),
     salesByCurrency: z.record(z.number().int()).openapi({ description: 'The sales above per currency (ISO 4217 code → count)' }),
-    revenueByCurrency: z.record(z.number()).openapi({ description: 'Their totalEarned per currency (ISO 4217 code → amount in that currency), e.g. {"USD": 10, "EUR": 49.99}' }),
-    fullURLs: z.array(FullUrl).openapi({ description: "One entry per destination URL of the program: the address to share" }),
+    revenueByCurrency: z
+      .record(z.number())
+      .openapi({ description: 'Their totalEarned per currency (ISO 4217 code → amount in that currency), e.g. {"USD": 10, "EUR": 49.99}' }),
+    fullURLs: z.array(FullUrl).openapi({ description: 'One entry per destination URL of the program: the address to share' }),
     createdAt: DateTime.openapi({ description: 'When the link was added' }),
     updatedAt: DateTime.openapi({ description: 'When the link was last renamed' }),
   })
@@ -102,9 +120,14 @@ export const CreateAffiliateBody = z
     firstName: ShortText.openapi({ description: 'First name (1 to 200 characters)' }),
     lastName: ShortText.openapi({ description: 'Last name (1 to 200 characters)' }),
     email: Email.openapi({ description: 'Email address, unique within the program (400 otherwise)' }),
-    affiliateLink: Slug.optional().openapi({ description: 'The slug of the first link (letters, numbers and hyphens); absent: one is made from the email. 400 when another affiliate uses it' }),
+    affiliateLink: Slug.optional().openapi({
+      description:
+        'The slug of the first link (letters, numbers and hyphens); absent: one is made from the email. 400 when another affiliate uses it',
+    }),
     commissionRate: CommissionRate.optional().openapi({ description: `${COMMISSION_RATE}; absent: the program's defaultCommissionRate` }),
-    commissionPlanId: Uuid.optional().openapi({ description: "The commission plan the affiliate earns by; absent: the program's default plan, if any" }),
+    commissionPlanId: Uuid.optional().openapi({
+      description: "The commission plan the affiliate earns by; absent: the program's default plan, if any",
+    }),
   })
   .strict()
   .openapi('CreateAffiliateBody');
@@ -115,21 +138,35 @@ export const UpdateAffiliateBody = z
     firstName: ShortText.optional().openapi({ description: 'A new first name' }),
     lastName: ShortText.optional().openapi({ description: 'A new last name' }),
     email: Email.optional().openapi({ description: 'A new email address, unique within the program' }),
-    status: AffiliateStatus.optional().openapi({ description: 'A new status: ACTIVE approves a PENDING affiliate, REJECTED refuses it, DISABLED stops an active one' }),
+    status: AffiliateStatus.optional().openapi({
+      description: 'A new status: ACTIVE approves a PENDING affiliate, REJECTED refuses it, DISABLED stops an active one',
+    }),
     commissionRate: CommissionRate.optional().openapi({ description: COMMISSION_RATE }),
-    affiliateLink: Slug.optional().openapi({ description: 'Adds a link with this slug (existing links are never renamed or removed here)' }),
+    affiliateLink: Slug.optional().openapi({
+      description: 'Adds a link with this slug (existing links are never renamed or removed here)',
+    }),
     commissionPlanId: Uuid.nullable().optional().openapi({ description: "null: back to the program's default plan" }),
-    payoutDetails: PayoutDetailsBody.nullable().optional().openapi({ description: 'Where payouts go; null clears them. Needs the finance scope and is kept in the audit record' }),
+    payoutDetails: PayoutDetailsBody.nullable()
+      .optional()
+      .openapi({ description: 'Where payouts go; null clears them. Needs the finance scope and is kept in the audit record' }),
   })
   .strict()
   .openapi('UpdateAffiliateBody');
 
-export const DeleteAffiliateBody = z.object({ affiliateId: Uuid.openapi({ description: 'The affiliate to delete' }) }).strict().openapi('DeleteAffiliateBody');
+export const DeleteAffiliateBody = z
+  .object({ affiliateId: Uuid.openapi({ description: 'The affiliate to delete' }) })
+  .strict()
+  .openapi('DeleteAffiliateBody');
 
 export const AffiliateQuery = ListQuery.extend({
-  id: z.string().max(200).optional().openapi({ description: 'An affiliate id, a numeric click id (tried first when the value is all digits) or a link slug: answers that one affiliate' }),
+  id: z.string().max(200).optional().openapi({
+    description:
+      'An affiliate id, a numeric click id (tried first when the value is all digits) or a link slug: answers that one affiliate',
+  }),
   email: z.string().max(254).optional().openapi({ description: "An affiliate's email: answers that one affiliate" }),
-  status: AffiliateStatus.optional().openapi({ description: 'With no id or email: only the affiliates of this status (PENDING: the applications waiting for approval)' }),
+  status: AffiliateStatus.optional().openapi({
+    description: 'With no id or email: only the affiliates of this status (PENDING: the applications waiting for approval)',
+  }),
   ...dateRange('createdAt', 'creation'),
   format: ListFormat,
 }).strict();
@@ -140,7 +177,10 @@ const LinkOwner = {
 };
 
 export const CreateLinkBody = z
-  .object({ link: Slug.openapi({ description: 'The slug: letters, numbers and hyphens, at most 100, unique across the program' }), ...LinkOwner })
+  .object({
+    link: Slug.openapi({ description: 'The slug: letters, numbers and hyphens, at most 100, unique across the program' }),
+    ...LinkOwner,
+  })
   .strict()
   .refine((body) => body.affiliateId !== undefined || body.affiliateEmail !== undefined, {
     path: ['affiliateId'],
@@ -155,7 +195,10 @@ const LinkTarget = {
 const hasLinkTarget = (body: { linkId?: string; link?: string }) => body.linkId !== undefined || body.link !== undefined;
 
 export const RenameLinkBody = z
-  .object({ ...LinkTarget, newLink: Slug.openapi({ description: 'The new slug: letters, numbers and hyphens, unique across the program' }) })
+  .object({
+    ...LinkTarget,
+    newLink: Slug.openapi({ description: 'The new slug: letters, numbers and hyphens, unique across the program' }),
+  })
   .strict()
   .refine(hasLinkTarget, { path: ['linkId'], message: 'linkId or link is required' })
   .openapi('RenameLinkBody');
@@ -169,7 +212,10 @@ export const DeleteLinkBody = z
 export const LinkQuery = ListQuery.extend({
   id: z.string().max(100).optional().openapi({ description: 'A link id: that link' }),
   link: z.string().max(100).optional().openapi({ description: 'A slug: that link' }),
-  affiliateId: z.string().max(100).optional().openapi({ description: 'An affiliate id: every link of that affiliate, oldest first; with a createdAt period, limit or startingAfter, a filter of the list (newest first, paged)' }),
+  affiliateId: z.string().max(100).optional().openapi({
+    description:
+      'An affiliate id: every link of that affiliate, oldest first; with a createdAt period, limit or startingAfter, a filter of the list (newest first, paged)',
+  }),
   affiliateEmail: z.string().max(254).optional().openapi({ description: "An affiliate's email: every link of that affiliate" }),
   ...dateRange('createdAt', 'creation'),
 }).strict();
@@ -183,13 +229,29 @@ export const VisitorId = z
 
 export const RecordClickBody = z
   .object({
-    link: z.string().min(1).max(100).openapi({ description: 'The slug that was clicked (a previous slug of a renamed link counts for the link)' }),
+    link: z
+      .string()
+      .min(1)
+      .max(100)
+      .openapi({ description: 'The slug that was clicked (a previous slug of a renamed link counts for the link)' }),
     landingUrl: z.string().url().max(2000).optional().openapi({ description: 'The page the visitor landed on' }),
-    visitorId: VisitorId.optional().openapi({ description: 'Who clicked: repeat clicks of one visitor on one link within clickDedupSeconds count once' }),
-    userAgent: z.string().max(1000).optional().openapi({ description: "The visitor's User-Agent: bots are not counted; with ipAddress, the identity when there is no visitorId" }),
-    ipAddress: z.string().ip().optional().openapi({ description: "The visitor's address: only an HMAC of it (with the user agent) is kept, never the address" }),
+    visitorId: VisitorId.optional().openapi({
+      description: 'Who clicked: repeat clicks of one visitor on one link within clickDedupSeconds count once',
+    }),
+    userAgent: z
+      .string()
+      .max(1000)
+      .optional()
+      .openapi({ description: "The visitor's User-Agent: bots are not counted; with ipAddress, the identity when there is no visitorId" }),
+    ipAddress: z
+      .string()
+      .ip()
+      .optional()
+      .openapi({ description: "The visitor's address: only an HMAC of it (with the user agent) is kept, never the address" }),
     referrer: z.string().url().max(2000).optional().openapi({ description: 'The page the visitor came from' }),
-    occurredAt: DateTime.optional().openapi({ description: 'When the click happened, for imports: in the past, at most 90 days ago; default now' }),
+    occurredAt: DateTime.optional().openapi({
+      description: 'When the click happened, for imports: in the past, at most 90 days ago; default now',
+    }),
   })
   .strict()
   .openapi('RecordClickBody');
@@ -203,7 +265,9 @@ export const Click = z
     affiliateId: Uuid.openapi({ description: "The link's affiliate" }),
     counted: z.boolean().openapi({ description: "Whether the click counts in the link's clicks" }),
     // A union, not .nullable(): the 3.1 generator would keep null out of the enum.
-    reason: z.union([ClickNotCountedReason, z.null()]).openapi({ description: 'Why it was not counted: DUPLICATE (the same visitor within clickDedupSeconds) or BOT' }),
+    reason: z
+      .union([ClickNotCountedReason, z.null()])
+      .openapi({ description: 'Why it was not counted: DUPLICATE (the same visitor within clickDedupSeconds) or BOT' }),
   })
   .openapi('Click', { description: 'A recorded click: its id to attribute a referral or sale by, and whether it counted' });
 

@@ -33,7 +33,12 @@ export const SAMPLE_BASE_URL = 'https://affiliates.example.com';
  */
 const FRESH_KEY = { curl: '$(uuidgen)', python: 'str(uuid.uuid4())' } as const;
 
-const CREDENTIAL_ENV = { apiKey: 'AFFILIATE_API_KEY', adminToken: 'ADMIN_TOKEN', publishableKey: 'AFFILIATE_PUBLISHABLE_KEY', none: null } as const;
+const CREDENTIAL_ENV = {
+  apiKey: 'AFFILIATE_API_KEY',
+  adminToken: 'ADMIN_TOKEN',
+  publishableKey: 'AFFILIATE_PUBLISHABLE_KEY',
+  none: null,
+} as const;
 
 function concretePath(operation: SampledOperation, example: OperationExample): string {
   return operation.path.replace(/\{(\w+)\}/g, (_whole, name: string) => encodeURIComponent(example.path?.[name] ?? `<${name}>`));
@@ -94,7 +99,8 @@ function resourceCall(operation: SampledOperation, example: OperationExample): s
     const item = singular(resource);
     return [`for await (const ${item} of ${client}.list(${query})) {`, `  console.log(${item});`, '}'];
   }
-  if (operation.method === 'get') return [`const ${singular(resource)} = await ${client}.retrieve(${query});`, `console.log(${singular(resource)});`];
+  if (operation.method === 'get')
+    return [`const ${singular(resource)} = await ${client}.retrieve(${query});`, `console.log(${singular(resource)});`];
   if (example.request === undefined) return null;
   const method = { post: 'create', put: 'update', delete: 'delete' }[operation.method];
   if (!method) return null;
@@ -107,16 +113,29 @@ function typeScriptSample(operation: SampledOperation, example: OperationExample
   const env = CREDENTIAL_ENV[operation.credential];
   if (!env) {
     // No credential of ours: the caller is Stripe or an applicant's browser, so plain fetch shows the exchange best.
-    const headers = Object.fromEntries([...(example.request !== undefined ? [['Content-Type', 'application/json']] : []), ...headersOf(operation)]);
+    const headers = Object.fromEntries([
+      ...(example.request !== undefined ? [['Content-Type', 'application/json']] : []),
+      ...headersOf(operation),
+    ]);
     const init = [`method: '${operation.method.toUpperCase()}'`];
     if (Object.keys(headers).length > 0) init.push(`headers: ${tsLiteral(headers, '  ')}`);
     if (example.request !== undefined) init.push(`body: JSON.stringify(${tsLiteral(example.request, '  ')})`);
-    return [`const response = await fetch('${url}', {`, ...init.map((line) => `  ${line},`), '});', `console.log(response.status, await response.${operation.text ? 'text' : 'json'}());`].join('\n');
+    return [
+      `const response = await fetch('${url}', {`,
+      ...init.map((line) => `  ${line},`),
+      '});',
+      `console.log(response.status, await response.${operation.text ? 'text' : 'json'}());`,
+    ].join('\n');
   }
-  const preamble = ["import { createAffiliateClient } from '@affiliate/client';", '', `const client = createAffiliateClient({ baseUrl: '${SAMPLE_BASE_URL}', apiKey: process.env.${env}! });`];
+  const preamble = [
+    "import { createAffiliateClient } from '@affiliate/client';",
+    '',
+    `const client = createAffiliateClient({ baseUrl: '${SAMPLE_BASE_URL}', apiKey: process.env.${env}! });`,
+  ];
   const viaResource = resourceCall(operation, example);
   // The SDK sends an Idempotency-Key of its own on every POST and retries 429 and 503 with it.
-  if (viaResource) return [...preamble, '// A refusal is thrown as AffiliateApiError (status, code, message, requestId).', ...viaResource].join('\n');
+  if (viaResource)
+    return [...preamble, '// A refusal is thrown as AffiliateApiError (status, code, message, requestId).', ...viaResource].join('\n');
   const params: string[] = [];
   if (example.path) params.push(`path: ${tsLiteral(example.path, '    ')}`);
   if (example.query) params.push(`query: ${tsLiteral(example.query, '    ')}`);
@@ -124,7 +143,10 @@ function typeScriptSample(operation: SampledOperation, example: OperationExample
   if (params.length > 0) options.push(`params: {\n    ${params.join(',\n    ')},\n  }`);
   if (example.request !== undefined) options.push(`body: ${tsLiteral(example.request, '  ')}`);
   if (operation.text) options.push(`parseAs: 'text'`);
-  const call = options.length > 0 ? `client.${operation.method.toUpperCase()}('${operation.path}', {\n  ${options.join(',\n  ')},\n})` : `client.${operation.method.toUpperCase()}('${operation.path}')`;
+  const call =
+    options.length > 0
+      ? `client.${operation.method.toUpperCase()}('${operation.path}', {\n  ${options.join(',\n  ')},\n})`
+      : `client.${operation.method.toUpperCase()}('${operation.path}')`;
   return [
     ...preamble,
     `const { data, error } = await ${call};`,
@@ -141,9 +163,12 @@ function pythonLiteral(value: unknown, indent: string): string {
   if (value === false) return 'False';
   if (typeof value === 'number' || typeof value === 'string') return JSON.stringify(value);
   const inner = `${indent}    `;
-  if (Array.isArray(value)) return value.length === 0 ? '[]' : `[\n${value.map((item) => `${inner}${pythonLiteral(item, inner)},`).join('\n')}\n${indent}]`;
+  if (Array.isArray(value))
+    return value.length === 0 ? '[]' : `[\n${value.map((item) => `${inner}${pythonLiteral(item, inner)},`).join('\n')}\n${indent}]`;
   const entries = Object.entries(value as Record<string, unknown>);
-  return entries.length === 0 ? '{}' : `{\n${entries.map(([key, item]) => `${inner}${JSON.stringify(key)}: ${pythonLiteral(item, inner)},`).join('\n')}\n${indent}}`;
+  return entries.length === 0
+    ? '{}'
+    : `{\n${entries.map(([key, item]) => `${inner}${JSON.stringify(key)}: ${pythonLiteral(item, inner)},`).join('\n')}\n${indent}}`;
 }
 
 function pythonSample(operation: SampledOperation, example: OperationExample): string {

@@ -14,15 +14,23 @@ const Rate = z.number().finite().nonnegative().max(1e9);
 const MAX_TIERS = 10;
 export const DEFAULT_HOLD_DAYS = 30;
 
-const COMMISSION_TYPE = "PERCENTAGE: rate is a percentage of the sale's totalEarned; FLAT: rate is an amount in the plan's currency per sale";
+const COMMISSION_TYPE =
+  "PERCENTAGE: rate is a percentage of the sale's totalEarned; FLAT: rate is an amount in the plan's currency per sale";
 const RATE = 'The commission: a percentage (0 to 100) for PERCENTAGE plans, an amount in currency per sale for FLAT plans';
-const RECURRING_MONTHS = "LIMITED plans only: months after the customer's first commissioned payment during which recurring payments earn (1 to 120)";
-const TIERS = 'Higher rates once the affiliate reaches a threshold (at most 10, thresholds increasing, one metric for all); the highest reached applies';
+const RECURRING_MONTHS =
+  "LIMITED plans only: months after the customer's first commissioned payment during which recurring payments earn (1 to 120)";
+const TIERS =
+  'Higher rates once the affiliate reaches a threshold (at most 10, thresholds increasing, one metric for all); the highest reached applies';
 
 export const CommissionTierRule = z
   .object({
     metric: TierMetric.openapi({ description: "SALES_COUNT: the affiliate's sales; REVENUE: their total revenue" }),
-    threshold: z.number().finite().positive().max(1e12).openapi({ description: 'The count of sales (a whole number) or the revenue from which this tier applies' }),
+    threshold: z
+      .number()
+      .finite()
+      .positive()
+      .max(1e12)
+      .openapi({ description: 'The count of sales (a whole number) or the revenue from which this tier applies' }),
     rate: Rate.openapi({ description: "The tier's rate, read as the plan's rate" }),
   })
   .strict()
@@ -34,11 +42,23 @@ const planTerms = {
   rate: Rate.openapi({ description: RATE }),
   currency: Currency.optional().openapi({ description: 'FLAT plans only: the currency of rate' }),
   firstPaymentRate: Rate.optional().openapi({ description: "The rate of a customer's first commissioned payment" }),
-  recurring: RecurringRule.openapi({ description: 'Recurring payments earn: ONCE never, FOREVER always, LIMITED within recurringMonths of the first' }),
+  recurring: RecurringRule.openapi({
+    description: 'Recurring payments earn: ONCE never, FOREVER always, LIMITED within recurringMonths of the first',
+  }),
   recurringMonths: z.number().int().min(1).max(120).optional().openapi({ description: RECURRING_MONTHS }),
-  holdDays: z.number().int().min(0).max(365).default(DEFAULT_HOLD_DAYS).openapi({ description: 'Days a commission is held (PENDING) before it is DUE' }),
+  holdDays: z
+    .number()
+    .int()
+    .min(0)
+    .max(365)
+    .default(DEFAULT_HOLD_DAYS)
+    .openapi({ description: 'Days a commission is held (PENDING) before it is DUE' }),
   minimumPayout: Amount.optional().openapi({ description: "A payout is created only once the affiliate's due total reaches it" }),
-  tiers: z.array(CommissionTierRule).max(MAX_TIERS).default([]).openapi({ description: `${TIERS} (default none)` }),
+  tiers: z
+    .array(CommissionTierRule)
+    .max(MAX_TIERS)
+    .default([])
+    .openapi({ description: `${TIERS} (default none)` }),
   isDefault: z.boolean().optional().openapi({ description: 'The plan of every affiliate without one of their own' }),
 };
 
@@ -56,19 +76,28 @@ export type PlanTerms = {
 export function planTermsProblem(plan: PlanTerms): { path: string; message: string } | null {
   const rates = [plan.rate, plan.firstPaymentRate ?? 0, ...plan.tiers.map((tier) => tier.rate)];
   if (plan.commissionType === 'PERCENTAGE') {
-    if (rates.some((rate) => rate > 100)) return { path: 'rate', message: 'rate: a PERCENTAGE rate (also firstPaymentRate and tier rates) is at most 100' };
-    if (plan.currency) return { path: 'currency', message: 'currency: only FLAT plans have a currency (a PERCENTAGE commission is in the currency of the sale)' };
+    if (rates.some((rate) => rate > 100))
+      return { path: 'rate', message: 'rate: a PERCENTAGE rate (also firstPaymentRate and tier rates) is at most 100' };
+    if (plan.currency)
+      return {
+        path: 'currency',
+        message: 'currency: only FLAT plans have a currency (a PERCENTAGE commission is in the currency of the sale)',
+      };
   } else if (!plan.currency) {
     return { path: 'currency', message: 'currency is required for a FLAT plan' };
   }
-  if (plan.recurring === 'LIMITED' && !plan.recurringMonths) return { path: 'recurringMonths', message: 'recurringMonths is required when recurring is LIMITED' };
-  if (plan.recurring !== 'LIMITED' && plan.recurringMonths) return { path: 'recurringMonths', message: 'recurringMonths: only LIMITED plans have recurringMonths' };
+  if (plan.recurring === 'LIMITED' && !plan.recurringMonths)
+    return { path: 'recurringMonths', message: 'recurringMonths is required when recurring is LIMITED' };
+  if (plan.recurring !== 'LIMITED' && plan.recurringMonths)
+    return { path: 'recurringMonths', message: 'recurringMonths: only LIMITED plans have recurringMonths' };
   const metrics = new Set(plan.tiers.map((tier) => tier.metric));
   if (metrics.size > 1) return { path: 'tiers', message: 'tiers: every tier of a plan uses the same metric' };
   for (const [index, tier] of plan.tiers.entries()) {
-    if (tier.metric === 'SALES_COUNT' && !Number.isInteger(tier.threshold)) return { path: 'tiers', message: `tiers.${index}.threshold: a SALES_COUNT threshold is a whole number` };
+    if (tier.metric === 'SALES_COUNT' && !Number.isInteger(tier.threshold))
+      return { path: 'tiers', message: `tiers.${index}.threshold: a SALES_COUNT threshold is a whole number` };
     const previous = plan.tiers[index - 1];
-    if (previous && tier.threshold <= previous.threshold) return { path: 'tiers', message: `tiers.${index}.threshold: thresholds must increase from one tier to the next` };
+    if (previous && tier.threshold <= previous.threshold)
+      return { path: 'tiers', message: `tiers.${index}.threshold: thresholds must increase from one tier to the next` };
   }
   return null;
 }
@@ -87,18 +116,42 @@ export const UpdateCommissionPlanBody = z
     commissionType: CommissionType.optional().openapi({ description: COMMISSION_TYPE }),
     rate: Rate.optional().openapi({ description: RATE }),
     currency: Currency.nullable().optional().openapi({ description: 'FLAT plans only: the currency of rate; null clears it' }),
-    firstPaymentRate: Rate.nullable().optional().openapi({ description: "The rate of a customer's first commissioned payment; null: the plan's rate" }),
-    recurring: RecurringRule.optional().openapi({ description: 'Recurring payments earn: ONCE never, FOREVER always, LIMITED within recurringMonths of the first' }),
+    firstPaymentRate: Rate.nullable()
+      .optional()
+      .openapi({ description: "The rate of a customer's first commissioned payment; null: the plan's rate" }),
+    recurring: RecurringRule.optional().openapi({
+      description: 'Recurring payments earn: ONCE never, FOREVER always, LIMITED within recurringMonths of the first',
+    }),
     recurringMonths: planTerms.recurringMonths.unwrap().nullable().optional().openapi({ description: RECURRING_MONTHS }),
-    holdDays: z.number().int().min(0).max(365).optional().openapi({ description: 'Days a commission is held (PENDING) before it is DUE, 0 to 365' }),
-    minimumPayout: Amount.nullable().optional().openapi({ description: "A payout is created only once the affiliate's due total reaches it; null: no minimum" }),
-    tiers: z.array(CommissionTierRule).max(MAX_TIERS).optional().openapi({ description: `${TIERS}; replaces the list` }),
-    isDefault: z.boolean().optional().openapi({ description: "true: the program's default plan from now on; false: no longer the default" }),
+    holdDays: z
+      .number()
+      .int()
+      .min(0)
+      .max(365)
+      .optional()
+      .openapi({ description: 'Days a commission is held (PENDING) before it is DUE, 0 to 365' }),
+    minimumPayout: Amount.nullable()
+      .optional()
+      .openapi({ description: "A payout is created only once the affiliate's due total reaches it; null: no minimum" }),
+    tiers: z
+      .array(CommissionTierRule)
+      .max(MAX_TIERS)
+      .optional()
+      .openapi({ description: `${TIERS}; replaces the list` }),
+    isDefault: z
+      .boolean()
+      .optional()
+      .openapi({ description: "true: the program's default plan from now on; false: no longer the default" }),
   })
   .strict()
-  .openapi('UpdateCommissionPlanBody', { description: 'Fields left out keep their value, null clears an optional one; the plan after the change obeys the same rules' });
+  .openapi('UpdateCommissionPlanBody', {
+    description: 'Fields left out keep their value, null clears an optional one; the plan after the change obeys the same rules',
+  });
 
-export const DeleteCommissionPlanBody = z.object({ commissionPlanId: Uuid.openapi({ description: 'The plan to delete' }) }).strict().openapi('DeleteCommissionPlanBody');
+export const DeleteCommissionPlanBody = z
+  .object({ commissionPlanId: Uuid.openapi({ description: 'The plan to delete' }) })
+  .strict()
+  .openapi('DeleteCommissionPlanBody');
 
 export const CommissionPlan = z
   .object({
@@ -106,26 +159,47 @@ export const CommissionPlan = z
     name: z.string().openapi({ description: "The plan's name" }),
     commissionType: CommissionType.openapi({ description: COMMISSION_TYPE }),
     rate: z.number().openapi({ description: RATE }),
-    currency: z.string().nullable().openapi({ description: 'FLAT plans: the currency of rate; PERCENTAGE plans: null (the commission is in the currency of the sale)' }),
-    firstPaymentRate: z.number().nullable().openapi({ description: "The rate of a customer's first commissioned payment; null: the plan's rate" }),
-    recurring: RecurringRule.openapi({ description: 'Recurring payments earn: ONCE never, FOREVER always, LIMITED within recurringMonths of the first' }),
-    recurringMonths: z.number().int().nullable().openapi({ description: `${RECURRING_MONTHS}; else null` }),
+    currency: z
+      .string()
+      .nullable()
+      .openapi({ description: 'FLAT plans: the currency of rate; PERCENTAGE plans: null (the commission is in the currency of the sale)' }),
+    firstPaymentRate: z
+      .number()
+      .nullable()
+      .openapi({ description: "The rate of a customer's first commissioned payment; null: the plan's rate" }),
+    recurring: RecurringRule.openapi({
+      description: 'Recurring payments earn: ONCE never, FOREVER always, LIMITED within recurringMonths of the first',
+    }),
+    recurringMonths: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: `${RECURRING_MONTHS}; else null` }),
     holdDays: z.number().int().openapi({ description: 'Days a commission is held (PENDING) before it is DUE' }),
-    minimumPayout: z.number().nullable().openapi({ description: "A payout is created only once the affiliate's due total reaches it; null: no minimum" }),
+    minimumPayout: z
+      .number()
+      .nullable()
+      .openapi({ description: "A payout is created only once the affiliate's due total reaches it; null: no minimum" }),
     tiers: z.array(CommissionTierRule).openapi({ description: TIERS }),
     isDefault: z.boolean().openapi({ description: 'Whether it is the plan of every affiliate without one of its own' }),
     programId: Uuid.openapi({ description: 'The program' }),
     createdAt: DateTime.openapi({ description: 'When the plan was created' }),
     updatedAt: DateTime.openapi({ description: 'When it last changed' }),
   })
-  .openapi('CommissionPlan', { description: 'How affiliates on it earn: a rate per sale, recurring rules, a hold before commissions are due, and tiers' });
+  .openapi('CommissionPlan', {
+    description: 'How affiliates on it earn: a rate per sale, recurring rules, a hold before commissions are due, and tiers',
+  });
 
-export const CommissionPlanQuery = ListQuery.extend({ id: z.string().max(100).optional().openapi({ description: 'A plan id: that plan' }) }).strict();
+export const CommissionPlanQuery = ListQuery.extend({
+  id: z.string().max(100).optional().openapi({ description: 'A plan id: that plan' }),
+}).strict();
 
 /** On an affiliate: the plan it earns by (its own, else the program's default) and the tier reached on it. */
 export const CommissionPlanSummary = z
   .object({ id: Uuid.openapi({ description: "The plan's id" }), name: z.string().openapi({ description: "The plan's name" }) })
-  .openapi('CommissionPlanSummary', { description: "The plan the affiliate earns by: its own, else the program's default; null while it earns its own commissionRate" });
+  .openapi('CommissionPlanSummary', {
+    description: "The plan the affiliate earns by: its own, else the program's default; null while it earns its own commissionRate",
+  });
 export const CommissionTier = z
   .object({
     level: z.number().int().min(1).openapi({ description: 'The tier reached, from 1 (the first tier of the plan)' }),
@@ -139,7 +213,9 @@ export const PayoutMethod = z.enum(['PAYPAL', 'BANK_TRANSFER', 'WISE', 'OTHER'])
 
 export const PayoutDetailsBody = z
   .object({
-    method: PayoutMethod.openapi({ description: 'How the affiliate is paid: PAYPAL and WISE need email, BANK_TRANSFER needs iban and accountHolder' }),
+    method: PayoutMethod.openapi({
+      description: 'How the affiliate is paid: PAYPAL and WISE need email, BANK_TRANSFER needs iban and accountHolder',
+    }),
     email: Email.optional().openapi({ description: 'The PayPal or Wise account email' }),
     accountHolder: ShortText.optional().openapi({ description: 'The name on the bank account' }),
     iban: z
@@ -147,8 +223,12 @@ export const PayoutDetailsBody = z
       .transform((value) => value.replace(/\s+/g, '').toUpperCase())
       .pipe(z.string().regex(/^[A-Z]{2}\d{2}[A-Z0-9]{11,30}$/, 'must be an IBAN (country code, check digits, account)'))
       .optional()
-      .openapi({ description: 'The bank account (spaces allowed, stored upper case without them); shown afterwards by its last 4 characters only' }),
-    note: withoutControlCharacters(z.string().max(500)).optional().openapi({ description: 'Anything else the payer needs (at most 500 characters, no line breaks)' }),
+      .openapi({
+        description: 'The bank account (spaces allowed, stored upper case without them); shown afterwards by its last 4 characters only',
+      }),
+    note: withoutControlCharacters(z.string().max(500))
+      .optional()
+      .openapi({ description: 'Anything else the payer needs (at most 500 characters, no line breaks)' }),
   })
   .strict()
   .superRefine((details, ctx) => {
@@ -167,7 +247,10 @@ export const PayoutDetails = z
     method: PayoutMethod.openapi({ description: 'How the affiliate is paid: PAYPAL, BANK_TRANSFER, WISE or OTHER' }),
     email: z.string().nullable().openapi({ description: 'The PayPal or Wise account email' }),
     accountHolder: z.string().nullable().openapi({ description: 'The name on the bank account' }),
-    ibanLast4: z.string().nullable().openapi({ description: 'The last 4 characters of the IBAN (the full IBAN is only in the payout CSV exports)' }),
+    ibanLast4: z
+      .string()
+      .nullable()
+      .openapi({ description: 'The last 4 characters of the IBAN (the full IBAN is only in the payout CSV exports)' }),
     note: z.string().nullable().openapi({ description: 'Anything else the payer needs' }),
   })
   .openapi('PayoutDetails', { description: 'Where the payouts go, the IBAN shown by its last 4 characters; null: not set' });
@@ -204,9 +287,13 @@ export const Payout = z
   .object({
     id: Uuid.openapi({ description: "The payout's id" }),
     affiliateId: Uuid.openapi({ description: 'The affiliate paid' }),
-    amount: z.number().openapi({ description: "What to pay: the sum of its commissions, in currency, as a decimal rounded to the currency's minor unit" }),
+    amount: z
+      .number()
+      .openapi({ description: "What to pay: the sum of its commissions, in currency, as a decimal rounded to the currency's minor unit" }),
     currency: z.string().openapi({ description: 'ISO 4217 code of amount: one payout per affiliate and currency' }),
-    status: PayoutStatus.openapi({ description: 'PENDING until you mark it PAID (its commissions become PAID) or FAILED (they are DUE again)' }),
+    status: PayoutStatus.openapi({
+      description: 'PENDING until you mark it PAID (its commissions become PAID) or FAILED (they are DUE again)',
+    }),
     commissions: z.array(PayoutItem).openapi({ description: 'The commissions it pays' }),
     payee: z
       .object({
@@ -215,7 +302,7 @@ export const Payout = z
         payoutDetails: PayoutDetails.nullable(),
       })
       .openapi({ description: 'Whom to pay, and where, as of the payout' }),
-    externalReference: z.string().nullable().openapi({ description: "Your reference of the transfer, given when marking it; null: none" }),
+    externalReference: z.string().nullable().openapi({ description: 'Your reference of the transfer, given when marking it; null: none' }),
     programId: Uuid.openapi({ description: 'The program' }),
     createdAt: DateTime.openapi({ description: 'When the payout was created' }),
     updatedAt: DateTime.openapi({ description: 'When it last changed' }),
@@ -234,7 +321,9 @@ export const CreatePayoutsBody = z
 export const UpdatePayoutBody = z
   .object({
     payoutId: Uuid.openapi({ description: 'The payout to mark' }),
-    status: z.enum(['PAID', 'FAILED']).openapi({ description: 'PAID: its commissions become PAID; FAILED: they are DUE again, for a later payout' }),
+    status: z
+      .enum(['PAID', 'FAILED'])
+      .openapi({ description: 'PAID: its commissions become PAID; FAILED: they are DUE again, for a later payout' }),
     externalReference: ShortText.optional().openapi({ description: 'Your reference of the transfer (a bank or PayPal transaction id)' }),
   })
   .strict()
@@ -267,15 +356,32 @@ export const AffiliateReportRow = z
     affiliateId: Uuid.openapi({ description: 'The affiliate' }),
     name: z.string().openapi({ description: "The affiliate's name" }),
     email: z.string().openapi({ description: "The affiliate's email" }),
-    currency: z.string().openapi({ description: "The currency of this row's money figures: one row per affiliate and currency of its sales and commissions in the period (an affiliate with none has one row in the program's reportingCurrency)" }),
-    clicks: z.number().int().openapi({ description: "The affiliate's clicks in the period, on all its links (not per currency: the same on each of its rows)" }),
-    referrals: z.number().int().openapi({ description: "The affiliate's referrals created in the period, whatever the attribution (not per currency: the same on each of its rows)" }),
-    sales: z.number().int().openapi({ description: 'Live (not reversed) sales in this currency recorded in the period, by promotional code, referral, click, visitor or affiliate id' }),
+    currency: z.string().openapi({
+      description:
+        "The currency of this row's money figures: one row per affiliate and currency of its sales and commissions in the period (an affiliate with none has one row in the program's reportingCurrency)",
+    }),
+    clicks: z
+      .number()
+      .int()
+      .openapi({ description: "The affiliate's clicks in the period, on all its links (not per currency: the same on each of its rows)" }),
+    referrals: z.number().int().openapi({
+      description:
+        "The affiliate's referrals created in the period, whatever the attribution (not per currency: the same on each of its rows)",
+    }),
+    sales: z.number().int().openapi({
+      description:
+        'Live (not reversed) sales in this currency recorded in the period, by promotional code, referral, click, visitor or affiliate id',
+    }),
     revenue: z.number().openapi({ description: 'Their totalEarned, in this currency' }),
-    commissionEarned: z.number().openapi({ description: 'The commissions in this currency of the sales recorded in the period, reversed ones included (a reversed sale keeps a commission already in a payout beside its negative adjustment), all but VOID (adjustments negative): pending + held + due + paid' }),
+    commissionEarned: z.number().openapi({
+      description:
+        'The commissions in this currency of the sales recorded in the period, reversed ones included (a reversed sale keeps a commission already in a payout beside its negative adjustment), all but VOID (adjustments negative): pending + held + due + paid',
+    }),
     commissionPending: z.number().openapi({ description: 'Those commissions now PENDING (in their hold)' }),
     commissionHeld: z.number().openapi({ description: 'Earned and HELD for review (part of commissionEarned)' }),
-    commissionDue: z.number().openapi({ description: 'Those now DUE (past the hold, not yet paid; including those in a payout not yet PAID)' }),
+    commissionDue: z
+      .number()
+      .openapi({ description: 'Those now DUE (past the hold, not yet paid; including those in a payout not yet PAID)' }),
     commissionPaid: z.number().openapi({ description: 'Those now PAID (their payout was marked PAID)' }),
     commissionVoided: z.number().openapi({ description: 'Those now VOID (not counted in commissionEarned)' }),
   })

@@ -66,7 +66,10 @@ export const QueryInteger = z.coerce.number().int();
 export const ProblemList = z
   .array(z.object({ param: z.string().nullable(), message: z.string() }).openapi('Problem'))
   .optional()
-  .openapi({ description: 'On a 400 that found more than one problem: every problem, the first being the one `error` (or `message`) describes; param is the field (a dotted path), null when the problem is not one field. Absent when there is one problem' });
+  .openapi({
+    description:
+      'On a 400 that found more than one problem: every problem, the first being the one `error` (or `message`) describes; param is the field (a dotted path), null when the problem is not one field. Absent when there is one problem',
+  });
 
 /**
  * What every error body adds to the specification's fields: the catalogued `code` (contracts/src/errors.ts),
@@ -74,18 +77,27 @@ export const ProblemList = z
  */
 const ErrorDetails = {
   code: ErrorCodeSchema,
-  param: z.string().nullable().optional().openapi({ description: 'The field at fault as a dotted path (address.city), when the error concerns one field; absent otherwise' }),
-  requestId: z.string().openapi({ description: 'The id of this request: the X-Request-Id header of this answer, and the key of its log lines; quote it to support' }),
+  param: z
+    .string()
+    .nullable()
+    .optional()
+    .openapi({ description: 'The field at fault as a dotted path (address.city), when the error concerns one field; absent otherwise' }),
+  requestId: z.string().openapi({
+    description: 'The id of this request: the X-Request-Id header of this answer, and the key of its log lines; quote it to support',
+  }),
 };
 
 export const ErrorBody = z.object({ error: z.string(), ...ErrorDetails, errors: ProblemList }).openapi('Error', {
-  description: 'Every failure: a human-readable description of what was wrong (on a 400 the first problem; when there are several, all of them in errors), the catalogued code a program acts on, the field at fault and the request id.',
+  description:
+    'Every failure: a human-readable description of what was wrong (on a 400 the first problem; when there are several, all of them in errors), the catalogued code a program acts on, the field at fault and the request id.',
 });
 
 /** DELETE /coupons and PUT /referrals document `error` as the status number with a separate message. */
 export const NumberedErrorBody = z
   .object({ error: z.number().int(), message: z.string(), ...ErrorDetails, errors: ProblemList })
-  .openapi('NumberedError', { description: 'Error shape of DELETE /coupons and PUT /referrals, with the same code, param and requestId as every other error.' });
+  .openapi('NumberedError', {
+    description: 'Error shape of DELETE /coupons and PUT /referrals, with the same code, param and requestId as every other error.',
+  });
 
 /** The operations whose errors the spec documents as `{ error: <status>, message }`. */
 export const NUMBERED_ERROR_OPERATIONS: readonly string[] = ['DELETE /coupons', 'PUT /referrals'];
@@ -106,8 +118,15 @@ export function isKeptForReplay(status: number): boolean {
  */
 export const ListQuery = z
   .object({
-    limit: QueryInteger.min(1).max(1000).optional().openapi({ param: { description: 'Page size, 1 to 1000 (default 100)' } }),
-    startingAfter: z.string().max(100).optional().openapi({ param: { description: 'The id of the last object of the previous page (from the Link header); pages run newest first' } }),
+    limit: QueryInteger.min(1)
+      .max(1000)
+      .optional()
+      .openapi({ param: { description: 'Page size, 1 to 1000 (default 100)' } }),
+    startingAfter: z
+      .string()
+      .max(100)
+      .optional()
+      .openapi({ param: { description: 'The id of the last object of the previous page (from the Link header); pages run newest first' } }),
   })
   .strict();
 
@@ -129,7 +148,10 @@ export function dateRange<Field extends string>(field: Field, what: string) {
 }
 
 /** `format=csv`: every matching row (all pages) as one streamed CSV file with a header row; also with `Accept: text/csv`. */
-export const ListFormat = z.enum(['json', 'csv']).optional().openapi({ description: 'csv: every matching row, not one page, as a CSV file with a header row (also with Accept: text/csv); limit and startingAfter do not apply' });
+export const ListFormat = z.enum(['json', 'csv']).optional().openapi({
+  description:
+    'csv: every matching row, not one page, as a CSV file with a header row (also with Accept: text/csv); limit and startingAfter do not apply',
+});
 
 export type ErrorBody = z.infer<typeof ErrorBody>;
 export type NumberedErrorBody = z.infer<typeof NumberedErrorBody>;

@@ -18,7 +18,9 @@ export function minorUnitDigits(currency: string): number {
   const code = currency.toUpperCase();
   let digits = digitsByCurrency.get(code);
   if (digits === undefined) {
-    digits = isActiveCurrency(code) ? (new Intl.NumberFormat('en', { style: 'currency', currency: code }).resolvedOptions().maximumFractionDigits ?? 2) : 2;
+    digits = isActiveCurrency(code)
+      ? (new Intl.NumberFormat('en', { style: 'currency', currency: code }).resolvedOptions().maximumFractionDigits ?? 2)
+      : 2;
     digitsByCurrency.set(code, digits);
   }
   return digits;

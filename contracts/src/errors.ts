@@ -16,58 +16,168 @@ type CatalogueEntry = {
  */
 export const ERROR_CATALOGUE = {
   // The request itself
-  parameter_missing: { statuses: [400], description: 'A required field is missing; `param` names it (absent when the request must send one of several fields, or something to change).' },
-  parameter_invalid: { statuses: [400], description: 'A field has a value that is not allowed (type, format, range, length, or a value another field rules out); `param` names it.' },
+  parameter_missing: {
+    statuses: [400],
+    description:
+      'A required field is missing; `param` names it (absent when the request must send one of several fields, or something to change).',
+  },
+  parameter_invalid: {
+    statuses: [400],
+    description:
+      'A field has a value that is not allowed (type, format, range, length, or a value another field rules out); `param` names it.',
+  },
   parameter_unknown: { statuses: [400], description: 'A field or query parameter the operation does not take; `param` names it.' },
-  parameters_exclusive: { statuses: [400], description: 'Fields that cannot be sent together, or that the other fields make meaningless (amountOff on a PERCENTAGE coupon).' },
-  parameters_inconsistent: { statuses: [400], description: 'Two fields name different objects (an affiliateId and an affiliateEmail of two affiliates); send identifiers of one object, or only one of them.' },
-  body_malformed: { statuses: [400], description: 'The body is not valid JSON, not a JSON object, not valid UTF-8, or could not be read (a broken compression, a wrong length).' },
+  parameters_exclusive: {
+    statuses: [400],
+    description: 'Fields that cannot be sent together, or that the other fields make meaningless (amountOff on a PERCENTAGE coupon).',
+  },
+  parameters_inconsistent: {
+    statuses: [400],
+    description:
+      'Two fields name different objects (an affiliateId and an affiliateEmail of two affiliates); send identifiers of one object, or only one of them.',
+  },
+  body_malformed: {
+    statuses: [400],
+    description:
+      'The body is not valid JSON, not a JSON object, not valid UTF-8, or could not be read (a broken compression, a wrong length).',
+  },
   body_too_large: { statuses: [413], description: 'The body is larger than the limit (BODY_LIMIT, 1 MB by default).' },
-  unsupported_media_type: { statuses: [415], description: 'The body is not sent as application/json (the sign-up form also takes application/x-www-form-urlencoded); the message names the type accepted.' },
+  unsupported_media_type: {
+    statuses: [415],
+    description:
+      'The body is not sent as application/json (the sign-up form also takes application/x-www-form-urlencoded); the message names the type accepted.',
+  },
   route_missing: { statuses: [404], description: 'No operation at this method and path.' },
   // Credentials and permissions
-  unauthenticated: { statuses: [401], description: 'No credential, or not as `Authorization: Bearer <key>` (the admin API: not the admin token; the portal: no portal session).' },
+  unauthenticated: {
+    statuses: [401],
+    description:
+      'No credential, or not as `Authorization: Bearer <key>` (the admin API: not the admin token; the portal: no portal session).',
+  },
   api_key_invalid: { statuses: [401], description: 'The API key is unknown or has been revoked.' },
   program_missing: { statuses: [404], description: 'The program of this API key no longer exists.' },
   api_access_disabled: { statuses: [403], description: 'API access is not enabled for the program of this key (an operator enables it).' },
-  scope_missing: { statuses: [403], description: 'The API key lacks a scope the operation needs; the message names it. Create a key with it.' },
+  scope_missing: {
+    statuses: [403],
+    description: 'The API key lacks a scope the operation needs; the message names it. Create a key with it.',
+  },
   key_type_not_allowed: { statuses: [403], description: 'A publishable key (pk_…) on a secret route, or a secret key on a browser route.' },
-  origin_not_allowed: { statuses: [403], description: "The browser origin is not in the program's allowedOrigins, or a portal or sign-up write does not come from its own page." },
+  origin_not_allowed: {
+    statuses: [403],
+    description: "The browser origin is not in the program's allowedOrigins, or a portal or sign-up write does not come from its own page.",
+  },
   csrf_token_invalid: { statuses: [403], description: "The portal's X-CSRF-Token is missing or wrong: reload the portal." },
-  portal_session_refused: { statuses: [403], description: 'The portal session no longer works for this (the affiliate is not ACTIVE, or the session predates a rule); open the portal with a new link.' },
+  portal_session_refused: {
+    statuses: [403],
+    description:
+      'The portal session no longer works for this (the affiliate is not ACTIVE, or the session predates a rule); open the portal with a new link.',
+  },
   forbidden: { statuses: [403], description: 'The caller may not do this (a program setting does not allow it); the message says which.' },
   // Objects
-  resource_missing: { statuses: [400, 404], description: 'No such object in this program: 404 when it is the object of the request, 400 when a field (`param`) refers to it.' },
+  resource_missing: {
+    statuses: [400, 404],
+    description: 'No such object in this program: 404 when it is the object of the request, 400 when a field (`param`) refers to it.',
+  },
   email_taken: { statuses: [400], description: 'An affiliate or a referral with this email already exists in the program.' },
   link_taken: { statuses: [400], description: 'This referral link is already in use in the program.' },
-  code_taken: { statuses: [400], description: 'This promotional code is already in use in the program (a generated one: include randomChars to make it unique).' },
+  code_taken: {
+    statuses: [400],
+    description: 'This promotional code is already in use in the program (a generated one: include randomChars to make it unique).',
+  },
   external_id_taken: { statuses: [400], description: 'An object of this kind with this externalId already exists in the program.' },
   slug_taken: { statuses: [400], description: 'Another program has this slug.' },
-  limit_reached: { statuses: [400], description: 'A limit of the program or of one request is reached (webhook endpoints, active publishable keys, deliveries per event, events in one replay); delete one, ask for less, or ask the operator.' },
+  limit_reached: {
+    statuses: [400],
+    description:
+      'A limit of the program or of one request is reached (webhook endpoints, active publishable keys, deliveries per event, events in one replay); delete one, ask for less, or ask the operator.',
+  },
   last_link: { statuses: [400], description: "The link is the affiliate's last one; every affiliate keeps at least one." },
-  commission_plan_in_use: { statuses: [400], description: "The commission plan is the program's default or affiliates are on it; move them first." },
-  status_transition_invalid: { statuses: [400], description: 'The object is in a status that does not allow this change (a payout already PAID, a commission already in a payout, a commission not HELD).' },
-  affiliate_not_active: { statuses: [400], description: 'The affiliate is not ACTIVE (PENDING, REJECTED or deactivated), or no longer exists, so it cannot earn this sale.' },
-  attribution_failed: { statuses: [400], description: "Nothing in the request attributes it to an affiliate of the program: an unknown click, visitor, link or referral, a click older than the attribution window, or (browser routes) a customer already referred." },
-  promotional_code_not_redeemable: { statuses: [400], description: 'The promotional code cannot be redeemed for this sale: unknown, inactive, expired, without an affiliate, its coupon no longer valid, another currency, below the minimum amount, or limited to other customers, first orders or products.' },
-  sale_reversed: { statuses: [400], description: 'The sale with this externalId was reversed; a reversed payment cannot be recorded again.' },
-  webhook_endpoint_unavailable: { statuses: [400], description: 'The webhook endpoint is disabled or deleted; enable it (PUT /webhook-endpoints with active: true) first.' },
-  integration_not_configured: { statuses: [400], description: 'The integration is not connected to the program (Stripe: store its webhook signing secret first).' },
-  signature_invalid: { statuses: [400], description: 'A signature (Stripe-Signature) is missing or does not verify with the stored secret.' },
+  commission_plan_in_use: {
+    statuses: [400],
+    description: "The commission plan is the program's default or affiliates are on it; move them first.",
+  },
+  status_transition_invalid: {
+    statuses: [400],
+    description:
+      'The object is in a status that does not allow this change (a payout already PAID, a commission already in a payout, a commission not HELD).',
+  },
+  affiliate_not_active: {
+    statuses: [400],
+    description: 'The affiliate is not ACTIVE (PENDING, REJECTED or deactivated), or no longer exists, so it cannot earn this sale.',
+  },
+  attribution_failed: {
+    statuses: [400],
+    description:
+      'Nothing in the request attributes it to an affiliate of the program: an unknown click, visitor, link or referral, a click older than the attribution window, or (browser routes) a customer already referred.',
+  },
+  promotional_code_not_redeemable: {
+    statuses: [400],
+    description:
+      'The promotional code cannot be redeemed for this sale: unknown, inactive, expired, without an affiliate, its coupon no longer valid, another currency, below the minimum amount, or limited to other customers, first orders or products.',
+  },
+  sale_reversed: {
+    statuses: [400],
+    description: 'The sale with this externalId was reversed; a reversed payment cannot be recorded again.',
+  },
+  webhook_endpoint_unavailable: {
+    statuses: [400],
+    description: 'The webhook endpoint is disabled or deleted; enable it (PUT /webhook-endpoints with active: true) first.',
+  },
+  integration_not_configured: {
+    statuses: [400],
+    description: 'The integration is not connected to the program (Stripe: store its webhook signing secret first).',
+  },
+  signature_invalid: {
+    statuses: [400],
+    description: 'A signature (Stripe-Signature) is missing or does not verify with the stored secret.',
+  },
   // Retries and concurrency
   idempotency_key_invalid: { statuses: [400], description: 'The Idempotency-Key is not 1 to 255 printable characters without spaces.' },
-  idempotency_key_reused: { statuses: [409], description: 'The Idempotency-Key was already used with a different request; use a new key for a new request.' },
-  idempotency_key_in_use: { statuses: [409], description: 'A request with this Idempotency-Key is still running; retry after Retry-After seconds to get its answer.' },
-  external_id_reused: { statuses: [409], description: 'A sale with this externalId was already recorded with another amount, currency or attribution; a new payment needs a new externalId.' },
-  concurrent_modification: { statuses: [409], description: 'Another request is changing or processing the same object right now; retry (after Retry-After seconds when given).' },
-  rate_limited: { statuses: [429], description: "This API key's rate limit on this route and method is spent; retry after Retry-After seconds." },
-  address_rate_limited: { statuses: [429], description: 'Too many requests from this address (without a credential, with a publishable key, or applications to a program); retry after Retry-After seconds.' },
-  authentication_rate_limited: { statuses: [429], description: 'Too many failed authentications from this address; retry after Retry-After seconds.' },
-  heavy_operations_limited: { statuses: [429], description: 'Too many heavy operations (reports, payout runs, exports) of this program at once; retry when one has finished.' },
+  idempotency_key_reused: {
+    statuses: [409],
+    description: 'The Idempotency-Key was already used with a different request; use a new key for a new request.',
+  },
+  idempotency_key_in_use: {
+    statuses: [409],
+    description: 'A request with this Idempotency-Key is still running; retry after Retry-After seconds to get its answer.',
+  },
+  external_id_reused: {
+    statuses: [409],
+    description:
+      'A sale with this externalId was already recorded with another amount, currency or attribution; a new payment needs a new externalId.',
+  },
+  concurrent_modification: {
+    statuses: [409],
+    description: 'Another request is changing or processing the same object right now; retry (after Retry-After seconds when given).',
+  },
+  rate_limited: {
+    statuses: [429],
+    description: "This API key's rate limit on this route and method is spent; retry after Retry-After seconds.",
+  },
+  address_rate_limited: {
+    statuses: [429],
+    description:
+      'Too many requests from this address (without a credential, with a publishable key, or applications to a program); retry after Retry-After seconds.',
+  },
+  authentication_rate_limited: {
+    statuses: [429],
+    description: 'Too many failed authentications from this address; retry after Retry-After seconds.',
+  },
+  heavy_operations_limited: {
+    statuses: [429],
+    description: 'Too many heavy operations (reports, payout runs, exports) of this program at once; retry when one has finished.',
+  },
   // The platform
-  service_busy: { statuses: [503], description: 'A service is shedding load (its queue is full, or this program has too many requests waiting); retry after Retry-After seconds.' },
+  service_busy: {
+    statuses: [503],
+    description:
+      'A service is shedding load (its queue is full, or this program has too many requests waiting); retry after Retry-After seconds.',
+  },
   service_unavailable: { statuses: [503], description: 'A service or the database cannot be reached; retry after Retry-After seconds.' },
-  upstream_error: { statuses: [502], description: 'A service gave another an answer it did not expect; retry, and quote the requestId if it persists.' },
+  upstream_error: {
+    statuses: [502],
+    description: 'A service gave another an answer it did not expect; retry, and quote the requestId if it persists.',
+  },
   internal_error: { statuses: [500], description: 'Something failed on our side; quote the requestId to support.' },
 } as const satisfies Record<string, CatalogueEntry>;
 
@@ -99,13 +209,18 @@ export const isErrorCode = (value: unknown): value is ErrorCode => typeof value 
 
 /** The `code` member of every error body: the catalogue as an enum, each value described (x-enumDescriptions, as Redocly and Scalar show them). */
 export const ErrorCodeSchema = z.enum(ERROR_CODES).openapi('ErrorCode', {
-  description: 'What went wrong, for a program to act on: stable and snake_case, never renamed (docs/errors.md lists each with its status). The message beside it is for people and may be reworded.',
-  'x-enumDescriptions': Object.fromEntries(Object.entries(ERROR_CATALOGUE).map(([code, entry]) => [code, `${entry.statuses.join(', ')}: ${entry.description}`])),
+  description:
+    'What went wrong, for a program to act on: stable and snake_case, never renamed (docs/errors.md lists each with its status). The message beside it is for people and may be reworded.',
+  'x-enumDescriptions': Object.fromEntries(
+    Object.entries(ERROR_CATALOGUE).map(([code, entry]) => [code, `${entry.statuses.join(', ')}: ${entry.description}`]),
+  ),
 } as Record<string, unknown>);
 
 /** The catalogue as a Markdown table, a row per code: docs/errors.md and the errors guide (docs/guides/errors.md) show it. */
 export function errorCatalogueTable(): string {
-  const rows = Object.entries(ERROR_CATALOGUE).map(([code, entry]) => `| \`${code}\` | ${entry.statuses.join(', ')} | ${entry.description.replace(/\|/g, '\\|')} |`);
+  const rows = Object.entries(ERROR_CATALOGUE).map(
+    ([code, entry]) => `| \`${code}\` | ${entry.statuses.join(', ')} | ${entry.description.replace(/\|/g, '\\|')} |`,
+  );
   return ['| Code | Status | Meaning |', '| --- | --- | --- |', ...rows].join('\n');
 }
 
@@ -120,7 +235,7 @@ export function errorCatalogueMarkdown(): string {
     '',
     '- `code`: what went wrong, from the table below: stable and snake_case, never renamed. Branch on it, not on the message, which is for people and may be reworded.',
     '- `param`: the field at fault as a dotted path (`address.city`, `answers.site`), when the error concerns one field; absent otherwise.',
-    '- `requestId`: the id of this request, the same as the `X-Request-Id` header of the answer. Quote it to support: every log line of the request carries it. A replayed answer (`Idempotent-Replayed: true`) names the replay\'s id.',
+    "- `requestId`: the id of this request, the same as the `X-Request-Id` header of the answer. Quote it to support: every log line of the request carries it. A replayed answer (`Idempotent-Replayed: true`) names the replay's id.",
     '- `errors` (a 400 that found more than one problem): every problem as `{param, message}`, the first being the one `error` describes.',
     '',
     '```json',

@@ -15,7 +15,11 @@ export const MAX_REPLAYED_EVENTS = 1000;
 export const EventQuery = ListQuery.extend({
   id: Uuid.optional().openapi({ param: { description: 'One event by id (the webhook-id of its deliveries)' } }),
   type: PublicEventType.optional().openapi({ param: { description: 'Only events of this type' } }),
-  objectId: z.string().max(100).optional().openapi({ param: { description: 'The id of the object the event is about (its data.id)' } }),
+  objectId: z
+    .string()
+    .max(100)
+    .optional()
+    .openapi({ param: { description: 'The id of the object the event is about (its data.id)' } }),
   'createdAt[gte]': DateTime.optional().openapi({ param: { description: 'Events at or after this instant' } }),
   'createdAt[lt]': DateTime.optional().openapi({ param: { description: 'Events before this instant' } }),
 }).strict();
@@ -26,13 +30,23 @@ export const ReplayDeliveriesBody = z
     webhookEndpointId: Uuid.openapi({ description: 'The endpoint to send them to' }),
     since: DateTime.openapi({ description: 'Start of the window (inclusive): events created at or after it' }),
     until: DateTime.optional().openapi({ description: 'End of the window (exclusive); now when absent' }),
-    eventTypes: z.array(PublicEventType).min(1).max(PUBLIC_EVENT_TYPES.length).optional().openapi({ description: "Only these of the endpoint's subscribed types; all of them when absent" }),
-    includeSucceeded: z.boolean().default(false).openapi({ description: 'Also send events this endpoint has already received (answered 2xx)' }),
+    eventTypes: z
+      .array(PublicEventType)
+      .min(1)
+      .max(PUBLIC_EVENT_TYPES.length)
+      .optional()
+      .openapi({ description: "Only these of the endpoint's subscribed types; all of them when absent" }),
+    includeSucceeded: z
+      .boolean()
+      .default(false)
+      .openapi({ description: 'Also send events this endpoint has already received (answered 2xx)' }),
   })
   .strict()
   .openapi('ReplayDeliveriesBody');
 
-export const ReplayResult = z.object({ queued: z.number().int().openapi({ description: 'Deliveries put on the schedule by this replay' }) }).openapi('ReplayResult');
+export const ReplayResult = z
+  .object({ queued: z.number().int().openapi({ description: 'Deliveries put on the schedule by this replay' }) })
+  .openapi('ReplayResult');
 
 export const WEBHOOK_VERIFICATION_FAILURES = ['TIMESTAMP_SKEW', 'BODY_ALTERED', 'WRONG_SECRET', 'MALFORMED_HEADER'] as const;
 
@@ -55,7 +69,7 @@ export const WebhookVerification = z
     valid: z.boolean().openapi({ description: 'true when the signature holds for this body, within the timestamp tolerance' }),
     failure: z.union([z.enum(WEBHOOK_VERIFICATION_FAILURES), z.null()]).openapi({
       description:
-        'MALFORMED_HEADER: a webhook header is missing or unreadable, or webhook-signature holds more than 10 signatures; WRONG_SECRET: no signature matches with this endpoint\'s secret; BODY_ALTERED: the signature matches the body originally sent, so the body was changed or re-serialized; TIMESTAMP_SKEW: the signature matches but webhook-timestamp is more than 5 minutes from now; null when valid',
+        "MALFORMED_HEADER: a webhook header is missing or unreadable, or webhook-signature holds more than 10 signatures; WRONG_SECRET: no signature matches with this endpoint's secret; BODY_ALTERED: the signature matches the body originally sent, so the body was changed or re-serialized; TIMESTAMP_SKEW: the signature matches but webhook-timestamp is more than 5 minutes from now; null when valid",
     }),
   })
   .openapi('WebhookVerification');

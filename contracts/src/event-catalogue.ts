@@ -2,7 +2,15 @@ import { Affiliate } from './affiliate';
 import { DateTime, Uuid } from './common';
 import { Coupon, PromotionalCode } from './coupon';
 import * as examples from './event-examples';
-import { DeletedEventData, EVENT_TYPES, WebhookPreviousAttributes, WebhookRevision, type EventType, type PublicEventType, type WebhookPayload } from './events';
+import {
+  DeletedEventData,
+  EVENT_TYPES,
+  WebhookPreviousAttributes,
+  WebhookRevision,
+  type EventType,
+  type PublicEventType,
+  type WebhookPayload,
+} from './events';
 import { Program } from './program';
 import { Referral } from './referral';
 import { ExpandedSale, Sale } from './sale';
@@ -52,22 +60,48 @@ type CatalogueEntry = {
  * consumers' parsing (EventBus) and the tests all read it; nothing else lists the types.
  */
 export const EVENT_CATALOGUE = {
-  'affiliate.created': { data: Affiliate, firesWhen: 'An affiliate record exists, from any source. It fires on creation, not approval: check status.' },
-  'affiliate.updated': { data: Affiliate, firesWhen: 'Profile edit, status change (approval, rejection), payout or commission change, and creation, edit or deletion of referral links.' },
+  'affiliate.created': {
+    data: Affiliate,
+    firesWhen: 'An affiliate record exists, from any source. It fires on creation, not approval: check status.',
+  },
+  'affiliate.updated': {
+    data: Affiliate,
+    firesWhen:
+      'Profile edit, status change (approval, rejection), payout or commission change, and creation, edit or deletion of referral links.',
+  },
   'affiliate.deleted': { data: DeletedEventData, firesWhen: 'An affiliate is removed. The body carries only the id.' },
   'referral.created': { data: Referral, accepts: AcceptedReferral, firesWhen: 'A tracked click becomes an identified customer.' },
-  'referral.updated': { data: Referral, accepts: AcceptedReferral, firesWhen: 'Edits to the referral and subscription status changes; the current state is in status.' },
+  'referral.updated': {
+    data: Referral,
+    accepts: AcceptedReferral,
+    firesWhen: 'Edits to the referral and subscription status changes; the current state is in status.',
+  },
   'referral.deleted': { data: DeletedEventData, firesWhen: 'A referral is removed. The body carries only the id.' },
-  'sale.created': { data: ExpandedSale, accepts: AcceptedExpandedSale, firesWhen: 'A payment is attributed to an affiliate and commission is calculated; once per attributed payment. Affiliate and referral are expanded.' },
-  'sale.updated': { data: Sale, accepts: AcceptedSale, firesWhen: 'Amount or commission recalculated, or the sale rolled into a payout (see payoutCreated and payoutId in commissions).' },
+  'sale.created': {
+    data: ExpandedSale,
+    accepts: AcceptedExpandedSale,
+    firesWhen:
+      'A payment is attributed to an affiliate and commission is calculated; once per attributed payment. Affiliate and referral are expanded.',
+  },
+  'sale.updated': {
+    data: Sale,
+    accepts: AcceptedSale,
+    firesWhen: 'Amount or commission recalculated, or the sale rolled into a payout (see payoutCreated and payoutId in commissions).',
+  },
   'sale.deleted': { data: DeletedEventData, firesWhen: 'A sale is reversed or removed. The body carries only the id.' },
   'coupon.created': { data: Coupon, firesWhen: 'A coupon is created. The payload includes its promotional codes.' },
   'coupon.updated': { data: Coupon, firesWhen: 'A coupon is changed. The payload includes its promotional codes.' },
   'coupon.deleted': { data: DeletedEventData, firesWhen: 'A coupon and, by cascade, its codes are deleted. The body carries only the id.' },
   'promocode.created': { data: PromotionalCode, firesWhen: 'A promotional code is issued. The payload includes the parent coupon.' },
-  'promocode.updated': { data: PromotionalCode, firesWhen: 'A promotional code is edited or retired. The payload includes the parent coupon.' },
+  'promocode.updated': {
+    data: PromotionalCode,
+    firesWhen: 'A promotional code is edited or retired. The payload includes the parent coupon.',
+  },
   'promocode.deleted': { data: DeletedEventData, firesWhen: 'A promotional code is removed. The body carries only the id.' },
-  'program.created': { data: ProgramEventData, firesWhen: 'An operator created a program (between components only; never delivered to subscribers).' },
+  'program.created': {
+    data: ProgramEventData,
+    firesWhen: 'An operator created a program (between components only; never delivered to subscribers).',
+  },
   'program.updated': { data: ProgramEventData, firesWhen: 'An operator changed a program (between components only).' },
   'program.deleted': { data: DeletedEventData, firesWhen: 'An operator deleted a program (between components only).' },
 } as const satisfies Record<EventType, CatalogueEntry>;
@@ -91,7 +125,9 @@ export const acceptedEventDataSchemaOf = (type: EventType): z.ZodTypeAny => {
  */
 export function payloadSchemaOf(type: PublicEventType) {
   const envelope = {
-    id: Uuid.openapi({ description: 'The event id, the same as the webhook-id header: the same on every retry, so receivers drop duplicates by it' }),
+    id: Uuid.openapi({
+      description: 'The event id, the same as the webhook-id header: the same on every retry, so receivers drop duplicates by it',
+    }),
     event: z.literal(type).openapi({ description: 'The event type' }),
     createdAt: DateTime.openapi({ description: 'When the event happened' }),
     // No description of its own: the object's component has one, and a description here would become that component's (zod-to-openapi takes a component's metadata from its first use).
@@ -99,11 +135,17 @@ export function payloadSchemaOf(type: PublicEventType) {
     data: type.endsWith('.deleted') ? DeletedEventData.strip() : eventDataSchemaOf(type),
     revision: WebhookRevision.optional(),
   };
-  return type.endsWith('.updated') ? z.object({ ...envelope, previousAttributes: WebhookPreviousAttributes.optional() }) : z.object(envelope);
+  return type.endsWith('.updated')
+    ? z.object({ ...envelope, previousAttributes: WebhookPreviousAttributes.optional() })
+    : z.object(envelope);
 }
 
 /** The OpenAPI component of a type's webhook body, e.g. SaleCreatedPayload. */
-export const payloadComponentName = (type: PublicEventType) => `${type.split('.').map((part) => `${part[0]?.toUpperCase()}${part.slice(1)}`).join('')}Payload`;
+export const payloadComponentName = (type: PublicEventType) =>
+  `${type
+    .split('.')
+    .map((part) => `${part[0]?.toUpperCase()}${part.slice(1)}`)
+    .join('')}Payload`;
 
 /** An example webhook body of one public type, from one consistent little world. */
 export function examplePayloadOf(type: PublicEventType): WebhookPayload {
@@ -121,7 +163,11 @@ export function examplePayloadOf(type: PublicEventType): WebhookPayload {
 export function exampleEventData<Type extends EventType>(type: Type, replaced: Partial<EventData<Type>> = {}): EventData<Type> {
   const [family, action] = type.split('.') as [string, string];
   const full: { id: string } =
-    family === 'program' ? examples.program : type === 'sale.created' ? examples.expandedSale : examples.dataByFamily[family as keyof typeof examples.dataByFamily];
+    family === 'program'
+      ? examples.program
+      : type === 'sale.created'
+        ? examples.expandedSale
+        : examples.dataByFamily[family as keyof typeof examples.dataByFamily];
   const base = action === 'deleted' ? { id: full.id } : full;
   return { ...base, ...replaced } as EventData<Type>;
 }

@@ -170,7 +170,12 @@ export const program = {
   maxAutoApprovedCommission: 500,
   minClickToConversionSeconds: 10,
   slug: 'acme',
-  signup: { enabled: true, introText: 'Earn 20% on every sale you send us.', termsUrl: 'https://shop.example.com/partner-terms', questions: [{ id: 'channel', label: 'Where do you publish?', type: 'TEXT' as const, required: true, options: [] }] },
+  signup: {
+    enabled: true,
+    introText: 'Earn 20% on every sale you send us.',
+    termsUrl: 'https://shop.example.com/partner-terms',
+    questions: [{ id: 'channel', label: 'Where do you publish?', type: 'TEXT' as const, required: true, options: [] }],
+  },
   createdAt: at,
   updatedAt: at,
 };

@@ -26,9 +26,9 @@ export const PUBLIC_EVENT_TYPES = [
 /** Events between components only; they share the bus but never reach a webhook endpoint. */
 export const INTERNAL_EVENT_TYPES = ['program.created', 'program.updated', 'program.deleted'] as const;
 
-export const PublicEventType = z
-  .enum(PUBLIC_EVENT_TYPES)
-  .openapi('EventType', { description: 'A public event type: family (affiliate, referral, sale, coupon, promocode) and action (created, updated, deleted)' });
+export const PublicEventType = z.enum(PUBLIC_EVENT_TYPES).openapi('EventType', {
+  description: 'A public event type: family (affiliate, referral, sale, coupon, promocode) and action (created, updated, deleted)',
+});
 export const InternalEventType = z.enum(INTERNAL_EVENT_TYPES);
 export const EVENT_TYPES = [...PUBLIC_EVENT_TYPES, ...INTERNAL_EVENT_TYPES] as const;
 export const EventType = z.enum(EVENT_TYPES);
@@ -68,17 +68,16 @@ export const EventEnvelope = z
 
 export type EventEnvelope<Data = Record<string, unknown>> = Omit<z.infer<typeof EventEnvelope>, 'data'> & { data: Data };
 
-export const DeletedEventData = z.object({ id: z.string().openapi({ description: 'The id of the deleted object' }) }).strict().openapi({ description: 'Only the id of the deleted object' });
+export const DeletedEventData = z
+  .object({ id: z.string().openapi({ description: 'The id of the deleted object' }) })
+  .strict()
+  .openapi({ description: 'Only the id of the deleted object' });
 
 /** The object's revision in a webhook body: what ordering and de-duplication by subscribers read. */
-export const WebhookRevision = z
-  .number()
-  .int()
-  .min(0)
-  .openapi({
-    description:
-      "The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object, except a revision that reached the platform after the wait for it (it arrives late) and backfills, replays, re-sends and recoveries, which are outside the order; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed.",
-  });
+export const WebhookRevision = z.number().int().min(0).openapi({
+  description:
+    "The object's revision after this change: 0 when it was created, one more with each change since (changes that announce no event count too, so a subscriber may see gaps). Deliveries to an endpoint with ordering PER_OBJECT arrive in this order for each object, except a revision that reached the platform after the wait for it (it arrives late) and backfills, replays, re-sends and recoveries, which are outside the order; a subscriber of an unordered endpoint can discard an event whose revision is not above the last one it applied. Absent on events recorded before revisions existed.",
+});
 
 /** The changed fields of an `*.updated` webhook, before the change (as Stripe's previous_attributes). */
 export const WebhookPreviousAttributes = z.record(z.unknown()).openapi({
@@ -89,7 +88,9 @@ export const WebhookPreviousAttributes = z.record(z.unknown()).openapi({
 /** The body a webhook subscriber receives. */
 export const WebhookPayload = z
   .object({
-    id: Uuid.openapi({ description: 'The event id, the same as the webhook-id header: the same on every retry, so receivers drop duplicates by it' }),
+    id: Uuid.openapi({
+      description: 'The event id, the same as the webhook-id header: the same on every retry, so receivers drop duplicates by it',
+    }),
     event: PublicEventType,
     createdAt: DateTime.openapi({ description: 'When the event happened' }),
     data: z.record(z.unknown()).openapi({ description: "The object's full current state, or only its id for *.deleted" }),

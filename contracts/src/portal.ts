@@ -15,7 +15,9 @@ const ReturnUrl = httpUrl('returnUrl');
 export const CreatePortalSessionBody = z
   .object({
     affiliateId: Uuid.openapi({ description: 'The ACTIVE affiliate the portal is for' }),
-    returnUrl: ReturnUrl.optional().openapi({ description: "Where the portal's \"Back\" link and an expired link's page send the affiliate (your site)" }),
+    returnUrl: ReturnUrl.optional().openapi({
+      description: 'Where the portal\'s "Back" link and an expired link\'s page send the affiliate (your site)',
+    }),
   })
   .strict()
   .openapi('CreatePortalSessionBody');
@@ -31,7 +33,9 @@ export const PortalSession = z
     expiresAt: DateTime.openapi({ description: 'The link can be opened until then (10 minutes); the session it opens lasts 12 hours' }),
     returnUrl: z.string().nullable().openapi({ description: 'Where the portal sends the affiliate back; null: no Back link' }),
   })
-  .openapi('PortalSession', { description: 'A single-use link into the affiliate portal, as Stripe\'s customer portal sessions; only a hash of its token is stored.' });
+  .openapi('PortalSession', {
+    description: "A single-use link into the affiliate portal, as Stripe's customer portal sessions; only a hash of its token is stored.",
+  });
 
 export const RevokePortalSessionsBody = z
   .object({
@@ -45,7 +49,9 @@ export const RevokePortalSessionsBody = z
   })
   .openapi('RevokePortalSessionsBody');
 
-export const RevokedPortalSessions = z.object({ revoked: z.number().int().openapi({ description: 'Sessions that were live and are now revoked' }) }).openapi('RevokedPortalSessions');
+export const RevokedPortalSessions = z
+  .object({ revoked: z.number().int().openapi({ description: 'Sessions that were live and are now revoked' }) })
+  .openapi('RevokedPortalSessions');
 
 /** What the portal itself sends (under /portal/api, with the session cookie and its CSRF token): never an affiliate or program id. */
 export const PortalPayoutDetailsBody = z.object({ payoutDetails: PayoutDetailsBody }).strict();
@@ -67,7 +73,15 @@ export type DailyActivity = z.infer<typeof DailyActivity>;
  * What /portal/api answers (the portal's page and the gateway share these shapes): narrower than
  * the program's API, nothing of other affiliates, no risk signals, customers' addresses masked.
  */
-export type PortalCoupon = { id: string; name: string | null; couponType: string; percentOff: number | null; amountOff: number | null; currency: string | null; duration: string };
+export type PortalCoupon = {
+  id: string;
+  name: string | null;
+  couponType: string;
+  percentOff: number | null;
+  amountOff: number | null;
+  currency: string | null;
+  duration: string;
+};
 export type PortalSessionInfo = {
   affiliate: { id: string; firstName: string; lastName: string; email: string; payoutDetails: PayoutDetails | null };
   program: { name: string; affiliatesMayAddLinks: boolean; coupons: PortalCoupon[] };
@@ -75,10 +89,41 @@ export type PortalSessionInfo = {
   returnUrl: string | null;
   expiresAt: string | null;
 };
-export type PortalLink = { id: string; link: string; clicks: number; referrals: number; sales: number; revenueByCurrency: Record<string, number>; fullURLs: { baseUrl: string; fullUrl: string }[] };
+export type PortalLink = {
+  id: string;
+  link: string;
+  clicks: number;
+  referrals: number;
+  sales: number;
+  revenueByCurrency: Record<string, number>;
+  fullURLs: { baseUrl: string; fullUrl: string }[];
+};
 export type PortalReferral = { id: string; email: string; status: string; createdAt: string };
-export type PortalSale = { id: string; paidAt: string; totalEarned: number; currency: string; commissionEarned: number; promoCode: string | null; commissionStatus: string | null };
-export type PortalCommission = { id: string; saleId: string; amount: number; currency: string; status: string; availableAt: string; payoutId: string | null };
+export type PortalSale = {
+  id: string;
+  paidAt: string;
+  totalEarned: number;
+  currency: string;
+  commissionEarned: number;
+  promoCode: string | null;
+  commissionStatus: string | null;
+};
+export type PortalCommission = {
+  id: string;
+  saleId: string;
+  amount: number;
+  currency: string;
+  status: string;
+  availableAt: string;
+  payoutId: string | null;
+};
 export type PortalPayout = { id: string; amount: number; currency: string; status: string; createdAt: string; paidAt: string | null };
 export type PortalStatementRow = { currency: string; earned: number; pending: number; due: number; paid: number; balance: number };
-export type PortalCode = { id: string; code: string; active: boolean; timesRedeemed: number; isAffiliateGenerated: boolean; coupon: Omit<PortalCoupon, 'duration'> };
+export type PortalCode = {
+  id: string;
+  code: string;
+  active: boolean;
+  timesRedeemed: number;
+  isAffiliateGenerated: boolean;
+  coupon: Omit<PortalCoupon, 'duration'>;
+};

@@ -10,7 +10,9 @@ export const ReleaseCommissionBody = z
   .object({
     saleId: Uuid.openapi({ description: 'The sale of the commission' }),
     commissionId: Uuid.openapi({ description: 'The HELD commission to release' }),
-    note: ReviewText.optional().openapi({ description: "The reviewer's note, kept with the decision (at most 500 characters, no line breaks)" }),
+    note: ReviewText.optional().openapi({
+      description: "The reviewer's note, kept with the decision (at most 500 characters, no line breaks)",
+    }),
   })
   .strict()
   .openapi('ReleaseCommissionBody');
@@ -37,8 +39,7 @@ export const CommissionQuery = ListQuery.extend({
 export const CommissionListItem = Commission.extend({
   saleId: Uuid.openapi({ description: 'The sale the commission belongs to' }),
   risk: Risk.openapi({ description: "The sale's risk signals and the action they led to: what a reviewer decides on" }),
-})
-  .openapi('CommissionListItem', { description: "A commission with its sale's id and risk signals" });
+}).openapi('CommissionListItem', { description: "A commission with its sale's id and risk signals" });
 
 export const STATEMENT_ENTRY_TYPES = ['EARNED', 'HELD', 'RELEASED', 'VOIDED', 'ADJUSTED', 'PAID_OUT'] as const;
 
@@ -55,16 +56,17 @@ export const StatementQuery = z
 export const StatementEntry = z
   .object({
     type: z.enum(STATEMENT_ENTRY_TYPES).openapi({
-      description: 'EARNED: a commission earned; HELD: held for review; RELEASED: released after review; VOIDED: voided; ADJUSTED: taken back after a reversal; PAID_OUT: paid in a payout',
+      description:
+        'EARNED: a commission earned; HELD: held for review; RELEASED: released after review; VOIDED: voided; ADJUSTED: taken back after a reversal; PAID_OUT: paid in a payout',
     }),
     at: DateTime.openapi({ description: 'When it happened' }),
     amount: z.number().openapi({ description: 'What the entry adds to the balance the program owes the affiliate (negative: taken away)' }),
     saleId: Uuid.nullable().openapi({ description: 'The sale of the entry; null for none' }),
     commissionId: Uuid.nullable().openapi({ description: 'The commission of the entry; null for none' }),
-    payoutId: z
-      .string()
-      .nullable()
-      .openapi({ description: "The payout of a PAID_OUT entry: a payout run's id, or the payoutId PUT /sales marked the commission with (a payout made outside the runs, any string)" }),
+    payoutId: z.string().nullable().openapi({
+      description:
+        "The payout of a PAID_OUT entry: a payout run's id, or the payoutId PUT /sales marked the commission with (a payout made outside the runs, any string)",
+    }),
     description: z.string().openapi({ description: 'The entry in words, as the CSV shows it' }),
   })
   .openapi('StatementEntry', { description: "One movement of the affiliate's balance" });
@@ -75,9 +77,14 @@ export const Statement = z
     currency: z.string().openapi({ description: 'ISO 4217 code of every amount' }),
     from: DateTime.openapi({ description: 'Start of the period' }),
     to: DateTime.openapi({ description: 'End of the period, excluded' }),
-    openingBalance: z.number().openapi({ description: 'What the program owed the affiliate at `from`: earned and not held, voided or paid out' }),
+    openingBalance: z
+      .number()
+      .openapi({ description: 'What the program owed the affiliate at `from`: earned and not held, voided or paid out' }),
     entries: z.array(StatementEntry).openapi({ description: 'Every entry of the period, oldest first' }),
-    closingBalance: z.number().openapi({ description: 'openingBalance plus the sum of the entries; negative when a refund after a payout took back more than was earned since (the next payout offsets it)' }),
+    closingBalance: z.number().openapi({
+      description:
+        'openingBalance plus the sum of the entries; negative when a refund after a payout took back more than was earned since (the next payout offsets it)',
+    }),
   })
   .openapi('Statement', { description: "An affiliate's account with the program in one currency over a period" });
 

@@ -2,7 +2,14 @@ import { DateTime } from './common';
 import { z } from './zod';
 
 /** What can look like fraud on a referral or a sale (README, "Fraud review"). */
-export const RISK_SIGNAL_TYPES = ['SELF_REFERRAL', 'CUSTOMER_OF_ANOTHER_AFFILIATE', 'FAST_CONVERSION', 'DISPOSABLE_EMAIL', 'COOKIE_STUFFING', 'OVER_AUTO_APPROVAL_LIMIT'] as const;
+export const RISK_SIGNAL_TYPES = [
+  'SELF_REFERRAL',
+  'CUSTOMER_OF_ANOTHER_AFFILIATE',
+  'FAST_CONVERSION',
+  'DISPOSABLE_EMAIL',
+  'COOKIE_STUFFING',
+  'OVER_AUTO_APPROVAL_LIMIT',
+] as const;
 export const RiskSignalType = z.enum(RISK_SIGNAL_TYPES).openapi('RiskSignalType', {
   description:
     "SELF_REFERRAL: the customer's email is the affiliate's (case, Gmail dots and +tags ignored); CUSTOMER_OF_ANOTHER_AFFILIATE: the customer's email or customerId is already another affiliate's referral or sale; FAST_CONVERSION: click to conversion under the program's minClickToConversionSeconds; DISPOSABLE_EMAIL: a disposable email domain; COOKIE_STUFFING: the visitor clicked the links of 3 or more affiliates within an hour; OVER_AUTO_APPROVAL_LIMIT: the commission is above the program's maxAutoApprovedCommission",
@@ -11,7 +18,8 @@ export type RiskSignalType = z.infer<typeof RiskSignalType>;
 
 /** What a program does with a signal: OFF ignores it, FLAG records it, HOLD holds the commission for review, VOID voids it. */
 export const RiskAction = z.enum(['OFF', 'FLAG', 'HOLD', 'VOID']).openapi('RiskAction', {
-  description: 'OFF: not looked for; FLAG: recorded only; HOLD: the commission is HELD until released or voided; VOID: the commission is voided',
+  description:
+    'OFF: not looked for; FLAG: recorded only; HOLD: the commission is HELD until released or voided; VOID: the commission is voided',
 });
 export type RiskAction = z.infer<typeof RiskAction>;
 
@@ -21,9 +29,9 @@ export const RiskSignal = z
 export type RiskSignal = z.infer<typeof RiskSignal>;
 
 /** Named on its own: a generated client would name the inline enum RiskAction, which is taken. */
-export const RiskVerdict = z
-  .enum(['NONE', 'FLAG', 'HOLD', 'VOID'])
-  .openapi('RiskVerdict', { description: "The strongest of the signals' actions (VOID over HOLD over FLAG); NONE when there is no signal" });
+export const RiskVerdict = z.enum(['NONE', 'FLAG', 'HOLD', 'VOID']).openapi('RiskVerdict', {
+  description: "The strongest of the signals' actions (VOID over HOLD over FLAG); NONE when there is no signal",
+});
 
 /** On every referral and sale: the signals found and the strongest action they led to (NONE without signals). */
 export const Risk = z
@@ -43,7 +51,9 @@ export const RiskActions = z
 export type RiskActions = z.infer<typeof RiskActions>;
 
 /** PUT /program takes some of them: the signals it leaves out are FLAG. */
-export const RiskActionsBody = RiskActions.partial().strict().openapi('RiskActionsBody', { description: 'An action per signal type; a type left out is FLAG' });
+export const RiskActionsBody = RiskActions.partial()
+  .strict()
+  .openapi('RiskActionsBody', { description: 'An action per signal type; a type left out is FLAG' });
 
 export const RISK_DEFAULTS = {
   riskActions: Object.fromEntries(RISK_SIGNAL_TYPES.map((type) => [type, 'FLAG'])) as RiskActions,
@@ -66,7 +76,11 @@ export const RiskSettings = z.object({
 export type RiskSettings = z.infer<typeof RiskSettings>;
 
 /** The settings with the defaults for what a program (or an older event) left out. */
-export function riskSettingsOf(source: { riskActions?: Partial<RiskActions> | null; maxAutoApprovedCommission?: number | null; minClickToConversionSeconds?: number | null }): RiskSettings {
+export function riskSettingsOf(source: {
+  riskActions?: Partial<RiskActions> | null;
+  maxAutoApprovedCommission?: number | null;
+  minClickToConversionSeconds?: number | null;
+}): RiskSettings {
   return {
     riskActions: { ...RISK_DEFAULTS.riskActions, ...(source.riskActions ?? {}) },
     maxAutoApprovedCommission: source.maxAutoApprovedCommission ?? null,
@@ -77,8 +91,14 @@ export function riskSettingsOf(source: { riskActions?: Partial<RiskActions> | nu
 /** Who decided: an API key (the console signs in with one), the program's risk rules at recording, or the reversal of the sale. */
 export const DecidedBy = z
   .object({
-    kind: z.enum(['API_KEY', 'RISK_RULES', 'REVERSAL']).openapi({ description: "API_KEY: a reviewer with an API key; RISK_RULES: the program's risk rules when the sale was recorded; REVERSAL: the sale's reversal" }),
-    keyId: z.string().nullable().openapi({ description: 'The API key that decided (kind API_KEY), as the key list and the audit record show it' }),
+    kind: z.enum(['API_KEY', 'RISK_RULES', 'REVERSAL']).openapi({
+      description:
+        "API_KEY: a reviewer with an API key; RISK_RULES: the program's risk rules when the sale was recorded; REVERSAL: the sale's reversal",
+    }),
+    keyId: z
+      .string()
+      .nullable()
+      .openapi({ description: 'The API key that decided (kind API_KEY), as the key list and the audit record show it' }),
     keyPrefix: z.string().nullable().openapi({ description: "That key's first characters; null for RISK_RULES and REVERSAL" }),
   })
   .openapi('DecidedBy', { description: 'Who decided' });

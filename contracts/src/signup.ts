@@ -12,12 +12,15 @@ export const ProgramSlug = z
   .string()
   .min(3)
   .max(60)
-  .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'slug can only contain lower-case letters, numbers and single hyphens between them (e.g. acme-partners)')
+  .regex(
+    /^[a-z0-9]+(-[a-z0-9]+)*$/,
+    'slug can only contain lower-case letters, numbers and single hyphens between them (e.g. acme-partners)',
+  )
   .openapi({ description: 'Unique across the platform: the sign-up page is /join/{slug}' });
 
-export const SignupQuestionType = z
-  .enum(['TEXT', 'LONG_TEXT', 'URL', 'SELECT'])
-  .openapi('SignupQuestionType', { description: 'TEXT: one line (200 characters); LONG_TEXT: several lines (2000); URL: an http or https URL; SELECT: one of options' });
+export const SignupQuestionType = z.enum(['TEXT', 'LONG_TEXT', 'URL', 'SELECT']).openapi('SignupQuestionType', {
+  description: 'TEXT: one line (200 characters); LONG_TEXT: several lines (2000); URL: an http or https URL; SELECT: one of options',
+});
 
 /** The longest answer kept: LONG_TEXT; the others are one line. */
 export const SIGNUP_ANSWER_MAX = { TEXT: 200, LONG_TEXT: 2000, URL: 2000, SELECT: 200 } as const;
@@ -33,7 +36,11 @@ export const SignupQuestion = z
     label: ShortText.openapi({ description: 'The question as the applicant reads it' }),
     type: SignupQuestionType,
     required: z.boolean().default(false).openapi({ description: 'Whether an answer is required (default false)' }),
-    options: z.array(ShortText).max(50).default([]).openapi({ description: 'The choices of a SELECT question (at least one); empty for the other types' }),
+    options: z
+      .array(ShortText)
+      .max(50)
+      .default([])
+      .openapi({ description: 'The choices of a SELECT question (at least one); empty for the other types' }),
   })
   .strict()
   .superRefine((question, ctx) => {
@@ -46,7 +53,12 @@ export const SignupQuestion = z
   })
   .openapi('SignupQuestion');
 
-export const SIGNUP_DEFAULTS = { enabled: false, introText: '', termsUrl: null as string | null, questions: [] as z.infer<typeof SignupQuestion>[] };
+export const SIGNUP_DEFAULTS = {
+  enabled: false,
+  introText: '',
+  termsUrl: null as string | null,
+  questions: [] as z.infer<typeof SignupQuestion>[],
+};
 
 export const SignupSettings = z
   .object({
@@ -64,7 +76,10 @@ export const SignupSettings = z
       .array(SignupQuestion)
       .max(20)
       .default([])
-      .refine((questions) => new Set(questions.map((question) => question.id)).size === questions.length, 'questions: each question id once')
+      .refine(
+        (questions) => new Set(questions.map((question) => question.id)).size === questions.length,
+        'questions: each question id once',
+      )
       .openapi({ description: 'Questions asked on the form, in order (at most 20, each id once)' }),
   })
   .strict()
@@ -81,14 +96,21 @@ export const SignupSubmission = z
     firstName: ShortText.openapi({ description: "The applicant's first name" }),
     lastName: ShortText.openapi({ description: "The applicant's last name" }),
     email: Email.openapi({ description: "The applicant's email: 400 when already an affiliate of the program" }),
-    answers: z.record(z.string().max(100), z.string().max(SIGNUP_ANSWER_MAX.LONG_TEXT)).default({}).openapi({ description: 'Answers keyed by question id' }),
+    answers: z
+      .record(z.string().max(100), z.string().max(SIGNUP_ANSWER_MAX.LONG_TEXT))
+      .default({})
+      .openapi({ description: 'Answers keyed by question id' }),
   })
   .strict()
   .openapi('SignupSubmission', { description: "An application from the program's own form" });
 export type SignupSubmission = z.infer<typeof SignupSubmission>;
 
 export const SignupResult = z
-  .object({ status: z.enum(['PENDING', 'ACTIVE']).openapi({ description: 'PENDING: the program reviews applications; ACTIVE: the affiliate can start at once' }) })
+  .object({
+    status: z
+      .enum(['PENDING', 'ACTIVE'])
+      .openapi({ description: 'PENDING: the program reviews applications; ACTIVE: the affiliate can start at once' }),
+  })
   .openapi('SignupResult', { description: 'The application is in' });
 
 /** One answer as the affiliate keeps it: the question as it was asked then, so a later edit of the question does not change what was answered. */
@@ -128,10 +150,14 @@ export function signupAnswerProblems(questions: readonly SignupQuestion[], answe
       if (question.required) problems.push(`answers.${question.id}: "${question.label}" is required`);
       continue;
     }
-    if (answer.length > SIGNUP_ANSWER_MAX[question.type]) problems.push(`answers.${question.id}: "${question.label}" may have at most ${SIGNUP_ANSWER_MAX[question.type]} characters`);
-    if (question.type === 'URL' && !isWebUrl(answer)) problems.push(`answers.${question.id}: "${question.label}" must be an http or https URL`);
+    if (answer.length > SIGNUP_ANSWER_MAX[question.type])
+      problems.push(`answers.${question.id}: "${question.label}" may have at most ${SIGNUP_ANSWER_MAX[question.type]} characters`);
+    if (question.type === 'URL' && !isWebUrl(answer))
+      problems.push(`answers.${question.id}: "${question.label}" must be an http or https URL`);
     if (question.type === 'SELECT' && !question.options.includes(answer)) {
-      problems.push(`answers.${question.id}: "${question.label}" must be one of ${question.options.map((option) => `"${option}"`).join(', ')}`);
+      problems.push(
+        `answers.${question.id}: "${question.label}" must be one of ${question.options.map((option) => `"${option}"`).join(', ')}`,
+      );
     }
   }
   return problems;

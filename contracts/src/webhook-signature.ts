@@ -28,10 +28,7 @@ function signingKey(secret: string): Buffer {
 }
 
 function signatureOf(secret: string, id: string, timestamp: number, body: string | Buffer): string {
-  return createHmac('sha256', signingKey(secret))
-    .update(`${id}.${timestamp}.`)
-    .update(body)
-    .digest('base64');
+  return createHmac('sha256', signingKey(secret)).update(`${id}.${timestamp}.`).update(body).digest('base64');
 }
 
 /** `v1,<base64 HMAC-SHA256>` of one secret. */

@@ -31,11 +31,20 @@ test('every code is stable snake_case with at least one error status and a descr
 });
 
 test('the document publishes the catalogue: both error shapes require a code from its enum, each value described, and a requestId', () => {
-  const schemas = buildOpenApiDocument().components?.schemas as Record<string, { enum?: string[]; required?: string[]; properties?: Record<string, unknown>; 'x-enumDescriptions'?: Record<string, string> }>;
+  const schemas = buildOpenApiDocument().components?.schemas as Record<
+    string,
+    { enum?: string[]; required?: string[]; properties?: Record<string, unknown>; 'x-enumDescriptions'?: Record<string, string> }
+  >;
   expect(schemas.ErrorCode?.enum).toEqual(ERROR_CODES);
   expect(Object.keys(schemas.ErrorCode?.['x-enumDescriptions'] ?? {})).toEqual(ERROR_CODES);
   for (const name of ['Error', 'NumberedError']) {
     expect(schemas[name]?.required).toEqual(expect.arrayContaining(['error', 'code', 'requestId']));
-    expect(schemas[name]?.properties).toEqual(expect.objectContaining({ code: { $ref: '#/components/schemas/ErrorCode' }, param: expect.any(Object), requestId: expect.any(Object) }));
+    expect(schemas[name]?.properties).toEqual(
+      expect.objectContaining({
+        code: { $ref: '#/components/schemas/ErrorCode' },
+        param: expect.any(Object),
+        requestId: expect.any(Object),
+      }),
+    );
   }
 });

@@ -1,4 +1,12 @@
-import { EventEnvelope, PUBLIC_EVENT_TYPES, PublicEventType, acceptedEventDataSchemaOf, exampleEventData, isPublicEventType, type EventType } from '@affiliate/contracts';
+import {
+  EventEnvelope,
+  PUBLIC_EVENT_TYPES,
+  PublicEventType,
+  acceptedEventDataSchemaOf,
+  exampleEventData,
+  isPublicEventType,
+  type EventType,
+} from '@affiliate/contracts';
 
 test('the public event types are exactly every family times created, updated, deleted', () => {
   const expected = ['affiliate', 'referral', 'sale', 'coupon', 'promocode'].flatMap((family) =>
@@ -18,7 +26,13 @@ test('internal event types are not public', () => {
 });
 
 test('the envelope requires id, type, programId, occurredAt and data', () => {
-  const valid = { id: '0b0f1a9e-3c1d-4f5e-9a7b-2c3d4e5f6a7b', type: 'sale.deleted', programId: '1b0f1a9e-3c1d-4f5e-9a7b-2c3d4e5f6a7b', occurredAt: new Date().toISOString(), data: { id: 'x' } };
+  const valid = {
+    id: '0b0f1a9e-3c1d-4f5e-9a7b-2c3d4e5f6a7b',
+    type: 'sale.deleted',
+    programId: '1b0f1a9e-3c1d-4f5e-9a7b-2c3d4e5f6a7b',
+    occurredAt: new Date().toISOString(),
+    data: { id: 'x' },
+  };
   expect(EventEnvelope.safeParse(valid).success).toBe(true);
   expect(EventEnvelope.safeParse({ ...valid, type: 'payout.created' }).success).toBe(false);
 });

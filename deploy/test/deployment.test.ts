@@ -34,7 +34,15 @@ function calledServices(component: string): string[] {
   return [...called].sort();
 }
 
-type ComposeService = { build?: string | { context: string }; command?: string[]; environment?: Record<string, string>; ports?: string[]; depends_on?: Record<string, { condition: string }>; healthcheck?: unknown; image?: string };
+type ComposeService = {
+  build?: string | { context: string };
+  command?: string[];
+  environment?: Record<string, string>;
+  ports?: string[];
+  depends_on?: Record<string, { condition: string }>;
+  healthcheck?: unknown;
+  image?: string;
+};
 const composeText = readFileSync(join(root, 'docker-compose.yml'), 'utf8');
 const compose = parse(composeText, { merge: true }) as { services: Record<string, ComposeService>; volumes: Record<string, unknown> };
 
@@ -48,7 +56,9 @@ describe('docker compose', () => {
   });
 
   test('every variable the file interpolates is documented in .env.example', () => {
-    const documented = new Set([...readFileSync(join(root, '.env.example'), 'utf8').matchAll(/^([A-Z][A-Z0-9_]*)=/gm)].map((match) => match[1]));
+    const documented = new Set(
+      [...readFileSync(join(root, '.env.example'), 'utf8').matchAll(/^([A-Z][A-Z0-9_]*)=/gm)].map((match) => match[1]),
+    );
     const used = [...composeText.matchAll(/\$\{([A-Z][A-Z0-9_]*)/g)].map((match) => match[1]);
     expect(used.length).toBeGreaterThan(0);
     expect(used.filter((name) => !documented.has(name))).toEqual([]);
@@ -72,7 +82,9 @@ describe('docker compose', () => {
   });
 
   test('only the gateway publishes a port, on loopback unless the operator says otherwise', () => {
-    const published = Object.entries(compose.services).filter(([, service]) => service.ports?.length).map(([name]) => name);
+    const published = Object.entries(compose.services)
+      .filter(([, service]) => service.ports?.length)
+      .map(([name]) => name);
     expect(published).toEqual(['gateway']);
     expect(compose.services.gateway?.ports).toEqual(['${GATEWAY_BIND:-127.0.0.1}:8080:8080']);
   });
@@ -110,7 +122,10 @@ const containersOf = (deployment: KubernetesObject) =>
   (deployment.spec as { template: { spec: { containers: Container[] } } }).template.spec.containers;
 
 /** The egress rule every component has towards the OpenTelemetry Collector (deploy/kubernetes/README.md, step 7). */
-const TRACE_COLLECTOR = { peer: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }, ports: [4317, 4318] };
+const TRACE_COLLECTOR = {
+  peer: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } },
+  ports: [4317, 4318],
+};
 
 describe.each(['trial', 'production'])('kubernetes overlay %s', (overlay) => {
   const objects = build(overlayRoot(overlay));
@@ -134,7 +149,9 @@ describe.each(['trial', 'production'])('kubernetes overlay %s', (overlay) => {
     expect(container?.resources?.requests).toBeDefined();
     expect(container?.resources?.limits).toBeDefined();
     const config = find('ConfigMap', 'affiliate-platform-config') as { data: Record<string, string> } | undefined;
-    const fromConfig = container?.envFrom?.some((source) => source.configMapRef?.name === 'affiliate-platform-config') ? Object.keys(config?.data ?? {}) : [];
+    const fromConfig = container?.envFrom?.some((source) => source.configMapRef?.name === 'affiliate-platform-config')
+      ? Object.keys(config?.data ?? {})
+      : [];
     const provided = new Set([...(container?.env ?? []).map((variable) => variable.name), ...fromConfig]);
     expect(requiredSettings(component).filter((name) => !provided.has(name))).toEqual([]);
   });
@@ -170,74 +187,139 @@ describe.each(['trial', 'production'])('kubernetes overlay %s', (overlay) => {
     expect(pods.length).toBeGreaterThan(5);
     for (const object of pods) {
       const spec = (object.spec as { template: { spec: { automountServiceAccountToken?: boolean } } }).template.spec;
-      expect({ name: object.metadata.name, automount: spec.automountServiceAccountToken }).toEqual({ name: object.metadata.name, automount: false });
+      expect({ name: object.metadata.name, automount: spec.automountServiceAccountToken }).toEqual({
+        name: object.metadata.name,
+        automount: false,
+      });
     }
   });
 
   test('the webhook dispatcher may leave the cluster to public addresses only', () => {
     type Peer = { ipBlock?: { cidr: string; except?: string[] }; podSelector?: unknown; namespaceSelector?: unknown };
-    const policy = find('NetworkPolicy', 'webhook-dispatcher-egress') as unknown as { spec: { policyTypes: string[]; egress: { to?: Peer[]; ports?: { port: number }[] }[] } };
+    const policy = find('NetworkPolicy', 'webhook-dispatcher-egress') as unknown as {
+      spec: { policyTypes: string[]; egress: { to?: Peer[]; ports?: { port: number }[] }[] };
+    };
     expect(policy.spec.policyTypes).toEqual(['Egress']);
     const blocks = policy.spec.egress.flatMap((rule) => rule.to ?? []).map((peer) => peer.ipBlock);
     const v4 = blocks.find((block) => block?.cidr === '0.0.0.0/0');
-    expect(v4?.except).toEqual(expect.arrayContaining(['10.0.0.0/8', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10']));
-    expect(blocks.find((block) => block?.cidr === '::/0')?.except).toEqual(expect.arrayContaining(['fc00::/7', 'fe80::/10', '::ffff:0:0/96']));
+    expect(v4?.except).toEqual(
+      expect.arrayContaining(['10.0.0.0/8', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10']),
+    );
+    expect(blocks.find((block) => block?.cidr === '::/0')?.except).toEqual(
+      expect.arrayContaining(['fc00::/7', 'fe80::/10', '::ffff:0:0/96']),
+    );
     // Every rule names its destination: no port is open towards private addresses in general.
     expect(policy.spec.egress.filter((rule) => !rule.to || rule.to.length === 0)).toEqual([]);
     // Apart from public addresses: the cluster's DNS, and the platform's own infrastructure pods.
-    const selected = policy.spec.egress.flatMap((rule) => (rule.to ?? []).filter((peer) => !peer.ipBlock).map((peer) => ({ peer, ports: rule.ports?.map((port) => port.port) })));
+    const selected = policy.spec.egress.flatMap((rule) =>
+      (rule.to ?? []).filter((peer) => !peer.ipBlock).map((peer) => ({ peer, ports: rule.ports?.map((port) => port.port) })),
+    );
     expect(selected).toEqual([
-      { peer: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } }, podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } }, ports: [53, 53] },
-      { peer: { podSelector: { matchLabels: { 'app.kubernetes.io/part-of': 'affiliate-platform', 'app.kubernetes.io/component': 'infra' } } }, ports: [27017, 5672, 5671] },
+      {
+        peer: {
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } },
+          podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } },
+        },
+        ports: [53, 53],
+      },
+      {
+        peer: {
+          podSelector: { matchLabels: { 'app.kubernetes.io/part-of': 'affiliate-platform', 'app.kubernetes.io/component': 'infra' } },
+        },
+        ports: [27017, 5672, 5671],
+      },
       TRACE_COLLECTOR,
     ]);
   });
 
   test.each(COMPONENTS)('%s may export its traces to the collector in the monitoring namespace, on the OTLP ports only', (component) => {
     type Peer = { namespaceSelector?: { matchLabels?: Record<string, string> }; podSelector?: unknown; ipBlock?: unknown };
-    type Policy = { spec: { podSelector: { matchLabels: Record<string, string> }; policyTypes: string[]; egress?: { to?: Peer[]; ports?: { port: number }[] }[] } };
-    const labels = (((find('Deployment', component) as KubernetesObject).spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels);
+    type Policy = {
+      spec: {
+        podSelector: { matchLabels: Record<string, string> };
+        policyTypes: string[];
+        egress?: { to?: Peer[]; ports?: { port: number }[] }[];
+      };
+    };
+    const labels = (
+      (find('Deployment', component) as KubernetesObject).spec as { template: { metadata: { labels: Record<string, string> } } }
+    ).template.metadata.labels;
     const egress = objects
       .filter((object) => object.kind === 'NetworkPolicy')
       .map((object) => object as unknown as Policy)
-      .filter((policy) => policy.spec.policyTypes.includes('Egress') && Object.entries(policy.spec.podSelector.matchLabels).every(([key, value]) => labels[key] === value))
+      .filter(
+        (policy) =>
+          policy.spec.policyTypes.includes('Egress') &&
+          Object.entries(policy.spec.podSelector.matchLabels).every(([key, value]) => labels[key] === value),
+      )
       .flatMap((policy) => policy.spec.egress ?? []);
-    const toMonitoring = egress.flatMap((rule) => (rule.to ?? []).filter((peer) => peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'] === 'monitoring').map((peer) => ({ peer, ports: rule.ports?.map((port) => port.port) })));
+    const toMonitoring = egress.flatMap((rule) =>
+      (rule.to ?? [])
+        .filter((peer) => peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'] === 'monitoring')
+        .map((peer) => ({ peer, ports: rule.ports?.map((port) => port.port) })),
+    );
     expect(toMonitoring).toEqual([TRACE_COLLECTOR]);
   });
 
-  test.each(COMPONENTS)('the monitoring namespace scrapes %s on its own metrics listener, which no Service exposes, and reaches no other port', (component) => {
-    type Template = { metadata: { labels: Record<string, string>; annotations?: Record<string, string> }; spec: { containers: (Container & { ports?: { name: string; containerPort: number }[] })[] } };
-    type Peer = { namespaceSelector?: { matchLabels?: Record<string, string> }; podSelector?: unknown };
-    type Policy = { spec: { podSelector: { matchLabels?: Record<string, string> }; ingress?: { from?: Peer[]; ports?: { port: number }[] }[] } };
-    const template = ((find('Deployment', component) as KubernetesObject).spec as { template: Template }).template;
-    const annotations = template.metadata.annotations ?? {};
-    expect(annotations['prometheus.io/scrape']).toBe('true');
-    const port = Number(annotations['prometheus.io/port']);
-    const [container] = template.spec.containers;
-    expect(container?.ports?.find((declared) => declared.name === 'metrics')?.containerPort).toBe(port);
-    // The process listens there: METRICS_PORT (the gateway's default is the same port).
-    const config = find('ConfigMap', 'affiliate-platform-config') as { data: Record<string, string> } | undefined;
-    const setting = container?.env?.find((variable) => variable.name === 'METRICS_PORT')?.value ?? config?.data.METRICS_PORT;
-    expect(Number(setting)).toBe(port);
-    const service = find('Service', component) as unknown as { spec: { ports: { port: number; targetPort: string | number }[] } };
-    expect(service.spec.ports.filter((exposed) => exposed.targetPort === 'metrics' || exposed.targetPort === port || exposed.port === port)).toEqual([]);
-    // Every port any policy selecting these pods opens to the monitoring namespace.
-    const selecting = objects.filter((object) => object.kind === 'NetworkPolicy').map((object) => object as unknown as Policy)
-      .filter((policy) => Object.entries(policy.spec.podSelector.matchLabels ?? {}).every(([key, value]) => template.metadata.labels[key] === value));
-    const fromMonitoring = selecting.flatMap((policy) => policy.spec.ingress ?? [])
-      .filter((rule) => rule.from?.some((peer) => peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'] === 'monitoring'))
-      .flatMap((rule) => (rule.ports ?? []).map((allowed) => allowed.port));
-    expect(fromMonitoring).toEqual([port]);
-  });
+  test.each(COMPONENTS)(
+    'the monitoring namespace scrapes %s on its own metrics listener, which no Service exposes, and reaches no other port',
+    (component) => {
+      type Template = {
+        metadata: { labels: Record<string, string>; annotations?: Record<string, string> };
+        spec: { containers: (Container & { ports?: { name: string; containerPort: number }[] })[] };
+      };
+      type Peer = { namespaceSelector?: { matchLabels?: Record<string, string> }; podSelector?: unknown };
+      type Policy = {
+        spec: { podSelector: { matchLabels?: Record<string, string> }; ingress?: { from?: Peer[]; ports?: { port: number }[] }[] };
+      };
+      const template = ((find('Deployment', component) as KubernetesObject).spec as { template: Template }).template;
+      const annotations = template.metadata.annotations ?? {};
+      expect(annotations['prometheus.io/scrape']).toBe('true');
+      const port = Number(annotations['prometheus.io/port']);
+      const [container] = template.spec.containers;
+      expect(container?.ports?.find((declared) => declared.name === 'metrics')?.containerPort).toBe(port);
+      // The process listens there: METRICS_PORT (the gateway's default is the same port).
+      const config = find('ConfigMap', 'affiliate-platform-config') as { data: Record<string, string> } | undefined;
+      const setting = container?.env?.find((variable) => variable.name === 'METRICS_PORT')?.value ?? config?.data.METRICS_PORT;
+      expect(Number(setting)).toBe(port);
+      const service = find('Service', component) as unknown as { spec: { ports: { port: number; targetPort: string | number }[] } };
+      expect(
+        service.spec.ports.filter((exposed) => exposed.targetPort === 'metrics' || exposed.targetPort === port || exposed.port === port),
+      ).toEqual([]);
+      // Every port any policy selecting these pods opens to the monitoring namespace.
+      const selecting = objects
+        .filter((object) => object.kind === 'NetworkPolicy')
+        .map((object) => object as unknown as Policy)
+        .filter((policy) =>
+          Object.entries(policy.spec.podSelector.matchLabels ?? {}).every(([key, value]) => template.metadata.labels[key] === value),
+        );
+      const fromMonitoring = selecting
+        .flatMap((policy) => policy.spec.ingress ?? [])
+        .filter((rule) => rule.from?.some((peer) => peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'] === 'monitoring'))
+        .flatMap((rule) => (rule.ports ?? []).map((allowed) => allowed.port));
+      expect(fromMonitoring).toEqual([port]);
+    },
+  );
 
   test('every pod has an egress policy naming each destination, and none may reach cloud metadata or private addresses in general', () => {
-    type Peer = { ipBlock?: { cidr: string; except?: string[] }; podSelector?: { matchLabels: Record<string, string> }; namespaceSelector?: unknown };
-    type Policy = { spec: { podSelector: { matchLabels: Record<string, string> }; policyTypes: string[]; egress: { to?: Peer[]; ports?: { port: number }[] }[] } };
+    type Peer = {
+      ipBlock?: { cidr: string; except?: string[] };
+      podSelector?: { matchLabels: Record<string, string> };
+      namespaceSelector?: unknown;
+    };
+    type Policy = {
+      spec: {
+        podSelector: { matchLabels: Record<string, string> };
+        policyTypes: string[];
+        egress: { to?: Peer[]; ports?: { port: number }[] }[];
+      };
+    };
     const policies = objects.filter((object) => object.kind === 'NetworkPolicy') as unknown as Policy[];
     const egressOf = (labels: Record<string, string>) =>
       policies.filter(
-        (policy) => policy.spec.policyTypes.includes('Egress') && Object.entries(policy.spec.podSelector.matchLabels).every(([key, value]) => labels[key] === value),
+        (policy) =>
+          policy.spec.policyTypes.includes('Egress') &&
+          Object.entries(policy.spec.podSelector.matchLabels).every(([key, value]) => labels[key] === value),
       );
     const pods = objects.filter((object) => ['Deployment', 'StatefulSet'].includes(object.kind));
     for (const pod of pods) {
@@ -247,7 +329,8 @@ describe.each(['trial', 'production'])('kubernetes overlay %s', (overlay) => {
       for (const rule of mine.flatMap((policy) => policy.spec.egress)) {
         expect(rule.to?.length).toBeGreaterThan(0);
         for (const block of (rule.to ?? []).flatMap((peer) => (peer.ipBlock ? [peer.ipBlock] : []))) {
-          if (block.cidr === '0.0.0.0/0') expect(block.except).toEqual(expect.arrayContaining(['10.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.168.0.0/16']));
+          if (block.cidr === '0.0.0.0/0')
+            expect(block.except).toEqual(expect.arrayContaining(['10.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.168.0.0/16']));
           else if (block.cidr !== '::/0') throw new Error(`${pod.metadata.name}: an egress rule to ${block.cidr}`);
         }
       }
@@ -255,7 +338,10 @@ describe.each(['trial', 'production'])('kubernetes overlay %s', (overlay) => {
     // Each service reaches exactly the services it calls (its *_URL settings), and no other.
     for (const component of COMPONENTS.filter((name) => name !== 'webhook-dispatcher')) {
       const [policy] = egressOf({ 'app.kubernetes.io/name': component });
-      const called = (policy?.spec.egress ?? []).flatMap((rule) => (rule.to ?? []).map((peer) => peer.podSelector?.matchLabels['app.kubernetes.io/name'])).filter(Boolean).sort();
+      const called = (policy?.spec.egress ?? [])
+        .flatMap((rule) => (rule.to ?? []).map((peer) => peer.podSelector?.matchLabels['app.kubernetes.io/name']))
+        .filter(Boolean)
+        .sort();
       const declared = calledServices(component);
       expect({ component, called }).toEqual({ component, called: declared });
     }
@@ -263,36 +349,60 @@ describe.each(['trial', 'production'])('kubernetes overlay %s', (overlay) => {
 
   test("only the ingress controller's namespace reaches the gateway's API port (it is trusted with X-Forwarded-For), and only the monitoring namespace its metrics port", () => {
     type Peer = { namespaceSelector?: { matchLabels?: Record<string, string> }; podSelector?: unknown; ipBlock?: unknown };
-    type Policy = { metadata: { name: string }; spec: { podSelector: { matchLabels?: Record<string, string> }; ingress?: { from?: Peer[]; ports?: { port: number }[] }[] } };
-    const gatewayLabels = ((find('Deployment', 'gateway') as KubernetesObject).spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels;
-    const selecting = objects.filter((object) => object.kind === 'NetworkPolicy').map((object) => object as unknown as Policy)
+    type Policy = {
+      metadata: { name: string };
+      spec: { podSelector: { matchLabels?: Record<string, string> }; ingress?: { from?: Peer[]; ports?: { port: number }[] }[] };
+    };
+    const gatewayLabels = (
+      (find('Deployment', 'gateway') as KubernetesObject).spec as { template: { metadata: { labels: Record<string, string> } } }
+    ).template.metadata.labels;
+    const selecting = objects
+      .filter((object) => object.kind === 'NetworkPolicy')
+      .map((object) => object as unknown as Policy)
       .filter((policy) => Object.entries(policy.spec.podSelector.matchLabels ?? {}).every(([key, value]) => gatewayLabels[key] === value));
-    const admitted = selecting.flatMap((policy) => (policy.spec.ingress ?? []).flatMap((rule) => {
-      // A rule without `from` admits every source; one without `ports` every port.
-      const sources = rule.from ?? [{ ipBlock: 'anywhere' }];
-      return sources.map((peer) => ({ from: peer.ipBlock || peer.podSelector ? 'not a namespace' : peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'], ports: (rule.ports ?? []).map((port) => port.port) }));
-    }));
-    expect(admitted.sort((a, b) => String(a.from).localeCompare(String(b.from)))).toEqual([{ from: 'ingress-nginx', ports: [8080] }, { from: 'monitoring', ports: [9464] }]);
-    expect(readFileSync(join(root, 'deploy/kubernetes/base/network-policy.yaml'), 'utf8')).toMatch(/PER-CLUSTER: the namespace of your\s*\n\s*#\s*ingress controller/);
+    const admitted = selecting.flatMap((policy) =>
+      (policy.spec.ingress ?? []).flatMap((rule) => {
+        // A rule without `from` admits every source; one without `ports` every port.
+        const sources = rule.from ?? [{ ipBlock: 'anywhere' }];
+        return sources.map((peer) => ({
+          from: peer.ipBlock || peer.podSelector ? 'not a namespace' : peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'],
+          ports: (rule.ports ?? []).map((port) => port.port),
+        }));
+      }),
+    );
+    expect(admitted.sort((a, b) => String(a.from).localeCompare(String(b.from)))).toEqual([
+      { from: 'ingress-nginx', ports: [8080] },
+      { from: 'monitoring', ports: [9464] },
+    ]);
+    expect(readFileSync(join(root, 'deploy/kubernetes/base/network-policy.yaml'), 'utf8')).toMatch(
+      /PER-CLUSTER: the namespace of your\s*\n\s*#\s*ingress controller/,
+    );
   });
 
   test('network policies deny by default and let only the gateway and the calling services reach a service', () => {
     expect(find('NetworkPolicy', 'default-deny-ingress')).toBeDefined();
-    const sale = find('NetworkPolicy', 'sale-ingress') as unknown as { spec: { ingress: { from: { podSelector: { matchLabels: Record<string, string> } }[] }[] } };
+    const sale = find('NetworkPolicy', 'sale-ingress') as unknown as {
+      spec: { ingress: { from: { podSelector: { matchLabels: Record<string, string> } }[] }[] };
+    };
     expect(sale.spec.ingress[0]?.from.map((peer) => peer.podSelector.matchLabels['app.kubernetes.io/name'])).toEqual(['gateway']);
   });
 });
 
-test.each(['trial', 'production'])('the %s overlay trusts X-Forwarded-For from the ingress range only (TRUST_PROXY is addresses or CIDRs, as production requires)', (overlay) => {
-  const config = build(overlayRoot(overlay)).find((object) => object.kind === 'ConfigMap') as unknown as { data: Record<string, string> };
-  const entries = (config.data.TRUST_PROXY ?? '').split(',').map((entry) => entry.trim());
-  expect(entries.length).toBeGreaterThan(0);
-  for (const entry of entries) expect({ entry, range: /^[0-9a-f:.]+\/\d{1,3}$|^[0-9.]+$/i.test(entry) }).toEqual({ entry, range: true });
-});
+test.each(['trial', 'production'])(
+  'the %s overlay trusts X-Forwarded-For from the ingress range only (TRUST_PROXY is addresses or CIDRs, as production requires)',
+  (overlay) => {
+    const config = build(overlayRoot(overlay)).find((object) => object.kind === 'ConfigMap') as unknown as { data: Record<string, string> };
+    const entries = (config.data.TRUST_PROXY ?? '').split(',').map((entry) => entry.trim());
+    expect(entries.length).toBeGreaterThan(0);
+    for (const entry of entries) expect({ entry, range: /^[0-9a-f:.]+\/\d{1,3}$|^[0-9.]+$/i.test(entry) }).toEqual({ entry, range: true });
+  },
+);
 
 test('the webhook dispatcher gets its encryption key from the Secret, and compose has no fallback for it', () => {
   for (const overlay of ['trial', 'production']) {
-    const dispatcher = build(overlayRoot(overlay)).find((object) => object.kind === 'Deployment' && object.metadata.name === 'webhook-dispatcher') as KubernetesObject;
+    const dispatcher = build(overlayRoot(overlay)).find(
+      (object) => object.kind === 'Deployment' && object.metadata.name === 'webhook-dispatcher',
+    ) as KubernetesObject;
     const variable = containersOf(dispatcher)[0]?.env?.find((candidate) => candidate.name === 'WEBHOOK_SECRET_ENCRYPTION_KEY');
     expect(variable?.valueFrom).toEqual({ secretKeyRef: { name: 'affiliate-platform-secrets', key: 'WEBHOOK_SECRET_ENCRYPTION_KEY' } });
   }
@@ -313,7 +423,10 @@ describe('container image', () => {
   const NODE_MAJOR = 24;
 
   test('requires Node 24 everywhere: the engines field, @types/node, the Node CI installs, and the image', () => {
-    const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { engines?: { node?: string }; devDependencies?: Record<string, string> };
+    const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+      engines?: { node?: string };
+      devDependencies?: Record<string, string>;
+    };
     const ci = readFileSync(join(root, '.ci/run'), 'utf8');
     expect({
       engines: manifest.engines?.node,
@@ -324,17 +437,28 @@ describe('container image', () => {
   });
 
   test("installs dependencies without their install scripts (esbuild's rebuilt by name) and with scarf's telemetry off, as CI and the README do", () => {
-    const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, { hasInstallScript?: boolean }> };
-    const withScripts = Object.entries(lock.packages).filter(([, entry]) => entry.hasInstallScript).map(([path]) => path.replace(/^.*node_modules\//, ''));
+    const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { hasInstallScript?: boolean }>;
+    };
+    const withScripts = Object.entries(lock.packages)
+      .filter(([, entry]) => entry.hasInstallScript)
+      .map(([path]) => path.replace(/^.*node_modules\//, ''));
     // The list this decision was made on: a new package with an install script must be judged, not run blindly.
     expect([...new Set(withScripts)].sort()).toEqual(['@scarf/scarf', 'cpu-features', 'esbuild', 'protobufjs', 'ssh2']);
-    for (const [file, text] of [['Dockerfile', dockerfile], ['.ci/run', readFileSync(join(root, '.ci/run'), 'utf8')], ['README.md', readFileSync(join(root, 'README.md'), 'utf8')]] as const) {
+    for (const [file, text] of [
+      ['Dockerfile', dockerfile],
+      ['.ci/run', readFileSync(join(root, '.ci/run'), 'utf8')],
+      ['README.md', readFileSync(join(root, 'README.md'), 'utf8')],
+    ] as const) {
       const installs = [...text.matchAll(/npm ci(?= )[^\n`|&]*/g)].map((match) => match[0]);
       expect({ file, installs: installs.length > 0 }).toEqual({ file, installs: true });
       for (const install of installs) expect({ file, install }).toEqual({ file, install: expect.stringContaining('--ignore-scripts') });
-      for (const rebuild of text.matchAll(/npm rebuild ([^\n`|&;]*)/g)) expect({ file, rebuilt: rebuild[1]?.trim() }).toEqual({ file, rebuilt: 'esbuild' });
+      for (const rebuild of text.matchAll(/npm rebuild ([^\n`|&;]*)/g))
+        expect({ file, rebuilt: rebuild[1]?.trim() }).toEqual({ file, rebuilt: 'esbuild' });
     }
-    expect((JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scarfSettings?: { enabled: boolean } }).scarfSettings).toEqual({ enabled: false });
+    expect(
+      (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scarfSettings?: { enabled: boolean } }).scarfSettings,
+    ).toEqual({ enabled: false });
     expect(dockerfile).toMatch(/^ENV SCARF_ANALYTICS=false$/m);
   });
 
@@ -347,7 +471,14 @@ describe('container image', () => {
   });
 });
 
-type SecurityContext = { runAsNonRoot?: boolean; runAsUser?: number; privileged?: boolean; allowPrivilegeEscalation?: boolean; capabilities?: { add?: string[]; drop?: string[] }; seccompProfile?: { type: string } };
+type SecurityContext = {
+  runAsNonRoot?: boolean;
+  runAsUser?: number;
+  privileged?: boolean;
+  allowPrivilegeEscalation?: boolean;
+  capabilities?: { add?: string[]; drop?: string[] };
+  seccompProfile?: { type: string };
+};
 type PodSpec = {
   securityContext?: SecurityContext;
   hostNetwork?: boolean;
@@ -403,8 +534,10 @@ function podSpecViolations(name: string, spec: PodSpec | undefined): string[] {
     const context = container.securityContext;
     if (context?.privileged) violations.push(`${name}/${container.name}: privileged`);
     if (context?.allowPrivilegeEscalation !== false) violations.push(`${name}/${container.name}: allowPrivilegeEscalation is not false`);
-    if (JSON.stringify(context?.capabilities?.drop) !== '["ALL"]') violations.push(`${name}/${container.name}: capabilities are not all dropped`);
-    if ((context?.capabilities?.add ?? []).some((capability) => capability !== 'NET_BIND_SERVICE')) violations.push(`${name}/${container.name}: capabilities added`);
+    if (JSON.stringify(context?.capabilities?.drop) !== '["ALL"]')
+      violations.push(`${name}/${container.name}: capabilities are not all dropped`);
+    if ((context?.capabilities?.add ?? []).some((capability) => capability !== 'NET_BIND_SERVICE'))
+      violations.push(`${name}/${container.name}: capabilities added`);
     if (context?.runAsNonRoot === false || context?.runAsUser === 0) violations.push(`${name}/${container.name}: runs as root`);
     if ((container.ports ?? []).some((port) => port.hostPort)) violations.push(`${name}/${container.name}: hostPort`);
   }
@@ -422,44 +555,69 @@ test('the production overlay pins every image by digest', () => {
 });
 
 /** deploy/kubernetes/check-production.sh, which the README runs before `kubectl apply -k`, on a copy of the production overlay's files changed by `edit`. */
-function checkProduction(edit: (files: { kustomization: string; settings: string }) => { kustomization: string; settings: string } = (files) => files): { status: number | null; output: string } {
+function checkProduction(
+  edit: (files: { kustomization: string; settings: string }) => { kustomization: string; settings: string } = (files) => files,
+): { status: number | null; output: string } {
   const copy = mkdtempSync(join(tmpdir(), 'production-overlay-'));
-  for (const file of readdirSync(overlayRoot('production')).filter((name) => name.endsWith('.yaml'))) copyFileSync(join(overlayRoot('production'), file), join(copy, file));
-  const edited = edit({ kustomization: readFileSync(join(copy, 'kustomization.yaml'), 'utf8'), settings: readFileSync(join(copy, 'settings.yaml'), 'utf8') });
+  for (const file of readdirSync(overlayRoot('production')).filter((name) => name.endsWith('.yaml')))
+    copyFileSync(join(overlayRoot('production'), file), join(copy, file));
+  const edited = edit({
+    kustomization: readFileSync(join(copy, 'kustomization.yaml'), 'utf8'),
+    settings: readFileSync(join(copy, 'settings.yaml'), 'utf8'),
+  });
   writeFileSync(join(copy, 'kustomization.yaml'), edited.kustomization);
   writeFileSync(join(copy, 'settings.yaml'), edited.settings);
   const run = spawnSync('bash', [join(root, 'deploy/kubernetes/check-production.sh'), copy], { encoding: 'utf8' });
   return { status: run.status, output: `${run.stdout}${run.stderr}` };
 }
 
-const withDigest = (digest: string) => (files: { kustomization: string; settings: string }) => ({ ...files, kustomization: files.kustomization.replace(/^(\s*)digest: \S+$/m, `$1digest: ${digest}`) });
+const withDigest = (digest: string) => (files: { kustomization: string; settings: string }) => ({
+  ...files,
+  kustomization: files.kustomization.replace(/^(\s*)digest: \S+$/m, `$1digest: ${digest}`),
+});
 const REAL_LOOKING_DIGEST = 'sha256:4c8f1e0a9d2b7c6e5f3a1b0d9e8c7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e';
 
 test('the pre-deploy check refuses the placeholder digest the overlay ships (and any digest of one repeated character), and passes a pushed digest', () => {
   const shipped = checkProduction();
   expect(shipped.status).toBe(1);
   expect(shipped.output).toMatch(/digest 'sha256:0{64}' is a placeholder/);
-  for (const placeholder of [`sha256:${'f'.repeat(64)}`, 'sha256:1234', 'latest']) expect(checkProduction(withDigest(placeholder)).status).toBe(1);
+  for (const placeholder of [`sha256:${'f'.repeat(64)}`, 'sha256:1234', 'latest'])
+    expect(checkProduction(withDigest(placeholder)).status).toBe(1);
   const ready = checkProduction(withDigest(REAL_LOOKING_DIGEST));
   expect(ready).toEqual({ status: 0, output: expect.stringMatching(/ready to apply/) });
 });
 
 test("TRUST_PROXY is the ingress controller's pod range, a per-cluster value marked in each overlay, never a whole private range", () => {
-  const base = build(join(root, 'deploy/kubernetes/base')).find((object) => object.kind === 'ConfigMap') as unknown as { data: Record<string, string> };
+  const base = build(join(root, 'deploy/kubernetes/base')).find((object) => object.kind === 'ConfigMap') as unknown as {
+    data: Record<string, string>;
+  };
   expect(base.data.TRUST_PROXY).toBeUndefined();
-  for (const [overlay, file] of [['trial', 'development-mode.yaml'], ['production', 'settings.yaml']]) {
-    const config = build(overlayRoot(overlay as string)).find((object) => object.kind === 'ConfigMap') as unknown as { data: Record<string, string> };
+  for (const [overlay, file] of [
+    ['trial', 'development-mode.yaml'],
+    ['production', 'settings.yaml'],
+  ]) {
+    const config = build(overlayRoot(overlay as string)).find((object) => object.kind === 'ConfigMap') as unknown as {
+      data: Record<string, string>;
+    };
     const entries = config.data.TRUST_PROXY?.split(',') ?? [];
     expect(entries.length).toBeGreaterThan(0);
-    for (const entry of entries) expect({ overlay, entry, atMostSlash16: Number(entry.split('/')[1] ?? 32) >= 16 }).toEqual({ overlay, entry, atMostSlash16: true });
-    expect(readFileSync(join(overlayRoot(overlay as string), file as string), 'utf8')).toMatch(/# PER-CLUSTER:[^\n]*\n(\s*#[^\n]*\n)*\s*TRUST_PROXY:/);
+    for (const entry of entries)
+      expect({ overlay, entry, atMostSlash16: Number(entry.split('/')[1] ?? 32) >= 16 }).toEqual({ overlay, entry, atMostSlash16: true });
+    expect(readFileSync(join(overlayRoot(overlay as string), file as string), 'utf8')).toMatch(
+      /# PER-CLUSTER:[^\n]*\n(\s*#[^\n]*\n)*\s*TRUST_PROXY:/,
+    );
   }
-  const trusting = (value: string) => checkProduction((files) => ({ kustomization: withDigest(REAL_LOOKING_DIGEST)(files).kustomization, settings: files.settings.replace(/^(\s*)TRUST_PROXY: \S+$/m, `$1TRUST_PROXY: '${value}'`) }));
+  const trusting = (value: string) =>
+    checkProduction((files) => ({
+      kustomization: withDigest(REAL_LOOKING_DIGEST)(files).kustomization,
+      settings: files.settings.replace(/^(\s*)TRUST_PROXY: \S+$/m, `$1TRUST_PROXY: '${value}'`),
+    }));
   for (const broad of ['10.0.0.0/8', '0.0.0.0/0', '::/0', 'true', '2', 'fd00::/8', '10.244.0.0/16,10.0.0.0/8']) {
     expect({ broad, status: trusting(broad).status }).toEqual({ broad, status: 1 });
     expect(trusting(broad).output).toMatch(/TRUST_PROXY/);
   }
-  for (const narrow of ['10.244.0.0/16', '10.244.3.17', '10.244.0.0/16,192.168.5.0/24', 'fd00:10:244::/56']) expect({ narrow, status: trusting(narrow).status }).toEqual({ narrow, status: 0 });
+  for (const narrow of ['10.244.0.0/16', '10.244.3.17', '10.244.0.0/16,192.168.5.0/24', 'fd00:10:244::/56'])
+    expect({ narrow, status: trusting(narrow).status }).toEqual({ narrow, status: 0 });
 });
 
 test('the production namespace enforces the restricted Pod Security profile, which every pod of every workload kind meets', () => {
@@ -472,7 +630,10 @@ test('the production namespace enforces the restricted Pod Security profile, whi
 });
 
 test('the restricted check reads the pods of every workload kind, init containers included', () => {
-  const compliant = { securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } }, containers: [{ name: 'app', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } }] };
+  const compliant = {
+    securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+    containers: [{ name: 'app', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } }],
+  };
   const privilegedInit = { ...compliant, initContainers: [{ name: 'setup', securityContext: { privileged: true } }] };
   const wrap = (kind: string, spec: unknown): KubernetesObject => {
     const path = POD_SPEC_PATHS[kind] as string[];
@@ -485,7 +646,13 @@ test('the restricted check reads the pods of every workload kind, init container
   }
   const app = compliant.containers[0] as (typeof compliant.containers)[number];
   const hostile: [string, unknown][] = [
-    ['capabilities added', { ...compliant, containers: [{ ...app, securityContext: { ...app.securityContext, capabilities: { drop: ['ALL'], add: ['SYS_ADMIN'] } } }] }],
+    [
+      'capabilities added',
+      {
+        ...compliant,
+        containers: [{ ...app, securityContext: { ...app.securityContext, capabilities: { drop: ['ALL'], add: ['SYS_ADMIN'] } } }],
+      },
+    ],
     ['runs as root', { ...compliant, containers: [{ ...app, securityContext: { ...app.securityContext, runAsUser: 0 } }] }],
     ['runs as root', { ...compliant, containers: [{ ...app, securityContext: { ...app.securityContext, runAsNonRoot: false } }] }],
     ['hostNetwork', { ...compliant, hostNetwork: true }],
@@ -493,7 +660,11 @@ test('the restricted check reads the pods of every workload kind, init container
     ['hostPath volume', { ...compliant, volumes: [{ name: 'root', hostPath: { path: '/' } }] }],
     ['hostPort', { ...compliant, containers: [{ ...app, ports: [{ containerPort: 80, hostPort: 80 }] }] }],
   ];
-  for (const [rule, spec] of hostile) expect({ rule, violations: restrictedViolations(wrap('Deployment', spec)).join() }).toEqual({ rule, violations: expect.stringContaining(rule) });
+  for (const [rule, spec] of hostile)
+    expect({ rule, violations: restrictedViolations(wrap('Deployment', spec)).join() }).toEqual({
+      rule,
+      violations: expect.stringContaining(rule),
+    });
   expect(() => workloadsOf([{ apiVersion: 'v1', kind: 'PodTemplate', metadata: { name: 'x' }, spec: { template: {} } }])).toThrow();
 });
 
@@ -516,14 +687,18 @@ describe('production infrastructure: the operators the overlay expects', () => {
     expect(found).toHaveLength(1);
     return found[0] as KubernetesObject & { spec: Record<string, unknown> };
   };
-  const podLabels = (template: unknown) => (template as { metadata?: { labels?: Record<string, string> } } | undefined)?.metadata?.labels ?? {};
+  const podLabels = (template: unknown) =>
+    (template as { metadata?: { labels?: Record<string, string> } } | undefined)?.metadata?.labels ?? {};
 
   test('a RabbitMQ cluster of three nodes, run by the RabbitMQ Cluster Operator', () => {
     const rabbit = only('RabbitmqCluster');
     expect(rabbit.apiVersion).toBe('rabbitmq.com/v1beta1');
     // An odd number of at least three: a quorum queue keeps a majority with one node lost.
     expect(rabbit.spec.replicas).toBe(3);
-    const spec = rabbit.spec as { rabbitmq?: { additionalConfig?: string }; override?: { statefulSet?: { spec?: { template?: unknown } } } };
+    const spec = rabbit.spec as {
+      rabbitmq?: { additionalConfig?: string };
+      override?: { statefulSet?: { spec?: { template?: unknown } } };
+    };
     expect(spec.rabbitmq?.additionalConfig).toMatch(/^cluster_partition_handling = pause_minority$/m);
     expect(podLabels(spec.override?.statefulSet?.spec?.template)['app.kubernetes.io/component']).toBe('infra');
   });
@@ -532,7 +707,10 @@ describe('production infrastructure: the operators the overlay expects', () => {
     const mongo = only('MongoDBCommunity');
     expect(mongo.apiVersion).toBe('mongodbcommunity.mongodb.com/v1');
     const spec = mongo.spec as {
-      type: string; members: number; version: string; security: { authentication: { modes: string[] } };
+      type: string;
+      members: number;
+      version: string;
+      security: { authentication: { modes: string[] } };
       users: { name: string; db: string; passwordSecretRef: { name: string }; roles: unknown[]; scramCredentialsSecretName: string }[];
       statefulSet?: { spec?: { template?: unknown } };
     };
@@ -546,7 +724,10 @@ describe('production infrastructure: the operators the overlay expects', () => {
       expect(user.roles.length).toBeGreaterThan(0);
     }
     // The base's mongodb-ingress and the webhook dispatcher's egress policy find the members by these labels.
-    expect(podLabels(spec.statefulSet?.spec?.template)).toMatchObject({ 'app.kubernetes.io/name': 'mongodb', 'app.kubernetes.io/component': 'infra' });
+    expect(podLabels(spec.statefulSet?.spec?.template)).toMatchObject({
+      'app.kubernetes.io/name': 'mongodb',
+      'app.kubernetes.io/component': 'infra',
+    });
   });
 
   test('everything lands in the platform namespace, and the members may reach each other', () => {
@@ -554,7 +735,11 @@ describe('production infrastructure: the operators the overlay expects', () => {
     const policies = objects.filter((object) => object.kind === 'NetworkPolicy');
     for (const policy of policies) expect(() => validate(policy)).not.toThrow();
     const peerPorts = (name: string) =>
-      ((policies.find((policy) => policy.metadata.name === name)?.spec as { ingress: { from: { podSelector?: { matchLabels: Record<string, string> } }[]; ports: { port: number }[] }[] }).ingress)
+      (
+        policies.find((policy) => policy.metadata.name === name)?.spec as {
+          ingress: { from: { podSelector?: { matchLabels: Record<string, string> } }[]; ports: { port: number }[] }[];
+        }
+      ).ingress
         .filter((rule) => rule.from.some((peer) => peer.podSelector))
         .flatMap((rule) => rule.ports.map((port) => port.port));
     expect(peerPorts('rabbitmq-cluster-peers')).toEqual(expect.arrayContaining([4369, 25672]));
@@ -566,8 +751,17 @@ describe('production infrastructure: the operators the overlay expects', () => {
     // Egress a member is allowed towards the pods labelled app.kubernetes.io/name=<name>, over every policy selecting it.
     const egressPorts = (name: string) =>
       policies
-        .filter((policy) => (policy.spec as { podSelector: { matchLabels?: Record<string, string> } }).podSelector.matchLabels?.['app.kubernetes.io/name'] === name)
-        .flatMap((policy) => ((policy.spec as { egress?: { to: { podSelector?: { matchLabels: Record<string, string> } }[]; ports: { port: number }[] }[] }).egress ?? []))
+        .filter(
+          (policy) =>
+            (policy.spec as { podSelector: { matchLabels?: Record<string, string> } }).podSelector.matchLabels?.[
+              'app.kubernetes.io/name'
+            ] === name,
+        )
+        .flatMap(
+          (policy) =>
+            (policy.spec as { egress?: { to: { podSelector?: { matchLabels: Record<string, string> } }[]; ports: { port: number }[] }[] })
+              .egress ?? [],
+        )
         .filter((rule) => rule.to.some((peer) => peer.podSelector?.matchLabels['app.kubernetes.io/name'] === name))
         .flatMap((rule) => rule.ports.map((port) => port.port));
     expect(egressPorts('rabbitmq')).toEqual(expect.arrayContaining([4369, 25672]));
@@ -582,11 +776,23 @@ describe('production infrastructure: the operators the overlay expects', () => {
     // The operators merge these templates into their StatefulSets by container name: every container
     // each operator makes must be named, or it keeps the operator's defaults.
     const templates: [string, string[], PodSpec | undefined][] = [
-      ['RabbitmqCluster', ['rabbitmq', 'setup-container'], (only('RabbitmqCluster').spec as { override?: { statefulSet?: { spec?: { template?: { spec?: PodSpec } } } } }).override?.statefulSet?.spec?.template?.spec],
-      ['MongoDBCommunity', ['mongod', 'mongodb-agent', 'mongod-posthook', 'mongodb-agent-readinessprobe'], (only('MongoDBCommunity').spec as { statefulSet?: { spec?: { template?: { spec?: PodSpec } } } }).statefulSet?.spec?.template?.spec],
+      [
+        'RabbitmqCluster',
+        ['rabbitmq', 'setup-container'],
+        (only('RabbitmqCluster').spec as { override?: { statefulSet?: { spec?: { template?: { spec?: PodSpec } } } } }).override
+          ?.statefulSet?.spec?.template?.spec,
+      ],
+      [
+        'MongoDBCommunity',
+        ['mongod', 'mongodb-agent', 'mongod-posthook', 'mongodb-agent-readinessprobe'],
+        (only('MongoDBCommunity').spec as { statefulSet?: { spec?: { template?: { spec?: PodSpec } } } }).statefulSet?.spec?.template?.spec,
+      ],
     ];
     for (const [kind, containers, spec] of templates) {
-      expect({ kind, containers: [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])].map((container) => container.name).sort() }).toEqual({ kind, containers: [...containers].sort() });
+      expect({
+        kind,
+        containers: [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])].map((container) => container.name).sort(),
+      }).toEqual({ kind, containers: [...containers].sort() });
       expect(podSpecViolations(kind, spec)).toEqual([]);
     }
   });
@@ -595,7 +801,9 @@ describe('production infrastructure: the operators the overlay expects', () => {
     const readme = readFileSync(join(root, 'deploy/kubernetes/README.md'), 'utf8');
     expect(readme).toMatch(/RabbitMQ Cluster Operator/);
     expect(readme).toMatch(/MongoDB Community Operator/);
-    expect(readFileSync(join(overlayRoot('production'), 'infrastructure', 'kustomization.yaml'), 'utf8')).toMatch(/RabbitmqCluster[\s\S]*MongoDBCommunity/);
+    expect(readFileSync(join(overlayRoot('production'), 'infrastructure', 'kustomization.yaml'), 'utf8')).toMatch(
+      /RabbitmqCluster[\s\S]*MongoDBCommunity/,
+    );
   });
 });
 
@@ -619,22 +827,34 @@ describe('production connection settings, as the README documents them', () => {
 
   test('AMQP_URL lists the three RabbitMQ nodes, and the platform accepts it', () => {
     const setting = documented('AMQP_URL');
-    expect(brokerUrls(setting).map((url) => new URL(url).hostname)).toEqual([0, 1, 2].map((index) => `rabbitmq-server-${index}.rabbitmq-nodes.affiliate-platform.svc`));
+    expect(brokerUrls(setting).map((url) => new URL(url).hostname)).toEqual(
+      [0, 1, 2].map((index) => `rabbitmq-server-${index}.rabbitmq-nodes.affiliate-platform.svc`),
+    );
     expect(parseConfig(baseConfigShape, { AMQP_URL: setting, AMQP_QUEUE_TYPE: 'quorum' }).AMQP_URL).toBe(setting);
   });
 });
 
 describe('fault drills', () => {
-  const DRILLS = ['system-tests/test/faults.test.ts', 'system-tests/test/faults.replicas.test.ts', 'system-tests/test/broker-cluster.test.ts'];
+  const DRILLS = [
+    'system-tests/test/faults.test.ts',
+    'system-tests/test/faults.replicas.test.ts',
+    'system-tests/test/broker-cluster.test.ts',
+  ];
 
   test('`npm run test:faults` runs the fault drills (the two-replica and broker-cluster modes included), which stay in `npm test`', () => {
     const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
     const script = manifest.scripts['test:faults'] ?? '';
     expect(script.startsWith('bash scripts/test.sh ')).toBe(true);
-    expect(script.split(' ').filter((word) => word.endsWith('.test.ts')).sort()).toEqual([...DRILLS].sort());
+    expect(
+      script
+        .split(' ')
+        .filter((word) => word.endsWith('.test.ts'))
+        .sort(),
+    ).toEqual([...DRILLS].sort());
     for (const drill of DRILLS) expect({ drill, exists: existsSync(join(root, drill)) }).toEqual({ drill, exists: true });
     // `npm test` runs every test file jest finds: none of the drills is left out of it.
     const jest = require(join(root, 'jest.config.js')) as { testPathIgnorePatterns?: string[] };
-    for (const drill of DRILLS) expect((jest.testPathIgnorePatterns ?? []).filter((pattern) => new RegExp(pattern).test(`/${drill}`))).toEqual([]);
+    for (const drill of DRILLS)
+      expect((jest.testPathIgnorePatterns ?? []).filter((pattern) => new RegExp(pattern).test(`/${drill}`))).toEqual([]);
   });
 });

@@ -75,7 +75,9 @@ export function build(directory: string): KubernetesObject[] {
   objects = objects.map((object) => {
     let text = JSON.stringify(object);
     for (const image of kustomization.images ?? []) {
-      const reference = image.digest ? `${image.newName ?? image.name}@${image.digest}` : `${image.newName ?? image.name}:${image.newTag ?? 'latest'}`;
+      const reference = image.digest
+        ? `${image.newName ?? image.name}@${image.digest}`
+        : `${image.newName ?? image.name}:${image.newTag ?? 'latest'}`;
       text = text.replace(new RegExp(`"image":"${image.name}(:[^"]*)?"`, 'g'), `"image":"${reference}"`);
     }
     const result = JSON.parse(text) as KubernetesObject;

@@ -22,7 +22,10 @@ function promtool(...args: string[]): string {
     return execFileSync('promtool', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (error) {
     const failed = error as { code?: string; stdout?: string; stderr?: string };
-    if (failed.code === 'ENOENT') throw new Error("promtool is not installed: it comes with Debian's prometheus package (apt-get install prometheus; .ci/run installs it)");
+    if (failed.code === 'ENOENT')
+      throw new Error(
+        "promtool is not installed: it comes with Debian's prometheus package (apt-get install prometheus; .ci/run installs it)",
+      );
     throw new Error(`promtool ${args.join(' ')} failed:\n${failed.stdout ?? ''}${failed.stderr ?? ''}`);
   }
 }
@@ -42,7 +45,21 @@ async function exportedSeriesNames(): Promise<{ families: string[]; series: Set<
   return { families: families.map((family) => family.name), series };
 }
 
-const PROMQL_WORDS = new Set(['and', 'or', 'unless', 'bool', 'offset', 'by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'inf', 'nan']);
+const PROMQL_WORDS = new Set([
+  'and',
+  'or',
+  'unless',
+  'bool',
+  'offset',
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'inf',
+  'nan',
+]);
 
 /** The metric names a PromQL expression reads: identifiers that are not functions, keywords, labels or durations. */
 export function metricNamesIn(expression: string): string[] {
@@ -69,7 +86,9 @@ const dashboard = JSON.parse(readFileSync(join(monitoring, 'dashboard.json'), 'u
 const dashboardQueries = [
   ...dashboard.panels.flatMap((panel) => (panel.targets ?? []).map((target) => ({ where: `panel "${panel.title}"`, expr: target.expr }))),
   // label_values(metric, label): the metric is the first argument.
-  ...dashboard.templating.list.filter((variable) => variable.definition).map((variable) => ({ where: `variable ${variable.name}`, expr: variable.definition!.replace(/^label_values\(([^,]+),.*$/, '$1') })),
+  ...dashboard.templating.list
+    .filter((variable) => variable.definition)
+    .map((variable) => ({ where: `variable ${variable.name}`, expr: variable.definition!.replace(/^label_values\(([^,]+),.*$/, '$1') })),
 ];
 
 test('promtool check rules accepts the alerting rules', () => {
@@ -79,7 +98,11 @@ test('promtool check rules accepts the alerting rules', () => {
 test('promtool test rules: every alert fires on the series meant to fire it and stays silent on the others', () => {
   expect(promtool('test', 'rules', RULE_TESTS)).toContain('SUCCESS');
   // One unit test at least per alert: an alert nobody tested is an alert nobody knows fires.
-  const tested = new Set((parse(readFileSync(RULE_TESTS, 'utf8')) as { tests: { alert_rule_test: { alertname: string }[] }[] }).tests.flatMap((unit) => unit.alert_rule_test.map((check) => check.alertname)));
+  const tested = new Set(
+    (parse(readFileSync(RULE_TESTS, 'utf8')) as { tests: { alert_rule_test: { alertname: string }[] }[] }).tests.flatMap((unit) =>
+      unit.alert_rule_test.map((check) => check.alertname),
+    ),
+  );
   expect(alerts.map((alert) => alert.alert).filter((name) => !tested.has(name))).toEqual([]);
 });
 
@@ -87,7 +110,9 @@ test('the outbox gauges, which every replica reports for its whole service, are 
   const queries = [...alerts.map((alert) => ({ where: `alert ${alert.alert}`, expr: alert.expr })), ...dashboardQueries];
   const outbox = queries.filter(({ expr }) => /outbox_(documents_pending|oldest_pending_age_seconds)/.test(expr));
   expect(outbox.length).toBeGreaterThanOrEqual(3);
-  expect(outbox.filter(({ expr }) => !/^max by \(service\) \(outbox_(documents_pending|oldest_pending_age_seconds)\b/.test(expr.trim()))).toEqual([]);
+  expect(
+    outbox.filter(({ expr }) => !/^max by \(service\) \(outbox_(documents_pending|oldest_pending_age_seconds)\b/.test(expr.trim())),
+  ).toEqual([]);
 });
 
 test('the webhook backlog gauges, which every dispatcher replica reads from the shared schedule, are never summed', () => {
@@ -100,14 +125,26 @@ test('the webhook backlog gauges, which every dispatcher replica reads from the 
 test('the rules alert on outbox age, backlog growth, dead letters, the error ratio, open circuits and unready pods', () => {
   const watched = alerts.map((alert) => metricNamesIn(alert.expr)).flat();
   expect(watched).toEqual(
-    expect.arrayContaining(['outbox_oldest_pending_age_seconds', 'webhook_deliveries_due', 'webhook_oldest_due_age_seconds', 'events_dead_lettered_total', 'http_requests_total', 'circuit_breakers', 'kube_pod_status_ready']),
+    expect.arrayContaining([
+      'outbox_oldest_pending_age_seconds',
+      'webhook_deliveries_due',
+      'webhook_oldest_due_age_seconds',
+      'events_dead_lettered_total',
+      'http_requests_total',
+      'circuit_breakers',
+      'kube_pod_status_ready',
+    ]),
   );
 });
 
 test('every metric the rules and the dashboard query is one the components export (or a named cluster source)', async () => {
   const { series } = await exportedSeriesNames();
   const queries = [...alerts.map((alert) => ({ where: `alert ${alert.alert}`, expr: alert.expr })), ...dashboardQueries];
-  const unknown = queries.flatMap(({ where, expr }) => metricNamesIn(expr).filter((name) => !series.has(name) && !(name in EXTERNAL_METRICS)).map((name) => `${where}: ${name}`));
+  const unknown = queries.flatMap(({ where, expr }) =>
+    metricNamesIn(expr)
+      .filter((name) => !series.has(name) && !(name in EXTERNAL_METRICS))
+      .map((name) => `${where}: ${name}`),
+  );
   expect(unknown).toEqual([]);
   expect(queries.length).toBeGreaterThan(20);
 });
@@ -115,13 +152,25 @@ test('every metric the rules and the dashboard query is one the components expor
 test('the dashboard shows every domain metric the components export', async () => {
   const { families } = await exportedSeriesNames();
   // Node's process metrics (prom-client's defaults) are not domain metrics.
-  const defaults = new Set((await createMetrics('defaults').registry.getMetricsAsJSON()).map((metric) => metric.name).filter((name) => /^(process_|nodejs_)/.test(name)));
-  const shown = new Set(dashboardQueries.flatMap(({ expr }) => metricNamesIn(expr)).map((name) => name.replace(/_(bucket|sum|count)$/, '')));
+  const defaults = new Set(
+    (await createMetrics('defaults').registry.getMetricsAsJSON())
+      .map((metric) => metric.name)
+      .filter((name) => /^(process_|nodejs_)/.test(name)),
+  );
+  const shown = new Set(
+    dashboardQueries.flatMap(({ expr }) => metricNamesIn(expr)).map((name) => name.replace(/_(bucket|sum|count)$/, '')),
+  );
   expect(families.filter((name) => !defaults.has(name) && !shown.has(name))).toEqual([]);
 });
 
 test('the PromQL reader finds metric names and nothing else', () => {
-  expect(metricNamesIn('histogram_quantile(0.99, sum by (service, le) (rate(http_request_duration_seconds_bucket{service=~"$service"}[$__rate_interval])))')).toEqual(['http_request_duration_seconds_bucket']);
-  expect(metricNamesIn('sum(webhook_deliveries_due) > 50 and deriv(sum(webhook_deliveries_due)[10m:1m]) > 0')).toEqual(['webhook_deliveries_due']);
+  expect(
+    metricNamesIn(
+      'histogram_quantile(0.99, sum by (service, le) (rate(http_request_duration_seconds_bucket{service=~"$service"}[$__rate_interval])))',
+    ),
+  ).toEqual(['http_request_duration_seconds_bucket']);
+  expect(metricNamesIn('sum(webhook_deliveries_due) > 50 and deriv(sum(webhook_deliveries_due)[10m:1m]) > 0')).toEqual([
+    'webhook_deliveries_due',
+  ]);
   expect(metricNamesIn('a_total / on (service) group_left b_total')).toEqual(['a_total', 'b_total']);
 });

@@ -16,7 +16,12 @@ const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** The test files a citation names: a path, the end of one, or a pattern with `*`. */
 function filesNamed(cited: string): string[] {
-  const pattern = new RegExp(`(^|/)${cited.split('*').map((part) => escape(part)).join('[^/]*')}$`);
+  const pattern = new RegExp(
+    `(^|/)${cited
+      .split('*')
+      .map((part) => escape(part))
+      .join('[^/]*')}$`,
+  );
   return testFiles.filter((path) => pattern.test(path));
 }
 
@@ -24,7 +29,8 @@ function filesNamed(cited: string): string[] {
 function titlesOf(path: string): string[] {
   const source = readFileSync(join(root, path), 'utf8');
   const titles: string[] = [];
-  for (const match of source.matchAll(/\b(?:test|it|describe)(?:\.each\([^)]*\))?\(\s*(['"`])((?:\\.|(?!\1)[\s\S])*)\1/g)) titles.push((match[2] ?? '').replace(/\\(['"`])/g, '$1'));
+  for (const match of source.matchAll(/\b(?:test|it|describe)(?:\.each\([^)]*\))?\(\s*(['"`])((?:\\.|(?!\1)[\s\S])*)\1/g))
+    titles.push((match[2] ?? '').replace(/\\(['"`])/g, '$1'));
   return titles;
 }
 
@@ -36,7 +42,9 @@ function cites(name: string, title: string): boolean {
 }
 
 function unresolvedCitations(document: string): string[] {
-  const rows = readFileSync(join(root, document), 'utf8').split('\n').filter((line) => line.startsWith('|') && line.split('|').length >= 5);
+  const rows = readFileSync(join(root, document), 'utf8')
+    .split('\n')
+    .filter((line) => line.startsWith('|') && line.split('|').length >= 5);
   const problems: string[] = [];
   for (const row of rows) {
     const proof = row.split('|').at(-2) ?? '';
@@ -47,7 +55,8 @@ function unresolvedCitations(document: string): string[] {
         if (files.length === 0) problems.push(`${document}: no test file ${match[1]}`);
       } else if (files.length > 0) {
         const name = match[2] as string;
-        if (!files.some((file) => titlesOf(file).some((title) => cites(name, title)))) problems.push(`${document}: ${files.join(', ')} has no test "${name}"`);
+        if (!files.some((file) => titlesOf(file).some((title) => cites(name, title))))
+          problems.push(`${document}: ${files.join(', ')} has no test "${name}"`);
       }
     }
   }

@@ -79,7 +79,16 @@ export function createGateway(deps: GatewayDeps): Express {
   app.use(docsRoutes());
   app.use(consoleRoutes());
   app.use(trackingScriptRoutes());
-  app.use(portalRoutes({ sessions: deps.portalSessions, programs: deps.store.programs, services: deps.services, anonymous, audit: deps.store.programAudit, logger }));
+  app.use(
+    portalRoutes({
+      sessions: deps.portalSessions,
+      programs: deps.store.programs,
+      services: deps.services,
+      anonymous,
+      audit: deps.store.programAudit,
+      logger,
+    }),
+  );
   app.use(
     '/admin/v1',
     adminRoutes({
@@ -95,7 +104,13 @@ export function createGateway(deps: GatewayDeps): Express {
     }),
   );
   app.use(
-    integrationRoutes({ programs: deps.store.programs, sale: deps.upstreams.sale, anonymous, internalToken: settings.internalToken, bodyLimit: settings.bodyLimit }),
+    integrationRoutes({
+      programs: deps.store.programs,
+      sale: deps.upstreams.sale,
+      anonymous,
+      internalToken: settings.internalToken,
+      bodyLimit: settings.bodyLimit,
+    }),
   );
   app.use(
     signupRoutes({
@@ -130,7 +145,9 @@ export function createGateway(deps: GatewayDeps): Express {
       services: deps.services,
     }),
   );
-  app.use(anonymous, (request, _response, next) => next(new AppError(404, `No route for ${request.method} ${request.path}`, { code: 'route_missing' })));
+  app.use(anonymous, (request, _response, next) =>
+    next(new AppError(404, `No route for ${request.method} ${request.path}`, { code: 'route_missing' })),
+  );
   app.use(errorHandler(logger));
   return app;
 }

@@ -1,4 +1,12 @@
-import { baseConfigShape, ConfigError, DEFAULT_PORTS, parseConfig, type ComponentName, type SecretSettings, serviceDatabaseUrl } from '@affiliate/platform';
+import {
+  baseConfigShape,
+  ConfigError,
+  DEFAULT_PORTS,
+  parseConfig,
+  type ComponentName,
+  type SecretSettings,
+  serviceDatabaseUrl,
+} from '@affiliate/platform';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import type { UpstreamName } from './proxy/route-table';
@@ -17,9 +25,12 @@ const serviceUrlSetting = (component: ComponentName) =>
   z
     .string()
     .default(`http://127.0.0.1:${DEFAULT_PORTS[component]}`)
-    .refine((setting) => upstreamUrls(setting).length > 0 && upstreamUrls(setting).every((url) => z.string().url().safeParse(url).success), {
-      message: 'must be a URL, or URLs separated by commas',
-    });
+    .refine(
+      (setting) => upstreamUrls(setting).length > 0 && upstreamUrls(setting).every((url) => z.string().url().safeParse(url).success),
+      {
+        message: 'must be a URL, or URLs separated by commas',
+      },
+    );
 
 /** The gateway's metrics listener (the OpenTelemetry Prometheus exporter's customary port). */
 export const GATEWAY_METRICS_PORT = 9464;
@@ -60,7 +71,8 @@ export const gatewayConfigShape = {
     .default('false')
     .transform((value) => (value === 'false' ? false : value === 'true' ? true : /^\d+$/.test(value) ? Number(value) : value))
     .refine((value) => typeof value !== 'string' || trustedProxyEntries(value).every(isAddressOrRange), {
-      message: "must be false, true, a hop count, or comma-separated addresses and CIDR ranges (e.g. 10.244.0.0/16, the ingress controller's pod range) of the proxies in front of the gateway",
+      message:
+        "must be false, true, a hop count, or comma-separated addresses and CIDR ranges (e.g. 10.244.0.0/16, the ingress controller's pod range) of the proxies in front of the gateway",
     }),
   /** Days the audit records (the operators' and each program's) are kept. */
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
@@ -69,7 +81,10 @@ export const gatewayConfigShape = {
   UPSTREAM_MAX_SOCKETS: z.coerce.number().int().min(1).max(10_000).default(256),
   /** Requests one program may have in flight to one service; beyond it 503 with Retry-After. Well below the pool. */
   UPSTREAM_MAX_IN_FLIGHT_PER_PROGRAM: z.coerce.number().int().min(1).max(10_000).default(64),
-  BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'must be a size such as 1mb').default('1mb'),
+  BODY_LIMIT: z
+    .string()
+    .regex(/^\d+(b|kb|mb)$/i, 'must be a size such as 1mb')
+    .default('1mb'),
   /** How long an affiliate portal link can be opened (issue 30: 10 minutes); tests shorten it. */
   PORTAL_LINK_TTL_SECONDS: z.coerce.number().int().min(1).max(3600).default(600),
 };
@@ -160,7 +175,9 @@ export type GatewaySettings = {
 };
 
 /** Refused in production when missing, short or shipped (BOOTSTRAP_API_KEY only when set). */
-export const GATEWAY_SECRETS = { required: ['INTERNAL_TOKEN', 'ADMIN_TOKEN'], optional: ['BOOTSTRAP_API_KEY'] } satisfies SecretSettings<keyof typeof gatewayConfigShape & string>;
+export const GATEWAY_SECRETS = { required: ['INTERNAL_TOKEN', 'ADMIN_TOKEN'], optional: ['BOOTSTRAP_API_KEY'] } satisfies SecretSettings<
+  keyof typeof gatewayConfigShape & string
+>;
 
 /** Validated settings from the environment; throws a ConfigError naming every bad variable. */
 export function gatewaySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewaySettings {

@@ -1,6 +1,17 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { connectMongo, createLogger, createMetrics, EventBus, isMongoReady, OutboxRelay, outboxModelsOf, ShutdownDelay, syncIndexes, type Logger } from '@affiliate/platform';
+import {
+  connectMongo,
+  createLogger,
+  createMetrics,
+  EventBus,
+  isMongoReady,
+  OutboxRelay,
+  outboxModelsOf,
+  ShutdownDelay,
+  syncIndexes,
+  type Logger,
+} from '@affiliate/platform';
 import type { Express } from 'express';
 import Redis from 'ioredis';
 import type { Connection } from 'mongoose';
@@ -72,12 +83,23 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
       }),
     ]),
   ) as Record<UpstreamName, UpstreamProxy>;
-  const services = createServiceCalls({ upstreams: settings.upstreams, internalToken: settings.internalToken, timeoutMs: settings.upstreamTimeoutMs, logger, metrics });
+  const services = createServiceCalls({
+    upstreams: settings.upstreams,
+    internalToken: settings.internalToken,
+    timeoutMs: settings.upstreamTimeoutMs,
+    logger,
+    metrics,
+  });
   const portalSessions = new PortalSessions(connection, settings.portalLinkTtlSeconds);
   const rateLimits = new RateLimits(redis);
   const knownOrigins = new KnownOrigins(store.programs, KNOWN_ORIGINS_REFRESH_MS, logger);
   knownOrigins.start();
-  const keys = new KeyDirectory({ programs: store.programs, apiKeys: store.apiKeys, publishableKeys: store.publishableKeys, ttlMs: settings.keyCacheTtlMs });
+  const keys = new KeyDirectory({
+    programs: store.programs,
+    apiKeys: store.apiKeys,
+    publishableKeys: store.publishableKeys,
+    ttlMs: settings.keyCacheTtlMs,
+  });
 
   const shutdown = new ShutdownDelay(settings.shutdownDelayMs ?? 0);
   const app = createGateway({
@@ -111,8 +133,8 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
     });
   // Retention where no TTL monitor runs (the local server); on MongoDB the TTL index has usually done it already.
   const sweepAudit = () =>
-    Promise.all([deleteExpired(store.auditRecords, store.auditRetentionMs), store.programAudit.deleteExpiredAcrossPrograms()]).catch((error: unknown) =>
-      logger.warn({ err: error }, 'could not delete expired audit records'),
+    Promise.all([deleteExpired(store.auditRecords, store.auditRetentionMs), store.programAudit.deleteExpiredAcrossPrograms()]).catch(
+      (error: unknown) => logger.warn({ err: error }, 'could not delete expired audit records'),
     );
   const auditSweep = setInterval(() => void sweepAudit(), settings.auditSweepIntervalMs);
   auditSweep.unref();
@@ -145,7 +167,19 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
     return stopping;
   };
 
-  return { settings, app, server, port, url: `http://127.0.0.1:${port}`, metricsUrl: `http://127.0.0.1:${metricsPort}`, connection, store, bus, logger, stop };
+  return {
+    settings,
+    app,
+    server,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    metricsUrl: `http://127.0.0.1:${metricsPort}`,
+    connection,
+    store,
+    bus,
+    logger,
+    stop,
+  };
 }
 
 /**

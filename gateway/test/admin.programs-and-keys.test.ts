@@ -17,7 +17,11 @@ const published: EventEnvelope[] = [];
 beforeAll(async () => {
   upstream = await startEchoUpstream();
   gateway = await startGateway({ upstreams: allUpstreams(upstream.url), bootstrapApiKey: BOOTSTRAP_KEY });
-  observer = new EventBus({ url: gateway.settings.amqpUrl, exchange: gateway.settings.exchange, logger: createLogger('observer', 'silent') });
+  observer = new EventBus({
+    url: gateway.settings.amqpUrl,
+    exchange: gateway.settings.exchange,
+    logger: createLogger('observer', 'silent'),
+  });
   await observer.subscribe({
     queue: uniqueName('program-observer'),
     eventTypes: ['program.*'],
@@ -75,11 +79,26 @@ test('program changes are published as program.created, program.updated and prog
   const created = await admin()
     .post('/admin/v1/programs')
     .set(adminAuth)
-    .send({ name: 'Events', urlModifier: 'via', destinationUrls: [{ url: 'https://shop.example/?a=1', params: { utm: 'aff' } }], requireApproval: true, defaultCommissionRate: 35 })
+    .send({
+      name: 'Events',
+      urlModifier: 'via',
+      destinationUrls: [{ url: 'https://shop.example/?a=1', params: { utm: 'aff' } }],
+      requireApproval: true,
+      defaultCommissionRate: 35,
+    })
     .expect(200);
   const id = created.body.id as string;
-  const updated = await admin().put(`/admin/v1/programs/${id}`).set(adminAuth).send({ defaultCommissionRate: 12.5, rateLimit: { points: 10, duration: 1 } }).expect(200);
-  expect(updated.body).toMatchObject({ defaultCommissionRate: 12.5, rateLimit: { points: 10, duration: 1 }, urlModifier: 'via', requireApproval: true });
+  const updated = await admin()
+    .put(`/admin/v1/programs/${id}`)
+    .set(adminAuth)
+    .send({ defaultCommissionRate: 12.5, rateLimit: { points: 10, duration: 1 } })
+    .expect(200);
+  expect(updated.body).toMatchObject({
+    defaultCommissionRate: 12.5,
+    rateLimit: { points: 10, duration: 1 },
+    urlModifier: 'via',
+    requireApproval: true,
+  });
   await admin().delete(`/admin/v1/programs/${id}`).set(adminAuth).expect(200, { id, deleted: true });
 
   const events = await eventually(() => {
@@ -100,7 +119,13 @@ test('a new key is random, prefixed, shown once and stored only as a hash', asyn
   const program = await admin().post('/admin/v1/programs').set(adminAuth).send({ name: 'Keys' }).expect(200);
   const first = await admin().post(`/admin/v1/programs/${program.body.id}/api-keys`).set(adminAuth).expect(200);
   const second = await admin().post(`/admin/v1/programs/${program.body.id}/api-keys`).set(adminAuth).expect(200);
-  expect(first.body).toEqual({ id: expect.any(String), key: expect.stringMatching(/^ak_live_[A-Za-z0-9_-]{43}$/), programId: program.body.id, scopes: ALL_SCOPES, createdAt: expect.any(String) });
+  expect(first.body).toEqual({
+    id: expect.any(String),
+    key: expect.stringMatching(/^ak_live_[A-Za-z0-9_-]{43}$/),
+    programId: program.body.id,
+    scopes: ALL_SCOPES,
+    createdAt: expect.any(String),
+  });
   expect(second.body.key).not.toBe(first.body.key);
   expect(Buffer.from(first.body.key.slice('ak_live_'.length), 'base64url')).toHaveLength(32);
 
@@ -111,7 +136,14 @@ test('a new key is random, prefixed, shown once and stored only as a hash', asyn
   const listed = await admin().get(`/admin/v1/programs/${program.body.id}/api-keys`).set(adminAuth).expect(200);
   expect(listed.body).toHaveLength(2);
   expect(JSON.stringify(listed.body)).not.toContain(first.body.key);
-  expect(listed.body[1]).toEqual({ id: first.body.id, programId: program.body.id, displayPrefix: first.body.key.slice(0, 12), scopes: ALL_SCOPES, createdAt: expect.any(String), revokedAt: null });
+  expect(listed.body[1]).toEqual({
+    id: first.body.id,
+    programId: program.body.id,
+    displayPrefix: first.body.key.slice(0, 12),
+    scopes: ALL_SCOPES,
+    createdAt: expect.any(String),
+    revokedAt: null,
+  });
 });
 
 test('revoking a key twice is fine and an unknown key id is 404', async () => {
@@ -133,7 +165,11 @@ test('BOOTSTRAP_API_KEY gives a working demo program at first start, and only on
   const response = await request(gateway.url).get('/api/v1/coupons').set(bearer(BOOTSTRAP_KEY)).expect(200);
   const programId = response.body.headers['x-program-id'];
   await admin().get(`/admin/v1/programs/${programId}`).set(adminAuth).expect(200);
-  const restarted = await startGateway({ dbName: gateway.connection.name, bootstrapApiKey: BOOTSTRAP_KEY, upstreams: allUpstreams(upstream.url) });
+  const restarted = await startGateway({
+    dbName: gateway.connection.name,
+    bootstrapApiKey: BOOTSTRAP_KEY,
+    upstreams: allUpstreams(upstream.url),
+  });
   try {
     expect(await gateway.store.apiKeys.countDocuments({ keyHash: hashApiKey(BOOTSTRAP_KEY) })).toBe(1);
     const again = await request(restarted.url).get('/api/v1/coupons').set(bearer(BOOTSTRAP_KEY)).expect(200);
@@ -165,11 +201,19 @@ test('bad admin bodies are 400 with the field named, never 500', async () => {
     'text',
   ];
   for (const body of bodies) {
-    const response = await admin().post('/admin/v1/programs').set(adminAuth).send(body as object).expect(400);
+    const response = await admin()
+      .post('/admin/v1/programs')
+      .set(adminAuth)
+      .send(body as object)
+      .expect(400);
     expect(typeof response.body.error).toBe('string');
   }
   await admin().post('/admin/v1/programs').set(adminAuth).set('content-type', 'application/json').send('{"name":').expect(400);
   const program = await admin().post('/admin/v1/programs').set(adminAuth).send({ name: 'ok' }).expect(200);
-  const invalid = await admin().put(`/admin/v1/programs/${program.body.id}`).set(adminAuth).send({ defaultCommissionRate: 'high' }).expect(400);
+  const invalid = await admin()
+    .put(`/admin/v1/programs/${program.body.id}`)
+    .set(adminAuth)
+    .send({ defaultCommissionRate: 'high' })
+    .expect(400);
   expect(invalid.body.error).toMatch(/defaultCommissionRate/);
 });

@@ -1,7 +1,16 @@
 import { eventually } from '@affiliate/platform/testing';
 import request from 'supertest';
 import type { RunningGateway } from '../src/gateway';
-import { adminAuth, allUpstreams, bearer, createProgramWithKey, startEchoUpstream, startGateway, type EchoUpstream, type ProgramWithKey } from './support';
+import {
+  adminAuth,
+  allUpstreams,
+  bearer,
+  createProgramWithKey,
+  startEchoUpstream,
+  startGateway,
+  type EchoUpstream,
+  type ProgramWithKey,
+} from './support';
 
 let upstream: EchoUpstream;
 let gateway: RunningGateway;
@@ -31,7 +40,13 @@ test('401 when the Authorization header is missing', async () => {
 });
 
 test('401 when the Authorization header is not Bearer', async () => {
-  for (const header of [`Basic ${Buffer.from(`x:${program.key}`).toString('base64')}`, program.key, 'Bearer', 'Bearer ', `Token ${program.key}`]) {
+  for (const header of [
+    `Basic ${Buffer.from(`x:${program.key}`).toString('base64')}`,
+    program.key,
+    'Bearer',
+    'Bearer ',
+    `Token ${program.key}`,
+  ]) {
     const response = await api().get('/api/v1/coupons').set('authorization', header).expect(401);
     expect(typeof response.body.error).toBe('string');
   }
@@ -75,11 +90,16 @@ test('a key revoked by another replica stops working within the cache lifetime',
 test('404 when the program of the key was deleted', async () => {
   const doomed = await createProgramWithKey(gateway);
   await api().get('/api/v1/coupons').set(bearer(doomed.key)).expect(200);
-  await request(gateway.url).delete(`/admin/v1/programs/${doomed.programId}`).set(adminAuth).expect(200, { id: doomed.programId, deleted: true });
+  await request(gateway.url)
+    .delete(`/admin/v1/programs/${doomed.programId}`)
+    .set(adminAuth)
+    .expect(200, { id: doomed.programId, deleted: true });
   const response = await api().get('/api/v1/coupons').set(bearer(doomed.key)).expect(404);
   expect(response.body).toMatchObject({ error: 'The program of this API key no longer exists' });
   // Still 404 once the relay has published program.deleted and purged the tombstone.
-  await eventually(async () => expect(await gateway.connection.collection('programs').countDocuments({ _id: doomed.programId as never })).toBe(0));
+  await eventually(async () =>
+    expect(await gateway.connection.collection('programs').countDocuments({ _id: doomed.programId as never })).toBe(0),
+  );
   await api().get('/api/v1/coupons').set(bearer(doomed.key)).expect(404);
 });
 

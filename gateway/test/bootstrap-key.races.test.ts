@@ -25,7 +25,9 @@ test('gateways started together with a new BOOTSTRAP_API_KEY all come up, with e
   for (let round = 0; round < 3; round += 1) {
     const key = newBootstrapKey();
     const dbName = testGatewaySettings().dbName;
-    const boots = await Promise.allSettled(Array.from({ length: 3 }, () => startGateway({ dbName, bootstrapApiKey: key, upstreams: allUpstreams(upstream.url) })));
+    const boots = await Promise.allSettled(
+      Array.from({ length: 3 }, () => startGateway({ dbName, bootstrapApiKey: key, upstreams: allUpstreams(upstream.url) })),
+    );
     const started = boots.flatMap((boot) => (boot.status === 'fulfilled' ? [boot.value] : []));
     try {
       expect(boots.map((boot) => (boot.status === 'rejected' ? String(boot.reason) : 'up'))).toEqual(['up', 'up', 'up']);

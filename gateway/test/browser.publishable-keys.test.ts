@@ -6,7 +6,15 @@ import { buildAffiliateService } from '../../services/affiliate/src/service';
 import { buildReferralService } from '../../services/referral/src/service';
 import type { GatewaySettings } from '../src/config';
 import type { RunningGateway } from '../src/gateway';
-import { adminAuth, bearer, createProgramWithKey, startEchoUpstream, startGateway, type EchoUpstream, type ProgramWithKey } from './support';
+import {
+  adminAuth,
+  bearer,
+  createProgramWithKey,
+  startEchoUpstream,
+  startGateway,
+  type EchoUpstream,
+  type ProgramWithKey,
+} from './support';
 
 const SHOP = 'https://shop.example.com';
 
@@ -26,7 +34,9 @@ async function programWithPublishableKey(settings: Record<string, unknown>): Pro
 beforeAll(async () => {
   const exchange = uniqueName('test_events');
   affiliate = await bootService(testServiceSettings('affiliate', { exchange }), (context) => buildAffiliateService(context));
-  referral = await bootService(testServiceSettings('referral', { exchange }), (context) => buildReferralService(context, { affiliateUrl: affiliate.url }));
+  referral = await bootService(testServiceSettings('referral', { exchange }), (context) =>
+    buildReferralService(context, { affiliateUrl: affiliate.url }),
+  );
   echo = await startEchoUpstream();
   gateway = await startGateway({
     exchange,
@@ -39,7 +49,10 @@ beforeAll(async () => {
     [programA, 'ada@example.com', 'ada'],
     [programB, 'bob@example.com', 'bob'],
   ] as const) {
-    const created = await request(gateway.url).post('/api/v1/affiliates').set(bearer(program.key)).send({ firstName: 'A', lastName: 'B', email, affiliateLink: link });
+    const created = await request(gateway.url)
+      .post('/api/v1/affiliates')
+      .set(bearer(program.key))
+      .send({ firstName: 'A', lastName: 'B', email, affiliateLink: link });
     expect(created.status).toBe(200);
   }
 });
@@ -54,7 +67,14 @@ afterAll(async () => {
 const browser = (key: string, origin: string | null = SHOP) => {
   const withOrigin = (test: request.Test) => (origin ? test.set('origin', origin) : test);
   return {
-    click: (body: object) => withOrigin(request(gateway.url).post('/api/v1/browser/clicks').set(bearer(key)).set('user-agent', 'Mozilla/5.0 (X11; Linux x86_64) Chrome/126.0').send(body)),
+    click: (body: object) =>
+      withOrigin(
+        request(gateway.url)
+          .post('/api/v1/browser/clicks')
+          .set(bearer(key))
+          .set('user-agent', 'Mozilla/5.0 (X11; Linux x86_64) Chrome/126.0')
+          .send(body),
+      ),
     referral: (body: object) => withOrigin(request(gateway.url).post('/api/v1/browser/referrals').set(bearer(key)).send(body)),
   };
 };
@@ -67,7 +87,13 @@ const clicksOf = async (program: ProgramWithKey, link: string): Promise<number> 
 test('a publishable key is created, listed and revoked by the operator and by the program itself, and a revoked one is refused', async () => {
   const program = await createProgramWithKey(gateway, { allowedOrigins: [SHOP] });
   const byOperator = await request(gateway.url).post(`/admin/v1/programs/${program.programId}/publishable-keys`).set(adminAuth).expect(200);
-  expect(byOperator.body).toEqual({ id: expect.any(String), programId: program.programId, key: expect.stringMatching(/^pk_live_[A-Za-z0-9_-]{32}$/), createdAt: expect.any(String), revokedAt: null });
+  expect(byOperator.body).toEqual({
+    id: expect.any(String),
+    programId: program.programId,
+    key: expect.stringMatching(/^pk_live_[A-Za-z0-9_-]{32}$/),
+    createdAt: expect.any(String),
+    revokedAt: null,
+  });
   const byProgram = await request(gateway.url).post('/api/v1/publishable-keys').set(bearer(program.key)).expect(200);
   const listed = await request(gateway.url).get('/api/v1/publishable-keys').set(bearer(program.key)).expect(200);
   expect(listed.body.map((key: { id: string }) => key.id).sort()).toEqual([byOperator.body.id, byProgram.body.id].sort());
@@ -75,8 +101,16 @@ test('a publishable key is created, listed and revoked by the operator and by th
   expect(adminListed.body).toHaveLength(2);
 
   // Another program cannot revoke it; its own program can.
-  await request(gateway.url).delete('/api/v1/publishable-keys').set(bearer(programB.key)).send({ publishableKeyId: byProgram.body.id }).expect(404);
-  await request(gateway.url).delete('/api/v1/publishable-keys').set(bearer(program.key)).send({ publishableKeyId: byProgram.body.id }).expect(200, { id: byProgram.body.id, revoked: true });
+  await request(gateway.url)
+    .delete('/api/v1/publishable-keys')
+    .set(bearer(programB.key))
+    .send({ publishableKeyId: byProgram.body.id })
+    .expect(404);
+  await request(gateway.url)
+    .delete('/api/v1/publishable-keys')
+    .set(bearer(program.key))
+    .send({ publishableKeyId: byProgram.body.id })
+    .expect(200, { id: byProgram.body.id, revoked: true });
   await request(gateway.url).delete(`/admin/v1/publishable-keys/${byOperator.body.id}`).set(adminAuth).expect(200);
   await eventually(async () => {
     const refused = await browser(byOperator.body.key).click({ link: 'ada' });
@@ -90,11 +124,15 @@ test('a publishable key reaches only the two browser routes: every other public 
   expect(secretRoutes.length).toBeGreaterThan(40);
   for (const operation of secretRoutes) {
     const method = operation.method as 'get' | 'post' | 'put' | 'delete';
-    const response = await request(gateway.url)[method](`/api/v1${operation.path}`)
+    const response = await request(gateway.url)
+      [method](`/api/v1${operation.path}`)
       .set(bearer(programA.publishableKey))
       .set('origin', SHOP)
       .send(operation.method === 'get' ? undefined : {});
-    expect({ route: `${operation.method} ${operation.path}`, status: response.status }).toEqual({ route: `${operation.method} ${operation.path}`, status: 403 });
+    expect({ route: `${operation.method} ${operation.path}`, status: response.status }).toEqual({
+      route: `${operation.method} ${operation.path}`,
+      status: 403,
+    });
     // DELETE /coupons and PUT /referrals number their errors (spec): the text is then in `message`.
     expect(response.body.message ?? response.body.error).toMatch(/^A publishable key can only record clicks/);
     expect(response.headers['access-control-allow-origin']).toBeUndefined();
@@ -116,8 +154,13 @@ test('a publishable key opens no admin route', async () => {
   try {
     for (const operation of API_OPERATIONS.filter((candidate) => candidate.admin)) {
       const path = `/admin/v1${operation.path.replace('{id}', programA.programId)}`;
-      const response = await request(admin.url)[operation.method as 'get' | 'post' | 'put' | 'delete'](path).set(bearer(programA.publishableKey));
-      expect({ route: `${operation.method} ${path}`, status: response.status }).toEqual({ route: `${operation.method} ${path}`, status: 401 });
+      const response = await request(admin.url)
+        [operation.method as 'get' | 'post' | 'put' | 'delete'](path)
+        .set(bearer(programA.publishableKey));
+      expect({ route: `${operation.method} ${path}`, status: response.status }).toEqual({
+        route: `${operation.method} ${path}`,
+        status: 401,
+      });
     }
   } finally {
     await admin.stop();
@@ -125,13 +168,20 @@ test('a publishable key opens no admin route', async () => {
 });
 
 test('a secret API key is refused on the browser routes', async () => {
-  const response = await request(gateway.url).post('/api/v1/browser/clicks').set(bearer(programA.key)).set('origin', SHOP).send({ link: 'ada' }).expect(403);
+  const response = await request(gateway.url)
+    .post('/api/v1/browser/clicks')
+    .set(bearer(programA.key))
+    .set('origin', SHOP)
+    .send({ link: 'ada' })
+    .expect(403);
   expect(response.body.error).toMatch(/a secret API key must never be sent from a web page/);
 });
 
 test('a browser call from an origin outside allowedOrigins, or with no origin, is refused with 403 and no CORS answer, and counts nothing', async () => {
   const before = await clicksOf(programA, 'ada');
-  const foreign = await browser(programA.publishableKey, 'https://evil.example').click({ link: 'ada', visitorId: 'visitor-foreign-1' }).expect(403);
+  const foreign = await browser(programA.publishableKey, 'https://evil.example')
+    .click({ link: 'ada', visitorId: 'visitor-foreign-1' })
+    .expect(403);
   expect(foreign.body.error).toMatch(/The origin https:\/\/evil.example is not allowed/);
   expect(foreign.headers['access-control-allow-origin']).toBeUndefined();
   const none = await browser(programA.publishableKey, null).click({ link: 'ada', visitorId: 'visitor-foreign-2' }).expect(403);
@@ -146,12 +196,19 @@ test('an allowed origin gets a CORS answer: the preflight, and the call itself',
     .set('access-control-request-method', 'POST')
     .set('access-control-request-headers', 'authorization, content-type')
     .expect(204);
-  expect(preflight.headers).toMatchObject({ 'access-control-allow-origin': SHOP, 'access-control-allow-methods': 'POST', 'access-control-allow-headers': 'authorization, content-type' });
+  expect(preflight.headers).toMatchObject({
+    'access-control-allow-origin': SHOP,
+    'access-control-allow-methods': 'POST',
+    'access-control-allow-headers': 'authorization, content-type',
+  });
   const click = await browser(programA.publishableKey).click({ link: 'ada', visitorId: 'visitor-cors-1' }).expect(200);
   expect(click.headers['access-control-allow-origin']).toBe(SHOP);
   expect(click.headers.vary).toMatch(/Origin/);
   // An origin no program allows gets no CORS answer, even to a preflight.
-  const foreign = await request(gateway.url).options('/api/v1/browser/clicks').set('origin', 'https://evil.example').set('access-control-request-method', 'POST');
+  const foreign = await request(gateway.url)
+    .options('/api/v1/browser/clicks')
+    .set('origin', 'https://evil.example')
+    .set('access-control-request-method', 'POST');
   expect(foreign.headers['access-control-allow-origin']).toBeUndefined();
   // No other route answers a preflight.
   const other = await request(gateway.url).options('/api/v1/coupons').set('origin', SHOP).set('access-control-request-method', 'POST');
@@ -159,12 +216,22 @@ test('an allowed origin gets a CORS answer: the preflight, and the call itself',
 });
 
 test('a browser click answers whether it counted and the attribution window, never the affiliate', async () => {
-  const click = await browser(programA.publishableKey).click({ link: 'ada', visitorId: 'visitor-answer-1', landingUrl: `${SHOP}/?ref=ada` }).expect(200);
-  expect(click.body).toEqual({ clickId: expect.any(Number), counted: true, reason: null, attributionWindowDays: null, attributionModel: 'FIRST_CLICK' });
+  const click = await browser(programA.publishableKey)
+    .click({ link: 'ada', visitorId: 'visitor-answer-1', landingUrl: `${SHOP}/?ref=ada` })
+    .expect(200);
+  expect(click.body).toEqual({
+    clickId: expect.any(Number),
+    counted: true,
+    reason: null,
+    attributionWindowDays: null,
+    attributionModel: 'FIRST_CLICK',
+  });
 });
 
 test("a browser click is judged by the request's own address and user agent: a page cannot send its own", async () => {
-  const spoofed = await browser(programA.publishableKey).click({ link: 'ada', ipAddress: '203.0.113.9', userAgent: 'Googlebot' }).expect(400);
+  const spoofed = await browser(programA.publishableKey)
+    .click({ link: 'ada', ipAddress: '203.0.113.9', userAgent: 'Googlebot' })
+    .expect(400);
   expect(spoofed.body.error).toMatch(/ipAddress/);
   const before = echo.received.length;
   const program = await programWithPublishableKey({ allowedOrigins: [SHOP] });
@@ -174,9 +241,19 @@ test("a browser click is judged by the request's own address and user agent: a p
     dbName: gateway.settings.dbName,
   });
   try {
-    await request(echoed.url).post('/api/v1/browser/clicks').set(bearer(program.publishableKey)).set('origin', SHOP).set('user-agent', 'Mozilla/5.0 Test').send({ link: 'ada', visitorId: 'visitor-body-1' });
+    await request(echoed.url)
+      .post('/api/v1/browser/clicks')
+      .set(bearer(program.publishableKey))
+      .set('origin', SHOP)
+      .set('user-agent', 'Mozilla/5.0 Test')
+      .send({ link: 'ada', visitorId: 'visitor-body-1' });
     const forwarded = echo.received.slice(before).find((received) => received.url === '/clicks');
-    expect(JSON.parse(forwarded?.body ?? '{}')).toEqual({ link: 'ada', visitorId: 'visitor-body-1', ipAddress: '127.0.0.1', userAgent: 'Mozilla/5.0 Test' });
+    expect(JSON.parse(forwarded?.body ?? '{}')).toEqual({
+      link: 'ada',
+      visitorId: 'visitor-body-1',
+      ipAddress: '127.0.0.1',
+      userAgent: 'Mozilla/5.0 Test',
+    });
     expect(forwarded?.headers['x-program-id']).toBe(program.programId);
   } finally {
     await echoed.stop();
@@ -185,7 +262,9 @@ test("a browser click is judged by the request's own address and user agent: a p
 
 test('a browser referral is created from a click and answers only ok and the referral id', async () => {
   const click = await browser(programA.publishableKey).click({ link: 'ada', visitorId: 'visitor-referral-1' }).expect(200);
-  const created = await browser(programA.publishableKey).referral({ clickId: click.body.clickId, email: 'customer@example.com', name: 'Cus Tomer', externalId: 'user-42' }).expect(200);
+  const created = await browser(programA.publishableKey)
+    .referral({ clickId: click.body.clickId, email: 'customer@example.com', name: 'Cus Tomer', externalId: 'user-42' })
+    .expect(200);
   expect(created.body).toEqual({ ok: true, referralId: expect.any(String) });
   const stored = await request(gateway.url).get(`/api/v1/referrals?id=${created.body.referralId}`).set(bearer(programA.key)).expect(200);
   expect(stored.body).toMatchObject({ email: 'customer@example.com', clickId: click.body.clickId, referredUserExternalId: 'user-42' });
@@ -203,7 +282,9 @@ test('a browser referral that the service refuses gets one generic refusal: a pa
     browser(programA.publishableKey).referral({ clickId: click.body.clickId, email: 'known@example.com' }),
     browser(programA.publishableKey).referral({ visitorId: 'visitor-never-seen', email: 'unknown@example.com' }),
   ]);
-  expect(answers.map((answer) => [answer.status, answer.body.error])).toEqual(Array(4).fill([400, expect.stringMatching(/^The referral could not be created/)]));
+  expect(answers.map((answer) => [answer.status, answer.body.error])).toEqual(
+    Array(4).fill([400, expect.stringMatching(/^The referral could not be created/)]),
+  );
 });
 
 test('a program with no allowed origin has no browser access', async () => {
@@ -215,10 +296,15 @@ test('a program with no allowed origin has no browser access', async () => {
 test('a program has at most 10 active publishable keys, a clear 400 beyond', async () => {
   const program = await createProgramWithKey(gateway, { allowedOrigins: [SHOP] });
   const created = [];
-  for (let index = 0; index < 10; index += 1) created.push((await request(gateway.url).post('/api/v1/publishable-keys').set(bearer(program.key)).expect(200)).body);
+  for (let index = 0; index < 10; index += 1)
+    created.push((await request(gateway.url).post('/api/v1/publishable-keys').set(bearer(program.key)).expect(200)).body);
   const refused = await request(gateway.url).post('/api/v1/publishable-keys').set(bearer(program.key)).expect(400);
   expect(refused.body.error).toMatch(/at most 10 active publishable keys/);
-  await request(gateway.url).delete('/api/v1/publishable-keys').set(bearer(program.key)).send({ publishableKeyId: created[0].id }).expect(200);
+  await request(gateway.url)
+    .delete('/api/v1/publishable-keys')
+    .set(bearer(program.key))
+    .send({ publishableKeyId: created[0].id })
+    .expect(200);
   await request(gateway.url).post('/api/v1/publishable-keys').set(bearer(program.key)).expect(200);
 });
 
@@ -233,7 +319,12 @@ test("the visitor's address is taken from X-Forwarded-For only behind a trusted 
     });
     try {
       const before = echo.received.length;
-      await request(proxied.url).post('/api/v1/browser/clicks').set(bearer(program.publishableKey)).set('origin', SHOP).set('x-forwarded-for', '203.0.113.7').send({ link: 'ada' });
+      await request(proxied.url)
+        .post('/api/v1/browser/clicks')
+        .set(bearer(program.publishableKey))
+        .set('origin', SHOP)
+        .set('x-forwarded-for', '203.0.113.7')
+        .send({ link: 'ada' });
       return JSON.parse(echo.received.slice(before).find((received) => received.url === '/clicks')?.body ?? '{}').ipAddress;
     } finally {
       await proxied.stop();
@@ -263,7 +354,9 @@ test("a publishable key of program A never reaches program B's links or referral
     expect(made.status).toBe(400);
   }
   expect(await clicksOf(programB, 'bob')).toBe(before + 1);
-  expect((await request(gateway.url).get('/api/v1/referrals?email=cross@example.com').set(bearer(programB.key)).expect(200)).body).toEqual([]);
+  expect((await request(gateway.url).get('/api/v1/referrals?email=cross@example.com').set(bearer(programB.key)).expect(200)).body).toEqual(
+    [],
+  );
 });
 
 test('browser calls are rate limited per publishable key and client address', async () => {
@@ -277,7 +370,15 @@ test('browser calls are rate limited per publishable key and client address', as
   try {
     const statuses: number[] = [];
     for (let call = 0; call < 4; call += 1) {
-      statuses.push((await request(limited.url).post('/api/v1/browser/clicks').set(bearer(program.publishableKey)).set('origin', SHOP).send({ link: 'ada' })).status);
+      statuses.push(
+        (
+          await request(limited.url)
+            .post('/api/v1/browser/clicks')
+            .set(bearer(program.publishableKey))
+            .set('origin', SHOP)
+            .send({ link: 'ada' })
+        ).status,
+      );
     }
     expect(statuses).toEqual([200, 200, 200, 429]);
   } finally {
@@ -288,13 +389,31 @@ test('browser calls are rate limited per publishable key and client address', as
 test('a program reads and changes its own settings with its API key, but not its rate limit or API access', async () => {
   const program = await createProgramWithKey(gateway);
   const own = await request(gateway.url).get('/api/v1/program').set(bearer(program.key)).expect(200);
-  expect(own.body).toMatchObject({ id: program.programId, allowedOrigins: [], attributionWindowDays: null, attributionModel: 'FIRST_CLICK', clickDedupSeconds: 3600 });
+  expect(own.body).toMatchObject({
+    id: program.programId,
+    allowedOrigins: [],
+    attributionWindowDays: null,
+    attributionModel: 'FIRST_CLICK',
+    clickDedupSeconds: 3600,
+  });
   const changed = await request(gateway.url)
     .put('/api/v1/program')
     .set(bearer(program.key))
-    .send({ name: 'Renamed', allowedOrigins: [SHOP, 'http://localhost:3000'], attributionWindowDays: 30, attributionModel: 'LAST_CLICK', clickDedupSeconds: 0 })
+    .send({
+      name: 'Renamed',
+      allowedOrigins: [SHOP, 'http://localhost:3000'],
+      attributionWindowDays: 30,
+      attributionModel: 'LAST_CLICK',
+      clickDedupSeconds: 0,
+    })
     .expect(200);
-  expect(changed.body).toMatchObject({ name: 'Renamed', allowedOrigins: [SHOP, 'http://localhost:3000'], attributionWindowDays: 30, attributionModel: 'LAST_CLICK', clickDedupSeconds: 0 });
+  expect(changed.body).toMatchObject({
+    name: 'Renamed',
+    allowedOrigins: [SHOP, 'http://localhost:3000'],
+    attributionWindowDays: 30,
+    attributionModel: 'LAST_CLICK',
+    clickDedupSeconds: 0,
+  });
   const byOperator = await request(gateway.url).get(`/admin/v1/programs/${program.programId}`).set(adminAuth).expect(200);
   expect(byOperator.body).toEqual(changed.body);
 
@@ -302,10 +421,18 @@ test('a program reads and changes its own settings with its API key, but not its
     ['rateLimit', { points: 100000, duration: 1 }],
     ['apiAccess', false],
   ] as const) {
-    const refused = await request(gateway.url).put('/api/v1/program').set(bearer(program.key)).send({ [field]: value }).expect(400);
+    const refused = await request(gateway.url)
+      .put('/api/v1/program')
+      .set(bearer(program.key))
+      .send({ [field]: value })
+      .expect(400);
     expect(refused.body.error).toMatch(new RegExp(field));
   }
-  const badOrigin = await request(gateway.url).put('/api/v1/program').set(bearer(program.key)).send({ allowedOrigins: ['https://shop.example.com/path'] }).expect(400);
+  const badOrigin = await request(gateway.url)
+    .put('/api/v1/program')
+    .set(bearer(program.key))
+    .send({ allowedOrigins: ['https://shop.example.com/path'] })
+    .expect(400);
   expect(badOrigin.body.error).toMatch(/allowedOrigins/);
   await request(gateway.url).put('/api/v1/program').set(bearer(program.key)).send({ attributionWindowDays: 366 }).expect(400);
   expect((await request(gateway.url).get('/api/v1/program').set(bearer(program.key)).expect(200)).body).toEqual(changed.body);

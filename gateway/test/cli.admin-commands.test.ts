@@ -17,11 +17,26 @@ afterAll(async () => {
   await upstream.stop();
 });
 
-type Created = { program: { id: string; name: string; urlModifier: string; rateLimit: unknown; apiAccess: boolean }; apiKey: { id: string; key: string } };
+type Created = {
+  program: { id: string; name: string; urlModifier: string; rateLimit: unknown; apiAccess: boolean };
+  apiKey: { id: string; key: string };
+};
 
 test('create-program prints the program and its first key, which works right away', async () => {
   const created = (await runAdminCommand(
-    ['create-program', '--name', 'CLI shop', '--url-modifier', 'via', '--destination-url', 'https://shop.example/', '--rate-limit', '50/10', '--commission-rate', '15'],
+    [
+      'create-program',
+      '--name',
+      'CLI shop',
+      '--url-modifier',
+      'via',
+      '--destination-url',
+      'https://shop.example/',
+      '--rate-limit',
+      '50/10',
+      '--commission-rate',
+      '15',
+    ],
     gateway.store,
   )) as Created;
   expect(created.program).toMatchObject({ name: 'CLI shop', urlModifier: 'via', rateLimit: { points: 50, duration: 10 }, apiAccess: true });
@@ -36,7 +51,10 @@ test('create-key, list-programs and revoke-key; a revoked key stops working with
   const { apiKey } = (await runAdminCommand(['create-key', '--program', program.id], gateway.store)) as Created;
   await request(gateway.url).get('/api/v1/links').set(bearer(apiKey.key)).expect(200);
 
-  const listed = (await runAdminCommand(['list-programs'], gateway.store)) as { id: string; apiKeys: { id: string; revokedAt: string | null }[] }[];
+  const listed = (await runAdminCommand(['list-programs'], gateway.store)) as {
+    id: string;
+    apiKeys: { id: string; revokedAt: string | null }[];
+  }[];
   const mine = listed.find((entry) => entry.id === program.id);
   expect(mine?.apiKeys.map((key) => key.id)).toContain(apiKey.id);
   expect(JSON.stringify(listed)).not.toContain(apiKey.key);
@@ -49,7 +67,9 @@ test('create-key, list-programs and revoke-key; a revoked key stops working with
 test('bad arguments are explained, not crashed on', async () => {
   await expect(runAdminCommand(['create-program'], gateway.store)).rejects.toThrow(/name is required/);
   await expect(runAdminCommand(['create-program', '--name', 'x', '--rate-limit', 'lots'], gateway.store)).rejects.toThrow(/rateLimit/);
-  await expect(runAdminCommand(['create-key', '--program', '00000000-0000-4000-8000-000000000000'], gateway.store)).rejects.toThrow(/No program/);
+  await expect(runAdminCommand(['create-key', '--program', '00000000-0000-4000-8000-000000000000'], gateway.store)).rejects.toThrow(
+    /No program/,
+  );
   await expect(runAdminCommand(['frobnicate'], gateway.store)).rejects.toBeInstanceOf(UsageError);
   await expect(runAdminCommand(['create-key', '--bogus'], gateway.store)).rejects.toBeInstanceOf(UsageError);
   expect(describeFailure(new UsageError('Unknown command: frobnicate'))).toContain('Usage: npm run admin');
@@ -57,12 +77,17 @@ test('bad arguments are explained, not crashed on', async () => {
 
 test('create-key --scopes makes a key limited to those scopes; an unknown scope is refused and makes no key', async () => {
   const { program } = (await runAdminCommand(['create-program', '--name', 'Scoped'], gateway.store)) as Created;
-  const { apiKey } = (await runAdminCommand(['create-key', '--program', program.id, '--scopes', 'read,finance'], gateway.store)) as Created & { apiKey: { scopes: string[] } };
+  const { apiKey } = (await runAdminCommand(
+    ['create-key', '--program', program.id, '--scopes', 'read,finance'],
+    gateway.store,
+  )) as Created & { apiKey: { scopes: string[] } };
   expect(apiKey.scopes).toEqual(['read', 'finance']);
   await request(gateway.url).get('/api/v1/payouts/export').set(bearer(apiKey.key)).expect(200);
   const refused = await request(gateway.url).post('/api/v1/coupons').set(bearer(apiKey.key)).send({}).expect(403);
   expect(refused.body.error).toContain('"write"');
-  await expect(runAdminCommand(['create-key', '--program', program.id, '--scopes', 'read,everything'], gateway.store)).rejects.toThrow(/scopes/);
+  await expect(runAdminCommand(['create-key', '--program', program.id, '--scopes', 'read,everything'], gateway.store)).rejects.toThrow(
+    /scopes/,
+  );
   const listed = (await runAdminCommand(['list-programs'], gateway.store)) as { id: string; apiKeys: unknown[] }[];
   expect(listed.find((entry) => entry.id === program.id)?.apiKeys).toHaveLength(2);
 });

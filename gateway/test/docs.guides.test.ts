@@ -13,12 +13,17 @@ const GUIDES_DIRECTORY = join(ROOT, 'docs', 'guides');
 const app = express().use(docsRoutes());
 
 test('every guide under docs/guides is served at /docs/guides/<name>, under the console CSP, and linked from the reference page and every guide', async () => {
-  const files = readdirSync(GUIDES_DIRECTORY).filter((file) => file.endsWith('.md')).map((file) => file.replace(/\.md$/, ''));
+  const files = readdirSync(GUIDES_DIRECTORY)
+    .filter((file) => file.endsWith('.md'))
+    .map((file) => file.replace(/\.md$/, ''));
   expect(GUIDES.map(({ name }) => name).sort()).toEqual(files.sort());
   const reference = await request(app).get('/docs').expect(200);
   for (const { name, title } of GUIDES) {
     expect(reference.text).toContain(`href="/docs/guides/${name}"`);
-    const guide = await request(app).get(`/docs/guides/${name}`).expect(200).expect('content-type', /text\/html/);
+    const guide = await request(app)
+      .get(`/docs/guides/${name}`)
+      .expect(200)
+      .expect('content-type', /text\/html/);
     expect(guide.headers['content-security-policy']).toContain("default-src 'none'");
     expect(guide.text).toContain(`<h1>${title}</h1>`);
     for (const other of GUIDES) expect(guide.text).toContain(`href="/docs/guides/${other.name}"`);
@@ -34,7 +39,9 @@ test('a guide is text: raw HTML in the markdown is shown, never run', async () =
 /** The fenced block of the webhooks guide whose code contains `marker`. */
 function snippet(language: string, marker: string): string {
   const guide = readFileSync(join(GUIDES_DIRECTORY, 'webhooks.md'), 'utf8');
-  const block = [...guide.matchAll(new RegExp('```' + language + '\\n([\\s\\S]*?)```', 'g'))].map((match) => match[1]!).find((code) => code.includes(marker));
+  const block = [...guide.matchAll(new RegExp('```' + language + '\\n([\\s\\S]*?)```', 'g'))]
+    .map((match) => match[1]!)
+    .find((code) => code.includes(marker));
   if (!block) throw new Error(`no ${language} block with ${marker} in docs/guides/webhooks.md`);
   return block;
 }
@@ -47,7 +54,11 @@ function signedDelivery() {
   const body = JSON.stringify(payload);
   const EVENT_ID = payload.id;
   const timestamp = Math.floor(Date.now() / 1000);
-  const headers = { 'webhook-id': EVENT_ID, 'webhook-timestamp': String(timestamp), 'webhook-signature': webhookSignatureHeader([secret, previous], EVENT_ID, timestamp, body) };
+  const headers = {
+    'webhook-id': EVENT_ID,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': webhookSignatureHeader([secret, previous], EVENT_ID, timestamp, body),
+  };
   return { secret, previous, body, headers };
 }
 
@@ -63,7 +74,13 @@ const cases = () => {
   };
   return cases;
 };
-const EXPECTED = { valid: 'valid', 'valid with the previous secret': 'valid', 're-serialized body': 'refused', 'wrong secret': 'refused', 'old timestamp': 'refused' };
+const EXPECTED = {
+  valid: 'valid',
+  'valid with the previous secret': 'valid',
+  're-serialized body': 'refused',
+  'wrong secret': 'refused',
+  'old timestamp': 'refused',
+};
 
 test("the webhooks guide's TypeScript snippet verifies a real signed webhook and refuses an altered one", () => {
   const directory = mkdtempSync(join(tmpdir(), 'verify-ts-'));

@@ -18,7 +18,15 @@ beforeAll(async () => {
   gateway = await startGateway({ upstreams: allUpstreams(upstream.url) });
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }, 60_000);
 
@@ -39,7 +47,9 @@ test('/docs/explorer (Swagger UI) renders every operation of the OpenAPI documen
   await page.goto(`${gateway.url}/docs/explorer`);
   await page.waitForSelector('.opblock', { timeout: 30_000 });
   const operations = await page.locator('.opblock-summary-path').allTextContents();
-  expect(operations).toEqual(expect.arrayContaining(['/api/v1/coupons', '/api/v1/promotional-codes', '/api/v1/sales', '/admin/v1/programs']));
+  expect(operations).toEqual(
+    expect.arrayContaining(['/api/v1/coupons', '/api/v1/promotional-codes', '/api/v1/sales', '/admin/v1/programs']),
+  );
   expect(await page.locator('.info .title').textContent()).toContain('Affiliate Program Service API');
   expect(outside).toEqual([]);
 });
@@ -68,18 +78,25 @@ async function seriousViolations(page: Page, within?: string): Promise<{ id: str
   const violations = (await page.evaluate(
     `axe.run(${context}).then((result) => result.violations.map((violation) => ({ id: violation.id, impact: violation.impact, nodes: violation.nodes.map((node) => node.target.join(' ')).slice(0, 3) })))`,
   )) as { id: string; impact: string; nodes: string[] }[];
-  return violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical').map(({ id, nodes }) => ({ id, nodes }));
+  return violations
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map(({ id, nodes }) => ({ id, nodes }));
 }
 
 test('/docs is the Redoc reference: every operation with its code samples, offline, with no CSP refusal and no serious accessibility violation, and links to every guide', async () => {
   const { page, outside, refusals } = await watchedPage();
   await page.goto(`${gateway.url}/docs`);
   await page.waitForSelector('[data-section-id^="operation/"]', { timeout: 60_000 });
-  const operations = await page.locator('[data-section-id^="operation/"]').evaluateAll((elements) => elements.map((element) => element.getAttribute('data-section-id')));
-  expect(operations).toEqual(expect.arrayContaining(['operation/createCoupon', 'operation/createSale', 'operation/getSales', 'operation/createProgram']));
+  const operations = await page
+    .locator('[data-section-id^="operation/"]')
+    .evaluateAll((elements) => elements.map((element) => element.getAttribute('data-section-id')));
+  expect(operations).toEqual(
+    expect.arrayContaining(['operation/createCoupon', 'operation/createSale', 'operation/getSales', 'operation/createProgram']),
+  );
   // The x-codeSamples of an operation, as Redoc shows them in its right panel.
   const createSale = page.locator('[data-section-id="operation/createSale"]');
-  for (const label of ['curl', 'TypeScript', 'Python']) expect(await createSale.locator('[role="tab"]', { hasText: label }).count()).toBeGreaterThan(0);
+  for (const label of ['curl', 'TypeScript', 'Python'])
+    expect(await createSale.locator('[role="tab"]', { hasText: label }).count()).toBeGreaterThan(0);
   for (const { name } of GUIDES) expect(await page.locator(`nav a[href="/docs/guides/${name}"]`).count()).toBe(1);
   // axe-core on the bar and one whole operation (examples and samples included): the whole page takes minutes.
   expect(await seriousViolations(page, '[data-section-id="operation/createSale"]')).toEqual([]);
@@ -91,7 +108,12 @@ test('each guide renders under its strict CSP, offline, with no serious accessib
     const { page, outside, refusals } = await watchedPage();
     await page.goto(`${gateway.url}/docs/guides/${name}`);
     expect(await page.locator('main h1').first().textContent()).toBe(title);
-    expect({ name, violations: await seriousViolations(page), outside, refusals }).toEqual({ name, violations: [], outside: [], refusals: [] });
+    expect({ name, violations: await seriousViolations(page), outside, refusals }).toEqual({
+      name,
+      violations: [],
+      outside: [],
+      refusals: [],
+    });
     await page.close();
   }
 }, 120_000);

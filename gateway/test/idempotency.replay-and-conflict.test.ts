@@ -1,6 +1,15 @@
 import request from 'supertest';
 import type { RunningGateway } from '../src/gateway';
-import { allUpstreams, bearer, createProgramWithKey, DEAD_UPSTREAM, startEchoUpstream, startGateway, type EchoUpstream, type ProgramWithKey } from './support';
+import {
+  allUpstreams,
+  bearer,
+  createProgramWithKey,
+  DEAD_UPSTREAM,
+  startEchoUpstream,
+  startGateway,
+  type EchoUpstream,
+  type ProgramWithKey,
+} from './support';
 
 let upstream: EchoUpstream;
 let gateway: RunningGateway;
@@ -22,8 +31,18 @@ const calls = (path: string) => upstream.received.filter((received) => received.
 
 test('a retried POST with the same Idempotency-Key is answered from the first response, without calling the service again', async () => {
   const before = calls('/coupons');
-  const first = await api().post('/api/v1/coupons').set(bearer(program.key)).set('Idempotency-Key', 'order-1').send({ name: 'Once' }).expect(200);
-  const retry = await api().post('/api/v1/coupons').set(bearer(program.key)).set('Idempotency-Key', 'order-1').send({ name: 'Once' }).expect(200);
+  const first = await api()
+    .post('/api/v1/coupons')
+    .set(bearer(program.key))
+    .set('Idempotency-Key', 'order-1')
+    .send({ name: 'Once' })
+    .expect(200);
+  const retry = await api()
+    .post('/api/v1/coupons')
+    .set(bearer(program.key))
+    .set('Idempotency-Key', 'order-1')
+    .send({ name: 'Once' })
+    .expect(200);
   expect(retry.body).toEqual(first.body);
   expect(retry.headers['content-type']).toBe(first.headers['content-type']);
   expect(retry.headers.location).toBe('/somewhere');
@@ -34,7 +53,12 @@ test('a retried POST with the same Idempotency-Key is answered from the first re
 
 test('the same key with a different body is 409', async () => {
   await api().post('/api/v1/coupons').set(bearer(program.key)).set('Idempotency-Key', 'order-2').send({ name: 'First' }).expect(200);
-  const response = await api().post('/api/v1/coupons').set(bearer(program.key)).set('Idempotency-Key', 'order-2').send({ name: 'Second' }).expect(409);
+  const response = await api()
+    .post('/api/v1/coupons')
+    .set(bearer(program.key))
+    .set('Idempotency-Key', 'order-2')
+    .send({ name: 'Second' })
+    .expect(409);
   expect(response.body).toMatchObject({ error: expect.stringContaining('different request') });
   // The same key on another endpoint is another request too.
   await api().post('/api/v1/affiliates').set(bearer(program.key)).set('Idempotency-Key', 'order-2').send({ name: 'First' }).expect(409);
@@ -43,9 +67,19 @@ test('the same key with a different body is 409', async () => {
 test('a duplicate arriving while the first is still in flight is 409, and the service sees one request', async () => {
   upstream.answerWith(null);
   const before = calls('/promotional-codes');
-  const first = api().post('/api/v1/promotional-codes').set(bearer(program.key)).set('Idempotency-Key', 'slow-1').send({ code: 'A' }).then((response) => response);
+  const first = api()
+    .post('/api/v1/promotional-codes')
+    .set(bearer(program.key))
+    .set('Idempotency-Key', 'slow-1')
+    .send({ code: 'A' })
+    .then((response) => response);
   await waitFor(() => calls('/promotional-codes') === before + 1);
-  const duplicate = await api().post('/api/v1/promotional-codes').set(bearer(program.key)).set('Idempotency-Key', 'slow-1').send({ code: 'A' }).expect(409);
+  const duplicate = await api()
+    .post('/api/v1/promotional-codes')
+    .set(bearer(program.key))
+    .set('Idempotency-Key', 'slow-1')
+    .send({ code: 'A' })
+    .expect(409);
   expect(duplicate.body).toMatchObject({ error: expect.stringContaining('still being processed') });
   upstream.answerWith(200);
   // The hung first request ends with the gateway's timeout; its key is released, not kept.
@@ -56,11 +90,26 @@ test('a duplicate arriving while the first is still in flight is 409, and the se
 
 test('keys are scoped per program: another program may use the same key', async () => {
   const other = await createProgramWithKey(gateway);
-  const mine = await api().post('/api/v1/links').set(bearer(program.key)).set('Idempotency-Key', 'shared-key').send({ link: 'a' }).expect(200);
-  const theirs = await api().post('/api/v1/links').set(bearer(other.key)).set('Idempotency-Key', 'shared-key').send({ link: 'b' }).expect(200);
+  const mine = await api()
+    .post('/api/v1/links')
+    .set(bearer(program.key))
+    .set('Idempotency-Key', 'shared-key')
+    .send({ link: 'a' })
+    .expect(200);
+  const theirs = await api()
+    .post('/api/v1/links')
+    .set(bearer(other.key))
+    .set('Idempotency-Key', 'shared-key')
+    .send({ link: 'b' })
+    .expect(200);
   expect(mine.body.headers['x-program-id']).toBe(program.programId);
   expect(theirs.body.headers['x-program-id']).toBe(other.programId);
-  const replay = await api().post('/api/v1/links').set(bearer(other.key)).set('Idempotency-Key', 'shared-key').send({ link: 'b' }).expect(200);
+  const replay = await api()
+    .post('/api/v1/links')
+    .set(bearer(other.key))
+    .set('Idempotency-Key', 'shared-key')
+    .send({ link: 'b' })
+    .expect(200);
   expect(replay.body).toEqual(theirs.body);
 });
 
@@ -82,13 +131,28 @@ test('client errors of a request that ran are kept and replayed; a failure to re
 test('a request refused as invalid (400) leaves its key unused: the corrected request with that key runs', async () => {
   upstream.answerWith(400);
   try {
-    await api().post('/api/v1/coupons').set(bearer(program.key)).set('Idempotency-Key', 'fix-me-1').send({ name: 'x', percentOff: 150 }).expect(400);
+    await api()
+      .post('/api/v1/coupons')
+      .set(bearer(program.key))
+      .set('Idempotency-Key', 'fix-me-1')
+      .send({ name: 'x', percentOff: 150 })
+      .expect(400);
   } finally {
     upstream.answerWith(200);
   }
-  const corrected = await api().post('/api/v1/coupons').set(bearer(program.key)).set('Idempotency-Key', 'fix-me-1').send({ name: 'x', percentOff: 15 }).expect(200);
+  const corrected = await api()
+    .post('/api/v1/coupons')
+    .set(bearer(program.key))
+    .set('Idempotency-Key', 'fix-me-1')
+    .send({ name: 'x', percentOff: 15 })
+    .expect(200);
   expect(corrected.headers['idempotent-replayed']).toBeUndefined();
-  const replay = await api().post('/api/v1/coupons').set(bearer(program.key)).set('Idempotency-Key', 'fix-me-1').send({ name: 'x', percentOff: 15 }).expect(200);
+  const replay = await api()
+    .post('/api/v1/coupons')
+    .set(bearer(program.key))
+    .set('Idempotency-Key', 'fix-me-1')
+    .send({ name: 'x', percentOff: 15 })
+    .expect(200);
   expect(replay.headers['idempotent-replayed']).toBe('true');
 });
 
@@ -99,8 +163,15 @@ test('the record expires after 24 hours and is stored with the program', async (
   const indexes = await gateway.connection.collection('idempotency_keys').indexes();
   expect(indexes.find((index) => index.expireAfterSeconds !== undefined)?.expireAfterSeconds).toBe(86_400);
   // Aged past the window, the key is free again (whether or not the server honours TTL indexes).
-  await gateway.connection.collection('idempotency_keys').updateOne({ key: 'ttl-1' }, { $set: { createdAt: new Date(Date.now() - 25 * 3600 * 1000) } });
-  const fresh = await api().post('/api/v1/referrals').set(bearer(program.key)).set('Idempotency-Key', 'ttl-1').send({ email: 'other@b.example' }).expect(200);
+  await gateway.connection
+    .collection('idempotency_keys')
+    .updateOne({ key: 'ttl-1' }, { $set: { createdAt: new Date(Date.now() - 25 * 3600 * 1000) } });
+  const fresh = await api()
+    .post('/api/v1/referrals')
+    .set(bearer(program.key))
+    .set('Idempotency-Key', 'ttl-1')
+    .send({ email: 'other@b.example' })
+    .expect(200);
   expect(fresh.headers['idempotent-replayed']).toBeUndefined();
 });
 
@@ -124,7 +195,13 @@ test('the same fields in another order and with other spacing are the same reque
   const before = calls('/coupons');
   const compact = '{"name":"Spring","percentOff":20,"metadata":{"a":"1","b":"2"}}';
   const reordered = '{\n  "percentOff": 20.0,\n  "metadata": { "b": "2", "a": "1" },\n  "name": "Spring"\n}';
-  const send = (body: string) => api().post('/api/v1/coupons').set(bearer(program.key)).set('Idempotency-Key', 'canonical-1').set('content-type', 'application/json').send(body);
+  const send = (body: string) =>
+    api()
+      .post('/api/v1/coupons')
+      .set(bearer(program.key))
+      .set('Idempotency-Key', 'canonical-1')
+      .set('content-type', 'application/json')
+      .send(body);
   const first = await send(compact).expect(200);
   const retry = await send(reordered).expect(200);
   expect(retry.headers['idempotent-replayed']).toBe('true');
@@ -136,9 +213,19 @@ test('a retry while the first request is still running is told when to come back
   upstream.answerWith(null);
   try {
     const before = calls('/referrals');
-    const first = api().post('/api/v1/referrals').set(bearer(program.key)).set('Idempotency-Key', 'slow-2').send({ email: 'a@example.com' }).then((response) => response);
+    const first = api()
+      .post('/api/v1/referrals')
+      .set(bearer(program.key))
+      .set('Idempotency-Key', 'slow-2')
+      .send({ email: 'a@example.com' })
+      .then((response) => response);
     await waitFor(() => calls('/referrals') === before + 1);
-    const duplicate = await api().post('/api/v1/referrals').set(bearer(program.key)).set('Idempotency-Key', 'slow-2').send({ email: 'a@example.com' }).expect(409);
+    const duplicate = await api()
+      .post('/api/v1/referrals')
+      .set(bearer(program.key))
+      .set('Idempotency-Key', 'slow-2')
+      .send({ email: 'a@example.com' })
+      .expect(409);
     expect(duplicate.body.error).toContain('still being processed');
     expect(Number(duplicate.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     upstream.answerWith(200);
@@ -151,7 +238,8 @@ test('a retry while the first request is still running is told when to come back
 test('an Idempotency-Key on PUT and on DELETE is honoured as on POST', async () => {
   for (const method of ['put', 'delete'] as const) {
     const before = calls('/affiliates');
-    const send = (body: object) => api()[method]('/api/v1/affiliates').set(bearer(program.key)).set('Idempotency-Key', `honoured-${method}`).send(body);
+    const send = (body: object) =>
+      api()[method]('/api/v1/affiliates').set(bearer(program.key)).set('Idempotency-Key', `honoured-${method}`).send(body);
     const first = await send({ affiliateId: '00000000-0000-4000-8000-000000000001' }).expect(200);
     const retry = await send({ affiliateId: '00000000-0000-4000-8000-000000000001' }).expect(200);
     expect(retry.headers['idempotent-replayed']).toBe('true');

@@ -13,16 +13,23 @@ const ERROR_SCHEMAS = new Set(['Error', 'NumberedError', 'Problem']);
 /** Every operation of the document, the webhooks a subscriber receives included, named as a reader finds it. */
 const operations = [
   ...Object.entries(document.paths as Json).flatMap(([path, item]) =>
-    METHODS.filter((method) => (item as Json)[method]).map((method) => ({ name: `${method.toUpperCase()} ${path}`, operation: (item as Json)[method] as Json })),
+    METHODS.filter((method) => (item as Json)[method]).map((method) => ({
+      name: `${method.toUpperCase()} ${path}`,
+      operation: (item as Json)[method] as Json,
+    })),
   ),
   ...Object.entries((document.webhooks ?? {}) as Json).flatMap(([type, item]) =>
-    METHODS.filter((method) => (item as Json)[method]).map((method) => ({ name: `webhook ${type}`, operation: (item as Json)[method] as Json })),
+    METHODS.filter((method) => (item as Json)[method]).map((method) => ({
+      name: `webhook ${type}`,
+      operation: (item as Json)[method] as Json,
+    })),
   ),
 ];
 
 const described = (text: unknown) => typeof text === 'string' && text.trim().length > 0;
 
-const componentOf = (ref: unknown): Json | undefined => (typeof ref === 'string' ? (document.components.schemas as Json)[ref.replace('#/components/schemas/', '')] : undefined);
+const componentOf = (ref: unknown): Json | undefined =>
+  typeof ref === 'string' ? (document.components.schemas as Json)[ref.replace('#/components/schemas/', '')] : undefined;
 
 /**
  * A property is described by its own description, or, where the generator wraps a referenced
@@ -46,7 +53,9 @@ function undescribedProperties(schema: unknown, at: string): string[] {
   const nested = [
     ...(node.items ? undescribedProperties(node.items, `${at}[]`) : []),
     ...(typeof node.additionalProperties === 'object' ? undescribedProperties(node.additionalProperties, `${at}{}`) : []),
-    ...['anyOf', 'oneOf', 'allOf'].flatMap((key) => ((node[key] ?? []) as unknown[]).flatMap((member) => undescribedProperties(member, at))),
+    ...['anyOf', 'oneOf', 'allOf'].flatMap((key) =>
+      ((node[key] ?? []) as unknown[]).flatMap((member) => undescribedProperties(member, at)),
+    ),
   ];
   return [...own, ...nested];
 }
@@ -68,9 +77,13 @@ test('every property of every component schema has a description', () => {
 
 test('every property of a request or response body written inline in an operation has a description', () => {
   const missing = operations.flatMap(({ name, operation }) => [
-    ...Object.entries((operation.requestBody?.content ?? {}) as Json).flatMap(([type, content]) => undescribedProperties((content as Json).schema, `${name} body (${type})`)),
+    ...Object.entries((operation.requestBody?.content ?? {}) as Json).flatMap(([type, content]) =>
+      undescribedProperties((content as Json).schema, `${name} body (${type})`),
+    ),
     ...Object.entries((operation.responses ?? {}) as Json).flatMap(([status, response]) =>
-      Object.entries(((response as Json).content ?? {}) as Json).flatMap(([type, content]) => undescribedProperties((content as Json).schema, `${name} ${status} (${type})`)),
+      Object.entries(((response as Json).content ?? {}) as Json).flatMap(([type, content]) =>
+        undescribedProperties((content as Json).schema, `${name} ${status} (${type})`),
+      ),
     ),
   ]);
   expect(missing).toEqual([]);
@@ -78,7 +91,9 @@ test('every property of a request or response body written inline in an operatio
 
 test('every parameter and response header has a description', () => {
   const missing = operations.flatMap(({ name, operation }) => [
-    ...((operation.parameters ?? []) as Json[]).filter((parameter) => !described(parameter.description)).map((parameter) => `${name}: ${parameter.in} parameter ${parameter.name}`),
+    ...((operation.parameters ?? []) as Json[])
+      .filter((parameter) => !described(parameter.description))
+      .map((parameter) => `${name}: ${parameter.in} parameter ${parameter.name}`),
     ...Object.entries((operation.responses ?? {}) as Json).flatMap(([status, response]) =>
       Object.entries(((response as Json).headers ?? {}) as Json)
         .filter(([, header]) => !described((header as Json).description) && !described((header as Json).schema?.description))

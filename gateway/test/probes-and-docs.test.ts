@@ -34,7 +34,12 @@ test('GET /metrics, on its own listener, counts requests and their latency by ro
   const metrics = await request(gateway.metricsUrl).get('/metrics').expect(200);
   expect(metrics.text).toMatch(/http_requests_total\{method="GET",route="\/api\/v1\/coupons",status="200",service="gateway"\} 1/);
   expect(metrics.text).toMatch(/http_requests_total\{method="GET",route="\/api\/v1\/coupons",status="401",service="gateway"\} 1/);
-  const latency = metrics.text.split('\n').find((line) => line.startsWith('http_request_duration_seconds_count') && line.includes('route="/api/v1/coupons"') && line.includes('status="200"'));
+  const latency = metrics.text
+    .split('\n')
+    .find(
+      (line) =>
+        line.startsWith('http_request_duration_seconds_count') && line.includes('route="/api/v1/coupons"') && line.includes('status="200"'),
+    );
   expect(latency).toMatch(/ 1$/);
 });
 
@@ -60,10 +65,26 @@ test('metric labels are route templates only: made-up paths, authenticated or no
 });
 
 test('GET /api/v1/openapi.json is generated from the contracts, with the admin API, webhook endpoints and webhook events', async () => {
-  const response = await request(gateway.url).get('/api/v1/openapi.json').expect(200).expect('content-type', /application\/json/);
+  const response = await request(gateway.url)
+    .get('/api/v1/openapi.json')
+    .expect(200)
+    .expect('content-type', /application\/json/);
   const document = response.body;
   expect(document.openapi).toBe('3.1.0');
-  for (const path of ['/api/v1/coupons', '/api/v1/promotional-codes', '/api/v1/affiliates', '/api/v1/links', '/api/v1/referrals', '/api/v1/sales', '/api/v1/webhook-endpoints', '/api/v1/webhook-deliveries', '/admin/v1/programs', '/admin/v1/programs/{id}', '/admin/v1/programs/{id}/api-keys', '/admin/v1/api-keys/{id}']) {
+  for (const path of [
+    '/api/v1/coupons',
+    '/api/v1/promotional-codes',
+    '/api/v1/affiliates',
+    '/api/v1/links',
+    '/api/v1/referrals',
+    '/api/v1/sales',
+    '/api/v1/webhook-endpoints',
+    '/api/v1/webhook-deliveries',
+    '/admin/v1/programs',
+    '/admin/v1/programs/{id}',
+    '/admin/v1/programs/{id}/api-keys',
+    '/admin/v1/api-keys/{id}',
+  ]) {
     expect(Object.keys(document.paths)).toContain(path);
   }
   expect(document.components.securitySchemes.bearerAuth).toEqual({ type: 'http', scheme: 'bearer' });
@@ -73,7 +94,10 @@ test('GET /api/v1/openapi.json is generated from the contracts, with the admin A
 });
 
 test('the docs page at /docs renders the document with Swagger UI served by the gateway itself (no CDN)', async () => {
-  const page = await request(gateway.url).get('/docs').expect(200).expect('content-type', /text\/html/);
+  const page = await request(gateway.url)
+    .get('/docs')
+    .expect(200)
+    .expect('content-type', /text\/html/);
   const sources = [...page.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1] as string);
   expect(sources.length).toBeGreaterThan(2);
   for (const source of sources) {
@@ -84,7 +108,10 @@ test('the docs page at /docs renders the document with Swagger UI served by the 
   const init = await request(gateway.url).get('/docs/init.js').expect(200);
   expect(init.text).toContain("url: '/api/v1/openapi.json'");
   expect(init.text).toContain('validatorUrl: null');
-  const bundle = await request(gateway.url).get('/docs/assets/swagger-ui-bundle.js').expect(200).expect('content-type', /javascript/);
+  const bundle = await request(gateway.url)
+    .get('/docs/assets/swagger-ui-bundle.js')
+    .expect(200)
+    .expect('content-type', /javascript/);
   expect(bundle.text.length).toBeGreaterThan(100_000);
 });
 

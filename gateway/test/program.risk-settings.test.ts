@@ -18,14 +18,21 @@ test('PUT /api/v1/program with bad risk settings (an unknown action, an unknown 
     .send({ riskActions: { SELF_REFERRAL: 'HOLD' }, maxAutoApprovedCommission: 100, minClickToConversionSeconds: 30 })
     .expect(200);
   const before = (await program()).body;
-  expect(before).toMatchObject({ riskActions: { SELF_REFERRAL: 'HOLD', DISPOSABLE_EMAIL: 'FLAG' }, maxAutoApprovedCommission: 100, minClickToConversionSeconds: 30 });
+  expect(before).toMatchObject({
+    riskActions: { SELF_REFERRAL: 'HOLD', DISPOSABLE_EMAIL: 'FLAG' },
+    maxAutoApprovedCommission: 100,
+    minClickToConversionSeconds: 30,
+  });
 
   const bad: [Record<string, unknown>, RegExp][] = [
     [{ riskActions: { SELF_REFERRAL: 'BLOCK' } }, /riskActions\.SELF_REFERRAL/],
     [{ riskActions: { NOT_A_SIGNAL: 'HOLD' } }, /NOT_A_SIGNAL/],
     [{ maxAutoApprovedCommission: -1 }, /maxAutoApprovedCommission/],
     [{ minClickToConversionSeconds: -5 }, /minClickToConversionSeconds/],
-    [{ maxAutoApprovedCommission: 200, riskActions: { SELF_REFERRAL: 'VOID', COOKIE_STUFFING: 'SOMETIMES' } }, /riskActions\.COOKIE_STUFFING/],
+    [
+      { maxAutoApprovedCommission: 200, riskActions: { SELF_REFERRAL: 'VOID', COOKIE_STUFFING: 'SOMETIMES' } },
+      /riskActions\.COOKIE_STUFFING/,
+    ],
   ];
   for (const [body, named] of bad) {
     const refused = await request(gateway.url).put('/api/v1/program').set(bearer(key)).send(body);

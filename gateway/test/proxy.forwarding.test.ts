@@ -5,7 +5,15 @@ import request from 'supertest';
 import type { RunningGateway } from '../src/gateway';
 import { GATEWAY_ROUTES, ROUTE_TABLE } from '../src/proxy/route-table';
 import { API_OPERATIONS } from '@affiliate/contracts';
-import { allUpstreams, bearer, createProgramWithKey, startEchoUpstream, startGateway, type EchoUpstream, type ProgramWithKey } from './support';
+import {
+  allUpstreams,
+  bearer,
+  createProgramWithKey,
+  startEchoUpstream,
+  startGateway,
+  type EchoUpstream,
+  type ProgramWithKey,
+} from './support';
 
 let upstream: EchoUpstream;
 let gateway: RunningGateway;
@@ -27,7 +35,13 @@ afterAll(async () => {
 const api = () => request(gateway.url);
 
 /** Exactly these bytes on the wire (supertest would re-encode some bodies). */
-async function sendRaw(method: string, path: string, headers: Record<string, string>, body: Buffer): Promise<{ status: number; body: Record<string, any> }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+async function sendRaw(
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body: Buffer,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+): Promise<{ status: number; body: Record<string, any> }> {
   const response = await fetch(`${gateway.url}${path}`, { method, headers, body });
   return { status: response.status, body: (await response.json()) as Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
@@ -46,7 +60,12 @@ test('the /api/v1 prefix is stripped and x-forwarded-prefix tells the service wh
 });
 
 test('Authorization is stripped; the program id, the request id and the internal credential are forwarded', async () => {
-  const response = await api().post('/api/v1/coupons').set(bearer(programA.key)).set('x-request-id', 'client-trace-123').send({ name: 'Spring' }).expect(200);
+  const response = await api()
+    .post('/api/v1/coupons')
+    .set(bearer(programA.key))
+    .set('x-request-id', 'client-trace-123')
+    .send({ name: 'Spring' })
+    .expect(200);
   const forwarded = response.body.headers;
   expect(forwarded.authorization).toBeUndefined();
   expect(forwarded['x-program-id']).toBe(programA.programId);
@@ -89,7 +108,17 @@ test('every resource of DESIGN.md §1 is routed; /internal and unknown paths are
   for (const segment of Object.keys(ROUTE_TABLE)) {
     await api().get(`/api/v1/${segment}`).set(bearer(programA.key)).expect(200);
   }
-  for (const path of ['/api/v1/internal/affiliates', '/api/v1/coupons/internal', '/api/v1/INTERNAL/x', '/api/v1/unknown', '/api/v1/coupons/../internal/x', '/api/v1/coupons/%2e%2e/internal', '/api/v1/', '/api/v1/__proto__', '/api/v1/constructor']) {
+  for (const path of [
+    '/api/v1/internal/affiliates',
+    '/api/v1/coupons/internal',
+    '/api/v1/INTERNAL/x',
+    '/api/v1/unknown',
+    '/api/v1/coupons/../internal/x',
+    '/api/v1/coupons/%2e%2e/internal',
+    '/api/v1/',
+    '/api/v1/__proto__',
+    '/api/v1/constructor',
+  ]) {
     const before = upstream.received.length;
     const response = await api().get(path).set(bearer(programA.key)).expect(404);
     expect(response.body).toMatchObject({ error: expect.any(String) });
@@ -99,7 +128,11 @@ test('every resource of DESIGN.md §1 is routed; /internal and unknown paths are
 
 test('a body over the limit is refused with 413 before it reaches a service', async () => {
   const before = upstream.received.length;
-  const response = await api().post('/api/v1/coupons').set(bearer(programA.key)).send({ name: 'x'.repeat(20_000) }).expect(413);
+  const response = await api()
+    .post('/api/v1/coupons')
+    .set(bearer(programA.key))
+    .send({ name: 'x'.repeat(20_000) })
+    .expect(413);
   expect(response.body).toMatchObject({ error: 'Request body is too large' });
   expect(upstream.received.length).toBe(before);
 });
@@ -110,17 +143,32 @@ test('bodies are passed on byte for byte, whatever the encoding the client used'
   expect(plain.body.body).toBe(raw);
   expect(plain.body.headers['content-length']).toBe(String(Buffer.byteLength(raw)));
 
-  const zipped = await sendRaw('DELETE', '/api/v1/links', { ...bearer(programA.key), 'content-type': 'application/json', 'content-encoding': 'gzip' }, gzipSync(raw));
+  const zipped = await sendRaw(
+    'DELETE',
+    '/api/v1/links',
+    { ...bearer(programA.key), 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    gzipSync(raw),
+  );
   expect(zipped.status).toBe(200);
   expect(zipped.body.body).toBe(raw);
   expect(zipped.body.headers['content-encoding']).toBeUndefined();
 
-  const broken = await sendRaw('POST', '/api/v1/links', { ...bearer(programA.key), 'content-type': 'application/json', 'content-encoding': 'gzip' }, Buffer.from('not gzip at all'));
+  const broken = await sendRaw(
+    'POST',
+    '/api/v1/links',
+    { ...bearer(programA.key), 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    Buffer.from('not gzip at all'),
+  );
   expect(broken.status).toBe(400);
   expect(broken.body).toMatchObject({ error: expect.stringContaining('Request body could not be read') });
 
   // Malformed JSON is the service's to judge: the gateway forwards it untouched.
-  const malformed = await api().post('/api/v1/referrals').set(bearer(programA.key)).set('content-type', 'application/json').send('{"name":').expect(200);
+  const malformed = await api()
+    .post('/api/v1/referrals')
+    .set(bearer(programA.key))
+    .set('content-type', 'application/json')
+    .send('{"name":')
+    .expect(200);
   expect(malformed.body.body).toBe('{"name":');
 });
 
@@ -145,7 +193,12 @@ test('a client that sends Expect: 100-continue is answered as any other (the gat
   const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
     const outgoing = httpRequest(`${gateway.url}/api/v1/coupons`, {
       method: 'POST',
-      headers: { ...bearer(programA.key), 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), expect: '100-continue' },
+      headers: {
+        ...bearer(programA.key),
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+        expect: '100-continue',
+      },
     });
     outgoing.on('continue', () => outgoing.end(body));
     outgoing.on('response', (response) => {

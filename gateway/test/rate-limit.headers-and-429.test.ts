@@ -18,7 +18,7 @@ afterAll(async () => {
 
 const api = () => request(gateway.url);
 
-test('the limit is announced as the current draft\'s RateLimit-Policy and RateLimit structured fields', async () => {
+test("the limit is announced as the current draft's RateLimit-Policy and RateLimit structured fields", async () => {
   const { key } = await createProgramWithKey(gateway);
   const first = await api().get('/api/v1/sales').set(bearer(key)).expect(200);
   expect(first.headers['ratelimit-policy']).toBe('"key-route";q=5;w=60');
@@ -79,8 +79,11 @@ test('a program can have its own limit instead of the default', async () => {
   expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(30);
 
   const strict = await createProgramWithKey(gateway);
-  await api().put(`/admin/v1/programs/${strict.programId}`).set(adminAuth).send({ rateLimit: { points: 1, duration: 60 } }).expect(200);
+  await api()
+    .put(`/admin/v1/programs/${strict.programId}`)
+    .set(adminAuth)
+    .send({ rateLimit: { points: 1, duration: 60 } })
+    .expect(200);
   await api().get('/api/v1/referrals').set(bearer(strict.key)).expect(200);
   await api().get('/api/v1/referrals').set(bearer(strict.key)).expect(429);
 });
-

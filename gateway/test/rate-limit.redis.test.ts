@@ -1,7 +1,16 @@
 import Redis from 'ioredis';
 import request from 'supertest';
 import type { RunningGateway } from '../src/gateway';
-import { allUpstreams, bearer, createProgramWithKey, startEchoUpstream, startGateway, startOwnRedis, type EchoUpstream, type OwnRedis } from './support';
+import {
+  allUpstreams,
+  bearer,
+  createProgramWithKey,
+  startEchoUpstream,
+  startGateway,
+  startOwnRedis,
+  type EchoUpstream,
+  type OwnRedis,
+} from './support';
 
 let upstream: EchoUpstream;
 let redis: OwnRedis;
@@ -11,9 +20,18 @@ let replicaB: RunningGateway;
 beforeAll(async () => {
   upstream = await startEchoUpstream();
   redis = await startOwnRedis();
-  replicaA = await startGateway({ upstreams: allUpstreams(upstream.url), redisUrl: redis.url, defaultRateLimit: { points: 6, duration: 60 } });
+  replicaA = await startGateway({
+    upstreams: allUpstreams(upstream.url),
+    redisUrl: redis.url,
+    defaultRateLimit: { points: 6, duration: 60 },
+  });
   // A second replica on the same database and Redis.
-  replicaB = await startGateway({ upstreams: allUpstreams(upstream.url), redisUrl: redis.url, defaultRateLimit: { points: 6, duration: 60 }, dbName: replicaA.connection.name });
+  replicaB = await startGateway({
+    upstreams: allUpstreams(upstream.url),
+    redisUrl: redis.url,
+    defaultRateLimit: { points: 6, duration: 60 },
+    dbName: replicaA.connection.name,
+  });
 });
 
 afterAll(async () => {

@@ -18,11 +18,21 @@ let program: ProgramWithKey;
 
 beforeAll(async () => {
   const exchange = uniqueName('test_events');
-  coupon = await bootService(testServiceSettings('coupon', { exchange }), (context) => buildCouponService(context, { affiliateUrl: DEAD_UPSTREAM }));
-  referral = await bootService(testServiceSettings('referral', { exchange }), (context) => buildReferralService(context, { affiliateUrl: DEAD_UPSTREAM }));
+  coupon = await bootService(testServiceSettings('coupon', { exchange }), (context) =>
+    buildCouponService(context, { affiliateUrl: DEAD_UPSTREAM }),
+  );
+  referral = await bootService(testServiceSettings('referral', { exchange }), (context) =>
+    buildReferralService(context, { affiliateUrl: DEAD_UPSTREAM }),
+  );
   gateway = await startGateway({
     exchange,
-    upstreams: { coupon: coupon.url, referral: referral.url, affiliate: DEAD_UPSTREAM, sale: DEAD_UPSTREAM, 'webhook-dispatcher': DEAD_UPSTREAM },
+    upstreams: {
+      coupon: coupon.url,
+      referral: referral.url,
+      affiliate: DEAD_UPSTREAM,
+      sale: DEAD_UPSTREAM,
+      'webhook-dispatcher': DEAD_UPSTREAM,
+    },
   });
   program = await createProgramWithKey(gateway);
 });
@@ -53,7 +63,9 @@ test("a service's readiness is its own database, plus the broker only where it c
   const couponReadiness = await request(coupon.url).get('/readyz').expect(200);
   expect(couponReadiness.body.checks).toEqual({ accepting: true, mongo: true, rabbitmq: true });
   // The referral service consumes nothing (what it publishes waits in its outbox): the database alone.
-  const referralService = await bootService(testServiceSettings('referral'), (context) => buildReferralService(context, { affiliateUrl: DEAD_UPSTREAM }));
+  const referralService = await bootService(testServiceSettings('referral'), (context) =>
+    buildReferralService(context, { affiliateUrl: DEAD_UPSTREAM }),
+  );
   try {
     const referralReadiness = await request(referralService.url).get('/readyz').expect(200);
     expect(referralReadiness.body.checks).toEqual({ accepting: true, mongo: true });

@@ -23,7 +23,11 @@ const api = () => request(gateway.url);
 type Method = 'get' | 'post' | 'put' | 'delete';
 
 async function keyWith(programId: string, scopes?: ApiScope[]): Promise<{ id: string; key: string }> {
-  const created = await api().post(`/admin/v1/programs/${programId}/api-keys`).set(adminAuth).send(scopes ? { scopes } : {}).expect(200);
+  const created = await api()
+    .post(`/admin/v1/programs/${programId}/api-keys`)
+    .set(adminAuth)
+    .send(scopes ? { scopes } : {})
+    .expect(200);
   return { id: created.body.id, key: created.body.key };
 }
 
@@ -39,7 +43,8 @@ test('the route table walked with each scope: every public operation is allowed 
       const route = `${operation.method.toUpperCase()} ${operation.path} with a "${scope}" key`;
       const missing = scopesOf(operation).filter((needed) => needed !== scope);
       const before = upstream.received.length;
-      const response = await api()[operation.method as Method](`/api/v1${operation.path}`)
+      const response = await api()
+        [operation.method as Method](`/api/v1${operation.path}`)
         .set(bearer(key))
         .send(operation.method === 'get' ? undefined : {});
       if (missing.length > 0) {
@@ -58,14 +63,20 @@ test('the route table walked with each scope: every public operation is allowed 
 });
 
 test('the walk covers the whole gateway route table: every path segment it routes has operations in the scope table', () => {
-  const walked = new Set(API_OPERATIONS.filter((operation) => !operation.admin && !operation.browser).map((operation) => operation.path.split('/')[1]));
+  const walked = new Set(
+    API_OPERATIONS.filter((operation) => !operation.admin && !operation.browser).map((operation) => operation.path.split('/')[1]),
+  );
   const routed = [...Object.keys(ROUTE_TABLE), ...Object.keys(GATEWAY_ROUTES).filter((segment) => segment !== 'browser')];
   expect(routed.filter((segment) => !walked.has(segment))).toEqual([]);
 });
 
 test('a path or method the scope table does not name is open to full keys only: any narrower key is refused 403 naming every scope, and nothing reaches a service', async () => {
   const { programId } = await createProgramWithKey(gateway);
-  const unnamed: Array<[Method, string]> = [['get', '/api/v1/coupons/unknown-thing'], ['post', '/api/v1/event-types'], ['delete', '/api/v1/webhook-deliveries']];
+  const unnamed: Array<[Method, string]> = [
+    ['get', '/api/v1/coupons/unknown-thing'],
+    ['post', '/api/v1/event-types'],
+    ['delete', '/api/v1/webhook-deliveries'],
+  ];
   const narrower = [...API_SCOPES.map((scope) => [scope]), API_SCOPES.filter((scope) => scope !== 'webhook_secrets')];
   for (const scopes of narrower) {
     const { key } = await keyWith(programId, scopes);
@@ -74,7 +85,8 @@ test('a path or method the scope table does not name is open to full keys only: 
       const route = `${method.toUpperCase()} ${path} with a ${scopes.join('+')} key`;
       const response = await api()[method](path).set(bearer(key));
       expect({ route, status: response.status }).toEqual({ route, status: 403 });
-      for (const missing of API_SCOPES.filter((scope) => !scopes.includes(scope))) expect({ route, error: response.body.error }).toEqual({ route, error: expect.stringContaining(`"${missing}"`) });
+      for (const missing of API_SCOPES.filter((scope) => !scopes.includes(scope)))
+        expect({ route, error: response.body.error }).toEqual({ route, error: expect.stringContaining(`"${missing}"`) });
       expect({ route, forwarded: forwarded(before) }).toEqual({ route, forwarded: [] });
     }
   }
@@ -93,7 +105,8 @@ test('a key created without scopes has every scope, as every key made before sco
   const full = await keyWith(programId);
   const stored = await gateway.connection.collection('api_keys').findOne({ _id: full.id as never });
   expect(stored?.scopes).toBeUndefined();
-  for (const path of ['/api/v1/payouts/export', '/api/v1/webhook-endpoints/secret', '/api/v1/coupons']) await api().get(path).set(bearer(full.key)).expect(200);
+  for (const path of ['/api/v1/payouts/export', '/api/v1/webhook-endpoints/secret', '/api/v1/coupons'])
+    await api().get(path).set(bearer(full.key)).expect(200);
   await api().put('/api/v1/payouts').set(bearer(full.key)).send({}).expect(200);
 
   const readOnly = await keyWith(programId, ['read', 'finance']);
@@ -121,12 +134,23 @@ test('rotating a signing secret needs webhook_secrets; changing anything else of
   const endpointId = '00000000-0000-4000-8000-000000000001';
   await api().put('/api/v1/webhook-endpoints').set(bearer(key)).send({ webhookEndpointId: endpointId, active: false }).expect(200);
   const before = upstream.received.length;
-  const refused = await api().put('/api/v1/webhook-endpoints').set(bearer(key)).send({ webhookEndpointId: endpointId, rotateSecret: true }).expect(403);
+  const refused = await api()
+    .put('/api/v1/webhook-endpoints')
+    .set(bearer(key))
+    .send({ webhookEndpointId: endpointId, rotateSecret: true })
+    .expect(403);
   expect(refused.body.error).toContain('"webhook_secrets"');
   expect(forwarded(before)).toEqual([]);
 });
 
-type ProgramAudit = { action: string; operation: string; status: number; aborted: boolean; requestId: string | null; actor: { apiKeyId: string; apiKeyPrefix: string } };
+type ProgramAudit = {
+  action: string;
+  operation: string;
+  status: number;
+  aborted: boolean;
+  requestId: string | null;
+  actor: { apiKeyId: string; apiKeyPrefix: string };
+};
 
 /** The program's audit record as a key of it reads it, once it holds `count` records (they are written after each answer). */
 const auditRecords = (key: string, count: number) =>
@@ -146,11 +170,21 @@ test("revealing a secret, exporting bank details and changing a payout's status 
   const writer = await keyWith(programId, ['write']);
 
   const acts = [
-    await api().get('/api/v1/webhook-endpoints/secret').query({ webhookEndpointId: '00000000-0000-4000-8000-000000000002' }).set(bearer(secrets.key)).set('x-request-id', 'reveal-1'),
+    await api()
+      .get('/api/v1/webhook-endpoints/secret')
+      .query({ webhookEndpointId: '00000000-0000-4000-8000-000000000002' })
+      .set(bearer(secrets.key))
+      .set('x-request-id', 'reveal-1'),
     await api().get('/api/v1/payouts/export').query({ payoutId: '00000000-0000-4000-8000-000000000003' }).set(bearer(finance.key)),
     await api().get('/api/v1/payouts').set(bearer(finance.key)).set('accept', 'text/csv'),
-    await api().put('/api/v1/payouts').set(bearer(finance.key)).send({ payoutId: '00000000-0000-4000-8000-000000000003', status: 'FAILED' }),
-    await api().put('/api/v1/webhook-endpoints').set(bearer(writer.key)).send({ webhookEndpointId: '00000000-0000-4000-8000-000000000002', rotateSecret: true }),
+    await api()
+      .put('/api/v1/payouts')
+      .set(bearer(finance.key))
+      .send({ payoutId: '00000000-0000-4000-8000-000000000003', status: 'FAILED' }),
+    await api()
+      .put('/api/v1/webhook-endpoints')
+      .set(bearer(writer.key))
+      .send({ webhookEndpointId: '00000000-0000-4000-8000-000000000002', rotateSecret: true }),
     await api().get('/api/v1/payouts/export').query({ payoutId: '00000000-0000-4000-8000-000000000003' }).set(bearer(reader.key)),
   ];
   expect(acts.map((response) => [response.status, response.headers['cache-control']])).toEqual([
@@ -191,7 +225,11 @@ test('a case variant of a sensitive path is judged as the operation it names: re
   for (const path of variants) {
     const before = upstream.received.length;
     const refused = await api().get(path).set(bearer(reader.key));
-    expect({ path, status: refused.status, cacheControl: refused.headers['cache-control'] }).toEqual({ path, status: 403, cacheControl: 'no-store' });
+    expect({ path, status: refused.status, cacheControl: refused.headers['cache-control'] }).toEqual({
+      path,
+      status: 403,
+      cacheControl: 'no-store',
+    });
     expect({ path, forwarded: forwarded(before) }).toEqual({ path, forwarded: [] });
   }
   for (const path of variants) {
@@ -234,14 +272,21 @@ test("changing an affiliate's bank details (payoutDetails) needs finance as well
   const records = await auditRecords(reader.key, 3);
   const change = { action: 'bank_details.changed', operation: 'PUT /api/v1/affiliates' };
   // Newest first: the change made, then the two refusals (set and clear).
-  expect(records.map(summary)).toEqual([{ ...change, status: 200, key: both.id }, ...Array(2).fill({ ...change, status: 403, key: writer.id })]);
+  expect(records.map(summary)).toEqual([
+    { ...change, status: 200, key: both.id },
+    ...Array(2).fill({ ...change, status: 403, key: writer.id }),
+  ]);
   expect(JSON.stringify(records)).not.toContain(iban);
   expect(JSON.stringify(records)).not.toContain(iban.slice(4, 16));
 });
 
 /** A JSON body as bytes the service's parser would once have read another way than the gateway: a UTF-8 byte-order mark, or UTF-16LE. */
 const unreadableBodies = (body: object): Array<{ name: string; contentType: string; bytes: Buffer }> => [
-  { name: 'a UTF-8 byte-order mark', contentType: 'application/json', bytes: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(body), 'utf8')]) },
+  {
+    name: 'a UTF-8 byte-order mark',
+    contentType: 'application/json',
+    bytes: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(body), 'utf8')]),
+  },
   { name: 'UTF-16LE', contentType: 'application/json; charset=utf-16le', bytes: Buffer.from(JSON.stringify(body), 'utf16le') },
 ];
 
@@ -250,24 +295,46 @@ test('a body the gateway cannot read as the service would (a byte-order mark, UT
   const writer = await keyWith(programId, ['write']);
   const reader = await keyWith(programId, ['read']);
   const acts = [
-    { path: '/api/v1/affiliates', scope: 'finance', body: { affiliateId: '00000000-0000-4000-8000-000000000005', payoutDetails: { method: 'BANK_TRANSFER', accountHolder: 'Mallory', iban: 'DE89370400440532013000' } } },
-    { path: '/api/v1/webhook-endpoints', scope: 'webhook_secrets', body: { webhookEndpointId: '00000000-0000-4000-8000-000000000006', rotateSecret: true } },
+    {
+      path: '/api/v1/affiliates',
+      scope: 'finance',
+      body: {
+        affiliateId: '00000000-0000-4000-8000-000000000005',
+        payoutDetails: { method: 'BANK_TRANSFER', accountHolder: 'Mallory', iban: 'DE89370400440532013000' },
+      },
+    },
+    {
+      path: '/api/v1/webhook-endpoints',
+      scope: 'webhook_secrets',
+      body: { webhookEndpointId: '00000000-0000-4000-8000-000000000006', rotateSecret: true },
+    },
   ];
   for (const act of acts) {
     for (const payload of unreadableBodies(act.body)) {
       const attempt = `PUT ${act.path} with ${payload.name}`;
       const before = upstream.received.length;
       // fetch sends the bytes as given (supertest would serialise a Buffer as JSON).
-      const refused = await fetch(`${gateway.url}${act.path}`, { method: 'PUT', headers: { ...bearer(writer.key), 'content-type': payload.contentType }, body: payload.bytes });
+      const refused = await fetch(`${gateway.url}${act.path}`, {
+        method: 'PUT',
+        headers: { ...bearer(writer.key), 'content-type': payload.contentType },
+        body: payload.bytes,
+      });
       const error = ((await refused.json()) as { error: string }).error;
-      expect({ attempt, status: refused.status, error }).toEqual({ attempt, status: 403, error: expect.stringContaining(`"${act.scope}"`) });
+      expect({ attempt, status: refused.status, error }).toEqual({
+        attempt,
+        status: 403,
+        error: expect.stringContaining(`"${act.scope}"`),
+      });
       expect({ attempt, forwarded: forwarded(before) }).toEqual({ attempt, forwarded: [] });
     }
   }
   const records = await auditRecords(reader.key, 4);
   // Newest first: both refused rotations, then both refused bank-details changes.
   const refusals = (action: string, operation: string) => Array(2).fill({ action, operation, status: 403, key: writer.id });
-  expect(records.map(summary)).toEqual([...refusals('webhook_secret.revealed', 'PUT /api/v1/webhook-endpoints'), ...refusals('bank_details.changed', 'PUT /api/v1/affiliates')]);
+  expect(records.map(summary)).toEqual([
+    ...refusals('webhook_secret.revealed', 'PUT /api/v1/webhook-endpoints'),
+    ...refusals('bank_details.changed', 'PUT /api/v1/affiliates'),
+  ]);
 });
 
 test('a sensitive answer the client drops mid-stream is recorded all the same, once, marked aborted', async () => {
@@ -278,12 +345,16 @@ test('a sensitive answer the client drops mid-stream is recorded all the same, o
   upstream.trickleFor([programId]);
   try {
     const firstChunk = await new Promise<string>((resolve, reject) => {
-      const exporting = httpGet(`${gateway.url}/api/v1/payouts/export?payoutId=00000000-0000-4000-8000-000000000007`, { headers: bearer(finance.key) }, (response) => {
-        response.once('data', (chunk: Buffer) => {
-          exporting.destroy();
-          resolve(chunk.toString('utf8'));
-        });
-      });
+      const exporting = httpGet(
+        `${gateway.url}/api/v1/payouts/export?payoutId=00000000-0000-4000-8000-000000000007`,
+        { headers: bearer(finance.key) },
+        (response) => {
+          response.once('data', (chunk: Buffer) => {
+            exporting.destroy();
+            resolve(chunk.toString('utf8'));
+          });
+        },
+      );
       exporting.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' ? undefined : reject(error)));
     });
     expect(firstChunk).toBe('name\n');
@@ -292,7 +363,11 @@ test('a sensitive answer the client drops mid-stream is recorded all the same, o
       { action: 'bank_details.exported', operation: 'GET /api/v1/payouts/export', status: 200, key: finance.id, aborted: true },
     ]);
     // A finished answer is recorded once too, not aborted.
-    await api().get('/api/v1/payouts/export').query({ payoutId: '00000000-0000-4000-8000-000000000007' }).set(bearer(reader.key)).expect(403);
+    await api()
+      .get('/api/v1/payouts/export')
+      .query({ payoutId: '00000000-0000-4000-8000-000000000007' })
+      .set(bearer(reader.key))
+      .expect(403);
     const both = await auditRecords(reader.key, 2);
     expect(both.map((record) => ({ status: record.status, aborted: record.aborted }))).toEqual([
       { status: 403, aborted: false },

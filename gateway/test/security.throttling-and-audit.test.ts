@@ -41,10 +41,14 @@ test('HEAD and OPTIONS are counted as GET', async () => {
 
 test('requests failing authentication are limited per address, and a valid key from that address is still served', async () => {
   // Its own gateway: the failures of the other tests must not count here.
-  const own = await startGateway({ upstreams: allUpstreams(upstream.url), failedAuthLimits: { api: { points: 3, duration: 60 }, admin: { points: 3, duration: 900 } } });
+  const own = await startGateway({
+    upstreams: allUpstreams(upstream.url),
+    failedAuthLimits: { api: { points: 3, duration: 60 }, admin: { points: 3, duration: 900 } },
+  });
   try {
     const { key } = await createProgramWithKey(own);
-    for (const token of ['ak_live_guess1', 'ak_live_guess2', 'ak_live_guess3']) await request(own.url).get('/api/v1/coupons').set(bearer(token)).expect(401);
+    for (const token of ['ak_live_guess1', 'ak_live_guess2', 'ak_live_guess3'])
+      await request(own.url).get('/api/v1/coupons').set(bearer(token)).expect(401);
     const throttled = await request(own.url).get('/api/v1/coupons').set(bearer('ak_live_guess4')).expect(429);
     expect(throttled.body).toMatchObject({ error: expect.stringContaining('Too many failed authentication attempts') });
     expect(Number(throttled.headers['retry-after'])).toBeGreaterThan(0);
@@ -56,7 +60,10 @@ test('requests failing authentication are limited per address, and a valid key f
 });
 
 test('an address over its failed-authentication limit keeps its known valid keys working, while keys it has not shown valid get one lookup per window and the rest are refused unread', async () => {
-  const own = await startGateway({ upstreams: allUpstreams(upstream.url), failedAuthLimits: { api: { points: 2, duration: 60 }, admin: { points: 3, duration: 900 } } });
+  const own = await startGateway({
+    upstreams: allUpstreams(upstream.url),
+    failedAuthLimits: { api: { points: 2, duration: 60 }, admin: { points: 3, duration: 900 } },
+  });
   try {
     const { key } = await createProgramWithKey(own);
     const { key: newcomer } = await createProgramWithKey(own);
@@ -67,7 +74,10 @@ test('an address over its failed-authentication limit keeps its known valid keys
     // The known key keeps working, however many times, between the guesser's refused keys.
     for (let call = 0; call < 3; call += 1) {
       await request(own.url).get('/api/v1/coupons').set(bearer(key)).expect(200);
-      await request(own.url).get('/api/v1/coupons').set(bearer(`ak_live_guess-${call}`)).expect(429);
+      await request(own.url)
+        .get('/api/v1/coupons')
+        .set(bearer(`ak_live_guess-${call}`))
+        .expect(429);
     }
     // The window's one lookup went to the guesser's first key after the limit: a valid key this gateway
     // has not seen is now refused unread, as every unknown key is (it would be served if it were read).
@@ -115,12 +125,22 @@ test('probes are exempt from per-address limits: an address that used up its lim
 });
 
 test('failed admin attempts slow the address down with a Retry-After that grows, and the right token is always accepted', async () => {
-  const own = await startGateway({ upstreams: allUpstreams(upstream.url), failedAuthLimits: { api: { points: 60, duration: 60 }, admin: { points: 3, duration: 900 } } });
+  const own = await startGateway({
+    upstreams: allUpstreams(upstream.url),
+    failedAuthLimits: { api: { points: 60, duration: 60 }, admin: { points: 3, duration: 900 } },
+  });
   try {
-    for (let attempt = 0; attempt < 3; attempt += 1) await request(own.url).get('/admin/v1/programs').set(bearer(`wrong-admin-token-${attempt}`)).expect(401);
+    for (let attempt = 0; attempt < 3; attempt += 1)
+      await request(own.url)
+        .get('/admin/v1/programs')
+        .set(bearer(`wrong-admin-token-${attempt}`))
+        .expect(401);
     const waits: number[] = [];
     for (let attempt = 3; attempt < 7; attempt += 1) {
-      const throttled = await request(own.url).get('/admin/v1/programs').set(bearer(`wrong-admin-token-${attempt}`)).expect(429);
+      const throttled = await request(own.url)
+        .get('/admin/v1/programs')
+        .set(bearer(`wrong-admin-token-${attempt}`))
+        .expect(429);
       expect(throttled.body).toMatchObject({ error: expect.stringContaining('Too many failed authentication attempts') });
       waits.push(Number(throttled.headers['retry-after']));
     }
@@ -150,9 +170,17 @@ test('/admin/v1 without the right token is behind the per-address limiter; the r
 });
 
 test('refused admin attempts are counted in one audit record per address and window, so a flood cannot grow the record', async () => {
-  const own = await startGateway({ upstreams: allUpstreams(upstream.url), failedAuthLimits: { api: { points: 60, duration: 60 }, admin: { points: 1000, duration: 900 } } });
+  const own = await startGateway({
+    upstreams: allUpstreams(upstream.url),
+    failedAuthLimits: { api: { points: 60, duration: 60 }, admin: { points: 1000, duration: 900 } },
+  });
   try {
-    const flood = Array.from({ length: 40 }, (_, attempt) => request(own.url).delete(`/admin/v1/programs/p-${attempt}`).set(bearer(`wrong-${attempt}`)).expect(401));
+    const flood = Array.from({ length: 40 }, (_, attempt) =>
+      request(own.url)
+        .delete(`/admin/v1/programs/p-${attempt}`)
+        .set(bearer(`wrong-${attempt}`))
+        .expect(401),
+    );
     await Promise.all(flood);
     const refusals = await eventually(async () => {
       const response = await request(own.url).get('/admin/v1/audit-records').set(adminAuth).expect(200);
@@ -160,7 +188,11 @@ test('refused admin attempts are counted in one audit record per address and win
       expect(refused.map((record) => record.count)).toEqual([40]);
       return refused;
     });
-    expect(refusals[0]).toMatchObject({ action: 'DELETE /admin/v1/programs/{id}', status: 401, actor: { address: expect.stringContaining('127.0.0.1') } });
+    expect(refusals[0]).toMatchObject({
+      action: 'DELETE /admin/v1/programs/{id}',
+      status: 401,
+      actor: { address: expect.stringContaining('127.0.0.1') },
+    });
     expect(await own.store.auditRecords.countDocuments({})).toBe(1);
   } finally {
     await own.stop();
@@ -174,7 +206,11 @@ test('audit records are deleted once older than the retention setting, where the
     await request(own.url).get('/api/v1/webhook-endpoints/secret').set(bearer(key)).expect(200);
     await eventually(async () => {
       expect(await own.store.auditRecords.countDocuments({})).toBeGreaterThan(0);
-      await request(own.url).get('/api/v1/audit-records').set(bearer(key)).expect(200).expect((response) => expect(response.body).toHaveLength(1));
+      await request(own.url)
+        .get('/api/v1/audit-records')
+        .set(bearer(key))
+        .expect(200)
+        .expect((response) => expect(response.body).toHaveLength(1));
     });
     await eventually(async () => {
       await request(own.url).get('/admin/v1/audit-records').set(adminAuth).expect(200, []);
@@ -185,10 +221,20 @@ test('audit records are deleted once older than the retention setting, where the
   }
 });
 
-type Audit = { action: string; targetId: string | null; status: number; actor: { credential: string; address: string | null; user: string | null } };
+type Audit = {
+  action: string;
+  targetId: string | null;
+  status: number;
+  actor: { credential: string; address: string | null; user: string | null };
+};
 
 test('admin changes and refused admin attempts are written to the audit record (who, what, when); reads are not', async () => {
-  const program = await api().post('/admin/v1/programs').set(adminAuth).set('user-agent', 'ops-laptop').send({ name: 'Audited' }).expect(200);
+  const program = await api()
+    .post('/admin/v1/programs')
+    .set(adminAuth)
+    .set('user-agent', 'ops-laptop')
+    .send({ name: 'Audited' })
+    .expect(200);
   const key = await api().post(`/admin/v1/programs/${program.body.id}/api-keys`).set(adminAuth).expect(200);
   await api().delete(`/admin/v1/api-keys/${key.body.id}`).set(adminAuth).expect(200);
   await api().put(`/admin/v1/programs/${program.body.id}`).set(adminAuth).send({ apiAccess: 'yes' }).expect(400);
@@ -216,5 +262,9 @@ test('admin CLI changes are written to the audit record with the host user', asy
   const created = (await runAdminCommand(['create-program', '--name', 'CLI audited'], gateway.store)) as { program: { id: string } };
   const response = await api().get('/admin/v1/audit-records?limit=10').set(adminAuth).expect(200);
   const entry = (response.body as Audit[]).find((record) => record.targetId === created.program.id);
-  expect(entry).toMatchObject({ action: 'cli create-program', status: 200, actor: { credential: 'cli', user: expect.any(String), address: null } });
+  expect(entry).toMatchObject({
+    action: 'cli create-program',
+    status: 200,
+    actor: { credential: 'cli', user: expect.any(String), address: null },
+  });
 });

@@ -27,16 +27,28 @@ function startShop(): Promise<{ server: Server; origin: string }> {
   const server = createServer((request, response) => {
     const slug = new URL(request.url ?? '/', 'http://shop.invalid').searchParams.get('slug') ?? '';
     response.setHeader('content-type', 'text/html; charset=utf-8');
-    response.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Partners</title></head><body><main><h1>Become a partner</h1><iframe title="Sign-up" src="${system.gatewayUrl}/join/${slug}" width="600" height="900"></iframe></main></body></html>`);
+    response.end(
+      `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Partners</title></head><body><main><h1>Become a partner</h1><iframe title="Sign-up" src="${system.gatewayUrl}/join/${slug}" width="600" height="900"></iframe></main></body></html>`,
+    );
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, origin: `http://localhost:${(server.address() as AddressInfo).port}` })));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve({ server, origin: `http://localhost:${(server.address() as AddressInfo).port}` })),
+  );
 }
 
 beforeAll(async () => {
   system = await System.start();
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   allowedShop = await startShop();
   foreignShop = await startShop();
@@ -52,7 +64,13 @@ beforeAll(async () => {
         questions: [
           { id: 'channel', label: 'Where do you publish?', type: 'TEXT', required: true },
           { id: 'site', label: 'Your website', type: 'URL', required: true },
-          { id: 'audience', label: 'Audience size', type: 'SELECT', required: true, options: ['Under 1,000', '1,000 to 10,000', 'Over 10,000'] },
+          {
+            id: 'audience',
+            label: 'Audience size',
+            type: 'SELECT',
+            required: true,
+            options: ['Under 1,000', '1,000 to 10,000', 'Over 10,000'],
+          },
           { id: 'pitch', label: 'Why should we pick you?', type: 'LONG_TEXT' },
         ],
       },
@@ -85,7 +103,10 @@ async function expectNoSeriousViolation(frame: Page | Frame, name: string) {
   const violations = (await frame.evaluate(
     `axe.run(document).then((result) => result.violations.map((violation) => ({ id: violation.id, impact: violation.impact, nodes: violation.nodes.map((node) => node.target.join(' ')).slice(0, 3) })))`,
   )) as { impact: string }[];
-  expect({ page: name, violations: violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical') }).toEqual({ page: name, violations: [] });
+  expect({
+    page: name,
+    violations: violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical'),
+  }).toEqual({ page: name, violations: [] });
   if ('screenshot' in frame) {
     mkdirSync(SCREENSHOTS, { recursive: true });
     await frame.screenshot({ path: join(SCREENSHOTS, `${name.replace(/ /g, '-')}.png`), fullPage: true });
@@ -122,7 +143,12 @@ test('an applicant fills in the answers, submits and sees the result; the affili
 
   const affiliate = await affiliateByEmail(email);
   expect(affiliate.status).toBe('PENDING');
-  expect(affiliate.signupAnswers.map((answer: { answer: string }) => answer.answer)).toEqual(['A cooking blog', 'https://grace.example.com', '1,000 to 10,000', 'Ten years of recipes.']);
+  expect(affiliate.signupAnswers.map((answer: { answer: string }) => answer.answer)).toEqual([
+    'A cooking blog',
+    'https://grace.example.com',
+    '1,000 to 10,000',
+    'Ten years of recipes.',
+  ]);
   expect(outside).toEqual([]);
 });
 
@@ -144,7 +170,10 @@ test('embedded in an iframe on an allowed origin the form works; on any other or
   const embedded = page.frameLocator('iframe[title="Sign-up"]');
   await embedded.getByRole('heading', { name: 'Join Acme Outdoor' }).waitFor();
   const email = `framed-${randomUUID().slice(0, 6)}@example.com`;
-  await fillApplication(page.frames().find((frame) => frame.url().includes('/join/'))!, email);
+  await fillApplication(
+    page.frames().find((frame) => frame.url().includes('/join/'))!,
+    email,
+  );
   await embedded.getByRole('button', { name: 'Apply' }).click();
   await embedded.getByRole('heading', { name: 'Application received' }).waitFor();
   expect((await affiliateByEmail(email)).status).toBe('PENDING');
@@ -163,7 +192,10 @@ test('the refused-application page (an email already in the program) and the 404
     const page = await newPage();
     await page.goto(`${system.gatewayUrl}/join/${program.slug}`);
     await fillApplication(page, email);
-    const [answer] = await Promise.all([page.waitForResponse((response) => response.request().method() === 'POST'), page.getByRole('button', { name: 'Apply' }).click()]);
+    const [answer] = await Promise.all([
+      page.waitForResponse((response) => response.request().method() === 'POST'),
+      page.getByRole('button', { name: 'Apply' }).click(),
+    ]);
     await page.waitForLoadState();
     if (attempt === 1) continue;
     expect(answer.status()).toBe(400);

@@ -50,13 +50,18 @@ export function allUpstreams(url: string): Record<UpstreamName, string> {
   return Object.fromEntries(UPSTREAM_NAMES.map((name) => [name, url])) as Record<UpstreamName, string>;
 }
 
-export const startGateway = (overrides: Partial<GatewaySettings> = {}): Promise<RunningGateway> => bootGateway(testGatewaySettings(overrides));
+export const startGateway = (overrides: Partial<GatewaySettings> = {}): Promise<RunningGateway> =>
+  bootGateway(testGatewaySettings(overrides));
 
 export type ProgramWithKey = { programId: string; key: string; keyId: string };
 
 /** A program and a key made through the admin API, the way an operator does it. */
 export async function createProgramWithKey(gateway: RunningGateway, settings: Record<string, unknown> = {}): Promise<ProgramWithKey> {
-  const program = await request(gateway.app).post('/admin/v1/programs').set(adminAuth).send({ name: 'Test program', ...settings }).expect(200);
+  const program = await request(gateway.app)
+    .post('/admin/v1/programs')
+    .set(adminAuth)
+    .send({ name: 'Test program', ...settings })
+    .expect(200);
   const apiKey = await request(gateway.app).post(`/admin/v1/programs/${program.body.id}/api-keys`).set(adminAuth).expect(200);
   return { programId: program.body.id, key: apiKey.body.key, keyId: apiKey.body.id };
 }
@@ -85,7 +90,12 @@ export async function startEchoUpstream(): Promise<EchoUpstream> {
     const chunks: Buffer[] = [];
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
     incoming.on('end', () => {
-      const entry = { method: incoming.method ?? '', url: incoming.url ?? '', headers: incoming.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const entry = {
+        method: incoming.method ?? '',
+        url: incoming.url ?? '',
+        headers: incoming.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
       received.push(entry);
       if (incoming.url === '/healthz') return outgoing.end('{"status":"ok"}');
       if (hungProgram !== null && incoming.headers['x-program-id'] === hungProgram) return;
@@ -144,7 +154,11 @@ export type OwnRedis = { url: string; stop: () => Promise<void> };
 /** A Redis of this test only, so stopping it mid-traffic disturbs nobody else. */
 export async function startOwnRedis(): Promise<OwnRedis> {
   const port = await freePort();
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], { stdio: 'ignore' });
+  const child: ChildProcess = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
+    { stdio: 'ignore' },
+  );
   const deadline = Date.now() + 10_000;
   while (!(await portOpen(port))) {
     if (Date.now() > deadline) throw new Error('redis-server did not start');
@@ -207,7 +221,10 @@ export async function spawnGateway(env: Record<string, string>): Promise<Gateway
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const up = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2000) }).then((response) => response.ok, () => false);
+    const up = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2000) }).then(
+      (response) => response.ok,
+      () => false,
+    );
     if (up) break;
     if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the gateway did not start:\n${output}`);
     await new Promise((resolve) => setTimeout(resolve, 100));

@@ -16,10 +16,18 @@ beforeAll(async () => {
   // One exchange for all three, so the services receive the gateway's program events.
   const exchange = uniqueName('test_events');
   affiliate = await bootService(testServiceSettings('affiliate', { exchange }), (context) => buildAffiliateService(context));
-  coupon = await bootService(testServiceSettings('coupon', { exchange }), (context) => buildCouponService(context, { affiliateUrl: affiliate.url }));
+  coupon = await bootService(testServiceSettings('coupon', { exchange }), (context) =>
+    buildCouponService(context, { affiliateUrl: affiliate.url }),
+  );
   gateway = await startGateway({
     exchange,
-    upstreams: { coupon: coupon.url, affiliate: affiliate.url, referral: DEAD_UPSTREAM, sale: DEAD_UPSTREAM, 'webhook-dispatcher': DEAD_UPSTREAM },
+    upstreams: {
+      coupon: coupon.url,
+      affiliate: affiliate.url,
+      referral: DEAD_UPSTREAM,
+      sale: DEAD_UPSTREAM,
+      'webhook-dispatcher': DEAD_UPSTREAM,
+    },
   });
   programA = await createProgramWithKey(gateway, { defaultCommissionRate: 33 });
   programB = await createProgramWithKey(gateway);
@@ -60,7 +68,9 @@ test("one program's coupons and codes are invisible and untouchable with another
 });
 
 test("one program's affiliates and links are invisible with another program's key", async () => {
-  const created = await as(programA).post('/affiliates', { firstName: 'Ann', lastName: 'A', email: 'ann@a.example', affiliateLink: 'ann-a' }).expect(200);
+  const created = await as(programA)
+    .post('/affiliates', { firstName: 'Ann', lastName: 'A', email: 'ann@a.example', affiliateLink: 'ann-a' })
+    .expect(200);
   await as(programB).get(`/affiliates?id=${created.body.id}`).expect(200, 'null');
   await as(programB).get('/affiliates?email=ann@a.example').expect(200, 'null');
   expect((await as(programB).get('/affiliates').expect(200)).body).toEqual([]);
@@ -72,12 +82,16 @@ test("one program's affiliates and links are invisible with another program's ke
 
 test('the services see program settings from the gateway events (default commission)', async () => {
   await eventually(async () => {
-    const created = await as(programA).post('/affiliates', { firstName: 'Cy', lastName: 'C', email: `cy${Date.now()}@a.example` }).expect(200);
+    const created = await as(programA)
+      .post('/affiliates', { firstName: 'Cy', lastName: 'C', email: `cy${Date.now()}@a.example` })
+      .expect(200);
     expect(created.body.commissionRate).toBe(33);
   });
   await request(gateway.url).put(`/admin/v1/programs/${programA.programId}`).set(adminAuth).send({ defaultCommissionRate: 12 }).expect(200);
   await eventually(async () => {
-    const created = await as(programA).post('/affiliates', { firstName: 'Di', lastName: 'D', email: `di${Date.now()}@a.example` }).expect(200);
+    const created = await as(programA)
+      .post('/affiliates', { firstName: 'Di', lastName: 'D', email: `di${Date.now()}@a.example` })
+      .expect(200);
     expect(created.body.commissionRate).toBe(12);
   });
 });
@@ -92,9 +106,14 @@ test('an idempotent POST /coupons retried creates one coupon; the same key with 
   const first = await as(programB).post('/coupons', body).set('Idempotency-Key', 'coupon-create-1').expect(200);
   const retry = await as(programB).post('/coupons', body).set('Idempotency-Key', 'coupon-create-1').expect(200);
   expect(retry.body).toEqual(first.body);
-  const named = (await as(programB).get('/coupons').expect(200)).body.filter((candidate: { name: string }) => candidate.name === 'Idempotent');
+  const named = (await as(programB).get('/coupons').expect(200)).body.filter(
+    (candidate: { name: string }) => candidate.name === 'Idempotent',
+  );
   expect(named).toHaveLength(1);
-  await as(programB).post('/coupons', { ...body, percentOff: 20 }).set('Idempotency-Key', 'coupon-create-1').expect(409);
+  await as(programB)
+    .post('/coupons', { ...body, percentOff: 20 })
+    .set('Idempotency-Key', 'coupon-create-1')
+    .expect(409);
   // Program A has its own key space.
   const other = await as(programA).post('/coupons', body).set('Idempotency-Key', 'coupon-create-1').expect(200);
   expect(other.body.id).not.toBe(first.body.id);

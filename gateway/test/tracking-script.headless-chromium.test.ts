@@ -28,7 +28,10 @@ function startShop(): Promise<{ server: Server; origin: string }> {
     const url = new URL(request.url ?? '/', 'http://shop.invalid');
     const key = url.searchParams.get('pk') ?? '';
     const extra = url.searchParams.get('attrs') ?? '';
-    response.setHeader('Content-Security-Policy', `default-src 'none'; script-src ${system.gatewayUrl}; connect-src ${system.gatewayUrl}; base-uri 'none'`);
+    response.setHeader(
+      'Content-Security-Policy',
+      `default-src 'none'; script-src ${system.gatewayUrl}; connect-src ${system.gatewayUrl}; base-uri 'none'`,
+    );
     response.setHeader('content-type', 'text/html; charset=utf-8');
     response.end(
       `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Shop</title>` +
@@ -36,13 +39,22 @@ function startShop(): Promise<{ server: Server; origin: string }> {
         `<body><main><h1>Shop</h1></main></body></html>`,
     );
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, origin: `http://localhost:${(server.address() as AddressInfo).port}` })));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve({ server, origin: `http://localhost:${(server.address() as AddressInfo).port}` })),
+  );
 }
 
-async function programWithAffiliate(link: string, allowedOrigins: string[], settings: Record<string, unknown> = {}, moreLinks: string[] = []) {
+async function programWithAffiliate(
+  link: string,
+  allowedOrigins: string[],
+  settings: Record<string, unknown> = {},
+  moreLinks: string[] = [],
+) {
   const program = await system.createProgram({ allowedOrigins, ...settings });
   for (const each of [link, ...moreLinks]) {
-    await okBody(program.api.post('/affiliates', { firstName: 'Ada', lastName: 'Byron', email: `${each}@example.com`, affiliateLink: each }));
+    await okBody(
+      program.api.post('/affiliates', { firstName: 'Ada', lastName: 'Byron', email: `${each}@example.com`, affiliateLink: each }),
+    );
   }
   const publishable = await okBody(program.api.post('/publishable-keys', {}));
   return { ...program, publishableKey: publishable.key as string };
@@ -53,7 +65,16 @@ beforeAll(async () => {
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
     // shop.test and its subdomains resolve here, for the cross-subdomain cookie test.
-    args: ['--host-resolver-rules=MAP *.shop.test 127.0.0.1', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--host-resolver-rules=MAP *.shop.test 127.0.0.1',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   ({ server: shop, origin: shopOrigin } = await startShop());
   ({ server: foreignShop, origin: foreignOrigin } = await startShop());
@@ -73,11 +94,18 @@ afterAll(async () => {
 const DESKTOP_CHROME = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 const visitor = () => browser.newContext({ userAgent: DESKTOP_CHROME });
 
-const clicksOf = async (program: { api: Api }, link: string): Promise<number> => (await okBody(program.api.get(`/links?link=${link}`)))[0].clicks;
+const clicksOf = async (program: { api: Api }, link: string): Promise<number> =>
+  (await okBody(program.api.get(`/links?link=${link}`)))[0].clicks;
 
 type Tracker = { clickId: number | null; visitorId: string | null };
 
-async function land(context: BrowserContext, origin: string, query: string, publishableKey: string, attrs = ''): Promise<{ page: Page; tracker: Tracker }> {
+async function land(
+  context: BrowserContext,
+  origin: string,
+  query: string,
+  publishableKey: string,
+  attrs = '',
+): Promise<{ page: Page; tracker: Tracker }> {
   const page = await context.newPage();
   await page.goto(`${origin}/landing?${query}&pk=${encodeURIComponent(publishableKey)}&attrs=${encodeURIComponent(attrs)}`);
   await page.waitForFunction(() => 'affiliate' in globalThis);
@@ -90,7 +118,10 @@ async function land(context: BrowserContext, origin: string, query: string, publ
 }
 
 const convert = (page: Page, customer: Record<string, string>) =>
-  page.evaluate((body) => (globalThis as unknown as { affiliate: { convert: (customer: unknown) => Promise<unknown> } }).affiliate.convert(body), customer);
+  page.evaluate(
+    (body) => (globalThis as unknown as { affiliate: { convert: (customer: unknown) => Promise<unknown> } }).affiliate.convert(body),
+    customer,
+  );
 
 test('the script is plain ES2017 and under 4 KB gzipped, and the gateway serves it cacheable with an ETag', async () => {
   const source = readFileSync(TRACKING_SCRIPT_PATH, 'utf8');
@@ -139,7 +170,10 @@ test('convert creates the referral attributed to the affiliate of the click, and
   const context = await visitor();
   try {
     const { page, tracker } = await land(context, shopOrigin, 'ref=ada', programA.publishableKey);
-    const first = (await convert(page, { email: 'buyer@example.com', name: 'Bu Yer', externalId: 'user-7' })) as { ok: boolean; referralId: string };
+    const first = (await convert(page, { email: 'buyer@example.com', name: 'Bu Yer', externalId: 'user-7' })) as {
+      ok: boolean;
+      referralId: string;
+    };
     expect(first).toEqual({ ok: true, referralId: expect.any(String) });
     expect(await convert(page, { email: 'buyer@example.com' })).toEqual(first);
     const checkout = await context.newPage();
@@ -149,7 +183,13 @@ test('convert creates the referral attributed to the affiliate of the click, and
 
     const referral = await okBody(programA.api.get(`/referrals?id=${first.referralId}`));
     const ada = await okBody(programA.api.get('/affiliates?email=ada@example.com'));
-    expect(referral).toMatchObject({ affiliateId: ada.id, clickId: tracker.clickId, email: 'buyer@example.com', referredUserExternalId: 'user-7', attribution: { method: 'CLICK', clickId: tracker.clickId, affiliateId: ada.id } });
+    expect(referral).toMatchObject({
+      affiliateId: ada.id,
+      clickId: tracker.clickId,
+      email: 'buyer@example.com',
+      referredUserExternalId: 'user-7',
+      attribution: { method: 'CLICK', clickId: tracker.clickId, affiliateId: ada.id },
+    });
     expect(await okBody(programA.api.get('/referrals?email=buyer@example.com'))).toHaveLength(1);
   } finally {
     await context.close();
@@ -293,7 +333,9 @@ test('with data-cookie-domain, a click on www. is converted on app. of the same 
 test('with data-respect-dnt, Do Not Track turns the script off too', async () => {
   const context = await visitor();
   try {
-    await context.addInitScript(() => Object.defineProperty((globalThis as unknown as { navigator: object }).navigator, 'doNotTrack', { value: '1' }));
+    await context.addInitScript(() =>
+      Object.defineProperty((globalThis as unknown as { navigator: object }).navigator, 'doNotTrack', { value: '1' }),
+    );
     const before = await clicksOf(programA, 'ada');
     const { tracker } = await land(context, shopOrigin, 'ref=ada', programA.publishableKey, 'data-respect-dnt');
     expect(tracker).toEqual({ clickId: null, visitorId: null });
@@ -307,7 +349,9 @@ test('with data-respect-dnt, Do Not Track turns the script off too', async () =>
 test('with data-respect-dnt, Global Privacy Control turns the script off: no cookie, no click, no referral', async () => {
   const context = await visitor();
   try {
-    await context.addInitScript(() => Object.defineProperty((globalThis as unknown as { navigator: object }).navigator, 'globalPrivacyControl', { value: true }));
+    await context.addInitScript(() =>
+      Object.defineProperty((globalThis as unknown as { navigator: object }).navigator, 'globalPrivacyControl', { value: true }),
+    );
     const before = await clicksOf(programA, 'ada');
     const { page, tracker } = await land(context, shopOrigin, 'ref=ada', programA.publishableKey, 'data-respect-dnt');
     expect(tracker).toEqual({ clickId: null, visitorId: null });

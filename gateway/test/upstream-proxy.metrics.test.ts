@@ -23,7 +23,10 @@ const scrape = async () => (await fetch(`${gateway.metricsUrl}/metrics`)).text()
 test("a call beyond the program's in-flight cap is answered 503 and counted as shed under its upstream and reason", async () => {
   const { key, programId } = await createProgramWithKey(gateway);
   upstream.hangFor(programId);
-  const held = request(gateway.app).get('/api/v1/coupons').set(bearer(key)).then((answer) => answer.status);
+  const held = request(gateway.app)
+    .get('/api/v1/coupons')
+    .set(bearer(key))
+    .then((answer) => answer.status);
   // The first call is at the service (and hangs there): the program's one call in flight.
   await eventually(() => expect(upstream.received.some((entry) => entry.headers['x-program-id'] === programId)).toBe(true), 30_000);
   expect(await scrape()).not.toMatch(/^upstream_requests_shed_total\{/m);
@@ -38,15 +41,26 @@ test("a call beyond the program's in-flight cap is answered 503 and counted as s
 test('a call waiting for one of the connections to its upstream is counted as waiting under that upstream, and no longer once it is sent', async () => {
   const service = await startEchoUpstream();
   const pooled = await startGateway({ upstreams: allUpstreams(service.url), upstreamMaxSockets: 1, upstreamTimeoutMs: 60_000 });
-  const waitingOf = async () => Number(/^upstream_requests_waiting\{upstream="coupon",service="gateway"\} (\S+)$/m.exec(await (await fetch(`${pooled.metricsUrl}/metrics`)).text())?.[1] ?? 0);
+  const waitingOf = async () =>
+    Number(
+      /^upstream_requests_waiting\{upstream="coupon",service="gateway"\} (\S+)$/m.exec(
+        await (await fetch(`${pooled.metricsUrl}/metrics`)).text(),
+      )?.[1] ?? 0,
+    );
   try {
     const [holder, waiter] = [await createProgramWithKey(pooled), await createProgramWithKey(pooled)];
     service.hangFor(holder.programId);
     // The one connection is held by a call the service never answers; another program's call waits for it.
-    const held = request(pooled.app).get('/api/v1/coupons').set(bearer(holder.key)).then((answer) => answer.status);
+    const held = request(pooled.app)
+      .get('/api/v1/coupons')
+      .set(bearer(holder.key))
+      .then((answer) => answer.status);
     await eventually(() => expect(service.received.some((entry) => entry.headers['x-program-id'] === holder.programId)).toBe(true), 30_000);
     expect(await waitingOf()).toBe(0);
-    const waiting = request(pooled.app).get('/api/v1/coupons').set(bearer(waiter.key)).then((answer) => answer.status);
+    const waiting = request(pooled.app)
+      .get('/api/v1/coupons')
+      .set(bearer(waiter.key))
+      .then((answer) => answer.status);
     await eventually(async () => expect(await waitingOf()).toBe(1), 30_000);
     // The service goes away: the held call ends, the waiting one is sent (or refused) and waits no more.
     await service.stop();

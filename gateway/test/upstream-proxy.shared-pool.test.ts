@@ -46,7 +46,11 @@ async function call(path: string, init: RequestInit & { giveUpAfterMs?: number }
 
 async function createProgram(): Promise<{ programId: string; key: string }> {
   const json = { ...adminAuth, 'content-type': 'application/json' };
-  const program = (await call('/admin/v1/programs', { method: 'POST', headers: json, body: JSON.stringify({ name: `pool ${randomUUID().slice(0, 6)}` }) })) as Answer;
+  const program = (await call('/admin/v1/programs', {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({ name: `pool ${randomUUID().slice(0, 6)}` }),
+  })) as Answer;
   const key = (await call(`/admin/v1/programs/${program.body.id}/api-keys`, { method: 'POST', headers: adminAuth })) as Answer;
   return { programId: program.body.id, key: key.body.key };
 }
@@ -123,13 +127,18 @@ test('a request that waits for a pooled connection past the deadline is answered
   const taken = new AbortController();
   try {
     const streams = await Promise.all(
-      holders.flatMap((holder) => [1, 2].map(() => fetch(`${gateway.url}/api/v1/webhook-deliveries`, { headers: bearer(holder.key), signal: taken.signal }))),
+      holders.flatMap((holder) =>
+        [1, 2].map(() => fetch(`${gateway.url}/api/v1/webhook-deliveries`, { headers: bearer(holder.key), signal: taken.signal })),
+      ),
     );
     expect(streams.map((stream) => stream.status)).toEqual([200, 200, 200, 200]);
 
     // Past the deadline (1.5 s) no connection came free: answered, not left waiting.
     const waited = (await call('/api/v1/webhook-endpoints', { headers: bearer(waiter.key) })) as Answer;
-    expect(waited).toMatchObject({ status: 503, body: { error: 'No connection to the webhook-dispatcher service became free within 1500 ms; retry later', code: 'service_busy' } });
+    expect(waited).toMatchObject({
+      status: 503,
+      body: { error: 'No connection to the webhook-dispatcher service became free within 1500 ms; retry later', code: 'service_busy' },
+    });
     expect(Number(waited.retryAfter)).toBeGreaterThan(0);
     stillUp();
   } finally {
@@ -137,7 +146,9 @@ test('a request that waits for a pooled connection past the deadline is answered
     upstream.trickleFor([]);
   }
   // The connections given back, the same program is served.
-  await eventually(async () => expect(await call('/api/v1/webhook-endpoints', { headers: bearer(waiter.key) })).toMatchObject({ status: 200 }));
+  await eventually(async () =>
+    expect(await call('/api/v1/webhook-endpoints', { headers: bearer(waiter.key) })).toMatchObject({ status: 200 }),
+  );
   stillUp();
 });
 

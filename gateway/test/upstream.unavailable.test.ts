@@ -3,7 +3,16 @@ import { eventually, testServiceSettings } from '@affiliate/platform/testing';
 import request from 'supertest';
 import { buildReferralService } from '../../services/referral/src/service';
 import type { RunningGateway } from '../src/gateway';
-import { allUpstreams, bearer, createProgramWithKey, DEAD_UPSTREAM, startEchoUpstream, startGateway, type EchoUpstream, type ProgramWithKey } from './support';
+import {
+  allUpstreams,
+  bearer,
+  createProgramWithKey,
+  DEAD_UPSTREAM,
+  startEchoUpstream,
+  startGateway,
+  type EchoUpstream,
+  type ProgramWithKey,
+} from './support';
 
 let referral: RunningService;
 let hung: EchoUpstream;
@@ -12,7 +21,9 @@ let program: ProgramWithKey;
 const CIRCUIT_RESET_MS = 4000;
 
 beforeAll(async () => {
-  referral = await bootService(testServiceSettings('referral'), (context) => buildReferralService(context, { affiliateUrl: DEAD_UPSTREAM }));
+  referral = await bootService(testServiceSettings('referral'), (context) =>
+    buildReferralService(context, { affiliateUrl: DEAD_UPSTREAM }),
+  );
   hung = await startEchoUpstream();
   gateway = await startGateway({
     upstreams: { ...allUpstreams(hung.url), referral: referral.url },

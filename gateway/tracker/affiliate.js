@@ -105,7 +105,11 @@
   var converting = {};
   affiliate.convert = (customer) => {
     customer = customer || {};
-    var tag = emailTag(String(customer.email || '').trim().toLowerCase());
+    var tag = emailTag(
+      String(customer.email || '')
+        .trim()
+        .toLowerCase(),
+    );
     var stored = (readCookie(REFERRAL) || '').split('.');
     if (stored[0] === tag && stored[1]) return Promise.resolve({ ok: true, referralId: stored[1] });
     if (converting[tag]) return converting[tag];

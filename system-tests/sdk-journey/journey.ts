@@ -17,13 +17,17 @@ async function journey() {
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const endpoint = await client.webhookEndpoints.create({ url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`, eventTypes: ['sale.created'] });
+  const endpoint = await client.webhookEndpoints.create({
+    url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`,
+    eventTypes: ['sale.created'],
+  });
 
   const affiliate = await client.affiliates.create({ firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com' });
   const coupon = await client.coupons.create({ name: 'Journey', percentOff: 10 });
   await client.promotionalCodes.create({ couponId: coupon.id, code: 'JOURNEY10', affiliateId: affiliate.id });
   const recorded: string[] = [];
-  for (const order of [1, 2, 3]) recorded.push((await client.sales.create({ promoCode: 'journey10', totalEarned: 10 * order, externalId: `order_${order}` })).id);
+  for (const order of [1, 2, 3])
+    recorded.push((await client.sales.create({ promoCode: 'journey10', totalEarned: 10 * order, externalId: `order_${order}` })).id);
 
   const listed: string[] = [];
   for await (const sale of client.sales.list({ limit: 1 })) listed.push(sale.id);
@@ -35,7 +39,8 @@ async function journey() {
     if (error instanceof AffiliateApiError) refused = { status: error.status, message: error.message, requestId: error.requestId };
   }
 
-  for (const deadline = Date.now() + 60_000; received.length === 0 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 100));
+  for (const deadline = Date.now() + 60_000; received.length === 0 && Date.now() < deadline;)
+    await new Promise((resolve) => setTimeout(resolve, 100));
   const delivery = received[0];
   if (!delivery) throw new Error('no webhook arrived within 60 s');
   const event = verifyWebhook(delivery.body, delivery.headers, endpoint.secret ?? '');
@@ -46,7 +51,15 @@ async function journey() {
     if (error instanceof WebhookVerificationError) tampered = error.failure;
   }
   receiver.close();
-  return { version: API_VERSION, affiliateId: affiliate.id, recorded, listed, refused, event: { id: event.id, type: event.event, webhookId: delivery.headers['webhook-id'] }, tampered };
+  return {
+    version: API_VERSION,
+    affiliateId: affiliate.id,
+    recorded,
+    listed,
+    refused,
+    event: { id: event.id, type: event.event, webhookId: delivery.headers['webhook-id'] },
+    tampered,
+  };
 }
 
 journey().then(

@@ -27,10 +27,21 @@ let couponOfB: { id: string };
 const gateway = () => world.system.gatewayUrl;
 
 async function newAffiliate(program: Program, name: string): Promise<Affiliate> {
-  return okBody(program.api.post('/affiliates', { firstName: name, lastName: 'Tester', email: `${name.toLowerCase()}-${Date.now()}@example.com`, affiliateLink: `${name.toLowerCase()}-${Date.now()}` }));
+  return okBody(
+    program.api.post('/affiliates', {
+      firstName: name,
+      lastName: 'Tester',
+      email: `${name.toLowerCase()}-${Date.now()}@example.com`,
+      affiliateLink: `${name.toLowerCase()}-${Date.now()}`,
+    }),
+  );
 }
 
-async function sessionLink(program: Program, affiliateId: string, returnUrl?: string): Promise<{ id: string; url: string; expiresAt: string }> {
+async function sessionLink(
+  program: Program,
+  affiliateId: string,
+  returnUrl?: string,
+): Promise<{ id: string; url: string; expiresAt: string }> {
   return okBody(program.api.post('/affiliate-portal-sessions', { affiliateId, ...(returnUrl ? { returnUrl } : {}) }));
 }
 
@@ -42,7 +53,11 @@ async function open(url: string): Promise<Opened> {
   const session = await portalGet(cookie, '/session');
   expect(session.status).toBe(200);
   const csrf = session.body.csrfToken as string;
-  return { cookie, csrf, headers: (extra = {}) => ({ cookie, 'x-csrf-token': csrf, origin: gateway(), 'content-type': 'application/json', ...extra }) };
+  return {
+    cookie,
+    csrf,
+    headers: (extra = {}) => ({ cookie, 'x-csrf-token': csrf, origin: gateway(), 'content-type': 'application/json', ...extra }),
+  };
 }
 
 async function openAs(program: Program, affiliateId: string): Promise<Opened> {
@@ -55,9 +70,18 @@ async function portalGet(cookie: string, path: string): Promise<{ status: number
   return { status: response.status, body: await response.json().catch(() => null) };
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function portalWrite(method: 'POST' | 'PUT', path: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; body: any }> {
-  const response = await fetch(`${gateway()}/portal/api${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+async function portalWrite(
+  method: 'POST' | 'PUT',
+  path: string,
+  headers: Record<string, string>,
+  body?: unknown,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${gateway()}/portal/api${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   return { status: response.status, body: await response.json().catch(() => null) };
 }
 
@@ -91,26 +115,51 @@ test('a session link is answered with its url and expiry ten minutes ahead, and 
   const idempotencyKey = `portal-link-${Date.now()}`;
   const body = { affiliateId: ada.id, returnUrl: 'https://shop.example.com/account' };
   const link = await okBody(programA.api.post('/affiliate-portal-sessions', body, { 'idempotency-key': idempotencyKey }));
-  expect(link).toEqual({ id: expect.any(String), affiliateId: ada.id, url: expect.stringMatching(new RegExp(`^${gateway()}/portal/open/${link.id}\\.[A-Za-z0-9_-]{43}$`)), expiresAt: expect.any(String), returnUrl: 'https://shop.example.com/account' });
+  expect(link).toEqual({
+    id: expect.any(String),
+    affiliateId: ada.id,
+    url: expect.stringMatching(new RegExp(`^${gateway()}/portal/open/${link.id}\\.[A-Za-z0-9_-]{43}$`)),
+    expiresAt: expect.any(String),
+    returnUrl: 'https://shop.example.com/account',
+  });
   const lifetime = Date.parse(link.expiresAt) - before;
   expect(lifetime).toBeGreaterThan(9 * 60_000);
   expect(lifetime).toBeLessThanOrEqual(10 * 60_000 + 1000);
   const client = await mongoose.mongo.MongoClient.connect(world.system.mongo.url);
   try {
-    const stored = JSON.stringify(await client.db(`${world.system.dbPrefix}_gateway`).collection('affiliate_portal_sessions').findOne({ _id: link.id as never }));
+    const stored = JSON.stringify(
+      await client
+        .db(`${world.system.dbPrefix}_gateway`)
+        .collection('affiliate_portal_sessions')
+        .findOne({ _id: link.id as never }),
+    );
     expect(stored).toContain(ada.id);
     expect(stored).not.toContain(link.url.split('.').pop());
-    const records = await client.db(`${world.system.dbPrefix}_gateway`).collection('idempotency_keys').find({ key: idempotencyKey }).toArray();
+    const records = await client
+      .db(`${world.system.dbPrefix}_gateway`)
+      .collection('idempotency_keys')
+      .find({ key: idempotencyKey })
+      .toArray();
     expect(records).toHaveLength(1);
     const kept = Buffer.from((records[0]?.response.body as { buffer: Uint8Array }).buffer).toString('utf8');
-    expect(JSON.parse(kept)).toEqual({ id: link.id, affiliateId: ada.id, expiresAt: link.expiresAt, returnUrl: 'https://shop.example.com/account' });
+    expect(JSON.parse(kept)).toEqual({
+      id: link.id,
+      affiliateId: ada.id,
+      expiresAt: link.expiresAt,
+      returnUrl: 'https://shop.example.com/account',
+    });
     const secret = link.url.split('.').pop() as string;
     expect(JSON.stringify(records)).not.toContain(secret);
     expect(JSON.stringify(records)).not.toContain(Buffer.from(secret).toString('base64').slice(0, 40));
     // A replay answers the same session without its link (make a new one to get a link again).
     const replay = await programA.api.post('/affiliate-portal-sessions', body, { 'idempotency-key': idempotencyKey });
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
-    expect(replay.body).toEqual({ id: link.id, affiliateId: ada.id, expiresAt: link.expiresAt, returnUrl: 'https://shop.example.com/account' });
+    expect(replay.body).toEqual({
+      id: link.id,
+      affiliateId: ada.id,
+      expiresAt: link.expiresAt,
+      returnUrl: 'https://shop.example.com/account',
+    });
   } finally {
     await client.close();
   }
@@ -141,7 +190,11 @@ test('ten openings of one link at once give exactly one session', async () => {
 
 test('a made-up or truncated link is refused with a page that says so', async () => {
   const link = await sessionLink(programA, ada.id);
-  for (const url of [link.url.slice(0, -1), `${gateway()}/portal/open/nothing`, `${link.url.slice(0, link.url.lastIndexOf('.'))}.${'A'.repeat(43)}`]) {
+  for (const url of [
+    link.url.slice(0, -1),
+    `${gateway()}/portal/open/nothing`,
+    `${link.url.slice(0, link.url.lastIndexOf('.'))}.${'A'.repeat(43)}`,
+  ]) {
     const refused = await fetch(url, { redirect: 'manual' });
     expect(refused.status).toBe(404);
     expect(await refused.text()).toContain('This portal link is not valid');
@@ -227,13 +280,16 @@ test('every write without the CSRF token, with a wrong one, or from another orig
     session.headers({ 'x-csrf-token': 'x'.repeat(43) }),
     session.headers({ origin: 'https://evil.example' }),
   ];
-  for (const headers of attemptsOf(inB)) expect((await portalWrite('POST', '/links', headers, { link: `carl-csrf-${Date.now()}` })).status).toBe(403);
+  for (const headers of attemptsOf(inB))
+    expect((await portalWrite('POST', '/links', headers, { link: `carl-csrf-${Date.now()}` })).status).toBe(403);
   expect((await portalGet(inB.cookie, '/links')).body.filter((link: { link: string }) => link.link.startsWith('carl-csrf-'))).toEqual([]);
   const attempts = attemptsOf(opened);
   for (const headers of attempts) {
     const code = await portalWrite('POST', '/codes', headers, { couponId: couponOffered.id, code: `CSRF${Date.now()}` });
     expect(code.status).toBe(403);
-    const details = await portalWrite('PUT', '/payout-details', headers, { payoutDetails: { method: 'PAYPAL', email: 'thief@evil.example' } });
+    const details = await portalWrite('PUT', '/payout-details', headers, {
+      payoutDetails: { method: 'PAYPAL', email: 'thief@evil.example' },
+    });
     expect(details.status).toBe(403);
     expect((await fetch(`${gateway()}/portal/api/sign-out`, { method: 'POST', headers })).status).toBe(403);
   }
@@ -260,9 +316,15 @@ test("an affiliate creates its own code under an offered coupon: marked isAffili
   expect(sale.affiliateId).toBe(ada.id);
   await eventually(async () => {
     const sales = (await portalGet(opened.cookie, '/sales')).body;
-    expect(sales).toEqual(expect.arrayContaining([expect.objectContaining({ id: sale.id, totalEarned: 80, promoCode: 'AdaSaves10', commissionEarned: sale.commissionEarned })]));
+    expect(sales).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ id: sale.id, totalEarned: 80, promoCode: 'AdaSaves10', commissionEarned: sale.commissionEarned }),
+      ]),
+    );
     const commissions = (await portalGet(opened.cookie, '/commissions')).body;
-    expect(commissions).toEqual(expect.arrayContaining([expect.objectContaining({ saleId: sale.id, amount: sale.commissionEarned, status: expect.any(String) })]));
+    expect(commissions).toEqual(
+      expect.arrayContaining([expect.objectContaining({ saleId: sale.id, amount: sale.commissionEarned, status: expect.any(String) })]),
+    );
     const statement = (await portalGet(opened.cookie, '/statement')).body;
     expect(statement).toEqual([expect.objectContaining({ currency: 'USD', earned: expect.any(Number) })]);
     expect(statement[0].earned).toBeGreaterThanOrEqual(sale.commissionEarned);
@@ -283,7 +345,9 @@ test('a taken code, a malformed code, or a coupon not offered to affiliates is a
   expect(malformed.body.error).toBe('code can only contain letters, numbers, hyphens and underscores');
   const notOffered = await portalWrite('POST', '/codes', opened.headers(), { couponId: couponNotOffered.id, code: 'BOBSTAFF' });
   expect(notOffered.status).toBe(400);
-  expect(notOffered.body.error).toBe(`Coupon ${couponNotOffered.id} is not offered to affiliates: choose one of the coupons the portal lists`);
+  expect(notOffered.body.error).toBe(
+    `Coupon ${couponNotOffered.id} is not offered to affiliates: choose one of the coupons the portal lists`,
+  );
   const otherProgram = await portalWrite('POST', '/codes', opened.headers(), { couponId: couponOfB.id, code: 'BOBB' });
   expect(otherProgram.status).toBe(400);
   expect(await okBody(programA.api.get(`/promotional-codes?affiliateId=${bob.id}`))).toEqual(before);
@@ -306,12 +370,17 @@ test("the operators' admin routes refuse affiliateCouponIds naming no coupon of 
     expect(refused.status).toBe(400);
     expect(refused.body.error).toBe(`affiliateCouponIds: no coupon with id ${couponId} in this program`);
   }
-  const created = await admin.post('/admin/v1/programs', { name: 'Offers a coupon it does not have', affiliateCouponIds: [couponOffered.id] });
+  const created = await admin.post('/admin/v1/programs', {
+    name: 'Offers a coupon it does not have',
+    affiliateCouponIds: [couponOffered.id],
+  });
   expect(created.status).toBe(400);
   expect(created.body.error).toBe(`affiliateCouponIds: no coupon with id ${couponOffered.id} in this program`);
   expect((await okBody(programA.api.get('/program'))).affiliateCouponIds).toEqual([couponOffered.id]);
   // Its own coupon is accepted there too.
-  expect((await okBody(admin.put(`/admin/v1/programs/${programA.programId}`, { affiliateCouponIds: [couponOffered.id] }))).affiliateCouponIds).toEqual([couponOffered.id]);
+  expect(
+    (await okBody(admin.put(`/admin/v1/programs/${programA.programId}`, { affiliateCouponIds: [couponOffered.id] }))).affiliateCouponIds,
+  ).toEqual([couponOffered.id]);
 });
 
 test('a code under an offered coupon that is no longer valid is a clear 400 and creates nothing', async () => {
@@ -320,7 +389,9 @@ test('a code under an offered coupon that is no longer valid is a clear 400 and 
   try {
     await okBody(programB.api.put('/coupons', { couponId: stale.id, valid: false }));
     const opened = await openAs(programB, carl.id);
-    expect((await portalGet(opened.cookie, '/session')).body.program.coupons.map((coupon: { id: string }) => coupon.id)).toEqual([couponOfB.id]);
+    expect((await portalGet(opened.cookie, '/session')).body.program.coupons.map((coupon: { id: string }) => coupon.id)).toEqual([
+      couponOfB.id,
+    ]);
     const refused = await portalWrite('POST', '/codes', opened.headers(), { couponId: stale.id, code: 'CARLSTALE' });
     expect(refused.status).toBe(400);
     expect(refused.body.error).toBe(`Coupon ${stale.id} is no longer valid: choose one of the coupons the portal lists`);
@@ -336,19 +407,21 @@ test('a portal write without an Origin header is a 403 and changes nothing, as b
   const code = await portalWrite('POST', '/codes', headers, { couponId: couponOffered.id, code: `NOORIGIN${Date.now()}` });
   expect(code.status).toBe(403);
   expect(code.body.error).toMatch(/^Missing Origin header/);
-  expect((await portalWrite('PUT', '/payout-details', headers, { payoutDetails: { method: 'PAYPAL', email: 'no-origin@evil.example' } })).status).toBe(403);
+  expect(
+    (await portalWrite('PUT', '/payout-details', headers, { payoutDetails: { method: 'PAYPAL', email: 'no-origin@evil.example' } })).status,
+  ).toBe(403);
   expect((await portalWrite('POST', '/links', headers, { link: 'bob-no-origin' })).status).toBe(403);
   expect((await fetch(`${gateway()}/portal/api/sign-out`, { method: 'POST', headers })).status).toBe(403);
   expect((await portalGet(opened.cookie, '/codes')).body.filter((one: { code: string }) => one.code.startsWith('NOORIGIN'))).toEqual([]);
   expect((await portalGet(opened.cookie, '/session')).status).toBe(200);
 });
 
-test("an affiliate adds a link from the portal only when its program allows it, and the link comes with its full URLs", async () => {
+test('an affiliate adds a link from the portal only when its program allows it, and the link comes with its full URLs', async () => {
   const inA = await openAs(programA, ada.id);
   const refused = await portalWrite('POST', '/links', inA.headers(), { link: 'ada-extra' });
   expect(refused.status).toBe(403);
   expect(refused.body.error).toBe('This program does not let affiliates add links: ask the program for another link');
-  expect((await okBody(programA.api.get('/links?link=ada-extra')))).toEqual([]);
+  expect(await okBody(programA.api.get('/links?link=ada-extra'))).toEqual([]);
 
   const inB = await openAs(programB, carl.id);
   const added = await portalWrite('POST', '/links', inB.headers(), { link: 'carl-extra' });
@@ -363,47 +436,79 @@ test("an affiliate adds a link from the portal only when its program allows it, 
 
 test('payout details edited in the portal are kept (the IBAN shown by its last 4) and reach the program as affiliate.updated', async () => {
   const opened = await openAs(programA, bob.id);
-  const bad = await portalWrite('PUT', '/payout-details', opened.headers(), { payoutDetails: { method: 'BANK_TRANSFER', iban: 'DE89370400440532013000' } });
+  const bad = await portalWrite('PUT', '/payout-details', opened.headers(), {
+    payoutDetails: { method: 'BANK_TRANSFER', iban: 'DE89370400440532013000' },
+  });
   expect(bad.status).toBe(400);
-  const saved = await portalWrite('PUT', '/payout-details', opened.headers(), { payoutDetails: { method: 'BANK_TRANSFER', accountHolder: 'Bob Tester', iban: 'DE89 3704 0044 0532 0130 00' } });
+  const saved = await portalWrite('PUT', '/payout-details', opened.headers(), {
+    payoutDetails: { method: 'BANK_TRANSFER', accountHolder: 'Bob Tester', iban: 'DE89 3704 0044 0532 0130 00' },
+  });
   expect(saved.status).toBe(200);
   expect(saved.body.payoutDetails).toMatchObject({ method: 'BANK_TRANSFER', accountHolder: 'Bob Tester', ibanLast4: '3000' });
   expect(JSON.stringify(saved.body)).not.toContain('DE89');
   await eventually(() => {
-    const event = world.subscriber.events('affiliate.updated').find((delivery) => delivery.body.data.id === bob.id && delivery.body.data.payoutDetails?.ibanLast4 === '3000');
+    const event = world.subscriber
+      .events('affiliate.updated')
+      .find((delivery) => delivery.body.data.id === bob.id && delivery.body.data.payoutDetails?.ibanLast4 === '3000');
     expect(event).toBeDefined();
   });
 });
 
 test('a key without the finance scope cannot make a portal session (403 naming "finance"), so it cannot reach bank details or payouts through the portal', async () => {
-  const writeOnly = await okBody(world.system.admin().post(`/admin/v1/programs/${programA.programId}/api-keys`, { scopes: ['read', 'write'] }));
+  const writeOnly = await okBody(
+    world.system.admin().post(`/admin/v1/programs/${programA.programId}/api-keys`, { scopes: ['read', 'write'] }),
+  );
   const writer = apiClient(`${gateway()}/api/v1`, writeOnly.key);
   const refused = await writer.post('/affiliate-portal-sessions', { affiliateId: ada.id });
   expect(refused.status).toBe(403);
   expect(refused.body.error).toContain('"finance"');
   expect(refused.body).not.toHaveProperty('url');
   // With finance (and write) it works: the console's "view as affiliate" uses a full key.
-  const finance = await okBody(world.system.admin().post(`/admin/v1/programs/${programA.programId}/api-keys`, { scopes: ['write', 'finance'] }));
-  expect((await apiClient(`${gateway()}/api/v1`, finance.key).post('/affiliate-portal-sessions', { affiliateId: ada.id })).status).toBe(200);
+  const finance = await okBody(
+    world.system.admin().post(`/admin/v1/programs/${programA.programId}/api-keys`, { scopes: ['write', 'finance'] }),
+  );
+  expect((await apiClient(`${gateway()}/api/v1`, finance.key).post('/affiliate-portal-sessions', { affiliateId: ada.id })).status).toBe(
+    200,
+  );
 });
 
 test('bank details changed in the portal are in the audit record as bank_details.changed, the actor the session, its affiliate and the key that made it', async () => {
   const link = await sessionLink(programA, bob.id);
   const opened = await open(link.url);
-  const keys: { id: string; displayPrefix: string }[] = await okBody(world.system.admin().get(`/admin/v1/programs/${programA.programId}/api-keys`));
+  const keys: { id: string; displayPrefix: string }[] = await okBody(
+    world.system.admin().get(`/admin/v1/programs/${programA.programId}/api-keys`),
+  );
   const key = keys.find((one) => programA.key.startsWith(one.displayPrefix)) as { id: string; displayPrefix: string };
-  const saved = await portalWrite('PUT', '/payout-details', opened.headers(), { payoutDetails: { method: 'PAYPAL', email: 'bob-audit@example.com' } });
+  const saved = await portalWrite('PUT', '/payout-details', opened.headers(), {
+    payoutDetails: { method: 'PAYPAL', email: 'bob-audit@example.com' },
+  });
   expect(saved.status).toBe(200);
-  const refused = await portalWrite('PUT', '/payout-details', opened.headers(), { payoutDetails: { method: 'BANK_TRANSFER', iban: 'not-an-iban' } });
+  const refused = await portalWrite('PUT', '/payout-details', opened.headers(), {
+    payoutDetails: { method: 'BANK_TRANSFER', iban: 'not-an-iban' },
+  });
   expect(refused.status).toBe(400);
   // Written once each answer is sent, as a key's records are.
   await eventually(async () => {
     const records = await okBody(programA.api.get('/audit-records'));
-    const ofSession = records.filter((record: { actor: { affiliatePortalSessionId?: string } }) => record.actor.affiliatePortalSessionId === link.id);
+    const ofSession = records.filter(
+      (record: { actor: { affiliatePortalSessionId?: string } }) => record.actor.affiliatePortalSessionId === link.id,
+    );
     const actor = { apiKeyId: key.id, apiKeyPrefix: key.displayPrefix, affiliatePortalSessionId: link.id, affiliateId: bob.id };
     expect(ofSession).toEqual([
-      expect.objectContaining({ action: 'bank_details.changed', operation: 'PUT /portal/api/payout-details', status: 400, aborted: false, actor }),
-      expect.objectContaining({ action: 'bank_details.changed', operation: 'PUT /portal/api/payout-details', status: 200, aborted: false, actor }),
+      expect.objectContaining({
+        action: 'bank_details.changed',
+        operation: 'PUT /portal/api/payout-details',
+        status: 400,
+        aborted: false,
+        actor,
+      }),
+      expect.objectContaining({
+        action: 'bank_details.changed',
+        operation: 'PUT /portal/api/payout-details',
+        status: 200,
+        aborted: false,
+        actor,
+      }),
     ]);
   });
 });
@@ -413,10 +518,18 @@ test("the gateway's log holds no portal credential: the link's token, the sessio
   const opened = await open(link.url);
   await portalWrite('PUT', '/payout-details', opened.headers(), { payoutDetails: { method: 'PAYPAL', email: 'bob-logs@example.com' } });
   await fetch(`${gateway()}/portal/api/sign-out`, { method: 'POST', headers: opened.headers() });
-  const secrets = { link: link.url.split('/').pop() as string, linkSecret: link.url.split('.').pop() as string, cookie: opened.cookie.split('=')[1] as string, csrf: opened.csrf };
+  const secrets = {
+    link: link.url.split('/').pop() as string,
+    linkSecret: link.url.split('.').pop() as string,
+    cookie: opened.cookie.split('=')[1] as string,
+    csrf: opened.csrf,
+  };
   await eventually(() => {
     // The access lines of this session's requests are written: the sign-out is the last.
-    const lines = world.system.logOf('gateway').split('\n').filter((line) => line.includes('/portal/'));
+    const lines = world.system
+      .logOf('gateway')
+      .split('\n')
+      .filter((line) => line.includes('/portal/'));
     expect(lines.some((line) => line.includes('/portal/api/sign-out'))).toBe(true);
     expect(lines.some((line) => line.includes(`/portal/open/[redacted]`))).toBe(true);
   });
@@ -432,9 +545,17 @@ test("the portal's statement is exact in each currency's decimals (KWD 3, JPY 0)
   const code = `KIM${Date.now()}`;
   await okBody(programA.api.post('/promotional-codes', { couponId: couponNotOffered.id, code, affiliateId: kim.id }));
   const sales: { currency: string; commissionEarned: number }[] = [];
-  for (const [totalEarned, currency] of [[12.345, 'KWD'], [7.771, 'KWD'], [1234, 'JPY'], [99, 'JPY']] as const) sales.push(await okBody(programA.api.post('/sales', { promoCode: code, totalEarned, currency })));
+  for (const [totalEarned, currency] of [
+    [12.345, 'KWD'],
+    [7.771, 'KWD'],
+    [1234, 'JPY'],
+    [99, 'JPY'],
+  ] as const)
+    sales.push(await okBody(programA.api.post('/sales', { promoCode: code, totalEarned, currency })));
   const sumIn = (currency: string, digits: number) => {
-    const minor = sales.filter((sale) => sale.currency === currency).reduce((total, sale) => total + Math.round(sale.commissionEarned * 10 ** digits), 0);
+    const minor = sales
+      .filter((sale) => sale.currency === currency)
+      .reduce((total, sale) => total + Math.round(sale.commissionEarned * 10 ** digits), 0);
     return minor / 10 ** digits;
   };
   const kwd = sumIn('KWD', 3);
@@ -461,7 +582,14 @@ test("the portal shows its affiliate its links with full URLs, its activity per 
   await okBody(programA.api.post('/referrals', { link: slug, email: 'customer@example.com' }));
   await eventually(async () => {
     const links = (await portalGet(opened.cookie, '/links')).body;
-    expect(links).toEqual([expect.objectContaining({ link: slug, clicks: 1, referrals: 1, fullURLs: [{ baseUrl: 'https://shop.example.com/', fullUrl: `https://shop.example.com/?ref=${slug}` }] })]);
+    expect(links).toEqual([
+      expect.objectContaining({
+        link: slug,
+        clicks: 1,
+        referrals: 1,
+        fullURLs: [{ baseUrl: 'https://shop.example.com/', fullUrl: `https://shop.example.com/?ref=${slug}` }],
+      }),
+    ]);
     const activity = (await portalGet(opened.cookie, '/activity')).body;
     expect(activity).toHaveLength(30);
     expect(activity[29]).toEqual({ day: new Date().toISOString().slice(0, 10), clicks: 1, referrals: 1, sales: 0 });
@@ -474,19 +602,47 @@ test("the portal shows its affiliate its links with full URLs, its activity per 
 /** The portal's API routes as its router has them (method and path under /portal/api), so a route added there is walked too. */
 function portalApiRoutes(): { method: string; path: string }[] {
   const unused = {} as never;
-  const router = portalRoutes({ sessions: unused, programs: unused, services: unused, audit: unused, logger: unused, anonymous: (_request, _response, next) => next() }) as unknown as {
+  const router = portalRoutes({
+    sessions: unused,
+    programs: unused,
+    services: unused,
+    audit: unused,
+    logger: unused,
+    anonymous: (_request, _response, next) => next(),
+  }) as unknown as {
     stack: { route?: { path: string | string[]; methods: Record<string, boolean> } }[];
   };
   return router.stack.flatMap((layer) => {
     const route = layer.route;
     if (!route) return [];
-    return [route.path].flat().filter((path) => path.startsWith('/portal/api/')).flatMap((path) => Object.keys(route.methods).map((method) => ({ method: method.toUpperCase(), path: path.slice('/portal/api'.length) })));
+    return [route.path]
+      .flat()
+      .filter((path) => path.startsWith('/portal/api/'))
+      .flatMap((path) =>
+        Object.keys(route.methods).map((method) => ({ method: method.toUpperCase(), path: path.slice('/portal/api'.length) })),
+      );
   });
 }
 
 test('a payout run for the affiliate shows in its portal, and once PAID its statement owes nothing', async () => {
-  const plan = await okBody(programB.api.post('/commission-plans', { name: 'Portal payouts', commissionType: 'PERCENTAGE', rate: 10, recurring: 'FOREVER', holdDays: 0 }));
-  const dana = await okBody(programB.api.post('/affiliates', { firstName: 'Dana', lastName: 'Tester', email: `dana-${Date.now()}@example.com`, affiliateLink: `dana-${Date.now()}`, commissionPlanId: plan.id }));
+  const plan = await okBody(
+    programB.api.post('/commission-plans', {
+      name: 'Portal payouts',
+      commissionType: 'PERCENTAGE',
+      rate: 10,
+      recurring: 'FOREVER',
+      holdDays: 0,
+    }),
+  );
+  const dana = await okBody(
+    programB.api.post('/affiliates', {
+      firstName: 'Dana',
+      lastName: 'Tester',
+      email: `dana-${Date.now()}@example.com`,
+      affiliateLink: `dana-${Date.now()}`,
+      commissionPlanId: plan.id,
+    }),
+  );
   const code = `DANA${Date.now()}`;
   await okBody(programB.api.post('/promotional-codes', { couponId: couponOfB.id, code, affiliateId: dana.id }));
   const sale = await okBody(programB.api.post('/sales', { promoCode: code, totalEarned: 250 }));
@@ -494,10 +650,16 @@ test('a payout run for the affiliate shows in its portal, and once PAID its stat
   const [payout] = await okBody(programB.api.post('/payouts', { affiliateId: dana.id }));
   expect(payout).toMatchObject({ affiliateId: dana.id, amount: 25, currency: 'USD' });
   const opened = await openAs(programB, dana.id);
-  expect((await portalGet(opened.cookie, '/payouts')).body).toEqual([expect.objectContaining({ id: payout.id, amount: 25, currency: 'USD', status: payout.status })]);
+  expect((await portalGet(opened.cookie, '/payouts')).body).toEqual([
+    expect.objectContaining({ id: payout.id, amount: 25, currency: 'USD', status: payout.status }),
+  ]);
   await okBody(programB.api.put('/payouts', { payoutId: payout.id, status: 'PAID' }));
-  expect((await portalGet(opened.cookie, '/payouts')).body).toEqual([expect.objectContaining({ id: payout.id, amount: 25, status: 'PAID', paidAt: expect.any(String) })]);
-  expect((await portalGet(opened.cookie, '/statement')).body).toEqual([{ currency: 'USD', earned: 25, pending: 0, due: 0, paid: 25, balance: 0 }]);
+  expect((await portalGet(opened.cookie, '/payouts')).body).toEqual([
+    expect.objectContaining({ id: payout.id, amount: 25, status: 'PAID', paidAt: expect.any(String) }),
+  ]);
+  expect((await portalGet(opened.cookie, '/statement')).body).toEqual([
+    { currency: 'USD', earned: 25, pending: 0, due: 0, paid: 25, balance: 0 },
+  ]);
 });
 
 test("the portal's activity chart is counted per day and kind in the database, by an index on programId, affiliateId and createdAt", async () => {
@@ -511,17 +673,32 @@ test("the portal's activity chart is counted per day and kind in the database, b
     const day = 86_400_000;
     const today = Math.floor(Date.now() / day) * day;
     const row = (kind: string, at: number, removed = false) => ({
-      programId: programB.programId, kind, sourceId: `seeded-${kind}-${at}-${Math.random()}`, linkId: 'seeded', affiliateId: erin.id,
-      amountCents: 0, removed, sourceUpdatedAt: new Date(at), createdAt: new Date(at),
+      programId: programB.programId,
+      kind,
+      sourceId: `seeded-${kind}-${at}-${Math.random()}`,
+      linkId: 'seeded',
+      affiliateId: erin.id,
+      amountCents: 0,
+      removed,
+      sourceUpdatedAt: new Date(at),
+      createdAt: new Date(at),
     });
-    await activity.insertMany([row('click', today - 2 * day + 5), row('click', today - 2 * day + day - 1), row('referral', today - 2 * day + 1000), row('click', today - 2 * day + 7, true), row('sale', today - 30 * day), row('sale', today - 29 * day)]);
+    await activity.insertMany([
+      row('click', today - 2 * day + 5),
+      row('click', today - 2 * day + day - 1),
+      row('referral', today - 2 * day + 1000),
+      row('click', today - 2 * day + 7, true),
+      row('sale', today - 30 * day),
+      row('sale', today - 29 * day),
+    ]);
   } finally {
     await client.close();
   }
   const opened = await openAs(programB, erin.id);
   const chart = (await portalGet(opened.cookie, '/activity')).body as { day: string; clicks: number; referrals: number; sales: number }[];
   expect(chart).toHaveLength(30);
-  const iso = (daysAgo: number) => new Date(Math.floor(Date.now() / 86_400_000) * 86_400_000 - daysAgo * 86_400_000).toISOString().slice(0, 10);
+  const iso = (daysAgo: number) =>
+    new Date(Math.floor(Date.now() / 86_400_000) * 86_400_000 - daysAgo * 86_400_000).toISOString().slice(0, 10);
   expect(chart[0]).toEqual({ day: iso(29), clicks: 0, referrals: 0, sales: 1 });
   expect(chart[27]).toEqual({ day: iso(2), clicks: 2, referrals: 1, sales: 0 });
   expect(chart.reduce((total, one) => total + one.clicks + one.referrals + one.sales, 0)).toBe(4);
@@ -533,21 +710,29 @@ test("every portal route, given another affiliate's and another program's ids, a
   const query = new URLSearchParams(foreign).toString();
   const routes = portalApiRoutes();
   const reads = routes.filter((route) => route.method === 'GET').map((route) => route.path);
-  expect(reads).toEqual(expect.arrayContaining(['/session', '/links', '/activity', '/referrals', '/sales', '/commissions', '/payouts', '/statement', '/codes']));
+  expect(reads).toEqual(
+    expect.arrayContaining(['/session', '/links', '/activity', '/referrals', '/sales', '/commissions', '/payouts', '/statement', '/codes']),
+  );
   for (const path of reads) {
     const answer = await portalGet(opened.cookie, `${path}?${query}`);
     expect({ path, status: answer.status }).toEqual({ path, status: 400 });
     expect(answer.body.error).toMatch(/^The portal takes no query parameters/);
-    for (const one of [`?affiliateId=${ada.id}`, `?programId=${programB.programId}`]) expect((await portalGet(opened.cookie, `${path}${one}`)).status).toBe(400);
+    for (const one of [`?affiliateId=${ada.id}`, `?programId=${programB.programId}`])
+      expect((await portalGet(opened.cookie, `${path}${one}`)).status).toBe(400);
   }
-  const writes: [('POST' | 'PUT'), string, object][] = [
+  const writes: ['POST' | 'PUT', string, object][] = [
     ['POST', '/codes', { couponId: couponOffered.id, code: 'BOBASADA', ...foreign }],
     ['POST', '/links', { link: 'bob-as-ada', ...foreign }],
     ['PUT', '/payout-details', { payoutDetails: { method: 'PAYPAL', email: 'bob@example.com' }, ...foreign }],
   ];
   // Every write the router has is walked (sign-out takes no body, and ends only the session's own).
   const walked = writes.map(([method, path]) => `${method} ${path}`);
-  expect(routes.filter((route) => route.method !== 'GET' && route.path !== '/sign-out').map((route) => `${route.method} ${route.path}`).sort()).toEqual([...walked].sort());
+  expect(
+    routes
+      .filter((route) => route.method !== 'GET' && route.path !== '/sign-out')
+      .map((route) => `${route.method} ${route.path}`)
+      .sort(),
+  ).toEqual([...walked].sort());
   for (const [method, path, body] of writes) {
     const answer = await portalWrite(method, path, opened.headers(), body);
     expect({ path, status: answer.status }).toEqual({ path, status: 400 });
@@ -557,7 +742,9 @@ test("every portal route, given another affiliate's and another program's ids, a
   const text = JSON.stringify(own.map((answer) => answer.body));
   for (const secret of ['AdaSaves10', ada.id, carl.id, programB.programId, 'carl-extra']) expect(text).not.toContain(secret);
   expect((await okBody(programA.api.get(`/affiliates?id=${ada.id}`))).payoutDetails).toBeNull();
-  expect(await okBody(programA.api.get('/promotional-codes?affiliateId=' + ada.id))).not.toEqual(expect.arrayContaining([expect.objectContaining({ code: 'BOBASADA' })]));
+  expect(await okBody(programA.api.get('/promotional-codes?affiliateId=' + ada.id))).not.toEqual(
+    expect.arrayContaining([expect.objectContaining({ code: 'BOBASADA' })]),
+  );
 });
 
 test('a portal session cookie opens nothing of the public API, nor the admin API', async () => {
@@ -572,7 +759,10 @@ test('a portal session cookie opens nothing of the public API, nor the admin API
       headers: opened.headers(),
       body: operation.method === 'get' ? undefined : JSON.stringify({ affiliateId: bob.id }),
     });
-    expect({ route: `${operation.method} ${base}${operation.path}`, status: response.status }).toEqual({ route: `${operation.method} ${base}${operation.path}`, status: 401 });
+    expect({ route: `${operation.method} ${base}${operation.path}`, status: response.status }).toEqual({
+      route: `${operation.method} ${base}${operation.path}`,
+      status: 401,
+    });
   }
   // Its own pages still work: the walk spent nothing.
   expect((await portalGet(opened.cookie, '/links')).status).toBe(200);

@@ -10,12 +10,18 @@ afterAll(async () => {
   await system?.stop();
 });
 
-test('through the gateway: a visitor\'s repeat click counts once, a referral by visitorId is attributed VISITOR, and its sale REFERRAL with the click', async () => {
+test("through the gateway: a visitor's repeat click counts once, a referral by visitorId is attributed VISITOR, and its sale REFERRAL with the click", async () => {
   const { key } = await system.createProgram();
   const client = typedClient(system.gatewayUrl, key);
-  const affiliate = await ok(client.POST('/api/v1/affiliates', { body: { firstName: 'Ada', lastName: 'Byron', email: 'ada@example.com', affiliateLink: 'ada' } }));
+  const affiliate = await ok(
+    client.POST('/api/v1/affiliates', { body: { firstName: 'Ada', lastName: 'Byron', email: 'ada@example.com', affiliateLink: 'ada' } }),
+  );
 
-  const visitor = { link: 'ada', visitorId: 'visitor-7f3a9c', userAgent: 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0' };
+  const visitor = {
+    link: 'ada',
+    visitorId: 'visitor-7f3a9c',
+    userAgent: 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0',
+  };
   const first = await ok(client.POST('/api/v1/clicks', { body: visitor }));
   const repeat = await ok(client.POST('/api/v1/clicks', { body: visitor }));
   expect(first).toMatchObject({ counted: true, reason: null });
@@ -26,7 +32,12 @@ test('through the gateway: a visitor\'s repeat click counts once, a referral by 
   expect(referral.attribution).toMatchObject({ method: 'VISITOR', clickId: first.clickId, affiliateId: affiliate.id });
 
   const sale = await ok(client.POST('/api/v1/sales', { body: { referralId: referral.id, totalEarned: 49.99 } }));
-  expect(sale.attribution).toMatchObject({ method: 'REFERRAL', clickId: first.clickId, clickedAt: referral.attribution?.clickedAt, affiliateId: affiliate.id });
+  expect(sale.attribution).toMatchObject({
+    method: 'REFERRAL',
+    clickId: first.clickId,
+    clickedAt: referral.attribution?.clickedAt,
+    affiliateId: affiliate.id,
+  });
 
   await eventually(async () => {
     const links = await ok(client.GET('/api/v1/links', { params: { query: { link: 'ada' } } }));
@@ -37,7 +48,11 @@ test('through the gateway: a visitor\'s repeat click counts once, a referral by 
 test("a program's own PUT /api/v1/program reaches click intake and attribution: deduplication off, a 1-day window", async () => {
   const { key } = await system.createProgram();
   const client = typedClient(system.gatewayUrl, key);
-  await ok(client.POST('/api/v1/affiliates', { body: { firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com', affiliateLink: 'grace' } }));
+  await ok(
+    client.POST('/api/v1/affiliates', {
+      body: { firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com', affiliateLink: 'grace' },
+    }),
+  );
   const changed = await ok(client.PUT('/api/v1/program', { body: { clickDedupSeconds: 0, attributionWindowDays: 1 } }));
   expect(changed).toMatchObject({ clickDedupSeconds: 0, attributionWindowDays: 1 });
   // The setting travels as program.updated to the affiliate service: repeat clicks of one visitor count once it has arrived.
@@ -45,7 +60,9 @@ test("a program's own PUT /api/v1/program reaches click intake and attribution: 
   await eventually(async () => expect(await ok(client.POST('/api/v1/clicks', { body: visitor }))).toMatchObject({ counted: true }), 20_000);
   expect(await ok(client.POST('/api/v1/clicks', { body: visitor }))).toMatchObject({ counted: true, reason: null });
   // An imported click two days old is outside the 1-day window: a referral by it is refused, naming the window.
-  const old = await ok(client.POST('/api/v1/clicks', { body: { link: 'grace', occurredAt: new Date(Date.now() - 2 * 86_400_000).toISOString() } }));
+  const old = await ok(
+    client.POST('/api/v1/clicks', { body: { link: 'grace', occurredAt: new Date(Date.now() - 2 * 86_400_000).toISOString() } }),
+  );
   const refused = await client.POST('/api/v1/referrals', { body: { clickId: old.clickId ?? undefined, email: 'late@example.com' } });
   expect(refused.response.status).toBe(400);
   expect(JSON.stringify(refused.error)).toMatch(/attribution window of 1 day/);
@@ -54,10 +71,16 @@ test("a program's own PUT /api/v1/program reaches click intake and attribution: 
 test('through the gateway: a checkout passes the visitor id to POST /sales, and the sale goes to the click the model picks (VISITOR); an unknown visitor is a 400', async () => {
   const { key } = await system.createProgram();
   const client = typedClient(system.gatewayUrl, key);
-  const affiliate = await ok(client.POST('/api/v1/affiliates', { body: { firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com', affiliateLink: 'grace' } }));
+  const affiliate = await ok(
+    client.POST('/api/v1/affiliates', {
+      body: { firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com', affiliateLink: 'grace' },
+    }),
+  );
   const click = await ok(client.POST('/api/v1/clicks', { body: { link: 'grace', visitorId: 'visitor-checkout-1' } }));
 
-  const sale = await ok(client.POST('/api/v1/sales', { body: { visitorId: 'visitor-checkout-1', totalEarned: 30, externalId: 'pi_checkout_1' } }));
+  const sale = await ok(
+    client.POST('/api/v1/sales', { body: { visitorId: 'visitor-checkout-1', totalEarned: 30, externalId: 'pi_checkout_1' } }),
+  );
   expect(sale).toMatchObject({ affiliateId: affiliate.id, referralId: null, externalId: 'pi_checkout_1' });
   expect(sale.attribution).toMatchObject({ method: 'VISITOR', clickId: click.clickId, affiliateId: affiliate.id });
 

@@ -20,15 +20,16 @@ const SALE_HEAP_MB = 128;
 let system: System;
 
 beforeAll(async () => {
-  system = await System.start(
-    {},
-    startDisposableRabbit,
-    {
-      // Each report reads 50,000 sales from a server without secondary indexes: slow, and the bench's business, not this test's.
-      gateway: { UPSTREAM_TIMEOUT_MS: '300000' },
-      sale: { NODE_OPTIONS: `--max-old-space-size=${SALE_HEAP_MB}`, REQUEST_DEADLINE_MS: '300000', MAX_QUEUE_WAIT_MS: '300000', UPSTREAM_TIMEOUT_MS: '60000' },
+  system = await System.start({}, startDisposableRabbit, {
+    // Each report reads 50,000 sales from a server without secondary indexes: slow, and the bench's business, not this test's.
+    gateway: { UPSTREAM_TIMEOUT_MS: '300000' },
+    sale: {
+      NODE_OPTIONS: `--max-old-space-size=${SALE_HEAP_MB}`,
+      REQUEST_DEADLINE_MS: '300000',
+      MAX_QUEUE_WAIT_MS: '300000',
+      UPSTREAM_TIMEOUT_MS: '60000',
     },
-  );
+  });
 }, 180_000);
 
 afterAll(async () => {
@@ -45,7 +46,13 @@ afterAll(async () => {
  * setup passed). The 429 of the
  * heavy-operation cap is never sent again, so the reports answered can still number at most the cap.
  */
-async function call(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; retryAfter: string | null; retried: number; body: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+async function call(
+  key: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+): Promise<{ status: number; retryAfter: string | null; retried: number; body: any }> {
   for (let attempt = 1; ; attempt += 1) {
     const response = await fetch(`${system.gatewayUrl}/api/v1${path}`, {
       method,
@@ -55,7 +62,8 @@ async function call(key: string, method: string, path: string, body?: unknown): 
     });
     const text = await response.text();
     const retryAfter = response.headers.get('retry-after');
-    if (response.status !== 503 || attempt >= 10) return { status: response.status, retryAfter, retried: attempt - 1, body: text ? (JSON.parse(text) as unknown) : null };
+    if (response.status !== 503 || attempt >= 10)
+      return { status: response.status, retryAfter, retried: attempt - 1, body: text ? (JSON.parse(text) as unknown) : null };
     await new Promise((resolve) => setTimeout(resolve, 1000 * Number(retryAfter ?? 1)));
   }
 }
@@ -100,7 +108,20 @@ async function seedSales(programId: string, affiliateId: string): Promise<void> 
           commissionPlanId: null,
           paymentTrigger: 'PAYMENT',
           paidAt: createdAt,
-          commissions: [{ id: randomUUID(), affiliateId, amountMinor: 2000, currency: 'USD', state: 'OPEN', availableAt: createdAt, commissionPlanId: null, adjusts: null, payoutCreated: false, payoutId: null }],
+          commissions: [
+            {
+              id: randomUUID(),
+              affiliateId,
+              amountMinor: 2000,
+              currency: 'USD',
+              state: 'OPEN',
+              availableAt: createdAt,
+              commissionPlanId: null,
+              adjusts: null,
+              payoutCreated: false,
+              payoutId: null,
+            },
+          ],
           reversedAt: null,
           createdAt,
           updatedAt: createdAt,
@@ -108,7 +129,8 @@ async function seedSales(programId: string, affiliateId: string): Promise<void> 
       }
     }
     // Two writers at once: the server commits their batches together.
-    for (let next = 0; next < batches.length; next += 2) await Promise.all(batches.slice(next, next + 2).map((batch) => model.collection.insertMany(batch as never[])));
+    for (let next = 0; next < batches.length; next += 2)
+      await Promise.all(batches.slice(next, next + 2).map((batch) => model.collection.insertMany(batch as never[])));
   } finally {
     await connection.close();
   }
@@ -116,25 +138,38 @@ async function seedSales(programId: string, affiliateId: string): Promise<void> 
 
 test("a few dozen concurrent reports over 50,000 sales: at most HEAVY_OPERATIONS_PER_PROGRAM answered, the rest 429 with Retry-After, the sale process under its memory limit, and another program's sales keep answering", async () => {
   const big = await system.createProgram();
-  const grace = await ok(big.api.post('/affiliates', { firstName: 'Grace', lastName: 'Hopper', email: `grace-${randomUUID().slice(0, 8)}@example.com` }));
+  const grace = await ok(
+    big.api.post('/affiliates', { firstName: 'Grace', lastName: 'Hopper', email: `grace-${randomUUID().slice(0, 8)}@example.com` }),
+  );
   await seedSales(big.programId, grace.id);
 
   const other = await system.createProgram();
-  const ada = await ok(other.api.post('/affiliates', { firstName: 'Ada', lastName: 'Lovelace', email: `ada-${randomUUID().slice(0, 8)}@example.com` }));
+  const ada = await ok(
+    other.api.post('/affiliates', { firstName: 'Ada', lastName: 'Lovelace', email: `ada-${randomUUID().slice(0, 8)}@example.com` }),
+  );
   const otherSale = await saleOf(other.api, ada.id, 10);
 
   const period = `from=${encodeURIComponent(new Date(Date.now() - 60 * 86_400_000).toISOString())}`;
   let reportsDone = false;
-  const reports = Promise.all(Array.from({ length: CONCURRENT_REPORTS }, () => call(big.key, 'GET', `/reports/affiliates?${period}`))).finally(() => {
+  const reports = Promise.all(
+    Array.from({ length: CONCURRENT_REPORTS }, () => call(big.key, 'GET', `/reports/affiliates?${period}`)),
+  ).finally(() => {
     reportsDone = true;
   });
   // While the reports run, the other program reads and records its sales.
   const otherAnswers: number[] = [];
   do {
     otherAnswers.push((await call(other.key, 'GET', `/sales?id=${otherSale.id}`)).status);
-    const referral = await call(other.key, 'POST', '/referrals', { affiliateId: ada.id, email: `c-${randomUUID().slice(0, 8)}@example.com` });
+    const referral = await call(other.key, 'POST', '/referrals', {
+      affiliateId: ada.id,
+      email: `c-${randomUUID().slice(0, 8)}@example.com`,
+    });
     otherAnswers.push(referral.status);
-    if (referral.status === 200) otherAnswers.push((await call(other.key, 'POST', '/sales', { referralId: referral.body.id, totalEarned: 10, externalId: `other-${randomUUID()}` })).status);
+    if (referral.status === 200)
+      otherAnswers.push(
+        (await call(other.key, 'POST', '/sales', { referralId: referral.body.id, totalEarned: 10, externalId: `other-${randomUUID()}` }))
+          .status,
+      );
   } while (!reportsDone);
 
   const answers = await reports;
@@ -149,10 +184,17 @@ test("a few dozen concurrent reports over 50,000 sales: at most HEAVY_OPERATIONS
     statuses: answers.map(({ status, retried }) => `${status}${retried ? ` after ${retried} 503` : ''}`),
   }).toEqual({
     answeredWithinCap: true,
-    refused: Array(CONCURRENT_REPORTS - answered.length).fill({ status: 429, retryAfter: true, error: expect.stringContaining('Too many heavy operations') }),
+    refused: Array(CONCURRENT_REPORTS - answered.length).fill({
+      status: 429,
+      retryAfter: true,
+      error: expect.stringContaining('Too many heavy operations'),
+    }),
     statuses: expect.any(Array),
   });
-  for (const answer of answered) expect(answer.body).toEqual([expect.objectContaining({ affiliateId: grace.id, sales: SALES, revenue: SALES * 100, commissionEarned: SALES * 20 })]);
+  for (const answer of answered)
+    expect(answer.body).toEqual([
+      expect.objectContaining({ affiliateId: grace.id, sales: SALES, revenue: SALES * 100, commissionEarned: SALES * 20 }),
+    ]);
   expect(system.isRunning('sale')).toBe(true);
   expect(otherAnswers.filter((status) => status !== 200)).toEqual([]);
   expect((await call(other.key, 'GET', `/sales?id=${otherSale.id}`)).status).toBe(200);

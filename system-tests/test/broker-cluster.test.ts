@@ -37,7 +37,12 @@ test('the node leading the queues killed during writes: nothing acknowledged is 
   // Every queue of the system is a quorum queue replicated on the three nodes.
   const queues = await cluster.queues(`${EXCHANGE}.`);
   expect(queues.map((queue) => queue.name)).toContain(DISPATCHER_QUEUE);
-  for (const queue of queues) expect({ name: queue.name, type: queue.type, members: queue.members?.length }).toEqual({ name: queue.name, type: 'quorum', members: 3 });
+  for (const queue of queues)
+    expect({ name: queue.name, type: queue.type, members: queue.members?.length }).toEqual({
+      name: queue.name,
+      type: 'quorum',
+      members: 3,
+    });
 
   // A stream of writes, each producing one coupon.created webhook, from two clients.
   const acknowledged: Acknowledged[] = [];
@@ -70,7 +75,10 @@ test('the node leading the queues killed during writes: nothing acknowledged is 
   const acknowledgedAfterKill = () => new Set(acknowledged.filter((write) => write.at > killedAt).map((write) => write.couponId));
   const firstResumed = () => {
     const after = acknowledgedAfterKill();
-    const times = subscriber.events('coupon.created').filter((delivery) => after.has(delivery.body.data.id)).map((delivery) => delivery.receivedAt);
+    const times = subscriber
+      .events('coupon.created')
+      .filter((delivery) => after.has(delivery.body.data.id))
+      .map((delivery) => delivery.receivedAt);
     return times.length > 0 ? Math.min(...times) : undefined;
   };
   await eventually(() => expect(firstResumed()).toBeDefined(), Math.max(0, killedAt + RESUME_BOUND_MS - Date.now()), 100);
@@ -85,7 +93,11 @@ test('the node leading the queues killed during writes: nothing acknowledged is 
 
   // Every acknowledged write is delivered, as one event: copies (at-least-once) carry one webhook-id.
   const stoppedAt = Date.now();
-  await eventually(() => expect(acknowledged.filter((write) => !deliveredIds().has(write.couponId)).map((write) => write.couponId)).toEqual([]), 120_000, 500);
+  await eventually(
+    () => expect(acknowledged.filter((write) => !deliveredIds().has(write.couponId)).map((write) => write.couponId)).toEqual([]),
+    120_000,
+    500,
+  );
   const allDeliveredAfterMs = Date.now() - stoppedAt;
   const webhookIdsPerCoupon = new Map<string, Set<string>>();
   for (const delivery of subscriber.events('coupon.created')) {
@@ -99,7 +111,8 @@ test('the node leading the queues killed during writes: nothing acknowledged is 
 
   // The two nodes left carry the queues: each has a leader among them.
   const survivors = cluster.nodes.map((node) => node.name).filter((name) => name !== leader);
-  for (const queue of await cluster.queues(`${EXCHANGE}.`)) expect({ name: queue.name, leader: survivors.includes(queue.leader as string) }).toEqual({ name: queue.name, leader: true });
+  for (const queue of await cluster.queues(`${EXCHANGE}.`))
+    expect({ name: queue.name, leader: survivors.includes(queue.leader as string) }).toEqual({ name: queue.name, leader: true });
 
   const copies = subscriber.events('coupon.created').length - webhookIdsPerCoupon.size;
   console.log(

@@ -20,10 +20,13 @@ const codedError = (answer: ApiResponse) => ({
   status: answer.status,
   code: answer.body.code,
   param: answer.body.param,
-  requestIdIsTheHeader: answer.body.requestId === answer.headers.get('x-request-id') && typeof answer.body.requestId === 'string' && answer.body.requestId.length > 0,
+  requestIdIsTheHeader:
+    answer.body.requestId === answer.headers.get('x-request-id') &&
+    typeof answer.body.requestId === 'string' &&
+    answer.body.requestId.length > 0,
 });
 
-test('a validation error names its catalogued code and the field at fault, and keeps the specification\'s message', async () => {
+test("a validation error names its catalogued code and the field at fault, and keeps the specification's message", async () => {
   const missing = await api.post('/affiliates', { lastName: 'Lovelace', email: 'ada@example.com' });
   expect(missing.body.error).toBe('firstName is required');
   expect(codedError(missing)).toEqual({ status: 400, code: 'parameter_missing', param: 'firstName', requestIdIsTheHeader: true });
@@ -65,8 +68,18 @@ test('a missing object is resource_missing, in the numbered shape too (DELETE /c
 
 test('credentials: no key is unauthenticated, an unknown key api_key_invalid, a key without the scope scope_missing', async () => {
   const gateway = `${system.gatewayUrl}/api/v1`;
-  expect(codedError(await apiClient(gateway, undefined).get('/coupons'))).toEqual({ status: 401, code: 'unauthenticated', param: undefined, requestIdIsTheHeader: true });
-  expect(codedError(await apiClient(gateway, `sk_${randomUUID()}`).get('/coupons'))).toEqual({ status: 401, code: 'api_key_invalid', param: undefined, requestIdIsTheHeader: true });
+  expect(codedError(await apiClient(gateway, undefined).get('/coupons'))).toEqual({
+    status: 401,
+    code: 'unauthenticated',
+    param: undefined,
+    requestIdIsTheHeader: true,
+  });
+  expect(codedError(await apiClient(gateway, `sk_${randomUUID()}`).get('/coupons'))).toEqual({
+    status: 401,
+    code: 'api_key_invalid',
+    param: undefined,
+    requestIdIsTheHeader: true,
+  });
   const readOnly = await system.admin().post(`/admin/v1/programs/${programId}/api-keys`, { scopes: ['read'] });
   const refused = await apiClient(gateway, readOnly.body.key).post('/coupons', { name: 'Nope', percentOff: 5 });
   expect(refused.body.error).toMatch(/lacks the "write" scope/);
@@ -80,7 +93,7 @@ test('a body that is not JSON is unsupported_media_type (415); an unreadable one
   expect(codedError(broken)).toEqual({ status: 400, code: 'body_malformed', param: undefined, requestIdIsTheHeader: true });
 }, 60_000);
 
-test('an Idempotency-Key reused with another request is idempotency_key_reused; a replayed error names the replay\'s request id', async () => {
+test("an Idempotency-Key reused with another request is idempotency_key_reused; a replayed error names the replay's request id", async () => {
   const key = randomUUID();
   expect((await api.post('/coupons', { name: 'Once', percentOff: 5 }, { 'idempotency-key': key })).status).toBe(200);
   const reused = await api.post('/coupons', { name: 'Twice', percentOff: 5 }, { 'idempotency-key': key });
@@ -122,4 +135,3 @@ test('a service that cannot be reached is service_unavailable (503) with Retry-A
     await system.waitReady('referral');
   }
 }, 180_000);
-

@@ -37,7 +37,9 @@ describe('concurrency', () => {
       }
     };
     const answers = await Promise.all(
-      Array.from({ length: 200 }, (_, index) => postSale({ promoCode: index % 2 ? 'RACE-A' : 'RACE-B', totalEarned: 10, externalId: `race_${index}` })),
+      Array.from({ length: 200 }, (_, index) =>
+        postSale({ promoCode: index % 2 ? 'RACE-A' : 'RACE-B', totalEarned: 10, externalId: `race_${index}` }),
+      ),
     );
     const statuses = answers.map((answer) => answer.status);
     const others = answers.filter((answer) => answer.status !== 200 && answer.status !== 400).slice(0, 3);
@@ -54,7 +56,9 @@ describe('concurrency', () => {
 
   test('50 concurrent affiliate sign-ups whose emails share a local part all succeed with distinct slugs', async () => {
     const answers = await Promise.all(
-      Array.from({ length: 50 }, (_, index) => api.post('/affiliates', { firstName: 'Sam', lastName: `No${index}`, email: `sam@shop${index}.example.com` })),
+      Array.from({ length: 50 }, (_, index) =>
+        api.post('/affiliates', { firstName: 'Sam', lastName: `No${index}`, email: `sam@shop${index}.example.com` }),
+      ),
     );
     expect(answers.map((answer) => answer.status).filter((status) => status !== 200)).toEqual([]);
     const slugs = answers.map((answer) => answer.body.affiliateLinks[0].link.toLowerCase());
@@ -64,7 +68,9 @@ describe('concurrency', () => {
   test('parallel PUTs on one coupon leave one consistent final state, announced by the last coupon.updated', async () => {
     const coupon = (await api.post('/coupons', { name: 'Contended', percentOff: 10 })).body;
     const answers = await Promise.all(
-      Array.from({ length: 20 }, (_, index) => api.put('/coupons', { couponId: coupon.id, name: `version ${index}`, metadata: { version: String(index) } })),
+      Array.from({ length: 20 }, (_, index) =>
+        api.put('/coupons', { couponId: coupon.id, name: `version ${index}`, metadata: { version: String(index) } }),
+      ),
     );
     expect(answers.map((answer) => answer.status).filter((status) => status !== 200 && status !== 409)).toEqual([]);
     const final = (await api.get(`/coupons?id=${coupon.id}`)).body;
@@ -109,7 +115,9 @@ describe('hostile input through the gateway: a clear 4xx, and nothing changes', 
   test('prototype-pollution keys are refused and pollute nothing', async () => {
     const before = await couponCount();
     for (const key of ['__proto__', 'constructor', 'prototype']) {
-      const response = await api.request('POST', '/coupons', `{"name":"p","percentOff":10,"${key}":{"polluted":true}}`, { 'content-type': 'application/json' });
+      const response = await api.request('POST', '/coupons', `{"name":"p","percentOff":10,"${key}":{"polluted":true}}`, {
+        'content-type': 'application/json',
+      });
       expect({ key, status: response.status }).toEqual({ key, status: 400 });
     }
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
@@ -163,7 +171,9 @@ describe('secrets at rest', () => {
     try {
       const stored = await client.db(`${system.dbPrefix}_gateway`).collection('idempotency_keys').find({}).toArray();
       expect(stored.length).toBeGreaterThan(0);
-      const bodies = stored.map((record) => Buffer.from((record.response as { body: { buffer: Uint8Array } }).body.buffer).toString('utf8'));
+      const bodies = stored.map((record) =>
+        Buffer.from((record.response as { body: { buffer: Uint8Array } }).body.buffer).toString('utf8'),
+      );
       expect(bodies.some((text) => text.includes(first.body.id))).toBe(true);
       expect(bodies.join('\n')).not.toContain(first.body.secret);
     } finally {
@@ -181,13 +191,24 @@ describe('one tenant cannot open a circuit for another', () => {
     try {
       const attacker = (await system.createProgram({ rateLimit: { points: 1000, duration: 1 } })).api;
       const victim = (await system.createProgram()).api;
-      const endpoint = (await attacker.post('/webhook-endpoints', { url: `http://127.0.0.1:${(slowSubscriber.address() as AddressInfo).port}/hooks`, eventTypes: ['*'] })).body;
+      const endpoint = (
+        await attacker.post('/webhook-endpoints', {
+          url: `http://127.0.0.1:${(slowSubscriber.address() as AddressInfo).port}/hooks`,
+          eventTypes: ['*'],
+        })
+      ).body;
       const started = Date.now();
-      const tests = await Promise.all(Array.from({ length: 4 }, () => attacker.post('/webhook-endpoints/test', { webhookEndpointId: endpoint.id })));
+      const tests = await Promise.all(
+        Array.from({ length: 4 }, () => attacker.post('/webhook-endpoints/test', { webhookEndpointId: endpoint.id })),
+      );
       for (const response of tests) {
         // Answered within the gateway's 10 s, the subscriber's timeout reported as the result.
         expect(response.status).toBe(200);
-        expect(response.body).toMatchObject({ succeeded: false, statusCode: null, error: expect.stringMatching(/no complete answer within \d+ ms/) });
+        expect(response.body).toMatchObject({
+          succeeded: false,
+          statusCode: null,
+          error: expect.stringMatching(/no complete answer within \d+ ms/),
+        });
       }
       expect(Date.now() - started).toBeLessThan(10_000);
       for (let attempt = 0; attempt < 4; attempt += 1) {
@@ -204,7 +225,12 @@ describe('one tenant cannot open a circuit for another', () => {
 
 describe('hostile dates and queries: a 4xx, never a 5xx', () => {
   // Offsets no clock has: accepted by a plain RFC 3339 pattern, an Invalid Date (a 500) once parsed.
-  const IMPOSSIBLE_INSTANTS = ['2024-01-01T00:00:00+99:99', '2024-01-01T00:00:00+24:00', '2024-01-01T00:00:00-23:60', '2024-01-01T00:00:00.5+9959'];
+  const IMPOSSIBLE_INSTANTS = [
+    '2024-01-01T00:00:00+99:99',
+    '2024-01-01T00:00:00+24:00',
+    '2024-01-01T00:00:00-23:60',
+    '2024-01-01T00:00:00.5+9959',
+  ];
 
   test('every date field of every request body refuses an impossible instant with 400 naming the field, and changes nothing', async () => {
     const document = (await apiClient(system.gatewayUrl, undefined).get('/api/v1/openapi.json')).body as OpenApiDocument;
@@ -215,15 +241,39 @@ describe('hostile dates and queries: a 4xx, never a 5xx', () => {
     const cases: Record<string, (value: string) => [string, string, Record<string, unknown>]> = {
       'POST /api/v1/coupons redeemBy': (value) => ['POST', '/coupons', { name: 'dated 2', percentOff: 10, redeemBy: value }],
       'PUT /api/v1/coupons redeemBy': (value) => ['PUT', '/coupons', { couponId: coupon.id, redeemBy: value }],
-      'POST /api/v1/promotional-codes expiresAt': (value) => ['POST', '/promotional-codes', { couponId: coupon.id, code: 'DATED20', expiresAt: value }],
+      'POST /api/v1/promotional-codes expiresAt': (value) => [
+        'POST',
+        '/promotional-codes',
+        { couponId: coupon.id, code: 'DATED20', expiresAt: value },
+      ],
       'PUT /api/v1/promotional-codes expiresAt': (value) => ['PUT', '/promotional-codes', { promotionalCodeId: code.id, expiresAt: value }],
       'POST /api/v1/clicks occurredAt': (value) => ['POST', '/clicks', { link: 'dated', occurredAt: value }],
       'POST /api/v1/sales paidAt': (value) => ['POST', '/sales', { promoCode: 'DATED10', totalEarned: 10, paidAt: value }],
-      'POST /api/v1/webhook-deliveries/recover since': (value) => ['POST', '/webhook-deliveries/recover', { webhookEndpointId: endpoint.id, since: value }],
-      'POST /api/v1/webhook-deliveries/recover until': (value) => ['POST', '/webhook-deliveries/recover', { webhookEndpointId: endpoint.id, since: valid, until: value }],
-      'POST /api/v1/webhook-deliveries/replay since': (value) => ['POST', '/webhook-deliveries/replay', { webhookEndpointId: endpoint.id, since: value }],
-      'POST /api/v1/webhook-deliveries/replay until': (value) => ['POST', '/webhook-deliveries/replay', { webhookEndpointId: endpoint.id, since: valid, until: value }],
-      'POST /api/v1/webhook-endpoints backfillSince': (value) => ['POST', '/webhook-endpoints', { url: 'http://127.0.0.1:9/backfill', eventTypes: ['sale.created'], backfillSince: value }],
+      'POST /api/v1/webhook-deliveries/recover since': (value) => [
+        'POST',
+        '/webhook-deliveries/recover',
+        { webhookEndpointId: endpoint.id, since: value },
+      ],
+      'POST /api/v1/webhook-deliveries/recover until': (value) => [
+        'POST',
+        '/webhook-deliveries/recover',
+        { webhookEndpointId: endpoint.id, since: valid, until: value },
+      ],
+      'POST /api/v1/webhook-deliveries/replay since': (value) => [
+        'POST',
+        '/webhook-deliveries/replay',
+        { webhookEndpointId: endpoint.id, since: value },
+      ],
+      'POST /api/v1/webhook-deliveries/replay until': (value) => [
+        'POST',
+        '/webhook-deliveries/replay',
+        { webhookEndpointId: endpoint.id, since: valid, until: value },
+      ],
+      'POST /api/v1/webhook-endpoints backfillSince': (value) => [
+        'POST',
+        '/webhook-endpoints',
+        { url: 'http://127.0.0.1:9/backfill', eventTypes: ['sale.created'], backfillSince: value },
+      ],
     };
     // Read from the published document, so a new date field fails this test until it is covered here.
     expect(Object.keys(cases).sort()).toEqual(dateFieldsOfRequestBodies(document).sort());
@@ -239,7 +289,12 @@ describe('hostile dates and queries: a 4xx, never a 5xx', () => {
         const [method, path, body] = build(value);
         const response = await api.request(method, path, body);
         const name = field.split(' ').pop() as string;
-        expect({ field, value, status: response.status, names: String(response.body?.error ?? response.body?.message).includes(name) }).toEqual({ field, value, status: 400, names: true });
+        expect({
+          field,
+          value,
+          status: response.status,
+          names: String(response.body?.error ?? response.body?.message).includes(name),
+        }).toEqual({ field, value, status: 400, names: true });
       }
     }
     expect(await state()).toEqual(before);
@@ -251,7 +306,19 @@ describe('hostile dates and queries: a 4xx, never a 5xx', () => {
     const { key } = await system.createProgram({ rateLimit: { points: 100_000, duration: 1 } });
     const program = apiClient(system.gatewayUrl, key);
     // Already percent-encoded: invalid UTF-8, NUL, an impossible instant, operators, huge and odd numbers.
-    const HOSTILE = ['', '%ED%A0%80', '%00', '2024-01-01T00%3A00%3A00%2B99%3A99', '%7B%22%24gt%22%3A%22%22%7D', '-1', '1e309', 'NaN', '0x10', '..%2F..%2Fetc', 'x'.repeat(5000)];
+    const HOSTILE = [
+      '',
+      '%ED%A0%80',
+      '%00',
+      '2024-01-01T00%3A00%3A00%2B99%3A99',
+      '%7B%22%24gt%22%3A%22%22%7D',
+      '-1',
+      '1e309',
+      'NaN',
+      '0x10',
+      '..%2F..%2Fetc',
+      'x'.repeat(5000),
+    ];
     let requests = 0;
     for (const [path, operations] of Object.entries(document.paths)) {
       const parameters = (operations.get?.parameters ?? []).filter((parameter) => parameter.in === 'query');
@@ -261,7 +328,11 @@ describe('hostile dates and queries: a 4xx, never a 5xx', () => {
         for (const query of [...HOSTILE.map((value) => `${name}=${value}`), `${name}=a&${name}=b`, `${name}[$ne]=x`]) {
           const response = await client.get(`${path}?${query}`);
           requests += 1;
-          expect({ path, query: query.slice(0, 80), serverError: response.status >= 500 }).toEqual({ path, query: query.slice(0, 80), serverError: false });
+          expect({ path, query: query.slice(0, 80), serverError: response.status >= 500 }).toEqual({
+            path,
+            query: query.slice(0, 80),
+            serverError: false,
+          });
         }
       }
     }
@@ -269,18 +340,31 @@ describe('hostile dates and queries: a 4xx, never a 5xx', () => {
   });
 });
 
-type SchemaObject = { $ref?: string; format?: string; properties?: Record<string, SchemaObject>; anyOf?: SchemaObject[]; allOf?: SchemaObject[]; oneOf?: SchemaObject[] };
+type SchemaObject = {
+  $ref?: string;
+  format?: string;
+  properties?: Record<string, SchemaObject>;
+  anyOf?: SchemaObject[];
+  allOf?: SchemaObject[];
+  oneOf?: SchemaObject[];
+};
 type OpenApiDocument = {
-  paths: Record<string, Record<string, { parameters?: { name: string; in: string }[]; requestBody?: { content: Record<string, { schema: SchemaObject }> } }>>;
+  paths: Record<
+    string,
+    Record<string, { parameters?: { name: string; in: string }[]; requestBody?: { content: Record<string, { schema: SchemaObject }> } }>
+  >;
   components: { schemas: Record<string, SchemaObject> };
 };
 
 /** `METHOD path field` for every date-time property of every JSON request body in the document. */
 function dateFieldsOfRequestBodies(document: OpenApiDocument): string[] {
-  const resolve = (schema: SchemaObject): SchemaObject => (schema.$ref ? resolve(document.components.schemas[schema.$ref.split('/').pop() as string] as SchemaObject) : schema);
+  const resolve = (schema: SchemaObject): SchemaObject =>
+    schema.$ref ? resolve(document.components.schemas[schema.$ref.split('/').pop() as string] as SchemaObject) : schema;
   const isDate = (schema: SchemaObject): boolean => {
     const resolved = resolve(schema);
-    return resolved.format === 'date-time' || [...(resolved.anyOf ?? []), ...(resolved.oneOf ?? []), ...(resolved.allOf ?? [])].some(isDate);
+    return (
+      resolved.format === 'date-time' || [...(resolved.anyOf ?? []), ...(resolved.oneOf ?? []), ...(resolved.allOf ?? [])].some(isDate)
+    );
   };
   const fields: string[] = [];
   for (const [path, operations] of Object.entries(document.paths)) {

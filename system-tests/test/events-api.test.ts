@@ -13,7 +13,9 @@ let system: System;
 const subscribers: Subscriber[] = [];
 
 beforeAll(async () => {
-  system = await System.start({}, startDisposableRabbit, { 'webhook-dispatcher': { WEBHOOK_RETRY_SCHEDULE: '0,300ms', EVENT_SWEEP_INTERVAL: '1s' } });
+  system = await System.start({}, startDisposableRabbit, {
+    'webhook-dispatcher': { WEBHOOK_RETRY_SCHEDULE: '0,300ms', EVENT_SWEEP_INTERVAL: '1s' },
+  });
 }, 180_000);
 afterAll(async () => {
   await Promise.all(subscribers.map((subscriber) => subscriber.stop()));
@@ -29,7 +31,13 @@ async function newSubscriber(): Promise<{ subscriber: Subscriber; url: string }>
 }
 
 async function createAffiliate(api: Api, name: string): Promise<{ id: string }> {
-  return okBody(api.post('/affiliates', { firstName: name, lastName: 'Events', email: `${name.toLowerCase()}-${randomUUID().slice(0, 6)}@example.com` }));
+  return okBody(
+    api.post('/affiliates', {
+      firstName: name,
+      lastName: 'Events',
+      email: `${name.toLowerCase()}-${randomUUID().slice(0, 6)}@example.com`,
+    }),
+  );
 }
 
 /** The events of the program once `count` of them are stored (the dispatcher stores them as it consumes them). */
@@ -70,8 +78,12 @@ test('GET /events lists the public events newest first, filtered by type, object
 
   expect((await okBody<Event[]>(api.get('/events?type=affiliate.updated'))).map((event) => event.id)).toEqual([updated.id]);
   expect((await okBody<Event[]>(api.get(`/events?objectId=${first.id}`))).map((event) => event.id)).toEqual([updated.id, firstCreated.id]);
-  expect((await okBody<Event[]>(api.get(`/events?createdAt[gte]=${encodeURIComponent(secondCreated.createdAt)}`))).map((event) => event.id)).toEqual([updated.id, secondCreated.id]);
-  expect((await okBody<Event[]>(api.get(`/events?createdAt[lt]=${encodeURIComponent(secondCreated.createdAt)}`))).map((event) => event.id)).toEqual([firstCreated.id]);
+  expect(
+    (await okBody<Event[]>(api.get(`/events?createdAt[gte]=${encodeURIComponent(secondCreated.createdAt)}`))).map((event) => event.id),
+  ).toEqual([updated.id, secondCreated.id]);
+  expect(
+    (await okBody<Event[]>(api.get(`/events?createdAt[lt]=${encodeURIComponent(secondCreated.createdAt)}`))).map((event) => event.id),
+  ).toEqual([firstCreated.id]);
   expect(await okBody(api.get(`/events?id=${secondCreated.id}`))).toEqual(secondCreated);
 
   // Paged like every list: the Link header leads to the next page.
@@ -94,7 +106,13 @@ test('GET /events lists the public events newest first, filtered by type, object
   // Filters are checked: an unknown type or filter, and an empty time range, are 400s.
   expect((await api.get('/events?type=program.created')).status).toBe(400);
   expect((await api.get('/events?color=blue')).status).toBe(400);
-  expect((await api.get(`/events?createdAt[gte]=${encodeURIComponent(updated.createdAt)}&createdAt[lt]=${encodeURIComponent(firstCreated.createdAt)}`)).status).toBe(400);
+  expect(
+    (
+      await api.get(
+        `/events?createdAt[gte]=${encodeURIComponent(updated.createdAt)}&createdAt[lt]=${encodeURIComponent(firstCreated.createdAt)}`,
+      )
+    ).status,
+  ).toBe(400);
 });
 
 test('tenant isolation: another program never sees, replays or verifies against the events of a program', async () => {
@@ -117,14 +135,26 @@ test('tenant isolation: another program never sees, replays or verifies against 
  * Runs `check` with an event of the program put in the store as created 31 days ago, when the
  * retention was `writtenWithDays` (its expiresAt), and the collection it is in.
  */
-async function withOldEvent(programId: string, writtenWithDays: number, check: (stored: mongoose.mongo.Collection, oldId: string) => Promise<void>): Promise<void> {
+async function withOldEvent(
+  programId: string,
+  writtenWithDays: number,
+  check: (stored: mongoose.mongo.Collection, oldId: string) => Promise<void>,
+): Promise<void> {
   const client = await mongoose.mongo.MongoClient.connect(system.mongo.url);
   try {
     const stored = client.db(`${system.dbPrefix}_webhook_dispatcher`).collection('webhook_events');
     const oldId = randomUUID();
     const createdAt = new Date(Date.now() - 31 * 86_400_000);
     const body = JSON.stringify({ id: oldId, event: 'affiliate.created', createdAt: createdAt.toISOString(), data: { id: randomUUID() } });
-    await stored.insertOne({ _id: oldId as never, programId, type: 'affiliate.created', objectId: null, body, createdAt, expiresAt: new Date(createdAt.getTime() + writtenWithDays * 86_400_000) });
+    await stored.insertOne({
+      _id: oldId as never,
+      programId,
+      type: 'affiliate.created',
+      objectId: null,
+      body,
+      createdAt,
+      expiresAt: new Date(createdAt.getTime() + writtenWithDays * 86_400_000),
+    });
     await check(stored, oldId);
   } finally {
     await client.close();
@@ -161,7 +191,9 @@ test('an empty period (createdAt[gte] = createdAt[lt]) is an empty list, as on e
   const [event] = (await eventsOnceStored(api, 1)) as [Event];
   const at = encodeURIComponent(event.createdAt);
   expect(await okBody(api.get(`/events?createdAt[gte]=${at}&createdAt[lt]=${at}`))).toEqual([]);
-  const reversed = await api.get(`/events?createdAt[gte]=${at}&createdAt[lt]=${encodeURIComponent(new Date(Date.parse(event.createdAt) - 1000).toISOString())}`);
+  const reversed = await api.get(
+    `/events?createdAt[gte]=${at}&createdAt[lt]=${encodeURIComponent(new Date(Date.parse(event.createdAt) - 1000).toISOString())}`,
+  );
   expect(reversed.status).toBe(400);
   expect(reversed.body.error).toBe('createdAt[gte] must not be after createdAt[lt]');
 });
@@ -175,7 +207,9 @@ test('backfillSince: a new endpoint receives the stored events since then that m
   await eventsOnceStored(api, 3);
 
   const { subscriber, url } = await newSubscriber();
-  const endpoint = await okBody(api.post('/webhook-endpoints', { url, eventTypes: ['affiliate.*'], backfillSince: new Date(Date.now() - 3_600_000).toISOString() }));
+  const endpoint = await okBody(
+    api.post('/webhook-endpoints', { url, eventTypes: ['affiliate.*'], backfillSince: new Date(Date.now() - 3_600_000).toISOString() }),
+  );
   await eventually(() => expect(subscriber.deliveries.map(webhookIdOf).sort()).toEqual(past.map((event) => event.id).sort()), 30_000);
   for (const delivery of subscriber.deliveries) expect(delivery.body).toEqual(past.find((event) => event.id === webhookIdOf(delivery)));
 
@@ -192,7 +226,11 @@ test('backfillSince: a new endpoint receives the stored events since then that m
   await okBody(api.post('/webhook-endpoints', { url: plainUrl, eventTypes: ['affiliate.*'] }));
   const last = await createAffiliate(api, 'Last');
   await eventually(() => expect(plain.deliveries.map((delivery) => delivery.body.data.id)).toEqual([last.id]), 30_000);
-  const future = await api.post('/webhook-endpoints', { url: plainUrl, eventTypes: ['*'], backfillSince: new Date(Date.now() + 3_600_000).toISOString() });
+  const future = await api.post('/webhook-endpoints', {
+    url: plainUrl,
+    eventTypes: ['*'],
+    backfillSince: new Date(Date.now() + 3_600_000).toISOString(),
+  });
   expect(future.status).toBe(400);
 });
 
@@ -221,15 +259,35 @@ test('replay re-sends the failed deliveries of a window, and the succeeded ones 
   expect(subscriber.deliveries[1]?.body).toEqual(eventOf(missed.id));
 
   // Recorded as received (the answer reaches the subscriber before the log says so).
-  await eventually(async () => expect(await okBody(api.get(`/webhook-deliveries?endpointId=${endpoint.id}&status=succeeded`))).toHaveLength(2), 30_000);
-  const everything = await okBody(api.post('/webhook-deliveries/replay', { webhookEndpointId: endpoint.id, since, includeSucceeded: true }));
+  await eventually(
+    async () => expect(await okBody(api.get(`/webhook-deliveries?endpointId=${endpoint.id}&status=succeeded`))).toHaveLength(2),
+    30_000,
+  );
+  const everything = await okBody(
+    api.post('/webhook-deliveries/replay', { webhookEndpointId: endpoint.id, since, includeSucceeded: true }),
+  );
   expect(everything).toEqual({ queued: 2 });
-  await eventually(() => expect(subscriber.deliveries.map(webhookIdOf).slice(2).sort()).toEqual([eventOf(received.id).id, eventOf(missed.id).id].sort()), 30_000);
+  await eventually(
+    () => expect(subscriber.deliveries.map(webhookIdOf).slice(2).sort()).toEqual([eventOf(received.id).id, eventOf(missed.id).id].sort()),
+    30_000,
+  );
 
   // eventTypes narrows the endpoint's subscriptions, never widens them.
-  expect(await okBody(api.post('/webhook-deliveries/replay', { webhookEndpointId: endpoint.id, since, eventTypes: ['affiliate.updated'], includeSucceeded: true }))).toEqual({ queued: 0 });
+  expect(
+    await okBody(
+      api.post('/webhook-deliveries/replay', {
+        webhookEndpointId: endpoint.id,
+        since,
+        eventTypes: ['affiliate.updated'],
+        includeSucceeded: true,
+      }),
+    ),
+  ).toEqual({ queued: 0 });
   // A window the wrong way round is a 400.
-  expect((await api.post('/webhook-deliveries/replay', { webhookEndpointId: endpoint.id, since: new Date().toISOString(), until: since })).status).toBe(400);
+  expect(
+    (await api.post('/webhook-deliveries/replay', { webhookEndpointId: endpoint.id, since: new Date().toISOString(), until: since }))
+      .status,
+  ).toBe(400);
 });
 
 /** A new program's endpoint for affiliate.created, and the one delivery it got once an affiliate was created. */
@@ -258,14 +316,26 @@ test('verify names each failure (MALFORMED_HEADER, WRONG_SECRET, BODY_ALTERED, T
   };
 
   expect(await verify(headers, delivery.rawBody)).toEqual({ valid: true, failure: null });
-  expect(await verify({ 'webhook-id': id, 'webhook-timestamp': String(timestamp) }, delivery.rawBody)).toEqual({ valid: false, failure: 'MALFORMED_HEADER' });
-  expect(await verify({ ...headers, 'webhook-timestamp': 'yesterday' }, delivery.rawBody)).toEqual({ valid: false, failure: 'MALFORMED_HEADER' });
+  expect(await verify({ 'webhook-id': id, 'webhook-timestamp': String(timestamp) }, delivery.rawBody)).toEqual({
+    valid: false,
+    failure: 'MALFORMED_HEADER',
+  });
+  expect(await verify({ ...headers, 'webhook-timestamp': 'yesterday' }, delivery.rawBody)).toEqual({
+    valid: false,
+    failure: 'MALFORMED_HEADER',
+  });
   const otherSecret = `${WEBHOOK_SECRET_PREFIX}${randomBytes(32).toString('base64')}`;
-  expect(await verify({ ...headers, 'webhook-signature': signWebhook(otherSecret, id, timestamp, delivery.rawBody) }, delivery.rawBody)).toEqual({ valid: false, failure: 'WRONG_SECRET' });
+  expect(
+    await verify({ ...headers, 'webhook-signature': signWebhook(otherSecret, id, timestamp, delivery.rawBody) }, delivery.rawBody),
+  ).toEqual({ valid: false, failure: 'WRONG_SECRET' });
   // Parsed and serialised again (pretty-printed): the bytes signed are gone.
   expect(await verify(headers, JSON.stringify(JSON.parse(delivery.rawBody), null, 2))).toEqual({ valid: false, failure: 'BODY_ALTERED' });
   const hourAgo = timestamp - 3600;
-  const stale = { ...headers, 'webhook-timestamp': String(hourAgo), 'webhook-signature': signWebhook(endpoint.secret, id, hourAgo, delivery.rawBody) };
+  const stale = {
+    ...headers,
+    'webhook-timestamp': String(hourAgo),
+    'webhook-signature': signWebhook(endpoint.secret, id, hourAgo, delivery.rawBody),
+  };
   expect(await verify(stale, delivery.rawBody)).toEqual({ valid: false, failure: 'TIMESTAMP_SKEW' });
 
   // During a rotation's overlap, a message signed with the previous secret still verifies.
@@ -281,7 +351,13 @@ test('verify checks up to 10 signatures of a webhook-signature header, the right
   const headers = signedHeadersOf(delivery);
   const wrong = (count: number) => Array.from({ length: count }, () => `v1,${randomBytes(32).toString('base64')}`);
   const verify = (signatures: string[]) =>
-    okBody(api.post('/webhook-endpoints/verify', { webhookEndpointId: endpoint.id, headers: { ...headers, 'webhook-signature': signatures.join(' ') }, body: delivery.rawBody }));
+    okBody(
+      api.post('/webhook-endpoints/verify', {
+        webhookEndpointId: endpoint.id,
+        headers: { ...headers, 'webhook-signature': signatures.join(' ') },
+        body: delivery.rawBody,
+      }),
+    );
 
   expect(await verify([...wrong(9), headers['webhook-signature'] as string])).toEqual({ valid: true, failure: null });
   expect(await verify(wrong(10))).toEqual({ valid: false, failure: 'WRONG_SECRET' });

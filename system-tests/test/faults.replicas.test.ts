@@ -27,7 +27,18 @@ beforeAll(async () => {
   api = apiClient(`${system.gatewayUrl}/api/v1`, key.body.key);
   expect((await api.post('/webhook-endpoints', { url: await subscriber.start(), eventTypes: WEBHOOK_TYPES })).status).toBe(200);
   // Every commission is due at once, so payout runs have something to gather during the kills.
-  expect((await api.post('/commission-plans', { name: 'Now', commissionType: 'PERCENTAGE', rate: 10, recurring: 'FOREVER', holdDays: 0, isDefault: true })).status).toBe(200);
+  expect(
+    (
+      await api.post('/commission-plans', {
+        name: 'Now',
+        commissionType: 'PERCENTAGE',
+        rate: 10,
+        recurring: 'FOREVER',
+        holdDays: 0,
+        isDefault: true,
+      })
+    ).status,
+  ).toBe(200);
 }, 300_000);
 afterAll(async () => {
   await subscriber.stop();
@@ -101,7 +112,12 @@ async function send(ledger: Ledger, what: string, method: string, path: string, 
 /** One customer journey: an affiliate with a link, a coupon and its code, clicks, a referral, sales by code and by referral. */
 async function journey(ledger: Ledger, shared: { code: string }, worker: number, round: number): Promise<void> {
   const tag = `${worker}-${round}-${randomUUID().slice(0, 6)}`;
-  const affiliate = await send(ledger, 'create affiliate', 'POST', '/affiliates', { firstName: 'Rep', lastName: 'Lica', email: `rep-${tag}@example.com`, affiliateLink: `rep-${tag}` });
+  const affiliate = await send(ledger, 'create affiliate', 'POST', '/affiliates', {
+    firstName: 'Rep',
+    lastName: 'Lica',
+    email: `rep-${tag}@example.com`,
+    affiliateLink: `rep-${tag}`,
+  });
   if (affiliate?.status !== 200) return;
   ledger.acknowledge('affiliate.created', affiliate.body.id, `/affiliates?id=${affiliate.body.id}`);
   const link = `rep-${tag}`;
@@ -118,7 +134,11 @@ async function journey(ledger: Ledger, shared: { code: string }, worker: number,
   if (coupon?.status !== 200) return;
   ledger.acknowledge('coupon.created', coupon.body.id, `/coupons?id=${coupon.body.id}`);
   const code = `REP${tag.replace(/-/g, '').toUpperCase()}`;
-  const promotionalCode = await send(ledger, 'create code', 'POST', '/promotional-codes', { couponId: coupon.body.id, code, affiliateId: affiliate.body.id });
+  const promotionalCode = await send(ledger, 'create code', 'POST', '/promotional-codes', {
+    couponId: coupon.body.id,
+    code,
+    affiliateId: affiliate.body.id,
+  });
   if (promotionalCode?.status !== 200) return;
   ledger.acknowledge('promocode.created', promotionalCode.body.id, `/promotional-codes?code=${code}`);
   for (const [index, byCode] of [code, shared.code, code].entries()) {
@@ -131,10 +151,17 @@ async function journey(ledger: Ledger, shared: { code: string }, worker: number,
       ledger.unansweredSalesByCode.set(byCode, (ledger.unansweredSalesByCode.get(byCode) ?? 0) + 1);
     }
   }
-  const referral = await send(ledger, 'create referral', 'POST', '/referrals', { affiliateId: affiliate.body.id, email: `customer-${tag}@example.com` });
+  const referral = await send(ledger, 'create referral', 'POST', '/referrals', {
+    affiliateId: affiliate.body.id,
+    email: `customer-${tag}@example.com`,
+  });
   if (referral?.status !== 200) return;
   ledger.acknowledge('referral.created', referral.body.id, `/referrals?id=${referral.body.id}`);
-  const sale = await send(ledger, 'sale by referral', 'POST', '/sales', { referralId: referral.body.id, totalEarned: 50, externalId: `pay_${tag}_referral` });
+  const sale = await send(ledger, 'sale by referral', 'POST', '/sales', {
+    referralId: referral.body.id,
+    totalEarned: 50,
+    externalId: `pay_${tag}_referral`,
+  });
   if (sale?.status === 200) ledger.acknowledge('sale.created', sale.body.id, `/sales?id=${sale.body.id}`);
   await send(ledger, 'read links', 'GET', `/links?link=${link}`);
 }
@@ -142,7 +169,11 @@ async function journey(ledger: Ledger, shared: { code: string }, worker: number,
 async function payoutRun(ledger: Ledger): Promise<void> {
   const run = await send(ledger, 'payout run', 'POST', '/payouts', {});
   if (run?.status === 200) {
-    ledger.payoutRuns.push((run.body as { id: string; commissions: { commissionId: string }[] }[]).flatMap((payout) => payout.commissions.map((item) => ({ commissionId: item.commissionId, payoutId: payout.id }))));
+    ledger.payoutRuns.push(
+      (run.body as { id: string; commissions: { commissionId: string }[] }[]).flatMap((payout) =>
+        payout.commissions.map((item) => ({ commissionId: item.commissionId, payoutId: payout.id })),
+      ),
+    );
   }
 }
 
@@ -215,13 +246,15 @@ test('a rolling restart of every component under load (each pair one replica at 
   await underTraffic(ledger, shared, async () => {
     // A release rolls every Deployment at once, each one pod at a time (maxUnavailable: 1).
     for (const index of [0, 1]) {
-      await Promise.all(order.map(async (component) => {
-        const replica: Replica = { component, index };
-        const code = await system.kill(replica, 'SIGTERM');
-        if (code !== 0) exits.push(`${component}-${index} exited ${code}`);
-        await system.launch(replica);
-        await system.waitReady(replica);
-      }));
+      await Promise.all(
+        order.map(async (component) => {
+          const replica: Replica = { component, index };
+          const code = await system.kill(replica, 'SIGTERM');
+          if (code !== 0) exits.push(`${component}-${index} exited ${code}`);
+          await system.launch(replica);
+          await system.waitReady(replica);
+        }),
+      );
       await sleep(1000); // the round robins' probes see the new pods ready before their partners go
     }
   });
@@ -231,7 +264,9 @@ test('a rolling restart of every component under load (each pair one replica at 
   // Every answer was a success or a client error of the request's own making, or a 503 with
   // Retry-After that the client then retried to success; no connection was cut under a request.
   const badAnswers = ledger.requests.flatMap((request) =>
-    request.attempts.filter((attempt) => attempt.status === 0 || (attempt.status >= 500 && !(attempt.status === 503 && attempt.retryAfter))).map((attempt) => `${request.what}: ${attempt.status}`),
+    request.attempts
+      .filter((attempt) => attempt.status === 0 || (attempt.status >= 500 && !(attempt.status === 503 && attempt.retryAfter)))
+      .map((attempt) => `${request.what}: ${attempt.status}`),
   );
   expect(badAnswers).toEqual([]);
   expect(ledger.failed().map((request) => request.what)).toEqual([]);
@@ -266,13 +301,16 @@ test('one replica of each pair killed (SIGKILL) and restarted in turn during mix
     const found = await send(new Ledger(), 'read code', 'GET', `/promotional-codes?code=${code}`);
     const slack = ledger.unansweredSalesByCode.get(code) ?? 0;
     const counted = found?.body?.timesRedeemed as number;
-    if (counted < sales.size || counted > sales.size + slack) counters.push(`${code}: timesRedeemed ${counted}, sales ${sales.size} (+${slack} unanswered)`);
-    if (found?.body?.coupon?.timesRedeemed !== counted) counters.push(`${code}: coupon timesRedeemed ${found?.body?.coupon?.timesRedeemed}, code ${counted}`);
+    if (counted < sales.size || counted > sales.size + slack)
+      counters.push(`${code}: timesRedeemed ${counted}, sales ${sales.size} (+${slack} unanswered)`);
+    if (found?.body?.coupon?.timesRedeemed !== counted)
+      counters.push(`${code}: coupon timesRedeemed ${found?.body?.coupon?.timesRedeemed}, code ${counted}`);
   }
   for (const [link, visitors] of ledger.clicks) {
     const found = await send(new Ledger(), 'read link', 'GET', `/links?link=${link}`);
     const clicks = found?.body?.[0]?.clicks as number;
-    if (clicks < visitors.counted.size || clicks > visitors.counted.size + visitors.unanswered) counters.push(`${link}: ${clicks} clicks, ${visitors.counted.size} acknowledged`);
+    if (clicks < visitors.counted.size || clicks > visitors.counted.size + visitors.unanswered)
+      counters.push(`${link}: ${clicks} clicks, ${visitors.counted.size} acknowledged`);
   }
   expect(counters).toEqual([]);
 }, 600_000);
@@ -283,9 +321,17 @@ const everything: Ledger[] = [];
 /** A code every client redeems, so that its counter is raced by both sale replicas. */
 async function sharedCode(ledger: Ledger): Promise<{ code: string }> {
   const code = `SHARED${randomUUID().slice(0, 6).toUpperCase()}`;
-  const affiliate = await send(ledger, 'shared affiliate', 'POST', '/affiliates', { firstName: 'Sha', lastName: 'Red', email: `shared-${code}@example.com` });
+  const affiliate = await send(ledger, 'shared affiliate', 'POST', '/affiliates', {
+    firstName: 'Sha',
+    lastName: 'Red',
+    email: `shared-${code}@example.com`,
+  });
   const coupon = await send(ledger, 'shared coupon', 'POST', '/coupons', { name: code, percentOff: 5 });
-  const promotionalCode = await send(ledger, 'shared code', 'POST', '/promotional-codes', { couponId: coupon?.body.id, code, affiliateId: affiliate?.body.id });
+  const promotionalCode = await send(ledger, 'shared code', 'POST', '/promotional-codes', {
+    couponId: coupon?.body.id,
+    code,
+    affiliateId: affiliate?.body.id,
+  });
   expect([affiliate?.status, coupon?.status, promotionalCode?.status]).toEqual([200, 200, 200]);
   ledger.acknowledge('affiliate.created', affiliate?.body.id, `/affiliates?id=${affiliate?.body.id}`);
   ledger.acknowledge('coupon.created', coupon?.body.id, `/coupons?id=${coupon?.body.id}`);
@@ -297,16 +343,20 @@ test('after both drills every event of an acknowledged object reached the subscr
   const started = Date.now();
   // Webhooks: each acknowledged object's created event arrives; all copies of one event share its
   // webhook-id (at-least-once, deduplicated by the receiver), and no event arrives as two.
-  await eventually(() => {
-    const missing: string[] = [];
-    for (const ledger of everything) {
-      for (const [type, objects] of ledger.created) {
-        const delivered = new Set(subscriber.events(type).map((delivery) => delivery.body.data.id as string));
-        for (const id of objects.keys()) if (!delivered.has(id)) missing.push(`${type} ${id}`);
+  await eventually(
+    () => {
+      const missing: string[] = [];
+      for (const ledger of everything) {
+        for (const [type, objects] of ledger.created) {
+          const delivered = new Set(subscriber.events(type).map((delivery) => delivery.body.data.id as string));
+          for (const id of objects.keys()) if (!delivered.has(id)) missing.push(`${type} ${id}`);
+        }
       }
-    }
-    expect(missing).toEqual([]);
-  }, 180_000, 1000);
+      expect(missing).toEqual([]);
+    },
+    180_000,
+    1000,
+  );
   const idsPerObject = new Map<string, Set<string>>();
   const copiesPerId = new Map<string, number>();
   for (const delivery of subscriber.deliveries) {
@@ -317,7 +367,9 @@ test('after both drills every event of an acknowledged object reached the subscr
   }
   expect([...idsPerObject].filter(([, ids]) => ids.size > 1).map(([object, ids]) => `${object}: ${[...ids].join(', ')}`)).toEqual([]);
   const redelivered = [...copiesPerId.values()].filter((copies) => copies > 1).length;
-  process.stdout.write(`webhooks: ${copiesPerId.size} events, ${subscriber.deliveries.length} deliveries, ${redelivered} events delivered more than once (same webhook-id)\n`);
+  process.stdout.write(
+    `webhooks: ${copiesPerId.size} events, ${subscriber.deliveries.length} deliveries, ${redelivered} events delivered more than once (same webhook-id)\n`,
+  );
 
   // Payouts: runs until nothing is left; then every commission of every sale is in exactly one payout.
   const ledger = new Ledger();
@@ -340,7 +392,10 @@ test('after both drills every event of an acknowledged object reached the subscr
     const sale = await send(ledger, 'read sale', 'GET', `/sales?id=${saleId}`);
     for (const commission of (sale?.body?.commissions ?? []) as { id: string; affiliateId: string; payoutId: string | null }[]) {
       const payouts = holders.get(commission.id) ?? [];
-      if (payouts.length !== 1 || payouts[0] !== commission.payoutId) wrong.push(`commission ${commission.id} of sale ${saleId}: in payouts [${payouts.join(', ')}], the sale names ${commission.payoutId}`);
+      if (payouts.length !== 1 || payouts[0] !== commission.payoutId)
+        wrong.push(
+          `commission ${commission.id} of sale ${saleId}: in payouts [${payouts.join(', ')}], the sale names ${commission.payoutId}`,
+        );
     }
   }
   expect(wrong).toEqual([]);
@@ -349,10 +404,13 @@ test('after both drills every event of an acknowledged object reached the subscr
   const twice: string[] = [];
   for (const run of [...everything, ledger].flatMap((each) => each.payoutRuns)) {
     for (const { commissionId, payoutId } of run) {
-      if (payoutOf.has(commissionId) && payoutOf.get(commissionId) !== payoutId) twice.push(`${commissionId}: ${payoutOf.get(commissionId)} and ${payoutId}`);
+      if (payoutOf.has(commissionId) && payoutOf.get(commissionId) !== payoutId)
+        twice.push(`${commissionId}: ${payoutOf.get(commissionId)} and ${payoutId}`);
       payoutOf.set(commissionId, payoutId);
     }
   }
   expect(twice).toEqual([]);
-  process.stdout.write(`payouts: ${holders.size} commissions in payouts, ${sales.length} sales; checks took ${Math.round((Date.now() - started) / 1000)} s\n`);
+  process.stdout.write(
+    `payouts: ${holders.size} commissions in payouts, ${sales.length} sales; checks took ${Math.round((Date.now() - started) / 1000)} s\n`,
+  );
 }, 300_000);

@@ -60,11 +60,15 @@ test('the database stopped and started: requests fail fast with 503, then recove
   const during = await Promise.all([api.get('/coupons'), createCoupon('no database')]);
   for (const response of during) expect(response.status).toBe(503);
   await system.mongo.start();
-  const after = await eventually(async () => {
-    const response = await createCoupon('database back');
-    expect(response.status).toBe(200);
-    return response;
-  }, 60_000, 500);
+  const after = await eventually(
+    async () => {
+      const response = await createCoupon('database back');
+      expect(response.status).toBe(200);
+      return response;
+    },
+    60_000,
+    500,
+  );
   expect((await api.get(`/coupons?id=${after.body.id}`)).status).toBe(200);
 }, 120_000);
 
@@ -99,7 +103,8 @@ test('the sale service killed with SIGKILL during writes: no acknowledged sale l
   await api.post('/promotional-codes', { couponId: coupon.body.id, code: 'CRASH', affiliateId: affiliate.body.id });
 
   const payments = Array.from({ length: 40 }, (_, index) => `pay_crash_${index}`);
-  const sell = (externalId: string) => api.post('/sales', { promoCode: 'CRASH', totalEarned: 20, externalId }).catch(() => ({ status: 0 }) as ApiResponse);
+  const sell = (externalId: string) =>
+    api.post('/sales', { promoCode: 'CRASH', totalEarned: 20, externalId }).catch(() => ({ status: 0 }) as ApiResponse);
   const firstRound = payments.map((externalId, index) => sleep(index * 25).then(() => sell(externalId)));
   await sleep(400);
   await system.kill('sale', 'SIGKILL');
@@ -157,11 +162,18 @@ test('SIGTERM during load drops no in-flight request and leaves no event behind'
 test('the affiliate service killed with SIGKILL during a burst of identified clicks: every click answered as counted is counted after the restart, once', async () => {
   // A program of its own, its rate limit out of the way: the burst is to reach the service.
   const { api } = await system.createProgram({ rateLimit: { points: 1_000_000, duration: 1 } });
-  const affiliate = await api.post('/affiliates', { firstName: 'Click', lastName: 'Burst', email: 'click-burst@example.com', affiliateLink: 'click-burst' });
+  const affiliate = await api.post('/affiliates', {
+    firstName: 'Click',
+    lastName: 'Burst',
+    email: 'click-burst@example.com',
+    affiliateLink: 'click-burst',
+  });
   expect(affiliate.status).toBe(200);
   const linkClicks = async () => (await api.get('/links?link=click-burst')).body[0]?.clicks as number;
   const click = (visitorId: string) =>
-    api.post('/clicks', { link: 'click-burst', visitorId, userAgent: BROWSER, ipAddress: '203.0.113.7' }).catch(() => ({ status: 0 }) as ApiResponse);
+    api
+      .post('/clicks', { link: 'click-burst', visitorId, userAgent: BROWSER, ipAddress: '203.0.113.7' })
+      .catch(() => ({ status: 0 }) as ApiResponse);
   /** As a client does: an overloaded or unreachable service (503, no answer) is asked again, with the same visitor. */
   const clickUntilAnswered = async (visitorId: string) => {
     for (;;) {
@@ -201,7 +213,11 @@ test('the affiliate service killed with SIGKILL during a burst of identified cli
   for (const { visitorId, body } of acknowledged) {
     await eventually(async () => expect((await api.get(`/affiliates?id=${body.clickId}`)).body?.id).toBe(affiliate.body.id), 30_000, 500);
     const repeat = await clickUntilAnswered(visitorId);
-    expect({ visitorId, status: repeat.status, body: repeat.body }).toMatchObject({ visitorId, status: 200, body: { clickId: body.clickId, counted: false, reason: 'DUPLICATE' } });
+    expect({ visitorId, status: repeat.status, body: repeat.body }).toMatchObject({
+      visitorId,
+      status: 200,
+      body: { clickId: body.clickId, counted: false, reason: 'DUPLICATE' },
+    });
   }
   expect(new Set(acknowledged.map((answer) => answer.body.clickId)).size).toBe(acknowledged.length);
   // The link counts every acknowledged click; a click whose answer the kill swallowed may be counted or not, as any write whose answer was lost.
@@ -211,7 +227,9 @@ test('the affiliate service killed with SIGKILL during a burst of identified cli
 
   // Counting goes on exactly: 40 new visitors clicking twice at once are 40 clicks, each visitor's answers naming one click.
   const visitors = Array.from({ length: 40 }, (_, index) => `after-kill-${index}`);
-  const after = await Promise.all([...visitors, ...visitors].map(async (visitorId) => ({ visitorId, answer: await clickUntilAnswered(visitorId) })));
+  const after = await Promise.all(
+    [...visitors, ...visitors].map(async (visitorId) => ({ visitorId, answer: await clickUntilAnswered(visitorId) })),
+  );
   expect(after.filter(({ answer }) => answer.status !== 200)).toEqual([]);
   for (const visitorId of visitors) {
     const ids = new Set(after.filter((each) => each.visitorId === visitorId).map(({ answer }) => answer.body.clickId));

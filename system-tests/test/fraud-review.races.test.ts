@@ -28,9 +28,23 @@ test('50 parallel releases, voids and payout runs over the same held commissions
     maxAutoApprovedCommission: 1,
     riskActions: { OVER_AUTO_APPROVAL_LIMIT: 'HOLD' },
   });
-  await ok(api.post('/commission-plans', { name: 'Races', commissionType: 'PERCENTAGE', rate: 20, recurring: 'FOREVER', holdDays: 0, isDefault: true }));
-  const grace = await ok(api.post('/affiliates', { firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com', affiliateLink: 'grace' }));
-  await eventually(async () => expect((await ok(api.get(`/links?affiliateId=${grace.id}`)))[0].fullURLs[0].fullUrl).toContain(`${urlModifier}=`), 30_000);
+  await ok(
+    api.post('/commission-plans', {
+      name: 'Races',
+      commissionType: 'PERCENTAGE',
+      rate: 20,
+      recurring: 'FOREVER',
+      holdDays: 0,
+      isDefault: true,
+    }),
+  );
+  const grace = await ok(
+    api.post('/affiliates', { firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com', affiliateLink: 'grace' }),
+  );
+  await eventually(
+    async () => expect((await ok(api.get(`/links?affiliateId=${grace.id}`)))[0].fullURLs[0].fullUrl).toContain(`${urlModifier}=`),
+    30_000,
+  );
 
   const sales = [];
   for (let index = 0; index < 10; index += 1) {
@@ -65,18 +79,26 @@ test('50 parallel releases, voids and payout runs over the same held commissions
   const payouts = await ok(api.get('/payouts?limit=1000'));
   for (const payout of payouts) if (payout.status === 'PENDING') await ok(api.put('/payouts', { payoutId: payout.id, status: 'PAID' }));
 
-  const inPayouts = payouts.flatMap((payout: { id: string; commissions: { commissionId: string }[] }) => payout.commissions.map((item) => item.commissionId));
+  const inPayouts = payouts.flatMap((payout: { id: string; commissions: { commissionId: string }[] }) =>
+    payout.commissions.map((item) => item.commissionId),
+  );
   expect(new Set(inPayouts).size).toBe(inPayouts.length);
   for (const { saleId, commissionId } of commissions) {
     const commission = (await ok(api.get(`/sales?id=${saleId}`))).commissions.find((entry: { id: string }) => entry.id === commissionId);
     const lastDecision = commission.decisions.at(-1).action;
     const paid = inPayouts.includes(commissionId);
     // Decided by the first release or the void, whichever landed: paid exactly when released, and a voided one is in no payout.
-    expect({ commissionId, status: commission.status, paid }).toEqual({ commissionId, status: lastDecision === 'RELEASE' ? 'PAID' : 'VOID', paid: lastDecision === 'RELEASE' });
+    expect({ commissionId, status: commission.status, paid }).toEqual({
+      commissionId,
+      status: lastDecision === 'RELEASE' ? 'PAID' : 'VOID',
+      paid: lastDecision === 'RELEASE',
+    });
     if (commission.decisions.some((decision: { action: string }) => decision.action === 'VOID')) expect(lastDecision).toBe('VOID');
   }
   const total = payouts.reduce((sum: number, payout: { amount: number }) => sum + payout.amount, 0);
-  const paidCommissions = sales.filter((sale) => inPayouts.includes(sale.commissions[0].id)).reduce((sum, sale) => sum + sale.commissions[0].amount, 0);
+  const paidCommissions = sales
+    .filter((sale) => inPayouts.includes(sale.commissions[0].id))
+    .reduce((sum, sale) => sum + sale.commissions[0].amount, 0);
   expect(Math.round(total * 100)).toBe(Math.round(paidCommissions * 100));
   expect(await ok(api.get('/commissions?status=HELD'))).toEqual([]);
 });

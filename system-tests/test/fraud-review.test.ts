@@ -19,12 +19,23 @@ const typesOf = (risk: Risk) => risk.signals.map((signal) => signal.type);
  * commission DUE at once), and the settings known to the services: a unique urlModifier is set
  * with them, and the affiliate service's links show it once program.created has arrived.
  */
-async function program(settings: Record<string, unknown> = {}): Promise<{ api: Api; key: string; programId: string; grace: { id: string; email: string } }> {
+async function program(
+  settings: Record<string, unknown> = {},
+): Promise<{ api: Api; key: string; programId: string; grace: { id: string; email: string } }> {
   const urlModifier = `m${randomUUID().slice(0, 8)}`;
   const created = await world.system.createProgram({ urlModifier, destinationUrls: [{ url: 'https://shop.example.com/' }], ...settings });
   const { api } = created;
   await ok(api.post('/webhook-endpoints', { url: world.hooks, eventTypes: ['sale.updated'] }));
-  await ok(api.post('/commission-plans', { name: 'Review', commissionType: 'PERCENTAGE', rate: 20, recurring: 'FOREVER', holdDays: 0, isDefault: true }));
+  await ok(
+    api.post('/commission-plans', {
+      name: 'Review',
+      commissionType: 'PERCENTAGE',
+      rate: 20,
+      recurring: 'FOREVER',
+      holdDays: 0,
+      isDefault: true,
+    }),
+  );
   const grace = await affiliate(api, 'grace');
   await eventually(async () => {
     const links = await ok(api.get(`/links?affiliateId=${grace.id}`));
@@ -33,7 +44,11 @@ async function program(settings: Record<string, unknown> = {}): Promise<{ api: A
   return { ...created, grace };
 }
 
-async function affiliate(api: Api, name: string, email = `${name}-${randomUUID().slice(0, 8)}@example.com`): Promise<{ id: string; email: string }> {
+async function affiliate(
+  api: Api,
+  name: string,
+  email = `${name}-${randomUUID().slice(0, 8)}@example.com`,
+): Promise<{ id: string; email: string }> {
   return ok(api.post('/affiliates', { firstName: name, lastName: 'Tester', email, affiliateLink: `${name}-${randomUUID().slice(0, 8)}` }));
 }
 
@@ -46,14 +61,21 @@ async function saleOf(api: Api, affiliateId: string, total: number, fields: Reco
 }
 
 const saleById = (api: Api, saleId: string) => ok(api.get(`/sales?id=${saleId}`));
-const saleUpdates = (saleId: string) => world.subscriber.events('sale.updated').filter((delivery) => delivery.body.data.id === saleId).map((delivery) => delivery.body.data);
+const saleUpdates = (saleId: string) =>
+  world.subscriber
+    .events('sale.updated')
+    .filter((delivery) => delivery.body.data.id === saleId)
+    .map((delivery) => delivery.body.data);
 
 describe('risk signals', () => {
   test("SELF_REFERRAL: a customer with the affiliate's own email (other case, Gmail dots, a +tag) is flagged on the referral and its sale", async () => {
     const { api } = await program();
     const ada = await affiliate(api, 'ada', 'ada.byron@gmail.com');
     const referral = await ok(api.post('/referrals', { affiliateId: ada.id, email: 'Ada.Byron+shop@googlemail.com' }));
-    expect(referral.risk).toEqual({ signals: [{ type: 'SELF_REFERRAL', detail: expect.stringContaining('ada.byron@gmail.com') }], action: 'FLAG' });
+    expect(referral.risk).toEqual({
+      signals: [{ type: 'SELF_REFERRAL', detail: expect.stringContaining('ada.byron@gmail.com') }],
+      action: 'FLAG',
+    });
     const sale = await ok(api.post('/sales', { referralId: referral.id, totalEarned: 10 }));
     expect(typesOf(sale.risk)).toEqual(['SELF_REFERRAL']);
     expect(typesOf((await ok(api.post('/referrals', { affiliateId: ada.id, email: 'ada.lovelace@gmail.com' }))).risk)).toEqual([]);
@@ -64,7 +86,10 @@ describe('risk signals', () => {
     const alan = await affiliate(api, 'alan');
     await ok(api.post('/referrals', { affiliateId: grace.id, email: 'sam@example.com', referredUserExternalId: 'user-1' }));
     const again = await ok(api.post('/referrals', { affiliateId: alan.id, email: 'Sam+promo@example.com' }));
-    expect(again.risk).toEqual({ signals: [{ type: 'CUSTOMER_OF_ANOTHER_AFFILIATE', detail: expect.stringContaining(grace.id) }], action: 'FLAG' });
+    expect(again.risk).toEqual({
+      signals: [{ type: 'CUSTOMER_OF_ANOTHER_AFFILIATE', detail: expect.stringContaining(grace.id) }],
+      action: 'FLAG',
+    });
 
     const first = await saleOf(api, grace.id, 10, { customerId: 'cus_77' });
     expect(typesOf(first.risk)).toEqual([]);
@@ -77,15 +102,27 @@ describe('risk signals', () => {
     const { api, grace } = await program();
     const alan = await affiliate(api, 'alan');
     const customerId = `cus_${randomUUID().slice(0, 8)}`;
-    const referred = await ok(api.post('/referrals', { affiliateId: grace.id, email: `dana.smith-${randomUUID().slice(0, 6)}@gmail.com`, referredUserExternalId: customerId }));
+    const referred = await ok(
+      api.post('/referrals', {
+        affiliateId: grace.id,
+        email: `dana.smith-${randomUUID().slice(0, 6)}@gmail.com`,
+        referredUserExternalId: customerId,
+      }),
+    );
     const coupon = await ok(api.post('/coupons', { name: 'Ten off', percentOff: 10 }));
-    const alanCode = await ok(api.post('/promotional-codes', { couponId: coupon.id, code: `ALAN${randomUUID().slice(0, 6)}`, affiliateId: alan.id }));
+    const alanCode = await ok(
+      api.post('/promotional-codes', { couponId: coupon.id, code: `ALAN${randomUUID().slice(0, 6)}`, affiliateId: alan.id }),
+    );
 
     const throughB = await ok(api.post('/sales', { promoCode: alanCode.code, customerId, totalEarned: 10 }));
     expect(throughB.affiliateId).toBe(alan.id);
     expect(throughB.risk.signals).toEqual([{ type: 'CUSTOMER_OF_ANOTHER_AFFILIATE', detail: expect.stringContaining(grace.id) }]);
     expect(throughB.risk.signals[0].detail).toContain(`referral ${referred.id}`);
-    expect(typesOf((await ok(api.post('/sales', { promoCode: alanCode.code, customerId: `cus_${randomUUID().slice(0, 8)}`, totalEarned: 10 }))).risk)).toEqual([]);
+    expect(
+      typesOf(
+        (await ok(api.post('/sales', { promoCode: alanCode.code, customerId: `cus_${randomUUID().slice(0, 8)}`, totalEarned: 10 }))).risk,
+      ),
+    ).toEqual([]);
   });
 
   test("FAST_CONVERSION: a referral or sale sooner after its click than the program's minClickToConversionSeconds is flagged", async () => {
@@ -94,15 +131,22 @@ describe('risk signals', () => {
     const referral = await ok(api.post('/referrals', { clickId: click.clickId, email: 'quick@example.com' }));
     expect(referral.risk.signals).toEqual([{ type: 'FAST_CONVERSION', detail: expect.stringContaining('minimum is 3600 s') }]);
     expect(typesOf((await ok(api.post('/sales', { clickId: click.clickId, totalEarned: 10 }))).risk)).toEqual(['FAST_CONVERSION']);
-    const old = await ok(api.post('/clicks', { link: await linkOf(api, grace.id), occurredAt: new Date(Date.now() - 2 * 3_600_000).toISOString() }));
+    const old = await ok(
+      api.post('/clicks', { link: await linkOf(api, grace.id), occurredAt: new Date(Date.now() - 2 * 3_600_000).toISOString() }),
+    );
     expect(typesOf((await ok(api.post('/referrals', { clickId: old.clickId, email: 'slow@example.com' }))).risk)).toEqual([]);
   });
 
   test('DISPOSABLE_EMAIL: a customer at a disposable email domain is flagged', async () => {
     const { api, grace } = await program();
     const referral = await ok(api.post('/referrals', { affiliateId: grace.id, email: 'someone@mailinator.com' }));
-    expect(referral.risk).toEqual({ signals: [{ type: 'DISPOSABLE_EMAIL', detail: 'mailinator.com is a disposable email domain' }], action: 'FLAG' });
-    expect(typesOf((await ok(api.post('/sales', { email: 'someone@mailinator.com', totalEarned: 10 }))).risk)).toEqual(['DISPOSABLE_EMAIL']);
+    expect(referral.risk).toEqual({
+      signals: [{ type: 'DISPOSABLE_EMAIL', detail: 'mailinator.com is a disposable email domain' }],
+      action: 'FLAG',
+    });
+    expect(typesOf((await ok(api.post('/sales', { email: 'someone@mailinator.com', totalEarned: 10 }))).risk)).toEqual([
+      'DISPOSABLE_EMAIL',
+    ]);
   });
 
   test("COOKIE_STUFFING: a visitor who clicked 3 affiliates' links within an hour is flagged on the referral and the sale by its click; 2 are not", async () => {
@@ -112,23 +156,35 @@ describe('risk signals', () => {
     expect(typesOf((await ok(api.post('/referrals', { visitorId: 'visitor-two', email: 'two@example.com' }))).risk)).toEqual([]);
 
     let last = { clickId: 0 };
-    for (const id of [grace.id, ...others.map((other) => other.id)]) last = await ok(api.post('/clicks', { link: await linkOf(api, id), visitorId: 'visitor-stuffed' }));
+    for (const id of [grace.id, ...others.map((other) => other.id)])
+      last = await ok(api.post('/clicks', { link: await linkOf(api, id), visitorId: 'visitor-stuffed' }));
     const referral = await ok(api.post('/referrals', { visitorId: 'visitor-stuffed', email: 'stuffed@example.com' }));
-    expect(referral.risk.signals).toEqual([{ type: 'COOKIE_STUFFING', detail: 'the visitor clicked the links of 3 affiliates within an hour' }]);
+    expect(referral.risk.signals).toEqual([
+      { type: 'COOKIE_STUFFING', detail: 'the visitor clicked the links of 3 affiliates within an hour' },
+    ]);
     expect(typesOf((await ok(api.post('/sales', { clickId: last.clickId, totalEarned: 10 }))).risk)).toEqual(['COOKIE_STUFFING']);
   });
 
   test("OVER_AUTO_APPROVAL_LIMIT: a commission above the program's maxAutoApprovedCommission is flagged; one at or below it is not", async () => {
     const { api, grace } = await program({ maxAutoApprovedCommission: 10 });
     const over = await saleOf(api, grace.id, 100);
-    expect(over.risk).toEqual({ signals: [{ type: 'OVER_AUTO_APPROVAL_LIMIT', detail: expect.stringContaining('20 USD') }], action: 'FLAG' });
+    expect(over.risk).toEqual({
+      signals: [{ type: 'OVER_AUTO_APPROVAL_LIMIT', detail: expect.stringContaining('20 USD') }],
+      action: 'FLAG',
+    });
     expect(typesOf((await saleOf(api, grace.id, 50)).risk)).toEqual([]);
   });
 
   test("OVER_AUTO_APPROVAL_LIMIT applies the limit in the program's reportingCurrency only: a JPY commission of 600 with a limit of 500 is not flagged when reportingCurrency is USD; a USD one is", async () => {
     const { api, grace } = await program({ maxAutoApprovedCommission: 500 });
-    expect(await saleOf(api, grace.id, 3000, { currency: 'JPY' })).toMatchObject({ commissionEarned: 600, currency: 'JPY', risk: { signals: [], action: 'NONE' } });
-    expect((await saleOf(api, grace.id, 3000)).risk.signals).toEqual([{ type: 'OVER_AUTO_APPROVAL_LIMIT', detail: "the commission of 600 USD is above the program's limit of 500 USD" }]);
+    expect(await saleOf(api, grace.id, 3000, { currency: 'JPY' })).toMatchObject({
+      commissionEarned: 600,
+      currency: 'JPY',
+      risk: { signals: [], action: 'NONE' },
+    });
+    expect((await saleOf(api, grace.id, 3000)).risk.signals).toEqual([
+      { type: 'OVER_AUTO_APPROVAL_LIMIT', detail: "the commission of 600 USD is above the program's limit of 500 USD" },
+    ]);
   });
 });
 
@@ -170,13 +226,19 @@ describe('risk actions', () => {
   });
 
   test('VOID: the commission is VOID at once; the strongest action of several signals wins', async () => {
-    const { api } = await program({ maxAutoApprovedCommission: 1, riskActions: { SELF_REFERRAL: 'VOID', OVER_AUTO_APPROVAL_LIMIT: 'HOLD' } });
+    const { api } = await program({
+      maxAutoApprovedCommission: 1,
+      riskActions: { SELF_REFERRAL: 'VOID', OVER_AUTO_APPROVAL_LIMIT: 'HOLD' },
+    });
     const ada = await affiliate(api, 'ada', 'ada@example.com');
     const referral = await ok(api.post('/referrals', { affiliateId: ada.id, email: 'ADA@example.com' }));
     const sale = await ok(api.post('/sales', { referralId: referral.id, totalEarned: 100 }));
     expect(sale.risk).toMatchObject({ action: 'VOID' });
     expect(typesOf(sale.risk).sort()).toEqual(['OVER_AUTO_APPROVAL_LIMIT', 'SELF_REFERRAL']);
-    expect(sale.commissions[0]).toMatchObject({ status: 'VOID', decisions: [{ action: 'VOID', by: { kind: 'RISK_RULES' }, reason: 'SELF_REFERRAL' }] });
+    expect(sale.commissions[0]).toMatchObject({
+      status: 'VOID',
+      decisions: [{ action: 'VOID', by: { kind: 'RISK_RULES' }, reason: 'SELF_REFERRAL' }],
+    });
     expect(await ok(api.post('/payouts', {}))).toEqual([]);
   });
 });
@@ -200,22 +262,45 @@ test("the review queue through the gateway: a program lists its HELD commissions
   const foreign = await a.api.post('/commissions/release', { saleId: theirs.id, commissionId: theirs.commissions[0].id });
   expect(foreign.status).toBe(404);
   expect((await saleById(b.api, theirs.id)).commissions[0].status).toBe('HELD');
-  const foreignVoid = await a.api.post('/commissions/void', { saleId: theirs.id, commissionId: theirs.commissions[0].id, reason: 'not mine to void' });
+  const foreignVoid = await a.api.post('/commissions/void', {
+    saleId: theirs.id,
+    commissionId: theirs.commissions[0].id,
+    reason: 'not mine to void',
+  });
   expect(foreignVoid.status).toBe(404);
-  expect((await saleById(b.api, theirs.id)).commissions[0]).toMatchObject({ status: 'HELD', decisions: [expect.objectContaining({ action: 'HOLD' })] });
+  expect((await saleById(b.api, theirs.id)).commissions[0]).toMatchObject({
+    status: 'HELD',
+    decisions: [expect.objectContaining({ action: 'HOLD' })],
+  });
   // Nor its affiliate's money: A's key asking for the statement of B's affiliate gets an empty one, while B's own key sees the entries.
   const statementPath = `/affiliates/statement?affiliateId=${b.grace.id}&currency=USD&from=${new Date(Date.now() - 86_400_000).toISOString()}`;
   expect((await ok(b.api.get(statementPath))).entries.map((entry: { type: string }) => entry.type)).toEqual(['EARNED', 'HELD']);
   expect(await ok(a.api.get(statementPath))).toMatchObject({ openingBalance: 0, closingBalance: 0, entries: [] });
 
-  const released = await ok(a.api.post('/commissions/release', { saleId: kept.id, commissionId: kept.commissions[0].id, note: 'customer verified by phone' }));
+  const released = await ok(
+    a.api.post('/commissions/release', { saleId: kept.id, commissionId: kept.commissions[0].id, note: 'customer verified by phone' }),
+  );
   expect(released.commissions[0]).toMatchObject({ status: 'DUE' });
   const release = released.commissions[0].decisions[1];
-  expect(release).toMatchObject({ action: 'RELEASE', reason: 'customer verified by phone', by: { kind: 'API_KEY', keyId: expect.any(String) } });
+  expect(release).toMatchObject({
+    action: 'RELEASE',
+    reason: 'customer verified by phone',
+    by: { kind: 'API_KEY', keyId: expect.any(String) },
+  });
   expect(a.key.startsWith(release.by.keyPrefix)).toBe(true);
-  const voided = await ok(a.api.post('/commissions/void', { saleId: dropped.id, commissionId: dropped.commissions[0].id, reason: 'same card as a refunded order' }));
+  const voided = await ok(
+    a.api.post('/commissions/void', {
+      saleId: dropped.id,
+      commissionId: dropped.commissions[0].id,
+      reason: 'same card as a refunded order',
+    }),
+  );
   expect(voided.commissions[0]).toMatchObject({ status: 'VOID' });
-  expect(voided.commissions[0].decisions[1]).toMatchObject({ action: 'VOID', reason: 'same card as a refunded order', by: { kind: 'API_KEY' } });
+  expect(voided.commissions[0].decisions[1]).toMatchObject({
+    action: 'VOID',
+    reason: 'same card as a refunded order',
+    by: { kind: 'API_KEY' },
+  });
 
   // A decision twice, or on a voided commission, is a clear 400 that changes nothing.
   const twice = await a.api.post('/commissions/release', { saleId: kept.id, commissionId: kept.commissions[0].id });
@@ -225,7 +310,10 @@ test("the review queue through the gateway: a program lists its HELD commissions
   expect((await a.api.post('/commissions/void', { saleId: dropped.id, commissionId: dropped.commissions[0].id })).status).toBe(400);
 
   await eventually(() => {
-    expect(saleUpdates(kept.id).at(-1)?.commissions[0]).toMatchObject({ status: 'DUE', decisions: [{ action: 'HOLD' }, { action: 'RELEASE' }] });
+    expect(saleUpdates(kept.id).at(-1)?.commissions[0]).toMatchObject({
+      status: 'DUE',
+      decisions: [{ action: 'HOLD' }, { action: 'RELEASE' }],
+    });
     expect(saleUpdates(dropped.id).at(-1)?.commissions[0]).toMatchObject({ status: 'VOID' });
   }, 20_000);
 
@@ -267,8 +355,17 @@ describe('GET /commissions by status: each page holds matching commissions (a pa
     sales.PAID = (await saleOf(api, grace.id, 10)).id;
     const [payout] = await ok(api.post('/payouts', {}));
     await ok(api.put('/payouts', { payoutId: payout.id, status: 'PAID' }));
-    const plan = await ok(api.post('/commission-plans', { name: 'Thirty days', commissionType: 'PERCENTAGE', rate: 20, recurring: 'FOREVER', holdDays: 30 }));
-    const patient = await ok(api.post('/affiliates', { firstName: 'pat', lastName: 'Tester', email: `pat-${randomUUID().slice(0, 8)}@example.com`, commissionPlanId: plan.id }));
+    const plan = await ok(
+      api.post('/commission-plans', { name: 'Thirty days', commissionType: 'PERCENTAGE', rate: 20, recurring: 'FOREVER', holdDays: 30 }),
+    );
+    const patient = await ok(
+      api.post('/affiliates', {
+        firstName: 'pat',
+        lastName: 'Tester',
+        email: `pat-${randomUUID().slice(0, 8)}@example.com`,
+        commissionPlanId: plan.id,
+      }),
+    );
     sales.PENDING = (await saleOf(api, patient.id, 10)).id;
     sales.HELD = (await saleOf(api, grace.id, 500)).id;
     const voided = await saleOf(api, grace.id, 20);
@@ -286,7 +383,16 @@ describe('GET /commissions by status: each page holds matching commissions (a pa
 
   test("status=VOID: a voided commission and a reversed sale's commission (voided by the reversal) are both listed, a page of one each", async () => {
     const first = await listed('VOID', 1);
-    expect(first).toEqual({ items: [expect.objectContaining({ saleId: sales.REVERSED, status: 'VOID', decisions: [expect.objectContaining({ action: 'VOID', by: expect.objectContaining({ kind: 'REVERSAL' }) })] })], next: true });
+    expect(first).toEqual({
+      items: [
+        expect.objectContaining({
+          saleId: sales.REVERSED,
+          status: 'VOID',
+          decisions: [expect.objectContaining({ action: 'VOID', by: expect.objectContaining({ kind: 'REVERSAL' }) })],
+        }),
+      ],
+      next: true,
+    });
     expect((await listed('VOID', 10)).items.map((item) => item.saleId)).toEqual([sales.REVERSED, sales.VOID]);
   });
 });
@@ -304,11 +410,17 @@ test('a key with the read scope sees the queue but cannot release or void (403 n
 
 describe('affiliate statements', () => {
   const statement = (api: Api, affiliateId: string, from: Date, to?: Date) =>
-    ok(api.get(`/affiliates/statement?affiliateId=${affiliateId}&currency=USD&from=${from.toISOString()}${to ? `&to=${to.toISOString()}` : ''}`));
+    ok(
+      api.get(
+        `/affiliates/statement?affiliateId=${affiliateId}&currency=USD&from=${from.toISOString()}${to ? `&to=${to.toISOString()}` : ''}`,
+      ),
+    );
   const sumOf = (entries: { amount: number }[]) => Math.round(entries.reduce((total, entry) => total + entry.amount * 100, 0)) / 100;
   /** What the program owes, counted apart from the statement: the affiliate's open (PENDING or DUE) commissions in USD. */
   const owedByCommissions = async (api: Api, affiliateId: string) => {
-    const commissions: { status: string; currency: string; amount: number }[] = await ok(api.get(`/commissions?affiliateId=${affiliateId}`));
+    const commissions: { status: string; currency: string; amount: number }[] = await ok(
+      api.get(`/commissions?affiliateId=${affiliateId}`),
+    );
     return sumOf(commissions.filter((commission) => ['PENDING', 'DUE'].includes(commission.status) && commission.currency === 'USD'));
   };
 
@@ -325,7 +437,15 @@ describe('affiliate statements', () => {
     await saleOf(api, grace.id, 50);
 
     const owing = await statement(api, grace.id, start);
-    expect(owing.entries.map((entry: { type: string }) => entry.type)).toEqual(['EARNED', 'PAID_OUT', 'ADJUSTED', 'EARNED', 'HELD', 'VOIDED', 'EARNED']);
+    expect(owing.entries.map((entry: { type: string }) => entry.type)).toEqual([
+      'EARNED',
+      'PAID_OUT',
+      'ADJUSTED',
+      'EARNED',
+      'HELD',
+      'VOIDED',
+      'EARNED',
+    ]);
     expect(owing).toMatchObject({ openingBalance: 0, closingBalance: -10 });
     expect(owing.entries.find((entry: { type: string }) => entry.type === 'ADJUSTED')).toMatchObject({ amount: -20, saleId: first.id });
     expect(owing.entries.find((entry: { type: string }) => entry.type === 'PAID_OUT')).toMatchObject({ amount: -20, payoutId: payout.id });
@@ -348,7 +468,10 @@ describe('affiliate statements', () => {
     }
     expect((await statement(api, grace.id, middle)).openingBalance).toBe(0);
 
-    const csv = await api.request('GET', `/affiliates/statement?affiliateId=${grace.id}&currency=USD&from=${start.toISOString()}&format=csv`);
+    const csv = await api.request(
+      'GET',
+      `/affiliates/statement?affiliateId=${grace.id}&currency=USD&from=${start.toISOString()}&format=csv`,
+    );
     expect(csv.status).toBe(200);
     const rows = parse(String(csv.body), { columns: true }) as { type: string; amount: string }[];
     expect(rows[0]).toMatchObject({ type: 'OPENING_BALANCE', amount: '0' });
@@ -362,19 +485,29 @@ test('RELEASED on the statement: a held commission released adds back what HELD 
   const start = new Date(Date.now() - 1000);
   const sale = await saleOf(api, grace.id, 100);
   const held = await ok(api.get(`/affiliates/statement?affiliateId=${grace.id}&currency=USD&from=${start.toISOString()}`));
-  expect(held).toMatchObject({ closingBalance: 0, entries: [expect.objectContaining({ type: 'EARNED', amount: 20 }), expect.objectContaining({ type: 'HELD', amount: -20 })] });
+  expect(held).toMatchObject({
+    closingBalance: 0,
+    entries: [expect.objectContaining({ type: 'EARNED', amount: 20 }), expect.objectContaining({ type: 'HELD', amount: -20 })],
+  });
   await ok(api.post('/commissions/release', { saleId: sale.id, commissionId: sale.commissions[0].id, note: 'checked' }));
   const [payout] = await ok(api.post('/payouts', {}));
   await ok(api.put('/payouts', { payoutId: payout.id, status: 'PAID' }));
   const whole = await ok(api.get(`/affiliates/statement?affiliateId=${grace.id}&currency=USD&from=${start.toISOString()}`));
-  expect(whole.entries.map((entry: { type: string; amount: number }) => [entry.type, entry.amount])).toEqual([['EARNED', 20], ['HELD', -20], ['RELEASED', 20], ['PAID_OUT', -20]]);
+  expect(whole.entries.map((entry: { type: string; amount: number }) => [entry.type, entry.amount])).toEqual([
+    ['EARNED', 20],
+    ['HELD', -20],
+    ['RELEASED', 20],
+    ['PAID_OUT', -20],
+  ]);
   expect(whole.entries[2]).toMatchObject({ saleId: sale.id, commissionId: sale.commissions[0].id, description: 'released: checked' });
   expect(whole).toMatchObject({ openingBalance: 0, closingBalance: 0 });
 });
 
 test('a statement whose period ends before it starts (from after to) is a 400 naming to', async () => {
   const { api, grace } = await program();
-  const refused = await api.get(`/affiliates/statement?affiliateId=${grace.id}&currency=USD&from=2026-02-01T00:00:00.000Z&to=2026-01-01T00:00:00.000Z`);
+  const refused = await api.get(
+    `/affiliates/statement?affiliateId=${grace.id}&currency=USD&from=2026-02-01T00:00:00.000Z&to=2026-01-01T00:00:00.000Z`,
+  );
   expect(refused.status).toBe(400);
   expect(refused.body.error).toContain('to: must not be before from');
 });
@@ -386,5 +519,10 @@ test('the affiliate report shows the commission held for review and the commissi
   await ok(api.post('/commissions/void', { saleId: voided.id, commissionId: voided.commissions[0].id, reason: 'duplicate order' }));
   const from = encodeURIComponent(new Date(Date.now() - 86_400_000).toISOString());
   const rows = await ok(api.get(`/reports/affiliates?from=${from}`));
-  expect(rows.find((row: { affiliateId: string }) => row.affiliateId === grace.id)).toMatchObject({ commissionEarned: 20, commissionHeld: 20, commissionVoided: 10, commissionDue: 0 });
+  expect(rows.find((row: { affiliateId: string }) => row.affiliateId === grace.id)).toMatchObject({
+    commissionEarned: 20,
+    commissionHeld: 20,
+    commissionVoided: 10,
+    commissionDue: 0,
+  });
 });

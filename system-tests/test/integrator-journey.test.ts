@@ -16,27 +16,37 @@ afterAll(async () => {
 });
 
 test('the integrator journey, with the typed client: affiliate → link → click → referral → coupon → code → sales → reversal, and every public event type, signed and fitting its schema', async () => {
-  const { key } = await system.createProgram({ destinationUrls: [{ url: 'https://shop.example.com/?lang=en', params: { utm_source: 'affiliate' } }] });
+  const { key } = await system.createProgram({
+    destinationUrls: [{ url: 'https://shop.example.com/?lang=en', params: { utm_source: 'affiliate' } }],
+  });
   const client = typedClient(system.gatewayUrl, key);
   const endpoint = await ok(client.POST('/api/v1/webhook-endpoints', { body: { url: await subscriber.start(), eventTypes: ['*'] } }));
   // Two verifiers a subscriber would use: the Standard Webhooks reference library and Svix's SDK.
   const verifier = new Webhook(endpoint.secret as string);
   const svixVerifier = new SvixWebhook(endpoint.secret as string);
 
-  const affiliate = await ok(client.POST('/api/v1/affiliates', { body: { firstName: 'Ada', lastName: 'Byron', email: 'ada@example.com' } }));
+  const affiliate = await ok(
+    client.POST('/api/v1/affiliates', { body: { firstName: 'Ada', lastName: 'Byron', email: 'ada@example.com' } }),
+  );
   expect(affiliate.affiliateLinks).toHaveLength(1);
   const link = await ok(client.POST('/api/v1/links', { body: { link: 'ada-spring', affiliateId: affiliate.id } }));
-  expect(link.fullURLs).toEqual([{ baseUrl: 'https://shop.example.com/?lang=en', fullUrl: 'https://shop.example.com/?lang=en&ref=ada-spring&utm_source=affiliate' }]);
+  expect(link.fullURLs).toEqual([
+    { baseUrl: 'https://shop.example.com/?lang=en', fullUrl: 'https://shop.example.com/?lang=en&ref=ada-spring&utm_source=affiliate' },
+  ]);
 
   const click = await ok(client.POST('/api/v1/clicks', { body: { link: 'ada-spring' } }));
   expect(click).toMatchObject({ counted: true, reason: null });
   const resolved = one(await ok(client.GET('/api/v1/affiliates', { params: { query: { id: String(click.clickId) } } })));
   expect(resolved.id).toBe(affiliate.id);
-  const referral = await ok(client.POST('/api/v1/referrals', { body: { clickId: click.clickId ?? undefined, email: 'customer@example.com', name: 'Cus Tomer' } }));
+  const referral = await ok(
+    client.POST('/api/v1/referrals', { body: { clickId: click.clickId ?? undefined, email: 'customer@example.com', name: 'Cus Tomer' } }),
+  );
   expect(referral.affiliateId).toBe(affiliate.id);
 
   const coupon = await ok(client.POST('/api/v1/coupons', { body: { name: 'Spring', percentOff: 20, maxRedemptions: 5 } }));
-  const code = await ok(client.POST('/api/v1/promotional-codes', { body: { couponId: coupon.id, code: 'SPRING20', affiliateId: affiliate.id } }));
+  const code = await ok(
+    client.POST('/api/v1/promotional-codes', { body: { couponId: coupon.id, code: 'SPRING20', affiliateId: affiliate.id } }),
+  );
   expect(code.coupon.id).toBe(coupon.id);
 
   const saleByCode = await ok(client.POST('/api/v1/sales', { body: { promoCode: 'spring20', totalEarned: 100, externalId: 'pay_1' } }));
@@ -117,7 +127,9 @@ async function expectOk(pending: Promise<ApiResponse>) {
 test('tenant isolation: a key of program B can never read or change anything of program A, on any route', async () => {
   const a = await system.createProgram();
   const b = await system.createProgram();
-  const affiliate = await expectOk(a.api.post('/affiliates', { firstName: 'Iso', lastName: 'Lated', email: 'iso@example.com', affiliateLink: 'iso-a' }));
+  const affiliate = await expectOk(
+    a.api.post('/affiliates', { firstName: 'Iso', lastName: 'Lated', email: 'iso@example.com', affiliateLink: 'iso-a' }),
+  );
   const coupon = await expectOk(a.api.post('/coupons', { name: 'A only', percentOff: 10 }));
   const code = await expectOk(a.api.post('/promotional-codes', { couponId: coupon.id, code: 'AONLY', affiliateId: affiliate.id }));
   const referral = await expectOk(a.api.post('/referrals', { affiliateId: affiliate.id, email: 'buyer@example.com' }));

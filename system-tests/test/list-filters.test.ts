@@ -15,9 +15,24 @@ const world = systemWithSubscriber();
 /** A program paying 20 % with no hold (every commission DUE at once), two affiliates, a referral each. */
 async function program() {
   const { api } = await world.system.createProgram();
-  await ok(api.post('/commission-plans', { name: 'Now', commissionType: 'PERCENTAGE', rate: 20, recurring: 'FOREVER', holdDays: 0, isDefault: true }));
+  await ok(
+    api.post('/commission-plans', {
+      name: 'Now',
+      commissionType: 'PERCENTAGE',
+      rate: 20,
+      recurring: 'FOREVER',
+      holdDays: 0,
+      isDefault: true,
+    }),
+  );
   const person = async (firstName: string) => {
-    const affiliate = await ok(api.post('/affiliates', { firstName, lastName: 'Filters', email: `${firstName.toLowerCase()}-${randomUUID().slice(0, 8)}@example.com` }));
+    const affiliate = await ok(
+      api.post('/affiliates', {
+        firstName,
+        lastName: 'Filters',
+        email: `${firstName.toLowerCase()}-${randomUUID().slice(0, 8)}@example.com`,
+      }),
+    );
     const referral = await ok(api.post('/referrals', { affiliateId: affiliate.id, email: `c-${randomUUID().slice(0, 8)}@example.com` }));
     return { affiliate, referral };
   };
@@ -46,7 +61,9 @@ test('GET /sales filters by affiliateId, currency and a paidAt period whose boun
   expect(ids(await ok(api.get('/sales?currency=eur')))).toEqual([graceEur.id]);
   expect(ids(await ok(api.get(`/sales?currency=USD&affiliateId=${ada.affiliate.id}`)))).toEqual([adaUsd.id]);
   expect(ids(await ok(api.get(`/sales?paidAt[gte]=${t1}&paidAt[lt]=${t2}`)))).toEqual([graceUsd.id]);
-  expect(ids(await ok(api.get(`/sales?paidAt%5Bgte%5D=${encodeURIComponent(t2)}&paidAt%5Blt%5D=${encodeURIComponent(t3)}`)))).toEqual([graceEur.id]);
+  expect(ids(await ok(api.get(`/sales?paidAt%5Bgte%5D=${encodeURIComponent(t2)}&paidAt%5Blt%5D=${encodeURIComponent(t3)}`)))).toEqual([
+    graceEur.id,
+  ]);
   expect(ids(await ok(api.get(`/sales?paidAt[gte]=${t3}`)))).toEqual([adaUsd.id]);
   // Every sale was recorded just now, whatever its paidAt.
   expect(await ok(api.get(`/sales?createdAt[lt]=${t3}`))).toEqual([]);
@@ -54,7 +71,14 @@ test('GET /sales filters by affiliateId, currency and a paidAt period whose boun
 
 test('format=csv on /sales and /commissions streams the filtered rows with a header row, and defuses a formula an integrator sent', async () => {
   const { api, grace, ada } = await program();
-  const formula = await ok(api.post('/sales', { referralId: grace.referral.id, totalEarned: 100, customerId: '=HYPERLINK("http://evil.example")', externalId: '@SUM(A1)' }));
+  const formula = await ok(
+    api.post('/sales', {
+      referralId: grace.referral.id,
+      totalEarned: 100,
+      customerId: '=HYPERLINK("http://evil.example")',
+      externalId: '@SUM(A1)',
+    }),
+  );
   await ok(api.post('/sales', { referralId: grace.referral.id, totalEarned: 30, currency: 'EUR' }));
   await ok(api.post('/sales', { referralId: ada.referral.id, totalEarned: 10 }));
 
@@ -70,7 +94,9 @@ test('format=csv on /sales and /commissions streams the filtered rows with a hea
       commission_earned: '20.00',
     }),
   ]);
-  expect(await csvOf(api, '/sales?currency=EUR', { accept: 'text/csv' })).toEqual([expect.objectContaining({ currency: 'EUR', total_earned: '30.00' })]);
+  expect(await csvOf(api, '/sales?currency=EUR', { accept: 'text/csv' })).toEqual([
+    expect.objectContaining({ currency: 'EUR', total_earned: '30.00' }),
+  ]);
 
   const commissions = await csvOf(api, `/commissions?format=csv&status=DUE&affiliateId=${grace.affiliate.id}`);
   expect(commissions.map((row) => [row.currency, row.amount, row.status, row.affiliate_id]).sort()).toEqual([
@@ -88,7 +114,9 @@ test('GET /referrals filters by status and exports the filtered referrals as CSV
   expect(ids(await ok(api.get('/referrals?status=inactive')))).toEqual([ada.referral.id]);
   expect(ids(await ok(api.get('/referrals?status=active')))).toEqual([grace.referral.id]);
   const rows = await csvOf(api, '/referrals?format=csv&status=active');
-  expect(rows).toEqual([expect.objectContaining({ id: grace.referral.id, affiliate_id: grace.affiliate.id, email: grace.referral.email, status: 'active' })]);
+  expect(rows).toEqual([
+    expect.objectContaining({ id: grace.referral.id, affiliate_id: grace.affiliate.id, email: grace.referral.email, status: 'active' }),
+  ]);
 });
 
 test('an unknown or misspelt filter is a 400 naming it, and the list it was meant for is unchanged', async () => {
@@ -117,11 +145,13 @@ test("another program's rows never appear in a filtered list or export, even whe
   expect(await ok(mine.api.get(`/commissions?affiliateId=${theirs.grace.affiliate.id}`))).toEqual([]);
   expect(await csvOf(mine.api, `/sales?format=csv&affiliateId=${theirs.grace.affiliate.id}`)).toEqual([]);
   expect((await csvOf(mine.api, '/sales?format=csv&currency=USD')).map((row) => row.id)).not.toContain(their.id);
-  expect((await csvOf(mine.api, '/affiliates?format=csv')).map((row) => row.id).sort()).toEqual([mine.grace.affiliate.id, mine.ada.affiliate.id].sort());
+  expect((await csvOf(mine.api, '/affiliates?format=csv')).map((row) => row.id).sort()).toEqual(
+    [mine.grace.affiliate.id, mine.ada.affiliate.id].sort(),
+  );
   expect((await csvOf(mine.api, '/commissions?format=csv')).map((row) => row.sale_id)).not.toContain(their.id);
 });
 
-test('GET /commissions takes a paidAt period (of its sale\'s payment), as GET /sales, in the list and the export', async () => {
+test("GET /commissions takes a paidAt period (of its sale's payment), as GET /sales, in the list and the export", async () => {
   const { api, grace } = await program();
   const [t1, t2] = [hoursAgo(30), hoursAgo(10)];
   const early = await ok(api.post('/sales', { referralId: grace.referral.id, totalEarned: 100, paidAt: t1 }));
@@ -147,7 +177,9 @@ test('GET /webhook-deliveries takes a createdAt period (gte included, lt exclude
   const after = new Date(Date.parse(delivery!.createdAt) + 60_000).toISOString();
   expect(ids(await ok(api.get(`/webhook-deliveries?createdAt[gte]=${at}`)))).toEqual([delivery!.id]);
   expect(await ok(api.get(`/webhook-deliveries?createdAt[lt]=${at}`))).toEqual([]);
-  expect(ids(await ok(api.get(`/webhook-deliveries?endpointId=${endpoint.id}&createdAt[gte]=${before}&createdAt[lt]=${after}`)))).toEqual([delivery!.id]);
+  expect(ids(await ok(api.get(`/webhook-deliveries?endpointId=${endpoint.id}&createdAt[gte]=${before}&createdAt[lt]=${after}`)))).toEqual([
+    delivery!.id,
+  ]);
   expect(await ok(api.get(`/webhook-deliveries?createdAt[gte]=${at}&createdAt[lt]=${at}`))).toEqual([]);
   const reversed = await api.get(`/webhook-deliveries?createdAt[gte]=${after}&createdAt[lt]=${before}`);
   expect(reversed.status).toBe(400);
@@ -197,6 +229,7 @@ test('a parameter an operation does not take is a 400 naming it, on the lists th
     expect(refused.status).toBe(400);
     expect(refused.body.error).toBe(`Unknown field in query: ${parameter}`);
   }
-  for (const path of ['/audit-records?limit=1', '/event-types', '/publishable-keys', '/program']) expect((await api.get(path)).status).toBe(200);
+  for (const path of ['/audit-records?limit=1', '/event-types', '/publishable-keys', '/program'])
+    expect((await api.get(path)).status).toBe(200);
   for (const path of ['/admin/v1/programs?limit=1', '/admin/v1/audit-records?limit=1']) expect((await admin.get(path)).status).toBe(200);
 });

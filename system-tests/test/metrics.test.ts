@@ -27,7 +27,8 @@ afterAll(async () => {
 });
 
 const scrape = (component: Component) => system.scrape(component);
-const value = async (component: Component, name: string, labels: Record<string, string> = {}) => sampleOf(await scrape(component), name, labels);
+const value = async (component: Component, name: string, labels: Record<string, string> = {}) =>
+  sampleOf(await scrape(component), name, labels);
 const DISPATCHER_QUEUE = { queue: 'webhook-dispatcher.events' };
 
 async function programWithEndpoint(url: string, eventTypes = ['affiliate.created']): Promise<{ api: Api; programId: string }> {
@@ -38,28 +39,39 @@ async function programWithEndpoint(url: string, eventTypes = ['affiliate.created
 
 /** The affiliate.created webhook of this affiliate, once the test's subscriber has it. */
 const webhookOf = (affiliateId: string) =>
-  eventually(() => {
-    const found = subscriber.events('affiliate.created').find((delivery) => delivery.body.data.id === affiliateId);
-    expect(found).toBeDefined();
-    return found!;
-  }, 30_000, 100);
+  eventually(
+    () => {
+      const found = subscriber.events('affiliate.created').find((delivery) => delivery.body.data.id === affiliateId);
+      expect(found).toBeDefined();
+      return found!;
+    },
+    30_000,
+    100,
+  );
 
 /** An event envelope published on the exchange as a service's relay would, confirmed by the broker. */
 async function publishEvent(event: { id: string; type: string }): Promise<void> {
   const connection = await amqp.connect(system.rabbit.url);
   try {
     const channel = await connection.createConfirmChannel();
-    channel.publish('affiliate.events', event.type, Buffer.from(JSON.stringify(event)), { persistent: true, messageId: event.id, contentType: 'application/json' });
+    channel.publish('affiliate.events', event.type, Buffer.from(JSON.stringify(event)), {
+      persistent: true,
+      messageId: event.id,
+      contentType: 'application/json',
+    });
     await channel.waitForConfirms();
   } finally {
     await connection.close();
   }
 }
 
-const createAffiliate = (api: Api) => ok(api.post('/affiliates', { firstName: 'Ada', lastName: 'Byron', email: `ada-${randomUUID().slice(0, 8)}@example.com` }));
+const createAffiliate = (api: Api) =>
+  ok(api.post('/affiliates', { firstName: 'Ada', lastName: 'Byron', email: `ada-${randomUUID().slice(0, 8)}@example.com` }));
 
 /** A subscriber answering every delivery with `status`, or holding it until `release()`. */
-async function answering(status: number | 'hang'): Promise<{ url: string; received: () => number; release: () => void; close: () => Promise<void> }> {
+async function answering(
+  status: number | 'hang',
+): Promise<{ url: string; received: () => number; release: () => void; close: () => Promise<void> }> {
   const held: ServerResponse[] = [];
   let received = 0;
   const server: Server = createServer((request, response) => {
@@ -87,10 +99,20 @@ async function answering(status: number | 'hang'): Promise<{ url: string; receiv
 test('every component exports the domain metrics on its metrics listener, labelled with its name', async () => {
   for (const component of ['gateway', 'coupon', 'affiliate', 'referral', 'sale', 'webhook-dispatcher'] as Component[]) {
     const text = await scrape(component);
-    expect(familiesOf(text)).toEqual(expect.arrayContaining(['outbox_documents_pending', 'outbox_oldest_pending_age_seconds', 'outbox_events_published_total', 'events_consumed_total', 'circuit_breakers']));
+    expect(familiesOf(text)).toEqual(
+      expect.arrayContaining([
+        'outbox_documents_pending',
+        'outbox_oldest_pending_age_seconds',
+        'outbox_events_published_total',
+        'events_consumed_total',
+        'circuit_breakers',
+      ]),
+    );
     expect(text).toContain(`outbox_documents_pending{service="${component}"}`);
   }
-  expect(familiesOf(await scrape('webhook-dispatcher'))).toEqual(expect.arrayContaining(['webhook_deliveries_due', 'webhook_event_to_delivery_seconds']));
+  expect(familiesOf(await scrape('webhook-dispatcher'))).toEqual(
+    expect.arrayContaining(['webhook_deliveries_due', 'webhook_event_to_delivery_seconds']),
+  );
   expect(familiesOf(await scrape('sale'))).toEqual(expect.arrayContaining(['payout_runs_total']));
 });
 
@@ -105,18 +127,28 @@ test('an event delivered as a webhook counts a publish, a consumed event, a succ
   };
   const { api } = await programWithEndpoint(hooks);
   const affiliate = await createAffiliate(api);
-  await eventually(() => expect(subscriber.events('affiliate.created').some((delivery) => delivery.body.data.id === affiliate.id)).toBe(true), 30_000, 100);
-  await eventually(async () => {
-    // program.created left the gateway's outbox, affiliate.created the affiliate service's.
-    expect(await value('gateway', 'outbox_events_published_total')).toBeGreaterThan(before.gatewayPublished);
-    expect(await value('affiliate', 'outbox_events_published_total')).toBeGreaterThan(before.published);
-    expect(await value('affiliate', 'outbox_documents_pending')).toBe(0);
-    expect(await value('affiliate', 'outbox_oldest_pending_age_seconds')).toBe(0);
-    expect(await value('webhook-dispatcher', 'events_consumed_total', { ...DISPATCHER_QUEUE, outcome: 'handled' })).toBeGreaterThan(before.consumed);
-    expect(await value('webhook-dispatcher', 'webhook_attempts_total', { outcome: 'succeeded' })).toBeGreaterThan(before.attempts);
-    expect(await value('webhook-dispatcher', 'webhook_deliveries_total', { outcome: 'succeeded' })).toBeGreaterThan(before.delivered);
-    expect(await value('webhook-dispatcher', 'webhook_event_to_delivery_seconds_count')).toBeGreaterThan(before.latencies);
-  }, 20_000, 200);
+  await eventually(
+    () => expect(subscriber.events('affiliate.created').some((delivery) => delivery.body.data.id === affiliate.id)).toBe(true),
+    30_000,
+    100,
+  );
+  await eventually(
+    async () => {
+      // program.created left the gateway's outbox, affiliate.created the affiliate service's.
+      expect(await value('gateway', 'outbox_events_published_total')).toBeGreaterThan(before.gatewayPublished);
+      expect(await value('affiliate', 'outbox_events_published_total')).toBeGreaterThan(before.published);
+      expect(await value('affiliate', 'outbox_documents_pending')).toBe(0);
+      expect(await value('affiliate', 'outbox_oldest_pending_age_seconds')).toBe(0);
+      expect(await value('webhook-dispatcher', 'events_consumed_total', { ...DISPATCHER_QUEUE, outcome: 'handled' })).toBeGreaterThan(
+        before.consumed,
+      );
+      expect(await value('webhook-dispatcher', 'webhook_attempts_total', { outcome: 'succeeded' })).toBeGreaterThan(before.attempts);
+      expect(await value('webhook-dispatcher', 'webhook_deliveries_total', { outcome: 'succeeded' })).toBeGreaterThan(before.delivered);
+      expect(await value('webhook-dispatcher', 'webhook_event_to_delivery_seconds_count')).toBeGreaterThan(before.latencies);
+    },
+    20_000,
+    200,
+  );
   expect(await value('webhook-dispatcher', 'webhook_event_to_delivery_seconds_sum')).toBeGreaterThan(0);
 }, 60_000);
 
@@ -126,21 +158,33 @@ test('with RabbitMQ away the outbox holds pending documents whose age grows and 
   await system.rabbit.stop();
   try {
     await createAffiliate(api);
-    const firstAge = await eventually(async () => {
-      expect(await value('affiliate', 'outbox_documents_pending')).toBeGreaterThanOrEqual(1);
-      expect(await value('affiliate', 'outbox_publish_failures_total')).toBeGreaterThan(failures);
-      const age = await value('affiliate', 'outbox_oldest_pending_age_seconds');
-      expect(age).toBeGreaterThan(0);
-      return age;
-    }, 30_000, 200);
-    await eventually(async () => expect(await value('affiliate', 'outbox_oldest_pending_age_seconds')).toBeGreaterThan(firstAge), 10_000, 200);
+    const firstAge = await eventually(
+      async () => {
+        expect(await value('affiliate', 'outbox_documents_pending')).toBeGreaterThanOrEqual(1);
+        expect(await value('affiliate', 'outbox_publish_failures_total')).toBeGreaterThan(failures);
+        const age = await value('affiliate', 'outbox_oldest_pending_age_seconds');
+        expect(age).toBeGreaterThan(0);
+        return age;
+      },
+      30_000,
+      200,
+    );
+    await eventually(
+      async () => expect(await value('affiliate', 'outbox_oldest_pending_age_seconds')).toBeGreaterThan(firstAge),
+      10_000,
+      200,
+    );
   } finally {
     await system.rabbit.start();
   }
-  await eventually(async () => {
-    expect(await value('affiliate', 'outbox_documents_pending')).toBe(0);
-    expect(await value('affiliate', 'outbox_oldest_pending_age_seconds')).toBe(0);
-  }, 90_000, 500);
+  await eventually(
+    async () => {
+      expect(await value('affiliate', 'outbox_documents_pending')).toBe(0);
+      expect(await value('affiliate', 'outbox_oldest_pending_age_seconds')).toBe(0);
+    },
+    90_000,
+    500,
+  );
 }, 180_000);
 
 test('a poison message is counted as dead-lettered by each consumer it reached', async () => {
@@ -153,7 +197,12 @@ test('a poison message is counted as dead-lettered by each consumer it reached',
   } finally {
     await connection.close();
   }
-  await eventually(async () => expect(await value('webhook-dispatcher', 'events_dead_lettered_total', { ...DISPATCHER_QUEUE, reason: 'poison' })).toBe(before + 1), 20_000, 200);
+  await eventually(
+    async () =>
+      expect(await value('webhook-dispatcher', 'events_dead_lettered_total', { ...DISPATCHER_QUEUE, reason: 'poison' })).toBe(before + 1),
+    20_000,
+    200,
+  );
 }, 60_000);
 
 test('an event that cannot be claimed while the database is away is retried, counted as redelivered when it comes back, and handled once the database returns', async () => {
@@ -170,14 +219,25 @@ test('an event that cannot be claimed while the database is away is retried, cou
   await system.mongo.stop();
   try {
     await publishEvent(event);
-    await eventually(async () => {
-      expect(await value('webhook-dispatcher', 'events_retried_total', labels({ reason: 'claim_failed' }))).toBeGreaterThan(before.retried);
-      expect(await value('webhook-dispatcher', 'events_redelivered_total', DISPATCHER_QUEUE)).toBeGreaterThan(before.redelivered);
-    }, 30_000, 200);
+    await eventually(
+      async () => {
+        expect(await value('webhook-dispatcher', 'events_retried_total', labels({ reason: 'claim_failed' }))).toBeGreaterThan(
+          before.retried,
+        );
+        expect(await value('webhook-dispatcher', 'events_redelivered_total', DISPATCHER_QUEUE)).toBeGreaterThan(before.redelivered);
+      },
+      30_000,
+      200,
+    );
   } finally {
     await system.mongo.start();
   }
-  await eventually(async () => expect(await value('webhook-dispatcher', 'events_consumed_total', labels({ outcome: 'handled' }))).toBeGreaterThan(before.handled), 60_000, 500);
+  await eventually(
+    async () =>
+      expect(await value('webhook-dispatcher', 'events_consumed_total', labels({ outcome: 'handled' }))).toBeGreaterThan(before.handled),
+    60_000,
+    500,
+  );
 }, 150_000);
 
 test('an event received again after it was handled is acknowledged as a duplicate, counted under its queue', async () => {
@@ -187,7 +247,13 @@ test('an event received again after it was handled is acknowledged as a duplicat
   const duplicates = () => value('webhook-dispatcher', 'events_consumed_total', { ...DISPATCHER_QUEUE, outcome: 'duplicate' });
   const before = await duplicates();
   // The same event (its id) once more, as the broker redelivers it after a lost acknowledgement.
-  const event = { id: delivered.body.id, type: 'affiliate.created', programId, occurredAt: delivered.body.createdAt, data: delivered.body.data };
+  const event = {
+    id: delivered.body.id,
+    type: 'affiliate.created',
+    programId,
+    occurredAt: delivered.body.createdAt,
+    data: delivered.body.data,
+  };
   await publishEvent(event);
   await eventually(async () => expect(await duplicates()).toBe(before + 1), 30_000, 200);
   expect(subscriber.events('affiliate.created').filter((delivery) => delivery.body.data.id === affiliate.id)).toHaveLength(1);
@@ -198,10 +264,14 @@ test("a dead upstream opens the gateway's circuit for the program that called it
   const opened = await value('gateway', 'circuit_breaker_opened_total', { upstream: 'coupon' });
   await system.kill('coupon', 'SIGKILL');
   try {
-    await eventually(async () => {
-      expect((await api.get('/coupons')).status).toBe(503);
-      expect(await value('gateway', 'circuit_breakers', { upstream: 'coupon', state: 'open' })).toBe(1);
-    }, 30_000, 100);
+    await eventually(
+      async () => {
+        expect((await api.get('/coupons')).status).toBe(503);
+        expect(await value('gateway', 'circuit_breakers', { upstream: 'coupon', state: 'open' })).toBe(1);
+      },
+      30_000,
+      100,
+    );
     expect(await value('gateway', 'circuit_breaker_opened_total', { upstream: 'coupon' })).toBe(opened + 1);
     expect(await value('gateway', 'circuit_breakers', { upstream: 'affiliate', state: 'open' })).toBe(0);
   } finally {
@@ -220,11 +290,15 @@ test('a subscriber answering 410 Gone ends its delivery as failed and counts its
       attempts: await value('webhook-dispatcher', 'webhook_attempts_total', { outcome: 'failed' }),
     };
     await createAffiliate(api);
-    await eventually(async () => {
-      expect(await value('webhook-dispatcher', 'webhook_endpoints_disabled_total', { reason: 'gone' })).toBe(before.disabled + 1);
-      expect(await value('webhook-dispatcher', 'webhook_deliveries_total', { outcome: 'failed' })).toBe(before.failed + 1);
-      expect(await value('webhook-dispatcher', 'webhook_attempts_total', { outcome: 'failed' })).toBe(before.attempts + 1);
-    }, 30_000, 200);
+    await eventually(
+      async () => {
+        expect(await value('webhook-dispatcher', 'webhook_endpoints_disabled_total', { reason: 'gone' })).toBe(before.disabled + 1);
+        expect(await value('webhook-dispatcher', 'webhook_deliveries_total', { outcome: 'failed' })).toBe(before.failed + 1);
+        expect(await value('webhook-dispatcher', 'webhook_attempts_total', { outcome: 'failed' })).toBe(before.attempts + 1);
+      },
+      30_000,
+      200,
+    );
   } finally {
     await gone.close();
   }
@@ -236,17 +310,25 @@ test('deliveries waiting behind a hanging subscriber are the backlog, with the a
     const { api } = await programWithEndpoint(hanging.url);
     for (let index = 0; index < 3; index += 1) await createAffiliate(api);
     // One attempt in flight (the endpoint's only slot), the other two due and waiting for it.
-    await eventually(async () => {
-      expect(hanging.received()).toBe(1);
-      expect(await value('webhook-dispatcher', 'webhook_deliveries_due')).toBe(2);
-      expect(await value('webhook-dispatcher', 'webhook_oldest_due_age_seconds')).toBeGreaterThan(0);
-    }, 30_000, 200);
-    await eventually(async () => {
-      hanging.release();
-      expect(hanging.received()).toBe(3);
-      expect(await value('webhook-dispatcher', 'webhook_deliveries_due')).toBe(0);
-      expect(await value('webhook-dispatcher', 'webhook_oldest_due_age_seconds')).toBe(0);
-    }, 30_000, 200);
+    await eventually(
+      async () => {
+        expect(hanging.received()).toBe(1);
+        expect(await value('webhook-dispatcher', 'webhook_deliveries_due')).toBe(2);
+        expect(await value('webhook-dispatcher', 'webhook_oldest_due_age_seconds')).toBeGreaterThan(0);
+      },
+      30_000,
+      200,
+    );
+    await eventually(
+      async () => {
+        hanging.release();
+        expect(hanging.received()).toBe(3);
+        expect(await value('webhook-dispatcher', 'webhook_deliveries_due')).toBe(0);
+        expect(await value('webhook-dispatcher', 'webhook_oldest_due_age_seconds')).toBe(0);
+      },
+      30_000,
+      200,
+    );
   } finally {
     hanging.release();
     await hanging.close();
@@ -255,8 +337,19 @@ test('deliveries waiting behind a hanging subscriber are the backlog, with the a
 
 test('a payout run counts as completed, with the payouts it created and its duration', async () => {
   const { api } = await system.createProgram();
-  await ok(api.post('/commission-plans', { name: 'Now', commissionType: 'PERCENTAGE', rate: 20, recurring: 'FOREVER', holdDays: 0, isDefault: true }));
-  const grace = await ok(api.post('/affiliates', { firstName: 'Grace', lastName: 'Hopper', email: `grace-${randomUUID().slice(0, 8)}@example.com` }));
+  await ok(
+    api.post('/commission-plans', {
+      name: 'Now',
+      commissionType: 'PERCENTAGE',
+      rate: 20,
+      recurring: 'FOREVER',
+      holdDays: 0,
+      isDefault: true,
+    }),
+  );
+  const grace = await ok(
+    api.post('/affiliates', { firstName: 'Grace', lastName: 'Hopper', email: `grace-${randomUUID().slice(0, 8)}@example.com` }),
+  );
   const referral = await ok(api.post('/referrals', { affiliateId: grace.id, email: `c-${randomUUID().slice(0, 8)}@example.com` }));
   await ok(api.post('/sales', { referralId: referral.id, totalEarned: 100 }));
   const before = {

@@ -56,7 +56,10 @@ test('openapi-core finds every answer of a tour of the API (successes, lists wit
   await api.get(`/reports/affiliates?from=${encodeURIComponent(new Date(Date.now() - 86_400_000).toISOString())}`);
   const endpoint = (await api.post('/webhook-endpoints', { url: await subscriber.start(), eventTypes: ['sale.*'] })).body;
   await api.post('/sales', { referralId: referral.id, totalEarned: 10 });
-  await eventually(async () => expect((await api.get(`/webhook-deliveries?endpointId=${endpoint.id}`)).body.length).toBeGreaterThan(0), 30_000);
+  await eventually(
+    async () => expect((await api.get(`/webhook-deliveries?endpointId=${endpoint.id}`)).body.length).toBeGreaterThan(0),
+    30_000,
+  );
   await api.get('/event-types');
   await api.delete('/sales', { saleId: sale.id });
   await api.delete('/promotional-codes', { promotionalCodeId: code.id });
@@ -73,14 +76,26 @@ test('openapi-core finds every answer of a tour of the API (successes, lists wit
   try {
     writeFileSync(join(directory, 'openapi.json'), JSON.stringify(document));
     writeFileSync(join(directory, 'exchanges.json'), JSON.stringify(exchanges));
-    const outcome = await run('bash', [join(ROOT, 'scripts/openapi-core-check.sh'), join(directory, 'openapi.json'), join(directory, 'exchanges.json')], {
-      timeout: 280_000,
-      maxBuffer: 16 * 1024 * 1024,
-    }).then(
+    const outcome = await run(
+      'bash',
+      [join(ROOT, 'scripts/openapi-core-check.sh'), join(directory, 'openapi.json'), join(directory, 'exchanges.json')],
+      {
+        timeout: 280_000,
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    ).then(
       ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-      (error: { code?: number; stdout?: string; stderr?: string }) => ({ code: error.code ?? -1, stdout: error.stdout ?? '', stderr: error.stderr ?? '' }),
+      (error: { code?: number; stdout?: string; stderr?: string }) => ({
+        code: error.code ?? -1,
+        stdout: error.stdout ?? '',
+        stderr: error.stderr ?? '',
+      }),
     );
-    expect({ code: outcome.code, problems: outcome.stdout.split('\n').filter(Boolean), stderr: outcome.code === 0 ? '' : outcome.stderr.slice(-2000) }).toEqual({ code: 0, problems: [], stderr: '' });
+    expect({
+      code: outcome.code,
+      problems: outcome.stdout.split('\n').filter(Boolean),
+      stderr: outcome.code === 0 ? '' : outcome.stderr.slice(-2000),
+    }).toEqual({ code: 0, problems: [], stderr: '' });
     expect(outcome.stderr).toContain(`openapi-core: ${exchanges.length} answers, 0 not as documented`);
   } finally {
     rmSync(directory, { recursive: true, force: true });

@@ -15,12 +15,24 @@ const world = systemWithSubscriber();
 async function program(plan: Record<string, unknown> = {}): Promise<{ api: Api; planId: string }> {
   const { api } = await world.system.createProgram();
   await ok(api.post('/webhook-endpoints', { url: world.hooks, eventTypes: ['sale.updated'] }));
-  const created = await ok(api.post('/commission-plans', { name: 'Payouts', commissionType: 'PERCENTAGE', rate: 20, recurring: 'FOREVER', holdDays: 0, isDefault: true, ...plan }));
+  const created = await ok(
+    api.post('/commission-plans', {
+      name: 'Payouts',
+      commissionType: 'PERCENTAGE',
+      rate: 20,
+      recurring: 'FOREVER',
+      holdDays: 0,
+      isDefault: true,
+      ...plan,
+    }),
+  );
   return { api, planId: created.id };
 }
 
 async function affiliate(api: Api, fields: Record<string, unknown> = {}) {
-  return ok(api.post('/affiliates', { firstName: 'Grace', lastName: 'Hopper', email: `grace-${randomUUID().slice(0, 8)}@example.com`, ...fields }));
+  return ok(
+    api.post('/affiliates', { firstName: 'Grace', lastName: 'Hopper', email: `grace-${randomUUID().slice(0, 8)}@example.com`, ...fields }),
+  );
 }
 
 /** A sale of `total` credited to the affiliate (commission: 20 % of it). */
@@ -30,7 +42,11 @@ async function saleOf(api: Api, affiliateId: string, total: number, fields: Reco
 }
 
 const commissionOf = async (api: Api, saleId: string) => (await ok(api.get(`/sales?id=${saleId}`))).commissions[0];
-const saleUpdates = (saleId: string) => world.subscriber.events('sale.updated').filter((delivery) => delivery.body.data.id === saleId).map((delivery) => delivery.body.data);
+const saleUpdates = (saleId: string) =>
+  world.subscriber
+    .events('sale.updated')
+    .filter((delivery) => delivery.body.data.id === saleId)
+    .map((delivery) => delivery.body.data);
 
 test('POST /payouts gathers the DUE commissions of an affiliate into one payout, marks them, and sends sale.updated for each sale', async () => {
   const { api } = await program();
@@ -38,11 +54,20 @@ test('POST /payouts gathers the DUE commissions of an affiliate into one payout,
   const sales = [await saleOf(api, grace.id, 100), await saleOf(api, grace.id, 50.5)];
   const [payout, ...more] = await ok(api.post('/payouts', {}));
   expect(more).toEqual([]);
-  expect(payout).toMatchObject({ affiliateId: grace.id, amount: 30.1, currency: 'USD', status: 'PENDING', payee: { name: 'Grace Hopper', email: grace.email } });
+  expect(payout).toMatchObject({
+    affiliateId: grace.id,
+    amount: 30.1,
+    currency: 'USD',
+    status: 'PENDING',
+    payee: { name: 'Grace Hopper', email: grace.email },
+  });
   expect(payout.commissions.map((item: { saleId: string }) => item.saleId).sort()).toEqual(sales.map((sale) => sale.id).sort());
   for (const sale of sales) {
     expect(await commissionOf(api, sale.id)).toMatchObject({ status: 'DUE', payoutCreated: true, payoutId: payout.id });
-    await eventually(() => expect(saleUpdates(sale.id).at(-1)?.commissions[0]).toMatchObject({ payoutCreated: true, payoutId: payout.id, status: 'DUE' }), 20_000);
+    await eventually(
+      () => expect(saleUpdates(sale.id).at(-1)?.commissions[0]).toMatchObject({ payoutCreated: true, payoutId: payout.id, status: 'DUE' }),
+      20_000,
+    );
   }
   expect(await ok(api.post('/payouts', {}))).toEqual([]);
   expect(await ok(api.get(`/payouts?affiliateId=${grace.id}`))).toEqual([expect.objectContaining({ id: payout.id })]);
@@ -54,7 +79,9 @@ test("no payout until the affiliate's due total reaches the plan's minimumPayout
   await saleOf(api, grace.id, 100);
   await saleOf(api, grace.id, 100);
   expect(await ok(api.post('/payouts', {}))).toEqual([]);
-  const held = await ok(api.post('/commission-plans', { name: 'Held', commissionType: 'PERCENTAGE', rate: 20, recurring: 'FOREVER', holdDays: 30 }));
+  const held = await ok(
+    api.post('/commission-plans', { name: 'Held', commissionType: 'PERCENTAGE', rate: 20, recurring: 'FOREVER', holdDays: 30 }),
+  );
   const other = await affiliate(api, { commissionPlanId: held.id });
   const pending = await saleOf(api, other.id, 1000);
   await saleOf(api, grace.id, 100);
@@ -71,12 +98,17 @@ test('payout runs started at the same moment never put a commission in two payou
   const runs = await Promise.all(Array.from({ length: 6 }, () => api.post('/payouts', {})));
   const payouts = runs.flatMap((run) => (run.status === 200 ? run.body : []));
   expect(runs.every((run) => run.status === 200 || run.status === 409)).toBe(true);
-  const claimed = payouts.flatMap((payout: { commissions: { commissionId: string }[] }) => payout.commissions.map((item) => item.commissionId));
+  const claimed = payouts.flatMap((payout: { commissions: { commissionId: string }[] }) =>
+    payout.commissions.map((item) => item.commissionId),
+  );
   expect(new Set(claimed).size).toBe(claimed.length);
   expect(claimed).toHaveLength(12);
   expect(payouts.map((payout: { affiliateId: string }) => payout.affiliateId).sort()).toEqual(team.map((member) => member.id).sort());
   const total = payouts.reduce((sum: number, payout: { amount: number }) => sum + payout.amount, 0);
-  expect(total).toBeCloseTo(sales.reduce((sum, sale) => sum + sale.commissionEarned, 0), 6);
+  expect(total).toBeCloseTo(
+    sales.reduce((sum, sale) => sum + sale.commissionEarned, 0),
+    6,
+  );
 });
 
 test('PUT /payouts PAID marks its commissions PAID with sale.updated; the same PUT again changes nothing; FAILED after PAID is a 400', async () => {
@@ -87,9 +119,15 @@ test('PUT /payouts PAID marks its commissions PAID with sale.updated; the same P
   const paid = await ok(api.put('/payouts', { payoutId: payout.id, status: 'PAID', externalReference: 'batch-2026-11' }));
   expect(paid).toMatchObject({ status: 'PAID', externalReference: 'batch-2026-11', paidAt: expect.any(String) });
   expect(await commissionOf(api, sale.id)).toMatchObject({ status: 'PAID', payoutCreated: true, payoutId: payout.id });
-  await eventually(() => expect(saleUpdates(sale.id).at(-1)?.commissions[0]).toMatchObject({ status: 'PAID', payoutId: payout.id }), 20_000);
+  await eventually(
+    () => expect(saleUpdates(sale.id).at(-1)?.commissions[0]).toMatchObject({ status: 'PAID', payoutId: payout.id }),
+    20_000,
+  );
   expect(await ok(api.put('/payouts', { payoutId: payout.id, status: 'PAID' }))).toMatchObject({ status: 'PAID', paidAt: paid.paidAt });
-  expect(await api.put('/payouts', { payoutId: payout.id, status: 'FAILED' })).toMatchObject({ status: 400, body: { error: `Payout ${payout.id} is PAID; it cannot become FAILED` } });
+  expect(await api.put('/payouts', { payoutId: payout.id, status: 'FAILED' })).toMatchObject({
+    status: 400,
+    body: { error: `Payout ${payout.id} is PAID; it cannot become FAILED` },
+  });
   expect(await ok(api.get(`/payouts?status=PAID`))).toEqual([expect.objectContaining({ id: payout.id })]);
 });
 
@@ -100,7 +138,10 @@ test('PUT /payouts FAILED gives its commissions back (DUE, in no payout) with sa
   const [payout] = await ok(api.post('/payouts', {}));
   expect(await ok(api.put('/payouts', { payoutId: payout.id, status: 'FAILED' }))).toMatchObject({ status: 'FAILED', paidAt: null });
   expect(await commissionOf(api, sale.id)).toMatchObject({ status: 'DUE', payoutCreated: false, payoutId: null });
-  await eventually(() => expect(saleUpdates(sale.id).at(-1)?.commissions[0]).toMatchObject({ status: 'DUE', payoutCreated: false, payoutId: null }), 20_000);
+  await eventually(
+    () => expect(saleUpdates(sale.id).at(-1)?.commissions[0]).toMatchObject({ status: 'DUE', payoutCreated: false, payoutId: null }),
+    20_000,
+  );
   const [again] = await ok(api.post('/payouts', {}));
   expect(again).toMatchObject({ amount: 8, commissions: [expect.objectContaining({ saleId: sale.id })] });
   expect(again.id).not.toBe(payout.id);
@@ -144,7 +185,12 @@ test("reversing a sale after its commission was paid deducts it from the affilia
 test('the payout CSV names the affiliate, the payout method and details, the amount and the currency, and defuses formulas', async () => {
   const { api } = await program();
   const grace = await affiliate(api, { firstName: '=HYPERLINK("http://x")', lastName: 'Hopper' });
-  await ok(api.put('/affiliates', { affiliateId: grace.id, payoutDetails: { method: 'BANK_TRANSFER', accountHolder: 'Grace Hopper', iban: 'DE89 3704 0044 0532 0130 00', note: 'monthly' } }));
+  await ok(
+    api.put('/affiliates', {
+      affiliateId: grace.id,
+      payoutDetails: { method: 'BANK_TRANSFER', accountHolder: 'Grace Hopper', iban: 'DE89 3704 0044 0532 0130 00', note: 'monthly' },
+    }),
+  );
   await saleOf(api, grace.id, 123.45, { currency: 'EUR' });
   const [payout] = await ok(api.post('/payouts', { currency: 'EUR' }));
   const exported = await api.get(`/payouts/export?payoutId=${payout.id}`);
@@ -187,7 +233,16 @@ test('GET /reports/affiliates gives clicks, referrals, sales, revenue and commis
   await ok(api.delete('/sales', { saleId: refunded.id }));
   expect(paidSale.commissionEarned).toBe(20);
 
-  const expected = { affiliateId: grace.id, clicks: 3, referrals: 3, sales: 2, revenue: 150, commissionEarned: 30, commissionDue: 10, commissionPaid: 20 };
+  const expected = {
+    affiliateId: grace.id,
+    clicks: 3,
+    referrals: 3,
+    sales: 2,
+    revenue: 150,
+    commissionEarned: 30,
+    commissionDue: 10,
+    commissionPaid: 20,
+  };
   // The period is required (at most 366 days): the last day covers everything this test made.
   const lastDay = `from=${encodeURIComponent(new Date(Date.now() - 86_400_000).toISOString())}`;
   await eventually(async () => {
@@ -195,14 +250,26 @@ test('GET /reports/affiliates gives clicks, referrals, sales, revenue and commis
     expect(rows.find((row: { affiliateId: string }) => row.affiliateId === grace.id)).toMatchObject(expected);
   }, 20_000);
   const rows = await ok(api.get(`/reports/affiliates?${lastDay}`));
-  expect(rows.find((row: { affiliateId: string }) => row.affiliateId === idle.id)).toMatchObject({ clicks: 0, sales: 0, commissionEarned: 0 });
+  expect(rows.find((row: { affiliateId: string }) => row.affiliateId === idle.id)).toMatchObject({
+    clicks: 0,
+    sales: 0,
+    commissionEarned: 0,
+  });
   const future = (ms: number) => encodeURIComponent(new Date(Date.now() + ms).toISOString());
   expect(await ok(api.get(`/reports/affiliates?from=${future(60_000)}&to=${future(120_000)}`))).toEqual(
     expect.arrayContaining([expect.objectContaining({ affiliateId: grace.id, clicks: 0, sales: 0 })]),
   );
   const csv = await api.request('GET', `/reports/affiliates?${lastDay}`, undefined, { accept: 'text/csv' });
   const line = (parse(csv.body as string, { columns: true }) as Record<string, string>[]).find((row) => row.affiliate_id === grace.id);
-  expect(line).toMatchObject({ clicks: '3', referrals: '3', sales: '2', revenue: '150', commission_earned: '30', commission_due: '10', commission_paid: '20' });
+  expect(line).toMatchObject({
+    clicks: '3',
+    referrals: '3',
+    sales: '2',
+    revenue: '150',
+    commission_earned: '30',
+    commission_due: '10',
+    commission_paid: '20',
+  });
   expect((await api.get('/reports/affiliates?from=2025-02-01T00:00:00Z&to=2025-01-01T00:00:00Z')).status).toBe(400);
 });
 
@@ -235,15 +302,21 @@ test("one program's payouts are invisible and unchangeable to another program", 
 test('a payout run killed half-way is finished by the next run: every commission ends in exactly one payout', async () => {
   const { api } = await program();
   const team = [await affiliate(api), await affiliate(api), await affiliate(api)];
-  const referrals = await Promise.all(team.map((member) => ok(api.post('/referrals', { affiliateId: member.id, email: `c-${randomUUID().slice(0, 8)}@example.com` }))));
+  const referrals = await Promise.all(
+    team.map((member) => ok(api.post('/referrals', { affiliateId: member.id, email: `c-${randomUUID().slice(0, 8)}@example.com` }))),
+  );
   let next = 0;
   const seller = async () => {
-    for (let index = next++; index < 300; index = next++) await ok(api.post('/sales', { referralId: referrals[index % 3]!.id, totalEarned: 10 }));
+    for (let index = next++; index < 300; index = next++)
+      await ok(api.post('/sales', { referralId: referrals[index % 3]!.id, totalEarned: 10 }));
   };
   await Promise.all(Array.from({ length: 8 }, seller));
 
   const interrupted = api.post('/payouts', {}).catch(() => null);
-  const claimedAny = async () => (await ok(api.get('/sales?limit=1000'))).some((sale: { commissions: { payoutCreated: boolean }[] }) => sale.commissions[0]?.payoutCreated);
+  const claimedAny = async () =>
+    (await ok(api.get('/sales?limit=1000'))).some(
+      (sale: { commissions: { payoutCreated: boolean }[] }) => sale.commissions[0]?.payoutCreated,
+    );
   const deadline = Date.now() + 20_000;
   while (!(await claimedAny()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
   await world.system.kill('sale');
@@ -260,10 +333,13 @@ test('a payout run killed half-way is finished by the next run: every commission
     if (answer.status !== 200) await new Promise((resolve) => setTimeout(resolve, 500));
   }
   const payouts = await ok(api.get('/payouts?limit=1000'));
-  const claimed = payouts.flatMap((payout: { id: string; commissions: { saleId: string; commissionId: string }[] }) => payout.commissions.map((item) => ({ ...item, payoutId: payout.id })));
+  const claimed = payouts.flatMap((payout: { id: string; commissions: { saleId: string; commissionId: string }[] }) =>
+    payout.commissions.map((item) => ({ ...item, payoutId: payout.id })),
+  );
   expect(new Set(claimed.map((item: { commissionId: string }) => item.commissionId)).size).toBe(300);
   expect(claimed).toHaveLength(300);
   const sales = await ok(api.get('/sales?limit=1000'));
   const payoutOf = new Map(claimed.map((item: { saleId: string; payoutId: string }) => [item.saleId, item.payoutId]));
-  for (const sale of sales) expect({ sale: sale.id, payoutId: sale.commissions[0].payoutId }).toEqual({ sale: sale.id, payoutId: payoutOf.get(sale.id) });
+  for (const sale of sales)
+    expect({ sale: sale.id, payoutId: sale.commissions[0].payoutId }).toEqual({ sale: sale.id, payoutId: payoutOf.get(sale.id) });
 }, 120_000);

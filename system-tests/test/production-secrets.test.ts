@@ -46,7 +46,12 @@ describe.each(Object.entries(ENTRY_POINTS))('%s in production', (component, entr
   test('refuses the shipped default secrets', async () => {
     const outcome = await startWith(entryPoint, { NODE_ENV: 'production', ...SHIPPED });
     expect(outcome.code).toBe(78);
-    const refused = component === 'gateway' ? Object.keys(SHIPPED) : NEEDS_ADMIN_TOKEN.has(component) ? ['INTERNAL_TOKEN', 'ADMIN_TOKEN'] : ['INTERNAL_TOKEN'];
+    const refused =
+      component === 'gateway'
+        ? Object.keys(SHIPPED)
+        : NEEDS_ADMIN_TOKEN.has(component)
+          ? ['INTERNAL_TOKEN', 'ADMIN_TOKEN']
+          : ['INTERNAL_TOKEN'];
     for (const name of refused) expect(outcome.stderr).toContain(`${name}: is a shipped default`);
   });
 
@@ -61,7 +66,10 @@ describe.each(Object.entries(ENTRY_POINTS))('%s in production', (component, entr
 test('every secret value written anywhere in the repository is refused in production', () => {
   // Test, bench, trial and demo credentials are public the moment they are committed. Any value given
   // to a variable named like a secret (…TOKEN, …API_KEY, …SECRET) in a tracked file must be refused.
-  const files = execFileSync('git', ['ls-files', '*.ts', '*.mjs', '*.js', '*.sh', '*.yml', '*.yaml', '*.md', '.env*'], { cwd: ROOT, encoding: 'utf8' })
+  const files = execFileSync('git', ['ls-files', '*.ts', '*.mjs', '*.js', '*.sh', '*.yml', '*.yaml', '*.md', '.env*'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  })
     .split('\n')
     .filter(Boolean);
   const assignment = /\b[A-Z_]*(?:TOKEN|API_KEY|SECRET)['"]?\s*[:=]\s*['"`]?([A-Za-z0-9_.-]{16,})/g;
@@ -70,7 +78,13 @@ test('every secret value written anywhere in the repository is refused in produc
     for (const match of readFileSync(join(ROOT, file), 'utf8').matchAll(assignment)) found.add(match[1]!);
   }
   // The scan must see the credentials it exists for, or it proves nothing.
-  expect([...found]).toEqual(expect.arrayContaining(['system-test-internal-token-0123456789', 'dev-admin-token-change-me', 'ak_demo_local_development_key_change_me']));
+  expect([...found]).toEqual(
+    expect.arrayContaining([
+      'system-test-internal-token-0123456789',
+      'dev-admin-token-change-me',
+      'ak_demo_local_development_key_change_me',
+    ]),
+  );
   const accepted = [...found].filter((value) => {
     try {
       parseConfig({ INTERNAL_TOKEN: z.string() }, { NODE_ENV: 'production', INTERNAL_TOKEN: value }, { required: ['INTERNAL_TOKEN'] });

@@ -33,17 +33,27 @@ afterAll(() => system?.stop());
  * for the `affected` components, 200 (without a failing check) for the others, 200 on /healthz for
  * all. Then brings it back, and every component is ready again.
  */
-async function duringOutage(dependency: { stop: () => Promise<void>; start: () => Promise<void> }, check: 'mongo' | 'rabbitmq', affected: Component[]): Promise<void> {
+async function duringOutage(
+  dependency: { stop: () => Promise<void>; start: () => Promise<void> },
+  check: 'mongo' | 'rabbitmq',
+  affected: Component[],
+): Promise<void> {
   await dependency.stop();
   try {
-    await eventually(async () => {
-      for (const component of ALL) {
-        const ready = await probe(component, '/readyz');
-        const expected = affected.includes(component) ? { status: 503, check: false } : { status: 200, check: ready.checks[check] === undefined ? undefined : true };
-        expect({ component, status: ready.status, check: ready.checks[check] }).toEqual({ component, ...expected });
-        expect({ component, live: (await probe(component, '/healthz')).status }).toEqual({ component, live: 200 });
-      }
-    }, 90_000, 500);
+    await eventually(
+      async () => {
+        for (const component of ALL) {
+          const ready = await probe(component, '/readyz');
+          const expected = affected.includes(component)
+            ? { status: 503, check: false }
+            : { status: 200, check: ready.checks[check] === undefined ? undefined : true };
+          expect({ component, status: ready.status, check: ready.checks[check] }).toEqual({ component, ...expected });
+          expect({ component, live: (await probe(component, '/healthz')).status }).toEqual({ component, live: 200 });
+        }
+      },
+      90_000,
+      500,
+    );
   } finally {
     await dependency.start();
   }

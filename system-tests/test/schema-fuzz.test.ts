@@ -16,15 +16,22 @@ afterAll(() => system?.stop());
  * checks every answer: no 5xx ever, and status, content type, body and headers as documented.
  * `npm run fuzz` runs it longer (FUZZ_EXAMPLES); CI runs a short pass.
  */
-test('schema fuzzing finds no server error and no response that breaks the OpenAPI document', async () => {
-  const { key } = await system.createProgram({ rateLimit: { points: 100_000, duration: 1 } });
-  const examples = process.env.FUZZ_EXAMPLES ?? '10';
-  const outcome = await run('bash', [join(__dirname, '..', '..', 'scripts', 'fuzz.sh'), system.gatewayUrl, key, ADMIN_TOKEN, examples], {
-    maxBuffer: 64 * 1024 * 1024,
-    timeout: 15 * 60_000,
-  }).then(
-    () => ({ failed: false, output: '' }),
-    (error: { stdout?: string; stderr?: string }) => ({ failed: true, output: `${error.stdout ?? ''}\n${error.stderr ?? ''}`.slice(-20_000) }),
-  );
-  expect(outcome).toEqual({ failed: false, output: '' });
-}, 16 * 60_000);
+test(
+  'schema fuzzing finds no server error and no response that breaks the OpenAPI document',
+  async () => {
+    const { key } = await system.createProgram({ rateLimit: { points: 100_000, duration: 1 } });
+    const examples = process.env.FUZZ_EXAMPLES ?? '10';
+    const outcome = await run('bash', [join(__dirname, '..', '..', 'scripts', 'fuzz.sh'), system.gatewayUrl, key, ADMIN_TOKEN, examples], {
+      maxBuffer: 64 * 1024 * 1024,
+      timeout: 15 * 60_000,
+    }).then(
+      () => ({ failed: false, output: '' }),
+      (error: { stdout?: string; stderr?: string }) => ({
+        failed: true,
+        output: `${error.stdout ?? ''}\n${error.stderr ?? ''}`.slice(-20_000),
+      }),
+    );
+    expect(outcome).toEqual({ failed: false, output: '' });
+  },
+  16 * 60_000,
+);

@@ -37,7 +37,11 @@ async function signupProgram(settings: Record<string, unknown> = {}): Promise<Si
 }
 
 const apply = (slug: string, body: unknown, headers: Record<string, string> = {}) =>
-  fetch(`${system.gatewayUrl}/join/${slug}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  fetch(`${system.gatewayUrl}/join/${slug}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
 
 const applicant = (email = `${randomUUID().slice(0, 8)}@example.com`) => ({
   firstName: 'Grace',
@@ -46,7 +50,8 @@ const applicant = (email = `${randomUUID().slice(0, 8)}@example.com`) => ({
   answers: { channel: 'A cooking blog', site: 'https://grace.example.com', audience: '1k-10k' },
 });
 
-const affiliatesOf = async (program: SignupProgram) => (await okBody(program.api.get('/affiliates'))) as { email: string; status: string; id: string }[];
+const affiliatesOf = async (program: SignupProgram) =>
+  (await okBody(program.api.get('/affiliates'))) as { email: string; status: string; id: string }[];
 
 async function eventually<T>(read: () => T | Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -73,7 +78,10 @@ test('an application to an open sign-up creates an ACTIVE affiliate with its ans
     { questionId: 'site', question: 'Your website', answer: 'https://grace.example.com' },
     { questionId: 'audience', question: 'Audience size', answer: '1k-10k' },
   ]);
-  const created = await eventually(() => subscriber.events('affiliate.created').filter((delivery) => delivery.body.data.id === affiliate.id), (events) => events.length > 0);
+  const created = await eventually(
+    () => subscriber.events('affiliate.created').filter((delivery) => delivery.body.data.id === affiliate.id),
+    (events) => events.length > 0,
+  );
   expect(created).toHaveLength(1);
   expect(created[0]!.body.data.signupAnswers).toEqual(affiliate.signupAnswers);
 });
@@ -93,7 +101,10 @@ test('when the program requires approval, an application is PENDING, and approvi
   expect((await okBody(program.api.put('/affiliates', { affiliateId: reject.id, status: 'REJECTED' }))).status).toBe('REJECTED');
   expect(await okBody(program.api.get('/affiliates?status=PENDING'))).toEqual([]);
   const statuses = await eventually(
-    () => new Map(subscriber.events('affiliate.updated').map((delivery) => [delivery.body.data.id as string, delivery.body.data.status as string])),
+    () =>
+      new Map(
+        subscriber.events('affiliate.updated').map((delivery) => [delivery.body.data.id as string, delivery.body.data.status as string]),
+      ),
     (seen) => seen.has(approve.id) && seen.has(reject.id),
   );
   expect(statuses.get(approve.id)).toBe('ACTIVE');
@@ -129,7 +140,9 @@ test('a question id that is also an Object.prototype name (constructor, toString
   expect(await affiliatesOf(program)).toEqual([]);
   const answered = await apply(program.slug, { ...applicant(), answers: { constructor: 'Me' } });
   expect(answered.status).toBe(201);
-  expect((await affiliatesOf(program))[0]).toMatchObject({ signupAnswers: [{ questionId: 'constructor', question: 'Who built your site?', answer: 'Me' }] });
+  expect((await affiliatesOf(program))[0]).toMatchObject({
+    signupAnswers: [{ questionId: 'constructor', question: 'Who built your site?', answer: 'Me' }],
+  });
 });
 
 test('an application with an email already in the program is refused with the duplicate-email message, and nothing else is created', async () => {
@@ -152,7 +165,7 @@ test('an unknown slug, or a program whose sign-up is disabled, is 404 for the pa
   expect(await affiliatesOf(program)).toEqual([]);
 });
 
-test('a slug is unique across programs: taking another program\'s is a 400 and changes nothing; a malformed slug is a 400', async () => {
+test("a slug is unique across programs: taking another program's is a 400 and changes nothing; a malformed slug is a 400", async () => {
   const owner = await signupProgram();
   const other = await system.createProgram();
   const taken = await other.api.put('/program', { slug: owner.slug, name: 'Renamed' });
@@ -166,10 +179,20 @@ test('a slug is unique across programs: taking another program\'s is a 400 and c
 
 test('sign-up settings that cannot work are a 400 naming the problem: a SELECT without options, a question id twice', async () => {
   const program = await system.createProgram();
-  const noOptions = await program.api.put('/program', { signup: { enabled: true, questions: [{ id: 'a', label: 'Pick', type: 'SELECT' }] } });
+  const noOptions = await program.api.put('/program', {
+    signup: { enabled: true, questions: [{ id: 'a', label: 'Pick', type: 'SELECT' }] },
+  });
   expect(noOptions.status).toBe(400);
   expect(noOptions.body.error).toContain('a SELECT question needs at least one option');
-  const twice = await program.api.put('/program', { signup: { enabled: true, questions: [{ id: 'a', label: 'A', type: 'TEXT' }, { id: 'a', label: 'B', type: 'TEXT' }] } });
+  const twice = await program.api.put('/program', {
+    signup: {
+      enabled: true,
+      questions: [
+        { id: 'a', label: 'A', type: 'TEXT' },
+        { id: 'a', label: 'B', type: 'TEXT' },
+      ],
+    },
+  });
   expect(twice.status).toBe(400);
   expect(twice.body.error).toContain('each question id once');
   expect((await okBody(program.api.get('/program'))).signup).toBeUndefined();
@@ -177,9 +200,15 @@ test('sign-up settings that cannot work are a 400 naming the problem: a SELECT w
 
 test("a JSON application from a browser is answered with CORS only for the program's allowedOrigins; any other origin is 403 and creates nothing", async () => {
   const program = await signupProgram({ allowedOrigins: ['https://shop.example.com'] });
-  const preflight = await fetch(`${system.gatewayUrl}/join/${program.slug}`, { method: 'OPTIONS', headers: { origin: 'https://shop.example.com', 'access-control-request-method': 'POST' } });
+  const preflight = await fetch(`${system.gatewayUrl}/join/${program.slug}`, {
+    method: 'OPTIONS',
+    headers: { origin: 'https://shop.example.com', 'access-control-request-method': 'POST' },
+  });
   expect(preflight.headers.get('access-control-allow-origin')).toBe('https://shop.example.com');
-  const foreignPreflight = await fetch(`${system.gatewayUrl}/join/${program.slug}`, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+  const foreignPreflight = await fetch(`${system.gatewayUrl}/join/${program.slug}`, {
+    method: 'OPTIONS',
+    headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+  });
   expect(foreignPreflight.headers.get('access-control-allow-origin')).toBeNull();
 
   const allowed = await apply(program.slug, applicant(), { origin: 'https://shop.example.com' });
@@ -193,9 +222,19 @@ test("a JSON application from a browser is answered with CORS only for the progr
 test('the form-encoded route takes only what its own page sent: another origin, or no signed form token, is refused and creates nothing', async () => {
   const program = await signupProgram();
   const form = (origin: string, token: string | null) => {
-    const fields = new URLSearchParams({ firstName: 'Eve', lastName: 'Forger', email: `${randomUUID().slice(0, 8)}@example.com`, 'answers[channel]': 'x', 'answers[audience]': '< 1k' });
+    const fields = new URLSearchParams({
+      firstName: 'Eve',
+      lastName: 'Forger',
+      email: `${randomUUID().slice(0, 8)}@example.com`,
+      'answers[channel]': 'x',
+      'answers[audience]': '< 1k',
+    });
     if (token !== null) fields.set('formToken', token);
-    return fetch(`${system.gatewayUrl}/join/${program.slug}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin }, body: fields.toString() });
+    return fetch(`${system.gatewayUrl}/join/${program.slug}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin },
+      body: fields.toString(),
+    });
   };
   const page = await (await fetch(`${system.gatewayUrl}/join/${program.slug}`)).text();
   const token = /name="formToken" value="([^"]+)"/.exec(page)![1]!;
@@ -218,14 +257,21 @@ test('applications from one address beyond the per-address limit are 429 with Re
   expect(await affiliatesOf(program)).toHaveLength(SIGNUP_LIMIT);
 });
 
-const formTokenOf = async (slug: string) => /name="formToken" value="([^"]+)"/.exec(await (await fetch(`${system.gatewayUrl}/join/${slug}`)).text())![1]!;
+const formTokenOf = async (slug: string) =>
+  /name="formToken" value="([^"]+)"/.exec(await (await fetch(`${system.gatewayUrl}/join/${slug}`)).text())![1]!;
 const postForm = (slug: string, token: string, fields: Record<string, string>) =>
   fetch(`${system.gatewayUrl}/join/${slug}`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', origin: system.gatewayUrl },
     body: new URLSearchParams({ ...fields, formToken: token }).toString(),
   });
-const formFields = (email = `${randomUUID().slice(0, 8)}@example.com`) => ({ firstName: 'Ada', lastName: 'Lovelace', email, 'answers[channel]': 'A blog', 'answers[audience]': '< 1k' });
+const formFields = (email = `${randomUUID().slice(0, 8)}@example.com`) => ({
+  firstName: 'Ada',
+  lastName: 'Lovelace',
+  email,
+  'answers[channel]': 'A blog',
+  'answers[audience]': '< 1k',
+});
 
 test("program A's form token posted to program B's sign-up is refused, and nothing is created in either", async () => {
   const [a, b] = [await signupProgram(), await signupProgram()];
@@ -239,7 +285,10 @@ test("program A's form token posted to program B's sign-up is refused, and nothi
 test("program A's allowed origin sending JSON to program B's sign-up gets no CORS and a 403, and nothing is created", async () => {
   const a = await signupProgram({ allowedOrigins: ['https://a-shop.example.com'] });
   const b = await signupProgram({ allowedOrigins: ['https://b-shop.example.com'] });
-  const preflight = await fetch(`${system.gatewayUrl}/join/${b.slug}`, { method: 'OPTIONS', headers: { origin: 'https://a-shop.example.com', 'access-control-request-method': 'POST' } });
+  const preflight = await fetch(`${system.gatewayUrl}/join/${b.slug}`, {
+    method: 'OPTIONS',
+    headers: { origin: 'https://a-shop.example.com', 'access-control-request-method': 'POST' },
+  });
   expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
   const answer = await apply(b.slug, applicant(), { origin: 'https://a-shop.example.com' });
   expect(answer.status).toBe(403);
@@ -253,14 +302,24 @@ test("program B's key cannot issue codes with program A's coupon or to A's affil
   const b = await signupProgram();
   expect((await apply(a.slug, applicant())).status).toBe(201);
   const [pending] = (await okBody(a.api.get('/affiliates?status=PENDING'))) as { id: string }[];
-  const active = await okBody(a.api.post('/affiliates', { firstName: 'Ann', lastName: 'Active', email: `${randomUUID().slice(0, 8)}@example.com` }));
+  const active = await okBody(
+    a.api.post('/affiliates', { firstName: 'Ann', lastName: 'Active', email: `${randomUUID().slice(0, 8)}@example.com` }),
+  );
   await okBody(a.api.put('/affiliates', { affiliateId: active.id, status: 'ACTIVE' }));
   const couponOfA = await okBody(a.api.post('/coupons', { name: 'A only', percentOff: 10 }));
   const couponOfB = await okBody(b.api.post('/coupons', { name: 'B only', percentOff: 10 }));
 
-  const withACoupon = await b.api.post('/promotional-codes/bulk', { couponId: couponOfA.id, allActive: true, codeStructure: { randomChars: true } });
+  const withACoupon = await b.api.post('/promotional-codes/bulk', {
+    couponId: couponOfA.id,
+    allActive: true,
+    codeStructure: { randomChars: true },
+  });
   expect(withACoupon.status).toBe(404);
-  const withAAffiliates = await b.api.post('/promotional-codes/bulk', { couponId: couponOfB.id, affiliateIds: [active.id, pending!.id], codeStructure: { randomChars: true } });
+  const withAAffiliates = await b.api.post('/promotional-codes/bulk', {
+    couponId: couponOfB.id,
+    affiliateIds: [active.id, pending!.id],
+    codeStructure: { randomChars: true },
+  });
   expect(withAAffiliates.status).toBe(404);
   expect(await okBody(a.api.get(`/promotional-codes?couponId=${couponOfA.id}`))).toEqual([]);
   expect(await okBody(b.api.get(`/promotional-codes?couponId=${couponOfB.id}`))).toEqual([]);
@@ -269,7 +328,13 @@ test("program B's key cannot issue codes with program A's coupon or to A's affil
 
 test('a refused form submission answers an HTML 400 page listing each problem, and creates nothing', async () => {
   const program = await signupProgram();
-  const answer = await postForm(program.slug, await formTokenOf(program.slug), { firstName: 'Ada', lastName: 'Lovelace', email: 'not an email', 'answers[site]': 'not a url', 'answers[audience]': 'huge' });
+  const answer = await postForm(program.slug, await formTokenOf(program.slug), {
+    firstName: 'Ada',
+    lastName: 'Lovelace',
+    email: 'not an email',
+    'answers[site]': 'not a url',
+    'answers[audience]': 'huge',
+  });
   expect(answer.status).toBe(400);
   expect(answer.headers.get('content-type')).toMatch(/^text\/html/);
   const html = await answer.text();

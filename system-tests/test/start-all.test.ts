@@ -39,7 +39,15 @@ type Started = { child: ChildProcess; output: () => string; stop: () => Promise<
 function startAll(env: Record<string, string>): Started {
   let output = '';
   const child = spawn(process.execPath, [join(ROOT, 'scripts/start-all.mjs')], {
-    env: { PATH: process.env.PATH, NODE_ENV: 'test', LOG_LEVEL: 'warn', MONGO_URL: mongo.url, AMQP_URL: rabbit.url, METRICS_PORT: '0', ...env },
+    env: {
+      PATH: process.env.PATH,
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'warn',
+      MONGO_URL: mongo.url,
+      AMQP_URL: rabbit.url,
+      METRICS_PORT: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -69,7 +77,10 @@ const answers = (url: string) =>
     .catch(() => false);
 
 async function ports(): Promise<{ env: Record<string, string>; gateway: number; services: Record<(typeof SERVICES)[number], number> }> {
-  const services = Object.fromEntries(await Promise.all(SERVICES.map(async (name) => [name, await freePort()] as const))) as Record<(typeof SERVICES)[number], number>;
+  const services = Object.fromEntries(await Promise.all(SERVICES.map(async (name) => [name, await freePort()] as const))) as Record<
+    (typeof SERVICES)[number],
+    number
+  >;
   const gateway = await freePort();
   const env: Record<string, string> = { PORT: String(gateway) };
   for (const name of SERVICES) env[`${name.toUpperCase().replace('-', '_')}_URL`] = `http://127.0.0.1:${services[name]}`;
@@ -86,9 +97,14 @@ test('npm start runs every process on its own port (PORT is the gateway\u2019s) 
     await until(() => answers(`http://127.0.0.1:${gateway}/readyz`), started.output);
     // The gateway is ready without its upstreams (readiness never checks another process), so each
     // service is awaited on its own port: a loaded machine once had the dispatcher still starting.
-    for (const name of SERVICES) await until(() => answers(`http://127.0.0.1:${services[name]}/healthz`), () => `${name} on port ${services[name]}: ${started.output()}`);
+    for (const name of SERVICES)
+      await until(
+        () => answers(`http://127.0.0.1:${services[name]}/healthz`),
+        () => `${name} on port ${services[name]}: ${started.output()}`,
+      );
     // METRICS_PORT is the gateway's: the services, sharing one address, serve /metrics on their own ports.
-    for (const name of SERVICES) expect({ name, metrics: await answers(`http://127.0.0.1:${services[name]}/metrics`) }).toEqual({ name, metrics: true });
+    for (const name of SERVICES)
+      expect({ name, metrics: await answers(`http://127.0.0.1:${services[name]}/metrics`) }).toEqual({ name, metrics: true });
     // The key from .env made the demo program: it answers on the public API.
     const coupons = await fetch(`http://127.0.0.1:${gateway}/api/v1/coupons`, { headers: { authorization: `Bearer ${bootstrapKey}` } });
     expect(coupons.status).toBe(200);

@@ -53,7 +53,8 @@ async function status(key: string, method: string, path: string, body?: unknown)
   }
 }
 
-const percentile = (values: number[], share: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * share))];
+const percentile = (values: number[], share: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * share))];
 
 test("one program saturating the slow routes (test sends to a silent subscriber, re-sends, reports) leaves another program's requests to the same services all answered 200, and the gateway never restarts", async () => {
   const gatewayPid = system.pidOf('gateway');
@@ -62,7 +63,9 @@ test("one program saturating the slow routes (test sends to a silent subscriber,
   // A rate limit that lets the whole burst through, so that only the caps under test stand in its way.
   const attacker = await system.createProgram({ rateLimit: { points: 10_000, duration: 1 } });
   const silentEndpoint = await ok(attacker.api.post('/webhook-endpoints', { url: silentUrl, eventTypes: ['*'] }));
-  await ok(attacker.api.post('/affiliates', { firstName: 'Mallory', lastName: 'Flood', email: `mallory-${randomUUID().slice(0, 8)}@example.com` }));
+  await ok(
+    attacker.api.post('/affiliates', { firstName: 'Mallory', lastName: 'Flood', email: `mallory-${randomUUID().slice(0, 8)}@example.com` }),
+  );
   // Its creation makes a delivery to the silent subscriber: the one the attacker re-sends.
   const delivery = await eventually(async () => {
     const deliveries = await ok(attacker.api.get(`/webhook-deliveries?endpointId=${silentEndpoint.id}`));
@@ -72,12 +75,16 @@ test("one program saturating the slow routes (test sends to a silent subscriber,
 
   const victim = await system.createProgram();
   const victimEndpoint = await ok(victim.api.post('/webhook-endpoints', { url: hooks, eventTypes: ['*'] }));
-  const ada = await ok(victim.api.post('/affiliates', { firstName: 'Ada', lastName: 'Lovelace', email: `ada-${randomUUID().slice(0, 8)}@example.com` }));
+  const ada = await ok(
+    victim.api.post('/affiliates', { firstName: 'Ada', lastName: 'Lovelace', email: `ada-${randomUUID().slice(0, 8)}@example.com` }),
+  );
   const referral = await ok(victim.api.post('/referrals', { affiliateId: ada.id, email: `c-${randomUUID().slice(0, 8)}@example.com` }));
   const sale = await ok(victim.api.post('/sales', { referralId: referral.id, totalEarned: 10 }));
 
   const attack = [
-    ...Array.from({ length: TEST_SENDS }, () => status(attacker.key, 'POST', '/webhook-endpoints/test', { webhookEndpointId: silentEndpoint.id })),
+    ...Array.from({ length: TEST_SENDS }, () =>
+      status(attacker.key, 'POST', '/webhook-endpoints/test', { webhookEndpointId: silentEndpoint.id }),
+    ),
     ...Array.from({ length: RETRIES }, () => status(attacker.key, 'POST', '/webhook-deliveries/retry', { deliveryId: delivery.id })),
     ...Array.from({ length: REPORTS }, () => status(attacker.key, 'GET', `/reports/affiliates?from=${since}`)),
   ];
@@ -107,9 +114,12 @@ test("one program saturating the slow routes (test sends to a silent subscriber,
   } while (!attackOver);
   const statuses = await attackAnswers;
 
-  const counts = (values: number[]) => Object.fromEntries([...new Set(values)].map((value) => [value, values.filter((other) => other === value).length]));
+  const counts = (values: number[]) =>
+    Object.fromEntries([...new Set(values)].map((value) => [value, values.filter((other) => other === value).length]));
   // Figures for the record, never asserted: how the attacker was answered, how long the victim waited.
-  console.log(`attacker answers by status ${JSON.stringify(counts(statuses))}; victim: ${latencies.length} calls, p50 ${percentile(latencies, 0.5)} ms, p99 ${percentile(latencies, 0.99)} ms`);
+  console.log(
+    `attacker answers by status ${JSON.stringify(counts(statuses))}; victim: ${latencies.length} calls, p50 ${percentile(latencies, 0.5)} ms, p99 ${percentile(latencies, 0.99)} ms`,
+  );
 
   expect(victimAnswers.filter((answer) => answer.status !== 200)).toEqual([]);
   expect(victimAnswers.length).toBeGreaterThanOrEqual(calls.length);

@@ -56,7 +56,18 @@ function checkoutSession(fields: CheckoutFields): AnyObject {
   const mode = fields.mode ?? 'subscription';
   const amount = fields.amountTotal ?? 10000;
   const discount = fields.promotionCode
-    ? { id: stripeId('di'), object: 'discount', coupon: null, customer: fields.customer, end: null, invoice: null, invoice_item: null, promotion_code: fields.promotionCode, start: secondsAgo(120), subscription: null }
+    ? {
+        id: stripeId('di'),
+        object: 'discount',
+        coupon: null,
+        customer: fields.customer,
+        end: null,
+        invoice: null,
+        invoice_item: null,
+        promotion_code: fields.promotionCode,
+        start: secondsAgo(120),
+        subscription: null,
+      }
     : null;
   return {
     id: stripeId('cs_test'),
@@ -132,7 +143,11 @@ function invoice(fields: InvoiceFields): AnyObject {
     lines: { object: 'list', data: [], has_more: false, url: `/v1/invoices/${id}/lines` },
     livemode: false,
     metadata: {},
-    parent: { type: 'subscription_details', quote_details: null, subscription_details: { metadata: {}, subscription: fields.subscription ?? stripeId('sub') } },
+    parent: {
+      type: 'subscription_details',
+      quote_details: null,
+      subscription_details: { metadata: {}, subscription: fields.subscription ?? stripeId('sub') },
+    },
     status: 'paid',
     status_transitions: { finalized_at: paidAt - 5, marked_uncollectible_at: null, paid_at: paidAt, voided_at: null },
     subtotal: fields.amountPaid,
@@ -202,15 +217,29 @@ type Answer = { status: number; body: AnyObject };
 /** What Stripe does: POST the event, pretty-printed, with a Stripe-Signature made with the secret. */
 async function post(programId: string, event: AnyObject, signWith: string | null): Promise<Answer> {
   const payload = JSON.stringify(event, null, 2);
-  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', 'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)' };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json; charset=utf-8',
+    'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)',
+  };
   if (signWith !== null) headers['stripe-signature'] = Stripe.webhooks.generateTestHeaderString({ payload, secret: signWith });
-  const response = await fetch(`${world.system.gatewayUrl}/integrations/stripe/${programId}/webhooks`, { method: 'POST', headers, body: payload });
+  const response = await fetch(`${world.system.gatewayUrl}/integrations/stripe/${programId}/webhooks`, {
+    method: 'POST',
+    headers,
+    body: payload,
+  });
   return { status: response.status, body: (await response.json()) as AnyObject };
 }
 
 const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
 
-type Connected = { programId: string; key: string; api: Api; secret: string; affiliate: AnyObject; send: (event: AnyObject) => Promise<Answer> };
+type Connected = {
+  programId: string;
+  key: string;
+  api: Api;
+  secret: string;
+  affiliate: AnyObject;
+  send: (event: AnyObject) => Promise<Answer>;
+};
 
 /** A program connected to Stripe, paying 20 % on every payment, whose sale.* webhooks reach the subscriber. */
 async function connectedProgram(): Promise<Connected> {
@@ -218,9 +247,20 @@ async function connectedProgram(): Promise<Connected> {
   const secret = newSecret();
   await ok(api.put('/integrations/stripe', { webhookSecret: secret }));
   await ok(api.post('/webhook-endpoints', { url: world.hooks, eventTypes: ['sale.created', 'sale.updated', 'sale.deleted'] }));
-  await ok(api.post('/commission-plans', { name: 'Stripe', commissionType: 'PERCENTAGE', rate: 20, recurring: 'FOREVER', holdDays: 0, isDefault: true }));
+  await ok(
+    api.post('/commission-plans', {
+      name: 'Stripe',
+      commissionType: 'PERCENTAGE',
+      rate: 20,
+      recurring: 'FOREVER',
+      holdDays: 0,
+      isDefault: true,
+    }),
+  );
   const slug = `ada-${randomUUID().slice(0, 8)}`;
-  const affiliate = await ok(api.post('/affiliates', { firstName: 'Ada', lastName: 'Lovelace', email: `${slug}@example.com`, affiliateLink: slug }));
+  const affiliate = await ok(
+    api.post('/affiliates', { firstName: 'Ada', lastName: 'Lovelace', email: `${slug}@example.com`, affiliateLink: slug }),
+  );
   return { programId, key, api, secret, affiliate: { ...affiliate, slug }, send: (event) => post(programId, event, secret) };
 }
 
@@ -245,7 +285,11 @@ async function recordClick(program: Connected, fields: { visitorId?: string; slu
   return (await response.json()) as { clickId: number };
 }
 
-const deliveries = (type: string, saleId: string) => world.subscriber.events(type).filter((delivery) => delivery.body.data.id === saleId).map((delivery) => delivery.body.data);
+const deliveries = (type: string, saleId: string) =>
+  world.subscriber
+    .events(type)
+    .filter((delivery) => delivery.body.data.id === saleId)
+    .map((delivery) => delivery.body.data);
 const sales = async (api: Api) => ok(api.get('/sales'));
 
 test('the Stripe webhook secret is never returned: GET and PUT show only its last 4 characters and the webhook path, with Cache-Control: no-store', async () => {
@@ -257,7 +301,11 @@ test('the Stripe webhook secret is never returned: GET and PUT show only its las
   for (const answer of answers) {
     expect(answer.status).toBe(200);
     expect(answer.headers.get('cache-control')).toBe('no-store');
-    expect(answer.body).toEqual({ configured: true, webhookSecretLast4: secret.slice(-4), webhookUrl: `/integrations/stripe/${programId}/webhooks` });
+    expect(answer.body).toEqual({
+      configured: true,
+      webhookSecretLast4: secret.slice(-4),
+      webhookUrl: `/integrations/stripe/${programId}/webhooks`,
+    });
     expect(JSON.stringify(answer.body)).not.toContain(secret.slice(6, -4));
   }
   expect(before.headers.get('cache-control')).toBe('no-store');
@@ -302,7 +350,9 @@ test('checkout.session.completed with a click id creates the referral from the c
   const click = await recordClick(program);
   const customer = stripeId('cus');
   const email = `buyer-${randomUUID().slice(0, 8)}@example.com`;
-  const checkout = await program.send(stripeEvent('checkout.session.completed', checkoutSession({ customer, email, clientReferenceId: String(click.clickId) })));
+  const checkout = await program.send(
+    stripeEvent('checkout.session.completed', checkoutSession({ customer, email, clientReferenceId: String(click.clickId) })),
+  );
   expect(checkout).toMatchObject({ status: 200, body: { received: true, outcome: 'processed' } });
   const [referral] = await ok(program.api.get(`/referrals?email=${encodeURIComponent(email)}`));
   expect(referral).toMatchObject({ affiliateId: program.affiliate.id, clickId: click.clickId, name: 'Ada Lovelace' });
@@ -311,9 +361,26 @@ test('checkout.session.completed with a click id creates the referral from the c
   const paid = invoice({ customer, email: `billing-${randomUUID().slice(0, 8)}@example.com`, amountPaid: 10000 });
   expect((await program.send(stripeEvent('invoice.paid', paid))).body).toMatchObject({ outcome: 'processed' });
   const [sale] = await sales(program.api);
-  expect(sale).toMatchObject({ referralId: referral.id, affiliateId: program.affiliate.id, externalId: paid.id, customerId: customer, totalEarned: 100, currency: 'USD', commissionEarned: 20 });
+  expect(sale).toMatchObject({
+    referralId: referral.id,
+    affiliateId: program.affiliate.id,
+    externalId: paid.id,
+    customerId: customer,
+    totalEarned: 100,
+    currency: 'USD',
+    commissionEarned: 20,
+  });
   expect(sale.paidAt).toBe(new Date(paid.status_transitions.paid_at * 1000).toISOString());
-  await eventually(() => expect(deliveries('sale.created', sale.id)).toEqual([expect.objectContaining({ referral: expect.objectContaining({ id: referral.id }), affiliate: expect.objectContaining({ id: program.affiliate.id }) })]), 20_000);
+  await eventually(
+    () =>
+      expect(deliveries('sale.created', sale.id)).toEqual([
+        expect.objectContaining({
+          referral: expect.objectContaining({ id: referral.id }),
+          affiliate: expect.objectContaining({ id: program.affiliate.id }),
+        }),
+      ]),
+    20_000,
+  );
 });
 
 test("invoice.paid: a subscription's first invoice is paymentTrigger invoice_paid, a renewal subscription_renewed", async () => {
@@ -326,7 +393,13 @@ test("invoice.paid: a subscription's first invoice is paymentTrigger invoice_pai
   const byInvoice = Object.fromEntries((await sales(program.api)).map((sale: AnyObject) => [sale.externalId, sale]));
   expect(byInvoice[first.id]).toMatchObject({ paymentTrigger: 'invoice_paid', referralId: referral.id, totalEarned: 29 });
   expect(byInvoice[renewal.id]).toMatchObject({ paymentTrigger: 'subscription_renewed', referralId: referral.id, totalEarned: 29 });
-  await eventually(() => expect(deliveries('sale.created', byInvoice[renewal.id].id)).toEqual([expect.objectContaining({ paymentTrigger: 'subscription_renewed' })]), 20_000);
+  await eventually(
+    () =>
+      expect(deliveries('sale.created', byInvoice[renewal.id].id)).toEqual([
+        expect.objectContaining({ paymentTrigger: 'subscription_renewed' }),
+      ]),
+    20_000,
+  );
 });
 
 test('a Stripe event delivered again, or the same invoice in another event, records one sale and one sale.created', async () => {
@@ -345,7 +418,9 @@ test('a Stripe event delivered again, or the same invoice in another event, reco
 test('events of types the integration does not use answer 200 and change nothing', async () => {
   const program = await connectedProgram();
   const { customer, email } = await referredCustomer(program);
-  const answer = await program.send(stripeEvent('customer.created', { id: customer, object: 'customer', email, created: secondsAgo(), livemode: false, metadata: {} }));
+  const answer = await program.send(
+    stripeEvent('customer.created', { id: customer, object: 'customer', email, created: secondsAgo(), livemode: false, metadata: {} }),
+  );
   expect(answer).toMatchObject({ status: 200, body: { received: true, outcome: 'ignored' } });
   expect(await sales(program.api)).toEqual([]);
 });
@@ -362,8 +437,13 @@ test('a currency that is not an active ISO 4217 code is refused with a 400 namin
   const program = await connectedProgram();
   const { customer, email } = await referredCustomer(program);
   const paidInvoice = await program.send(stripeEvent('invoice.paid', invoice({ customer, email, amountPaid: 5000, currency: 'xyz' })));
-  expect(paidInvoice).toMatchObject({ status: 400, body: { error: expect.stringContaining('XYZ is not an active ISO 4217 currency code') } });
-  const session = await program.send(stripeEvent('checkout.session.completed', checkoutSession({ customer, email, mode: 'payment', currency: 'abc' })));
+  expect(paidInvoice).toMatchObject({
+    status: 400,
+    body: { error: expect.stringContaining('XYZ is not an active ISO 4217 currency code') },
+  });
+  const session = await program.send(
+    stripeEvent('checkout.session.completed', checkoutSession({ customer, email, mode: 'payment', currency: 'abc' })),
+  );
   expect(session).toMatchObject({ status: 400, body: { error: expect.stringContaining('ABC is not an active ISO 4217 currency code') } });
   expect(await sales(program.api)).toEqual([]);
 });
@@ -372,7 +452,14 @@ test('a currency that is not an active ISO 4217 code is refused with a 400 namin
 async function stripePromotionCode(program: Connected): Promise<{ promotionCodeId: string; code: AnyObject }> {
   const promotionCodeId = stripeId('promo');
   const coupon = await ok(program.api.post('/coupons', { name: 'Launch', percentOff: 10 }));
-  const code = await ok(program.api.post('/promotional-codes', { couponId: coupon.id, code: `LAUNCH${randomUUID().slice(0, 4).toUpperCase()}`, affiliateId: program.affiliate.id, externalId: promotionCodeId }));
+  const code = await ok(
+    program.api.post('/promotional-codes', {
+      couponId: coupon.id,
+      code: `LAUNCH${randomUUID().slice(0, 4).toUpperCase()}`,
+      affiliateId: program.affiliate.id,
+      externalId: promotionCodeId,
+    }),
+  );
   return { promotionCodeId, code };
 }
 
@@ -388,7 +475,14 @@ test("a promotion code used at checkout attributes the customer's invoices, whos
     const paid = invoice({ customer, email, amountPaid: 9000, subscription: session.subscription, discounts: [stripeId('di')] });
     expect((await program.send(stripeEvent('invoice.paid', paid))).body).toMatchObject({ outcome: 'processed' });
     const sale = (await sales(program.api)).find((recorded: AnyObject) => recorded.externalId === paid.id);
-    expect(sale).toMatchObject({ promotionalCodeId: code.id, promoCode: code.code, affiliateId: program.affiliate.id, referralId: null, customerId: customer, totalEarned: 90 });
+    expect(sale).toMatchObject({
+      promotionalCodeId: code.id,
+      promoCode: code.code,
+      affiliateId: program.affiliate.id,
+      referralId: null,
+      customerId: customer,
+      totalEarned: 90,
+    });
     expect(sale.attribution).toMatchObject({ method: 'PROMO_CODE' });
   }
 });
@@ -400,7 +494,18 @@ test("an older API version's invoice (charge, payment_intent and the discount wi
   const chargeId = stripeId('ch');
   const paymentIntent = stripeId('pi');
   const id = stripeId('in');
-  const discount = { id: stripeId('di'), object: 'discount', coupon: { id: 'launch', object: 'coupon', percent_off: 10 }, customer, end: null, invoice: null, invoice_item: null, promotion_code: promotionCodeId, start: secondsAgo(60), subscription: null };
+  const discount = {
+    id: stripeId('di'),
+    object: 'discount',
+    coupon: { id: 'launch', object: 'coupon', percent_off: 10 },
+    customer,
+    end: null,
+    invoice: null,
+    invoice_item: null,
+    promotion_code: promotionCodeId,
+    start: secondsAgo(60),
+    subscription: null,
+  };
   // As a 2024-06-20 endpoint receives it.
   const older = {
     id,
@@ -432,7 +537,12 @@ test("an older API version's invoice (charge, payment_intent and the discount wi
 
 test('an invoice with neither a referred customer nor a code of the program answers 200 and records nothing', async () => {
   const program = await connectedProgram();
-  const answer = await program.send(stripeEvent('invoice.paid', invoice({ customer: stripeId('cus'), email: `stranger-${randomUUID().slice(0, 8)}@example.com`, amountPaid: 9000 })));
+  const answer = await program.send(
+    stripeEvent(
+      'invoice.paid',
+      invoice({ customer: stripeId('cus'), email: `stranger-${randomUUID().slice(0, 8)}@example.com`, amountPaid: 9000 }),
+    ),
+  );
   expect(answer).toMatchObject({ status: 200, body: { outcome: 'ignored' } });
   expect(await sales(program.api)).toEqual([]);
 });
@@ -443,7 +553,9 @@ async function paidSale(program: Connected): Promise<{ sale: AnyObject; customer
   const paymentIntent = stripeId('pi');
   const paid = invoice({ customer, email, amountPaid: 10000 });
   await program.send(stripeEvent('invoice.paid', paid));
-  expect((await program.send(stripeEvent('invoice_payment.paid', invoicePayment(paid, paymentIntent)))).body).toMatchObject({ outcome: 'processed' });
+  expect((await program.send(stripeEvent('invoice_payment.paid', invoicePayment(paid, paymentIntent)))).body).toMatchObject({
+    outcome: 'processed',
+  });
   const [sale] = await sales(program.api);
   return { sale, customer, paymentIntent };
 }
@@ -451,7 +563,9 @@ async function paidSale(program: Connected): Promise<{ sale: AnyObject; customer
 test('a full refund (charge.refunded) reverses the sale and sends sale.deleted', async () => {
   const program = await connectedProgram();
   const { sale, customer, paymentIntent } = await paidSale(program);
-  const answer = await program.send(stripeEvent('charge.refunded', charge({ paymentIntent, customer, amount: 10000, amountRefunded: 10000 })));
+  const answer = await program.send(
+    stripeEvent('charge.refunded', charge({ paymentIntent, customer, amount: 10000, amountRefunded: 10000 })),
+  );
   expect(answer.body).toMatchObject({ outcome: 'processed' });
   expect(await sales(program.api)).toEqual([]);
   await eventually(() => expect(deliveries('sale.deleted', sale.id)).toEqual([{ id: sale.id }]), 20_000);
@@ -470,7 +584,11 @@ test('partial refunds scale the commission by the cumulative refunded share, eac
 });
 
 const statementOf = (program: Connected, from: Date, to?: Date) =>
-  ok(program.api.get(`/affiliates/statement?affiliateId=${program.affiliate.id}&currency=USD&from=${from.toISOString()}${to ? `&to=${to.toISOString()}` : ''}`));
+  ok(
+    program.api.get(
+      `/affiliates/statement?affiliateId=${program.affiliate.id}&currency=USD&from=${from.toISOString()}${to ? `&to=${to.toISOString()}` : ''}`,
+    ),
+  );
 const entriesSum = (entries: { amount: number }[]) => Math.round(entries.reduce((total, entry) => total + entry.amount * 100, 0)) / 100;
 
 test('a partial refund after payout is clawed back: the paid commission stays, an ADJUSTED entry takes back the refunded share, and the next payout offsets the negative balance', async () => {
@@ -490,7 +608,10 @@ test('a partial refund after payout is clawed back: the paid commission stays, a
   const [paid, ...adjustments] = refunded.commissions;
   expect(paid).toMatchObject({ status: 'PAID', amount: 20, payoutId: payout.id });
   // The cumulative refund takes back half in all: 5, then the 5 more of the second refund, never a share of a share.
-  expect(adjustments).toEqual([expect.objectContaining({ amount: -5, adjusts: paid.id }), expect.objectContaining({ amount: -5, adjusts: paid.id })]);
+  expect(adjustments).toEqual([
+    expect.objectContaining({ amount: -5, adjusts: paid.id }),
+    expect.objectContaining({ amount: -5, adjusts: paid.id }),
+  ]);
 
   const owing = await statementOf(program, start);
   expect(owing.entries.map((entry: { type: string }) => entry.type)).toEqual(['EARNED', 'PAID_OUT', 'ADJUSTED', 'ADJUSTED']);
@@ -506,7 +627,9 @@ test('a partial refund after payout is clawed back: the paid commission stays, a
   // Refunded in full at last: only the 10 the partial refunds left is taken back.
   expect((await program.send(stripeEvent('charge.refunded', chargeOf(10000)))).body).toMatchObject({ outcome: 'processed' });
   const settled = await statementOf(program, start);
-  expect(entriesSum(settled.entries.filter((entry: { type: string; saleId: string }) => entry.type === 'ADJUSTED' && entry.saleId === sale.id))).toBe(-20);
+  expect(
+    entriesSum(settled.entries.filter((entry: { type: string; saleId: string }) => entry.type === 'ADJUSTED' && entry.saleId === sale.id)),
+  ).toBe(-20);
   expect(settled.closingBalance).toBe(-10);
   expect(entriesSum(settled.entries)).toBe(settled.closingBalance - settled.openingBalance);
 });
@@ -517,12 +640,20 @@ test('a partial refund before payout is an ADJUSTED entry when it happens: a sta
   const { sale, customer, paymentIntent } = await paidSale(program);
   const beforeRefund = new Date();
   const stated = await statementOf(program, start, beforeRefund);
-  expect((await program.send(stripeEvent('charge.refunded', charge({ paymentIntent, customer, amount: 10000, amountRefunded: 2500 })))).body).toMatchObject({ outcome: 'processed' });
-  expect(await ok(program.api.get(`/sales?id=${sale.id}`))).toMatchObject({ commissionEarned: 15, commissions: [expect.objectContaining({ amount: 15, status: 'DUE' })] });
+  expect(
+    (await program.send(stripeEvent('charge.refunded', charge({ paymentIntent, customer, amount: 10000, amountRefunded: 2500 })))).body,
+  ).toMatchObject({ outcome: 'processed' });
+  expect(await ok(program.api.get(`/sales?id=${sale.id}`))).toMatchObject({
+    commissionEarned: 15,
+    commissions: [expect.objectContaining({ amount: 15, status: 'DUE' })],
+  });
   expect(await statementOf(program, start, beforeRefund)).toEqual(stated);
   expect(stated).toMatchObject({ closingBalance: 20, entries: [expect.objectContaining({ type: 'EARNED', amount: 20 })] });
   const whole = await statementOf(program, start);
-  expect(whole.entries.map((entry: { type: string; amount: number }) => [entry.type, entry.amount])).toEqual([['EARNED', 20], ['ADJUSTED', -5]]);
+  expect(whole.entries.map((entry: { type: string; amount: number }) => [entry.type, entry.amount])).toEqual([
+    ['EARNED', 20],
+    ['ADJUSTED', -5],
+  ]);
   expect(whole.closingBalance).toBe(15);
   const [payout] = await ok(program.api.post('/payouts', {}));
   expect(payout.amount).toBe(15);
@@ -531,7 +662,9 @@ test('a partial refund before payout is an ADJUSTED entry when it happens: a sta
 test('a dispute (charge.dispute.created) reverses the sale and sends sale.deleted', async () => {
   const program = await connectedProgram();
   const { sale, paymentIntent } = await paidSale(program);
-  const answer = await program.send(stripeEvent('charge.dispute.created', dispute({ charge: stripeId('ch'), paymentIntent, amount: 10000 })));
+  const answer = await program.send(
+    stripeEvent('charge.dispute.created', dispute({ charge: stripeId('ch'), paymentIntent, amount: 10000 })),
+  );
   expect(answer.body).toMatchObject({ outcome: 'processed' });
   expect(await sales(program.api)).toEqual([]);
   await eventually(() => expect(deliveries('sale.deleted', sale.id)).toEqual([{ id: sale.id }]), 20_000);
@@ -551,11 +684,15 @@ test('an event whose handling failed midway is handled when Stripe sends it agai
   }
   // Stripe retries a failed delivery; the retry is handled as soon as the referral service is back, never refused as "being handled".
   const retries: number[] = [];
-  await eventually(async () => {
-    const answer = await program.send(event);
-    retries.push(answer.status);
-    expect(answer.body).toMatchObject({ outcome: 'processed' });
-  }, 30_000, 500);
+  await eventually(
+    async () => {
+      const answer = await program.send(event);
+      retries.push(answer.status);
+      expect(answer.body).toMatchObject({ outcome: 'processed' });
+    },
+    30_000,
+    500,
+  );
   expect(retries).not.toContain(409);
   expect(await sales(program.api)).toHaveLength(1);
 });
@@ -565,10 +702,14 @@ test('a refund finds its sale through invoice_payment.paid, whichever of it and 
   const { customer, email } = await referredCustomer(program);
   const paymentIntent = stripeId('pi');
   const paid = invoice({ customer, email, amountPaid: 10000 });
-  expect((await program.send(stripeEvent('invoice_payment.paid', invoicePayment(paid, paymentIntent)))).body).toMatchObject({ outcome: 'processed' });
+  expect((await program.send(stripeEvent('invoice_payment.paid', invoicePayment(paid, paymentIntent)))).body).toMatchObject({
+    outcome: 'processed',
+  });
   expect((await program.send(stripeEvent('invoice.paid', paid))).body).toMatchObject({ outcome: 'processed' });
   const [sale] = await sales(program.api);
-  expect((await program.send(stripeEvent('charge.refunded', charge({ paymentIntent, customer, amount: 10000, amountRefunded: 10000 })))).body).toMatchObject({ outcome: 'processed' });
+  expect(
+    (await program.send(stripeEvent('charge.refunded', charge({ paymentIntent, customer, amount: 10000, amountRefunded: 10000 })))).body,
+  ).toMatchObject({ outcome: 'processed' });
   expect(await sales(program.api)).toEqual([]);
   await eventually(() => expect(deliveries('sale.deleted', sale.id)).toEqual([{ id: sale.id }]), 20_000);
 });
@@ -586,7 +727,13 @@ test('an invoice paid before its checkout completed becomes a sale once the chec
   const session = checkoutSession({ customer, email, clientReferenceId: String(click.clickId), invoice: paid.id });
   expect((await program.send(stripeEvent('checkout.session.completed', session))).body).toMatchObject({ outcome: 'processed' });
   const [sale] = await sales(program.api);
-  expect(sale).toMatchObject({ externalId: paid.id, affiliateId: program.affiliate.id, totalEarned: 49, customerId: customer, paymentTrigger: 'invoice_paid' });
+  expect(sale).toMatchObject({
+    externalId: paid.id,
+    affiliateId: program.affiliate.id,
+    totalEarned: 49,
+    customerId: customer,
+    paymentTrigger: 'invoice_paid',
+  });
   // Stripe retrying the invoice, or the checkout again, records nothing more.
   await program.send(stripeEvent('invoice.paid', paid));
   await program.send(stripeEvent('checkout.session.completed', session));
@@ -598,11 +745,17 @@ test('an invoice paid before its checkout completed becomes a sale once the chec
  * The checkout, then the first invoice of its subscription: the sale it became. The invoice is
  * billed to another address, so only the checkout's link of the customer can attribute it.
  */
-async function saleOfCheckout(program: Connected, fields: Omit<CheckoutFields, 'customer' | 'email'> & { email?: string }): Promise<AnyObject> {
+async function saleOfCheckout(
+  program: Connected,
+  fields: Omit<CheckoutFields, 'customer' | 'email'> & { email?: string },
+): Promise<AnyObject> {
   const customer = stripeId('cus');
   const email = fields.email ?? `buyer-${randomUUID().slice(0, 8)}@example.com`;
   const session = checkoutSession({ ...fields, customer, email });
-  expect((await program.send(stripeEvent('checkout.session.completed', session))).body).toMatchObject({ received: true, outcome: 'processed' });
+  expect((await program.send(stripeEvent('checkout.session.completed', session))).body).toMatchObject({
+    received: true,
+    outcome: 'processed',
+  });
   const paid = invoice({ customer, email: `billing-${randomUUID().slice(0, 8)}@example.com`, amountPaid: 10000 });
   await program.send(stripeEvent('invoice.paid', paid));
   return (await sales(program.api)).find((sale: AnyObject) => sale.externalId === paid.id);
@@ -610,7 +763,9 @@ async function saleOfCheckout(program: Connected, fields: Omit<CheckoutFields, '
 
 async function secondAffiliate(program: Connected): Promise<AnyObject> {
   const slug = `grace-${randomUUID().slice(0, 8)}`;
-  const affiliate = await ok(program.api.post('/affiliates', { firstName: 'Grace', lastName: 'Hopper', email: `${slug}@example.com`, affiliateLink: slug }));
+  const affiliate = await ok(
+    program.api.post('/affiliates', { firstName: 'Grace', lastName: 'Hopper', email: `${slug}@example.com`, affiliateLink: slug }),
+  );
   return { ...affiliate, slug };
 }
 
@@ -638,14 +793,22 @@ test("a visitor id as client_reference_id credits the visitor's click, over an e
   const visitorId = `visitor-${randomUUID().slice(0, 12)}`;
   const click = await recordClick(program, { visitorId, slug: grace.slug });
   const sale = await saleOfCheckout(program, { email, clientReferenceId: visitorId });
-  expect(sale).toMatchObject({ affiliateId: grace.id, referralId: null, attribution: expect.objectContaining({ method: 'VISITOR', clickId: click.clickId, affiliateId: grace.id }) });
+  expect(sale).toMatchObject({
+    affiliateId: grace.id,
+    referralId: null,
+    attribution: expect.objectContaining({ method: 'VISITOR', clickId: click.clickId, affiliateId: grace.id }),
+  });
 });
 
 test("an all-digit shop id in client_reference_id that is no click of the program falls back to the customer's email, and the sale says EMAIL", async () => {
   const program = await connectedProgram();
   const { email, referral } = await referredCustomer(program);
   const sale = await saleOfCheckout(program, { email, clientReferenceId: '900000000001' });
-  expect(sale).toMatchObject({ referralId: referral.id, affiliateId: program.affiliate.id, attribution: expect.objectContaining({ method: 'EMAIL' }) });
+  expect(sale).toMatchObject({
+    referralId: referral.id,
+    affiliateId: program.affiliate.id,
+    attribution: expect.objectContaining({ method: 'EMAIL' }),
+  });
 });
 
 test("an invoice attributed through the customer's email says EMAIL, as POST /sales by email does", async () => {
@@ -653,7 +816,10 @@ test("an invoice attributed through the customer's email says EMAIL, as POST /sa
   const { customer, email, referral } = await referredCustomer(program);
   await program.send(stripeEvent('invoice.paid', invoice({ customer, email, amountPaid: 2000 })));
   const [sale] = await sales(program.api);
-  expect(sale).toMatchObject({ referralId: referral.id, attribution: expect.objectContaining({ method: 'EMAIL', affiliateId: program.affiliate.id }) });
+  expect(sale).toMatchObject({
+    referralId: referral.id,
+    attribution: expect.objectContaining({ method: 'EMAIL', affiliateId: program.affiliate.id }),
+  });
 });
 
 test("the click a checkout names wins over an earlier referral of the customer's email by another affiliate", async () => {
@@ -662,17 +828,37 @@ test("the click a checkout names wins over an earlier referral of the customer's
   const grace = await secondAffiliate(program);
   const click = await recordClick(program, { slug: grace.slug });
   const sale = await saleOfCheckout(program, { email, clientReferenceId: String(click.clickId) });
-  expect(sale).toMatchObject({ affiliateId: grace.id, referralId: null, attribution: expect.objectContaining({ method: 'CLICK', clickId: click.clickId, affiliateId: grace.id }) });
+  expect(sale).toMatchObject({
+    affiliateId: grace.id,
+    referralId: null,
+    attribution: expect.objectContaining({ method: 'CLICK', clickId: click.clickId, affiliateId: grace.id }),
+  });
 });
 
 test('a paid one-off Checkout payment of a guest is a sale of its total in its currency, and a refund of its payment intent reverses it', async () => {
   const program = await connectedProgram();
   const click = await recordClick(program);
   const paymentIntent = stripeId('pi');
-  const session = checkoutSession({ customer: null, email: `guest-${randomUUID().slice(0, 8)}@example.com`, mode: 'payment', amountTotal: 5000, currency: 'jpy', paymentIntent, metadata: { affiliate_click_id: String(click.clickId) } });
+  const session = checkoutSession({
+    customer: null,
+    email: `guest-${randomUUID().slice(0, 8)}@example.com`,
+    mode: 'payment',
+    amountTotal: 5000,
+    currency: 'jpy',
+    paymentIntent,
+    metadata: { affiliate_click_id: String(click.clickId) },
+  });
   expect((await program.send(stripeEvent('checkout.session.completed', session))).body).toMatchObject({ outcome: 'processed' });
   const [sale] = await sales(program.api);
-  expect(sale).toMatchObject({ externalId: paymentIntent, totalEarned: 5000, currency: 'JPY', commissionEarned: 1000, paymentTrigger: 'one_time', affiliateId: program.affiliate.id, customerId: null });
+  expect(sale).toMatchObject({
+    externalId: paymentIntent,
+    totalEarned: 5000,
+    currency: 'JPY',
+    commissionEarned: 1000,
+    paymentTrigger: 'one_time',
+    affiliateId: program.affiliate.id,
+    customerId: null,
+  });
   await eventually(() => expect(deliveries('sale.created', sale.id)).toHaveLength(1), 20_000);
   const refunded = { ...charge({ paymentIntent, customer: '', amount: 5000, amountRefunded: 5000 }), currency: 'jpy', customer: null };
   expect((await program.send(stripeEvent('charge.refunded', refunded))).body).toMatchObject({ outcome: 'processed' });

@@ -20,7 +20,12 @@ type Attempt = { traceId?: string | null };
 async function programWithCode(system: System, hooks: string): Promise<{ api: Api; code: string }> {
   const { api } = await system.createProgram();
   const tag = randomUUID().slice(0, 8);
-  const affiliate = await api.post('/affiliates', { firstName: 'Ada', lastName: 'Byron', email: `ada-${tag}@example.com`, affiliateLink: `ada-${tag}` });
+  const affiliate = await api.post('/affiliates', {
+    firstName: 'Ada',
+    lastName: 'Byron',
+    email: `ada-${tag}@example.com`,
+    affiliateLink: `ada-${tag}`,
+  });
   const coupon = await api.post('/coupons', { name: `Spring ${tag}`, percentOff: 20 });
   const code = `SPRING${tag}`.toUpperCase();
   const promotionalCode = await api.post('/promotional-codes', { couponId: coupon.body.id, code, affiliateId: affiliate.body.id });
@@ -37,11 +42,15 @@ async function saleByCode(api: Api, code: string, headers: Record<string, string
 
 /** The sale.created webhook of this sale, once the subscriber has it. */
 const deliveryOf = (subscriber: Subscriber, saleId: string) =>
-  eventually(() => {
-    const delivery = subscriber.events('sale.created').find((received) => received.body.data.id === saleId);
-    expect(delivery).toBeDefined();
-    return delivery as Delivery;
-  }, 60_000, 200);
+  eventually(
+    () => {
+      const delivery = subscriber.events('sale.created').find((received) => received.body.data.id === saleId);
+      expect(delivery).toBeDefined();
+      return delivery as Delivery;
+    },
+    60_000,
+    200,
+  );
 
 /** The attempts the delivery log shows for the event this webhook carried. */
 async function attemptsOf(api: Api, delivery: Delivery): Promise<Attempt[]> {
@@ -76,7 +85,7 @@ describe('without an exporter', () => {
     expect((await attemptsOf(api, delivery)).map((attempt) => attempt.traceId)).toEqual([traceId]);
   }, 120_000);
 
-  test("log lines carry the trace_id and span_id of the request they were written in, in every component it crossed", async () => {
+  test('log lines carry the trace_id and span_id of the request they were written in, in every component it crossed', async () => {
     const { api, code } = await programWithCode(system, hooks);
     const traceId = hex(16);
     const saleId = await saleByCode(api, code, { traceparent: `00-${traceId}-${hex(8)}-01` });
@@ -89,13 +98,17 @@ describe('without an exporter', () => {
         .filter((line) => line.startsWith('{'))
         .map((line) => JSON.parse(line) as { trace_id?: string; span_id?: string })
         .filter((line) => line.trace_id === traceId);
-    await eventually(() => {
-      for (const component of ['gateway', 'sale', 'coupon'] as const) {
-        const lines = linesOf(component);
-        expect({ component, lines: lines.length > 0 }).toEqual({ component, lines: true });
-        for (const line of lines) expect(line.span_id).toMatch(/^[0-9a-f]{16}$/);
-      }
-    }, 10_000, 200);
+    await eventually(
+      () => {
+        for (const component of ['gateway', 'sale', 'coupon'] as const) {
+          const lines = linesOf(component);
+          expect({ component, lines: lines.length > 0 }).toEqual({ component, lines: true });
+          for (const line of lines) expect(line.span_id).toMatch(/^[0-9a-f]{16}$/);
+        }
+      },
+      10_000,
+      200,
+    );
   }, 120_000);
 
   test("the dispatcher's log lines about a delivery carry the trace_id of the request that caused it", async () => {
@@ -106,22 +119,33 @@ describe('without an exporter', () => {
     await new Promise<void>((resolve) => gone.listen(0, '127.0.0.1', resolve));
     try {
       const { api } = await system.createProgram();
-      const endpoint = await api.post('/webhook-endpoints', { url: `http://127.0.0.1:${(gone.address() as AddressInfo).port}/hooks`, eventTypes: ['affiliate.created'] });
+      const endpoint = await api.post('/webhook-endpoints', {
+        url: `http://127.0.0.1:${(gone.address() as AddressInfo).port}/hooks`,
+        eventTypes: ['affiliate.created'],
+      });
       expect(endpoint.status).toBe(200);
       const traceId = hex(16);
-      const affiliate = await api.post('/affiliates', { firstName: 'Ada', lastName: 'Byron', email: `ada-${hex(4)}@example.com` }, { traceparent: `00-${traceId}-${hex(8)}-01` });
+      const affiliate = await api.post(
+        '/affiliates',
+        { firstName: 'Ada', lastName: 'Byron', email: `ada-${hex(4)}@example.com` },
+        { traceparent: `00-${traceId}-${hex(8)}-01` },
+      );
       expect(affiliate.status).toBe(200);
       // The subscriber answers 410 Gone: the dispatcher disables the endpoint and says so, in the attempt's trace.
-      await eventually(() => {
-        const lines = system
-          .logOf('webhook-dispatcher')
-          .split('\n')
-          .filter((line) => line.startsWith('{'))
-          .map((line) => JSON.parse(line) as { msg?: string; trace_id?: string; span_id?: string })
-          .filter((line) => line.msg === 'webhook endpoint disabled' && line.trace_id === traceId);
-        expect(lines).toHaveLength(1);
-        expect(lines[0]?.span_id).toMatch(/^[0-9a-f]{16}$/);
-      }, 60_000, 200);
+      await eventually(
+        () => {
+          const lines = system
+            .logOf('webhook-dispatcher')
+            .split('\n')
+            .filter((line) => line.startsWith('{'))
+            .map((line) => JSON.parse(line) as { msg?: string; trace_id?: string; span_id?: string })
+            .filter((line) => line.msg === 'webhook endpoint disabled' && line.trace_id === traceId);
+          expect(lines).toHaveLength(1);
+          expect(lines[0]?.span_id).toMatch(/^[0-9a-f]{16}$/);
+        },
+        60_000,
+        200,
+      );
     } finally {
       await new Promise<void>((resolve) => gone.close(() => resolve()));
     }
@@ -135,11 +159,17 @@ describe('without an exporter', () => {
     try {
       saleId = await saleByCode(api, code, { traceparent: `00-${traceId}-${hex(8)}-01` });
       // Retries come from the schedule, which reads the delivery back: its stored trace, not memory.
-      await eventually(async () => {
-        const log = await api.get('/webhook-deliveries?eventType=sale.created&status=pending');
-        const failed = (log.body as { attempts: (Attempt & { statusCode: number | null })[] }[]).flatMap((delivery) => delivery.attempts).filter((attempt) => attempt.traceId === traceId && attempt.statusCode === 503);
-        expect(failed.length).toBeGreaterThanOrEqual(2);
-      }, 60_000, 200);
+      await eventually(
+        async () => {
+          const log = await api.get('/webhook-deliveries?eventType=sale.created&status=pending');
+          const failed = (log.body as { attempts: (Attempt & { statusCode: number | null })[] }[])
+            .flatMap((delivery) => delivery.attempts)
+            .filter((attempt) => attempt.traceId === traceId && attempt.statusCode === 503);
+          expect(failed.length).toBeGreaterThanOrEqual(2);
+        },
+        60_000,
+        200,
+      );
     } finally {
       subscriber.failing = false;
     }
@@ -149,7 +179,7 @@ describe('without an exporter', () => {
     expect(new Set(attempts.map((attempt) => attempt.traceId))).toEqual(new Set([traceId]));
   }, 120_000);
 
-  test("an event relayed only after its service was killed and restarted continues the trace of the request that caused it", async () => {
+  test('an event relayed only after its service was killed and restarted continues the trace of the request that caused it', async () => {
     const { api, code } = await programWithCode(system, hooks);
     const traceId = hex(16);
     // The broker away: the sale's event can only wait in the outbox, stored with the request's trace.
@@ -188,10 +218,19 @@ class OtlpReceiver {
         const raw = Buffer.concat(chunks);
         const body = JSON.parse((request.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw).toString('utf8')) as OtlpTraces;
         for (const resourceSpans of body.resourceSpans ?? []) {
-          const service = resourceSpans.resource?.attributes?.find((attribute) => attribute.key === 'service.name')?.value.stringValue ?? '';
+          const service =
+            resourceSpans.resource?.attributes?.find((attribute) => attribute.key === 'service.name')?.value.stringValue ?? '';
           for (const scope of resourceSpans.scopeSpans ?? []) {
             for (const span of scope.spans ?? []) {
-              this.spans.push({ service, scope: scope.scope?.name ?? '', traceId: span.traceId, spanId: span.spanId, parentSpanId: span.parentSpanId ?? '', name: span.name, kind: span.kind });
+              this.spans.push({
+                service,
+                scope: scope.scope?.name ?? '',
+                traceId: span.traceId,
+                spanId: span.spanId,
+                parentSpanId: span.parentSpanId ?? '',
+                name: span.name,
+                kind: span.kind,
+              });
             }
           }
         }
@@ -210,7 +249,10 @@ class OtlpReceiver {
 type OtlpTraces = {
   resourceSpans?: {
     resource?: { attributes?: { key: string; value: { stringValue?: string } }[] };
-    scopeSpans?: { scope?: { name?: string }; spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number }[] }[];
+    scopeSpans?: {
+      scope?: { name?: string };
+      spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number }[];
+    }[];
   }[];
 };
 
@@ -223,7 +265,11 @@ describe('with an OTLP/HTTP exporter', () => {
   beforeAll(async () => {
     const endpoint = await receiver.start();
     // The standard variables only; JSON so that this receiver needs no protobuf decoder.
-    system = await System.start({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '200' });
+    system = await System.start({
+      OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '200',
+    });
     hooks = await subscriber.start();
   }, 180_000);
   afterAll(async () => {
@@ -243,27 +289,52 @@ describe('with an OTLP/HTTP exporter', () => {
     const [, sentTraceId, sentSpanId] = TRACEPARENT.exec(String(delivery.headers.traceparent)) ?? [];
     expect(sentTraceId).toBe(traceId);
 
-    const spans = await eventually(() => {
-      const trace = receiver.spans.filter((span) => span.traceId === traceId);
-      const has = (service: string, kind: number, name?: RegExp) => trace.some((span) => span.service === service && span.kind === kind && (!name || name.test(span.name)));
-      expect({
-        gateway: has('gateway', SPAN_KIND.SERVER),
-        sale: has('sale', SPAN_KIND.SERVER),
-        saleCallsCoupon: has('sale', SPAN_KIND.CLIENT),
-        coupon: has('coupon', SPAN_KIND.SERVER),
-        relayPublish: has('sale', SPAN_KIND.PRODUCER, /^publish /),
-        dispatcherConsume: has('webhook-dispatcher', SPAN_KIND.CONSUMER, /^process /),
-        attempt: has('webhook-dispatcher', SPAN_KIND.INTERNAL, /^webhook attempt$/),
-        signedDelivery: trace.some((span) => span.service === 'webhook-dispatcher' && span.kind === SPAN_KIND.CLIENT && span.spanId === sentSpanId),
-        // The express and mongodb instrumentations at work in the sale service: its route handler, its database writes.
-        saleExpress: trace.some((span) => span.service === 'sale' && span.scope === '@opentelemetry/instrumentation-express' && /^(request handler|middleware|router) - /.test(span.name)),
-        saleMongodb: trace.some((span) => span.service === 'sale' && span.scope === '@opentelemetry/instrumentation-mongodb' && span.kind === SPAN_KIND.CLIENT),
-      }).toEqual({ gateway: true, sale: true, saleCallsCoupon: true, coupon: true, relayPublish: true, dispatcherConsume: true, attempt: true, signedDelivery: true, saleExpress: true, saleMongodb: true });
-      // Every parent is a span of the trace (exported by now), but the root's.
-      const ids = new Set(trace.map((span) => span.spanId));
-      expect(trace.filter((span) => span.parentSpanId && !ids.has(span.parentSpanId))).toEqual([]);
-      return trace;
-    }, 30_000, 200);
+    const spans = await eventually(
+      () => {
+        const trace = receiver.spans.filter((span) => span.traceId === traceId);
+        const has = (service: string, kind: number, name?: RegExp) =>
+          trace.some((span) => span.service === service && span.kind === kind && (!name || name.test(span.name)));
+        expect({
+          gateway: has('gateway', SPAN_KIND.SERVER),
+          sale: has('sale', SPAN_KIND.SERVER),
+          saleCallsCoupon: has('sale', SPAN_KIND.CLIENT),
+          coupon: has('coupon', SPAN_KIND.SERVER),
+          relayPublish: has('sale', SPAN_KIND.PRODUCER, /^publish /),
+          dispatcherConsume: has('webhook-dispatcher', SPAN_KIND.CONSUMER, /^process /),
+          attempt: has('webhook-dispatcher', SPAN_KIND.INTERNAL, /^webhook attempt$/),
+          signedDelivery: trace.some(
+            (span) => span.service === 'webhook-dispatcher' && span.kind === SPAN_KIND.CLIENT && span.spanId === sentSpanId,
+          ),
+          // The express and mongodb instrumentations at work in the sale service: its route handler, its database writes.
+          saleExpress: trace.some(
+            (span) =>
+              span.service === 'sale' &&
+              span.scope === '@opentelemetry/instrumentation-express' &&
+              /^(request handler|middleware|router) - /.test(span.name),
+          ),
+          saleMongodb: trace.some(
+            (span) => span.service === 'sale' && span.scope === '@opentelemetry/instrumentation-mongodb' && span.kind === SPAN_KIND.CLIENT,
+          ),
+        }).toEqual({
+          gateway: true,
+          sale: true,
+          saleCallsCoupon: true,
+          coupon: true,
+          relayPublish: true,
+          dispatcherConsume: true,
+          attempt: true,
+          signedDelivery: true,
+          saleExpress: true,
+          saleMongodb: true,
+        });
+        // Every parent is a span of the trace (exported by now), but the root's.
+        const ids = new Set(trace.map((span) => span.spanId));
+        expect(trace.filter((span) => span.parentSpanId && !ids.has(span.parentSpanId))).toEqual([]);
+        return trace;
+      },
+      30_000,
+      200,
+    );
 
     const roots = spans.filter((span) => !span.parentSpanId);
     expect(roots.map((span) => [span.service, span.kind])).toEqual([['gateway', SPAN_KIND.SERVER]]);
@@ -272,7 +343,14 @@ describe('with an OTLP/HTTP exporter', () => {
     const ancestry: string[] = [];
     for (let span = byId.get(sentSpanId as string); span; span = byId.get(span.parentSpanId)) ancestry.push(`${span.service} ${span.kind}`);
     expect(ancestry).toEqual(
-      expect.arrayContaining([`webhook-dispatcher ${SPAN_KIND.CLIENT}`, `webhook-dispatcher ${SPAN_KIND.INTERNAL}`, `webhook-dispatcher ${SPAN_KIND.CONSUMER}`, `sale ${SPAN_KIND.PRODUCER}`, `sale ${SPAN_KIND.SERVER}`, `gateway ${SPAN_KIND.SERVER}`]),
+      expect.arrayContaining([
+        `webhook-dispatcher ${SPAN_KIND.CLIENT}`,
+        `webhook-dispatcher ${SPAN_KIND.INTERNAL}`,
+        `webhook-dispatcher ${SPAN_KIND.CONSUMER}`,
+        `sale ${SPAN_KIND.PRODUCER}`,
+        `sale ${SPAN_KIND.SERVER}`,
+        `gateway ${SPAN_KIND.SERVER}`,
+      ]),
     );
   }, 120_000);
 });

@@ -3,7 +3,13 @@ import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { AffiliateApiError, createAffiliateClient, verifyWebhook, WebhookVerificationError, type AffiliateClientOptions } from '@affiliate/client';
+import {
+  AffiliateApiError,
+  createAffiliateClient,
+  verifyWebhook,
+  WebhookVerificationError,
+  type AffiliateClientOptions,
+} from '@affiliate/client';
 import { eventually } from '@affiliate/platform/testing';
 import { ADMIN_TOKEN, ROOT, Subscriber, System } from '../harness';
 
@@ -21,12 +27,25 @@ afterAll(async () => {
 });
 
 /** What one attempt sent and got, seen by the fetch the SDK calls under its retries (the real one). */
-type Attempt = { method: string; path: string; idempotencyKey: string | null; status?: number; retryAfter?: string | null; sentAt: number; answeredAt?: number };
+type Attempt = {
+  method: string;
+  path: string;
+  idempotencyKey: string | null;
+  status?: number;
+  retryAfter?: string | null;
+  sentAt: number;
+  answeredAt?: number;
+};
 
 function observedClient(apiKey: string, options: Partial<AffiliateClientOptions> = {}) {
   const attempts: Attempt[] = [];
   const fetchSeen = async (request: Request) => {
-    const attempt: Attempt = { method: request.method, path: new URL(request.url).pathname, idempotencyKey: request.headers.get('idempotency-key'), sentAt: Date.now() };
+    const attempt: Attempt = {
+      method: request.method,
+      path: new URL(request.url).pathname,
+      idempotencyKey: request.headers.get('idempotency-key'),
+      sentAt: Date.now(),
+    };
     attempts.push(attempt);
     const response = await fetch(request);
     Object.assign(attempt, { status: response.status, retryAfter: response.headers.get('retry-after'), answeredAt: Date.now() });
@@ -45,18 +64,37 @@ async function idsOf(list: AsyncIterable<{ id: string }>): Promise<string[]> {
 test('the packed SDK installs into a new project and completes the journey: affiliate, coupon and code, sales, every sale by auto-paging, one webhook verified', async () => {
   const scratch = mkdtempSync(join(tmpdir(), 'sdk-scratch-'));
   // npm pack runs prepack (tsc -b): the tarball holds the built dist/ and nothing of the repository besides.
-  const packed = await run('npm', ['pack', '--pack-destination', scratch, '--json'], { cwd: join(ROOT, 'clients/typescript'), timeout: 240_000 });
+  const packed = await run('npm', ['pack', '--pack-destination', scratch, '--json'], {
+    cwd: join(ROOT, 'clients/typescript'),
+    timeout: 240_000,
+  });
   const [tarball] = JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[];
-  expect(tarball?.files.map((file) => file.path).filter((path) => !/^dist\/.+\.(js|d\.ts)$/.test(path)).sort()).toEqual(['CHANGELOG.md', 'README.md', 'package.json']);
+  expect(
+    tarball?.files
+      .map((file) => file.path)
+      .filter((path) => !/^dist\/.+\.(js|d\.ts)$/.test(path))
+      .sort(),
+  ).toEqual(['CHANGELOG.md', 'README.md', 'package.json']);
   writeFileSync(join(scratch, 'package.json'), JSON.stringify({ name: 'sdk-scratch', private: true }));
   // Its one runtime dependency (openapi-fetch) comes from the npm cache, or the registry.
-  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', join(scratch, tarball?.filename ?? '')], { cwd: scratch, timeout: 240_000 });
+  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', join(scratch, tarball?.filename ?? '')], {
+    cwd: scratch,
+    timeout: 240_000,
+  });
 
   copyFileSync(join(ROOT, 'system-tests/sdk-journey/journey.ts'), join(scratch, 'journey.ts'));
   writeFileSync(
     join(scratch, 'tsconfig.json'),
     JSON.stringify({
-      compilerOptions: { strict: true, target: 'ES2022', module: 'node16', moduleResolution: 'node16', skipLibCheck: true, types: ['node'], typeRoots: [join(ROOT, 'node_modules/@types')] },
+      compilerOptions: {
+        strict: true,
+        target: 'ES2022',
+        module: 'node16',
+        moduleResolution: 'node16',
+        skipLibCheck: true,
+        types: ['node'],
+        typeRoots: [join(ROOT, 'node_modules/@types')],
+      },
       files: ['journey.ts'],
     }),
   );
@@ -64,8 +102,18 @@ test('the packed SDK installs into a new project and completes the journey: affi
   await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', scratch], { cwd: scratch, timeout: 120_000 });
 
   const { key } = await system.createProgram();
-  const { stdout } = await run(process.execPath, ['journey.js'], { cwd: scratch, timeout: 120_000, env: { ...process.env, GATEWAY_URL: system.gatewayUrl, API_KEY: key } });
-  const result = JSON.parse(stdout) as { recorded: string[]; listed: string[]; refused: { status: number; requestId: string }; event: { id: string; type: string; webhookId: string }; tampered: string };
+  const { stdout } = await run(process.execPath, ['journey.js'], {
+    cwd: scratch,
+    timeout: 120_000,
+    env: { ...process.env, GATEWAY_URL: system.gatewayUrl, API_KEY: key },
+  });
+  const result = JSON.parse(stdout) as {
+    recorded: string[];
+    listed: string[];
+    refused: { status: number; requestId: string };
+    event: { id: string; type: string; webhookId: string };
+    tampered: string;
+  };
   expect(result.listed).toEqual([...result.recorded].reverse());
   expect(result.refused).toMatchObject({ status: 400, requestId: expect.any(String) });
   expect(result.event).toEqual({ id: result.event.webhookId, type: 'sale.created', webhookId: expect.any(String) });
@@ -89,7 +137,7 @@ test('every POST carries an Idempotency-Key, a GET none; a key of your own repla
   expect(await idsOf(client.referrals.list())).toEqual([first.id]);
 });
 
-test('list follows the Link header through every page with the filters kept and stops asking when the loop stops; paginate pages any list, the admin API\'s too', async () => {
+test("list follows the Link header through every page with the filters kept and stops asking when the loop stops; paginate pages any list, the admin API's too", async () => {
   const { key } = await system.createProgram();
   const { client, attempts } = observedClient(key);
   const [ada, bob] = [
@@ -97,7 +145,8 @@ test('list follows the Link header through every page with the filters kept and 
     await client.affiliates.create({ firstName: 'Bob', lastName: 'Two', email: 'bob@example.com' }),
   ];
   const adaReferrals: string[] = [];
-  for (const n of [1, 2, 3, 4, 5]) adaReferrals.push((await client.referrals.create({ affiliateId: ada?.id ?? '', email: `ada-${n}@example.com` })).id);
+  for (const n of [1, 2, 3, 4, 5])
+    adaReferrals.push((await client.referrals.create({ affiliateId: ada?.id ?? '', email: `ada-${n}@example.com` })).id);
   await client.referrals.create({ affiliateId: bob?.id ?? '', email: 'bob-1@example.com' });
 
   attempts.length = 0;
@@ -133,7 +182,11 @@ test('a list that does not page is iterated all the same, in one request: publis
   const period = { from: new Date(Date.now() - 86_400_000).toISOString(), to: new Date(Date.now() + 86_400_000).toISOString() };
   const rows: unknown[] = [];
   for await (const row of client.affiliateReports.list(period)) rows.push(row);
-  expect(attempts.map(({ method, path }) => `${method} ${path}`)).toEqual(['GET /api/v1/publishable-keys', 'GET /api/v1/event-types', 'GET /api/v1/reports/affiliates']);
+  expect(attempts.map(({ method, path }) => `${method} ${path}`)).toEqual([
+    'GET /api/v1/publishable-keys',
+    'GET /api/v1/event-types',
+    'GET /api/v1/reports/affiliates',
+  ]);
   const { data: report } = await client.GET('/api/v1/reports/affiliates', { params: { query: period } });
   expect(rows).toEqual(report);
 });
@@ -145,7 +198,12 @@ test('an error answer is thrown as AffiliateApiError with its status, message an
   expect(error).toBeInstanceOf(AffiliateApiError);
   const apiError = error as AffiliateApiError;
   const body = apiError.body as { error: string; code?: string; param?: string | null; requestId?: string };
-  expect({ status: apiError.status, message: apiError.message, code: apiError.code, param: apiError.param }).toEqual({ status: 400, message: body.error, code: body.code, param: body.param });
+  expect({ status: apiError.status, message: apiError.message, code: apiError.code, param: apiError.param }).toEqual({
+    status: 400,
+    message: body.error,
+    code: body.code,
+    param: body.param,
+  });
   expect(apiError.requestId).toEqual(expect.any(String));
   expect(attempts).toHaveLength(1);
 
@@ -157,7 +215,8 @@ test('a 429 is waited out for as long as its Retry-After says, then the same cal
   const { key } = await system.createProgram({ rateLimit: { points: 1, duration: 5 } });
   const { client, attempts } = observedClient(key, { maxRetries: 3 });
   // One request per 5 s: the next one within the window is refused (a slow first answer just takes one more).
-  for (let call = 0; call < 5 && !attempts.some((attempt) => attempt.status === 429); call++) expect(await client.coupons.retrieve()).toEqual([]);
+  for (let call = 0; call < 5 && !attempts.some((attempt) => attempt.status === 429); call++)
+    expect(await client.coupons.retrieve()).toEqual([]);
   const limited = attempts.findIndex((attempt) => attempt.status === 429);
   expect(limited).toBeGreaterThan(0);
   const [refused, retried] = [attempts[limited], attempts[limited + 1]];
@@ -232,8 +291,17 @@ test('verifyWebhook accepts a real delivery as received and refuses it re-serial
     altered: failureOf(() => verifyWebhook(delivery.rawBody.replace('Hook', 'Hack'), headers, secret)),
     retimed: failureOf(() => verifyWebhook(delivery.rawBody, { ...headers, 'webhook-timestamp': String(signedAt + 1) }, secret)),
     otherSecret: failureOf(() => verifyWebhook(delivery.rawBody, headers, 'whsec_b3RoZXItc2VjcmV0LW9mLWFub3RoZXI=')),
-    tooLate: failureOf(() => verifyWebhook(delivery.rawBody, headers, secret, { toleranceSeconds: 60, now: new Date((signedAt + 61) * 1000) })),
+    tooLate: failureOf(() =>
+      verifyWebhook(delivery.rawBody, headers, secret, { toleranceSeconds: 60, now: new Date((signedAt + 61) * 1000) }),
+    ),
     unsigned: failureOf(() => verifyWebhook(delivery.rawBody, { ...headers, 'webhook-signature': '' }, secret)),
-  }).toEqual({ reserialised: 'SIGNATURE_MISMATCH', altered: 'SIGNATURE_MISMATCH', retimed: 'SIGNATURE_MISMATCH', otherSecret: 'SIGNATURE_MISMATCH', tooLate: 'TIMESTAMP_SKEW', unsigned: 'MALFORMED_HEADER' });
+  }).toEqual({
+    reserialised: 'SIGNATURE_MISMATCH',
+    altered: 'SIGNATURE_MISMATCH',
+    retimed: 'SIGNATURE_MISMATCH',
+    otherSecret: 'SIGNATURE_MISMATCH',
+    tooLate: 'TIMESTAMP_SKEW',
+    unsigned: 'MALFORMED_HEADER',
+  });
   expect(() => verifyWebhook(JSON.parse(delivery.rawBody) as never, headers, secret)).toThrow(/raw body/);
 });

@@ -4,7 +4,13 @@ import type { AddressInfo } from 'node:net';
 import { eventually } from '@affiliate/platform/testing';
 import { okBody, System } from '../harness';
 
-type Webhook = { id: string; event: string; data: Record<string, unknown> & { id: string; lastName?: string }; revision?: number; previousAttributes?: Record<string, unknown> };
+type Webhook = {
+  id: string;
+  event: string;
+  data: Record<string, unknown> & { id: string; lastName?: string };
+  revision?: number;
+  previousAttributes?: Record<string, unknown>;
+};
 
 let system: System;
 const servers: Server[] = [];
@@ -52,13 +58,16 @@ test('an endpoint with ordering PER_OBJECT receives 20 rapid updates of one affi
   // run out of retries, and Ada's revisions would not all arrive.
   let refusals = 0;
   const ids = { ada: '', grace: '' };
-  const graceUpdated = () => subscriber.accepted.some((webhook) => webhook.data.id === ids.grace && webhook.data.lastName === 'while-ada-fails');
+  const graceUpdated = () =>
+    subscriber.accepted.some((webhook) => webhook.data.id === ids.grace && webhook.data.lastName === 'while-ada-fails');
   const subscriber = await receiver((webhook) => {
     if (webhook.data.id !== ids.ada || webhook.revision !== 2 || (refusals >= 2 && graceUpdated())) return false;
     refusals += 1;
     return true;
   });
-  const endpoint = await okBody(api.post('/webhook-endpoints', { url: subscriber.url, eventTypes: ['affiliate.*'], ordering: 'PER_OBJECT' }));
+  const endpoint = await okBody(
+    api.post('/webhook-endpoints', { url: subscriber.url, eventTypes: ['affiliate.*'], ordering: 'PER_OBJECT' }),
+  );
   expect(endpoint.ordering).toBe('PER_OBJECT');
   const ada = await okBody(api.post('/affiliates', { firstName: 'Ada', lastName: 'v0', email: 'ada@example.com' }));
   const grace = await okBody(api.post('/affiliates', { firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com' }));
@@ -98,7 +107,10 @@ test('each webhook carries the object revision, one more per update (a change of
   expect(created.previousAttributes).toBeUndefined();
   expect(first).toMatchObject({ event: 'affiliate.updated', data: { firstName: 'Augusta', lastName: 'Byron' } });
   expect(first.previousAttributes).toEqual({ firstName: 'Ada', ...updatedAtIfChanged(created, first) });
-  expect(second).toMatchObject({ event: 'affiliate.updated', data: { firstName: 'Augusta', lastName: 'Lovelace', email: 'ada.lovelace@example.com' } });
+  expect(second).toMatchObject({
+    event: 'affiliate.updated',
+    data: { firstName: 'Augusta', lastName: 'Lovelace', email: 'ada.lovelace@example.com' },
+  });
   expect(second.previousAttributes).toEqual({ lastName: 'Byron', email: 'ada@example.com', ...updatedAtIfChanged(first, second) });
 
   // A new link is written with the link, not the affiliate, and still takes the affiliate's next revision.

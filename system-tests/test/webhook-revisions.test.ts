@@ -45,7 +45,8 @@ test('a sale changed by PUT /sales is announced at its next revision, and previo
   expect(updated.data.totalEarned).toBe(60);
   expect(updated.previousAttributes).toMatchObject({ totalEarned: 100 });
   // Only fields whose value changed are listed.
-  for (const [field, old] of Object.entries(updated.previousAttributes ?? {})) expect({ field, value: updated.data[field] }).not.toEqual({ field, value: old });
+  for (const [field, old] of Object.entries(updated.previousAttributes ?? {}))
+    expect({ field, value: updated.data[field] }).not.toEqual({ field, value: old });
 });
 
 test('a coupon changed by PUT /coupons is announced at its next revision, with exactly the changed fields in previousAttributes', async () => {

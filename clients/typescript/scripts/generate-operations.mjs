@@ -19,7 +19,8 @@ function resourceName(path) {
 }
 
 /** The JSON answer is an array, or either one object (a lookup by id) or an array. */
-const answersArray = (schema) => schema?.type === 'array' || Boolean(schema?.anyOf?.some(answersArray) || schema?.oneOf?.some(answersArray));
+const answersArray = (schema) =>
+  schema?.type === 'array' || Boolean(schema?.anyOf?.some(answersArray) || schema?.oneOf?.some(answersArray));
 
 const resources = Object.entries(document.paths).flatMap(([path, item]) => {
   const name = resourceName(path);
@@ -28,7 +29,9 @@ const resources = Object.entries(document.paths).flatMap(([path, item]) => {
   const paged = Boolean(item.get?.parameters?.some((parameter) => parameter.in === 'query' && parameter.name === 'startingAfter'));
   // A list that does not page is one page: it gets an iterator all the same.
   const list = paged || answersArray(item.get?.responses?.['200']?.content?.['application/json']?.schema);
-  return [`  ${name}: { path: '${path}', methods: [${methods.map((method) => `'${method}'`).join(', ')}], list: ${list}, paged: ${paged} },`];
+  return [
+    `  ${name}: { path: '${path}', methods: [${methods.map((method) => `'${method}'`).join(', ')}], list: ${list}, paged: ${paged} },`,
+  ];
 });
 
 writeFileSync(

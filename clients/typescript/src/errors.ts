@@ -33,7 +33,9 @@ export class AffiliateApiError extends Error {
     const fields = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
     const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
     const message =
-      text(fields.message) ?? text(fields.error) ?? (typeof body === 'string' && body !== '' ? body.slice(0, 500) : `HTTP ${response.status} ${response.statusText}`.trim());
+      text(fields.message) ??
+      text(fields.error) ??
+      (typeof body === 'string' && body !== '' ? body.slice(0, 500) : `HTTP ${response.status} ${response.statusText}`.trim());
     const param = fields.param === null ? null : text(fields.param);
     const errors = Array.isArray(fields.errors) ? (fields.errors as Problem[]) : undefined;
     const requestId = text(fields.requestId) ?? response.headers.get('x-request-id') ?? undefined;

@@ -8,7 +8,14 @@ export { AffiliateApiError, type Problem } from './errors';
 export { API_VERSION, RESOURCES } from './operations';
 export type { CallOptions, PagedPath, Resource, ResourceClients } from './resources';
 export { retryAfterMs, type RetryOptions } from './retry';
-export { verifyWebhook, WebhookVerificationError, type VerifyWebhookOptions, type WebhookEvent, type WebhookFailure, type WebhookHeaders } from './webhooks';
+export {
+  verifyWebhook,
+  WebhookVerificationError,
+  type VerifyWebhookOptions,
+  type WebhookEvent,
+  type WebhookFailure,
+  type WebhookHeaders,
+} from './webhooks';
 
 /** The public API's resources, as the document names them (Coupon, PromotionalCode, Affiliate, Sale, ...). */
 export type Schemas = components['schemas'];
@@ -29,7 +36,11 @@ export type AffiliateClientOptions = RetryOptions & {
 export type AffiliateClient = Client<paths, 'application/json'> &
   ResourceClients & {
     /** Every object of any paged list (the admin lists too), page after page: `for await (const item of client.paginate(path, query))`. */
-    paginate<Path extends PagedPath>(path: Path, query?: Parameters<typeof paginate<Path>>[2], options?: CallOptions): ReturnType<typeof paginate<Path>>;
+    paginate<Path extends PagedPath>(
+      path: Path,
+      query?: Parameters<typeof paginate<Path>>[2],
+      options?: CallOptions,
+    ): ReturnType<typeof paginate<Path>>;
   };
 
 /**
@@ -48,6 +59,7 @@ export function createAffiliateClient(options: AffiliateClientOptions): Affiliat
     fetch: retryingFetch(send, options),
   });
   return Object.assign(client, resourceClients(client), {
-    paginate: <Path extends PagedPath>(path: Path, query?: Parameters<typeof paginate<Path>>[2], callOptions?: CallOptions) => paginate(client, path, query, callOptions),
+    paginate: <Path extends PagedPath>(path: Path, query?: Parameters<typeof paginate<Path>>[2], callOptions?: CallOptions) =>
+      paginate(client, path, query, callOptions),
   });
 }

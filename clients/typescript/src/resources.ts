@@ -16,7 +16,9 @@ type ItemOf<Op> = Extract<DataOf<Op>, readonly unknown[]>[number];
 export type CallOptions = { signal?: AbortSignal; headers?: Record<string, string>; idempotencyKey?: string };
 
 /** The paths whose GET pages with startingAfter and a Link header (the admin lists too). */
-export type PagedPath = { [Path in keyof paths]: 'startingAfter' extends keyof QueryOf<Operation<Path, 'get'>> ? Path : never }[keyof paths];
+export type PagedPath = {
+  [Path in keyof paths]: 'startingAfter' extends keyof QueryOf<Operation<Path, 'get'>> ? Path : never;
+}[keyof paths];
 
 type Has<Methods extends readonly Method[], M extends Method> = M extends Methods[number] ? true : false;
 
@@ -27,21 +29,44 @@ export type Resource<Path extends keyof paths, Methods extends readonly Method[]
        * Every object of the list as you iterate: `for await (const sale of client.sales.list())`. A paged
        * list is fetched page after page (newest first); one that does not page is its one answer.
        */
-      list(query?: Omit<QueryOf<Operation<Path, 'get'>>, 'startingAfter'>, options?: CallOptions): AsyncIterableIterator<ItemOf<Operation<Path, 'get'>>>;
+      list(
+        query?: Omit<QueryOf<Operation<Path, 'get'>>, 'startingAfter'>,
+        options?: CallOptions,
+      ): AsyncIterableIterator<ItemOf<Operation<Path, 'get'>>>;
     }
   : unknown) &
-  (Has<Methods, 'get'> extends true ? { retrieve(query?: QueryOf<Operation<Path, 'get'>>, options?: CallOptions): Promise<DataOf<Operation<Path, 'get'>>> } : unknown) &
-  (Has<Methods, 'post'> extends true ? { create(body: BodyOf<Operation<Path, 'post'>>, options?: CallOptions): Promise<DataOf<Operation<Path, 'post'>>> } : unknown) &
-  (Has<Methods, 'put'> extends true ? { update(body: BodyOf<Operation<Path, 'put'>>, options?: CallOptions): Promise<DataOf<Operation<Path, 'put'>>> } : unknown) &
-  (Has<Methods, 'delete'> extends true ? { delete(body: BodyOf<Operation<Path, 'delete'>>, options?: CallOptions): Promise<DataOf<Operation<Path, 'delete'>>> } : unknown);
+  (Has<Methods, 'get'> extends true
+    ? { retrieve(query?: QueryOf<Operation<Path, 'get'>>, options?: CallOptions): Promise<DataOf<Operation<Path, 'get'>>> }
+    : unknown) &
+  (Has<Methods, 'post'> extends true
+    ? { create(body: BodyOf<Operation<Path, 'post'>>, options?: CallOptions): Promise<DataOf<Operation<Path, 'post'>>> }
+    : unknown) &
+  (Has<Methods, 'put'> extends true
+    ? { update(body: BodyOf<Operation<Path, 'put'>>, options?: CallOptions): Promise<DataOf<Operation<Path, 'put'>>> }
+    : unknown) &
+  (Has<Methods, 'delete'> extends true
+    ? { delete(body: BodyOf<Operation<Path, 'delete'>>, options?: CallOptions): Promise<DataOf<Operation<Path, 'delete'>>> }
+    : unknown);
 
 type Resources = typeof RESOURCES;
-export type ResourceClients = { readonly [Name in keyof Resources]: Resource<Resources[Name]['path'], Resources[Name]['methods'], Resources[Name]['list']> };
+export type ResourceClients = {
+  readonly [Name in keyof Resources]: Resource<Resources[Name]['path'], Resources[Name]['methods'], Resources[Name]['list']>;
+};
 
-type LooseCall = (method: string, path: string, init: Record<string, unknown>) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
+type LooseCall = (
+  method: string,
+  path: string,
+  init: Record<string, unknown>,
+) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
 
 /** One call through openapi-fetch: the success body, or the answer's error thrown as AffiliateApiError. */
-async function call(client: Client<paths>, method: Method, path: string, input: { query?: object; body?: unknown }, options: CallOptions = {}) {
+async function call(
+  client: Client<paths>,
+  method: Method,
+  path: string,
+  input: { query?: object; body?: unknown },
+  options: CallOptions = {},
+) {
   const headers = { ...options.headers, ...(options.idempotencyKey ? { [IDEMPOTENCY_KEY_HEADER]: options.idempotencyKey } : {}) };
   const { data, error, response } = await (client.request as unknown as LooseCall)(method, path, {
     ...(input.query ? { params: { query: input.query } } : {}),
@@ -63,7 +88,9 @@ export function nextCursor(link: string | null): string | undefined {
 }
 
 /** The paths whose GET answers a list, paged or not (a list that does not page is one page). */
-type ListedPath = { [Path in keyof paths]: Extract<DataOf<Operation<Path, 'get'>>, readonly unknown[]> extends never ? never : Path }[keyof paths];
+type ListedPath = {
+  [Path in keyof paths]: Extract<DataOf<Operation<Path, 'get'>>, readonly unknown[]> extends never ? never : Path;
+}[keyof paths];
 
 /**
  * Every object of a paged list: asks for a page, yields its objects, then asks for the next one with
@@ -79,7 +106,13 @@ export async function* paginate<Path extends PagedPath | ListedPath>(
 ): AsyncIterableIterator<ItemOf<Operation<Path, 'get'>>> {
   let cursor: string | undefined;
   for (;;) {
-    const { data, response } = await call(client, 'get', path, { query: cursor === undefined ? query : { ...query, startingAfter: cursor } }, options);
+    const { data, response } = await call(
+      client,
+      'get',
+      path,
+      { query: cursor === undefined ? query : { ...query, startingAfter: cursor } },
+      options,
+    );
     const items = (Array.isArray(data) ? data : data === null || data === undefined ? [] : [data]) as ItemOf<Operation<Path, 'get'>>[];
     yield* items;
     const next = nextCursor(response.headers.get('link'));
@@ -94,10 +127,14 @@ export function resourceClients(client: Client<paths>): ResourceClients {
     const has = (method: Method) => (methods as readonly Method[]).includes(method);
     const resource: Record<string, unknown> = {};
     if (list) resource.list = (query?: object, options?: CallOptions) => paginate(client, path as PagedPath, query as never, options);
-    if (has('get')) resource.retrieve = async (query?: object, options?: CallOptions) => (await call(client, 'get', path, { query }, options)).data;
-    if (has('post')) resource.create = async (body: unknown, options?: CallOptions) => (await call(client, 'post', path, { body }, options)).data;
-    if (has('put')) resource.update = async (body: unknown, options?: CallOptions) => (await call(client, 'put', path, { body }, options)).data;
-    if (has('delete')) resource.delete = async (body: unknown, options?: CallOptions) => (await call(client, 'delete', path, { body }, options)).data;
+    if (has('get'))
+      resource.retrieve = async (query?: object, options?: CallOptions) => (await call(client, 'get', path, { query }, options)).data;
+    if (has('post'))
+      resource.create = async (body: unknown, options?: CallOptions) => (await call(client, 'post', path, { body }, options)).data;
+    if (has('put'))
+      resource.update = async (body: unknown, options?: CallOptions) => (await call(client, 'put', path, { body }, options)).data;
+    if (has('delete'))
+      resource.delete = async (body: unknown, options?: CallOptions) => (await call(client, 'delete', path, { body }, options)).data;
     return [name, Object.freeze(resource)];
   });
   return Object.freeze(Object.fromEntries(entries)) as ResourceClients;

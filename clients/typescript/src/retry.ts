@@ -24,7 +24,10 @@ const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
  * which the gateway answers once and replays. A 409 with Retry-After on a keyed request means our
  * own earlier attempt is still running: it is waited for the same way.
  */
-export function retryingFetch(send: (request: Request) => Promise<Response>, options: RetryOptions = {}): (request: Request) => Promise<Response> {
+export function retryingFetch(
+  send: (request: Request) => Promise<Response>,
+  options: RetryOptions = {},
+): (request: Request) => Promise<Response> {
   const maxRetries = options.maxRetries ?? 2;
   const initialDelay = options.initialRetryDelayMs ?? 500;
   const maxDelay = options.maxRetryDelayMs ?? 8000;

@@ -2,7 +2,9 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { webhooks } from './schema';
 
 /** What a subscriber receives: one payload per public event type, told apart by `event`. */
-export type WebhookEvent = { [Type in keyof webhooks]: webhooks[Type]['post']['requestBody']['content']['application/json'] }[keyof webhooks];
+export type WebhookEvent = {
+  [Type in keyof webhooks]: webhooks[Type]['post']['requestBody']['content']['application/json'];
+}[keyof webhooks];
 
 /** Why a webhook was refused, so that a receiver can log something actionable. */
 export type WebhookFailure =
@@ -52,31 +54,46 @@ export function verifyWebhook<Event = WebhookEvent>(
   options: VerifyWebhookOptions = {},
 ): Event {
   if (typeof payload !== 'string' && !(payload instanceof Uint8Array)) {
-    throw new TypeError('verifyWebhook needs the raw body (a string or the received bytes), not a parsed object: JSON serialised again does not match the signature');
+    throw new TypeError(
+      'verifyWebhook needs the raw body (a string or the received bytes), not a parsed object: JSON serialised again does not match the signature',
+    );
   }
   const read = headerReader(headers);
   const id = read('webhook-id');
   const timestamp = read('webhook-timestamp');
   const signatures = read('webhook-signature');
-  if (!id || !timestamp || !signatures) throw new WebhookVerificationError('MALFORMED_HEADER', 'The webhook-id, webhook-timestamp and webhook-signature headers are all required');
-  if (!/^\d{1,15}$/.test(timestamp)) throw new WebhookVerificationError('MALFORMED_HEADER', 'webhook-timestamp must be whole seconds since the epoch');
+  if (!id || !timestamp || !signatures)
+    throw new WebhookVerificationError(
+      'MALFORMED_HEADER',
+      'The webhook-id, webhook-timestamp and webhook-signature headers are all required',
+    );
+  if (!/^\d{1,15}$/.test(timestamp))
+    throw new WebhookVerificationError('MALFORMED_HEADER', 'webhook-timestamp must be whole seconds since the epoch');
 
   const skew = Math.abs(Math.floor((options.now ?? new Date()).getTime() / 1000) - Number(timestamp));
   const tolerance = options.toleranceSeconds ?? 300;
-  if (skew > tolerance) throw new WebhookVerificationError('TIMESTAMP_SKEW', `webhook-timestamp is ${skew} s from this clock, more than the ${tolerance} s allowed`);
+  if (skew > tolerance)
+    throw new WebhookVerificationError(
+      'TIMESTAMP_SKEW',
+      `webhook-timestamp is ${skew} s from this clock, more than the ${tolerance} s allowed`,
+    );
 
   const offered = signatures
     .split(' ')
     .filter((entry) => entry.startsWith('v1,'))
     .map((entry) => Buffer.from(entry.slice(3), 'base64'));
   if (offered.length === 0) throw new WebhookVerificationError('MALFORMED_HEADER', 'webhook-signature holds no v1 signature');
-  const bytes = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+  const bytes =
+    typeof payload === 'string' ? Buffer.from(payload, 'utf8') : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
   const matches = (typeof secret === 'string' ? [secret] : secret).some((candidate) => {
     const expected = createHmac('sha256', keyOf(candidate)).update(`${id}.${timestamp}.`).update(bytes).digest();
     return offered.some((signature) => signature.length === expected.length && timingSafeEqual(signature, expected));
   });
   if (!matches) {
-    throw new WebhookVerificationError('SIGNATURE_MISMATCH', 'No webhook-signature matches: check that the body is the raw bytes received (not parsed and serialised again) and that the secret is this endpoint’s');
+    throw new WebhookVerificationError(
+      'SIGNATURE_MISMATCH',
+      'No webhook-signature matches: check that the body is the raw bytes received (not parsed and serialised again) and that the secret is this endpoint’s',
+    );
   }
   try {
     return JSON.parse(bytes.toString('utf8')) as Event;
@@ -95,6 +112,8 @@ function keyOf(secret: string): Buffer {
 /** Header lookup that ignores case, whatever the framework handed over. */
 function headerReader(headers: WebhookHeaders): (name: string) => string | undefined {
   if (headers instanceof Headers) return (name) => headers.get(name) ?? undefined;
-  const lowered = new Map(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), Array.isArray(value) ? value.join(' ') : value]));
+  const lowered = new Map(
+    Object.entries(headers).map(([name, value]) => [name.toLowerCase(), Array.isArray(value) ? value.join(' ') : value]),
+  );
   return (name) => lowered.get(name);
 }

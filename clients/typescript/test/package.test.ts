@@ -18,6 +18,10 @@ test("the package's version is the document's info.version, and the changelog ha
 test('the resource table is generated from the published document as it is now (npm run generate -w clients/typescript)', async () => {
   const directory = mkdtempSync(join(tmpdir(), 'client-operations-'));
   writeFileSync(join(directory, 'openapi.json'), JSON.stringify(gatewayOpenApiDocument()));
-  await run(process.execPath, [join(PACKAGE, 'scripts/generate-operations.mjs'), join(directory, 'openapi.json'), join(directory, 'operations.ts')], { timeout: 60_000 });
+  await run(
+    process.execPath,
+    [join(PACKAGE, 'scripts/generate-operations.mjs'), join(directory, 'openapi.json'), join(directory, 'operations.ts')],
+    { timeout: 60_000 },
+  );
   expect(readFileSync(join(directory, 'operations.ts'), 'utf8') === readFileSync(join(PACKAGE, 'src/operations.ts'), 'utf8')).toBe(true);
 });

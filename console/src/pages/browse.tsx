@@ -7,7 +7,13 @@ import { Action, ErrorBanner, Pager, Table, useLoad, when, type Column } from '.
 type Row = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** One resource of the public API: its list (the API's pagination) and its lookups (the API's query parameters). */
-export type Resource = { title: string; path: string; searches: { param: string; label: string }[]; columns: Column<Row>[]; actions?: (credential: Credential, row: Row) => ComponentChildren };
+export type Resource = {
+  title: string;
+  path: string;
+  searches: { param: string; label: string }[];
+  columns: Column<Row>[];
+  actions?: (credential: Credential, row: Row) => ComponentChildren;
+};
 
 /**
  * "View as affiliate": a portal session link made with the program's key (POST /affiliate-portal-sessions),
@@ -23,7 +29,14 @@ function ViewAsAffiliate({ credential, affiliate }: { credential: Credential; af
     );
   }
   if (affiliate.status !== 'ACTIVE') return <span class="hint">no portal ({affiliate.status})</span>;
-  return <Action label={`View as ${affiliate.firstName} ${affiliate.lastName}`} run={async () => setSession((await call<PortalSession>(credential, 'POST', '/affiliate-portal-sessions', { affiliateId: affiliate.id })).items)} />;
+  return (
+    <Action
+      label={`View as ${affiliate.firstName} ${affiliate.lastName}`}
+      run={async () =>
+        setSession((await call<PortalSession>(credential, 'POST', '/affiliate-portal-sessions', { affiliateId: affiliate.id })).items)
+      }
+    />
+  );
 }
 
 export const RESOURCES: Record<string, Resource> = {
@@ -133,19 +146,35 @@ export function Browse({ credential, resource }: { credential: Credential; resou
         <label for="search-by">Search by</label>
         <select id="search-by" value={param} onChange={(event) => setParam((event.target as HTMLSelectElement).value)}>
           {resource.searches.map((each) => (
-            <option key={each.param} value={each.param}>{each.label}</option>
+            <option key={each.param} value={each.param}>
+              {each.label}
+            </option>
           ))}
         </select>
         <label for="search-text">Value</label>
         <input id="search-text" value={text} onInput={(event) => setText((event.target as HTMLInputElement).value)} />
         <button type="submit">Search</button>
-        {search ? <button type="button" onClick={() => { setText(''); setSearch(null); }}>Show all</button> : null}
+        {search ? (
+          <button
+            type="button"
+            onClick={() => {
+              setText('');
+              setSearch(null);
+            }}
+          >
+            Show all
+          </button>
+        ) : null}
       </form>
       <ErrorBanner error={rows.error} />
       <Table
         caption={search ? `${resource.title} with ${search.param} ${search.value}` : `${resource.title}, newest first`}
         rows={rows.value?.items ?? []}
-        columns={resource.actions ? [...resource.columns, { title: 'Portal', value: (row) => resource.actions?.(credential, row) }] : resource.columns}
+        columns={
+          resource.actions
+            ? [...resource.columns, { title: 'Portal', value: (row) => resource.actions?.(credential, row) }]
+            : resource.columns
+        }
         empty="Nothing found."
       />
       <Pager cursor={cursor} next={rows.value?.next} onPage={setCursor} />

@@ -22,7 +22,9 @@ export function Catalogue({ credential }: { credential: Credential }) {
       <h1>Event catalogue</h1>
       <h2>Verify a webhook</h2>
       <p>Every delivery is signed as Standard Webhooks specifies; any of its libraries verifies it:</p>
-      <pre tabIndex={0} aria-label="Verification snippet">{VERIFY_SNIPPET}</pre>
+      <pre tabIndex={0} aria-label="Verification snippet">
+        {VERIFY_SNIPPET}
+      </pre>
       <ErrorBanner error={types.error} />
       <h2>{types.value ? `${types.value.length} event types` : 'Event types'}</h2>
       {(types.value ?? []).map((type) => (

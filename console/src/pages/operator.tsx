@@ -3,9 +3,24 @@ import { useState } from 'preact/hooks';
 import { call, query, type Credential } from '../api';
 import { Action, ErrorBanner, Notice, Pager, Table, useLoad, when } from '../ui';
 
-type Program = { id: string; name: string; apiAccess: boolean; requireApproval: boolean; defaultCommissionRate: number; rateLimit: { points: number; duration: number } | null; createdAt: string };
+type Program = {
+  id: string;
+  name: string;
+  apiAccess: boolean;
+  requireApproval: boolean;
+  defaultCommissionRate: number;
+  rateLimit: { points: number; duration: number } | null;
+  createdAt: string;
+};
 type ApiKey = { id: string; displayPrefix: string; scopes: string[]; createdAt: string; revokedAt: string | null };
-type AuditRecord = { id: string; at: string; actor: { credential: string; address: string | null; user: string | null }; action: string; targetId: string | null; status: number };
+type AuditRecord = {
+  id: string;
+  at: string;
+  actor: { credential: string; address: string | null; user: string | null };
+  action: string;
+  targetId: string | null;
+  status: number;
+};
 
 const valueOf = (event: Event) => (event.target as HTMLInputElement).value;
 
@@ -24,16 +39,34 @@ export function Programs({ credential }: { credential: Credential }) {
         columns={[
           { title: 'Name', value: (program) => program.name },
           { title: 'API access', value: (program) => (program.apiAccess ? 'on' : 'off') },
-          { title: 'Rate limit', value: (program) => (program.rateLimit ? `${program.rateLimit.points} per ${program.rateLimit.duration} s` : 'default') },
+          {
+            title: 'Rate limit',
+            value: (program) => (program.rateLimit ? `${program.rateLimit.points} per ${program.rateLimit.duration} s` : 'default'),
+          },
           { title: 'Created', value: (program) => when(program.createdAt) },
-          { title: '', value: (program) => <button type="button" onClick={() => setSelected(program.id)} aria-label={`Settings of ${program.name}`}>Settings</button> },
+          {
+            title: '',
+            value: (program) => (
+              <button type="button" onClick={() => setSelected(program.id)} aria-label={`Settings of ${program.name}`}>
+                Settings
+              </button>
+            ),
+          },
         ]}
       />
       <form class="panel" onSubmit={(event) => event.preventDefault()}>
         <h2>New program</h2>
         <label for="program-name">Name</label>
         <input id="program-name" value={name} onInput={(event) => setName(valueOf(event))} />
-        <Action label="Create program" run={async () => { const created = (await call<Program>(credential, 'POST', '/programs', { name })).items; setName(''); setSelected(created.id); programs.reload(); }} />
+        <Action
+          label="Create program"
+          run={async () => {
+            const created = (await call<Program>(credential, 'POST', '/programs', { name })).items;
+            setName('');
+            setSelected(created.id);
+            programs.reload();
+          }}
+        />
       </form>
       {current ? <ProgramSettings key={current.id} credential={credential} program={current} onSaved={programs.reload} /> : null}
     </section>
@@ -51,7 +84,13 @@ function ProgramSettings({ credential, program, onSaved }: { credential: Credent
   const save = async () => {
     setSaved(false);
     const rateLimit = points && duration ? { points: Number(points), duration: Number(duration) } : null;
-    await call(credential, 'PUT', `/programs/${program.id}`, { name, apiAccess, requireApproval, defaultCommissionRate: Number(rate), rateLimit });
+    await call(credential, 'PUT', `/programs/${program.id}`, {
+      name,
+      apiAccess,
+      requireApproval,
+      defaultCommissionRate: Number(rate),
+      rateLimit,
+    });
     setSaved(true);
     onSaved();
   };
@@ -60,8 +99,13 @@ function ProgramSettings({ credential, program, onSaved }: { credential: Credent
       <h2 id="settings-title">Settings of {program.name}</h2>
       <label for="settings-name">Name</label>
       <input id="settings-name" value={name} onInput={(event) => setName(valueOf(event))} />
-      <label class="check"><input type="checkbox" checked={apiAccess} onChange={() => setApiAccess(!apiAccess)} /> API access</label>
-      <label class="check"><input type="checkbox" checked={requireApproval} onChange={() => setRequireApproval(!requireApproval)} /> New affiliates wait for approval</label>
+      <label class="check">
+        <input type="checkbox" checked={apiAccess} onChange={() => setApiAccess(!apiAccess)} /> API access
+      </label>
+      <label class="check">
+        <input type="checkbox" checked={requireApproval} onChange={() => setRequireApproval(!requireApproval)} /> New affiliates wait for
+        approval
+      </label>
       <label for="settings-rate">Default commission rate (%)</label>
       <input id="settings-rate" inputMode="decimal" value={rate} onInput={(event) => setRate(valueOf(event))} />
       <fieldset>
@@ -94,10 +138,29 @@ function ApiKeys({ credential, programId }: { credential: Credential; programId:
           { title: 'Scopes', value: (key) => key.scopes.join(', ') },
           { title: 'Created', value: (key) => when(key.createdAt) },
           { title: 'Revoked', value: (key) => when(key.revokedAt) },
-          { title: '', value: (key) => (key.revokedAt ? null : <Action label={`Revoke ${key.displayPrefix}`} kind="danger" run={async () => { await call(credential, 'DELETE', `/api-keys/${key.id}`); keys.reload(); }} />) },
+          {
+            title: '',
+            value: (key) =>
+              key.revokedAt ? null : (
+                <Action
+                  label={`Revoke ${key.displayPrefix}`}
+                  kind="danger"
+                  run={async () => {
+                    await call(credential, 'DELETE', `/api-keys/${key.id}`);
+                    keys.reload();
+                  }}
+                />
+              ),
+          },
         ]}
       />
-      <Action label="Create API key" run={async () => { setCreated((await call<{ key: string }>(credential, 'POST', `/programs/${programId}/api-keys`, {})).items.key); keys.reload(); }} />
+      <Action
+        label="Create API key"
+        run={async () => {
+          setCreated((await call<{ key: string }>(credential, 'POST', `/programs/${programId}/api-keys`, {})).items.key);
+          keys.reload();
+        }}
+      />
       {created ? (
         <Notice>
           New API key, shown this once (only its hash is stored): <code class="secret">{created}</code>
@@ -109,7 +172,10 @@ function ApiKeys({ credential, programId }: { credential: Credential; programId:
 
 /** Publishable keys are public by design (they sit in shops' pages), so they are shown in full. */
 function PublishableKeys({ credential, programId }: { credential: Credential; programId: string }) {
-  const keys = useLoad(async () => (await call<PublishableKey[]>(credential, 'GET', `/programs/${programId}/publishable-keys`)).items, [programId]);
+  const keys = useLoad(
+    async () => (await call<PublishableKey[]>(credential, 'GET', `/programs/${programId}/publishable-keys`)).items,
+    [programId],
+  );
   return (
     <div class="keys">
       <h3>Publishable keys</h3>
@@ -121,17 +187,39 @@ function PublishableKeys({ credential, programId }: { credential: Credential; pr
           { title: 'Key', value: (key) => <code>{key.key}</code> },
           { title: 'Created', value: (key) => when(key.createdAt) },
           { title: 'Revoked', value: (key) => when(key.revokedAt) },
-          { title: '', value: (key) => (key.revokedAt ? null : <Action label={`Revoke ${key.key.slice(0, 12)}…`} kind="danger" run={async () => { await call(credential, 'DELETE', `/publishable-keys/${key.id}`); keys.reload(); }} />) },
+          {
+            title: '',
+            value: (key) =>
+              key.revokedAt ? null : (
+                <Action
+                  label={`Revoke ${key.key.slice(0, 12)}…`}
+                  kind="danger"
+                  run={async () => {
+                    await call(credential, 'DELETE', `/publishable-keys/${key.id}`);
+                    keys.reload();
+                  }}
+                />
+              ),
+          },
         ]}
       />
-      <Action label="Create publishable key" run={async () => { await call(credential, 'POST', `/programs/${programId}/publishable-keys`, {}); keys.reload(); }} />
+      <Action
+        label="Create publishable key"
+        run={async () => {
+          await call(credential, 'POST', `/programs/${programId}/publishable-keys`, {});
+          keys.reload();
+        }}
+      />
     </div>
   );
 }
 
 export function Audit({ credential }: { credential: Credential }) {
   const [cursor, setCursor] = useState<string | null>(null);
-  const records = useLoad(() => call<AuditRecord[]>(credential, 'GET', `/audit-records${query({ limit: 50, startingAfter: cursor })}`), [cursor]);
+  const records = useLoad(
+    () => call<AuditRecord[]>(credential, 'GET', `/audit-records${query({ limit: 50, startingAfter: cursor })}`),
+    [cursor],
+  );
   return (
     <section>
       <h1>Audit record</h1>
@@ -141,7 +229,11 @@ export function Audit({ credential }: { credential: Credential }) {
         rows={records.value?.items ?? []}
         columns={[
           { title: 'When', value: (record) => when(record.at) },
-          { title: 'Who', value: (record) => `${record.actor.credential}${record.actor.address ? ` from ${record.actor.address}` : ''}${record.actor.user ? ` (${record.actor.user})` : ''}` },
+          {
+            title: 'Who',
+            value: (record) =>
+              `${record.actor.credential}${record.actor.address ? ` from ${record.actor.address}` : ''}${record.actor.user ? ` (${record.actor.user})` : ''}`,
+          },
           { title: 'Action', value: (record) => record.action },
           { title: 'Target', value: (record) => record.targetId ?? '—' },
           { title: 'Status', value: (record) => record.status },

@@ -22,10 +22,22 @@ const FLAG_EVERYWHERE: Record<RiskSignalType, RiskAction> = {
 export function Review({ credential }: { credential: Credential }) {
   const [cursor, setCursor] = useState<string | null>(null);
   const [note, setNote] = useState('');
-  const queue = useLoad(async () => call<CommissionListItem[]>(credential, 'GET', `/commissions?status=HELD&limit=50${cursor ? `&startingAfter=${encodeURIComponent(cursor)}` : ''}`), [cursor]);
+  const queue = useLoad(
+    async () =>
+      call<CommissionListItem[]>(
+        credential,
+        'GET',
+        `/commissions?status=HELD&limit=50${cursor ? `&startingAfter=${encodeURIComponent(cursor)}` : ''}`,
+      ),
+    [cursor],
+  );
   const program = useLoad(async () => (await call<Program>(credential, 'GET', '/program')).items, []);
   const decide = (path: string, commission: CommissionListItem, field: 'note' | 'reason') => async () => {
-    await call(credential, 'POST', path, { saleId: commission.saleId, commissionId: commission.id, ...(note.trim() ? { [field]: note.trim() } : {}) });
+    await call(credential, 'POST', path, {
+      saleId: commission.saleId,
+      commissionId: commission.id,
+      ...(note.trim() ? { [field]: note.trim() } : {}),
+    });
     queue.reload();
   };
   return (
@@ -33,7 +45,13 @@ export function Review({ credential }: { credential: Credential }) {
       <h1>Fraud review</h1>
       <ErrorBanner error={queue.error ?? program.error} />
       <label for="review-note">Note or reason for the next release or void (a void needs one)</label>
-      <input id="review-note" type="text" maxLength={500} value={note} onInput={(event) => setNote((event.target as HTMLInputElement).value)} />
+      <input
+        id="review-note"
+        type="text"
+        maxLength={500}
+        value={note}
+        onInput={(event) => setNote((event.target as HTMLInputElement).value)}
+      />
       <Table
         caption="Held commissions"
         rows={queue.value?.items ?? []}
@@ -88,7 +106,11 @@ function RiskSettings({ credential, program, onSaved }: { credential: Credential
       {(Object.keys(actions) as RiskSignalType[]).map((type) => (
         <div key={type}>
           <label for={`risk-${type}`}>{type}</label>
-          <select id={`risk-${type}`} value={actions[type]} onChange={(event) => setActions({ ...actions, [type]: (event.target as HTMLSelectElement).value as RiskAction })}>
+          <select
+            id={`risk-${type}`}
+            value={actions[type]}
+            onChange={(event) => setActions({ ...actions, [type]: (event.target as HTMLSelectElement).value as RiskAction })}
+          >
             {ACTIONS.map((action) => (
               <option key={action} value={action}>
                 {action}
@@ -97,10 +119,25 @@ function RiskSettings({ credential, program, onSaved }: { credential: Credential
           </select>
         </div>
       ))}
-      <label for="max-auto-approved">Largest commission approved without review, in the program’s reporting currency; other currencies are not compared (empty: no limit)</label>
-      <input id="max-auto-approved" type="number" min={0} step="0.01" value={limit} onInput={(event) => setLimit((event.target as HTMLInputElement).value)} />
+      <label for="max-auto-approved">
+        Largest commission approved without review, in the program’s reporting currency; other currencies are not compared (empty: no limit)
+      </label>
+      <input
+        id="max-auto-approved"
+        type="number"
+        min={0}
+        step="0.01"
+        value={limit}
+        onInput={(event) => setLimit((event.target as HTMLInputElement).value)}
+      />
       <label for="min-click-to-conversion">Fewest seconds from click to conversion (empty: not looked for)</label>
-      <input id="min-click-to-conversion" type="number" min={0} value={minimum} onInput={(event) => setMinimum((event.target as HTMLInputElement).value)} />
+      <input
+        id="min-click-to-conversion"
+        type="number"
+        min={0}
+        value={minimum}
+        onInput={(event) => setMinimum((event.target as HTMLInputElement).value)}
+      />
       <button type="submit">Save risk settings</button>
       {saved ? <Notice>Saved.</Notice> : null}
       <ErrorBanner error={error} />

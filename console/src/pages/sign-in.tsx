@@ -5,7 +5,9 @@ import { ErrorBanner } from '../ui';
 /** Why a credential was refused, in words (the API's own message is kept beside it). */
 function refusal(error: unknown, kind: Credential['kind']): Error {
   if (error instanceof ApiError && error.status === 401) {
-    return new Error(kind === 'program' ? `That API key was not accepted: ${error.message}` : `That admin token was not accepted: ${error.message}`);
+    return new Error(
+      kind === 'program' ? `That API key was not accepted: ${error.message}` : `That admin token was not accepted: ${error.message}`,
+    );
   }
   return error instanceof Error ? error : new Error(String(error));
 }
@@ -37,11 +39,18 @@ export function SignIn({ onSignedIn }: { onSignedIn: (credential: Credential) =>
             <input type="radio" name="kind" checked={kind === 'program'} onChange={() => setKind('program')} /> A program team (its API key)
           </label>
           <label>
-            <input type="radio" name="kind" checked={kind === 'operator'} onChange={() => setKind('operator')} /> An operator (the admin token)
+            <input type="radio" name="kind" checked={kind === 'operator'} onChange={() => setKind('operator')} /> An operator (the admin
+            token)
           </label>
         </fieldset>
         <label for="credential">{kind === 'program' ? 'API key' : 'Admin token'}</label>
-        <input id="credential" type="password" autocomplete="off" value={token} onInput={(event) => setToken((event.target as HTMLInputElement).value)} />
+        <input
+          id="credential"
+          type="password"
+          autocomplete="off"
+          value={token}
+          onInput={(event) => setToken((event.target as HTMLInputElement).value)}
+        />
         <p class="hint">Kept in this browser tab only, and sent to this gateway only.</p>
         <button type="submit">Sign in</button>
         <ErrorBanner error={error} />

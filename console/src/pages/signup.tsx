@@ -83,7 +83,9 @@ function SignupSettingsForm({ credential, program, onSaved }: { credential: Cred
   const [requireApproval, setRequireApproval] = useState(program.requireApproval);
   const [introText, setIntroText] = useState(signup.introText);
   const [termsUrl, setTermsUrl] = useState(signup.termsUrl ?? '');
-  const [questions, setQuestions] = useState<EditedQuestion[]>(signup.questions.map((question) => ({ ...question, options: question.options.join(', ') })));
+  const [questions, setQuestions] = useState<EditedQuestion[]>(
+    signup.questions.map((question) => ({ ...question, options: question.options.join(', ') })),
+  );
   const { error, saved, save } = useProgramSettingsForm(credential, onSaved, () => ({
     slug: slug === '' ? null : slug,
     requireApproval,
@@ -94,15 +96,16 @@ function SignupSettingsForm({ credential, program, onSaved }: { credential: Cred
       questions: questions.map((question) => ({ ...question, options: question.type === 'SELECT' ? splitOptions(question.options) : [] })),
     },
   }));
-  const edit = (index: number, change: Partial<EditedQuestion>) => setQuestions(questions.map((question, at) => (at === index ? { ...question, ...change } : question)));
+  const edit = (index: number, change: Partial<EditedQuestion>) =>
+    setQuestions(questions.map((question, at) => (at === index ? { ...question, ...change } : question)));
   const value = (event: Event) => (event.target as HTMLInputElement).value;
   return (
     <form class="panel" onSubmit={save}>
       <h2>Sign-up page</h2>
       {program.slug && signup.enabled ? (
         <p>
-          Your sign-up page: <a href={`/join/${program.slug}`}>{new URL(`/join/${program.slug}`, window.location.origin).toString()}</a>. Embed it in an iframe on
-          your allowed origins (Tracking page).
+          Your sign-up page: <a href={`/join/${program.slug}`}>{new URL(`/join/${program.slug}`, window.location.origin).toString()}</a>.
+          Embed it in an iframe on your allowed origins (Tracking page).
         </p>
       ) : (
         <Notice>The sign-up page is off: choose an address and open it.</Notice>
@@ -110,10 +113,16 @@ function SignupSettingsForm({ credential, program, onSaved }: { credential: Cred
       <label for="signup-slug">Address (/join/…: lower-case letters, numbers and hyphens)</label>
       <input id="signup-slug" value={slug} onInput={(event) => setSlug(value(event))} />
       <label class="inline">
-        <input type="checkbox" checked={enabled} onChange={(event) => setEnabled((event.target as HTMLInputElement).checked)} /> Open for applications
+        <input type="checkbox" checked={enabled} onChange={(event) => setEnabled((event.target as HTMLInputElement).checked)} /> Open for
+        applications
       </label>
       <label class="inline">
-        <input type="checkbox" checked={requireApproval} onChange={(event) => setRequireApproval((event.target as HTMLInputElement).checked)} /> New affiliates wait for approval
+        <input
+          type="checkbox"
+          checked={requireApproval}
+          onChange={(event) => setRequireApproval((event.target as HTMLInputElement).checked)}
+        />{' '}
+        New affiliates wait for approval
       </label>
       <label for="signup-intro">Intro text</label>
       <textarea id="signup-intro" rows={3} cols={60} value={introText} onInput={(event) => setIntroText(value(event))} />
@@ -128,7 +137,11 @@ function SignupSettingsForm({ credential, program, onSaved }: { credential: Cred
             <label for={`question-label-${index}`}>Question {index + 1} label</label>
             <input id={`question-label-${index}`} value={question.label} onInput={(event) => edit(index, { label: value(event) })} />
             <label for={`question-type-${index}`}>Question {index + 1} type</label>
-            <select id={`question-type-${index}`} value={question.type} onChange={(event) => edit(index, { type: (event.target as HTMLSelectElement).value as SignupQuestion['type'] })}>
+            <select
+              id={`question-type-${index}`}
+              value={question.type}
+              onChange={(event) => edit(index, { type: (event.target as HTMLSelectElement).value as SignupQuestion['type'] })}
+            >
               {QUESTION_TYPES.map((type) => (
                 <option key={type.value} value={type.value}>
                   {type.label}
@@ -138,19 +151,32 @@ function SignupSettingsForm({ credential, program, onSaved }: { credential: Cred
             {question.type === 'SELECT' ? (
               <>
                 <label for={`question-options-${index}`}>Question {index + 1} choices (comma-separated)</label>
-                <input id={`question-options-${index}`} value={question.options} onInput={(event) => edit(index, { options: value(event) })} />
+                <input
+                  id={`question-options-${index}`}
+                  value={question.options}
+                  onInput={(event) => edit(index, { options: value(event) })}
+                />
               </>
             ) : null}
             <label class="inline">
-              <input type="checkbox" checked={question.required} onChange={(event) => edit(index, { required: (event.target as HTMLInputElement).checked })} /> Question {index + 1}{' '}
-              required
+              <input
+                type="checkbox"
+                checked={question.required}
+                onChange={(event) => edit(index, { required: (event.target as HTMLInputElement).checked })}
+              />{' '}
+              Question {index + 1} required
             </label>
             <button type="button" class="danger" onClick={() => setQuestions(questions.filter((_, at) => at !== index))}>
               Remove question {index + 1}
             </button>
           </div>
         ))}
-        <button type="button" onClick={() => setQuestions([...questions, { id: `q${questions.length + 1}`, label: '', type: 'TEXT', required: false, options: '' }])}>
+        <button
+          type="button"
+          onClick={() =>
+            setQuestions([...questions, { id: `q${questions.length + 1}`, label: '', type: 'TEXT', required: false, options: '' }])
+          }
+        >
           Add a question
         </button>
       </fieldset>

@@ -95,16 +95,40 @@ function TrackingSettings({ credential, program, onSaved }: { credential: Creden
     <form class="panel" onSubmit={save}>
       <h2>Origins and attribution</h2>
       <label for="allowed-origins">Allowed origins (one per line, e.g. https://shop.example.com)</label>
-      <textarea id="allowed-origins" rows={3} cols={60} value={origins} onInput={(event) => setOrigins((event.target as HTMLTextAreaElement).value)} />
+      <textarea
+        id="allowed-origins"
+        rows={3}
+        cols={60}
+        value={origins}
+        onInput={(event) => setOrigins((event.target as HTMLTextAreaElement).value)}
+      />
       <label for="attribution-window">Attribution window in days (empty: clicks never expire)</label>
-      <input id="attribution-window" type="number" min={1} max={365} value={windowDays} onInput={(event) => setWindowDays((event.target as HTMLInputElement).value)} />
+      <input
+        id="attribution-window"
+        type="number"
+        min={1}
+        max={365}
+        value={windowDays}
+        onInput={(event) => setWindowDays((event.target as HTMLInputElement).value)}
+      />
       <label for="attribution-model">Attribution model</label>
-      <select id="attribution-model" value={model} onChange={(event) => setModel((event.target as HTMLSelectElement).value as Program['attributionModel'])}>
+      <select
+        id="attribution-model"
+        value={model}
+        onChange={(event) => setModel((event.target as HTMLSelectElement).value as Program['attributionModel'])}
+      >
         <option value="FIRST_CLICK">First click</option>
         <option value="LAST_CLICK">Last click</option>
       </select>
       <label for="click-dedup">Repeat clicks of one visitor count once within (seconds; 0: off)</label>
-      <input id="click-dedup" type="number" min={0} required value={dedup} onInput={(event) => setDedup((event.target as HTMLInputElement).value)} />
+      <input
+        id="click-dedup"
+        type="number"
+        min={0}
+        required
+        value={dedup}
+        onInput={(event) => setDedup((event.target as HTMLInputElement).value)}
+      />
       <button type="submit">Save tracking settings</button>
       {saved ? <Notice>Saved.</Notice> : null}
       <ErrorBanner error={error} />
@@ -112,7 +136,17 @@ function TrackingSettings({ credential, program, onSaved }: { credential: Creden
   );
 }
 
-function StripeSettings({ credential, integration, error, onSaved }: { credential: Credential; integration: StripeIntegration | undefined; error: unknown; onSaved: () => void }) {
+function StripeSettings({
+  credential,
+  integration,
+  error,
+  onSaved,
+}: {
+  credential: Credential;
+  integration: StripeIntegration | undefined;
+  error: unknown;
+  onSaved: () => void;
+}) {
   const [secret, setSecret] = useState('');
   const [saveError, setSaveError] = useState<unknown>(null);
   const save = async (event: Event) => {
@@ -143,7 +177,14 @@ function StripeSettings({ credential, integration, error, onSaved }: { credentia
         </>
       ) : null}
       <label for="stripe-secret">Stripe webhook signing secret (whsec_…)</label>
-      <input id="stripe-secret" type="password" autocomplete="off" required value={secret} onInput={(event) => setSecret((event.target as HTMLInputElement).value)} />
+      <input
+        id="stripe-secret"
+        type="password"
+        autocomplete="off"
+        required
+        value={secret}
+        onInput={(event) => setSecret((event.target as HTMLInputElement).value)}
+      />
       <button type="submit">Save the signing secret</button>
       <ErrorBanner error={saveError} />
     </form>

@@ -32,7 +32,8 @@ const discountOf = (coupon: Pick<PortalCoupon, 'couponType' | 'percentOff' | 'am
  * A table's empty text once its rows have arrived, "Loading…" before: an affiliate must not read
  * "No sale yet." while its sales are still on their way (nor after they failed to load).
  */
-const emptyOnceLoaded = (load: { value: unknown; error: unknown }, empty: string) => (load.value !== undefined ? empty : load.error ? 'Not loaded.' : 'Loading…');
+const emptyOnceLoaded = (load: { value: unknown; error: unknown }, empty: string) =>
+  load.value !== undefined ? empty : load.error ? 'Not loaded.' : 'Loading…';
 
 function Links({ session }: { session: PortalSessionInfo }) {
   const links = useLoad(() => portalCall<PortalLink[]>('GET', '/links'), []);
@@ -106,7 +107,11 @@ function Activity() {
     <section aria-labelledby="activity-heading">
       <h2 id="activity-heading">Activity</h2>
       <ErrorBanner error={activity.error} />
-      {activity.value ? <Chart title="Clicks, referrals and sales per day (last 30 days)" days={chart.days} series={chart.series} /> : <p>Loading…</p>}
+      {activity.value ? (
+        <Chart title="Clicks, referrals and sales per day (last 30 days)" days={chart.days} series={chart.series} />
+      ) : (
+        <p>Loading…</p>
+      )}
     </section>
   );
 }
@@ -230,7 +235,13 @@ function Codes({ session }: { session: PortalSessionInfo }) {
             ))}
           </select>
           <label for="code-text">Code</label>
-          <input id="code-text" value={code} required maxLength={64} onInput={(event) => setCode((event.target as HTMLInputElement).value)} />
+          <input
+            id="code-text"
+            value={code}
+            required
+            maxLength={64}
+            onInput={(event) => setCode((event.target as HTMLInputElement).value)}
+          />
           <button type="submit">Create code</button>
         </form>
       ) : (
@@ -261,7 +272,11 @@ function PayoutDetailsForm({ session }: { session: PortalSessionInfo }) {
       {current?.ibanLast4 ? <p class="hint">Bank account on file ends in {current.ibanLast4}.</p> : null}
       <form onSubmit={saving.submit} class="panel">
         <label for="payout-method">Method</label>
-        <select id="payout-method" value={method} onChange={(event) => setMethod((event.target as HTMLSelectElement).value as typeof method)}>
+        <select
+          id="payout-method"
+          value={method}
+          onChange={(event) => setMethod((event.target as HTMLSelectElement).value as typeof method)}
+        >
           <option value="PAYPAL">PayPal</option>
           <option value="WISE">Wise</option>
           <option value="BANK_TRANSFER">Bank transfer</option>

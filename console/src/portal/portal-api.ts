@@ -22,6 +22,7 @@ export async function portalCall<T>(method: 'GET' | 'POST' | 'PUT', path: string
     throw new ApiError(0, 'The portal could not be reached: check your connection and reload');
   }
   const parsed = (await response.json().catch(() => null)) as { error?: unknown } | null;
-  if (!response.ok) throw new ApiError(response.status, typeof parsed?.error === 'string' ? parsed.error : `The portal answered ${response.status}`);
+  if (!response.ok)
+    throw new ApiError(response.status, typeof parsed?.error === 'string' ? parsed.error : `The portal answered ${response.status}`);
   return parsed as T;
 }

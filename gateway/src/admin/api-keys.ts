@@ -36,7 +36,14 @@ export function createAdminStore(context: StoreContext, auditRetentionMs: number
 }
 
 export type CreatedApiKey = { id: string; key: string; programId: string; scopes: ApiScope[]; createdAt: string };
-export type ApiKeySummary = { id: string; programId: string; displayPrefix: string; scopes: ApiScope[]; createdAt: string; revokedAt: string | null };
+export type ApiKeySummary = {
+  id: string;
+  programId: string;
+  displayPrefix: string;
+  scopes: ApiScope[];
+  createdAt: string;
+  revokedAt: string | null;
+};
 
 /** A key stored without scopes (every key made before they existed, and any made without them) may do everything. */
 export const scopesOfKey = (key: Pick<ApiKeyDocument, 'scopes'>): ApiScope[] => (key.scopes ? [...key.scopes] : [...API_SCOPES]);
@@ -59,7 +66,11 @@ export function hashApiKey(key: string): string {
 export async function createApiKey(store: AdminStore, programId: string, options: NewApiKey = {}): Promise<CreatedApiKey> {
   const { key = generateApiKey(), id = randomUUID(), scopes } = options;
   if (!(await findLiveProgram(store.programs, programId))) throw notFound(`No program with id ${programId}`);
-  const created = await insertUnique(store.apiKeys, { _id: id, programId, keyHash: hashApiKey(key), displayPrefix: key.slice(0, API_KEY_PREFIX.length + 4), scopes }, ['keyHash']);
+  const created = await insertUnique(
+    store.apiKeys,
+    { _id: id, programId, keyHash: hashApiKey(key), displayPrefix: key.slice(0, API_KEY_PREFIX.length + 4), scopes },
+    ['keyHash'],
+  );
   return { id, key, programId, scopes: scopesOfKey(created), createdAt: created.createdAt.toISOString() };
 }
 
@@ -99,15 +110,19 @@ export async function ensureBootstrapKey(store: AdminStore, key: string, logger:
   if (await store.apiKeys.exists({ keyHash })) return;
   const programId = uuidFromHash(hashApiKey(`program:${keyHash}`));
   const created = await createdUnlessTaken(
-    createProgram(store.programs, {
-      name: 'Demo program',
-      urlModifier: 'ref',
-      destinationUrls: [{ url: 'https://example.com/', params: {} }],
-      requireApproval: false,
-      defaultCommissionRate: 20,
-      apiAccess: true,
-      rateLimit: null,
-    }, programId),
+    createProgram(
+      store.programs,
+      {
+        name: 'Demo program',
+        urlModifier: 'ref',
+        destinationUrls: [{ url: 'https://example.com/', params: {} }],
+        requireApproval: false,
+        defaultCommissionRate: 20,
+        apiAccess: true,
+        rateLimit: null,
+      },
+      programId,
+    ),
   );
   if (await createdUnlessTaken(createApiKey(store, programId, { key, id: uuidFromHash(hashApiKey(`key:${keyHash}`)) }))) {
     logger.info({ programId, programCreated: created }, 'created the demo program for BOOTSTRAP_API_KEY');

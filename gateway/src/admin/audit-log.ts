@@ -47,7 +47,10 @@ auditRecordSchema.index({ expiresAt: 1 }, { expireAfterSeconds: 0 });
 export type AuditRecordModel = Model<AuditRecordDocument>;
 
 export function auditRecordModel(connection: Connection): AuditRecordModel {
-  return (connection.models.AuditRecord as AuditRecordModel | undefined) ?? connection.model<AuditRecordDocument>('AuditRecord', auditRecordSchema);
+  return (
+    (connection.models.AuditRecord as AuditRecordModel | undefined) ??
+    connection.model<AuditRecordDocument>('AuditRecord', auditRecordSchema)
+  );
 }
 
 export type AuditEntry = Pick<AuditRecordDocument, 'actor' | 'action' | 'targetId' | 'status' | 'requestId'>;
@@ -58,7 +61,13 @@ export type AuditLog = { auditRecords: AuditRecordModel; auditRetentionMs: numbe
 /** Appends one entry; the record is append-only (nothing in the code changes an entry, the retention sweep deletes old ones). */
 export async function recordAudit(log: AuditLog, entry: AuditEntry): Promise<void> {
   const now = new Date();
-  await log.auditRecords.create({ ...entry, createdAt: now, lastAt: now, count: 1, expiresAt: new Date(now.getTime() + log.auditRetentionMs) });
+  await log.auditRecords.create({
+    ...entry,
+    createdAt: now,
+    lastAt: now,
+    count: 1,
+    expiresAt: new Date(now.getTime() + log.auditRetentionMs),
+  });
 }
 
 /**
@@ -69,18 +78,29 @@ export async function recordAudit(log: AuditLog, entry: AuditEntry): Promise<voi
 export async function recordRefusal(log: AuditLog, entry: AuditEntry, windowMs: number): Promise<void> {
   const now = new Date();
   const windowStart = Math.floor(now.getTime() / windowMs) * windowMs;
-  const _id = uuidFromHash(createHash('sha256').update(`refused\n${entry.actor.address ?? 'unknown'}\n${windowStart}`).digest('hex'));
+  const _id = uuidFromHash(
+    createHash('sha256')
+      .update(`refused\n${entry.actor.address ?? 'unknown'}\n${windowStart}`)
+      .digest('hex'),
+  );
   const count = () =>
     log.auditRecords.updateOne(
       { _id },
-      { $inc: { count: 1 }, $set: { lastAt: now }, $setOnInsert: { ...entry, createdAt: now, expiresAt: new Date(now.getTime() + log.auditRetentionMs) } },
+      {
+        $inc: { count: 1 },
+        $set: { lastAt: now },
+        $setOnInsert: { ...entry, createdAt: now, expiresAt: new Date(now.getTime() + log.auditRetentionMs) },
+      },
       { upsert: true },
     );
   // Two first refusals at once: one inserted the record, the other counts in it.
   if ((await unlessKeyTaken(count)) instanceof UniqueKeyConflict) await count();
 }
 
-export async function listAuditRecords(records: AuditRecordModel, page: PageRequest): Promise<{ items: AuditRecord[]; nextCursor: string | null }> {
+export async function listAuditRecords(
+  records: AuditRecordModel,
+  page: PageRequest,
+): Promise<{ items: AuditRecord[]; nextCursor: string | null }> {
   const { items, nextCursor } = await findPage(records, {}, page);
   return { items: items.map(toAuditRecord), nextCursor };
 }
@@ -89,7 +109,12 @@ function toAuditRecord(document: AuditRecordDocument): AuditRecord {
   return {
     id: document._id,
     at: document.createdAt.toISOString(),
-    actor: { credential: document.actor.credential, address: document.actor.address ?? null, userAgent: document.actor.userAgent ?? null, user: document.actor.user ?? null },
+    actor: {
+      credential: document.actor.credential,
+      address: document.actor.address ?? null,
+      userAgent: document.actor.userAgent ?? null,
+      user: document.actor.user ?? null,
+    },
     action: document.action,
     targetId: document.targetId,
     status: document.status,

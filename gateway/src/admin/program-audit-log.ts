@@ -84,7 +84,9 @@ function toProgramAuditRecord(document: ProgramAuditRecordDocument): ProgramAudi
     actor: {
       apiKeyId: document.actor.apiKeyId,
       apiKeyPrefix: document.actor.apiKeyPrefix,
-      ...(document.actor.affiliatePortalSessionId ? { affiliatePortalSessionId: document.actor.affiliatePortalSessionId, affiliateId: document.actor.affiliateId } : {}),
+      ...(document.actor.affiliatePortalSessionId
+        ? { affiliatePortalSessionId: document.actor.affiliatePortalSessionId, affiliateId: document.actor.affiliateId }
+        : {}),
     },
     action: document.action,
     operation: document.operation,

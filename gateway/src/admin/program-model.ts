@@ -1,6 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import { PORTAL_DEFAULTS, PROGRAM_LIMIT_DEFAULTS, riskSettingsOf, TRACKING_DEFAULTS, type AttributionModel, type Program, type RiskActions, type SignupSettings } from '@affiliate/contracts';
-import { AggregateStore, findPage, outboxPlugin, runMigrationOnce, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
+import {
+  PORTAL_DEFAULTS,
+  PROGRAM_LIMIT_DEFAULTS,
+  riskSettingsOf,
+  TRACKING_DEFAULTS,
+  type AttributionModel,
+  type Program,
+  type RiskActions,
+  type SignupSettings,
+} from '@affiliate/contracts';
+import {
+  AggregateStore,
+  findPage,
+  outboxPlugin,
+  runMigrationOnce,
+  type OutboxFields,
+  type PageRequest,
+  type StoreContext,
+} from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { RateLimit } from '../config';
 
@@ -152,7 +169,8 @@ export function toProgram(document: ProgramDocument): Program {
   };
 }
 
-const hasPortalSettings = (document: ProgramDocument): boolean => document.affiliateCouponIds !== undefined || document.affiliatesMayAddLinks !== undefined;
+const hasPortalSettings = (document: ProgramDocument): boolean =>
+  document.affiliateCouponIds !== undefined || document.affiliatesMayAddLinks !== undefined;
 
 /** The portal settings of a program, the defaults filling what it never set. */
 export const portalSettingsOf = (document: Pick<ProgramDocument, 'affiliateCouponIds' | 'affiliatesMayAddLinks'>) => ({
@@ -161,4 +179,6 @@ export const portalSettingsOf = (document: Pick<ProgramDocument, 'affiliateCoupo
 });
 
 const hasRiskSettings = (document: ProgramDocument): boolean =>
-  document.riskActions !== undefined || document.maxAutoApprovedCommission !== undefined || document.minClickToConversionSeconds !== undefined;
+  document.riskActions !== undefined ||
+  document.maxAutoApprovedCommission !== undefined ||
+  document.minClickToConversionSeconds !== undefined;

@@ -6,7 +6,15 @@ import { slugKeyOf, toProgram, type ProgramDocument, type ProgramRepository } fr
 /** Every program change is one write carrying its program.* event, relayed to the services that keep program settings. */
 export async function createProgram(programs: ProgramRepository, body: CreateProgramBody, id: string = randomUUID()): Promise<Program> {
   const now = new Date();
-  const fields = { _id: id, ...TRACKING_DEFAULTS, ...body, rateLimit: body.rateLimit ?? null, slugKey: slugKeyOf(id, body.slug), createdAt: now, updatedAt: now } as ProgramDocument;
+  const fields = {
+    _id: id,
+    ...TRACKING_DEFAULTS,
+    ...body,
+    rateLimit: body.rateLimit ?? null,
+    slugKey: slugKeyOf(id, body.slug),
+    createdAt: now,
+    updatedAt: now,
+  } as ProgramDocument;
   const program = toProgram(fields);
   await slugTaken(body.slug, () => programs.insert(fields, () => [createEvent('program.created', id, program)]));
   return program;
@@ -18,7 +26,10 @@ export async function getProgram(programs: ProgramRepository, id: string): Promi
   return toProgram(document);
 }
 
-export async function listPrograms(programs: ProgramRepository, page: PageRequest): Promise<{ items: Program[]; nextCursor: string | null }> {
+export async function listPrograms(
+  programs: ProgramRepository,
+  page: PageRequest,
+): Promise<{ items: Program[]; nextCursor: string | null }> {
   const { items, nextCursor } = await programs.listAcrossPrograms(page);
   return { items: items.map(toProgram), nextCursor };
 }
@@ -51,7 +62,8 @@ async function slugTaken<T>(slug: string | null | undefined, write: () => Promis
   try {
     return await write();
   } catch (error) {
-    if (error instanceof UniqueKeyConflict && slug) throw badRequest(`slug: ${slug} is already taken by another program; choose another`, 'slug_taken', 'slug');
+    if (error instanceof UniqueKeyConflict && slug)
+      throw badRequest(`slug: ${slug} is already taken by another program; choose another`, 'slug_taken', 'slug');
     throw error;
   }
 }

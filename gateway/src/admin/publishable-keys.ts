@@ -14,7 +14,14 @@ export const PUBLISHABLE_KEY_PREFIX = 'pk_live_';
  * full, as Stripe shows its publishable keys; it is looked up by its hash like an API key. Its own
  * collection: a lookup of a secret key can never find a publishable one, nor the other way round.
  */
-export type PublishableKeyDocument = { _id: string; programId: string; key: string; keyHash: string; revokedAt: Date | null; createdAt: Date };
+export type PublishableKeyDocument = {
+  _id: string;
+  programId: string;
+  key: string;
+  keyHash: string;
+  revokedAt: Date | null;
+  createdAt: Date;
+};
 
 const schema = new Schema<PublishableKeyDocument>(
   {
@@ -31,7 +38,10 @@ schema.index({ programId: 1, createdAt: -1 });
 export type PublishableKeyModel = Model<PublishableKeyDocument>;
 
 export function publishableKeyModel(connection: Connection): PublishableKeyModel {
-  return (connection.models.PublishableKey as PublishableKeyModel | undefined) ?? connection.model<PublishableKeyDocument>('PublishableKey', schema);
+  return (
+    (connection.models.PublishableKey as PublishableKeyModel | undefined) ??
+    connection.model<PublishableKeyDocument>('PublishableKey', schema)
+  );
 }
 
 export type PublishableKeyStore = { programs: ProgramRepository; publishableKeys: PublishableKeyModel };
@@ -47,7 +57,10 @@ export async function createPublishableKey(store: PublishableKeyStore, programId
   if (!(await findLiveProgram(store.programs, programId))) throw notFound(`No program with id ${programId}`);
   const active = await store.publishableKeys.countDocuments({ programId, revokedAt: null });
   if (active >= MAX_ACTIVE_PUBLISHABLE_KEYS) {
-    throw badRequest(`A program can have at most ${MAX_ACTIVE_PUBLISHABLE_KEYS} active publishable keys: revoke one before creating another`, 'limit_reached');
+    throw badRequest(
+      `A program can have at most ${MAX_ACTIVE_PUBLISHABLE_KEYS} active publishable keys: revoke one before creating another`,
+      'limit_reached',
+    );
   }
   const key = `${PUBLISHABLE_KEY_PREFIX}${randomBytes(24).toString('base64url')}`;
   const created = await store.publishableKeys.create({ _id: randomUUID(), programId, key, keyHash: hashApiKey(key) });
@@ -63,14 +76,21 @@ export async function listPublishableKeys(store: PublishableKeyStore, programId:
  * Revoking twice is fine. `programId` scopes a program's own revocation (its API key may only
  * revoke its own keys); the operator passes none.
  */
-export async function revokePublishableKey(store: PublishableKeyStore, id: string, programId?: string): Promise<{ id: string; revoked: true }> {
+export async function revokePublishableKey(
+  store: PublishableKeyStore,
+  id: string,
+  programId?: string,
+): Promise<{ id: string; revoked: true }> {
   const scope = programId === undefined ? { _id: id } : { _id: id, programId };
   const updated = await store.publishableKeys.updateOne({ ...scope, revokedAt: null }, { $set: { revokedAt: new Date() } });
   if (updated.matchedCount === 0 && !(await store.publishableKeys.exists(scope))) throw notFound(`No publishable key with id ${id}`);
   return { id, revoked: true };
 }
 
-export async function findPublishableKeyByHash(publishableKeys: PublishableKeyModel, keyHash: string): Promise<PublishableKeyDocument | null> {
+export async function findPublishableKeyByHash(
+  publishableKeys: PublishableKeyModel,
+  keyHash: string,
+): Promise<PublishableKeyDocument | null> {
   return publishableKeys.findOne({ keyHash }).lean<PublishableKeyDocument>();
 }
 

@@ -8,7 +8,11 @@ export const retentionFields = { expiresAt: { type: Date, default: undefined } }
  * MongoDB-compatible server runs no TTL monitor, so the gateway sweeps on a timer too (a timed scan,
  * never per request). By `createdAt`, so records written before retention existed expire as well.
  */
-export async function deleteExpired<Doc extends { createdAt: Date }>(model: Model<Doc>, retentionMs: number, now = new Date()): Promise<number> {
+export async function deleteExpired<Doc extends { createdAt: Date }>(
+  model: Model<Doc>,
+  retentionMs: number,
+  now = new Date(),
+): Promise<number> {
   const cutoff = new Date(now.getTime() - retentionMs);
   return (await model.deleteMany({ createdAt: { $lte: cutoff } } as Parameters<Model<Doc>['deleteMany']>[0])).deletedCount;
 }

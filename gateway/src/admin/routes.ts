@@ -1,5 +1,14 @@
 import { API_OPERATIONS, CreateApiKeyBody, CreateProgramBody, ListQuery, NoQuery, UpdateProgramBody } from '@affiliate/contracts';
-import { createRouter, constantTimeEquals, parseBody, parseQuery, REQUEST_ID_HEADER, setNextPageLink, unauthorized, type Logger } from '@affiliate/platform';
+import {
+  createRouter,
+  constantTimeEquals,
+  parseBody,
+  parseQuery,
+  REQUEST_ID_HEADER,
+  setNextPageLink,
+  unauthorized,
+  type Logger,
+} from '@affiliate/platform';
 import express, { type Router, type Request, type RequestHandler, type Response } from 'express';
 import type { RateLimit } from '../config';
 import { checkAffiliateCoupons } from '../portal/affiliate-portal';
@@ -74,7 +83,11 @@ function requireAdmin(adminToken: string, failures: FailedAuthentication, addres
     response.locals.adminCredential = 'refused';
     await addressLimit(request, response, () => undefined);
     response.setHeader('WWW-Authenticate', presented ? 'Bearer realm="admin", error="invalid_token"' : 'Bearer realm="admin"');
-    throw await failures.record(request.ip, response, unauthorized('Missing or invalid admin token: send "Authorization: Bearer <ADMIN_TOKEN>"'));
+    throw await failures.record(
+      request.ip,
+      response,
+      unauthorized('Missing or invalid admin token: send "Authorization: Bearer <ADMIN_TOKEN>"'),
+    );
   };
 }
 
@@ -99,7 +112,13 @@ export function adminRoutes(options: AdminRoutesOptions): Router {
   const { store } = options;
   const router = createRouter();
   router.use(auditTrail(store, options.logger, options.failedAuthLimit.duration * 1000));
-  router.use(requireAdmin(options.adminToken, new FailedAuthentication(options.rateLimits, options.failedAuthLimit, 'admin', true), options.addressLimit));
+  router.use(
+    requireAdmin(
+      options.adminToken,
+      new FailedAuthentication(options.rateLimits, options.failedAuthLimit, 'admin', true),
+      options.addressLimit,
+    ),
+  );
   router.use(express.json({ limit: options.bodyLimit }));
   const changed = <T>(result: T): T => {
     options.onChange();

@@ -19,13 +19,19 @@ export function authenticate(keys: KeyDirectory, failures: FailedAuthentication)
     const header = request.header('authorization');
     if (!header) throw await refuse('Missing Authorization header: send "Authorization: Bearer <API key>"', 'Bearer realm="api"');
     const match = BEARER.exec(header);
-    if (!match?.[1]) throw await refuse('The Authorization header must be "Bearer <API key>"', 'Bearer realm="api", error="invalid_request"');
+    if (!match?.[1])
+      throw await refuse('The Authorization header must be "Bearer <API key>"', 'Bearer realm="api", error="invalid_request"');
     // A key known valid here always passes. Any other is checked against its address first: one over
     // its failed attempts gets no database lookup for it (but the window's first).
     const throttled = keys.isKnownValid(match[1]) ? null : await failures.beforeLookup(request.ip, response);
     if (throttled) throw throttled;
     const verdict = await keys.resolve(match[1]);
-    if (verdict.kind === 'unknown') throw await refuse('Invalid API key: it is unknown or has been revoked', 'Bearer realm="api", error="invalid_token"', 'api_key_invalid');
+    if (verdict.kind === 'unknown')
+      throw await refuse(
+        'Invalid API key: it is unknown or has been revoked',
+        'Bearer realm="api", error="invalid_token"',
+        'api_key_invalid',
+      );
     if (verdict.kind === 'program-deleted') throw notFound('The program of this API key no longer exists', 'program_missing');
     if (!verdict.apiAccess) throw forbidden('API access is not enabled for this program', 'api_access_disabled');
     const { kind: _valid, apiAccess: _apiAccess, ...caller } = verdict;

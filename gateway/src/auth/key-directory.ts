@@ -81,7 +81,11 @@ export class KeyDirectory {
     if (cached && cached.expiresAt > now) return cached.verdict;
     const verdict = this.lookUp(keyHash, isPublishableKey(presentedKey) ? 'publishable' : 'secret');
     this.remember(keyHash, { expiresAt: now + this.options.ttlMs, verdict });
-    verdict.then((resolved) => resolved.kind === 'valid' && this.bounded(this.knownValid, keyHash, Date.now() + (this.options.knownValidMs ?? KNOWN_VALID_MS)), () => undefined);
+    verdict.then(
+      (resolved) =>
+        resolved.kind === 'valid' && this.bounded(this.knownValid, keyHash, Date.now() + (this.options.knownValidMs ?? KNOWN_VALID_MS)),
+      () => undefined,
+    );
     // A failed lookup (database away) must not be cached: the next request tries again.
     verdict.catch(() => this.entries.delete(keyHash));
     return verdict;

@@ -6,7 +6,12 @@ import { PUBLIC_PREFIX } from '../proxy/route-table';
 import { callerOf } from './authenticate';
 
 // The public operations a secret key can call, by method and path: the one table of scopes (contracts/src/openapi.ts).
-const SECRET_KEY_OPERATIONS = new Map(API_OPERATIONS.filter((operation) => !operation.admin && !operation.browser).map((operation) => [`${operation.method.toUpperCase()} ${operation.path}`, operation]));
+const SECRET_KEY_OPERATIONS = new Map(
+  API_OPERATIONS.filter((operation) => !operation.admin && !operation.browser).map((operation) => [
+    `${operation.method.toUpperCase()} ${operation.path}`,
+    operation,
+  ]),
+);
 
 /**
  * HEAD and OPTIONS read like GET, as the rate limit counts them. The path is looked up in any case:
@@ -24,7 +29,10 @@ const wantsCsv = (request: Request) => request.accepts(['application/json', 'tex
 
 function refuse(request: Request, missing: ApiScope[]): never {
   const names = missing.map((scope) => `"${scope}"`).join(' and ');
-  throw forbidden(`This API key lacks the ${names} scope${missing.length > 1 ? 's' : ''} needed for ${request.method} ${PUBLIC_PREFIX}${request.path}; create a key with ${missing.length > 1 ? 'them' : 'it'} (POST /admin/v1/programs/{id}/api-keys {"scopes": [...]})`, 'scope_missing');
+  throw forbidden(
+    `This API key lacks the ${names} scope${missing.length > 1 ? 's' : ''} needed for ${request.method} ${PUBLIC_PREFIX}${request.path}; create a key with ${missing.length > 1 ? 'them' : 'it'} (POST /admin/v1/programs/{id}/api-keys {"scopes": [...]})`,
+    'scope_missing',
+  );
 }
 
 export type ScopeOptions = { audit: ProgramAuditLog; logger: Logger };

@@ -44,13 +44,15 @@ const BROWSER_ROUTES: Record<string, BrowserRoute> = {
     toAnswer: (referral) => ({ ok: true, referralId: referral.id }),
     // Which of these it was would tell a page what it may not know: whether a customer's email is
     // already a referral of the program, or whether a click id exists. The page learns only that it failed.
-    refusal: 'The referral could not be created: the click or visitor is not one of this program within its attribution window, or this customer is already referred',
+    refusal:
+      'The referral could not be created: the click or visitor is not one of this program within its attribution window, or this customer is already referred',
   },
 };
 
 export const BROWSER_PATHS = Object.keys(BROWSER_ROUTES);
 
-const browserRouteOf = (path: string): BrowserRoute | undefined => (Object.hasOwn(BROWSER_ROUTES, path.replace(/\/$/, '')) ? BROWSER_ROUTES[path.replace(/\/$/, '')] : undefined);
+const browserRouteOf = (path: string): BrowserRoute | undefined =>
+  Object.hasOwn(BROWSER_ROUTES, path.replace(/\/$/, '')) ? BROWSER_ROUTES[path.replace(/\/$/, '')] : undefined;
 
 /** The address and user agent the click is judged by; an IPv4-mapped IPv6 address is given as IPv4. */
 function visitorOf(request: Request): { ipAddress?: string; userAgent?: string } {
@@ -119,26 +121,38 @@ export function credentialScope(options: CredentialScopeOptions): RequestHandler
     await limitPerAddress(options, caller, request, response);
     // An Idempotency-Key from a page is not honoured: answers are narrowed after the service's, so there is nothing to replay.
     delete request.headers['idempotency-key'];
-    await new Promise<void>((resolve, reject) => readJson(request, response, (error?: unknown) => (error ? reject(error as Error) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      readJson(request, response, (error?: unknown) => (error ? reject(error as Error) : resolve())),
+    );
     request.body = Buffer.from(JSON.stringify(browserRoute.toInternalBody(request, caller)));
     request.url = browserRoute.route.path;
     response.locals.route = browserRoute.route;
-    response.locals.narrowAnswer = (captured: CapturedResponse) => narrowed(captured, (body) => browserRoute.toAnswer(body, caller), browserRoute.refusal, requestIdOf(response));
+    response.locals.narrowAnswer = (captured: CapturedResponse) =>
+      narrowed(captured, (body) => browserRoute.toAnswer(body, caller), browserRoute.refusal, requestIdOf(response));
     next();
   };
 }
 
 async function limitPerAddress(options: CredentialScopeOptions, caller: Caller, request: Request, response: Response): Promise<void> {
-  const limiterKey = createHash('sha256').update(`browser\n${caller.keyHash}\n${request.ip ?? 'unknown'}`).digest('base64url');
+  const limiterKey = createHash('sha256')
+    .update(`browser\n${caller.keyHash}\n${request.ip ?? 'unknown'}`)
+    .digest('base64url');
   const verdict = await options.rateLimits.consume(limiterKey, options.browserAddressLimit);
   if (!verdict.allowed) {
     response.setHeader('Retry-After', String(verdict.resetSeconds));
-    throw new AppError(429, `Too many browser calls from this address with this publishable key; retry after ${verdict.resetSeconds} s`, { code: 'address_rate_limited' });
+    throw new AppError(429, `Too many browser calls from this address with this publishable key; retry after ${verdict.resetSeconds} s`, {
+      code: 'address_rate_limited',
+    });
   }
 }
 
 /** A successful answer is replaced by its narrowed form; a refusal passes as it is, or as the route's one generic refusal. */
-function narrowed(captured: CapturedResponse, toAnswer: (body: Record<string, unknown>) => Record<string, unknown>, refusal: string | undefined, requestId: string): Promise<void> {
+function narrowed(
+  captured: CapturedResponse,
+  toAnswer: (body: Record<string, unknown>) => Record<string, unknown>,
+  refusal: string | undefined,
+  requestId: string,
+): Promise<void> {
   if (refusal && captured.status >= 400 && captured.status < 500 && captured.status !== 429) {
     captured.status = 400;
     captured.body = Buffer.from(JSON.stringify(errorResponseBody(400, refusal, 'plain', { code: 'attribution_failed', requestId })));

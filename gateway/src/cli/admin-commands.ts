@@ -27,7 +27,13 @@ export async function runAdminCommand(argv: string[], store: AdminStore): Promis
   const command = argv[0] ?? '';
   if (!CHANGING_COMMANDS.has(command)) return executeCommand(argv, store);
   const audit = (status: number, targetId: string | null) =>
-    recordAudit(store, { actor: { credential: 'cli', address: null, userAgent: null, user: userInfo().username }, action: `cli ${command}`, targetId, status, requestId: null });
+    recordAudit(store, {
+      actor: { credential: 'cli', address: null, userAgent: null, user: userInfo().username },
+      action: `cli ${command}`,
+      targetId,
+      status,
+      requestId: null,
+    });
   try {
     const result = (await executeCommand(argv, store)) as { program?: { id: string }; apiKey?: { programId: string }; id?: string };
     await audit(200, result.program?.id ?? result.apiKey?.programId ?? result.id ?? null);
@@ -68,7 +74,9 @@ async function executeCommand(argv: string[], store: AdminStore): Promise<unknow
     case 'create-key': {
       const { values } = parse(rest, { program: { type: 'string' }, scopes: { type: 'string' } });
       if (typeof values.program !== 'string') throw badRequest('--program <programId> is required');
-      const body = CreateApiKeyBody.safeParse(typeof values.scopes === 'string' ? { scopes: values.scopes.split(',').map((scope) => scope.trim()) } : {});
+      const body = CreateApiKeyBody.safeParse(
+        typeof values.scopes === 'string' ? { scopes: values.scopes.split(',').map((scope) => scope.trim()) } : {},
+      );
       if (!body.success) throw badRequest(describeZodError(body.error, 'body'));
       return { apiKey: await createApiKey(store, values.program, body.data), note: 'Store the key now: it is shown only once.' };
     }

@@ -24,7 +24,9 @@ const { escapeHtml } = new MarkdownIt().utils;
 const GUIDES_DIRECTORY = join(__dirname, '..', '..', '..', 'docs', 'guides');
 
 const guideLinks = (current?: string) =>
-  GUIDES.map(({ name, title }) => `<a href="/docs/guides/${name}"${name === current ? ' aria-current="page"' : ''}>${escapeHtml(title)}</a>`).join('\n    ');
+  GUIDES.map(
+    ({ name, title }) => `<a href="/docs/guides/${name}"${name === current ? ' aria-current="page"' : ''}>${escapeHtml(title)}</a>`,
+  ).join('\n    ');
 
 /** Redoc (the reference), under a bar that links every guide and the explorer. */
 const DOCS_PAGE = `<!doctype html>
@@ -125,7 +127,8 @@ const INIT_SCRIPT = `window.ui = SwaggerUIBundle({
 `;
 
 // Everything from this origin: the page works offline and nothing is loaded from a CDN.
-const CONTENT_SECURITY_POLICY = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+const CONTENT_SECURITY_POLICY =
+  "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 /**
  * Redoc builds its search index in a worker made from a blob of its own bundle: only a script this

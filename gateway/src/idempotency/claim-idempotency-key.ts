@@ -1,7 +1,12 @@
 import { isKeptForReplay } from '@affiliate/contracts';
 import { unlessKeyTaken, UniqueKeyConflict } from '@affiliate/platform';
 import type { Types } from 'mongoose';
-import { IDEMPOTENCY_WINDOW_SECONDS, type IdempotencyRecordDocument, type IdempotencyRecordModel, type StoredResponse } from './idempotency-record';
+import {
+  IDEMPOTENCY_WINDOW_SECONDS,
+  type IdempotencyRecordDocument,
+  type IdempotencyRecordModel,
+  type StoredResponse,
+} from './idempotency-record';
 
 export type Claim =
   | { kind: 'claimed'; recordId: Types.ObjectId }
@@ -16,10 +21,23 @@ export type ClaimRequest = { programId: string; key: string; requestHash: string
  * through. A record older than the window is gone; one stuck in `processing` longer than
  * `abandonedAfterMs` belonged to a gateway that died mid-request and may be taken over.
  */
-export async function claimIdempotencyKey(records: IdempotencyRecordModel, request: ClaimRequest, abandonedAfterMs: number): Promise<Claim> {
+export async function claimIdempotencyKey(
+  records: IdempotencyRecordModel,
+  request: ClaimRequest,
+  abandonedAfterMs: number,
+): Promise<Claim> {
   const now = request.now ?? new Date();
   for (let attempt = 0; attempt < 3; attempt += 1) {
-    const created = await unlessKeyTaken(() => records.create({ programId: request.programId, key: request.key, requestHash: request.requestHash, state: 'processing', response: null, createdAt: now }));
+    const created = await unlessKeyTaken(() =>
+      records.create({
+        programId: request.programId,
+        key: request.key,
+        requestHash: request.requestHash,
+        state: 'processing',
+        response: null,
+        createdAt: now,
+      }),
+    );
     if (!(created instanceof UniqueKeyConflict)) return { kind: 'claimed', recordId: created._id };
     const existing = await records.findOne({ programId: request.programId, key: request.key }).lean<IdempotencyRecordDocument>();
     if (!existing) continue;
@@ -37,7 +55,11 @@ export async function claimIdempotencyKey(records: IdempotencyRecordModel, reque
   return { kind: 'in-progress' };
 }
 
-export async function completeIdempotencyKey(records: IdempotencyRecordModel, recordId: Types.ObjectId, response: StoredResponse): Promise<void> {
+export async function completeIdempotencyKey(
+  records: IdempotencyRecordModel,
+  recordId: Types.ObjectId,
+  response: StoredResponse,
+): Promise<void> {
   if (!isKeptForReplay(response.status)) {
     await releaseIdempotencyKey(records, recordId);
     return;

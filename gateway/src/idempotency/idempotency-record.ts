@@ -21,7 +21,10 @@ const idempotencyRecordSchema = new Schema<IdempotencyRecordDocument>(
     key: { type: String, required: true },
     requestHash: { type: String, required: true },
     state: { type: String, enum: ['processing', 'completed'], required: true },
-    response: { type: new Schema({ status: Number, headers: Schema.Types.Mixed, body: Buffer }, { _id: false, minimize: false }), default: null },
+    response: {
+      type: new Schema({ status: Number, headers: Schema.Types.Mixed, body: Buffer }, { _id: false, minimize: false }),
+      default: null,
+    },
     createdAt: { type: Date, required: true },
   },
   { collection: 'idempotency_keys', versionKey: false, minimize: false },

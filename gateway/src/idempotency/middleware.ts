@@ -45,16 +45,24 @@ export function idempotency(records: IdempotencyRecordModel, abandonedAfterMs: n
   return async (request, response, next) => {
     const key = request.header(IDEMPOTENCY_KEY_HEADER);
     if (!IDEMPOTENT_METHODS.has(request.method) || key === undefined) return next();
-    if (!VALID_KEY.test(key)) throw badRequest('Idempotency-Key must be 1 to 255 printable characters without spaces', 'idempotency_key_invalid');
+    if (!VALID_KEY.test(key))
+      throw badRequest('Idempotency-Key must be 1 to 255 printable characters without spaces', 'idempotency_key_invalid');
     const body = Buffer.isBuffer(request.body) ? request.body : rawBodyOf(response);
     const requestHash = requestFingerprint(request, body);
     const programId = callerOf(response).programId;
     const claim = await claimIdempotencyKey(records, { programId, key, requestHash }, abandonedAfterMs);
     if (claim.kind === 'different-request') {
-      throw conflict('This Idempotency-Key was already used with a different request; use a new key for a new request', 'idempotency_key_reused');
+      throw conflict(
+        'This Idempotency-Key was already used with a different request; use a new key for a new request',
+        'idempotency_key_reused',
+      );
     }
     if (claim.kind === 'in-progress') {
-      throw new AppError(409, `A request with this Idempotency-Key is still being processed; retry in ${IN_PROGRESS_RETRY_AFTER_SECONDS} s`, { code: 'idempotency_key_in_use', retryAfterSeconds: IN_PROGRESS_RETRY_AFTER_SECONDS });
+      throw new AppError(
+        409,
+        `A request with this Idempotency-Key is still being processed; retry in ${IN_PROGRESS_RETRY_AFTER_SECONDS} s`,
+        { code: 'idempotency_key_in_use', retryAfterSeconds: IN_PROGRESS_RETRY_AFTER_SECONDS },
+      );
     }
     if (claim.kind === 'replay') {
       response.setHeader('Idempotent-Replayed', 'true');
@@ -65,7 +73,12 @@ export function idempotency(records: IdempotencyRecordModel, abandonedAfterMs: n
       capture: (captured) =>
         completeIdempotencyKey(records, claim.recordId, {
           status: captured.status,
-          headers: Object.fromEntries(KEPT_HEADERS.filter((name) => captured.headers[name] !== undefined).map((name) => [name, captured.headers[name] as string | string[]])),
+          headers: Object.fromEntries(
+            KEPT_HEADERS.filter((name) => captured.headers[name] !== undefined).map((name) => [
+              name,
+              captured.headers[name] as string | string[],
+            ]),
+          ),
           body: withoutCredentials(captured.body, ['secret', ...withheldOnReplayOf(response)]),
         }),
       onUnavailable: () => releaseIdempotencyKey(records, claim.recordId),
@@ -140,7 +153,8 @@ export const storeLocalAnswer: RequestHandler = (_request, response, next) => {
   if (!capture) return next();
   const chunks: Buffer[] = [];
   const end = response.end.bind(response) as (body: Buffer) => Response;
-  const toBuffer = (chunk: unknown, encoding?: unknown) => (Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk), typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8'));
+  const toBuffer = (chunk: unknown, encoding?: unknown) =>
+    Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk), typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
   response.write = ((chunk: unknown, encoding?: unknown) => {
     if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') chunks.push(toBuffer(chunk, encoding));
     return true;
@@ -148,7 +162,11 @@ export const storeLocalAnswer: RequestHandler = (_request, response, next) => {
   response.end = ((chunk?: unknown, encoding?: unknown) => {
     if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') chunks.push(toBuffer(chunk, encoding));
     const body = Buffer.concat(chunks);
-    const headers = Object.fromEntries(Object.entries(response.getHeaders()).filter(([, value]) => value !== undefined).map(([name, value]) => [name, Array.isArray(value) ? value : String(value)]));
+    const headers = Object.fromEntries(
+      Object.entries(response.getHeaders())
+        .filter(([, value]) => value !== undefined)
+        .map(([name, value]) => [name, Array.isArray(value) ? value : String(value)]),
+    );
     const send = () => end(body);
     capture({ status: response.statusCode, headers, body }).then(send, send);
     return response;

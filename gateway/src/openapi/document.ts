@@ -5,7 +5,10 @@ type Document = ReturnType<typeof buildOpenApiDocument> & { webhooks?: Record<st
 const signatureHeaders = [
   { name: 'webhook-id', description: 'The event id; the same on every retry, so receivers can drop duplicates.' },
   { name: 'webhook-timestamp', description: 'Unix seconds when this attempt was signed.' },
-  { name: 'webhook-signature', description: 'v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the endpoint secret> (Standard Webhooks).' },
+  {
+    name: 'webhook-signature',
+    description: 'v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the endpoint secret> (Standard Webhooks).',
+  },
 ].map((header) => ({ ...header, in: 'header' as const, required: true, schema: { type: 'string' as const } }));
 
 /**
@@ -23,11 +26,17 @@ export function gatewayOpenApiDocument(): Document {
           // When it fires, from the event catalogue: the same words as GET /event-types and the console.
           description: EVENT_CATALOGUE[type].firesWhen,
           tags: ['Webhook events'],
-          operationId: `receive${type.split('.').map((part) => part[0]?.toUpperCase() + part.slice(1)).join('')}`,
+          operationId: `receive${type
+            .split('.')
+            .map((part) => part[0]?.toUpperCase() + part.slice(1))
+            .join('')}`,
           // We call the subscriber: no credential of ours is involved, the signature headers authenticate us.
           security: [],
           parameters: signatureHeaders,
-          requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${payloadComponentName(type)}` } } } },
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: { $ref: `#/components/schemas/${payloadComponentName(type)}` } } },
+          },
           responses: {
             '2XX': { description: 'Delivered. Any other answer, or none within 15 s, is retried with backoff.' },
             '410': { description: 'Gone: the endpoint is disabled and receives nothing more.' },

@@ -14,9 +14,15 @@ export type PortalDeps = { sessions: PortalSessions; services: Pick<ServiceCalls
  * (deleted ones included). The one read every portal decision about an affiliate starts from.
  */
 export async function affiliateOf(deps: PortalDeps, programId: string, affiliateId: string): Promise<InternalAffiliate> {
-  const answer = await deps.services.affiliate.request<InternalAffiliate | { error: string }>({ method: 'GET', path: '/internal/affiliates', programId, query: { id: affiliateId } });
+  const answer = await deps.services.affiliate.request<InternalAffiliate | { error: string }>({
+    method: 'GET',
+    path: '/internal/affiliates',
+    programId,
+    query: { id: affiliateId },
+  });
   if (answer.status === 404) throw notFound(`No affiliate with id ${affiliateId} in this program`);
-  if (answer.status !== 200) throw new AppError(answer.status, (answer.body as { error: string }).error, { code: upstreamCodeOf(answer.body) });
+  if (answer.status !== 200)
+    throw new AppError(answer.status, (answer.body as { error: string }).error, { code: upstreamCodeOf(answer.body) });
   return answer.body as InternalAffiliate;
 }
 
@@ -52,10 +58,18 @@ export async function createPortalSession(
  * Each coupon offered to affiliates must be one of the program's: a made-up id is refused before it
  * is stored, by the program's own settings route and by the operators' admin routes alike.
  */
-export async function checkAffiliateCoupons(services: Pick<ServiceCalls, 'coupon'>, programId: string | null, couponIds: string[] | undefined): Promise<void> {
+export async function checkAffiliateCoupons(
+  services: Pick<ServiceCalls, 'coupon'>,
+  programId: string | null,
+  couponIds: string[] | undefined,
+): Promise<void> {
   for (const couponId of couponIds ?? []) {
     // A program being created has no coupons yet.
-    const answer = programId === null ? { status: 404 } : await services.coupon.request({ method: 'GET', path: '/coupons', programId, query: { id: couponId } });
-    if (answer.status === 404) throw badRequest(`affiliateCouponIds: no coupon with id ${couponId} in this program`, 'resource_missing', 'affiliateCouponIds');
+    const answer =
+      programId === null
+        ? { status: 404 }
+        : await services.coupon.request({ method: 'GET', path: '/coupons', programId, query: { id: couponId } });
+    if (answer.status === 404)
+      throw badRequest(`affiliateCouponIds: no coupon with id ${couponId} in this program`, 'resource_missing', 'affiliateCouponIds');
   }
 }

@@ -65,7 +65,9 @@ export type LinkRefusal = 'unknown' | 'expired' | 'used' | 'revoked';
 export type OpenedSession = { session: PortalSessionDocument; cookie: string };
 
 /** A live session, as every portal request sees it: the affiliate and program come from here only. */
-export type LiveSession = Pick<PortalSessionDocument, '_id' | 'programId' | 'affiliateId' | 'returnUrl' | 'expiresAt' | 'createdBy'> & { csrfToken: string };
+export type LiveSession = Pick<PortalSessionDocument, '_id' | 'programId' | 'affiliateId' | 'returnUrl' | 'expiresAt' | 'createdBy'> & {
+  csrfToken: string;
+};
 
 export class PortalSessions {
   private readonly model: Model<PortalSessionDocument>;
@@ -78,7 +80,12 @@ export class PortalSessions {
     this.model = portalSessionModel(connection);
   }
 
-  async create(programId: string, affiliateId: string, returnUrl: string | null, createdBy: { apiKeyId: string; apiKeyPrefix: string }): Promise<{ session: PortalSessionDocument; linkToken: string }> {
+  async create(
+    programId: string,
+    affiliateId: string,
+    returnUrl: string | null,
+    createdBy: { apiKeyId: string; apiKeyPrefix: string },
+  ): Promise<{ session: PortalSessionDocument; linkToken: string }> {
     const id = randomUUID();
     const secret = newSecret();
     const created = await this.model.create({
@@ -114,7 +121,12 @@ export class PortalSessions {
   async open(programId: string, session: PortalSessionDocument): Promise<OpenedSession | 'used'> {
     const secret = newSecret();
     const now = new Date();
-    const changes = { openedAt: now, cookieHash: hashOf(secret), csrfToken: newSecret(), expiresAt: new Date(now.getTime() + PORTAL_SESSION_TTL_SECONDS * 1000) };
+    const changes = {
+      openedAt: now,
+      cookieHash: hashOf(secret),
+      csrfToken: newSecret(),
+      expiresAt: new Date(now.getTime() + PORTAL_SESSION_TTL_SECONDS * 1000),
+    };
     const opened = await this.model.updateOne(
       { _id: session._id, programId, openedAt: null, revokedAt: null, linkExpiresAt: { $gt: now } },
       { $set: changes },

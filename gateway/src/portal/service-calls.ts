@@ -1,4 +1,11 @@
-import { createServiceClient, type Logger, type Metrics, type ServiceClient, type ServiceRequest, type ServiceResponse } from '@affiliate/platform';
+import {
+  createServiceClient,
+  type Logger,
+  type Metrics,
+  type ServiceClient,
+  type ServiceRequest,
+  type ServiceResponse,
+} from '@affiliate/platform';
 import { UPSTREAM_NAMES, type UpstreamName } from '../proxy/route-table';
 import { UpstreamTargets } from '../proxy/upstream-targets';
 
@@ -6,7 +13,13 @@ import { UpstreamTargets } from '../proxy/upstream-targets';
 export type ServiceCall = { request<T = unknown>(request: ServiceRequest): Promise<ServiceResponse<T>> };
 export type ServiceCalls = Record<UpstreamName, ServiceCall>;
 
-export type ServiceCallsOptions = { upstreams: Record<UpstreamName, string>; internalToken: string; timeoutMs: number; logger: Logger; metrics: Metrics };
+export type ServiceCallsOptions = {
+  upstreams: Record<UpstreamName, string>;
+  internalToken: string;
+  timeoutMs: number;
+  logger: Logger;
+  metrics: Metrics;
+};
 
 /**
  * The platform's service client (circuit per program, 5xx as 503) for each service; where a setting
@@ -19,7 +32,14 @@ export function createServiceCalls(options: ServiceCallsOptions): ServiceCalls &
       const targets = new UpstreamTargets(options.upstreams[name]);
       const byUrl = new Map(
         targets.urls.map((url) => {
-          const client = createServiceClient({ name, baseUrl: url, internalToken: options.internalToken, logger: options.logger, timeoutMs: options.timeoutMs, metrics: options.metrics.circuits });
+          const client = createServiceClient({
+            name,
+            baseUrl: url,
+            internalToken: options.internalToken,
+            logger: options.logger,
+            timeoutMs: options.timeoutMs,
+            metrics: options.metrics.circuits,
+          });
           clients.push(client);
           return [url, client] as const;
         }),

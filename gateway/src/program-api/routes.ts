@@ -1,4 +1,11 @@
-import { CreatePortalSessionBody, ListQuery, NoQuery, ProgramSettingsBody, RevokePortalSessionsBody, RevokePublishableKeyBody } from '@affiliate/contracts';
+import {
+  CreatePortalSessionBody,
+  ListQuery,
+  NoQuery,
+  ProgramSettingsBody,
+  RevokePortalSessionsBody,
+  RevokePublishableKeyBody,
+} from '@affiliate/contracts';
 import { createRouter, parseBody, parseQuery, requireJsonBody, setNextPageLink } from '@affiliate/platform';
 import express, { type Router, type RequestHandler } from 'express';
 import type { ProgramAuditLog } from '../admin/program-audit-log';
@@ -39,7 +46,8 @@ export function programApiRoutes(options: ProgramApiOptions): Router {
   const router = createRouter();
   const store = { programs: options.programs, publishableKeys: options.publishableKeys };
   const parseJson = express.json({ limit: options.bodyLimit, verify: keepRawBody as never });
-  const json: RequestHandler = (request, response, next) => requireJsonBody(request, response, (error?: unknown) => (error ? next(error) : parseJson(request, response, next)));
+  const json: RequestHandler = (request, response, next) =>
+    requireJsonBody(request, response, (error?: unknown) => (error ? next(error) : parseJson(request, response, next)));
   // A route without a body still reads what was sent: a retry is the same request only with the same bytes.
   const bytes = express.raw({ type: () => true, limit: options.bodyLimit });
   // A write with an Idempotency-Key is answered once, like the proxied writes (after the body is parsed, which it is fingerprinted by).
@@ -78,7 +86,9 @@ export function programApiRoutes(options: ProgramApiOptions): Router {
     // The link points at the gateway that made it, as the client reached it (trust proxy decides which forwarding headers count).
     const caller = callerOf(response);
     const createdBy = { apiKeyId: caller.keyId, apiKeyPrefix: caller.keyPrefix };
-    response.json(await createPortalSession(portal, programIdOf(response), body, `${request.protocol}://${request.get('host')}`, createdBy));
+    response.json(
+      await createPortalSession(portal, programIdOf(response), body, `${request.protocol}://${request.get('host')}`, createdBy),
+    );
   });
   router.delete('/affiliate-portal-sessions', options.rateLimit, json, ...once, async (request, response) => {
     const body = parseBody(RevokePortalSessionsBody, request);

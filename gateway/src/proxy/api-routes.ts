@@ -1,5 +1,17 @@
 import { NUMBERED_ERROR_OPERATIONS } from '@affiliate/contracts';
-import { API_KEY_ID_HEADER, API_KEY_PREFIX_HEADER, createRouter, AppError, FORWARDED_PREFIX_HEADER, INTERNAL_TOKEN_HEADER, MAX_WEBHOOK_ENDPOINTS_HEADER, notFound, PROGRAM_ID_HEADER, REQUEST_ID_HEADER, type Logger } from '@affiliate/platform';
+import {
+  API_KEY_ID_HEADER,
+  API_KEY_PREFIX_HEADER,
+  createRouter,
+  AppError,
+  FORWARDED_PREFIX_HEADER,
+  INTERNAL_TOKEN_HEADER,
+  MAX_WEBHOOK_ENDPOINTS_HEADER,
+  notFound,
+  PROGRAM_ID_HEADER,
+  REQUEST_ID_HEADER,
+  type Logger,
+} from '@affiliate/platform';
 import express, { type Router, type RequestHandler } from 'express';
 import type { ProgramAuditLog } from '../admin/program-audit-log';
 import type { ProgramRepository } from '../admin/program-model';
@@ -62,7 +74,11 @@ export function readBody(limit: string): RequestHandler {
     raw(request, response, (error?: unknown) => {
       const status = (error as { status?: unknown } | undefined)?.status;
       if (error && typeof (error as { type?: unknown }).type !== 'string' && typeof status === 'number' && status < 500) {
-        return next(new AppError(status, `Request body could not be read: ${(error as Error).message}`, { code: status === 413 ? 'body_too_large' : status === 415 ? 'unsupported_media_type' : 'body_malformed' }));
+        return next(
+          new AppError(status, `Request body could not be read: ${(error as Error).message}`, {
+            code: status === 413 ? 'body_too_large' : status === 415 ? 'unsupported_media_type' : 'body_malformed',
+          }),
+        );
       }
       next(error);
     });

@@ -36,19 +36,25 @@ export function integrationRoutes(options: IntegrationRoutesOptions): Router {
     response.locals.webhookProgramId = programId;
     next();
   };
-  router.post('/integrations/stripe/:programId/webhooks', options.anonymous, knownProgram, readBody(options.bodyLimit), (request, response) => {
-    const programId = String(response.locals.webhookProgramId);
-    request.url = STRIPE_WEBHOOK_UPSTREAM_PATH;
-    return options.sale.forward(request, response, {
-      programId,
-      headers: {
-        [INTERNAL_TOKEN_HEADER]: options.internalToken,
-        [PROGRAM_ID_HEADER]: programId,
-        [REQUEST_ID_HEADER]: String(response.locals.requestId),
-        'content-type': 'application/octet-stream',
-      },
-      body: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
-    });
-  });
+  router.post(
+    '/integrations/stripe/:programId/webhooks',
+    options.anonymous,
+    knownProgram,
+    readBody(options.bodyLimit),
+    (request, response) => {
+      const programId = String(response.locals.webhookProgramId);
+      request.url = STRIPE_WEBHOOK_UPSTREAM_PATH;
+      return options.sale.forward(request, response, {
+        programId,
+        headers: {
+          [INTERNAL_TOKEN_HEADER]: options.internalToken,
+          [PROGRAM_ID_HEADER]: programId,
+          [REQUEST_ID_HEADER]: String(response.locals.requestId),
+          'content-type': 'application/octet-stream',
+        },
+        body: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
+      });
+    },
+  );
   return router;
 }

@@ -66,7 +66,11 @@ export function routeOf(path: string): Route | null {
   const segments = path.split('/').filter(Boolean);
   if (segments.some((segment) => segment.toLowerCase() === 'internal')) return null;
   const nested = segments.slice(0, 2).join('/');
-  const upstream = Object.hasOwn(NESTED_ROUTES, nested) ? NESTED_ROUTES[nested] : Object.hasOwn(ROUTE_TABLE, segments[0] ?? '') ? ROUTE_TABLE[segments[0] as string] : undefined;
+  const upstream = Object.hasOwn(NESTED_ROUTES, nested)
+    ? NESTED_ROUTES[nested]
+    : Object.hasOwn(ROUTE_TABLE, segments[0] ?? '')
+      ? ROUTE_TABLE[segments[0] as string]
+      : undefined;
   if (!upstream) return null;
   return { upstream, path: `/${segments.join('/')}` };
 }

@@ -41,8 +41,26 @@ export type UpstreamProxyOptions = {
 };
 
 // Never forwarded from the client: its credential, and anything it could use to pose as the gateway.
-const CLIENT_HEADERS_DROPPED = ['authorization', 'cookie', 'x-internal-token', 'x-program-id', 'x-request-id', 'x-forwarded-prefix', 'x-api-key-id', 'x-api-key-prefix'];
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'upgrade', 'proxy-connection', 'te', 'trailer']);
+const CLIENT_HEADERS_DROPPED = [
+  'authorization',
+  'cookie',
+  'x-internal-token',
+  'x-program-id',
+  'x-request-id',
+  'x-forwarded-prefix',
+  'x-api-key-id',
+  'x-api-key-prefix',
+];
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'content-length',
+  'upgrade',
+  'proxy-connection',
+  'te',
+  'trailer',
+]);
 
 type InFlight = ForwardOptions & {
   settle: (error?: Error) => void;
@@ -136,7 +154,11 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
       upstreamResponse.on('data', (chunk: Buffer) => chunks.push(chunk));
       upstreamResponse.on('error', (error) => pending.settle(error));
       upstreamResponse.on('end', () => {
-        const captured: CapturedResponse = { status: upstreamResponse.statusCode ?? 502, headers: endToEndHeaders(upstreamResponse), body: Buffer.concat(chunks) };
+        const captured: CapturedResponse = {
+          status: upstreamResponse.statusCode ?? 502,
+          headers: endToEndHeaders(upstreamResponse),
+          body: Buffer.concat(chunks),
+        };
         const write = () => {
           writeCaptured(response, captured);
           pending.settle();
@@ -152,7 +174,12 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
       if (!pending) return;
       if (pending.target) targets.unreachable(pending.target);
       // Refused: nothing reached that replica, so the call goes to another one at once, if one is left.
-      if ((error as NodeJS.ErrnoException).code === 'ECONNREFUSED' && pending.target && pending.again && targets.hasOtherThan(pending.target)) {
+      if (
+        (error as NodeJS.ErrnoException).code === 'ECONNREFUSED' &&
+        pending.target &&
+        pending.again &&
+        targets.hasOtherThan(pending.target)
+      ) {
         pending.proxyRequest = undefined;
         return pending.again();
       }
@@ -207,7 +234,10 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         settle();
       });
       const proxy = forward.capture ? capturing : streaming;
-      pending.again = () => void proxy(request, response, (error?: unknown) => settle(error instanceof Error ? error : new Error('the request was not proxied')));
+      pending.again = () =>
+        void proxy(request, response, (error?: unknown) =>
+          settle(error instanceof Error ? error : new Error('the request was not proxied')),
+        );
       pending.again();
     });
 
@@ -245,16 +275,27 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
       }
       if (wait.admitted) return;
       response.once('close', gone);
-      wait.timer = setTimeout(() => {
-        if (!place.leave()) return;
-        response.off('close', gone);
-        resolve('late');
-      }, Math.max(0, deadline - Date.now()));
+      wait.timer = setTimeout(
+        () => {
+          if (!place.leave()) return;
+          response.off('close', gone);
+          resolve('late');
+        },
+        Math.max(0, deadline - Date.now()),
+      );
     });
 
   /** 503 {error} with Retry-After, in the route's error shape, after the caller's cleanup (an idempotency claim). */
-  const answerUnavailable = async (response: ServerResponse, forward: ForwardOptions, message: string, retryAfterSeconds: number, code: 'service_busy' | 'service_unavailable') => {
-    await forward.onUnavailable?.().catch((cleanupError: unknown) => options.logger.error({ err: cleanupError }, 'cleanup after an upstream failure failed'));
+  const answerUnavailable = async (
+    response: ServerResponse,
+    forward: ForwardOptions,
+    message: string,
+    retryAfterSeconds: number,
+    code: 'service_busy' | 'service_unavailable',
+  ) => {
+    await forward
+      .onUnavailable?.()
+      .catch((cleanupError: unknown) => options.logger.error({ err: cleanupError }, 'cleanup after an upstream failure failed'));
     if (response.headersSent || response.destroyed) {
       response.destroy();
       return;
@@ -305,7 +346,13 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         await circuit.fire(request, response, forward, deadline);
       } catch (error) {
         options.logger.warn({ err: error, upstream: options.name, programId, open: circuit.opened }, 'upstream unavailable');
-        await answerUnavailable(response, forward, `The ${options.name} service is unavailable; retry later`, Math.ceil(options.resetTimeoutMs / 1000), 'service_unavailable');
+        await answerUnavailable(
+          response,
+          forward,
+          `The ${options.name} service is unavailable; retry later`,
+          Math.ceil(options.resetTimeoutMs / 1000),
+          'service_unavailable',
+        );
       }
     },
     shutdown: () => {

@@ -9,7 +9,10 @@ export class UpstreamTargets {
   private readonly skippedUntil: number[];
   private next = 0;
 
-  constructor(setting: string, private readonly skipMs = DEFAULT_SKIP_MS) {
+  constructor(
+    setting: string,
+    private readonly skipMs = DEFAULT_SKIP_MS,
+  ) {
     this.urls = upstreamUrls(setting);
     this.skippedUntil = this.urls.map(() => 0);
   }

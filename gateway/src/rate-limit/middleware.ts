@@ -53,11 +53,15 @@ export function rateLimit(limits: RateLimits, defaultLimit: RateLimit): RequestH
  */
 export function addressRateLimit(limits: RateLimits, limit: RateLimit): RequestHandler {
   return async (request, response, next) => {
-    const limiterKey = createHash('sha256').update(`anonymous\n${request.ip ?? 'unknown'}`).digest('base64url');
+    const limiterKey = createHash('sha256')
+      .update(`anonymous\n${request.ip ?? 'unknown'}`)
+      .digest('base64url');
     const verdict = await limits.consume(limiterKey, limit);
     if (!verdict.allowed) {
       response.setHeader('Retry-After', String(verdict.resetSeconds));
-      throw new AppError(429, `Too many requests without a credential from this address; retry after ${verdict.resetSeconds} s`, { code: 'address_rate_limited' });
+      throw new AppError(429, `Too many requests without a credential from this address; retry after ${verdict.resetSeconds} s`, {
+        code: 'address_rate_limited',
+      });
     }
     next();
   };
@@ -79,7 +83,9 @@ export class FailedAuthentication {
   ) {}
 
   private keyOf(address: string | undefined, bucket = 'failed-auth'): string {
-    return createHash('sha256').update(`${bucket}\n${this.scope}\n${address ?? 'unknown'}`).digest('base64url');
+    return createHash('sha256')
+      .update(`${bucket}\n${this.scope}\n${address ?? 'unknown'}`)
+      .digest('base64url');
   }
 
   /** Counts one failure; the error to answer with, a 429 once this address is over its limit. */
@@ -105,6 +111,8 @@ export class FailedAuthentication {
 
   private throttled(response: Response, resetSeconds: number): AppError {
     response.setHeader('Retry-After', String(resetSeconds));
-    return new AppError(429, `Too many failed authentication attempts from this address; retry after ${resetSeconds} s`, { code: 'authentication_rate_limited' });
+    return new AppError(429, `Too many failed authentication attempts from this address; retry after ${resetSeconds} s`, {
+      code: 'authentication_rate_limited',
+    });
   }
 }

@@ -37,7 +37,9 @@ export class RateLimits {
   async peek(key: string, limit: RateLimit): Promise<RateDecision> {
     const unused = { allowed: true, limit: limit.points, remaining: limit.points, resetSeconds: limit.duration, consumed: 0 };
     // Redis away: let the check pass; the failure that follows is still counted by the insurance limiter.
-    const result = await this.limiterFor(limit).get(key).catch(() => null);
+    const result = await this.limiterFor(limit)
+      .get(key)
+      .catch(() => null);
     if (!result) return unused;
     return decision(result.consumedPoints <= limit.points, limit, result);
   }

@@ -55,7 +55,10 @@ function questionField(question: SignupQuestion, value: string): string {
       return `${label}<input type="url" ${attributes} value="${escapeHtml(value)}" placeholder="https://">`;
     case 'SELECT': {
       const options = ['', ...question.options]
-        .map((option) => `<option value="${escapeHtml(option)}"${option === value ? ' selected' : ''}>${option === '' ? 'Choose…' : escapeHtml(option)}</option>`)
+        .map(
+          (option) =>
+            `<option value="${escapeHtml(option)}"${option === value ? ' selected' : ''}>${option === '' ? 'Choose…' : escapeHtml(option)}</option>`,
+        )
         .join('');
       return `${label}<select ${attributes}>${options}</select>`;
     }
@@ -102,5 +105,8 @@ export function renderSignupResult(program: SignupPageProgram, status: 'PENDING'
 }
 
 export function renderNotFound(): string {
-  return page('Sign-up not found', '<h1>This sign-up page does not exist</h1><p>Check the address, or ask the program for its sign-up link.</p>');
+  return page(
+    'Sign-up not found',
+    '<h1>This sign-up page does not exist</h1><p>Check the address, or ask the program for its sign-up link.</p>',
+  );
 }

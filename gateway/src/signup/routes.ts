@@ -1,6 +1,16 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { ProgramSlug, signupAnswerProblems, signupAnswersOf, SignupSubmission, type SignupAffiliateBody } from '@affiliate/contracts';
-import { AppError, createRouter, forbidden, INTERNAL_TOKEN_HEADER, InvalidRequest, notFound, PROGRAM_ID_HEADER, REQUEST_ID_HEADER, type Problem } from '@affiliate/platform';
+import {
+  AppError,
+  createRouter,
+  forbidden,
+  INTERNAL_TOKEN_HEADER,
+  InvalidRequest,
+  notFound,
+  PROGRAM_ID_HEADER,
+  REQUEST_ID_HEADER,
+  type Problem,
+} from '@affiliate/platform';
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { ProgramDocument, ProgramRepository } from '../admin/program-model';
 import { CONSOLE_CONTENT_SECURITY_POLICY } from '../console/routes';
@@ -132,20 +142,29 @@ export function signupRoutes(options: SignupRoutesOptions): Router {
       throw notFound(`No sign-up page at /join/${String(request.params.slug ?? '')}`);
     }
     if (!isForm && request.is('application/json') !== 'application/json') {
-      throw new AppError(415, 'Send the application as application/json (a program\'s own form) or application/x-www-form-urlencoded (the hosted page)', { code: 'unsupported_media_type' });
+      throw new AppError(
+        415,
+        "Send the application as application/json (a program's own form) or application/x-www-form-urlencoded (the hosted page)",
+        { code: 'unsupported_media_type' },
+      );
     }
     const origin = request.header('origin');
     if (isForm) {
       if (origin !== ownOriginOf(request)) throw forbidden('The sign-up form can only be sent from its own page', 'origin_not_allowed');
     } else if (origin !== undefined) {
       if (!program.allowedOrigins?.includes(origin)) {
-        throw forbidden(`The origin ${origin} may not send applications to this program: the program adds it to allowedOrigins (PUT /api/v1/program)`, 'origin_not_allowed');
+        throw forbidden(
+          `The origin ${origin} may not send applications to this program: the program adds it to allowedOrigins (PUT /api/v1/program)`,
+          'origin_not_allowed',
+        );
       }
       response.setHeader('Access-Control-Allow-Origin', origin);
       response.setHeader('Vary', 'Origin');
     }
     await limitPerAddress(options, program._id, request, response);
-    await new Promise<void>((resolve, reject) => (isForm ? form : json)(request, response, (error?: unknown) => (error ? reject(error as Error) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      (isForm ? form : json)(request, response, (error?: unknown) => (error ? reject(error as Error) : resolve())),
+    );
     return isForm ? submitForm(program, request, response, next) : submitJson(program, request, response, next);
   });
 
@@ -154,8 +173,10 @@ export function signupRoutes(options: SignupRoutesOptions): Router {
     const fields = (request.body ?? {}) as Record<string, unknown>;
     const filled = filledFormOf(fields);
     const pageProgram = pageProgramOf(program);
-    const refuse = (problems: string[]) => sendPage(response, 400, program, renderSignupForm(pageProgram, formToken(program._id), filled, problems));
-    if (!isValidFormToken(program._id, fields[FORM_TOKEN_FIELD])) return refuse(['This form has expired: check your answers and send it again']);
+    const refuse = (problems: string[]) =>
+      sendPage(response, 400, program, renderSignupForm(pageProgram, formToken(program._id), filled, problems));
+    if (!isValidFormToken(program._id, fields[FORM_TOKEN_FIELD]))
+      return refuse(['This form has expired: check your answers and send it again']);
     // A bot that filled the hidden field is told what a person would be, and nothing is created.
     if (typeof fields[HONEYPOT_FIELD] === 'string' && fields[HONEYPOT_FIELD] !== '') {
       return sendPage(response, 200, program, renderSignupResult(pageProgram, program.requireApproval ? 'PENDING' : 'ACTIVE'));
@@ -178,7 +199,9 @@ export function signupRoutes(options: SignupRoutesOptions): Router {
   async function submitJson(program: SignupProgram, request: Request, response: Response, next: (error?: unknown) => void): Promise<void> {
     const body = request.body as unknown;
     const parsed = SignupSubmission.safeParse(body);
-    const problems = parsed.success ? applicationProblems(program, parsed.data) : applicationProblems(program, filledFormOf(isRecord(body) ? body : {}), body);
+    const problems = parsed.success
+      ? applicationProblems(program, parsed.data)
+      : applicationProblems(program, filledFormOf(isRecord(body) ? body : {}), body);
     if (problems.length || !parsed.success) throw new InvalidRequest(problems as [Problem, ...Problem[]]);
     await createAffiliate(program, parsed.data, request, response, next, async (captured) => {
       if (captured.status !== 201) return;
@@ -230,11 +253,15 @@ function ownOriginOf(request: Request): string {
 }
 
 async function limitPerAddress(options: SignupRoutesOptions, programId: string, request: Request, response: Response): Promise<void> {
-  const limiterKey = createHash('sha256').update(`signup\n${programId}\n${request.ip ?? 'unknown'}`).digest('base64url');
+  const limiterKey = createHash('sha256')
+    .update(`signup\n${programId}\n${request.ip ?? 'unknown'}`)
+    .digest('base64url');
   const verdict = await options.rateLimits.consume(limiterKey, options.signupAddressLimit);
   if (!verdict.allowed) {
     response.setHeader('Retry-After', String(verdict.resetSeconds));
-    throw new AppError(429, `Too many applications from this address; retry after ${verdict.resetSeconds} s`, { code: 'address_rate_limited' });
+    throw new AppError(429, `Too many applications from this address; retry after ${verdict.resetSeconds} s`, {
+      code: 'address_rate_limited',
+    });
   }
 }
 

@@ -19,7 +19,10 @@ export function trackingScriptRoutes(): Router {
   router.get('/js/affiliate.js', (request, response) => {
     response.setHeader('Content-Type', 'text/javascript; charset=utf-8');
     response.setHeader('ETag', etag);
-    response.setHeader('Cache-Control', request.query.v === etag.slice(1, -1) ? 'public, max-age=31536000, immutable' : 'public, max-age=300');
+    response.setHeader(
+      'Cache-Control',
+      request.query.v === etag.slice(1, -1) ? 'public, max-age=31536000, immutable' : 'public, max-age=300',
+    );
     response.setHeader('X-Content-Type-Options', 'nosniff');
     response.setHeader('Cross-Origin-Resource-Policy', 'cross-origin');
     response.setHeader('Access-Control-Allow-Origin', '*');

@@ -1,6 +1,14 @@
 import { Affiliate, type EventEnvelope, type EventType, type Program } from '@affiliate/contracts';
 import { bootService, EventBus, type RunningService } from '@affiliate/platform';
-import { eventually, newProgramId, programUpdatedEvent, recordEvents, serviceApi, testServiceSettings, type ServiceApi } from '@affiliate/platform/testing';
+import {
+  eventually,
+  newProgramId,
+  programUpdatedEvent,
+  recordEvents,
+  serviceApi,
+  testServiceSettings,
+  type ServiceApi,
+} from '@affiliate/platform/testing';
 import { buildAffiliateService } from '../src/service';
 
 /** The affiliate service on port 0 against the real database and broker, plus a second bus to talk to it. */
@@ -56,5 +64,7 @@ export async function applyProgramSettings(harness: Harness, programId: string, 
   settingsVersion += 1;
   const urlModifier = `settings${settingsVersion}`;
   await harness.setProgram(programId, { urlModifier, destinationUrls: [{ url: 'https://shop.example.com/', params: {} }], ...settings });
-  await eventually(async () => expect((await harness.api(programId).get('/links', { link: slug })).body[0].fullURLs[0].fullUrl).toContain(`${urlModifier}=`));
+  await eventually(async () =>
+    expect((await harness.api(programId).get('/links', { link: slug })).body[0].fullURLs[0].fullUrl).toContain(`${urlModifier}=`),
+  );
 }

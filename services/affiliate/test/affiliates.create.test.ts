@@ -23,7 +23,9 @@ test('creates an ACTIVE affiliate with a slug generated from the email and the d
 
 test('requires firstName, lastName and a valid email', async () => {
   const api = harness.api(newProgramId());
-  expect((await api.post('/affiliates', { lastName: 'Doe', email: 'a@example.com' })).body).toMatchObject({ error: 'firstName is required' });
+  expect((await api.post('/affiliates', { lastName: 'Doe', email: 'a@example.com' })).body).toMatchObject({
+    error: 'firstName is required',
+  });
   expect((await api.post('/affiliates', { firstName: 'A', email: 'a@example.com' })).body).toMatchObject({ error: 'lastName is required' });
   const badEmail = await api.post('/affiliates', { ...jane, email: 'not-an-email' });
   expect(badEmail.status).toBe(400);
@@ -74,7 +76,9 @@ test('new affiliates are PENDING when the program requires approval, with its de
   const programId = newProgramId();
   await harness.setProgram(programId, { requireApproval: true, defaultCommissionRate: 12.5 });
   await eventually(async () => {
-    const response = await harness.api(programId).post('/affiliates', { ...jane, email: `${Math.random().toString(36).slice(2)}@example.com` });
+    const response = await harness
+      .api(programId)
+      .post('/affiliates', { ...jane, email: `${Math.random().toString(36).slice(2)}@example.com` });
     expect(response.body).toMatchObject({ status: 'PENDING', commissionRate: 12.5 });
   });
 });
@@ -101,6 +105,12 @@ test('emits affiliate.created with links, promotional codes and commission field
     return events;
   });
   const payload = Affiliate.parse(created?.data);
-  expect(payload).toMatchObject({ commissionPlan: null, commissionTier: null, promotionalCodes: [], signupAnswers: [], commissionRate: 20 });
+  expect(payload).toMatchObject({
+    commissionPlan: null,
+    commissionTier: null,
+    promotionalCodes: [],
+    signupAnswers: [],
+    commissionRate: 20,
+  });
   expect(payload.affiliateLinks).toEqual(response.body.affiliateLinks);
 });

@@ -45,24 +45,32 @@ test('createdAt[gte] includes its instant and createdAt[lt] excludes its own, to
   expect(idsOf((await between('2026-01-01T10:00:00.001Z', '2026-01-01T12:00:00.001Z')).body)).toEqual([twelve.id, eleven.id]);
   // An offset names the same instant: 11:00+01:00 is 10:00Z.
   expect(idsOf((await between('2026-01-01T11:00:00+01:00', '2026-01-01T10:00:00.001Z')).body)).toEqual([ten.id]);
-  expect(idsOf((await api.get('/affiliates', { 'createdAt[lt]': '2026-01-01T11:00:00Z', status: 'ACTIVE' }).expect(200)).body)).toEqual([ten.id]);
+  expect(idsOf((await api.get('/affiliates', { 'createdAt[lt]': '2026-01-01T11:00:00Z', status: 'ACTIVE' }).expect(200)).body)).toEqual([
+    ten.id,
+  ]);
   // Paging through a period keeps the period (the Link header carries it).
   const first = await api.get('/affiliates', { 'createdAt[gte]': '2026-01-01T10:00:00Z', limit: '2' }).expect(200);
   expect(idsOf(first.body)).toEqual([twelve.id, eleven.id]);
   const next = /<[^?]*\?([^>]*)>/.exec(String(first.headers.link))?.[1];
-  expect(Object.fromEntries(new URLSearchParams(next))).toMatchObject({ 'createdAt[gte]': '2026-01-01T10:00:00Z', startingAfter: eleven.id });
+  expect(Object.fromEntries(new URLSearchParams(next))).toMatchObject({
+    'createdAt[gte]': '2026-01-01T10:00:00Z',
+    startingAfter: eleven.id,
+  });
   expect(idsOf((await api.get('/affiliates', Object.fromEntries(new URLSearchParams(next))).expect(200)).body)).toEqual([ten.id]);
 });
 
 test('a period that is not a real instant, that ends before it starts, or that is given beside a lookup is a 400 naming the parameter', async () => {
   const api = harness.api(newProgramId());
   expect((await api.get('/affiliates', { 'createdAt[gte]': 'yesterday' }).expect(400)).body.error).toMatch(/^createdAt\[gte\]/);
-  expect((await api.get('/affiliates', { 'createdAt[gte]': '2026-02-01T00:00:00Z', 'createdAt[lt]': '2026-01-01T00:00:00Z' }).expect(400)).body.error).toBe(
-    'createdAt[gte] must not be after createdAt[lt]',
-  );
+  expect(
+    (await api.get('/affiliates', { 'createdAt[gte]': '2026-02-01T00:00:00Z', 'createdAt[lt]': '2026-01-01T00:00:00Z' }).expect(400)).body
+      .error,
+  ).toBe('createdAt[gte] must not be after createdAt[lt]');
   // A lookup answers one affiliate: a period or an export beside it is refused, not ignored.
   const ann = await createAffiliate(api, 'ann@example.com');
-  expect((await api.get('/affiliates', { id: ann.id, format: 'csv' }).expect(400)).body.error).toBe('format=csv applies to the list: it does not combine with id or email');
+  expect((await api.get('/affiliates', { id: ann.id, format: 'csv' }).expect(400)).body.error).toBe(
+    'format=csv applies to the list: it does not combine with id or email',
+  );
   expect((await api.get('/affiliates', { email: ann.email, 'createdAt[lt]': '2030-01-01T00:00:00Z' }).expect(400)).body.error).toBe(
     'createdAt[lt] applies to the list: it does not combine with id or email',
   );
@@ -93,7 +101,9 @@ test('format=csv streams every filtered affiliate with a header row, formulas an
   const accepted = await api.get('/affiliates', { 'createdAt[gte]': '2026-01-01T11:00:00Z' }).set('accept', 'text/csv').expect(200);
   expect((parse(accepted.text, { columns: true }) as Record<string, string>[]).map((row) => row.id)).toEqual([twelve.id, eleven.id]);
   // With nothing matching, the file is the header row alone.
-  expect((await api.get('/affiliates', { format: 'csv', status: 'DISABLED' }).expect(200)).text).toBe('"id","first_name","last_name","email","status","commission_rate","created_at"\r\n');
+  expect((await api.get('/affiliates', { format: 'csv', status: 'DISABLED' }).expect(200)).text).toBe(
+    '"id","first_name","last_name","email","status","commission_rate","created_at"\r\n',
+  );
 });
 
 test('the filters and the export never reach another program, and an unknown filter is a 400 naming it', async () => {
@@ -107,7 +117,9 @@ test('the filters and the export never reach another program, and an unknown fil
   expect(csv.map((row) => row.email).sort()).toEqual(['mine-0@example.com', 'mine-1@example.com', 'mine-2@example.com']);
   const unknown = await mine.get('/affiliates', { statuss: 'PENDING' }).expect(400);
   expect(unknown.body.error).toBe('Unknown field in query: statuss');
-  expect((await mine.get('/affiliates', { 'createdAt[gt]': '2026-01-01T00:00:00Z' }).expect(400)).body.error).toBe('Unknown field in query: createdAt[gt]');
+  expect((await mine.get('/affiliates', { 'createdAt[gt]': '2026-01-01T00:00:00Z' }).expect(400)).body.error).toBe(
+    'Unknown field in query: createdAt[gt]',
+  );
 });
 
 test('GET /links takes a createdAt period on the list, alone or with affiliateId (then a filter of the list, paged), and refuses one beside a lookup', async () => {
@@ -120,11 +132,15 @@ test('GET /links takes a createdAt period on the list, alone or with affiliateId
   const listed = await api.get('/links', { 'createdAt[gte]': '2026-01-01T10:00:00Z', 'createdAt[lt]': '2026-01-01T11:00:00Z' }).expect(200);
   expect(idsOf(listed.body)).toEqual([linkOf(ten)]);
   // affiliateId with a period or a page filters the list; alone it stays the lookup of every link of the affiliate.
-  expect(idsOf((await api.get('/links', { affiliateId: ten.id, 'createdAt[gte]': '2026-01-01T10:00:00Z' }).expect(200)).body)).toEqual([linkOf(ten)]);
+  expect(idsOf((await api.get('/links', { affiliateId: ten.id, 'createdAt[gte]': '2026-01-01T10:00:00Z' }).expect(200)).body)).toEqual([
+    linkOf(ten),
+  ]);
   expect((await api.get('/links', { affiliateId: eleven.id, 'createdAt[lt]': '2026-01-01T11:00:00Z' }).expect(200)).body).toEqual([]);
   expect(idsOf((await api.get('/links', { affiliateId: ten.id, limit: '1' }).expect(200)).body)).toEqual([linkOf(ten)]);
   expect(idsOf((await api.get('/links', { affiliateId: ten.id }).expect(200)).body)).toEqual([linkOf(ten)]);
   const refused = await api.get('/links', { affiliateEmail: ten.email, 'createdAt[gte]': '2026-01-01T10:00:00Z' }).expect(400);
   expect(refused.body.error).toBe('createdAt[gte] applies to the list: it does not combine with id, link, affiliateId or affiliateEmail');
-  expect((await api.get('/links', { id: linkOf(ten), limit: '1' }).expect(400)).body.error).toBe('limit applies to the list: it does not combine with id, link, affiliateId or affiliateEmail');
+  expect((await api.get('/links', { id: linkOf(ten), limit: '1' }).expect(400)).body.error).toBe(
+    'limit applies to the list: it does not combine with id, link, affiliateId or affiliateEmail',
+  );
 });

@@ -43,7 +43,12 @@ test('GET /affiliates?email= finds an affiliate by email, in any case', async ()
 
 test('GET /affiliates answers 200 with body null when nothing matches', async () => {
   const api = harness.api(newProgramId());
-  const queries: Record<string, string>[] = [{ id: 'no-such-slug' }, { id: '00000000-0000-4000-8000-000000000000' }, { id: '12345' }, { email: 'nobody@example.com' }];
+  const queries: Record<string, string>[] = [
+    { id: 'no-such-slug' },
+    { id: '00000000-0000-4000-8000-000000000000' },
+    { id: '12345' },
+    { email: 'nobody@example.com' },
+  ];
   for (const query of queries) {
     const response = await api.get('/affiliates', query);
     expect(response.status).toBe(200);

@@ -34,11 +34,27 @@ function changedBesidesUpdatedAt(event: EventEnvelope): Record<string, unknown> 
 test('a plan reassignment lists commissionPlan and commissionTier in previousAttributes with the old plan and the tier reached on it', async () => {
   const programId = newProgramId();
   const api = harness.api(programId);
-  const tiered = (await api.post('/commission-plans', { name: 'Tiered', commissionType: 'PERCENTAGE', rate: 5, recurring: 'FOREVER', tiers: [{ metric: 'SALES_COUNT', threshold: 1, rate: 8 }] })).body;
+  const tiered = (
+    await api.post('/commission-plans', {
+      name: 'Tiered',
+      commissionType: 'PERCENTAGE',
+      rate: 5,
+      recurring: 'FOREVER',
+      tiers: [{ metric: 'SALES_COUNT', threshold: 1, rate: 8 }],
+    })
+  ).body;
   const flat = (await api.post('/commission-plans', { name: 'Flat', commissionType: 'PERCENTAGE', rate: 10, recurring: 'FOREVER' })).body;
-  const affiliate = Affiliate.parse((await api.post('/affiliates', { firstName: 'Ann', lastName: 'Lee', email: 'ann@example.com', commissionPlanId: tiered.id })).body);
+  const affiliate = Affiliate.parse(
+    (await api.post('/affiliates', { firstName: 'Ann', lastName: 'Lee', email: 'ann@example.com', commissionPlanId: tiered.id })).body,
+  );
   // One sale reaches the tiered plan's first tier.
-  const sale = exampleEventData('sale.created', { id: randomUUID(), affiliateId: affiliate.id, linkId: affiliate.affiliateLinks[0]?.id, totalEarned: 20, currency: 'USD' });
+  const sale = exampleEventData('sale.created', {
+    id: randomUUID(),
+    affiliateId: affiliate.id,
+    linkId: affiliate.affiliateLinks[0]?.id,
+    totalEarned: 20,
+    currency: 'USD',
+  });
   await harness.publish(createEvent('sale.created', programId, sale));
   const tier = { level: 1, metric: 'SALES_COUNT', threshold: 1, rate: 8 };
   await eventually(async () => expect((await api.get('/affiliates', { id: affiliate.id })).body.commissionTier).toEqual(tier));

@@ -15,7 +15,13 @@ const slugsOf = (affiliate: Affiliate) => affiliate.affiliateLinks.map((link) =>
 test('PUT /affiliates changes profile fields, status and commissionRate and emits affiliate.updated with the stored state', async () => {
   const api = harness.api(newProgramId());
   const affiliate = await createAffiliate(api, 'ann@example.com');
-  const response = await api.put('/affiliates', { affiliateId: affiliate.id, firstName: 'Anna', email: 'anna@example.com', status: 'REJECTED', commissionRate: 42 });
+  const response = await api.put('/affiliates', {
+    affiliateId: affiliate.id,
+    firstName: 'Anna',
+    email: 'anna@example.com',
+    status: 'REJECTED',
+    commissionRate: 42,
+  });
   expect(response.status).toBe(200);
   const updated = Affiliate.parse(response.body);
   expect(updated).toMatchObject({ firstName: 'Anna', lastName: 'Lee', email: 'anna@example.com', status: 'REJECTED', commissionRate: 42 });
@@ -57,7 +63,9 @@ test('PUT /affiliates refuses a slug or an email another affiliate has, changing
 });
 
 test('PUT /affiliates on an unknown affiliate is a 404', async () => {
-  const response = await harness.api(newProgramId()).put('/affiliates', { affiliateId: '00000000-0000-4000-8000-000000000000', firstName: 'X' });
+  const response = await harness
+    .api(newProgramId())
+    .put('/affiliates', { affiliateId: '00000000-0000-4000-8000-000000000000', firstName: 'X' });
   expect(response.status).toBe(404);
   expect(response.body.error).toMatch(/No affiliate/);
 });

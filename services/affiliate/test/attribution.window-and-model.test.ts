@@ -27,8 +27,13 @@ async function visitorWithThreeClicks(settings: Partial<Program>) {
     late: await createAffiliate(api, 'late@example.com', 'late'),
   };
   await applyProgramSettings(harness, programId, 'early', settings);
-  const clickOf = async (link: string, occurredAt: string) => Click.parse((await api.post('/clicks', { link, visitorId: VISITOR, occurredAt })).body);
-  const clicks = { early: await clickOf('early', daysAgo(20)), middle: await clickOf('middle', daysAgo(10)), late: await clickOf('late', daysAgo(1 / 24)) };
+  const clickOf = async (link: string, occurredAt: string) =>
+    Click.parse((await api.post('/clicks', { link, visitorId: VISITOR, occurredAt })).body);
+  const clicks = {
+    early: await clickOf('early', daysAgo(20)),
+    middle: await clickOf('middle', daysAgo(10)),
+    late: await clickOf('late', daysAgo(1 / 24)),
+  };
   return { programId, api, affiliates, clicks };
 }
 
@@ -38,7 +43,7 @@ const attribution = async (api: Api, query: Record<string, string>) => {
   return ExplainedAttribution.parse(response.body);
 };
 
-test('FIRST_CLICK credits the visitor\'s earliest click still within the attribution window', async () => {
+test("FIRST_CLICK credits the visitor's earliest click still within the attribution window", async () => {
   const { api, affiliates, clicks } = await visitorWithThreeClicks({ attributionModel: 'FIRST_CLICK', attributionWindowDays: 15 });
   const resolved = await attribution(api, { visitorId: VISITOR });
   expect(resolved).toMatchObject({ affiliateId: affiliates.middle.id, link: 'middle', clickId: clicks.middle.clickId });
@@ -47,13 +52,17 @@ test('FIRST_CLICK credits the visitor\'s earliest click still within the attribu
   expect(Math.round((resolved.reason.ageSeconds ?? 0) / 86_400)).toBe(10);
 });
 
-test('LAST_CLICK credits the visitor\'s latest click within the attribution window', async () => {
+test("LAST_CLICK credits the visitor's latest click within the attribution window", async () => {
   const { api, affiliates, clicks } = await visitorWithThreeClicks({ attributionModel: 'LAST_CLICK', attributionWindowDays: 15 });
   const resolved = await attribution(api, { visitorId: VISITOR });
-  expect(resolved).toMatchObject({ affiliateId: affiliates.late.id, clickId: clicks.late.clickId, reason: { method: 'VISITOR', clickId: clicks.late.clickId } });
+  expect(resolved).toMatchObject({
+    affiliateId: affiliates.late.id,
+    clickId: clicks.late.clickId,
+    reason: { method: 'VISITOR', clickId: clicks.late.clickId },
+  });
 });
 
-test('without an attribution window a visitor\'s clicks never expire', async () => {
+test("without an attribution window a visitor's clicks never expire", async () => {
   const { api, affiliates, clicks } = await visitorWithThreeClicks({ attributionModel: 'FIRST_CLICK', attributionWindowDays: null });
   expect(await attribution(api, { visitorId: VISITOR })).toMatchObject({ affiliateId: affiliates.early.id, clickId: clicks.early.clickId });
 });
@@ -78,7 +87,9 @@ test('a click older than the attribution window is refused by clickId with a 400
   const refused = await api.get('/internal/attribution', { clickId: String(clicks.early.clickId) });
   expect(refused.status).toBe(400);
   expect(refused.body.error).toBe(`click ${clicks.early.clickId} is older than the program's attribution window of 15 days`);
-  expect(await attribution(api, { clickId: String(clicks.middle.clickId) })).toMatchObject({ reason: { method: 'CLICK', clickId: clicks.middle.clickId } });
+  expect(await attribution(api, { clickId: String(clicks.middle.clickId) })).toMatchObject({
+    reason: { method: 'CLICK', clickId: clicks.middle.clickId },
+  });
 });
 
 test('a program event from before the tracking settings is applied, with their defaults', async () => {
@@ -100,5 +111,8 @@ test('a program event from before the tracking settings is applied, with their d
   await harness.publish(createEvent('program.updated', programId, olderShape));
   // Applied: the new URL modifier shows, and the window is back to the default (none).
   await eventually(async () => expect((await api.get('/links', { link: 'early' })).body[0].fullURLs[0].fullUrl).toContain('older='));
-  expect(await attribution(api, { clickId: String(clicks.early.clickId) })).toMatchObject({ clickId: clicks.early.clickId, reason: { method: 'CLICK' } });
+  expect(await attribution(api, { clickId: String(clicks.early.clickId) })).toMatchObject({
+    clickId: clicks.early.clickId,
+    reason: { method: 'CLICK' },
+  });
 });

@@ -15,7 +15,15 @@ const operator = { $ne: null };
 
 /** Variations of a valid body: every field replaced by hostile values, plus unknown and prototype-polluting keys. */
 function hostileBodies(valid: Record<string, unknown>): unknown[] {
-  const bodies: unknown[] = [null, [], 'text', 42, {}, { ...valid, unknown: 1 }, JSON.parse(`{"__proto__": {"admin": true}, "constructor": {"prototype": {}}}`)];
+  const bodies: unknown[] = [
+    null,
+    [],
+    'text',
+    42,
+    {},
+    { ...valid, unknown: 1 },
+    JSON.parse(`{"__proto__": {"admin": true}, "constructor": {"prototype": {}}}`),
+  ];
   for (const field of Object.keys(valid)) {
     for (const value of [null, 42, -1, 1.5, true, huge, operator, { nested: { deep: 'x' } }, ['a'], '', '   ']) {
       bodies.push({ ...valid, [field]: value });
@@ -27,10 +35,15 @@ function hostileBodies(valid: Record<string, unknown>): unknown[] {
 test('bad input on every route is a 400 with a message, never a 500', async () => {
   const programId = newProgramId();
   const api = harness.api(programId);
-  const affiliate = (await api.post('/affiliates', { firstName: 'Ann', lastName: 'Lee', email: 'ann@example.com', affiliateLink: 'ann' })).body;
+  const affiliate = (await api.post('/affiliates', { firstName: 'Ann', lastName: 'Lee', email: 'ann@example.com', affiliateLink: 'ann' }))
+    .body;
   const writes: ['post' | 'put' | 'delete', string, Record<string, unknown>][] = [
     ['post', '/affiliates', { firstName: 'Bob', lastName: 'Lee', email: 'bob@example.com', affiliateLink: 'bob', commissionRate: 10 }],
-    ['put', '/affiliates', { affiliateId: affiliate.id, firstName: 'A', email: 'a2@example.com', status: 'ACTIVE', commissionRate: 5, affiliateLink: 'ann-3' }],
+    [
+      'put',
+      '/affiliates',
+      { affiliateId: affiliate.id, firstName: 'A', email: 'a2@example.com', status: 'ACTIVE', commissionRate: 5, affiliateLink: 'ann-3' },
+    ],
     ['delete', '/affiliates', { affiliateId: affiliate.id }],
     ['post', '/links', { link: 'ann-2', affiliateId: affiliate.id }],
     ['put', '/links', { linkId: affiliate.affiliateLinks[0].id, newLink: 'ann-4' }],
@@ -43,7 +56,8 @@ test('bad input on every route is a 400 with a message, never a 500', async () =
       const response = await api[method](path, body);
       // Some variations stay valid (an unchanged optional field); the rest must be refused with a message.
       const refused = [400, 404].includes(response.status) && typeof response.body.error === 'string';
-      if (response.status !== 200 && !refused) failures.push({ method, path, body: JSON.stringify(body).slice(0, 120), status: response.status });
+      if (response.status !== 200 && !refused)
+        failures.push({ method, path, body: JSON.stringify(body).slice(0, 120), status: response.status });
     }
   }
   expect(failures).toEqual([]);
@@ -70,7 +84,11 @@ test('bad input on every route is a 400 with a message, never a 500', async () =
   ];
   for (const [path, query] of queries) {
     const response = await api.get(path, query);
-    expect({ path, query: JSON.stringify(query).slice(0, 80), status: response.status }).toEqual({ path, query: JSON.stringify(query).slice(0, 80), status: 400 });
+    expect({ path, query: JSON.stringify(query).slice(0, 80), status: response.status }).toEqual({
+      path,
+      query: JSON.stringify(query).slice(0, 80),
+      status: 400,
+    });
     expect(typeof response.body.error).toBe('string');
   }
   const repeated = await api.get('/affiliates?id=a&id=b');

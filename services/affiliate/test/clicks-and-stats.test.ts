@@ -27,7 +27,9 @@ test('POST /clicks returns numeric click ids unique in the program, even when cl
   const programId = newProgramId();
   const api = harness.api(programId);
   const affiliate = await createAffiliate(api, 'ann@example.com', 'ann');
-  const responses = await Promise.all(Array.from({ length: 25 }, () => api.post('/clicks', { link: 'ANN', landingUrl: 'https://shop.example.com/?q=1' })));
+  const responses = await Promise.all(
+    Array.from({ length: 25 }, () => api.post('/clicks', { link: 'ANN', landingUrl: 'https://shop.example.com/?q=1' })),
+  );
   const clicks = responses.map((response) => Click.parse(response.body));
   expect(new Set(clicks.map((click) => click.clickId)).size).toBe(25);
   expect(clicks.every((click) => click.affiliateId === affiliate.id && click.link === 'ann')).toBe(true);
@@ -46,8 +48,19 @@ test('referral and sale events published before attribution existed are still co
   const affiliate = await createAffiliate(api, 'old@example.com', 'oldshape');
   const link = affiliate.affiliateLinks[0];
   const referralId = randomUUID();
-  const { attribution: _referralAttribution, ...olderReferral } = exampleEventData('referral.created', { id: referralId, affiliateId: affiliate.id, linkId: link?.id });
-  const { attribution: _saleAttribution, ...olderSale } = exampleEventData('sale.created', { id: randomUUID(), affiliateId: affiliate.id, linkId: link?.id, referralId, totalEarned: 42, currency: 'USD' });
+  const { attribution: _referralAttribution, ...olderReferral } = exampleEventData('referral.created', {
+    id: referralId,
+    affiliateId: affiliate.id,
+    linkId: link?.id,
+  });
+  const { attribution: _saleAttribution, ...olderSale } = exampleEventData('sale.created', {
+    id: randomUUID(),
+    affiliateId: affiliate.id,
+    linkId: link?.id,
+    referralId,
+    totalEarned: 42,
+    currency: 'USD',
+  });
   await harness.publish(createEvent('referral.created', programId, olderReferral as never));
   await harness.publish(createEvent('sale.created', programId, olderSale as never));
   await eventually(async () => expect(await linkNamed(api, 'oldshape')).toMatchObject({ referrals: 1, sales: 1 }));
@@ -72,47 +85,108 @@ test('after 100 clicks, 10 referrals and 5 sales (one deleted), each event deliv
   for (let index = 0; index < 100; index += 1) await api.post('/clicks', { link: 'ann' }).expect(200);
 
   const referralIds = Array.from({ length: 10 }, () => randomUUID());
-  for (const id of referralIds) await deliverRepeatedly(programId, 'referral.created', { id, affiliateId: affiliate.id, linkId: link?.id, email: 'c@example.com' });
+  for (const id of referralIds)
+    await deliverRepeatedly(programId, 'referral.created', { id, affiliateId: affiliate.id, linkId: link?.id, email: 'c@example.com' });
 
   const amounts = [10.1, 20.2, 30.3, 40.4, 99.99];
   const saleIds = amounts.map(() => randomUUID());
   const updatedAt = new Date().toISOString();
   for (const [index, id] of saleIds.entries()) {
-    await deliverRepeatedly(programId, 'sale.created', { id, affiliateId: affiliate.id, linkId: link?.id, referralId: referralIds[index], totalEarned: amounts[index], currency: 'USD', updatedAt });
+    await deliverRepeatedly(programId, 'sale.created', {
+      id,
+      affiliateId: affiliate.id,
+      linkId: link?.id,
+      referralId: referralIds[index],
+      totalEarned: amounts[index],
+      currency: 'USD',
+      updatedAt,
+    });
   }
   await deliverRepeatedly(programId, 'sale.deleted', { id: saleIds[4] });
 
-  await eventually(async () => expect(await linkNamed(api, 'ann')).toMatchObject({ clicks: 100, referrals: 10, sales: 4, totalRevenue: 101 }));
+  await eventually(async () =>
+    expect(await linkNamed(api, 'ann')).toMatchObject({ clicks: 100, referrals: 10, sales: 4, totalRevenue: 101 }),
+  );
   // A late copy of the deleted sale's creation must not bring it back.
-  await harness.publish(createEvent('sale.created', programId, exampleEventData('sale.created', { id: saleIds[4], affiliateId: affiliate.id, linkId: link?.id, totalEarned: 99.99, updatedAt } as never)));
+  await harness.publish(
+    createEvent(
+      'sale.created',
+      programId,
+      exampleEventData('sale.created', {
+        id: saleIds[4],
+        affiliateId: affiliate.id,
+        linkId: link?.id,
+        totalEarned: 99.99,
+        updatedAt,
+      } as never),
+    ),
+  );
   await deliverRepeatedly(programId, 'referral.created', { id: randomUUID(), affiliateId: affiliate.id, linkId: link?.id });
   await eventually(async () => expect(await linkNamed(api, 'ann')).toMatchObject({ referrals: 11, sales: 4, totalRevenue: 101 }));
 });
 
-test('sale.updated replaces the amount, an older update is ignored, and referrals and sales without a link count on the affiliate\'s first link', async () => {
+test("sale.updated replaces the amount, an older update is ignored, and referrals and sales without a link count on the affiliate's first link", async () => {
   const programId = newProgramId();
   const api = harness.api(programId);
   const affiliate = await createAffiliate(api, 'ann@example.com', 'first');
   await api.post('/links', { link: 'second', affiliateId: affiliate.id }).expect(200);
   const saleId = randomUUID();
   const at = (offsetMs: number) => new Date(Date.now() + offsetMs).toISOString();
-  await deliverRepeatedly(programId, 'sale.created', { id: saleId, affiliateId: affiliate.id, linkId: null, totalEarned: 50, updatedAt: at(0) });
+  await deliverRepeatedly(programId, 'sale.created', {
+    id: saleId,
+    affiliateId: affiliate.id,
+    linkId: null,
+    totalEarned: 50,
+    updatedAt: at(0),
+  });
   await deliverRepeatedly(programId, 'referral.created', { id: randomUUID(), affiliateId: affiliate.id, linkId: null });
-  await deliverRepeatedly(programId, 'sale.updated', { id: saleId, affiliateId: affiliate.id, linkId: null, totalEarned: 75.5, updatedAt: at(2000) });
+  await deliverRepeatedly(programId, 'sale.updated', {
+    id: saleId,
+    affiliateId: affiliate.id,
+    linkId: null,
+    totalEarned: 75.5,
+    updatedAt: at(2000),
+  });
   await eventually(async () => expect(await linkNamed(api, 'first')).toMatchObject({ referrals: 1, sales: 1, totalRevenue: 75.5 }));
-  await harness.publish(createEvent('sale.updated', programId, exampleEventData('sale.updated', { id: saleId, affiliateId: affiliate.id, linkId: null, totalEarned: 60, updatedAt: at(1000) } as never)));
+  await harness.publish(
+    createEvent(
+      'sale.updated',
+      programId,
+      exampleEventData('sale.updated', {
+        id: saleId,
+        affiliateId: affiliate.id,
+        linkId: null,
+        totalEarned: 60,
+        updatedAt: at(1000),
+      } as never),
+    ),
+  );
   await deliverRepeatedly(programId, 'referral.deleted', { id: randomUUID() });
-  await deliverRepeatedly(programId, 'sale.created', { id: randomUUID(), affiliateId: affiliate.id, linkId: null, totalEarned: 0.01, updatedAt: at(0) });
+  await deliverRepeatedly(programId, 'sale.created', {
+    id: randomUUID(),
+    affiliateId: affiliate.id,
+    linkId: null,
+    totalEarned: 0.01,
+    updatedAt: at(0),
+  });
   await eventually(async () => expect(await linkNamed(api, 'first')).toMatchObject({ referrals: 1, sales: 2, totalRevenue: 75.51 }));
   expect(await linkNamed(api, 'second')).toMatchObject({ clicks: 0, referrals: 0, sales: 0, totalRevenue: 0 });
 });
 
-test('events of another program never touch this program\'s statistics', async () => {
+test("events of another program never touch this program's statistics", async () => {
   const programId = newProgramId();
   const api = harness.api(programId);
   const affiliate = await createAffiliate(api, 'ann@example.com', 'ann');
   const otherProgram = newProgramId();
-  await deliverRepeatedly(otherProgram, 'referral.created', { id: randomUUID(), affiliateId: affiliate.id, linkId: affiliate.affiliateLinks[0]?.id });
-  await deliverRepeatedly(programId, 'referral.created', { id: randomUUID(), affiliateId: affiliate.id, linkId: affiliate.affiliateLinks[0]?.id });
+  await deliverRepeatedly(otherProgram, 'referral.created', {
+    id: randomUUID(),
+    affiliateId: affiliate.id,
+    linkId: affiliate.affiliateLinks[0]?.id,
+  });
+  await deliverRepeatedly(programId, 'referral.created', {
+    id: randomUUID(),
+    affiliateId: affiliate.id,
+    linkId: affiliate.affiliateLinks[0]?.id,
+  });
   await eventually(async () => expect((await linkNamed(api, 'ann')).referrals).toBe(1));
 });

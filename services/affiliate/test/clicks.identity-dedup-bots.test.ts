@@ -37,7 +37,11 @@ test('a repeat click of one visitor on one link within clickDedupSeconds gets th
   await createAffiliate(api, 'bob@example.com', 'bob');
   const first = await click(api, { link: 'ann', visitorId: 'visitor-0001' });
   expect(first).toMatchObject({ counted: true, reason: null });
-  expect(await click(api, { link: 'ann', visitorId: 'visitor-0001' })).toMatchObject({ clickId: first.clickId, counted: false, reason: 'DUPLICATE' });
+  expect(await click(api, { link: 'ann', visitorId: 'visitor-0001' })).toMatchObject({
+    clickId: first.clickId,
+    counted: false,
+    reason: 'DUPLICATE',
+  });
   // Another visitor, or the same visitor on another link, is a new click.
   expect(await click(api, { link: 'ann', visitorId: 'visitor-0002' })).toMatchObject({ counted: true, reason: null });
   expect(await click(api, { link: 'bob', visitorId: 'visitor-0001' })).toMatchObject({ counted: true, reason: null });
@@ -48,7 +52,11 @@ test('a repeat click of one visitor on one link within clickDedupSeconds gets th
 test('without a visitor id, the address and user agent identify the visitor', async () => {
   const { api } = await programWithLink('ann');
   const first = await click(api, { link: 'ann', ipAddress: '203.0.113.7', userAgent: CHROME });
-  expect(await click(api, { link: 'ann', ipAddress: '203.0.113.7', userAgent: CHROME })).toMatchObject({ clickId: first.clickId, counted: false, reason: 'DUPLICATE' });
+  expect(await click(api, { link: 'ann', ipAddress: '203.0.113.7', userAgent: CHROME })).toMatchObject({
+    clickId: first.clickId,
+    counted: false,
+    reason: 'DUPLICATE',
+  });
   expect(await click(api, { link: 'ann', ipAddress: '203.0.113.7', userAgent: FIREFOX })).toMatchObject({ counted: true });
   expect(await click(api, { link: 'ann', ipAddress: '198.51.100.9', userAgent: CHROME })).toMatchObject({ counted: true });
   expect(await clicksOn(api, 'ann')).toBe(3);
@@ -66,7 +74,8 @@ test('a click after the deduplication window has passed counts again', async () 
 test('clickDedupSeconds 0 turns deduplication off', async () => {
   const { programId, api } = await programWithLink('ann');
   await applyProgramSettings(harness, programId, 'ann', { clickDedupSeconds: 0 });
-  for (let index = 0; index < 3; index += 1) expect(await click(api, { link: 'ann', visitorId: 'visitor-0001' })).toMatchObject({ counted: true });
+  for (let index = 0; index < 3; index += 1)
+    expect(await click(api, { link: 'ann', visitorId: 'visitor-0001' })).toMatchObject({ counted: true });
   expect(await clicksOn(api, 'ann')).toBe(3);
 });
 
@@ -90,7 +99,13 @@ test('concurrent identical clicks count exactly once, for a visitor id and for a
 
 test('a bot is answered BOT with no click id, and nothing is stored or counted', async () => {
   const { api } = await programWithLink('ann');
-  expect(await click(api, { link: 'ann', userAgent: GOOGLEBOT, ipAddress: '66.249.66.1' })).toEqual({ clickId: null, link: 'ann', affiliateId: expect.any(String), counted: false, reason: 'BOT' });
+  expect(await click(api, { link: 'ann', userAgent: GOOGLEBOT, ipAddress: '66.249.66.1' })).toEqual({
+    clickId: null,
+    link: 'ann',
+    affiliateId: expect.any(String),
+    counted: false,
+    reason: 'BOT',
+  });
   expect(await clicksOn(api, 'ann')).toBe(0);
   // No click id was spent on it: the first human click is click 1.
   expect(await click(api, { link: 'ann', userAgent: CHROME })).toMatchObject({ clickId: 1, counted: true });
@@ -99,12 +114,15 @@ test('a bot is answered BOT with no click id, and nothing is stored or counted',
 test('a click without an identity counts every time, whatever else it carries', async () => {
   const { api } = await programWithLink('ann');
   for (let index = 0; index < 3; index += 1) {
-    expect(await click(api, { link: 'ann', userAgent: CHROME, referrer: 'https://blog.example.com/post' })).toMatchObject({ counted: true, reason: null });
+    expect(await click(api, { link: 'ann', userAgent: CHROME, referrer: 'https://blog.example.com/post' })).toMatchObject({
+      counted: true,
+      reason: null,
+    });
   }
   expect(await clicksOn(api, 'ann')).toBe(3);
 });
 
-test('the visitor\'s address is never stored', async () => {
+test("the visitor's address is never stored", async () => {
   const { api } = await programWithLink('ann');
   const address = '203.0.113.77';
   await click(api, { link: 'ann', ipAddress: address, userAgent: CHROME });
@@ -124,7 +142,9 @@ test('occurredAt must be in the past and at most 90 days ago, else 400 naming it
     expect(response.body.error).toMatch(/^occurredAt/);
   }
   expect(await clicksOn(api, 'ann')).toBe(0);
-  expect(await click(api, { link: 'ann', visitorId: 'visitor-0001', occurredAt: new Date(Date.now() - 89 * 86_400_000).toISOString() })).toMatchObject({ counted: true });
+  expect(
+    await click(api, { link: 'ann', visitorId: 'visitor-0001', occurredAt: new Date(Date.now() - 89 * 86_400_000).toISOString() }),
+  ).toMatchObject({ counted: true });
 });
 
 test('clicks batched together on two replicas sharing a database: each visitor counts once however its repeats interleave, and every click id is unique', async () => {
@@ -136,15 +156,24 @@ test('clicks batched together on two replicas sharing a database: each visitor c
     // 40 visitors, each clicking 4 times at once, alternately on each replica; 60 clicks without an identity among them.
     const visitors = Array.from({ length: 40 }, (_, index) => `visitor-${String(index).padStart(4, '0')}`);
     const identified = visitors.flatMap((visitorId, v) =>
-      [0, 1, 2, 3].map(async (n) => ({ visitorId, answer: await click(replicas[(v + n) % 2] as Api, { link: 'ann', visitorId, userAgent: CHROME }) })),
+      [0, 1, 2, 3].map(async (n) => ({
+        visitorId,
+        answer: await click(replicas[(v + n) % 2] as Api, { link: 'ann', visitorId, userAgent: CHROME }),
+      })),
     );
     const plain = Array.from({ length: 60 }, (_, index) => click(replicas[index % 2] as Api, { link: 'ann' }));
     const [clicks, plainClicks] = await Promise.all([Promise.all(identified), Promise.all(plain)]);
     for (const visitorId of visitors) {
       const own = clicks.filter((each) => each.visitorId === visitorId).map((each) => each.answer);
-      expect({ visitorId, counted: own.filter((answer) => answer.counted).length, ids: new Set(own.map((answer) => answer.clickId)).size }).toEqual({ visitorId, counted: 1, ids: 1 });
+      expect({
+        visitorId,
+        counted: own.filter((answer) => answer.counted).length,
+        ids: new Set(own.map((answer) => answer.clickId)).size,
+      }).toEqual({ visitorId, counted: 1, ids: 1 });
     }
-    const countedIds = [...clicks.map((each) => each.answer).filter((answer) => answer.counted), ...plainClicks].map((answer) => answer.clickId);
+    const countedIds = [...clicks.map((each) => each.answer).filter((answer) => answer.counted), ...plainClicks].map(
+      (answer) => answer.clickId,
+    );
     expect(plainClicks.every((answer) => answer.counted)).toBe(true);
     expect(new Set(countedIds).size).toBe(100);
     expect(await clicksOn(api, 'ann')).toBe(100);

@@ -14,7 +14,15 @@ test('GET /internal/affiliates resolves an affiliate by id or email within the p
   const api = harness.api(programId);
   const created = await api.post('/affiliates', { firstName: 'Ann', lastName: 'Lee', email: 'ann@example.com', commissionRate: 30 });
   // Without a plan of its own or a default plan, the affiliate earns its own rate, as before plans existed.
-  const ownRate = { id: null, commissionType: 'PERCENTAGE', rate: 30, recurring: 'FOREVER', holdDays: 30, minimumPayout: null, tierRate: null };
+  const ownRate = {
+    id: null,
+    commissionType: 'PERCENTAGE',
+    rate: 30,
+    recurring: 'FOREVER',
+    holdDays: 30,
+    minimumPayout: null,
+    tierRate: null,
+  };
   const expected = {
     id: created.body.id,
     firstName: 'Ann',
@@ -37,14 +45,25 @@ test('GET /internal/affiliates resolves an affiliate by id or email within the p
 test('GET /internal/attribution resolves a click id, a slug or an affiliate to its affiliate, 404 otherwise', async () => {
   const programId = newProgramId();
   const api = harness.api(programId);
-  const affiliate = (await api.post('/affiliates', { firstName: 'Ann', lastName: 'Lee', email: 'ann@example.com', affiliateLink: 'Ann' })).body;
+  const affiliate = (await api.post('/affiliates', { firstName: 'Ann', lastName: 'Lee', email: 'ann@example.com', affiliateLink: 'Ann' }))
+    .body;
   const link = affiliate.affiliateLinks[0];
   const click = (await api.post('/clicks', { link: 'ann' })).body;
   const attribution = async (query: Record<string, string>) => Attribution.parse((await api.get('/internal/attribution', query)).body);
-  expect(await attribution({ clickId: String(click.clickId) })).toEqual({ affiliateId: affiliate.id, linkId: link.id, link: 'Ann', clickId: click.clickId });
+  expect(await attribution({ clickId: String(click.clickId) })).toEqual({
+    affiliateId: affiliate.id,
+    linkId: link.id,
+    link: 'Ann',
+    clickId: click.clickId,
+  });
   expect(await attribution({ link: 'ANN' })).toEqual({ affiliateId: affiliate.id, linkId: link.id, link: 'Ann', clickId: null });
   expect(await attribution({ affiliateId: affiliate.id })).toEqual({ affiliateId: affiliate.id, linkId: null, link: null, clickId: null });
-  expect(await attribution({ affiliateEmail: 'ann@example.com' })).toEqual({ affiliateId: affiliate.id, linkId: null, link: null, clickId: null });
+  expect(await attribution({ affiliateEmail: 'ann@example.com' })).toEqual({
+    affiliateId: affiliate.id,
+    linkId: null,
+    link: null,
+    clickId: null,
+  });
   const unresolvable: Record<string, string>[] = [{ clickId: '999' }, { link: 'nobody' }, { affiliateEmail: 'nobody@example.com' }];
   for (const query of unresolvable) {
     expect((await api.get('/internal/attribution', query)).status).toBe(404);
@@ -56,7 +75,9 @@ test('GET /internal/attribution resolves a click id, a slug or an affiliate to i
 test('GET /internal/affiliate-activity gives every affiliate of the program its clicks of the period, reading names and emails only, never payout details', async () => {
   const programId = newProgramId();
   const api = harness.api(programId);
-  const ann = (await api.post('/affiliates', { firstName: 'Ann', lastName: 'Lee', email: 'ann@example.com', affiliateLink: 'ann-activity' })).body;
+  const ann = (
+    await api.post('/affiliates', { firstName: 'Ann', lastName: 'Lee', email: 'ann@example.com', affiliateLink: 'ann-activity' })
+  ).body;
   const bob = (await api.post('/affiliates', { firstName: 'Bob', lastName: 'Ray', email: 'bob@example.com' })).body;
   const iban = 'DE89370400440532013000';
   await api.put('/affiliates', { affiliateId: bob.id, payoutDetails: { method: 'BANK_TRANSFER', accountHolder: 'Bob Ray', iban } });

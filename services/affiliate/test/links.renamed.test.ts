@@ -10,7 +10,8 @@ afterAll(async () => {
   await Promise.all([forever.stop(), noGrace.stop()]);
 });
 
-const linkNamed = async (api: ReturnType<Harness['api']>, slug: string) => LinkResponse.parse((await api.get('/links', { link: slug }).expect(200)).body[0]);
+const linkNamed = async (api: ReturnType<Harness['api']>, slug: string) =>
+  LinkResponse.parse((await api.get('/links', { link: slug }).expect(200)).body[0]);
 
 test('after a rename, clicks and referrals on the old slug still count on the same link, which lists it in previousLinks', async () => {
   const api = forever.api(newProgramId());
@@ -38,7 +39,11 @@ test('the old slug stays reserved for its link: another affiliate cannot take it
   expect((await api.put('/links', { link: 'bob-deals', newLink: 'ANN-DEALS' }).expect(400)).body.error).toBe(LINK_MESSAGES.alreadyExists);
 
   const back = LinkResponse.parse((await api.put('/links', { link: 'ann-offers', newLink: 'ann-deals' }).expect(200)).body);
-  expect(back).toMatchObject({ id: ann.affiliateLinks[0]!.id, link: 'ann-deals', previousLinks: [{ link: 'ann-offers', reservedUntil: null }] });
+  expect(back).toMatchObject({
+    id: ann.affiliateLinks[0]!.id,
+    link: 'ann-deals',
+    previousLinks: [{ link: 'ann-offers', reservedUntil: null }],
+  });
 });
 
 test('past the configured period the old slug leads nowhere, and another affiliate who takes it gets its clicks', async () => {
@@ -47,7 +52,9 @@ test('past the configured period the old slug leads nowhere, and another affilia
   const bob = await createAffiliate(api, 'bob@example.com', 'bob-deals');
   await api.put('/links', { link: 'ann-deals', newLink: 'ann-offers' }).expect(200);
 
-  expect((await api.post('/clicks', { link: 'ann-deals' }).expect(400)).body.error).toBe('link: no referral link "ann-deals" in this program');
+  expect((await api.post('/clicks', { link: 'ann-deals' }).expect(400)).body.error).toBe(
+    'link: no referral link "ann-deals" in this program',
+  );
   expect((await linkNamed(api, 'ann-offers')).previousLinks).toEqual([]);
 
   await api.post('/links', { link: 'ann-deals', affiliateId: bob.id }).expect(200);

@@ -31,7 +31,15 @@ test('POST /links adds a link by affiliateId or affiliateEmail, answers it with 
   const affiliate = await createAffiliate(api, 'ann@example.com', 'ann');
   const byId = await api.post('/links', { link: 'ann-spring', affiliateId: affiliate.id });
   expect(byId.status).toBe(200);
-  expect(LinkResponse.parse(byId.body)).toMatchObject({ link: 'ann-spring', affiliateId: affiliate.id, clicks: 0, referrals: 0, sales: 0, totalRevenue: 0, fullURLs: [] });
+  expect(LinkResponse.parse(byId.body)).toMatchObject({
+    link: 'ann-spring',
+    affiliateId: affiliate.id,
+    clicks: 0,
+    referrals: 0,
+    sales: 0,
+    totalRevenue: 0,
+    fullURLs: [],
+  });
   const byEmail = await api.post('/links', { link: 'ann-summer', affiliateEmail: 'ANN@example.com' });
   expect(byEmail.body.affiliateId).toBe(affiliate.id);
   await eventually(() => expect(lastAnnouncedSlugs(affiliate.id)).toEqual(['ann', 'ann-spring', 'ann-summer']));
@@ -61,7 +69,10 @@ test('a slug already used in the program, in any case, is refused with the exact
   expect(created.body).toMatchObject({ error: LINK_MESSAGES.alreadyExists });
   const renamed = await api.put('/links', { link: 'ann', newLink: 'bob' });
   expect(renamed.body).toMatchObject({ error: LINK_MESSAGES.alreadyExists });
-  await harness.api(newProgramId()).post('/affiliates', { firstName: 'B', lastName: 'B', email: 'b@example.com', affiliateLink: 'bob' }).expect(200);
+  await harness
+    .api(newProgramId())
+    .post('/affiliates', { firstName: 'B', lastName: 'B', email: 'b@example.com', affiliateLink: 'bob' })
+    .expect(200);
 });
 
 test('GET /links finds links by id, link, affiliateId and affiliateEmail, always as an array', async () => {
@@ -100,7 +111,9 @@ test('fullURLs use every destination URL and the URL modifier, keep existing que
     ]),
   );
   await harness.setProgram(programId, { destinationUrls: [{ url: 'https://shop.example.com/path', params: {} }] });
-  await eventually(async () => expect(await fullUrls()).toEqual([{ baseUrl: 'https://shop.example.com/path', fullUrl: 'https://shop.example.com/path?ref=Ann-1' }]));
+  await eventually(async () =>
+    expect(await fullUrls()).toEqual([{ baseUrl: 'https://shop.example.com/path', fullUrl: 'https://shop.example.com/path?ref=Ann-1' }]),
+  );
 });
 
 test('PUT /links renames a link in place, keeping its id and statistics, and emits affiliate.updated', async () => {
@@ -133,7 +146,7 @@ test('DELETE /links removes a link, releases its slug and emits affiliate.update
   expect((await api.get('/links', { affiliateId: affiliate.id })).body).toHaveLength(1);
 });
 
-test('two simultaneous deletions of an affiliate\'s last two links leave at least one', async () => {
+test("two simultaneous deletions of an affiliate's last two links leave at least one", async () => {
   const api = harness.api(newProgramId());
   const affiliate = await createAffiliate(api, 'ann@example.com', 'one');
   await api.post('/links', { link: 'two', affiliateId: affiliate.id }).expect(200);

@@ -13,15 +13,26 @@ afterAll(() => harness.stop());
 const linkNamed = async (api: Api, link: string) => LinkResponse.parse((await api.get('/links', { link })).body[0]);
 
 async function sellOn(programId: string, affiliateId: string, linkId: string, totalEarned: number, currency: string) {
-  await harness.publish(createEvent('sale.created', programId, exampleEventData('sale.created', { id: randomUUID(), affiliateId, linkId, referralId: null, totalEarned, currency } as never)));
+  await harness.publish(
+    createEvent(
+      'sale.created',
+      programId,
+      exampleEventData('sale.created', { id: randomUUID(), affiliateId, linkId, referralId: null, totalEarned, currency } as never),
+    ),
+  );
 }
 
 /** Ann with her link "ann" in a new program, sold on in USD (10) and EUR (49.99). */
-async function annSoldInTwoCurrencies(): Promise<{ programId: string; api: Api; sell: (totalEarned: number, currency: string) => Promise<void> }> {
+async function annSoldInTwoCurrencies(): Promise<{
+  programId: string;
+  api: Api;
+  sell: (totalEarned: number, currency: string) => Promise<void>;
+}> {
   const programId = newProgramId();
   const api = harness.api(programId);
   const affiliate = await createAffiliate(api, 'ann@example.com', 'ann');
-  const sell = (totalEarned: number, currency: string) => sellOn(programId, affiliate.id, affiliate.affiliateLinks[0]!.id, totalEarned, currency);
+  const sell = (totalEarned: number, currency: string) =>
+    sellOn(programId, affiliate.id, affiliate.affiliateLinks[0]!.id, totalEarned, currency);
   await sell(10, 'USD');
   await sell(49.99, 'EUR');
   return { programId, api, sell };
@@ -44,5 +55,7 @@ test("the program's reporting currency decides what totalRevenue counts", async 
   const { programId, api } = await annSoldInTwoCurrencies();
   await eventually(async () => expect((await linkNamed(api, 'ann')).sales).toBe(2));
   await harness.setProgram(programId, { reportingCurrency: 'EUR' });
-  await eventually(async () => expect(await linkNamed(api, 'ann')).toMatchObject({ totalRevenue: 49.99, revenueByCurrency: { USD: 10, EUR: 49.99 } }));
+  await eventually(async () =>
+    expect(await linkNamed(api, 'ann')).toMatchObject({ totalRevenue: 49.99, revenueByCurrency: { USD: 10, EUR: 49.99 } }),
+  );
 });

@@ -12,7 +12,11 @@ afterAll(() => harness.stop());
 test('a JSON body sent as text/plain is a 415 naming application/json, and nothing is created', async () => {
   const programId = newProgramId();
   const body = JSON.stringify({ firstName: 'Jane', lastName: 'Doe', email: 'jane@example.com' });
-  const response = await request(harness.service.url).post('/affiliates').set(internalHeaders(programId)).set('content-type', 'text/plain').send(body);
+  const response = await request(harness.service.url)
+    .post('/affiliates')
+    .set(internalHeaders(programId))
+    .set('content-type', 'text/plain')
+    .send(body);
   expect(response.status).toBe(415);
   expect(response.body.error).toBe('Content-Type must be application/json; the body was sent as text/plain');
   expect((await harness.api(programId).get('/affiliates').expect(200)).body).toEqual([]);
@@ -30,7 +34,10 @@ test('a 400 keeps the first problem in error and lists every problem in errors',
 });
 
 test("the specification's exact slug message comes first, with the other problems after it", async () => {
-  const response = await harness.api(newProgramId()).post('/affiliates', { lastName: 'Doe', email: 'jane@example.com', affiliateLink: 'not a slug!' }).expect(400);
+  const response = await harness
+    .api(newProgramId())
+    .post('/affiliates', { lastName: 'Doe', email: 'jane@example.com', affiliateLink: 'not a slug!' })
+    .expect(400);
   expect(response.body.error).toBe(LINK_MESSAGES.invalidCharacters);
   expect(response.body.errors).toEqual([
     { param: 'affiliateLink', message: LINK_MESSAGES.invalidCharacters },

@@ -27,7 +27,9 @@ test('affiliate.updated keeps the affiliate summary embedded in its codes curren
     expect(refreshed.body.affiliate).toEqual({ id: affiliate.id, firstName: 'New', lastName: 'Name', email });
   });
   expect((await api.get('/promotional-codes', { affiliateEmail: email })).body.map((found: { id: string }) => found.id)).toEqual([code.id]);
-  await eventually(() => expect(eventsOf(harness, 'promocode.updated', code.id).at(-1)?.data.affiliate).toMatchObject({ firstName: 'New' }));
+  await eventually(() =>
+    expect(eventsOf(harness, 'promocode.updated', code.id).at(-1)?.data.affiliate).toMatchObject({ firstName: 'New' }),
+  );
 });
 
 test('affiliate.deleted unassigns its codes, each emitting promocode.updated', async () => {
@@ -38,7 +40,9 @@ test('affiliate.deleted unassigns its codes, each emitting promocode.updated', a
     const unassigned = await api.get('/promotional-codes', { id: code.id }).expect(200);
     expect(unassigned.body).toMatchObject({ affiliateId: null, affiliate: null });
   });
-  await eventually(() => expect(eventsOf(harness, 'promocode.updated', code.id).at(-1)?.data).toMatchObject({ affiliateId: null, affiliate: null }));
+  await eventually(() =>
+    expect(eventsOf(harness, 'promocode.updated', code.id).at(-1)?.data).toMatchObject({ affiliateId: null, affiliate: null }),
+  );
   const reassign = await api.put('/promotional-codes', { promotionalCodeId: code.id, affiliateId: affiliate.id });
   expect(reassign.status).toBe(404);
 });

@@ -29,7 +29,12 @@ export async function startCouponService(): Promise<Harness> {
   const coupon = await bootService(testServiceSettings('coupon', { exchange }), (context) =>
     buildCouponService(context, { affiliateUrl: affiliate.url }),
   );
-  const recorder = await recordEvents({ amqpUrl: coupon.context.settings.amqpUrl, exchange, eventTypes: ['coupon.*', 'promocode.*'], connection: coupon.context.connection });
+  const recorder = await recordEvents({
+    amqpUrl: coupon.context.settings.amqpUrl,
+    exchange,
+    eventTypes: ['coupon.*', 'promocode.*'],
+    connection: coupon.context.connection,
+  });
   const published = recorder.events;
   let counter = 0;
   const createAffiliate: Harness['createAffiliate'] = async (programId, fields = {}) => {
@@ -74,7 +79,12 @@ export async function redeemableCode(
   const createdCode = await api
     .post('/promotional-codes', { couponId: createdCoupon.body.id, code: codeString, affiliateId: affiliate.id, ...code })
     .expect(200);
-  return { couponId: createdCoupon.body.id, promotionalCodeId: createdCode.body.id, code: createdCode.body.code, affiliateId: affiliate.id };
+  return {
+    couponId: createdCoupon.body.id,
+    promotionalCodeId: createdCode.body.id,
+    code: createdCode.body.code,
+    affiliateId: affiliate.id,
+  };
 }
 
 export { newProgramId };

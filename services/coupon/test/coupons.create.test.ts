@@ -82,15 +82,27 @@ test('money is stored as integer minor units of its currency and shown as a deci
   const dollars = await api.post('/coupons', { name: 'Cents', couponType: 'FLAT', amountOff: 10.005, currency: 'USD' });
   const yen = await api.post('/coupons', { name: 'Yen', couponType: 'FLAT', amountOff: 500.4, currency: 'JPY' });
   expect([dollars.body.amountOff, yen.body.amountOff]).toEqual([10.01, 500]);
-  const stored = await harness.coupon.context.connection.collection('coupons').find({ _id: { $in: [dollars.body.id, yen.body.id] } as never }).toArray();
+  const stored = await harness.coupon.context.connection
+    .collection('coupons')
+    .find({ _id: { $in: [dollars.body.id, yen.body.id] } as never })
+    .toArray();
   expect(stored.map((coupon) => coupon.amountOffMinor).sort((a, b) => a - b)).toEqual([500, 1001]);
 });
 
 test('a FLAT amount that rounds to nothing in its currency is refused, never stored as 0', async () => {
   const api = harness.api(newProgramId());
-  for (const [amountOff, currency] of [[1e-320, 'USD'], [0.004, 'USD'], [0.4, 'JPY']] as const) {
+  for (const [amountOff, currency] of [
+    [1e-320, 'USD'],
+    [0.004, 'USD'],
+    [0.4, 'JPY'],
+  ] as const) {
     const response = await api.post('/coupons', { name: 'Nothing off', couponType: 'FLAT', amountOff, currency });
-    expect({ amountOff, currency, status: response.status, error: response.body.error }).toEqual({ amountOff, currency, status: 400, error: expect.stringMatching(/^amountOff: .* is less than the smallest unit/) });
+    expect({ amountOff, currency, status: response.status, error: response.body.error }).toEqual({
+      amountOff,
+      currency,
+      status: 400,
+      error: expect.stringMatching(/^amountOff: .* is less than the smallest unit/),
+    });
   }
   expect((await api.get('/coupons')).body).toEqual([]);
 });

@@ -35,5 +35,7 @@ test('GET /coupons and GET /promotional-codes list only what was created within 
 
   const refused = await api.get('/coupons', { id: early.id, ...period }).expect(400);
   expect(refused.body.error).toBe('createdAt[gte] applies to the list: it does not combine with id, name or externalId');
-  expect((await api.get('/promotional-codes', { code: 'EARLY10', ...period }).expect(400)).body.error).toBe('createdAt[gte] applies to the list: it does not combine with id, code or externalId');
+  expect((await api.get('/promotional-codes', { code: 'EARLY10', ...period }).expect(400)).body.error).toBe(
+    'createdAt[gte] applies to the list: it does not combine with id, code or externalId',
+  );
 });

@@ -29,7 +29,8 @@ test('finds one coupon by id, by externalId and by name (the newest), with its p
 test('lists every coupon newest first with promotionalCodes, paged by limit and startingAfter with a Link header', async () => {
   const api = harness.api(newProgramId());
   const ids: string[] = [];
-  for (let index = 0; index < 3; index += 1) ids.push((await api.post('/coupons', { name: `C${index}`, percentOff: 10 }).expect(200)).body.id);
+  for (let index = 0; index < 3; index += 1)
+    ids.push((await api.post('/coupons', { name: `C${index}`, percentOff: 10 }).expect(200)).body.id);
   const all = await api.get('/coupons').expect(200);
   expect(all.body.map((coupon: Coupon) => coupon.id)).toEqual([...ids].reverse());
   all.body.forEach((coupon: unknown) => Coupon.parse(coupon));
@@ -106,7 +107,8 @@ test('deletes a coupon with all its codes: {message, deletedCoupon}, coupon.dele
   const api = harness.api(newProgramId());
   const coupon = await api.post('/coupons', percentCoupon).expect(200);
   const codes: { id: string }[] = [];
-  for (const code of ['DEL-A', 'DEL-B']) codes.push((await api.post('/promotional-codes', { couponId: coupon.body.id, code }).expect(200)).body);
+  for (const code of ['DEL-A', 'DEL-B'])
+    codes.push((await api.post('/promotional-codes', { couponId: coupon.body.id, code }).expect(200)).body);
   const response = await api.delete('/coupons', { couponId: coupon.body.id });
   expect(response.status).toBe(200);
   expect(DeleteCouponResponse.parse(response.body)).toEqual({

@@ -107,7 +107,9 @@ test('finds one code by id, code (any case) or externalId, and arrays by couponI
   const coupon = await api.post('/coupons', percentCoupon).expect(200);
   const otherCoupon = await api.post('/coupons', percentCoupon).expect(200);
   const affiliate = await harness.createAffiliate(programId);
-  const first = await api.post('/promotional-codes', { couponId: coupon.body.id, code: 'Look1', affiliateId: affiliate.id, externalId: 'x1' }).expect(200);
+  const first = await api
+    .post('/promotional-codes', { couponId: coupon.body.id, code: 'Look1', affiliateId: affiliate.id, externalId: 'x1' })
+    .expect(200);
   const second = await api.post('/promotional-codes', { couponId: coupon.body.id, code: 'Look2', affiliateId: affiliate.id }).expect(200);
   await api.post('/promotional-codes', { couponId: otherCoupon.body.id, code: 'Look3' }).expect(200);
 
@@ -117,7 +119,10 @@ test('finds one code by id, code (any case) or externalId, and arrays by couponI
   const ids = (response: { body: { id: string }[] }) => response.body.map((code) => code.id);
   expect(ids(await api.get('/promotional-codes', { couponId: coupon.body.id }))).toEqual([second.body.id, first.body.id]);
   expect(ids(await api.get('/promotional-codes', { affiliateId: affiliate.id }))).toEqual([second.body.id, first.body.id]);
-  expect(ids(await api.get('/promotional-codes', { affiliateEmail: affiliate.email.toUpperCase() }))).toEqual([second.body.id, first.body.id]);
+  expect(ids(await api.get('/promotional-codes', { affiliateEmail: affiliate.email.toUpperCase() }))).toEqual([
+    second.body.id,
+    first.body.id,
+  ]);
   expect((await api.get('/promotional-codes')).body).toHaveLength(3);
   expect((await api.get('/promotional-codes', { couponId: UNKNOWN_ID })).body).toEqual([]);
   const missing = await api.get('/promotional-codes', { code: 'nope' });
@@ -191,5 +196,7 @@ test('deletes a code: promocode.deleted carries {id} only and the code string is
   expect(deleted.body).toEqual({ id: code.body.id, deleted: true });
   expect((await api.get('/promotional-codes', { id: code.body.id })).status).toBe(404);
   await api.post('/promotional-codes', { couponId: coupon.body.id, code: 'gone' }).expect(200);
-  await eventually(() => expect(eventsOf(harness, 'promocode.deleted', code.body.id).map((event) => event.data)).toEqual([{ id: code.body.id }]));
+  await eventually(() =>
+    expect(eventsOf(harness, 'promocode.deleted', code.body.id).map((event) => event.data)).toEqual([{ id: code.body.id }]),
+  );
 });

@@ -12,7 +12,9 @@ afterAll(async () => {
 const redeemAll = (programId: string, codes: string[]) =>
   Promise.all(
     Array.from({ length: 50 }, (_, index) =>
-      harness.api(programId).post('/internal/redemptions', { code: codes[index % codes.length], redemptionKey: randomUUID(), totalEarned: 10 }),
+      harness
+        .api(programId)
+        .post('/internal/redemptions', { code: codes[index % codes.length], redemptionKey: randomUUID(), totalEarned: 10 }),
     ),
   );
 
@@ -34,7 +36,10 @@ test('50 parallel redemptions across 3 codes of a coupon with maxRedemptions 10:
   const coupon = await api.post('/coupons', { ...percentCoupon, maxRedemptions: 10 }).expect(200);
   const codes: string[] = [];
   for (const suffix of ['A', 'B', 'C']) {
-    codes.push((await api.post('/promotional-codes', { couponId: coupon.body.id, code: `RACE-${suffix}`, affiliateId: affiliate.id }).expect(200)).body.code);
+    codes.push(
+      (await api.post('/promotional-codes', { couponId: coupon.body.id, code: `RACE-${suffix}`, affiliateId: affiliate.id }).expect(200))
+        .body.code,
+    );
   }
   const responses = await redeemAll(programId, codes);
   expect(responses.filter((response) => response.status === 200)).toHaveLength(10);

@@ -30,7 +30,12 @@ test('redeems a code (any case) and adds exactly one to timesRedeemed on the cod
   const code = await redeemableCode(harness, programId);
   const response = await harness.api(programId).post('/internal/redemptions', sale(code.code.toLowerCase()));
   expect(response.status).toBe(200);
-  expect(Redemption.parse(response.body)).toMatchObject({ promotionalCodeId: code.promotionalCodeId, couponId: code.couponId, affiliateId: code.affiliateId, code: code.code });
+  expect(Redemption.parse(response.body)).toMatchObject({
+    promotionalCodeId: code.promotionalCodeId,
+    couponId: code.couponId,
+    affiliateId: code.affiliateId,
+    code: code.code,
+  });
   expect(await counters(programId, code.couponId, code.promotionalCodeId)).toEqual({ coupon: 1, code: 1 });
 });
 
@@ -51,8 +56,14 @@ test('a release gives both counts back once, and the same key may redeem again a
   const code = await redeemableCode(harness, programId);
   const body = sale(code.code);
   await api.post('/internal/redemptions', body).expect(200);
-  expect((await api.post('/internal/redemptions/release', { redemptionKey: body.redemptionKey })).body).toEqual({ redemptionKey: body.redemptionKey, released: true });
-  expect((await api.post('/internal/redemptions/release', { redemptionKey: body.redemptionKey })).body).toEqual({ redemptionKey: body.redemptionKey, released: false });
+  expect((await api.post('/internal/redemptions/release', { redemptionKey: body.redemptionKey })).body).toEqual({
+    redemptionKey: body.redemptionKey,
+    released: true,
+  });
+  expect((await api.post('/internal/redemptions/release', { redemptionKey: body.redemptionKey })).body).toEqual({
+    redemptionKey: body.redemptionKey,
+    released: false,
+  });
   expect(await counters(programId, code.couponId, code.promotionalCodeId)).toEqual({ coupon: 0, code: 0 });
   await api.post('/internal/redemptions', body).expect(200);
   expect(await counters(programId, code.couponId, code.promotionalCodeId)).toEqual({ coupon: 1, code: 1 });
@@ -81,7 +92,11 @@ test('rejects a code without an assigned affiliate', async () => {
   const programId = newProgramId();
   const code = await redeemableCode(harness, programId);
   await harness.api(programId).put('/promotional-codes', { promotionalCodeId: code.promotionalCodeId, affiliateId: null }).expect(200);
-  await expectRejected(programId, sale(code.code), `Promotional code ${code.code} has no assigned affiliate, so it cannot attribute a sale`);
+  await expectRejected(
+    programId,
+    sale(code.code),
+    `Promotional code ${code.code} has no assigned affiliate, so it cannot attribute a sale`,
+  );
 });
 
 test('rejects a code whose coupon is not valid', async () => {
@@ -90,7 +105,7 @@ test('rejects a code whose coupon is not valid', async () => {
   await expectRejected(programId, sale(code.code), `The coupon of promotional code ${code.code} is not valid`);
 });
 
-test("rejects a code whose coupon is past its redeemBy", async () => {
+test('rejects a code whose coupon is past its redeemBy', async () => {
   const programId = newProgramId();
   const code = await redeemableCode(harness, programId, { redeemBy: '2020-01-01T00:00:00Z' });
   await expectRejected(programId, sale(code.code), /could only be redeemed until 2020-01-01T00:00:00.000Z$/);
@@ -115,41 +130,78 @@ test("rejects a code whose coupon has reached its limit, giving the code's incre
 test('rejects a sale below the minimum amount or in another currency', async () => {
   const programId = newProgramId();
   const code = await redeemableCode(harness, programId, {}, { minimumAmount: 50, minimumAmountCurrency: 'USD' });
-  await expectRejected(programId, sale(code.code, { totalEarned: 49.99 }), `Promotional code ${code.code} requires a minimum order of 50 USD`);
+  await expectRejected(
+    programId,
+    sale(code.code, { totalEarned: 49.99 }),
+    `Promotional code ${code.code} requires a minimum order of 50 USD`,
+  );
   await expectRejected(programId, sale(code.code, { currency: 'EUR' }), /requires an order in USD; the sale is in EUR$/);
-  await harness.api(programId).post('/internal/redemptions', sale(code.code, { totalEarned: 50, currency: 'usd' })).expect(200);
+  await harness
+    .api(programId)
+    .post('/internal/redemptions', sale(code.code, { totalEarned: 50, currency: 'usd' }))
+    .expect(200);
 });
 
 test("rejects a first-time-order code for a customer's repeat order", async () => {
   const programId = newProgramId();
   const code = await redeemableCode(harness, programId, {}, { firstTimeOrder: true });
-  await expectRejected(programId, sale(code.code, { firstTimeOrder: false }), `Promotional code ${code.code} is limited to a customer's first order`);
-  await harness.api(programId).post('/internal/redemptions', sale(code.code, { firstTimeOrder: true })).expect(200);
+  await expectRejected(
+    programId,
+    sale(code.code, { firstTimeOrder: false }),
+    `Promotional code ${code.code} is limited to a customer's first order`,
+  );
+  await harness
+    .api(programId)
+    .post('/internal/redemptions', sale(code.code, { firstTimeOrder: true }))
+    .expect(200);
 });
 
 test('rejects a code limited to a customer for anyone else', async () => {
   const programId = newProgramId();
   const code = await redeemableCode(harness, programId, {}, { limitToCustomers: true, customerId: 'cus_1' });
   await expectRejected(programId, sale(code.code, { customerId: 'cus_2' }), `Promotional code ${code.code} is limited to another customer`);
-  await harness.api(programId).post('/internal/redemptions', sale(code.code, { customerId: 'cus_1' })).expect(200);
+  await harness
+    .api(programId)
+    .post('/internal/redemptions', sale(code.code, { customerId: 'cus_1' }))
+    .expect(200);
 });
 
 test('rejects a code limited to its affiliate for a sale of another affiliate', async () => {
   const programId = newProgramId();
   const code = await redeemableCode(harness, programId, {}, { limitToAffiliate: true });
-  await expectRejected(programId, sale(code.code, { affiliateId: randomUUID() }), `Promotional code ${code.code} may only be redeemed for its assigned affiliate`);
-  await harness.api(programId).post('/internal/redemptions', sale(code.code, { affiliateId: code.affiliateId })).expect(200);
+  await expectRejected(
+    programId,
+    sale(code.code, { affiliateId: randomUUID() }),
+    `Promotional code ${code.code} may only be redeemed for its assigned affiliate`,
+  );
+  await harness
+    .api(programId)
+    .post('/internal/redemptions', sale(code.code, { affiliateId: code.affiliateId }))
+    .expect(200);
 });
 
 test('rejects a product-limited coupon for a sale without any of its products', async () => {
   const programId = newProgramId();
   const code = await redeemableCode(harness, programId, { limitToProducts: true, productIds: ['prod_a'] });
   await expectRejected(programId, sale(code.code, { productIds: ['prod_b'] }), /applies only to specific products/);
-  await harness.api(programId).post('/internal/redemptions', sale(code.code, { productIds: ['prod_b', 'prod_a'] })).expect(200);
+  await harness
+    .api(programId)
+    .post('/internal/redemptions', sale(code.code, { productIds: ['prod_b', 'prod_a'] }))
+    .expect(200);
 });
 
 test('rejects a FLAT coupon for a sale in another currency', async () => {
   const programId = newProgramId();
-  const code = await redeemableCode(harness, programId, { name: 'Flat', couponType: 'FLAT', amountOff: 5, currency: 'USD', percentOff: undefined });
-  await expectRejected(programId, sale(code.code, { currency: 'GBP' }), `The coupon of promotional code ${code.code} is in USD; the sale is in GBP`);
+  const code = await redeemableCode(harness, programId, {
+    name: 'Flat',
+    couponType: 'FLAT',
+    amountOff: 5,
+    currency: 'USD',
+    percentOff: undefined,
+  });
+  await expectRejected(
+    programId,
+    sale(code.code, { currency: 'GBP' }),
+    `The coupon of promotional code ${code.code} is in USD; the sale is in GBP`,
+  );
 });

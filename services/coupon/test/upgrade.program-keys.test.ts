@@ -26,7 +26,12 @@ async function rewriteAsPreviousVersion(db: Connection): Promise<void> {
       const unprefixed = (key: unknown) => (typeof key === 'string' ? key.slice(String(document.programId).length + 1) : key);
       await collection.updateOne(
         { _id: document._id },
-        { $set: { externalIdKey: unprefixed(document.externalIdKey), ...(document.codeKey ? { codeKey: unprefixed(document.codeKey) } : {}) } },
+        {
+          $set: {
+            externalIdKey: unprefixed(document.externalIdKey),
+            ...(document.codeKey ? { codeKey: unprefixed(document.codeKey) } : {}),
+          },
+        },
       );
     }
   }
@@ -45,7 +50,11 @@ test('data written by the previous version is found after the upgrade: the same 
     const api = harness.api(programId);
     const affiliate = await harness.createAffiliate(programId);
     const coupon = (await api.post('/coupons', { name: 'Spring', percentOff: 10, externalId: 'cp_spring' }).expect(200)).body;
-    const code = (await api.post('/promotional-codes', { couponId: coupon.id, code: 'SPRING', affiliateId: affiliate.id, externalId: 'pc_spring' }).expect(200)).body;
+    const code = (
+      await api
+        .post('/promotional-codes', { couponId: coupon.id, code: 'SPRING', affiliateId: affiliate.id, externalId: 'pc_spring' })
+        .expect(200)
+    ).body;
     created.push({ programId, coupon, code });
   }
   const [first] = created as [(typeof created)[number]];
@@ -83,7 +92,9 @@ test('two replicas of the new version started together on the previous versionâ€
   await rewriteAsPreviousVersion(db);
   await db.close();
   const boot = () =>
-    bootService(testServiceSettings('coupon', { dbName: settings.dbName, exchange: settings.exchange }), (context) => buildCouponService(context, { affiliateUrl: harness.affiliate.url }));
+    bootService(testServiceSettings('coupon', { dbName: settings.dbName, exchange: settings.exchange }), (context) =>
+      buildCouponService(context, { affiliateUrl: harness.affiliate.url }),
+    );
   // Before the fix, the second to finish the migration failed to record it (a taken _id) and exited.
   const replicas = await Promise.allSettled([boot(), boot()]);
   try {

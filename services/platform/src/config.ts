@@ -1,14 +1,15 @@
 import { z, type ZodRawShape } from 'zod';
 
-const booleanFromEnv = z
-  .enum(['true', 'false', '1', '0'])
-  .transform((value) => value === 'true' || value === '1');
+const booleanFromEnv = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
 /** Settings every process shares (DESIGN.md §7). Local defaults for everything; production demands secrets. */
 export const baseConfigShape = {
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  MONGO_URL: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// URL').default('mongodb://127.0.0.1:27017'),
+  MONGO_URL: z
+    .string()
+    .regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// URL')
+    .default('mongodb://127.0.0.1:27017'),
   /** One RabbitMQ URL, or a cluster's nodes separated by commas: the bus moves to the next when one dies. */
   AMQP_URL: z
     .string()
@@ -86,7 +87,7 @@ function spreadBits(symbols: number[]): number {
 function repeatAwareBits(symbols: number[]): number {
   const fresh: number[] = [];
   let repeats = 0;
-  for (let at = 0; at < symbols.length; ) {
+  for (let at = 0; at < symbols.length;) {
     let longest = 0;
     for (let from = 0; from < at; from += 1) {
       let length = 0;
@@ -132,7 +133,9 @@ function secretProblems(env: NodeJS.ProcessEnv, secrets: SecretSettings<string>)
     } else if (value.length < MIN_PRODUCTION_SECRET_LENGTH) {
       problems.push(`${name}: must be at least ${MIN_PRODUCTION_SECRET_LENGTH} characters when NODE_ENV=production`);
     } else if (estimatedEntropyBits(value.trim()) < MIN_PRODUCTION_SECRET_BITS) {
-      problems.push(`${name}: is too predictable (repeated characters, a repeated word or pattern, or a run such as 0123…); generate one with \`openssl rand -hex 32\``);
+      problems.push(
+        `${name}: is too predictable (repeated characters, a repeated word or pattern, or a run such as 0123…); generate one with \`openssl rand -hex 32\``,
+      );
     }
   }
   return problems;
@@ -149,9 +152,7 @@ export function parseConfig<Shape extends ZodRawShape>(
   secrets: SecretSettings<keyof Shape & string> = { required: [] },
 ): z.infer<z.ZodObject<Shape>> {
   const result = z.object(shape).safeParse(env);
-  const problems = result.success
-    ? []
-    : result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+  const problems = result.success ? [] : result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
   if (env.NODE_ENV === 'production') problems.push(...secretProblems(env, secrets));
   if (problems.length > 0 || !result.success) {
     throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);

@@ -64,7 +64,8 @@ export const badRequest = (message: string, code?: ErrorCode, param?: string) =>
 export const unauthorized = (message: string, code?: ErrorCode) => new AppError(401, message, { code });
 export const forbidden = (message: string, code?: ErrorCode) => new AppError(403, message, { code });
 export const notFound = (message: string, code?: ErrorCode) => new AppError(404, message, { code });
-export const conflict = (message: string, code?: ErrorCode, retryAfterSeconds?: number) => new AppError(409, message, { code, retryAfterSeconds });
+export const conflict = (message: string, code?: ErrorCode, retryAfterSeconds?: number) =>
+  new AppError(409, message, { code, retryAfterSeconds });
 export const serviceUnavailable = (message: string, code?: ErrorCode) => new AppError(503, message, { code });
 
 /**
@@ -101,7 +102,11 @@ export function isDatabaseUnavailable(error: unknown): boolean {
 export function isDuplicateKey(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const { code, message } = error as { code?: unknown; message?: unknown };
-  return code === 11000 || (typeof message === 'string' && /^Unknown error: Document with key .* already existed in H2Collection\((?!.*\.system\.namespaces\))/.test(message));
+  return (
+    code === 11000 ||
+    (typeof message === 'string' &&
+      /^Unknown error: Document with key .* already existed in H2Collection\((?!.*\.system\.namespaces\))/.test(message))
+  );
 }
 
 /** The local server's loser of a race to create one collection (replicas starting together). */

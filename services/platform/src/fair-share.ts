@@ -36,7 +36,12 @@ export class FairShare {
    * program's turn comes. Call `done(program)` when the work ends.
    */
   enter(program: string, onTurn: () => void): Place {
-    if (this.running < this.concurrency && this.runningOf(program) < this.perProgram && !this.waiting.has(program) && this.nobodyRunnableWaits()) {
+    if (
+      this.running < this.concurrency &&
+      this.runningOf(program) < this.perProgram &&
+      !this.waiting.has(program) &&
+      this.nobodyRunnableWaits()
+    ) {
       this.start(program, onTurn);
       return { leave: () => false };
     }

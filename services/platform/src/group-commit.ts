@@ -41,7 +41,10 @@ export class GroupCommit<Item, Result> {
     }
   }
 
-  private async run(key: string, batch: { item: Item; resolve: (result: Result) => void; reject: (error: unknown) => void }[]): Promise<void> {
+  private async run(
+    key: string,
+    batch: { item: Item; resolve: (result: Result) => void; reject: (error: unknown) => void }[],
+  ): Promise<void> {
     try {
       const results = await this.commit(
         key,

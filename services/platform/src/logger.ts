@@ -32,7 +32,13 @@ export function createLogger(service: string, level = process.env.LOG_LEVEL ?? '
     // cookie (12 hours) both ways, and its CSRF token; the portal's link token is masked in the logged
     // URL (httpLogging).
     redact: {
-      paths: ['req.headers.authorization', 'req.headers["x-internal-token"]', 'req.headers.cookie', 'req.headers["x-csrf-token"]', 'res.headers["set-cookie"]'],
+      paths: [
+        'req.headers.authorization',
+        'req.headers["x-internal-token"]',
+        'req.headers.cookie',
+        'req.headers["x-csrf-token"]',
+        'res.headers["set-cookie"]',
+      ],
       censor: '[redacted]',
     },
   });

@@ -73,7 +73,11 @@ export function createMetrics(service: string) {
 
   // What admission control holds (http/admission.ts): a queue that keeps growing is the sign of overload.
   const inProgress = new Gauge({ name: 'http_requests_in_progress', help: 'Requests being worked on', registers: [registry] });
-  const waiting = new Gauge({ name: 'http_requests_waiting', help: 'Requests waiting for a turn (the admission queue depth)', registers: [registry] });
+  const waiting = new Gauge({
+    name: 'http_requests_waiting',
+    help: 'Requests waiting for a turn (the admission queue depth)',
+    registers: [registry],
+  });
   const admission = (running: number, queued: number) => {
     inProgress.set(running);
     waiting.set(queued);
@@ -102,7 +106,16 @@ export function createMetrics(service: string) {
     next();
   };
 
-  return { registry, middleware, admission, shed, upstreams: upstreamMetrics(registry), outbox: outboxMetrics(registry), consumer: consumerMetrics(registry), circuits: circuitMetrics(registry) };
+  return {
+    registry,
+    middleware,
+    admission,
+    shed,
+    upstreams: upstreamMetrics(registry),
+    outbox: outboxMetrics(registry),
+    consumer: consumerMetrics(registry),
+    circuits: circuitMetrics(registry),
+  };
 }
 
 function upstreamMetrics(registry: Registry): UpstreamMetrics {
@@ -128,7 +141,8 @@ function outboxMetrics(registry: Registry): OutboxMetrics {
     let oldestSince: number | undefined;
     for (const current of await Promise.all(backlogs.map((backlog) => backlog()))) {
       pending += current.pending;
-      if (current.oldestSince !== undefined && (oldestSince === undefined || current.oldestSince < oldestSince)) oldestSince = current.oldestSince;
+      if (current.oldestSince !== undefined && (oldestSince === undefined || current.oldestSince < oldestSince))
+        oldestSince = current.oldestSince;
     }
     return { pending, oldestSince };
   };
@@ -157,7 +171,11 @@ function outboxMetrics(registry: Registry): OutboxMetrics {
       this.set(oldestSince === undefined ? 0 : seconds(Date.now() - oldestSince));
     },
   });
-  const published = new Counter({ name: 'outbox_events_published_total', help: 'Events the relay published and the broker confirmed', registers: [registry] });
+  const published = new Counter({
+    name: 'outbox_events_published_total',
+    help: 'Events the relay published and the broker confirmed',
+    registers: [registry],
+  });
   const failures = new Counter({
     name: 'outbox_publish_failures_total',
     help: 'Documents the relay failed to publish or clear (broker or database away); each is tried again',
@@ -216,7 +234,12 @@ function circuitMetrics(registry: Registry): CircuitMetrics {
       }
     },
   });
-  const opened = new Counter({ name: 'circuit_breaker_opened_total', help: 'Times a circuit towards the upstream opened', labelNames: ['upstream'], registers: [registry] });
+  const opened = new Counter({
+    name: 'circuit_breaker_opened_total',
+    help: 'Times a circuit towards the upstream opened',
+    labelNames: ['upstream'],
+    registers: [registry],
+  });
   return {
     opened: (upstream) => opened.inc({ upstream }),
     track: (upstream, counts) => {
@@ -310,7 +333,11 @@ export function createPayoutMetrics(registry: Registry) {
     labelNames: ['outcome'],
     registers: [registry],
   });
-  const payouts = new Counter({ name: 'payouts_created_total', help: 'Payouts that payout runs created, drafts of dead runs finished included', registers: [registry] });
+  const payouts = new Counter({
+    name: 'payouts_created_total',
+    help: 'Payouts that payout runs created, drafts of dead runs finished included',
+    registers: [registry],
+  });
   const duration = new Histogram({
     name: 'payout_run_duration_seconds',
     help: 'How long payout runs took, the wait for their turn included',

@@ -28,7 +28,9 @@ export async function connectMongo(options: MongoOptions): Promise<Connection> {
         await connection.close(true).catch(() => undefined);
         throw error;
       }
-      connection.on('disconnected', () => options.logger.warn({ dbName: options.dbName }, 'MongoDB disconnected; the driver is reconnecting'));
+      connection.on('disconnected', () =>
+        options.logger.warn({ dbName: options.dbName }, 'MongoDB disconnected; the driver is reconnecting'),
+      );
       connection.on('reconnected', () => options.logger.info({ dbName: options.dbName }, 'MongoDB reconnected'));
       options.logger.info({ dbName: options.dbName }, 'MongoDB connected');
       return connection;

@@ -74,7 +74,10 @@ function signalsOf(settings: RiskSettings, facts: RiskFacts): RiskSignal[] {
   const limit = settings.maxAutoApprovedCommission;
   const limitCurrency = settings.reportingCurrency ?? 'USD';
   if (limit !== null && facts.commission && facts.commission.currency === limitCurrency && facts.commission.amount > limit) {
-    found.push(['OVER_AUTO_APPROVAL_LIMIT', `the commission of ${facts.commission.amount} ${facts.commission.currency} is above the program's limit of ${limit} ${limitCurrency}`]);
+    found.push([
+      'OVER_AUTO_APPROVAL_LIMIT',
+      `the commission of ${facts.commission.amount} ${facts.commission.currency} is above the program's limit of ${limit} ${limitCurrency}`,
+    ]);
   }
   const signals = found.map(([type, detail]) => ({ type, detail: detail ?? type }));
   const inherited = (facts.inherited ?? []).filter((signal) => !signals.some((seen) => seen.type === signal.type));

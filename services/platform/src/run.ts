@@ -15,8 +15,7 @@ export const DEFAULT_PORTS = {
 
 export type ComponentName = keyof typeof DEFAULT_PORTS;
 
-export const serviceUrlSetting = (component: ComponentName) =>
-  z.string().url().default(`http://127.0.0.1:${DEFAULT_PORTS[component]}`);
+export const serviceUrlSetting = (component: ComponentName) => z.string().url().default(`http://127.0.0.1:${DEFAULT_PORTS[component]}`);
 
 /**
  * The whole of a service's start.ts: read and validate the environment (a bad setting stops the

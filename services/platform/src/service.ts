@@ -73,7 +73,13 @@ export async function bootService(
   const logger = createLogger(settings.name, settings.logLevel);
   const metrics = createMetrics(settings.name);
   const connection = await connectMongo({ url: settings.mongoUrl, dbName: settings.dbName, logger });
-  const bus = new EventBus({ url: settings.amqpUrl, exchange: settings.exchange, logger, queueType: settings.queueType, metrics: metrics.consumer });
+  const bus = new EventBus({
+    url: settings.amqpUrl,
+    exchange: settings.exchange,
+    logger,
+    queueType: settings.queueType,
+    metrics: metrics.consumer,
+  });
   const relay = new OutboxRelay({ bus, logger, sweepIntervalMs: settings.outboxSweepIntervalMs, metrics: metrics.outbox });
   const context: ServiceContext = { settings, logger, metrics, connection, bus, relay };
   const parts = await build(context);

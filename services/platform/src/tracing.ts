@@ -54,17 +54,26 @@ export function traceIdOf(span: Span): string | null {
  * Runs `work` in a new active span under `parent`, ending it when the work settles; a thrown error
  * marks the span failed and is thrown on.
  */
-export function inSpan<T>(name: string, options: { kind?: SpanKind; parent?: Context; attributes?: Record<string, string | number | boolean> }, work: (span: Span) => Promise<T>): Promise<T> {
-  return tracer.startActiveSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes }, options.parent ?? context.active(), async (span) => {
-    try {
-      return await work(span);
-    } catch (error) {
-      markSpanFailed(error);
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
+export function inSpan<T>(
+  name: string,
+  options: { kind?: SpanKind; parent?: Context; attributes?: Record<string, string | number | boolean> },
+  work: (span: Span) => Promise<T>,
+): Promise<T> {
+  return tracer.startActiveSpan(
+    name,
+    { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes },
+    options.parent ?? context.active(),
+    async (span) => {
+      try {
+        return await work(span);
+      } catch (error) {
+        markSpanFailed(error);
+        throw error;
+      } finally {
+        span.end();
+      }
+    },
+  );
 }
 
 /** Marks the active span failed (the work goes on: a retry, a 503) with the error's message. */

@@ -14,7 +14,11 @@ async function startHeldService(admission: AdmissionSettings) {
     res.json({ tag: req.query.tag });
   });
   const service: RunningService = await bootService({ ...testServiceSettings('admission'), admission }, () => ({ routes }));
-  const send = (programId: string, tag: string) => request(service.url).get(`/held?tag=${tag}`).set(internalHeaders(programId)).then((response) => response);
+  const send = (programId: string, tag: string) =>
+    request(service.url)
+      .get(`/held?tag=${tag}`)
+      .set(internalHeaders(programId))
+      .then((response) => response);
   /** Lets the held requests go one at a time, each after the previous one's answer. */
   const releaseAll = async () => {
     for (let waited = 0; waited < 200; waited += 1) {
@@ -26,7 +30,8 @@ async function startHeldService(admission: AdmissionSettings) {
   const heldCount = () => held.length;
   const releaseOne = () => held.shift()?.();
   /** The queue's length as the service reports it on /metrics. */
-  const waitingCount = async () => Number(/^http_requests_waiting\{[^}]*\} (\d+)$/m.exec((await request(service.url).get('/metrics')).text)?.[1]);
+  const waitingCount = async () =>
+    Number(/^http_requests_waiting\{[^}]*\} (\d+)$/m.exec((await request(service.url).get('/metrics')).text)?.[1]);
   return { service, send, releaseAll, releaseOne, served, heldCount, waitingCount };
 }
 
@@ -35,7 +40,12 @@ async function until(condition: () => boolean | Promise<boolean>): Promise<void>
 }
 
 test('a burst beyond what a service can hold is answered 503 with Retry-After at once, and the rest are served in turn', async () => {
-  const { service, send, releaseAll, heldCount, waitingCount } = await startHeldService({ maxConcurrent: 2, maxQueued: 2, maxWaitMs: 30_000, deadlineMs: 60_000 });
+  const { service, send, releaseAll, heldCount, waitingCount } = await startHeldService({
+    maxConcurrent: 2,
+    maxQueued: 2,
+    maxWaitMs: 30_000,
+    deadlineMs: 60_000,
+  });
   try {
     const programId = newProgramId();
     const running = [send(programId, '0'), send(programId, '1')];
@@ -47,7 +57,11 @@ test('a burst beyond what a service can hold is answered 503 with Retry-After at
     for (const answer of refused) {
       expect(answer.status).toBe(503);
       expect(answer.headers['retry-after']).toBe('1');
-      expect(answer.body).toMatchObject({ error: 'The admission service is busy; retry in a moment', code: 'service_busy', requestId: answer.headers['x-request-id'] });
+      expect(answer.body).toMatchObject({
+        error: 'The admission service is busy; retry in a moment',
+        code: 'service_busy',
+        requestId: answer.headers['x-request-id'],
+      });
     }
     await releaseAll();
     expect((await Promise.all([...running, ...waiting])).map((answer) => answer.status)).toEqual([200, 200, 200, 200]);
@@ -57,7 +71,12 @@ test('a burst beyond what a service can hold is answered 503 with Retry-After at
 });
 
 test('a request that waits longer than the service allows is answered 503 before any caller would time out', async () => {
-  const { service, send, releaseAll, heldCount } = await startHeldService({ maxConcurrent: 1, maxQueued: 10, maxWaitMs: 300, deadlineMs: 60_000 });
+  const { service, send, releaseAll, heldCount } = await startHeldService({
+    maxConcurrent: 1,
+    maxQueued: 10,
+    maxWaitMs: 300,
+    deadlineMs: 60_000,
+  });
   try {
     const programId = newProgramId();
     const first = send(programId, 'first');
@@ -73,7 +92,12 @@ test('a request that waits longer than the service allows is answered 503 before
 });
 
 test("waiting requests are taken one program at a time, so one program's burst does not hold back another's request", async () => {
-  const { service, send, releaseAll, served, heldCount, waitingCount } = await startHeldService({ maxConcurrent: 1, maxQueued: 100, maxWaitMs: 30_000, deadlineMs: 60_000 });
+  const { service, send, releaseAll, served, heldCount, waitingCount } = await startHeldService({
+    maxConcurrent: 1,
+    maxQueued: 100,
+    maxWaitMs: 30_000,
+    deadlineMs: 60_000,
+  });
   try {
     const [noisy, quiet] = [newProgramId(), newProgramId()];
     const answers = [send(noisy, 'noisy-0')];
@@ -92,7 +116,12 @@ test("waiting requests are taken one program at a time, so one program's burst d
 });
 
 test('a request whose turn comes too late to finish by the deadline, judged by how long recent requests took, is answered 503 and not run', async () => {
-  const { service, send, served, heldCount, releaseOne } = await startHeldService({ maxConcurrent: 1, maxQueued: 10, maxWaitMs: 30_000, deadlineMs: 1500 });
+  const { service, send, served, heldCount, releaseOne } = await startHeldService({
+    maxConcurrent: 1,
+    maxQueued: 10,
+    maxWaitMs: 30_000,
+    deadlineMs: 1500,
+  });
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   try {
     const programId = newProgramId();
@@ -139,7 +168,11 @@ test("a program over its own running and queued caps is refused 503 with Retry-A
     for (const answer of refused) {
       expect(answer.status).toBe(503);
       expect(answer.headers['retry-after']).toBe('1');
-      expect(answer.body).toMatchObject({ error: 'This program has too many requests waiting at the admission service; retry in a moment', code: 'service_busy', requestId: answer.headers['x-request-id'] });
+      expect(answer.body).toMatchObject({
+        error: 'This program has too many requests waiting at the admission service; retry in a moment',
+        code: 'service_busy',
+        requestId: answer.headers['x-request-id'],
+      });
     }
     // The other program is neither refused nor queued behind the noisy one: it runs at once.
     const quietAnswer = send(quiet, 'quiet');

@@ -22,7 +22,13 @@ class WidgetStore extends AggregateStore<Widget> {
 
 beforeAll(async () => {
   connection = await mongoose.createConnection(testInfra().mongoUrl, { dbName: uniqueName('test_store') }).asPromise();
-  const schema = new Schema<Widget>({ _id: String, programId: String, name: String, nameKey: { type: String, unique: true }, createdAt: Date });
+  const schema = new Schema<Widget>({
+    _id: String,
+    programId: String,
+    name: String,
+    nameKey: { type: String, unique: true },
+    createdAt: Date,
+  });
   schema.plugin(outboxPlugin);
   const model = connection.model<Widget>('Widget', schema);
   await model.init();
@@ -37,7 +43,9 @@ const created = (programId: string, id: string) => [createEvent('coupon.created'
 
 async function insertWidget(programId: string, name: string): Promise<string> {
   const id = randomUUID();
-  await widgets.insert({ _id: id, programId, name, nameKey: programKey(programId, name), createdAt: new Date() }, () => created(programId, id));
+  await widgets.insert({ _id: id, programId, name, nameKey: programKey(programId, name), createdAt: new Date() }, () =>
+    created(programId, id),
+  );
   return id;
 }
 
@@ -133,8 +141,14 @@ test('previousAttributes compares with the events a change builds for the state 
   const programId = newProgramId();
   const id = await insertWidget(programId, 'cog');
   // The event shows a part read beside the document (as an affiliate shows its links), which changed with it.
-  const shown = (widget: Widget, part: string) => [createEvent('coupon.updated', programId, exampleEventData('coupon.updated', { id, name: widget.name, externalId: part }))];
-  await widgets.change(programId, id, () => ({ set: { name: 'sprocket' }, events: (next) => shown(next, 'new part'), previous: (current) => shown(current, 'old part') }));
+  const shown = (widget: Widget, part: string) => [
+    createEvent('coupon.updated', programId, exampleEventData('coupon.updated', { id, name: widget.name, externalId: part })),
+  ];
+  await widgets.change(programId, id, () => ({
+    set: { name: 'sprocket' },
+    events: (next) => shown(next, 'new part'),
+    previous: (current) => shown(current, 'old part'),
+  }));
 
   const outbox = ((await connection.collection('widgets').findOne({ _id: id as never })) as unknown as OutboxFields)._outbox;
   expect(outbox.at(-1)?.previousAttributes).toEqual({ name: 'cog', externalId: 'old part' });

@@ -21,7 +21,11 @@ afterAll(async () => {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 test('every write acknowledged before the database is killed with SIGKILL is there after the restart', async () => {
-  const client = await mongoose.mongo.MongoClient.connect(mongo.url, { maxPoolSize: WRITERS, serverSelectionTimeoutMS: 2000, retryWrites: false });
+  const client = await mongoose.mongo.MongoClient.connect(mongo.url, {
+    maxPoolSize: WRITERS,
+    serverSelectionTimeoutMS: 2000,
+    retryWrites: false,
+  });
   const writes = client.db('durability').collection<{ _id: string; writer: number; n: number }>('writes');
   const acknowledged: string[] = [];
   let killed = false;
@@ -49,7 +53,15 @@ test('every write acknowledged before the database is killed with SIGKILL is the
   await mongo.start();
   const after = await mongoose.mongo.MongoClient.connect(mongo.url, { serverSelectionTimeoutMS: 10_000 });
   try {
-    const stored = new Set((await after.db('durability').collection<{ _id: string }>('writes').find({}, { projection: { _id: 1 } }).toArray()).map((document) => document._id));
+    const stored = new Set(
+      (
+        await after
+          .db('durability')
+          .collection<{ _id: string }>('writes')
+          .find({}, { projection: { _id: 1 } })
+          .toArray()
+      ).map((document) => document._id),
+    );
     const lost = acknowledged.filter((id) => !stored.has(id));
     expect({ acknowledged: acknowledged.length, lost }).toEqual({ acknowledged: acknowledged.length, lost: [] });
   } finally {
@@ -58,7 +70,11 @@ test('every write acknowledged before the database is killed with SIGKILL is the
 }, 120_000);
 
 test('after a SIGKILL during writes, every stored document is found through its _id index and can be upserted again', async () => {
-  const client = await mongoose.mongo.MongoClient.connect(mongo.url, { maxPoolSize: WRITERS, serverSelectionTimeoutMS: 2000, retryWrites: false });
+  const client = await mongoose.mongo.MongoClient.connect(mongo.url, {
+    maxPoolSize: WRITERS,
+    serverSelectionTimeoutMS: 2000,
+    retryWrites: false,
+  });
   const entries = client.db('durability').collection<{ _id: string; writer: number; n: number; key: string }>('entries');
   await entries.createIndex({ key: 1 }, { unique: true });
   let killed = false;
@@ -92,7 +108,9 @@ test('after a SIGKILL during writes, every stored document is found through its 
       // The same document through each unique index, and the upsert a redelivered event would repeat.
       if (!(await collection.findOne({ _id: document._id }))) problems.push(`${document._id}: not found by _id`);
       if (!(await collection.findOne({ key: document.key }))) problems.push(`${document._id}: not found by key`);
-      await collection.updateOne({ _id: document._id }, { $setOnInsert: { key: document.key } }, { upsert: true }).catch((error: Error) => problems.push(`${document._id}: ${error.message}`));
+      await collection
+        .updateOne({ _id: document._id }, { $setOnInsert: { key: document.key } }, { upsert: true })
+        .catch((error: Error) => problems.push(`${document._id}: ${error.message}`));
     }
     expect({ stored: stored.length > 0, problems }).toEqual({ stored: true, problems: [] });
   } finally {
@@ -138,7 +156,10 @@ test('a large command the database is killed in the middle of is in the data fil
     const unindexed = [];
     for (const document of stored) if (!(await collection.findOne({ key: document.key }))) unindexed.push(document._id);
     const expected = acknowledged ? [documents.length] : [0, documents.length];
-    expect({ stored: expected.includes(stored.length) ? 'whole or nothing' : `${stored.length} of ${documents.length}`, unindexed }).toEqual({
+    expect({
+      stored: expected.includes(stored.length) ? 'whole or nothing' : `${stored.length} of ${documents.length}`,
+      unindexed,
+    }).toEqual({
       stored: 'whole or nothing',
       unindexed: [],
     });

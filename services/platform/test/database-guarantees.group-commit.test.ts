@@ -14,21 +14,27 @@ const ROUNDS = 3;
 let connection: Connection;
 
 beforeAll(async () => {
-  connection = await mongoose.createConnection(testInfra().mongoUrl, { dbName: uniqueName('test_group_commit'), maxPoolSize: WRITERS }).asPromise();
+  connection = await mongoose
+    .createConnection(testInfra().mongoUrl, { dbName: uniqueName('test_group_commit'), maxPoolSize: WRITERS })
+    .asPromise();
 });
 afterAll(async () => {
   await connection.dropDatabase();
   await connection.close();
 });
 
-const claimModel = (name: string) => connection.model<Claim>(name, new Schema<Claim>({ _id: String, writer: Number }, { versionKey: false }), uniqueName(name));
+const claimModel = (name: string) =>
+  connection.model<Claim>(name, new Schema<Claim>({ _id: String, writer: Number }, { versionKey: false }), uniqueName(name));
 
 test('unordered inserts of overlapping batches: each id lands once, and each batch learns exactly which of its documents landed', async () => {
   for (let round = 0; round < ROUNDS; round += 1) {
     const claims = claimModel(`claims_${round}`);
     await claims.collection.insertOne({ _id: 'taken-before' as never, writer: -1 });
     // Every writer inserts 30 ids, most of them shared with the others, plus the one taken before.
-    const batchOf = (writer: number) => [...Array.from({ length: 30 }, (_, index) => ({ _id: `claim-${(writer * 7 + index) % 60}`, writer })), { _id: 'taken-before', writer }];
+    const batchOf = (writer: number) => [
+      ...Array.from({ length: 30 }, (_, index) => ({ _id: `claim-${(writer * 7 + index) % 60}`, writer })),
+      { _id: 'taken-before', writer },
+    ];
     const outcomes = await Promise.all(Array.from({ length: WRITERS }, (_, writer) => insertEach(claims, batchOf(writer))));
     const stored = await claims.find({}).lean();
     const owner = new Map(stored.map((claim) => [claim._id, claim.writer]));
@@ -38,7 +44,11 @@ test('unordered inserts of overlapping batches: each id lands once, and each bat
       expect(landed).toEqual(batchOf(writer).map((claim) => owner.get(claim._id) === writer));
     });
     // Each id that was claimed by anyone was claimed by exactly one writer.
-    const wins = outcomes.flatMap((landed, writer) => batchOf(writer).filter((_, index) => landed[index]).map((claim) => claim._id));
+    const wins = outcomes.flatMap((landed, writer) =>
+      batchOf(writer)
+        .filter((_, index) => landed[index])
+        .map((claim) => claim._id),
+    );
     expect(wins).toHaveLength(new Set(wins).size);
     expect(new Set(wins).size).toBe(60);
   }

@@ -22,7 +22,9 @@ let connection: Connection;
 
 beforeAll(async () => {
   // A pool as large as the callers, so the 50 operations really are in flight at the same time.
-  connection = await mongoose.createConnection(testInfra().mongoUrl, { dbName: uniqueName('test_guarantees'), maxPoolSize: CALLERS }).asPromise();
+  connection = await mongoose
+    .createConnection(testInfra().mongoUrl, { dbName: uniqueName('test_guarantees'), maxPoolSize: CALLERS })
+    .asPromise();
 });
 afterAll(async () => {
   await connection.dropDatabase();
@@ -50,7 +52,9 @@ test('a conditional update under 50-way concurrency applies exactly as often as 
   for (let round = 0; round < ROUNDS; round += 1) {
     const counters = collection('conditional');
     await counters.insertOne({ _id: 'code', timesRedeemed: 0 });
-    const results = await times(CALLERS, () => counters.updateOne({ _id: 'code', timesRedeemed: { $lt: 10 } }, { $inc: { timesRedeemed: 1 } }));
+    const results = await times(CALLERS, () =>
+      counters.updateOne({ _id: 'code', timesRedeemed: { $lt: 10 } }, { $inc: { timesRedeemed: 1 } }),
+    );
     expect(results.filter((result) => result.modifiedCount === 1)).toHaveLength(10);
     expect(results.filter((result) => result.modifiedCount === 0)).toHaveLength(CALLERS - 10);
     expect(await counters.findOne({ _id: 'code' })).toMatchObject({ timesRedeemed: 10 });
@@ -62,7 +66,9 @@ test('of 50 writers that read the same revision, exactly one revision-checked wr
   for (let round = 0; round < ROUNDS; round += 1) {
     const documents = collection('revision');
     await documents.insertOne({ _id: 'aggregate', revision: 0, writer: null });
-    const results = await times(CALLERS, (writer) => documents.updateOne({ _id: 'aggregate', revision: 0 }, { $set: { revision: 1, writer } }));
+    const results = await times(CALLERS, (writer) =>
+      documents.updateOne({ _id: 'aggregate', revision: 0 }, { $set: { revision: 1, writer } }),
+    );
     const winners = results.flatMap((result, writer) => (result.modifiedCount === 1 ? [writer] : []));
     expect(winners).toHaveLength(1);
     expect(await documents.findOne({ _id: 'aggregate' })).toMatchObject({ revision: 1, writer: winners[0] });
@@ -75,7 +81,9 @@ test('of 50 simultaneous inserts of one unique key, exactly one succeeds and eve
   for (const keys of indexes) {
     const claims = collection('unique');
     await claims.createIndex(keys, { unique: true });
-    const { results, duplicates } = await settle(CALLERS, (caller) => claims.insertOne({ _id: randomUUID(), programId: 'p', key: 'k', caller }));
+    const { results, duplicates } = await settle(CALLERS, (caller) =>
+      claims.insertOne({ _id: randomUUID(), programId: 'p', key: 'k', caller }),
+    );
     expect(results).toHaveLength(1);
     expect(duplicates).toBe(CALLERS - 1);
     expect(await claims.countDocuments({})).toBe(1);
@@ -86,7 +94,9 @@ test('50 simultaneous upserts of one _id leave one document, and every failure i
   // Counters and read models created by their first event: a lost upsert race is a duplicate-key error, never a second document.
   for (let round = 0; round < ROUNDS; round += 1) {
     const counters = collection('upsert');
-    const { results, duplicates } = await settle(CALLERS, () => counters.updateOne({ _id: 'program' }, { $inc: { seen: 1 } }, { upsert: true }));
+    const { results, duplicates } = await settle(CALLERS, () =>
+      counters.updateOne({ _id: 'program' }, { $inc: { seen: 1 } }, { upsert: true }),
+    );
     const document = await counters.findOne({ _id: 'program' });
     expect(await counters.countDocuments({})).toBe(1);
     expect(document?.seen).toBe(results.length);
@@ -99,7 +109,9 @@ test('a conditional upsert that does not match the existing document fails as a 
   const entries = collection('stale-upsert');
   await entries.createIndex({ programId: 1, sourceId: 1 }, { unique: true });
   await entries.insertOne({ _id: 'entry', programId: 'p', sourceId: 's', version: 5 });
-  const stale = await entries.updateOne({ programId: 'p', sourceId: 's', version: { $lt: 3 } }, { $set: { version: 3 } }, { upsert: true }).catch((error: unknown) => error);
+  const stale = await entries
+    .updateOne({ programId: 'p', sourceId: 's', version: { $lt: 3 } }, { $set: { version: 3 } }, { upsert: true })
+    .catch((error: unknown) => error);
   expect(isDuplicateKey(stale)).toBe(true);
   expect(await entries.find({}).toArray()).toEqual([{ _id: 'entry', programId: 'p', sourceId: 's', version: 5 }]);
 });
@@ -110,7 +122,11 @@ test('findOneAndUpdate returning the document before the change hands each of 50
   const nextValue = async (counters: ReturnType<typeof collection>): Promise<number> => {
     for (;;) {
       try {
-        const before = await counters.findOneAndUpdate({ _id: 'program' }, { $inc: { last: 1 } }, { upsert: true, returnDocument: 'before' });
+        const before = await counters.findOneAndUpdate(
+          { _id: 'program' },
+          { $inc: { last: 1 } },
+          { upsert: true, returnDocument: 'before' },
+        );
         return ((before?.last as number | undefined) ?? 0) + 1;
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;
@@ -148,7 +164,9 @@ test('a $push guarded by $ne adds one key once, whatever the number of concurren
   // Redemption keys travel with their increment, so a retried count is a no-op.
   const counters = connection.db!.collection<{ _id: string; timesRedeemed: number; keys: string[] }>(uniqueName('guarded-push'));
   await counters.insertOne({ _id: 'code', timesRedeemed: 0, keys: [] });
-  const results = await times(CALLERS, () => counters.updateOne({ _id: 'code', keys: { $ne: 'sale-1' } }, { $inc: { timesRedeemed: 1 }, $push: { keys: 'sale-1' } }));
+  const results = await times(CALLERS, () =>
+    counters.updateOne({ _id: 'code', keys: { $ne: 'sale-1' } }, { $inc: { timesRedeemed: 1 }, $push: { keys: 'sale-1' } }),
+  );
   expect(results.filter((result) => result.modifiedCount === 1)).toHaveLength(1);
   expect(await counters.findOne({ _id: 'code' })).toMatchObject({ timesRedeemed: 1, keys: ['sale-1'] });
 });
@@ -161,7 +179,10 @@ test('of 50 concurrent lease claims exactly one reports a modification, and a re
     const now = new Date();
     const tokens = Array.from({ length: CALLERS }, () => randomUUID());
     const results = await times(CALLERS, (caller) =>
-      deliveries.updateOne({ _id: 'delivery', lockedUntil: { $lte: now } }, { $set: { lockedUntil: new Date(now.getTime() + 60_000), lockToken: tokens[caller] } }),
+      deliveries.updateOne(
+        { _id: 'delivery', lockedUntil: { $lte: now } },
+        { $set: { lockedUntil: new Date(now.getTime() + 60_000), lockToken: tokens[caller] } },
+      ),
     );
     const winners = tokens.filter((_, caller) => results[caller]?.modifiedCount === 1);
     expect(winners).toHaveLength(1);

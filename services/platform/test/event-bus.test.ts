@@ -29,7 +29,8 @@ afterEach(async () => {
   await consumer.close();
 });
 
-const couponCreated = () => createEvent('coupon.created', newProgramId(), exampleEventData('coupon.created', { id: randomUUID(), name: 'Spring' }));
+const couponCreated = () =>
+  createEvent('coupon.created', newProgramId(), exampleEventData('coupon.created', { id: randomUUID(), name: 'Spring' }));
 
 async function queueDepth(queue: string): Promise<number> {
   const amqp = await amqplib.connect(testInfra().amqpUrl);
@@ -44,8 +45,18 @@ async function queueDepth(queue: string): Promise<number> {
 test('a published event reaches every queue bound to its type and no other', async () => {
   const couponEvents: EventEnvelope[] = [];
   const saleEvents: EventEnvelope[] = [];
-  await consumer.subscribe({ queue: 'coupons', eventTypes: ['coupon.*'], processedEvents: processedEvents(connection, uniqueName('c')), handler: async (event) => void couponEvents.push(event) });
-  await consumer.subscribe({ queue: 'sales', eventTypes: ['sale.created'], processedEvents: processedEvents(connection, uniqueName('s')), handler: async (event) => void saleEvents.push(event) });
+  await consumer.subscribe({
+    queue: 'coupons',
+    eventTypes: ['coupon.*'],
+    processedEvents: processedEvents(connection, uniqueName('c')),
+    handler: async (event) => void couponEvents.push(event),
+  });
+  await consumer.subscribe({
+    queue: 'sales',
+    eventTypes: ['sale.created'],
+    processedEvents: processedEvents(connection, uniqueName('s')),
+    handler: async (event) => void saleEvents.push(event),
+  });
   const event = couponCreated();
   await publisher.publish(event);
   await eventually(() => expect(couponEvents.map((received) => received.id)).toEqual([event.id]));
@@ -54,13 +65,23 @@ test('a published event reaches every queue bound to its type and no other', asy
 
 test('a duplicate delivery is processed once', async () => {
   let handled = 0;
-  await consumer.subscribe({ queue: 'dupes', eventTypes: ['coupon.created'], processedEvents: processedEvents(connection, uniqueName('d')), handler: async () => void (handled += 1) });
+  await consumer.subscribe({
+    queue: 'dupes',
+    eventTypes: ['coupon.created'],
+    processedEvents: processedEvents(connection, uniqueName('d')),
+    handler: async () => void (handled += 1),
+  });
   const event = couponCreated();
   await publisher.publish(event);
   await publisher.publish(event);
   const marker = couponCreated();
   let markerSeen = false;
-  await consumer.subscribe({ queue: 'marker', eventTypes: ['coupon.created'], processedEvents: processedEvents(connection, uniqueName('m')), handler: async (received) => void (markerSeen ||= received.id === marker.id) });
+  await consumer.subscribe({
+    queue: 'marker',
+    eventTypes: ['coupon.created'],
+    processedEvents: processedEvents(connection, uniqueName('m')),
+    handler: async (received) => void (markerSeen ||= received.id === marker.id),
+  });
   await publisher.publish(marker);
   await eventually(() => expect(markerSeen).toBe(true));
   await eventually(() => expect(handled).toBe(2)); // the event once, the marker once
@@ -107,7 +128,12 @@ test('an event whose data does not fit its type is dead-lettered without reachin
   const strictConsumer = new EventBus({ url: testInfra().amqpUrl, exchange, logger: recording });
   let calls = 0;
   try {
-    await strictConsumer.subscribe({ queue: 'misfit', eventTypes: ['coupon.created'], processedEvents: processedEvents(connection, uniqueName('p')), handler: async () => void (calls += 1) });
+    await strictConsumer.subscribe({
+      queue: 'misfit',
+      eventTypes: ['coupon.created'],
+      processedEvents: processedEvents(connection, uniqueName('p')),
+      handler: async () => void (calls += 1),
+    });
     const misfit = { ...couponCreated(), data: { ...exampleEventData('coupon.created'), timesRedeemed: 'three' } };
     await publisher.publish(misfit as EventEnvelope);
     await eventually(async () => expect(await queueDepth('misfit.dead')).toBe(1));
@@ -122,7 +148,12 @@ test('an event whose data does not fit its type is dead-lettered without reachin
 
 test('a message that is not an event envelope is dead-lettered without reaching the handler', async () => {
   let calls = 0;
-  await consumer.subscribe({ queue: 'poison', eventTypes: ['coupon.created'], processedEvents: processedEvents(connection, uniqueName('p')), handler: async () => void (calls += 1) });
+  await consumer.subscribe({
+    queue: 'poison',
+    eventTypes: ['coupon.created'],
+    processedEvents: processedEvents(connection, uniqueName('p')),
+    handler: async () => void (calls += 1),
+  });
   const amqp = await amqplib.connect(testInfra().amqpUrl);
   const channel = await amqp.createChannel();
   channel.publish(exchange, 'coupon.created', Buffer.from('{"not":"an envelope"'));
@@ -163,7 +194,12 @@ test('on quorum queues a failing consumer is retried through the retry queue, an
 
 test('a consumer the broker cancels (its queue deleted) takes a new connection, declares the queue again and consumes', async () => {
   const handled: string[] = [];
-  await consumer.subscribe({ queue: 'cancelled', eventTypes: ['coupon.created'], processedEvents: processedEvents(connection, uniqueName('x')), handler: async (event) => void handled.push(event.id) });
+  await consumer.subscribe({
+    queue: 'cancelled',
+    eventTypes: ['coupon.created'],
+    processedEvents: processedEvents(connection, uniqueName('x')),
+    handler: async (event) => void handled.push(event.id),
+  });
   const amqp = await amqplib.connect(testInfra().amqpUrl);
   try {
     await (await amqp.createChannel()).deleteQueue(`${exchange}.cancelled`);
@@ -172,18 +208,23 @@ test('a consumer the broker cancels (its queue deleted) takes a new connection, 
   }
   // Until the consumer is back, its queue does not exist and an event is routed nowhere: publish until one arrives.
   const published: string[] = [];
-  await eventually(async () => {
-    const event = couponCreated();
-    published.push(event.id);
-    await publisher.publish(event);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(handled.filter((id) => published.includes(id)).length).toBeGreaterThan(0);
-  }, 30_000, 0);
+  await eventually(
+    async () => {
+      const event = couponCreated();
+      published.push(event.id);
+      await publisher.publish(event);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(handled.filter((id) => published.includes(id)).length).toBeGreaterThan(0);
+    },
+    30_000,
+    0,
+  );
 });
 
 test("one program's backlog takes at most its share of the prefetched window, so another program's event is handled while it waits", async () => {
   const [busy, quiet] = [newProgramId(), newProgramId()];
-  const eventOf = (programId: string) => createEvent('coupon.created', programId, exampleEventData('coupon.created', { id: randomUUID(), name: 'Spring' }));
+  const eventOf = (programId: string) =>
+    createEvent('coupon.created', programId, exampleEventData('coupon.created', { id: randomUUID(), name: 'Spring' }));
   const held: (() => void)[] = [];
   const handled: string[] = [];
   await consumer.subscribe({

@@ -12,7 +12,11 @@ test("a program's heavy operations beyond its limit are answered 429 with Retry-
     res.json({ ok: true });
   });
   const service: RunningService = await bootService(testServiceSettings('heavy-operations'), () => ({ routes }));
-  const send = (programId: string) => request(service.url).get('/report').set(internalHeaders(programId)).then((response) => response);
+  const send = (programId: string) =>
+    request(service.url)
+      .get('/report')
+      .set(internalHeaders(programId))
+      .then((response) => response);
   const until = async (condition: () => boolean) => {
     while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
   };

@@ -1,6 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { exampleEventData, type EventEnvelope } from '@affiliate/contracts';
-import { AggregateStore, EventBus, OutboxRelay, createEvent, createLogger, outboxPlugin, processedEvents, type StoreContext } from '@affiliate/platform';
+import {
+  AggregateStore,
+  EventBus,
+  OutboxRelay,
+  createEvent,
+  createLogger,
+  outboxPlugin,
+  processedEvents,
+  type StoreContext,
+} from '@affiliate/platform';
 import { eventually, newProgramId, startDisposableRabbit, testInfra, uniqueName } from '@affiliate/platform/testing';
 import mongoose, { Schema, type Connection, type Model } from 'mongoose';
 import type { OutboxFields } from '@affiliate/platform';
@@ -39,10 +48,18 @@ async function createCounter(programId: string, store = new CounterStore({})): P
 
 function collect(bus: EventBus, queue: string): Promise<EventEnvelope[]> {
   const received: EventEnvelope[] = [];
-  return bus
-    // prefetch 1: the order recorded is the order published (several in flight can finish in any order).
-    .subscribe({ queue, eventTypes: ['#'], prefetch: 1, processedEvents: processedEvents(connection, uniqueName(queue)), handler: async (event) => void received.push(event) })
-    .then(() => received);
+  return (
+    bus
+      // prefetch 1: the order recorded is the order published (several in flight can finish in any order).
+      .subscribe({
+        queue,
+        eventTypes: ['#'],
+        prefetch: 1,
+        processedEvents: processedEvents(connection, uniqueName(queue)),
+        handler: async (event) => void received.push(event),
+      })
+      .then(() => received)
+  );
 }
 
 test('an event written while RabbitMQ is stopped is delivered after it restarts', async () => {
@@ -101,7 +118,9 @@ describe('with a running broker', () => {
       Array.from({ length: 20 }, () =>
         store.change(programId, id, (current) => ({
           set: { value: current.value + 1 },
-          events: (next) => [createEvent('coupon.updated', programId, exampleEventData('coupon.updated', { id, timesRedeemed: next.value }))],
+          events: (next) => [
+            createEvent('coupon.updated', programId, exampleEventData('coupon.updated', { id, timesRedeemed: next.value })),
+          ],
         })),
       ),
     );
@@ -109,7 +128,9 @@ describe('with a running broker', () => {
     relay.start();
     const ofThisCounter = () => received.filter((event) => event.data.id === id);
     await eventually(() => expect(ofThisCounter()).toHaveLength(21));
-    const values = ofThisCounter().filter((event) => event.type === 'coupon.updated').map((event) => event.data.timesRedeemed);
+    const values = ofThisCounter()
+      .filter((event) => event.type === 'coupon.updated')
+      .map((event) => event.data.timesRedeemed);
     expect([...values].sort((a, b) => Number(a) - Number(b))).toEqual(Array.from({ length: 20 }, (_, index) => index + 1));
   });
 
@@ -124,7 +145,9 @@ describe('with a running broker', () => {
     expect(await Counters.countDocuments({ _id: id, deletedAt: { $ne: null } })).toBe(1);
 
     relay.start();
-    await eventually(() => expect(received.filter((event) => event.data.id === id).map((event) => event.type)).toEqual(['coupon.created', 'coupon.deleted']));
+    await eventually(() =>
+      expect(received.filter((event) => event.data.id === id).map((event) => event.type)).toEqual(['coupon.created', 'coupon.deleted']),
+    );
     await eventually(async () => expect(await Counters.countDocuments({ _id: id, deletedAt: { $exists: true } })).toBe(0));
   });
 
@@ -150,7 +173,9 @@ describe('with a running broker', () => {
         set: { value: current.value + 1 },
         events: (next) => [createEvent('coupon.updated', programId, exampleEventData('coupon.updated', { id, timesRedeemed: next.value }))],
       }));
-      await eventually(() => expect(received.filter((event) => event.data.id === id).map((event) => event.type)).toEqual(['coupon.created', 'coupon.updated']));
+      await eventually(() =>
+        expect(received.filter((event) => event.data.id === id).map((event) => event.type)).toEqual(['coupon.created', 'coupon.updated']),
+      );
       // Once out, the document no longer carries the marker the sweep reads.
       await eventually(async () => expect(await Counters.countDocuments({ _id: id, _pendingSince: { $exists: true } })).toBe(0));
     } finally {
@@ -165,11 +190,37 @@ describe('with a running broker', () => {
     const marked = randomUUID();
     const unmarked = randomUUID();
     await Counters.collection.insertMany([
-      { _id: marked, programId, name: 'clicks', value: 0, revision: 0, deletedAt: null, _pendingSince: new Date(0), _outbox: [createEvent('coupon.created', programId, exampleEventData('coupon.created', { id: marked }))] },
-      { _id: unmarked, programId, name: 'clicks', value: 0, revision: 0, deletedAt: null, _outbox: [createEvent('coupon.created', programId, exampleEventData('coupon.created', { id: unmarked }))] },
+      {
+        _id: marked,
+        programId,
+        name: 'clicks',
+        value: 0,
+        revision: 0,
+        deletedAt: null,
+        _pendingSince: new Date(0),
+        _outbox: [createEvent('coupon.created', programId, exampleEventData('coupon.created', { id: marked }))],
+      },
+      {
+        _id: unmarked,
+        programId,
+        name: 'clicks',
+        value: 0,
+        revision: 0,
+        deletedAt: null,
+        _outbox: [createEvent('coupon.created', programId, exampleEventData('coupon.created', { id: unmarked }))],
+      },
     ] as never[]);
     relay.start();
-    await eventually(() => expect(received.map((event) => event.data.id).filter((id) => id === marked || id === unmarked).sort()).toEqual([marked, unmarked].sort()));
-    await eventually(async () => expect(await Counters.countDocuments({ _id: { $in: [marked, unmarked] }, _pendingSince: { $exists: true } })).toBe(0));
+    await eventually(() =>
+      expect(
+        received
+          .map((event) => event.data.id)
+          .filter((id) => id === marked || id === unmarked)
+          .sort(),
+      ).toEqual([marked, unmarked].sort()),
+    );
+    await eventually(async () =>
+      expect(await Counters.countDocuments({ _id: { $in: [marked, unmarked] }, _pendingSince: { $exists: true } })).toBe(0),
+    );
   });
 });

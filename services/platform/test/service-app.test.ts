@@ -33,7 +33,7 @@ beforeAll(async () => {
   routes.get('/teapot', () => {
     throw new AppError(418, 'short and stout');
   });
-  service = await bootService(testServiceSettings('platform-app'), () => ({ routes, }));
+  service = await bootService(testServiceSettings('platform-app'), () => ({ routes }));
 });
 afterAll(() => service.stop());
 
@@ -75,13 +75,21 @@ test('malformed JSON is a 400 that says so', async () => {
 test('a body the gateway would read another way is refused, never decoded: a byte-order mark is a 400, a charset other than UTF-8 a 415', async () => {
   const json = JSON.stringify({ name: 'a', count: 1 });
   // fetch sends the bytes as given (supertest would serialise a Buffer as JSON).
-  const post = (contentType: string, body: Buffer) => fetch(`${service.url}/echo`, { method: 'POST', headers: { ...internalHeaders(programId), 'content-type': contentType }, body });
+  const post = (contentType: string, body: Buffer) =>
+    fetch(`${service.url}/echo`, { method: 'POST', headers: { ...internalHeaders(programId), 'content-type': contentType }, body });
   const bom = await post('application/json', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(json)]));
-  expect({ status: bom.status, body: await bom.json() }).toEqual({ status: 400, body: expect.objectContaining({ error: 'Request body must not start with a byte-order mark; send UTF-8 JSON without one' }) });
+  expect({ status: bom.status, body: await bom.json() }).toEqual({
+    status: 400,
+    body: expect.objectContaining({ error: 'Request body must not start with a byte-order mark; send UTF-8 JSON without one' }),
+  });
   const utf16 = await post('application/json; charset=utf-16le', Buffer.from(json, 'utf16le'));
-  expect({ status: utf16.status, body: await utf16.json() }).toEqual({ status: 415, body: expect.objectContaining({ error: expect.stringContaining('charset "utf-16le" is not accepted') }) });
+  expect({ status: utf16.status, body: await utf16.json() }).toEqual({
+    status: 415,
+    body: expect.objectContaining({ error: expect.stringContaining('charset "utf-16le" is not accepted') }),
+  });
   // UTF-8, named or not, is the one reading accepted.
-  for (const contentType of ['application/json', 'application/json; charset=UTF-8']) expect((await post(contentType, Buffer.from(json))).status).toBe(200);
+  for (const contentType of ['application/json', 'application/json; charset=UTF-8'])
+    expect((await post(contentType, Buffer.from(json))).status).toBe(200);
 });
 
 test('a wrong type is a 400 naming the field', async () => {
@@ -90,7 +98,11 @@ test('a wrong type is a 400 naming the field', async () => {
 });
 
 test('an unknown field is a 400 naming it', async () => {
-  const response = await request(service.server).post('/echo').set(internalHeaders(programId)).send({ name: 'a', count: 1, admin: true }).expect(400);
+  const response = await request(service.server)
+    .post('/echo')
+    .set(internalHeaders(programId))
+    .send({ name: 'a', count: 1, admin: true })
+    .expect(400);
   expect(response.body).toMatchObject({ error: 'Unknown field in body: admin' });
 });
 
@@ -104,7 +116,10 @@ test('a body over the limit is a 413', async () => {
 });
 
 test('an unknown route is a 404', async () => {
-  await request(service.server).get('/nowhere').set(internalHeaders(programId)).expect(404)
+  await request(service.server)
+    .get('/nowhere')
+    .set(internalHeaders(programId))
+    .expect(404)
     .expect((response) => expect(response.body).toMatchObject({ error: 'No route for GET /nowhere' }));
 });
 
@@ -119,7 +134,10 @@ test('an unexpected failure is a 500 that reveals nothing', async () => {
 });
 
 test('an application error keeps its status and message', async () => {
-  await request(service.server).get('/teapot').set(internalHeaders(programId)).expect(418)
+  await request(service.server)
+    .get('/teapot')
+    .set(internalHeaders(programId))
+    .expect(418)
     .expect((response) => expect(response.body).toMatchObject({ error: 'short and stout' }));
 });
 
@@ -132,19 +150,23 @@ test('a bad setting is reported with the variable name', () => {
 test('AMQP_URL names one broker or the nodes of a cluster, each an amqp:// URL', () => {
   const cluster = 'amqp://guest:guest@127.0.0.1:5672, amqp://guest:guest@127.0.0.1:5673,amqps://u:p@rabbit-2.example.net:5671';
   expect(parseConfig(baseConfigShape, { AMQP_URL: cluster }).AMQP_URL).toBe(cluster);
-  expect(() => parseConfig(baseConfigShape, { AMQP_URL: 'amqp://127.0.0.1:5672,http://127.0.0.1:5673' })).toThrow(/AMQP_URL: must be an amqp:\/\/ URL, or several/);
+  expect(() => parseConfig(baseConfigShape, { AMQP_URL: 'amqp://127.0.0.1:5672,http://127.0.0.1:5673' })).toThrow(
+    /AMQP_URL: must be an amqp:\/\/ URL, or several/,
+  );
   expect(() => parseConfig(baseConfigShape, { AMQP_URL: 'amqp://127.0.0.1:5672,' })).toThrow(/AMQP_URL/);
 });
 
 test('production refuses to start without its secrets', () => {
-  expect(() => parseConfig(baseConfigShape, { NODE_ENV: 'production' }, { required: ['INTERNAL_TOKEN'] })).toThrow(/INTERNAL_TOKEN: required when NODE_ENV=production/);
+  expect(() => parseConfig(baseConfigShape, { NODE_ENV: 'production' }, { required: ['INTERNAL_TOKEN'] })).toThrow(
+    /INTERNAL_TOKEN: required when NODE_ENV=production/,
+  );
 });
 
 test('production refuses a secret this repository ships, naming the variable', () => {
   for (const shipped of SHIPPED_DEFAULT_SECRETS) {
-    expect(() => parseConfig(baseConfigShape, { NODE_ENV: 'production', INTERNAL_TOKEN: shipped }, { required: ['INTERNAL_TOKEN'] })).toThrow(
-      /INTERNAL_TOKEN: is a shipped default/,
-    );
+    expect(() =>
+      parseConfig(baseConfigShape, { NODE_ENV: 'production', INTERNAL_TOKEN: shipped }, { required: ['INTERNAL_TOKEN'] }),
+    ).toThrow(/INTERNAL_TOKEN: is a shipped default/);
   }
 });
 
@@ -152,23 +174,42 @@ test('production refuses a secret shorter than 32 characters', () => {
   // Generated here, as an operator would: a value written in the repository is public (and refused).
   const generated = randomBytes(24).toString('base64'); // 32 characters
   const short = generated.slice(0, 31);
-  expect(() => parseConfig(baseConfigShape, { NODE_ENV: 'production', INTERNAL_TOKEN: short }, { required: ['INTERNAL_TOKEN'] })).toThrow(/INTERNAL_TOKEN: must be at least 32 characters/);
-  expect(parseConfig(baseConfigShape, { NODE_ENV: 'production', INTERNAL_TOKEN: generated }, { required: ['INTERNAL_TOKEN'] }).INTERNAL_TOKEN).toBe(generated);
+  expect(() => parseConfig(baseConfigShape, { NODE_ENV: 'production', INTERNAL_TOKEN: short }, { required: ['INTERNAL_TOKEN'] })).toThrow(
+    /INTERNAL_TOKEN: must be at least 32 characters/,
+  );
+  expect(
+    parseConfig(baseConfigShape, { NODE_ENV: 'production', INTERNAL_TOKEN: generated }, { required: ['INTERNAL_TOKEN'] }).INTERNAL_TOKEN,
+  ).toBe(generated);
 });
 
 test('production refuses a whitespace-only or predictable secret of 32 characters or more, naming the variable', () => {
-  const refusedWith = (value: string) => () => parseConfig(baseConfigShape, { NODE_ENV: 'production', INTERNAL_TOKEN: value }, { required: ['INTERNAL_TOKEN'] });
+  const refusedWith = (value: string) => () =>
+    parseConfig(baseConfigShape, { NODE_ENV: 'production', INTERNAL_TOKEN: value }, { required: ['INTERNAL_TOKEN'] });
   expect(refusedWith(' '.repeat(40))).toThrow(/INTERNAL_TOKEN: is only whitespace/);
   expect(refusedWith('\t\n'.repeat(20))).toThrow(/INTERNAL_TOKEN: is only whitespace/);
-  const repeatedOrRuns = ['passwordpasswordpasswordpassword', 'passwordpasswordpasswordpassword1', '0123456789abcdef0123456789abcdef', 'abcdefghijklmnopqrstuvwxyz0123456789', 'zyxwvutsrqponmlkjihgfedcba9876543210'];
+  const repeatedOrRuns = [
+    'passwordpasswordpasswordpassword',
+    'passwordpasswordpasswordpassword1',
+    '0123456789abcdef0123456789abcdef',
+    'abcdefghijklmnopqrstuvwxyz0123456789',
+    'zyxwvutsrqponmlkjihgfedcba9876543210',
+  ];
   for (const predictable of ['a'.repeat(32), `${'x'.repeat(31)}y`, 'ab'.repeat(16), '0123'.repeat(8), ...repeatedOrRuns]) {
     expect(refusedWith(predictable)).toThrow(/INTERNAL_TOKEN: is too predictable/);
   }
-  expect(parseConfig(baseConfigShape, { NODE_ENV: 'production', INTERNAL_TOKEN: randomBytes(16).toString('hex') }, { required: ['INTERNAL_TOKEN'] })).toBeTruthy();
+  expect(
+    parseConfig(
+      baseConfigShape,
+      { NODE_ENV: 'production', INTERNAL_TOKEN: randomBytes(16).toString('hex') },
+      { required: ['INTERNAL_TOKEN'] },
+    ),
+  ).toBeTruthy();
   // What the README tells operators to run, and base64 of the same length: always accepted.
   for (let generated = 0; generated < 500; generated += 1) {
     for (const secret of [randomBytes(16).toString('hex'), randomBytes(32).toString('hex'), randomBytes(24).toString('base64')]) {
-      expect(parseConfig(baseConfigShape, { NODE_ENV: 'production', INTERNAL_TOKEN: secret }, { required: ['INTERNAL_TOKEN'] }).INTERNAL_TOKEN).toBe(secret);
+      expect(
+        parseConfig(baseConfigShape, { NODE_ENV: 'production', INTERNAL_TOKEN: secret }, { required: ['INTERNAL_TOKEN'] }).INTERNAL_TOKEN,
+      ).toBe(secret);
     }
   }
 });
@@ -176,7 +217,9 @@ test('production refuses a whitespace-only or predictable secret of 32 character
 test('an optional secret that is set obeys the production rules too', () => {
   const shape = { ...baseConfigShape, EXTRA_KEY: z.string().optional() };
   const env = { NODE_ENV: 'production', INTERNAL_TOKEN: randomBytes(20).toString('hex') };
-  expect(() => parseConfig(shape, { ...env, EXTRA_KEY: 'short' }, { required: ['INTERNAL_TOKEN'], optional: ['EXTRA_KEY'] })).toThrow(/EXTRA_KEY: must be at least 32/);
+  expect(() => parseConfig(shape, { ...env, EXTRA_KEY: 'short' }, { required: ['INTERNAL_TOKEN'], optional: ['EXTRA_KEY'] })).toThrow(
+    /EXTRA_KEY: must be at least 32/,
+  );
   expect(parseConfig(shape, env, { required: ['INTERNAL_TOKEN'], optional: ['EXTRA_KEY'] }).EXTRA_KEY).toBeUndefined();
 });
 

@@ -80,7 +80,9 @@ test('a keep-alive connection idle when the drain begins is left to its caller: 
   socket.on('close', () => (closed = true));
   const answers = () => received.split('HTTP/1.1 ').slice(1);
   const ask = async (count: number) => {
-    const headers = Object.entries(internalHeaders(programId)).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    const headers = Object.entries(internalHeaders(programId))
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
     socket.write(`GET /answer HTTP/1.1\r\nhost: service\r\n${headers}\r\n`);
     await eventually(() => expect(answers().filter((answer) => answer.includes('{"served":true}'))).toHaveLength(count));
   };

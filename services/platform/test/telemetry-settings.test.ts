@@ -14,10 +14,20 @@ test('with no OTEL variable nothing is exported, and the component is named afte
 });
 
 test('an OTLP endpoint turns export on, over http/protobuf unless OTEL_EXPORTER_OTLP_PROTOCOL says http/json', () => {
-  expect(telemetrySettingsFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }, entry)).toMatchObject({ exporter: 'otlp', protocol: 'http/protobuf' });
-  expect(telemetrySettingsFrom({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }, entry)).toMatchObject({ exporter: 'otlp', protocol: 'http/json' });
+  expect(telemetrySettingsFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }, entry)).toMatchObject({
+    exporter: 'otlp',
+    protocol: 'http/protobuf',
+  });
+  expect(
+    telemetrySettingsFrom(
+      { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' },
+      entry,
+    ),
+  ).toMatchObject({ exporter: 'otlp', protocol: 'http/json' });
   // OTEL_TRACES_EXPORTER wins over an endpoint, as the specification says.
-  expect(telemetrySettingsFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_TRACES_EXPORTER: 'none' }, entry)).toMatchObject({ exporter: 'none' });
+  expect(
+    telemetrySettingsFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_TRACES_EXPORTER: 'none' }, entry),
+  ).toMatchObject({ exporter: 'none' });
 });
 
 test('an unusable OTEL_* value stops the component at start with the variable named (exit 78, not restarted by npm start)', () => {
@@ -26,9 +36,14 @@ test('an unusable OTEL_* value stops the component at start with the variable na
     encoding: 'utf8',
     timeout: 30_000,
   });
-  expect({ status: started.status, stderr: started.stderr }).toEqual({ status: 78, stderr: expect.stringContaining('OTEL_TRACES_EXPORTER must be one of otlp, console, none, not "zipkin"') });
+  expect({ status: started.status, stderr: started.stderr }).toEqual({
+    status: 78,
+    stderr: expect.stringContaining('OTEL_TRACES_EXPORTER must be one of otlp, console, none, not "zipkin"'),
+  });
 });
 
 test('OTEL_EXPORTER_OTLP_PROTOCOL=grpc exports over gRPC (a collector on 4317)', () => {
-  expect(telemetrySettingsFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, entry)).toMatchObject({ exporter: 'otlp', protocol: 'grpc' });
+  expect(
+    telemetrySettingsFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, entry),
+  ).toMatchObject({ exporter: 'otlp', protocol: 'grpc' });
 });

@@ -39,7 +39,11 @@ export async function startReferralWorld(): Promise<ReferralWorld> {
   };
 }
 
-export async function createAffiliate(world: ReferralWorld, programId: string, email = `${uniqueName('aff')}@example.com`): Promise<Affiliate> {
+export async function createAffiliate(
+  world: ReferralWorld,
+  programId: string,
+  email = `${uniqueName('aff')}@example.com`,
+): Promise<Affiliate> {
   const response = await request(world.affiliate.server)
     .post('/affiliates')
     .set(internalHeaders(programId))

@@ -10,7 +10,8 @@ beforeAll(async () => {
 afterAll(() => world.stop());
 
 const daysAgo = (days: number) => new Date(Date.now() - days * 86_400_000).toISOString();
-const postReferral = (programId: string, body: object) => request(world.referral.server).post('/referrals').set(internalHeaders(programId)).send(body);
+const postReferral = (programId: string, body: object) =>
+  request(world.referral.server).post('/referrals').set(internalHeaders(programId)).send(body);
 const referralsByEmail = async (programId: string, email: string) =>
   (await request(world.referral.server).get('/referrals').query({ email }).set(internalHeaders(programId))).body as unknown[];
 
@@ -23,7 +24,9 @@ async function click(programId: string, body: object): Promise<ReturnType<typeof
 /** Announces the program's tracking settings as the gateway does, and waits until the affiliate service shows them applied. */
 async function setTracking(programId: string, affiliate: Affiliate, settings: Partial<Program>): Promise<void> {
   const urlModifier = `m${Date.now()}`;
-  await world.affiliate.context.bus.publish(programUpdatedEvent(programId, { urlModifier, destinationUrls: [{ url: 'https://shop.example.com/', params: {} }], ...settings }));
+  await world.affiliate.context.bus.publish(
+    programUpdatedEvent(programId, { urlModifier, destinationUrls: [{ url: 'https://shop.example.com/', params: {} }], ...settings }),
+  );
   await eventually(async () => {
     const links = await request(world.affiliate.server).get('/links').query({ affiliateId: affiliate.id }).set(internalHeaders(programId));
     expect(links.body[0].fullURLs[0].fullUrl).toContain(`${urlModifier}=`);
@@ -43,7 +46,11 @@ test('a referral by visitorId goes to the click the attribution model picks, and
   expect(referral.attribution).toMatchObject({ method: 'VISITOR', clickId: lastClick.clickId, affiliateId: last.id });
   expect(Date.parse(referral.attribution?.clickedAt ?? '')).toBeLessThan(Date.now() - 86_000_000);
   // The event carries the explanation too.
-  await eventually(() => expect(world.events.find((event) => event.type === 'referral.created' && event.data.id === referral.id)?.data).toMatchObject({ attribution: referral.attribution }));
+  await eventually(() =>
+    expect(world.events.find((event) => event.type === 'referral.created' && event.data.id === referral.id)?.data).toMatchObject({
+      attribution: referral.attribution,
+    }),
+  );
 });
 
 test('a referral by a visitor without a click in the program is refused with a 400 naming visitorId, and nothing is created', async () => {
@@ -73,7 +80,8 @@ test('every referral says how it was attributed: CLICK, LINK or AFFILIATE', asyn
   const affiliate = await createAffiliate(world, programId);
   const link = affiliate.affiliateLinks[0]!;
   const byClickId = await click(programId, { link: link.link });
-  const attributionOf = async (body: object) => Referral.parse((await postReferral(programId, { ...body, email: referralEmail() }).expect(200)).body).attribution;
+  const attributionOf = async (body: object) =>
+    Referral.parse((await postReferral(programId, { ...body, email: referralEmail() }).expect(200)).body).attribution;
   const clicked = await attributionOf({ clickId: byClickId.clickId });
   expect(clicked).toMatchObject({ method: 'CLICK', clickId: byClickId.clickId, affiliateId: affiliate.id });
   expect(clicked?.ageSeconds).toBeGreaterThanOrEqual(0);

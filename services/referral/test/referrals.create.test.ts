@@ -12,14 +12,27 @@ beforeAll(async () => {
 afterAll(() => world.stop());
 
 const programId = newProgramId();
-const post = (body: object, program = programId) => request(world.referral.server).post('/referrals').set(internalHeaders(program)).send(body);
+const post = (body: object, program = programId) =>
+  request(world.referral.server).post('/referrals').set(internalHeaders(program)).send(body);
 
 test('a referral attributed by affiliateId belongs to that affiliate, with no link', async () => {
   const affiliate = await createAffiliate(world, programId);
   const email = referralEmail();
-  const response = await post({ affiliateId: affiliate.id, email, name: 'Grace', plan: 'pro', referredUserExternalId: 'user-1' }).expect(200);
+  const response = await post({ affiliateId: affiliate.id, email, name: 'Grace', plan: 'pro', referredUserExternalId: 'user-1' }).expect(
+    200,
+  );
   const referral = Referral.parse(response.body);
-  expect(referral).toMatchObject({ affiliateId: affiliate.id, email, name: 'Grace', plan: 'pro', referredUserExternalId: 'user-1', status: 'active', linkId: null, clickId: null, programId });
+  expect(referral).toMatchObject({
+    affiliateId: affiliate.id,
+    email,
+    name: 'Grace',
+    plan: 'pro',
+    referredUserExternalId: 'user-1',
+    status: 'active',
+    linkId: null,
+    clickId: null,
+    programId,
+  });
 });
 
 test('a referral attributed by affiliateEmail belongs to that affiliate', async () => {
@@ -38,7 +51,9 @@ test('a referral attributed by a slug carries that link', async () => {
 test('a referral attributed by a click id carries the click and its link', async () => {
   const affiliate = await createAffiliate(world, programId);
   const link = affiliate.affiliateLinks[0]!;
-  const click = Click.parse((await request(world.affiliate.server).post('/clicks').set(internalHeaders(programId)).send({ link: link.link }).expect(200)).body);
+  const click = Click.parse(
+    (await request(world.affiliate.server).post('/clicks').set(internalHeaders(programId)).send({ link: link.link }).expect(200)).body,
+  );
   const response = await post({ clickId: click.clickId, email: referralEmail() }).expect(200);
   expect(Referral.parse(response.body)).toMatchObject({ affiliateId: affiliate.id, linkId: link.id, clickId: click.clickId });
 });
@@ -136,9 +151,15 @@ test('with the affiliate service down, creating a referral is a 503 and records 
   );
   try {
     const email = referralEmail();
-    const response = await request(cut.server).post('/referrals').set(internalHeaders(programId)).send({ affiliateId: affiliate.id, email }).expect(503);
+    const response = await request(cut.server)
+      .post('/referrals')
+      .set(internalHeaders(programId))
+      .send({ affiliateId: affiliate.id, email })
+      .expect(503);
     expect(response.body).toMatchObject({ error: 'The affiliate service is unavailable; retry later' });
-    expect((await request(world.referral.server).get('/referrals').query({ email }).set(internalHeaders(programId)).expect(200)).body).toEqual([]);
+    expect(
+      (await request(world.referral.server).get('/referrals').query({ email }).set(internalHeaders(programId)).expect(200)).body,
+    ).toEqual([]);
   } finally {
     await cut.stop();
   }
@@ -148,15 +169,32 @@ test('identifiers naming two different affiliates are a 400 naming both, and no 
   const [ada, grace] = [await createAffiliate(world, programId), await createAffiliate(world, programId)];
   const email = referralEmail();
   const response = await post({ link: grace.affiliateLinks[0]!.link, affiliateId: ada.id, email }).expect(400);
-  expect(response.body.error).toBe(`affiliateId: ${ada.id} names another affiliate than link ${grace.affiliateLinks[0]!.link}; send identifiers of one affiliate, or only one of them`);
-  const click = Click.parse((await request(world.affiliate.server).post('/clicks').set(internalHeaders(programId)).send({ link: ada.affiliateLinks[0]!.link }).expect(200)).body);
+  expect(response.body.error).toBe(
+    `affiliateId: ${ada.id} names another affiliate than link ${grace.affiliateLinks[0]!.link}; send identifiers of one affiliate, or only one of them`,
+  );
+  const click = Click.parse(
+    (
+      await request(world.affiliate.server)
+        .post('/clicks')
+        .set(internalHeaders(programId))
+        .send({ link: ada.affiliateLinks[0]!.link })
+        .expect(200)
+    ).body,
+  );
   await post({ clickId: click.clickId, affiliateEmail: grace.email, email }).expect(400);
-  expect((await request(world.referral.server).get('/referrals').query({ email }).set(internalHeaders(programId)).expect(200)).body).toEqual([]);
+  expect(
+    (await request(world.referral.server).get('/referrals').query({ email }).set(internalHeaders(programId)).expect(200)).body,
+  ).toEqual([]);
 });
 
 test('identifiers that all name the same affiliate are accepted, with the most specific one attributing', async () => {
   const affiliate = await createAffiliate(world, programId);
   const link = affiliate.affiliateLinks[0]!;
-  const response = await post({ link: link.link, affiliateId: affiliate.id, affiliateEmail: affiliate.email, email: referralEmail() }).expect(200);
+  const response = await post({
+    link: link.link,
+    affiliateId: affiliate.id,
+    affiliateEmail: affiliate.email,
+    email: referralEmail(),
+  }).expect(200);
   expect(Referral.parse(response.body)).toMatchObject({ affiliateId: affiliate.id, linkId: link.id });
 });

@@ -22,9 +22,12 @@ async function newReferral(programId: string, fields: Record<string, unknown> = 
   return Referral.parse(response.body);
 }
 
-const get = (programId: string, query: Record<string, string>) => request(world.referral.server).get('/referrals').query(query).set(internalHeaders(programId));
-const put = (programId: string, body: object) => request(world.referral.server).put('/referrals').set(internalHeaders(programId)).send(body);
-const del = (programId: string, body: object) => request(world.referral.server).delete('/referrals').set(internalHeaders(programId)).send(body);
+const get = (programId: string, query: Record<string, string>) =>
+  request(world.referral.server).get('/referrals').query(query).set(internalHeaders(programId));
+const put = (programId: string, body: object) =>
+  request(world.referral.server).put('/referrals').set(internalHeaders(programId)).send(body);
+const del = (programId: string, body: object) =>
+  request(world.referral.server).delete('/referrals').set(internalHeaders(programId)).send(body);
 
 async function eventFor(type: string, id: string) {
   return eventually(() => {
@@ -73,9 +76,23 @@ test('PUT changes the spec fields and answers "Referral updated successfully" wi
   const programId = newProgramId();
   const referral = await newReferral(programId);
   const email = referralEmail();
-  const response = await put(programId, { referralId: referral.id, name: 'Grace Hopper', email, referredUserExternalId: 'cus_7', plan: 'enterprise', status: 'inactive' }).expect(200);
+  const response = await put(programId, {
+    referralId: referral.id,
+    name: 'Grace Hopper',
+    email,
+    referredUserExternalId: 'cus_7',
+    plan: 'enterprise',
+    status: 'inactive',
+  }).expect(200);
   const body = UpdatedResponse.parse(response.body);
-  expect(body.referral).toMatchObject({ id: referral.id, name: 'Grace Hopper', email, referredUserExternalId: 'cus_7', plan: 'enterprise', status: 'inactive' });
+  expect(body.referral).toMatchObject({
+    id: referral.id,
+    name: 'Grace Hopper',
+    email,
+    referredUserExternalId: 'cus_7',
+    plan: 'enterprise',
+    status: 'inactive',
+  });
   expect(Referral.parse((await get(programId, { id: referral.id }).expect(200)).body)).toEqual(body.referral);
 });
 
@@ -91,13 +108,19 @@ test('PUT errors use the numbered shape { error: <status>, message }', async () 
   const programId = newProgramId();
   const referral = await newReferral(programId);
   const missing = await put(programId, { referralId: '00000000-0000-4000-8000-000000000000', plan: 'x' }).expect(404);
-  expect(NumberedErrorBody.parse(missing.body)).toMatchObject({ error: 404, message: 'No referral with id 00000000-0000-4000-8000-000000000000 in this program' });
+  expect(NumberedErrorBody.parse(missing.body)).toMatchObject({
+    error: 404,
+    message: 'No referral with id 00000000-0000-4000-8000-000000000000 in this program',
+  });
   const badStatus = await put(programId, { referralId: referral.id, status: 'past_due' }).expect(400);
   expect(NumberedErrorBody.parse(badStatus.body)).toMatchObject({ error: 400, message: expect.stringMatching(/^status: /) });
   const badEmail = await put(programId, { referralId: referral.id, email: 'nope' }).expect(400);
   expect(NumberedErrorBody.parse(badEmail.body)).toMatchObject({ error: 400, message: expect.stringMatching(/^email: /) });
   const nothing = await put(programId, { referralId: referral.id }).expect(400);
-  expect(nothing.body).toMatchObject({ error: 400, message: 'Nothing to update: send name, email, referredUserExternalId, plan or status' });
+  expect(nothing.body).toMatchObject({
+    error: 400,
+    message: 'Nothing to update: send name, email, referredUserExternalId, plan or status',
+  });
   const noId = await put(programId, { plan: 'x' }).expect(400);
   expect(NumberedErrorBody.parse(noId.body)).toMatchObject({ error: 400, message: 'referralId is required' });
 });
@@ -118,7 +141,11 @@ test('DELETE removes the referral, emits referral.deleted with only the id, and 
   await get(programId, { id: referral.id }).expect(404);
   const event = await eventFor('referral.deleted', referral.id);
   expect(event.data).toEqual({ id: referral.id });
-  await request(world.referral.server).post('/referrals').set(internalHeaders(programId)).send({ affiliateId: referral.affiliateId, email: referral.email }).expect(200);
+  await request(world.referral.server)
+    .post('/referrals')
+    .set(internalHeaders(programId))
+    .send({ affiliateId: referral.affiliateId, email: referral.email })
+    .expect(200);
   await del(programId, { referralId: referral.id }).expect(404);
 });
 

@@ -1,4 +1,11 @@
-import { createRouter, createPayoutMetrics, createServiceClient, HeavyOperations, type ServiceContext, type ServiceParts } from '@affiliate/platform';
+import {
+  createRouter,
+  createPayoutMetrics,
+  createServiceClient,
+  HeavyOperations,
+  type ServiceContext,
+  type ServiceParts,
+} from '@affiliate/platform';
 import { createRepositories } from './data-access/repositories';
 import type { SaleDependencies } from './domain/sale-dependencies';
 import { saleRoutes } from './entry-points/api/routes';
@@ -19,7 +26,14 @@ export const DEFAULT_UPSTREAM_TIMEOUT_MS = 8000;
 
 export function buildSaleService(context: ServiceContext, deps: SaleServiceDeps): ServiceParts {
   const client = (name: string, baseUrl: string) =>
-    createServiceClient({ name, baseUrl, internalToken: context.settings.internalToken, logger: context.logger, timeoutMs: deps.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS, metrics: context.metrics.circuits });
+    createServiceClient({
+      name,
+      baseUrl,
+      internalToken: context.settings.internalToken,
+      logger: context.logger,
+      timeoutMs: deps.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS,
+      metrics: context.metrics.circuits,
+    });
   const dependencies: SaleDependencies = {
     repositories: createRepositories(context),
     coupons: client('coupon', deps.couponUrl),

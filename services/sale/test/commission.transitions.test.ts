@@ -21,10 +21,20 @@ import { draftPayout, finishedDraft, settlePayout } from '../src/domain/payout';
 const sale = { createdAt: new Date('2026-01-01T00:00:00Z') };
 const before = new Date('2026-01-10T00:00:00Z');
 const after = new Date('2026-03-01T00:00:00Z');
-const reviewer = { at: new Date('2026-01-05T00:00:00Z'), by: { kind: 'API_KEY' as const, keyId: 'key-1', keyPrefix: 'ak_test_' }, reason: 'looks fine' };
+const reviewer = {
+  at: new Date('2026-01-05T00:00:00Z'),
+  by: { kind: 'API_KEY' as const, keyId: 'key-1', keyPrefix: 'ak_test_' },
+  reason: 'looks fine',
+};
 
 const earned = (): CommissionEntry =>
-  earn({ affiliateId: 'affiliate-1', amountMinor: 1500, currency: 'USD', availableAt: new Date('2026-01-31T00:00:00Z'), commissionPlanId: null });
+  earn({
+    affiliateId: 'affiliate-1',
+    amountMinor: 1500,
+    currency: 'USD',
+    availableAt: new Date('2026-01-31T00:00:00Z'),
+    commissionPlanId: null,
+  });
 const next = (result: Transition): CommissionEntry => {
   if (isRefused(result)) throw new Error(`refused: ${result.message}`);
   return result.entry;
@@ -110,7 +120,9 @@ describe('commission transitions', () => {
   test("marking by hand (PUT /sales): an open commission takes a new amount or a payout made elsewhere; a run's payout, a paid one or recalculating inside a payout is refused", () => {
     const change = { saleId: 's', amountMinor: 900, recalculating: true, inPayout: false, payoutId: null, inRunPayout: false, now: before };
     expect(next(markByHand(earned(), change)).amountMinor).toBe(900);
-    expect(next(markByHand(earned(), { ...change, recalculating: false, amountMinor: 1500, inPayout: true, payoutId: 'ext-7' }))).toMatchObject({ payoutCreated: true, payoutId: 'ext-7' });
+    expect(
+      next(markByHand(earned(), { ...change, recalculating: false, amountMinor: 1500, inPayout: true, payoutId: 'ext-7' })),
+    ).toMatchObject({ payoutCreated: true, payoutId: 'ext-7' });
     expect(refusal(markByHand(next(claimForPayout(earned(), 'payout-1')), { ...change, inRunPayout: true }))).toBe('IN_PAYOUT');
     expect(refusal(markByHand(next(claimForPayout(earned(), 'ext-7')), { ...change, inPayout: true }))).toBe('IN_PAYOUT');
     expect(refusal(markByHand(next(hold(earned(), reviewer)), { ...change, inPayout: true, payoutId: 'ext-7' }))).toBe('NOT_OPEN');
@@ -118,13 +130,38 @@ describe('commission transitions', () => {
 
   test('marking by hand (PUT /sales): a HELD commission in no payout takes the new amount and stays HELD', () => {
     const change = { saleId: 's', amountMinor: 900, recalculating: true, inPayout: false, payoutId: null, inRunPayout: false, now: before };
-    expect(next(markByHand(next(hold(earned(), reviewer)), change))).toMatchObject({ state: 'HELD', amountMinor: 900, payoutCreated: false, payoutId: null });
+    expect(next(markByHand(next(hold(earned(), reviewer)), change))).toMatchObject({
+      state: 'HELD',
+      amountMinor: 900,
+      payoutCreated: false,
+      payoutId: null,
+    });
   });
 
   test('marking by hand (PUT /sales): a new amount before payout is recorded as a change of amount, so a past statement keeps the amount first earned', () => {
-    const changed = next(markByHand(earned(), { saleId: 's', amountMinor: 900, recalculating: true, inPayout: false, payoutId: null, inRunPayout: false, now: before }));
+    const changed = next(
+      markByHand(earned(), {
+        saleId: 's',
+        amountMinor: 900,
+        recalculating: true,
+        inPayout: false,
+        payoutId: null,
+        inRunPayout: false,
+        now: before,
+      }),
+    );
     expect(changed).toMatchObject({ amountMinor: 900, amountChanges: [{ at: before, fromMinor: 1500, toMinor: 900 }] });
-    const marked = next(markByHand(changed, { saleId: 's', amountMinor: 900, recalculating: false, inPayout: true, payoutId: 'ext-7', inRunPayout: false, now: after }));
+    const marked = next(
+      markByHand(changed, {
+        saleId: 's',
+        amountMinor: 900,
+        recalculating: false,
+        inPayout: true,
+        payoutId: 'ext-7',
+        inRunPayout: false,
+        now: after,
+      }),
+    );
     expect(marked.amountChanges).toHaveLength(1);
   });
 
@@ -133,7 +170,16 @@ describe('commission transitions', () => {
     const paid = next(markPaid(next(claimForPayout(earned(), 'payout-1')), 'payout-1'));
     const first = adjust(paid, [], 1000, now);
     if (isRefused(first)) throw new Error(first.message);
-    expect(first.adjustment).toMatchObject({ amountMinor: -500, adjusts: paid.id, state: 'OPEN', availableAt: now, payoutCreated: false, payoutId: null, affiliateId: 'affiliate-1', currency: 'USD' });
+    expect(first.adjustment).toMatchObject({
+      amountMinor: -500,
+      adjusts: paid.id,
+      state: 'OPEN',
+      availableAt: now,
+      payoutCreated: false,
+      payoutId: null,
+      affiliateId: 'affiliate-1',
+      currency: 'USD',
+    });
     expect(statusOf(first.adjustment!, sale, now)).toBe('DUE');
     const second = adjust(paid, [first.adjustment!], 600, now);
     expect(isRefused(second) ? second.refused : second.adjustment?.amountMinor).toBe(-400);
@@ -160,14 +206,25 @@ describe('commission transitions', () => {
 
 describe('payout states', () => {
   const payee = { name: 'Ada Byron', email: 'ada@example.com', payoutDetails: null };
-  const draft = () => draftPayout({ programId: 'p', affiliateId: 'a', currency: 'USD', items: [{ saleId: 's', commissionId: 'c', amountMinor: 1500 }], payee, now: after });
+  const draft = () =>
+    draftPayout({
+      programId: 'p',
+      affiliateId: 'a',
+      currency: 'USD',
+      items: [{ saleId: 's', commissionId: 'c', amountMinor: 1500 }],
+      payee,
+      now: after,
+    });
 
   test('a draft is DRAFT with the total of its items', () => {
     expect(draft()).toMatchObject({ status: 'DRAFT', amountMinor: 1500, settling: false, paidAt: null });
   });
 
   test('a finished draft is PENDING with what it claimed, or discarded when that is not positive', () => {
-    expect(finishedDraft([{ saleId: 's', commissionId: 'c', amountMinor: 700 }], after)).toMatchObject({ status: 'PENDING', amountMinor: 700 });
+    expect(finishedDraft([{ saleId: 's', commissionId: 'c', amountMinor: 700 }], after)).toMatchObject({
+      status: 'PENDING',
+      amountMinor: 700,
+    });
     expect(finishedDraft([{ saleId: 's', commissionId: 'c', amountMinor: -700 }], after)).toBe('DISCARD');
   });
 

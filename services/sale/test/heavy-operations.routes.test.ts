@@ -19,7 +19,10 @@ let holding = true;
 
 /** Passes a request on to the real affiliate service and its answer back. */
 async function pass(request: IncomingMessage, response: ServerResponse): Promise<void> {
-  const answer = await fetch(`${world.affiliate.url}${request.url}`, { method: request.method, headers: request.headers as Record<string, string> });
+  const answer = await fetch(`${world.affiliate.url}${request.url}`, {
+    method: request.method,
+    headers: request.headers as Record<string, string>,
+  });
   response.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
   response.end(Buffer.from(await answer.arrayBuffer()));
 }
@@ -51,7 +54,9 @@ const from = new Date(Date.now() - 86_400_000).toISOString();
 test("beyond HEAVY_OPERATIONS_PER_PROGRAM running at once, a program's next report, CSV export or payout run is answered 429 with Retry-After, while another program's are served", async () => {
   const busy = world.api(sale, newProgramId());
   const other = world.api(sale, newProgramId());
-  const reports = [busy.get('/reports/affiliates', { from }), busy.get('/reports/affiliates', { from }).set('accept', 'text/csv')].map((pending) => pending.then((response) => response));
+  const reports = [busy.get('/reports/affiliates', { from }), busy.get('/reports/affiliates', { from }).set('accept', 'text/csv')].map(
+    (pending) => pending.then((response) => response),
+  );
   // Both reports hold a place: each is waiting on its call to the affiliate service.
   await eventually(() => expect(held).toHaveLength(DEFAULT_HEAVY_OPERATIONS_PER_PROGRAM));
 
@@ -69,7 +74,11 @@ test("beyond HEAVY_OPERATIONS_PER_PROGRAM running at once, a program's next repo
   expect((await busy.get('/payouts')).status).toBe(200);
 
   // Another program's heavy operations are accepted.
-  const accepted = [await other.get('/payouts').set('accept', 'text/csv'), await other.post('/payouts', {}), await other.get('/payouts/export', { payoutId: '00000000-0000-4000-8000-000000000001' })];
+  const accepted = [
+    await other.get('/payouts').set('accept', 'text/csv'),
+    await other.post('/payouts', {}),
+    await other.get('/payouts/export', { payoutId: '00000000-0000-4000-8000-000000000001' }),
+  ];
   expect(accepted.map((response) => response.status)).toEqual([200, 200, 404]);
 
   release();

@@ -40,15 +40,22 @@ function expectNoFormulaStart(csv: string, columns: string[]): Record<string, st
 test('the payouts CSV and the affiliate report CSV never start a cell or a line with a formula, whatever line breaks (LF, CR, CRLF) names and notes hold', async () => {
   const programId = newProgramId();
   const affiliates = world.api(world.affiliate, programId);
-  await affiliates.post('/commission-plans', { name: 'Now', commissionType: 'PERCENTAGE', rate: 20, recurring: 'FOREVER', holdDays: 0, isDefault: true }).expect(200);
+  await affiliates
+    .post('/commission-plans', { name: 'Now', commissionType: 'PERCENTAGE', rate: 20, recurring: 'FOREVER', holdDays: 0, isDefault: true })
+    .expect(200);
   const stored = world.affiliate.context.connection.collection('affiliates');
   const byBreak = new Map<string, string>();
   for (const [name, lineBreak] of Object.entries(BREAKS)) {
     const affiliate = await createAffiliate(world, programId);
-    await affiliates.put('/affiliates', { affiliateId: affiliate.id, payoutDetails: { method: 'PAYPAL', email: affiliate.email, note: 'monthly' } }).expect(200);
+    await affiliates
+      .put('/affiliates', { affiliateId: affiliate.id, payoutDetails: { method: 'PAYPAL', email: affiliate.email, note: 'monthly' } })
+      .expect(200);
     const { lastName, note } = payloads(lineBreak);
     // The account holder starts with a bare CR: the line after it must be defused too.
-    await stored.updateOne({ _id: affiliate.id as never }, { $set: { firstName: '=cmd|"/C calc"!A0', lastName, 'payoutDetails.note': note, 'payoutDetails.accountHolder': '\r=1+2' } });
+    await stored.updateOne(
+      { _id: affiliate.id as never },
+      { $set: { firstName: '=cmd|"/C calc"!A0', lastName, 'payoutDetails.note': note, 'payoutDetails.accountHolder': '\r=1+2' } },
+    );
     const referral = await createReferral(world, programId, { affiliateId: affiliate.id });
     await world.api(world.sale, programId).post('/sales', { referralId: referral.id, totalEarned: 100 }).expect(200);
     byBreak.set(affiliate.id, name);
@@ -56,7 +63,20 @@ test('the payouts CSV and the affiliate report CSV never start a cell or a line 
   const payouts = (await world.api(world.sale, programId).post('/payouts', {}).expect(200)).body as { id: string; affiliateId: string }[];
   expect(payouts).toHaveLength(3);
 
-  const payoutColumns = ['payout_id', 'affiliate_id', 'name', 'email', 'payout_method', 'payout_email', 'account_holder', 'iban', 'note', 'amount', 'currency', 'status'];
+  const payoutColumns = [
+    'payout_id',
+    'affiliate_id',
+    'name',
+    'email',
+    'payout_method',
+    'payout_email',
+    'account_holder',
+    'iban',
+    'note',
+    'amount',
+    'currency',
+    'status',
+  ];
   const listed = await world.api(world.sale, programId).get('/payouts').set('accept', 'text/csv').expect(200);
   const rows = expectNoFormulaStart(listed.text, payoutColumns);
   expect(rows).toHaveLength(3);
@@ -72,7 +92,12 @@ test('the payouts CSV and the affiliate report CSV never start a cell or a line 
     expect(expectNoFormulaStart(exported.text, payoutColumns)).toHaveLength(1);
   }
 
-  const report = await world.api(world.sale, programId).get('/reports/affiliates').query({ from: new Date(Date.now() - 86_400_000).toISOString() }).set('accept', 'text/csv').expect(200);
+  const report = await world
+    .api(world.sale, programId)
+    .get('/reports/affiliates')
+    .query({ from: new Date(Date.now() - 86_400_000).toISOString() })
+    .set('accept', 'text/csv')
+    .expect(200);
   const reportRows = expectNoFormulaStart(report.text, REPORT_CSV_COLUMNS);
   expect(reportRows.filter((row) => byBreak.has(row.affiliate_id!))).toHaveLength(3);
 });
@@ -82,11 +107,18 @@ test('names and notes with control characters (LF, CR, CRLF, tab) are refused wi
   const affiliates = world.api(world.affiliate, programId);
   const affiliate = await createAffiliate(world, programId);
   for (const lineBreak of [...Object.values(BREAKS), '\t']) {
-    const created = await affiliates.post('/affiliates', { firstName: 'Grace', lastName: `Hopper${lineBreak}=IMAGE(1)`, email: `grace-${Date.now()}@example.com` }).expect(400);
+    const created = await affiliates
+      .post('/affiliates', { firstName: 'Grace', lastName: `Hopper${lineBreak}=IMAGE(1)`, email: `grace-${Date.now()}@example.com` })
+      .expect(400);
     expect(created.body.error).toBe('lastName: must not contain control characters such as line breaks or tabs');
     const renamed = await affiliates.put('/affiliates', { affiliateId: affiliate.id, firstName: `Ada${lineBreak}+1` }).expect(400);
     expect(renamed.body.error).toBe('firstName: must not contain control characters such as line breaks or tabs');
-    const noted = await affiliates.put('/affiliates', { affiliateId: affiliate.id, payoutDetails: { method: 'PAYPAL', email: affiliate.email, note: `paid monthly${lineBreak}=IMAGE(1)` } }).expect(400);
+    const noted = await affiliates
+      .put('/affiliates', {
+        affiliateId: affiliate.id,
+        payoutDetails: { method: 'PAYPAL', email: affiliate.email, note: `paid monthly${lineBreak}=IMAGE(1)` },
+      })
+      .expect(400);
     expect(noted.body.error).toBe('payoutDetails.note: must not contain control characters such as line breaks or tabs');
   }
   // Nothing was changed by the refused requests.
@@ -94,10 +126,13 @@ test('names and notes with control characters (LF, CR, CRLF, tab) are refused wi
   expect(current).toMatchObject({ firstName: affiliate.firstName, lastName: affiliate.lastName, payoutDetails: null });
 });
 
-test('a payout id of the integrator\'s own (PUT /sales) that starts like a formula is defused in the commissions CSV and in the statement CSV, as a cell and inside the description', async () => {
+test("a payout id of the integrator's own (PUT /sales) that starts like a formula is defused in the commissions CSV and in the statement CSV, as a cell and inside the description", async () => {
   const programId = newProgramId();
   const sales = world.api(world.sale, programId);
-  await world.api(world.affiliate, programId).post('/commission-plans', { name: 'Now', commissionType: 'PERCENTAGE', rate: 20, recurring: 'FOREVER', holdDays: 0, isDefault: true }).expect(200);
+  await world
+    .api(world.affiliate, programId)
+    .post('/commission-plans', { name: 'Now', commissionType: 'PERCENTAGE', rate: 20, recurring: 'FOREVER', holdDays: 0, isDefault: true })
+    .expect(200);
   const affiliate = await createAffiliate(world, programId);
   const referral = await createReferral(world, programId, { affiliateId: affiliate.id });
   const sale = (await sales.post('/sales', { referralId: referral.id, totalEarned: 100 }).expect(200)).body as { id: string };
@@ -105,11 +140,25 @@ test('a payout id of the integrator\'s own (PUT /sales) that starts like a formu
   await sales.put('/sales', { saleId: sale.id, payoutId, payoutCreated: true }).expect(200);
 
   const commissions = await sales.get('/commissions').query({ format: 'csv' }).expect(200);
-  const [commission] = expectNoFormulaStart(commissions.text, ['id', 'sale_id', 'affiliate_id', 'amount', 'currency', 'status', 'available_at', 'adjusts', 'payout_id', 'sale_created_at']);
+  const [commission] = expectNoFormulaStart(commissions.text, [
+    'id',
+    'sale_id',
+    'affiliate_id',
+    'amount',
+    'currency',
+    'status',
+    'available_at',
+    'adjusts',
+    'payout_id',
+    'sale_created_at',
+  ]);
   expect(commission?.payout_id).toBe(`'${payoutId}`);
 
   const from = new Date(Date.now() - 86_400_000).toISOString();
-  const statement = await sales.get('/affiliates/statement').query({ affiliateId: affiliate.id, currency: 'USD', from, format: 'csv' }).expect(200);
+  const statement = await sales
+    .get('/affiliates/statement')
+    .query({ affiliateId: affiliate.id, currency: 'USD', from, format: 'csv' })
+    .expect(200);
   // The amounts are numbers (a PAID_OUT one is negative): the text cells are what must not start a formula.
   const rows = parse(statement.text, { columns: true }) as Record<string, string>[];
   for (const row of rows) for (const text of [row.payout_id, row.description]) expect(text).not.toMatch(FORMULA);

@@ -14,7 +14,10 @@ const at = (time: string) => new Date(`2026-01-01T${time}Z`);
 async function twoPayouts() {
   const programId = newProgramId();
   const { affiliate: affiliateService, sale } = world();
-  await world().api(affiliateService, programId).post('/commission-plans', { name: 'Now', commissionType: 'PERCENTAGE', rate: 20, recurring: 'FOREVER', holdDays: 0, isDefault: true }).expect(200);
+  await world()
+    .api(affiliateService, programId)
+    .post('/commission-plans', { name: 'Now', commissionType: 'PERCENTAGE', rate: 20, recurring: 'FOREVER', holdDays: 0, isDefault: true })
+    .expect(200);
   const affiliate = await createAffiliate(world(), programId);
   const referral = await createReferral(world(), programId, { affiliateId: affiliate.id });
   const api = world().api(sale, programId);
@@ -35,10 +38,28 @@ test('GET /payouts filters by currency and by createdAt and paidAt periods whose
   await stored.updateOne({ _id: payouts.eur.id as never }, { $set: { createdAt: at('11:00:00.000'), paidAt: at('12:00:00.000') } });
 
   expect(ids((await api.get('/payouts', { currency: 'eur' }).expect(200)).body)).toEqual([payouts.eur.id]);
-  expect(ids((await api.get('/payouts', { 'createdAt[gte]': at('10:00:00.000').toISOString(), 'createdAt[lt]': at('11:00:00.000').toISOString() }).expect(200)).body)).toEqual([payouts.usd.id]);
-  expect(ids((await api.get('/payouts', { 'createdAt[gte]': at('10:00:00.001').toISOString() }).expect(200)).body)).toEqual([payouts.eur.id]);
+  expect(
+    ids(
+      (
+        await api
+          .get('/payouts', { 'createdAt[gte]': at('10:00:00.000').toISOString(), 'createdAt[lt]': at('11:00:00.000').toISOString() })
+          .expect(200)
+      ).body,
+    ),
+  ).toEqual([payouts.usd.id]);
+  expect(ids((await api.get('/payouts', { 'createdAt[gte]': at('10:00:00.001').toISOString() }).expect(200)).body)).toEqual([
+    payouts.eur.id,
+  ]);
   // Only a paid payout has a paidAt: the unpaid one is in no paidAt period.
-  expect(ids((await api.get('/payouts', { 'paidAt[gte]': at('12:00:00.000').toISOString(), 'paidAt[lt]': at('12:00:00.001').toISOString() }).expect(200)).body)).toEqual([payouts.eur.id]);
+  expect(
+    ids(
+      (
+        await api
+          .get('/payouts', { 'paidAt[gte]': at('12:00:00.000').toISOString(), 'paidAt[lt]': at('12:00:00.001').toISOString() })
+          .expect(200)
+      ).body,
+    ),
+  ).toEqual([payouts.eur.id]);
   expect((await api.get('/payouts', { 'paidAt[lt]': at('12:00:00.000').toISOString() }).expect(200)).body).toEqual([]);
   expect((await api.get('/payouts', { currency: 'USD', status: 'PAID' }).expect(200)).body).toEqual([]);
 });
@@ -49,13 +70,22 @@ test("GET /commissions filters by currency and by its sale's createdAt period, i
   await stored.updateOne({ _id: sales.usd.id as never }, { $set: { createdAt: at('10:00:00.000') } });
   await stored.updateOne({ _id: sales.eur.id as never }, { $set: { createdAt: at('11:00:00.000') } });
 
-  const listed = (await api.get('/commissions', { 'createdAt[lt]': at('11:00:00.000').toISOString() }).expect(200)).body as { saleId: string; currency: string }[];
+  const listed = (await api.get('/commissions', { 'createdAt[lt]': at('11:00:00.000').toISOString() }).expect(200)).body as {
+    saleId: string;
+    currency: string;
+  }[];
   expect(listed.map((commission) => [commission.saleId, commission.currency])).toEqual([[sales.usd.id, 'USD']]);
-  const eur = (await api.get('/commissions', { currency: 'EUR', 'createdAt[gte]': at('11:00:00.000').toISOString() }).expect(200)).body as { saleId: string }[];
+  const eur = (await api.get('/commissions', { currency: 'EUR', 'createdAt[gte]': at('11:00:00.000').toISOString() }).expect(200)).body as {
+    saleId: string;
+  }[];
   expect(eur.map((commission) => commission.saleId)).toEqual([sales.eur.id]);
   const csv = await api.get('/commissions', { format: 'csv', currency: 'EUR' }).expect(200);
   expect(csv.text.split('\r\n').filter(Boolean)).toEqual([
     '"id","sale_id","affiliate_id","amount","currency","status","available_at","adjusts","payout_id","sale_created_at"',
-    expect.stringMatching(new RegExp(`^"[0-9a-f-]{36}","${sales.eur.id}","[0-9a-f-]{36}","10.00","EUR","DUE","[^"]+","","[0-9a-f-]{36}","2026-01-01T11:00:00.000Z"$`)),
+    expect.stringMatching(
+      new RegExp(
+        `^"[0-9a-f-]{36}","${sales.eur.id}","[0-9a-f-]{36}","10.00","EUR","DUE","[^"]+","","[0-9a-f-]{36}","2026-01-01T11:00:00.000Z"$`,
+      ),
+    ),
   ]);
 });

@@ -48,9 +48,21 @@ test("GET /reports/affiliates counts a reversed sale's commissions: a paid one s
 
   const rows = AffiliateReportRow.array().parse((await api.get('/reports/affiliates', lastDay()).expect(200)).body);
   expect(rows.filter((row) => row.affiliateId === affiliate.id)).toEqual([
-    expect.objectContaining({ currency: 'CHF', sales: 0, revenue: 0, commissionEarned: 0, commissionPending: 0, commissionHeld: 0, commissionDue: -10, commissionPaid: 10, commissionVoided: 5 }),
+    expect.objectContaining({
+      currency: 'CHF',
+      sales: 0,
+      revenue: 0,
+      commissionEarned: 0,
+      commissionPending: 0,
+      commissionHeld: 0,
+      commissionDue: -10,
+      commissionPaid: 10,
+      commissionVoided: 5,
+    }),
   ]);
-  const statement = (await api.get('/affiliates/statement', { affiliateId: affiliate.id, currency: 'CHF', from: '2000-01-01T00:00:00Z' }).expect(200)).body;
+  const statement = (
+    await api.get('/affiliates/statement', { affiliateId: affiliate.id, currency: 'CHF', from: '2000-01-01T00:00:00Z' }).expect(200)
+  ).body;
   // What the report says is owed (pending + due) is what the statement says is owed.
   expect(statement.closingBalance).toBe(-10);
 });

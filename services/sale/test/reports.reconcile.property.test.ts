@@ -78,7 +78,9 @@ async function ok<T>(pending: PromiseLike<{ status: number; body: unknown }>, wh
 
 /** The program's reversed sales as the store keeps them (GET /sales shows live sales only), by affiliate. */
 async function reversedSales(world: SaleWorld, programId: string): Promise<Sale[]> {
-  const stored = await saleModel(world.sale.context.connection).find({ programId, reversedAt: { $ne: null } }).lean();
+  const stored = await saleModel(world.sale.context.connection)
+    .find({ programId, reversedAt: { $ne: null } })
+    .lean();
   return stored.map((sale) => toSale(sale));
 }
 
@@ -88,16 +90,29 @@ async function checkReconciles(world: SaleWorld, programId: string, affiliateIds
   const reversed = await reversedSales(world, programId);
   for (const affiliateId of affiliateIds) {
     const live = Sale.array().parse(await ok(api.get('/sales', { affiliateId, limit: '1000' }), 'the sales'));
-    const expected = expectedFrom(live, reversed.filter((sale) => sale.affiliateId === affiliateId));
+    const expected = expectedFrom(
+      live,
+      reversed.filter((sale) => sale.affiliateId === affiliateId),
+    );
     const reported = new Map(rows.filter((row) => row.affiliateId === affiliateId).map((row) => [row.currency, inUnits(row)]));
     // An affiliate with nothing yet has one row of zeros in the reporting currency.
     if (expected.size === 0) expected.set('USD', none());
     expect({ affiliateId, figures: Object.fromEntries(reported) }).toEqual({ affiliateId, figures: Object.fromEntries(expected) });
     for (const [currency, figures] of reported) {
-      expect({ affiliateId, currency, earned: figures.earned }).toEqual({ affiliateId, currency, earned: figures.pending + figures.held + figures.due + figures.paid });
-      const statement = Statement.parse(await ok(api.get('/affiliates/statement', { affiliateId, currency, from: '2000-01-01T00:00:00.000Z' }), 'the statement'));
+      expect({ affiliateId, currency, earned: figures.earned }).toEqual({
+        affiliateId,
+        currency,
+        earned: figures.pending + figures.held + figures.due + figures.paid,
+      });
+      const statement = Statement.parse(
+        await ok(api.get('/affiliates/statement', { affiliateId, currency, from: '2000-01-01T00:00:00.000Z' }), 'the statement'),
+      );
       // What is owed: the open commissions, negative adjustments included; held, paid and void ones are not.
-      expect({ affiliateId, currency, owed: toMinorUnits(statement.closingBalance, currency) }).toEqual({ affiliateId, currency, owed: figures.pending + figures.due });
+      expect({ affiliateId, currency, owed: toMinorUnits(statement.closingBalance, currency) }).toEqual({
+        affiliateId,
+        currency,
+        owed: figures.pending + figures.due,
+      });
     }
   }
 }
@@ -107,7 +122,12 @@ async function holdLargeCommissions(world: SaleWorld, programId: string, affilia
   const urlModifier = `m${Date.now()}`;
   const riskActions = { ...RISK_DEFAULTS.riskActions, OVER_AUTO_APPROVAL_LIMIT: 'HOLD' as const };
   await world.affiliate.context.bus.publish(
-    programUpdatedEvent(programId, { urlModifier, destinationUrls: [{ url: 'https://shop.example.com/', params: {} }], riskActions, maxAutoApprovedCommission: MAX_AUTO_APPROVED }),
+    programUpdatedEvent(programId, {
+      urlModifier,
+      destinationUrls: [{ url: 'https://shop.example.com/', params: {} }],
+      riskActions,
+      maxAutoApprovedCommission: MAX_AUTO_APPROVED,
+    }),
   );
   await eventually(async () => {
     const links = await world.api(world.affiliate, programId).get('/links', { affiliateId });
@@ -126,7 +146,9 @@ async function randomHistory(seed: number): Promise<void> {
   try {
     await Promise.race([runHistory(seed, history), deadline]);
   } catch (error) {
-    throw new Error(`The reconcile property failed with seed ${seed} (replay: RECONCILE_SEED=${seed}) after: ${history.join('; ') || 'no step'}\n${(error as Error).stack ?? String(error)}`);
+    throw new Error(
+      `The reconcile property failed with seed ${seed} (replay: RECONCILE_SEED=${seed}) after: ${history.join('; ') || 'no step'}\n${(error as Error).stack ?? String(error)}`,
+    );
   } finally {
     clearTimeout(timer);
   }
@@ -143,11 +165,17 @@ async function runHistory(seed: number, history: string[]): Promise<void> {
   const programId = newProgramId();
   const since = new Date(Date.now() - DAY_MS).toISOString();
   const sales = world.api(world.sale, programId);
-  const affiliates = [await createAffiliate(world, programId, { commissionRate: 20 }), await createAffiliate(world, programId, { commissionRate: 12.5 })];
+  const affiliates = [
+    await createAffiliate(world, programId, { commissionRate: 20 }),
+    await createAffiliate(world, programId, { commissionRate: 12.5 }),
+  ];
   await holdLargeCommissions(world, programId, affiliates[0]!.id);
   const referrals = await Promise.all(affiliates.map((affiliate) => createReferral(world, programId, { affiliateId: affiliate.id })));
   const liveSales = async () => Sale.array().parse(await ok(sales.get('/sales', { limit: '1000' }), 'the sales'));
-  const withStatus = (all: Sale[], status: string) => all.flatMap((sale) => sale.commissions.filter((commission) => commission.status === status).map((commission) => ({ sale, commission })));
+  const withStatus = (all: Sale[], status: string) =>
+    all.flatMap((sale) =>
+      sale.commissions.filter((commission) => commission.status === status).map((commission) => ({ sale, commission })),
+    );
   for (let step = 0; step < STEPS; step += 1) {
     const live = await liveSales();
     const before = history.length;
@@ -164,7 +192,9 @@ async function runHistory(seed: number, history: string[]): Promise<void> {
       if (sale.commissions.some((commission) => commission.status === 'HELD')) history.push('(held for review)');
     } else if (kind <= 5) {
       const sale = live[pick(0, live.length - 1)]!;
-      history.push(`reversal of ${sale.totalEarned} ${sale.currency} (${sale.commissions.map((commission) => commission.status).join(', ')})`);
+      history.push(
+        `reversal of ${sale.totalEarned} ${sale.currency} (${sale.commissions.map((commission) => commission.status).join(', ')})`,
+      );
       await ok(sales.delete('/sales', { saleId: sale.id }), 'a reversal');
     } else if (kind <= 6) {
       // A sale already paid out: the paid commission stays, a negative adjustment is due.
@@ -178,7 +208,7 @@ async function runHistory(seed: number, history: string[]): Promise<void> {
       }
     } else if (kind <= 7) {
       const sale = live[pick(0, live.length - 1)]!;
-      const refunded = fromMinorUnits(Math.floor(toMinorUnits(sale.totalEarned, sale.currency) * pick(1, 99) / 100), sale.currency);
+      const refunded = fromMinorUnits(Math.floor((toMinorUnits(sale.totalEarned, sale.currency) * pick(1, 99)) / 100), sale.currency);
       history.push(`partial refund of ${sale.totalEarned} ${sale.currency} to ${refunded}`);
       // Refused (400) once the commission is paid or in a payout, or turned into an adjustment: either must reconcile.
       await ok(sales.put('/sales', { saleId: sale.id, totalEarned: refunded }), 'a partial refund');
@@ -190,7 +220,10 @@ async function runHistory(seed: number, history: string[]): Promise<void> {
         const { sale, commission } = held[pick(0, held.length - 1)]!;
         const action = pick(0, 1) === 1 ? 'release' : 'void';
         history.push(`${action} of the held ${commission.amount} ${commission.currency}`);
-        const body = action === 'release' ? { saleId: sale.id, commissionId: commission.id } : { saleId: sale.id, commissionId: commission.id, reason: 'property test' };
+        const body =
+          action === 'release'
+            ? { saleId: sale.id, commissionId: commission.id }
+            : { saleId: sale.id, commissionId: commission.id, reason: 'property test' };
         await ok(sales.post(`/commissions/${action}`, body), `a ${action}`);
       }
     } else {
@@ -203,7 +236,12 @@ async function runHistory(seed: number, history: string[]): Promise<void> {
       if (payouts.length === 0) history.push('payout run with nothing due');
     }
     if (process.env.RECONCILE_DEBUG) console.log(history.slice(before).join('; '));
-    await checkReconciles(world, programId, affiliates.map((affiliate) => affiliate.id), since);
+    await checkReconciles(
+      world,
+      programId,
+      affiliates.map((affiliate) => affiliate.id),
+      since,
+    );
   }
 }
 

@@ -30,14 +30,28 @@ const apiOf = (service: RunningService, programId: string): Api => serviceApi(se
 export async function startSaleWorld(): Promise<SaleWorld> {
   const exchange = uniqueName('test_events');
   const affiliate = await bootService(testServiceSettings('affiliate', { exchange }), (context) => buildAffiliateService(context));
-  const coupon = await bootService(testServiceSettings('coupon', { exchange }), (context) => buildCouponService(context, { affiliateUrl: affiliate.url }));
-  const referral = await bootService(testServiceSettings('referral', { exchange }), (context) => buildReferralService(context, { affiliateUrl: affiliate.url }));
+  const coupon = await bootService(testServiceSettings('coupon', { exchange }), (context) =>
+    buildCouponService(context, { affiliateUrl: affiliate.url }),
+  );
+  const referral = await bootService(testServiceSettings('referral', { exchange }), (context) =>
+    buildReferralService(context, { affiliateUrl: affiliate.url }),
+  );
   // Generous: the test machine is shared, and a slow answer under load is not what these tests are about.
-  const upstreams: SaleServiceDeps = { couponUrl: coupon.url, affiliateUrl: affiliate.url, referralUrl: referral.url, upstreamTimeoutMs: 15_000 };
+  const upstreams: SaleServiceDeps = {
+    couponUrl: coupon.url,
+    affiliateUrl: affiliate.url,
+    referralUrl: referral.url,
+    upstreamTimeoutMs: 15_000,
+  };
   const saleSettings = testServiceSettings('sale', { exchange });
   const sale = await bootService(saleSettings, (context) => buildSaleService(context, upstreams));
 
-  const listener = await recordEvents({ amqpUrl: saleSettings.amqpUrl, exchange, eventTypes: ['sale.*'], connection: sale.context.connection });
+  const listener = await recordEvents({
+    amqpUrl: saleSettings.amqpUrl,
+    exchange,
+    eventTypes: ['sale.*'],
+    connection: sale.context.connection,
+  });
   const saleEvents = listener.events;
 
   const variants: RunningService[] = [];
@@ -79,11 +93,19 @@ export async function setAffiliateStatus(world: SaleWorld, programId: string, af
 }
 
 export async function createCoupon(world: SaleWorld, programId: string, fields: Record<string, unknown> = {}): Promise<Coupon> {
-  return ok<Coupon>(world.api(world.coupon, programId).post('/coupons', { name: uniqueName('coupon'), percentOff: 10, ...fields }), 'creating a coupon');
+  return ok<Coupon>(
+    world.api(world.coupon, programId).post('/coupons', { name: uniqueName('coupon'), percentOff: 10, ...fields }),
+    'creating a coupon',
+  );
 }
 
 export async function createCode(world: SaleWorld, programId: string, fields: Record<string, unknown>): Promise<PromotionalCode> {
-  const body = { code: uniqueName('CODE').toUpperCase().replace(/[^A-Z0-9_-]/g, ''), ...fields };
+  const body = {
+    code: uniqueName('CODE')
+      .toUpperCase()
+      .replace(/[^A-Z0-9_-]/g, ''),
+    ...fields,
+  };
   return ok<PromotionalCode>(world.api(world.coupon, programId).post('/promotional-codes', body), 'creating a promotional code');
 }
 
@@ -93,7 +115,11 @@ export async function affiliateWithCode(
   programId: string,
   options: { commissionRate?: number; coupon?: Record<string, unknown>; code?: Record<string, unknown> } = {},
 ): Promise<{ affiliate: Affiliate; coupon: Coupon; code: PromotionalCode }> {
-  const affiliate = await createAffiliate(world, programId, options.commissionRate === undefined ? {} : { commissionRate: options.commissionRate });
+  const affiliate = await createAffiliate(
+    world,
+    programId,
+    options.commissionRate === undefined ? {} : { commissionRate: options.commissionRate },
+  );
   const coupon = await createCoupon(world, programId, options.coupon);
   const code = await createCode(world, programId, { couponId: coupon.id, affiliateId: affiliate.id, ...options.code });
   return { affiliate, coupon, code };
@@ -105,7 +131,10 @@ export async function createReferral(world: SaleWorld, programId: string, fields
 }
 
 export async function timesRedeemed(world: SaleWorld, programId: string, code: PromotionalCode): Promise<{ code: number; coupon: number }> {
-  const current = await ok<PromotionalCode>(world.api(world.coupon, programId).get('/promotional-codes', { id: code.id }), 'reading a code');
+  const current = await ok<PromotionalCode>(
+    world.api(world.coupon, programId).get('/promotional-codes', { id: code.id }),
+    'reading a code',
+  );
   return { code: current.timesRedeemed, coupon: current.coupon.timesRedeemed };
 }
 

@@ -21,9 +21,11 @@ afterAll(() => world.stop());
 const programId = newProgramId();
 const sales = (program = programId) => world.api(world.sale, program);
 
-test('a sale by promo code is credited to the code\'s affiliate and counted once on code and coupon', async () => {
+test("a sale by promo code is credited to the code's affiliate and counted once on code and coupon", async () => {
   const { affiliate, coupon, code } = await affiliateWithCode(world, programId, { commissionRate: 20 });
-  const response = await sales().post('/sales', { promoCode: code.code.toLowerCase(), totalEarned: 100, currency: 'eur', customerId: 'cus_1' }).expect(200);
+  const response = await sales()
+    .post('/sales', { promoCode: code.code.toLowerCase(), totalEarned: 100, currency: 'eur', customerId: 'cus_1' })
+    .expect(200);
   const sale = Sale.strict().parse(response.body);
   expect(sale).toMatchObject({
     affiliateId: affiliate.id,
@@ -57,11 +59,13 @@ test('a sale by promo code is credited to the code\'s affiliate and counted once
   expect(await timesRedeemed(world, programId, code)).toEqual({ code: 1, coupon: 1 });
 });
 
-test('a sale by referralId goes to the referral\'s affiliate and keeps the referral\'s link', async () => {
+test("a sale by referralId goes to the referral's affiliate and keeps the referral's link", async () => {
   const affiliate = await createAffiliate(world, programId, { commissionRate: 10 });
   const link = affiliate.affiliateLinks[0]!;
   const referral = await createReferral(world, programId, { link: link.link });
-  const response = await sales().post('/sales', { referralId: referral.id, totalEarned: 50, paymentTrigger: 'subscription_created' }).expect(200);
+  const response = await sales()
+    .post('/sales', { referralId: referral.id, totalEarned: 50, paymentTrigger: 'subscription_created' })
+    .expect(200);
   expect(Sale.parse(response.body)).toMatchObject({
     affiliateId: affiliate.id,
     referralId: referral.id,
@@ -108,18 +112,32 @@ test('the commission is totalEarned × commissionRate / 100, rounded half away f
     const affiliate = await createAffiliate(world, programId, { commissionRate });
     const referral = await createReferral(world, programId, { affiliateId: affiliate.id });
     const sale = Sale.parse((await sales().post('/sales', { referralId: referral.id, totalEarned }).expect(200)).body);
-    expect([sale.totalEarned, sale.commissionRate, sale.commissionEarned, sale.commissions[0]!.amount]).toEqual([storedTotal, commissionRate, commission, commission]);
+    expect([sale.totalEarned, sale.commissionRate, sale.commissionEarned, sale.commissions[0]!.amount]).toEqual([
+      storedTotal,
+      commissionRate,
+      commission,
+      commission,
+    ]);
   }
 });
 
 test('sale.created expands the affiliate, the referral, commissionEarned and paymentTrigger', async () => {
   const affiliate = await createAffiliate(world, programId, { commissionRate: 25 });
   const referral = await createReferral(world, programId, { affiliateId: affiliate.id, name: 'Grace' });
-  const sale = Sale.parse((await sales().post('/sales', { referralId: referral.id, totalEarned: 40, paymentTrigger: 'invoice_paid' }).expect(200)).body);
+  const sale = Sale.parse(
+    (await sales().post('/sales', { referralId: referral.id, totalEarned: 40, paymentTrigger: 'invoice_paid' }).expect(200)).body,
+  );
   const event = await saleEvent(world, 'sale.created', sale.id);
   const data = ExpandedSale.parse(event.data);
   expect(data).toMatchObject({ ...sale, commissionEarned: 10, paymentTrigger: 'invoice_paid' });
-  expect(data.affiliate).toMatchObject({ id: affiliate.id, firstName: affiliate.firstName, lastName: affiliate.lastName, email: affiliate.email, status: 'ACTIVE', commissionRate: 25 });
+  expect(data.affiliate).toMatchObject({
+    id: affiliate.id,
+    firstName: affiliate.firstName,
+    lastName: affiliate.lastName,
+    email: affiliate.email,
+    status: 'ACTIVE',
+    commissionRate: 25,
+  });
   expect(Referral.parse(data.referral)).toEqual(referral);
 });
 
@@ -147,8 +165,13 @@ test('GET /sales by id is one sale (404 when unknown); by affiliateId or referra
   const first = Sale.parse((await sales(program).post('/sales', { referralId: referral.id, totalEarned: 1 }).expect(200)).body);
   const second = Sale.parse((await sales(program).post('/sales', { referralId: referral.id, totalEarned: 2 }).expect(200)).body);
   expect(Sale.parse((await sales(program).get('/sales', { id: first.id }).expect(200)).body)).toEqual(first);
-  expect((await sales(program).get('/sales', { id: '00000000-0000-4000-8000-000000000000' }).expect(404)).body.error).toMatch(/No sale with id/);
-  expect(z.array(Sale).parse((await sales(program).get('/sales', { affiliateId: affiliate.id }).expect(200)).body)).toEqual([second, first]);
+  expect((await sales(program).get('/sales', { id: '00000000-0000-4000-8000-000000000000' }).expect(404)).body.error).toMatch(
+    /No sale with id/,
+  );
+  expect(z.array(Sale).parse((await sales(program).get('/sales', { affiliateId: affiliate.id }).expect(200)).body)).toEqual([
+    second,
+    first,
+  ]);
   expect(z.array(Sale).parse((await sales(program).get('/sales', { referralId: referral.id }).expect(200)).body)).toEqual([second, first]);
   const page = await sales(program).get('/sales', { limit: '1' }).expect(200);
   expect(page.body).toEqual([second]);
@@ -156,7 +179,7 @@ test('GET /sales by id is one sale (404 when unknown); by affiliateId or referra
   expect((await sales(program).get('/sales', { limit: '1', startingAfter: second.id }).expect(200)).body).toEqual([first]);
 });
 
-test('sales are invisible to other programs, and another program\'s referral or code cannot attribute one', async () => {
+test("sales are invisible to other programs, and another program's referral or code cannot attribute one", async () => {
   const owner = newProgramId();
   const stranger = newProgramId();
   const { code } = await affiliateWithCode(world, owner);

@@ -12,14 +12,24 @@ const programId = newProgramId();
 const VALID_ID = '00000000-0000-4000-8000-000000000000';
 const sales = () => world.api(world.sale, programId);
 function expectClientError(response: request.Response, what: string) {
-  if (response.status < 400 || response.status >= 500) throw new Error(`${what} answered ${response.status}: ${JSON.stringify(response.body)}`);
+  if (response.status < 400 || response.status >= 500)
+    throw new Error(`${what} answered ${response.status}: ${JSON.stringify(response.body)}`);
   expect(typeof response.body.error).toBe('string');
 }
 
 test('hostile bodies on POST /sales are 4xx with a message, never 500', async () => {
   const { code } = await affiliateWithCode(world, programId);
   const bases = [
-    { promoCode: code.code, totalEarned: 10, currency: 'USD', externalId: 'pi_x', paymentTrigger: 'api', customerId: 'c', firstTimeOrder: true, productIds: ['p'] },
+    {
+      promoCode: code.code,
+      totalEarned: 10,
+      currency: 'USD',
+      externalId: 'pi_x',
+      paymentTrigger: 'api',
+      customerId: 'c',
+      firstTimeOrder: true,
+      productIds: ['p'],
+    },
     { referralId: VALID_ID, email: 'a@example.com', totalEarned: 10 },
   ];
   for (const base of bases) {
@@ -46,17 +56,33 @@ test('hostile bodies on DELETE /sales are 4xx, never 500', async () => {
 });
 
 test('hostile queries on GET /sales are 4xx, never 500', async () => {
-  const queries = ['id[$ne]=x', 'affiliateId[$gt]=', 'referralId=a&referralId=b', 'limit=0', 'limit=-1', 'limit=1.5', 'limit=1001', 'limit=abc', 'startingAfter=nope', `id=${'x'.repeat(5000)}`, 'unknown=1'];
+  const queries = [
+    'id[$ne]=x',
+    'affiliateId[$gt]=',
+    'referralId=a&referralId=b',
+    'limit=0',
+    'limit=-1',
+    'limit=1.5',
+    'limit=1001',
+    'limit=abc',
+    'startingAfter=nope',
+    `id=${'x'.repeat(5000)}`,
+    'unknown=1',
+  ];
   for (const query of queries) {
     expectClientError(await world.api(world.sale, programId).get(`/sales?${query}`), `GET ?${query.slice(0, 80)}`);
   }
 });
 
 test('missing attribution, negative amounts and unknown payment triggers are 400s naming the field', async () => {
-  expect((await sales().post('/sales', { totalEarned: 10 }).expect(400)).body.error).toBe('promoCode: one of promoCode, referralId or email is required');
+  expect((await sales().post('/sales', { totalEarned: 10 }).expect(400)).body.error).toBe(
+    'promoCode: one of promoCode, referralId or email is required',
+  );
   expect((await sales().post('/sales', { promoCode: 'X', totalEarned: -1 }).expect(400)).body.error).toMatch(/^totalEarned: /);
   expect((await sales().post('/sales', { promoCode: 'X' }).expect(400)).body.error).toBe('totalEarned is required');
-  expect((await sales().post('/sales', { promoCode: 'X', totalEarned: 1, paymentTrigger: 'barter' }).expect(400)).body.error).toMatch(/^paymentTrigger: /);
+  expect((await sales().post('/sales', { promoCode: 'X', totalEarned: 1, paymentTrigger: 'barter' }).expect(400)).body.error).toMatch(
+    /^paymentTrigger: /,
+  );
   expect((await sales().post('/sales', { email: 'not-an-email', totalEarned: 1 }).expect(400)).body.error).toMatch(/^email: /);
   const malformed = await world.api(world.sale, programId).post('/sales').set('content-type', 'application/json').send('{"promoCode": ');
   expect(malformed.status).toBe(400);

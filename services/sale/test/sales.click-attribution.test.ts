@@ -15,15 +15,25 @@ afterAll(() => world.stop());
 const daysAgo = (days: number) => new Date(Date.now() - days * 86_400_000);
 const sales = (programId: string) => world.api(world.sale, programId);
 
-async function click(programId: string, affiliate: Affiliate, fields: { visitorId?: string; occurredAt?: Date } = {}): Promise<ReturnType<typeof Click.parse>> {
-  const body = { link: affiliate.affiliateLinks[0]!.link, ...(fields.visitorId ? { visitorId: fields.visitorId } : {}), ...(fields.occurredAt ? { occurredAt: fields.occurredAt.toISOString() } : {}) };
+async function click(
+  programId: string,
+  affiliate: Affiliate,
+  fields: { visitorId?: string; occurredAt?: Date } = {},
+): Promise<ReturnType<typeof Click.parse>> {
+  const body = {
+    link: affiliate.affiliateLinks[0]!.link,
+    ...(fields.visitorId ? { visitorId: fields.visitorId } : {}),
+    ...(fields.occurredAt ? { occurredAt: fields.occurredAt.toISOString() } : {}),
+  };
   return Click.parse((await world.api(world.affiliate, programId).post('/clicks', body).expect(200)).body);
 }
 
 /** The program's tracking settings, announced as the gateway does, applied once the affiliate service shows them. */
 async function setTracking(programId: string, affiliate: Affiliate, settings: Partial<Program>): Promise<void> {
   const urlModifier = `m${Date.now()}`;
-  await world.affiliate.context.bus.publish(programUpdatedEvent(programId, { urlModifier, destinationUrls: [{ url: 'https://shop.example.com/', params: {} }], ...settings }));
+  await world.affiliate.context.bus.publish(
+    programUpdatedEvent(programId, { urlModifier, destinationUrls: [{ url: 'https://shop.example.com/', params: {} }], ...settings }),
+  );
   await eventually(async () => {
     const links = await world.api(world.affiliate, programId).get('/links', { affiliateId: affiliate.id });
     expect(links.body[0].fullURLs[0].fullUrl).toContain(`${urlModifier}=`);
@@ -36,10 +46,22 @@ test("a sale by clickId goes to the click's affiliate, attributed CLICK with the
   const clickedAt = daysAgo(3);
   const clicked = await click(programId, affiliate, { occurredAt: clickedAt });
   const paidAt = new Date(clickedAt.getTime() + 7_200_000);
-  const sale = Sale.parse((await sales(programId).post('/sales', { clickId: clicked.clickId, totalEarned: 80, paidAt: paidAt.toISOString() }).expect(200)).body);
+  const sale = Sale.parse(
+    (await sales(programId).post('/sales', { clickId: clicked.clickId, totalEarned: 80, paidAt: paidAt.toISOString() }).expect(200)).body,
+  );
   expect(sale).toMatchObject({ affiliateId: affiliate.id, referralId: null, linkId: affiliate.affiliateLinks[0]!.id, commissionEarned: 8 });
-  expect(sale.attribution).toEqual({ method: 'CLICK', clickId: clicked.clickId, clickedAt: clickedAt.toISOString(), ageSeconds: 7200, affiliateId: affiliate.id });
-  expect((await saleEvent(world, 'sale.created', sale.id)).data).toMatchObject({ affiliateId: affiliate.id, attribution: sale.attribution, referral: null });
+  expect(sale.attribution).toEqual({
+    method: 'CLICK',
+    clickId: clicked.clickId,
+    clickedAt: clickedAt.toISOString(),
+    ageSeconds: 7200,
+    affiliateId: affiliate.id,
+  });
+  expect((await saleEvent(world, 'sale.created', sale.id)).data).toMatchObject({
+    affiliateId: affiliate.id,
+    attribution: sale.attribution,
+    referral: null,
+  });
 });
 
 test('a sale by visitorId goes to the click the attribution model picks, attributed VISITOR', async () => {
@@ -91,9 +113,18 @@ test('a click of another program does not attribute a sale', async () => {
 test('a sale is attributed one way: clickId or visitorId with promoCode, referralId, email or each other is a 400 naming the field', async () => {
   const programId = newProgramId();
   await createAffiliate(world, programId);
-  const refused = async (body: object) => (await sales(programId).post('/sales', { totalEarned: 10, ...body }).expect(400)).body.error as string;
-  expect(await refused({ clickId: 1, promoCode: 'SAVE10' })).toBe('promoCode: clickId and visitorId must not be sent with promoCode: the affiliate comes from the code');
-  expect(await refused({ visitorId: 'visitor-0001', email: 'someone@example.com' })).toBe('clickId and visitorId attribute the sale by themselves: send them without referralId or email');
+  const refused = async (body: object) =>
+    (
+      await sales(programId)
+        .post('/sales', { totalEarned: 10, ...body })
+        .expect(400)
+    ).body.error as string;
+  expect(await refused({ clickId: 1, promoCode: 'SAVE10' })).toBe(
+    'promoCode: clickId and visitorId must not be sent with promoCode: the affiliate comes from the code',
+  );
+  expect(await refused({ visitorId: 'visitor-0001', email: 'someone@example.com' })).toBe(
+    'clickId and visitorId attribute the sale by themselves: send them without referralId or email',
+  );
   expect(await refused({ clickId: 1, visitorId: 'visitor-0001' })).toBe('visitorId: send clickId or visitorId, not both');
   expect(await refused({ clickId: -1 })).toMatch(/^clickId: /);
   expect(await refused({ visitorId: 'no spaces' })).toMatch(/^visitorId/);

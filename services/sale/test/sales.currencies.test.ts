@@ -21,7 +21,13 @@ test('a currency that is not an active ISO 4217 code is refused and records noth
 });
 
 test('a lower-case currency code is stored upper case', async () => {
-  const sale = Sale.parse((await sales().post('/sales', { referralId: await referralId(), totalEarned: 10, currency: 'eur' }).expect(200)).body);
+  const sale = Sale.parse(
+    (
+      await sales()
+        .post('/sales', { referralId: await referralId(), totalEarned: 10, currency: 'eur' })
+        .expect(200)
+    ).body,
+  );
   expect(sale.currency).toBe('EUR');
 });
 
@@ -34,6 +40,9 @@ test("amounts follow the currency's minor unit: JPY has none, KWD has three", as
 });
 
 test('a FLAT coupon in a currency that is not ISO 4217 is refused', async () => {
-  const response = await worldOf().api(worldOf().coupon, programId).post('/coupons', { name: 'flat', couponType: 'FLAT', amountOff: 5, currency: 'ABC' }).expect(400);
+  const response = await worldOf()
+    .api(worldOf().coupon, programId)
+    .post('/coupons', { name: 'flat', couponType: 'FLAT', amountOff: 5, currency: 'ABC' })
+    .expect(400);
   expect(response.body.error).toMatch(/^currency: must be an active ISO 4217 currency code/);
 });

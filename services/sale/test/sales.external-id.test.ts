@@ -43,18 +43,20 @@ test('a sale whose externalId is still being recorded by another request is a 40
   // Another request holds the code's redemption for this payment right now (a fresh claim, as the coupon service stores it).
   const redemptionKey = `sale:${programId}:${externalId}`;
   const now = new Date();
-  await worldOf().coupon.context.connection.collection<{ _id: string } & Record<string, unknown>>('redemptions').insertOne({
-    _id: `${programId}:${redemptionKey}`,
-    programId,
-    redemptionKey,
-    state: 'pending',
-    promotionalCodeId: code.id,
-    couponId: coupon.id,
-    affiliateId: affiliate.id,
-    code: code.code,
-    createdAt: now,
-    claimedAt: now,
-  });
+  await worldOf()
+    .coupon.context.connection.collection<{ _id: string } & Record<string, unknown>>('redemptions')
+    .insertOne({
+      _id: `${programId}:${redemptionKey}`,
+      programId,
+      redemptionKey,
+      state: 'pending',
+      promotionalCodeId: code.id,
+      couponId: coupon.id,
+      affiliateId: affiliate.id,
+      code: code.code,
+      createdAt: now,
+      claimedAt: now,
+    });
   const response = await sales().post('/sales', { promoCode: code.code, totalEarned: 100, externalId }).expect(409);
   expect(response.body.error).toContain('being recorded right now');
   expect(response.headers['retry-after']).toBe('1');

@@ -51,8 +51,17 @@ test('an externalId belongs to one program only', async () => {
   const other = newProgramId();
   const mine = await affiliateWithCode(world, programId);
   const theirs = await affiliateWithCode(world, other);
-  const here = Sale.parse((await sales().post('/sales', { promoCode: mine.code.code, totalEarned: 5, externalId: 'pi_shared' }).expect(200)).body);
-  const there = Sale.parse((await world.api(world.sale, other).post('/sales', { promoCode: theirs.code.code, totalEarned: 5, externalId: 'pi_shared' }).expect(200)).body);
+  const here = Sale.parse(
+    (await sales().post('/sales', { promoCode: mine.code.code, totalEarned: 5, externalId: 'pi_shared' }).expect(200)).body,
+  );
+  const there = Sale.parse(
+    (
+      await world
+        .api(world.sale, other)
+        .post('/sales', { promoCode: theirs.code.code, totalEarned: 5, externalId: 'pi_shared' })
+        .expect(200)
+    ).body,
+  );
   expect(there.id).not.toBe(here.id);
   expect(await timesRedeemed(world, other, theirs.code)).toEqual({ code: 1, coupon: 1 });
 });
@@ -75,7 +84,9 @@ test('a reversed payment cannot be recorded again by a late retry of its externa
   const sale = Sale.parse((await sales().post('/sales', body).expect(200)).body);
   await sales().delete('/sales', { saleId: sale.id }).expect(200);
   const retry = await sales().post('/sales', body).expect(400);
-  expect(retry.body.error).toBe('externalId: the sale with externalId pi_refunded was reversed; a reversed payment cannot be recorded again');
+  expect(retry.body.error).toBe(
+    'externalId: the sale with externalId pi_refunded was reversed; a reversed payment cannot be recorded again',
+  );
   expect(await timesRedeemed(world, programId, code)).toEqual({ code: 1, coupon: 1 });
   await eventually(() => expect(createdEventsOf(sale.id)).toHaveLength(1));
 });

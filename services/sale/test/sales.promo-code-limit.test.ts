@@ -15,7 +15,9 @@ test('100 simultaneous sales on a code limited to 25 record exactly 25; the othe
   // again, as the system tests' clients do; the rule is about what is recorded and refused.
   const sell = async (index: number) => {
     for (let attempt = 1; ; attempt += 1) {
-      const response = await world.api(world.sale, programId).post('/sales', { promoCode: code.code, totalEarned: 10 + index, externalId: `burst-${index}` });
+      const response = await world
+        .api(world.sale, programId)
+        .post('/sales', { promoCode: code.code, totalEarned: 10 + index, externalId: `burst-${index}` });
       if (response.status !== 503 || attempt >= 20) return response;
       await new Promise((resolve) => setTimeout(resolve, 1000 * Number(response.headers['retry-after'] ?? 1)));
     }

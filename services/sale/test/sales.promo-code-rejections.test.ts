@@ -1,6 +1,14 @@
 import type { PromotionalCode } from '@affiliate/contracts';
 import { newProgramId } from '@affiliate/platform/testing';
-import { affiliateWithCode, createCode, createCoupon, setAffiliateStatus, startSaleWorld, timesRedeemed, type SaleWorld } from './sale-world';
+import {
+  affiliateWithCode,
+  createCode,
+  createCoupon,
+  setAffiliateStatus,
+  startSaleWorld,
+  timesRedeemed,
+  type SaleWorld,
+} from './sale-world';
 
 let world: SaleWorld;
 beforeAll(async () => {
@@ -14,11 +22,19 @@ const sales = () => world.api(world.sale, programId);
 
 /** A refused sale is a 400 with the reason, records nothing and counts nothing. */
 async function expectRefused(body: Record<string, unknown>, reason: RegExp, code?: PromotionalCode) {
-  const response = await sales().post('/sales', { totalEarned: 100, ...body }).expect(400);
+  const response = await sales()
+    .post('/sales', { totalEarned: 100, ...body })
+    .expect(400);
   expect(response.body.error).toMatch(reason);
   if (code) {
     expect(await timesRedeemed(world, programId, code)).toEqual({ code: code.timesRedeemed, coupon: code.coupon.timesRedeemed });
-    expect((await sales().get('/sales', { affiliateId: code.affiliateId ?? '' }).expect(200)).body).toHaveLength(code.timesRedeemed);
+    expect(
+      (
+        await sales()
+          .get('/sales', { affiliateId: code.affiliateId ?? '' })
+          .expect(200)
+      ).body,
+    ).toHaveLength(code.timesRedeemed);
   }
 }
 
@@ -55,7 +71,11 @@ test('a code of a coupon past its redeemBy is refused', async () => {
 test('a code that reached its own redemption limit is refused', async () => {
   const { code } = await affiliateWithCode(world, programId, { code: { maxRedemptions: 1 } });
   await sales().post('/sales', { promoCode: code.code, totalEarned: 100 }).expect(200);
-  await expectRefused({ promoCode: code.code }, /has reached its redemption limit/, { ...code, timesRedeemed: 1, coupon: { ...code.coupon, timesRedeemed: 1 } });
+  await expectRefused({ promoCode: code.code }, /has reached its redemption limit/, {
+    ...code,
+    timesRedeemed: 1,
+    coupon: { ...code.coupon, timesRedeemed: 1 },
+  });
 });
 
 test('a code whose coupon reached its redemption limit is refused', async () => {
@@ -67,7 +87,7 @@ test('a code whose coupon reached its redemption limit is refused', async () => 
   expect(await timesRedeemed(world, programId, sibling)).toEqual({ code: 0, coupon: 1 });
 });
 
-test('a sale below the code\'s minimum amount is refused', async () => {
+test("a sale below the code's minimum amount is refused", async () => {
   const { code } = await affiliateWithCode(world, programId, { code: { minimumAmount: 50, minimumAmountCurrency: 'USD' } });
   await expectRefused({ promoCode: code.code, totalEarned: 49.99 }, /minimum order of 50/, code);
 });
@@ -90,13 +110,22 @@ test('a code of a product-limited coupon is refused for a sale of none of its pr
 test('a code of an affiliate that is not ACTIVE earns no sale, and its redemption is given back', async () => {
   const { affiliate, code } = await affiliateWithCode(world, programId);
   await setAffiliateStatus(world, programId, affiliate.id, 'PENDING');
-  await expectRefused({ promoCode: code.code }, new RegExp(`^Affiliate ${affiliate.id} is PENDING: only ACTIVE affiliates can earn a sale$`), code);
+  await expectRefused(
+    { promoCode: code.code },
+    new RegExp(`^Affiliate ${affiliate.id} is PENDING: only ACTIVE affiliates can earn a sale$`),
+    code,
+  );
 });
 
 test('referralId or email sent with promoCode is refused: the affiliate comes from the code', async () => {
   const { code } = await affiliateWithCode(world, programId);
   const message = 'promoCode: referralId and email must not be sent with promoCode: the affiliate comes from the code';
-  expect((await sales().post('/sales', { promoCode: code.code, referralId: '00000000-0000-4000-8000-000000000000', totalEarned: 1 }).expect(400)).body.error).toBe(message);
-  expect((await sales().post('/sales', { promoCode: code.code, email: 'a@example.com', totalEarned: 1 }).expect(400)).body.error).toBe(message);
+  expect(
+    (await sales().post('/sales', { promoCode: code.code, referralId: '00000000-0000-4000-8000-000000000000', totalEarned: 1 }).expect(400))
+      .body.error,
+  ).toBe(message);
+  expect((await sales().post('/sales', { promoCode: code.code, email: 'a@example.com', totalEarned: 1 }).expect(400)).body.error).toBe(
+    message,
+  );
   expect(await timesRedeemed(world, programId, code)).toEqual({ code: 0, coupon: 0 });
 });

@@ -45,14 +45,24 @@ const encryptionKey = z
   .default(LOCAL_WEBHOOK_SECRET_ENCRYPTION_KEY)
   .transform((text, context) => {
     const trimmed = text.trim();
-    const key = /^[0-9a-f]{64}$/i.test(trimmed) ? Buffer.from(trimmed, 'hex') : /^[A-Za-z0-9+/_-]{43}=?$/.test(trimmed) ? Buffer.from(trimmed, 'base64') : null;
+    const key = /^[0-9a-f]{64}$/i.test(trimmed)
+      ? Buffer.from(trimmed, 'hex')
+      : /^[A-Za-z0-9+/_-]{43}=?$/.test(trimmed)
+        ? Buffer.from(trimmed, 'base64')
+        : null;
     if (!key || key.length !== 32) {
-      context.addIssue({ code: 'custom', message: 'must be 32 bytes, as 64 hex characters or base64; generate one with `openssl rand -hex 32`' });
+      context.addIssue({
+        code: 'custom',
+        message: 'must be 32 bytes, as 64 hex characters or base64; generate one with `openssl rand -hex 32`',
+      });
       return z.NEVER;
     }
     // 32 random bytes hold about 31 distinct values; fewer than 16 is a made-up key (all zeros, a repeated word).
     if (new Set(key).size < 16) {
-      context.addIssue({ code: 'custom', message: 'is not random enough (too few distinct bytes); generate one with `openssl rand -hex 32`' });
+      context.addIssue({
+        code: 'custom',
+        message: 'is not random enough (too few distinct bytes); generate one with `openssl rand -hex 32`',
+      });
       return z.NEVER;
     }
     return key;
@@ -83,7 +93,12 @@ export const dispatcherConfigShape = {
   /** Events of one program held at once in the window of events taken from the broker (all programs share 10,000). */
   WEBHOOK_FAN_OUT_WINDOW_PER_PROGRAM: z.coerce.number().int().min(1).default(1000),
   /** Deliveries one event fans out to in a program (active endpoints subscribed to one event type), at most the highest endpoint cap. */
-  WEBHOOK_MAX_DELIVERIES_PER_EVENT: z.coerce.number().int().min(1).max(MAX_WEBHOOK_ENDPOINTS_CEILING).default(DEFAULT_MAX_DELIVERIES_PER_EVENT),
+  WEBHOOK_MAX_DELIVERIES_PER_EVENT: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_WEBHOOK_ENDPOINTS_CEILING)
+    .default(DEFAULT_MAX_DELIVERIES_PER_EVENT),
   /** Days the public events are kept for GET /events, backfills, replays and the signature check. */
   EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(365).default(DEFAULT_EVENT_RETENTION_DAYS),
   /** How often the dispatcher deletes events past their retention itself (the local server has no TTL monitor). */

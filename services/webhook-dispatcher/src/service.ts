@@ -11,9 +11,16 @@ import { DeliveryScheduler } from './entry-points/scheduler/delivery-scheduler';
 import { EventStoreTasks } from './entry-points/scheduler/event-store-tasks';
 
 /** Webhook endpoints, the event fan-out into deliveries, and the scheduler that sends them. */
-export function buildWebhookDispatcherService(context: ServiceContext, settings: DispatcherSettings = DEFAULT_DISPATCHER_SETTINGS): ServiceParts {
+export function buildWebhookDispatcherService(
+  context: ServiceContext,
+  settings: DispatcherSettings = DEFAULT_DISPATCHER_SETTINGS,
+): ServiceParts {
   const repositories = createRepositories(context, settings.secretEncryptionKey);
-  const client = createSubscriberClient({ timeoutMs: settings.timeoutMs, allowPrivateUrls: settings.allowPrivateUrls, showPrivateResponses: settings.showPrivateResponses });
+  const client = createSubscriberClient({
+    timeoutMs: settings.timeoutMs,
+    allowPrivateUrls: settings.allowPrivateUrls,
+    showPrivateResponses: settings.showPrivateResponses,
+  });
   const circuits = new EndpointCircuits(client, settings.breaker, context.logger, context.metrics.circuits);
   const metrics = createWebhookMetrics(context.metrics.registry);
   const dispatcher: Dispatcher = { repositories, settings, logger: context.logger, client, circuits, metrics };

@@ -1,9 +1,11 @@
 import { parseConfig } from '@affiliate/platform';
 import { dispatcherConfigShape, dispatcherSettings } from '../src/config';
 
-test('without settings the production schedule, 15 s timeout (5 s for a test send, under the gateway\'s 10 s) and 5-day disabling apply, and private URLs are refused', () => {
+test("without settings the production schedule, 15 s timeout (5 s for a test send, under the gateway's 10 s) and 5-day disabling apply, and private URLs are refused", () => {
   const settings = dispatcherSettings(parseConfig(dispatcherConfigShape, {}));
-  expect(settings.retryScheduleMs).toEqual([0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000]);
+  expect(settings.retryScheduleMs).toEqual([
+    0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000,
+  ]);
   expect(settings.timeoutMs).toBe(15_000);
   expect(settings.testTimeoutMs).toBe(5_000);
   expect(settings.disableAfterMs).toBe(5 * 86_400_000);
@@ -12,7 +14,9 @@ test('without settings the production schedule, 15 s timeout (5 s for a test sen
 });
 
 test('the retry schedule is configurable with durations', () => {
-  const settings = dispatcherSettings(parseConfig(dispatcherConfigShape, { WEBHOOK_RETRY_SCHEDULE: '0,200ms,1.5s,2m', WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }));
+  const settings = dispatcherSettings(
+    parseConfig(dispatcherConfigShape, { WEBHOOK_RETRY_SCHEDULE: '0,200ms,1.5s,2m', WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }),
+  );
   expect(settings.retryScheduleMs).toEqual([0, 200, 1500, 120_000]);
   expect(settings.allowPrivateUrls).toBe(true);
 });
@@ -31,6 +35,7 @@ test('events are kept EVENT_RETENTION_DAYS (30 by default, 1 to 365) and swept e
   const set = dispatcherSettings(parseConfig(dispatcherConfigShape, { EVENT_RETENTION_DAYS: '7', EVENT_SWEEP_INTERVAL: '5m' }));
   expect(set.eventRetentionMs).toBe(7 * 86_400_000);
   expect(set.eventSweepIntervalMs).toBe(300_000);
-  for (const bad of ['0', '366', 'a month']) expect(() => parseConfig(dispatcherConfigShape, { EVENT_RETENTION_DAYS: bad })).toThrow(/EVENT_RETENTION_DAYS/);
+  for (const bad of ['0', '366', 'a month'])
+    expect(() => parseConfig(dispatcherConfigShape, { EVENT_RETENTION_DAYS: bad })).toThrow(/EVENT_RETENTION_DAYS/);
   expect(() => parseConfig(dispatcherConfigShape, { EVENT_SWEEP_INTERVAL: 'hourly' })).toThrow(/EVENT_SWEEP_INTERVAL/);
 });

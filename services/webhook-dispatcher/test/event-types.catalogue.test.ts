@@ -32,7 +32,13 @@ test('every example is a valid webhook body of its type', () => {
 
 test('every type comes with a self-contained JSON Schema of its body', () => {
   for (const entry of catalogue) {
-    const schema = entry.schema as { $schema: string; type: string; properties: Record<string, { const?: string; enum?: string[] }>; required: string[]; $defs?: Record<string, unknown> };
+    const schema = entry.schema as {
+      $schema: string;
+      type: string;
+      properties: Record<string, { const?: string; enum?: string[] }>;
+      required: string[];
+      $defs?: Record<string, unknown>;
+    };
     expect(schema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
     expect(schema.type).toBe('object');
     expect(schema.required).toEqual(expect.arrayContaining(['id', 'event', 'createdAt', 'data']));

@@ -7,10 +7,15 @@ import { startSubscriber } from './support/subscriber';
  * Issue 26, domain metrics of the dispatcher: attempts an open circuit holds back, and endpoints
  * disabled for failing, are counted on the dispatcher's metrics under their own labels.
  */
-const sample = (text: string, name: string, labels: string) => Number(new RegExp(`^${name}\\{[^}]*${labels}[^}]*\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
-const metricOf = async (service: RunningService, name: string, labels: string) => sample(await service.context.metrics.registry.metrics(), name, labels);
+const sample = (text: string, name: string, labels: string) =>
+  Number(new RegExp(`^${name}\\{[^}]*${labels}[^}]*\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+const metricOf = async (service: RunningService, name: string, labels: string) =>
+  sample(await service.context.metrics.registry.metrics(), name, labels);
 
-async function withDispatcher(settings: Parameters<typeof testDispatcherSettings>[0], run: (service: RunningService, publisher: ReturnType<typeof eventPublisher>, url: string) => Promise<void>) {
+async function withDispatcher(
+  settings: Parameters<typeof testDispatcherSettings>[0],
+  run: (service: RunningService, publisher: ReturnType<typeof eventPublisher>, url: string) => Promise<void>,
+) {
   const service = await bootDispatcher(testDispatcherSettings(settings));
   const publisher = eventPublisher(service);
   const failing = await startSubscriber(() => ({ status: 500 }));

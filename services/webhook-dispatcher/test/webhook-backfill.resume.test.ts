@@ -36,16 +36,34 @@ test('a backfill worked by two replicas, then walked again from the start (a cra
   }, 60_000);
 
   const since = new Date(Date.now() - 3_600_000);
-  const endpoint = await createEndpoint(one, programId, { url: subscriber.urlFor('backfilled'), eventTypes: ['referral.*'], backfillSince: since.toISOString() });
+  const endpoint = await createEndpoint(one, programId, {
+    url: subscriber.urlFor('backfilled'),
+    eventTypes: ['referral.*'],
+    backfillSince: since.toISOString(),
+  });
   const backfills = one.context.connection.collection('webhook_backfills');
   await eventually(async () => expect(await backfills.countDocuments({ _id: endpoint.id as never })).toBe(0), 60_000);
 
   // As if the cursor had never moved: the whole walk again.
-  await backfills.insertOne({ _id: endpoint.id as never, programId, eventTypes: ['referral.created'], since, until: new Date(), cursor: null, createdAt: new Date() });
+  await backfills.insertOne({
+    _id: endpoint.id as never,
+    programId,
+    eventTypes: ['referral.created'],
+    since,
+    until: new Date(),
+    cursor: null,
+    createdAt: new Date(),
+  });
   await eventually(async () => expect(await backfills.countDocuments({ _id: endpoint.id as never })).toBe(0), 60_000);
 
-  await eventually(async () => expect(await deliveriesOf(one, programId, { endpointId: endpoint.id, status: 'succeeded', limit: '1000' })).toHaveLength(EVENTS), 60_000);
-  const ids = subscriber.received.filter((webhook) => webhook.path === '/backfilled').map((webhook) => String(webhook.headers['webhook-id']));
+  await eventually(
+    async () =>
+      expect(await deliveriesOf(one, programId, { endpointId: endpoint.id, status: 'succeeded', limit: '1000' })).toHaveLength(EVENTS),
+    60_000,
+  );
+  const ids = subscriber.received
+    .filter((webhook) => webhook.path === '/backfilled')
+    .map((webhook) => String(webhook.headers['webhook-id']));
   expect(ids).toHaveLength(EVENTS);
   expect(new Set(ids)).toEqual(published);
 }, 180_000);

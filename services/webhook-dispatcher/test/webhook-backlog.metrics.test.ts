@@ -19,7 +19,11 @@ beforeAll(async () => {
   const settings = testDispatcherSettings({ timeoutMs: 60_000, maxInFlight: 1, endpointConcurrency: 1 });
   // Two replicas: one database, one broker queue.
   const shared = testServiceSettings('webhook-dispatcher');
-  [service, other, silent] = await Promise.all([bootDispatcher(settings, shared), bootDispatcher(settings, shared), startSubscriber(() => 'hang')]);
+  [service, other, silent] = await Promise.all([
+    bootDispatcher(settings, shared),
+    bootDispatcher(settings, shared),
+    startSubscriber(() => 'hang'),
+  ]);
   publisher = eventPublisher(service);
 });
 afterAll(async () => {

@@ -48,7 +48,10 @@ test('two dispatchers claiming the same due delivery never both send it', async 
   for (let index = 0; index < EVENTS; index += 1) events.push(await publisher.publish('referral.created', programId));
   await publisher.close();
 
-  await eventually(async () => expect(await deliveriesOf(two, programId, { status: 'succeeded', limit: '100' })).toHaveLength(ENDPOINTS * EVENTS), 120_000);
+  await eventually(
+    async () => expect(await deliveriesOf(two, programId, { status: 'succeeded', limit: '100' })).toHaveLength(ENDPOINTS * EVENTS),
+    120_000,
+  );
   // Exactly the failed first attempt and the successful retry, never a second copy of either.
   const expected = new Map<string, number>();
   for (let index = 0; index < ENDPOINTS; index += 1) for (const event of events) expected.set(`/endpoint-${index} ${event.id}`, 2);

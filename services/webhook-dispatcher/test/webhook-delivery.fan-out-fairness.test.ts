@@ -12,7 +12,11 @@ let quiet: Subscriber;
 
 beforeAll(async () => {
   // Default settings and fast subscribers: turning events into deliveries is the slow part here.
-  [service, busy, quiet] = await Promise.all([bootDispatcher(), startSubscriber(() => ({ status: 200 })), startSubscriber(() => ({ status: 200 }))]);
+  [service, busy, quiet] = await Promise.all([
+    bootDispatcher(),
+    startSubscriber(() => ({ status: 200 })),
+    startSubscriber(() => ({ status: 200 })),
+  ]);
   publisher = eventPublisher(service);
 });
 afterAll(async () => {

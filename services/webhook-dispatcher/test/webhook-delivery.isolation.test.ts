@@ -1,6 +1,13 @@
 import type { RunningService } from '@affiliate/platform';
 import { eventually, newProgramId } from '@affiliate/platform/testing';
-import { bootDispatcher, createEndpoint, deliveriesOf, deliveryReaching, eventPublisher, testDispatcherSettings } from './support/dispatcher';
+import {
+  bootDispatcher,
+  createEndpoint,
+  deliveriesOf,
+  deliveryReaching,
+  eventPublisher,
+  testDispatcherSettings,
+} from './support/dispatcher';
 import { startSubscriber, type Subscriber } from './support/subscriber';
 
 let service: RunningService;
@@ -47,7 +54,8 @@ test('an attempt that gets no answer within the timeout fails and is retried', a
     await quickPublisher.publish('affiliate.created', programId);
     const failed = await deliveryReaching(quick, programId, { endpointId: endpoint.id }, 'failed');
     expect(failed.attempts).toHaveLength(2);
-    for (const attempt of failed.attempts) expect(attempt).toMatchObject({ statusCode: null, error: expect.stringMatching(/within 300 ms/) });
+    for (const attempt of failed.attempts)
+      expect(attempt).toMatchObject({ statusCode: null, error: expect.stringMatching(/within 300 ms/) });
   } finally {
     await quickPublisher.close();
     await quick.stop();
@@ -57,7 +65,10 @@ test('an attempt that gets no answer within the timeout fails and is retried', a
 
 test('after a run of failures the circuit of the endpoint opens and its deliveries wait without being sent', async () => {
   const guarded = await bootDispatcher(
-    testDispatcherSettings({ retryScheduleMs: [0, 50, 50, 50, 50], breaker: { errorThresholdPercentage: 50, volumeThreshold: 3, resetTimeoutMs: 60_000 } }),
+    testDispatcherSettings({
+      retryScheduleMs: [0, 50, 50, 50, 50],
+      breaker: { errorThresholdPercentage: 50, volumeThreshold: 3, resetTimeoutMs: 60_000 },
+    }),
   );
   const guardedPublisher = eventPublisher(guarded);
   const failing = await startSubscriber(() => ({ status: 500 }));

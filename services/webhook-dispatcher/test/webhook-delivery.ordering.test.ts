@@ -18,10 +18,14 @@ function world(gapWaitMs: number, overrides: Partial<DispatcherSettings> = {}) {
     subscriber: undefined as unknown as Subscriber,
     bus: undefined as unknown as EventBus,
     programId: newProgramId(),
-    orderedEndpoint: (path: string, eventTypes: string[]) => createEndpoint(running.service, running.programId, { url: running.subscriber.urlFor(path), eventTypes, ordering: 'PER_OBJECT' }),
+    orderedEndpoint: (path: string, eventTypes: string[]) =>
+      createEndpoint(running.service, running.programId, { url: running.subscriber.urlFor(path), eventTypes, ordering: 'PER_OBJECT' }),
   };
   beforeAll(async () => {
-    [running.service, running.subscriber] = await Promise.all([bootDispatcher(testDispatcherSettings({ orderingGapWaitMs: gapWaitMs, ...overrides })), startSubscriber()]);
+    [running.service, running.subscriber] = await Promise.all([
+      bootDispatcher(testDispatcherSettings({ orderingGapWaitMs: gapWaitMs, ...overrides })),
+      startSubscriber(),
+    ]);
     const { settings } = running.service.context;
     running.bus = new EventBus({ url: settings.amqpUrl, exchange: settings.exchange, logger: createLogger('test-publisher', 'silent') });
   });
@@ -34,7 +38,13 @@ function world(gapWaitMs: number, overrides: Partial<DispatcherSettings> = {}) {
 }
 
 /** An event about `objectId` at `revision` (none for an event stored before revisions), published now. */
-async function publish(bus: EventBus, type: PublicEventType, programId: string, objectId: string, envelope: Partial<EventEnvelope> = {}): Promise<EventEnvelope> {
+async function publish(
+  bus: EventBus,
+  type: PublicEventType,
+  programId: string,
+  objectId: string,
+  envelope: Partial<EventEnvelope> = {},
+): Promise<EventEnvelope> {
   const event = { ...createEvent(type, programId, exampleEventData(type, { id: objectId } as never)), ...envelope };
   await bus.publish(event);
   return event;
@@ -55,7 +65,9 @@ describe('with a wait for missing revisions longer than any test', () => {
 
     // Revision 2 first (another relay was quicker): stored, and held while revision 1 is not there.
     const second = await publish(bus, 'sale.updated', programId, saleId, { revision: 2 });
-    await eventually(async () => expect(await deliveriesOf(service, programId, { eventId: second.id })).toMatchObject([{ status: 'pending', attempts: [] }]));
+    await eventually(async () =>
+      expect(await deliveriesOf(service, programId, { eventId: second.id })).toMatchObject([{ status: 'pending', attempts: [] }]),
+    );
     await publish(bus, 'sale.updated', programId, saleId, { revision: 1 });
 
     await eventually(() => expect(receivedAt(subscriber, 'ordered').map((webhook) => webhook.revision)).toEqual([0, 1, 2]));
@@ -64,7 +76,10 @@ describe('with a wait for missing revisions longer than any test', () => {
   test('the body carries the revision and previousAttributes the event has, and an event stored before them is still delivered, to an ordered endpoint too, without them', async () => {
     const { subscriber, bus, programId } = running;
     await running.orderedEndpoint('fields', ['referral.updated']);
-    const changed = await publish(bus, 'referral.updated', programId, crypto.randomUUID(), { revision: 0, previousAttributes: { plan: 'basic' } });
+    const changed = await publish(bus, 'referral.updated', programId, crypto.randomUUID(), {
+      revision: 0,
+      previousAttributes: { plan: 'basic' },
+    });
     const older = await publish(bus, 'referral.updated', programId, crypto.randomUUID());
 
     await eventually(() => expect(receivedAt(subscriber, 'fields')).toHaveLength(2));
@@ -77,7 +92,9 @@ describe('with a wait for missing revisions longer than any test', () => {
     const { service, subscriber, bus, programId } = running;
     await running.orderedEndpoint('dead', ['sale.updated']);
     // Revision 0 is refused on every attempt (the schedule here makes three).
-    subscriber.answer((webhook) => (webhook.path === '/dead' && (JSON.parse(webhook.body) as Received).revision === 0 ? { status: 503 } : { status: 200 }));
+    subscriber.answer((webhook) =>
+      webhook.path === '/dead' && (JSON.parse(webhook.body) as Received).revision === 0 ? { status: 503 } : { status: 200 },
+    );
     const saleId = crypto.randomUUID();
     const first = await publish(bus, 'sale.updated', programId, saleId, { revision: 0 });
     await publish(bus, 'sale.updated', programId, saleId, { revision: 1 });
@@ -110,7 +127,7 @@ describe('with events kept a second, swept every second, and a short wait for mi
 describe('with a retry ten minutes after a first failure', () => {
   const running = world(600_000, { retryScheduleMs: [0, 600_000] });
 
-  test('on a PER_OBJECT endpoint, a revision held behind a failed attempt waits until that one\'s next attempt, untried, and goes the moment a re-send delivers that one', async () => {
+  test("on a PER_OBJECT endpoint, a revision held behind a failed attempt waits until that one's next attempt, untried, and goes the moment a re-send delivers that one", async () => {
     const { service, subscriber, bus, programId } = running;
     await running.orderedEndpoint('far', ['coupon.updated']);
     let refuse = true;
@@ -133,7 +150,11 @@ describe('with a retry ten minutes after a first failure', () => {
     expect(held).toMatchObject({ status: 'pending', attempts: [] });
 
     refuse = false;
-    await request(service.server).post('/webhook-deliveries/retry').set(internalHeaders(programId)).send({ deliveryId: failedOnce.id }).expect(200);
+    await request(service.server)
+      .post('/webhook-deliveries/retry')
+      .set(internalHeaders(programId))
+      .send({ deliveryId: failedOnce.id })
+      .expect(200);
     await deliveryReaching(service, programId, { eventId: second.id }, 'succeeded');
     expect(receivedAt(subscriber, 'far').map((webhook) => webhook.revision)).toEqual([0, 0, 1]);
   });
@@ -150,7 +171,11 @@ describe('with a short wait for missing revisions', () => {
     await eventually(() => expect(receivedAt(subscriber, 'deleted')).toHaveLength(2));
     expect(await ordersOf(service, endpoint.id)).toBe(2);
 
-    await request(service.server).delete('/webhook-endpoints').set(internalHeaders(programId)).send({ webhookEndpointId: endpoint.id }).expect(200);
+    await request(service.server)
+      .delete('/webhook-endpoints')
+      .set(internalHeaders(programId))
+      .send({ webhookEndpointId: endpoint.id })
+      .expect(200);
     expect(await ordersOf(service, endpoint.id)).toBe(0);
   });
 

@@ -1,6 +1,13 @@
 import type { RunningService } from '@affiliate/platform';
 import { eventually, newProgramId, testServiceSettings } from '@affiliate/platform/testing';
-import { bootDispatcher, createEndpoint, deliveriesOf, deliveryReaching, eventPublisher, testDispatcherSettings } from './support/dispatcher';
+import {
+  bootDispatcher,
+  createEndpoint,
+  deliveriesOf,
+  deliveryReaching,
+  eventPublisher,
+  testDispatcherSettings,
+} from './support/dispatcher';
 import { startSubscriber, type Subscriber } from './support/subscriber';
 
 const programId = newProgramId();
@@ -36,7 +43,9 @@ test('a dispatcher stopped in the middle of a retry schedule resumes it after a 
   await first.stop();
 
   // Stopped before the retry was due: the schedule is only in the database now.
-  const stored = await (await import('mongoose')).default
+  const stored = await (
+    await import('mongoose')
+  ).default
     .createConnection(serviceSettings.mongoUrl, { dbName: serviceSettings.dbName })
     .asPromise();
   const pending = await stored.collection('webhook_deliveries').findOne({ eventId: event.id });

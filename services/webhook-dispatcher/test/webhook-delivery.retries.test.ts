@@ -2,7 +2,14 @@ import type { RunningService } from '@affiliate/platform';
 import { eventually, internalHeaders, newProgramId } from '@affiliate/platform/testing';
 import { Webhook } from 'standardwebhooks';
 import request from 'supertest';
-import { bootDispatcher, createEndpoint, deliveriesOf, deliveryReaching, eventPublisher, testDispatcherSettings } from './support/dispatcher';
+import {
+  bootDispatcher,
+  createEndpoint,
+  deliveriesOf,
+  deliveryReaching,
+  eventPublisher,
+  testDispatcherSettings,
+} from './support/dispatcher';
 import { startSubscriber, type Subscriber } from './support/subscriber';
 
 let service: RunningService;
@@ -28,7 +35,9 @@ async function subscriberAnswering(...args: Parameters<typeof startSubscriber>):
 }
 
 test('a subscriber that fails twice then succeeds gets the event on the third attempt, with the same webhook-id and bytes', async () => {
-  const subscriber = await subscriberAnswering((_webhook, index) => (index < 2 ? { status: 500, body: `failure ${index + 1}` } : { status: 204 }));
+  const subscriber = await subscriberAnswering((_webhook, index) =>
+    index < 2 ? { status: 500, body: `failure ${index + 1}` } : { status: 204 },
+  );
   const endpoint = await createEndpoint(service, programId, { url: subscriber.url, eventTypes: ['sale.created'] });
   const event = await publisher.publish('sale.created', programId, { id: crypto.randomUUID(), totalEarned: 99 });
 
@@ -61,7 +70,9 @@ test('the delivery log lists deliveries by endpoint, event, event type and statu
   // Both events' deliveries, each awaited by its own id: the endpoint's first failed one may be either.
   for (const eventId of [event.id, other.id]) await deliveryReaching(service, programId, { eventId }, 'failed');
   expect(await deliveriesOf(service, programId, { endpointId: endpoint.id, status: 'failed' })).toHaveLength(2);
-  expect((await deliveriesOf(service, programId, { endpointId: endpoint.id, eventType: 'coupon.deleted' })).map((delivery) => delivery.id)).toHaveLength(1);
+  expect(
+    (await deliveriesOf(service, programId, { endpointId: endpoint.id, eventType: 'coupon.deleted' })).map((delivery) => delivery.id),
+  ).toHaveLength(1);
   expect(await deliveriesOf(service, programId, { eventId: other.id, eventType: 'coupon.created' })).toEqual([]);
   expect(await deliveriesOf(service, programId, { endpointId: endpoint.id, status: 'succeeded' })).toEqual([]);
   expect(await deliveriesOf(service, programId, { eventId: event.id })).toHaveLength(1);
@@ -81,7 +92,9 @@ test('responses are kept up to 50 KB and redirects are not followed', async () =
 });
 
 test('a Retry-After on 503 is honoured', async () => {
-  const subscriber = await subscriberAnswering((_webhook, index) => (index === 0 ? { status: 503, headers: { 'retry-after': '2' } } : { status: 200 }));
+  const subscriber = await subscriberAnswering((_webhook, index) =>
+    index === 0 ? { status: 503, headers: { 'retry-after': '2' } } : { status: 200 },
+  );
   const endpoint = await createEndpoint(service, programId, { url: subscriber.url, eventTypes: ['referral.updated'] });
   await publisher.publish('referral.updated', programId);
   const waiting = await eventually(async () => {
@@ -108,7 +121,9 @@ test('410 Gone disables the endpoint, which receives nothing further', async () 
 
   const later = await publisher.publish('affiliate.deleted', programId);
   await eventually(async () => {
-    const claim = await service.context.connection.collection('processed_events').findOne({ _id: `webhook-dispatcher:${later.id}` as never });
+    const claim = await service.context.connection
+      .collection('processed_events')
+      .findOne({ _id: `webhook-dispatcher:${later.id}` as never });
     expect(claim?.state).toBe('done');
   });
   expect(await deliveriesOf(service, programId, { eventId: later.id })).toEqual([]);
@@ -137,7 +152,9 @@ test('a deleted endpoint receives nothing further', async () => {
   await deliveryReaching(service, programId, { endpointId: endpoint.id }, 'failed');
   const later = await publisher.publish('sale.deleted', programId);
   await eventually(async () => {
-    const claim = await service.context.connection.collection('processed_events').findOne({ _id: `webhook-dispatcher:${later.id}` as never });
+    const claim = await service.context.connection
+      .collection('processed_events')
+      .findOne({ _id: `webhook-dispatcher:${later.id}` as never });
     expect(claim?.state).toBe('done');
   });
   expect(await deliveriesOf(service, programId, { eventId: later.id })).toEqual([]);
@@ -166,11 +183,17 @@ test('POST /webhook-deliveries/retry waits for the subscriber no longer than a t
   const patient = await bootDispatcher(testDispatcherSettings({ retryScheduleMs: [0], timeoutMs: 20_000, testTimeoutMs: 300 }));
   const patientPublisher = eventPublisher(patient);
   try {
-    const subscriber = await subscriberAnswering((_webhook, index) => (index === 0 ? { status: 500 } : { status: 200, body: 'late thanks', delayMs: 3000 }));
+    const subscriber = await subscriberAnswering((_webhook, index) =>
+      index === 0 ? { status: 500 } : { status: 200, body: 'late thanks', delayMs: 3000 },
+    );
     const endpoint = await createEndpoint(patient, programId, { url: subscriber.url, eventTypes: ['coupon.updated'] });
     await patientPublisher.publish('coupon.updated', programId);
     const failed = await deliveryReaching(patient, programId, { endpointId: endpoint.id }, 'failed');
-    const resent = await request(patient.server).post('/webhook-deliveries/retry').set(internalHeaders(programId)).send({ deliveryId: failed.id }).expect(200);
+    const resent = await request(patient.server)
+      .post('/webhook-deliveries/retry')
+      .set(internalHeaders(programId))
+      .send({ deliveryId: failed.id })
+      .expect(200);
     expect(resent.body).toMatchObject({ id: failed.id, status: 'failed' });
     expect(resent.body.attempts).toHaveLength(2);
     expect(resent.body.attempts[1]).toMatchObject({ statusCode: null, error: expect.stringMatching(/no complete answer within 300 ms/) });
@@ -190,7 +213,11 @@ test('POST /webhook-deliveries/recover re-sends every failed delivery of the end
   for (const event of inWindow) await deliveryReaching(service, programId, { eventId: event.id }, 'failed');
 
   subscriber.answer(() => ({ status: 200 }));
-  const recovered = await api().post('/webhook-deliveries/recover').set(internalHeaders(programId)).send({ webhookEndpointId: endpoint.id, since }).expect(200);
+  const recovered = await api()
+    .post('/webhook-deliveries/recover')
+    .set(internalHeaders(programId))
+    .send({ webhookEndpointId: endpoint.id, since })
+    .expect(200);
   expect(recovered.body).toEqual({ recovered: 2 });
   for (const event of inWindow) await deliveryReaching(service, programId, { eventId: event.id }, 'succeeded');
   const [outside] = await deliveriesOf(service, programId, { eventId: before.id });
@@ -200,11 +227,18 @@ test('POST /webhook-deliveries/recover re-sends every failed delivery of the end
 test('POST /webhook-endpoints/test sends a signed ping', async () => {
   const subscriber = await subscriberAnswering(() => ({ status: 200, body: 'pong' }));
   const endpoint = await createEndpoint(service, programId, { url: subscriber.url, eventTypes: ['*'] });
-  const response = await api().post('/webhook-endpoints/test').set(internalHeaders(programId)).send({ webhookEndpointId: endpoint.id }).expect(200);
+  const response = await api()
+    .post('/webhook-endpoints/test')
+    .set(internalHeaders(programId))
+    .send({ webhookEndpointId: endpoint.id })
+    .expect(200);
   expect(response.body).toMatchObject({ succeeded: true, statusCode: 200, responseExcerpt: 'pong', error: null });
   const [ping] = subscriber.received;
   expect(ping?.headers['webhook-id']).toBe(response.body.webhookId);
-  expect(new Webhook(endpoint.secret).verify(ping?.body as string, ping?.headers as Record<string, string>)).toMatchObject({ event: 'ping', data: { webhookEndpointId: endpoint.id } });
+  expect(new Webhook(endpoint.secret).verify(ping?.body as string, ping?.headers as Record<string, string>)).toMatchObject({
+    event: 'ping',
+    data: { webhookEndpointId: endpoint.id },
+  });
 });
 
 test('an endpoint failing continuously for the configured time (5 days in production) is disabled', async () => {
@@ -215,7 +249,11 @@ test('an endpoint failing continuously for the configured time (5 days in produc
     const endpoint = await createEndpoint(impatient, programId, { url: subscriber.url, eventTypes: ['sale.created'] });
     await impatientPublisher.publish('sale.created', programId);
     await eventually(async () => {
-      const response = await request(impatient.server).get('/webhook-endpoints').query({ id: endpoint.id }).set(internalHeaders(programId)).expect(200);
+      const response = await request(impatient.server)
+        .get('/webhook-endpoints')
+        .query({ id: endpoint.id })
+        .set(internalHeaders(programId))
+        .expect(200);
       expect(response.body).toMatchObject({ active: false, disabledReason: expect.stringMatching(/failed since/) });
     });
     // An attempt in flight when the endpoint was disabled ends the delivery as it finishes.

@@ -29,7 +29,10 @@ const firstAt = (path: string) =>
     if (!webhook) throw new Error(`nothing received at /${path} yet`);
     return webhook;
   });
-const eventsAt = (path: string) => receivedAt(path).map((webhook) => (JSON.parse(webhook.body) as { event: string }).event).sort();
+const eventsAt = (path: string) =>
+  receivedAt(path)
+    .map((webhook) => (JSON.parse(webhook.body) as { event: string }).event)
+    .sort();
 
 test('each public event type reaches exactly the endpoints subscribed to it and no other', async () => {
   const secrets = new Map<string, string>();
@@ -53,7 +56,9 @@ test('each public event type reaches exactly the endpoints subscribed to it and 
     await eventually(() => expect(receivedAt(type)).toHaveLength(1));
     const [webhook] = receivedAt(type) as [ReceivedWebhook];
     expect(JSON.parse(webhook.body)).toMatchObject({ id: published.get(type), event: type });
-    expect(new Webhook(secrets.get(type) as string).verify(webhook.body, webhook.headers as Record<string, string>)).toMatchObject({ event: type });
+    expect(new Webhook(secrets.get(type) as string).verify(webhook.body, webhook.headers as Record<string, string>)).toMatchObject({
+      event: type,
+    });
   }
   expect(eventsAt('everything')).toEqual([...PUBLIC_EVENT_TYPES].sort());
   expect(eventsAt('sales')).toEqual(['sale.created', 'sale.deleted', 'sale.updated']);
@@ -61,7 +66,9 @@ test('each public event type reaches exactly the endpoints subscribed to it and 
 
   // The internal event was handled (acked) and produced no delivery anywhere.
   await eventually(async () => {
-    const claim = await service.context.connection.collection('processed_events').findOne({ _id: `webhook-dispatcher:${internal.id}` as never });
+    const claim = await service.context.connection
+      .collection('processed_events')
+      .findOne({ _id: `webhook-dispatcher:${internal.id}` as never });
     expect(claim?.state).toBe('done');
   });
   expect(await deliveriesOf(service, programId, { eventId: internal.id })).toEqual([]);
@@ -101,7 +108,11 @@ test('a tampered body or a stale timestamp fails verification with the standardw
 
 test('during a secret rotation each message carries signatures of the old and the new secret', async () => {
   const endpoint = await createEndpoint(service, programId, { url: subscriber.urlFor('rotation'), eventTypes: ['coupon.updated'] });
-  const rotated = await request(service.server).put('/webhook-endpoints').set(internalHeaders(programId)).send({ webhookEndpointId: endpoint.id, rotateSecret: true }).expect(200);
+  const rotated = await request(service.server)
+    .put('/webhook-endpoints')
+    .set(internalHeaders(programId))
+    .send({ webhookEndpointId: endpoint.id, rotateSecret: true })
+    .expect(200);
   await publisher.publish('coupon.updated', programId);
   const webhook = await firstAt('rotation');
   const headers = webhook.headers as Record<string, string>;

@@ -36,13 +36,21 @@ test('a subscription that would send one event to more active endpoints than the
   await createEndpoint(service, programId, { url, eventTypes: ['sale.*'] });
   await createEndpoint(service, programId, { url, eventTypes: ['*'] });
 
-  const created = await api().post('/webhook-endpoints').set(headers).send({ url, eventTypes: ['coupon.created', 'sale.created'] }).expect(400);
+  const created = await api()
+    .post('/webhook-endpoints')
+    .set(headers)
+    .send({ url, eventTypes: ['coupon.created', 'sale.created'] })
+    .expect(400);
   expect(created.body.error).toMatch(beyondLimit);
   expect(created.body.error).toContain('sale.created');
   const couponOnly = await createEndpoint(service, programId, { url, eventTypes: ['coupon.created'] });
 
   // Widening a subscription, or turning a disabled endpoint back on, is judged the same way.
-  const widened = await api().put('/webhook-endpoints').set(headers).send({ webhookEndpointId: couponOnly.id, eventTypes: ['sale.created'] }).expect(400);
+  const widened = await api()
+    .put('/webhook-endpoints')
+    .set(headers)
+    .send({ webhookEndpointId: couponOnly.id, eventTypes: ['sale.created'] })
+    .expect(400);
   expect(widened.body.error).toMatch(beyondLimit);
   const disabled = await createEndpoint(service, programId, { url, eventTypes: ['sale.created'], active: false });
   const enabled = await api().put('/webhook-endpoints').set(headers).send({ webhookEndpointId: disabled.id, active: true }).expect(400);
@@ -61,9 +69,19 @@ test('an event fans out to at most the deliveries per event, even when more acti
   // As two subscriptions made at once could leave them: five active endpoints taking every event.
   const now = Date.now();
   const stored = Array.from({ length: 5 }, (_, index) => ({
-    _id: randomUUID(), programId, url, eventTypes: ['*'], description: null, active: true, disabledReason: null,
-    secret: `whsec_${randomBytes(24).toString('base64')}`, previousSecret: null, previousSecretExpiresAt: null, failingSince: null,
-    createdAt: new Date(now + index), updatedAt: new Date(now + index),
+    _id: randomUUID(),
+    programId,
+    url,
+    eventTypes: ['*'],
+    description: null,
+    active: true,
+    disabledReason: null,
+    secret: `whsec_${randomBytes(24).toString('base64')}`,
+    previousSecret: null,
+    previousSecretExpiresAt: null,
+    failingSince: null,
+    createdAt: new Date(now + index),
+    updatedAt: new Date(now + index),
   }));
   await endpoints().insertMany(stored as never[]);
 
@@ -79,7 +97,9 @@ test('an event fans out to at most the deliveries per event, even when more acti
 
 test('WEBHOOK_MAX_DELIVERIES_PER_EVENT defaults to 20 (the default endpoint cap) and is at most the highest endpoint cap, 100', () => {
   expect(dispatcherSettings(parseConfig(dispatcherConfigShape, {})).maxDeliveriesPerEvent).toBe(20);
-  expect(dispatcherSettings(parseConfig(dispatcherConfigShape, { WEBHOOK_MAX_DELIVERIES_PER_EVENT: '100' })).maxDeliveriesPerEvent).toBe(100);
+  expect(dispatcherSettings(parseConfig(dispatcherConfigShape, { WEBHOOK_MAX_DELIVERIES_PER_EVENT: '100' })).maxDeliveriesPerEvent).toBe(
+    100,
+  );
   for (const bad of ['0', '101', '2.5', 'many']) {
     expect(() => parseConfig(dispatcherConfigShape, { WEBHOOK_MAX_DELIVERIES_PER_EVENT: bad })).toThrow(/WEBHOOK_MAX_DELIVERIES_PER_EVENT/);
   }

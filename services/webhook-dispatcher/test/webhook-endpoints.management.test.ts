@@ -23,7 +23,11 @@ const api = () => request(service.server);
 const as = (program: string) => internalHeaders(program);
 
 test('creating an endpoint returns it with a whsec_ secret of at least 24 random bytes', async () => {
-  const response = await api().post('/webhook-endpoints').set(as(programId)).send({ url, eventTypes: ['sale.created'], description: 'Books' }).expect(200);
+  const response = await api()
+    .post('/webhook-endpoints')
+    .set(as(programId))
+    .send({ url, eventTypes: ['sale.created'], description: 'Books' })
+    .expect(200);
   expect(response.body).toMatchObject({ url, eventTypes: ['sale.created'], description: 'Books', active: true, disabledReason: null });
   expect(response.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
   expect(Buffer.from(response.body.secret.slice('whsec_'.length), 'base64').length).toBeGreaterThanOrEqual(24);
@@ -60,7 +64,11 @@ test('eventTypes must be a non-empty subset of the public types or their wildcar
   }
   const all = await createEndpoint(service, programId, { url, eventTypes: [...PUBLIC_EVENT_TYPES] });
   expect(all.id).toBeDefined();
-  const wildcards = await api().post('/webhook-endpoints').set(as(programId)).send({ url, eventTypes: ['sale.*', '*', 'sale.*'] }).expect(200);
+  const wildcards = await api()
+    .post('/webhook-endpoints')
+    .set(as(programId))
+    .send({ url, eventTypes: ['sale.*', '*', 'sale.*'] })
+    .expect(200);
   expect(wildcards.body.eventTypes).toEqual(['sale.*', '*']);
 });
 
@@ -73,22 +81,58 @@ test('the endpoint and delivery lists refuse unknown query parameters, as every 
 
 test('the url must be http or https', async () => {
   for (const bad of ['ftp://example.com/hook', 'javascript:alert(1)', 'file:///etc/passwd', 'not a url', 'http://user:pw@example.com/']) {
-    await api().post('/webhook-endpoints').set(as(programId)).send({ url: bad, eventTypes: ['*'] }).expect(400);
+    await api()
+      .post('/webhook-endpoints')
+      .set(as(programId))
+      .send({ url: bad, eventTypes: ['*'] })
+      .expect(400);
   }
 });
 
 test('private, loopback and link-local addresses are refused, also after DNS resolution', async () => {
   const strict = request(strictService.server);
-  for (const bad of ['http://127.0.0.1/hook', 'http://localhost:8080/hook', 'http://10.1.2.3/', 'http://169.254.169.254/latest/meta-data', 'http://[::1]/', 'http://[fe80::1]/', 'http://[fd00::1]/', 'http://[::ffff:192.168.0.1]/', 'https://192.168.1.10/']) {
-    const response = await strict.post('/webhook-endpoints').set(as(programId)).send({ url: bad, eventTypes: ['*'] }).expect(400);
+  for (const bad of [
+    'http://127.0.0.1/hook',
+    'http://localhost:8080/hook',
+    'http://10.1.2.3/',
+    'http://169.254.169.254/latest/meta-data',
+    'http://[::1]/',
+    'http://[fe80::1]/',
+    'http://[fd00::1]/',
+    'http://[::ffff:192.168.0.1]/',
+    'https://192.168.1.10/',
+  ]) {
+    const response = await strict
+      .post('/webhook-endpoints')
+      .set(as(programId))
+      .send({ url: bad, eventTypes: ['*'] })
+      .expect(400);
     expect(response.body.error).toMatch(/^url: /);
   }
   const created = await createEndpoint(strictService, programId, { url: 'https://93.184.215.14/hook', eventTypes: ['*'] });
-  await strict.put('/webhook-endpoints').set(as(programId)).send({ webhookEndpointId: created.id, url: 'http://127.0.0.1:3000/' }).expect(400);
+  await strict
+    .put('/webhook-endpoints')
+    .set(as(programId))
+    .send({ webhookEndpointId: created.id, url: 'http://127.0.0.1:3000/' })
+    .expect(400);
 });
 
 test('the address check covers the private, loopback, link-local and unique-local ranges of IPv4 and IPv6', () => {
-  for (const address of ['127.0.0.1', '10.0.0.1', '172.16.5.4', '192.168.0.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fe80::1', 'fc00::1', 'fd12:3456::1', '::ffff:127.0.0.1']) {
+  for (const address of [
+    '127.0.0.1',
+    '10.0.0.1',
+    '172.16.5.4',
+    '192.168.0.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '::1',
+    '::',
+    'fe80::1',
+    'fc00::1',
+    'fd12:3456::1',
+    '::ffff:127.0.0.1',
+  ]) {
     expect([address, isPrivateAddress(address)]).toEqual([address, true]);
   }
   for (const address of ['93.184.215.14', '8.8.8.8', '2606:4700:4700::1111', '172.32.0.1']) {
@@ -122,7 +166,10 @@ test('those addresses are refused when an endpoint is created and when a deliver
   const strict = request(strictService.server);
   for (const address of DISGUISED_OR_SPECIAL) {
     const url = `http://${address.includes(':') ? `[${address}]` : address}/hook`;
-    const response = await strict.post('/webhook-endpoints').set(as(programId)).send({ url, eventTypes: ['*'] });
+    const response = await strict
+      .post('/webhook-endpoints')
+      .set(as(programId))
+      .send({ url, eventTypes: ['*'] });
     expect({ url, status: response.status }).toEqual({ url, status: 400 });
     expect({ url, refused: refusedLiteral(new URL(url), false) !== null }).toEqual({ url, refused: true });
   }
@@ -143,7 +190,11 @@ test('a delivery to a name that resolves to a private address is refused when it
     const strict = createSubscriberClient({ timeoutMs: 2000, allowPrivateUrls: false, showPrivateResponses: false });
     for (const url of [`http://localhost:${port}/hook`, `http://[::ffff:127.0.0.1]:${port}/hook`, `http://[::7f00:1]:${port}/hook`]) {
       const outcome = await strict.send(delivery(url));
-      expect({ url, statusCode: outcome.statusCode, error: outcome.error }).toEqual({ url, statusCode: null, error: expect.stringMatching(/private, loopback or link-local/) });
+      expect({ url, statusCode: outcome.statusCode, error: outcome.error }).toEqual({
+        url,
+        statusCode: null,
+        error: expect.stringMatching(/private, loopback or link-local/),
+      });
     }
     expect(received).toBe(0);
     // The same name with private addresses allowed (local development) is delivered: the guard refused it.
@@ -164,12 +215,20 @@ test('PUT changes url, eventTypes, description and active, and shows no secret u
     .expect(200);
   expect(response.body).toMatchObject({ url: 'https://example.com/new', eventTypes: ['referral.*'], description: 'New', active: false });
   expect(response.body.secret).toBeUndefined();
-  await api().put('/webhook-endpoints').set(as(programId)).send({ webhookEndpointId: endpoint.id, eventTypes: ['program.created'] }).expect(400);
+  await api()
+    .put('/webhook-endpoints')
+    .set(as(programId))
+    .send({ webhookEndpointId: endpoint.id, eventTypes: ['program.created'] })
+    .expect(400);
 });
 
 test('rotating the secret returns a new one and shows until when the previous one keeps signing', async () => {
   const endpoint = await createEndpoint(service, programId, { url, eventTypes: ['sale.created'] });
-  const response = await api().put('/webhook-endpoints').set(as(programId)).send({ webhookEndpointId: endpoint.id, rotateSecret: true }).expect(200);
+  const response = await api()
+    .put('/webhook-endpoints')
+    .set(as(programId))
+    .send({ webhookEndpointId: endpoint.id, rotateSecret: true })
+    .expect(200);
   expect(response.body.secret).toMatch(/^whsec_/);
   expect(response.body.secret).not.toBe(endpoint.secret);
   expect(Date.parse(response.body.previousSecretExpiresAt)).toBeGreaterThan(Date.now());
@@ -188,7 +247,11 @@ test('GET /webhook-endpoints/secret reveals the current secret to the program th
 
 test('DELETE removes the endpoint', async () => {
   const endpoint = await createEndpoint(service, programId, { url, eventTypes: ['sale.created'] });
-  await api().delete('/webhook-endpoints').set(as(programId)).send({ webhookEndpointId: endpoint.id }).expect(200, { id: endpoint.id, deleted: true });
+  await api()
+    .delete('/webhook-endpoints')
+    .set(as(programId))
+    .send({ webhookEndpointId: endpoint.id })
+    .expect(200, { id: endpoint.id, deleted: true });
   await api().get('/webhook-endpoints').query({ id: endpoint.id }).set(as(programId)).expect(404);
   await api().delete('/webhook-endpoints').set(as(programId)).send({ webhookEndpointId: endpoint.id }).expect(404);
 });
@@ -201,7 +264,11 @@ test('another program can neither see nor change nor delete the endpoint', async
   await api().put('/webhook-endpoints').set(as(otherProgramId)).send({ webhookEndpointId: endpoint.id, active: false }).expect(404);
   await api().delete('/webhook-endpoints').set(as(otherProgramId)).send({ webhookEndpointId: endpoint.id }).expect(404);
   await api().post('/webhook-endpoints/test').set(as(otherProgramId)).send({ webhookEndpointId: endpoint.id }).expect(404);
-  await api().post('/webhook-deliveries/recover').set(as(otherProgramId)).send({ webhookEndpointId: endpoint.id, since: new Date(0).toISOString() }).expect(404);
+  await api()
+    .post('/webhook-deliveries/recover')
+    .set(as(otherProgramId))
+    .send({ webhookEndpointId: endpoint.id, since: new Date(0).toISOString() })
+    .expect(404);
   const still = await api().get('/webhook-endpoints').query({ id: endpoint.id }).set(as(programId)).expect(200);
   expect(still.body.active).toBe(true);
 });
@@ -226,7 +293,10 @@ test('bad bodies and queries get 4xx, never 500', async () => {
     'text',
   ];
   for (const body of bodies) {
-    const response = await api().post('/webhook-endpoints').set(as(programId)).send(body as object);
+    const response = await api()
+      .post('/webhook-endpoints')
+      .set(as(programId))
+      .send(body as object);
     // A bare string goes out as a form (not JSON): 415, the content type being the problem (issue 33).
     expect([body, response.status]).toEqual([body, typeof body === 'string' ? 415 : 400]);
   }
@@ -238,16 +308,26 @@ test('bad bodies and queries get 4xx, never 500', async () => {
     { webhookEndpointId: newProgramId(), unknown: 1 },
   ];
   for (const body of updates) {
-    const response = await api().put('/webhook-endpoints').set(as(programId)).send(body as object);
+    const response = await api()
+      .put('/webhook-endpoints')
+      .set(as(programId))
+      .send(body as object);
     expect([body, response.status]).toEqual([body, 400]);
   }
   for (const body of [{ deliveryId: -1 }, { deliveryId: 1.5 }, { deliveryId: 'x' }, {}]) {
     await api().post('/webhook-deliveries/retry').set(as(programId)).send(body).expect(400);
   }
-  for (const body of [{ webhookEndpointId: newProgramId(), since: 'yesterday' }, { webhookEndpointId: newProgramId() }, { webhookEndpointId: newProgramId(), since: new Date().toISOString(), until: 5 }]) {
+  for (const body of [
+    { webhookEndpointId: newProgramId(), since: 'yesterday' },
+    { webhookEndpointId: newProgramId() },
+    { webhookEndpointId: newProgramId(), since: new Date().toISOString(), until: 5 },
+  ]) {
     await api().post('/webhook-deliveries/recover').set(as(programId)).send(body).expect(400);
   }
-  const recover = await api().post('/webhook-deliveries/recover').set(as(programId)).send({ webhookEndpointId: newProgramId(), since: '2025-02-01T00:00:00Z', until: '2025-01-01T00:00:00Z' });
+  const recover = await api()
+    .post('/webhook-deliveries/recover')
+    .set(as(programId))
+    .send({ webhookEndpointId: newProgramId(), since: '2025-02-01T00:00:00Z', until: '2025-01-01T00:00:00Z' });
   expect(recover.status).toBeGreaterThanOrEqual(400);
   expect(recover.status).toBeLessThan(500);
   for (const query of [{ status: 'done' }, { endpointId: 'x' }, { limit: '-1' }, { limit: '1.5' }, { limit: '5000' }]) {

@@ -24,8 +24,17 @@ afterAll(async () => {
 
 test("a test send to a private address reports the status and size, never the target's answer", async () => {
   const endpoint = await createEndpoint(service, programId, { url: subscriber.url, eventTypes: ['*'] });
-  const response = await request(service.server).post('/webhook-endpoints/test').set(internalHeaders(programId)).send({ webhookEndpointId: endpoint.id }).expect(200);
-  expect(response.body).toMatchObject({ succeeded: true, statusCode: 200, responseExcerpt: null, responseBytes: Buffer.byteLength(SECRET_PAGE) });
+  const response = await request(service.server)
+    .post('/webhook-endpoints/test')
+    .set(internalHeaders(programId))
+    .send({ webhookEndpointId: endpoint.id })
+    .expect(200);
+  expect(response.body).toMatchObject({
+    succeeded: true,
+    statusCode: 200,
+    responseExcerpt: null,
+    responseBytes: Buffer.byteLength(SECRET_PAGE),
+  });
   expect(JSON.stringify(response.body)).not.toContain('hunter2');
 });
 

@@ -1,5 +1,22 @@
-import { shownPayoutDetails, type SignupAnswer, type Affiliate, type AffiliateLink, type AffiliateStatus, type CommissionTier, type FullPayoutDetails } from '@affiliate/contracts';
-import { AggregateStore, outboxPlugin, programKey, withinPeriod, type OutboxFields, type PageRequest, type Period, type StoreContext } from '@affiliate/platform';
+import {
+  shownPayoutDetails,
+  type SignupAnswer,
+  type Affiliate,
+  type AffiliateLink,
+  type AffiliateStatus,
+  type CommissionTier,
+  type FullPayoutDetails,
+} from '@affiliate/contracts';
+import {
+  AggregateStore,
+  outboxPlugin,
+  programKey,
+  withinPeriod,
+  type OutboxFields,
+  type PageRequest,
+  type Period,
+  type StoreContext,
+} from '@affiliate/platform';
 import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
 import { RECENT_READS_MS } from './links';
 
@@ -68,7 +85,8 @@ schema.index({ programId: 1, createdAt: -1, _id: -1 });
 schema.index({ programId: 1, status: 1, createdAt: -1, _id: -1 });
 schema.plugin(outboxPlugin);
 
-const affiliateModel = (connection: Connection): Model<AffiliateDocument> => connection.model<AffiliateDocument>('Affiliate', schema, 'affiliates');
+const affiliateModel = (connection: Connection): Model<AffiliateDocument> =>
+  connection.model<AffiliateDocument>('Affiliate', schema, 'affiliates');
 
 /** The affiliates of each program: by id, by email (its unique key), and as pages of the list. */
 export class AffiliateRepository extends AggregateStore<AffiliateDocument> {

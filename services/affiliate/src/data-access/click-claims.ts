@@ -70,7 +70,9 @@ export class ClickClaimRepository {
     );
     return Promise.all(
       claims.map((claim, index) =>
-        landed[index] ? ({ claimed: true } as const) : this.claim(programId, claim.linkId, claim.identity, claim.clickId, claim.at, claim.until),
+        landed[index]
+          ? ({ claimed: true } as const)
+          : this.claim(programId, claim.linkId, claim.identity, claim.clickId, claim.at, claim.until),
       ),
     );
   }

@@ -28,7 +28,13 @@ export class ClickCounterRepository {
    */
   async reserve(programId: string, count: number): Promise<number> {
     for (;;) {
-      const before = await unlessKeyTaken(() => this.model.collection.findOneAndUpdate({ _id: programId as never }, { $inc: { lastClickId: count } }, { upsert: true, returnDocument: 'before' }));
+      const before = await unlessKeyTaken(() =>
+        this.model.collection.findOneAndUpdate(
+          { _id: programId as never },
+          { $inc: { lastClickId: count } },
+          { upsert: true, returnDocument: 'before' },
+        ),
+      );
       // No pre-image: this call created the counter, at `count`.
       if (!(before instanceof UniqueKeyConflict)) return (before?.lastClickId ?? 0) + 1;
       // Two first clicks of a program both tried to create the counter; the loser increments it.

@@ -1,5 +1,13 @@
 import type { CommissionPlan, CommissionTierRule } from '@affiliate/contracts';
-import { AggregateStore, outboxPlugin, unlessKeyTaken, UniqueKeyConflict, type OutboxFields, type PageRequest, type StoreContext } from '@affiliate/platform';
+import {
+  AggregateStore,
+  outboxPlugin,
+  unlessKeyTaken,
+  UniqueKeyConflict,
+  type OutboxFields,
+  type PageRequest,
+  type StoreContext,
+} from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /**
@@ -46,7 +54,8 @@ const schema = new Schema<CommissionPlanDocument>(
 schema.index({ programId: 1, createdAt: -1, _id: -1 });
 schema.plugin(outboxPlugin);
 
-const planModel = (connection: Connection): Model<CommissionPlanDocument> => connection.model<CommissionPlanDocument>('CommissionPlan', schema, 'commission_plans');
+const planModel = (connection: Connection): Model<CommissionPlanDocument> =>
+  connection.model<CommissionPlanDocument>('CommissionPlan', schema, 'commission_plans');
 
 export class CommissionPlanRepository extends AggregateStore<CommissionPlanDocument> {
   constructor(context: StoreContext) {
@@ -61,7 +70,10 @@ export class CommissionPlanRepository extends AggregateStore<CommissionPlanDocum
 /** Which plan is a program's default: one document per program, so there is never more than one. */
 type DefaultPlanDocument = { _id: string; planId: string | null };
 
-const defaultSchema = new Schema<DefaultPlanDocument>({ _id: { type: String, required: true }, planId: { type: String, default: null } }, { versionKey: false });
+const defaultSchema = new Schema<DefaultPlanDocument>(
+  { _id: { type: String, required: true }, planId: { type: String, default: null } },
+  { versionKey: false },
+);
 const defaultModel = (connection: Connection): Model<DefaultPlanDocument> =>
   connection.model<DefaultPlanDocument>('DefaultCommissionPlan', defaultSchema, 'default_commission_plans');
 

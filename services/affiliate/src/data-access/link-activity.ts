@@ -78,7 +78,9 @@ export class LinkActivityRepository {
   /** Counted clicks, in one insert: each id was allocated for its click alone, so none can collide. */
   async recordClicks(programId: string, clicks: (NewActivity & { clickId: number })[]): Promise<void> {
     if (clicks.length === 0) return;
-    await this.model.collection.insertMany(clicks.map((click) => ({ ...click, programId, kind: 'click', sourceId: String(click.clickId) })));
+    await this.model.collection.insertMany(
+      clicks.map((click) => ({ ...click, programId, kind: 'click', sourceId: String(click.clickId) })),
+    );
   }
 
   click(programId: string, clickId: number) {
@@ -149,7 +151,9 @@ export class LinkActivityRepository {
   activityOfAffiliate(programId: string, affiliateId: string, from: Date) {
     return this.model.aggregate<{ _id: { day: number; kind: ActivityKind }; count: number }>([
       { $match: { programId, affiliateId, createdAt: { $gte: from }, removed: false } },
-      { $group: { _id: { day: { $floor: { $divide: [{ $subtract: ['$createdAt', from] }, DAY_MS] } }, kind: '$kind' }, count: { $sum: 1 } } },
+      {
+        $group: { _id: { day: { $floor: { $divide: [{ $subtract: ['$createdAt', from] }, DAY_MS] } }, kind: '$kind' }, count: { $sum: 1 } },
+      },
     ]);
   }
 

@@ -1,6 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { AffiliateLink } from '@affiliate/contracts';
-import { AggregateStore, insertOnce, outboxPlugin, programKey, UniqueKeyConflict, withinPeriod, type OutboxFields, type PageRequest, type Period, type StoreContext } from '@affiliate/platform';
+import {
+  AggregateStore,
+  insertOnce,
+  outboxPlugin,
+  programKey,
+  UniqueKeyConflict,
+  withinPeriod,
+  type OutboxFields,
+  type PageRequest,
+  type Period,
+  type StoreContext,
+} from '@affiliate/platform';
 import type { EventEnvelope } from '@affiliate/contracts';
 import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
 
@@ -95,7 +106,14 @@ export class LinkRepository extends AggregateStore<LinkDocument> {
    * when another claim took the slug in the instant between the rename and this write.
    */
   async keepPrevious(link: LinkDocument, until: Date | null, now: Date): Promise<boolean> {
-    const previous: LinkDocument = { ...link, _id: randomUUID(), previousOf: link._id, reservedUntil: until, createdAt: now, updatedAt: now };
+    const previous: LinkDocument = {
+      ...link,
+      _id: randomUUID(),
+      previousOf: link._id,
+      reservedUntil: until,
+      createdAt: now,
+      updatedAt: now,
+    };
     delete previous._outbox;
     delete previous._pendingSince;
     return insertOnce(this.model, previous);
@@ -116,10 +134,16 @@ export class LinkRepository extends AggregateStore<LinkDocument> {
   async previousOf(programId: string, linkIds: string[], now: Date): Promise<Map<string, PreviousLink[]>> {
     const byLink = new Map<string, PreviousLink[]>();
     if (linkIds.length === 0) return byLink;
-    const found = await this.model.find({ programId, previousOf: { $in: linkIds } }).sort(OLDEST_FIRST).lean<LinkDocument[]>();
+    const found = await this.model
+      .find({ programId, previousOf: { $in: linkIds } })
+      .sort(OLDEST_FIRST)
+      .lean<LinkDocument[]>();
     for (const previous of found) {
       if (isExpired(previous, now) || !previous.previousOf) continue;
-      byLink.set(previous.previousOf, [...(byLink.get(previous.previousOf) ?? []), { link: previous.link, reservedUntil: previous.reservedUntil ?? null }]);
+      byLink.set(previous.previousOf, [
+        ...(byLink.get(previous.previousOf) ?? []),
+        { link: previous.link, reservedUntil: previous.reservedUntil ?? null },
+      ]);
     }
     return byLink;
   }
@@ -193,7 +217,8 @@ export class LinkRepository extends AggregateStore<LinkDocument> {
   }
 }
 
-const isExpired = (previous: Pick<LinkDocument, 'reservedUntil'>, now: Date) => previous.reservedUntil != null && previous.reservedUntil <= now;
+const isExpired = (previous: Pick<LinkDocument, 'reservedUntil'>, now: Date) =>
+  previous.reservedUntil != null && previous.reservedUntil <= now;
 
 export function toAffiliateLink(link: LinkDocument): AffiliateLink {
   return {

@@ -87,7 +87,14 @@ export class ProgramSettingsRepository {
     const { urlModifier, destinationUrls, requireApproval, defaultCommissionRate } = program;
     const tracking = trackingOf(program);
     // The limit of OVER_AUTO_APPROVAL_LIMIT is in the reporting currency: the services compare it with commissions in that currency only.
-    return { urlModifier, destinationUrls, requireApproval, defaultCommissionRate, ...tracking, risk: { ...riskSettingsOf(program.risk ?? {}), reportingCurrency: tracking.reportingCurrency } };
+    return {
+      urlModifier,
+      destinationUrls,
+      requireApproval,
+      defaultCommissionRate,
+      ...tracking,
+      risk: { ...riskSettingsOf(program.risk ?? {}), reportingCurrency: tracking.reportingCurrency },
+    };
   }
 
   /**
@@ -97,7 +104,14 @@ export class ProgramSettingsRepository {
   async record(program: ProgramAnnouncement): Promise<void> {
     const updatedAt = new Date(program.updatedAt);
     const { urlModifier, destinationUrls, requireApproval, defaultCommissionRate } = program;
-    const settings = { urlModifier, destinationUrls, requireApproval, defaultCommissionRate, ...trackingOf(program), risk: riskSettingsOf(program) };
+    const settings = {
+      urlModifier,
+      destinationUrls,
+      requireApproval,
+      defaultCommissionRate,
+      ...trackingOf(program),
+      risk: riskSettingsOf(program),
+    };
     try {
       await ignoringDuplicateKey(
         this.model.updateOne(
@@ -125,7 +139,9 @@ export class ProgramSettingsRepository {
   }
 }
 
-function trackingOf(source: Partial<Pick<ProgramSettings, 'attributionWindowDays' | 'attributionModel' | 'clickDedupSeconds' | 'reportingCurrency'>>) {
+function trackingOf(
+  source: Partial<Pick<ProgramSettings, 'attributionWindowDays' | 'attributionModel' | 'clickDedupSeconds' | 'reportingCurrency'>>,
+) {
   return {
     attributionWindowDays: source.attributionWindowDays ?? DEFAULT_PROGRAM_SETTINGS.attributionWindowDays,
     attributionModel: source.attributionModel ?? DEFAULT_PROGRAM_SETTINGS.attributionModel,

@@ -14,7 +14,12 @@ export type VisitorDocument = { _id: string; programId: string; earliest: Visito
 const KEPT = 10;
 
 const clickSchema = new Schema<VisitorClick>(
-  { clickId: { type: Number, required: true }, linkId: { type: String, required: true }, affiliateId: { type: String, required: true }, at: { type: Date, required: true } },
+  {
+    clickId: { type: Number, required: true },
+    linkId: { type: String, required: true },
+    affiliateId: { type: String, required: true },
+    at: { type: Date, required: true },
+  },
   { _id: false },
 );
 const schema = new Schema<VisitorDocument>(
@@ -43,7 +48,11 @@ export class VisitorRepository {
     let pending = clicks;
     while (pending.length > 0) {
       const operations = pending.map(({ visitorId, ...click }) => ({
-        updateOne: { filter: { _id: visitorIdOf(programId, visitorId) as never }, update: this.adding(programId, click) as never, upsert: true },
+        updateOne: {
+          filter: { _id: visitorIdOf(programId, visitorId) as never },
+          update: this.adding(programId, click) as never,
+          upsert: true,
+        },
       }));
       try {
         await this.model.collection.bulkWrite(operations, { ordered: false });

@@ -30,7 +30,11 @@ export async function affiliateLinksChanged(
   const stamped = await repositories.affiliates.takeRevision(affiliate.programId, affiliate._id);
   const current = stamped ?? affiliate;
   const plan = await planSummaryOf(repositories, current);
-  return (links) => ({ ...affiliateUpdated(current, links, plan), ...(stamped ? { revision: stamped.revision } : {}), previousAttributes: { affiliateLinks: before } });
+  return (links) => ({
+    ...affiliateUpdated(current, links, plan),
+    ...(stamped ? { revision: stamped.revision } : {}),
+    previousAttributes: { affiliateLinks: before },
+  });
 }
 
 export function affiliateDeleted(affiliate: AffiliateDocument): EventEnvelope<{ id: string }> {

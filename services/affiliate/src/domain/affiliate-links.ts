@@ -4,7 +4,11 @@ import { linkKeyOf, toAffiliateLink, type LinkDocument } from '../data-access/li
 import type { Repositories } from '../data-access/repositories';
 
 /** Each affiliate's links, oldest first. */
-export async function linksOfAffiliates(repositories: Repositories, programId: string, affiliateIds: string[]): Promise<Map<string, AffiliateLink[]>> {
+export async function linksOfAffiliates(
+  repositories: Repositories,
+  programId: string,
+  affiliateIds: string[],
+): Promise<Map<string, AffiliateLink[]>> {
   const byAffiliate = new Map<string, AffiliateLink[]>(affiliateIds.map((id) => [id, []]));
   if (affiliateIds.length === 0) return byAffiliate;
   const links = await repositories.links.ofAffiliates(programId, affiliateIds);
@@ -46,7 +50,10 @@ const MAX_ATTEMPTS = 50;
 /** The email's local part reduced to the slug alphabet: lower-case letters, digits, hyphens. */
 export function slugBaseOf(email: string): string {
   const localPart = email.split('@')[0] ?? '';
-  const base = localPart.toLowerCase().replace(/[^a-z0-9-]/g, '').slice(0, MAX_SLUG_BASE);
+  const base = localPart
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '')
+    .slice(0, MAX_SLUG_BASE);
   return base || 'affiliate';
 }
 
@@ -55,7 +62,10 @@ export function slugBaseOf(email: string): string {
  * are taken (a crowd signing up with the same local part), `jane-<random>`, so concurrent
  * sign-ups stop colliding quickly. Every attempt is an insert, so no two affiliates get one slug.
  */
-export async function claimGeneratedSlug(repositories: Repositories, claim: Omit<SlugClaim, 'slug'> & { email: string }): Promise<LinkDocument> {
+export async function claimGeneratedSlug(
+  repositories: Repositories,
+  claim: Omit<SlugClaim, 'slug'> & { email: string },
+): Promise<LinkDocument> {
   const base = slugBaseOf(claim.email);
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
     const suffix = attempt === 1 ? '' : attempt <= NUMBERED_ATTEMPTS ? `-${attempt}` : `-${randomBytes(4).toString('hex')}`;

@@ -81,7 +81,11 @@ export async function updateAffiliate(repositories: Repositories, programId: str
  * Removes the affiliate from the API with affiliate.deleted in the same write, releasing its email;
  * then its links, releasing their slugs. Past referrals and sales keep their affiliate id.
  */
-export async function deleteAffiliate(repositories: Repositories, programId: string, affiliateId: string): Promise<{ id: string; deleted: true }> {
+export async function deleteAffiliate(
+  repositories: Repositories,
+  programId: string,
+  affiliateId: string,
+): Promise<{ id: string; deleted: true }> {
   const deleted = await repositories.affiliates.remove(programId, affiliateId, (current) => [affiliateDeleted(current)]);
   if (!deleted) throw noAffiliate(affiliateId);
   await repositories.links.discardOfAffiliate(programId, affiliateId);

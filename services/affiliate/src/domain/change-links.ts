@@ -11,7 +11,9 @@ import { toLinkResponse } from './find-links';
 /** The owner named in POST /links; both identifiers, when given, must name the same affiliate. */
 async function ownerOf(repositories: Repositories, programId: string, input: CreateLinkBody): Promise<AffiliateDocument> {
   const owner =
-    input.affiliateId !== undefined ? await affiliateById(repositories, programId, input.affiliateId) : await affiliateByEmail(repositories, programId, input.affiliateEmail ?? '');
+    input.affiliateId !== undefined
+      ? await affiliateById(repositories, programId, input.affiliateId)
+      : await affiliateByEmail(repositories, programId, input.affiliateEmail ?? '');
   if (!owner) {
     throw badRequest(
       input.affiliateId !== undefined
@@ -21,7 +23,11 @@ async function ownerOf(repositories: Repositories, programId: string, input: Cre
       input.affiliateId !== undefined ? 'affiliateId' : 'affiliateEmail',
     );
   }
-  if (input.affiliateId !== undefined && input.affiliateEmail !== undefined && owner.email.toLowerCase() !== input.affiliateEmail.toLowerCase()) {
+  if (
+    input.affiliateId !== undefined &&
+    input.affiliateEmail !== undefined &&
+    owner.email.toLowerCase() !== input.affiliateEmail.toLowerCase()
+  ) {
     throw badRequest('affiliateEmail: does not belong to the affiliate given by affiliateId', 'parameters_inconsistent', 'affiliateEmail');
   }
   return owner;
@@ -35,7 +41,10 @@ async function targetOf(repositories: Repositories, programId: string, input: { 
       : await repositories.links.bySlug(programId, input.link ?? '');
   const matches = link && (input.link === undefined || link.linkKey === linkKeyOf(programId, input.link));
   const owner = matches ? await affiliateById(repositories, programId, link.affiliateId) : null;
-  if (!link || !owner) throw notFound(input.linkId !== undefined ? `No link with id ${input.linkId} in this program` : `No link "${input.link}" in this program`);
+  if (!link || !owner)
+    throw notFound(
+      input.linkId !== undefined ? `No link with id ${input.linkId} in this program` : `No link "${input.link}" in this program`,
+    );
   return { link, owner };
 }
 
@@ -62,7 +71,12 @@ export type RenamePolicy = { previousLinkDays: number | null };
  * The old slug keeps leading to the link, and stays reserved for it, for the policy's period:
  * affiliates have published it. Renaming back to one of its own previous slugs takes it back.
  */
-export async function renameLink(repositories: Repositories, programId: string, input: RenameLinkBody, policy: RenamePolicy): Promise<LinkResponse> {
+export async function renameLink(
+  repositories: Repositories,
+  programId: string,
+  input: RenameLinkBody,
+  policy: RenamePolicy,
+): Promise<LinkResponse> {
   const { link, owner } = await targetOf(repositories, programId, input);
   const siblings = await linksOfAffiliate(repositories, programId, owner._id);
   const announce = await affiliateLinksChanged(repositories, owner, siblings);
@@ -75,7 +89,11 @@ export async function renameLink(repositories: Repositories, programId: string, 
   try {
     renamed = await rename().catch(async (error: unknown) => {
       // The new slug may be one this link held before, or one whose period is over: free, then retry once.
-      if (!(error instanceof UniqueKeyConflict) || !(await repositories.links.releasePrevious(programId, input.newLink, link._id, new Date()))) throw error;
+      if (
+        !(error instanceof UniqueKeyConflict) ||
+        !(await repositories.links.releasePrevious(programId, input.newLink, link._id, new Date()))
+      )
+        throw error;
       return rename();
     });
   } catch (error) {
@@ -91,14 +109,19 @@ export async function renameLink(repositories: Repositories, programId: string, 
   return toLinkResponse(repositories, programId, renamed);
 }
 
-const lastLink = (slug: string) => badRequest(`link: ${slug} is the affiliate's last link; every affiliate keeps at least one`, 'last_link', 'link');
+const lastLink = (slug: string) =>
+  badRequest(`link: ${slug} is the affiliate's last link; every affiliate keeps at least one`, 'last_link', 'link');
 
 /**
  * Deletes a link unless it is its affiliate's last. The store hides it first and then counts the
  * survivors, so two deletions racing for the last two links cannot both succeed; the removal then
  * carries affiliate.updated with the links that remain.
  */
-export async function deleteLink(repositories: Repositories, programId: string, input: DeleteLinkBody): Promise<{ id: string; deleted: true }> {
+export async function deleteLink(
+  repositories: Repositories,
+  programId: string,
+  input: DeleteLinkBody,
+): Promise<{ id: string; deleted: true }> {
   const { link, owner } = await targetOf(repositories, programId, input);
   if ((await repositories.links.countOf(programId, owner._id)) <= 1) throw lastLink(link.link);
   const before = await linksOfAffiliate(repositories, programId, owner._id);

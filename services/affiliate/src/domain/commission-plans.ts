@@ -15,7 +15,11 @@ import type { Repositories } from '../data-access/repositories';
 const noPlan = (planId: string) => notFound(`No commission plan with id ${planId} in this program`);
 
 /** POST /commission-plans. With isDefault the plan becomes the program's default at once. */
-export async function createCommissionPlan(repositories: Repositories, programId: string, input: CreateCommissionPlanBody): Promise<CommissionPlan> {
+export async function createCommissionPlan(
+  repositories: Repositories,
+  programId: string,
+  input: CreateCommissionPlanBody,
+): Promise<CommissionPlan> {
   const now = new Date();
   const plan: CommissionPlanDocument = {
     _id: randomUUID(),
@@ -42,7 +46,11 @@ export async function createCommissionPlan(repositories: Repositories, programId
  * PUT /commission-plans: the plan after the change obeys the same rules as a new one. Commissions
  * already earned keep the terms they were computed with; sales from now on use the new terms.
  */
-export async function updateCommissionPlan(repositories: Repositories, programId: string, input: UpdateCommissionPlanBody): Promise<CommissionPlan> {
+export async function updateCommissionPlan(
+  repositories: Repositories,
+  programId: string,
+  input: UpdateCommissionPlanBody,
+): Promise<CommissionPlan> {
   const { commissionPlanId, isDefault, ...changes } = input;
   const updated = await repositories.commissionPlans.change(programId, commissionPlanId, (current) => {
     const next = { ...current, ...changes };
@@ -58,14 +66,24 @@ export async function updateCommissionPlan(repositories: Repositories, programId
 }
 
 /** DELETE /commission-plans: refused while affiliates are assigned it, and while it is the program's default. */
-export async function deleteCommissionPlan(repositories: Repositories, programId: string, planId: string): Promise<{ id: string; deleted: true }> {
+export async function deleteCommissionPlan(
+  repositories: Repositories,
+  programId: string,
+  planId: string,
+): Promise<{ id: string; deleted: true }> {
   if (!(await repositories.commissionPlans.byId(programId, planId))) throw noPlan(planId);
   if ((await repositories.defaultPlans.of(programId)) === planId) {
-    throw badRequest(`Commission plan ${planId} is the program's default: make another plan the default, or send isDefault false, first`, 'commission_plan_in_use');
+    throw badRequest(
+      `Commission plan ${planId} is the program's default: make another plan the default, or send isDefault false, first`,
+      'commission_plan_in_use',
+    );
   }
   const assigned = await repositories.affiliates.countOnPlan(programId, planId);
   if (assigned > 0) {
-    throw badRequest(`Commission plan ${planId} cannot be deleted: ${assigned} affiliate${assigned === 1 ? ' is' : 's are'} on it; move ${assigned === 1 ? 'it' : 'them'} to another plan first`, 'commission_plan_in_use');
+    throw badRequest(
+      `Commission plan ${planId} cannot be deleted: ${assigned} affiliate${assigned === 1 ? ' is' : 's are'} on it; move ${assigned === 1 ? 'it' : 'them'} to another plan first`,
+      'commission_plan_in_use',
+    );
   }
   const removed = await repositories.commissionPlans.remove(programId, planId, () => []);
   if (!removed) throw noPlan(planId);
@@ -78,15 +96,23 @@ export async function commissionPlanById(repositories: Repositories, programId: 
   return toCommissionPlan(plan, await repositories.defaultPlans.of(programId));
 }
 
-export async function listCommissionPlans(repositories: Repositories, programId: string, page: PageRequest): Promise<{ items: CommissionPlan[]; nextCursor: string | null }> {
-  const [{ items, nextCursor }, defaultPlanId] = await Promise.all([repositories.commissionPlans.list(programId, page), repositories.defaultPlans.of(programId)]);
+export async function listCommissionPlans(
+  repositories: Repositories,
+  programId: string,
+  page: PageRequest,
+): Promise<{ items: CommissionPlan[]; nextCursor: string | null }> {
+  const [{ items, nextCursor }, defaultPlanId] = await Promise.all([
+    repositories.commissionPlans.list(programId, page),
+    repositories.defaultPlans.of(programId),
+  ]);
   return { items: items.map((plan) => toCommissionPlan(plan, defaultPlanId)), nextCursor };
 }
 
 /** A plan an affiliate is being assigned: it must exist in the program (400 otherwise, as every identifier that does not resolve). */
 export async function assignablePlan(repositories: Repositories, programId: string, planId: string): Promise<CommissionPlanDocument> {
   const plan = await repositories.commissionPlans.byId(programId, planId);
-  if (!plan) throw badRequest(`commissionPlanId: no commission plan with id ${planId} in this program`, 'resource_missing', 'commissionPlanId');
+  if (!plan)
+    throw badRequest(`commissionPlanId: no commission plan with id ${planId} in this program`, 'resource_missing', 'commissionPlanId');
   return plan;
 }
 
@@ -108,13 +134,24 @@ export async function planSummaryOf(repositories: Repositories, affiliate: Affil
 }
 
 /** The plans of a page of affiliates: each plan read once. */
-export async function planSummariesOf(repositories: Repositories, programId: string, affiliates: AffiliateDocument[]): Promise<Map<string, PlanSummary | null>> {
+export async function planSummariesOf(
+  repositories: Repositories,
+  programId: string,
+  affiliates: AffiliateDocument[],
+): Promise<Map<string, PlanSummary | null>> {
   const defaultPlanId = await repositories.defaultPlans.of(programId);
   const wanted = new Set(affiliates.map((affiliate) => affiliate.commissionPlanId).filter((id): id is string => Boolean(id)));
   if (defaultPlanId) wanted.add(defaultPlanId);
-  const plans = new Map((await repositories.commissionPlans.byIds(programId, [...wanted])).map((plan) => [plan._id, { id: plan._id, name: plan.name }]));
+  const plans = new Map(
+    (await repositories.commissionPlans.byIds(programId, [...wanted])).map((plan) => [plan._id, { id: plan._id, name: plan.name }]),
+  );
   const fallback = defaultPlanId ? (plans.get(defaultPlanId) ?? null) : null;
-  return new Map(affiliates.map((affiliate) => [affiliate._id, (affiliate.commissionPlanId ? plans.get(affiliate.commissionPlanId) : undefined) ?? fallback]));
+  return new Map(
+    affiliates.map((affiliate) => [
+      affiliate._id,
+      (affiliate.commissionPlanId ? plans.get(affiliate.commissionPlanId) : undefined) ?? fallback,
+    ]),
+  );
 }
 
 /** What the sale service computes a commission from: the plan in force and the tier reached on it. */

@@ -15,7 +15,11 @@ type StoredTier = NonNullable<AffiliateDocument['commissionTier']>;
  * The highest tier whose threshold the affiliate's sales (count, or revenue in the program's
  * reporting currency: a threshold is one amount, so it is in one currency) have reached; null: the base rate.
  */
-export function tierReached(tiers: CommissionTierRule[], totals: { sales: number; revenueCents: number }, currency: string): CommissionTier | null {
+export function tierReached(
+  tiers: CommissionTierRule[],
+  totals: { sales: number; revenueCents: number },
+  currency: string,
+): CommissionTier | null {
   let reached: CommissionTier | null = null;
   for (const [index, tier] of tiers.entries()) {
     const value = tier.metric === 'SALES_COUNT' ? totals.sales : totals.revenueCents;
@@ -26,15 +30,30 @@ export function tierReached(tiers: CommissionTierRule[], totals: { sales: number
 }
 
 /** The tier an affiliate stands at on this plan, from its live sales (counted by the link statistics). */
-export async function tierOn(repositories: Repositories, affiliate: AffiliateDocument, plan: CommissionPlanDocument | null): Promise<StoredTier | null> {
+export async function tierOn(
+  repositories: Repositories,
+  affiliate: AffiliateDocument,
+  plan: CommissionPlanDocument | null,
+): Promise<StoredTier | null> {
   if (!plan || plan.tiers.length === 0) return null;
   const { reportingCurrency } = await programSettingsOf(repositories, affiliate.programId);
-  const reached = tierReached(plan.tiers, await repositories.linkActivity.salesOfAffiliate(affiliate.programId, affiliate._id, reportingCurrency), reportingCurrency);
+  const reached = tierReached(
+    plan.tiers,
+    await repositories.linkActivity.salesOfAffiliate(affiliate.programId, affiliate._id, reportingCurrency),
+    reportingCurrency,
+  );
   return reached ? { ...reached, planId: plan._id } : null;
 }
 
 const sameTier = (a: StoredTier | null | undefined, b: StoredTier | null) =>
-  (a ?? null) === b || (a !== null && a !== undefined && b !== null && a.planId === b.planId && a.level === b.level && a.rate === b.rate && a.threshold === b.threshold);
+  (a ?? null) === b ||
+  (a !== null &&
+    a !== undefined &&
+    b !== null &&
+    a.planId === b.planId &&
+    a.level === b.level &&
+    a.rate === b.rate &&
+    a.threshold === b.threshold);
 
 /**
  * After a sale is counted or uncounted: an affiliate whose tier changed gets it stored, with
@@ -56,7 +75,11 @@ export async function reviewTier(repositories: Repositories, programId: string, 
 }
 
 /** sale.created and sale.updated: counted on its link, then the affiliate's tier looked at again. */
-export async function countSaleAndReviewTier(repositories: Repositories, programId: string, sale: AttributedObject & { totalEarned: number; currency?: string }): Promise<void> {
+export async function countSaleAndReviewTier(
+  repositories: Repositories,
+  programId: string,
+  sale: AttributedObject & { totalEarned: number; currency?: string },
+): Promise<void> {
   await countSale(repositories, programId, sale);
   await reviewTier(repositories, programId, sale.affiliateId);
 }

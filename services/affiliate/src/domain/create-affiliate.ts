@@ -9,14 +9,20 @@ import { claimGeneratedSlug, claimSlug } from './affiliate-links';
 import { assignablePlan, planSummaryOf } from './commission-plans';
 import { programSettingsOf } from './program-settings';
 
-export const duplicateEmail = (email: string) => badRequest(`email: an affiliate with email ${email} already exists in this program`, 'email_taken', 'email');
+export const duplicateEmail = (email: string) =>
+  badRequest(`email: an affiliate with email ${email} already exists in this program`, 'email_taken', 'email');
 
 /**
  * Claims the first link, then writes the affiliate together with affiliate.created. Without
  * multi-document transactions the link comes first: if the affiliate cannot be written, the link
  * is released again; a crash in between leaves a link of no affiliate, which every read ignores.
  */
-export async function createAffiliate(repositories: Repositories, programId: string, input: CreateAffiliateBody, signup?: Pick<SignupAffiliateBody, 'signupAnswers' | 'status'>): Promise<Affiliate> {
+export async function createAffiliate(
+  repositories: Repositories,
+  programId: string,
+  input: CreateAffiliateBody,
+  signup?: Pick<SignupAffiliateBody, 'signupAnswers' | 'status'>,
+): Promise<Affiliate> {
   if (await repositories.affiliates.byEmail(programId, input.email)) throw duplicateEmail(input.email);
 
   const settings = await programSettingsOf(repositories, programId);

@@ -26,7 +26,11 @@ export async function affiliateBySlug(repositories: Repositories, programId: str
  * `id` is, in this order (spec): a click id when entirely numeric, an affiliate id, or one of the
  * affiliate's slugs.
  */
-export async function affiliateByIdentifier(repositories: Repositories, programId: string, identifier: string): Promise<AffiliateDocument | null> {
+export async function affiliateByIdentifier(
+  repositories: Repositories,
+  programId: string,
+  identifier: string,
+): Promise<AffiliateDocument | null> {
   if (ALL_DIGITS.test(identifier) && Number(identifier) <= MAX_CLICK_ID) {
     const affiliateId = await affiliateIdOfClick(repositories, programId, Number(identifier));
     const clicked = affiliateId ? await affiliateById(repositories, programId, affiliateId) : null;
@@ -36,14 +40,23 @@ export async function affiliateByIdentifier(repositories: Repositories, programI
 }
 
 export async function withLinks(repositories: Repositories, affiliate: AffiliateDocument): Promise<Affiliate> {
-  const [links, plan] = await Promise.all([linksOfAffiliate(repositories, affiliate.programId, affiliate._id), planSummaryOf(repositories, affiliate)]);
+  const [links, plan] = await Promise.all([
+    linksOfAffiliate(repositories, affiliate.programId, affiliate._id),
+    planSummaryOf(repositories, affiliate),
+  ]);
   return toAffiliate(affiliate, links, plan);
 }
 
 /** One affiliate by id and/or email (both must match when both are given), or null. */
-export async function lookUpAffiliate(repositories: Repositories, programId: string, query: { id?: string; email?: string }): Promise<Affiliate | null> {
+export async function lookUpAffiliate(
+  repositories: Repositories,
+  programId: string,
+  query: { id?: string; email?: string },
+): Promise<Affiliate | null> {
   const affiliate =
-    query.id !== undefined ? await affiliateByIdentifier(repositories, programId, query.id) : await affiliateByEmail(repositories, programId, query.email ?? '');
+    query.id !== undefined
+      ? await affiliateByIdentifier(repositories, programId, query.id)
+      : await affiliateByEmail(repositories, programId, query.email ?? '');
   if (!affiliate) return null;
   if (query.email !== undefined && affiliate.emailKey !== emailKeyOf(programId, query.email)) return null;
   return withLinks(repositories, affiliate);
@@ -56,8 +69,18 @@ export async function listAffiliates(
   page: PageRequest,
 ): Promise<{ items: Affiliate[]; nextCursor: string | null }> {
   const { items, nextCursor } = await repositories.affiliates.list(programId, filters, page);
-  const [links, plans] = await Promise.all([linksOfAffiliates(repositories, programId, items.map((affiliate) => affiliate._id)), planSummariesOf(repositories, programId, items)]);
-  return { items: items.map((affiliate) => toAffiliate(affiliate, links.get(affiliate._id) ?? [], plans.get(affiliate._id) ?? null)), nextCursor };
+  const [links, plans] = await Promise.all([
+    linksOfAffiliates(
+      repositories,
+      programId,
+      items.map((affiliate) => affiliate._id),
+    ),
+    planSummariesOf(repositories, programId, items),
+  ]);
+  return {
+    items: items.map((affiliate) => toAffiliate(affiliate, links.get(affiliate._id) ?? [], plans.get(affiliate._id) ?? null)),
+    nextCursor,
+  };
 }
 
 export const AFFILIATE_CSV_COLUMNS = ['id', 'first_name', 'last_name', 'email', 'status', 'commission_rate', 'created_at'];
@@ -65,6 +88,14 @@ export const AFFILIATE_CSV_COLUMNS = ['id', 'first_name', 'last_name', 'email', 
 /** The filtered affiliates as CSV rows, newest first, names and emails guarded against formulas. */
 export async function* affiliateCsvRows(repositories: Repositories, programId: string, filters: AffiliateFilters): AsyncGenerator<CsvRow> {
   for await (const affiliate of repositories.affiliates.exportRows(programId, filters)) {
-    yield [affiliate._id, csvText(affiliate.firstName), csvText(affiliate.lastName), csvText(affiliate.email), affiliate.status, affiliate.commissionRate, affiliate.createdAt.toISOString()];
+    yield [
+      affiliate._id,
+      csvText(affiliate.firstName),
+      csvText(affiliate.lastName),
+      csvText(affiliate.email),
+      affiliate.status,
+      affiliate.commissionRate,
+      affiliate.createdAt.toISOString(),
+    ];
   }
 }

@@ -8,15 +8,28 @@ import { programSettingsOf } from './program-settings';
 
 /** Links with their statistics and full URLs; links whose affiliate no longer exists are left out. */
 export async function toLinkResponses(repositories: Repositories, programId: string, links: LinkDocument[]): Promise<LinkResponse[]> {
-  const owners = new Set((await repositories.affiliates.byIds(programId, links.map((link) => link.affiliateId))).map((affiliate) => affiliate._id));
+  const owners = new Set(
+    (
+      await repositories.affiliates.byIds(
+        programId,
+        links.map((link) => link.affiliateId),
+      )
+    ).map((affiliate) => affiliate._id),
+  );
   const live = links.filter((link) => owners.has(link.affiliateId));
   const ids = live.map((link) => link._id);
   const settings = await programSettingsOf(repositories, programId);
-  const [stats, previous] = await Promise.all([statsOfLinks(repositories, programId, ids, settings.reportingCurrency), repositories.links.previousOf(programId, ids, new Date())]);
+  const [stats, previous] = await Promise.all([
+    statsOfLinks(repositories, programId, ids, settings.reportingCurrency),
+    repositories.links.previousOf(programId, ids, new Date()),
+  ]);
   return live.map((link) => ({
     id: link._id,
     link: link.link,
-    previousLinks: (previous.get(link._id) ?? []).map((old) => ({ link: old.link, reservedUntil: old.reservedUntil?.toISOString() ?? null })),
+    previousLinks: (previous.get(link._id) ?? []).map((old) => ({
+      link: old.link,
+      reservedUntil: old.reservedUntil?.toISOString() ?? null,
+    })),
     affiliateId: link.affiliateId,
     ...stats.get(link._id)!,
     fullURLs: fullUrlsOf(settings, link.link),

@@ -43,7 +43,11 @@ export async function countReferral(repositories: Repositories, programId: strin
 }
 
 /** sale.created and sale.updated: the sale's current amount; a repeated or older event and a deleted sale change nothing. */
-export async function countSale(repositories: Repositories, programId: string, sale: AttributedObject & { totalEarned: number; currency?: string }): Promise<void> {
+export async function countSale(
+  repositories: Repositories,
+  programId: string,
+  sale: AttributedObject & { totalEarned: number; currency?: string },
+): Promise<void> {
   const linkId = await countedLinkOf(repositories, programId, sale);
   if (!linkId) return;
   const now = new Date();
@@ -51,15 +55,29 @@ export async function countSale(repositories: Repositories, programId: string, s
   // A sale event from before currencies were carried (left in a queue) counts as the legacy unit.
   const currency = sale.currency?.toUpperCase() ?? LEGACY_REVENUE_CURRENCY;
   const amount = { amountCents: toMinorUnits(sale.totalEarned, currency), currency };
-  await repositories.linkActivity.setAmount(programId, sale.id, amount, updatedAt, { linkId, affiliateId: sale.affiliateId, createdAt: now });
+  await repositories.linkActivity.setAmount(programId, sale.id, amount, updatedAt, {
+    linkId,
+    affiliateId: sale.affiliateId,
+    createdAt: now,
+  });
 }
 
 /** referral.deleted / sale.deleted carry only the id: the entry stays as a removed marker, subtracted once. */
-export async function uncount(repositories: Repositories, programId: string, kind: Exclude<ActivityKind, 'click'>, sourceId: string): Promise<void> {
+export async function uncount(
+  repositories: Repositories,
+  programId: string,
+  kind: Exclude<ActivityKind, 'click'>,
+  sourceId: string,
+): Promise<void> {
   await repositories.linkActivity.markRemoved(programId, kind, sourceId);
 }
 
-export async function statsOfLinks(repositories: Repositories, programId: string, linkIds: string[], reportingCurrency: string): Promise<Map<string, LinkStats>> {
+export async function statsOfLinks(
+  repositories: Repositories,
+  programId: string,
+  linkIds: string[],
+  reportingCurrency: string,
+): Promise<Map<string, LinkStats>> {
   const stats = new Map<string, LinkStats>(linkIds.map((id) => [id, noStats()]));
   if (linkIds.length === 0) return stats;
   const rows = await repositories.linkActivity.totals(programId, linkIds);

@@ -16,12 +16,21 @@ const CLOCK_SKEW_MS = 5 * 60_000;
  * A live link of a live affiliate: links whose owner is gone (or never fully created) do not count.
  * `recently`: as this process read them within RECENT_READS_MS (clicks, which all repeat these reads).
  */
-export async function liveLinkBySlug(repositories: Repositories, programId: string, slug: string, options: { recently?: boolean } = {}): Promise<LinkDocument | null> {
-  const current = options.recently ? await repositories.links.bySlugRecently(programId, slug) : await repositories.links.bySlug(programId, slug);
+export async function liveLinkBySlug(
+  repositories: Repositories,
+  programId: string,
+  slug: string,
+  options: { recently?: boolean } = {},
+): Promise<LinkDocument | null> {
+  const current = options.recently
+    ? await repositories.links.bySlugRecently(programId, slug)
+    : await repositories.links.bySlug(programId, slug);
   // A slug no live link has may be a renamed link's previous one, which still leads to it.
   const link = current ?? (await repositories.links.byPreviousSlug(programId, slug, new Date()));
   if (!link) return null;
-  const owner = options.recently ? await repositories.affiliates.byIdCached(programId, link.affiliateId) : await repositories.affiliates.byId(programId, link.affiliateId);
+  const owner = options.recently
+    ? await repositories.affiliates.byIdCached(programId, link.affiliateId)
+    : await repositories.affiliates.byId(programId, link.affiliateId);
   return owner ? link : null;
 }
 
@@ -60,7 +69,12 @@ const CLICK_BATCHES = { maxBatch: 256, maxInFlight: 2 };
  * a repeat within it gets the first click's id and is not counted. A click without an identity
  * counts every time, as before identities existed.
  */
-export async function recordClick(repositories: Repositories, intake: ClickIntake, programId: string, input: RecordClickBody): Promise<z.infer<typeof Click>> {
+export async function recordClick(
+  repositories: Repositories,
+  intake: ClickIntake,
+  programId: string,
+  input: RecordClickBody,
+): Promise<z.infer<typeof Click>> {
   const at = clickTimeOf(input.occurredAt);
   // A click nobody can be told apart in needs no settings: it counts, as before identities existed.
   const identifiable = input.visitorId !== undefined || input.ipAddress !== undefined;
@@ -84,7 +98,9 @@ export async function recordClick(repositories: Repositories, intake: ClickIntak
     landingUrl: input.landingUrl ?? null,
     referrer: input.referrer ?? null,
   });
-  return outcome.counted ? { ...answer, clickId: outcome.clickId, counted: true, reason: null } : { ...answer, clickId: outcome.clickId, counted: false, reason: 'DUPLICATE' };
+  return outcome.counted
+    ? { ...answer, clickId: outcome.clickId, counted: true, reason: null }
+    : { ...answer, clickId: outcome.clickId, counted: false, reason: 'DUPLICATE' };
 }
 
 /**
@@ -110,7 +126,11 @@ async function countClicks(repositories: Repositories, programId: string, clicks
         round.push(entry);
       }
     }
-    const counted = await countRound(repositories, programId, round.map((entry) => entry.click));
+    const counted = await countRound(
+      repositories,
+      programId,
+      round.map((entry) => entry.click),
+    );
     round.forEach((entry, position) => (outcomes[entry.index] = counted[position]));
     pending = later;
   }
@@ -166,7 +186,9 @@ async function countRound(repositories: Repositories, programId: string, clicks:
     repositories.visitors.recordClicks(
       programId,
       winners.flatMap(({ click, clickId }) =>
-        click.visitorId === null ? [] : [{ visitorId: click.visitorId, clickId, linkId: click.linkId, affiliateId: click.affiliateId, at: click.at }],
+        click.visitorId === null
+          ? []
+          : [{ visitorId: click.visitorId, clickId, linkId: click.linkId, affiliateId: click.affiliateId, at: click.at }],
       ),
     ),
   ]);
@@ -192,7 +214,9 @@ async function identityOf(repositories: Repositories, programId: string, input: 
   if (input.visitorId !== undefined) return `visitor:${input.visitorId}`;
   if (input.ipAddress === undefined) return null;
   const secret = await repositories.clickSecrets.secretOf(programId);
-  return `hmac:${createHmac('sha256', secret).update(`${input.ipAddress}\n${input.userAgent ?? ''}`).digest('base64url')}`;
+  return `hmac:${createHmac('sha256', secret)
+    .update(`${input.ipAddress}\n${input.userAgent ?? ''}`)
+    .digest('base64url')}`;
 }
 
 export async function clickById(repositories: Repositories, programId: string, clickId: number) {

@@ -12,7 +12,11 @@ import { mostAffiliatesWithinAnHour } from './cookie-stuffing';
 
 export type AttributionQuery = { clickId?: number; visitorId?: string; link?: string; affiliateId?: string; affiliateEmail?: string };
 
-async function toInternalAffiliate(repositories: Repositories, affiliate: AffiliateDocument, withRisk: boolean): Promise<InternalAffiliate> {
+async function toInternalAffiliate(
+  repositories: Repositories,
+  affiliate: AffiliateDocument,
+  withRisk: boolean,
+): Promise<InternalAffiliate> {
   return {
     id: affiliate._id,
     firstName: affiliate.firstName,
@@ -27,14 +31,29 @@ async function toInternalAffiliate(repositories: Repositories, affiliate: Affili
 }
 
 /** For the other services: an affiliate by id or email, 404 when the program has none. */
-export async function resolveAffiliate(repositories: Repositories, programId: string, query: { id?: string; email?: string; risk?: 'true' }): Promise<InternalAffiliate> {
+export async function resolveAffiliate(
+  repositories: Repositories,
+  programId: string,
+  query: { id?: string; email?: string; risk?: 'true' },
+): Promise<InternalAffiliate> {
   return toInternalAffiliate(repositories, await existingAffiliate(repositories, programId, query), query.risk === 'true');
 }
 
-async function existingAffiliate(repositories: Repositories, programId: string, query: { id?: string; email?: string }): Promise<AffiliateDocument> {
+async function existingAffiliate(
+  repositories: Repositories,
+  programId: string,
+  query: { id?: string; email?: string },
+): Promise<AffiliateDocument> {
   const affiliate =
-    query.id !== undefined ? await affiliateById(repositories, programId, query.id) : await affiliateByEmail(repositories, programId, query.email ?? '');
-  if (!affiliate) throw notFound(query.id !== undefined ? `No affiliate with id ${query.id} in this program` : `No affiliate with email ${query.email} in this program`);
+    query.id !== undefined
+      ? await affiliateById(repositories, programId, query.id)
+      : await affiliateByEmail(repositories, programId, query.email ?? '');
+  if (!affiliate)
+    throw notFound(
+      query.id !== undefined
+        ? `No affiliate with id ${query.id} in this program`
+        : `No affiliate with email ${query.email} in this program`,
+    );
   return affiliate;
 }
 
@@ -44,7 +63,11 @@ async function existingAffiliate(repositories: Repositories, programId: string, 
  * affiliates are streamed with their names and emails only, never their payout details. Reached only
  * through the sale service's report, which holds the program's heavy-operation place meanwhile.
  */
-export async function affiliateActivity(repositories: Repositories, programId: string, period: { from?: Date; to?: Date }): Promise<AffiliateActivity[]> {
+export async function affiliateActivity(
+  repositories: Repositories,
+  programId: string,
+  period: { from?: Date; to?: Date },
+): Promise<AffiliateActivity[]> {
   const settings = await programSettingsOf(repositories, programId);
   const counts = new Map<string, { click: number; referral: number }>();
   for (const row of await repositories.linkActivity.countsByAffiliate(programId, period.from, period.to)) {
@@ -55,7 +78,14 @@ export async function affiliateActivity(repositories: Repositories, programId: s
   const rows: AffiliateActivity[] = [];
   for await (const affiliate of repositories.affiliates.reportEntries(programId)) {
     const kinds = counts.get(affiliate._id);
-    rows.push({ affiliateId: affiliate._id, name: `${affiliate.firstName} ${affiliate.lastName}`, email: affiliate.email, clicks: kinds?.click ?? 0, referrals: kinds?.referral ?? 0, reportingCurrency: settings.reportingCurrency });
+    rows.push({
+      affiliateId: affiliate._id,
+      name: `${affiliate.firstName} ${affiliate.lastName}`,
+      email: affiliate.email,
+      clicks: kinds?.click ?? 0,
+      referrals: kinds?.referral ?? 0,
+      reportingCurrency: settings.reportingCurrency,
+    });
   }
   return rows;
 }
@@ -66,7 +96,11 @@ export async function affiliateActivity(repositories: Repositories, programId: s
  * statistics count it on the affiliate's first link). Clicks older than the program's attribution
  * window no longer attribute.
  */
-export async function resolveAttribution(repositories: Repositories, programId: string, query: AttributionQuery): Promise<ExplainedAttribution> {
+export async function resolveAttribution(
+  repositories: Repositories,
+  programId: string,
+  query: AttributionQuery,
+): Promise<ExplainedAttribution> {
   const attribution = await attributionOf(repositories, programId, query);
   return { ...attribution, risk: await riskContextOf(repositories, programId, attribution, query.visitorId) };
 }
@@ -76,14 +110,24 @@ export async function resolveAttribution(repositories: Repositories, programId: 
  * affiliate's email, and the affiliates whose links the visitor behind the click (the visitor
  * named, else the one the click was recorded with) clicked within an hour.
  */
-async function riskContextOf(repositories: Repositories, programId: string, attribution: ExplainedAttribution, visitorId: string | undefined): Promise<AttributionRisk> {
+async function riskContextOf(
+  repositories: Repositories,
+  programId: string,
+  attribution: ExplainedAttribution,
+  visitorId: string | undefined,
+): Promise<AttributionRisk> {
   const [settings, affiliate, visitor] = await Promise.all([
     programSettingsOf(repositories, programId),
     affiliateById(repositories, programId, attribution.affiliateId),
-    visitorId ?? (attribution.clickId === null ? null : ((await clickById(repositories, programId, attribution.clickId))?.visitorId ?? null)),
+    visitorId ??
+      (attribution.clickId === null ? null : ((await clickById(repositories, programId, attribution.clickId))?.visitorId ?? null)),
   ]);
   const clicks = visitor === null ? null : await repositories.visitors.clicksOf(programId, visitor);
-  return { settings: settings.risk, affiliateEmail: affiliate?.email ?? '', visitorAffiliatesWithinHour: clicks && mostAffiliatesWithinAnHour(clicks) };
+  return {
+    settings: settings.risk,
+    affiliateEmail: affiliate?.email ?? '',
+    visitorAffiliatesWithinHour: clicks && mostAffiliatesWithinAnHour(clicks),
+  };
 }
 
 async function attributionOf(repositories: Repositories, programId: string, query: AttributionQuery): Promise<ExplainedAttribution> {
@@ -94,16 +138,31 @@ async function attributionOf(repositories: Repositories, programId: string, quer
     if (!click || !affiliate) throw notFound(`No click ${query.clickId} in this program`);
     const settings = await programSettingsOf(repositories, programId);
     if (click.createdAt < windowStart(settings, now)) {
-      throw badRequest(`click ${query.clickId} is older than the program's attribution window of ${settings.attributionWindowDays} days`, 'attribution_failed', 'clickId');
+      throw badRequest(
+        `click ${query.clickId} is older than the program's attribution window of ${settings.attributionWindowDays} days`,
+        'attribution_failed',
+        'clickId',
+      );
     }
     const link = await repositories.links.byId(programId, click.linkId);
-    return byClick('CLICK', { clickId: query.clickId, linkId: click.linkId, affiliateId: affiliate._id, at: click.createdAt }, link?.link ?? null, now);
+    return byClick(
+      'CLICK',
+      { clickId: query.clickId, linkId: click.linkId, affiliateId: affiliate._id, at: click.createdAt },
+      link?.link ?? null,
+      now,
+    );
   }
   if (query.visitorId !== undefined) return byVisitor(repositories, programId, query.visitorId, now);
   if (query.link !== undefined) {
     const link = await liveLinkBySlug(repositories, programId, query.link);
     if (!link) throw notFound(`No referral link "${query.link}" in this program`);
-    return { affiliateId: link.affiliateId, linkId: link._id, link: link.link, clickId: null, reason: withoutClick('LINK', link.affiliateId) };
+    return {
+      affiliateId: link.affiliateId,
+      linkId: link._id,
+      link: link.link,
+      clickId: null,
+      reason: withoutClick('LINK', link.affiliateId),
+    };
   }
   const { _id: id } = await existingAffiliate(repositories, programId, { id: query.affiliateId, email: query.affiliateEmail });
   return { affiliateId: id, linkId: null, link: null, clickId: null, reason: withoutClick('AFFILIATE', id) };
@@ -111,7 +170,10 @@ async function attributionOf(repositories: Repositories, programId: string, quer
 
 /** FIRST_CLICK: the visitor's earliest click within the window; LAST_CLICK: the latest. Clicks of removed affiliates are passed over. */
 async function byVisitor(repositories: Repositories, programId: string, visitorId: string, now: Date): Promise<ExplainedAttribution> {
-  const [settings, clicks] = await Promise.all([programSettingsOf(repositories, programId), repositories.visitors.clicksOf(programId, visitorId)]);
+  const [settings, clicks] = await Promise.all([
+    programSettingsOf(repositories, programId),
+    repositories.visitors.clicksOf(programId, visitorId),
+  ]);
   const start = windowStart(settings, now);
   const candidates = clicks.filter((click) => click.at >= start);
   if (settings.attributionModel === 'LAST_CLICK') candidates.reverse();
@@ -120,7 +182,8 @@ async function byVisitor(repositories: Repositories, programId: string, visitorI
     const link = await repositories.links.byId(programId, click.linkId);
     return byClick('VISITOR', click, link?.link ?? null, now);
   }
-  const within = settings.attributionWindowDays === null ? '' : ` within the program's attribution window of ${settings.attributionWindowDays} days`;
+  const within =
+    settings.attributionWindowDays === null ? '' : ` within the program's attribution window of ${settings.attributionWindowDays} days`;
   throw notFound(`No click of visitor ${visitorId} in this program${within}`);
 }
 
@@ -140,7 +203,13 @@ function byClick(method: 'CLICK' | 'VISITOR', click: VisitorClick, link: string 
   };
 }
 
-const withoutClick = (method: 'LINK' | 'AFFILIATE', affiliateId: string) => ({ method, clickId: null, clickedAt: null, ageSeconds: null, affiliateId });
+const withoutClick = (method: 'LINK' | 'AFFILIATE', affiliateId: string) => ({
+  method,
+  clickId: null,
+  clickedAt: null,
+  ageSeconds: null,
+  affiliateId,
+});
 
 /** Clicks before this no longer attribute; without a window, none expire. */
 function windowStart(settings: ProgramSettings, now: Date): Date {
@@ -153,11 +222,21 @@ const DAY_MS = 86_400_000;
  * One affiliate's clicks, referrals and sales per UTC day over the last `days` days, oldest first,
  * every day present (zeros included): what its portal charts. 404 when the program has no such affiliate.
  */
-export async function dailyActivityOf(repositories: Repositories, programId: string, affiliateId: string, days: number): Promise<DailyActivity[]> {
+export async function dailyActivityOf(
+  repositories: Repositories,
+  programId: string,
+  affiliateId: string,
+  days: number,
+): Promise<DailyActivity[]> {
   await existingAffiliate(repositories, programId, { id: affiliateId });
   const today = Math.floor(Date.now() / DAY_MS) * DAY_MS;
   const first = today - (days - 1) * DAY_MS;
-  const rows = Array.from({ length: days }, (_unused, index) => ({ day: new Date(first + index * DAY_MS).toISOString().slice(0, 10), clicks: 0, referrals: 0, sales: 0 }));
+  const rows = Array.from({ length: days }, (_unused, index) => ({
+    day: new Date(first + index * DAY_MS).toISOString().slice(0, 10),
+    clicks: 0,
+    referrals: 0,
+    sales: 0,
+  }));
   for (const { _id, count } of await repositories.linkActivity.activityOfAffiliate(programId, affiliateId, new Date(first))) {
     const row = rows[_id.day];
     if (!row) continue;

@@ -16,7 +16,14 @@ export type AffiliateDirectory = {
 
 export type ListedAffiliate = AffiliateSummary & { status: z.infer<typeof AffiliateStatus>; createdAt: string };
 
-const Listed = z.object({ id: z.string(), firstName: z.string(), lastName: z.string(), email: z.string(), status: AffiliateStatus, createdAt: z.string() });
+const Listed = z.object({
+  id: z.string(),
+  firstName: z.string(),
+  lastName: z.string(),
+  email: z.string(),
+  status: AffiliateStatus,
+  createdAt: z.string(),
+});
 const unexpected = (status: number) => new AppError(502, `The affiliate service gave an unexpected answer (${status})`);
 
 export function affiliateDirectory(client: ServiceClient): AffiliateDirectory {
@@ -33,10 +40,18 @@ export function affiliateDirectory(client: ServiceClient): AffiliateDirectory {
   const list = async (programId: string, query: Record<string, string>): Promise<ListedAffiliate[]> => {
     const response = await client.request({ method: 'GET', path: '/affiliates', programId, query });
     // A cursor of no affiliate of the program is the caller's mistake, said as the affiliate service says it.
-    if (response.status === 400 && query.startingAfter) throw badRequest(`startingAfter: no affiliate with id ${query.startingAfter} in this program`, 'resource_missing', 'startingAfter');
+    if (response.status === 400 && query.startingAfter)
+      throw badRequest(`startingAfter: no affiliate with id ${query.startingAfter} in this program`, 'resource_missing', 'startingAfter');
     const parsed = z.array(Listed).safeParse(response.body);
     if (response.status !== 200 || !parsed.success) throw unexpected(response.status);
-    return parsed.data.map(({ id, firstName, lastName, email, status, createdAt }) => ({ id, firstName, lastName, email, status, createdAt }));
+    return parsed.data.map(({ id, firstName, lastName, email, status, createdAt }) => ({
+      id,
+      firstName,
+      lastName,
+      email,
+      status,
+      createdAt,
+    }));
   };
   return {
     findWithStatus: async (programId, affiliateId) => {
@@ -48,7 +63,8 @@ export function affiliateDirectory(client: ServiceClient): AffiliateDirectory {
       // `id` also resolves a click id or a slug: only the affiliate with exactly this id counts.
       return parsed.data.id === affiliateId ? parsed.data : null;
     },
-    listActive: (programId, limit, startingAfter) => list(programId, { status: 'ACTIVE', limit: String(limit), ...(startingAfter ? { startingAfter } : {}) }),
+    listActive: (programId, limit, startingAfter) =>
+      list(programId, { status: 'ACTIVE', limit: String(limit), ...(startingAfter ? { startingAfter } : {}) }),
     findById: (programId, affiliateId) => find(programId, { id: affiliateId }),
     findByEmail: (programId, email) => find(programId, { email }),
   };

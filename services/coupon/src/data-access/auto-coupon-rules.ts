@@ -3,10 +3,14 @@ import { Schema, type Connection, type Model } from 'mongoose';
 
 type RuleIndexDocument = { _id: string; couponIds: string[] };
 
-const schema = new Schema<RuleIndexDocument>({ _id: { type: String, required: true }, couponIds: { type: [String], default: [] } }, { versionKey: false, collection: 'auto_coupon_rules' });
+const schema = new Schema<RuleIndexDocument>(
+  { _id: { type: String, required: true }, couponIds: { type: [String], default: [] } },
+  { versionKey: false, collection: 'auto_coupon_rules' },
+);
 
 const ruleIndexModel = (connection: Connection): Model<RuleIndexDocument> =>
-  (connection.models.AutoCouponRuleIndex as Model<RuleIndexDocument> | undefined) ?? connection.model<RuleIndexDocument>('AutoCouponRuleIndex', schema);
+  (connection.models.AutoCouponRuleIndex as Model<RuleIndexDocument> | undefined) ??
+  connection.model<RuleIndexDocument>('AutoCouponRuleIndex', schema);
 
 /**
  * Which coupons of a program have an autoCouponRule: one document per program, read by _id for every

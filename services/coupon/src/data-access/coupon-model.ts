@@ -49,7 +49,10 @@ export type CouponRecord = {
   _promotionalCodeIds?: string[];
 };
 
-const metadataEntry = new Schema<MetadataEntry>({ key: { type: String, required: true }, value: { type: String, required: true } }, { _id: false });
+const metadataEntry = new Schema<MetadataEntry>(
+  { key: { type: String, required: true }, value: { type: String, required: true } },
+  { _id: false },
+);
 
 const couponSchema = new Schema<CouponRecord>(
   {
@@ -113,7 +116,8 @@ export class CouponRepository extends CountedStore<CouponRecord> {
         lookup.id !== undefined
           ? await this.byId(programId, lookup.id)
           : await this.byKey(programId, 'externalIdKey', presentExternalIdKey(programId, lookup.externalId ?? ''));
-      const matches = found && (lookup.externalId === undefined || found.externalIdKey === presentExternalIdKey(programId, lookup.externalId));
+      const matches =
+        found && (lookup.externalId === undefined || found.externalIdKey === presentExternalIdKey(programId, lookup.externalId));
       return matches ? found : null;
     }
     const filter: FilterQuery<CouponRecord> = { name: lookup.name };

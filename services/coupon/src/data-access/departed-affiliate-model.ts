@@ -29,7 +29,11 @@ export class DepartedAffiliateRepository {
   }
 
   async record(programId: string, affiliateId: string): Promise<void> {
-    await this.model.updateOne({ _id: departedAffiliateId(programId, affiliateId) }, { $setOnInsert: { programId, affiliateId, departedAt: new Date() } }, { upsert: true });
+    await this.model.updateOne(
+      { _id: departedAffiliateId(programId, affiliateId) },
+      { $setOnInsert: { programId, affiliateId, departedAt: new Date() } },
+      { upsert: true },
+    );
   }
 
   async has(programId: string, affiliateId: string): Promise<boolean> {

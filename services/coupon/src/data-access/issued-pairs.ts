@@ -15,7 +15,8 @@ const schema = new Schema<IssuedPairDocument>(
 );
 
 const issuedPairModel = (connection: Connection): Model<IssuedPairDocument> =>
-  (connection.models.IssuedCodePair as Model<IssuedPairDocument> | undefined) ?? connection.model<IssuedPairDocument>('IssuedCodePair', schema);
+  (connection.models.IssuedCodePair as Model<IssuedPairDocument> | undefined) ??
+  connection.model<IssuedPairDocument>('IssuedCodePair', schema);
 
 /**
  * Every (coupon, affiliate) pair a generated code was ever issued to, kept for good (README, "Sign-up

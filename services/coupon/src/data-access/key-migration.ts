@@ -28,7 +28,8 @@ async function rewriteKeys(connection: Connection): Promise<void> {
       for (const field of fields) {
         const key = document[field] as unknown;
         const prefix = `${String(document.programId)}:`;
-        if (typeof key === 'string' && !PLACEHOLDER.test(key) && !key.startsWith(prefix)) set[field] = programKey(String(document.programId), key);
+        if (typeof key === 'string' && !PLACEHOLDER.test(key) && !key.startsWith(prefix))
+          set[field] = programKey(String(document.programId), key);
       }
       if (Object.keys(set).length > 0) await collection.updateOne({ _id: document._id }, { $set: set });
     }

@@ -116,7 +116,9 @@ export class PromotionalCodeRepository extends CountedStore<PromotionalCodeRecor
   /** The code a sale names, matched case-insensitively: a point lookup on its unique key. */
   /** Whether a code with this id was ever stored, removed ones included: an issued code's id is its (coupon, affiliate) key. */
   async everStored(programId: string, id: string): Promise<boolean> {
-    const found = (await this.model.collection.findOne({ _id: id as never }, { projection: { programId: 1 } })) as { programId?: string } | null;
+    const found = (await this.model.collection.findOne({ _id: id as never }, { projection: { programId: 1 } })) as {
+      programId?: string;
+    } | null;
     return found?.programId === programId;
   }
 
@@ -167,7 +169,10 @@ export class PromotionalCodeRepository extends CountedStore<PromotionalCodeRecor
     const byCoupon = new Map<string, PromotionalCodeRecord[]>(coupons.map((coupon) => [coupon._id, []]));
     const untracked = coupons.filter((coupon) => coupon._promotionalCodeIds === undefined).map((coupon) => coupon._id);
     const [tracked, legacy] = await Promise.all([
-      this.byIds(programId, coupons.flatMap((coupon) => coupon._promotionalCodeIds ?? [])),
+      this.byIds(
+        programId,
+        coupons.flatMap((coupon) => coupon._promotionalCodeIds ?? []),
+      ),
       untracked.length > 0 ? this.all(programId, { couponId: { $in: untracked } }) : [],
     ]);
     // An id whose code was never stored (a crash between the two writes) simply finds nothing.

@@ -20,8 +20,13 @@ export class CountedStore<Doc extends Counted> extends AggregateStore<Doc> {
       if (!current) return 'gone';
       const limit = current.maxRedemptions ?? null;
       if (limit === null || current.timesRedeemed < limit) {
-        const condition = { maxRedemptions: limit, _redemptionKeys: { $ne: redemptionKey }, ...(limit === null ? {} : { timesRedeemed: { $lt: limit } }) };
-        if (await this.applyIf(programId, id, condition, { $inc: { timesRedeemed: 1 }, $push: { _redemptionKeys: redemptionKey } })) return 'counted';
+        const condition = {
+          maxRedemptions: limit,
+          _redemptionKeys: { $ne: redemptionKey },
+          ...(limit === null ? {} : { timesRedeemed: { $lt: limit } }),
+        };
+        if (await this.applyIf(programId, id, condition, { $inc: { timesRedeemed: 1 }, $push: { _redemptionKeys: redemptionKey } }))
+          return 'counted';
       }
       if (await this.has(programId, id, { _redemptionKeys: redemptionKey })) return 'counted';
       if (limit !== null && current.timesRedeemed >= limit) return 'limit reached';
@@ -31,12 +36,22 @@ export class CountedStore<Doc extends Counted> extends AggregateStore<Doc> {
 
   /** Compensation: takes back exactly the increment this redemption key made, if it made one. */
   async uncountRedemption(programId: string, id: string, redemptionKey: string): Promise<void> {
-    await this.applyIf(programId, id, { _redemptionKeys: redemptionKey }, { $inc: { timesRedeemed: -1 }, $pull: { _redemptionKeys: redemptionKey } });
+    await this.applyIf(
+      programId,
+      id,
+      { _redemptionKeys: redemptionKey },
+      { $inc: { timesRedeemed: -1 }, $pull: { _redemptionKeys: redemptionKey } },
+    );
   }
 
   /** A released redemption (its sale never came to be) gives its count back. */
   async releaseCount(programId: string, id: string, redemptionKey: string): Promise<void> {
-    await this.applyIf(programId, id, { timesRedeemed: { $gt: 0 } }, { $inc: { timesRedeemed: -1 }, $pull: { _redemptionKeys: redemptionKey } });
+    await this.applyIf(
+      programId,
+      id,
+      { timesRedeemed: { $gt: 0 } },
+      { $inc: { timesRedeemed: -1 }, $pull: { _redemptionKeys: redemptionKey } },
+    );
   }
 
   /** Once the redemption is recorded as applied, its key has done its job on the counter. */

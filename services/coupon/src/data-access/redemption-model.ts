@@ -35,7 +35,8 @@ const redemptionSchema = new Schema<RedemptionRecord>(
   { versionKey: false, collection: 'redemptions' },
 );
 
-const redemptionModel = (connection: Connection): Model<RedemptionRecord> => connection.model<RedemptionRecord>('Redemption', redemptionSchema);
+const redemptionModel = (connection: Connection): Model<RedemptionRecord> =>
+  connection.model<RedemptionRecord>('Redemption', redemptionSchema);
 
 export const redemptionIdOf = (programId: string, redemptionKey: string): string => programKey(programId, redemptionKey);
 
@@ -58,7 +59,10 @@ export class RedemptionRepository {
 
   /** Takes a stale pending claim over; false when someone else took or finished it first. */
   async takeOver(claim: RedemptionRecord, claimedAt: Date): Promise<boolean> {
-    const taken = await this.model.updateOne({ _id: claim._id, programId: claim.programId, state: 'pending', claimedAt: claim.claimedAt }, { $set: { claimedAt } });
+    const taken = await this.model.updateOne(
+      { _id: claim._id, programId: claim.programId, state: 'pending', claimedAt: claim.claimedAt },
+      { $set: { claimedAt } },
+    );
     return taken.modifiedCount === 1;
   }
 

@@ -17,7 +17,9 @@ function metadataRecord(entries: MetadataEntry[] | undefined): Record<string, st
 
 /** A code's minimum order as the API shows it: a decimal amount of its currency, or null. */
 export function minimumAmountOf(code: Pick<PromotionalCodeRecord, 'minimumAmountMinor' | 'minimumAmountCurrency'>): number | null {
-  return code.minimumAmountMinor == null || !code.minimumAmountCurrency ? null : fromMinorUnits(code.minimumAmountMinor, code.minimumAmountCurrency);
+  return code.minimumAmountMinor == null || !code.minimumAmountCurrency
+    ? null
+    : fromMinorUnits(code.minimumAmountMinor, code.minimumAmountCurrency);
 }
 
 /** A FLAT coupon's discount as the API shows it: a decimal amount of its currency, or null. */
@@ -50,7 +52,9 @@ export function toCouponSummary(coupon: CouponRecord): CouponSummary {
     createdAt: iso(coupon.createdAt),
     updatedAt: iso(coupon.updatedAt),
     autoCouponRule: coupon.autoCouponRule ? { ...coupon.autoCouponRule, codeStructure: { ...coupon.autoCouponRule.codeStructure } } : null,
-    ...(coupon.autoCouponRule?.appliesTo === 'ALL_AFFILIATES' && coupon.autoCouponRuleProgress ? { autoCouponRuleProgress: { ...coupon.autoCouponRuleProgress } } : {}),
+    ...(coupon.autoCouponRule?.appliesTo === 'ALL_AFFILIATES' && coupon.autoCouponRuleProgress
+      ? { autoCouponRuleProgress: { ...coupon.autoCouponRuleProgress } }
+      : {}),
   };
 }
 

@@ -33,7 +33,8 @@ export async function createCoupon(repositories: CouponRepositories, programId: 
     externalIdKey: externalIdKey(programId, id, externalId),
     couponType: body.couponType,
     percentOff: body.couponType === 'PERCENTAGE' ? (body.percentOff ?? null) : null,
-    amountOffMinor: body.couponType === 'FLAT' && body.amountOff !== undefined && body.currency ? flatAmountOff(body.amountOff, body.currency) : null,
+    amountOffMinor:
+      body.couponType === 'FLAT' && body.amountOff !== undefined && body.currency ? flatAmountOff(body.amountOff, body.currency) : null,
     currency: body.couponType === 'FLAT' ? (body.currency ?? null) : null,
     duration: body.duration,
     durationInMonths: body.duration === 'repeating' ? (body.durationInMonths ?? null) : null,
@@ -59,7 +60,8 @@ export async function createCoupon(repositories: CouponRepositories, programId: 
   try {
     await repositories.coupons.insert(coupon, () => [createEvent('coupon.created', programId, representation)]);
   } catch (error) {
-    if (error instanceof UniqueKeyConflict) throw badRequest(`A coupon with externalId "${externalId}" already exists in this program`, 'external_id_taken', 'externalId');
+    if (error instanceof UniqueKeyConflict)
+      throw badRequest(`A coupon with externalId "${externalId}" already exists in this program`, 'external_id_taken', 'externalId');
     throw error;
   }
   return representation;
@@ -68,6 +70,11 @@ export async function createCoupon(repositories: CouponRepositories, programId: 
 /** A flat discount in minor units; one that rounds to nothing (0.001 USD, 1e-320) is refused, not stored as 0. */
 function flatAmountOff(amountOff: number, currency: string): number {
   const units = toMinorUnits(amountOff, currency);
-  if (units <= 0) throw badRequest(`amountOff: ${amountOff} ${currency} is less than the smallest unit of ${currency} (${fromMinorUnits(1, currency)})`, 'parameter_invalid', 'amountOff');
+  if (units <= 0)
+    throw badRequest(
+      `amountOff: ${amountOff} ${currency} is less than the smallest unit of ${currency} (${fromMinorUnits(1, currency)})`,
+      'parameter_invalid',
+      'amountOff',
+    );
   return units;
 }

@@ -50,7 +50,8 @@ export async function createPromotionalCode(
     maxRedemptions: body.maxRedemptions ?? null,
     timesRedeemed: 0,
     firstTimeOrder: body.firstTimeOrder,
-    minimumAmountMinor: body.minimumAmount == null || !body.minimumAmountCurrency ? null : toMinorUnits(body.minimumAmount, body.minimumAmountCurrency),
+    minimumAmountMinor:
+      body.minimumAmount == null || !body.minimumAmountCurrency ? null : toMinorUnits(body.minimumAmount, body.minimumAmountCurrency),
     minimumAmountCurrency: body.minimumAmountCurrency ?? null,
     limitToCustomers: body.limitToCustomers,
     customerId: body.customerId ?? null,
@@ -68,7 +69,11 @@ export async function createPromotionalCode(
     if (!(error instanceof UniqueKeyConflict)) throw error;
     if (await repositories.promotionalCodes.everStored(programId, id)) throw new AlreadyIssued(id);
     if (error.key === 'externalIdKey') {
-      throw badRequest(`A promotional code with externalId "${externalId}" already exists in this program`, 'external_id_taken', 'externalId');
+      throw badRequest(
+        `A promotional code with externalId "${externalId}" already exists in this program`,
+        'external_id_taken',
+        'externalId',
+      );
     }
     // Generated once, never retried (spec): the integrator adds randomChars to make it unique.
     throw badRequest(

@@ -5,7 +5,9 @@ export type DeletedCoupon = { message: string; deletedCoupon: { id: string; name
 
 async function deleteCodesOf(repositories: CouponRepositories, programId: string, couponId: string): Promise<void> {
   for (const code of await repositories.promotionalCodes.ofCoupon(programId, couponId)) {
-    await repositories.promotionalCodes.remove(programId, code._id, (current) => [createEvent('promocode.deleted', programId, { id: current._id })]);
+    await repositories.promotionalCodes.remove(programId, code._id, (current) => [
+      createEvent('promocode.deleted', programId, { id: current._id }),
+    ]);
   }
 }
 
@@ -17,7 +19,9 @@ export async function deleteCoupon(repositories: CouponRepositories, programId: 
   const existing = await repositories.coupons.byId(programId, couponId);
   if (!existing) throw notFound(`Coupon ${couponId} not found in this program`);
   await deleteCodesOf(repositories, programId, couponId);
-  const deleted = await repositories.coupons.remove(programId, couponId, (current) => [createEvent('coupon.deleted', programId, { id: current._id })]);
+  const deleted = await repositories.coupons.remove(programId, couponId, (current) => [
+    createEvent('coupon.deleted', programId, { id: current._id }),
+  ]);
   if (!deleted) throw notFound(`Coupon ${couponId} not found in this program`);
   await deleteCodesOf(repositories, programId, couponId);
   return { message: 'Coupon deleted successfully', deletedCoupon: { id: deleted._id, name: deleted.name ?? null } };

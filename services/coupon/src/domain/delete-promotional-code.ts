@@ -3,7 +3,11 @@ import type { CouponRepositories } from '../data-access/repositories';
 
 export type DeletedPromotionalCode = { id: string; deleted: true };
 
-export async function deletePromotionalCode(repositories: CouponRepositories, programId: string, promotionalCodeId: string): Promise<DeletedPromotionalCode> {
+export async function deletePromotionalCode(
+  repositories: CouponRepositories,
+  programId: string,
+  promotionalCodeId: string,
+): Promise<DeletedPromotionalCode> {
   const deleted = await repositories.promotionalCodes.remove(programId, promotionalCodeId, (current) => [
     createEvent('promocode.deleted', programId, { id: current._id }),
   ]);

@@ -8,8 +8,19 @@ import { describeLookup } from './describe-lookup';
 export const isSingleCodeLookup = (lookup: PromotionalCodeLookup): boolean =>
   lookup.id !== undefined || lookup.code !== undefined || lookup.externalId !== undefined;
 
-async function withCoupons(repositories: CouponRepositories, programId: string, codes: PromotionalCodeRecord[]): Promise<PromotionalCode[]> {
-  const coupons = new Map((await repositories.coupons.byIds(programId, codes.map((code) => code.couponId))).map((coupon) => [coupon._id, coupon]));
+async function withCoupons(
+  repositories: CouponRepositories,
+  programId: string,
+  codes: PromotionalCodeRecord[],
+): Promise<PromotionalCode[]> {
+  const coupons = new Map(
+    (
+      await repositories.coupons.byIds(
+        programId,
+        codes.map((code) => code.couponId),
+      )
+    ).map((coupon) => [coupon._id, coupon]),
+  );
   // A code whose coupon is mid-deletion is already on its way out: it is not listed.
   return codes.flatMap((code) => {
     const coupon = coupons.get(code.couponId);
@@ -17,7 +28,11 @@ async function withCoupons(repositories: CouponRepositories, programId: string, 
   });
 }
 
-export async function findPromotionalCode(repositories: CouponRepositories, programId: string, lookup: PromotionalCodeLookup): Promise<PromotionalCode> {
+export async function findPromotionalCode(
+  repositories: CouponRepositories,
+  programId: string,
+  lookup: PromotionalCodeLookup,
+): Promise<PromotionalCode> {
   const code = await repositories.promotionalCodes.lookUp(programId, lookup);
   const [found] = code ? await withCoupons(repositories, programId, [code]) : [];
   if (!found) {

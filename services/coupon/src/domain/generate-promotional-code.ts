@@ -54,10 +54,18 @@ export function generatePromotionalCode(request: GenerationRequest, affiliate: A
   ];
   const code = parts.join('');
   if (code.length === 0) {
-    throw badRequest('codeStructure produced an empty code: enable at least one part that has letters or digits (randomChars always has)', 'parameter_invalid', 'codeStructure');
+    throw badRequest(
+      'codeStructure produced an empty code: enable at least one part that has letters or digits (randomChars always has)',
+      'parameter_invalid',
+      'codeStructure',
+    );
   }
   if (code.length > MAX_CODE_LENGTH) {
-    throw badRequest(`The generated code would be ${code.length} characters long; codes may have at most ${MAX_CODE_LENGTH}. Enable fewer parts`, 'parameter_invalid', 'codeStructure');
+    throw badRequest(
+      `The generated code would be ${code.length} characters long; codes may have at most ${MAX_CODE_LENGTH}. Enable fewer parts`,
+      'parameter_invalid',
+      'codeStructure',
+    );
   }
   return code;
 }
@@ -75,6 +83,10 @@ export function refuseUnusableRule(rule: GenerationRequest | null | undefined, c
     (structure.couponName ? codeText(coupon.name ?? '').length : 0) +
     (structure.randomChars ? (rule.randomCharsLength ?? RANDOM_CHARS_LENGTH.default) : 0);
   if (fixed > MAX_CODE_LENGTH) {
-    throw badRequest(`autoCouponRule: its fixed parts alone make ${fixed} characters; codes may have at most ${MAX_CODE_LENGTH}. Shorten the prefix or the coupon name, or enable fewer parts`, 'parameter_invalid', 'autoCouponRule');
+    throw badRequest(
+      `autoCouponRule: its fixed parts alone make ${fixed} characters; codes may have at most ${MAX_CODE_LENGTH}. Shorten the prefix or the coupon name, or enable fewer parts`,
+      'parameter_invalid',
+      'autoCouponRule',
+    );
   }
 }

@@ -1,5 +1,12 @@
 import { createHash } from 'node:crypto';
-import { BULK_ISSUE_PAGE, CreatePromotionalCodeBody, type AffiliateSummary, type BulkIssueBody, type BulkIssueResult, type PromotionalCode } from '@affiliate/contracts';
+import {
+  BULK_ISSUE_PAGE,
+  CreatePromotionalCodeBody,
+  type AffiliateSummary,
+  type BulkIssueBody,
+  type BulkIssueResult,
+  type PromotionalCode,
+} from '@affiliate/contracts';
 import { AppError, badRequest, notFound, uuidFromDigest, type Logger } from '@affiliate/platform';
 import type { ListedAffiliate } from '../data-access/affiliate-directory';
 import type { CouponRecord } from '../data-access/coupon-model';
@@ -24,7 +31,13 @@ type Outcome = { issued: PromotionalCode } | { alreadyIssued: true } | { skipped
  * pair is remembered for good), or why not. A code this affiliate's details cannot make (empty, too
  * long, taken) is `skipped`, never an error: one affiliate's name must not stop an event or a page.
  */
-async function issueOne(deps: PromotionalCodeDeps, programId: string, coupon: CouponRecord, generation: GenerationRequest, affiliate: AffiliateSummary): Promise<Outcome> {
+async function issueOne(
+  deps: PromotionalCodeDeps,
+  programId: string,
+  coupon: CouponRecord,
+  generation: GenerationRequest,
+  affiliate: AffiliateSummary,
+): Promise<Outcome> {
   const id = issuedCodeId(programId, coupon._id, affiliate.id);
   const pairs = deps.repositories.issuedPairs;
   if (await pairs.wasIssued(programId, id)) return { alreadyIssued: true };
@@ -81,12 +94,21 @@ export async function issueCodesOfRules(
   for (const coupon of await deps.repositories.coupons.byIds(programId, couponIds)) {
     const rule = coupon.autoCouponRule;
     if (!rule) continue;
-    if (rule.appliesTo === 'NEW_AFFILIATES' && coupon.autoCouponRuleSetAt && new Date(affiliate.createdAt) < new Date(coupon.autoCouponRuleSetAt)) continue;
+    if (
+      rule.appliesTo === 'NEW_AFFILIATES' &&
+      coupon.autoCouponRuleSetAt &&
+      new Date(affiliate.createdAt) < new Date(coupon.autoCouponRuleSetAt)
+    )
+      continue;
     // One coupon failing (the database for a moment) does not keep the others from theirs; the event is retried after, idempotently.
     try {
       const outcome = await issueOne(deps, programId, coupon, generationOf(rule), affiliate);
       if ('issued' in outcome) issued += 1;
-      if ('skipped' in outcome) log.warn({ programId, couponId: coupon._id, affiliateId: affiliate.id, reason: outcome.skipped }, 'autoCouponRule: no code for this affiliate');
+      if ('skipped' in outcome)
+        log.warn(
+          { programId, couponId: coupon._id, affiliateId: affiliate.id, reason: outcome.skipped },
+          'autoCouponRule: no code for this affiliate',
+        );
     } catch (error) {
       failures.push(error);
     }
@@ -104,16 +126,24 @@ export async function issueCodesInBulk(deps: PromotionalCodeDeps, programId: str
   const coupon = await deps.repositories.coupons.byId(programId, body.couponId);
   if (!coupon) throw notFound(`Coupon ${body.couponId} not found in this program`);
   const structure = body.codeStructure ? body : coupon.autoCouponRule;
-  if (!structure) throw badRequest('codeStructure: send the code parts, or give the coupon an autoCouponRule first', 'parameter_missing', 'codeStructure');
+  if (!structure)
+    throw badRequest(
+      'codeStructure: send the code parts, or give the coupon an autoCouponRule first',
+      'parameter_missing',
+      'codeStructure',
+    );
   const generation = generationOf(structure);
-  if (!Object.values(generation.codeStructure ?? {}).some(Boolean)) throw badRequest('codeStructure: enable at least one part (randomChars is advised in bulk)', 'parameter_invalid', 'codeStructure');
+  if (!Object.values(generation.codeStructure ?? {}).some(Boolean))
+    throw badRequest('codeStructure: enable at least one part (randomChars is advised in bulk)', 'parameter_invalid', 'codeStructure');
 
   let affiliates: ListedAffiliate[];
   const skipped: BulkIssueResult['skipped'] = [];
   if (body.allActive) {
     affiliates = await deps.affiliates.listActive(programId, BULK_ISSUE_PAGE, body.startingAfter);
   } else {
-    const found = await Promise.all([...new Set(body.affiliateIds)].map(async (id) => ({ id, affiliate: await deps.affiliates.findWithStatus(programId, id) })));
+    const found = await Promise.all(
+      [...new Set(body.affiliateIds)].map(async (id) => ({ id, affiliate: await deps.affiliates.findWithStatus(programId, id) })),
+    );
     const missing = found.filter((entry) => !entry.affiliate).map((entry) => entry.id);
     // Bad input changes nothing: an id of no affiliate of the program refuses the whole request.
     if (missing.length) throw notFound(`affiliateIds: no affiliate with id ${missing.join(', ')} in this program`);

@@ -47,14 +47,24 @@ async function claimNew(repositories: CouponRepositories, programId: string, bod
   throw conflict('A redemption with this redemptionKey is in progress; retry', 'concurrent_modification');
 }
 
-async function takeOver(repositories: CouponRepositories, programId: string, body: RedeemPromotionalCodeBody, stale: RedemptionRecord): Promise<Claim> {
+async function takeOver(
+  repositories: CouponRepositories,
+  programId: string,
+  body: RedeemPromotionalCodeBody,
+  stale: RedemptionRecord,
+): Promise<Claim> {
   if (Date.now() - new Date(stale.claimedAt).getTime() < STALE_CLAIM_MS) {
     throw conflict('A redemption with this redemptionKey is in progress; retry', 'concurrent_modification');
   }
-  const { code, coupon } = await withCoupon(repositories, programId, await repositories.promotionalCodes.byId(programId, stale.promotionalCodeId));
+  const { code, coupon } = await withCoupon(
+    repositories,
+    programId,
+    await repositories.promotionalCodes.byId(programId, stale.promotionalCodeId),
+  );
   checkRedeemable(body, code, coupon);
   const claimedAt = new Date();
-  if (!(await repositories.redemptions.takeOver(stale, claimedAt))) throw conflict('A redemption with this redemptionKey is in progress; retry', 'concurrent_modification');
+  if (!(await repositories.redemptions.takeOver(stale, claimedAt)))
+    throw conflict('A redemption with this redemptionKey is in progress; retry', 'concurrent_modification');
   return { claim: { ...stale, claimedAt } };
 }
 
@@ -64,7 +74,11 @@ async function takeOver(repositories: CouponRepositories, programId: string, bod
  * a conditional single-document increment; if the coupon is full, the code's increment is given
  * back. No events: like Stripe, redemption counters change without promocode/coupon.updated.
  */
-export async function redeemPromotionalCode(repositories: CouponRepositories, programId: string, body: RedeemPromotionalCodeBody): Promise<Redemption> {
+export async function redeemPromotionalCode(
+  repositories: CouponRepositories,
+  programId: string,
+  body: RedeemPromotionalCodeBody,
+): Promise<Redemption> {
   const existing = await repositories.redemptions.byKey(programId, body.redemptionKey);
   if (existing?.state === 'applied') return toRedemption(existing);
   const claimed = existing ? await takeOver(repositories, programId, body, existing) : await claimNew(repositories, programId, body);

@@ -8,7 +8,11 @@ export type ReleasedRedemption = { redemptionKey: string; released: boolean };
  * record is the claim (only one caller gets it), so a repeated release changes nothing, and the
  * same key can redeem again later.
  */
-export async function releaseRedemption(repositories: CouponRepositories, programId: string, redemptionKey: string): Promise<ReleasedRedemption> {
+export async function releaseRedemption(
+  repositories: CouponRepositories,
+  programId: string,
+  redemptionKey: string,
+): Promise<ReleasedRedemption> {
   const removed = await repositories.redemptions.removeApplied(programId, redemptionKey);
   if (!removed) {
     if ((await repositories.redemptions.byKey(programId, redemptionKey))?.state === 'pending') {

@@ -13,7 +13,11 @@ export async function resolveAffiliate(
   const byEmail = named.affiliateEmail ? await directory.findByEmail(programId, named.affiliateEmail) : null;
   if (named.affiliateEmail && !byEmail) throw notFound(`No affiliate with email ${named.affiliateEmail} in this program`);
   if (byId && byEmail && byId.id !== byEmail.id) {
-    throw badRequest('affiliateId and affiliateEmail name two different affiliates; send one of them', 'parameters_inconsistent', 'affiliateEmail');
+    throw badRequest(
+      'affiliateId and affiliateEmail name two different affiliates; send one of them',
+      'parameters_inconsistent',
+      'affiliateEmail',
+    );
   }
   return byId ?? byEmail;
 }

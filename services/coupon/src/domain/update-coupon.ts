@@ -14,7 +14,11 @@ export function refuseDiscountChange(body: unknown): void {
   if (body === null || typeof body !== 'object') return;
   const sent = IMMUTABLE_COUPON_FIELDS.filter((field) => Object.prototype.hasOwnProperty.call(body, field));
   if (sent.length > 0) {
-    throw badRequest(`${sent.join(', ')} cannot be changed: the discount of a coupon is fixed at creation; create a new coupon instead`, 'parameter_invalid', sent[0]);
+    throw badRequest(
+      `${sent.join(', ')} cannot be changed: the discount of a coupon is fixed at creation; create a new coupon instead`,
+      'parameter_invalid',
+      sent[0],
+    );
   }
 }
 
@@ -33,7 +37,8 @@ function changedFields(body: UpdateCouponBody, programId: string, current: Coupo
     set.autoCouponRule = body.autoCouponRule;
     // NEW_AFFILIATES counts from when the rule was first set: editing its prefix or parts keeps that cut-off
     // (an affiliate waiting for approval since then still gets its code); only a rule set anew or a change of appliesTo moves it.
-    const keepsCutOff = body.autoCouponRule !== null && current.autoCouponRule != null && current.autoCouponRule.appliesTo === body.autoCouponRule.appliesTo;
+    const keepsCutOff =
+      body.autoCouponRule !== null && current.autoCouponRule != null && current.autoCouponRule.appliesTo === body.autoCouponRule.appliesTo;
     // Setting an ALL_AFFILIATES rule (again) starts a background run (coupon.updated), each issue idempotent by its pair.
     set.autoCouponRuleProgress = body.autoCouponRule?.appliesTo === 'ALL_AFFILIATES' ? { issued: 0, done: false } : null;
     set.autoCouponRuleSetAt = body.autoCouponRule ? (keepsCutOff ? (current.autoCouponRuleSetAt ?? new Date()) : new Date()) : null;
@@ -54,7 +59,11 @@ export async function updateCoupon(repositories: CouponRepositories, programId: 
     // it can never land below a count that raced past it.
     updated = await repositories.coupons.changeWithinLimit(programId, body.couponId, body.maxRedemptions, async (current) => {
       if (typeof body.maxRedemptions === 'number' && current.timesRedeemed > body.maxRedemptions) {
-        throw badRequest(`maxRedemptions (${body.maxRedemptions}) cannot be below timesRedeemed (${current.timesRedeemed})`, 'parameter_invalid', 'maxRedemptions');
+        throw badRequest(
+          `maxRedemptions (${body.maxRedemptions}) cannot be below timesRedeemed (${current.timesRedeemed})`,
+          'parameter_invalid',
+          'maxRedemptions',
+        );
       }
       const set = changedFields(body, programId, current);
       refuseUnusableRule(set.autoCouponRule === undefined ? current.autoCouponRule : set.autoCouponRule, { ...current, ...set });
@@ -65,7 +74,8 @@ export async function updateCoupon(repositories: CouponRepositories, programId: 
       };
     });
   } catch (error) {
-    if (error instanceof UniqueKeyConflict) throw badRequest(`A coupon with externalId "${body.externalId}" already exists in this program`, 'external_id_taken', 'externalId');
+    if (error instanceof UniqueKeyConflict)
+      throw badRequest(`A coupon with externalId "${body.externalId}" already exists in this program`, 'external_id_taken', 'externalId');
     throw error;
   }
   if (!updated) throw notFound(`Coupon ${body.couponId} not found in this program`);

@@ -27,7 +27,8 @@ function changedFields(body: UpdatePromotionalCodeBody, programId: string, curre
   // The minimum is kept in minor units of its currency: a new currency re-expresses the same decimal amount.
   const currency = body.minimumAmountCurrency !== undefined ? body.minimumAmountCurrency : current.minimumAmountCurrency;
   const decimal = body.minimumAmount !== undefined ? body.minimumAmount : minimumAmountOf(current);
-  if (body.minimumAmount !== undefined || body.minimumAmountCurrency !== undefined) set.minimumAmountMinor = decimal === null || !currency ? null : toMinorUnits(decimal, currency);
+  if (body.minimumAmount !== undefined || body.minimumAmountCurrency !== undefined)
+    set.minimumAmountMinor = decimal === null || !currency ? null : toMinorUnits(decimal, currency);
   if (body.minimumAmountCurrency !== undefined) set.minimumAmountCurrency = body.minimumAmountCurrency;
   if (body.customerId !== undefined) set.customerId = body.customerId;
   if (body.limitToCustomers !== undefined) set.limitToCustomers = body.limitToCustomers;
@@ -36,7 +37,8 @@ function changedFields(body: UpdatePromotionalCodeBody, programId: string, curre
     set.externalIdKey = externalIdKey(programId, current._id, body.externalId);
   }
   const next = { ...current, ...set };
-  if (next.limitToCustomers && !next.customerId) throw badRequest('customerId is required when limitToCustomers is true', 'parameter_missing', 'customerId');
+  if (next.limitToCustomers && !next.customerId)
+    throw badRequest('customerId is required when limitToCustomers is true', 'parameter_missing', 'customerId');
   if (decimal !== null && !currency) {
     throw badRequest('minimumAmountCurrency is required with minimumAmount', 'parameter_missing', 'minimumAmountCurrency');
   }
@@ -55,22 +57,36 @@ export async function updatePromotionalCode(
   let updated: PromotionalCodeRecord | null;
   try {
     // A new limit guards the write itself: redemptions race past a value read earlier.
-    updated = await repositories.promotionalCodes.changeWithinLimit(programId, body.promotionalCodeId, body.maxRedemptions, async (current) => {
-      if (typeof body.maxRedemptions === 'number' && current.timesRedeemed > body.maxRedemptions) {
-        throw badRequest(`maxRedemptions (${body.maxRedemptions}) cannot be below timesRedeemed (${current.timesRedeemed})`, 'parameter_invalid', 'maxRedemptions');
-      }
-      const coupon = await repositories.coupons.byId(programId, current.couponId);
-      if (!coupon) throw notFound(`Coupon ${current.couponId} not found in this program`);
-      return {
-        set: { ...changedFields(body, programId, current), ...(reassigning ? assignment(affiliate) : {}) },
-        events: (next) => {
-          representation = toPromotionalCode(next, coupon);
-          return [createEvent('promocode.updated', programId, representation)];
-        },
-      };
-    });
+    updated = await repositories.promotionalCodes.changeWithinLimit(
+      programId,
+      body.promotionalCodeId,
+      body.maxRedemptions,
+      async (current) => {
+        if (typeof body.maxRedemptions === 'number' && current.timesRedeemed > body.maxRedemptions) {
+          throw badRequest(
+            `maxRedemptions (${body.maxRedemptions}) cannot be below timesRedeemed (${current.timesRedeemed})`,
+            'parameter_invalid',
+            'maxRedemptions',
+          );
+        }
+        const coupon = await repositories.coupons.byId(programId, current.couponId);
+        if (!coupon) throw notFound(`Coupon ${current.couponId} not found in this program`);
+        return {
+          set: { ...changedFields(body, programId, current), ...(reassigning ? assignment(affiliate) : {}) },
+          events: (next) => {
+            representation = toPromotionalCode(next, coupon);
+            return [createEvent('promocode.updated', programId, representation)];
+          },
+        };
+      },
+    );
   } catch (error) {
-    if (error instanceof UniqueKeyConflict) throw badRequest(`A promotional code with externalId "${body.externalId}" already exists in this program`, 'external_id_taken', 'externalId');
+    if (error instanceof UniqueKeyConflict)
+      throw badRequest(
+        `A promotional code with externalId "${body.externalId}" already exists in this program`,
+        'external_id_taken',
+        'externalId',
+      );
     throw error;
   }
   if (!updated || !representation) throw notFound(`Promotional code ${body.promotionalCodeId} not found in this program`);

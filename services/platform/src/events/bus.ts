@@ -186,7 +186,13 @@ export class EventBus {
         this.options.exchange,
         event.type,
         Buffer.from(JSON.stringify(body)),
-        { persistent: true, messageId: event.id, contentType: 'application/json', timestamp: Math.floor(Date.parse(event.occurredAt) / 1000), headers: {} },
+        {
+          persistent: true,
+          messageId: event.id,
+          contentType: 'application/json',
+          timestamp: Math.floor(Date.parse(event.occurredAt) / 1000),
+          headers: {},
+        },
         (error) => (error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve()),
       );
     });
@@ -221,7 +227,10 @@ export class EventBus {
       if (!outcome.event) {
         // One behaviour for every consumer: a message that is not an event of the catalogue, or whose
         // data does not fit its type, is dead-lettered with the field that is wrong.
-        logger.error({ queue, messageId: message.properties.messageId, field: outcome.field, problem: outcome.problem }, `poison message: ${outcome.problem}; dead-lettered`);
+        logger.error(
+          { queue, messageId: message.properties.messageId, field: outcome.field, problem: outcome.problem },
+          `poison message: ${outcome.problem}; dead-lettered`,
+        );
         await sendAndConfirm(channel, deadQueue, message, attempt);
         channel.ack(message);
         metrics?.deadLettered(name, 'poison');
@@ -241,53 +250,62 @@ export class EventBus {
       // from whichever message finished last, so the turn is bound back to this message's context:
       // our own queue, which no instrumentation knows about.
       const messageContext = context.active();
-      trace.getSpan(messageContext)?.updateName(`process ${queue}`).setAttributes({ ...messagingAttributes(this.options.exchange, parsed), 'messaging.consumer.group.name': queue, 'messaging.rabbitmq.attempt': attempt });
+      trace
+        .getSpan(messageContext)
+        ?.updateName(`process ${queue}`)
+        .setAttributes({
+          ...messagingAttributes(this.options.exchange, parsed),
+          'messaging.consumer.group.name': queue,
+          'messaging.rabbitmq.attempt': attempt,
+        });
       const inTurn = <T>(work: () => Promise<T>) => {
         const bound = context.bind(messageContext, work);
         return options.fairShare ? options.fairShare.run(parsed.programId, bound) : bound();
       };
-      await inTurn(() => withRequestContext({ requestId: parsed.id, programId: parsed.programId }, async () => {
-        // Stopping: not started, so handed back whole for another replica (or the next start).
-        if (!this.consuming) return channel.nack(message, false, true);
-        let claim: ClaimOutcome;
-        try {
-          claim = await options.processedEvents.claim(parsed.id);
-        } catch (error) {
-          // The database is away: the message must not sit unacked on a live channel, where the
-          // broker never redelivers it. It comes back after the retry delay, its attempts unspent.
-          logger.warn({ err: error, eventId: parsed.id, type: parsed.type }, 'event claim failed; retrying later');
-          await sendAndConfirm(channel, retryQueue, message, attempt);
-          metrics?.retried(name, 'claim_failed');
-          return channel.ack(message);
-        }
-        if (claim === 'done') {
-          metrics?.consumed(name, 'duplicate');
-          return channel.ack(message);
-        }
-        if (claim === 'busy') {
-          // Another copy is in a handler right now; look again after the retry delay.
-          await sendAndConfirm(channel, retryQueue, message, attempt);
-          metrics?.retried(name, 'in_progress_elsewhere');
-          return channel.ack(message);
-        }
-        try {
-          await options.handler(parsed);
-          await options.processedEvents.complete(parsed.id);
-          channel.ack(message);
-          metrics?.consumed(name, 'handled');
-        } catch (error) {
-          await options.processedEvents.release(parsed.id).catch(() => undefined);
-          const target = attempt >= maxAttempts ? deadQueue : retryQueue;
-          logger.warn({ err: error, eventId: parsed.id, type: parsed.type, attempt, queue: target }, 'event handler failed');
-          // The copy is confirmed before the original is acked, so a crash in between duplicates
-          // the message (harmless: consumers are idempotent) and never loses it.
-          markSpanFailed(error);
-          await sendAndConfirm(channel, target, message, attempt + 1);
-          channel.ack(message);
-          if (target === deadQueue) metrics?.deadLettered(name, 'attempts_exhausted');
-          else metrics?.retried(name, 'handler_failed');
-        }
-      })).finally(() => {
+      await inTurn(() =>
+        withRequestContext({ requestId: parsed.id, programId: parsed.programId }, async () => {
+          // Stopping: not started, so handed back whole for another replica (or the next start).
+          if (!this.consuming) return channel.nack(message, false, true);
+          let claim: ClaimOutcome;
+          try {
+            claim = await options.processedEvents.claim(parsed.id);
+          } catch (error) {
+            // The database is away: the message must not sit unacked on a live channel, where the
+            // broker never redelivers it. It comes back after the retry delay, its attempts unspent.
+            logger.warn({ err: error, eventId: parsed.id, type: parsed.type }, 'event claim failed; retrying later');
+            await sendAndConfirm(channel, retryQueue, message, attempt);
+            metrics?.retried(name, 'claim_failed');
+            return channel.ack(message);
+          }
+          if (claim === 'done') {
+            metrics?.consumed(name, 'duplicate');
+            return channel.ack(message);
+          }
+          if (claim === 'busy') {
+            // Another copy is in a handler right now; look again after the retry delay.
+            await sendAndConfirm(channel, retryQueue, message, attempt);
+            metrics?.retried(name, 'in_progress_elsewhere');
+            return channel.ack(message);
+          }
+          try {
+            await options.handler(parsed);
+            await options.processedEvents.complete(parsed.id);
+            channel.ack(message);
+            metrics?.consumed(name, 'handled');
+          } catch (error) {
+            await options.processedEvents.release(parsed.id).catch(() => undefined);
+            const target = attempt >= maxAttempts ? deadQueue : retryQueue;
+            logger.warn({ err: error, eventId: parsed.id, type: parsed.type, attempt, queue: target }, 'event handler failed');
+            // The copy is confirmed before the original is acked, so a crash in between duplicates
+            // the message (harmless: consumers are idempotent) and never loses it.
+            markSpanFailed(error);
+            await sendAndConfirm(channel, target, message, attempt + 1);
+            channel.ack(message);
+            if (target === deadQueue) metrics?.deadLettered(name, 'attempts_exhausted');
+            else metrics?.retried(name, 'handler_failed');
+          }
+        }),
+      ).finally(() => {
         const left = (held.get(parsed.programId) ?? 1) - 1;
         if (left > 0) held.set(parsed.programId, left);
         else held.delete(parsed.programId);
@@ -387,7 +405,11 @@ function parseEvent(content: Buffer): ParseOutcome {
     return { field: '(body)', problem: 'not JSON' };
   }
   const envelope = EventEnvelope.safeParse(json);
-  if (!envelope.success) return { field: fieldOf(envelope.error), problem: `not an event envelope (${fieldOf(envelope.error)}: ${envelope.error.issues[0]?.message})` };
+  if (!envelope.success)
+    return {
+      field: fieldOf(envelope.error),
+      problem: `not an event envelope (${fieldOf(envelope.error)}: ${envelope.error.issues[0]?.message})`,
+    };
   const data = acceptedEventDataSchemaOf(envelope.data.type).safeParse(envelope.data.data);
   if (!data.success) {
     const field = `data.${fieldOf(data.error)}`;

@@ -63,7 +63,8 @@ export function createEvent<Type extends EventType>(type: Type, programId: strin
 }
 
 /** The models of a connection whose documents carry an outbox (the plugin's `_outbox` path). */
-export function outboxModelsOf(connection: Connection): Model<any>[] { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function outboxModelsOf(connection: Connection): Model<any>[] {
   return Object.values(connection.models).filter((model) => model.schema.path('_outbox') !== undefined);
 }
 
@@ -99,7 +100,11 @@ const SWEEP_BATCH = 500;
  * Documents whose events have waited since `cutoff` or longer, tombstones included; `unmarked` adds
  * those written before the marker existed (a scan, so only at start and when draining).
  */
-function findPending(model: Watched, cutoff: Date, options: { unmarked?: boolean; limit?: number }): Promise<{ _id: unknown; _pendingSince?: Date }[]> {
+function findPending(
+  model: Watched,
+  cutoff: Date,
+  options: { unmarked?: boolean; limit?: number },
+): Promise<{ _id: unknown; _pendingSince?: Date }[]> {
   const marked = { _pendingSince: { $lte: cutoff } };
   const due = options.unmarked ? { $or: [marked, { '_outbox.0': { $exists: true }, _pendingSince: { $exists: false } }] } : marked;
   // The marker comes along (same document, no extra read) so the oldest pending age is the write's, not the sweep's.
@@ -161,7 +166,9 @@ export class OutboxRelay {
         // Naming deletedAt counts tombstones too: their *.deleted event waits like any other.
         const marked = { _pendingSince: { $exists: true }, deletedAt: { $exists: true } };
         pending += await model.countDocuments(marked);
-        const oldest = (await model.findOne(marked).sort({ _pendingSince: 1 }).select('_pendingSince').lean()) as { _pendingSince?: Date } | null;
+        const oldest = (await model.findOne(marked).sort({ _pendingSince: 1 }).select('_pendingSince').lean()) as {
+          _pendingSince?: Date;
+        } | null;
         const since = oldest?._pendingSince?.getTime();
         if (since !== undefined && (oldestSince === undefined || since < oldestSince)) oldestSince = since;
       }
@@ -179,7 +186,8 @@ export class OutboxRelay {
   }
 
   /** The collections whose documents carry an outbox: the sweep looks at each of them. */
-  watch(...models: Model<any>[]): void { // eslint-disable-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  watch(...models: Model<any>[]): void {
     for (const model of models as Watched[]) {
       if (!this.models.includes(model)) this.models.push(model);
     }
@@ -213,7 +221,8 @@ export class OutboxRelay {
   }
 
   /** A document of a watched model was written with events: publish them now, in its program's turn. */
-  written(model: Model<any>, id: unknown, program = '', since: Since = Date.now()): void { // eslint-disable-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  written(model: Model<any>, id: unknown, program = '', since: Since = Date.now()): void {
     const target = { model: model as Watched, id, program };
     const key = `${model.collection.collectionName}:${String(id)}`;
     if (!this.pendingSince.has(key)) this.pendingSince.set(key, since);
@@ -261,7 +270,8 @@ export class OutboxRelay {
     this.failing = false;
     try {
       for (const model of this.models) {
-        for (const document of await findPending(model, new Date(), { unmarked: true })) await this.relayDocument({ model, id: document._id, program: '' });
+        for (const document of await findPending(model, new Date(), { unmarked: true }))
+          await this.relayDocument({ model, id: document._id, program: '' });
       }
     } catch (error) {
       this.fail(error);

@@ -32,13 +32,18 @@ export function processedEvents(connection: Connection, consumer: string, leaseM
   const collection = model.collection;
   return {
     async claim(eventId) {
-      const inserted = await unlessKeyTaken(() => collection.insertOne({ _id: key(eventId) as never, state: 'processing', startedAt: new Date() }));
+      const inserted = await unlessKeyTaken(() =>
+        collection.insertOne({ _id: key(eventId) as never, state: 'processing', startedAt: new Date() }),
+      );
       if (!(inserted instanceof UniqueKeyConflict)) return 'new';
       const existing = await model.findById(key(eventId)).lean();
       if (!existing) return this.claim(eventId);
       if (existing.state === 'done') return 'done';
       if (Date.now() - existing.startedAt.getTime() < leaseMs) return 'busy';
-      const takeover = await model.updateOne({ _id: key(eventId), state: 'processing', startedAt: existing.startedAt }, { $set: { startedAt: new Date() } });
+      const takeover = await model.updateOne(
+        { _id: key(eventId), state: 'processing', startedAt: existing.startedAt },
+        { $set: { startedAt: new Date() } },
+      );
       return takeover.modifiedCount === 1 ? 'new' : 'busy';
     },
     async complete(eventId) {

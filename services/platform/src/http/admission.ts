@@ -38,11 +38,21 @@ export type AdmissionSettings = {
 };
 
 /** Both bounds sit below the gateway's upstream timeout (10 s). */
-export const DEFAULT_ADMISSION = { maxConcurrent: 64, maxQueued: 2000, maxWaitMs: 7000, deadlineMs: 9000, maxConcurrentPerProgram: 48, maxQueuedPerProgram: 500 } satisfies Required<AdmissionSettings>;
+export const DEFAULT_ADMISSION = {
+  maxConcurrent: 64,
+  maxQueued: 2000,
+  maxWaitMs: 7000,
+  deadlineMs: 9000,
+  maxConcurrentPerProgram: 48,
+  maxQueuedPerProgram: 500,
+} satisfies Required<AdmissionSettings>;
 
 /** One program's share of each pool; settings that do not name one leave that pool unshared (the whole of it). */
 export function perProgramCaps(settings: AdmissionSettings): { running: number; queued: number } {
-  return { running: settings.maxConcurrentPerProgram ?? settings.maxConcurrent, queued: settings.maxQueuedPerProgram ?? settings.maxQueued };
+  return {
+    running: settings.maxConcurrentPerProgram ?? settings.maxConcurrent,
+    queued: settings.maxQueuedPerProgram ?? settings.maxQueued,
+  };
 }
 
 /** A shed request may come back almost at once: the queue moves in milliseconds, not minutes. */
@@ -71,7 +81,10 @@ export function admissionControl(
     onShed(counted);
     if (!shedding) logger.warn({ waiting: share.waitingCount, reason }, 'overloaded: answering 503 with Retry-After');
     shedding = true;
-    return new AppError(503, `The ${serviceName} service is busy; retry in a moment`, { code: 'service_busy', retryAfterSeconds: RETRY_AFTER_BUSY_SECONDS });
+    return new AppError(503, `The ${serviceName} service is busy; retry in a moment`, {
+      code: 'service_busy',
+      retryAfterSeconds: RETRY_AFTER_BUSY_SECONDS,
+    });
   };
 
   return (request, response, next) => {
@@ -79,7 +92,12 @@ export function admissionControl(
     if (share.waitingCount >= settings.maxQueued) return next(busy('queue full', 'queue_full'));
     if (share.waitingOf(program) >= caps.queued) {
       // This program's burst only: refused without touching the shedding state every program shares.
-      return next(new AppError(503, `This program has too many requests waiting at the ${serviceName} service; retry in a moment`, { code: 'service_busy', retryAfterSeconds: RETRY_AFTER_BUSY_SECONDS }));
+      return next(
+        new AppError(503, `This program has too many requests waiting at the ${serviceName} service; retry in a moment`, {
+          code: 'service_busy',
+          retryAfterSeconds: RETRY_AFTER_BUSY_SECONDS,
+        }),
+      );
     }
     if (share.waitingCount === 0) shedding = false;
     const arrived = Date.now();

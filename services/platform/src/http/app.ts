@@ -100,17 +100,29 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     }
     if (status >= 500) logger.error({ err: error }, 'request failed');
     // A 503 is temporary by definition: say when to come back, as the gateway's own 503s do.
-    if (status === 503) response.setHeader('Retry-After', String((error instanceof AppError && error.retryAfterSeconds) || RETRY_AFTER_UNAVAILABLE_SECONDS));
+    if (status === 503)
+      response.setHeader('Retry-After', String((error instanceof AppError && error.retryAfterSeconds) || RETRY_AFTER_UNAVAILABLE_SECONDS));
     // A 429 that knows when a place frees up says so too (heavy operations), and so does a 409 of a
     // request still running (an Idempotency-Key in use).
-    else if ((status === 429 || status === 409) && error instanceof AppError && error.retryAfterSeconds) response.setHeader('Retry-After', String(error.retryAfterSeconds));
+    else if ((status === 429 || status === 409) && error instanceof AppError && error.retryAfterSeconds)
+      response.setHeader('Retry-After', String(error.retryAfterSeconds));
     // Never a stack trace in a response: the message is the whole story for the client.
     // Decided by the operation (NUMBERED_ERROR_OPERATIONS, the one list the document reads too), not
     // the route handler, so errors raised before it (bad JSON) match; the gateway, whose paths carry
     // /api/v1, marks the operation in errorShape.
     const numbered = response.locals.errorShape === 'numbered' || NUMBERED_ERROR_OPERATIONS.includes(`${request.method} ${request.path}`);
     const details = { code, param, requestId: requestIdOf(response) };
-    response.status(status).json(errorResponseBody(status, message, numbered ? 'numbered' : 'plain', details, error instanceof InvalidRequest ? error.problems : undefined));
+    response
+      .status(status)
+      .json(
+        errorResponseBody(
+          status,
+          message,
+          numbered ? 'numbered' : 'plain',
+          details,
+          error instanceof InvalidRequest ? error.problems : undefined,
+        ),
+      );
   };
 }
 
@@ -197,12 +209,16 @@ export function createServiceApp(options: ServiceAppOptions): Express {
 
   app.use(requireInternalCaller(options.internalToken));
   // Probes and scrapes above are never queued: a busy service still says it is alive.
-  app.use(admissionControl(options.admission ?? DEFAULT_ADMISSION, options.logger, options.name, options.metrics.admission, options.metrics.shed));
+  app.use(
+    admissionControl(options.admission ?? DEFAULT_ADMISSION, options.logger, options.name, options.metrics.admission, options.metrics.shed),
+  );
   // Internal endpoints are called by our own code only; the Stripe webhook among them takes opaque bytes.
   app.use((request, response, next) => (request.path.startsWith('/internal/') ? next() : requireJsonBody(request, response, next)));
   app.use(express.json({ limit: options.bodyLimit ?? '1mb', verify: rejectUnreadableJson }));
   app.use(options.routes);
-  app.use((request, _response, next) => next(new AppError(404, `No route for ${request.method} ${request.path}`, { code: 'route_missing' })));
+  app.use((request, _response, next) =>
+    next(new AppError(404, `No route for ${request.method} ${request.path}`, { code: 'route_missing' })),
+  );
   app.use(errorHandler(options.logger));
   return app;
 }

@@ -25,9 +25,13 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 /** The body's text; `charset` is the Content-Type's (undefined: none given, which is UTF-8). Throws UnreadableJsonBody. */
 export function jsonTextOf(body: Buffer, charset: string | undefined): string {
   if (charset !== undefined && !UTF8_CHARSETS.has(charset.toLowerCase())) {
-    throw new UnreadableJsonBody(415, `Request body must be UTF-8 JSON; charset "${charset}" is not accepted (send Content-Type: application/json or application/json; charset=utf-8)`);
+    throw new UnreadableJsonBody(
+      415,
+      `Request body must be UTF-8 JSON; charset "${charset}" is not accepted (send Content-Type: application/json or application/json; charset=utf-8)`,
+    );
   }
-  if (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) throw new UnreadableJsonBody(400, 'Request body must not start with a byte-order mark; send UTF-8 JSON without one');
+  if (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf)
+    throw new UnreadableJsonBody(400, 'Request body must not start with a byte-order mark; send UTF-8 JSON without one');
   try {
     return utf8.decode(body);
   } catch {

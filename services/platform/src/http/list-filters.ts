@@ -13,8 +13,12 @@ export function periodOf(query: Record<string, unknown>, field: string): Period 
   const gte = query[`${field}[gte]`];
   const lt = query[`${field}[lt]`];
   if (typeof gte !== 'string' && typeof lt !== 'string') return undefined;
-  const period: Period = { ...(typeof gte === 'string' ? { gte: new Date(gte) } : {}), ...(typeof lt === 'string' ? { lt: new Date(lt) } : {}) };
-  if (period.gte && period.lt && period.gte > period.lt) throw badRequest(`${field}[gte] must not be after ${field}[lt]`, 'parameter_invalid', `${field}[gte]`);
+  const period: Period = {
+    ...(typeof gte === 'string' ? { gte: new Date(gte) } : {}),
+    ...(typeof lt === 'string' ? { lt: new Date(lt) } : {}),
+  };
+  if (period.gte && period.lt && period.gte > period.lt)
+    throw badRequest(`${field}[gte] must not be after ${field}[lt]`, 'parameter_invalid', `${field}[gte]`);
   return period;
 }
 
@@ -24,7 +28,8 @@ export function withinPeriod(period: Period): { $gte?: Date; $lt?: Date } {
 }
 
 /** "a", "a or b", "a, b or c": the parameters of a lookup, as a refusal names them. */
-const either = (names: readonly string[]): string => (names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`);
+const either = (names: readonly string[]): string =>
+  names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`;
 
 /**
  * A lookup by identifier (id, email, code…) answers one object, not a list: any list parameter beside
@@ -34,6 +39,13 @@ const either = (names: readonly string[]): string => (names.length < 2 ? names.j
  * (by default, its parameters). format=json asks for what a lookup answers anyway.
  */
 export function refuseListParametersBeside(query: Record<string, unknown>, lookup: readonly string[], named = either(lookup)): void {
-  const listOnly = Object.keys(query).find((key) => query[key] !== undefined && !lookup.includes(key) && !(key === 'format' && query[key] !== 'csv'));
-  if (listOnly) throw badRequest(`${listOnly === 'format' ? 'format=csv' : listOnly} applies to the list: it does not combine with ${named}`, 'parameter_invalid', listOnly);
+  const listOnly = Object.keys(query).find(
+    (key) => query[key] !== undefined && !lookup.includes(key) && !(key === 'format' && query[key] !== 'csv'),
+  );
+  if (listOnly)
+    throw badRequest(
+      `${listOnly === 'format' ? 'format=csv' : listOnly} applies to the list: it does not combine with ${named}`,
+      'parameter_invalid',
+      listOnly,
+    );
 }

@@ -24,14 +24,22 @@ export async function findPage<Doc extends Listed>(
   const limit = page.limit ?? DEFAULT_PAGE_SIZE;
   let filter: FilterQuery<Doc> = scope;
   if (page.startingAfter !== undefined) {
-    const cursor = (await model.findOne({ ...cursorScope, _id: page.startingAfter } as FilterQuery<Doc>).select('createdAt').lean()) as Listed | null;
-    if (!cursor) throw badRequest(`startingAfter: no object with id ${page.startingAfter} in this list`, 'resource_missing', 'startingAfter');
+    const cursor = (await model
+      .findOne({ ...cursorScope, _id: page.startingAfter } as FilterQuery<Doc>)
+      .select('createdAt')
+      .lean()) as Listed | null;
+    if (!cursor)
+      throw badRequest(`startingAfter: no object with id ${page.startingAfter} in this list`, 'resource_missing', 'startingAfter');
     filter = {
       ...scope,
       $or: [{ createdAt: { $lt: cursor.createdAt } }, { createdAt: cursor.createdAt, _id: { $lt: cursor._id } }],
     } as FilterQuery<Doc>;
   }
-  const found = (await model.find(filter).sort({ createdAt: -1, _id: -1 }).limit(limit + 1).lean()) as Doc[];
+  const found = (await model
+    .find(filter)
+    .sort({ createdAt: -1, _id: -1 })
+    .limit(limit + 1)
+    .lean()) as Doc[];
   const items = found.slice(0, limit);
   const last = items[items.length - 1];
   return { items, nextCursor: found.length > limit && last ? String(last._id) : null };

@@ -72,7 +72,11 @@ export function createServiceClient(options: ServiceClientOptions) {
     const body: unknown = text ? JSON.parse(text) : null;
     if (response.status >= 500) {
       const retryAfter = Number(response.headers.get('retry-after'));
-      throw new UpstreamFailure(response.status, Number.isInteger(retryAfter) && retryAfter > 0 ? retryAfter : undefined, `${options.name} answered ${response.status}`);
+      throw new UpstreamFailure(
+        response.status,
+        Number.isInteger(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
+        `${options.name} answered ${response.status}`,
+      );
     }
     return { status: response.status, body };
   };
@@ -103,7 +107,10 @@ export function createServiceClient(options: ServiceClientOptions) {
       } catch (error) {
         options.logger.warn({ err: error, upstream: options.name, path: request.path }, 'upstream call failed');
         if (error instanceof UpstreamFailure && error.status === 503 && error.retryAfterSeconds !== undefined) {
-          throw new AppError(503, `The ${options.name} service is busy; retry in a moment`, { code: 'service_busy', retryAfterSeconds: error.retryAfterSeconds });
+          throw new AppError(503, `The ${options.name} service is busy; retry in a moment`, {
+            code: 'service_busy',
+            retryAfterSeconds: error.retryAfterSeconds,
+          });
         }
         throw new AppError(503, `The ${options.name} service is unavailable; retry later`);
       }

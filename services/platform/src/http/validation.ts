@@ -76,7 +76,8 @@ function crossFieldIssues(schema: ZodTypeAny, raw: unknown, error: ZodError): Zo
   const issues: ZodIssue[] = [];
   const context = {
     path: [],
-    addIssue: (issue: { path?: (string | number)[]; message?: string }) => issues.push({ code: 'custom', path: issue.path ?? [], message: issue.message ?? 'Invalid input' }),
+    addIssue: (issue: { path?: (string | number)[]; message?: string }) =>
+      issues.push({ code: 'custom', path: issue.path ?? [], message: issue.message ?? 'Invalid input' }),
   } as unknown as RefinementCtx;
   try {
     for (const rule of found.rules) rule(value, context);
@@ -101,11 +102,19 @@ function invalidRequest(error: ZodError, where: Where, options: ParseOptions, cr
   if (!first) return new InvalidRequest([{ param: null, message: `Invalid request ${where}` }]);
   const code = codeOfIssue(first);
   const problems: Problem[] = ordered.flatMap((issue): Problem[] => {
-    if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ param: [...issue.path, key].join('.'), message: `Unknown field in ${where}: ${key}` }));
-    return [{ param: issue.path.length > 0 ? issue.path.join('.') : null, message: exact(issue) ? issue.message : describeZodIssue(issue, where) }];
+    if (issue.code === 'unrecognized_keys')
+      return issue.keys.map((key) => ({ param: [...issue.path, key].join('.'), message: `Unknown field in ${where}: ${key}` }));
+    return [
+      {
+        param: issue.path.length > 0 ? issue.path.join('.') : null,
+        message: exact(issue) ? issue.message : describeZodIssue(issue, where),
+      },
+    ];
   });
   const seen = new Set<string>();
-  const distinct = problems.filter((problem) => !seen.has(`${problem.param}\n${problem.message}`) && seen.add(`${problem.param}\n${problem.message}`));
+  const distinct = problems.filter(
+    (problem) => !seen.has(`${problem.param}\n${problem.message}`) && seen.add(`${problem.param}\n${problem.message}`),
+  );
   return new InvalidRequest(distinct as [Problem, ...Problem[]], exact(first) ? first.message : describeZodIssue(first, where), code);
 }
 
@@ -139,5 +148,11 @@ export const ACCEPTED_BODY_TYPE = 'application/json';
 export const requireJsonBody: RequestHandler = (request, _response, next) => {
   const hasBody = request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
   if (!hasBody || request.is(ACCEPTED_BODY_TYPE) === ACCEPTED_BODY_TYPE) return next();
-  next(new AppError(415, `Content-Type must be ${ACCEPTED_BODY_TYPE}; the body was sent as ${request.headers['content-type'] ?? 'no type at all'}`, { code: 'unsupported_media_type' }));
+  next(
+    new AppError(
+      415,
+      `Content-Type must be ${ACCEPTED_BODY_TYPE}; the body was sent as ${request.headers['content-type'] ?? 'no type at all'}`,
+      { code: 'unsupported_media_type' },
+    ),
+  );
 };

@@ -68,7 +68,11 @@ const CACHED_READS = 50_000;
  * A document of a program by its id: a point lookup on `_id` alone, with the program checked on the
  * document found (the repositories of collections without an outbox use it too).
  */
-export async function byIdInProgram<Doc extends { programId: string }>(model: Model<Doc>, programId: string, id: string): Promise<Doc | null> {
+export async function byIdInProgram<Doc extends { programId: string }>(
+  model: Model<Doc>,
+  programId: string,
+  id: string,
+): Promise<Doc | null> {
   const found = (await model.collection.findOne({ _id: id as never })) as Doc | null;
   return found?.programId === programId ? found : null;
 }
@@ -133,7 +137,9 @@ export async function ignoringDuplicateKey(write: Promise<unknown>): Promise<voi
 function withRevision(events: EventEnvelope[], id: string, revision: number, previous: EventEnvelope[] = []): EventEnvelope[] {
   return events.map((event) => {
     if (event.data.id !== id) return event;
-    const old = event.type.endsWith('.updated') ? previous.find((candidate) => candidate.type === event.type && candidate.data.id === id) : undefined;
+    const old = event.type.endsWith('.updated')
+      ? previous.find((candidate) => candidate.type === event.type && candidate.data.id === id)
+      : undefined;
     return old ? { ...event, revision, previousAttributes: changedFields(old.data, event.data) } : { ...event, revision };
   });
 }
@@ -206,7 +212,12 @@ export class AggregateStore<Doc extends Aggregate> {
    * The document whose single-field unique key `field` equals `key` (a programKey), or null. With
    * `evenIfNotLive`, also one that reads otherwise hide (a reversed sale still holds its externalId).
    */
-  protected async byKey(programId: string, field: keyof Doc & string, key: string, options: { evenIfNotLive?: boolean } = {}): Promise<Stored<Doc> | null> {
+  protected async byKey(
+    programId: string,
+    field: keyof Doc & string,
+    key: string,
+    options: { evenIfNotLive?: boolean } = {},
+  ): Promise<Stored<Doc> | null> {
     return this.pointLookup(programId, { [field]: key }, !options.evenIfNotLive);
   }
 
@@ -220,13 +231,22 @@ export class AggregateStore<Doc extends Aggregate> {
    * A page of a list, newest first. Lists may scan on the local server; hot paths use byId and byKey.
    * With `evenIfNotLive`, documents that reads otherwise hide are listed too (a reversed sale's commissions).
    */
-  protected async page(programId: string, filter: FilterQuery<Doc>, page: PageRequest, options: { evenIfNotLive?: boolean } = {}): Promise<{ items: Doc[]; nextCursor: string | null }> {
+  protected async page(
+    programId: string,
+    filter: FilterQuery<Doc>,
+    page: PageRequest,
+    options: { evenIfNotLive?: boolean } = {},
+  ): Promise<{ items: Doc[]; nextCursor: string | null }> {
     const program = { [this.options.programField ?? 'programId']: programId } as FilterQuery<Doc>;
     return findPage(this.model, options.evenIfNotLive ? { ...filter, ...program } : this.scope(programId, filter), page, program);
   }
 
   /** Every live document of the program that matches, in the order asked (a list: it may scan). */
-  protected async all(programId: string, filter: FilterQuery<Doc>, sort: Record<string, 1 | -1> = { createdAt: -1, _id: -1 }): Promise<Doc[]> {
+  protected async all(
+    programId: string,
+    filter: FilterQuery<Doc>,
+    sort: Record<string, 1 | -1> = { createdAt: -1, _id: -1 },
+  ): Promise<Doc[]> {
     return (await this.model.find(this.scope(programId, filter)).sort(sort).lean()) as Doc[];
   }
 
@@ -242,7 +262,9 @@ export class AggregateStore<Doc extends Aggregate> {
     options: { sort?: Record<string, 1 | -1>; evenIfNotLive?: boolean } = {},
   ): AsyncGenerator<Doc> {
     const projection = Object.fromEntries(fields.map((field) => [field, 1]));
-    const query = options.evenIfNotLive ? { ...filter, [this.options.programField ?? 'programId']: programId } : this.scope(programId, filter);
+    const query = options.evenIfNotLive
+      ? { ...filter, [this.options.programField ?? 'programId']: programId }
+      : this.scope(programId, filter);
     const cursor = this.model
       .find(query as FilterQuery<Doc>, projection)
       .sort(options.sort ?? {})
@@ -340,7 +362,10 @@ export class AggregateStore<Doc extends Aggregate> {
       if (!current) return null;
       const revision = (current.revision ?? 0) + 1;
       const written = await this.model
-        .updateOne({ _id: id, revision: current.revision ?? 0, deletedAt: null } as FilterQuery<Doc>, { $set: { revision } } as UpdateQuery<Doc>)
+        .updateOne(
+          { _id: id, revision: current.revision ?? 0, deletedAt: null } as FilterQuery<Doc>,
+          { $set: { revision } } as UpdateQuery<Doc>,
+        )
         .finally(() => this.wrote(programId));
       if (written.modifiedCount === 1) return { ...current, revision };
     }
@@ -379,7 +404,10 @@ export class AggregateStore<Doc extends Aggregate> {
     if (!current) return null;
     const deletedAt = new Date();
     try {
-      const hidden = await this.model.updateOne({ _id: id, deletedAt: null } as FilterQuery<Doc>, { $set: { deletedAt } } as UpdateQuery<Doc>);
+      const hidden = await this.model.updateOne(
+        { _id: id, deletedAt: null } as FilterQuery<Doc>,
+        { $set: { deletedAt } } as UpdateQuery<Doc>,
+      );
       if (hidden.modifiedCount !== 1) return null;
       if (await mustStay()) {
         await this.model.updateOne({ _id: id, deletedAt } as FilterQuery<Doc>, { $set: { deletedAt: null } } as UpdateQuery<Doc>);
@@ -389,7 +417,10 @@ export class AggregateStore<Doc extends Aggregate> {
       const revision = (current.revision ?? 0) + 1;
       await this.model.updateOne(
         { _id: id, deletedAt } as FilterQuery<Doc>,
-        { $set: { ...released, revision, _pendingSince: new Date() }, $push: { _outbox: { $each: withRevision(events(current), id, revision) } } } as UpdateQuery<Doc>,
+        {
+          $set: { ...released, revision, _pendingSince: new Date() },
+          $push: { _outbox: { $each: withRevision(events(current), id, revision) } },
+        } as UpdateQuery<Doc>,
       );
       this.relay?.written(this.model, id, programId);
       return 'removed';
@@ -415,10 +446,22 @@ export class AggregateStore<Doc extends Aggregate> {
    * An atomic conditional write on one document (counters, limits): it lands only where `condition`
    * holds on the live document, with the events it carries. True when it landed.
    */
-  protected async applyIf(programId: string, id: string, condition: FilterQuery<Doc>, update: UpdateQuery<Doc>, events: EventEnvelope[] = []): Promise<boolean> {
-    const withEvents = (events.length > 0
-      ? { ...update, $set: { ...(update.$set as object), _pendingSince: new Date() }, $push: { ...(update.$push as object), _outbox: { $each: events } } }
-      : update) as UpdateQuery<Doc>;
+  protected async applyIf(
+    programId: string,
+    id: string,
+    condition: FilterQuery<Doc>,
+    update: UpdateQuery<Doc>,
+    events: EventEnvelope[] = [],
+  ): Promise<boolean> {
+    const withEvents = (
+      events.length > 0
+        ? {
+            ...update,
+            $set: { ...(update.$set as object), _pendingSince: new Date() },
+            $push: { ...(update.$push as object), _outbox: { $each: events } },
+          }
+        : update
+    ) as UpdateQuery<Doc>;
     const written = await this.model
       .updateOne({ ...this.scope(programId, condition), _id: id }, withEvents)
       .catch((error: unknown) => Promise.reject(this.asConflict(error)))

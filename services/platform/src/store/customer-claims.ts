@@ -28,12 +28,16 @@ export class CustomerClaims {
   private readonly model: Model<CustomerClaimDocument>;
 
   constructor(context: { connection: Connection }) {
-    this.model = (context.connection.models.CustomerClaim as Model<CustomerClaimDocument> | undefined) ?? context.connection.model<CustomerClaimDocument>('CustomerClaim', schema, 'customer_claims');
+    this.model =
+      (context.connection.models.CustomerClaim as Model<CustomerClaimDocument> | undefined) ??
+      context.connection.model<CustomerClaimDocument>('CustomerClaim', schema, 'customer_claims');
   }
 
   /** The first of the customer keys already claimed by an affiliate other than this one, or null. */
   async claimedByAnother(programId: string, affiliateId: string, customerKeys: string[]): Promise<CustomerClaim | null> {
-    const claims = await Promise.all(customerKeys.map((customerKey) => byIdInProgram(this.model, programId, keyOf(programId, customerKey))));
+    const claims = await Promise.all(
+      customerKeys.map((customerKey) => byIdInProgram(this.model, programId, keyOf(programId, customerKey))),
+    );
     const index = claims.findIndex((claim) => claim !== null && claim.affiliateId !== affiliateId);
     const claim = claims[index];
     return claim ? { customerKey: customerKeys[index] ?? '', affiliateId: claim.affiliateId, source: claim.source } : null;
@@ -42,6 +46,8 @@ export class CustomerClaims {
   /** Claims each key not claimed yet for the affiliate; a key claimed already stays its first affiliate's. */
   async claim(programId: string, affiliateId: string, customerKeys: string[], source: string): Promise<void> {
     const at = new Date();
-    await Promise.all(customerKeys.map((customerKey) => insertOnce(this.model, { _id: keyOf(programId, customerKey), programId, affiliateId, source, at })));
+    await Promise.all(
+      customerKeys.map((customerKey) => insertOnce(this.model, { _id: keyOf(programId, customerKey), programId, affiliateId, source, at })),
+    );
   }
 }

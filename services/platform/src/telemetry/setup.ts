@@ -64,9 +64,12 @@ function samplerFrom(env: NodeJS.ProcessEnv, exporting: boolean): Sampler {
   // flags it sent travel on unchanged.
   if (!exporting) return new ParentBasedSampler({ root: new AlwaysOffSampler() });
   const name = (env.OTEL_TRACES_SAMPLER || 'parentbased_always_on').trim();
-  const argument = env.OTEL_TRACES_SAMPLER_ARG === undefined || env.OTEL_TRACES_SAMPLER_ARG === '' ? 1 : Number(env.OTEL_TRACES_SAMPLER_ARG);
+  const argument =
+    env.OTEL_TRACES_SAMPLER_ARG === undefined || env.OTEL_TRACES_SAMPLER_ARG === '' ? 1 : Number(env.OTEL_TRACES_SAMPLER_ARG);
   if (name.endsWith('traceidratio') && !(argument >= 0 && argument <= 1)) {
-    throw new TelemetrySettingError(`OTEL_TRACES_SAMPLER_ARG must be a ratio from 0 to 1 for ${name}, not "${env.OTEL_TRACES_SAMPLER_ARG}"`);
+    throw new TelemetrySettingError(
+      `OTEL_TRACES_SAMPLER_ARG must be a ratio from 0 to 1 for ${name}, not "${env.OTEL_TRACES_SAMPLER_ARG}"`,
+    );
   }
   const samplers: Record<string, () => Sampler> = {
     always_on: () => new AlwaysOnSampler(),
@@ -84,7 +87,10 @@ function samplerFrom(env: NodeJS.ProcessEnv, exporting: boolean): Sampler {
 /** What the environment asks for; an exporter only when OTEL_TRACES_EXPORTER names one or an OTLP endpoint is set. */
 export function telemetrySettingsFrom(env: NodeJS.ProcessEnv, entry = require.main?.filename): TelemetrySettings {
   const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT;
-  const named = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((value) => value.trim()).filter(Boolean);
+  const named = (env.OTEL_TRACES_EXPORTER ?? '')
+    .split(',')
+    .map((value) => value.trim())
+    .filter(Boolean);
   const requested = named.length > 0 ? named : [endpoint ? 'otlp' : 'none'];
   if (requested.length > 1 || !['none', 'otlp', 'console'].includes(requested[0] as string)) {
     throw new TelemetrySettingError(`OTEL_TRACES_EXPORTER must be one of otlp, console, none, not "${env.OTEL_TRACES_EXPORTER}"`);

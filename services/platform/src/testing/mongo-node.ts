@@ -29,9 +29,13 @@ export async function startDisposableMongo(): Promise<DisposableMongo> {
   const dataFile = join(mkdtempSync(join(tmpdir(), 'mongo-test-')), 'data.mv');
   let server: ChildProcess | undefined;
   const start = async () => {
-    server = spawn('java', ['-Xmx512m', '-XX:+UseSerialGC', '-cp', `${MONGO_HOME}/classes:${MONGO_HOME}/lib/*`, 'MongoLocal', dataFile, String(port)], {
-      stdio: 'ignore',
-    });
+    server = spawn(
+      'java',
+      ['-Xmx512m', '-XX:+UseSerialGC', '-cp', `${MONGO_HOME}/classes:${MONGO_HOME}/lib/*`, 'MongoLocal', dataFile, String(port)],
+      {
+        stdio: 'ignore',
+      },
+    );
     await waitForPort(port, true, 60_000);
   };
   const ending = (signal: NodeJS.Signals) => async () => {

@@ -1,4 +1,11 @@
-import { PROGRAM_LIMIT_DEFAULTS, RISK_DEFAULTS, TRACKING_DEFAULTS, type EventData, type EventEnvelope, type Program } from '@affiliate/contracts';
+import {
+  PROGRAM_LIMIT_DEFAULTS,
+  RISK_DEFAULTS,
+  TRACKING_DEFAULTS,
+  type EventData,
+  type EventEnvelope,
+  type Program,
+} from '@affiliate/contracts';
 import { createEvent } from '../events/outbox';
 
 /**

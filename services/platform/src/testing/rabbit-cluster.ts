@@ -77,7 +77,8 @@ export async function startDisposableRabbitCluster(size = 3): Promise<Disposable
       await waitForPort(spec.port, true, 60_000);
     }
     const running = await runningNodes();
-    if (running.length !== size) throw new Error(`the cluster formed with ${running.length} of ${size} nodes running: ${running.join(', ')}`);
+    if (running.length !== size)
+      throw new Error(`the cluster formed with ${running.length} of ${size} nodes running: ${running.join(', ')}`);
   } catch (error) {
     await Promise.all(specs.map((spec) => stopRabbitNode(spec).catch(() => undefined)));
     throw error;

@@ -31,7 +31,12 @@ export function serviceApi(baseUrl: string, programId: string): ServiceApi {
 export type EventRecorder = { events: EventEnvelope[]; bus: EventBus; close: () => Promise<void> };
 
 /** Records, in arrival order, the events published on an exchange whose type matches one of the patterns. */
-export async function recordEvents(options: { amqpUrl: string; exchange: string; eventTypes: string[]; connection: Connection }): Promise<EventRecorder> {
+export async function recordEvents(options: {
+  amqpUrl: string;
+  exchange: string;
+  eventTypes: string[];
+  connection: Connection;
+}): Promise<EventRecorder> {
   const bus = new EventBus({ url: options.amqpUrl, exchange: options.exchange, logger: createLogger('event-recorder', 'silent') });
   const events: EventEnvelope[] = [];
   await bus.subscribe({
@@ -47,7 +52,24 @@ export async function recordEvents(options: { amqpUrl: string; exchange: string;
 }
 
 /** Values no field should accept: wrong types, operator objects, prototype keys, huge and blank strings. */
-const HOSTILE_VALUES: unknown[] = [null, 42, -1, 1.5, -0.01, 1e300, true, [], ['x'], {}, { $gt: '' }, { $ne: null }, { __proto__: { admin: true } }, 'x'.repeat(100_000), '', ' '];
+const HOSTILE_VALUES: unknown[] = [
+  null,
+  42,
+  -1,
+  1.5,
+  -0.01,
+  1e300,
+  true,
+  [],
+  ['x'],
+  {},
+  { $gt: '' },
+  { $ne: null },
+  { __proto__: { admin: true } },
+  'x'.repeat(100_000),
+  '',
+  ' ',
+];
 
 /** Every field of a valid body replaced by each hostile value in turn, plus unknown, nested and `__proto__` keys. */
 export function* hostileBodies(valid: Record<string, unknown>): Generator<Record<string, unknown>> {

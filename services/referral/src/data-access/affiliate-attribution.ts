@@ -12,7 +12,11 @@ export type AttributionSource = { clickId?: number; visitorId?: string; link?: s
  * and crediting one of them silently would pay the wrong affiliate. A refusal (no such click, a
  * click past the attribution window) names the field.
  */
-export async function resolveAttribution(client: ServiceClient, programId: string, source: AttributionSource): Promise<ExplainedAttribution> {
+export async function resolveAttribution(
+  client: ServiceClient,
+  programId: string,
+  source: AttributionSource,
+): Promise<ExplainedAttribution> {
   const given = identifiersOf(source);
   const [first, ...others] = await Promise.all(given.map(([field, value]) => resolveOne(client, programId, field, value)));
   if (!first) throw badRequest('one of clickId, link, affiliateId or affiliateEmail is required', 'parameter_missing');
@@ -20,15 +24,28 @@ export async function resolveAttribution(client: ServiceClient, programId: strin
   others.forEach((other, index) => {
     if (other.affiliateId === first.affiliateId) return;
     const [field, value] = given[index + 1]!;
-    throw badRequest(`${field}: ${String(value)} names another affiliate than ${firstField} ${String(firstValue)}; send identifiers of one affiliate, or only one of them`, 'parameters_inconsistent', field);
+    throw badRequest(
+      `${field}: ${String(value)} names another affiliate than ${firstField} ${String(firstValue)}; send identifiers of one affiliate, or only one of them`,
+      'parameters_inconsistent',
+      field,
+    );
   });
   return first;
 }
 
-async function resolveOne(client: ServiceClient, programId: string, field: keyof AttributionSource, value: string | number): Promise<ExplainedAttribution> {
+async function resolveOne(
+  client: ServiceClient,
+  programId: string,
+  field: keyof AttributionSource,
+  value: string | number,
+): Promise<ExplainedAttribution> {
   const response = await client.request({ method: 'GET', path: '/internal/attribution', programId, query: { [field]: String(value) } });
   if (response.status === 404 || response.status === 400) {
-    throw badRequest(`${field}: ${upstreamMessage(response.body) ?? `${String(value)} does not resolve to an affiliate in this program`}`, 'attribution_failed', field);
+    throw badRequest(
+      `${field}: ${upstreamMessage(response.body) ?? `${String(value)} does not resolve to an affiliate in this program`}`,
+      'attribution_failed',
+      field,
+    );
   }
   const parsed = ExplainedAttribution.safeParse(response.body);
   if (response.status !== 200 || !parsed.success) {
@@ -40,7 +57,9 @@ async function resolveOne(client: ServiceClient, programId: string, field: keyof
 /** The identifiers sent, most specific first. */
 function identifiersOf(source: AttributionSource): [keyof AttributionSource, string | number][] {
   const order: (keyof AttributionSource)[] = ['clickId', 'visitorId', 'link', 'affiliateId', 'affiliateEmail'];
-  return order.flatMap((field): [keyof AttributionSource, string | number][] => (source[field] === undefined ? [] : [[field, source[field]]]));
+  return order.flatMap((field): [keyof AttributionSource, string | number][] =>
+    source[field] === undefined ? [] : [[field, source[field]]],
+  );
 }
 
 function upstreamMessage(body: unknown): string | undefined {

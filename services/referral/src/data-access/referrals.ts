@@ -1,5 +1,14 @@
 import { NO_RISK, type AttributionReason, type Referral, type Risk } from '@affiliate/contracts';
-import { AggregateStore, outboxPlugin, programKey, withinPeriod, type OutboxFields, type PageRequest, type Period, type StoreContext } from '@affiliate/platform';
+import {
+  AggregateStore,
+  outboxPlugin,
+  programKey,
+  withinPeriod,
+  type OutboxFields,
+  type PageRequest,
+  type Period,
+  type StoreContext,
+} from '@affiliate/platform';
 import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
 
 export type ReferralDocument = {
@@ -28,7 +37,13 @@ export type ReferralDocument = {
 
 export const emailKeyOf = (programId: string, email: string): string => programKey(programId, email.trim().toLowerCase());
 
-export type ReferralFilters = { email?: string; affiliateId?: string; referredUserExternalId?: string; status?: Referral['status']; createdAt?: Period };
+export type ReferralFilters = {
+  email?: string;
+  affiliateId?: string;
+  referredUserExternalId?: string;
+  status?: Referral['status'];
+  createdAt?: Period;
+};
 
 const schema = new Schema<ReferralDocument>(
   {
@@ -62,7 +77,8 @@ schema.index({ programId: 1, referredUserExternalId: 1, createdAt: -1, _id: -1 }
 schema.index({ programId: 1, status: 1, createdAt: -1, _id: -1 });
 schema.plugin(outboxPlugin);
 
-const referralModel = (connection: Connection): Model<ReferralDocument> => connection.model<ReferralDocument>('Referral', schema, 'referrals');
+const referralModel = (connection: Connection): Model<ReferralDocument> =>
+  connection.model<ReferralDocument>('Referral', schema, 'referrals');
 
 /** The referrals of each program: by id, by email (its unique key), and as pages of a list. */
 export class ReferralRepository extends AggregateStore<ReferralDocument> {
@@ -81,7 +97,17 @@ export class ReferralRepository extends AggregateStore<ReferralDocument> {
 
   /** Every referral the filters let through, newest first, one batch at a time through a cursor: a CSV export. */
   exportRows(programId: string, filters: ReferralFilters): AsyncGenerator<ReferralDocument> {
-    const fields: (keyof ReferralDocument)[] = ['_id', 'affiliateId', 'linkId', 'email', 'name', 'referredUserExternalId', 'plan', 'status', 'createdAt'];
+    const fields: (keyof ReferralDocument)[] = [
+      '_id',
+      'affiliateId',
+      'linkId',
+      'email',
+      'name',
+      'referredUserExternalId',
+      'plan',
+      'status',
+      'createdAt',
+    ];
     return this.stream(programId, listFilter(programId, filters), fields, { sort: { createdAt: -1, _id: -1 } });
   }
 }

@@ -10,7 +10,12 @@ import { DUPLICATE_EMAIL_MESSAGE, referralCreated } from './referral-events';
  * A tracked visitor becomes an identified customer: attribute them to an affiliate (through the
  * click, the visitor's clicks, the slug or the affiliate named), keeping why, then store the referral with referral.created in one write.
  */
-export async function createReferral(repositories: ReferralRepositories, affiliates: ServiceClient, programId: string, input: CreateReferralBody): Promise<Referral> {
+export async function createReferral(
+  repositories: ReferralRepositories,
+  affiliates: ServiceClient,
+  programId: string,
+  input: CreateReferralBody,
+): Promise<Referral> {
   // The attribution first: a caller holding only a publishable key must not learn whether a
   // customer email is known by sending it with a made-up click or visitor.
   const attribution = await resolveAttribution(affiliates, programId, input);
@@ -46,9 +51,14 @@ export async function createReferral(repositories: ReferralRepositories, affilia
   return toReferral(referral);
 }
 
-
 /** The referral's risk signals (README, "Fraud review"), from what the affiliate service answered with the attribution. */
-async function riskOf(repositories: ReferralRepositories, programId: string, attribution: ExplainedAttribution, input: CreateReferralBody, customerKeys: string[]): Promise<Risk> {
+async function riskOf(
+  repositories: ReferralRepositories,
+  programId: string,
+  attribution: ExplainedAttribution,
+  input: CreateReferralBody,
+  customerKeys: string[],
+): Promise<Risk> {
   const other = await repositories.customerClaims.claimedByAnother(programId, attribution.affiliateId, customerKeys);
   return assessRisk(attribution.risk?.settings ?? riskSettingsOf({}), {
     customerEmail: input.email,

@@ -7,7 +7,8 @@ import { DUPLICATE_EMAIL_MESSAGE, referralUpdated } from './referral-events';
 /** PUT /referrals: the fields the spec lists; referral.updated carries the stored state. */
 export async function updateReferral(repositories: ReferralRepositories, programId: string, input: UpdateReferralBody): Promise<Referral> {
   const { referralId, ...changes } = input;
-  if (Object.keys(changes).length === 0) throw badRequest('Nothing to update: send name, email, referredUserExternalId, plan or status', 'parameter_missing');
+  if (Object.keys(changes).length === 0)
+    throw badRequest('Nothing to update: send name, email, referredUserExternalId, plan or status', 'parameter_missing');
   const set: Partial<ReferralDocument> = { ...changes, updatedAt: new Date() };
   if (changes.email !== undefined) set.emailKey = emailKeyOf(programId, changes.email);
   try {

@@ -14,7 +14,11 @@ export async function redeemCode(client: ServiceClient, programId: string, body:
   const response = await client.request({ method: 'POST', path: '/internal/redemptions', programId, body });
   if (response.status === 409) throw new RedemptionInProgress(upstreamMessage(response.body));
   if (response.status >= 400 && response.status < 500) {
-    throw badRequest(upstreamMessage(response.body) ?? `Promotional code ${body.code} cannot be redeemed`, 'promotional_code_not_redeemable', 'code');
+    throw badRequest(
+      upstreamMessage(response.body) ?? `Promotional code ${body.code} cannot be redeemed`,
+      'promotional_code_not_redeemable',
+      'code',
+    );
   }
   return expectShape('coupon', Redemption, response);
 }

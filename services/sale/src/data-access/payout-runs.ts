@@ -13,7 +13,8 @@ const schema = new Schema<PayoutRunDocument>(
   { _id: { type: String, required: true }, token: { type: String, required: true }, expiresAt: { type: Date, required: true } },
   { versionKey: false },
 );
-const payoutRunModel = (connection: Connection): Model<PayoutRunDocument> => connection.model<PayoutRunDocument>('PayoutRun', schema, 'payout_runs');
+const payoutRunModel = (connection: Connection): Model<PayoutRunDocument> =>
+  connection.model<PayoutRunDocument>('PayoutRun', schema, 'payout_runs');
 
 export class PayoutRunLeases {
   private readonly model: Model<PayoutRunDocument>;

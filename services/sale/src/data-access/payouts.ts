@@ -1,5 +1,14 @@
 import { shownPayoutDetails, type FullPayoutDetails, type Payout, type PayoutStatus } from '@affiliate/contracts';
-import { AggregateStore, fromMinorUnits, outboxPlugin, withinPeriod, type OutboxFields, type PageRequest, type Period, type StoreContext } from '@affiliate/platform';
+import {
+  AggregateStore,
+  fromMinorUnits,
+  outboxPlugin,
+  withinPeriod,
+  type OutboxFields,
+  type PageRequest,
+  type Period,
+  type StoreContext,
+} from '@affiliate/platform';
 import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
 
 export type PayoutItemDocument = { saleId: string; commissionId: string; amountMinor: number };
@@ -113,7 +122,11 @@ export function toPayout(payout: PayoutDocument): Payout {
     amount: fromMinorUnits(payout.amountMinor, payout.currency),
     currency: payout.currency,
     status: payout.status === 'DRAFT' ? 'PENDING' : payout.status,
-    commissions: payout.items.map((item) => ({ saleId: item.saleId, commissionId: item.commissionId, amount: fromMinorUnits(item.amountMinor, payout.currency) })),
+    commissions: payout.items.map((item) => ({
+      saleId: item.saleId,
+      commissionId: item.commissionId,
+      amount: fromMinorUnits(item.amountMinor, payout.currency),
+    })),
     payee: {
       name: payout.payee.name,
       email: payout.payee.email,

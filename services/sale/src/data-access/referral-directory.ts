@@ -14,8 +14,17 @@ export async function findReferralById(client: ServiceClient, programId: string,
  * The first affiliate other than this one the referral service credited the customer to (by its
  * normalized email or its id in the program's system), from the referral service's own claims.
  */
-export async function customerReferredByAnother(client: ServiceClient, programId: string, affiliateId: string, customer: { email?: string; customerId?: string }) {
-  const query = { affiliateId, ...(customer.email ? { email: customer.email } : {}), ...(customer.customerId ? { customerId: customer.customerId } : {}) };
+export async function customerReferredByAnother(
+  client: ServiceClient,
+  programId: string,
+  affiliateId: string,
+  customer: { email?: string; customerId?: string },
+) {
+  const query = {
+    affiliateId,
+    ...(customer.email ? { email: customer.email } : {}),
+    ...(customer.customerId ? { customerId: customer.customerId } : {}),
+  };
   const response = await client.request({ method: 'GET', path: '/internal/customer-claims', programId, query });
   return expectShape('referral', CustomerClaimAnswer, response).claim;
 }
@@ -35,6 +44,7 @@ export async function createReferral(
   body: CreateReferralBody & { visitorId?: string },
 ): Promise<{ referral: Referral } | { refused: string }> {
   const response = await client.request({ method: 'POST', path: '/referrals', programId, body });
-  if (response.status >= 400 && response.status < 500) return { refused: upstreamMessage(response.body) ?? `the referral service refused it (${response.status})` };
+  if (response.status >= 400 && response.status < 500)
+    return { refused: upstreamMessage(response.body) ?? `the referral service refused it (${response.status})` };
   return { referral: expectShape('referral', Referral, response) };
 }

@@ -1,5 +1,16 @@
 import { NO_RISK, type AttributionReason, type CommissionStatus, type Risk, type Sale } from '@affiliate/contracts';
-import { AggregateStore, fromMinorUnits, outboxPlugin, programKey, withinPeriod, type Decide, type OutboxFields, type PageRequest, type Period, type StoreContext } from '@affiliate/platform';
+import {
+  AggregateStore,
+  fromMinorUnits,
+  outboxPlugin,
+  programKey,
+  withinPeriod,
+  type Decide,
+  type OutboxFields,
+  type PageRequest,
+  type Period,
+  type StoreContext,
+} from '@affiliate/platform';
 import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
 import { availableAtOf, statusOf, type CommissionEntry } from '../domain/commission';
 
@@ -57,7 +68,10 @@ export type SaleWithCommissions = Pick<SaleDocument, '_id' | 'createdAt' | 'comm
 /** What a statement reads of a sale. */
 export type SaleForStatement = Pick<SaleDocument, '_id' | 'createdAt' | 'updatedAt' | 'reversedAt' | 'commissions'>;
 /** What the report reads of a sale. */
-export type SaleForReport = Pick<SaleDocument, '_id' | 'affiliateId' | 'totalEarnedMinor' | 'currency' | 'commissions' | 'createdAt' | 'reversedAt'>;
+export type SaleForReport = Pick<
+  SaleDocument,
+  '_id' | 'affiliateId' | 'totalEarnedMinor' | 'currency' | 'commissions' | 'createdAt' | 'reversedAt'
+>;
 
 export const externalIdKeyOf = (programId: string, externalId: string): string => programKey(programId, externalId);
 
@@ -67,7 +81,19 @@ export type CommissionFilters = { status?: CommissionStatus; affiliateId?: strin
 /** What a sales CSV row names. */
 export type SaleRow = Pick<
   SaleDocument,
-  '_id' | 'affiliateId' | 'referralId' | 'promoCode' | 'externalId' | 'customerId' | 'totalEarnedMinor' | 'currency' | 'commissionEarnedMinor' | 'commissions' | 'paymentTrigger' | 'paidAt' | 'createdAt'
+  | '_id'
+  | 'affiliateId'
+  | 'referralId'
+  | 'promoCode'
+  | 'externalId'
+  | 'customerId'
+  | 'totalEarnedMinor'
+  | 'currency'
+  | 'commissionEarnedMinor'
+  | 'commissions'
+  | 'paymentTrigger'
+  | 'paidAt'
+  | 'createdAt'
 >;
 /** What a commissions CSV row reads of its sale. */
 export type SaleCommissions = Pick<SaleDocument, '_id' | 'createdAt' | 'commissions'>;
@@ -181,7 +207,10 @@ export class SaleRepository extends AggregateStore<SaleDocument> {
 
   /** Every sale of the affiliate, reversed ones too, one batch at a time: what a statement adds up from the first. */
   ofAffiliate(programId: string, affiliateId: string): AsyncGenerator<SaleForStatement> {
-    return this.stream(programId, { affiliateId }, ['_id', 'createdAt', 'updatedAt', 'reversedAt', 'commissions'], { sort: { createdAt: 1, _id: 1 }, evenIfNotLive: true });
+    return this.stream(programId, { affiliateId }, ['_id', 'createdAt', 'updatedAt', 'reversedAt', 'commissions'], {
+      sort: { createdAt: 1, _id: 1 },
+      evenIfNotLive: true,
+    });
   }
 
   /**
@@ -193,7 +222,15 @@ export class SaleRepository extends AggregateStore<SaleDocument> {
    */
   balancesOfAffiliate(programId: string, affiliateId: string, now: Date) {
     const when = (condition: unknown) => ({ $sum: { $cond: [condition, '$amount', 0] } });
-    return this.model.aggregate<{ _id: string; earned: number; pending: number; due: number; paid: number; owed: number; paidByHand: number }>([
+    return this.model.aggregate<{
+      _id: string;
+      earned: number;
+      pending: number;
+      due: number;
+      paid: number;
+      owed: number;
+      paidByHand: number;
+    }>([
       { $match: { programId, affiliateId } },
       { $unwind: '$commissions' },
       { $match: { 'commissions.affiliateId': affiliateId } },
@@ -204,7 +241,9 @@ export class SaleRepository extends AggregateStore<SaleDocument> {
           state: { $ifNull: ['$commissions.state', 'OPEN'] },
           adjustment: { $ne: [{ $ifNull: ['$commissions.adjusts', null] }, null] },
           available: { $not: [{ $gt: [{ $ifNull: ['$commissions.availableAt', '$createdAt'] }, now] }] },
-          byHand: { $and: [{ $ne: [{ $ifNull: ['$commissions.paidOutByHandAt', null] }, null] }, { $eq: ['$commissions.payoutCreated', true] }] },
+          byHand: {
+            $and: [{ $ne: [{ $ifNull: ['$commissions.paidOutByHandAt', null] }, null] }, { $eq: ['$commissions.payoutCreated', true] }],
+          },
         },
       },
       {
@@ -227,7 +266,15 @@ export class SaleRepository extends AggregateStore<SaleDocument> {
    * with what the report adds up.
    */
   recordedBetween(programId: string, from: Date, to: Date): AsyncGenerator<SaleForReport> {
-    const fields: (keyof SaleForReport)[] = ['_id', 'affiliateId', 'totalEarnedMinor', 'currency', 'commissions', 'createdAt', 'reversedAt'];
+    const fields: (keyof SaleForReport)[] = [
+      '_id',
+      'affiliateId',
+      'totalEarnedMinor',
+      'currency',
+      'commissions',
+      'createdAt',
+      'reversedAt',
+    ];
     return this.stream(programId, { createdAt: { $gte: from, $lt: to } }, fields, { evenIfNotLive: true });
   }
 
@@ -245,7 +292,10 @@ export class SaleRepository extends AggregateStore<SaleDocument> {
 
   /** `withCommissions` whole, one batch at a time through a cursor, with what a commission row reads: a CSV export. */
   commissionsToExport(programId: string, filters: CommissionFilters, now: Date): AsyncGenerator<SaleCommissions> {
-    return this.stream(programId, commissionFilter(filters, now), ['_id', 'createdAt', 'commissions'], { sort: { createdAt: -1, _id: -1 }, evenIfNotLive: true });
+    return this.stream(programId, commissionFilter(filters, now), ['_id', 'createdAt', 'commissions'], {
+      sort: { createdAt: -1, _id: -1 },
+      evenIfNotLive: true,
+    });
   }
 
   /** Sales matching every filter given (none: the whole program), newest first. */
@@ -256,7 +306,19 @@ export class SaleRepository extends AggregateStore<SaleDocument> {
   /** Every sale the filters let through, newest first, one batch at a time through a cursor: a CSV export. */
   exportRows(programId: string, filters: SaleFilters): AsyncGenerator<SaleRow> {
     const fields: (keyof SaleRow)[] = [
-      '_id', 'affiliateId', 'referralId', 'promoCode', 'externalId', 'customerId', 'totalEarnedMinor', 'currency', 'commissionEarnedMinor', 'commissions', 'paymentTrigger', 'paidAt', 'createdAt',
+      '_id',
+      'affiliateId',
+      'referralId',
+      'promoCode',
+      'externalId',
+      'customerId',
+      'totalEarnedMinor',
+      'currency',
+      'commissionEarnedMinor',
+      'commissions',
+      'paymentTrigger',
+      'paidAt',
+      'createdAt',
     ];
     return this.stream(programId, saleFilter(filters), fields, { sort: { createdAt: -1, _id: -1 } });
   }
@@ -329,7 +391,9 @@ export function toSale(sale: SaleDocument, now = new Date()): Sale {
       payoutCreated: commission.payoutCreated,
       payoutId: commission.payoutId ?? null,
       // Only once a decision was taken: a commission nobody decided on keeps the shape it always had.
-      ...(commission.decisions?.length ? { decisions: commission.decisions.map((decision) => ({ ...decision, at: new Date(decision.at).toISOString() })) } : {}),
+      ...(commission.decisions?.length
+        ? { decisions: commission.decisions.map((decision) => ({ ...decision, at: new Date(decision.at).toISOString() })) }
+        : {}),
     })),
     attribution: sale.attribution ?? null,
     risk: sale.risk ?? NO_RISK,

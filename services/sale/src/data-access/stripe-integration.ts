@@ -1,5 +1,14 @@
 import type { ExplainedAttribution } from '@affiliate/contracts';
-import { byIdInProgram, insertOnce, processedEvents, programKey, unlessKeyTaken, UniqueKeyConflict, type ClaimOutcome, type ProcessedEvents } from '@affiliate/platform';
+import {
+  byIdInProgram,
+  insertOnce,
+  processedEvents,
+  programKey,
+  unlessKeyTaken,
+  UniqueKeyConflict,
+  type ClaimOutcome,
+  type ProcessedEvents,
+} from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /**
@@ -59,7 +68,12 @@ export type StripeCustomerCredit = { referralId: string; method: 'REFERRAL' | 'E
 const UNATTRIBUTED_INVOICES_KEPT = 20;
 
 const settingsSchema = new Schema<StripeSettingsDocument>(
-  { _id: { type: String, required: true }, programId: { type: String, required: true }, webhookSecret: { type: String, required: true }, updatedAt: { type: Date, required: true } },
+  {
+    _id: { type: String, required: true },
+    programId: { type: String, required: true },
+    webhookSecret: { type: String, required: true },
+    updatedAt: { type: Date, required: true },
+  },
   { versionKey: false },
 );
 const linkSchema = new Schema<StripeLinkDocument>(
@@ -84,7 +98,8 @@ const linkSchema = new Schema<StripeLinkDocument>(
 
 const settingsModel = (connection: Connection): Model<StripeSettingsDocument> =>
   connection.model<StripeSettingsDocument>('StripeSettings', settingsSchema, 'stripe_settings');
-const linkModel = (connection: Connection): Model<StripeLinkDocument> => connection.model<StripeLinkDocument>('StripeLink', linkSchema, 'stripe_links');
+const linkModel = (connection: Connection): Model<StripeLinkDocument> =>
+  connection.model<StripeLinkDocument>('StripeLink', linkSchema, 'stripe_links');
 
 export class StripeSettingsRepository {
   private readonly model: Model<StripeSettingsDocument>;
@@ -99,7 +114,12 @@ export class StripeSettingsRepository {
 
   /** One document per program, its id the program's: the last secret written is the one in force. */
   async saveWebhookSecret(programId: string, webhookSecret: string): Promise<void> {
-    const write = () => this.model.collection.updateOne({ _id: programId as never }, { $set: { programId, webhookSecret, updatedAt: new Date() } }, { upsert: true });
+    const write = () =>
+      this.model.collection.updateOne(
+        { _id: programId as never },
+        { $set: { programId, webhookSecret, updatedAt: new Date() } },
+        { upsert: true },
+      );
     // Two first writes raced to create the document: it exists now, so this one is a plain update.
     if ((await unlessKeyTaken(write)) instanceof UniqueKeyConflict) await write();
   }
@@ -124,12 +144,24 @@ export class StripeLinkRepository {
   /** The first link of a customer stays: a replayed or later checkout of the same customer changes nothing. */
   async linkCustomer(programId: string, customerId: string, credit: StripeCustomerCredit): Promise<void> {
     const how = 'visit' in credit ? { visit: credit.visit } : { referralId: credit.referralId, foundBy: credit.method };
-    await insertOnce(this.model, { _id: programKey(programId, customerId), programId, stripeId: customerId, ...how, createdAt: new Date() });
+    await insertOnce(this.model, {
+      _id: programKey(programId, customerId),
+      programId,
+      stripeId: customerId,
+      ...how,
+      createdAt: new Date(),
+    });
   }
 
   /** The first promotion code of a customer or subscription stays, as its first checkout named it. */
   async rememberPromotionCode(programId: string, ownerId: string, promotionCodeId: string): Promise<void> {
-    await insertOnce(this.model, { _id: programKey(programId, `promotion_code:${ownerId}`), programId, stripeId: ownerId, promotionCodeId, createdAt: new Date() });
+    await insertOnce(this.model, {
+      _id: programKey(programId, `promotion_code:${ownerId}`),
+      programId,
+      stripeId: ownerId,
+      promotionCodeId,
+      createdAt: new Date(),
+    });
   }
 
   async promotionCodeOf(programId: string, ownerId: string): Promise<string | null> {
@@ -146,7 +178,9 @@ export class StripeLinkRepository {
 
   /** `holderId` is the invoice's customer, or the invoice itself when it has none. */
   async keepUnattributedInvoice(programId: string, holderId: string, invoice: UnattributedInvoice): Promise<void> {
-    await this.upsert(programId, `unattributed:${holderId}`, holderId, { $push: { invoices: { $each: [invoice], $slice: -UNATTRIBUTED_INVOICES_KEPT } } });
+    await this.upsert(programId, `unattributed:${holderId}`, holderId, {
+      $push: { invoices: { $each: [invoice], $slice: -UNATTRIBUTED_INVOICES_KEPT } },
+    });
   }
 
   /** Each invoice once, though Stripe's retries of invoice.paid may have kept it more than once. */
@@ -157,7 +191,10 @@ export class StripeLinkRepository {
 
   /** An invoice settled by a checkout is no longer kept: a later checkout of the customer does not go through it again. */
   async forgetUnattributedInvoice(programId: string, holderId: string, invoiceId: string): Promise<void> {
-    await this.model.collection.updateOne({ _id: programKey(programId, `unattributed:${holderId}`) as never }, { $pull: { invoices: { invoiceId } } as never });
+    await this.model.collection.updateOne(
+      { _id: programKey(programId, `unattributed:${holderId}`) as never },
+      { $pull: { invoices: { invoiceId } } as never },
+    );
   }
 
   /**
@@ -176,7 +213,11 @@ export class StripeLinkRepository {
   /** An update by `_id` that creates its document; two first writes racing to create it end as one insert and one update. */
   private async upsert(programId: string, key: string, stripeId: string, update: Record<string, unknown>): Promise<void> {
     const write = () =>
-      this.model.collection.updateOne({ _id: programKey(programId, key) as never }, { ...update, $setOnInsert: { programId, stripeId, createdAt: new Date() } }, { upsert: true });
+      this.model.collection.updateOne(
+        { _id: programKey(programId, key) as never },
+        { ...update, $setOnInsert: { programId, stripeId, createdAt: new Date() } },
+        { upsert: true },
+      );
     if ((await unlessKeyTaken(write)) instanceof UniqueKeyConflict) await write();
   }
 

@@ -10,7 +10,11 @@ export function upstreamMessage(body: unknown): string | undefined {
 }
 
 /** A 200 answer in the shape the contract promises, or a 502 naming the service that broke it. */
-export function expectShape<Schema extends ZodTypeAny>(service: string, schema: Schema, response: { status: number; body: unknown }): z.infer<Schema> {
+export function expectShape<Schema extends ZodTypeAny>(
+  service: string,
+  schema: Schema,
+  response: { status: number; body: unknown },
+): z.infer<Schema> {
   const parsed = schema.safeParse(response.body);
   if (response.status !== 200 || !parsed.success) {
     throw new AppError(502, `The ${service} service gave an unexpected answer (${response.status})`);

@@ -17,12 +17,21 @@ export async function activeAffiliate(deps: SaleDependencies, programId: string,
 }
 
 /** The referral a sale without a promo code is attributed through: by its id, else by its email. */
-export async function attributedReferral(deps: SaleDependencies, programId: string, input: { referralId?: string; email?: string }): Promise<Referral> {
+export async function attributedReferral(
+  deps: SaleDependencies,
+  programId: string,
+  input: { referralId?: string; email?: string },
+): Promise<Referral> {
   if (input.referralId !== undefined) {
     const referral = await findReferralById(deps.referrals, programId, input.referralId);
-    if (!referral) throw badRequest(`referralId: no referral with id ${input.referralId} in this program`, 'resource_missing', 'referralId');
+    if (!referral)
+      throw badRequest(`referralId: no referral with id ${input.referralId} in this program`, 'resource_missing', 'referralId');
     if (input.email !== undefined && referral.email.toLowerCase() !== input.email.toLowerCase()) {
-      throw badRequest(`email: referral ${input.referralId} has another email; send one of them, or both of the same referral`, 'parameters_inconsistent', 'email');
+      throw badRequest(
+        `email: referral ${input.referralId} has another email; send one of them, or both of the same referral`,
+        'parameters_inconsistent',
+        'email',
+      );
     }
     return referral;
   }
@@ -47,7 +56,8 @@ function attributionThroughReferral(method: 'REFERRAL' | 'EMAIL', referral: Refe
   };
 }
 
-const ageAt = (clickedAt: string | null, at: Date): number | null => (clickedAt === null ? null : Math.max(0, Math.floor((at.getTime() - Date.parse(clickedAt)) / 1000)));
+const ageAt = (clickedAt: string | null, at: Date): number | null =>
+  clickedAt === null ? null : Math.max(0, Math.floor((at.getTime() - Date.parse(clickedAt)) / 1000));
 
 /**
  * Who a sale that names no promo code is credited to, and why. `customer` is whom the recurring
@@ -69,16 +79,26 @@ export type SaleCredit = {
  */
 export type PinnedCredit = { referralId: string; method: 'REFERRAL' | 'EMAIL' } | { visit: ExplainedAttribution };
 
-export async function creditOf(deps: SaleDependencies, programId: string, input: CreateSaleBody, paidAt: Date, pinned?: PinnedCredit): Promise<SaleCredit> {
+export async function creditOf(
+  deps: SaleDependencies,
+  programId: string,
+  input: CreateSaleBody,
+  paidAt: Date,
+  pinned?: PinnedCredit,
+): Promise<SaleCredit> {
   const customerOfInput = input.customerId === undefined ? null : `customer:${input.customerId}`;
   if (pinned && 'visit' in pinned) return creditOfVisit(pinned.visit, paidAt, customerOfInput);
   if (pinned) {
     const referral = await findReferralById(deps.referrals, programId, pinned.referralId);
-    if (!referral) throw badRequest(`referral ${pinned.referralId} of this customer no longer exists in this program`, 'attribution_failed');
+    if (!referral)
+      throw badRequest(`referral ${pinned.referralId} of this customer no longer exists in this program`, 'attribution_failed');
     return creditOfReferral(referral, pinned.method, paidAt);
   }
   if (input.clickId !== undefined || input.visitorId !== undefined) {
-    const [field, visit] = input.clickId !== undefined ? (['clickId', { clickId: input.clickId }] as const) : (['visitorId', { visitorId: input.visitorId ?? '' }] as const);
+    const [field, visit] =
+      input.clickId !== undefined
+        ? (['clickId', { clickId: input.clickId }] as const)
+        : (['visitorId', { visitorId: input.visitorId ?? '' }] as const);
     const resolved = await resolveVisit(deps.affiliates, programId, visit);
     if ('refused' in resolved) throw badRequest(`${field}: ${resolved.refused}`, 'attribution_failed', field);
     return creditOfVisit(resolved, paidAt, customerOfInput);
@@ -110,4 +130,10 @@ function creditOfVisit(visit: ExplainedAttribution, paidAt: Date, customer: stri
 }
 
 /** A promo-code sale is the affiliate's who holds the code. */
-export const attributionByPromoCode = (affiliateId: string): AttributionReason => ({ method: 'PROMO_CODE', clickId: null, clickedAt: null, ageSeconds: null, affiliateId });
+export const attributionByPromoCode = (affiliateId: string): AttributionReason => ({
+  method: 'PROMO_CODE',
+  clickId: null,
+  clickedAt: null,
+  ageSeconds: null,
+  affiliateId,
+});

@@ -79,17 +79,27 @@ export const isDue = (commission: CommissionEntry, sale: SaleDates, now: Date): 
   stateOf(commission) === 'OPEN' && !commission.payoutCreated && availableAtOf(commission, sale) <= now;
 
 /** A new commission, open until its date. */
-export function earn(input: { affiliateId: string; amountMinor: number; currency: string; availableAt: Date; commissionPlanId: string | null }): CommissionEntry {
+export function earn(input: {
+  affiliateId: string;
+  amountMinor: number;
+  currency: string;
+  availableAt: Date;
+  commissionPlanId: string | null;
+}): CommissionEntry {
   return { id: randomUUID(), ...input, state: 'OPEN', adjusts: null, payoutCreated: false, payoutId: null };
 }
 
-const decided = (commission: CommissionEntry, decision: CommissionDecision): CommissionDecision[] => [...(commission.decisions ?? []), decision];
+const decided = (commission: CommissionEntry, decision: CommissionDecision): CommissionDecision[] => [
+  ...(commission.decisions ?? []),
+  decision,
+];
 
 /** Held for review: only an open commission in no payout (one in a payout is the payout's to settle). */
 export function hold(commission: CommissionEntry, decision: Omit<CommissionDecision, 'action'>): Transition {
   const state = stateOf(commission);
   if (state !== 'OPEN') return refuse('NOT_OPEN', `commission ${commission.id} is ${state}; only an open one can be held`);
-  if (commission.payoutCreated) return refuse('IN_PAYOUT', `commission ${commission.id} is in payout ${commission.payoutId ?? ''}`.trimEnd());
+  if (commission.payoutCreated)
+    return refuse('IN_PAYOUT', `commission ${commission.id} is in payout ${commission.payoutId ?? ''}`.trimEnd());
   return { entry: { ...commission, state: 'HELD', decisions: decided(commission, { ...decision, action: 'HOLD' }) } };
 }
 
@@ -105,7 +115,8 @@ export function voidCommission(commission: CommissionEntry, decision: Omit<Commi
   const state = stateOf(commission);
   if (state === 'VOID') return refuse('ALREADY_VOID', `commission ${commission.id} is already VOID`);
   if (state === 'PAID') return refuse('ALREADY_PAID', `commission ${commission.id} is PAID; reverse the sale to take it back`);
-  if (commission.payoutCreated) return refuse('IN_PAYOUT', `commission ${commission.id} is in a payout; it is paid or given back by PUT /payouts`);
+  if (commission.payoutCreated)
+    return refuse('IN_PAYOUT', `commission ${commission.id} is in a payout; it is paid or given back by PUT /payouts`);
   return { entry: { ...commission, state: 'VOID', decisions: decided(commission, { ...decision, action: 'VOID' }) } };
 }
 
@@ -117,7 +128,13 @@ export function voidCommission(commission: CommissionEntry, decision: Omit<Commi
 export function reverse(commission: CommissionEntry, now: Date, siblings: CommissionEntry[] = []): CommissionEntry[] {
   if (commission.adjusts || stateOf(commission) === 'VOID') return [commission];
   if (!commission.payoutCreated) {
-    return [{ ...commission, state: 'VOID', decisions: decided(commission, { action: 'VOID', at: now, by: decidedByRules('REVERSAL'), reason: 'the sale was reversed' }) }];
+    return [
+      {
+        ...commission,
+        state: 'VOID',
+        decisions: decided(commission, { action: 'VOID', at: now, by: decidedByRules('REVERSAL'), reason: 'the sale was reversed' }),
+      },
+    ];
   }
   // What earlier adjustments (a partial refund after payout) took back already is not taken twice.
   const stillOwed = netAmountOf(commission, siblings);
@@ -150,13 +167,20 @@ export const netAmountOf = (commission: CommissionEntry, entries: CommissionEntr
  * amount again is no adjustment (null). A higher amount after payout, an open commission (which
  * takes its new amount itself: `markByHand`) and a void one are refused.
  */
-export function adjust(commission: CommissionEntry, siblings: CommissionEntry[], amountMinor: number, now: Date): { adjustment: CommissionEntry | null } | Refused {
+export function adjust(
+  commission: CommissionEntry,
+  siblings: CommissionEntry[],
+  amountMinor: number,
+  now: Date,
+): { adjustment: CommissionEntry | null } | Refused {
   const state = stateOf(commission);
   if (commission.adjusts) return refuse('ADJUSTMENT', `entry ${commission.id} is itself an adjustment`);
   if (state === 'VOID') return refuse('ALREADY_VOID', `commission ${commission.id} is already VOID`);
-  if (state !== 'PAID' && !commission.payoutCreated) return refuse('NOT_PAID_OUT', `commission ${commission.id} is in no payout; it takes its new amount itself`);
+  if (state !== 'PAID' && !commission.payoutCreated)
+    return refuse('NOT_PAID_OUT', `commission ${commission.id} is in no payout; it takes its new amount itself`);
   const kept = netAmountOf(commission, siblings);
-  if (amountMinor > kept) return refuse('RAISED_AFTER_PAYOUT', `commission ${commission.id} was paid out; its amount can be lowered, not raised`);
+  if (amountMinor > kept)
+    return refuse('RAISED_AFTER_PAYOUT', `commission ${commission.id} was paid out; its amount can be lowered, not raised`);
   return { adjustment: amountMinor === kept ? null : adjustmentOf(commission, amountMinor - kept, now) };
 }
 
@@ -168,7 +192,8 @@ export function claimForPayout(commission: CommissionEntry, payoutId: string): T
   if (commission.payoutId === payoutId) return { entry: commission };
   const state = stateOf(commission);
   if (state !== 'OPEN') return refuse('NOT_OPEN', `commission ${commission.id} is ${state}`);
-  if (commission.payoutCreated) return refuse('IN_PAYOUT', `commission ${commission.id} is in payout ${commission.payoutId ?? ''}`.trimEnd());
+  if (commission.payoutCreated)
+    return refuse('IN_PAYOUT', `commission ${commission.id} is in payout ${commission.payoutId ?? ''}`.trimEnd());
   return { entry: { ...commission, payoutCreated: true, payoutId } };
 }
 
@@ -195,7 +220,15 @@ export function markPaid(commission: CommissionEntry, payoutId: string): Transit
  */
 export function markByHand(
   commission: CommissionEntry,
-  change: { amountMinor: number; recalculating: boolean; inPayout: boolean; payoutId: string | null; inRunPayout: boolean; saleId: string; now: Date },
+  change: {
+    amountMinor: number;
+    recalculating: boolean;
+    inPayout: boolean;
+    payoutId: string | null;
+    inRunPayout: boolean;
+    saleId: string;
+    now: Date;
+  },
 ): Transition {
   const { saleId } = change;
   const amountChanges = changedAmount(commission, change.amountMinor, change.now);
@@ -203,20 +236,38 @@ export function markByHand(
   // A held commission in no payout follows its sale's amount (a partial refund while under review),
   // so that releasing it later pays what is still owed, not what was first earned. It stays HELD and
   // is never marked as paid out by hand: only a release makes it payable.
-  if (state === 'HELD' && !commission.payoutCreated && !change.inPayout) return { entry: { ...commission, amountMinor: change.amountMinor, ...amountChanges } };
+  if (state === 'HELD' && !commission.payoutCreated && !change.inPayout)
+    return { entry: { ...commission, amountMinor: change.amountMinor, ...amountChanges } };
   if (state !== 'OPEN') return refuse('NOT_OPEN', `The commission of sale ${saleId} is ${state}; it cannot be changed`);
   if (change.inRunPayout) {
-    return refuse('IN_PAYOUT', `The commission of sale ${saleId} is in payout ${commission.payoutId ?? ''}: mark the payout PAID or FAILED with PUT /payouts`);
+    return refuse(
+      'IN_PAYOUT',
+      `The commission of sale ${saleId} is in payout ${commission.payoutId ?? ''}: mark the payout PAID or FAILED with PUT /payouts`,
+    );
   }
   if (change.recalculating && commission.payoutCreated && change.inPayout) {
-    return refuse('IN_PAYOUT', `The commission of sale ${saleId} is already in payout ${commission.payoutId ?? ''}`.trimEnd() + '; it cannot be recalculated');
+    return refuse(
+      'IN_PAYOUT',
+      `The commission of sale ${saleId} is already in payout ${commission.payoutId ?? ''}`.trimEnd() + '; it cannot be recalculated',
+    );
   }
   const { paidOutByHandAt: _previously, ...rest } = commission;
   const samePayout = commission.payoutCreated && commission.payoutId === change.payoutId;
   const byHand = change.inPayout ? { paidOutByHandAt: (samePayout ? commission.paidOutByHandAt : undefined) ?? change.now } : {};
-  return { entry: { ...rest, amountMinor: change.amountMinor, ...amountChanges, payoutCreated: change.inPayout, payoutId: change.inPayout ? change.payoutId : null, ...byHand } };
+  return {
+    entry: {
+      ...rest,
+      amountMinor: change.amountMinor,
+      ...amountChanges,
+      payoutCreated: change.inPayout,
+      payoutId: change.inPayout ? change.payoutId : null,
+      ...byHand,
+    },
+  };
 }
 
 /** The change of amount recorded (nothing when the amount stays): the statement shows it as ADJUSTED when it happened. */
 const changedAmount = (commission: CommissionEntry, amountMinor: number, now: Date): Pick<CommissionEntry, 'amountChanges'> =>
-  amountMinor === commission.amountMinor ? {} : { amountChanges: [...(commission.amountChanges ?? []), { at: now, fromMinor: commission.amountMinor, toMinor: amountMinor }] };
+  amountMinor === commission.amountMinor
+    ? {}
+    : { amountChanges: [...(commission.amountChanges ?? []), { at: now, fromMinor: commission.amountMinor, toMinor: amountMinor }] };

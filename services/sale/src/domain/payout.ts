@@ -19,7 +19,17 @@ export function draftPayout(input: {
   now: Date;
 }): PayoutDocument {
   const { now, ...rest } = input;
-  return { _id: randomUUID(), ...rest, amountMinor: totalOf(input.items), status: 'DRAFT', externalReference: null, settling: false, paidAt: null, createdAt: now, updatedAt: now };
+  return {
+    _id: randomUUID(),
+    ...rest,
+    amountMinor: totalOf(input.items),
+    status: 'DRAFT',
+    externalReference: null,
+    settling: false,
+    paidAt: null,
+    createdAt: now,
+    updatedAt: now,
+  };
 }
 
 /**

@@ -29,7 +29,11 @@ const noPayout = (payoutId: string) => notFound(`No payout with id ${payoutId} i
  * of the affiliate's plan. Each commission is claimed by a conditional write on its sale, and only
  * one run per program works at a time, so no commission is ever in two payouts.
  */
-export async function createPayouts(deps: SaleDependencies, programId: string, input: { affiliateId?: string; currency?: string }): Promise<Payout[]> {
+export async function createPayouts(
+  deps: SaleDependencies,
+  programId: string,
+  input: { affiliateId?: string; currency?: string },
+): Promise<Payout[]> {
   const startedAt = Date.now();
   const progress = { tookTurn: false };
   try {
@@ -44,7 +48,12 @@ export async function createPayouts(deps: SaleDependencies, programId: string, i
   }
 }
 
-async function runPayouts(deps: SaleDependencies, programId: string, input: { affiliateId?: string; currency?: string }, progress: { tookTurn: boolean }): Promise<Payout[]> {
+async function runPayouts(
+  deps: SaleDependencies,
+  programId: string,
+  input: { affiliateId?: string; currency?: string },
+  progress: { tookTurn: boolean },
+): Promise<Payout[]> {
   const run = { programId, token: await takeRun(deps, programId) };
   progress.tookTurn = true;
   const deadline = Date.now() + RUN_BUDGET_MS;
@@ -58,7 +67,11 @@ async function runPayouts(deps: SaleDependencies, programId: string, input: { af
       const payout = await finishDraft(deps, draft, run);
       if (payout) created.push(payout);
     }
-    for (const group of await dueGroups(deps.repositories.sales.withCommissionsOutsidePayouts(programId, input.affiliateId), input.currency, new Date())) {
+    for (const group of await dueGroups(
+      deps.repositories.sales.withCommissionsOutsidePayouts(programId, input.affiliateId),
+      input.currency,
+      new Date(),
+    )) {
       if (Date.now() > deadline) break;
       const draft = await draftOf(deps, programId, group);
       if (!draft) continue;
@@ -152,7 +165,12 @@ async function finishDraft(deps: SaleDependencies, draft: PayoutDocument, run: R
  * reversed sale's subscribers had sale.deleted: nothing more). True when the commission is in the
  * state the transition leads to (changed now, or already: a retry); false when it refused.
  */
-async function changeCommission(deps: SaleDependencies, payout: PayoutDocument, item: PayoutItemDocument, transition: (commission: CommissionEntry) => Transition): Promise<boolean> {
+async function changeCommission(
+  deps: SaleDependencies,
+  payout: PayoutDocument,
+  item: PayoutItemDocument,
+  transition: (commission: CommissionEntry) => Transition,
+): Promise<boolean> {
   let accepted = false;
   await deps.repositories.sales.changeEvenIfReversed(payout.programId, item.saleId, (current) => {
     const commission = current.commissions.find((entry) => entry.id === item.commissionId);
@@ -169,11 +187,14 @@ async function changeCommission(deps: SaleDependencies, payout: PayoutDocument, 
 }
 
 /** True when the commission is this payout's: claimed now, or by an earlier try of the same draft. */
-const claim = (deps: SaleDependencies, payout: PayoutDocument, item: PayoutItemDocument) => changeCommission(deps, payout, item, (commission) => claimForPayout(commission, payout._id));
+const claim = (deps: SaleDependencies, payout: PayoutDocument, item: PayoutItemDocument) =>
+  changeCommission(deps, payout, item, (commission) => claimForPayout(commission, payout._id));
 
-const giveBack = (deps: SaleDependencies, payout: PayoutDocument, item: PayoutItemDocument) => changeCommission(deps, payout, item, (commission) => releaseFromPayout(commission, payout._id));
+const giveBack = (deps: SaleDependencies, payout: PayoutDocument, item: PayoutItemDocument) =>
+  changeCommission(deps, payout, item, (commission) => releaseFromPayout(commission, payout._id));
 
-const paid = (deps: SaleDependencies, payout: PayoutDocument, item: PayoutItemDocument) => changeCommission(deps, payout, item, (commission) => markPaid(commission, payout._id));
+const paid = (deps: SaleDependencies, payout: PayoutDocument, item: PayoutItemDocument) =>
+  changeCommission(deps, payout, item, (commission) => markPaid(commission, payout._id));
 
 /**
  * PUT /payouts: PAID marks its commissions PAID; FAILED gives them back (DUE again, for the next

@@ -46,11 +46,15 @@ export async function recordPayment(
   options: { pinned?: PinnedCredit; refuseOtherContent?: boolean } = {},
 ): Promise<RecordedPayment> {
   const { pinned } = options;
-  if (body.paidAt !== undefined && Date.parse(body.paidAt) > Date.now() + CLOCK_SKEW_MS) throw badRequest('paidAt: must not be in the future', 'parameter_invalid', 'paidAt');
+  if (body.paidAt !== undefined && Date.parse(body.paidAt) > Date.now() + CLOCK_SKEW_MS)
+    throw badRequest('paidAt: must not be in the future', 'parameter_invalid', 'paidAt');
   const input = { ...body, paidAt: body.paidAt ?? new Date().toISOString() };
   const externalIdKey = input.externalId === undefined ? undefined : externalIdKeyOf(programId, input.externalId);
   const content = contentOf(input);
-  const replay = (recorded: SaleDocument): RecordedPayment => ({ sale: repeated(recorded, options.refuseOtherContent ? content : undefined), replayed: true });
+  const replay = (recorded: SaleDocument): RecordedPayment => ({
+    sale: repeated(recorded, options.refuseOtherContent ? content : undefined),
+    replayed: true,
+  });
   if (input.externalId !== undefined) {
     const recorded = await deps.repositories.sales.byExternalId(programId, input.externalId);
     if (recorded) return replay(recorded);
@@ -113,7 +117,8 @@ async function recordCreditedSale(
   try {
     return await store(deps, sale, affiliate, credit.referral, earned, credit.customer);
   } catch (error) {
-    if (input.externalId !== undefined && error instanceof UniqueKeyConflict) throw new StoredMeanwhile(await storedByExternalId(deps, programId, input.externalId));
+    if (input.externalId !== undefined && error instanceof UniqueKeyConflict)
+      throw new StoredMeanwhile(await storedByExternalId(deps, programId, input.externalId));
     throw error;
   }
 }
@@ -161,7 +166,8 @@ async function recordPromoCodeSale(
     return await store(deps, sale, affiliate, null, earned, customer);
   } catch (error) {
     // A concurrent request with the same externalId stored the sale first, under this very key.
-    if (input.externalId !== undefined && error instanceof UniqueKeyConflict) throw new StoredMeanwhile(await storedByExternalId(deps, programId, input.externalId));
+    if (input.externalId !== undefined && error instanceof UniqueKeyConflict)
+      throw new StoredMeanwhile(await storedByExternalId(deps, programId, input.externalId));
     await giveBack(deps, programId, redemptionKey, input.externalId);
     throw error;
   }
@@ -175,7 +181,10 @@ async function redeem(deps: SaleDependencies, programId: string, body: Parameter
     } catch (error) {
       if (!(error instanceof RedemptionInProgress)) throw error;
       if (attempt >= IN_PROGRESS_RETRIES) {
-        throw new AppError(409, `A sale with this externalId is being recorded right now; retry in ${RECORDING_RETRY_AFTER_SECONDS} s`, { code: 'concurrent_modification', retryAfterSeconds: RECORDING_RETRY_AFTER_SECONDS });
+        throw new AppError(409, `A sale with this externalId is being recorded right now; retry in ${RECORDING_RETRY_AFTER_SECONDS} s`, {
+          code: 'concurrent_modification',
+          retryAfterSeconds: RECORDING_RETRY_AFTER_SECONDS,
+        });
       }
       await pause(25 * attempt);
     }
@@ -206,17 +215,28 @@ function redemptionKeyOf(externalIdKey: string): string {
 }
 
 type SaleSource =
-  | { referralId: string | null; linkId: string | null; attribution: AttributionReason }
-  | { redemption: Redemption; redemptionKey: string };
+  { referralId: string | null; linkId: string | null; attribution: AttributionReason } | { redemption: Redemption; redemptionKey: string };
 
 /**
  * The commission under the affiliate's plan in force now. A sale that names its customer (the
  * referral, else customerId) is that customer's first payment or a later one; one that names none
  * counts as a first payment.
  */
-async function commissionOf(deps: SaleDependencies, programId: string, input: CreateSaleBody, affiliate: InternalAffiliate, customer: string | null): Promise<Earned | null> {
-  const firstPaymentAt = customer === null ? null : await deps.repositories.customerPayments.firstPaymentAt(programId, affiliate.id, customer);
-  const payment = { totalEarnedMinor: toMinorUnits(input.totalEarned, input.currency), currency: input.currency, paymentTrigger: input.paymentTrigger, at: paidAtOf(input) };
+async function commissionOf(
+  deps: SaleDependencies,
+  programId: string,
+  input: CreateSaleBody,
+  affiliate: InternalAffiliate,
+  customer: string | null,
+): Promise<Earned | null> {
+  const firstPaymentAt =
+    customer === null ? null : await deps.repositories.customerPayments.firstPaymentAt(programId, affiliate.id, customer);
+  const payment = {
+    totalEarnedMinor: toMinorUnits(input.totalEarned, input.currency),
+    currency: input.currency,
+    paymentTrigger: input.paymentTrigger,
+    at: paidAtOf(input),
+  };
   return commissionFor(affiliate.plan, payment, firstPaymentAt);
 }
 
@@ -263,11 +283,21 @@ function newSale(
 }
 
 /** Stores the sale with sale.created; a customer's first payment then becomes the one recurring rules count from. */
-async function store(deps: SaleDependencies, sale: SaleDocument, affiliate: InternalAffiliate, referral: Referral | null, earned: Earned | null, customer: string | null): Promise<Sale> {
+async function store(
+  deps: SaleDependencies,
+  sale: SaleDocument,
+  affiliate: InternalAffiliate,
+  referral: Referral | null,
+  earned: Earned | null,
+  customer: string | null,
+): Promise<Sale> {
   await deps.repositories.sales.insert(sale, (stored) => [saleCreated(stored, affiliate, referral)]);
   await claimCustomer(deps, sale.programId, { customerId: sale.customerId, email: referral?.email }, affiliate.id, sale._id);
   if (customer !== null && earned?.first) {
-    await deps.repositories.customerPayments.recordFirst(sale.programId, affiliate.id, customer, { id: sale._id, at: sale.paidAt ?? sale.createdAt });
+    await deps.repositories.customerPayments.recordFirst(sale.programId, affiliate.id, customer, {
+      id: sale._id,
+      at: sale.paidAt ?? sale.createdAt,
+    });
   }
   return toSale(sale);
 }
@@ -284,7 +314,11 @@ async function storedByExternalId(deps: SaleDependencies, programId: string, ext
  */
 function repeated(recorded: SaleDocument, content: string | undefined): Sale {
   if (recorded.reversedAt) {
-    throw badRequest(`externalId: the sale with externalId ${recorded.externalId} was reversed; a reversed payment cannot be recorded again`, 'sale_reversed', 'externalId');
+    throw badRequest(
+      `externalId: the sale with externalId ${recorded.externalId} was reversed; a reversed payment cannot be recorded again`,
+      'sale_reversed',
+      'externalId',
+    );
   }
   if (content !== undefined && !sameContent(recorded, content)) {
     throw conflict(

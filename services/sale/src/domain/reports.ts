@@ -19,9 +19,18 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export function reportPeriod(period: { from: string; to?: string }, now = new Date()): { from: Date; to: Date } {
   const from = new Date(period.from);
   const to = period.to ? new Date(period.to) : now;
-  if (from >= to) throw badRequest(period.to ? 'to: must be after from' : 'from: must be in the past (to defaults to now)', 'parameter_invalid', period.to ? 'to' : 'from');
+  if (from >= to)
+    throw badRequest(
+      period.to ? 'to: must be after from' : 'from: must be in the past (to defaults to now)',
+      'parameter_invalid',
+      period.to ? 'to' : 'from',
+    );
   if (to.getTime() - from.getTime() > MAX_REPORT_PERIOD_DAYS * DAY_MS) {
-    throw badRequest(`to: the period from \`from\` to \`to\` spans at most ${MAX_REPORT_PERIOD_DAYS} days; ask for several reports to cover more`, 'parameter_invalid', 'to');
+    throw badRequest(
+      `to: the period from \`from\` to \`to\` spans at most ${MAX_REPORT_PERIOD_DAYS} days; ask for several reports to cover more`,
+      'parameter_invalid',
+      'to',
+    );
   }
   return { from, to };
 }
@@ -39,7 +48,11 @@ export function reportPeriod(period: { from: string; to?: string }, now = new Da
  * The sales are read one batch at a time and added up as they come, so memory grows with the
  * affiliates and currencies, not with the sales.
  */
-export async function affiliateReport(deps: SaleDependencies, programId: string, query: { from: string; to?: string }): Promise<AffiliateReportRow[]> {
+export async function affiliateReport(
+  deps: SaleDependencies,
+  programId: string,
+  query: { from: string; to?: string },
+): Promise<AffiliateReportRow[]> {
   const now = new Date();
   const period = reportPeriod(query, now);
   const tallies = new Map<string, Map<string, Tally>>();

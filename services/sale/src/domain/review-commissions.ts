@@ -2,7 +2,17 @@ import type { CommissionListItem, Sale } from '@affiliate/contracts';
 import { badRequest, csvText, fromMinorUnits, minorUnitDigits, notFound, type CsvRow, type PageRequest } from '@affiliate/platform';
 import type { SaleRepositories } from '../data-access/repositories';
 import { toSale, type CommissionFilters } from '../data-access/sales';
-import { availableAtOf, isRefused, release, statusOf, voidCommission, type CommissionDecision, type CommissionEntry, type DecidedBy, type Transition } from './commission';
+import {
+  availableAtOf,
+  isRefused,
+  release,
+  statusOf,
+  voidCommission,
+  type CommissionDecision,
+  type CommissionEntry,
+  type DecidedBy,
+  type Transition,
+} from './commission';
 import { saleUpdated } from './sale-events';
 
 type Decide = (commission: CommissionEntry, decision: Omit<CommissionDecision, 'action'>) => Transition;
@@ -13,7 +23,13 @@ type Decide = (commission: CommissionEntry, decision: Omit<CommissionDecision, '
  * one of them lands and the other meets the state it left (RELIABILITY.md). A refusal (not HELD,
  * already in a payout, paid, void) is a 400 naming the state; the sale is unchanged.
  */
-async function decide(repositories: SaleRepositories, programId: string, input: { saleId: string; commissionId: string }, transition: Decide, decision: Omit<CommissionDecision, 'action'>): Promise<Sale> {
+async function decide(
+  repositories: SaleRepositories,
+  programId: string,
+  input: { saleId: string; commissionId: string },
+  transition: Decide,
+  decision: Omit<CommissionDecision, 'action'>,
+): Promise<Sale> {
   const changed = await repositories.sales.change(programId, input.saleId, (current) => {
     const commission = current.commissions.find((entry) => entry.id === input.commissionId);
     if (!commission) throw notFound(`Sale ${input.saleId} has no commission ${input.commissionId}`);
@@ -31,12 +47,22 @@ async function decide(repositories: SaleRepositories, programId: string, input: 
 const byKey = (key: { keyId: string | null; keyPrefix: string | null }): DecidedBy => ({ kind: 'API_KEY', ...key });
 
 /** POST /commissions/release: a HELD commission is PENDING or DUE again by its date. */
-export function releaseCommission(repositories: SaleRepositories, programId: string, input: { saleId: string; commissionId: string; note?: string }, key: { keyId: string | null; keyPrefix: string | null }): Promise<Sale> {
+export function releaseCommission(
+  repositories: SaleRepositories,
+  programId: string,
+  input: { saleId: string; commissionId: string; note?: string },
+  key: { keyId: string | null; keyPrefix: string | null },
+): Promise<Sale> {
   return decide(repositories, programId, input, release, { at: new Date(), by: byKey(key), reason: input.note ?? null });
 }
 
 /** POST /commissions/void: a HELD, PENDING or DUE commission in no payout is VOID, with the reason. */
-export function voidReviewedCommission(repositories: SaleRepositories, programId: string, input: { saleId: string; commissionId: string; reason: string }, key: { keyId: string | null; keyPrefix: string | null }): Promise<Sale> {
+export function voidReviewedCommission(
+  repositories: SaleRepositories,
+  programId: string,
+  input: { saleId: string; commissionId: string; reason: string },
+  key: { keyId: string | null; keyPrefix: string | null },
+): Promise<Sale> {
   return decide(repositories, programId, input, voidCommission, { at: new Date(), by: byKey(key), reason: input.reason });
 }
 
@@ -67,13 +93,28 @@ export async function listCommissions(
   return { items: listed, nextCursor };
 }
 
-export const COMMISSION_CSV_COLUMNS = ['id', 'sale_id', 'affiliate_id', 'amount', 'currency', 'status', 'available_at', 'adjusts', 'payout_id', 'sale_created_at'];
+export const COMMISSION_CSV_COLUMNS = [
+  'id',
+  'sale_id',
+  'affiliate_id',
+  'amount',
+  'currency',
+  'status',
+  'available_at',
+  'adjusts',
+  'payout_id',
+  'sale_created_at',
+];
 
 /**
  * The filtered commissions as CSV rows, their sales newest first. Ids, amounts and states are ours;
  * the payout id is the integrator's own when PUT /sales marked it (any text), so it is guarded.
  */
-export async function* commissionCsvRows(repositories: SaleRepositories, programId: string, filters: CommissionFilters): AsyncGenerator<CsvRow> {
+export async function* commissionCsvRows(
+  repositories: SaleRepositories,
+  programId: string,
+  filters: CommissionFilters,
+): AsyncGenerator<CsvRow> {
   const now = new Date();
   for await (const sale of repositories.sales.commissionsToExport(programId, filters, now)) {
     for (const commission of sale.commissions) {

@@ -24,7 +24,10 @@ export async function riskOfSale(
   return assessRisk(settings, {
     customerEmail,
     affiliateEmail: affiliate.email,
-    otherAffiliate: settings.riskActions.CUSTOMER_OF_ANOTHER_AFFILIATE === 'OFF' ? null : await otherAffiliateOf(deps, programId, affiliate.id, { email: customerEmail, customerId: input.customerId }),
+    otherAffiliate:
+      settings.riskActions.CUSTOMER_OF_ANOTHER_AFFILIATE === 'OFF'
+        ? null
+        : await otherAffiliateOf(deps, programId, affiliate.id, { email: customerEmail, customerId: input.customerId }),
     clickAgeSeconds: credit?.attribution.ageSeconds,
     visitorAffiliatesWithinHour: credit?.visitorAffiliatesWithinHour,
     commission: earned && { amount: fromMinorUnits(earned.amountMinor, earned.currency), currency: earned.currency },
@@ -38,7 +41,12 @@ export async function riskOfSale(
  * or was first referred by another (the referral service's claims, asked through its internal route:
  * a sale by promo code or customerId knows no referral of its own). Null when neither.
  */
-async function otherAffiliateOf(deps: SaleDependencies, programId: string, affiliateId: string, customer: { email?: string; customerId?: string }): Promise<string | null> {
+async function otherAffiliateOf(
+  deps: SaleDependencies,
+  programId: string,
+  affiliateId: string,
+  customer: { email?: string; customerId?: string },
+): Promise<string | null> {
   const keys = customerKeysOf(customer);
   if (keys.length === 0) return null;
   const bought = await deps.repositories.customerClaims.claimedByAnother(programId, affiliateId, keys);
@@ -48,16 +56,35 @@ async function otherAffiliateOf(deps: SaleDependencies, programId: string, affil
 }
 
 /** Once the sale is stored, its customer (customerId, normalized email) is its affiliate's for the sales that follow (the first claim stays). */
-export async function claimCustomer(deps: SaleDependencies, programId: string, customer: { customerId: string | null; email?: string }, affiliateId: string, saleId: string): Promise<void> {
+export async function claimCustomer(
+  deps: SaleDependencies,
+  programId: string,
+  customer: { customerId: string | null; email?: string },
+  affiliateId: string,
+  saleId: string,
+): Promise<void> {
   const keys = customerKeysOf(customer);
   if (keys.length > 0) await deps.repositories.customerClaims.claim(programId, affiliateId, keys, `sale ${saleId}`);
 }
 
 /** The commission a sale earns, held or voided at once when its risk says so (decided by the program's risk rules). */
 export function earnedCommission(earned: Earned, affiliate: InternalAffiliate, risk: Risk, now: Date): CommissionEntry {
-  const entry = earn({ affiliateId: affiliate.id, amountMinor: earned.amountMinor, currency: earned.currency, availableAt: earned.availableAt, commissionPlanId: affiliate.plan.id });
+  const entry = earn({
+    affiliateId: affiliate.id,
+    amountMinor: earned.amountMinor,
+    currency: earned.currency,
+    availableAt: earned.availableAt,
+    commissionPlanId: affiliate.plan.id,
+  });
   if (risk.action !== 'HOLD' && risk.action !== 'VOID') return entry;
-  const decision = { at: now, by: decidedByRules('RISK_RULES'), reason: risk.signals.filter((signal) => affiliate.riskSettings?.riskActions[signal.type] === risk.action).map((signal) => signal.type).join(', ') };
+  const decision = {
+    at: now,
+    by: decidedByRules('RISK_RULES'),
+    reason: risk.signals
+      .filter((signal) => affiliate.riskSettings?.riskActions[signal.type] === risk.action)
+      .map((signal) => signal.type)
+      .join(', '),
+  };
   const decided = risk.action === 'HOLD' ? hold(entry, decision) : voidCommission(entry, decision);
   // A new commission is open and in no payout: neither transition refuses it.
   return isRefused(decided) ? entry : decided.entry;

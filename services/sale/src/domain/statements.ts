@@ -19,11 +19,21 @@ function entriesOf(sale: SaleForStatement, commission: CommissionEntry): Entry[]
   const ids = { saleId: sale._id, commissionId: commission.id, payoutId: null };
   if (commission.adjusts) {
     const at = commission.availableAt ?? sale.reversedAt ?? sale.updatedAt;
-    return [{ ...ids, type: 'ADJUSTED', at, amountMinor: commission.amountMinor, description: `refund or dispute of sale ${sale._id} after its commission ${commission.adjusts} was paid out` }];
+    return [
+      {
+        ...ids,
+        type: 'ADJUSTED',
+        at,
+        amountMinor: commission.amountMinor,
+        description: `refund or dispute of sale ${sale._id} after its commission ${commission.adjusts} was paid out`,
+      },
+    ];
   }
   const changes = commission.amountChanges ?? [];
   let amount = changes[0]?.fromMinor ?? commission.amountMinor;
-  const entries: Entry[] = [{ ...ids, type: 'EARNED', at: sale.createdAt, amountMinor: amount, description: `commission on sale ${sale._id}` }];
+  const entries: Entry[] = [
+    { ...ids, type: 'EARNED', at: sale.createdAt, amountMinor: amount, description: `commission on sale ${sale._id}` },
+  ];
   // Decisions and changes of amount in the order they happened (at the same instant, decisions first).
   const history = [
     ...(commission.decisions ?? []).map((decision) => ({ at: new Date(decision.at), decision, change: null })),
@@ -40,20 +50,36 @@ function entriesOf(sale: SaleForStatement, commission: CommissionEntry): Entry[]
     }
     if (!decision) continue;
     const why = decision.reason === null ? '' : `: ${decision.reason}`;
-    if (decision.action === 'HOLD') entries.push({ ...ids, type: 'HELD', at, amountMinor: owed ? -amount : 0, description: `held for review${why}` });
-    if (decision.action === 'RELEASE') entries.push({ ...ids, type: 'RELEASED', at, amountMinor: owed ? 0 : amount, description: `released${why}` });
-    if (decision.action === 'VOID') entries.push({ ...ids, type: 'VOIDED', at, amountMinor: owed ? -amount : 0, description: `voided${why}` });
+    if (decision.action === 'HOLD')
+      entries.push({ ...ids, type: 'HELD', at, amountMinor: owed ? -amount : 0, description: `held for review${why}` });
+    if (decision.action === 'RELEASE')
+      entries.push({ ...ids, type: 'RELEASED', at, amountMinor: owed ? 0 : amount, description: `released${why}` });
+    if (decision.action === 'VOID')
+      entries.push({ ...ids, type: 'VOIDED', at, amountMinor: owed ? -amount : 0, description: `voided${why}` });
     owed = decision.action === 'RELEASE';
     voided ||= decision.action === 'VOID';
   }
   // Voided before decisions were recorded (a reversal then): when the sale was reversed.
   if (commission.state === 'VOID' && !voided) {
-    entries.push({ ...ids, type: 'VOIDED', at: sale.reversedAt ?? sale.updatedAt, amountMinor: -amount, description: `voided: sale ${sale._id} was reversed` });
+    entries.push({
+      ...ids,
+      type: 'VOIDED',
+      at: sale.reversedAt ?? sale.updatedAt,
+      amountMinor: -amount,
+      description: `voided: sale ${sale._id} was reversed`,
+    });
   }
   // Rolled by PUT /sales into a payout made outside the payout runs: that payout has no record here, so the commission carries its PAID_OUT.
   if (commission.paidOutByHandAt && commission.payoutCreated) {
     const payoutId = commission.payoutId;
-    entries.push({ ...ids, payoutId, type: 'PAID_OUT', at: new Date(commission.paidOutByHandAt), amountMinor: -amount, description: `paid outside the payout runs${payoutId ? ` (payout ${payoutId})` : ''}, marked by PUT /sales` });
+    entries.push({
+      ...ids,
+      payoutId,
+      type: 'PAID_OUT',
+      at: new Date(commission.paidOutByHandAt),
+      amountMinor: -amount,
+      description: `paid outside the payout runs${payoutId ? ` (payout ${payoutId})` : ''}, marked by PUT /sales`,
+    });
   }
   return entries;
 }
@@ -76,20 +102,33 @@ const sumOf = (entries: Entry[]) => entries.reduce((total, entry) => total + ent
  * the entries by construction: both balances are sums of the same entries. Read from the
  * affiliate's whole history, one batch of sales at a time (a heavy operation).
  */
-export async function affiliateStatement(deps: SaleDependencies, programId: string, query: { affiliateId: string; currency: string; from: string; to?: string }): Promise<Statement> {
+export async function affiliateStatement(
+  deps: SaleDependencies,
+  programId: string,
+  query: { affiliateId: string; currency: string; from: string; to?: string },
+): Promise<Statement> {
   const from = new Date(query.from);
   const to = query.to === undefined ? new Date() : new Date(query.to);
   // A period that ends before it starts has no meaning (its closing balance would come before its opening).
-  if (from > to) throw badRequest(query.to === undefined ? 'from: must be in the past (to defaults to now)' : 'to: must not be before from', 'parameter_invalid', query.to === undefined ? 'from' : 'to');
+  if (from > to)
+    throw badRequest(
+      query.to === undefined ? 'from: must be in the past (to defaults to now)' : 'to: must not be before from',
+      'parameter_invalid',
+      query.to === undefined ? 'from' : 'to',
+    );
   const entries: Entry[] = [];
   for await (const sale of deps.repositories.sales.ofAffiliate(programId, query.affiliateId)) {
     for (const commission of sale.commissions) {
-      if (commission.affiliateId === query.affiliateId && commission.currency === query.currency) entries.push(...entriesOf(sale, commission));
+      if (commission.affiliateId === query.affiliateId && commission.currency === query.currency)
+        entries.push(...entriesOf(sale, commission));
     }
   }
   for (const payout of await deps.repositories.payouts.paidTo(programId, query.affiliateId, query.currency)) entries.push(paidOut(payout));
   // Oldest first; at the same instant in the order made (a commission held as it is earned: EARNED, then HELD).
-  const ordered = entries.map((entry, index) => ({ entry, index })).sort((a, b) => a.entry.at.getTime() - b.entry.at.getTime() || a.index - b.index).map(({ entry }) => entry);
+  const ordered = entries
+    .map((entry, index) => ({ entry, index }))
+    .sort((a, b) => a.entry.at.getTime() - b.entry.at.getTime() || a.index - b.index)
+    .map(({ entry }) => entry);
   const before = ordered.filter((entry) => entry.at < from);
   const within = ordered.filter((entry) => entry.at >= from && entry.at < to);
   const money = (minor: number) => fromMinorUnits(minor, query.currency);
@@ -112,12 +151,22 @@ export async function affiliateStatement(deps: SaleDependencies, programId: stri
  * database, so it is light: not a heavy operation, and no cap on the commissions it counts.
  */
 export async function affiliateBalances(deps: SaleDependencies, programId: string, affiliateId: string): Promise<PortalStatementRow[]> {
-  const [commissions, payouts] = await Promise.all([deps.repositories.sales.balancesOfAffiliate(programId, affiliateId, new Date()), deps.repositories.payouts.paidTotals(programId, affiliateId)]);
+  const [commissions, payouts] = await Promise.all([
+    deps.repositories.sales.balancesOfAffiliate(programId, affiliateId, new Date()),
+    deps.repositories.payouts.paidTotals(programId, affiliateId),
+  ]);
   const paidOut = new Map(payouts.map((row) => [row._id, row.amount]));
   return commissions
     .map((row) => {
       const money = (minor: number) => fromMinorUnits(minor, row._id);
-      return { currency: row._id, earned: money(row.earned), pending: money(row.pending), due: money(row.due), paid: money(row.paid), balance: money(row.owed - row.paidByHand - (paidOut.get(row._id) ?? 0)) };
+      return {
+        currency: row._id,
+        earned: money(row.earned),
+        pending: money(row.pending),
+        due: money(row.due),
+        paid: money(row.paid),
+        balance: money(row.owed - row.paidByHand - (paidOut.get(row._id) ?? 0)),
+      };
     })
     .sort((a, b) => a.currency.localeCompare(b.currency));
 }

@@ -12,7 +12,9 @@ import { z, type ZodTypeAny } from 'zod';
  * not in webhook payloads), and the payment comes in its own `invoice_payment.paid` event, the
  * subscription under `parent.subscription_details`, the promotion code only on the checkout session.
  */
-const StripeRef = z.union([z.string(), z.object({ id: z.string() }).passthrough()]).transform((value) => (typeof value === 'string' ? value : value.id));
+const StripeRef = z
+  .union([z.string(), z.object({ id: z.string() }).passthrough()])
+  .transform((value) => (typeof value === 'string' ? value : value.id));
 
 /**
  * Stripe's currency (lower case, `usd`) as the API's: an active ISO 4217 code, upper case, from the
@@ -53,7 +55,12 @@ export const CheckoutSession = z.object({
   /** `{coupon, promotion_code}` per discount applied; the expanded breakdown names the promotion code as well. */
   discounts: z.array(Discount).nullish(),
   total_details: z
-    .object({ breakdown: z.object({ discounts: z.array(z.object({ discount: Discount }).passthrough()) }).passthrough().nullish() })
+    .object({
+      breakdown: z
+        .object({ discounts: z.array(z.object({ discount: Discount }).passthrough()) })
+        .passthrough()
+        .nullish(),
+    })
     .passthrough()
     .nullish(),
 });
@@ -69,11 +76,18 @@ export const Invoice = z.object({
   status_transitions: z.object({ paid_at: z.number().int().nullish() }).nullish(),
   charge: StripeRef.nullish(),
   payment_intent: StripeRef.nullish(),
-  payments: z.object({ data: z.array(z.object({ payment: z.object({ charge: StripeRef.nullish(), payment_intent: StripeRef.nullish() }).passthrough() })) }).nullish(),
+  payments: z
+    .object({
+      data: z.array(z.object({ payment: z.object({ charge: StripeRef.nullish(), payment_intent: StripeRef.nullish() }).passthrough() })),
+    })
+    .nullish(),
   discount: Discount.nullish(),
   discounts: z.array(z.union([z.string(), Discount])).nullish(),
   subscription: StripeRef.nullish(),
-  parent: z.object({ subscription_details: z.object({ subscription: StripeRef.nullish() }).passthrough().nullish() }).passthrough().nullish(),
+  parent: z
+    .object({ subscription_details: z.object({ subscription: StripeRef.nullish() }).passthrough().nullish() })
+    .passthrough()
+    .nullish(),
 });
 export type Invoice = z.infer<typeof Invoice>;
 
@@ -98,12 +112,19 @@ export const Dispute = z.object({ id: z.string(), charge: StripeRef.nullish(), p
  * official package checks the HMAC of the exact bytes received and the timestamp's tolerance).
  */
 export function verifiedStripeEvent(payload: Buffer, signature: string | undefined, webhookSecret: string): StripeEvent {
-  if (!signature) throw badRequest('Stripe-Signature header missing: only Stripe, signing with the secret stored for this program, can post here', 'signature_invalid');
+  if (!signature)
+    throw badRequest(
+      'Stripe-Signature header missing: only Stripe, signing with the secret stored for this program, can post here',
+      'signature_invalid',
+    );
   let event: unknown;
   try {
     event = Stripe.webhooks.constructEvent(payload, signature, webhookSecret);
   } catch (error) {
-    throw badRequest(`Stripe-Signature does not verify with the webhook secret stored for this program: ${(error as Error).message}`, 'signature_invalid');
+    throw badRequest(
+      `Stripe-Signature does not verify with the webhook secret stored for this program: ${(error as Error).message}`,
+      'signature_invalid',
+    );
   }
   const parsed = StripeEvent.safeParse(event);
   if (!parsed.success) throw badRequest(describeZodError(parsed.error, 'body'));
@@ -122,7 +143,24 @@ export function objectOf<Schema extends ZodTypeAny>(event: StripeEvent, schema: 
  * for every currency (ISK, HUF and TWD come with two decimals although ISO has none or they are
  * not used): https://docs.stripe.com/currencies#zero-decimal
  */
-const ZERO_DECIMAL = new Set(['BIF', 'CLP', 'DJF', 'GNF', 'JPY', 'KMF', 'KRW', 'MGA', 'PYG', 'RWF', 'UGX', 'VND', 'VUV', 'XAF', 'XOF', 'XPF']);
+const ZERO_DECIMAL = new Set([
+  'BIF',
+  'CLP',
+  'DJF',
+  'GNF',
+  'JPY',
+  'KMF',
+  'KRW',
+  'MGA',
+  'PYG',
+  'RWF',
+  'UGX',
+  'VND',
+  'VUV',
+  'XAF',
+  'XOF',
+  'XPF',
+]);
 const THREE_DECIMAL = new Set(['BHD', 'JOD', 'KWD', 'OMR', 'TND']);
 
 /** A Stripe amount as the decimal the API speaks (2000 USD is 20, 2000 JPY is 2000). */

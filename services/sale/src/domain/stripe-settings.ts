@@ -15,7 +15,11 @@ export async function stripeIntegrationOf(repositories: SaleRepositories, progra
 }
 
 /** PUT /integrations/stripe: the signing secret of the program's Stripe endpoint; a new one replaces the old at once. */
-export async function configureStripe(repositories: SaleRepositories, programId: string, body: ConfigureStripeBody): Promise<StripeIntegration> {
+export async function configureStripe(
+  repositories: SaleRepositories,
+  programId: string,
+  body: ConfigureStripeBody,
+): Promise<StripeIntegration> {
   await repositories.stripeSettings.saveWebhookSecret(programId, body.webhookSecret);
   return integrationView(programId, body.webhookSecret);
 }

@@ -9,7 +9,17 @@ import type { PinnedCredit } from './attribute-sale';
 import { recordSale } from './record-sale';
 import { reverseSale } from './reverse-sale';
 import type { SaleDependencies } from './sale-dependencies';
-import { Charge, CheckoutSession, Dispute, fromStripeAmount, Invoice, InvoicePayment, objectOf, verifiedStripeEvent, type StripeEvent } from './stripe-events';
+import {
+  Charge,
+  CheckoutSession,
+  Dispute,
+  fromStripeAmount,
+  Invoice,
+  InvoicePayment,
+  objectOf,
+  verifiedStripeEvent,
+  type StripeEvent,
+} from './stripe-events';
 import { updateSale } from './update-sale';
 
 type Outcome = { outcome: 'processed' | 'ignored'; detail: string };
@@ -34,22 +44,35 @@ const HANDLERS: Record<string, Handler> = {
  * attempt did is not done twice). A copy arriving while the first is being handled gets a 409, and
  * Stripe sends it again later.
  */
-export async function receiveStripeEvent(deps: SaleDependencies, programId: string, payload: Buffer, signature: string | undefined): Promise<StripeWebhookReceipt> {
+export async function receiveStripeEvent(
+  deps: SaleDependencies,
+  programId: string,
+  payload: Buffer,
+  signature: string | undefined,
+): Promise<StripeWebhookReceipt> {
   const webhookSecret = await deps.repositories.stripeSettings.webhookSecretOf(programId);
-  if (webhookSecret === null) throw badRequest('Stripe is not connected to this program: store the webhook signing secret with PUT /api/v1/integrations/stripe first', 'integration_not_configured');
+  if (webhookSecret === null)
+    throw badRequest(
+      'Stripe is not connected to this program: store the webhook signing secret with PUT /api/v1/integrations/stripe first',
+      'integration_not_configured',
+    );
   const event = verifiedStripeEvent(payload, signature, webhookSecret);
   const handle = Object.hasOwn(HANDLERS, event.type) ? HANDLERS[event.type] : undefined;
   if (!handle) return { received: true, outcome: 'ignored', detail: `${event.type} events are not used` };
 
   const claim = await deps.repositories.stripeEvents.claim(programId, event.id);
   if (claim === 'done') return { received: true, outcome: 'replayed', detail: `event ${event.id} was handled before` };
-  if (claim === 'busy') throw conflict(`Stripe event ${event.id} is being handled right now; it is handled once`, 'concurrent_modification');
+  if (claim === 'busy')
+    throw conflict(`Stripe event ${event.id} is being handled right now; it is handled once`, 'concurrent_modification');
   let result: Outcome;
   try {
     result = await handle(deps, programId, event);
   } catch (error) {
     await deps.repositories.stripeEvents.release(programId, event.id).catch((releaseError: unknown) => {
-      deps.logger.error({ err: releaseError, programId, eventId: event.id }, 'a failed Stripe event could not be released; its retry waits for the claim to expire');
+      deps.logger.error(
+        { err: releaseError, programId, eventId: event.id },
+        'a failed Stripe event could not be released; its retry waits for the claim to expire',
+      );
     });
     throw error;
   }
@@ -83,7 +106,8 @@ async function completeCheckout(deps: SaleDependencies, programId: string, event
   }
   const promotionCodeId = promotionCodeIdsOfCheckout(session)[0];
   if (promotionCodeId !== undefined) {
-    for (const owner of [session.customer, session.subscription]) if (owner) await links.rememberPromotionCode(programId, owner, promotionCodeId);
+    for (const owner of [session.customer, session.subscription])
+      if (owner) await links.rememberPromotionCode(programId, owner, promotionCodeId);
   }
 
   let recorded = 0;
@@ -117,7 +141,11 @@ const VISITOR_ID = /^[A-Za-z0-9_-]{8,100}$/;
  * its own ids and so counts only when it is a click of this program or a visitor with clicks, then a
  * referral with the customer's email. What does not resolve is passed over, never refused to Stripe.
  */
-async function creditOfCheckout(deps: SaleDependencies, programId: string, session: CheckoutSession): Promise<StripeCustomerCredit | { refused: string }> {
+async function creditOfCheckout(
+  deps: SaleDependencies,
+  programId: string,
+  session: CheckoutSession,
+): Promise<StripeCustomerCredit | { refused: string }> {
   const email = session.customer_details?.email ?? session.customer_email ?? null;
   const reference = session.client_reference_id ?? null;
   const candidates: ({ clickId: number } | { visitorId: string })[] = [];
@@ -189,7 +217,8 @@ async function recordCheckoutSale(
 ): Promise<Outcome> {
   if (session.payment_status !== 'paid') return ignored(`payment ${session.payment_status ?? 'unknown'}, no sale yet`);
   if (!session.amount_total || !session.currency) return ignored('it paid nothing');
-  const code = !credit && promotionCodeId !== undefined ? await findPromotionalCodeByExternalId(deps.coupons, programId, promotionCodeId) : null;
+  const code =
+    !credit && promotionCodeId !== undefined ? await findPromotionalCodeByExternalId(deps.coupons, programId, promotionCodeId) : null;
   if (!credit && !code) return ignored('no affiliate to credit the payment to');
   const currency = session.currency.toUpperCase();
   const body: CreateSaleBody = {
@@ -210,7 +239,8 @@ async function recordCheckoutSale(
 /** Stripe's billing_reason as the sale's paymentTrigger: a subscription's first invoice, its renewals, or a one-off. */
 function paymentTriggerOf(billingReason: string | null | undefined): CreateSaleBody['paymentTrigger'] {
   if (billingReason === 'subscription_create') return 'invoice_paid';
-  if (billingReason === 'subscription_cycle' || billingReason === 'subscription_update' || billingReason === 'subscription_threshold') return 'subscription_renewed';
+  if (billingReason === 'subscription_cycle' || billingReason === 'subscription_update' || billingReason === 'subscription_threshold')
+    return 'subscription_renewed';
   return 'one_time';
 }
 
@@ -237,11 +267,19 @@ async function recordInvoiceSale(deps: SaleDependencies, programId: string, even
  * checkout, finds the sale recorded). Unattributed, the invoice is kept under its customer: Stripe
  * does not promise to send checkout.session.completed before the invoice it paid.
  */
-async function settleInvoice(deps: SaleDependencies, programId: string, invoice: UnattributedInvoice, options = { keepUnattributed: true }): Promise<Outcome> {
+async function settleInvoice(
+  deps: SaleDependencies,
+  programId: string,
+  invoice: UnattributedInvoice,
+  options = { keepUnattributed: true },
+): Promise<Outcome> {
   const attribution = await invoiceAttribution(deps, programId, invoice);
   if (!attribution) {
-    if (options.keepUnattributed) await deps.repositories.stripeLinks.keepUnattributedInvoice(programId, invoice.customerId ?? invoice.invoiceId, invoice);
-    return ignored(`invoice ${invoice.invoiceId}: its customer is no referral of the program (yet: a checkout linking it records the sale), and it has no promotional code of the program`);
+    if (options.keepUnattributed)
+      await deps.repositories.stripeLinks.keepUnattributedInvoice(programId, invoice.customerId ?? invoice.invoiceId, invoice);
+    return ignored(
+      `invoice ${invoice.invoiceId}: its customer is no referral of the program (yet: a checkout linking it records the sale), and it has no promotional code of the program`,
+    );
   }
   const body: CreateSaleBody = {
     ...('promoCode' in attribution ? { promoCode: attribution.promoCode } : {}),
@@ -260,12 +298,20 @@ async function settleInvoice(deps: SaleDependencies, programId: string, invoice:
   return processed(`sale ${sale.id} recorded for invoice ${invoice.invoiceId}`);
 }
 
-async function invoiceAttribution(deps: SaleDependencies, programId: string, invoice: UnattributedInvoice): Promise<{ pinned: PinnedCredit } | { promoCode: string } | null> {
+async function invoiceAttribution(
+  deps: SaleDependencies,
+  programId: string,
+  invoice: UnattributedInvoice,
+): Promise<{ pinned: PinnedCredit } | { promoCode: string } | null> {
   const linked = invoice.customerId ? await deps.repositories.stripeLinks.creditOfCustomer(programId, invoice.customerId) : null;
   if (linked) return { pinned: linked };
   const byEmail = invoice.email ? await findReferralByEmail(deps.referrals, programId, invoice.email) : null;
   if (byEmail) return { pinned: { referralId: byEmail.id, method: 'EMAIL' } };
-  const remembered = await Promise.all([invoice.subscriptionId, invoice.customerId].map((owner) => (owner ? deps.repositories.stripeLinks.promotionCodeOf(programId, owner) : null)));
+  const remembered = await Promise.all(
+    [invoice.subscriptionId, invoice.customerId].map((owner) =>
+      owner ? deps.repositories.stripeLinks.promotionCodeOf(programId, owner) : null,
+    ),
+  );
   const candidates = [...invoice.promotionCodeIds, ...remembered.filter((id): id is string => id !== null)];
   for (const promotionCodeId of new Set(candidates)) {
     const code = await findPromotionalCodeByExternalId(deps.coupons, programId, promotionCodeId);
@@ -277,7 +323,9 @@ async function invoiceAttribution(deps: SaleDependencies, programId: string, inv
 /** The Stripe promotion codes an invoice of an older API version names (a bare discount id names none). */
 function promotionCodeIdsOf(invoice: Invoice): string[] {
   const discounts = [invoice.discount, ...(invoice.discounts ?? [])];
-  const ids = discounts.flatMap((discount) => (discount && typeof discount !== 'string' && discount.promotion_code ? [discount.promotion_code] : []));
+  const ids = discounts.flatMap((discount) =>
+    discount && typeof discount !== 'string' && discount.promotion_code ? [discount.promotion_code] : [],
+  );
   return [...new Set(ids)];
 }
 
@@ -294,7 +342,9 @@ function paymentIdsOf(invoice: Invoice): string[] {
  */
 async function linkInvoicePayment(deps: SaleDependencies, programId: string, event: StripeEvent): Promise<Outcome> {
   const invoicePayment = objectOf(event, InvoicePayment);
-  const paymentIds = [invoicePayment.payment.payment_intent, invoicePayment.payment.charge].filter((id): id is string => typeof id === 'string');
+  const paymentIds = [invoicePayment.payment.payment_intent, invoicePayment.payment.charge].filter(
+    (id): id is string => typeof id === 'string',
+  );
   if (paymentIds.length === 0) return ignored(`invoice payment ${invoicePayment.id} names no charge or payment intent`);
   await deps.repositories.stripeLinks.addInvoicePayments(programId, invoicePayment.invoice, paymentIds);
   const sale = await deps.repositories.sales.byExternalId(programId, invoicePayment.invoice);
@@ -304,11 +354,19 @@ async function linkInvoicePayment(deps: SaleDependencies, programId: string, eve
 }
 
 async function linkPayments(deps: SaleDependencies, programId: string, sale: Sale, paymentIds: string[]): Promise<void> {
-  const link: StripePaymentLink = { saleId: sale.id, saleTotalMinor: toMinorUnits(sale.totalEarned, sale.currency), currency: sale.currency };
+  const link: StripePaymentLink = {
+    saleId: sale.id,
+    saleTotalMinor: toMinorUnits(sale.totalEarned, sale.currency),
+    currency: sale.currency,
+  };
   for (const paymentId of new Set(paymentIds)) await deps.repositories.stripeLinks.linkPayment(programId, paymentId, link);
 }
 
-async function saleOfPayment(deps: SaleDependencies, programId: string, paymentIds: (string | null | undefined)[]): Promise<StripePaymentLink | null> {
+async function saleOfPayment(
+  deps: SaleDependencies,
+  programId: string,
+  paymentIds: (string | null | undefined)[],
+): Promise<StripePaymentLink | null> {
   for (const paymentId of paymentIds) {
     if (!paymentId) continue;
     const link = await deps.repositories.stripeLinks.saleOfPayment(programId, paymentId);
@@ -330,7 +388,8 @@ async function refundSale(deps: SaleDependencies, programId: string, event: Stri
   if (!link) return ignored(`charge ${charge.id} paid no sale of this program`);
   if (charge.amount_refunded === 0) return ignored(`charge ${charge.id} has nothing refunded`);
   let refunded = await deps.repositories.stripeLinks.raiseRefunded(programId, charge.id, charge.amount_refunded);
-  if (refunded > charge.amount_refunded) return ignored(`charge ${charge.id}: a later refund (${refunded} of ${charge.amount}) was taken into account already`);
+  if (refunded > charge.amount_refunded)
+    return ignored(`charge ${charge.id}: a later refund (${refunded} of ${charge.amount}) was taken into account already`);
   // A higher refund handled at the same moment may have written its amount before this one: the last
   // writer checks the highest once more, so the sale ends at the highest refund whatever the interleaving.
   for (;;) {
@@ -341,13 +400,23 @@ async function refundSale(deps: SaleDependencies, programId: string, event: Stri
   }
 }
 
-async function applyRefund(deps: SaleDependencies, programId: string, link: StripePaymentLink, charge: { id: string; amount: number }, refundedMinor: number): Promise<Outcome> {
+async function applyRefund(
+  deps: SaleDependencies,
+  programId: string,
+  link: StripePaymentLink,
+  charge: { id: string; amount: number },
+  refundedMinor: number,
+): Promise<Outcome> {
   if (refundedMinor >= charge.amount) return reverse(deps, programId, link.saleId, `charge ${charge.id} refunded in full`);
   const keptPercent = ((charge.amount - refundedMinor) / charge.amount) * 100;
   const totalEarned = fromMinorUnits(percentOfMinorUnits(link.saleTotalMinor, keptPercent), link.currency);
-  const updated = await refusalAsIgnored(() => updateSale(deps.repositories, programId, { saleId: link.saleId, totalEarned }, { refund: true }));
+  const updated = await refusalAsIgnored(() =>
+    updateSale(deps.repositories, programId, { saleId: link.saleId, totalEarned }, { refund: true }),
+  );
   if ('outcome' in updated) return updated;
-  return processed(`sale ${link.saleId} is now ${totalEarned} ${link.currency} after a refund of ${refundedMinor} of ${charge.amount} on charge ${charge.id}`);
+  return processed(
+    `sale ${link.saleId} is now ${totalEarned} ${link.currency} after a refund of ${refundedMinor} of ${charge.amount} on charge ${charge.id}`,
+  );
 }
 
 /** charge.dispute.created: the payment is contested, so the sale is reversed at once, as for a refund. */

@@ -14,25 +14,38 @@ import { saleUpdated } from './sale-events';
  * becomes an adjustment deducted from the next payout (`adjust`). PUT /sales by hand keeps refusing
  * to recalculate a commission in a payout (a 400; reversing the sale takes it back).
  */
-export async function updateSale(repositories: SaleRepositories, programId: string, input: UpdateSaleBody, options: { refund?: boolean } = {}): Promise<Sale> {
+export async function updateSale(
+  repositories: SaleRepositories,
+  programId: string,
+  input: UpdateSaleBody,
+  options: { refund?: boolean } = {},
+): Promise<Sale> {
   const { saleId, totalEarned, commissionRate, payoutId, payoutCreated } = input;
   if ([totalEarned, commissionRate, payoutId, payoutCreated].every((value) => value === undefined)) {
     throw badRequest('Nothing to update: send totalEarned, commissionRate, payoutId or payoutCreated', 'parameter_missing');
   }
   if (payoutCreated === false && typeof payoutId === 'string') {
-    throw badRequest('payoutId: a commission with a payoutId is in a payout; send payoutCreated true or leave it out', 'parameters_inconsistent', 'payoutId');
+    throw badRequest(
+      'payoutId: a commission with a payoutId is in a payout; send payoutCreated true or leave it out',
+      'parameters_inconsistent',
+      'payoutId',
+    );
   }
   const updated = await repositories.sales.change(programId, saleId, async (current) => {
     const [commission, ...others] = current.commissions;
     if (!commission) throw badRequest(`Sale ${saleId} has no commission to update`, 'status_transition_invalid');
     // A payout run's own payouts are settled by PUT /payouts, never by hand here.
-    const inRunPayout = stateOf(commission) === 'OPEN' && commission.payoutId !== null && (await repositories.payouts.byId(programId, commission.payoutId)) !== null;
+    const inRunPayout =
+      stateOf(commission) === 'OPEN' &&
+      commission.payoutId !== null &&
+      (await repositories.payouts.byId(programId, commission.payoutId)) !== null;
     const inPayout = payoutCreated ?? (payoutId === undefined ? commission.payoutCreated : payoutId !== null);
     const recalculating = totalEarned !== undefined || commissionRate !== undefined;
     const nextTotal = totalEarned === undefined ? current.totalEarnedMinor : toMinorUnits(totalEarned, current.currency);
     // A flat commission does not follow the amount; a rate sent makes it that percentage.
     const nextRate = commissionRate ?? current.commissionRate;
-    const commissionEarnedMinor = recalculating && nextRate !== null ? percentOfMinorUnits(nextTotal, nextRate) : current.commissionEarnedMinor;
+    const commissionEarnedMinor =
+      recalculating && nextRate !== null ? percentOfMinorUnits(nextTotal, nextRate) : current.commissionEarnedMinor;
     const now = new Date();
     const sums = { totalEarnedMinor: nextTotal, commissionRate: nextRate, commissionEarnedMinor, updatedAt: now };
     if (options.refund && (stateOf(commission) === 'PAID' || commission.payoutCreated)) {

@@ -79,7 +79,9 @@ export class ObjectOrderRepository {
    * place in the order, or an end recorded already).
    */
   async ended(programId: string, ordered: OrderedDelivery): Promise<ObjectOrderDocument | null> {
-    const pulled = await this.model.collection.updateOne({ _id: keyOf(ordered) as never, programId }, { $pull: { pending: { revision: ordered.revision } } } as never);
+    const pulled = await this.model.collection.updateOne({ _id: keyOf(ordered) as never, programId }, {
+      $pull: { pending: { revision: ordered.revision } },
+    } as never);
     return pulled.modifiedCount === 1 ? this.of(programId, ordered) : null;
   }
 

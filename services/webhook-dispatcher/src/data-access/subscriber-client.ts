@@ -48,7 +48,11 @@ export function retryAfterMs(header: string | undefined, now = Date.now()): numb
  * attempt), the whole exchange is bounded by the timeout, the destination is checked at connect
  * time, and at most 50 KB of the answer is read. It never throws: every outcome is an attempt to log.
  */
-export function createSubscriberClient(options: { timeoutMs: number; allowPrivateUrls: boolean; showPrivateResponses: boolean }): SubscriberClient {
+export function createSubscriberClient(options: {
+  timeoutMs: number;
+  allowPrivateUrls: boolean;
+  showPrivateResponses: boolean;
+}): SubscriberClient {
   const lookup = guardedLookup(options.allowPrivateUrls);
   const inFlight = new Set<AbortController>();
 
@@ -85,20 +89,21 @@ export function createSubscriberClient(options: { timeoutMs: number; allowPrivat
             agent: false,
             signal: controller.signal,
           },
-          (response) => readExcerpt(response, controller.signal).then(({ excerpt, bytes, error }) => {
-            const statusCode = response.statusCode ?? null;
-            const throttled = statusCode === 429 || statusCode === 503;
-            const withheld = !options.showPrivateResponses && isPrivateAddress(response.socket.remoteAddress ?? '');
-            resolve(
-              finish({
-                statusCode,
-                responseExcerpt: withheld ? null : excerpt,
-                responseBytes: bytes,
-                error,
-                retryAfterMs: throttled ? retryAfterMs(response.headers['retry-after']) : null,
-              }),
-            );
-          }),
+          (response) =>
+            readExcerpt(response, controller.signal).then(({ excerpt, bytes, error }) => {
+              const statusCode = response.statusCode ?? null;
+              const throttled = statusCode === 429 || statusCode === 503;
+              const withheld = !options.showPrivateResponses && isPrivateAddress(response.socket.remoteAddress ?? '');
+              resolve(
+                finish({
+                  statusCode,
+                  responseExcerpt: withheld ? null : excerpt,
+                  responseBytes: bytes,
+                  error,
+                  retryAfterMs: throttled ? retryAfterMs(response.headers['retry-after']) : null,
+                }),
+              );
+            }),
         );
         outgoing.on('error', (error) => {
           const reason: unknown = controller.signal.aborted ? controller.signal.reason : error;
@@ -121,7 +126,10 @@ export function createSubscriberClient(options: { timeoutMs: number; allowPrivat
 }
 
 /** Reads at most RESPONSE_EXCERPT_BYTES and then lets the rest go; an answer cut short keeps what arrived. */
-function readExcerpt(response: IncomingMessage, signal: AbortSignal): Promise<{ excerpt: string | null; bytes: number; error: string | null }> {
+function readExcerpt(
+  response: IncomingMessage,
+  signal: AbortSignal,
+): Promise<{ excerpt: string | null; bytes: number; error: string | null }> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;

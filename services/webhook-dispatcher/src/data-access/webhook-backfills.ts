@@ -32,7 +32,8 @@ const schema = new Schema<BackfillDocument>(
 );
 schema.index({ createdAt: 1 });
 
-const backfillModel = (connection: Connection): Model<BackfillDocument> => connection.model<BackfillDocument>('WebhookBackfill', schema, 'webhook_backfills');
+const backfillModel = (connection: Connection): Model<BackfillDocument> =>
+  connection.model<BackfillDocument>('WebhookBackfill', schema, 'webhook_backfills');
 
 export class BackfillRepository {
   private readonly model: Model<BackfillDocument>;
@@ -52,7 +53,10 @@ export class BackfillRepository {
 
   /** Moves the cursor on only from where the caller read it: false when another replica moved it first. */
   async advance(backfill: BackfillDocument, cursor: EventCursor): Promise<boolean> {
-    const moved = await this.model.collection.updateOne({ _id: backfill._id as never, programId: backfill.programId, cursor: backfill.cursor as never }, { $set: { cursor } });
+    const moved = await this.model.collection.updateOne(
+      { _id: backfill._id as never, programId: backfill.programId, cursor: backfill.cursor as never },
+      { $set: { cursor } },
+    );
     return moved.modifiedCount === 1;
   }
 

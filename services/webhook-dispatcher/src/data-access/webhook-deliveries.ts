@@ -1,6 +1,15 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery } from '@affiliate/contracts';
-import { byIdInProgram, findPage, insertOnce, uuidFromDigest, withinPeriod, type PageRequest, type Period, type TraceCarrier } from '@affiliate/platform';
+import {
+  byIdInProgram,
+  findPage,
+  insertOnce,
+  uuidFromDigest,
+  withinPeriod,
+  type PageRequest,
+  type Period,
+  type TraceCarrier,
+} from '@affiliate/platform';
 import { Schema, type Connection, type FilterQuery, type Model, type UpdateQuery } from 'mongoose';
 
 export type StoredAttempt = {
@@ -150,7 +159,10 @@ export class WebhookDeliveryRepository {
 
   /** A pending delivery that nobody holds becomes due now; false when it is held or no longer pending. */
   async dueNow(programId: string, id: string, now: Date): Promise<boolean> {
-    const result = await this.model.updateOne({ _id: id, programId, status: 'pending', lockedUntil: { $lte: now } }, { $set: { nextAttemptAt: now } });
+    const result = await this.model.updateOne(
+      { _id: id, programId, status: 'pending', lockedUntil: { $lte: now } },
+      { $set: { nextAttemptAt: now } },
+    );
     return result.matchedCount === 1;
   }
 
@@ -158,7 +170,10 @@ export class WebhookDeliveryRepository {
   async recordHeld(held: ClaimedDelivery, set: Partial<WebhookDeliveryDocument>, attempt?: StoredAttempt): Promise<boolean> {
     const update: UpdateQuery<WebhookDeliveryDocument> = { $set: set };
     if (attempt) update.$push = { attempts: { $each: [attempt], $slice: -KEPT_ATTEMPTS } };
-    const recorded = await this.model.collection.updateOne({ _id: held._id as never, programId: held.programId, lockToken: held.lockToken }, update as never);
+    const recorded = await this.model.collection.updateOne(
+      { _id: held._id as never, programId: held.programId, lockToken: held.lockToken },
+      update as never,
+    );
     return recorded.modifiedCount === 1;
   }
 
@@ -171,8 +186,16 @@ export class WebhookDeliveryRepository {
   }
 
   /** The endpoint's failed deliveries created in [since, until] (a manual operation over history: it may scan). */
-  async failedOf(programId: string, endpointId: string, since: Date, until: Date): Promise<{ _id: string; programId: string; endpointId: string }[]> {
-    return this.model.find({ programId, endpointId, status: 'failed', createdAt: { $gte: since, $lte: until } }).select('_id programId endpointId').lean();
+  async failedOf(
+    programId: string,
+    endpointId: string,
+    since: Date,
+    until: Date,
+  ): Promise<{ _id: string; programId: string; endpointId: string }[]> {
+    return this.model
+      .find({ programId, endpointId, status: 'failed', createdAt: { $gte: since, $lte: until } })
+      .select('_id programId endpointId')
+      .lean();
   }
 
   /** Back to pending with a fresh retry schedule; false when it was not failed (any more). */
@@ -203,7 +226,9 @@ export class WebhookDeliveryRepository {
    */
   private async lease(filter: FilterQuery<WebhookDeliveryDocument>, now: Date, leaseMs: number): Promise<ClaimedDelivery | null> {
     const lockToken = randomUUID();
-    const taken = await this.model.collection.updateOne(filter as never, { $set: { lockedUntil: new Date(now.getTime() + leaseMs), lockToken } });
+    const taken = await this.model.collection.updateOne(filter as never, {
+      $set: { lockedUntil: new Date(now.getTime() + leaseMs), lockToken },
+    });
     if (taken.modifiedCount !== 1) return null;
     const claimed = (await this.model.collection.findOne({ _id: filter._id as never })) as WebhookDeliveryDocument | null;
     return claimed?.lockToken === lockToken ? (claimed as ClaimedDelivery) : null;

@@ -52,7 +52,14 @@ const webhookEndpointModel = (connection: Connection): Model<WebhookEndpointDocu
 /** How many endpoints each program has, by program id: the cap is checked and counted in one point write. */
 type EndpointCountDocument = { _id: string; count: number };
 const endpointCountModel = (connection: Connection): Model<EndpointCountDocument> =>
-  connection.model<EndpointCountDocument>('WebhookEndpointCount', new Schema<EndpointCountDocument>({ _id: { type: String, required: true }, count: { type: Number, required: true } }, { versionKey: false }), 'webhook_endpoint_counts');
+  connection.model<EndpointCountDocument>(
+    'WebhookEndpointCount',
+    new Schema<EndpointCountDocument>(
+      { _id: { type: String, required: true }, count: { type: Number, required: true } },
+      { versionKey: false },
+    ),
+    'webhook_endpoint_counts',
+  );
 
 /** The subscriptions that take an event type: the type itself, its family's wildcard, and `*`. */
 function subscriptionsMatching(eventType: string): string[] {
@@ -103,7 +110,10 @@ export class WebhookEndpointRepository {
     const plain = await this.model.find({ secret: /^whsec_/ }).lean<WebhookEndpointDocument[]>();
     let sealed = 0;
     for (const stored of plain) {
-      const changed = await this.model.updateOne({ _id: stored._id, secret: stored.secret }, { $set: this.sealed(this.opened(stored), ['secret', 'previousSecret']) });
+      const changed = await this.model.updateOne(
+        { _id: stored._id, secret: stored.secret },
+        { $set: this.sealed(this.opened(stored), ['secret', 'previousSecret']) },
+      );
       sealed += changed.modifiedCount;
     }
     return sealed;
@@ -126,7 +136,10 @@ export class WebhookEndpointRepository {
 
   /** The subscriptions of the program's active endpoints, but for `exceptId` (bounded by the endpoint cap). */
   async activeSubscriptions(programId: string, exceptId: string | null): Promise<string[][]> {
-    const found = await this.model.find({ programId, active: true, ...(exceptId ? { _id: { $ne: exceptId } } : {}) }).select('eventTypes').lean();
+    const found = await this.model
+      .find({ programId, active: true, ...(exceptId ? { _id: { $ne: exceptId } } : {}) })
+      .select('eventTypes')
+      .lean();
     return found.map((endpoint) => endpoint.eventTypes);
   }
 
@@ -145,13 +158,21 @@ export class WebhookEndpointRepository {
    * reads it back by _id rather than trusting a findOneAndUpdate result (DESIGN.md section 8). Null
    * when another change came first.
    */
-  async changeIfSecretIs(programId: string, id: string, secret: string, set: Partial<WebhookEndpointDocument>): Promise<WebhookEndpointDocument | null> {
+  async changeIfSecretIs(
+    programId: string,
+    id: string,
+    secret: string,
+    set: Partial<WebhookEndpointDocument>,
+  ): Promise<WebhookEndpointDocument | null> {
     const stored = await byIdInProgram(this.model, programId, id);
     if (!stored || this.opened(stored).secret !== secret) return null;
     const resealed = { ...this.opened(stored), ...set };
     const fields = ['secret', 'previousSecret'] as const;
     const sealing = fields.filter((field) => field in set || (stored[field] && !SecretBox.isSealed(stored[field])));
-    const changed = await this.model.updateOne({ _id: id, programId, secret: stored.secret }, { $set: { ...set, ...this.sealed(resealed, sealing) } });
+    const changed = await this.model.updateOne(
+      { _id: id, programId, secret: stored.secret },
+      { $set: { ...set, ...this.sealed(resealed, sealing) } },
+    );
     return changed.matchedCount === 1 ? this.byId(programId, id) : null;
   }
 
@@ -169,7 +190,10 @@ export class WebhookEndpointRepository {
     };
   }
 
-  private sealed(endpoint: WebhookEndpointDocument, fields: readonly ('secret' | 'previousSecret')[]): Partial<Pick<WebhookEndpointDocument, 'secret' | 'previousSecret'>> {
+  private sealed(
+    endpoint: WebhookEndpointDocument,
+    fields: readonly ('secret' | 'previousSecret')[],
+  ): Partial<Pick<WebhookEndpointDocument, 'secret' | 'previousSecret'>> {
     const seal = (value: string | null) => (value ? this.box.seal(value, endpoint._id) : null);
     return {
       ...(fields.includes('secret') ? { secret: this.box.seal(endpoint.secret, endpoint._id) } : {}),
@@ -179,7 +203,10 @@ export class WebhookEndpointRepository {
 
   /** Disables an active endpoint; false when it was disabled already. */
   async disable(programId: string, id: string, reason: string): Promise<boolean> {
-    const changed = await this.model.updateOne({ _id: id, programId, active: true }, { $set: { active: false, disabledReason: reason, updatedAt: new Date() } });
+    const changed = await this.model.updateOne(
+      { _id: id, programId, active: true },
+      { $set: { active: false, disabledReason: reason, updatedAt: new Date() } },
+    );
     return changed.modifiedCount === 1;
   }
 
@@ -199,7 +226,9 @@ export const orderingOf = (endpoint: Pick<WebhookEndpointDocument, 'ordering'>):
 
 /** The end of a rotation's overlap while it lasts, else null. */
 export function overlapEndOf(endpoint: WebhookEndpointDocument, now = new Date()): string | null {
-  return endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now ? endpoint.previousSecretExpiresAt.toISOString() : null;
+  return endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now
+    ? endpoint.previousSecretExpiresAt.toISOString()
+    : null;
 }
 
 /** The secret is shown when it was just made (create, rotation) and when asked for (GET /webhook-endpoints/secret); lists never show it. */

@@ -41,7 +41,8 @@ schema.index({ expiresAt: 1 }, { expireAfterSeconds: 0 });
 // is lowered the events older than the new retention are found by their createdAt.
 schema.index({ createdAt: 1 });
 
-const storedEventModel = (connection: Connection): Model<StoredEventDocument> => connection.model<StoredEventDocument>('StoredEvent', schema, 'webhook_events');
+const storedEventModel = (connection: Connection): Model<StoredEventDocument> =>
+  connection.model<StoredEventDocument>('StoredEvent', schema, 'webhook_events');
 
 export type EventFilter = { type?: string; types?: readonly string[]; objectId?: string; since?: Date; before?: Date };
 
@@ -72,7 +73,15 @@ export class StoredEventRepository {
   async record(programId: string, payload: WebhookPayload, body: string, retentionMs: number): Promise<void> {
     const createdAt = new Date(payload.createdAt);
     const objectId = typeof payload.data.id === 'string' ? payload.data.id : null;
-    await insertOnce(this.model, { _id: payload.id, programId, type: payload.event, objectId, body, createdAt, expiresAt: new Date(createdAt.getTime() + retentionMs) });
+    await insertOnce(this.model, {
+      _id: payload.id,
+      programId,
+      type: payload.event,
+      objectId,
+      body,
+      createdAt,
+      expiresAt: new Date(createdAt.getTime() + retentionMs),
+    });
   }
 
   byId(programId: string, id: string): Promise<StoredEventDocument | null> {
@@ -87,7 +96,9 @@ export class StoredEventRepository {
   /** Up to `limit` events of the window after `cursor`, oldest first: a walk a backfill can resume. */
   oldestFirst(programId: string, filter: EventFilter, cursor: EventCursor | null, limit: number): Promise<StoredEventDocument[]> {
     const scope = scopeOf(programId, filter);
-    const after = cursor ? { $or: [{ createdAt: { $gt: cursor.createdAt } }, { createdAt: cursor.createdAt, _id: { $gt: cursor.id } }] } : {};
+    const after = cursor
+      ? { $or: [{ createdAt: { $gt: cursor.createdAt } }, { createdAt: cursor.createdAt, _id: { $gt: cursor.id } }] }
+      : {};
     return this.model
       .find({ ...scope, ...after })
       .sort({ createdAt: 1, _id: 1 })

@@ -56,7 +56,11 @@ export class ScheduleRepository {
    * because the scheduler serves them all (and shares its slots between them in turn).
    */
   dueAcrossPrograms(limit: number): Promise<DueDelivery[]> {
-    return this.model.find({ dueAt: { $lte: new Date() } }).sort({ dueAt: 1 }).limit(limit).lean();
+    return this.model
+      .find({ dueAt: { $lte: new Date() } })
+      .sort({ dueAt: 1 })
+      .limit(limit)
+      .lean();
   }
 
   /**
@@ -71,7 +75,11 @@ export class ScheduleRepository {
     const [dueCount, waitingCount, oldestDue, oldestWaiting] = await Promise.all([
       this.model.countDocuments({ dueAt: { $lte: now }, waitingSince: { $exists: false } }),
       this.model.countDocuments(waiting),
-      this.model.findOne({ dueAt: { $lte: now } }).sort({ dueAt: 1 }).select('dueAt').lean(),
+      this.model
+        .findOne({ dueAt: { $lte: now } })
+        .sort({ dueAt: 1 })
+        .select('dueAt')
+        .lean(),
       this.model.findOne(waiting).sort({ waitingSince: 1 }).select('waitingSince').lean(),
     ]);
     const times = [oldestDue?.dueAt, oldestWaiting?.waitingSince].filter((at): at is Date => at instanceof Date).map((at) => at.getTime());

@@ -61,13 +61,27 @@ export function toStoredAttempt(outcome: SendOutcome, traceId: string | null): S
  * the attempt does runs in it, whichever delivery the scheduler handled before; the POST's client
  * span (node:http's instrumentation) is its child and carries `traceparent` to the subscriber.
  */
-export function attemptDelivery(dispatcher: Dispatcher, delivery: ClaimedDelivery, mode: 'scheduled' | 'manual'): Promise<WebhookDeliveryDocument | null> {
+export function attemptDelivery(
+  dispatcher: Dispatcher,
+  delivery: ClaimedDelivery,
+  mode: 'scheduled' | 'manual',
+): Promise<WebhookDeliveryDocument | null> {
   const parent = mode === 'scheduled' ? contextOf(delivery.traceContext) : undefined;
-  const attributes = { 'webhook.delivery.id': delivery._id, 'webhook.endpoint.id': delivery.endpointId, 'webhook.event.type': delivery.eventType, 'webhook.attempt.mode': mode };
+  const attributes = {
+    'webhook.delivery.id': delivery._id,
+    'webhook.endpoint.id': delivery.endpointId,
+    'webhook.event.type': delivery.eventType,
+    'webhook.attempt.mode': mode,
+  };
   return inSpan('webhook attempt', { parent, attributes }, (span) => attemptInSpan(dispatcher, delivery, mode, span));
 }
 
-async function attemptInSpan(dispatcher: Dispatcher, delivery: ClaimedDelivery, mode: 'scheduled' | 'manual', span: Span): Promise<WebhookDeliveryDocument | null> {
+async function attemptInSpan(
+  dispatcher: Dispatcher,
+  delivery: ClaimedDelivery,
+  mode: 'scheduled' | 'manual',
+  span: Span,
+): Promise<WebhookDeliveryDocument | null> {
   const { repositories, settings, logger, metrics } = dispatcher;
   const { programId } = delivery;
   // Counted once per delivery: when it leaves `pending`, not when a manual re-send repeats it.
@@ -87,7 +101,10 @@ async function attemptInSpan(dispatcher: Dispatcher, delivery: ClaimedDelivery, 
   const request = { url: endpoint.url, headers: webhookHeaders(endpoint, delivery.eventId, delivery.body), body: delivery.body };
   // A manual re-send is answered while the caller waits (through the gateway, whose timeout is 10 s):
   // it waits for the subscriber no longer than a test send does, and a slower subscriber is a timeout.
-  const outcome = mode === 'manual' ? await dispatcher.client.send({ ...request, timeoutMs: settings.testTimeoutMs }) : await dispatcher.circuits.send(endpoint._id, request);
+  const outcome =
+    mode === 'manual'
+      ? await dispatcher.client.send({ ...request, timeoutMs: settings.testTimeoutMs })
+      : await dispatcher.circuits.send(endpoint._id, request);
   if (outcome === CIRCUIT_OPEN) {
     metrics?.attempted('circuit_open');
     span.setAttribute('webhook.circuit_open', true);
@@ -108,16 +125,19 @@ async function attemptInSpan(dispatcher: Dispatcher, delivery: ClaimedDelivery, 
   } else if (mode === 'scheduled') {
     const delay = nextAttemptDelay(settings, scheduledAttempts, outcome.retryAfterMs);
     next = delay === null ? { status: 'failed', nextAttemptAt: null } : { status: 'pending', nextAttemptAt: new Date(Date.now() + delay) };
-    if (delay === null) logger.info({ deliveryId: delivery._id, endpointId: endpoint._id, attempts: scheduledAttempts }, 'webhook delivery failed: retry schedule used up');
+    if (delay === null)
+      logger.info(
+        { deliveryId: delivery._id, endpointId: endpoint._id, attempts: scheduledAttempts },
+        'webhook delivery failed: retry schedule used up',
+      );
   }
   const attempt = toStoredAttempt(outcome, traceIdOf(span));
   const recorded = await repositories.deliveries.recordHeld(delivery, { ...next, ...release, scheduledAttempts }, attempt);
   // The write matched our lock token, so nobody else changed the delivery while we held it: what it
   // stored is the claimed state plus this change, with no read back.
-  const stored: WebhookDeliveryDocument | null =
-    recorded
-      ? { ...delivery, ...next, ...release, scheduledAttempts, attempts: [...delivery.attempts, attempt].slice(-KEPT_ATTEMPTS) }
-      : null;
+  const stored: WebhookDeliveryDocument | null = recorded
+    ? { ...delivery, ...next, ...release, scheduledAttempts, attempts: [...delivery.attempts, attempt].slice(-KEPT_ATTEMPTS) }
+    : null;
   if (stored && next.status === 'pending' && next.nextAttemptAt) await repositories.schedule.schedule(stored, next.nextAttemptAt);
   else if (stored && next.status) {
     await repositories.schedule.unschedule(programId, stored._id);
@@ -131,8 +151,7 @@ async function attemptInSpan(dispatcher: Dispatcher, delivery: ClaimedDelivery, 
   // A healthy endpoint (no run of failures) has nothing to reset: no write.
   if (delivered) {
     if (endpoint.failingSince) await recordEndpointSuccess(repositories, programId, endpoint._id);
-  }
-  else if (outcome.statusCode === GONE) {
+  } else if (outcome.statusCode === GONE) {
     if (await disableEndpoint(repositories, programId, endpoint._id, 'the subscriber answered 410 Gone', logger)) metrics?.disabled('gone');
   } else if (await recordEndpointFailure(repositories, settings, logger, programId, endpoint._id, outcome.at)) metrics?.disabled('failing');
   return stored;

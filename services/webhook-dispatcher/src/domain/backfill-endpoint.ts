@@ -15,7 +15,12 @@ const BACKFILLS_PER_TURN = 20;
  * its creation, of the types it subscribed to, are queued in the background. Later events reach it
  * by the fan-out; one that both reach is one delivery (its id is the event's and endpoint's).
  */
-export async function startBackfill(repositories: Repositories, settings: DispatcherSettings, endpoint: WebhookEndpointDocument, backfillSince: Date): Promise<void> {
+export async function startBackfill(
+  repositories: Repositories,
+  settings: DispatcherSettings,
+  endpoint: WebhookEndpointDocument,
+  backfillSince: Date,
+): Promise<void> {
   const oldest = retentionStart(settings, endpoint.createdAt);
   await repositories.backfills.start({
     _id: endpoint._id,

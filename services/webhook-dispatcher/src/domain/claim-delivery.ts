@@ -23,7 +23,11 @@ export async function findDueDeliveries(repositories: Repositories, limit: numbe
  * Leases a due delivery for its scheduled attempt, and pushes its schedule entry to the end of the
  * lease, so a sender that crashes mid-attempt leaves it to be found again then.
  */
-export async function claimDueDelivery(repositories: Repositories, delivery: DueDelivery, leaseMs: number): Promise<ClaimedDelivery | null> {
+export async function claimDueDelivery(
+  repositories: Repositories,
+  delivery: DueDelivery,
+  leaseMs: number,
+): Promise<ClaimedDelivery | null> {
   const claimed = await repositories.deliveries.leaseDue(delivery.programId, delivery._id, leaseMs);
   if (claimed) {
     await repositories.schedule.schedule(delivery, claimed.lockedUntil);
@@ -37,6 +41,11 @@ export async function claimDueDelivery(repositories: Repositories, delivery: Due
 }
 
 /** Leases any delivery of the program that nobody is sending right now (a manual re-send). */
-export async function claimDelivery(repositories: Repositories, programId: string, deliveryId: string, leaseMs: number): Promise<ClaimedDelivery | null> {
+export async function claimDelivery(
+  repositories: Repositories,
+  programId: string,
+  deliveryId: string,
+  leaseMs: number,
+): Promise<ClaimedDelivery | null> {
   return repositories.deliveries.leaseAny(programId, deliveryId, leaseMs);
 }

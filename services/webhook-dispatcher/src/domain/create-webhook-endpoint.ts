@@ -28,7 +28,8 @@ export async function createWebhookEndpoint(
   limits: { maxWebhookEndpoints: number },
 ): Promise<WebhookEndpoint> {
   const backfillSince = body.backfillSince === undefined ? null : new Date(body.backfillSince);
-  if (backfillSince && backfillSince > new Date()) throw badRequest('backfillSince must not be in the future', 'parameter_invalid', 'backfillSince');
+  if (backfillSince && backfillSince > new Date())
+    throw badRequest('backfillSince must not be in the future', 'parameter_invalid', 'backfillSince');
   await assertDeliverableUrl(body.url, settings.allowPrivateUrls);
   if (!(await repositories.endpoints.reserveSlot(programId, limits.maxWebhookEndpoints))) {
     throw badRequest(
@@ -37,7 +38,11 @@ export async function createWebhookEndpoint(
     );
   }
   try {
-    await assertDeliveriesPerEventWithin(repositories, settings, programId, { id: null, subscriptions: body.eventTypes, active: body.active });
+    await assertDeliveriesPerEventWithin(repositories, settings, programId, {
+      id: null,
+      subscriptions: body.eventTypes,
+      active: body.active,
+    });
   } catch (error) {
     await repositories.endpoints.releaseSlot(programId);
     throw error;

@@ -5,7 +5,9 @@ import type { Repositories } from '../data-access/repositories';
 
 /** Whether subscriptions (types, family wildcards such as `sale.*`, `*`) take an event type. */
 function takes(subscriptions: string[], eventType: string): boolean {
-  return subscriptions.some((subscription) => subscription === '*' || subscription === eventType || subscription === `${eventType.split('.')[0]}.*`);
+  return subscriptions.some(
+    (subscription) => subscription === '*' || subscription === eventType || subscription === `${eventType.split('.')[0]}.*`,
+  );
 }
 
 /**

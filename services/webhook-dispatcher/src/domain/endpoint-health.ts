@@ -3,7 +3,13 @@ import type { DispatcherSettings } from '../config';
 import type { Repositories } from '../data-access/repositories';
 
 /** Disables an endpoint and ends its pending deliveries: a disabled endpoint receives nothing further. True when this call disabled it. */
-export async function disableEndpoint(repositories: Repositories, programId: string, endpointId: string, reason: string, logger: Logger): Promise<boolean> {
+export async function disableEndpoint(
+  repositories: Repositories,
+  programId: string,
+  endpointId: string,
+  reason: string,
+  logger: Logger,
+): Promise<boolean> {
   const disabled = await repositories.endpoints.disable(programId, endpointId, reason);
   if (disabled) logger.warn({ endpointId, reason }, 'webhook endpoint disabled');
   await failPendingDeliveries(repositories, programId, endpointId);

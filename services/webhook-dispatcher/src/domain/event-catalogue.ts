@@ -1,5 +1,12 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
-import { EVENT_CATALOGUE, examplePayloadOf, payloadSchemaOf, PUBLIC_EVENT_TYPES, type EventTypeDescription, type PublicEventType } from '@affiliate/contracts';
+import {
+  EVENT_CATALOGUE,
+  examplePayloadOf,
+  payloadSchemaOf,
+  PUBLIC_EVENT_TYPES,
+  type EventTypeDescription,
+  type PublicEventType,
+} from '@affiliate/contracts';
 
 const SCHEMA_REF = '#/components/schemas/';
 
@@ -20,7 +27,12 @@ export function describeEventTypes(): EventTypeDescription[] {
     return {
       type,
       description: EVENT_CATALOGUE[type].firesWhen,
-      schema: { $schema: 'https://json-schema.org/draft/2020-12/schema', title: `${type} webhook`, ...root, ...(Object.keys($defs).length > 0 ? { $defs } : {}) },
+      schema: {
+        $schema: 'https://json-schema.org/draft/2020-12/schema',
+        title: `${type} webhook`,
+        ...root,
+        ...(Object.keys($defs).length > 0 ? { $defs } : {}),
+      },
       example: examplePayloadOf(type),
     };
   });

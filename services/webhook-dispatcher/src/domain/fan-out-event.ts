@@ -19,7 +19,11 @@ import { enterOrder } from './ordered-delivery';
  * due when the lease ends, so a crash before that attempt strands nothing, and no other sender
  * takes it meanwhile; it is marked waiting until that attempt starts (the backlog gauges).
  */
-export async function fanOutEvent(repositories: Repositories, settings: DispatcherSettings, event: EventEnvelope): Promise<ClaimedDelivery[]> {
+export async function fanOutEvent(
+  repositories: Repositories,
+  settings: DispatcherSettings,
+  event: EventEnvelope,
+): Promise<ClaimedDelivery[]> {
   if (!isPublicEventType(event.type)) return [];
   const payload = webhookPayloadOf(event, event.type);
   const body = JSON.stringify(payload);

@@ -10,7 +10,12 @@ import { retentionStart } from './queue-stored-event';
 const toEvent = (event: StoredEventDocument): WebhookPayload => JSON.parse(event.body) as WebhookPayload;
 
 /** GET /events?id=: one event of the retention period, by its id (the webhook-id of its deliveries). */
-export async function findEvent(repositories: Repositories, settings: DispatcherSettings, programId: string, id: string): Promise<WebhookPayload> {
+export async function findEvent(
+  repositories: Repositories,
+  settings: DispatcherSettings,
+  programId: string,
+  id: string,
+): Promise<WebhookPayload> {
   const event = await repositories.events.byId(programId, id);
   // Past the retention it is gone, even if the sweep has not come by yet.
   if (!event || event.createdAt < retentionStart(settings)) throw notFound(`No event with id ${id}`);
@@ -28,6 +33,10 @@ export async function listEvents(
   const { gte, lt } = periodOf(query, 'createdAt') ?? {};
   const oldest = retentionStart(settings);
   const since = gte && gte > oldest ? gte : oldest;
-  const { items, nextCursor } = await repositories.events.list(programId, { type: query.type, objectId: query.objectId, since, before: lt }, query);
+  const { items, nextCursor } = await repositories.events.list(
+    programId,
+    { type: query.type, objectId: query.objectId, since, before: lt },
+    query,
+  );
   return { items: items.map(toEvent), nextCursor };
 }

@@ -16,7 +16,11 @@ export async function revealWebhookSecret(repositories: Repositories, programId:
   return { webhookEndpointId: endpoint._id, secret: endpoint.secret, previousSecretExpiresAt: overlapEndOf(endpoint) };
 }
 
-export async function listWebhookEndpoints(repositories: Repositories, programId: string, page: PageRequest): Promise<{ items: WebhookEndpoint[]; nextCursor: string | null }> {
+export async function listWebhookEndpoints(
+  repositories: Repositories,
+  programId: string,
+  page: PageRequest,
+): Promise<{ items: WebhookEndpoint[]; nextCursor: string | null }> {
   const { items, nextCursor } = await repositories.endpoints.list(programId, page);
   return { items: items.map((endpoint) => toWebhookEndpoint(endpoint)), nextCursor };
 }

@@ -11,13 +11,19 @@ import type { DueDelivery } from '../data-access/webhook-schedule';
 const HELD_RECHECK_MS = 10_000;
 
 const orderedOf = (delivery: Pick<WebhookDeliveryDocument, 'endpointId' | 'objectKey' | 'revision'>): OrderedDelivery | null =>
-  delivery.objectKey === undefined || delivery.revision === undefined ? null : { endpointId: delivery.endpointId, objectKey: delivery.objectKey, revision: delivery.revision };
+  delivery.objectKey === undefined || delivery.revision === undefined
+    ? null
+    : { endpointId: delivery.endpointId, objectKey: delivery.objectKey, revision: delivery.revision };
 
 /**
  * A new delivery to a PER_OBJECT endpoint takes its place in its object's order, which is kept as
  * long as the events are (EVENT_RETENTION_DAYS) after the object's last delivery.
  */
-export async function enterOrder(repositories: Repositories, settings: DispatcherSettings, delivery: WebhookDeliveryDocument): Promise<void> {
+export async function enterOrder(
+  repositories: Repositories,
+  settings: DispatcherSettings,
+  delivery: WebhookDeliveryDocument,
+): Promise<void> {
   const ordered = orderedOf(delivery);
   if (ordered) await repositories.objectOrders.arrived(delivery.programId, ordered, delivery._id, settings.eventRetentionMs);
 }
@@ -35,7 +41,12 @@ export async function enterOrder(repositories: Repositories, settings: Dispatche
  * so the wait is bounded; a revision that turns up after it is delivered late, its revision telling
  * the subscriber that it is older than what it has.
  */
-export async function heldBackUntil(repositories: Repositories, settings: DispatcherSettings, delivery: WebhookDeliveryDocument, now = new Date()): Promise<Date | null> {
+export async function heldBackUntil(
+  repositories: Repositories,
+  settings: DispatcherSettings,
+  delivery: WebhookDeliveryDocument,
+  now = new Date(),
+): Promise<Date | null> {
   const ordered = orderedOf(delivery);
   if (!ordered) return null;
   const order = await repositories.objectOrders.of(delivery.programId, ordered);
@@ -68,8 +79,21 @@ export async function heldBackUntil(repositories: Repositories, settings: Dispat
  * the earlier delivery ended (or the missing revision arrived), or that end came after this hold was
  * written, and its wake-up finds the delivery free. Either way it is not left waiting until `until`.
  */
-export async function holdBack(repositories: Repositories, settings: DispatcherSettings, delivery: ClaimedDelivery, until: Date): Promise<boolean> {
-  if (!(await repositories.deliveries.recordHeld(delivery, { nextAttemptAt: until, lockedUntil: new Date(0), lockToken: null, updatedAt: new Date() }))) return false;
+export async function holdBack(
+  repositories: Repositories,
+  settings: DispatcherSettings,
+  delivery: ClaimedDelivery,
+  until: Date,
+): Promise<boolean> {
+  if (
+    !(await repositories.deliveries.recordHeld(delivery, {
+      nextAttemptAt: until,
+      lockedUntil: new Date(0),
+      lockToken: null,
+      updatedAt: new Date(),
+    }))
+  )
+    return false;
   await repositories.schedule.schedule(delivery, until);
   if (await heldBackUntil(repositories, settings, delivery)) return false;
   return makeDueNow(repositories, delivery);

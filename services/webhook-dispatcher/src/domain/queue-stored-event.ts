@@ -49,7 +49,9 @@ export async function queueStoredEvent(
 
 /** The concrete public event types a list of subscriptions (`sale.created`, `sale.*`, `*`) takes. */
 export function typesSubscribed(subscriptions: readonly string[], types: readonly string[]): string[] {
-  return types.filter((type) => subscriptions.some((subscription) => subscription === '*' || subscription === type || subscription === `${type.split('.')[0]}.*`));
+  return types.filter((type) =>
+    subscriptions.some((subscription) => subscription === '*' || subscription === type || subscription === `${type.split('.')[0]}.*`),
+  );
 }
 
 /** The oldest instant still within the retention. */

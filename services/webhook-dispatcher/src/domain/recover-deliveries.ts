@@ -18,7 +18,11 @@ export async function recoverDeliveries(
   if (since > until) throw badRequest('since must not be after until', 'parameter_invalid', 'since');
   const endpoint = await repositories.endpoints.byId(programId, request.webhookEndpointId);
   if (!endpoint) throw notFound(`No webhook endpoint with id ${request.webhookEndpointId}`);
-  if (!endpoint.active) throw badRequest('The endpoint is disabled: enable it (PUT /webhook-endpoints with active: true) first', 'webhook_endpoint_unavailable');
+  if (!endpoint.active)
+    throw badRequest(
+      'The endpoint is disabled: enable it (PUT /webhook-endpoints with active: true) first',
+      'webhook_endpoint_unavailable',
+    );
 
   // A manual operation over the endpoint's history: it may read the log; each recovered delivery
   // then goes back on the schedule, where the senders find it.

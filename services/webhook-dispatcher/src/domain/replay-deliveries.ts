@@ -23,7 +23,11 @@ export async function replayDeliveries(
   if (since >= until) throw badRequest('since must be before until', 'parameter_invalid', 'since');
   const endpoint = await repositories.endpoints.byId(programId, request.webhookEndpointId);
   if (!endpoint) throw notFound(`No webhook endpoint with id ${request.webhookEndpointId}`);
-  if (!endpoint.active) throw badRequest('The endpoint is disabled: enable it (PUT /webhook-endpoints with active: true) first', 'webhook_endpoint_unavailable');
+  if (!endpoint.active)
+    throw badRequest(
+      'The endpoint is disabled: enable it (PUT /webhook-endpoints with active: true) first',
+      'webhook_endpoint_unavailable',
+    );
 
   const oldest = retentionStart(settings);
   // Filtering stays the endpoint's: eventTypes narrows its subscriptions, never widens them.
@@ -32,7 +36,10 @@ export async function replayDeliveries(
   // One read past the limit tells a window that is too wide, before anything is queued.
   const events = await repositories.events.oldestFirst(programId, window, null, MAX_REPLAYED_EVENTS + 1);
   if (events.length > MAX_REPLAYED_EVENTS) {
-    throw badRequest(`The window holds more than ${MAX_REPLAYED_EVENTS} events: replay a shorter one (since, until) and then the next`, 'limit_reached');
+    throw badRequest(
+      `The window holds more than ${MAX_REPLAYED_EVENTS} events: replay a shorter one (since, until) and then the next`,
+      'limit_reached',
+    );
   }
   const again = request.includeSucceeded ? (['failed', 'succeeded'] as const) : (['failed'] as const);
   let queued = 0;

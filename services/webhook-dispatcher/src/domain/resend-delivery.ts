@@ -15,7 +15,11 @@ export async function resendDelivery(dispatcher: Dispatcher, programId: string, 
   if (!delivery) throw notFound(`No webhook delivery with id ${deliveryId}`);
   const endpoint = await repositories.endpoints.byId(programId, delivery.endpointId);
   if (!endpoint) throw badRequest('The endpoint of this delivery has been deleted', 'webhook_endpoint_unavailable');
-  if (!endpoint.active) throw badRequest('The endpoint of this delivery is disabled: enable it (PUT /webhook-endpoints with active: true) first', 'webhook_endpoint_unavailable');
+  if (!endpoint.active)
+    throw badRequest(
+      'The endpoint of this delivery is disabled: enable it (PUT /webhook-endpoints with active: true) first',
+      'webhook_endpoint_unavailable',
+    );
 
   const claimed = await claimDelivery(repositories, programId, deliveryId, leaseMs(dispatcher.settings));
   if (!claimed) throw conflict('This delivery is being sent right now; look at its log in a moment', 'concurrent_modification');

@@ -17,7 +17,8 @@ type Signer = Pick<WebhookEndpointDocument, 'secret' | 'previousSecret' | 'previ
 
 /** The current secret, and during a rotation's overlap the previous one too. */
 export function signingSecrets(endpoint: Signer, now: Date): string[] {
-  const previousValid = endpoint.previousSecret !== null && endpoint.previousSecretExpiresAt !== null && endpoint.previousSecretExpiresAt > now;
+  const previousValid =
+    endpoint.previousSecret !== null && endpoint.previousSecretExpiresAt !== null && endpoint.previousSecretExpiresAt > now;
   return previousValid ? [endpoint.secret, endpoint.previousSecret as string] : [endpoint.secret];
 }
 

@@ -37,7 +37,8 @@ function resolveAll(hostname: string): Promise<LookupAddress[]> {
 /** At create and update: the URL's host must resolve, and only to public addresses. */
 export async function assertDeliverableUrl(url: string, allowPrivate: boolean): Promise<void> {
   const parsed = new URL(url);
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw badRequest('url must be an http or https URL', 'parameter_invalid', 'url');
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw badRequest('url must be an http or https URL', 'parameter_invalid', 'url');
   if (parsed.username || parsed.password) throw badRequest('url must not carry credentials', 'parameter_invalid', 'url');
   if (allowPrivate) return;
   const hostname = hostnameOf(parsed);
@@ -49,7 +50,11 @@ export async function assertDeliverableUrl(url: string, allowPrivate: boolean): 
   }
   const refused = addresses.find(isPrivateAddress);
   if (refused !== undefined) {
-    throw badRequest(`url: ${hostname} resolves to ${refused}, a private, loopback or link-local address; webhooks go to public addresses only`, 'parameter_invalid', 'url');
+    throw badRequest(
+      `url: ${hostname} resolves to ${refused}, a private, loopback or link-local address; webhooks go to public addresses only`,
+      'parameter_invalid',
+      'url',
+    );
   }
 }
 

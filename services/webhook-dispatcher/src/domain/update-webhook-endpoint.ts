@@ -37,7 +37,11 @@ export async function updateWebhookEndpoint(
   }
   // More subscriptions, or an endpoint turned back on, must keep every event type within the deliveries per event.
   if (set.eventTypes !== undefined || (set.active && !current.active)) {
-    await assertDeliveriesPerEventWithin(repositories, settings, programId, { id: current._id, subscriptions: set.eventTypes ?? current.eventTypes, active: set.active ?? current.active });
+    await assertDeliveriesPerEventWithin(repositories, settings, programId, {
+      id: current._id,
+      subscriptions: set.eventTypes ?? current.eventTypes,
+      active: set.active ?? current.active,
+    });
   }
   if (body.rotateSecret) {
     Object.assign(set, {

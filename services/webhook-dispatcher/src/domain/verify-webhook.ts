@@ -15,7 +15,9 @@ import type { Repositories } from '../data-access/repositories';
 import { signingSecrets } from './signing';
 
 const headerOf = (headers: Record<string, string>, name: string): string | undefined =>
-  Object.entries(headers).find(([key]) => key.toLowerCase() === name)?.[1]?.trim();
+  Object.entries(headers)
+    .find(([key]) => key.toLowerCase() === name)?.[1]
+    ?.trim();
 
 /**
  * The most signatures one webhook-signature header may hold: a sender puts one per secret it signs
@@ -40,7 +42,12 @@ function sameSignature(presented: string, expected: string): boolean {
  * again, most often); else it checks with another secret. The secrets are those that signed at the
  * message's timestamp (the previous one too during a rotation's overlap); only the verdict leaves.
  */
-export async function verifyReceivedWebhook(repositories: Repositories, programId: string, request: z.infer<typeof VerifyWebhookBody>, now = new Date()): Promise<WebhookVerification> {
+export async function verifyReceivedWebhook(
+  repositories: Repositories,
+  programId: string,
+  request: z.infer<typeof VerifyWebhookBody>,
+  now = new Date(),
+): Promise<WebhookVerification> {
   const endpoint = await repositories.endpoints.byId(programId, request.webhookEndpointId);
   if (!endpoint) throw notFound(`No webhook endpoint with id ${request.webhookEndpointId}`);
 

@@ -10,16 +10,31 @@ import { buildWebhookDispatcherService } from '../../src/service';
  * their answers are shown as a public subscriber's would be (the withholding has its own test).
  */
 export function testDispatcherSettings(overrides: Partial<DispatcherSettings> = {}): DispatcherSettings {
-  return { ...DEFAULT_DISPATCHER_SETTINGS, allowPrivateUrls: true, showPrivateResponses: true, retryScheduleMs: [0, 200, 200], pollIntervalMs: 100, timeoutMs: 5000, ...overrides };
+  return {
+    ...DEFAULT_DISPATCHER_SETTINGS,
+    allowPrivateUrls: true,
+    showPrivateResponses: true,
+    retryScheduleMs: [0, 200, 200],
+    pollIntervalMs: 100,
+    timeoutMs: 5000,
+    ...overrides,
+  };
 }
 
-export function bootDispatcher(settings = testDispatcherSettings(), serviceSettings: ServiceSettings = testServiceSettings('webhook-dispatcher')): Promise<RunningService> {
+export function bootDispatcher(
+  settings = testDispatcherSettings(),
+  serviceSettings: ServiceSettings = testServiceSettings('webhook-dispatcher'),
+): Promise<RunningService> {
   return bootService(serviceSettings, (context) => buildWebhookDispatcherService(context, settings));
 }
 
 /** Publishes domain events on the service's exchange, as the other services do. */
 export function eventPublisher(service: RunningService) {
-  const bus = new EventBus({ url: service.context.settings.amqpUrl, exchange: service.context.settings.exchange, logger: createLogger('test-publisher', 'silent') });
+  const bus = new EventBus({
+    url: service.context.settings.amqpUrl,
+    exchange: service.context.settings.exchange,
+    logger: createLogger('test-publisher', 'silent'),
+  });
   return {
     /** Valid data of the type (the catalogue's example) with a fresh id and these fields replaced. */
     async publish(type: EventType, programId: string, replaced: Record<string, unknown> = {}) {
@@ -31,7 +46,11 @@ export function eventPublisher(service: RunningService) {
   };
 }
 
-export async function createEndpoint(service: RunningService, programId: string, body: Record<string, unknown>): Promise<{ id: string; secret: string }> {
+export async function createEndpoint(
+  service: RunningService,
+  programId: string,
+  body: Record<string, unknown>,
+): Promise<{ id: string; secret: string }> {
   const response = await request(service.server).post('/webhook-endpoints').set(internalHeaders(programId)).send(body);
   if (response.status !== 200) throw new Error(`endpoint not created: ${response.status} ${JSON.stringify(response.body)}`);
   return response.body as { id: string; secret: string };
@@ -39,7 +58,19 @@ export async function createEndpoint(service: RunningService, programId: string,
 
 export async function deliveriesOf(service: RunningService, programId: string, query: Record<string, string>) {
   const response = await request(service.server).get('/webhook-deliveries').query(query).set(internalHeaders(programId)).expect(200);
-  return response.body as { id: string; status: string; attempts: { statusCode: number | null; error: string | null; at: string; latencyMs: number; responseExcerpt: string | null; responseBytes: number | null }[]; nextAttemptAt: string | null }[];
+  return response.body as {
+    id: string;
+    status: string;
+    attempts: {
+      statusCode: number | null;
+      error: string | null;
+      at: string;
+      latencyMs: number;
+      responseExcerpt: string | null;
+      responseBytes: number | null;
+    }[];
+    nextAttemptAt: string | null;
+  }[];
 }
 
 /** Waits until the delivery of an event to an endpoint has the given status. */

@@ -2,7 +2,13 @@ import { CommissionPlanQuery, CreateCommissionPlanBody, DeleteCommissionPlanBody
 import { createRouter, parseBody, parseQuery, programIdOf, refuseListParametersBeside, setNextPageLink } from '@affiliate/platform';
 import { type Router } from 'express';
 import type { Repositories } from '../../data-access/repositories';
-import { commissionPlanById, createCommissionPlan, deleteCommissionPlan, listCommissionPlans, updateCommissionPlan } from '../../domain/commission-plans';
+import {
+  commissionPlanById,
+  createCommissionPlan,
+  deleteCommissionPlan,
+  listCommissionPlans,
+  updateCommissionPlan,
+} from '../../domain/commission-plans';
 
 export function commissionPlanRoutes(repositories: Repositories): Router {
   const router = createRouter();

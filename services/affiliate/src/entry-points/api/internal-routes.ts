@@ -43,7 +43,12 @@ export function internalRoutes(repositories: Repositories): Router {
 
   router.get('/internal/affiliate-activity', async (request, response) => {
     const { from, to } = parseQuery(ReportQuery, request);
-    response.json(await affiliateActivity(repositories, programIdOf(response), { from: from ? new Date(from) : undefined, to: to ? new Date(to) : undefined }));
+    response.json(
+      await affiliateActivity(repositories, programIdOf(response), {
+        from: from ? new Date(from) : undefined,
+        to: to ? new Date(to) : undefined,
+      }),
+    );
   });
 
   router.get('/internal/affiliate-daily-activity', async (request, response) => {

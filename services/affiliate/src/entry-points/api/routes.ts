@@ -11,7 +11,19 @@ import {
   SignupAffiliateBody,
   UpdateAffiliateBody,
 } from '@affiliate/contracts';
-import { createRouter, HeavyOperations, listWantsCsv, parseBody, parseQuery, periodOf, programIdOf, refuseListParametersBeside, setNextPageLink, streamCsv, type ServiceContext } from '@affiliate/platform';
+import {
+  createRouter,
+  HeavyOperations,
+  listWantsCsv,
+  parseBody,
+  parseQuery,
+  periodOf,
+  programIdOf,
+  refuseListParametersBeside,
+  setNextPageLink,
+  streamCsv,
+  type ServiceContext,
+} from '@affiliate/platform';
 import { type Router, type Request } from 'express';
 import type { ZodTypeAny, z } from 'zod';
 import type { Repositories } from '../../data-access/repositories';
@@ -25,7 +37,8 @@ import { clickIntake, recordClick } from '../../domain/record-click';
 const EXACT_LINK_MESSAGES: readonly string[] = Object.values(LINK_MESSAGES);
 
 /** Slug errors are answered first, with the spec's exact sentence, not prefixed with the field name. */
-const parseSlugBody = <Schema extends ZodTypeAny>(schema: Schema, request: Request): z.infer<Schema> => parseBody(schema, request, { exactMessages: EXACT_LINK_MESSAGES });
+const parseSlugBody = <Schema extends ZodTypeAny>(schema: Schema, request: Request): z.infer<Schema> =>
+  parseBody(schema, request, { exactMessages: EXACT_LINK_MESSAGES });
 
 export function affiliateRoutes(context: ServiceContext, repositories: Repositories, renamePolicy: RenamePolicy): Router {
   const router = createRouter();
@@ -56,7 +69,9 @@ export function affiliateRoutes(context: ServiceContext, repositories: Repositor
     const csv = listWantsCsv(request, query.format);
     const filters = { status: query.status, createdAt: periodOf(query, 'createdAt') };
     if (csv) {
-      await exports.run(programId, () => streamCsv(response, 'affiliates.csv', AFFILIATE_CSV_COLUMNS, affiliateCsvRows(repositories, programId, filters)));
+      await exports.run(programId, () =>
+        streamCsv(response, 'affiliates.csv', AFFILIATE_CSV_COLUMNS, affiliateCsvRows(repositories, programId, filters)),
+      );
       return;
     }
     const { items, nextCursor } = await listAffiliates(repositories, programId, filters, query);

@@ -11,7 +11,15 @@ import {
   UpdateCouponBody,
   UpdatePromotionalCodeBody,
 } from '@affiliate/contracts';
-import { createRouter, parseBody, parseQuery, periodOf, programIdOf, refuseListParametersBeside, setNextPageLink } from '@affiliate/platform';
+import {
+  createRouter,
+  parseBody,
+  parseQuery,
+  periodOf,
+  programIdOf,
+  refuseListParametersBeside,
+  setNextPageLink,
+} from '@affiliate/platform';
 import { type Router } from 'express';
 import type { AffiliateDirectory } from '../../data-access/affiliate-directory';
 import type { CouponRepositories } from '../../data-access/repositories';
@@ -76,11 +84,18 @@ export function couponRoutes({ repositories, affiliates }: RouteDeps): Router {
     const createdAt = periodOf(query, 'createdAt');
     if (isSingleCodeLookup(lookup)) {
       // couponId, affiliateId and affiliateEmail narrow the lookup of one code (they must match it too).
-      refuseListParametersBeside(query, ['id', 'code', 'externalId', 'couponId', 'affiliateId', 'affiliateEmail'], 'id, code or externalId');
+      refuseListParametersBeside(
+        query,
+        ['id', 'code', 'externalId', 'couponId', 'affiliateId', 'affiliateEmail'],
+        'id, code or externalId',
+      );
       response.json(await findPromotionalCode(repositories, programIdOf(response), lookup));
       return;
     }
-    const { promotionalCodes, nextCursor } = await listPromotionalCodes(repositories, programIdOf(response), lookup, createdAt, { limit, startingAfter });
+    const { promotionalCodes, nextCursor } = await listPromotionalCodes(repositories, programIdOf(response), lookup, createdAt, {
+      limit,
+      startingAfter,
+    });
     setNextPageLink(request, response, nextCursor, limit);
     response.json(promotionalCodes);
   });

@@ -17,7 +17,14 @@ const UpdatedAffiliate = z.object({
 const DeletedAffiliate = z.object({ id: z.string() });
 
 /** What the autoCouponRule needs of an affiliate event: who, whether ACTIVE, and since when it exists. */
-const RuledAffiliate = z.object({ id: z.string(), firstName: z.string(), lastName: z.string(), email: z.string(), status: z.string(), createdAt: z.string() });
+const RuledAffiliate = z.object({
+  id: z.string(),
+  firstName: z.string(),
+  lastName: z.string(),
+  email: z.string(),
+  status: z.string(),
+  createdAt: z.string(),
+});
 
 /** What the background ALL_AFFILIATES run reads of a coupon event. */
 const RuledCoupon = z.object({

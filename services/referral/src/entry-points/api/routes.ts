@@ -1,5 +1,19 @@
 import { CreateReferralBody, CustomerClaimQuery, DeleteReferralBody, ReferralQuery, UpdateReferralBody } from '@affiliate/contracts';
-import { createRouter, customerKeysOf, HeavyOperations, listWantsCsv, parseBody, parseQuery, periodOf, programIdOf, refuseListParametersBeside, setNextPageLink, streamCsv, type ServiceClient, type ServiceContext } from '@affiliate/platform';
+import {
+  createRouter,
+  customerKeysOf,
+  HeavyOperations,
+  listWantsCsv,
+  parseBody,
+  parseQuery,
+  periodOf,
+  programIdOf,
+  refuseListParametersBeside,
+  setNextPageLink,
+  streamCsv,
+  type ServiceClient,
+  type ServiceContext,
+} from '@affiliate/platform';
 import { type Router } from 'express';
 import type { ReferralRepositories } from '../../data-access/repositories';
 import { createReferral } from '../../domain/create-referral';
@@ -31,7 +45,9 @@ export function referralRoutes(context: ServiceContext, repositories: ReferralRe
     const { email, affiliateId, referredUserExternalId, status } = query;
     const filters = { email, affiliateId, referredUserExternalId, status, createdAt: periodOf(query, 'createdAt') };
     if (csv) {
-      await exports.run(programId, () => streamCsv(response, 'referrals.csv', REFERRAL_CSV_COLUMNS, referralCsvRows(repositories, programId, filters)));
+      await exports.run(programId, () =>
+        streamCsv(response, 'referrals.csv', REFERRAL_CSV_COLUMNS, referralCsvRows(repositories, programId, filters)),
+      );
       return;
     }
     const { items, nextCursor } = await listReferrals(repositories, programId, filters, { limit, startingAfter });
@@ -55,7 +71,9 @@ export function referralRoutes(context: ServiceContext, repositories: ReferralRe
   // Internal (contracts: CustomerClaimQuery): whether another affiliate referred this customer first, for a sale's risk signals.
   router.get('/internal/customer-claims', async (request, response) => {
     const { affiliateId, email, customerId } = parseQuery(CustomerClaimQuery, request);
-    response.json({ claim: await repositories.customerClaims.claimedByAnother(programIdOf(response), affiliateId, customerKeysOf({ email, customerId })) });
+    response.json({
+      claim: await repositories.customerClaims.claimedByAnother(programIdOf(response), affiliateId, customerKeysOf({ email, customerId })),
+    });
   });
 
   return router;

@@ -5,7 +5,20 @@ import type { PayoutDocument } from '../../data-access/payouts';
 
 /** What a mass-payout tool takes: who, how, how much. The IBAN in full: this file is for paying. */
 export function sendPayoutsCsv(response: Response, filename: string, payouts: PayoutDocument[]): void {
-  const columns = ['payout_id', 'affiliate_id', 'name', 'email', 'payout_method', 'payout_email', 'account_holder', 'iban', 'note', 'amount', 'currency', 'status'];
+  const columns = [
+    'payout_id',
+    'affiliate_id',
+    'name',
+    'email',
+    'payout_method',
+    'payout_email',
+    'account_holder',
+    'iban',
+    'note',
+    'amount',
+    'currency',
+    'status',
+  ];
   const rows = payouts.map((payout) => {
     const details = payout.payee.payoutDetails;
     return [
@@ -78,7 +91,16 @@ export function sendStatementCsv(response: Response, statement: Statement): void
   const balance = (type: string, at: string, amount: number) => [type, at, amount, statement.currency, '', '', '', ''];
   sendCsv(response, `statement-${statement.affiliateId}-${statement.currency}.csv`, columns, [
     balance('OPENING_BALANCE', statement.from, statement.openingBalance),
-    ...statement.entries.map((entry) => [entry.type, entry.at, entry.amount, statement.currency, entry.saleId ?? '', entry.commissionId ?? '', csvText(entry.payoutId), csvText(entry.description)]),
+    ...statement.entries.map((entry) => [
+      entry.type,
+      entry.at,
+      entry.amount,
+      statement.currency,
+      entry.saleId ?? '',
+      entry.commissionId ?? '',
+      csvText(entry.payoutId),
+      csvText(entry.description),
+    ]),
     balance('CLOSING_BALANCE', statement.to, statement.closingBalance),
   ]);
 }

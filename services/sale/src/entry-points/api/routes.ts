@@ -14,7 +14,20 @@ import {
   UpdateSaleBody,
   VoidCommissionBody,
 } from '@affiliate/contracts';
-import { apiKeyOf, createRouter, listWantsCsv, parseBody, parseQuery, periodOf, programIdOf, refuseListParametersBeside, setNextPageLink, streamCsv, wantsCsv, type ServiceContext } from '@affiliate/platform';
+import {
+  apiKeyOf,
+  createRouter,
+  listWantsCsv,
+  parseBody,
+  parseQuery,
+  periodOf,
+  programIdOf,
+  refuseListParametersBeside,
+  setNextPageLink,
+  streamCsv,
+  wantsCsv,
+  type ServiceContext,
+} from '@affiliate/platform';
 import { type Router, type RequestHandler } from 'express';
 import { toPayout } from '../../data-access/payouts';
 import { listSales, SALE_CSV_COLUMNS, saleById, saleCsvRows } from '../../domain/find-sales';
@@ -24,7 +37,13 @@ import { affiliateReport } from '../../domain/reports';
 import { reverseSale } from '../../domain/reverse-sale';
 import type { SaleDependencies } from '../../domain/sale-dependencies';
 import { updateSale } from '../../domain/update-sale';
-import { COMMISSION_CSV_COLUMNS, commissionCsvRows, listCommissions, releaseCommission, voidReviewedCommission } from '../../domain/review-commissions';
+import {
+  COMMISSION_CSV_COLUMNS,
+  commissionCsvRows,
+  listCommissions,
+  releaseCommission,
+  voidReviewedCommission,
+} from '../../domain/review-commissions';
 import { affiliateBalances, affiliateStatement } from '../../domain/statements';
 import { sendPayoutsCsv, sendReportCsv, sendStatementCsv } from './csv';
 
@@ -34,7 +53,8 @@ export function saleRoutes(context: ServiceContext, deps: SaleDependencies): Rou
   const heavy = deps.heavyOperations.middleware();
   const heavyWhenCsv: RequestHandler = (request, response, next) => (wantsCsv(request) ? heavy(request, response, next) : next());
   // A list's CSV export (format=csv or Accept: text/csv) reads every matching row: a heavy operation.
-  const heavyWhenListCsv: RequestHandler = (request, response, next) => (listWantsCsv(request, request.query.format) ? heavy(request, response, next) : next());
+  const heavyWhenListCsv: RequestHandler = (request, response, next) =>
+    listWantsCsv(request, request.query.format) ? heavy(request, response, next) : next();
 
   router.post('/sales', async (request, response) => {
     const body = parseBody(CreateSaleBody, request);
@@ -123,7 +143,12 @@ export function saleRoutes(context: ServiceContext, deps: SaleDependencies): Rou
     const { limit, startingAfter, status, affiliateId, currency } = query;
     const filters = { status, affiliateId, currency, createdAt: periodOf(query, 'createdAt'), paidAt: periodOf(query, 'paidAt') };
     if (listWantsCsv(request, query.format)) {
-      await streamCsv(response, 'commissions.csv', COMMISSION_CSV_COLUMNS, commissionCsvRows(deps.repositories, programIdOf(response), filters));
+      await streamCsv(
+        response,
+        'commissions.csv',
+        COMMISSION_CSV_COLUMNS,
+        commissionCsvRows(deps.repositories, programIdOf(response), filters),
+      );
       return;
     }
     const { items, nextCursor } = await listCommissions(deps.repositories, programIdOf(response), filters, { limit, startingAfter });

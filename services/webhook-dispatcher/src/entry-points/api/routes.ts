@@ -11,7 +11,16 @@ import {
   MAX_WEBHOOK_ENDPOINTS_CEILING,
   NoQuery,
 } from '@affiliate/contracts';
-import { createRouter, MAX_WEBHOOK_ENDPOINTS_HEADER, parseBody, parseQuery, periodOf, programIdOf, refuseListParametersBeside, setNextPageLink } from '@affiliate/platform';
+import {
+  createRouter,
+  MAX_WEBHOOK_ENDPOINTS_HEADER,
+  parseBody,
+  parseQuery,
+  periodOf,
+  programIdOf,
+  refuseListParametersBeside,
+  setNextPageLink,
+} from '@affiliate/platform';
 import { type Router, type Request } from 'express';
 import type { Dispatcher } from '../../domain/attempt-delivery';
 import { createWebhookEndpoint } from '../../domain/create-webhook-endpoint';
@@ -41,7 +50,15 @@ export function webhookRoutes(dispatcher: Dispatcher, scheduler: { nudge(): void
   const router = createRouter();
 
   router.post('/webhook-endpoints', async (request, response) => {
-    response.json(await createWebhookEndpoint(repositories, settings, programIdOf(response), parseBody(CreateWebhookEndpointBody, request), limitsOf(request)));
+    response.json(
+      await createWebhookEndpoint(
+        repositories,
+        settings,
+        programIdOf(response),
+        parseBody(CreateWebhookEndpointBody, request),
+        limitsOf(request),
+      ),
+    );
   });
 
   router.get('/webhook-endpoints', async (request, response) => {
@@ -63,7 +80,9 @@ export function webhookRoutes(dispatcher: Dispatcher, scheduler: { nudge(): void
   });
 
   router.put('/webhook-endpoints', async (request, response) => {
-    response.json(await updateWebhookEndpoint(repositories, settings, programIdOf(response), parseBody(UpdateWebhookEndpointBody, request)));
+    response.json(
+      await updateWebhookEndpoint(repositories, settings, programIdOf(response), parseBody(UpdateWebhookEndpointBody, request)),
+    );
   });
 
   router.delete('/webhook-endpoints', async (request, response) => {

@@ -14,7 +14,12 @@ const FAN_OUT_CONCURRENCY = 16;
 /** Events taken from the broker ahead of their turn, so that programs can take turns among them. */
 const FAN_OUT_WINDOW = 10_000;
 
-export function subscribeToEvents(context: ServiceContext, repositories: Repositories, settings: DispatcherSettings, scheduler: DeliveryScheduler): Promise<void> {
+export function subscribeToEvents(
+  context: ServiceContext,
+  repositories: Repositories,
+  settings: DispatcherSettings,
+  scheduler: DeliveryScheduler,
+): Promise<void> {
   return context.bus.subscribe({
     queue: 'webhook-dispatcher.events',
     eventTypes: ['#'],

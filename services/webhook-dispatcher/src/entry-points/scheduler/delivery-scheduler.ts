@@ -1,6 +1,12 @@
 import { outsideAnyTrace } from '@affiliate/platform';
 import { attemptDelivery, leaseMs, RECORDING_MARGIN_MS, type Dispatcher } from '../../domain/attempt-delivery';
-import { claimDueDelivery, findDueDeliveries, startLeasedDelivery, type ClaimedDelivery, type DueDelivery } from '../../domain/claim-delivery';
+import {
+  claimDueDelivery,
+  findDueDeliveries,
+  startLeasedDelivery,
+  type ClaimedDelivery,
+  type DueDelivery,
+} from '../../domain/claim-delivery';
 import { heldBackUntil, holdBack } from '../../domain/ordered-delivery';
 
 /** A delivery waiting here: found due in the schedule, or new from the fan-out and leased to us already. */
@@ -52,7 +58,8 @@ export class DeliveryScheduler {
 
   /** New deliveries from the fan-out, leased to this process: their first attempt goes out now, in the program's turn. */
   push(deliveries: ClaimedDelivery[]): void {
-    for (const delivery of deliveries) this.enqueue({ _id: delivery._id, programId: delivery.programId, endpointId: delivery.endpointId, leased: delivery });
+    for (const delivery of deliveries)
+      this.enqueue({ _id: delivery._id, programId: delivery.programId, endpointId: delivery.endpointId, leased: delivery });
     this.launchAll();
   }
 
