@@ -29,6 +29,9 @@ beforeAll(async () => {
   const schema = new Schema<Counter>({ _id: String, programId: String, value: Number, createdAt: Date });
   schema.plugin(outboxPlugin);
   Counters = connection.model<Counter>('Counter', schema);
+  // Mongoose creates the collection in the background; the local server refuses the loser of two
+  // creations of one collection (an insert creates it too), so the test writes only once it exists.
+  await Counters.init();
 });
 afterAll(async () => {
   await connection.dropDatabase();
@@ -81,6 +84,7 @@ test('a document a crash left with events is counted as pending from the first s
 test("two replicas' relays export the same outbox gauges, the service's whole backlog, so max() over them counts it once", async () => {
   // Two replicas of one service: one database, each its own relay; the broker away, so nothing leaves.
   const Twins = connection.model<Counter>('Twin', Counters.schema.clone());
+  await Twins.init();
   const replicas = await Promise.all(
     ['a', 'b'].map(async (name) => {
       const metrics = createMetrics(`outbox-replica-${name}`);
