@@ -100,6 +100,13 @@ async function documentedAnswer(method: string, url: string, response: Response)
   return body;
 }
 
+/** fetch with the drift check, for tests that call routes directly (the sign-up page, the portal's API). */
+export async function checkedFetch(url: string, init: RequestInit = {}): Promise<Response> {
+  const response = await fetch(url, init);
+  await documentedAnswer(init.method ?? 'GET', url, response.clone());
+  return response;
+}
+
 export function apiClient(baseUrl: string, token: string | undefined): Api {
   const request = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const response = await fetch(`${baseUrl}${path}`, {

@@ -2,7 +2,7 @@ import { API_OPERATIONS } from '@affiliate/contracts';
 import { eventually } from '@affiliate/platform/testing';
 import mongoose from 'mongoose';
 import { portalRoutes } from '../../gateway/src/portal/portal-routes';
-import { apiClient, okBody, Subscriber, System, type Api } from '../harness';
+import { apiClient, checkedFetch, okBody, Subscriber, System, type Api } from '../harness';
 
 /**
  * The affiliate portal (issue 30) against the whole system as `npm start` runs it: session links
@@ -66,7 +66,7 @@ async function openAs(program: Program, affiliateId: string): Promise<Opened> {
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function portalGet(cookie: string, path: string): Promise<{ status: number; body: any }> {
-  const response = await fetch(`${gateway()}/portal/api${path}`, { headers: { cookie } });
+  const response = await checkedFetch(`${gateway()}/portal/api${path}`, { headers: { cookie } });
   return { status: response.status, body: await response.json().catch(() => null) };
 }
 
@@ -77,7 +77,7 @@ async function portalWrite(
   body?: unknown,
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
 ): Promise<{ status: number; body: any }> {
-  const response = await fetch(`${gateway()}/portal/api${path}`, {
+  const response = await checkedFetch(`${gateway()}/portal/api${path}`, {
     method,
     headers,
     body: body === undefined ? undefined : JSON.stringify(body),

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { defaultErrorCodeOf } from '@affiliate/contracts';
 import { AppError, badRequest, conflict, requestIdOf } from '@affiliate/platform';
 import type { Request, RequestHandler, Response } from 'express';
 import stableStringify from 'safe-stable-stringify';
@@ -96,8 +97,10 @@ function withRequestIdOf(stored: CapturedResponse, requestId: string): CapturedR
   if (stored.status < 400) return stored;
   try {
     const body = JSON.parse(stored.body.toString('utf8')) as unknown;
-    if (typeof body !== 'object' || body === null || Array.isArray(body) || !('requestId' in body)) return stored;
-    return { ...stored, body: Buffer.from(JSON.stringify({ ...body, requestId })) };
+    if (typeof body !== 'object' || body === null || Array.isArray(body) || !('error' in body || 'requestId' in body)) return stored;
+    // An error kept before errors were coded (up to 24 h after an upgrade) gains its status's code too.
+    const code = 'code' in body ? {} : { code: defaultErrorCodeOf(stored.status) };
+    return { ...stored, body: Buffer.from(JSON.stringify({ ...body, ...code, requestId })) };
   } catch {
     return stored;
   }

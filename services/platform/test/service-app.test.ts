@@ -30,6 +30,9 @@ beforeAll(async () => {
   routes.get('/boom', () => {
     throw new Error('secret internals');
   });
+  routes.get('/things/:id', (req, res) => {
+    res.json({ id: req.params.id });
+  });
   routes.get('/teapot', () => {
     throw new AppError(418, 'short and stout');
   });
@@ -113,6 +116,15 @@ test('a body over the limit is a 413', async () => {
     .send({ name: 'x'.repeat(2 * 1024 * 1024), count: 1 })
     .expect(413)
     .expect((response) => expect(response.body).toMatchObject({ error: 'Request body is too large' }));
+});
+
+test('a path parameter whose percent-encoding is not UTF-8 is a 400 that says so, not a 500', async () => {
+  const response = await request(service.server).get('/things/%E0').set(internalHeaders(programId)).expect(400);
+  expect(response.body).toMatchObject({
+    error: 'The path is malformed: a percent-encoded part is not valid UTF-8',
+    code: 'parameter_invalid',
+  });
+  await request(service.server).get('/things/caf%C3%A9').set(internalHeaders(programId)).expect(200, { id: 'café' });
 });
 
 test('an unknown route is a 404', async () => {

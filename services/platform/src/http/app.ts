@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { NUMBERED_ERROR_OPERATIONS, type ErrorCode } from '@affiliate/contracts';
+import { defaultErrorCodeOf, NUMBERED_ERROR_OPERATIONS, type ErrorCode } from '@affiliate/contracts';
 import express, { Router, type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import pinoHttp from 'pino-http';
 import { AppError, InvalidRequest, isDatabaseUnavailable, type Problem } from '../errors';
@@ -70,6 +70,12 @@ function bodyParserCodeOf(error: { status: number }): ErrorCode {
   return 'body_malformed';
 }
 
+/** An error Express's router raised with a client-error status (its only kind: a malformed path). */
+function isClientErrorOfTheRouter(error: unknown): error is Error & { status: number } {
+  const status = (error as { status?: unknown } | null)?.status;
+  return error instanceof Error && typeof status === 'number' && status >= 400 && status < 500;
+}
+
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error: unknown, request, response, next) => {
     if (response.headersSent) return next(error);
@@ -93,6 +99,13 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
             : error.type === 'entity.encoding.invalid'
               ? error.message
               : `Request body could not be read: ${error.message}`;
+    } else if (isClientErrorOfTheRouter(error)) {
+      // The router's own refusals, such as a path parameter whose percent-encoding is not UTF-8
+      // (a URIError with status 400): the client's to fix, so never a 500.
+      status = error.status;
+      code = defaultErrorCodeOf(status);
+      message =
+        error instanceof URIError ? 'The path is malformed: a percent-encoded part is not valid UTF-8' : 'The request could not be read';
     } else if (isDatabaseUnavailable(error)) {
       status = 503;
       message = 'The database is unavailable; retry later';
