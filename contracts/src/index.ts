@@ -1,6 +1,7 @@
 export * from './zod';
 export * from './common';
 export * from './errors';
+export * from './csv-columns';
 export * from './currency';
 export * from './coupon';
 export * from './commission';

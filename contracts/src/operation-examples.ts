@@ -9,6 +9,7 @@ import * as world from './event-examples';
 import { PUBLIC_EVENT_TYPES } from './events';
 import { codeSamplesOf, type SampledOperation } from './code-samples';
 import { EVENT_CATALOGUE, examplePayloadOf } from './event-catalogue';
+import { CSV_COLUMNS } from './csv-columns';
 import { defaultErrorCodeOf, type ErrorCode } from './errors';
 
 export type OperationExample = {
@@ -105,20 +106,7 @@ const plan = {
 
 /** The payouts as their CSV (services/sale/src/entry-points/api/csv.ts): what a mass-payout tool takes. */
 const payoutsCsv = csvOf([
-  [
-    'payout_id',
-    'affiliate_id',
-    'name',
-    'email',
-    'payout_method',
-    'payout_email',
-    'account_holder',
-    'iban',
-    'note',
-    'amount',
-    'currency',
-    'status',
-  ],
+  [...CSV_COLUMNS.payouts],
   [PAYOUT_ID, AFFILIATE_ID, 'Jane Doe', 'jane@example.com', 'PAYPAL', 'jane.payouts@example.com', '', '', '', '19.80', 'USD', 'PENDING'],
 ]);
 
@@ -276,7 +264,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     query: { email: 'jane@example.com' },
     response: affiliate,
     csv: csvOf([
-      ['id', 'first_name', 'last_name', 'email', 'status', 'commission_rate', 'created_at'],
+      [...CSV_COLUMNS.affiliates],
       [
         AFFILIATE_ID,
         affiliate.firstName,
@@ -365,7 +353,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     query: { id: referral.id },
     response: referral,
     csv: csvOf([
-      ['id', 'affiliate_id', 'link_id', 'email', 'name', 'referred_user_external_id', 'plan', 'status', 'created_at'],
+      [...CSV_COLUMNS.referrals],
       [
         referral.id,
         referral.affiliateId,
@@ -409,21 +397,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     query: { affiliateId: AFFILIATE_ID, limit: 20 },
     response: [sale],
     csv: csvOf([
-      [
-        'id',
-        'affiliate_id',
-        'referral_id',
-        'promo_code',
-        'external_id',
-        'customer_id',
-        'total_earned',
-        'currency',
-        'commission_earned',
-        'commission_currency',
-        'payment_trigger',
-        'paid_at',
-        'created_at',
-      ],
+      [...CSV_COLUMNS.sales],
       [
         sale.id,
         sale.affiliateId,
@@ -539,7 +513,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
       },
     ],
     csv: csvOf([
-      ['id', 'sale_id', 'affiliate_id', 'amount', 'currency', 'status', 'available_at', 'adjusts', 'payout_id', 'sale_created_at'],
+      [...CSV_COLUMNS.commissions],
       [
         heldCommission.id,
         sale.id,
@@ -603,7 +577,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
       closingBalance: 0,
     },
     csv: csvOf([
-      ['type', 'at', 'amount', 'currency', 'sale_id', 'commission_id', 'payout_id', 'description'],
+      [...CSV_COLUMNS.statement],
       ['OPENING_BALANCE', '2025-01-01T00:00:00.000Z', 0, 'USD', '', '', '', ''],
       ['EARNED', at, 19.8, 'USD', sale.id, COMMISSION.id, '', `commission on sale ${sale.id}`],
       ['PAID_OUT', '2025-02-16T09:00:00.000Z', -19.8, 'USD', sale.id, COMMISSION.id, PAYOUT_ID, `payout ${PAYOUT_ID} (paypal-batch-42)`],
@@ -632,22 +606,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
       },
     ],
     csv: csvOf([
-      [
-        'affiliate_id',
-        'name',
-        'email',
-        'currency',
-        'clicks',
-        'referrals',
-        'sales',
-        'revenue',
-        'commission_earned',
-        'commission_pending',
-        'commission_held',
-        'commission_due',
-        'commission_paid',
-        'commission_voided',
-      ],
+      [...CSV_COLUMNS.affiliateReport],
       [AFFILIATE_ID, 'Jane Doe', 'jane@example.com', 'USD', 412, 37, 12, 1188, 237.6, 217.8, 0, 19.8, 0, 0],
     ]),
     error: { status: '400', message: 'to: the period from `from` to `to` spans at most 366 days; ask for several reports to cover more' },

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import {
   API_OPERATIONS,
+  CSV_COLUMNS,
   OPERATION_EXAMPLES,
   SignupResult,
   SignupSubmission,
@@ -18,11 +19,6 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import ts from 'typescript';
 import type { ZodTypeAny } from 'zod';
-import { AFFILIATE_CSV_COLUMNS } from '../../services/affiliate/src/domain/find-affiliates';
-import { REFERRAL_CSV_COLUMNS } from '../../services/referral/src/domain/find-referrals';
-import { SALE_CSV_COLUMNS } from '../../services/sale/src/domain/find-sales';
-import { COMMISSION_CSV_COLUMNS } from '../../services/sale/src/domain/review-commissions';
-import { REPORT_CSV_COLUMNS } from '../../services/sale/src/entry-points/api/csv';
 import { gatewayOpenApiDocument } from '../src/openapi/document';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -141,7 +137,7 @@ test("every answer in CSV shows a CSV example, each list's headed by the columns
   );
   expect(csvExamples.filter(({ example }) => typeof example !== 'string' || example.length === 0).map(({ where }) => where)).toEqual([]);
   const headerOf = (where: string) => csvExamples.find((each) => each.where === where)?.example?.split('\r\n')[0];
-  const header = (columns: string[]) => columns.map((column) => `"${column}"`).join(',');
+  const header = (columns: readonly string[]) => columns.map((column) => `"${column}"`).join(',');
   expect({
     affiliates: headerOf('GET /api/v1/affiliates'),
     referrals: headerOf('GET /api/v1/referrals'),
@@ -149,11 +145,11 @@ test("every answer in CSV shows a CSV example, each list's headed by the columns
     commissions: headerOf('GET /api/v1/commissions'),
     report: headerOf('GET /api/v1/reports/affiliates'),
   }).toEqual({
-    affiliates: header(AFFILIATE_CSV_COLUMNS),
-    referrals: header(REFERRAL_CSV_COLUMNS),
-    sales: header(SALE_CSV_COLUMNS),
-    commissions: header(COMMISSION_CSV_COLUMNS),
-    report: header(REPORT_CSV_COLUMNS),
+    affiliates: header(CSV_COLUMNS.affiliates),
+    referrals: header(CSV_COLUMNS.referrals),
+    sales: header(CSV_COLUMNS.sales),
+    commissions: header(CSV_COLUMNS.commissions),
+    report: header(CSV_COLUMNS.affiliateReport),
   });
 });
 

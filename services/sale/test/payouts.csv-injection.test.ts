@@ -1,7 +1,7 @@
+import { CSV_COLUMNS } from '@affiliate/contracts';
 import { newProgramId } from '@affiliate/platform/testing';
 import { parse } from 'csv-parse/sync';
 import { createAffiliate, createReferral, startSaleWorld, type SaleWorld } from './sale-world';
-import { REPORT_CSV_COLUMNS } from '../src/entry-points/api/csv';
 
 /**
  * CSV injection through the exports a finance team opens in a spreadsheet (the payouts CSV and the
@@ -25,7 +25,7 @@ const payloads = (lineBreak: string) => ({
 });
 
 /** Every cell parsed, and every line inside a cell, and every physical line of the file: none starts like a formula. */
-function expectNoFormulaStart(csv: string, columns: string[]): Record<string, string>[] {
+function expectNoFormulaStart(csv: string, columns: readonly string[]): Record<string, string>[] {
   const records = parse(csv, { columns: true }) as Record<string, string>[];
   expect(Object.keys(records[0] ?? {})).toEqual(columns);
   for (const record of records) {
@@ -98,7 +98,7 @@ test('the payouts CSV and the affiliate report CSV never start a cell or a line 
     .query({ from: new Date(Date.now() - 86_400_000).toISOString() })
     .set('accept', 'text/csv')
     .expect(200);
-  const reportRows = expectNoFormulaStart(report.text, REPORT_CSV_COLUMNS);
+  const reportRows = expectNoFormulaStart(report.text, CSV_COLUMNS.affiliateReport);
   expect(reportRows.filter((row) => byBreak.has(row.affiliate_id!))).toHaveLength(3);
 });
 

@@ -83,8 +83,6 @@ export async function listAffiliates(
   };
 }
 
-export const AFFILIATE_CSV_COLUMNS = ['id', 'first_name', 'last_name', 'email', 'status', 'commission_rate', 'created_at'];
-
 /** The filtered affiliates as CSV rows, newest first, names and emails guarded against formulas. */
 export async function* affiliateCsvRows(repositories: Repositories, programId: string, filters: AffiliateFilters): AsyncGenerator<CsvRow> {
   for await (const affiliate of repositories.affiliates.exportRows(programId, filters)) {

@@ -41,7 +41,7 @@ function startCsv(response: Response, filename: string): void {
 }
 
 /** A small CSV built whole (one payout, one report): header row, then the rows. */
-export function sendCsv(response: Response, filename: string, columns: string[], rows: CsvRow[]): void {
+export function sendCsv(response: Response, filename: string, columns: readonly string[], rows: CsvRow[]): void {
   startCsv(response, filename);
   response.send(stringifyAll([columns, ...rows], CSV_OPTIONS));
 }
@@ -52,7 +52,7 @@ export function sendCsv(response: Response, filename: string, columns: string[],
  * Once the header is out the status is sent: a failure later ends the file short (the connection is
  * cut, so the client sees an incomplete transfer, never a file that looks whole).
  */
-export async function streamCsv(response: Response, filename: string, columns: string[], rows: AsyncIterable<CsvRow>): Promise<void> {
+export async function streamCsv(response: Response, filename: string, columns: readonly string[], rows: AsyncIterable<CsvRow>): Promise<void> {
   startCsv(response, filename);
   async function* withHeader() {
     yield columns;

@@ -20,18 +20,6 @@ export async function listReferrals(
   return { items: items.map(toReferral), nextCursor };
 }
 
-export const REFERRAL_CSV_COLUMNS = [
-  'id',
-  'affiliate_id',
-  'link_id',
-  'email',
-  'name',
-  'referred_user_external_id',
-  'plan',
-  'status',
-  'created_at',
-];
-
 /** The filtered referrals as CSV rows, newest first, the customer's text guarded against formulas. */
 export async function* referralCsvRows(
   repositories: ReferralRepositories,

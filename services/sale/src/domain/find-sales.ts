@@ -20,22 +20,6 @@ export async function listSales(
   return { items: items.map((sale) => toSale(sale)), nextCursor };
 }
 
-export const SALE_CSV_COLUMNS = [
-  'id',
-  'affiliate_id',
-  'referral_id',
-  'promo_code',
-  'external_id',
-  'customer_id',
-  'total_earned',
-  'currency',
-  'commission_earned',
-  'commission_currency',
-  'payment_trigger',
-  'paid_at',
-  'created_at',
-];
-
 const money = (minor: number, currency: string) => fromMinorUnits(minor, currency).toFixed(minorUnitDigits(currency));
 
 /** The filtered sales as CSV rows, newest first; what integrators sent (code, external ids) guarded against formulas. */

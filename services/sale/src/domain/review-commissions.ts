@@ -93,19 +93,6 @@ export async function listCommissions(
   return { items: listed, nextCursor };
 }
 
-export const COMMISSION_CSV_COLUMNS = [
-  'id',
-  'sale_id',
-  'affiliate_id',
-  'amount',
-  'currency',
-  'status',
-  'available_at',
-  'adjusts',
-  'payout_id',
-  'sale_created_at',
-];
-
 /**
  * The filtered commissions as CSV rows, their sales newest first. Ids, amounts and states are ours;
  * the payout id is the integrator's own when PUT /sales marked it (any text), so it is guarded.

@@ -2,6 +2,7 @@ import {
   AffiliateQuery,
   CreateAffiliateBody,
   CreateLinkBody,
+  CSV_COLUMNS,
   DeleteAffiliateBody,
   DeleteLinkBody,
   LINK_MESSAGES,
@@ -30,7 +31,7 @@ import type { Repositories } from '../../data-access/repositories';
 import { createAffiliate, signUpAffiliate } from '../../domain/create-affiliate';
 import { deleteAffiliate, updateAffiliate } from '../../domain/change-affiliate';
 import { addLink, deleteLink, renameLink, type RenamePolicy } from '../../domain/change-links';
-import { AFFILIATE_CSV_COLUMNS, affiliateCsvRows, listAffiliates, lookUpAffiliate } from '../../domain/find-affiliates';
+import { affiliateCsvRows, listAffiliates, lookUpAffiliate } from '../../domain/find-affiliates';
 import { listLinks, lookUpLinks } from '../../domain/find-links';
 import { clickIntake, recordClick } from '../../domain/record-click';
 
@@ -70,7 +71,7 @@ export function affiliateRoutes(context: ServiceContext, repositories: Repositor
     const filters = { status: query.status, createdAt: periodOf(query, 'createdAt') };
     if (csv) {
       await exports.run(programId, () =>
-        streamCsv(response, 'affiliates.csv', AFFILIATE_CSV_COLUMNS, affiliateCsvRows(repositories, programId, filters)),
+        streamCsv(response, 'affiliates.csv', CSV_COLUMNS.affiliates, affiliateCsvRows(repositories, programId, filters)),
       );
       return;
     }

@@ -1,4 +1,11 @@
-import { CreateReferralBody, CustomerClaimQuery, DeleteReferralBody, ReferralQuery, UpdateReferralBody } from '@affiliate/contracts';
+import {
+  CreateReferralBody,
+  CSV_COLUMNS,
+  CustomerClaimQuery,
+  DeleteReferralBody,
+  ReferralQuery,
+  UpdateReferralBody,
+} from '@affiliate/contracts';
 import {
   createRouter,
   customerKeysOf,
@@ -18,7 +25,7 @@ import { type Router } from 'express';
 import type { ReferralRepositories } from '../../data-access/repositories';
 import { createReferral } from '../../domain/create-referral';
 import { deleteReferral } from '../../domain/delete-referral';
-import { listReferrals, REFERRAL_CSV_COLUMNS, referralById, referralCsvRows } from '../../domain/find-referrals';
+import { listReferrals, referralById, referralCsvRows } from '../../domain/find-referrals';
 import { updateReferral } from '../../domain/update-referral';
 
 export function referralRoutes(context: ServiceContext, repositories: ReferralRepositories, affiliates: ServiceClient): Router {
@@ -46,7 +53,7 @@ export function referralRoutes(context: ServiceContext, repositories: ReferralRe
     const filters = { email, affiliateId, referredUserExternalId, status, createdAt: periodOf(query, 'createdAt') };
     if (csv) {
       await exports.run(programId, () =>
-        streamCsv(response, 'referrals.csv', REFERRAL_CSV_COLUMNS, referralCsvRows(repositories, programId, filters)),
+        streamCsv(response, 'referrals.csv', CSV_COLUMNS.referrals, referralCsvRows(repositories, programId, filters)),
       );
       return;
     }

@@ -1,24 +1,10 @@
-import type { AffiliateReportRow, Statement } from '@affiliate/contracts';
+import { CSV_COLUMNS, type AffiliateReportRow, type Statement } from '@affiliate/contracts';
 import { csvText, fromMinorUnits, minorUnitDigits, sendCsv } from '@affiliate/platform';
 import type { Response } from 'express';
 import type { PayoutDocument } from '../../data-access/payouts';
 
 /** What a mass-payout tool takes: who, how, how much. The IBAN in full: this file is for paying. */
 export function sendPayoutsCsv(response: Response, filename: string, payouts: PayoutDocument[]): void {
-  const columns = [
-    'payout_id',
-    'affiliate_id',
-    'name',
-    'email',
-    'payout_method',
-    'payout_email',
-    'account_holder',
-    'iban',
-    'note',
-    'amount',
-    'currency',
-    'status',
-  ];
   const rows = payouts.map((payout) => {
     const details = payout.payee.payoutDetails;
     return [
@@ -36,32 +22,14 @@ export function sendPayoutsCsv(response: Response, filename: string, payouts: Pa
       payout.status,
     ];
   });
-  sendCsv(response, filename, columns, rows);
+  sendCsv(response, filename, CSV_COLUMNS.payouts, rows);
 }
-
-/** One row per affiliate and currency (AffiliateReportRow). */
-export const REPORT_CSV_COLUMNS = [
-  'affiliate_id',
-  'name',
-  'email',
-  'currency',
-  'clicks',
-  'referrals',
-  'sales',
-  'revenue',
-  'commission_earned',
-  'commission_pending',
-  'commission_held',
-  'commission_due',
-  'commission_paid',
-  'commission_voided',
-];
 
 export function sendReportCsv(response: Response, rows: AffiliateReportRow[]): void {
   sendCsv(
     response,
     'affiliate-report.csv',
-    REPORT_CSV_COLUMNS,
+    CSV_COLUMNS.affiliateReport,
     rows.map((row) => [
       row.affiliateId,
       csvText(row.name),
@@ -87,9 +55,8 @@ export function sendReportCsv(response: Response, rows: AffiliateReportRow[]): v
  * both cells are guarded whole, so neither can start a formula.
  */
 export function sendStatementCsv(response: Response, statement: Statement): void {
-  const columns = ['type', 'at', 'amount', 'currency', 'sale_id', 'commission_id', 'payout_id', 'description'];
   const balance = (type: string, at: string, amount: number) => [type, at, amount, statement.currency, '', '', '', ''];
-  sendCsv(response, `statement-${statement.affiliateId}-${statement.currency}.csv`, columns, [
+  sendCsv(response, `statement-${statement.affiliateId}-${statement.currency}.csv`, CSV_COLUMNS.statement, [
     balance('OPENING_BALANCE', statement.from, statement.openingBalance),
     ...statement.entries.map((entry) => [
       entry.type,

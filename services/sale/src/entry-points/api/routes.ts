@@ -3,6 +3,7 @@ import {
   CommissionQuery,
   CreatePayoutsBody,
   CreateSaleBody,
+  CSV_COLUMNS,
   DeleteSaleBody,
   PayoutExportQuery,
   PayoutQuery,
@@ -30,20 +31,14 @@ import {
 } from '@affiliate/platform';
 import { type Router, type RequestHandler } from 'express';
 import { toPayout } from '../../data-access/payouts';
-import { listSales, SALE_CSV_COLUMNS, saleById, saleCsvRows } from '../../domain/find-sales';
+import { listSales, saleById, saleCsvRows } from '../../domain/find-sales';
 import { createPayouts, listPayouts, payoutById, updatePayout } from '../../domain/payouts';
 import { recordPayment } from '../../domain/record-sale';
 import { affiliateReport } from '../../domain/reports';
 import { reverseSale } from '../../domain/reverse-sale';
 import type { SaleDependencies } from '../../domain/sale-dependencies';
 import { updateSale } from '../../domain/update-sale';
-import {
-  COMMISSION_CSV_COLUMNS,
-  commissionCsvRows,
-  listCommissions,
-  releaseCommission,
-  voidReviewedCommission,
-} from '../../domain/review-commissions';
+import { commissionCsvRows, listCommissions, releaseCommission, voidReviewedCommission } from '../../domain/review-commissions';
 import { affiliateBalances, affiliateStatement } from '../../domain/statements';
 import { sendPayoutsCsv, sendReportCsv, sendStatementCsv } from './csv';
 
@@ -77,7 +72,7 @@ export function saleRoutes(context: ServiceContext, deps: SaleDependencies): Rou
     const { affiliateId, referralId, currency } = query;
     const filters = { affiliateId, referralId, currency, createdAt: periodOf(query, 'createdAt'), paidAt: periodOf(query, 'paidAt') };
     if (csv) {
-      await streamCsv(response, 'sales.csv', SALE_CSV_COLUMNS, saleCsvRows(deps.repositories, programId, filters));
+      await streamCsv(response, 'sales.csv', CSV_COLUMNS.sales, saleCsvRows(deps.repositories, programId, filters));
       return;
     }
     const { items, nextCursor } = await listSales(deps.repositories, programId, filters, { limit, startingAfter });
@@ -146,7 +141,7 @@ export function saleRoutes(context: ServiceContext, deps: SaleDependencies): Rou
       await streamCsv(
         response,
         'commissions.csv',
-        COMMISSION_CSV_COLUMNS,
+        CSV_COLUMNS.commissions,
         commissionCsvRows(deps.repositories, programIdOf(response), filters),
       );
       return;
