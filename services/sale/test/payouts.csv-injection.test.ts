@@ -63,22 +63,8 @@ test('the payouts CSV and the affiliate report CSV never start a cell or a line 
   const payouts = (await world.api(world.sale, programId).post('/payouts', {}).expect(200)).body as { id: string; affiliateId: string }[];
   expect(payouts).toHaveLength(3);
 
-  const payoutColumns = [
-    'payout_id',
-    'affiliate_id',
-    'name',
-    'email',
-    'payout_method',
-    'payout_email',
-    'account_holder',
-    'iban',
-    'note',
-    'amount',
-    'currency',
-    'status',
-  ];
   const listed = await world.api(world.sale, programId).get('/payouts').set('accept', 'text/csv').expect(200);
-  const rows = expectNoFormulaStart(listed.text, payoutColumns);
+  const rows = expectNoFormulaStart(listed.text, CSV_COLUMNS.payouts);
   expect(rows).toHaveLength(3);
   for (const row of rows) {
     const lineBreak = BREAKS[byBreak.get(row.affiliate_id!) as keyof typeof BREAKS];
@@ -89,7 +75,7 @@ test('the payouts CSV and the affiliate report CSV never start a cell or a line 
   }
   for (const payout of payouts) {
     const exported = await world.api(world.sale, programId).get('/payouts/export').query({ payoutId: payout.id }).expect(200);
-    expect(expectNoFormulaStart(exported.text, payoutColumns)).toHaveLength(1);
+    expect(expectNoFormulaStart(exported.text, CSV_COLUMNS.payouts)).toHaveLength(1);
   }
 
   const report = await world
