@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { summarizeProfiles } from './lib/cpu-profile';
@@ -7,6 +8,7 @@ import { BenchSystem, ensureLocalInfra, ROOT } from './lib/bench-system';
 import { ensureNginx, nginxVersion } from './lib/nginx';
 import { FULL, QUICK } from './lib/plan';
 import { describeMachine, writeResults, type BenchResults } from './lib/report';
+import { TraceCollector } from './lib/trace-collector';
 import { WebhookReceiver } from './lib/webhook-receiver';
 import { clickIntake } from './scenarios/click-intake';
 import type { ScenarioContext } from './scenarios/context';
@@ -75,20 +77,29 @@ async function main(): Promise<number> {
 
   const receiver = new WebhookReceiver();
   await receiver.start();
+  const traces = new TraceCollector();
+  await traces.start();
+  // The run's database server is started by this process (startDisposableMongo), which passes this on to its JVM.
+  const databaseGcLog = join(mkdtempSync(join(tmpdir(), 'bench-gc-')), 'mongodb-gc.log');
+  process.env.MONGO_LOCAL_GC_LOG = databaseGcLog;
   log('starting the system: MongoDB-compatible server, RabbitMQ, six components');
   const profileDir = join(ROOT, 'bench/results/profiles', new Date().toISOString().replace(/[:.]/g, '-'));
   if (profile) {
     mkdirSync(profileDir, { recursive: true });
     notes.push('profiled run (--profile): every component ran under the CPU profiler, which slows it down');
   }
+  const preloads = [join(__dirname, 'lib/gc-observer-preload.js'), ...(profile ? [join(__dirname, 'lib/cpu-profile-preload.js')] : [])];
   const bench = await BenchSystem.start({
     ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
-    ...(profile ? { NODE_OPTIONS: `--require ${join(__dirname, 'lib/cpu-profile-preload.js')}`, BENCH_CPU_PROFILE_DIR: profileDir } : {}),
+    ...traces.environment(),
+    NODE_OPTIONS: preloads.map((preload) => `--require ${preload}`).join(' '),
+    ...(profile ? { BENCH_CPU_PROFILE_DIR: profileDir } : {}),
   });
   const componentOfPid = new Map(bench.processes().map(({ pid, name }) => [pid, name]));
   const stopAll = async () => {
     await bench.stop().catch((error: unknown) => log(`stopping the system: ${String(error)}`));
     await receiver.stop();
+    await traces.stop();
   };
   process.once('SIGINT', () => void stopAll().then(() => process.exit(130)));
   log(`system up (gateway ${bench.gatewayUrl})`);
@@ -101,6 +112,8 @@ async function main(): Promise<number> {
     remainingSeconds: () => plan.budgetSeconds - elapsed(),
     log,
     extraProcesses: redisProcess(redisUrl),
+    traces,
+    databaseGcLog,
   };
   const results: BenchResults = {
     startedAt: new Date().toISOString(),

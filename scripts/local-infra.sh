@@ -60,7 +60,10 @@ start_mongo() {
   # Built even when a server already answers: the tests start disposable servers from this launcher.
   build_mongo_server
   if port_open "$MONGO_PORT"; then log "MongoDB-compatible server already on :$MONGO_PORT"; return 0; fi
-  nohup java -Xmx1g -XX:+UseSerialGC -cp "$MONGO_HOME/classes:$MONGO_HOME/lib/*" MongoLocal \
+  # Shenandoah: pauses under a millisecond; SerialGC's young collections stopped the server for
+  # 150-700 ms on a busy machine (bench/README.md, "Where the tail comes from"). The heap starts
+  # small and grows as needed: the live set is tens of MB; the shared server holds every test's databases.
+  nohup java -XX:+UseShenandoahGC -Xms32m -Xmx512m -cp "$MONGO_HOME/classes:$MONGO_HOME/lib/*" MongoLocal \
     "$MONGO_HOME/data.mv" "$MONGO_PORT" >>"$STATE/logs/mongo-local.log" 2>&1 &
   echo $! >"$STATE/mongo-local.pid"
   wait_for_port "$MONGO_PORT" mongo-local

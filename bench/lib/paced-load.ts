@@ -14,7 +14,7 @@ export class JsonClient {
     private readonly headers: Record<string, string>,
   ) {}
 
-  send(method: string, path: string, body?: unknown): Promise<Answer> {
+  send(method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<Answer> {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const sentAt = performance.now();
     return new Promise<Answer>((resolve, reject) => {
@@ -24,7 +24,7 @@ export class JsonClient {
           method,
           agent: this.agent,
           timeout: 30_000,
-          headers: { ...this.headers, ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}) },
+          headers: { ...this.headers, ...extraHeaders, ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}) },
         },
         (response) => {
           const chunks: Buffer[] = [];

@@ -76,6 +76,8 @@ export class PeakMemory {
   private readonly resetWorked = new Set<number>();
   private timer: NodeJS.Timeout | undefined;
   private watched: NamedProcess[] = [];
+  /** The highest sum of the system's processes' VmRSS in one sample (the bench's own process left out). */
+  private peakTotal = 0;
 
   constructor(private readonly processes: () => NamedProcess[]) {}
 
@@ -106,10 +108,22 @@ export class PeakMemory {
     return result;
   }
 
+  /**
+   * Peak RSS of all the system's processes together in MiB: the highest sum seen at one instant, so
+   * peaks of different processes at different times are not added up. The bench's own process (load
+   * generator and subscriber) is not part of the system and is left out.
+   */
+  total(): number {
+    return Math.round(this.peakTotal / 1024);
+  }
+
   private sample(): void {
+    let total = 0;
     for (const { pid } of this.watched) {
       const rss = kilobytes(readProc(pid, 'status'), 'VmRSS');
       if (rss > (this.peaks.get(pid) ?? 0)) this.peaks.set(pid, rss);
+      if (pid !== process.pid) total += rss;
     }
+    this.peakTotal = Math.max(this.peakTotal, total);
   }
 }

@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { COMPONENTS, type Component } from '../../system-tests/harness';
+import { jvmPauses, LogTail, nodePauses, summarizePauses, type GcSummary } from '../lib/gc-log';
+import { describeBreakdown, tailBreakdown, type TailBreakdown, type TracedEvent } from '../lib/hop-breakdown';
 import { pacedLoop } from '../lib/paced-load';
 import { round, sleep, slope, summarize } from '../lib/stats';
 import { withPeakMemory, type ScenarioContext } from './context';
@@ -22,7 +25,19 @@ export type RateStep = {
   /** Events of earlier steps still undelivered when this one started (they compete for the dispatcher). */
   pendingAtStart: number;
   sustained: boolean;
+  /** Where the time of the slowest 1% went, hop by hop (the step at TRACED_RATE only). */
+  tail?: TailBreakdown;
+  /** Stop-the-world GC pauses during the step: the database server's JVM and each component's V8. */
+  gcPauses?: GcSummary[];
 };
+
+/** The step whose events are traced: the rate of the p99 and max targets. */
+const TRACED_RATE = 100;
+/**
+ * One request in four carries a sampled traceparent: enough traces for the slowest 1% (a stall
+ * slows every event in its window alike), few enough that exporting them costs the components little.
+ */
+const TRACED_SHARE = 0.25;
 
 export type EventLatency = {
   event: string;
@@ -51,17 +66,22 @@ export async function eventLatency(context: ScenarioContext) {
   let sequence = 0;
 
   const step = async (rate: number, seconds: number, warmupSeconds: number): Promise<RateStep> => {
+    const traced = new Map<string, string>();
+    const tracing = rate === TRACED_RATE;
     const fire = (measured: Set<string> | undefined) => async () => {
       const n = sequence++;
-      const answer = await program.api.send('POST', '/affiliates', {
-        firstName: 'Event',
-        lastName: `Bench ${n}`,
-        email: `event-${tag}-${n}@example.com`,
-      });
+      const trace = tracing && measured && n % Math.round(1 / TRACED_SHARE) === 0 ? context.traces.newTrace() : undefined;
+      const answer = await program.api.send(
+        'POST',
+        '/affiliates',
+        { firstName: 'Event', lastName: `Bench ${n}`, email: `event-${tag}-${n}@example.com` },
+        trace ? { traceparent: trace.traceparent } : {},
+      );
       if (answer.status !== 200) return false;
       const id = (JSON.parse(answer.body) as { id: string }).id;
       acceptedAt.set(id, answer.answeredAt);
       measured?.add(id);
+      if (trace) traced.set(id, trace.traceId);
       return true;
     };
     const pendingAtStart = acceptedAt.size - arrivedAt.size;
@@ -71,6 +91,11 @@ export async function eventLatency(context: ScenarioContext) {
     if (warmupSeconds > 0) await pacedLoop({ rate, seconds: warmupSeconds, maxInFlight: 256, fire: fire(undefined) });
 
     const measured = new Set<string>();
+    const databaseGc = LogTail.ofFile(context.databaseGcLog);
+    const componentLogs = (Object.keys(COMPONENTS) as Component[]).map((component) => ({
+      component,
+      log: new LogTail(() => bench.system.logOf(component)),
+    }));
     const deliveredBefore = arrivedAt.size;
     const backlog: Array<[number, number]> = [];
     const started = performance.now();
@@ -92,6 +117,24 @@ export async function eventLatency(context: ScenarioContext) {
       latencies.push((arrival ?? drainedAt) - (acceptedAt.get(id) as number));
     }
     const latency = summarize(latencies);
+    const databasePauses = jvmPauses(databaseGc.text());
+    const gcPauses = [
+      summarizePauses('mongodb (JVM)', databasePauses),
+      ...componentLogs.map(({ component, log }) => summarizePauses(component, nodePauses(log.text()))),
+    ];
+    let tail: TailBreakdown | undefined;
+    if (traced.size > 0) {
+      // The components export their spans once a second: the last events' spans are still on their way.
+      await sleep(3000);
+      const events: TracedEvent[] = [];
+      for (const [id, traceId] of traced) {
+        const arrival = arrivedAt.get(id);
+        if (arrival === undefined) continue;
+        events.push({ traceId, acceptedMs: performance.timeOrigin + (acceptedAt.get(id) as number), answeredMs: performance.timeOrigin + arrival });
+      }
+      tail = tailBreakdown(events, (traceId) => context.traces.spansOf(traceId), receiver.endpointUrl(path), databasePauses);
+      context.traces.clear();
+    }
     const growth = slope(backlog.slice(Math.floor(backlog.length / 2)));
     const accepted = loop.ok / windowSeconds;
     const result: RateStep = {
@@ -107,11 +150,15 @@ export async function eventLatency(context: ScenarioContext) {
       backlogAtEnd,
       pendingAtStart,
       sustained: accepted >= 0.95 * rate && loop.failed <= 0.01 * loop.offered && growth <= Math.max(2, 0.05 * rate),
+      ...(tail ? { tail } : {}),
+      gcPauses,
     };
     context.log(
       `    accepted ${result.acceptedPerSecond}/s, delivered ${result.deliveredPerSecond}/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms, max ${result.latencyMs.max} ms, ` +
         `backlog +${result.backlogGrowthPerSecond}/s (${backlogAtEnd} at end), ${undelivered} undelivered: ${result.sustained ? 'sustained' : 'not sustained'}`,
     );
+    if (tail) for (const line of describeBreakdown(tail)) context.log(`    ${line}`);
+    context.log(`    longest GC pauses: ${describePauses(gcPauses)}`);
     return result;
   };
 
@@ -155,4 +202,13 @@ export async function eventLatency(context: ScenarioContext) {
       steps.push(await step(next, plan.events.seconds, plan.events.warmupSeconds));
     }
   }
+}
+
+/** The longest pause of each process that paused, longest first. */
+export function describePauses(summaries: GcSummary[]): string {
+  const paused = summaries.filter((summary) => summary.longest.length > 0).sort((a, b) => (b.longest[0]?.ms ?? 0) - (a.longest[0]?.ms ?? 0));
+  if (paused.length === 0) return 'none logged';
+  return paused
+    .map((summary) => `${summary.process} ${summary.longest[0]?.ms} ms (${summary.longest[0]?.kind}; ${summary.pauses} pauses, ${summary.totalMs} ms in all)`)
+    .join(', ');
 }
