@@ -1,9 +1,9 @@
-import { Agent, request } from 'node:http';
+import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { LoadResult } from './http-load';
 import { round, summarize } from './stats';
 
-export type Answer = { status: number; body: string; sentAt: number; answeredAt: number };
+export type Answer = { status: number; headers: IncomingHttpHeaders; body: string; sentAt: number; answeredAt: number };
 
 /** A keep-alive JSON client for the paced loop and the set-up calls of the scenarios. */
 export class JsonClient {
@@ -32,6 +32,7 @@ export class JsonClient {
           response.on('end', () =>
             resolve({
               status: response.statusCode ?? 0,
+              headers: response.headers,
               body: Buffer.concat(chunks).toString('utf8'),
               sentAt,
               answeredAt: performance.now(),
