@@ -37,7 +37,10 @@ export type Overload = {
  * the highest the event scenario sustained in the same run, or, when that scenario did not run, the
  * delivered rate of a short step at `plan.overload.referencePerSecond` before the overload.
  */
-export async function overload(context: ScenarioContext, sustainedInThisRun: number | null | undefined): Promise<Overload & { peakRssMiB: Record<string, number> }> {
+export async function overload(
+  context: ScenarioContext,
+  sustainedInThisRun: number | null | undefined,
+): Promise<Overload & { peakRssMiB: Record<string, number> }> {
   const { bench, receiver, plan } = context;
   const settings = plan.overload;
   const program = await bench.createProgram();
@@ -51,7 +54,11 @@ export async function overload(context: ScenarioContext, sustainedInThisRun: num
 
   const fire = async () => {
     const n = sequence++;
-    const answer = await program.api.send('POST', '/affiliates', { firstName: 'Over', lastName: `Load ${n}`, email: `overload-${tag}-${n}@example.com` });
+    const answer = await program.api.send('POST', '/affiliates', {
+      firstName: 'Over',
+      lastName: `Load ${n}`,
+      email: `overload-${tag}-${n}@example.com`,
+    });
     if (answer.status === 503 && /"code":"service_busy"/.test(answer.body) && answer.headers['retry-after']) {
       shed++;
       return false;

@@ -44,7 +44,10 @@ export function runService<Shape extends ZodRawShape>(options: {
     MAX_QUEUED_REQUESTS_PER_PROGRAM: z.coerce.number().int().min(0).default(DEFAULT_ADMISSION.maxQueuedPerProgram),
     SHED_WEBHOOK_BACKLOG: z.coerce.number().int().min(1).default(DEFAULT_SHEDDING.webhookBacklog),
     SHED_WEBHOOK_BACKLOG_PER_PROGRAM: z.coerce.number().int().min(1).default(DEFAULT_SHEDDING.webhookBacklogPerProgram),
-    SHED_OUTBOX_AGE_SECONDS: z.coerce.number().min(1).default(DEFAULT_SHEDDING.outboxAgeMs / 1000),
+    SHED_OUTBOX_AGE_SECONDS: z.coerce
+      .number()
+      .min(1)
+      .default(DEFAULT_SHEDDING.outboxAgeMs / 1000),
   };
   // Validate everything at once so every bad variable is named in one message; then read each part typed.
   loadConfig({ ...baseShape, ...options.config }, { required: ['INTERNAL_TOKEN', ...(options.secrets ?? [])] });

@@ -46,7 +46,7 @@ function startNews() {
   news.start();
 }
 
-test("a program whose webhooks are past its bound is refused its event-creating writes with 503 and Retry-After before they run; its reads, its writes without events, internal calls and other programs are served; once its backlog drains it is served again", async () => {
+test('a program whose webhooks are past its bound is refused its event-creating writes with 503 and Retry-After before they run; its reads, its writes without events, internal calls and other programs are served; once its backlog drains it is served again', async () => {
   const behind = newProgramId();
   const quiet = newProgramId();
   held = { [behind]: 5, [quiet]: 1 };
@@ -57,7 +57,10 @@ test("a program whose webhooks are past its bound is refused its event-creating 
     return answer;
   });
   expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
-  expect(refused.body).toMatchObject({ code: 'service_busy', error: expect.stringMatching(/too many webhooks waiting.*retry in a moment/) });
+  expect(refused.body).toMatchObject({
+    code: 'service_busy',
+    error: expect.stringMatching(/too many webhooks waiting.*retry in a moment/),
+  });
   // Refused before the route ran: nothing of it was written.
   const before = written.length;
   expect((await write(behind)).status).toBe(503);

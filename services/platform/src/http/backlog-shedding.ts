@@ -75,9 +75,7 @@ export function shedWhenBacklogged(options: BacklogSheddingOptions): RequestHand
       return next();
     const since = options.outboxOldestSince();
     if (since !== undefined && Date.now() - since >= settings.outboxAgeMs)
-      return next(
-        refuse('outbox_age', 'outbox age', `The ${serviceName} service is busy publishing earlier events; retry in a moment`),
-      );
+      return next(refuse('outbox_age', 'outbox age', `The ${serviceName} service is busy publishing earlier events; retry in a moment`));
     const backlog = options.webhookBacklog();
     const program = request.header(PROGRAM_ID_HEADER) ?? '';
     if (backlog.ofProgram(program) >= settings.webhookBacklogPerProgram)
