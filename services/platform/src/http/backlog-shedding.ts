@@ -15,19 +15,23 @@ export type SheddingSettings = {
 };
 
 /**
- * Per program well below the dispatcher's fan-out window per program (WEBHOOK_FAN_OUT_WINDOW_PER_PROGRAM,
- * 1,000), so that a program's backlog is seen before it spills back into the broker's queue, where
- * nobody counts it per program; the whole a few programs' worth. The outbox's bound is above the
+ * Per program below the dispatcher's fan-out window per program (WEBHOOK_FAN_OUT_WINDOW_PER_PROGRAM,
+ * 1,000), so that a program's backlog is seen before it spills back into the broker's queue (where
+ * nobody counts it per program, and each message bounces through the retry queue); the whole five
+ * programs' worth. The outbox's bound is above the
  * broker outages that the outbox is there to ride out (RELIABILITY.md: 20 s).
  */
 export const DEFAULT_SHEDDING = {
-  webhookBacklog: 2000,
-  webhookBacklogPerProgram: 500,
+  webhookBacklog: 4000,
+  webhookBacklogPerProgram: 800,
   outboxAgeMs: 60_000,
 } satisfies SheddingSettings;
 
-/** A backlog drains in seconds, not in the moment a full queue does (admission's Retry-After: 1). */
-export const RETRY_AFTER_BACKLOG_SECONDS = 2;
+/**
+ * As admission's: the dispatcher works off a bound's worth in a second or a few, and a client coming
+ * back sooner keeps it busy (a fan-out to 50 endpoints reaches the bound with 16 events).
+ */
+export const RETRY_AFTER_BACKLOG_SECONDS = 1;
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
