@@ -22,6 +22,8 @@ export type Overload = {
   sustainedFrom: string;
   /** deliveredPerSecond ÷ sustainedPerSecond (target ≥ 0.95). */
   deliveredOverSustained: number;
+  /** False when the reference step did not deliver 95 % of its own rate: then the ratio above means nothing. */
+  referenceHeld: boolean;
   /** From the 200 of an accepted event to its webhook; every one should be out within `drainLimitSeconds` after the window. */
   latencyMs: { p50: number; p99: number; max: number };
   drainLimitSeconds: number;
@@ -78,6 +80,7 @@ export async function overload(
   return withPeakMemory(context, async () => {
     let sustainedPerSecond = sustainedInThisRun ?? 0;
     let sustainedFrom = `the event scenario's highest sustained rate in this run`;
+    let referenceHeld = true;
     if (!sustainedInThisRun) {
       const rate = settings.referencePerSecond;
       context.log(`  reference: ${rate}/s for ${settings.referenceSeconds} s (the event scenario did not run)`);
@@ -87,6 +90,7 @@ export async function overload(
       const window = (performance.now() - started) / 1000;
       sustainedPerSecond = round((arrivedAt.size - before) / window, 1);
       sustainedFrom = `delivered at ${rate}/s for ${settings.referenceSeconds} s before the overload`;
+      referenceHeld = sustainedPerSecond >= 0.95 * rate;
       await drained(settings.drainLimitSeconds);
     }
 
@@ -126,6 +130,7 @@ export async function overload(
       sustainedPerSecond,
       sustainedFrom,
       deliveredOverSustained: sustainedPerSecond > 0 ? round(deliveredPerSecond / sustainedPerSecond, 3) : 0,
+      referenceHeld,
       latencyMs: { p50: round(latency.p50, 1), p99: round(latency.p99, 1), max: round(latency.max, 1) },
       drainLimitSeconds: settings.drainLimitSeconds,
       undelivered,
