@@ -17,11 +17,12 @@ import { eventLatency } from './scenarios/event-latency';
 import { fanOut } from './scenarios/fan-out';
 import { gatewayOverhead } from './scenarios/gateway-overhead';
 import { noisyNeighbour } from './scenarios/noisy-neighbour';
+import { overload } from './scenarios/overload';
 import { payoutRun } from './scenarios/payouts';
 import { writePath } from './scenarios/write-path';
 
 /**
- * npm run bench [-- --quick] [--only=gateway,sales,clicks,payouts,fanout,events,neighbour,growth] [--candidate-gateway=<dist/start.js>] [--profile]
+ * npm run bench [-- --quick] [--only=gateway,sales,clicks,payouts,fanout,events,overload,neighbour,growth] [--candidate-gateway=<dist/start.js>] [--profile]
  * Starts the system, runs the scenarios one after the other, writes bench/results/latest.json,
  * appends the table to bench/RESULTS.md and quotes it in bench/README.md (quick runs write under
  * bench/results/quick/ instead, so CI never touches the committed history).
@@ -129,7 +130,16 @@ async function main(): Promise<number> {
     notes,
   };
   const scenario = async <
-    K extends 'gatewayOverhead' | 'writePath' | 'clickIntake' | 'payoutRun' | 'fanOut' | 'eventLatency' | 'noisyNeighbour' | 'dataGrowth',
+    K extends
+      | 'gatewayOverhead'
+      | 'writePath'
+      | 'clickIntake'
+      | 'payoutRun'
+      | 'fanOut'
+      | 'eventLatency'
+      | 'overload'
+      | 'noisyNeighbour'
+      | 'dataGrowth',
   >(
     key: K,
     name: string,
@@ -185,6 +195,13 @@ async function main(): Promise<number> {
       'events',
       `event latency: POST /affiliates to signed webhook at ${plan.events.rates.join(' and ')}/s`,
       () => eventLatency(context),
+    );
+    // After the event rates, whose highest sustained rate its delivery rate is held against.
+    await scenario(
+      'overload',
+      'overload',
+      `overload: POST /affiliates offered at ${plan.overload.offeredPerSecond}/s for ${plan.overload.seconds} s, past capacity`,
+      () => overload(context, results.eventLatency?.highestSustainedPerSecond),
     );
     // Last: its thousands of deliveries would otherwise still be queued in front of the latency steps.
     await scenario('fanOut', 'fanout', `fan-out: affiliate.created to ${plan.fanOut.endpoints} endpoints`, () => fanOut(context));

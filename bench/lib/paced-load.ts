@@ -1,9 +1,9 @@
-import { Agent, request } from 'node:http';
+import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { LoadResult } from './http-load';
 import { round, summarize } from './stats';
 
-export type Answer = { status: number; body: string; sentAt: number; answeredAt: number };
+export type Answer = { status: number; headers: IncomingHttpHeaders; body: string; sentAt: number; answeredAt: number };
 
 /** A keep-alive JSON client for the paced loop and the set-up calls of the scenarios. */
 export class JsonClient {
@@ -32,6 +32,7 @@ export class JsonClient {
           response.on('end', () =>
             resolve({
               status: response.statusCode ?? 0,
+              headers: response.headers,
               body: Buffer.concat(chunks).toString('utf8'),
               sentAt,
               answeredAt: performance.now(),
@@ -46,9 +47,17 @@ export class JsonClient {
     });
   }
 
-  /** The parsed body of a 2xx answer; anything else throws with the answer in the message. */
+  /**
+   * The parsed body of a 2xx answer; anything else throws with the answer in the message. A request
+   * a service shed before running it (503 `service_busy`: its queue, or the webhooks behind) is sent
+   * again after its Retry-After, as a client does.
+   */
   async expectOk<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> {
-    const answer = await this.send(method, path, body);
+    let answer = await this.send(method, path, body);
+    while (answer.status === 503 && answer.headers['retry-after'] && /"code":"service_busy"/.test(answer.body)) {
+      await new Promise((resolve) => setTimeout(resolve, Number(answer.headers['retry-after']) * 1000));
+      answer = await this.send(method, path, body);
+    }
     if (answer.status < 200 || answer.status > 299) throw new Error(`${method} ${path}: ${answer.status} ${answer.body.slice(0, 300)}`);
     return JSON.parse(answer.body) as T;
   }

@@ -18,6 +18,12 @@ export type Plan = {
   dataGrowth: { seconds: number; connections: number; objects: number; eventRatePerSecond: number };
   /** One payout run over `sales` due commissions of `affiliates` affiliates. */
   payouts: { affiliates: number; sales: number };
+  /**
+   * POST /affiliates offered at `offeredPerSecond` for `seconds`, far past capacity; every accepted
+   * event should be delivered within `drainLimitSeconds` after. Without the event scenario in the
+   * run, a step at `referencePerSecond` for `referenceSeconds` gives the rate delivery is held against.
+   */
+  overload: { offeredPerSecond: number; seconds: number; drainLimitSeconds: number; referencePerSecond: number; referenceSeconds: number };
 };
 
 export const FULL: Plan = {
@@ -31,6 +37,7 @@ export const FULL: Plan = {
   noisyNeighbour: { burstEvents: 10_000, quietRatePerSecond: 20, drainTimeoutSeconds: 30 },
   dataGrowth: { seconds: 8, connections: 16, objects: 100_000, eventRatePerSecond: 20 },
   payouts: { affiliates: 50, sales: 1_000 },
+  overload: { offeredPerSecond: 500, seconds: 60, drainLimitSeconds: 60, referencePerSecond: 100, referenceSeconds: 20 },
 };
 
 export const QUICK: Plan = {
@@ -44,4 +51,5 @@ export const QUICK: Plan = {
   noisyNeighbour: { burstEvents: 500, quietRatePerSecond: 20, drainTimeoutSeconds: 10 },
   dataGrowth: { seconds: 2, connections: 16, objects: 5_000, eventRatePerSecond: 20 },
   payouts: { affiliates: 5, sales: 50 },
+  overload: { offeredPerSecond: 500, seconds: 10, drainLimitSeconds: 20, referencePerSecond: 100, referenceSeconds: 5 },
 };

@@ -9,6 +9,7 @@ import type { EventLatency } from '../scenarios/event-latency';
 import type { FanOut } from '../scenarios/fan-out';
 import type { GatewayOverhead } from '../scenarios/gateway-overhead';
 import type { NoisyNeighbour } from '../scenarios/noisy-neighbour';
+import type { Overload } from '../scenarios/overload';
 import type { PayoutRun } from '../scenarios/payouts';
 import type { WritePath } from '../scenarios/write-path';
 
@@ -26,6 +27,7 @@ export type BenchResults = {
   payoutRun?: WithMemory<PayoutRun>;
   fanOut?: WithMemory<FanOut>;
   eventLatency?: WithMemory<EventLatency>;
+  overload?: WithMemory<Overload>;
   noisyNeighbour?: WithMemory<NoisyNeighbour>;
   dataGrowth?: WithMemory<DataGrowth>;
   profiles?: ProfileSummary[];
@@ -113,6 +115,12 @@ export function markdown(results: BenchResults): string {
         `| affiliate.created → webhook at ${step.targetPerSecond}/s | ${fmt(step.acceptedPerSecond)} accepted/s, ${fmt(step.deliveredPerSecond)} delivered/s | ${fmt(step.latencyMs.p50)} | ${fmt(step.latencyMs.p99)} | ${step.failedRequests} | max ${fmt(step.latencyMs.max)} ms; backlog ${step.backlogGrowthPerSecond >= 0 ? '+' : ''}${fmt(step.backlogGrowthPerSecond)}/s; ${step.undelivered} undelivered; ${step.sustained ? 'sustained' : 'not sustained'} for ${fmt(step.seconds, 0)} s |`,
       );
     }
+  }
+  const over = results.overload;
+  if (over) {
+    lines.push(
+      `| overload: POST /affiliates offered at ${over.offeredPerSecond}/s | ${fmt(over.acceptedPerSecond)} accepted/s, ${fmt(over.deliveredPerSecond)} delivered/s | ${fmt(over.latencyMs.p50)} | ${fmt(over.latencyMs.p99)} | ${over.failed} | ${fmt(over.seconds, 0)} s; shed ${over.shed} (${fmt(over.shedShare * 100, 1)} %) with 503 and Retry-After; max ${fmt(over.latencyMs.max)} ms; ${over.undelivered} undelivered ${over.drainLimitSeconds} s after; held against ${fmt(over.sustainedPerSecond)}/s (${over.sustainedFrom}) |`,
+    );
   }
   const fan = results.fanOut;
   if (fan) {
@@ -210,6 +218,24 @@ function targets(results: BenchResults): string[] {
       );
       row('event → webhook at 100/s, max', `${fmt(at100.latencyMs.max)} ms`, '≤ 1,000 ms', at100.latencyMs.max <= 1000);
     }
+  }
+  const over = results.overload;
+  if (over) {
+    row(
+      `offered ${over.offeredPerSecond}/s for ${fmt(over.seconds, 0)} s: delivered during the overload ÷ sustained rate`,
+      `${fmt(over.deliveredOverSustained, 3)} (${fmt(over.deliveredPerSecond)} of ${fmt(over.sustainedPerSecond)}/s)${over.referenceHeld ? '' : '; the reference step did not hold its own rate: no figure'}`,
+      '≥ 0.95',
+      over.referenceHeld && over.acceptedPerSecond > 0 && over.deliveredOverSustained >= 0.95,
+    );
+    row(
+      `offered ${over.offeredPerSecond}/s: every accepted event delivered within ${over.drainLimitSeconds} s after it`,
+      `max ${fmt(over.latencyMs.max / 1000, 1)} s; ${over.undelivered} undelivered`,
+      `≤ ${over.drainLimitSeconds} s, 0`,
+      over.undelivered === 0 && over.latencyMs.max <= over.drainLimitSeconds * 1000,
+    );
+    rows.push(
+      `| offered ${over.offeredPerSecond}/s: share shed with 503 and Retry-After | ${fmt(over.shedShare * 100, 1)} % (${over.shed}; ${over.failed} failed otherwise) | printed | |`,
+    );
   }
   const fan = results.fanOut;
   if (fan) {

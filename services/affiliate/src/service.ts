@@ -13,5 +13,6 @@ export function buildAffiliateService(context: ServiceContext, options: Partial<
   routes.use(affiliateRoutes(context, repositories, { previousLinkDays: options.previousLinkDays ?? null }));
   routes.use(commissionPlanRoutes(repositories));
   routes.use(internalRoutes(repositories));
-  return { routes, subscribe: subscriptions(context, repositories) };
+  // A click changes counters and claims but creates no event: served however far behind the webhooks are.
+  return { routes, subscribe: subscriptions(context, repositories), writesWithoutEvents: ['POST /clicks'] };
 }

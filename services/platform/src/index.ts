@@ -28,3 +28,4 @@ export { asUniqueKeyConflict, insertUnique, isKeyTaken, unlessKeyTaken } from '.
 export { runMigrationOnce } from './store/migrations';
 export * from './risk';
 export { CustomerClaims, type CustomerClaim } from './store/customer-claims';
+export * from './http/backlog-shedding';

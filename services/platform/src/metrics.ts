@@ -40,7 +40,7 @@ export type CircuitMetrics = {
   track: (upstream: string, counts: () => CircuitCounts) => () => void;
 };
 
-export type ShedReason = 'queue_full' | 'wait_timeout' | 'deadline';
+export type ShedReason = 'queue_full' | 'wait_timeout' | 'deadline' | 'webhook_backlog' | 'outbox_age';
 export type UpstreamShedReason = 'in_flight_cap' | 'no_connection';
 
 /** The gateway's admission towards each upstream (its shared connection pool), `upstream` a constant of the route table. */
@@ -84,7 +84,7 @@ export function createMetrics(service: string) {
   };
   const sheds = new Counter({
     name: 'http_requests_shed_total',
-    help: 'Requests answered 503 with Retry-After by admission control instead of being run, by reason (queue_full, wait_timeout, deadline)',
+    help: 'Requests answered 503 with Retry-After instead of being run, by reason: admission control (queue_full, wait_timeout, deadline), or an event-creating write refused while events wait (webhook_backlog, outbox_age)',
     labelNames: ['reason'],
     registers: [registry],
   });

@@ -1,6 +1,7 @@
 import { z, type ZodRawShape } from 'zod';
 import { baseConfigShape, loadConfig, parseConfig, serviceDatabaseUrl } from './config';
 import { DEFAULT_ADMISSION } from './http/admission';
+import { DEFAULT_SHEDDING } from './http/backlog-shedding';
 import { bootService, stopOnSignals, type ServiceContext, type ServiceParts } from './service';
 
 /** Default addresses of the components (DESIGN.md §7); each can be overridden from the environment. */
@@ -41,6 +42,12 @@ export function runService<Shape extends ZodRawShape>(options: {
     REQUEST_DEADLINE_MS: z.coerce.number().int().min(1).default(DEFAULT_ADMISSION.deadlineMs),
     MAX_CONCURRENT_REQUESTS_PER_PROGRAM: z.coerce.number().int().min(1).default(DEFAULT_ADMISSION.maxConcurrentPerProgram),
     MAX_QUEUED_REQUESTS_PER_PROGRAM: z.coerce.number().int().min(0).default(DEFAULT_ADMISSION.maxQueuedPerProgram),
+    SHED_WEBHOOK_BACKLOG: z.coerce.number().int().min(1).default(DEFAULT_SHEDDING.webhookBacklog),
+    SHED_WEBHOOK_BACKLOG_PER_PROGRAM: z.coerce.number().int().min(1).default(DEFAULT_SHEDDING.webhookBacklogPerProgram),
+    SHED_OUTBOX_AGE_SECONDS: z.coerce
+      .number()
+      .min(1)
+      .default(DEFAULT_SHEDDING.outboxAgeMs / 1000),
   };
   // Validate everything at once so every bad variable is named in one message; then read each part typed.
   loadConfig({ ...baseShape, ...options.config }, { required: ['INTERNAL_TOKEN', ...(options.secrets ?? [])] });
@@ -68,6 +75,11 @@ export function runService<Shape extends ZodRawShape>(options: {
         deadlineMs: base.REQUEST_DEADLINE_MS,
         maxConcurrentPerProgram: base.MAX_CONCURRENT_REQUESTS_PER_PROGRAM,
         maxQueuedPerProgram: base.MAX_QUEUED_REQUESTS_PER_PROGRAM,
+      },
+      shedding: {
+        webhookBacklog: base.SHED_WEBHOOK_BACKLOG,
+        webhookBacklogPerProgram: base.SHED_WEBHOOK_BACKLOG_PER_PROGRAM,
+        outboxAgeMs: base.SHED_OUTBOX_AGE_SECONDS * 1000,
       },
     },
     (context) => options.build(context, own),

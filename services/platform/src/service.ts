@@ -2,9 +2,11 @@ import { Server as NetServer, type AddressInfo } from 'node:net';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Router } from 'express';
 import type { Connection } from 'mongoose';
+import { BacklogNews } from './events/backlog-news';
 import { EventBus } from './events/bus';
 import { OutboxRelay, outboxModelsOf } from './events/outbox';
 import type { AdmissionSettings } from './http/admission';
+import { shedWhenBacklogged, type SheddingSettings } from './http/backlog-shedding';
 import { createMetricsApp, createServiceApp } from './http/app';
 import { createLogger, type Logger } from './logger';
 import { createMetrics, type Metrics } from './metrics';
@@ -29,6 +31,8 @@ export type ServiceSettings = {
   queueType?: 'classic' | 'quorum';
   /** How many requests run at once, wait, and for how long, before a busy service answers 503. */
   admission?: AdmissionSettings;
+  /** Bounds past which event-creating writes are refused (503, Retry-After); unset, none are. */
+  shedding?: SheddingSettings;
   /** On stop, how long /readyz answers 503 while requests are still served, before draining (default 0). */
   shutdownDelayMs?: number;
 };
@@ -50,6 +54,12 @@ export type ServiceParts = {
   prepare?: () => Promise<void>;
   subscribe?: () => Promise<void>;
   close?: () => Promise<void>;
+  /**
+   * Writes (`POST /clicks`) that create no event, served however far behind the events are; `every`
+   * where no write does (the dispatcher). Every other write outside /internal/ is refused while the
+   * events are behind (`ServiceSettings.shedding`).
+   */
+  writesWithoutEvents?: readonly string[] | 'every';
 };
 
 export type RunningService = {
@@ -91,6 +101,10 @@ export async function bootService(
   if (!(await bus.waitForConnect(10_000))) logger.warn('starting without RabbitMQ; events wait in the outbox until it is back');
   await parts.subscribe?.();
   context.relay.start();
+  // Learned from the broker, never asked of the dispatcher: a dispatcher that is down refuses nothing here.
+  const shedding = settings.shedding && parts.writesWithoutEvents !== 'every' ? settings.shedding : undefined;
+  const backlogNews = shedding ? new BacklogNews(bus, settings.exchange, logger) : undefined;
+  backlogNews?.start();
 
   const shutdown = new ShutdownDelay(settings.shutdownDelayMs ?? 0);
   const app = createServiceApp({
@@ -101,6 +115,18 @@ export async function bootService(
     routes: parts.routes,
     internalToken: settings.internalToken,
     serveMetrics: settings.metricsPort === undefined,
+    shedding:
+      shedding && backlogNews
+        ? shedWhenBacklogged({
+            settings: shedding,
+            serviceName: settings.name,
+            logger,
+            webhookBacklog: () => backlogNews.current(),
+            outboxOldestSince: () => relay.backlog().oldestSince,
+            writesWithoutEvents: parts.writesWithoutEvents === 'every' ? [] : (parts.writesWithoutEvents ?? []),
+            onShed: metrics.shed,
+          })
+        : undefined,
     // Ready means this process can serve: its own database, and, only where it consumes events, a
     // consumer attached to each of its queues (what it publishes waits in the outbox). Never another
     // service: one dead service must not take every caller out of its load balancer.
@@ -140,6 +166,7 @@ export async function bootService(
       metricsServer?.closeAllConnections();
       await context.relay.stop();
       await context.relay.drain().catch(() => undefined);
+      await backlogNews?.stop();
       await parts.close?.();
       await bus.close().catch(() => undefined);
       await connection.close().catch(() => undefined);

@@ -45,6 +45,8 @@ export function buildSaleService(context: ServiceContext, deps: SaleServiceDeps)
   };
   return {
     routes: createRouter().use(saleRoutes(context, dependencies), stripeRoutes(context, dependencies)),
+    // The Stripe settings are the program's configuration, not an object with events.
+    writesWithoutEvents: ['PUT /integrations/stripe'],
     close: async () => {
       for (const upstream of [dependencies.coupons, dependencies.affiliates, dependencies.referrals]) upstream.shutdown();
     },

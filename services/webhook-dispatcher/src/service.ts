@@ -1,4 +1,4 @@
-import { createWebhookMetrics, type ServiceContext, type ServiceParts } from '@affiliate/platform';
+import { BacklogNewsPublisher, createWebhookMetrics, type ServiceContext, type ServiceParts } from '@affiliate/platform';
 import { DEFAULT_DISPATCHER_SETTINGS, type DispatcherSettings } from './config';
 import { createRepositories } from './data-access/repositories';
 import { createSubscriberClient } from './data-access/subscriber-client';
@@ -6,7 +6,7 @@ import type { Dispatcher } from './domain/attempt-delivery';
 import { findBacklog } from './domain/claim-delivery';
 import { EndpointCircuits } from './domain/endpoint-circuits';
 import { webhookRoutes } from './entry-points/api/routes';
-import { subscribeToEvents } from './entry-points/messaging/subscriptions';
+import { FAN_OUT_QUEUE, subscribeToEvents } from './entry-points/messaging/subscriptions';
 import { DeliveryScheduler } from './entry-points/scheduler/delivery-scheduler';
 import { EventStoreTasks } from './entry-points/scheduler/event-store-tasks';
 
@@ -27,8 +27,23 @@ export function buildWebhookDispatcherService(
   const scheduler = new DeliveryScheduler(dispatcher);
   const eventTasks = new EventStoreTasks(repositories, settings, context.logger, () => scheduler.nudge());
   metrics.watchBacklog(() => findBacklog(repositories));
+  // What this process holds per program and has not attempted yet: events in its fan-out window,
+  // deliveries waiting for a turn. The services refuse a program's event-creating writes past a bound.
+  const backlogNews = new BacklogNewsPublisher(
+    context.bus,
+    context.settings.exchange,
+    () => {
+      const held: Record<string, number> = {};
+      for (const [programId, count] of context.bus.heldPerProgram(FAN_OUT_QUEUE)) held[programId] = count;
+      for (const [programId, count] of scheduler.waitingPerProgram()) held[programId] = (held[programId] ?? 0) + count;
+      return held;
+    },
+    context.logger,
+  );
   return {
     routes: webhookRoutes(dispatcher, scheduler),
+    // Its writes (endpoints, re-sends) create no events: never refused for a backlog.
+    writesWithoutEvents: 'every',
     subscribe: async () => {
       const sealed = await repositories.endpoints.sealPlaintextSecretsAcrossPrograms();
       if (sealed > 0) context.logger.info({ sealed }, 'encrypted webhook signing secrets stored before encryption at rest');
@@ -36,8 +51,10 @@ export function buildWebhookDispatcherService(
       scheduler.start();
       eventTasks.start();
       await subscribeToEvents(context, repositories, settings, scheduler);
+      backlogNews.start();
     },
     close: async () => {
+      await backlogNews.stop();
       await eventTasks.stop();
       await scheduler.stop();
     },

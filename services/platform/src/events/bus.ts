@@ -2,7 +2,7 @@ import { acceptedEventDataSchemaOf, EventEnvelope } from '@affiliate/contracts';
 import type { ZodError } from 'zod';
 import amqp, { type AmqpConnectionManager, type ChannelWrapper } from 'amqp-connection-manager';
 import { context, trace } from '@opentelemetry/api';
-import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
+import type { Channel, ConfirmChannel, ConsumeMessage } from 'amqplib';
 import type { FairShare } from '../fair-share';
 import { withRequestContext, type Logger } from '../logger';
 import type { ConsumerMetrics } from '../metrics';
@@ -100,6 +100,8 @@ export class EventBus {
   private readonly inFlight = new Set<Promise<void>>();
   /** The live consumer of each subscription (replaced when a reconnect runs its setup again). */
   private readonly consumerTags = new Map<string, { channel: ConfirmChannel; consumerTag: string }>();
+  /** Events of each program in each subscription's window now, by the subscription's name (heldPerProgram). */
+  private readonly windows = new Map<string, ReadonlyMap<string, number>>();
 
   constructor(private readonly options: EventBusOptions) {
     this.connection = amqp.connect(brokerUrls(options.url), { heartbeatIntervalInSeconds: 5, reconnectTimeInSeconds: 1 });
@@ -211,6 +213,7 @@ export class EventBus {
 
     /** Events of each program in the window now (waiting for their turn or being handled). */
     const held = new Map<string, number>();
+    this.windows.set(name, held);
     const onMessage = async (channel: ConfirmChannel, message: ConsumeMessage | null) => {
       if (!message) {
         // The broker cancelled the consumer (its queue was deleted or became unavailable): nothing
@@ -352,6 +355,21 @@ export class EventBus {
     consumer.on('error', (err) => logger.warn({ err, queue }, 'consumer channel error'));
     this.consumers.push(consumer);
     await consumer.waitForConnect();
+  }
+
+  /** Events of each program the subscription named `queue` holds now: taken from the broker, not yet handled. */
+  heldPerProgram(queue: string): ReadonlyMap<string, number> {
+    return this.windows.get(queue) ?? new Map();
+  }
+
+  /**
+   * A channel for messages that are not domain events (the dispatcher's backlog news): no confirms,
+   * and its setup runs again on every reconnect, like the consumers'. Closed with the connection.
+   */
+  openChannel(setup: (channel: Channel) => Promise<void>): ChannelWrapper {
+    const channel = this.connection.createChannel({ confirm: false, setup });
+    channel.on('error', (err) => this.options.logger.warn({ err }, 'channel error'));
+    return channel;
   }
 
   /**

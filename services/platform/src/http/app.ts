@@ -26,6 +26,8 @@ export type ServiceAppOptions = {
   admission?: AdmissionSettings;
   /** False when /metrics has a listener of its own (createMetricsApp): the API port then never serves it. */
   serveMetrics?: boolean;
+  /** Refuses event-creating writes while events are behind (shedWhenBacklogged); before admission, so a refused write never takes a place. */
+  shedding?: RequestHandler;
 };
 
 /** Accepts a well-formed x-request-id from the caller or makes one; every log line of the request carries it. */
@@ -221,6 +223,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   if (options.serveMetrics !== false) app.get('/metrics', metricsHandler(options.metrics));
 
   app.use(requireInternalCaller(options.internalToken));
+  if (options.shedding) app.use(options.shedding);
   // Probes and scrapes above are never queued: a busy service still says it is alive.
   app.use(
     admissionControl(options.admission ?? DEFAULT_ADMISSION, options.logger, options.name, options.metrics.admission, options.metrics.shed),

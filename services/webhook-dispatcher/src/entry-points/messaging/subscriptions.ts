@@ -13,6 +13,8 @@ import type { DeliveryScheduler } from '../scheduler/delivery-scheduler';
 const FAN_OUT_CONCURRENCY = 16;
 /** Events taken from the broker ahead of their turn, so that programs can take turns among them. */
 const FAN_OUT_WINDOW = 10_000;
+/** The subscription's name, by which the bus tells what it holds per program (heldPerProgram). */
+export const FAN_OUT_QUEUE = 'webhook-dispatcher.events';
 
 export function subscribeToEvents(
   context: ServiceContext,
@@ -21,7 +23,7 @@ export function subscribeToEvents(
   scheduler: DeliveryScheduler,
 ): Promise<void> {
   return context.bus.subscribe({
-    queue: 'webhook-dispatcher.events',
+    queue: FAN_OUT_QUEUE,
     eventTypes: ['#'],
     processedEvents: processedEvents(context.connection, 'webhook-dispatcher'),
     // Up to this many events (a few MB) wait here instead of in the broker's queue, where they would be taken

@@ -69,6 +69,17 @@ export class DeliveryScheduler {
     this.launchAll();
   }
 
+  /** Deliveries waiting here for an attempt, per program: part of the backlog the dispatcher tells the services (BacklogNews). */
+  waitingPerProgram(): Map<string, number> {
+    const waiting = new Map<string, number>();
+    for (const [programId, program] of this.waiting) {
+      let count = 0;
+      for (const queue of program.values()) count += queue.length;
+      waiting.set(programId, count);
+    }
+    return waiting;
+  }
+
   /** Look at the schedule now; polls never overlap. */
   nudge(): void {
     if (this.stopped || this.polling) return;
