@@ -29,7 +29,8 @@ export type TailBreakdown = {
   events: SlowEvent[];
 };
 
-const isDatabaseCall = (span: CollectedSpan) => span.attributes['db.system'] === 'mongodb' || span.attributes['db.system.name'] === 'mongodb';
+const isDatabaseCall = (span: CollectedSpan) =>
+  span.attributes['db.system'] === 'mongodb' || span.attributes['db.system.name'] === 'mongodb';
 const urlOf = (span: CollectedSpan) => String(span.attributes['url.full'] ?? span.attributes['http.url'] ?? '');
 
 /**
@@ -92,7 +93,9 @@ export function tailBreakdown(
     };
     const longest = spans.filter(isDatabaseCall).sort((a, b) => b.endMs - b.startMs - (a.endMs - a.startMs))[0];
     const from = at.stored ?? event.acceptedMs;
-    const overlapping = databasePauses.filter((pause) => pause.atMs !== undefined && pause.atMs >= from && pause.atMs - pause.ms <= event.answeredMs);
+    const overlapping = databasePauses.filter(
+      (pause) => pause.atMs !== undefined && pause.atMs >= from && pause.atMs - pause.ms <= event.answeredMs,
+    );
     return {
       latencyMs: round(event.answeredMs - event.acceptedMs, 1),
       hopsMs,
@@ -124,7 +127,8 @@ export function describeBreakdown(breakdown: TailBreakdown): string[] {
   return [
     `slowest ${breakdown.slowest} of ${breakdown.traced} traced events (${breakdown.resolved} with every hop found), median / max per hop, and the median of all traced:`,
     ...breakdown.hops.map(
-      (hop) => `  ${hop.hop.padEnd(22)} ${ms(hop.medianSlowestMs).padStart(8)} / ${ms(hop.maxSlowestMs).padStart(8)} ms   (all: ${ms(hop.p50AllMs)} ms)`,
+      (hop) =>
+        `  ${hop.hop.padEnd(22)} ${ms(hop.medianSlowestMs).padStart(8)} / ${ms(hop.maxSlowestMs).padStart(8)} ms   (all: ${ms(hop.p50AllMs)} ms)`,
     ),
     ...breakdown.events
       .slice(0, 5)

@@ -24,7 +24,11 @@ export class JsonClient {
           method,
           agent: this.agent,
           timeout: 30_000,
-          headers: { ...this.headers, ...extraHeaders, ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}) },
+          headers: {
+            ...this.headers,
+            ...extraHeaders,
+            ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}),
+          },
         },
         (response) => {
           const chunks: Buffer[] = [];

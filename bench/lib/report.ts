@@ -189,7 +189,9 @@ export function markdown(results: BenchResults): string {
     lines.push('', `| peak RSS MiB | ${present.map(([name]) => name).join(' | ')} |`, `|---|${present.map(() => '---:').join('|')}|`);
     for (const name of names)
       lines.push(`| ${name} | ${present.map(([, peaks]) => (peaks?.[name] === undefined ? '' : String(peaks[name]))).join(' | ')} |`);
-    lines.push(`| **all of the system together** (bench left out) | ${present.map(([, , total]) => (total === undefined ? '' : `**${total}**`)).join(' | ')} |`);
+    lines.push(
+      `| **all of the system together** (bench left out) | ${present.map(([, , total]) => (total === undefined ? '' : `**${total}**`)).join(' | ')} |`,
+    );
   }
   for (const note of results.notes) lines.push('', `Note: ${note}`);
   for (const failure of results.failures) lines.push('', `FAILED: ${failure}`);

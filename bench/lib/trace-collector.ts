@@ -46,7 +46,8 @@ function attributesOf(list: OtlpAttribute[] | undefined): Record<string, string 
   const result: Record<string, string | number | boolean> = {};
   for (const { key, value } of list ?? []) {
     if (!value) continue;
-    const plain = value.stringValue ?? value.boolValue ?? value.doubleValue ?? (value.intValue === undefined ? undefined : Number(value.intValue));
+    const plain =
+      value.stringValue ?? value.boolValue ?? value.doubleValue ?? (value.intValue === undefined ? undefined : Number(value.intValue));
     if (plain !== undefined) result[key] = plain;
   }
   return result;

@@ -130,7 +130,11 @@ export async function eventLatency(context: ScenarioContext) {
       for (const [id, traceId] of traced) {
         const arrival = arrivedAt.get(id);
         if (arrival === undefined) continue;
-        events.push({ traceId, acceptedMs: performance.timeOrigin + (acceptedAt.get(id) as number), answeredMs: performance.timeOrigin + arrival });
+        events.push({
+          traceId,
+          acceptedMs: performance.timeOrigin + (acceptedAt.get(id) as number),
+          answeredMs: performance.timeOrigin + arrival,
+        });
       }
       tail = tailBreakdown(events, (traceId) => context.traces.spansOf(traceId), receiver.endpointUrl(path), databasePauses);
       context.traces.clear();
@@ -206,9 +210,14 @@ export async function eventLatency(context: ScenarioContext) {
 
 /** The longest pause of each process that paused, longest first. */
 export function describePauses(summaries: GcSummary[]): string {
-  const paused = summaries.filter((summary) => summary.longest.length > 0).sort((a, b) => (b.longest[0]?.ms ?? 0) - (a.longest[0]?.ms ?? 0));
+  const paused = summaries
+    .filter((summary) => summary.longest.length > 0)
+    .sort((a, b) => (b.longest[0]?.ms ?? 0) - (a.longest[0]?.ms ?? 0));
   if (paused.length === 0) return 'none logged';
   return paused
-    .map((summary) => `${summary.process} ${summary.longest[0]?.ms} ms (${summary.longest[0]?.kind}; ${summary.pauses} pauses, ${summary.totalMs} ms in all)`)
+    .map(
+      (summary) =>
+        `${summary.process} ${summary.longest[0]?.ms} ms (${summary.longest[0]?.kind}; ${summary.pauses} pauses, ${summary.totalMs} ms in all)`,
+    )
     .join(', ');
 }

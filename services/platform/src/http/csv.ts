@@ -52,7 +52,12 @@ export function sendCsv(response: Response, filename: string, columns: readonly 
  * Once the header is out the status is sent: a failure later ends the file short (the connection is
  * cut, so the client sees an incomplete transfer, never a file that looks whole).
  */
-export async function streamCsv(response: Response, filename: string, columns: readonly string[], rows: AsyncIterable<CsvRow>): Promise<void> {
+export async function streamCsv(
+  response: Response,
+  filename: string,
+  columns: readonly string[],
+  rows: AsyncIterable<CsvRow>,
+): Promise<void> {
   startCsv(response, filename);
   async function* withHeader() {
     yield columns;
