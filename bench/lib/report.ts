@@ -291,6 +291,14 @@ function targets(results: BenchResults): string[] {
     row('data growth, POST /sales by code', fmt(growth.ratios.salesByCode, 3), '≥ 0.9', growth.ratios.salesByCode >= 0.9);
     row('data growth, event → webhook p50', fmt(growth.ratios.eventToWebhookP50, 3), '≥ 0.9', growth.ratios.eventToWebhookP50 >= 0.9);
   }
+  const payouts = results.payoutRun;
+  if (payouts)
+    row(
+      `payout run over ${payouts.sales} due commissions of ${payouts.affiliates} affiliates (POST /payouts until empty)`,
+      `${fmt(payouts.run.seconds, 2)} s${payouts.correct ? '' : ' (NOT each in exactly one payout)'}`,
+      '≤ 1 s',
+      payouts.run.seconds <= 1 && payouts.correct,
+    );
   const ratio = results.gatewayOverhead?.ratios.throughputGatewayOverNginx;
   if (ratio !== undefined && ratio !== null) row('gateway / nginx throughput, GET by id', fmt(ratio, 3), '≥ 0.9', ratio >= 0.9);
   return rows.length > 0 ? ['| figure (issue 29 targets) | this run | target | |', '|---|---:|---:|---|', ...rows] : [];

@@ -16,8 +16,8 @@ export type PayoutRun = {
 
 /**
  * Payout runs over a program with `sales` due commissions of `affiliates` affiliates: how long
- * POST /payouts, called until it answers an empty list, takes to gather and claim them all (each claim is a conditional write on its
- * sale with its sale.updated), then the affiliate report and one payout's CSV export.
+ * POST /payouts, called until it answers an empty list, takes to gather and claim them all (each sale's claim a
+ * revision-checked write with its sale.updated, 500 sales to one bulk write), then the affiliate report and one payout's CSV export.
  */
 export async function payoutRun(context: ScenarioContext) {
   const { bench, plan } = context;

@@ -297,6 +297,32 @@ export class AggregateStore<Doc extends Aggregate> {
   }
 
   /**
+   * `insert` of new documents in one write (a batch job's drafts): ids the caller has just made, so
+   * none is taken; any failure throws, and the caller knows none of them landed for sure.
+   */
+  async insertAll(documents: Doc[], events: (stored: Doc) => EventEnvelope[]): Promise<void> {
+    if (documents.length === 0) return;
+    const outboxes = documents.map((document) => withRevision(events(document), document._id, (document as { revision?: number }).revision ?? 0));
+    const programs = new Set(documents.map((document) => this.programOf(document as Stored<Doc>) as string));
+    try {
+      await this.model.insertMany(
+        documents.map((document, index) => ({
+          ...document,
+          _outbox: outboxes[index],
+          ...(outboxes[index]!.length > 0 ? { _pendingSince: new Date() } : {}),
+        })),
+      );
+    } catch (error) {
+      throw this.asConflict(error);
+    } finally {
+      for (const program of programs) this.wrote(program);
+    }
+    documents.forEach((document, index) => {
+      if (outboxes[index]!.length > 0) this.relay?.written(this.model, document._id, this.programOf(document as Stored<Doc>) as string);
+    });
+  }
+
+  /**
    * Read, decide, write-if-unchanged: the write lands only if no other write happened since the
    * read (revision check), and the events are built from exactly the state stored. `decide` may
    * throw to refuse, or answer null to leave the document as it is. Null when there is no such
@@ -323,28 +349,77 @@ export class AggregateStore<Doc extends Aggregate> {
       if (!current) return null;
       const change = await decide(current);
       if (!change) return null;
-      const revision = (current.revision ?? 0) + 1;
-      const next = { ...current, ...change.set, revision } as Stored<Doc>;
-      for (const key of change.unset ?? []) delete (next as Record<string, unknown>)[key];
-      // The events as the state before would have had them, built first: a builder that keeps what it
-      // built (the answer's representation) is then left with the state stored.
-      const previous = (change.previous ?? change.events)(current);
-      const outbox = withRevision(change.events(next), id, revision, previous);
-      const update = {
-        $set: { ...change.set, revision, ...(outbox.length > 0 ? { _pendingSince: new Date() } : {}) },
-        $push: { _outbox: { $each: outbox } },
-        ...(change.unset?.length ? { $unset: Object.fromEntries(change.unset.map((key) => [key, 1])) } : {}),
-      } as UpdateQuery<Doc>;
+      const write = this.revisionChecked(current, change, guard);
       const written = await this.model
-        .updateOne({ ...guard, _id: id, revision: current.revision ?? 0, deletedAt: current.deletedAt ?? null } as FilterQuery<Doc>, update)
+        .updateOne(write.filter, write.update)
         .catch((error: unknown) => Promise.reject(this.asConflict(error)))
         .finally(() => this.wrote(programId));
       if (written.modifiedCount === 1) {
-        if (outbox.length > 0) this.relay?.written(this.model, id, programId);
-        return next;
+        if (write.outbox.length > 0) this.relay?.written(this.model, id, programId);
+        return write.next;
       }
     }
     throw conflict('The object is being changed by other requests right now; retry', 'concurrent_modification');
+  }
+
+  /**
+   * `change` of many documents of the program in one read and one write (a batch job: a payout run
+   * claiming its commissions): the documents are read by `_id $in` (a point lookup per id), each is
+   * decided as `change` decides, and the changes go in one unordered bulk write, each checked
+   * against the revision read and carrying its own events, as `change`'s write does. Answers, by id,
+   * what `decide` saw and answered last for each document is what was stored (or left).
+   *
+   * The bulk write's answer counts the writes that landed, not which: when not every one did (another
+   * write came between the read and this one), every document written is decided again through
+   * `change`, one at a time. So `decide` must answer null for a document that already has its change
+   * (a claim already this payout's), as a retry of `change` after a lost answer needs anyway.
+   */
+  async changeEach(programId: string, ids: readonly string[], decide: Decide<Doc>, options: { evenIfNotLive?: boolean } = {}): Promise<void> {
+    const unique = [...new Set(ids)];
+    if (unique.length === 0) return;
+    const found = (await this.model.collection.find({ _id: { $in: unique } } as never, HIDDEN).toArray()) as unknown as Stored<Doc>[];
+    const writes: { id: string; write: ReturnType<AggregateStore<Doc>['revisionChecked']> }[] = [];
+    for (const current of found) {
+      if (!this.visible(current, programId, !options.evenIfNotLive)) continue;
+      const change = await decide(current);
+      if (change) writes.push({ id: current._id, write: this.revisionChecked(current, change, {}) });
+    }
+    if (writes.length === 0) return;
+    const written = await this.model
+      .bulkWrite(
+        writes.map(({ write }) => ({ updateOne: { filter: write.filter, update: write.update } })) as never,
+        { ordered: false },
+      )
+      .catch((error: unknown) => Promise.reject(this.asConflict(error)))
+      .finally(() => this.wrote(programId));
+    for (const { id, write } of writes) {
+      // A nudge for a write that did not land finds nothing to publish; the write that beat it nudged its own.
+      if (write.outbox.length > 0) this.relay?.written(this.model, id, programId);
+    }
+    if (written.modifiedCount === writes.length) return;
+    for (const { id } of writes) await this.changeGuarded(programId, id, {}, decide, options);
+  }
+
+  /**
+   * The revision-checked write of a change decided on `current`: the state it leads to, its events
+   * (stamped with the next revision), and the filter and update that land only on the revision read.
+   */
+  private revisionChecked(current: Stored<Doc>, change: Change<Doc>, guard: FilterQuery<Doc>) {
+    const id = current._id;
+    const revision = (current.revision ?? 0) + 1;
+    const next = { ...current, ...change.set, revision } as Stored<Doc>;
+    for (const key of change.unset ?? []) delete (next as Record<string, unknown>)[key];
+    // The events as the state before would have had them, built first: a builder that keeps what it
+    // built (the answer's representation) is then left with the state stored.
+    const previous = (change.previous ?? change.events)(current);
+    const outbox = withRevision(change.events(next), id, revision, previous);
+    const update = {
+      $set: { ...change.set, revision, ...(outbox.length > 0 ? { _pendingSince: new Date() } : {}) },
+      $push: { _outbox: { $each: outbox } },
+      ...(change.unset?.length ? { $unset: Object.fromEntries(change.unset.map((key) => [key, 1])) } : {}),
+    } as UpdateQuery<Doc>;
+    const filter = { ...guard, _id: id, revision: current.revision ?? 0, deletedAt: current.deletedAt ?? null } as FilterQuery<Doc>;
+    return { next, outbox, update, filter };
   }
 
   /**
@@ -483,9 +558,13 @@ export class AggregateStore<Doc extends Aggregate> {
   /** One document through an exact match on `_id` or a unique key; program and tombstone checked here. */
   private async pointLookup(programId: string, match: Record<string, string>, liveOnly: boolean): Promise<Stored<Doc> | null> {
     const found = (await this.model.collection.findOne(match as never, HIDDEN)) as Stored<Doc> | null;
-    if (!found || this.programOf(found) !== programId || (found.deletedAt ?? null) !== null) return null;
-    const live = (this.options.liveWhenNull ?? []).every((field) => (found[field] ?? null) === null);
-    return live || !liveOnly ? found : null;
+    return found && this.visible(found, programId, liveOnly) ? found : null;
+  }
+
+  /** A document read by a point lookup is the program's, not removed, and (`liveOnly`) not hidden from reads. */
+  private visible(found: Stored<Doc>, programId: string, liveOnly: boolean): boolean {
+    if (this.programOf(found) !== programId || (found.deletedAt ?? null) !== null) return false;
+    return !liveOnly || (this.options.liveWhenNull ?? []).every((field) => (found[field] ?? null) === null);
   }
 
   /** The program and the live conditions added to a filter (tombstones are left out by the outbox plugin). */

@@ -109,6 +109,21 @@ export class PayoutRepository extends AggregateStore<PayoutDocument> {
     return this.all(programId, { status: 'DRAFT' });
   }
 
+  /** A run's new drafts, in one write: no read shows them until their claims are done. */
+  insertDrafts(drafts: PayoutDocument[]): Promise<void> {
+    return this.insertAll(drafts, () => []);
+  }
+
+  /** Drafts whose claims are done, in one read and one write: each becomes what `finished` holds for it. */
+  finishDrafts(programId: string, finished: Map<string, Partial<PayoutDocument>>): Promise<void> {
+    return this.changeEach(programId, [...finished.keys()], (current) => {
+      const set = finished.get(current._id);
+      // Only a draft is finished: one no longer a draft was finished already (a retry, or the run that took over a stalled one).
+      if (!set || current.status !== 'DRAFT') return null;
+      return { set, events: () => [] };
+    });
+  }
+
   /** A draft none of whose commissions could be claimed: it never existed for anyone. */
   async discardDraft(programId: string, payoutId: string): Promise<void> {
     await this.discard(programId, { _id: payoutId, status: 'DRAFT' });

@@ -194,6 +194,11 @@ export class SaleRepository extends AggregateStore<SaleDocument> {
     return this.changeGuarded(programId, saleId, {}, decide, { evenIfNotLive: true });
   }
 
+  /** `changeEvenIfReversed` of many sales in one read and one write (a payout run's claims): AggregateStore.changeEach. */
+  changeEachEvenIfReversed(programId: string, saleIds: readonly string[], decide: Decide<SaleDocument>) {
+    return this.changeEach(programId, saleIds, decide, { evenIfNotLive: true });
+  }
+
   /**
    * The sales, reversed ones too, with a commission in no payout, oldest first: what a payout run
    * looks through. Streamed through a cursor with only the fields a run needs, so a run holds one

@@ -1,4 +1,4 @@
-import type { Payout, PayoutStatus } from '@affiliate/contracts';
+import type { InternalAffiliate, Payout, PayoutStatus } from '@affiliate/contracts';
 import { AppError, conflict, notFound, toMinorUnits, type PageRequest } from '@affiliate/platform';
 import { findAffiliate } from '../data-access/affiliate-directory';
 import { toPayout, type PayoutDocument, type PayoutFilters, type PayoutItemDocument } from '../data-access/payouts';
@@ -8,7 +8,7 @@ import { draftPayout, finishedDraft, settlePayout, totalOf } from './payout';
 import type { SaleDependencies } from './sale-dependencies';
 import { saleUpdated } from './sale-events';
 
-/** A run extends its lease after every batch of claims; one that dies holds the program's payouts this long at most. */
+/** A run extends its lease before every batch of claims; one that dies holds the program's payouts this long at most. */
 const RUN_LEASE_MS = 15_000;
 /** A second POST /payouts waits this long for the running one (below the gateway's 10 s), then answers 409. */
 const RUN_WAIT_MS = 6_000;
@@ -17,8 +17,15 @@ const RUN_WAIT_MS = 6_000;
  * it left is still due, and the next POST /payouts takes it (call until it answers an empty list).
  */
 const RUN_BUDGET_MS = 5_000;
-/** Commissions claimed at once: each claim is its own sale's write, independent of the others. */
-const CLAIMS_AT_ONCE = 16;
+/**
+ * Sales whose commissions are moved by one read and one bulk write (claims, PAID, FAILED), and about
+ * as many commissions as the drafts a run starts at once hold: a batch is one command to the
+ * database, not one write per commission, and its sales (whole, for their sale.updated) are what a
+ * run holds in memory at a time.
+ */
+const SALES_PER_BATCH = 500;
+/** Affiliates looked up at once when drafting (one call each to the affiliate service). */
+const LOOKUPS_AT_ONCE = 8;
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const noPayout = (payoutId: string) => notFound(`No payout with id ${payoutId} in this program`);
@@ -62,22 +69,20 @@ async function runPayouts(
   try {
     leaveHeavy = deps.heavyOperations.enter(programId);
     // A dead run's drafts first: they become payouts now, and are answered with the new ones.
-    const created: PayoutDocument[] = [];
-    for (const draft of await deps.repositories.payouts.drafts(programId)) {
-      const payout = await finishDraft(deps, draft, run);
-      if (payout) created.push(payout);
-    }
-    for (const group of await dueGroups(
+    const created = await finishDrafts(deps, await deps.repositories.payouts.drafts(programId), run);
+    const groups = await dueGroups(
       deps.repositories.sales.withCommissionsOutsidePayouts(programId, input.affiliateId),
       input.currency,
       new Date(),
-    )) {
+    );
+    const affiliates = new Map<string, Promise<InternalAffiliate | null>>();
+    for (const batch of batchesOf(groups)) {
       if (Date.now() > deadline) break;
-      const draft = await draftOf(deps, programId, group);
-      if (!draft) continue;
-      await deps.repositories.payouts.insert(draft, () => []);
-      const payout = await finishDraft(deps, draft, run);
-      if (payout) created.push(payout);
+      // Each batch's drafts are stored before any of their commissions is claimed: a run that dies
+      // leaves drafts, which the next run finishes (nothing claimed is lost, nothing claimed twice).
+      const drafts = await draftsOf(deps, programId, batch, affiliates);
+      await deps.repositories.payouts.insertDrafts(drafts);
+      created.push(...(await finishDrafts(deps, drafts, run)));
     }
     return created.map(toPayout);
   } finally {
@@ -126,11 +131,53 @@ async function dueGroups(sales: AsyncIterable<SaleWithCommissions>, currency: st
   return [...groups.values()];
 }
 
+/** The groups in runs of about SALES_PER_BATCH commissions, a group whole: what one batch of drafts holds. */
+function* batchesOf(groups: Group[]): Generator<Group[]> {
+  let batch: Group[] = [];
+  let commissions = 0;
+  for (const group of groups) {
+    batch.push(group);
+    commissions += group.items.length;
+    if (commissions >= SALES_PER_BATCH) {
+      yield batch;
+      batch = [];
+      commissions = 0;
+    }
+  }
+  if (batch.length > 0) yield batch;
+}
+
+/** The drafts of the groups that make a payout, their affiliates asked for a few at once (and once per run). */
+async function draftsOf(
+  deps: SaleDependencies,
+  programId: string,
+  groups: Group[],
+  affiliates: Map<string, Promise<InternalAffiliate | null>>,
+): Promise<PayoutDocument[]> {
+  const drafts: (PayoutDocument | null)[] = [];
+  for (let start = 0; start < groups.length; start += LOOKUPS_AT_ONCE) {
+    const slice = groups.slice(start, start + LOOKUPS_AT_ONCE);
+    drafts.push(...(await Promise.all(slice.map((group) => draftOf(programId, group, affiliateOf(deps, programId, group, affiliates))))));
+  }
+  return drafts.filter((draft): draft is PayoutDocument => draft !== null);
+}
+
+function affiliateOf(
+  deps: SaleDependencies,
+  programId: string,
+  group: Group,
+  affiliates: Map<string, Promise<InternalAffiliate | null>>,
+): Promise<InternalAffiliate | null> {
+  const known = affiliates.get(group.affiliateId) ?? findAffiliate(deps.affiliates, programId, group.affiliateId);
+  affiliates.set(group.affiliateId, known);
+  return known;
+}
+
 /** A payout for the group, or null: nothing to pay, below the plan's minimum, or no affiliate left to pay. */
-async function draftOf(deps: SaleDependencies, programId: string, group: Group): Promise<PayoutDocument | null> {
+async function draftOf(programId: string, group: Group, lookup: Promise<InternalAffiliate | null>): Promise<PayoutDocument | null> {
   const total = totalOf(group.items);
   if (total <= 0) return null;
-  const affiliate = await findAffiliate(deps.affiliates, programId, group.affiliateId);
+  const affiliate = await lookup;
   if (!affiliate) return null;
   const minimum = affiliate.plan.minimumPayout;
   if (minimum !== null && total < toMinorUnits(minimum, group.currency)) return null;
@@ -139,62 +186,76 @@ async function draftOf(deps: SaleDependencies, programId: string, group: Group):
 }
 
 /**
- * Claims the draft's commissions one sale at a time, then shows the payout with what it claimed.
- * Run again on a draft a crash left behind, it claims what is left and keeps what it had.
+ * Claims the drafts' commissions, a batch of sales at a time, then shows each payout with what it
+ * claimed (one write for all of them). Run again on drafts a crash left behind, it claims what is
+ * left and keeps what they had.
  */
-async function finishDraft(deps: SaleDependencies, draft: PayoutDocument, run: Run): Promise<PayoutDocument | null> {
-  const claimed: PayoutItemDocument[] = [];
-  for (let start = 0; start < draft.items.length; start += CLAIMS_AT_ONCE) {
-    await stillOurs(deps, run);
-    const batch = draft.items.slice(start, start + CLAIMS_AT_ONCE);
-    const mine = await Promise.all(batch.map((item) => claim(deps, draft, item)));
-    claimed.push(...batch.filter((_item, index) => mine[index]));
+async function finishDrafts(deps: SaleDependencies, drafts: PayoutDocument[], run: Run): Promise<PayoutDocument[]> {
+  if (drafts.length === 0) return [];
+  const claims = drafts.flatMap((payout) => payout.items.map((item) => ({ payout, item })));
+  const mine = await moveCommissions(deps, run.programId, claims, claimForPayout, () => stillOurs(deps, run));
+  const claimed = new Map<string, PayoutItemDocument[]>(drafts.map((draft) => [draft._id, []]));
+  claims.forEach(({ payout, item }, index) => {
+    if (mine[index]) claimed.get(payout._id)?.push(item);
+  });
+  const now = new Date();
+  const finished = new Map<string, Partial<PayoutDocument>>();
+  const shown: PayoutDocument[] = [];
+  for (const draft of drafts) {
+    const mineOfDraft = claimed.get(draft._id) ?? [];
+    const result = finishedDraft(mineOfDraft, now);
+    if (result === 'DISCARD') {
+      // Its positive commissions went meanwhile (a reversal voided them): give back what it took.
+      await moveCommissions(deps, run.programId, mineOfDraft.map((item) => ({ payout: draft, item })), releaseFromPayout);
+      await deps.repositories.payouts.discardDraft(draft.programId, draft._id);
+      continue;
+    }
+    finished.set(draft._id, result);
+    shown.push({ ...draft, ...result });
   }
-  const finished = finishedDraft(claimed, new Date());
-  if (finished === 'DISCARD') {
-    // Its positive commissions went meanwhile (a reversal voided them): give back what it took.
-    for (const item of claimed) await giveBack(deps, draft, item);
-    await deps.repositories.payouts.discardDraft(draft.programId, draft._id);
-    return null;
-  }
-  return deps.repositories.payouts.change(draft.programId, draft._id, () => ({ set: finished, events: () => [] }));
+  await deps.repositories.payouts.finishDrafts(run.programId, finished);
+  return shown;
 }
+
+type Move = { payout: PayoutDocument; item: PayoutItemDocument };
 
 /**
- * Moves one commission of a sale by a transition of domain/commission.ts, with sale.updated (a
- * reversed sale's subscribers had sale.deleted: nothing more). True when the commission is in the
- * state the transition leads to (changed now, or already: a retry); false when it refused.
+ * Moves commissions by a transition of domain/commission.ts, each sale's in one revision-checked
+ * write with its sale.updated (a reversed sale's subscribers had sale.deleted: nothing more), a
+ * batch of sales per read and bulk write; `beforeBatch` runs before each (a run's lease). Answers,
+ * per move, whether its commission is in the state the transition leads to (changed now, or
+ * already: a retry); false when it refused.
  */
-async function changeCommission(
+async function moveCommissions(
   deps: SaleDependencies,
-  payout: PayoutDocument,
-  item: PayoutItemDocument,
-  transition: (commission: CommissionEntry) => Transition,
-): Promise<boolean> {
-  let accepted = false;
-  await deps.repositories.sales.changeEvenIfReversed(payout.programId, item.saleId, (current) => {
-    const commission = current.commissions.find((entry) => entry.id === item.commissionId);
-    const result = commission ? transition(commission) : null;
-    accepted = result !== null && !isRefused(result);
-    if (!result || isRefused(result) || result.entry === commission) return null;
-    const { entry } = result;
-    return {
-      set: { commissions: current.commissions.map((each) => (each.id === item.commissionId ? entry : each)), updatedAt: new Date() },
-      events: (stored) => (stored.reversedAt ? [] : [saleUpdated(stored)]),
-    };
-  });
+  programId: string,
+  moves: Move[],
+  transition: (commission: CommissionEntry, payoutId: string) => Transition,
+  beforeBatch: () => Promise<void> = async () => {},
+): Promise<boolean[]> {
+  const accepted = moves.map(() => false);
+  const movesOfSale = new Map<string, number[]>();
+  moves.forEach((move, index) => movesOfSale.set(move.item.saleId, [...(movesOfSale.get(move.item.saleId) ?? []), index]));
+  const saleIds = [...movesOfSale.keys()];
+  for (let start = 0; start < saleIds.length; start += SALES_PER_BATCH) {
+    await beforeBatch();
+    await deps.repositories.sales.changeEachEvenIfReversed(programId, saleIds.slice(start, start + SALES_PER_BATCH), (current) => {
+      let commissions = current.commissions;
+      for (const index of movesOfSale.get(current._id) ?? []) {
+        const { payout, item } = moves[index]!;
+        const commission = commissions.find((entry) => entry.id === item.commissionId);
+        const result = commission ? transition(commission, payout._id) : null;
+        accepted[index] = result !== null && !isRefused(result);
+        if (!result || isRefused(result) || result.entry === commission) continue;
+        const { entry } = result;
+        commissions = commissions.map((each) => (each.id === item.commissionId ? entry : each));
+      }
+      if (commissions === current.commissions) return null;
+      return { set: { commissions, updatedAt: new Date() }, events: (stored) => (stored.reversedAt ? [] : [saleUpdated(stored)]) };
+    });
+  }
   return accepted;
 }
-
-/** True when the commission is this payout's: claimed now, or by an earlier try of the same draft. */
-const claim = (deps: SaleDependencies, payout: PayoutDocument, item: PayoutItemDocument) =>
-  changeCommission(deps, payout, item, (commission) => claimForPayout(commission, payout._id));
-
-const giveBack = (deps: SaleDependencies, payout: PayoutDocument, item: PayoutItemDocument) =>
-  changeCommission(deps, payout, item, (commission) => releaseFromPayout(commission, payout._id));
-
-const paid = (deps: SaleDependencies, payout: PayoutDocument, item: PayoutItemDocument) =>
-  changeCommission(deps, payout, item, (commission) => markPaid(commission, payout._id));
 
 /**
  * PUT /payouts: PAID marks its commissions PAID; FAILED gives them back (DUE again, for the next
@@ -215,10 +276,8 @@ export async function updatePayout(
     if (!payout) throw noPayout(input.payoutId);
     return toPayout(payout);
   }
-  for (let start = 0; start < changed.items.length; start += CLAIMS_AT_ONCE) {
-    const batch = changed.items.slice(start, start + CLAIMS_AT_ONCE);
-    await Promise.all(batch.map((item) => (input.status === 'PAID' ? paid(deps, changed, item) : giveBack(deps, changed, item))));
-  }
+  const moves = changed.items.map((item) => ({ payout: changed, item }));
+  await moveCommissions(deps, programId, moves, input.status === 'PAID' ? markPaid : releaseFromPayout);
   const settled = await deps.repositories.payouts.change(programId, changed._id, () => ({ set: { settling: false }, events: () => [] }));
   return toPayout(settled ?? changed);
 }
