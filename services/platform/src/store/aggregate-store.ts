@@ -302,7 +302,9 @@ export class AggregateStore<Doc extends Aggregate> {
    */
   async insertAll(documents: Doc[], events: (stored: Doc) => EventEnvelope[]): Promise<void> {
     if (documents.length === 0) return;
-    const outboxes = documents.map((document) => withRevision(events(document), document._id, (document as { revision?: number }).revision ?? 0));
+    const outboxes = documents.map((document) =>
+      withRevision(events(document), document._id, (document as { revision?: number }).revision ?? 0),
+    );
     const programs = new Set(documents.map((document) => this.programOf(document as Stored<Doc>) as string));
     try {
       await this.model.insertMany(
@@ -374,7 +376,12 @@ export class AggregateStore<Doc extends Aggregate> {
    * `change`, one at a time. So `decide` must answer null for a document that already has its change
    * (a claim already this payout's), as a retry of `change` after a lost answer needs anyway.
    */
-  async changeEach(programId: string, ids: readonly string[], decide: Decide<Doc>, options: { evenIfNotLive?: boolean } = {}): Promise<void> {
+  async changeEach(
+    programId: string,
+    ids: readonly string[],
+    decide: Decide<Doc>,
+    options: { evenIfNotLive?: boolean } = {},
+  ): Promise<void> {
     const unique = [...new Set(ids)];
     if (unique.length === 0) return;
     const found = (await this.model.collection.find({ _id: { $in: unique } } as never, HIDDEN).toArray()) as unknown as Stored<Doc>[];
@@ -386,10 +393,7 @@ export class AggregateStore<Doc extends Aggregate> {
     }
     if (writes.length === 0) return;
     const written = await this.model
-      .bulkWrite(
-        writes.map(({ write }) => ({ updateOne: { filter: write.filter, update: write.update } })) as never,
-        { ordered: false },
-      )
+      .bulkWrite(writes.map(({ write }) => ({ updateOne: { filter: write.filter, update: write.update } })) as never, { ordered: false })
       .catch((error: unknown) => Promise.reject(this.asConflict(error)))
       .finally(() => this.wrote(programId));
     for (const { id, write } of writes) {

@@ -206,7 +206,12 @@ async function finishDrafts(deps: SaleDependencies, drafts: PayoutDocument[], ru
     const result = finishedDraft(mineOfDraft, now);
     if (result === 'DISCARD') {
       // Its positive commissions went meanwhile (a reversal voided them): give back what it took.
-      await moveCommissions(deps, run.programId, mineOfDraft.map((item) => ({ payout: draft, item })), releaseFromPayout);
+      await moveCommissions(
+        deps,
+        run.programId,
+        mineOfDraft.map((item) => ({ payout: draft, item })),
+        releaseFromPayout,
+      );
       await deps.repositories.payouts.discardDraft(draft.programId, draft._id);
       continue;
     }
