@@ -137,11 +137,12 @@ export function createSubscriberClient(options: {
           agent: freshSocket ? false : secure ? agents.https : agents.http,
           signal: controller.signal,
         },
-        (response) =>
-          readExcerpt(response, controller.signal).then(({ excerpt, bytes, error }) => {
+        (response) => {
+          // Read now: once the answer is read, a kept-alive socket goes back to the pool, off the response.
+          const withheld = !options.showPrivateResponses && isPrivateAddress(response.socket.remoteAddress ?? '');
+          void readExcerpt(response, controller.signal).then(({ excerpt, bytes, error }) => {
             const statusCode = response.statusCode ?? null;
             const throttled = statusCode === 429 || statusCode === 503;
-            const withheld = !options.showPrivateResponses && isPrivateAddress(response.socket.remoteAddress ?? '');
             resolve(
               finish({
                 statusCode,
@@ -151,7 +152,8 @@ export function createSubscriberClient(options: {
                 retryAfterMs: throttled ? retryAfterMs(response.headers['retry-after']) : null,
               }),
             );
-          }),
+          });
+        },
       );
       outgoing.on('error', (error) => {
         if (!controller.signal.aborted && outgoing.reusedSocket && isStaleSocket(error)) return resolve(STALE_SOCKET);

@@ -12,7 +12,7 @@ import {
   type Period,
   type TraceCarrier,
 } from '@affiliate/platform';
-import { Schema, type Connection, type FilterQuery, type Model, type UpdateQuery } from 'mongoose';
+import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
 
 export type StoredAttempt = {
   at: Date;
