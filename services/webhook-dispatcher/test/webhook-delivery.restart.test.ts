@@ -91,3 +91,30 @@ test('two dispatchers on the same database and exchange send each delivery once'
     await received.close();
   }
 });
+
+test('every attempt a subscriber received is in the delivery log once a stop returns, though attempts are recorded in batches', async () => {
+  subscriber.answer(() => ({ status: 200 }));
+  const program = newProgramId();
+  const first = await boot();
+  const publisher = eventPublisher(first);
+  await createEndpoint(first, program, { url: subscriber.urlFor('stopping'), eventTypes: ['coupon.created'] });
+  const events = await Promise.all(Array.from({ length: 20 }, () => publisher.publish('coupon.created', program)));
+  await publisher.close();
+  const ids = new Set(events.map((event) => event.id));
+  const receivedOfThese = () => subscriber.received.filter((webhook) => ids.has(String(webhook.headers['webhook-id']))).length;
+  await eventually(() => expect(receivedOfThese()).toBeGreaterThanOrEqual(events.length));
+  await first.stop();
+
+  // Read straight after the stop, with no dispatcher running: what the log holds is what the stop wrote.
+  const stored = await (
+    await import('mongoose')
+  ).default
+    .createConnection(serviceSettings.mongoUrl, { dbName: serviceSettings.dbName })
+    .asPromise();
+  const deliveries = await stored.collection('webhook_deliveries').find({ programId: program }).toArray();
+  await stored.close();
+  expect(deliveries).toHaveLength(events.length);
+  expect(deliveries.filter((delivery) => (delivery.attempts as unknown[]).length === 0)).toEqual([]);
+  const attempts = deliveries.reduce((sum, delivery) => sum + (delivery.attempts as unknown[]).length, 0);
+  expect(attempts).toBeGreaterThanOrEqual(receivedOfThese());
+});

@@ -60,11 +60,11 @@ export class ScheduleRepository {
 
   constructor(context: { connection: Connection }) {
     this.model = scheduledAttemptModel(context.connection);
-    this.started = new GroupCommit(async (programId, ids) => {
+    this.started = new GroupCommit<string, void>(async (programId, ids) => {
       await this.model.collection.updateMany({ _id: { $in: ids } as never, programId }, { $unset: { waitingSince: '' } });
       return ids.map(() => undefined);
     }, ENTRY_BATCHES);
-    this.ended = new GroupCommit(async (programId, ids) => {
+    this.ended = new GroupCommit<string, void>(async (programId, ids) => {
       await this.model.collection.deleteMany({ _id: { $in: ids } as never, programId });
       return ids.map(() => undefined);
     }, ENTRY_BATCHES);
