@@ -21,6 +21,20 @@ async function boot(settings = testDispatcherSettings({ retryScheduleMs: [0, 300
   return service;
 }
 
+/** The deliveries as the database holds them, read with no dispatcher in between. */
+async function storedDeliveries(filter: Record<string, unknown>) {
+  const stored = await (
+    await import('mongoose')
+  ).default
+    .createConnection(serviceSettings.mongoUrl, { dbName: serviceSettings.dbName })
+    .asPromise();
+  try {
+    return await stored.collection('webhook_deliveries').find(filter).toArray();
+  } finally {
+    await stored.close();
+  }
+}
+
 beforeAll(async () => {
   subscriber = await startSubscriber();
 });
@@ -43,13 +57,7 @@ test('a dispatcher stopped in the middle of a retry schedule resumes it after a 
   await first.stop();
 
   // Stopped before the retry was due: the schedule is only in the database now.
-  const stored = await (
-    await import('mongoose')
-  ).default
-    .createConnection(serviceSettings.mongoUrl, { dbName: serviceSettings.dbName })
-    .asPromise();
-  const pending = await stored.collection('webhook_deliveries').findOne({ eventId: event.id });
-  await stored.close();
+  const [pending] = await storedDeliveries({ eventId: event.id });
   expect(pending).toMatchObject({ status: 'pending', scheduledAttempts: 1 });
   expect(subscriber.received).toHaveLength(1);
 
@@ -102,17 +110,11 @@ test('every attempt a subscriber received is in the delivery log once a stop ret
   await publisher.close();
   const ids = new Set(events.map((event) => event.id));
   const receivedOfThese = () => subscriber.received.filter((webhook) => ids.has(String(webhook.headers['webhook-id']))).length;
-  await eventually(() => expect(receivedOfThese()).toBeGreaterThanOrEqual(events.length));
+  await eventually(() => expect(receivedOfThese()).toBeGreaterThanOrEqual(events.length), 60_000);
   await first.stop();
 
   // Read straight after the stop, with no dispatcher running: what the log holds is what the stop wrote.
-  const stored = await (
-    await import('mongoose')
-  ).default
-    .createConnection(serviceSettings.mongoUrl, { dbName: serviceSettings.dbName })
-    .asPromise();
-  const deliveries = await stored.collection('webhook_deliveries').find({ programId: program }).toArray();
-  await stored.close();
+  const deliveries = await storedDeliveries({ programId: program });
   expect(deliveries).toHaveLength(events.length);
   expect(deliveries.filter((delivery) => (delivery.attempts as unknown[]).length === 0)).toEqual([]);
   const attempts = deliveries.reduce((sum, delivery) => sum + (delivery.attempts as unknown[]).length, 0);
