@@ -1,6 +1,7 @@
 import { DEFAULT_EVENT_RETENTION_DAYS, MAX_WEBHOOK_ENDPOINTS_CEILING } from '@affiliate/contracts';
 import { booleanSetting } from '@affiliate/platform';
 import { z } from 'zod';
+import { DEFAULT_SOCKETS_PER_ORIGIN } from './data-access/subscriber-client';
 
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
@@ -84,6 +85,8 @@ export const dispatcherConfigShape = {
   WEBHOOK_TEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
   WEBHOOK_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(500),
   WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(20),
+  /** Kept-alive connections to one subscriber origin (scheme, host, port) at most; more attempts to it wait for one. */
+  WEBHOOK_SOCKETS_PER_ORIGIN: z.coerce.number().int().min(1).max(1000).default(DEFAULT_SOCKETS_PER_ORIGIN),
   WEBHOOK_DISABLE_AFTER: duration('5d'),
   WEBHOOK_SECRET_OVERLAP: duration('24h'),
   /** AES-256-GCM key of the signing secrets at rest; required in production. */
@@ -121,6 +124,8 @@ export type DispatcherSettings = {
   endpointConcurrency: number;
   /** Attempts in flight at once in this process. */
   maxInFlight: number;
+  /** Sockets kept to one subscriber origin, in use or idle (a pool per origin, connections reused). */
+  socketsPerOrigin: number;
   /** An endpoint failing without a success for this long is disabled. */
   disableAfterMs: number;
   /** How long the previous secret keeps signing after a rotation. */
@@ -155,6 +160,7 @@ export function dispatcherSettings(config: z.infer<z.ZodObject<typeof dispatcher
     testTimeoutMs: config.WEBHOOK_TEST_TIMEOUT_MS,
     pollIntervalMs: config.WEBHOOK_POLL_INTERVAL_MS,
     endpointConcurrency: config.WEBHOOK_ENDPOINT_CONCURRENCY,
+    socketsPerOrigin: config.WEBHOOK_SOCKETS_PER_ORIGIN,
     disableAfterMs: config.WEBHOOK_DISABLE_AFTER,
     secretOverlapMs: config.WEBHOOK_SECRET_OVERLAP,
     secretEncryptionKey: config.WEBHOOK_SECRET_ENCRYPTION_KEY,
@@ -175,6 +181,7 @@ export const DEFAULT_DISPATCHER_SETTINGS: DispatcherSettings = {
   pollIntervalMs: 500,
   endpointConcurrency: 20,
   maxInFlight: 200,
+  socketsPerOrigin: DEFAULT_SOCKETS_PER_ORIGIN,
   disableAfterMs: 5 * 86_400_000,
   secretOverlapMs: 86_400_000,
   secretEncryptionKey: Buffer.from(LOCAL_WEBHOOK_SECRET_ENCRYPTION_KEY, 'hex'),

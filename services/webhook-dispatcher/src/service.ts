@@ -20,6 +20,7 @@ export function buildWebhookDispatcherService(
     timeoutMs: settings.timeoutMs,
     allowPrivateUrls: settings.allowPrivateUrls,
     showPrivateResponses: settings.showPrivateResponses,
+    socketsPerOrigin: settings.socketsPerOrigin,
   });
   const circuits = new EndpointCircuits(client, settings.breaker, context.logger, context.metrics.circuits);
   const metrics = createWebhookMetrics(context.metrics.registry);

@@ -21,6 +21,20 @@ async function boot(settings = testDispatcherSettings({ retryScheduleMs: [0, 300
   return service;
 }
 
+/** The deliveries as the database holds them, read with no dispatcher in between. */
+async function storedDeliveries(filter: Record<string, unknown>) {
+  const stored = await (
+    await import('mongoose')
+  ).default
+    .createConnection(serviceSettings.mongoUrl, { dbName: serviceSettings.dbName })
+    .asPromise();
+  try {
+    return await stored.collection('webhook_deliveries').find(filter).toArray();
+  } finally {
+    await stored.close();
+  }
+}
+
 beforeAll(async () => {
   subscriber = await startSubscriber();
 });
@@ -43,13 +57,7 @@ test('a dispatcher stopped in the middle of a retry schedule resumes it after a 
   await first.stop();
 
   // Stopped before the retry was due: the schedule is only in the database now.
-  const stored = await (
-    await import('mongoose')
-  ).default
-    .createConnection(serviceSettings.mongoUrl, { dbName: serviceSettings.dbName })
-    .asPromise();
-  const pending = await stored.collection('webhook_deliveries').findOne({ eventId: event.id });
-  await stored.close();
+  const [pending] = await storedDeliveries({ eventId: event.id });
   expect(pending).toMatchObject({ status: 'pending', scheduledAttempts: 1 });
   expect(subscriber.received).toHaveLength(1);
 
@@ -90,4 +98,25 @@ test('two dispatchers on the same database and exchange send each delivery once'
   } finally {
     await received.close();
   }
+});
+
+test('every attempt a subscriber received is in the delivery log once a stop returns, though attempts are recorded in batches', async () => {
+  subscriber.answer(() => ({ status: 200 }));
+  const program = newProgramId();
+  const first = await boot();
+  const publisher = eventPublisher(first);
+  await createEndpoint(first, program, { url: subscriber.urlFor('stopping'), eventTypes: ['coupon.created'] });
+  const events = await Promise.all(Array.from({ length: 20 }, () => publisher.publish('coupon.created', program)));
+  await publisher.close();
+  const ids = new Set(events.map((event) => event.id));
+  const receivedOfThese = () => subscriber.received.filter((webhook) => ids.has(String(webhook.headers['webhook-id']))).length;
+  await eventually(() => expect(receivedOfThese()).toBeGreaterThanOrEqual(events.length), 60_000);
+  await first.stop();
+
+  // Read straight after the stop, with no dispatcher running: what the log holds is what the stop wrote.
+  const deliveries = await storedDeliveries({ programId: program });
+  expect(deliveries).toHaveLength(events.length);
+  expect(deliveries.filter((delivery) => (delivery.attempts as unknown[]).length === 0)).toEqual([]);
+  const attempts = deliveries.reduce((sum, delivery) => sum + (delivery.attempts as unknown[]).length, 0);
+  expect(attempts).toBeGreaterThanOrEqual(receivedOfThese());
 });

@@ -5,6 +5,11 @@ import { guardedLookup, isPrivateAddress, refusedLiteral } from '../domain/subsc
 /** Response bodies are kept up to this size in the delivery log. */
 export const RESPONSE_EXCERPT_BYTES = 50 * 1024;
 
+/** Sockets kept to one subscriber origin (scheme, host and port) at most, in use or idle. */
+export const DEFAULT_SOCKETS_PER_ORIGIN = 64;
+
+const STALE_SOCKET = Symbol('stale socket');
+
 export type WebhookRequest = {
   url: string;
   headers: Record<string, string>;
@@ -35,6 +40,15 @@ export type SubscriberClient = {
   abortAll(): void;
 };
 
+/**
+ * An idle kept-alive socket is closed after this long: below the 5 s keep-alive timeout of node's
+ * own server (and most frameworks'), so the pool rarely hands out a socket the subscriber is closing.
+ */
+const IDLE_SOCKET_MS = 4_000;
+
+/** The reused socket was closed by the subscriber as the request went out: nothing of it was answered. */
+const isStaleSocket = (error: unknown) => ['ECONNRESET', 'EPIPE'].includes((error as { code?: string }).code ?? '');
+
 /** Retry-After is either seconds or an HTTP date. */
 export function retryAfterMs(header: string | undefined, now = Date.now()): number | null {
   if (!header) return null;
@@ -47,14 +61,29 @@ export function retryAfterMs(header: string | undefined, now = Date.now()): numb
  * POSTs one webhook with node's http client: redirects are never followed (a 3xx is a failed
  * attempt), the whole exchange is bounded by the timeout, the destination is checked at connect
  * time, and at most 50 KB of the answer is read. It never throws: every outcome is an attempt to log.
+ *
+ * Connections are kept alive and reused, a pool per origin (node's Agent keys its sockets by host and
+ * port) of at most `socketsPerOrigin`, further requests to it waiting for a free one. The SSRF check
+ * stays at connect time: every new socket resolves its host through the guarded lookup, and a reused
+ * one goes to the address that was checked when it connected. The pools belong to this client, so a
+ * socket opened where private addresses are allowed is never handed to a client that refuses them.
  */
 export function createSubscriberClient(options: {
   timeoutMs: number;
   allowPrivateUrls: boolean;
   showPrivateResponses: boolean;
+  socketsPerOrigin?: number;
 }): SubscriberClient {
   const lookup = guardedLookup(options.allowPrivateUrls);
   const inFlight = new Set<AbortController>();
+  const pool = {
+    keepAlive: true,
+    maxSockets: options.socketsPerOrigin ?? DEFAULT_SOCKETS_PER_ORIGIN,
+    maxFreeSockets: options.socketsPerOrigin ?? DEFAULT_SOCKETS_PER_ORIGIN,
+    timeout: IDLE_SOCKET_MS,
+    lookup,
+  };
+  const agents = { http: new http.Agent(pool), https: new https.Agent(pool) };
 
   const send = async (request: WebhookRequest): Promise<SendOutcome> => {
     const at = new Date();
@@ -78,49 +107,69 @@ export function createSubscriberClient(options: {
     const timeoutMs = Math.min(request.timeoutMs ?? options.timeoutMs, options.timeoutMs);
     const timer = setTimeout(() => controller.abort(new Error(`no complete answer within ${timeoutMs} ms`)), timeoutMs);
     try {
-      return await new Promise<SendOutcome>((resolve) => {
-        const transport = target.protocol === 'https:' ? https : http;
-        const outgoing = transport.request(
-          target,
-          {
-            method: 'POST',
-            headers: { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) },
-            lookup,
-            agent: false,
-            signal: controller.signal,
-          },
-          (response) =>
-            readExcerpt(response, controller.signal).then(({ excerpt, bytes, error }) => {
-              const statusCode = response.statusCode ?? null;
-              const throttled = statusCode === 429 || statusCode === 503;
-              const withheld = !options.showPrivateResponses && isPrivateAddress(response.socket.remoteAddress ?? '');
-              resolve(
-                finish({
-                  statusCode,
-                  responseExcerpt: withheld ? null : excerpt,
-                  responseBytes: bytes,
-                  error,
-                  retryAfterMs: throttled ? retryAfterMs(response.headers['retry-after']) : null,
-                }),
-              );
-            }),
-        );
-        outgoing.on('error', (error) => {
-          const reason: unknown = controller.signal.aborted ? controller.signal.reason : error;
-          resolve(finish({ error: reason instanceof Error ? reason.message : String(reason) }));
-        });
-        outgoing.end(request.body);
-      });
+      // A kept-alive socket the subscriber closed just as this request went out fails before any
+      // answer: sent once more, on a fresh socket, as node's documentation advises.
+      let outcome = await post(target, request, controller, finish, false);
+      if (outcome === STALE_SOCKET) outcome = await post(target, request, controller, finish, true);
+      return outcome === STALE_SOCKET ? finish({ error: 'the connection was reset' }) : outcome;
     } finally {
       clearTimeout(timer);
       inFlight.delete(controller);
     }
   };
 
+  const post = (
+    target: URL,
+    request: WebhookRequest,
+    controller: AbortController,
+    finish: (fields: Partial<SendOutcome>) => SendOutcome,
+    freshSocket: boolean,
+  ): Promise<SendOutcome | typeof STALE_SOCKET> =>
+    new Promise((resolve) => {
+      const secure = target.protocol === 'https:';
+      const outgoing = (secure ? https : http).request(
+        target,
+        {
+          method: 'POST',
+          headers: { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) },
+          lookup,
+          // The retry after a stale socket opens its own (checked at connect like any other).
+          agent: freshSocket ? false : secure ? agents.https : agents.http,
+          signal: controller.signal,
+        },
+        (response) => {
+          // Read now: once the answer is read, a kept-alive socket goes back to the pool, off the response.
+          const withheld = !options.showPrivateResponses && isPrivateAddress(response.socket.remoteAddress ?? '');
+          void readExcerpt(response, controller.signal).then(({ excerpt, bytes, error }) => {
+            const statusCode = response.statusCode ?? null;
+            const throttled = statusCode === 429 || statusCode === 503;
+            resolve(
+              finish({
+                statusCode,
+                responseExcerpt: withheld ? null : excerpt,
+                responseBytes: bytes,
+                error,
+                retryAfterMs: throttled ? retryAfterMs(response.headers['retry-after']) : null,
+              }),
+            );
+          });
+        },
+      );
+      outgoing.on('error', (error) => {
+        if (!controller.signal.aborted && outgoing.reusedSocket && isStaleSocket(error)) return resolve(STALE_SOCKET);
+        const reason: unknown = controller.signal.aborted ? controller.signal.reason : error;
+        resolve(finish({ error: reason instanceof Error ? reason.message : String(reason) }));
+      });
+      outgoing.end(request.body);
+    });
+
   return {
     send,
     abortAll: () => {
       for (const controller of inFlight) controller.abort(new Error('the dispatcher is shutting down'));
+      // The idle kept-alive sockets go too: nothing holds the process open after a stop.
+      agents.http.destroy();
+      agents.https.destroy();
     },
   };
 }

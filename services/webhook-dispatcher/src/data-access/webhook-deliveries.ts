@@ -3,6 +3,8 @@ import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery } from '@affiliat
 import {
   byIdInProgram,
   findPage,
+  GroupCommit,
+  insertEach,
   insertOnce,
   uuidFromDigest,
   withinPeriod,
@@ -10,7 +12,7 @@ import {
   type Period,
   type TraceCarrier,
 } from '@affiliate/platform';
-import { Schema, type Connection, type FilterQuery, type Model, type UpdateQuery } from 'mongoose';
+import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
 
 export type StoredAttempt = {
   at: Date;
@@ -115,15 +117,34 @@ export type ClaimedDelivery = WebhookDeliveryDocument & { lockToken: string };
 export type OrderedDelivery = { endpointId: string; objectKey: string; revision: number };
 export type DeliveryFilter = { endpointId?: string; eventId?: string; status?: DeliveryStatus; eventType?: string; createdAt?: Period };
 
+/** An attempt's outcome written while its sender holds the delivery. */
+type HeldOutcome = { held: ClaimedDelivery; set: Partial<WebhookDeliveryDocument>; attempt: StoredAttempt };
+
+/**
+ * Attempts recorded by one write at most, and writes at once per program: attempts that end while
+ * one is being written share the next (no timer: a lone attempt is written on the next turn).
+ */
+const ATTEMPT_BATCHES = { maxBatch: 100, maxInFlight: 2 };
+
+/** The same attempt, told apart from another sender's by when it started, how long it took and what came of it. */
+const sameAttempt = (stored: StoredAttempt, attempt: StoredAttempt) =>
+  stored.at.getTime() === attempt.at.getTime() &&
+  stored.latencyMs === attempt.latencyMs &&
+  stored.statusCode === attempt.statusCode &&
+  (stored.traceId ?? null) === (attempt.traceId ?? null);
+
 /**
  * The delivery log. Everything a sender does to one delivery is a point operation by _id (with the
- * program checked); only the log's lists and the endpoint-wide operations query it.
+ * program checked); only the log's lists and the endpoint-wide operations query it. Attempts are
+ * appended in batches: many attempts' outcomes, one write.
  */
 export class WebhookDeliveryRepository {
   private readonly model: Model<WebhookDeliveryDocument>;
+  private readonly attempts: GroupCommit<HeldOutcome, boolean>;
 
   constructor(context: { connection: Connection }) {
     this.model = webhookDeliveryModel(context.connection);
+    this.attempts = new GroupCommit((programId, outcomes) => this.recordAttempts(programId, outcomes), ATTEMPT_BATCHES);
   }
 
   byId(programId: string, id: string): Promise<WebhookDeliveryDocument | null> {
@@ -133,6 +154,17 @@ export class WebhookDeliveryRepository {
   /** Stores a new delivery; false when it exists already (a redelivered event). */
   insert(delivery: WebhookDeliveryDocument): Promise<boolean> {
     return insertOnce(this.model, delivery);
+  }
+
+  /**
+   * Stores the new deliveries of one event in one write (a fan-out): answers, in order, whether each
+   * was stored, false for one that exists already (a redelivered event).
+   */
+  insertNew(programId: string, deliveries: WebhookDeliveryDocument[]): Promise<boolean[]> {
+    return insertEach(
+      this.model,
+      deliveries.map((delivery) => ({ ...delivery, programId })),
+    );
   }
 
   list(programId: string, filter: DeliveryFilter, page: PageRequest) {
@@ -166,15 +198,41 @@ export class WebhookDeliveryRepository {
     return result.matchedCount === 1;
   }
 
-  /** Writes the outcome of an attempt, and gives the lease back, only while the caller still holds it. */
+  /**
+   * Writes the outcome of an attempt, and gives the lease back, only while the caller still holds it.
+   * An attempt joins the next batch of its program's attempts (one write for them all); it resolves
+   * once that write is stored, so nothing is answered or acknowledged before, and a stop that waits
+   * for its attempts waits for their records too.
+   */
   async recordHeld(held: ClaimedDelivery, set: Partial<WebhookDeliveryDocument>, attempt?: StoredAttempt): Promise<boolean> {
-    const update: UpdateQuery<WebhookDeliveryDocument> = { $set: set };
-    if (attempt) update.$push = { attempts: { $each: [attempt], $slice: -KEPT_ATTEMPTS } };
+    if (attempt) return this.attempts.submit(held.programId, { held, set, attempt });
     const recorded = await this.model.collection.updateOne(
       { _id: held._id as never, programId: held.programId, lockToken: held.lockToken },
-      update as never,
+      { $set: set } as never,
     );
     return recorded.modifiedCount === 1;
+  }
+
+  /**
+   * One write for a batch of attempts, each conditional on its lease. The server counts what matched,
+   * not which: when every one matched (a lease lost is rare) that is the answer; otherwise each
+   * delivery is read back, and an attempt was recorded when it is in the delivery's log.
+   */
+  private async recordAttempts(programId: string, outcomes: HeldOutcome[]): Promise<boolean[]> {
+    const writes = outcomes.map(({ held, set, attempt }) => ({
+      updateOne: {
+        filter: { _id: held._id as never, programId, lockToken: held.lockToken },
+        update: { $set: set, $push: { attempts: { $each: [attempt], $slice: -KEPT_ATTEMPTS } } } as never,
+      },
+    }));
+    const result = await this.model.collection.bulkWrite(writes, { ordered: false });
+    if (result.modifiedCount === outcomes.length) return outcomes.map(() => true);
+    const stored = (await this.model.collection
+      .find({ _id: { $in: outcomes.map(({ held }) => held._id) } as never, programId })
+      .project({ attempts: 1 })
+      .toArray()) as unknown as Pick<WebhookDeliveryDocument, '_id' | 'attempts'>[];
+    const logs = new Map(stored.map((delivery) => [delivery._id, delivery.attempts]));
+    return outcomes.map(({ held, attempt }) => (logs.get(held._id) ?? []).some((kept) => sameAttempt(kept, attempt)));
   }
 
   /** Pending deliveries of an endpoint that nobody is sending fail: it receives nothing further. */

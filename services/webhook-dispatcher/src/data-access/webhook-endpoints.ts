@@ -1,5 +1,5 @@
 import type { WebhookEndpoint, WebhookOrdering } from '@affiliate/contracts';
-import { byIdInProgram, findPage, unlessKeyTaken, type PageRequest } from '@affiliate/platform';
+import { byIdInProgram, findPage, GroupCommit, unlessKeyTaken, type PageRequest } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 import { SecretBox } from './secret-box';
 
@@ -75,16 +75,35 @@ export class WebhookEndpointRepository {
   private readonly model: Model<WebhookEndpointDocument>;
   private readonly counts: Model<EndpointCountDocument>;
   private readonly box: SecretBox;
+  /** The endpoints of the attempts starting together, by program: one read for them all. */
+  private readonly forAttempts: GroupCommit<string, WebhookEndpointDocument | null>;
 
   constructor(context: { connection: Connection }, encryptionKey: Buffer) {
     this.model = webhookEndpointModel(context.connection);
     this.counts = endpointCountModel(context.connection);
     this.box = new SecretBox(encryptionKey);
+    this.forAttempts = new GroupCommit((programId, ids) => this.byIds(programId, ids), { maxBatch: 200, maxInFlight: 2 });
   }
 
   async byId(programId: string, id: string): Promise<WebhookEndpointDocument | null> {
     const stored = await byIdInProgram(this.model, programId, id);
     return stored && this.opened(stored);
+  }
+
+  /**
+   * `byId` for an attempt about to be sent, read as it starts: the attempts starting at the same time
+   * (a fan-out's, most often to a few endpoints) share one read, each endpoint opened once.
+   */
+  forAttempt(programId: string, id: string): Promise<WebhookEndpointDocument | null> {
+    return this.forAttempts.submit(programId, id);
+  }
+
+  private async byIds(programId: string, ids: string[]): Promise<(WebhookEndpointDocument | null)[]> {
+    const stored = (await this.model.collection
+      .find({ _id: { $in: [...new Set(ids)] } as never, programId })
+      .toArray()) as unknown as WebhookEndpointDocument[];
+    const found = new Map(stored.map((endpoint) => [endpoint._id, this.opened(endpoint)]));
+    return ids.map((id) => found.get(id) ?? null);
   }
 
   /**

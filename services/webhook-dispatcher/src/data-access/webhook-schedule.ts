@@ -1,4 +1,4 @@
-import { ignoringDuplicateKey } from '@affiliate/platform';
+import { GroupCommit, insertEach } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /**
@@ -44,11 +44,30 @@ export type ScheduleBacklog = { due: number; oldestDueAt: number | undefined };
 /** `dueAt` comes with what the schedule reads (the backlog's age), not with what the fan-out pushes. */
 export type DueDelivery = { _id: string; programId: string; endpointId: string; dueAt?: Date };
 
+/**
+ * Entries changed by one write at most, and writes at once per program, for the changes every attempt
+ * makes (its first attempt starts, its delivery ends): those of attempts running side by side share a
+ * write. No timer: a lone change is written on the next turn.
+ */
+const ENTRY_BATCHES = { maxBatch: 200, maxInFlight: 2 };
+
 export class ScheduleRepository {
   private readonly model: Model<ScheduledAttemptDocument>;
+  /** Deliveries whose first attempt starts, by program: their entries stop waiting. */
+  private readonly started: GroupCommit<string, void>;
+  /** Deliveries ended for good, by program: their entries go. */
+  private readonly ended: GroupCommit<string, void>;
 
   constructor(context: { connection: Connection }) {
     this.model = scheduledAttemptModel(context.connection);
+    this.started = new GroupCommit<string, void>(async (programId, ids) => {
+      await this.model.collection.updateMany({ _id: { $in: ids } as never, programId }, { $unset: { waitingSince: '' } });
+      return ids.map(() => undefined);
+    }, ENTRY_BATCHES);
+    this.ended = new GroupCommit<string, void>(async (programId, ids) => {
+      await this.model.collection.deleteMany({ _id: { $in: ids } as never, programId });
+      return ids.map(() => undefined);
+    }, ENTRY_BATCHES);
   }
 
   /**
@@ -86,9 +105,9 @@ export class ScheduleRepository {
     return { due: dueCount + waitingCount, oldestDueAt: times.length > 0 ? Math.min(...times) : undefined };
   }
 
-  /** The first attempt of a delivery waiting for a slot starts: it is no longer waiting. */
-  async sending(delivery: DueDelivery): Promise<void> {
-    await this.model.collection.updateOne({ _id: delivery._id as never, programId: delivery.programId }, { $unset: { waitingSince: '' } });
+  /** The first attempt of a delivery waiting for a slot starts: it is no longer waiting (batched with others). */
+  sending(delivery: DueDelivery): Promise<void> {
+    return this.started.submit(delivery.programId, delivery._id);
   }
 
   async schedule(delivery: DueDelivery, dueAt: Date): Promise<void> {
@@ -100,21 +119,18 @@ export class ScheduleRepository {
   }
 
   /**
-   * Puts a new delivery on the schedule unless it is there (a redelivered event), due at `dueAt`
-   * (its lease's end) and waiting for its first attempt since `waitingSince`.
+   * Puts the new deliveries of one event (a fan-out) on the schedule in one write, each unless it is
+   * there (a redelivered event), due at `dueAt` (their lease's end) and waiting since `waitingSince`.
    */
-  async ensure(delivery: DueDelivery, dueAt: Date, waitingSince: Date): Promise<void> {
-    // A simultaneous copy of the event may insert it first.
-    await ignoringDuplicateKey(
-      this.model.collection.updateOne(
-        { _id: delivery._id as never, programId: delivery.programId },
-        { $setOnInsert: { endpointId: delivery.endpointId, dueAt, waitingSince } },
-        { upsert: true },
-      ),
+  async ensureAll(programId: string, deliveries: DueDelivery[], dueAt: Date, waitingSince: Date): Promise<void> {
+    await insertEach(
+      this.model,
+      deliveries.map(({ _id, endpointId }) => ({ _id, programId, endpointId, dueAt, waitingSince })),
     );
   }
 
-  async unschedule(programId: string, deliveryId: string): Promise<void> {
-    await this.model.collection.deleteOne({ _id: deliveryId as never, programId });
+  /** The delivery ended for good (batched with the others ending meanwhile). */
+  unschedule(programId: string, deliveryId: string): Promise<void> {
+    return this.ended.submit(programId, deliveryId);
   }
 }

@@ -87,7 +87,7 @@ async function attemptInSpan(
   // Counted once per delivery: when it leaves `pending`, not when a manual re-send repeats it.
   const ending = delivery.status === 'pending';
   const release = { lockedUntil: new Date(0), lockToken: null, updatedAt: new Date() };
-  const endpoint = await repositories.endpoints.byId(programId, delivery.endpointId);
+  const endpoint = await repositories.endpoints.forAttempt(programId, delivery.endpointId);
   if (!endpoint?.active) {
     // Deleted or disabled since the event arrived: it receives nothing further.
     span.setAttribute('webhook.endpoint.active', false);

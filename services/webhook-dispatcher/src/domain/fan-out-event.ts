@@ -37,37 +37,36 @@ export async function fanOutEvent(
   const order = event.revision === undefined ? {} : { objectKey: objectKeyOf(event), revision: event.revision };
   // This consumption's trace (itself continuing the publisher's): each attempt continues it.
   const traceContext = currentTraceCarrier();
-  const created: ClaimedDelivery[] = [];
-  for (const { _id: endpointId, ordering } of endpoints) {
-    const now = new Date();
-    const lockedUntil = new Date(now.getTime() + firstAttemptLeaseMs(settings));
-    const delivery = { _id: deliveryIdOf(event.id, endpointId), programId: event.programId, endpointId };
-    // Scheduled first: a crash between the two writes leaves an entry whose delivery the
-    // redelivered event creates (or, if it never comes, an entry the sender discards).
-    await repositories.schedule.ensure(delivery, lockedUntil, now);
-    const leased: ClaimedDelivery = {
-      ...delivery,
-      eventId: event.id,
-      eventType: event.type,
-      body,
-      ...(ordering === 'PER_OBJECT' ? order : {}),
-      ...(traceContext ? { traceContext } : {}),
-      status: 'pending',
-      attempts: [],
-      scheduledAttempts: 0,
-      nextAttemptAt: now,
-      lockedUntil,
-      lockToken: randomUUID(),
-      createdAt: now,
-      updatedAt: now,
-    };
-    // Not stored: a redelivered event, whose delivery exists already (and is the schedule's to send).
-    if (!(await repositories.deliveries.insert(leased))) continue;
-    // Taken into its object's order only once stored, so a redelivered event never makes an ended
-    // delivery pending there again; a crash in between leaves its successor to the gap's bounded wait.
-    await enterOrder(repositories, settings, leased);
-    created.push(leased);
-  }
+  const now = new Date();
+  const lockedUntil = new Date(now.getTime() + firstAttemptLeaseMs(settings));
+  const leased: ClaimedDelivery[] = endpoints.map(({ _id: endpointId, ordering }) => ({
+    _id: deliveryIdOf(event.id, endpointId),
+    programId: event.programId,
+    endpointId,
+    eventId: event.id,
+    eventType: event.type,
+    body,
+    ...(ordering === 'PER_OBJECT' ? order : {}),
+    ...(traceContext ? { traceContext } : {}),
+    status: 'pending',
+    attempts: [],
+    scheduledAttempts: 0,
+    nextAttemptAt: now,
+    lockedUntil,
+    lockToken: randomUUID(),
+    createdAt: now,
+    updatedAt: now,
+  }));
+  // One write each for all the event's endpoints. Scheduled first: a crash between the two writes
+  // leaves entries whose deliveries the redelivered event creates (or, if it never comes, entries the
+  // sender discards).
+  await repositories.schedule.ensureAll(event.programId, leased, lockedUntil, now);
+  const stored = await repositories.deliveries.insertNew(event.programId, leased);
+  // Not stored: a redelivered event, whose delivery exists already (and is the schedule's to send).
+  const created = leased.filter((_delivery, index) => stored[index]);
+  // Taken into its object's order only once stored, so a redelivered event never makes an ended
+  // delivery pending there again; a crash in between leaves its successor to the gap's bounded wait.
+  for (const delivery of created) await enterOrder(repositories, settings, delivery);
   return created;
 }
 
