@@ -106,7 +106,9 @@ async function main() {
 }
 
 function print(title: string, from: Map<string, Counts>, to: Map<string, Counts>, sales: number) {
-  console.log(`\n### per sale, ${title}\n\n| component | database commands | HTTP requests to other components | commands |\n|---|---:|---:|---|`);
+  console.log(
+    `\n### per sale, ${title}\n\n| component | database commands | HTTP requests to other components | commands |\n|---|---:|---:|---|`,
+  );
   let totalDatabase = 0;
   let totalHttp = 0;
   for (const [component, counts] of [...to].sort(([a], [b]) => a.localeCompare(b))) {

@@ -11,7 +11,17 @@ const diagnostics = require('node:diagnostics_channel');
 const directory = process.env.BENCH_OPERATION_COUNT_DIR;
 if (directory) {
   /** The driver's own chatter (handshakes, heartbeats, sessions) is not the work of a request. */
-  const IGNORED = new Set(['hello', 'isMaster', 'ismaster', 'ping', 'endSessions', 'buildInfo', 'getParameter', 'saslStart', 'saslContinue']);
+  const IGNORED = new Set([
+    'hello',
+    'isMaster',
+    'ismaster',
+    'ping',
+    'endSessions',
+    'buildInfo',
+    'getParameter',
+    'saslStart',
+    'saslContinue',
+  ]);
   const counts = { database: {}, http: 0 };
   let dirty = false;
   const { MongoClient } = require('mongodb');

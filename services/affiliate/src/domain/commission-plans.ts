@@ -128,7 +128,8 @@ export async function planOf(
   options: { recently?: boolean } = {},
 ): Promise<CommissionPlanDocument | null> {
   const { commissionPlans, defaultPlans } = repositories;
-  const planById = (id: string) => (options.recently ? commissionPlans.byIdCached(affiliate.programId, id) : commissionPlans.byId(affiliate.programId, id));
+  const planById = (id: string) =>
+    options.recently ? commissionPlans.byIdCached(affiliate.programId, id) : commissionPlans.byId(affiliate.programId, id);
   const own = affiliate.commissionPlanId ? await planById(affiliate.commissionPlanId) : null;
   if (own) return own;
   const defaultPlanId = await (options.recently ? defaultPlans.recentlyOf(affiliate.programId) : defaultPlans.of(affiliate.programId));

@@ -45,10 +45,11 @@ export class CountedStore<Doc extends Counted> extends AggregateStore<Doc> {
   }
 
   /**
-   * A batch of redemptions of one document: with room for all of them (or no limit), one conditional
-   * write adds them all, guarded as a single one is (the limit read, room below it for the whole
-   * batch, none of the keys counted yet). Otherwise, or when that write does not land (a limit
-   * changed, a key counted already by a retry), each is counted alone as before: all or nothing, so
+   * A batch of redemptions of one document, decided on one fresh read: as many as there is room for
+   * (all of them without a limit) are added by one conditional write, guarded as a single one is
+   * (the limit read, the count read, none of the keys counted yet); the rest are refused, as a single
+   * one is when its read finds the limit reached. When that write does not land (a limit changed, a
+   * release, a key counted already by a retry), each is counted alone as before: all or nothing, so
    * the counter stays exact.
    */
   private async countBatch(programId: string, id: string, items: ToCount<Doc>[]): Promise<CountOutcome[]> {
@@ -57,18 +58,24 @@ export class CountedStore<Doc extends Counted> extends AggregateStore<Doc> {
       const current = await this.byId(programId, id);
       if (!current) return items.map(() => 'gone');
       const limit = current.maxRedemptions ?? null;
-      if (limit === null || current.timesRedeemed + items.length <= limit) {
-        const condition = {
-          maxRedemptions: limit,
-          _redemptionKeys: { $nin: keys },
-          ...(limit === null ? {} : { timesRedeemed: { $lte: limit - items.length } }),
-        };
-        if (await this.applyIf(programId, id, condition, { $inc: { timesRedeemed: items.length }, $push: { _redemptionKeys: { $each: keys } } }))
-          return items.map(() => 'counted');
+      const take = limit === null ? keys.length : Math.max(0, Math.min(keys.length, limit - current.timesRedeemed));
+      const taken = keys.slice(0, take);
+      const refused = keys.slice(take);
+      // A refused key may be one counted already (a retry after a crash): that one is decided alone.
+      const noneCountedYet = refused.length === 0 || !(await this.has(programId, id, { _redemptionKeys: { $in: refused } }));
+      if (noneCountedYet) {
+        if (take === 0) return items.map(() => 'limit reached');
+        // With keys refused, the count must be exactly the one read, so that the batch fills the limit.
+        const room =
+          refused.length > 0 ? { timesRedeemed: current.timesRedeemed } : limit === null ? {} : { timesRedeemed: { $lte: limit - take } };
+        const condition = { maxRedemptions: limit, _redemptionKeys: { $nin: taken }, ...room };
+        if (await this.applyIf(programId, id, condition, { $inc: { timesRedeemed: take }, $push: { _redemptionKeys: { $each: taken } } }))
+          return items.map((_, index) => (index < take ? 'counted' : 'limit reached'));
       }
     }
     const outcomes: CountOutcome[] = [];
-    for (const item of items) outcomes.push(await this.countOne(programId, id, item.redemptionKey, items.length === 1 ? item.known : undefined));
+    for (const item of items)
+      outcomes.push(await this.countOne(programId, id, item.redemptionKey, items.length === 1 ? item.known : undefined));
     return outcomes;
   }
 

@@ -113,7 +113,12 @@ export async function redeemPromotionalCode(
     throw badRequest(message, 'promotional_code_not_redeemable', 'code');
   };
 
-  const codeCount = await repositories.promotionalCodes.countRedemption(programId, claim.promotionalCodeId, claim.redemptionKey, claimed.code);
+  const codeCount = await repositories.promotionalCodes.countRedemption(
+    programId,
+    claim.promotionalCodeId,
+    claim.redemptionKey,
+    claimed.code,
+  );
   if (codeCount === 'gone') return giveUp(`Promotional code ${claim.code} does not exist in this program`);
   if (codeCount === 'limit reached') return giveUp(`Promotional code ${claim.code} has reached its redemption limit`);
 
