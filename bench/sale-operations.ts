@@ -1,10 +1,10 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { BenchSystem, ensureLocalInfra, ROOT } from './lib/bench-system';
 import { sleep } from './lib/stats';
+import { codeOfAnAffiliate } from './scenarios/write-path';
 
 /**
  * What one `POST /sales` by promotional code costs, counted, not timed (issue 29): the database
@@ -51,19 +51,7 @@ async function main() {
     };
 
     const program = await bench.createProgram();
-    const tag = randomUUID().slice(0, 8);
-    const affiliate = await program.api.expectOk<{ id: string }>('POST', '/affiliates', {
-      firstName: 'Sale',
-      lastName: 'Operations',
-      email: `operations-${tag}@example.com`,
-    });
-    const coupon = await program.api.expectOk<{ id: string }>('POST', '/coupons', { name: 'Counted sales', percentOff: 10 });
-    const promoCode = `COUNT${tag.toUpperCase()}`;
-    const code = await program.api.expectOk<{ id: string }>('POST', '/promotional-codes', {
-      couponId: coupon.id,
-      code: promoCode,
-      affiliateId: affiliate.id,
-    });
+    const { tag, promoCode, coupon, code } = await codeOfAnAffiliate(program);
     let sequence = 0;
     let resent = 0;
     // A payment not answered 200 (a 503 of a loaded machine) is sent again, as a client would; the resends are reported beside the figures.
