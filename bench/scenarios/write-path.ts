@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { BenchProgram } from '../lib/bench-system';
 import type { LoadResult } from '../lib/http-load';
 import { asLoadResult, closedLoop } from '../lib/paced-load';
 import { round, sleep } from '../lib/stats';
@@ -20,17 +21,8 @@ export type WritePath = {
   };
 };
 
-/**
- * POST /sales by promotional code at a fixed concurrency: each sale redeems the code (coupon
- * service) and records the sale with its commission (sale service) through the gateway. Afterwards
- * the payments not answered 200 are sent again as a client would, and the code's and the coupon's
- * timesRedeemed must equal the number of payments: no lost or double counts.
- * The load comes from a closed loop of keep-alive clients that waits for the requests in flight at
- * the end, so every sale the system made is among the answers counted.
- */
-export async function writePath(context: ScenarioContext) {
-  const { bench, plan } = context;
-  const program = await bench.createProgram();
+/** An affiliate of the program with a promotional code of a 10 % coupon: what the sales by code redeem. */
+export async function codeOfAnAffiliate(program: BenchProgram) {
   const tag = randomUUID().slice(0, 8);
   const affiliate = await program.api.expectOk<{ id: string }>('POST', '/affiliates', {
     firstName: 'Sale',
@@ -44,6 +36,21 @@ export async function writePath(context: ScenarioContext) {
     code: promoCode,
     affiliateId: affiliate.id,
   });
+  return { tag, promoCode, coupon, code };
+}
+
+/**
+ * POST /sales by promotional code at a fixed concurrency: each sale redeems the code (coupon
+ * service) and records the sale with its commission (sale service) through the gateway. Afterwards
+ * the payments not answered 200 are sent again as a client would, and the code's and the coupon's
+ * timesRedeemed must equal the number of payments: no lost or double counts.
+ * The load comes from a closed loop of keep-alive clients that waits for the requests in flight at
+ * the end, so every sale the system made is among the answers counted.
+ */
+export async function writePath(context: ScenarioContext) {
+  const { bench, plan } = context;
+  const program = await bench.createProgram();
+  const { tag, promoCode, coupon, code } = await codeOfAnAffiliate(program);
 
   let sequence = 0;
   // Payments not answered 200 (a 503 shed, a deadline, a broken connection): a client sends them

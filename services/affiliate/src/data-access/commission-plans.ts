@@ -2,6 +2,7 @@ import type { CommissionPlan, CommissionTierRule } from '@affiliate/contracts';
 import {
   AggregateStore,
   outboxPlugin,
+  RecentReads,
   unlessKeyTaken,
   UniqueKeyConflict,
   type OutboxFields,
@@ -9,6 +10,7 @@ import {
   type StoreContext,
 } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
+import { RECENT_READS_MS } from './links';
 
 /**
  * A commission plan of a program. The numbers are the API's: `rate` is a percentage (PERCENTAGE) or
@@ -59,7 +61,8 @@ const planModel = (connection: Connection): Model<CommissionPlanDocument> =>
 
 export class CommissionPlanRepository extends AggregateStore<CommissionPlanDocument> {
   constructor(context: StoreContext) {
-    super(context, planModel);
+    // Recent reads: every sale asks for its affiliate's plan (byIdCached).
+    super(context, planModel, { cacheReadsForMs: RECENT_READS_MS });
   }
 
   list(programId: string, page: PageRequest) {
@@ -79,6 +82,8 @@ const defaultModel = (connection: Connection): Model<DefaultPlanDocument> =>
 
 export class DefaultPlanRepository {
   private readonly model: Model<DefaultPlanDocument>;
+  /** The default as read for sales, forgotten on this process's own changes of it (RECENT_READS_MS); "none" is kept too. */
+  private readonly recent = new RecentReads<{ planId: string | null }>({ ttlMs: RECENT_READS_MS, maxEntries: 10_000 });
 
   constructor(context: { connection: Connection }) {
     this.model = defaultModel(context.connection);
@@ -88,15 +93,28 @@ export class DefaultPlanRepository {
     return (await this.model.findOne({ _id: programId }).lean())?.planId ?? null;
   }
 
+  /** `of` for sales: possibly as read up to RECENT_READS_MS ago (another replica may have changed the default since). */
+  async recentlyOf(programId: string): Promise<string | null> {
+    return (await this.recent.get(programId, 'default', async () => ({ planId: await this.of(programId) })))?.planId ?? null;
+  }
+
   async set(programId: string, planId: string): Promise<void> {
-    const written = await unlessKeyTaken(() => this.model.updateOne({ _id: programId }, { $set: { planId } }, { upsert: true }));
-    // Two first defaults of a program raced to create the document: the loser overwrites the winner.
-    if (written instanceof UniqueKeyConflict) await this.model.updateOne({ _id: programId }, { $set: { planId } });
+    try {
+      const written = await unlessKeyTaken(() => this.model.updateOne({ _id: programId }, { $set: { planId } }, { upsert: true }));
+      // Two first defaults of a program raced to create the document: the loser overwrites the winner.
+      if (written instanceof UniqueKeyConflict) await this.model.updateOne({ _id: programId }, { $set: { planId } });
+    } finally {
+      this.recent.forget(programId);
+    }
   }
 
   /** Clears the default only if it is still this plan (another plan may have become the default meanwhile). */
   async clearIf(programId: string, planId: string): Promise<void> {
-    await this.model.updateOne({ _id: programId, planId }, { $set: { planId: null } });
+    try {
+      await this.model.updateOne({ _id: programId, planId }, { $set: { planId: null } });
+    } finally {
+      this.recent.forget(programId);
+    }
   }
 }
 

@@ -119,13 +119,21 @@ export async function assignablePlan(repositories: Repositories, programId: stri
 /**
  * The plan an affiliate earns by: its own, else the program's default; null when neither exists
  * (the affiliate earns its own commissionRate, as before plans existed). A plan deleted under an
- * assignment that raced the deletion counts as no plan of its own.
+ * assignment that raced the deletion counts as no plan of its own. `recently`: as this process read
+ * the plans within RECENT_READS_MS (every sale asks), its own changes seen at once.
  */
-export async function planOf(repositories: Repositories, affiliate: AffiliateDocument): Promise<CommissionPlanDocument | null> {
-  const own = affiliate.commissionPlanId ? await repositories.commissionPlans.byId(affiliate.programId, affiliate.commissionPlanId) : null;
+export async function planOf(
+  repositories: Repositories,
+  affiliate: AffiliateDocument,
+  options: { recently?: boolean } = {},
+): Promise<CommissionPlanDocument | null> {
+  const { commissionPlans, defaultPlans } = repositories;
+  const planById = (id: string) =>
+    options.recently ? commissionPlans.byIdCached(affiliate.programId, id) : commissionPlans.byId(affiliate.programId, id);
+  const own = affiliate.commissionPlanId ? await planById(affiliate.commissionPlanId) : null;
   if (own) return own;
-  const defaultPlanId = await repositories.defaultPlans.of(affiliate.programId);
-  return defaultPlanId ? repositories.commissionPlans.byId(affiliate.programId, defaultPlanId) : null;
+  const defaultPlanId = await (options.recently ? defaultPlans.recentlyOf(affiliate.programId) : defaultPlans.of(affiliate.programId));
+  return defaultPlanId ? planById(defaultPlanId) : null;
 }
 
 export async function planSummaryOf(repositories: Repositories, affiliate: AffiliateDocument): Promise<PlanSummary | null> {
@@ -155,8 +163,12 @@ export async function planSummariesOf(
 }
 
 /** What the sale service computes a commission from: the plan in force and the tier reached on it. */
-export async function planInForce(repositories: Repositories, affiliate: AffiliateDocument): Promise<PlanInForce> {
-  const plan = await planOf(repositories, affiliate);
+export async function planInForce(
+  repositories: Repositories,
+  affiliate: AffiliateDocument,
+  options: { recently?: boolean } = {},
+): Promise<PlanInForce> {
+  const plan = await planOf(repositories, affiliate, options);
   if (!plan) {
     return {
       id: null,

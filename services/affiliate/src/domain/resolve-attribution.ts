@@ -6,17 +6,27 @@ import { planInForce } from './commission-plans';
 import { affiliateByEmail, affiliateById } from './find-affiliates';
 import type { ProgramSettings } from '../data-access/programs';
 import type { VisitorClick } from '../data-access/visitors';
-import { programSettingsOf } from './program-settings';
+import { programSettingsOf, recentProgramSettingsOf } from './program-settings';
 import { clickById, liveLinkBySlug } from './record-click';
 import { mostAffiliatesWithinAnHour } from './cookie-stuffing';
 
 export type AttributionQuery = { clickId?: number; visitorId?: string; link?: string; affiliateId?: string; affiliateEmail?: string };
 
+/**
+ * What the other services ask at each sale (the sale service at every one): the affiliate, its plan
+ * and the program's risk settings as this process read them within RECENT_READS_MS, as the clicks
+ * do. This process's own changes (status, plan, tier) are seen at once; the settings arrive by
+ * program events anyway.
+ */
 async function toInternalAffiliate(
   repositories: Repositories,
   affiliate: AffiliateDocument,
   withRisk: boolean,
 ): Promise<InternalAffiliate> {
+  const [plan, settings] = await Promise.all([
+    planInForce(repositories, affiliate, { recently: true }),
+    withRisk ? recentProgramSettingsOf(repositories, affiliate.programId) : undefined,
+  ]);
   return {
     id: affiliate._id,
     firstName: affiliate.firstName,
@@ -24,9 +34,9 @@ async function toInternalAffiliate(
     email: affiliate.email,
     status: affiliate.status,
     commissionRate: affiliate.commissionRate,
-    plan: await planInForce(repositories, affiliate),
+    plan,
     payoutDetails: affiliate.payoutDetails ?? null,
-    ...(withRisk ? { riskSettings: (await programSettingsOf(repositories, affiliate.programId)).risk } : {}),
+    ...(settings ? { riskSettings: settings.risk } : {}),
   };
 }
 
@@ -46,7 +56,7 @@ async function existingAffiliate(
 ): Promise<AffiliateDocument> {
   const affiliate =
     query.id !== undefined
-      ? await affiliateById(repositories, programId, query.id)
+      ? await repositories.affiliates.byIdCached(programId, query.id)
       : await affiliateByEmail(repositories, programId, query.email ?? '');
   if (!affiliate)
     throw notFound(

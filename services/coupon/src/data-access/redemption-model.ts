@@ -1,4 +1,4 @@
-import { byIdInProgram, insertOnce, programKey } from '@affiliate/platform';
+import { byIdInProgram, GroupCommit, insertOnce, programKey } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /** `pending`: counters being incremented; `applied`: counted, the stored result is replayed for the same key. */
@@ -43,6 +43,11 @@ export const redemptionIdOf = (programId: string, redemptionKey: string): string
 /** Redemption claims, one per (program, redemption key). */
 export class RedemptionRepository {
   private readonly model: Model<RedemptionRecord>;
+  /** The redemptions of a program counted meanwhile are marked applied by one write (group commit). */
+  private readonly applying = new GroupCommit<RedemptionRecord, void>((programId, claims) => this.markAppliedTogether(programId, claims), {
+    maxBatch: 256,
+    maxInFlight: 2,
+  });
 
   constructor(context: { connection: Connection }) {
     this.model = redemptionModel(context.connection);
@@ -67,7 +72,13 @@ export class RedemptionRepository {
   }
 
   async markApplied(claim: RedemptionRecord): Promise<void> {
-    await this.model.updateOne({ _id: claim._id, programId: claim.programId, state: 'pending' }, { $set: { state: 'applied' } });
+    await this.applying.submit(claim.programId, claim);
+  }
+
+  private async markAppliedTogether(programId: string, claims: RedemptionRecord[]): Promise<void[]> {
+    const ids = claims.map((claim) => claim._id);
+    await this.model.updateMany({ _id: { $in: ids }, programId, state: 'pending' }, { $set: { state: 'applied' } });
+    return claims.map(() => undefined);
   }
 
   async dropPending(claim: RedemptionRecord): Promise<void> {

@@ -9,8 +9,11 @@ import { checkRedeemable } from './check-redeemable';
 /** A pending claim older than this belongs to a process that died mid-count; it is taken over. */
 export const STALE_CLAIM_MS = 60_000;
 
-/** A claim to count this redemption, or the result of one that another request already applied. */
-type Claim = { claim: RedemptionRecord } | { replay: Redemption };
+/**
+ * A claim to count this redemption (with the code and coupon it was checked against), or the result
+ * of one that another request already applied.
+ */
+type Claim = { claim: RedemptionRecord; code: PromotionalCodeRecord; coupon: CouponRecord } | { replay: Redemption };
 
 const toRedemption = (record: RedemptionRecord): Redemption => ({
   redemptionKey: record.redemptionKey,
@@ -25,26 +28,52 @@ async function withCoupon(repositories: CouponRepositories, programId: string, c
   return { code, coupon };
 }
 
+const inProgress = () => conflict('A redemption with this redemptionKey is in progress; retry', 'concurrent_modification');
+
+/**
+ * A key seen before: its stored result when applied, else its pending claim taken over when stale.
+ * Null when the key is not (or no longer) claimed.
+ */
+async function resumeKnown(repositories: CouponRepositories, programId: string, body: RedeemPromotionalCodeBody): Promise<Claim | null> {
+  const existing = await repositories.redemptions.byKey(programId, body.redemptionKey);
+  if (!existing) return null;
+  if (existing.state === 'applied') return { replay: toRedemption(existing) };
+  return takeOver(repositories, programId, body, existing);
+}
+
+/**
+ * Claims first, asks later: nearly every key is new, so the claim is inserted straight away and the
+ * key is read only when it was there already (a retry) or when the code is refused (a retry of a
+ * redemption applied earlier is answered with its result whatever the code has become since).
+ */
 async function claimNew(repositories: CouponRepositories, programId: string, body: RedeemPromotionalCodeBody): Promise<Claim> {
   const { code, coupon } = await withCoupon(repositories, programId, await repositories.promotionalCodes.byCode(programId, body.code));
-  const affiliateId = checkRedeemable(body, code, coupon);
+  let affiliateId: string;
+  try {
+    affiliateId = checkRedeemable(body, code, coupon);
+  } catch (refusal) {
+    const known = await resumeKnown(repositories, programId, body);
+    if (known) return known;
+    throw refusal;
+  }
+  const checked = { code: code as PromotionalCodeRecord, coupon: coupon as CouponRecord };
   const now = new Date();
   const claim: RedemptionRecord = {
     _id: redemptionIdOf(programId, body.redemptionKey),
     programId,
     redemptionKey: body.redemptionKey,
     state: 'pending',
-    promotionalCodeId: (code as PromotionalCodeRecord)._id,
-    couponId: (coupon as CouponRecord)._id,
+    promotionalCodeId: checked.code._id,
+    couponId: checked.coupon._id,
     affiliateId,
-    code: (code as PromotionalCodeRecord).code,
+    code: checked.code.code,
     createdAt: now,
     claimedAt: now,
   };
-  if (await repositories.redemptions.claim(claim)) return { claim };
-  const racing = await repositories.redemptions.byKey(programId, body.redemptionKey);
-  if (racing?.state === 'applied') return { replay: toRedemption(racing) };
-  throw conflict('A redemption with this redemptionKey is in progress; retry', 'concurrent_modification');
+  if (await repositories.redemptions.claim(claim)) return { claim, ...checked };
+  const racing = await resumeKnown(repositories, programId, body);
+  if (racing) return racing;
+  throw inProgress();
 }
 
 async function takeOver(
@@ -53,9 +82,7 @@ async function takeOver(
   body: RedeemPromotionalCodeBody,
   stale: RedemptionRecord,
 ): Promise<Claim> {
-  if (Date.now() - new Date(stale.claimedAt).getTime() < STALE_CLAIM_MS) {
-    throw conflict('A redemption with this redemptionKey is in progress; retry', 'concurrent_modification');
-  }
+  if (Date.now() - new Date(stale.claimedAt).getTime() < STALE_CLAIM_MS) throw inProgress();
   const { code, coupon } = await withCoupon(
     repositories,
     programId,
@@ -63,9 +90,8 @@ async function takeOver(
   );
   checkRedeemable(body, code, coupon);
   const claimedAt = new Date();
-  if (!(await repositories.redemptions.takeOver(stale, claimedAt)))
-    throw conflict('A redemption with this redemptionKey is in progress; retry', 'concurrent_modification');
-  return { claim: { ...stale, claimedAt } };
+  if (!(await repositories.redemptions.takeOver(stale, claimedAt))) throw inProgress();
+  return { claim: { ...stale, claimedAt }, code: code as PromotionalCodeRecord, coupon: coupon as CouponRecord };
 }
 
 /**
@@ -79,9 +105,7 @@ export async function redeemPromotionalCode(
   programId: string,
   body: RedeemPromotionalCodeBody,
 ): Promise<Redemption> {
-  const existing = await repositories.redemptions.byKey(programId, body.redemptionKey);
-  if (existing?.state === 'applied') return toRedemption(existing);
-  const claimed = existing ? await takeOver(repositories, programId, body, existing) : await claimNew(repositories, programId, body);
+  const claimed = await claimNew(repositories, programId, body);
   if ('replay' in claimed) return claimed.replay;
   const { claim } = claimed;
   const giveUp = async (message: string): Promise<never> => {
@@ -89,11 +113,16 @@ export async function redeemPromotionalCode(
     throw badRequest(message, 'promotional_code_not_redeemable', 'code');
   };
 
-  const codeCount = await repositories.promotionalCodes.countRedemption(programId, claim.promotionalCodeId, claim.redemptionKey);
+  const codeCount = await repositories.promotionalCodes.countRedemption(
+    programId,
+    claim.promotionalCodeId,
+    claim.redemptionKey,
+    claimed.code,
+  );
   if (codeCount === 'gone') return giveUp(`Promotional code ${claim.code} does not exist in this program`);
   if (codeCount === 'limit reached') return giveUp(`Promotional code ${claim.code} has reached its redemption limit`);
 
-  const couponCount = await repositories.coupons.countRedemption(programId, claim.couponId, claim.redemptionKey);
+  const couponCount = await repositories.coupons.countRedemption(programId, claim.couponId, claim.redemptionKey, claimed.coupon);
   if (couponCount !== 'counted') {
     await repositories.promotionalCodes.uncountRedemption(programId, claim.promotionalCodeId, claim.redemptionKey);
     return giveUp(
