@@ -1,0 +1,85 @@
+import Redis from 'ioredis';
+import request from 'supertest';
+import type { RunningGateway } from '../src/gateway';
+import {
+  allUpstreams,
+  bearer,
+  createProgramWithKey,
+  startEchoUpstream,
+  startGateway,
+  startOwnRedis,
+  type EchoUpstream,
+  type OwnRedis,
+} from './support';
+
+/** Large enough that each replica reserves shares of it (more than one request at a time), long enough to outlast the test. */
+const LIMIT = { points: 200, duration: 600 };
+
+let upstream: EchoUpstream;
+let redis: OwnRedis;
+let replicaA: RunningGateway;
+let replicaB: RunningGateway;
+
+beforeAll(async () => {
+  upstream = await startEchoUpstream();
+  redis = await startOwnRedis();
+  replicaA = await startGateway({ upstreams: allUpstreams(upstream.url), redisUrl: redis.url, defaultRateLimit: LIMIT });
+  replicaB = await startGateway({
+    upstreams: allUpstreams(upstream.url),
+    redisUrl: redis.url,
+    defaultRateLimit: LIMIT,
+    dbName: replicaA.connection.name,
+  });
+});
+
+afterAll(async () => {
+  await replicaA?.stop();
+  await replicaB?.stop();
+  await redis?.stop();
+  await upstream?.stop();
+});
+
+test('two replicas share one limit: together they admit exactly the limit, then both answer 429 with Retry-After', async () => {
+  const { key } = await createProgramWithKey(replicaA);
+  const statuses: number[] = [];
+  const remainingByReplica = new Map<RunningGateway, number[]>([
+    [replicaA, []],
+    [replicaB, []],
+  ]);
+  for (let attempt = 0; attempt < LIMIT.points + 40; attempt += 1) {
+    const replica = attempt % 2 === 0 ? replicaA : replicaB;
+    const response = await request(replica.url).get('/api/v1/coupons').set(bearer(key));
+    statuses.push(response.status);
+    expect(response.headers['ratelimit-limit']).toBe(String(LIMIT.points));
+    if (response.status === 200) remainingByReplica.get(replica)?.push(Number(response.headers['ratelimit-remaining']));
+    if (response.status === 429) {
+      expect(response.headers['ratelimit-remaining']).toBe('0');
+      expect(Number(response.headers['retry-after'])).toBeGreaterThan(0);
+      expect(Number(response.headers['retry-after'])).toBeLessThanOrEqual(LIMIT.duration);
+      expect(response.body).toMatchObject({ code: 'rate_limited' });
+    }
+  }
+  // What a replica reserved and had not spent was spent by its next requests: nothing lost, nothing over.
+  expect(statuses.filter((status) => status === 200)).toHaveLength(LIMIT.points);
+  expect(statuses.slice(-4)).toEqual([429, 429, 429, 429]);
+  // Each replica's RateLimit-Remaining only goes down, and never below what the limit leaves after its own requests.
+  for (const remaining of remainingByReplica.values()) {
+    expect(remaining).toEqual([...remaining].sort((a, b) => b - a));
+    remaining.forEach((left, index) => expect(left).toBeLessThanOrEqual(LIMIT.points - 1 - index));
+  }
+});
+
+test('a replica counts a large limit in shares reserved from Redis, not one Redis command per request', async () => {
+  const { key } = await createProgramWithKey(replicaA);
+  const client = new Redis(redis.url);
+  const commandsProcessed = async () => Number(/total_commands_processed:(\d+)/.exec(await client.info('stats'))?.[1]);
+  try {
+    const before = await commandsProcessed();
+    for (let attempt = 0; attempt < 60; attempt += 1) await request(replicaA.url).get('/api/v1/links').set(bearer(key)).expect(200);
+    const after = await commandsProcessed();
+    // The first share is 200 / 16 = 12 requests, then smaller ones: a handful of reservations (a few commands each) for 60 requests.
+    expect(after - before).toBeLessThan(60);
+  } finally {
+    client.disconnect();
+  }
+});
