@@ -250,7 +250,7 @@ function targets(results: BenchResults): string[] {
   }
   const ratio = results.gatewayOverhead?.ratios.throughputGatewayOverNginx;
   if (ratio !== undefined && ratio !== null) row('gateway / nginx throughput, GET by id', fmt(ratio, 3), '≥ 0.9', ratio >= 0.9);
-  return rows.length > 0 ? ['| figure (issue 13 targets) | this run | target | |', '|---|---:|---:|---|', ...rows] : [];
+  return rows.length > 0 ? ['| figure (issue 29 targets) | this run | target | |', '|---|---:|---:|---|', ...rows] : [];
 }
 
 const START = '<!-- latest-results:start -->';

@@ -31,7 +31,7 @@ export class RateLimits {
    * count in Redis is of reservations, so the replicas together never admit more than the limit;
    * what a replica reserved and did not spend is the tolerance, on the strict side: a share is at
    * most 1/LEASE_DIVISOR of what was left (MAX_LEASE at most), so a key spread over R replicas can
-   * be refused at most (R-1) shares early in a window. Below LEASE_DIVISOR * 2 left, a share is one
+   * be refused at most (R-1) times 1.5 shares early in a window (a share and the rest of the one before). Below LEASE_DIVISOR * 2 left, a share is one
    * request: small limits, and the end of every window, are counted request by request in Redis,
    * exactly as consume(). Once the window is used up, its refusals are answered here until it ends.
    */
