@@ -86,11 +86,16 @@ export class RateLimits {
       const windowEnd = now + res.msBeforeNext;
       // What was left of the limit before this share was counted, at most the share.
       const granted = Math.max(0, Math.min(share, limit.points - (res.consumedPoints - share)));
-      let held = this.leases.get(key);
+      const live = this.leases.get(key);
       // The same window if its end is within half a window of the lease's; a new window drops what was left of the old one.
-      if (!held || !(held.fresh || Math.abs(held.windowEnd - windowEnd) < (limit.duration * 1000) / 2)) {
+      const sameWindow = live !== undefined && !live.fresh && Math.abs(live.windowEnd - windowEnd) < (limit.duration * 1000) / 2;
+      let held: Lease;
+      if (live && ((live === lease && live.fresh) || sameWindow)) held = live;
+      else {
         held = { left: 0, reserved: 0, lastShare: share, windowEnd, fresh: false, reserving: undefined };
-        this.remember(key, held);
+        // A share of a window that ended while it was reserved serves the request that asked for it
+        // (it came in that window), never the next window, whose own reservation is under way.
+        if (!live?.fresh) this.remember(key, held);
       }
       if (held.fresh) held.windowEnd = windowEnd;
       held.fresh = false;
