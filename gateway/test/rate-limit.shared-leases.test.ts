@@ -1,43 +1,21 @@
 import Redis from 'ioredis';
 import request from 'supertest';
 import type { RunningGateway } from '../src/gateway';
-import {
-  allUpstreams,
-  bearer,
-  createProgramWithKey,
-  startEchoUpstream,
-  startGateway,
-  startOwnRedis,
-  type EchoUpstream,
-  type OwnRedis,
-} from './support';
+import { bearer, createProgramWithKey, startReplicasSharingRedis, stopReplicasSharingRedis, type ReplicasSharingRedis } from './support';
 
 /** Large enough that each replica reserves shares of it (4 requests at first, one at a time below 32 left), long enough to outlast the test. */
 const LIMIT = { points: 64, duration: 600 };
 
-let upstream: EchoUpstream;
-let redis: OwnRedis;
+let replicas: ReplicasSharingRedis;
 let replicaA: RunningGateway;
 let replicaB: RunningGateway;
 
 beforeAll(async () => {
-  upstream = await startEchoUpstream();
-  redis = await startOwnRedis();
-  replicaA = await startGateway({ upstreams: allUpstreams(upstream.url), redisUrl: redis.url, defaultRateLimit: LIMIT });
-  replicaB = await startGateway({
-    upstreams: allUpstreams(upstream.url),
-    redisUrl: redis.url,
-    defaultRateLimit: LIMIT,
-    dbName: replicaA.connection.name,
-  });
+  replicas = await startReplicasSharingRedis(LIMIT);
+  ({ replicaA, replicaB } = replicas);
 });
 
-afterAll(async () => {
-  await replicaA?.stop();
-  await replicaB?.stop();
-  await redis?.stop();
-  await upstream?.stop();
-});
+afterAll(() => stopReplicasSharingRedis(replicas));
 
 test('two replicas share one limit: together they admit exactly the limit, then both answer 429 with Retry-After', async () => {
   const { key } = await createProgramWithKey(replicaA);
@@ -71,7 +49,7 @@ test('two replicas share one limit: together they admit exactly the limit, then 
 
 test('a replica counts a large limit in shares reserved from Redis, not one Redis command per request', async () => {
   const { key } = await createProgramWithKey(replicaA, { rateLimit: { points: 100_000, duration: 600 } });
-  const client = new Redis(redis.url);
+  const client = new Redis(replicas.redis.url);
   const commandsProcessed = async () => Number(/total_commands_processed:(\d+)/.exec(await client.info('stats'))?.[1]);
   try {
     const before = await commandsProcessed();
