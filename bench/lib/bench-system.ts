@@ -72,7 +72,12 @@ export class BenchSystem {
   async startCandidateGateway(startScript: string): Promise<string> {
     const port = await freePort();
     // The harness keeps each component's environment to itself; the candidate must get exactly the same.
-    const env = { ...(this.system as unknown as { env(component: Component): NodeJS.ProcessEnv }).env('gateway'), PORT: String(port) };
+    // ...but its own metrics port: the current gateway's is taken, and the candidate exited on it.
+    const env = {
+      ...(this.system as unknown as { env(component: Component): NodeJS.ProcessEnv }).env('gateway'),
+      PORT: String(port),
+      METRICS_PORT: String(await freePort()),
+    };
     const child = spawn(process.execPath, [startScript], { env, stdio: 'ignore' });
     const url = `http://127.0.0.1:${port}`;
     this.candidate = { child, url };

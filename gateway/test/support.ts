@@ -241,3 +241,26 @@ export async function spawnGateway(env: Record<string, string>): Promise<Gateway
     },
   };
 }
+
+export type ReplicasSharingRedis = { upstream: EchoUpstream; redis: OwnRedis; replicaA: RunningGateway; replicaB: RunningGateway };
+
+/** Two gateway replicas on one database and one Redis of their own (the limiter's counters shared), before an echo upstream. */
+export async function startReplicasSharingRedis(defaultRateLimit: { points: number; duration: number }): Promise<ReplicasSharingRedis> {
+  const upstream = await startEchoUpstream();
+  const redis = await startOwnRedis();
+  const replicaA = await startGateway({ upstreams: allUpstreams(upstream.url), redisUrl: redis.url, defaultRateLimit });
+  const replicaB = await startGateway({
+    upstreams: allUpstreams(upstream.url),
+    redisUrl: redis.url,
+    defaultRateLimit,
+    dbName: replicaA.connection.name,
+  });
+  return { upstream, redis, replicaA, replicaB };
+}
+
+export async function stopReplicasSharingRedis(replicas: ReplicasSharingRedis | undefined): Promise<void> {
+  await replicas?.replicaA.stop();
+  await replicas?.replicaB.stop();
+  await replicas?.redis.stop();
+  await replicas?.upstream.stop();
+}

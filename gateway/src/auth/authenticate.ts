@@ -1,6 +1,7 @@
 import { AppError, forbidden, notFound, unauthorized, withRequestContext } from '@affiliate/platform';
 import type { ErrorCode } from '@affiliate/contracts';
 import type { RequestHandler, Response } from 'express';
+import { hashApiKey } from '../admin/api-keys';
 import type { FailedAuthentication } from '../rate-limit/middleware';
 import type { KeyDirectory, KeyVerdict } from './key-directory';
 
@@ -23,9 +24,10 @@ export function authenticate(keys: KeyDirectory, failures: FailedAuthentication)
       throw await refuse('The Authorization header must be "Bearer <API key>"', 'Bearer realm="api", error="invalid_request"');
     // A key known valid here always passes. Any other is checked against its address first: one over
     // its failed attempts gets no database lookup for it (but the window's first).
-    const throttled = keys.isKnownValid(match[1]) ? null : await failures.beforeLookup(request.ip, response);
+    const keyHash = hashApiKey(match[1]);
+    const throttled = keys.isKnownValid(match[1], keyHash) ? null : await failures.beforeLookup(request.ip, response);
     if (throttled) throw throttled;
-    const verdict = await keys.resolve(match[1]);
+    const verdict = await keys.resolve(match[1], keyHash);
     if (verdict.kind === 'unknown')
       throw await refuse(
         'Invalid API key: it is unknown or has been revoked',

@@ -65,8 +65,7 @@ export class KeyDirectory {
    * throttle lets such a key through without limit, so a client sharing an address with a guesser (a
    * NAT, an office) keeps working. It grants a lookup, never access: a revoked key still resolves unknown.
    */
-  isKnownValid(presentedKey: string): boolean {
-    const keyHash = hashApiKey(presentedKey);
+  isKnownValid(presentedKey: string, keyHash = hashApiKey(presentedKey)): boolean {
     const until = this.knownValid.get(keyHash);
     if (until === undefined) return false;
     if (until > Date.now()) return true;
@@ -74,8 +73,8 @@ export class KeyDirectory {
     return false;
   }
 
-  resolve(presentedKey: string): Promise<KeyVerdict> {
-    const keyHash = hashApiKey(presentedKey);
+  /** `keyHash` when the caller hashed the key already (authenticate: one hash per request, not two). */
+  resolve(presentedKey: string, keyHash = hashApiKey(presentedKey)): Promise<KeyVerdict> {
     const now = Date.now();
     const cached = this.entries.get(keyHash);
     if (cached && cached.expiresAt > now) return cached.verdict;

@@ -24,7 +24,7 @@ export function rateLimit(limits: RateLimits, defaultLimit: RateLimit): RequestH
     const method = limitedMethodOf(request.method);
     const limiterKey = createHash('sha256').update(`${caller.keyHash}\n${method}\n${route}`).digest('base64url');
     const limit = caller.rateLimit ?? defaultLimit;
-    const verdict = await limits.consume(limiterKey, limit);
+    const verdict = await limits.take(limiterKey, limit);
     // draft-ietf-httpapi-ratelimit-headers: the policy and what is left of it, as structured fields...
     response.setHeader('RateLimit-Policy', `"key-route";q=${limit.points};w=${limit.duration}`);
     response.setHeader('RateLimit', `"key-route";r=${verdict.remaining};t=${verdict.resetSeconds}`);

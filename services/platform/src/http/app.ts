@@ -158,6 +158,10 @@ export function maskedUrl(url: string): string {
 
 /** One access-log line per request, under the request id; probes and scrapes are not logged. Credentials are redacted (createLogger) or masked. */
 export function httpLogging(logger: Logger): RequestHandler {
+  // pino-http writes its one line per request at info, but builds each request's child logger (the
+  // request serialized and redacted) before it knows: with info off (LOG_LEVEL=warn) that is all
+  // cost and no line, on every request.
+  if (!logger.isLevelEnabled('info')) return (_request, _response, next) => next();
   return pinoHttp({
     logger,
     genReqId: (_request, response) => String(response.locals.requestId),
