@@ -1,8 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { summarizeProfiles } from './lib/cpu-profile';
+import { DatabaseOperations } from './lib/db-operations';
 import { BenchSystem, ensureLocalInfra, ROOT } from './lib/bench-system';
 import { ensureNginx, nginxVersion } from './lib/nginx';
 import { FULL, QUICK } from './lib/plan';
@@ -81,9 +83,14 @@ async function main(): Promise<number> {
     mkdirSync(profileDir, { recursive: true });
     notes.push('profiled run (--profile): every component ran under the CPU profiler, which slows it down');
   }
+  // Every component counts the database commands it sends (the local server keeps no counters of its own).
+  const operations = new DatabaseOperations(mkdtempSync(join(tmpdir(), 'bench-db-operations-')));
+  const preloads = [DatabaseOperations.preload(), ...(profile ? [`--require ${join(__dirname, 'lib/cpu-profile-preload.js')}`] : [])];
   const bench = await BenchSystem.start({
     ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
-    ...(profile ? { NODE_OPTIONS: `--require ${join(__dirname, 'lib/cpu-profile-preload.js')}`, BENCH_CPU_PROFILE_DIR: profileDir } : {}),
+    NODE_OPTIONS: preloads.join(' '),
+    ...operations.env(),
+    ...(profile ? { BENCH_CPU_PROFILE_DIR: profileDir } : {}),
   });
   const componentOfPid = new Map(bench.processes().map(({ pid, name }) => [pid, name]));
   const stopAll = async () => {
@@ -101,6 +108,7 @@ async function main(): Promise<number> {
     remainingSeconds: () => plan.budgetSeconds - elapsed(),
     log,
     extraProcesses: redisProcess(redisUrl),
+    operations,
   };
   const results: BenchResults = {
     startedAt: new Date().toISOString(),

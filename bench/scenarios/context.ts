@@ -1,4 +1,5 @@
 import type { BenchSystem } from '../lib/bench-system';
+import type { DatabaseOperations } from '../lib/db-operations';
 import type { Plan } from '../lib/plan';
 import { PeakMemory } from '../lib/process-memory';
 import type { WebhookReceiver } from '../lib/webhook-receiver';
@@ -12,6 +13,8 @@ export type ScenarioContext = {
   log: (line: string) => void;
   /** Processes not started by this run that belong to the system (the local Redis). */
   extraProcesses: Map<number, string>;
+  /** The database operations every component sends, counted in each (lib/db-operations.ts). */
+  operations?: DatabaseOperations;
 };
 
 /** Runs `body` while recording the peak RSS of every process of the system. */

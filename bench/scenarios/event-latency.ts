@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { DatabaseOperations, type OperationsPerEvent } from '../lib/db-operations';
 import { pacedLoop } from '../lib/paced-load';
 import { round, sleep, slope, summarize } from '../lib/stats';
 import { withPeakMemory, type ScenarioContext } from './context';
@@ -22,6 +23,8 @@ export type RateStep = {
   /** Events of earlier steps still undelivered when this one started (they compete for the dispatcher). */
   pendingAtStart: number;
   sustained: boolean;
+  /** Database operations per event of the step (warm-up included, until drained), all components. */
+  operationsPerEvent?: OperationsPerEvent;
 };
 
 export type EventLatency = {
@@ -68,6 +71,8 @@ export async function eventLatency(context: ScenarioContext) {
     context.log(
       `  ${rate}/s: warm-up ${warmupSeconds} s, then ${seconds} s${pendingAtStart > 0 ? ` (${pendingAtStart} events of earlier steps still pending)` : ''}`,
     );
+    const operationsBefore = await context.operations?.snapshot();
+    const acceptedBefore = acceptedAt.size;
     if (warmupSeconds > 0) await pacedLoop({ rate, seconds: warmupSeconds, maxInFlight: 256, fire: fire(undefined) });
 
     const measured = new Set<string>();
@@ -84,6 +89,11 @@ export async function eventLatency(context: ScenarioContext) {
     const drainDeadline = performance.now() + plan.events.drainTimeoutSeconds * 1000;
     while (acceptedAt.size > arrivedAt.size && performance.now() < drainDeadline) await sleep(100);
     const drainedAt = performance.now();
+    const operationsAfter = await context.operations?.snapshot();
+    const operationsPerEvent =
+      operationsBefore && operationsAfter
+        ? DatabaseOperations.perEvent(operationsBefore, operationsAfter, Math.max(1, acceptedAt.size - acceptedBefore))
+        : undefined;
     const latencies: number[] = [];
     let undelivered = 0;
     for (const id of measured) {
@@ -107,11 +117,13 @@ export async function eventLatency(context: ScenarioContext) {
       backlogAtEnd,
       pendingAtStart,
       sustained: accepted >= 0.95 * rate && loop.failed <= 0.01 * loop.offered && growth <= Math.max(2, 0.05 * rate),
+      ...(operationsPerEvent ? { operationsPerEvent } : {}),
     };
     context.log(
       `    accepted ${result.acceptedPerSecond}/s, delivered ${result.deliveredPerSecond}/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms, max ${result.latencyMs.max} ms, ` +
         `backlog +${result.backlogGrowthPerSecond}/s (${backlogAtEnd} at end), ${undelivered} undelivered: ${result.sustained ? 'sustained' : 'not sustained'}`,
     );
+    if (operationsPerEvent) context.log(`    database operations per event: ${describeOperations(operationsPerEvent)}`);
     return result;
   };
 
@@ -155,4 +167,10 @@ export async function eventLatency(context: ScenarioContext) {
       steps.push(await step(next, plan.events.seconds, plan.events.warmupSeconds));
     }
   }
+}
+
+/** "12.3 (9.1 writes): affiliate 4 (3 writes), webhook-dispatcher 8 (6 writes)". */
+export function describeOperations(figure: OperationsPerEvent): string {
+  const parts = Object.entries(figure.perComponent).map(([component, each]) => `${component} ${each.operations} (${each.writes} writes)`);
+  return `${figure.total.operations} (${figure.total.writes} writes): ${parts.join(', ')}`;
 }
