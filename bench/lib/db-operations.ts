@@ -50,8 +50,16 @@ export class DatabaseOperations {
     return counts;
   }
 
-  /** The operations between two snapshots, per event. */
-  static perEvent(before: OperationCounts, after: OperationCounts, events: number): OperationsPerEvent {
+  /**
+   * The operations between two snapshots, per event. `background` is what the components did over an
+   * idle window (sweeps, polls, health reads), scaled to the measured window and taken off.
+   */
+  static perEvent(
+    before: OperationCounts,
+    after: OperationCounts,
+    events: number,
+    background?: { before: OperationCounts; after: OperationCounts; scale: number },
+  ): OperationsPerEvent {
     const perComponent: OperationsPerEvent['perComponent'] = {};
     const byCommand: Record<string, number> = {};
     let operations = 0;
@@ -60,7 +68,8 @@ export class DatabaseOperations {
       let componentOperations = 0;
       let componentWrites = 0;
       for (const [command, count] of Object.entries(counts)) {
-        const delta = count - (before[component]?.[command] ?? 0);
+        const idle = background ? (background.after[component]?.[command] ?? 0) - (background.before[component]?.[command] ?? 0) : 0;
+        const delta = count - (before[component]?.[command] ?? 0) - idle * (background?.scale ?? 0);
         if (delta <= 0 || !(WRITES.has(command) || READS.has(command))) continue;
         componentOperations += delta;
         if (WRITES.has(command)) componentWrites += delta;

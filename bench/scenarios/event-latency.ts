@@ -23,8 +23,6 @@ export type RateStep = {
   /** Events of earlier steps still undelivered when this one started (they compete for the dispatcher). */
   pendingAtStart: number;
   sustained: boolean;
-  /** Database operations per event of the step (warm-up included, until drained), all components. */
-  operationsPerEvent?: OperationsPerEvent;
 };
 
 export type EventLatency = {
@@ -33,7 +31,15 @@ export type EventLatency = {
   /** The highest rate of the steps run that held for the whole window without the backlog growing. */
   highestSustainedPerSecond: number | null;
   sustainWindowSeconds: number;
+  /**
+   * Database operations per event, every component: `OPERATIONS_EVENTS` events created 8 at a time
+   * and counted until delivered, less what the components do idle over as long.
+   */
+  operationsPerEvent?: OperationsPerEvent;
 };
+
+const OPERATIONS_EVENTS = 200;
+const IDLE_WINDOW_MS = 3000;
 
 /**
  * Events end to end: POST /affiliates through the gateway, the affiliate service writes the
@@ -53,26 +59,24 @@ export async function eventLatency(context: ScenarioContext) {
   const tag = randomUUID().slice(0, 8);
   let sequence = 0;
 
+  const fire = (measured: Set<string> | undefined) => async () => {
+    const n = sequence++;
+    const answer = await program.api.send('POST', '/affiliates', {
+      firstName: 'Event',
+      lastName: `Bench ${n}`,
+      email: `event-${tag}-${n}@example.com`,
+    });
+    if (answer.status !== 200) return false;
+    const id = (JSON.parse(answer.body) as { id: string }).id;
+    acceptedAt.set(id, answer.answeredAt);
+    measured?.add(id);
+    return true;
+  };
   const step = async (rate: number, seconds: number, warmupSeconds: number): Promise<RateStep> => {
-    const fire = (measured: Set<string> | undefined) => async () => {
-      const n = sequence++;
-      const answer = await program.api.send('POST', '/affiliates', {
-        firstName: 'Event',
-        lastName: `Bench ${n}`,
-        email: `event-${tag}-${n}@example.com`,
-      });
-      if (answer.status !== 200) return false;
-      const id = (JSON.parse(answer.body) as { id: string }).id;
-      acceptedAt.set(id, answer.answeredAt);
-      measured?.add(id);
-      return true;
-    };
     const pendingAtStart = acceptedAt.size - arrivedAt.size;
     context.log(
       `  ${rate}/s: warm-up ${warmupSeconds} s, then ${seconds} s${pendingAtStart > 0 ? ` (${pendingAtStart} events of earlier steps still pending)` : ''}`,
     );
-    const operationsBefore = await context.operations?.snapshot();
-    const acceptedBefore = acceptedAt.size;
     if (warmupSeconds > 0) await pacedLoop({ rate, seconds: warmupSeconds, maxInFlight: 256, fire: fire(undefined) });
 
     const measured = new Set<string>();
@@ -89,11 +93,6 @@ export async function eventLatency(context: ScenarioContext) {
     const drainDeadline = performance.now() + plan.events.drainTimeoutSeconds * 1000;
     while (acceptedAt.size > arrivedAt.size && performance.now() < drainDeadline) await sleep(100);
     const drainedAt = performance.now();
-    const operationsAfter = await context.operations?.snapshot();
-    const operationsPerEvent =
-      operationsBefore && operationsAfter
-        ? DatabaseOperations.perEvent(operationsBefore, operationsAfter, Math.max(1, acceptedAt.size - acceptedBefore))
-        : undefined;
     const latencies: number[] = [];
     let undelivered = 0;
     for (const id of measured) {
@@ -117,18 +116,17 @@ export async function eventLatency(context: ScenarioContext) {
       backlogAtEnd,
       pendingAtStart,
       sustained: accepted >= 0.95 * rate && loop.failed <= 0.01 * loop.offered && growth <= Math.max(2, 0.05 * rate),
-      ...(operationsPerEvent ? { operationsPerEvent } : {}),
     };
     context.log(
       `    accepted ${result.acceptedPerSecond}/s, delivered ${result.deliveredPerSecond}/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms, max ${result.latencyMs.max} ms, ` +
         `backlog +${result.backlogGrowthPerSecond}/s (${backlogAtEnd} at end), ${undelivered} undelivered: ${result.sustained ? 'sustained' : 'not sustained'}`,
     );
-    if (operationsPerEvent) context.log(`    database operations per event: ${describeOperations(operationsPerEvent)}`);
     return result;
   };
 
   return withPeakMemory(context, async () => {
     const { seconds, warmupSeconds } = plan.events;
+    const operationsPerEvent = await countOperations();
     const steps: RateStep[] = [];
     for (const rate of plan.events.rates) steps.push(await step(rate, seconds, warmupSeconds));
     if (plan.events.search) await search(steps);
@@ -139,9 +137,52 @@ export async function eventLatency(context: ScenarioContext) {
       steps,
       highestSustainedPerSecond: held.length > 0 ? Math.max(...held) : null,
       sustainWindowSeconds: seconds,
+      ...(operationsPerEvent ? { operationsPerEvent } : {}),
     };
     return result;
   });
+
+  /**
+   * What one event costs in database operations, from the components' own counts: an idle window
+   * first (what sweeps, polls and readiness reads cost with no events), then a batch of events created
+   * 8 at a time and counted until every one is delivered, the idle cost over as long taken off.
+   */
+  async function countOperations(): Promise<OperationsPerEvent | undefined> {
+    const operations = context.operations;
+    if (!operations) return undefined;
+    context.log(`  database operations: idle ${IDLE_WINDOW_MS / 1000} s, then ${OPERATIONS_EVENTS} events until delivered`);
+    const idleBefore = await operations.snapshot();
+    const idleStarted = performance.now();
+    await sleep(IDLE_WINDOW_MS);
+    const idleAfter = await operations.snapshot();
+    const idleSeconds = (performance.now() - idleStarted) / 1000;
+    const started = performance.now();
+    const created = new Set<string>();
+    const create = fire(created);
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < OPERATIONS_EVENTS) {
+          next += 1;
+          await create();
+        }
+      }),
+    );
+    const deadline = performance.now() + plan.events.drainTimeoutSeconds * 3000;
+    while ([...created].some((id) => !arrivedAt.has(id)) && performance.now() < deadline) await sleep(100);
+    const after = await operations.snapshot();
+    const seconds = (performance.now() - started) / 1000;
+    const figure = DatabaseOperations.perEvent(idleAfter, after, Math.max(1, created.size), {
+      before: idleBefore,
+      after: idleAfter,
+      scale: seconds / idleSeconds,
+    });
+    const undelivered = [...created].filter((id) => !arrivedAt.has(id)).length;
+    context.log(
+      `    database operations per event: ${describeOperations(figure)}${undelivered > 0 ? ` (${undelivered} of ${created.size} not delivered in time)` : ''}`,
+    );
+    return figure;
+  }
 
   /**
    * Narrows the highest sustained rate with the steps the budget allows: above the highest rate

@@ -138,13 +138,13 @@ export class Turns<Item> {
     if (this.running === 0) for (const resolve of this.idle.splice(0)) resolve();
   }
 
-  /** Starts waiting pieces while there is room, a batch at a time. */
+  /** Starts waiting pieces while there is room, a batch at a time; reports the counts after any change. */
   private pump(): void {
     const batch = this.options.batch ?? 1;
     const maxBatches = this.options.maxBatches ?? Number.POSITIVE_INFINITY;
-    while (this.running < this.options.concurrency && this.batches < maxBatches) {
+    for (;;) {
       const turns: Turn<Item>[] = [];
-      while (turns.length < batch && this.running < this.options.concurrency) {
+      while (turns.length < batch && this.running < this.options.concurrency && this.batches < maxBatches) {
         const next = this.takeNext();
         if (!next) break;
         this.start(next);
