@@ -329,7 +329,12 @@ export class OutboxRelay {
           return {
             updateOne: {
               // ($all of nothing matches nothing, so an empty outbox is matched by its size alone.)
-              filter: { _id: document._id, ...present, _outbox: { $size: ids.length }, ...(ids.length > 0 ? { '_outbox.id': { $all: ids } } : {}) },
+              filter: {
+                _id: document._id,
+                ...present,
+                _outbox: { $size: ids.length },
+                ...(ids.length > 0 ? { '_outbox.id': { $all: ids } } : {}),
+              },
               update: { $set: { _outbox: [] }, $unset: { _pendingSince: 1 as const } },
             },
           };
