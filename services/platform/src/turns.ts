@@ -33,7 +33,7 @@ export type TurnsOptions<Item> = {
 
 /**
  * Work of many programs, taken in turn: the platform's one "programs take turns" worker (admission
- * control, the event consumers' fan-out through FairShare, the outbox relay, the webhook scheduler).
+ * control, the event consumers' fan-out through FairShare, the outbox relay; lanes are for the webhook scheduler's endpoints).
  * At most `concurrency` pieces run at once, at most `perProgram` of one program and `perLane` of one
  * lane; waiting pieces are taken one program at a time, each program's in arrival order, and within a
  * program one lane at a time. So one program's burst queues behind itself, not in front of every
