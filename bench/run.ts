@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { summarizeProfiles } from './lib/cpu-profile';
+import { DatabaseOperations } from './lib/db-operations';
 import { BenchSystem, ensureLocalInfra, ROOT } from './lib/bench-system';
 import { ensureNginx, nginxVersion } from './lib/nginx';
 import { FULL, QUICK } from './lib/plan';
@@ -89,11 +90,18 @@ async function main(): Promise<number> {
     mkdirSync(profileDir, { recursive: true });
     notes.push('profiled run (--profile): every component ran under the CPU profiler, which slows it down');
   }
-  const preloads = [join(__dirname, 'lib/gc-observer-preload.js'), ...(profile ? [join(__dirname, 'lib/cpu-profile-preload.js')] : [])];
+  // Every component counts the database commands it sends (the local server keeps no counters of its own).
+  const operations = new DatabaseOperations(mkdtempSync(join(tmpdir(), 'bench-db-operations-')));
+  const preloads = [
+    DatabaseOperations.preload(),
+    `--require ${join(__dirname, 'lib/gc-observer-preload.js')}`,
+    ...(profile ? [`--require ${join(__dirname, 'lib/cpu-profile-preload.js')}`] : []),
+  ];
   const bench = await BenchSystem.start({
     ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
     ...traces.environment(),
-    NODE_OPTIONS: preloads.map((preload) => `--require ${preload}`).join(' '),
+    NODE_OPTIONS: preloads.join(' '),
+    ...operations.env(),
     ...(profile ? { BENCH_CPU_PROFILE_DIR: profileDir } : {}),
   });
   const componentOfPid = new Map(bench.processes().map(({ pid, name }) => [pid, name]));
@@ -115,6 +123,7 @@ async function main(): Promise<number> {
     extraProcesses: redisProcess(redisUrl),
     traces,
     databaseGcLog,
+    operations,
   };
   const results: BenchResults = {
     startedAt: new Date().toISOString(),

@@ -199,6 +199,12 @@ export function markdown(results: BenchResults): string {
 }
 
 /**
+ * What an event of the event scenario cost before issue 29 (the profile of issue 13): about 14
+ * database operations, about 10 of them writes.
+ */
+const OPERATIONS_PER_EVENT_BEFORE = { operations: 14, writes: 10 };
+
+/**
  * The targets of issue 29 beside this run's figures (a benchmark, never a test: nothing fails on
  * a miss). Figures a run did not measure are left out.
  */
@@ -239,6 +245,14 @@ function targets(results: BenchResults): string[] {
       `| offered ${over.offeredPerSecond}/s: share shed with 503 and Retry-After | ${fmt(over.shedShare * 100, 1)} % (${over.shed}; ${over.failed} failed otherwise) | printed | |`,
     );
   }
+  const perEvent = events?.operationsPerEvent;
+  if (perEvent)
+    row(
+      'database operations per event (affiliate.created to one webhook), all components (writes)',
+      `${fmt(perEvent.total.operations)} (${fmt(perEvent.total.writes)})`,
+      `< ${OPERATIONS_PER_EVENT_BEFORE.operations} (${OPERATIONS_PER_EVENT_BEFORE.writes}) before issue 29`,
+      perEvent.total.operations < OPERATIONS_PER_EVENT_BEFORE.operations,
+    );
   const fan = results.fanOut;
   if (fan) {
     row(

@@ -1,4 +1,5 @@
 import type { BenchSystem } from '../lib/bench-system';
+import type { DatabaseOperations } from '../lib/db-operations';
 import type { Plan } from '../lib/plan';
 import { PeakMemory } from '../lib/process-memory';
 import type { TraceCollector } from '../lib/trace-collector';
@@ -17,6 +18,8 @@ export type ScenarioContext = {
   traces: TraceCollector;
   /** The GC log of the run's database server (its JVM's -Xlog:gc). */
   databaseGcLog: string;
+  /** The database operations every component sends, counted in each (lib/db-operations.ts). */
+  operations?: DatabaseOperations;
 };
 
 /** Runs `body` while recording the peak RSS of every process of the system, and of all of them together. */

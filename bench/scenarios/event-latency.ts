@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { COMPONENTS, type Component } from '../../system-tests/harness';
 import { jvmPauses, LogTail, nodePauses, summarizePauses, type GcSummary } from '../lib/gc-log';
 import { describeBreakdown, tailBreakdown, type TailBreakdown, type TracedEvent } from '../lib/hop-breakdown';
+import { DatabaseOperations, type OperationsPerEvent } from '../lib/db-operations';
 import { pacedLoop } from '../lib/paced-load';
 import { round, sleep, slope, summarize } from '../lib/stats';
 import { withPeakMemory, type ScenarioContext } from './context';
@@ -45,7 +46,15 @@ export type EventLatency = {
   /** The highest rate of the steps run that held for the whole window without the backlog growing. */
   highestSustainedPerSecond: number | null;
   sustainWindowSeconds: number;
+  /**
+   * Database operations per event, every component: `OPERATIONS_EVENTS` events created 8 at a time
+   * and counted until delivered, less what the components do idle over as long.
+   */
+  operationsPerEvent?: OperationsPerEvent;
 };
+
+const OPERATIONS_EVENTS = 200;
+const IDLE_WINDOW_MS = 3000;
 
 /**
  * Events end to end: POST /affiliates through the gateway, the affiliate service writes the
@@ -65,25 +74,26 @@ export async function eventLatency(context: ScenarioContext) {
   const tag = randomUUID().slice(0, 8);
   let sequence = 0;
 
+  /** One create; with `traced`, every TRACED_SHARE-th measured one carries a sampled traceparent (the hop breakdown). */
+  const fire = (measured: Set<string> | undefined, traced?: Map<string, string>) => async () => {
+    const n = sequence++;
+    const trace = traced && measured && n % Math.round(1 / TRACED_SHARE) === 0 ? context.traces.newTrace() : undefined;
+    const answer = await program.api.send(
+      'POST',
+      '/affiliates',
+      { firstName: 'Event', lastName: `Bench ${n}`, email: `event-${tag}-${n}@example.com` },
+      trace ? { traceparent: trace.traceparent } : {},
+    );
+    if (answer.status !== 200) return false;
+    const id = (JSON.parse(answer.body) as { id: string }).id;
+    acceptedAt.set(id, answer.answeredAt);
+    measured?.add(id);
+    if (trace) traced?.set(id, trace.traceId);
+    return true;
+  };
   const step = async (rate: number, seconds: number, warmupSeconds: number): Promise<RateStep> => {
     const traced = new Map<string, string>();
     const tracing = rate === TRACED_RATE;
-    const fire = (measured: Set<string> | undefined) => async () => {
-      const n = sequence++;
-      const trace = tracing && measured && n % Math.round(1 / TRACED_SHARE) === 0 ? context.traces.newTrace() : undefined;
-      const answer = await program.api.send(
-        'POST',
-        '/affiliates',
-        { firstName: 'Event', lastName: `Bench ${n}`, email: `event-${tag}-${n}@example.com` },
-        trace ? { traceparent: trace.traceparent } : {},
-      );
-      if (answer.status !== 200) return false;
-      const id = (JSON.parse(answer.body) as { id: string }).id;
-      acceptedAt.set(id, answer.answeredAt);
-      measured?.add(id);
-      if (trace) traced.set(id, trace.traceId);
-      return true;
-    };
     const pendingAtStart = acceptedAt.size - arrivedAt.size;
     context.log(
       `  ${rate}/s: warm-up ${warmupSeconds} s, then ${seconds} s${pendingAtStart > 0 ? ` (${pendingAtStart} events of earlier steps still pending)` : ''}`,
@@ -100,7 +110,7 @@ export async function eventLatency(context: ScenarioContext) {
     const backlog: Array<[number, number]> = [];
     const started = performance.now();
     const sampler = setInterval(() => backlog.push([(performance.now() - started) / 1000, acceptedAt.size - arrivedAt.size]), 1000);
-    const loop = await pacedLoop({ rate, seconds, maxInFlight: 256, fire: fire(measured) });
+    const loop = await pacedLoop({ rate, seconds, maxInFlight: 256, fire: fire(measured, tracing ? traced : undefined) });
     clearInterval(sampler);
     const windowSeconds = (performance.now() - started) / 1000;
     const deliveredInWindow = arrivedAt.size - deliveredBefore;
@@ -168,6 +178,7 @@ export async function eventLatency(context: ScenarioContext) {
 
   return withPeakMemory(context, async () => {
     const { seconds, warmupSeconds } = plan.events;
+    const operationsPerEvent = await countOperations();
     const steps: RateStep[] = [];
     for (const rate of plan.events.rates) steps.push(await step(rate, seconds, warmupSeconds));
     if (plan.events.search) await search(steps);
@@ -178,9 +189,52 @@ export async function eventLatency(context: ScenarioContext) {
       steps,
       highestSustainedPerSecond: held.length > 0 ? Math.max(...held) : null,
       sustainWindowSeconds: seconds,
+      ...(operationsPerEvent ? { operationsPerEvent } : {}),
     };
     return result;
   });
+
+  /**
+   * What one event costs in database operations, from the components' own counts: an idle window
+   * first (what sweeps, polls and readiness reads cost with no events), then a batch of events created
+   * 8 at a time and counted until every one is delivered, the idle cost over as long taken off.
+   */
+  async function countOperations(): Promise<OperationsPerEvent | undefined> {
+    const operations = context.operations;
+    if (!operations) return undefined;
+    context.log(`  database operations: idle ${IDLE_WINDOW_MS / 1000} s, then ${OPERATIONS_EVENTS} events until delivered`);
+    const idleBefore = await operations.snapshot();
+    const idleStarted = performance.now();
+    await sleep(IDLE_WINDOW_MS);
+    const idleAfter = await operations.snapshot();
+    const idleSeconds = (performance.now() - idleStarted) / 1000;
+    const started = performance.now();
+    const created = new Set<string>();
+    const create = fire(created);
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < OPERATIONS_EVENTS) {
+          next += 1;
+          await create();
+        }
+      }),
+    );
+    const deadline = performance.now() + plan.events.drainTimeoutSeconds * 3000;
+    while ([...created].some((id) => !arrivedAt.has(id)) && performance.now() < deadline) await sleep(100);
+    const after = await operations.snapshot();
+    const seconds = (performance.now() - started) / 1000;
+    const figure = DatabaseOperations.perEvent(idleAfter, after, Math.max(1, created.size), {
+      before: idleBefore,
+      after: idleAfter,
+      scale: seconds / idleSeconds,
+    });
+    const undelivered = [...created].filter((id) => !arrivedAt.has(id)).length;
+    context.log(
+      `    database operations per event: ${describeOperations(figure)}${undelivered > 0 ? ` (${undelivered} of ${created.size} not delivered in time)` : ''}`,
+    );
+    return figure;
+  }
 
   /**
    * Narrows the highest sustained rate with the steps the budget allows: above the highest rate
@@ -220,4 +274,10 @@ export function describePauses(summaries: GcSummary[]): string {
         `${summary.process} ${summary.longest[0]?.ms} ms (${summary.longest[0]?.kind}; ${summary.pauses} pauses, ${summary.totalMs} ms in all)`,
     )
     .join(', ');
+}
+
+/** "12.3 (9.1 writes): affiliate 4 (3 writes), webhook-dispatcher 8 (6 writes)". */
+export function describeOperations(figure: OperationsPerEvent): string {
+  const parts = Object.entries(figure.perComponent).map(([component, each]) => `${component} ${each.operations} (${each.writes} writes)`);
+  return `${figure.total.operations} (${figure.total.writes} writes): ${parts.join(', ')}`;
 }

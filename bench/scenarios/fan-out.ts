@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { DatabaseOperations, type OperationsPerEvent } from '../lib/db-operations';
 import { round, sleep } from '../lib/stats';
+import { describeOperations } from './event-latency';
 import { withPeakMemory, type ScenarioContext } from './context';
 
 export type FanOut = {
@@ -13,6 +15,8 @@ export type FanOut = {
   deliveriesPerSecond: number;
   seconds: number;
   badSignatures: number;
+  /** Database operations per event (each of `endpoints` deliveries), all components. */
+  operationsPerEvent?: OperationsPerEvent;
 };
 
 /**
@@ -62,10 +66,12 @@ export async function fanOut(context: ScenarioContext) {
     const badBefore = receiver.badSignatures;
     const expected = plan.fanOut.events * plan.fanOut.endpoints;
     context.log(`  ${plan.fanOut.events} events x ${plan.fanOut.endpoints} endpoints = ${expected} deliveries`);
+    const operationsBefore = await context.operations?.snapshot();
     const started = performance.now();
     await createAffiliates(plan.fanOut.events);
     await waitFor(expected);
     stopListening();
+    const operationsAfter = await context.operations?.snapshot();
     const seconds = ((delivered >= expected ? lastAt : performance.now()) - started) / 1000;
     const result: FanOut = {
       event: 'affiliate.created',
@@ -76,8 +82,12 @@ export async function fanOut(context: ScenarioContext) {
       deliveriesPerSecond: round(delivered / seconds, 1),
       seconds: round(seconds, 2),
       badSignatures: receiver.badSignatures - badBefore,
+      ...(operationsBefore && operationsAfter
+        ? { operationsPerEvent: DatabaseOperations.perEvent(operationsBefore, operationsAfter, plan.fanOut.events) }
+        : {}),
     };
     context.log(`    ${result.delivered}/${expected} delivered in ${result.seconds} s: ${result.deliveriesPerSecond} deliveries/s`);
+    if (result.operationsPerEvent) context.log(`    database operations per event: ${describeOperations(result.operationsPerEvent)}`);
     return result;
   });
 }

@@ -1,6 +1,7 @@
 export * from './config';
 export * from './errors';
 export * from './fair-share';
+export * from './turns';
 export * from './ids';
 export * from './logger';
 export * from './metrics';

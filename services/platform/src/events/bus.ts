@@ -6,7 +6,7 @@ import type { Channel, ConfirmChannel, ConsumeMessage } from 'amqplib';
 import type { FairShare } from '../fair-share';
 import { withRequestContext, type Logger } from '../logger';
 import type { ConsumerMetrics } from '../metrics';
-import { markSpanFailed } from '../tracing';
+import { contextOf, markSpanFailed } from '../tracing';
 import type { ClaimOutcome, ProcessedEvents } from './processed-events';
 
 export type EventHandler = (event: EventEnvelope) => Promise<void>;
@@ -172,6 +172,34 @@ export class EventBus {
   }
 
   /**
+   * Publishes a batch and waits for the broker's confirms once, under one timeout: the channel keeps
+   * their order, and the broker confirms them together (its acks cover many messages at a time).
+   * Each message is published in the trace its event was caused in (the traceparent stored in the
+   * envelope's headers), so the amqplib instrumentation's producer span is that request's child.
+   * Rejects if any of them is not confirmed in time; then all of them are published again later.
+   */
+  async publishAll(events: EventEnvelope[]): Promise<void> {
+    if (events.length === 0) return;
+    const timeoutMs = this.options.publishTimeoutMs ?? 5000;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`RabbitMQ did not confirm ${events.length} events within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      if (!this.publishChannel) await Promise.race([this.publisher.waitForConnect(), timeout]);
+      const channel = this.publishChannel;
+      if (!channel) throw new Error('RabbitMQ publisher channel is not open');
+      const confirms = events.map((event) => {
+        const { headers, ...body } = event;
+        return context.with(contextOf(headers), () => this.sendOn(channel, event, body));
+      });
+      await Promise.race([Promise.all(confirms), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
    * Straight on the open channel, not through amqp-connection-manager's publish: that one queues
    * the message and sends it from its worker, in the context of whichever publish started the
    * worker (or of the reconnect), so the amqplib instrumentation's producer span would take another
@@ -183,7 +211,12 @@ export class EventBus {
     if (!this.publishChannel) await this.publisher.waitForConnect();
     const channel = this.publishChannel;
     if (!channel) throw new Error('RabbitMQ publisher channel is not open');
-    await new Promise<void>((resolve, reject) => {
+    await this.sendOn(channel, event, body);
+  }
+
+  /** One message on the channel; resolves at the broker's confirm (ack), rejects at its nack or the channel's close. */
+  private sendOn(channel: ConfirmChannel, event: EventEnvelope, body: Omit<EventEnvelope, 'headers'>): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
       channel.publish(
         this.options.exchange,
         event.type,

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { context } from '@opentelemetry/api';
 import type { EventData, EventEnvelope, EventType } from '@affiliate/contracts';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { Logger } from '../logger';
 import type { OutboxBacklog, OutboxMetrics } from '../metrics';
-import { contextOf, currentTraceCarrier, outsideAnyTrace } from '../tracing';
+import { currentTraceCarrier, outsideAnyTrace } from '../tracing';
+import { TickAndNudge, Turns, type Turn } from '../turns';
 import type { EventBus } from './bus';
 
 /**
@@ -79,7 +79,7 @@ export type OutboxRelayOptions = {
   sweepIntervalMs?: number;
   /** How often documents this relay could not publish (broker or database away) are tried again. */
   retryIntervalMs?: number;
-  /** Documents relayed at the same time; their publishes share the channel's pipelined confirms. */
+  /** Documents relayed at the same time (in up to two batches); their publishes share the channel's pipelined confirms. */
   concurrency?: number;
   metrics?: OutboxMetrics;
 };
@@ -96,6 +96,10 @@ const SWEEP_GRACE_MS = 1000;
 const DEFAULT_SWEEP_INTERVAL_MS = 60_000;
 const DEFAULT_RETRY_INTERVAL_MS = 5_000;
 const SWEEP_BATCH = 500;
+/** Documents relayed at once, and the most one batch takes (one find, one wait for confirms, one bulkWrite). */
+const DEFAULT_CONCURRENCY = 64;
+const BATCH = 32;
+const BATCHES_IN_FLIGHT = 2;
 /**
  * Documents whose events have waited since `cutoff` or longer, tombstones included; `unmarked` adds
  * those written before the marker existed (a scan, so only at start and when draining).
@@ -114,29 +118,26 @@ function findPending(
 
 /**
  * Publishes what the outbox holds. A write hands the relay its document's id (the plugin's hooks),
- * and that document's events go out at once: read by _id, published together, pulled by id. No
- * query runs per write beyond that. A sweep every few seconds reads the marker of documents whose
- * events are still waiting (broker away, process crashed between write and publish).
+ * and that document's events go out at once. Documents waiting together go as a batch, programs
+ * taking turns within it: read in one find by _id, published together with the broker's confirms
+ * awaited once, and cleared in one bulkWrite. No query runs per write beyond that. A sweep every
+ * few seconds reads the marker of documents whose events are still waiting (broker away, process
+ * crashed between write and publish).
  */
 export class OutboxRelay {
-  private timer: NodeJS.Timeout | undefined;
-  private sweeping: Promise<void> | undefined;
-  private stopped = true;
   private failing = false;
   private readonly models: Watched[] = [];
   /**
-   * Documents waiting to be relayed, per program and in write order; programs in the Map's
-   * (round-robin) order, so one program's burst of writes does not hold back another's events.
+   * Documents waiting to be relayed and being relayed, per program in write order (the platform's
+   * turn-taking worker), so one program's burst of writes does not hold back another's events.
    */
-  private readonly queued = new Map<string, Map<string, Target>>();
-  private queuedCount = 0;
-  private readonly active = new Set<string>();
+  private readonly turns: Turns<Target>;
+  private readonly loop: TickAndNudge;
   /** Documents whose relaying failed (broker or database away): tried again every retryIntervalMs. */
   private readonly failed = new Map<string, Target>();
   private lastSweep = 0;
   /** Written again while being relayed: relayed once more afterwards, so nothing is skipped. */
   private readonly again = new Map<string, Target>();
-  private idle: (() => void)[] = [];
   /**
    * Every document this relay knows has events waiting (written here, or found by a sweep), from
    * the moment they began to wait until they are published and cleared (backlog()).
@@ -147,6 +148,23 @@ export class OutboxRelay {
 
   constructor(private readonly options: OutboxRelayOptions) {
     options.metrics?.watch(() => this.sharedBacklog());
+    this.turns = new Turns<Target>({
+      // Two batches in flight (one waits for its confirms while the next is read and published);
+      // what is written meanwhile gathers into the batch after, up to BATCH documents.
+      concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
+      batch: Math.min(BATCH, options.concurrency ?? DEFAULT_CONCURRENCY),
+      maxBatches: BATCHES_IN_FLIGHT,
+      onTurn: (turns) => this.relayTurns(turns),
+    });
+    const sweepEvery = options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
+    this.loop = new TickAndNudge({
+      everyMs: Math.min(sweepEvery, options.retryIntervalMs ?? DEFAULT_RETRY_INTERVAL_MS),
+      look: () => this.sweep({ graceMs: SWEEP_GRACE_MS }),
+      tick: () => {
+        this.retryFailed();
+        if (Date.now() - this.lastSweep >= sweepEvery) this.nudge();
+      },
+    });
   }
 
   /**
@@ -158,7 +176,7 @@ export class OutboxRelay {
    * knows (nothing yet); when the database does not answer, what it knows in memory.
    */
   async sharedBacklog(): Promise<OutboxBacklog> {
-    if (this.stopped) return this.backlog();
+    if (this.loop.isStopped) return this.backlog();
     try {
       let pending = 0;
       let oldestSince: Since | undefined;
@@ -194,71 +212,35 @@ export class OutboxRelay {
   }
 
   start(): void {
-    this.stopped = false;
-    const sweepEvery = this.options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
-    const tickEvery = Math.min(sweepEvery, this.options.retryIntervalMs ?? DEFAULT_RETRY_INTERVAL_MS);
-    const tick = () => {
-      if (this.stopped) return;
-      this.retryFailed();
-      if (Date.now() - this.lastSweep >= sweepEvery) this.nudge();
-      this.timer = setTimeout(tick, tickEvery);
-      this.timer.unref();
-    };
     this.lastSweep = Date.now();
-    void this.sweep({ unmarked: true }).finally(() => {
-      this.timer = setTimeout(tick, tickEvery);
-      this.timer.unref();
-    });
+    // A restart sweeps at once, the documents written before the marker existed included.
+    this.loop.start(this.loop.nudge(() => this.sweep({ unmarked: true })));
   }
 
   /** What failed to go out is queued again, by id: no read of the collection. */
   private retryFailed(): void {
     for (const [key, target] of this.failed) {
       this.failed.delete(key);
-      if (!this.active.has(key)) this.enqueue(key, target);
+      if (!this.turns.isRunning(key)) this.turns.add(target.program, target, { key });
     }
-    this.pump();
   }
 
   /** A document of a watched model was written with events: publish them now, in its program's turn. */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   written(model: Model<any>, id: unknown, program = '', since: Since = Date.now()): void {
     const target = { model: model as Watched, id, program };
-    const key = `${model.collection.collectionName}:${String(id)}`;
+    const key = keyOf(target);
     if (!this.pendingSince.has(key)) this.pendingSince.set(key, since);
-    if (this.active.has(key)) {
+    if (this.turns.isRunning(key)) {
       this.again.set(key, target);
       if (!this.againSince.has(key)) this.againSince.set(key, since);
-    } else this.enqueue(key, target);
-    this.pump();
-  }
-
-  private enqueue(key: string, target: Target): void {
-    const waiting = this.queued.get(target.program) ?? new Map<string, Target>();
-    if (!waiting.has(key)) this.queuedCount += 1;
-    waiting.set(key, target);
-    this.queued.set(target.program, waiting);
-  }
-
-  /** The oldest waiting document of the program whose turn it is; that program goes to the back of the line. */
-  private takeNext(): [string, Target] | undefined {
-    for (const [program, waiting] of this.queued) {
-      const next = waiting.entries().next().value as [string, Target] | undefined;
-      this.queued.delete(program);
-      if (!next) continue;
-      waiting.delete(next[0]);
-      this.queuedCount -= 1;
-      if (waiting.size > 0) this.queued.set(program, waiting);
-      return next;
-    }
-    return undefined;
+    } else this.turns.add(program, target, { key });
   }
 
   /** Sweep now; sweeps never overlap. */
   nudge(): void {
-    if (this.sweeping) return;
     this.lastSweep = Date.now();
-    void this.sweep({ graceMs: SWEEP_GRACE_MS });
+    this.loop.nudge();
   }
 
   /**
@@ -270,8 +252,9 @@ export class OutboxRelay {
     this.failing = false;
     try {
       for (const model of this.models) {
-        for (const document of await findPending(model, new Date(), { unmarked: true }))
-          await this.relayDocument({ model, id: document._id, program: '' });
+        const pending = await findPending(model, new Date(), { unmarked: true });
+        for (let start = 0; start < pending.length; start += BATCH)
+          await this.relayDocuments(pending.slice(start, start + BATCH).map((document) => ({ model, id: document._id, program: '' })));
       }
     } catch (error) {
       this.fail(error);
@@ -280,93 +263,108 @@ export class OutboxRelay {
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    while (this.sweeping) await this.sweeping;
-    await this.whenIdle();
+    await this.loop.stop();
+    await this.turns.whenIdle();
   }
 
-  private sweep(options: { graceMs?: number; unmarked?: boolean }): Promise<void> {
-    const run = async () => {
-      try {
-        const cutoff = new Date(Date.now() - (options.graceMs ?? 0));
-        for (const model of this.models) {
-          for (const document of await findPending(model, cutoff, { unmarked: options.unmarked, limit: SWEEP_BATCH })) {
-            this.written(model, document._id, '', document._pendingSince?.getTime() ?? Date.now());
-          }
+  private async sweep(options: { graceMs?: number; unmarked?: boolean }): Promise<void> {
+    try {
+      const cutoff = new Date(Date.now() - (options.graceMs ?? 0));
+      for (const model of this.models) {
+        for (const document of await findPending(model, cutoff, { unmarked: options.unmarked, limit: SWEEP_BATCH })) {
+          this.written(model, document._id, '', document._pendingSince?.getTime() ?? Date.now());
         }
-      } catch (error) {
-        this.fail(error);
       }
-    };
-    this.sweeping = run().finally(() => {
-      this.sweeping = undefined;
-    });
-    return this.sweeping;
-  }
-
-  private pump(): void {
-    const limit = this.options.concurrency ?? 16;
-    while (this.active.size < limit) {
-      const next = this.takeNext();
-      if (!next) return;
-      const [key, target] = next;
-      this.active.add(key);
-      // Outside any trace: pump runs in the context of whichever write or relay finished last, and
-      // this document's reads and writes belong to none of those (its events carry their own).
-      void outsideAnyTrace(() => this.relayDocument(target)).finally(() => {
-        this.active.delete(key);
-        const repeat = this.again.get(key);
-        if (repeat) {
-          this.again.delete(key);
-          this.enqueue(key, repeat);
-        }
-        this.pump();
-        if (this.active.size === 0 && this.queuedCount === 0) for (const resolve of this.idle.splice(0)) resolve();
-      });
+    } catch (error) {
+      this.fail(error);
     }
   }
 
-  private whenIdle(): Promise<void> {
-    if (this.active.size === 0 && this.queuedCount === 0) return Promise.resolve();
-    return new Promise((resolve) => this.idle.push(resolve));
+  /** A batch whose turn came; once it is through, what was written meanwhile goes in line again. */
+  private relayTurns(turns: Turn<Target>[]): void {
+    // Outside any trace: the batch starts in the context of whichever write or batch finished last,
+    // and its reads and writes belong to none of those (its events carry their own).
+    void outsideAnyTrace(() => this.relayDocuments(turns.map((turn) => turn.item))).finally(() => {
+      for (const turn of turns) {
+        const key = turn.key as string;
+        this.turns.done(turn);
+        const repeat = this.again.get(key);
+        if (repeat) {
+          this.again.delete(key);
+          this.turns.add(repeat.program, repeat, { key });
+        }
+      }
+    });
   }
 
-  private async relayDocument(target: Target): Promise<void> {
-    const { model, id } = target;
-    const key = `${model.collection.collectionName}:${String(id)}`;
+  /** Relays the documents of a batch, each collection's together; a collection that fails leaves the others' done. */
+  private async relayDocuments(targets: Target[]): Promise<void> {
+    const byModel = new Map<Watched, Target[]>();
+    for (const target of targets) byModel.set(target.model, [...(byModel.get(target.model) ?? []), target]);
+    await Promise.all([...byModel].map(([model, ofModel]) => this.relayCollection(model, ofModel)));
+  }
+
+  /**
+   * One find by _id, the events of every document published together with one wait for their
+   * confirms, then one bulkWrite that clears them. Each clear keeps the one-document semantics: the
+   * outbox is emptied and the marker goes only if it still holds exactly what went out; events queued
+   * meanwhile keep both, and only what went out is pulled (a second bulkWrite, only then); a tombstone
+   * is removed once its outbox is empty. A crash between publish and clear publishes them again,
+   * which consumers absorb because they are idempotent by event id.
+   */
+  private async relayCollection(model: Watched, targets: Target[]): Promise<void> {
     // `deletedAt: {$exists: true}` names the field, so tombstones are found too.
-    const self = { _id: id, deletedAt: { $exists: true } };
+    const present = { deletedAt: { $exists: true } };
     try {
-      const document = (await model.findOne(self).select('+_outbox deletedAt').lean()) as PendingDocument | null;
-      if (!document) return this.settled(key);
-      const ids = document._outbox.map((event) => event.id);
-      // Published together: the channel keeps their order and the broker confirms them as a batch.
-      // Each publish runs in the trace its event was caused in (the traceparent stored in the
-      // envelope's headers), not in whatever this relay is doing now, so the amqplib
-      // instrumentation's producer span is that request's child; a sweep after a restart continues
-      // the request's trace too. Hand-made because no instrumentation can know it: the hop from the
-      // request to the publish goes through a document in MongoDB, possibly another process's.
-      await Promise.all(document._outbox.map((event) => context.with(contextOf(event.headers), () => this.options.bus.publish(event))));
-      this.options.metrics?.published(ids.length);
-      // One write in the usual case: the outbox still holds exactly what went out, so it is emptied and
-      // the marker goes. Events queued meanwhile keep both, and only what went out is pulled.
-      const cleared = await model.updateOne(
-        // ($all of nothing matches nothing, so an empty outbox is matched by its size alone.)
-        { ...self, _outbox: { $size: ids.length }, ...(ids.length > 0 ? { '_outbox.id': { $all: ids } } : {}) },
-        { $set: { _outbox: [] }, $unset: { _pendingSince: 1 } },
-      );
-      if (cleared.matchedCount === 0 && ids.length > 0) await model.updateOne(self, { $pull: { _outbox: { id: { $in: ids } } } });
-      if (document.deletedAt) {
+      const documents = (await model
+        .find({ _id: { $in: targets.map((target) => target.id) }, ...present })
+        .select('+_outbox deletedAt')
+        .lean()) as PendingDocument[];
+      const events = documents.flatMap((document) => document._outbox);
+      await this.options.bus.publishAll(events);
+      this.options.metrics?.published(events.length);
+      if (documents.length > 0) {
+        const clears = documents.map((document) => {
+          const ids = document._outbox.map((event) => event.id);
+          return {
+            updateOne: {
+              // ($all of nothing matches nothing, so an empty outbox is matched by its size alone.)
+              filter: {
+                _id: document._id,
+                ...present,
+                _outbox: { $size: ids.length },
+                ...(ids.length > 0 ? { '_outbox.id': { $all: ids } } : {}),
+              },
+              update: { $set: { _outbox: [] }, $unset: { _pendingSince: 1 as const } },
+            },
+          };
+        });
         // Only once nothing else is queued on it: a tombstone's last event is out, so it can go.
-        await model.deleteOne({ _id: id, deletedAt: { $ne: null }, _outbox: { $size: 0 } });
+        const removals = documents
+          .filter((document) => document.deletedAt)
+          .map((document) => ({ deleteOne: { filter: { _id: document._id, deletedAt: { $ne: null }, _outbox: { $size: 0 } } } }));
+        const cleared = await model.bulkWrite([...clears, ...removals], { ordered: true });
+        if (cleared.matchedCount < clears.length) {
+          // Some outbox gained events meanwhile: pull only what went out (a no-op on those already cleared).
+          const pulls = documents
+            .filter((document) => document._outbox.length > 0)
+            .map((document) => ({
+              updateOne: {
+                filter: { _id: document._id, ...present, '_outbox.id': { $in: document._outbox.map((event) => event.id) } },
+                update: { $pull: { _outbox: { id: { $in: document._outbox.map((event) => event.id) } } } },
+              },
+            }));
+          if (pulls.length > 0) await model.bulkWrite(pulls, { ordered: false });
+        }
       }
-      this.settled(key);
+      for (const target of targets) this.settled(keyOf(target));
       if (this.failing) this.options.logger.info('outbox relay publishing again');
       this.failing = false;
     } catch (error) {
-      this.failed.set(key, target);
-      this.options.metrics?.failed();
+      for (const target of targets) {
+        this.failed.set(keyOf(target), target);
+        this.options.metrics?.failed();
+      }
       this.fail(error);
     }
   }
@@ -383,4 +381,8 @@ export class OutboxRelay {
     if (!this.failing) this.options.logger.warn({ err: error }, 'outbox relay cannot publish yet; events stay queued');
     this.failing = true;
   }
+}
+
+function keyOf(target: Target): string {
+  return `${target.model.collection.collectionName}:${String(target.id)}`;
 }

@@ -1,0 +1,153 @@
+import { TickAndNudge, Turns, type Turn } from '@affiliate/platform';
+import { eventually } from '@affiliate/platform/testing';
+
+type Piece = string;
+
+/** A worker whose pieces the test ends by hand, recording every batch whose turn came, in order. */
+function heldTurns(options: { concurrency: number; perProgram?: number; perLane?: number; batch?: number; maxBatches?: number }) {
+  const started: Turn<Piece>[][] = [];
+  const turns = new Turns<Piece>({ ...options, onTurn: (batch) => started.push(batch) });
+  const items = () => started.flat().map((turn) => turn.item);
+  const finish = (item: Piece) => {
+    const turn = started.flat().find((each) => each.item === item);
+    if (!turn) throw new Error(`${item} has not had its turn`);
+    turns.done(turn);
+  };
+  return { turns, started, items, finish };
+}
+
+test('a piece starts at once while there is room, and no more than the concurrency run at once', () => {
+  const { turns, items, finish } = heldTurns({ concurrency: 2 });
+  turns.add('A', 'a1');
+  turns.add('B', 'b1');
+  turns.add('C', 'c1');
+  expect(items()).toEqual(['a1', 'b1']);
+  expect(turns.waitingCount).toBe(1);
+  finish('a1');
+  expect(items()).toEqual(['a1', 'b1', 'c1']);
+  expect(turns.runningCount).toBe(2);
+});
+
+test("waiting pieces are taken one program at a time, so one program's burst does not hold back another's piece", () => {
+  const { turns, items, finish } = heldTurns({ concurrency: 1 });
+  turns.add('A', 'a0');
+  for (const item of ['a1', 'a2', 'a3']) turns.add('A', item);
+  turns.add('B', 'b1');
+  turns.add('C', 'c1');
+  for (const item of ['a0', 'a1', 'b1', 'c1', 'a2']) finish(item);
+  expect(items()).toEqual(['a0', 'a1', 'b1', 'c1', 'a2', 'a3']);
+});
+
+test("a program running its share waits even when there is room, and its waiting work does not block another program's", () => {
+  const { turns, items, finish } = heldTurns({ concurrency: 3, perProgram: 1 });
+  turns.add('A', 'a1');
+  turns.add('A', 'a2');
+  turns.add('B', 'b1');
+  expect(items()).toEqual(['a1', 'b1']);
+  expect(turns.waitingOf('A')).toBe(1);
+  finish('a1');
+  expect(items()).toEqual(['a1', 'b1', 'a2']);
+});
+
+test("a lane at its bound is skipped, and the program's other lanes go in its turn", () => {
+  const { turns, items, finish } = heldTurns({ concurrency: 10, perLane: 1 });
+  turns.add('A', 'slow-1', { lane: 'slow endpoint' });
+  turns.add('A', 'slow-2', { lane: 'slow endpoint' });
+  turns.add('A', 'fast-1', { lane: 'fast endpoint' });
+  turns.add('A', 'fast-2', { lane: 'fast endpoint' });
+  expect(items()).toEqual(['slow-1', 'fast-1']);
+  finish('fast-1');
+  expect(items()).toEqual(['slow-1', 'fast-1', 'fast-2']);
+  finish('slow-1');
+  expect(items()).toEqual(['slow-1', 'fast-1', 'fast-2', 'slow-2']);
+});
+
+test('a piece added under a key that waits takes its place instead of queueing twice, and the key is known until done', () => {
+  const { turns, items, finish } = heldTurns({ concurrency: 1 });
+  turns.add('A', 'first', { key: 'busy' });
+  turns.add('A', 'old', { key: 'document' });
+  turns.add('B', 'other');
+  turns.add('A', 'new', { key: 'document' });
+  expect(turns.waitingCount).toBe(2);
+  expect(turns.has('document')).toBe(true);
+  expect(turns.isRunning('document')).toBe(false);
+  finish('first');
+  expect(turns.isRunning('document')).toBe(true);
+  finish('new');
+  finish('other');
+  expect(items()).toEqual(['first', 'new', 'other']);
+  expect(turns.has('document')).toBe(false);
+});
+
+test('pieces waiting together go as one batch, still one program at a time, and the next batch gathers while the bound is reached', () => {
+  const { turns, started, finish } = heldTurns({ concurrency: 8, batch: 3, maxBatches: 1 });
+  turns.add('A', 'a1');
+  for (const [program, item] of [
+    ['A', 'a2'],
+    ['A', 'a3'],
+    ['A', 'a4'],
+    ['B', 'b1'],
+    ['C', 'c1'],
+  ] as const)
+    turns.add(program, item);
+  expect(started.map((batch) => batch.map((turn) => turn.item))).toEqual([['a1']]);
+  finish('a1');
+  expect(started.map((batch) => batch.map((turn) => turn.item))).toEqual([['a1'], ['a2', 'b1', 'c1']]);
+  finish('a2');
+  finish('b1');
+  expect(started).toHaveLength(2);
+  finish('c1');
+  expect(started.map((batch) => batch.map((turn) => turn.item))).toEqual([['a1'], ['a2', 'b1', 'c1'], ['a3', 'a4']]);
+});
+
+test('a waiting piece can leave its place, and one whose turn came cannot', () => {
+  const { turns, items, finish } = heldTurns({ concurrency: 1 });
+  const running = turns.add('A', 'a1');
+  const waiting = turns.add('B', 'b1');
+  turns.add('C', 'c1');
+  expect(running.leave()).toBe(false);
+  expect(waiting.leave()).toBe(true);
+  expect(turns.waitingOf('B')).toBe(0);
+  finish('a1');
+  expect(items()).toEqual(['a1', 'c1']);
+});
+
+test('whenIdle resolves once nothing waits or runs', async () => {
+  const { turns, finish } = heldTurns({ concurrency: 1 });
+  turns.add('A', 'a1');
+  turns.add('A', 'a2');
+  let idle = false;
+  void turns.whenIdle().then(() => (idle = true));
+  finish('a1');
+  await Promise.resolve();
+  expect(idle).toBe(false);
+  finish('a2');
+  await eventually(() => expect(idle).toBe(true));
+});
+
+test('looks never overlap: a nudge while one runs is dropped, the ticks look again, and stop waits for the look in flight', async () => {
+  let looks = 0;
+  const unfinished: (() => void)[] = [];
+  const finishLooks = () => unfinished.splice(0).forEach((finish) => finish());
+  const loop = new TickAndNudge({
+    everyMs: 20,
+    look: () => {
+      looks += 1;
+      return new Promise<void>((resolve) => unfinished.push(resolve));
+    },
+  });
+  loop.start();
+  expect(looks).toBe(1);
+  loop.nudge();
+  loop.nudge();
+  expect(looks).toBe(1);
+  finishLooks();
+  await eventually(() => expect(looks).toBeGreaterThanOrEqual(2));
+  let stopDone = false;
+  const stopped = loop.stop().then(() => (stopDone = true));
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(stopDone).toBe(unfinished.length === 0);
+  finishLooks();
+  await stopped;
+  expect(loop.isStopped).toBe(true);
+});
