@@ -1,4 +1,4 @@
-import { outsideAnyTrace } from '@affiliate/platform';
+import { outsideAnyTrace, TickAndNudge, Turns, type Turn } from '@affiliate/platform';
 import { attemptDelivery, leaseMs, RECORDING_MARGIN_MS, type Dispatcher } from '../../domain/attempt-delivery';
 import {
   claimDueDelivery,
@@ -23,77 +23,55 @@ type Queued = DueDelivery & { leased?: ClaimedDelivery };
  * subscriber holds its own slots, never another endpoint's.
  */
 export class DeliveryScheduler {
-  private timer: NodeJS.Timeout | undefined;
-  private polling: Promise<void> | undefined;
   private stopped = true;
   private failing = false;
   /**
-   * Waiting deliveries per program and, within it, per endpoint, in arrival order; programs and
-   * their endpoints in the Maps' (round-robin) order. Per endpoint, so that taking the next one skips
-   * an endpoint at its bound in one step, however many of its deliveries wait.
+   * Waiting deliveries per program and, within it, per endpoint (the lane, bounded at
+   * `endpointConcurrency`), in arrival order: the platform's turn-taking worker. Keyed by delivery
+   * id, so the schedule and the fan-out never queue one twice while it waits or is in flight.
    */
-  private readonly waiting = new Map<string, Map<string, Queued[]>>();
-  /** Every delivery waiting or in flight here, so the schedule and the fan-out never queue one twice. */
-  private readonly known = new Set<string>();
-  private readonly inFlightByEndpoint = new Map<string, number>();
+  private readonly turns: Turns<Queued>;
+  private readonly loop: TickAndNudge;
   private readonly attempts = new Set<Promise<void>>();
 
   private readonly dispatcher: Dispatcher;
 
   constructor(dispatcher: Dispatcher) {
     // A delivery an attempt here released (the next revision of its object) is taken at once.
-    this.dispatcher = { ...dispatcher, released: (delivery) => this.take(delivery) };
+    this.dispatcher = { ...dispatcher, released: (delivery) => this.enqueue(delivery) };
+    const { settings } = dispatcher;
+    this.turns = new Turns<Queued>({
+      concurrency: settings.maxInFlight,
+      perLane: settings.endpointConcurrency,
+      onTurn: (turns) => {
+        for (const turn of turns) this.launch(turn);
+      },
+    });
+    this.loop = new TickAndNudge({ everyMs: settings.pollIntervalMs, look: () => this.poll() });
   }
 
   start(): void {
     this.stopped = false;
-    const tick = () => {
-      if (this.stopped) return;
-      this.nudge();
-      this.timer = setTimeout(tick, this.dispatcher.settings.pollIntervalMs);
-      this.timer.unref();
-    };
-    tick();
+    this.loop.start();
   }
 
   /** New deliveries from the fan-out, leased to this process: their first attempt goes out now, in the program's turn. */
   push(deliveries: ClaimedDelivery[]): void {
     for (const delivery of deliveries)
       this.enqueue({ _id: delivery._id, programId: delivery.programId, endpointId: delivery.endpointId, leased: delivery });
-    this.launchAll();
-  }
-
-  /** A delivery that is due now, found other than by a look at the schedule: it goes in the program's turn. */
-  private take(delivery: DueDelivery): void {
-    this.enqueue(delivery);
-    this.launchAll();
-  }
-
-  /** Deliveries waiting here for an attempt, per program: part of the backlog the dispatcher tells the services (BacklogNews). */
-  waitingPerProgram(): Map<string, number> {
-    const waiting = new Map<string, number>();
-    for (const [programId, program] of this.waiting) {
-      let count = 0;
-      for (const queue of program.values()) count += queue.length;
-      waiting.set(programId, count);
-    }
-    return waiting;
   }
 
   /** Look at the schedule now; polls never overlap. */
   nudge(): void {
-    if (this.stopped || this.polling) return;
-    this.polling = this.poll().finally(() => {
-      this.polling = undefined;
-    });
+    if (this.stopped) return;
+    this.loop.nudge();
   }
 
   /** Stops taking work, cuts the attempts in flight short and waits for them to be recorded. */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    while (this.polling) await this.polling;
-    this.waiting.clear();
+    await this.loop.stop();
+    this.turns.clear();
     this.dispatcher.client.abortAll();
     await Promise.allSettled([...this.attempts]);
     this.dispatcher.circuits.shutdown();
@@ -102,12 +80,12 @@ export class DeliveryScheduler {
   private async poll(): Promise<void> {
     const { settings, logger, repositories } = this.dispatcher;
     try {
+      const known = this.turns.waitingCount + this.turns.runningCount;
       // Enough work in hand already: the schedule is read again once it runs low.
-      if (this.known.size >= settings.maxInFlight) return;
+      if (known >= settings.maxInFlight) return;
       // Enough to keep every slot busy; what is queued here already is skipped by enqueue().
-      const due = await findDueDeliveries(repositories, settings.maxInFlight + this.known.size);
+      const due = await findDueDeliveries(repositories, settings.maxInFlight + known);
       for (const delivery of due) this.enqueue(delivery);
-      this.launchAll();
       if (this.failing) logger.info('webhook scheduler claiming again');
       this.failing = false;
     } catch (error) {
@@ -116,50 +94,14 @@ export class DeliveryScheduler {
     }
   }
 
+  /** A delivery goes in its program's line, behind its endpoint's; one already here (waiting or in flight) is not queued twice. */
   private enqueue(delivery: Queued): void {
-    if (this.stopped || this.known.has(delivery._id)) return;
-    this.known.add(delivery._id);
-    const program = this.waiting.get(delivery.programId) ?? new Map<string, Queued[]>();
-    const queue = program.get(delivery.endpointId);
-    if (queue) queue.push(delivery);
-    else program.set(delivery.endpointId, [delivery]);
-    this.waiting.set(delivery.programId, program);
+    if (this.stopped || this.turns.has(delivery._id)) return;
+    this.turns.add(delivery.programId, delivery, { key: delivery._id, lane: delivery.endpointId });
   }
 
-  /** Starts attempts while slots are free, taking programs in turn. */
-  private launchAll(): void {
-    const { maxInFlight } = this.dispatcher.settings;
-    while (!this.stopped && this.attempts.size < maxInFlight) {
-      const next = this.takeNext();
-      if (!next) return;
-      this.launch(next);
-    }
-  }
-
-  /**
-   * The next delivery of the program whose turn it is, from its first endpoint below its bound; the
-   * endpoint and the program then go to the back of their lines. Deliveries of an endpoint at its
-   * bound stay where they are.
-   */
-  private takeNext(): Queued | undefined {
-    const { endpointConcurrency } = this.dispatcher.settings;
-    for (const [programId, program] of this.waiting) {
-      for (const [endpointId, queue] of program) {
-        if ((this.inFlightByEndpoint.get(endpointId) ?? 0) >= endpointConcurrency) continue;
-        const delivery = queue.shift() as Queued;
-        program.delete(endpointId);
-        if (queue.length > 0) program.set(endpointId, queue);
-        this.waiting.delete(programId);
-        if (program.size > 0) this.waiting.set(programId, program);
-        return delivery;
-      }
-    }
-    return undefined;
-  }
-
-  private launch(delivery: Queued): void {
-    const { endpointId } = delivery;
-    this.inFlightByEndpoint.set(endpointId, (this.inFlightByEndpoint.get(endpointId) ?? 0) + 1);
+  private launch(turn: Turn<Queued>): void {
+    const delivery = turn.item;
     // Each attempt runs in its own delivery's trace (attemptDelivery), never in that of the event
     // or poll that happened to start this worker.
     const attempt = outsideAnyTrace(() => this.claimAndAttempt(delivery))
@@ -168,12 +110,8 @@ export class DeliveryScheduler {
         this.dispatcher.logger.warn({ err: error, deliveryId: delivery._id }, 'webhook attempt could not be recorded');
       })
       .finally(() => {
-        const left = (this.inFlightByEndpoint.get(endpointId) ?? 1) - 1;
-        if (left === 0) this.inFlightByEndpoint.delete(endpointId);
-        else this.inFlightByEndpoint.set(endpointId, left);
-        this.known.delete(delivery._id);
         this.attempts.delete(attempt);
-        this.launchAll();
+        this.turns.done(turn);
       });
     this.attempts.add(attempt);
   }
