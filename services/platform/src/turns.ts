@@ -72,6 +72,11 @@ export class Turns<Item> {
     return this.waitingBy.get(program) ?? 0;
   }
 
+  /** How many pieces of each program wait for their turn (programs with none left out). */
+  waitingPerProgram(): Map<string, number> {
+    return new Map(this.waitingBy);
+  }
+
   /** Whether a piece under this key waits or runs. */
   has(key: string): boolean {
     return this.waitingKeys.has(key) || this.runningKeys.has(key);

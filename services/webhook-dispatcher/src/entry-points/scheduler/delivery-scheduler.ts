@@ -61,6 +61,11 @@ export class DeliveryScheduler {
       this.enqueue({ _id: delivery._id, programId: delivery.programId, endpointId: delivery.endpointId, leased: delivery });
   }
 
+  /** Deliveries waiting here for their first or next attempt, per program (the backlog news the services shed by). */
+  waitingPerProgram(): Map<string, number> {
+    return this.turns.waitingPerProgram();
+  }
+
   /** Look at the schedule now; polls never overlap. */
   nudge(): void {
     if (this.stopped) return;
