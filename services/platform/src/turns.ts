@@ -40,14 +40,19 @@ export type TurnsOptions<Item> = {
  * other program's work, and never takes every running place; a slow lane holds only its own places.
  *
  * Pieces may carry a key: a piece added under a key that already waits takes the waiting one's place
- * instead of queueing twice (`has` and `isRunning` tell the callers what the key is doing).
+ * instead of queueing twice (`has` and `isRunning` tell the callers what the key is doing). Added
+ * under a key that is running (and not waiting), it queues as a piece of its own, whose turn may come
+ * while the first still runs; the key counts as running until both are done. A caller that must not
+ * run one key twice at once asks `isRunning` first and adds the piece once the first is done, as the
+ * outbox relay does.
  */
 export class Turns<Item> {
   /** Waiting pieces per program, then per lane, in arrival order; programs and lanes in the Maps' (round-robin) order. */
   private readonly waiting = new Map<string, Map<string, Turn<Item>[]>>();
   private readonly waitingBy = new Map<string, number>();
   private readonly waitingKeys = new Map<string, Turn<Item>>();
-  private readonly runningKeys = new Set<string>();
+  /** Running pieces per key: a key re-added while it runs can have two. */
+  private readonly runningKeys = new Map<string, number>();
   private readonly runningBy = new Map<string, number>();
   private readonly runningByLane = new Map<string, number>();
   private running = 0;
@@ -116,7 +121,7 @@ export class Turns<Item> {
     this.running -= 1;
     decrement(this.runningBy, turn.program);
     decrement(this.runningByLane, laneKey(turn));
-    if (turn.key !== undefined) this.runningKeys.delete(turn.key);
+    if (turn.key !== undefined) decrement(this.runningKeys, turn.key);
     const batch = this.batchOf.get(turn);
     if (batch) {
       this.batchOf.delete(turn);
@@ -168,7 +173,7 @@ export class Turns<Item> {
     this.running += 1;
     this.runningBy.set(turn.program, (this.runningBy.get(turn.program) ?? 0) + 1);
     this.runningByLane.set(laneKey(turn), (this.runningByLane.get(laneKey(turn)) ?? 0) + 1);
-    if (turn.key !== undefined) this.runningKeys.add(turn.key);
+    if (turn.key !== undefined) this.runningKeys.set(turn.key, (this.runningKeys.get(turn.key) ?? 0) + 1);
   }
 
   /**

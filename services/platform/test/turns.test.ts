@@ -4,7 +4,14 @@ import { eventually } from '@affiliate/platform/testing';
 type Piece = string;
 
 /** A worker whose pieces the test ends by hand, recording every batch whose turn came, in order. */
-function heldTurns(options: { concurrency: number; perProgram?: number; perLane?: number; batch?: number; maxBatches?: number }) {
+function heldTurns(options: {
+  concurrency: number;
+  perProgram?: number;
+  perLane?: number;
+  batch?: number;
+  maxBatches?: number;
+  report?: (running: number, queued: number) => void;
+}) {
   const started: Turn<Piece>[][] = [];
   const turns = new Turns<Piece>({ ...options, onTurn: (batch) => started.push(batch) });
   const items = () => started.flat().map((turn) => turn.item);
@@ -143,11 +150,98 @@ test('looks never overlap: a nudge while one runs is dropped, the ticks look aga
   expect(looks).toBe(1);
   finishLooks();
   await eventually(() => expect(looks).toBeGreaterThanOrEqual(2));
+  // Each look lasts until the test finishes it, so the one the ticks started is still in flight.
+  expect(unfinished).toHaveLength(1);
   let stopDone = false;
   const stopped = loop.stop().then(() => (stopDone = true));
   await new Promise((resolve) => setImmediate(resolve));
-  expect(stopDone).toBe(unfinished.length === 0);
+  expect(stopDone).toBe(false);
   finishLooks();
   await stopped;
+  expect(stopDone).toBe(true);
   expect(loop.isStopped).toBe(true);
+});
+
+test('clear forgets every waiting piece at once, while the running ones still end with done; idle comes once they have', async () => {
+  const { turns, items, finish } = heldTurns({ concurrency: 1 });
+  turns.add('A', 'a1', { key: 'a1' });
+  turns.add('A', 'a2', { key: 'a2' });
+  turns.add('B', 'b1');
+  let idle = false;
+  void turns.whenIdle().then(() => (idle = true));
+  turns.clear();
+  expect(turns.waitingCount).toBe(0);
+  expect(turns.waitingPerProgram()).toEqual(new Map());
+  expect(turns.has('a2')).toBe(false);
+  expect(turns.isRunning('a1')).toBe(true);
+  expect(turns.runningCount).toBe(1);
+  await Promise.resolve();
+  expect(idle).toBe(false);
+  finish('a1');
+  // Nothing that waited before the clear starts afterwards.
+  expect(items()).toEqual(['a1']);
+  await eventually(() => expect(idle).toBe(true));
+  turns.add('B', 'b2');
+  expect(items()).toEqual(['a1', 'b2']);
+});
+
+test('waitingPerProgram tells what each program has waiting, leaving out programs with nothing waiting, and is a copy', () => {
+  const { turns, finish } = heldTurns({ concurrency: 1 });
+  turns.add('A', 'a1');
+  turns.add('B', 'b1');
+  turns.add('A', 'a2');
+  turns.add('A', 'a3');
+  expect(turns.waitingPerProgram()).toEqual(
+    new Map([
+      ['A', 2],
+      ['B', 1],
+    ]),
+  );
+  const seen = turns.waitingPerProgram();
+  seen.set('A', 100);
+  expect(turns.waitingOf('A')).toBe(2);
+  finish('a1');
+  // B's turn came: it no longer waits, so it is not named.
+  expect(turns.waitingPerProgram()).toEqual(new Map([['A', 2]]));
+});
+
+test('report is told the running and waiting counts after every change: add, start, done, leave and clear', () => {
+  const reported: [number, number][] = [];
+  const { turns, finish } = heldTurns({ concurrency: 1, report: (running, queued) => reported.push([running, queued]) });
+  const last = () => reported[reported.length - 1];
+  turns.add('A', 'a1');
+  expect(last()).toEqual([1, 0]);
+  turns.add('A', 'a2');
+  const leaving = turns.add('B', 'b1');
+  expect(last()).toEqual([1, 2]);
+  leaving.leave();
+  expect(last()).toEqual([1, 1]);
+  finish('a1');
+  expect(last()).toEqual([1, 0]);
+  turns.add('C', 'c1');
+  expect(last()).toEqual([1, 1]);
+  turns.clear();
+  expect(last()).toEqual([1, 0]);
+  finish('a2');
+  expect(last()).toEqual([0, 0]);
+  expect(last()).toEqual([turns.runningCount, turns.waitingCount]);
+});
+
+test('a piece added under a key that is running queues as a piece of its own; the key counts as running until both are done', () => {
+  const { turns, items, finish } = heldTurns({ concurrency: 2 });
+  turns.add('A', 'first', { key: 'document' });
+  turns.add('A', 'blocker');
+  // The key runs and does not wait: the new piece does not replace the running one, it queues.
+  turns.add('A', 'second', { key: 'document' });
+  expect(turns.waitingCount).toBe(1);
+  expect(items()).toEqual(['first', 'blocker']);
+  finish('blocker');
+  // Its turn comes while the first still runs.
+  expect(items()).toEqual(['first', 'blocker', 'second']);
+  finish('first');
+  expect(turns.isRunning('document')).toBe(true);
+  expect(turns.has('document')).toBe(true);
+  finish('second');
+  expect(turns.isRunning('document')).toBe(false);
+  expect(turns.has('document')).toBe(false);
 });

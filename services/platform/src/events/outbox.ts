@@ -305,6 +305,29 @@ export class OutboxRelay {
   }
 
   /**
+   * A batch's documents of one collection, published and cleared together (publishAndClear). When
+   * that fails with the broker there, each is tried again alone (below).
+   */
+  private async relayCollection(model: Watched, targets: Target[]): Promise<void> {
+    try {
+      await this.publishAndClear(model, targets);
+      this.relayed(targets);
+    } catch (error) {
+      // With the broker there, the failure may be one document's (an event it refuses, a write that
+      // fails): each is tried again alone, so that one program's problem never fails the others of
+      // its batch at every retry. With the broker away all fail alike, and are left to the retry.
+      if (targets.length === 1 || !this.options.bus.isConnected()) return this.markFailed(targets, error);
+      const outcomes = await Promise.allSettled(targets.map((target) => this.publishAndClear(model, [target])));
+      const failed = targets.filter((_target, index) => outcomes[index]?.status === 'rejected');
+      if (failed.length === 0) return this.relayed(targets);
+      // The others are out; `failing` stays set, so a drain still says that not everything went.
+      for (const target of targets) if (!failed.includes(target)) this.settled(keyOf(target));
+      const first = outcomes.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult;
+      this.markFailed(failed, first.reason);
+    }
+  }
+
+  /**
    * One find by _id, the events of every document published together with one wait for their
    * confirms, then one bulkWrite that clears them. Each clear keeps the one-document semantics: the
    * outbox is emptied and the marker goes only if it still holds exactly what went out; events queued
@@ -312,61 +335,65 @@ export class OutboxRelay {
    * is removed once its outbox is empty. A crash between publish and clear publishes them again,
    * which consumers absorb because they are idempotent by event id.
    */
-  private async relayCollection(model: Watched, targets: Target[]): Promise<void> {
+  private async publishAndClear(model: Watched, targets: Target[]): Promise<void> {
     // `deletedAt: {$exists: true}` names the field, so tombstones are found too.
     const present = { deletedAt: { $exists: true } };
-    try {
-      const documents = (await model
-        .find({ _id: { $in: targets.map((target) => target.id) }, ...present })
-        .select('+_outbox deletedAt')
-        .lean()) as PendingDocument[];
-      const events = documents.flatMap((document) => document._outbox);
-      await this.options.bus.publishAll(events);
-      this.options.metrics?.published(events.length);
-      if (documents.length > 0) {
-        const clears = documents.map((document) => {
-          const ids = document._outbox.map((event) => event.id);
-          return {
-            updateOne: {
-              // ($all of nothing matches nothing, so an empty outbox is matched by its size alone.)
-              filter: {
-                _id: document._id,
-                ...present,
-                _outbox: { $size: ids.length },
-                ...(ids.length > 0 ? { '_outbox.id': { $all: ids } } : {}),
-              },
-              update: { $set: { _outbox: [] }, $unset: { _pendingSince: 1 as const } },
+    const documents = (await model
+      .find({ _id: { $in: targets.map((target) => target.id) }, ...present })
+      .select('+_outbox deletedAt')
+      .lean()) as PendingDocument[];
+    const events = documents.flatMap((document) => document._outbox);
+    await this.options.bus.publishAll(events);
+    this.options.metrics?.published(events.length);
+    if (documents.length > 0) {
+      const clears = documents.map((document) => {
+        const ids = document._outbox.map((event) => event.id);
+        return {
+          updateOne: {
+            // ($all of nothing matches nothing, so an empty outbox is matched by its size alone.)
+            filter: {
+              _id: document._id,
+              ...present,
+              _outbox: { $size: ids.length },
+              ...(ids.length > 0 ? { '_outbox.id': { $all: ids } } : {}),
             },
-          };
-        });
-        // Only once nothing else is queued on it: a tombstone's last event is out, so it can go.
-        const removals = documents
-          .filter((document) => document.deletedAt)
-          .map((document) => ({ deleteOne: { filter: { _id: document._id, deletedAt: { $ne: null }, _outbox: { $size: 0 } } } }));
-        const cleared = await model.bulkWrite([...clears, ...removals], { ordered: true });
-        if (cleared.matchedCount < clears.length) {
-          // Some outbox gained events meanwhile: pull only what went out (a no-op on those already cleared).
-          const pulls = documents
-            .filter((document) => document._outbox.length > 0)
-            .map((document) => ({
-              updateOne: {
-                filter: { _id: document._id, ...present, '_outbox.id': { $in: document._outbox.map((event) => event.id) } },
-                update: { $pull: { _outbox: { id: { $in: document._outbox.map((event) => event.id) } } } },
-              },
-            }));
-          if (pulls.length > 0) await model.bulkWrite(pulls, { ordered: false });
-        }
+            update: { $set: { _outbox: [] }, $unset: { _pendingSince: 1 as const } },
+          },
+        };
+      });
+      // Only once nothing else is queued on it: a tombstone's last event is out, so it can go.
+      const removals = documents
+        .filter((document) => document.deletedAt)
+        .map((document) => ({ deleteOne: { filter: { _id: document._id, deletedAt: { $ne: null }, _outbox: { $size: 0 } } } }));
+      const cleared = await model.bulkWrite([...clears, ...removals], { ordered: true });
+      if (cleared.matchedCount < clears.length) {
+        // Some outbox gained events meanwhile: pull only what went out (a no-op on those already cleared).
+        const pulls = documents
+          .filter((document) => document._outbox.length > 0)
+          .map((document) => ({
+            updateOne: {
+              filter: { _id: document._id, ...present, '_outbox.id': { $in: document._outbox.map((event) => event.id) } },
+              update: { $pull: { _outbox: { id: { $in: document._outbox.map((event) => event.id) } } } },
+            },
+          }));
+        if (pulls.length > 0) await model.bulkWrite(pulls, { ordered: false });
       }
-      for (const target of targets) this.settled(keyOf(target));
-      if (this.failing) this.options.logger.info('outbox relay publishing again');
-      this.failing = false;
-    } catch (error) {
-      for (const target of targets) {
-        this.failed.set(keyOf(target), target);
-        this.options.metrics?.failed();
-      }
-      this.fail(error);
     }
+  }
+
+  private relayed(targets: Target[]): void {
+    for (const target of targets) this.settled(keyOf(target));
+    if (this.failing) this.options.logger.info('outbox relay publishing again');
+    this.failing = false;
+  }
+
+  /** Tried again every retryIntervalMs. */
+  private markFailed(targets: Target[], error: unknown): void {
+    for (const target of targets) {
+      this.failed.set(keyOf(target), target);
+      this.options.metrics?.failed();
+    }
+    this.fail(error);
   }
 
   /** The document's events are out; those of a write made meanwhile wait from that write on. */
