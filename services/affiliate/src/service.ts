@@ -13,6 +13,11 @@ export function buildAffiliateService(context: ServiceContext, options: Partial<
   routes.use(affiliateRoutes(context, repositories, { previousLinkDays: options.previousLinkDays ?? null }));
   routes.use(commissionPlanRoutes(repositories));
   routes.use(internalRoutes(repositories));
-  // A click changes counters and claims but creates no event: served however far behind the webhooks are.
-  return { routes, subscribe: subscriptions(context, repositories), writesWithoutEvents: ['POST /clicks'] };
+  return {
+    routes,
+    subscribe: subscriptions(context, repositories),
+    // A click changes counters and claims, and a commission plan (its program's default included) is
+    // terms that no event announces: served however far behind the webhooks are.
+    writesWithoutEvents: ['POST /clicks', 'POST /commission-plans', 'PUT /commission-plans', 'DELETE /commission-plans'],
+  };
 }

@@ -5,8 +5,8 @@ import type { EventBus } from './bus';
 
 /**
  * What one dispatcher process holds and has not yet attempted, per program: events taken from the
- * broker and not yet fanned out, and deliveries waiting for their first attempt. Only programs with
- * something waiting are named.
+ * broker and not yet fanned out, and deliveries waiting here for an attempt (first attempts, and due
+ * retries loaded from the schedule). Only programs with something waiting are named.
  */
 export type BacklogReport = { source: string; programs: Record<string, number> };
 

@@ -43,7 +43,7 @@ export type BacklogSheddingOptions = {
   webhookBacklog: () => WebhookBacklog;
   /** When this service's oldest unpublished event began to wait (the relay's backlog()). */
   outboxOldestSince: () => number | undefined;
-  /** Writes of this service that create no event (`POST /clicks`): never refused here. */
+  /** Writes of this service that create no event (`POST /clicks`, as method and path): never refused here. */
   writesWithoutEvents: readonly string[];
   onShed?: (reason: ShedReason) => void;
 };
@@ -52,7 +52,8 @@ export type BacklogSheddingOptions = {
  * Overload is shed at the door: while the events already accepted wait too long to go out, a write
  * that would add more is answered `503` with `Retry-After` before it is run, so it changes nothing,
  * and the pipeline works off what it holds at its own rate instead of falling behind without bound.
- * Reads, internal calls (parts of a request already accepted) and writes without events are served.
+ * Reads, internal calls (parts of a request already accepted, and Stripe's webhooks at their intake,
+ * which Stripe would only send again) and writes without events are served.
  *
  * Programs are refused in the order admission refuses them: a program whose own webhooks are
  * behind first (its per-program bound), every program only when the whole is past its bound. Each
@@ -75,8 +76,9 @@ export function shedWhenBacklogged(options: BacklogSheddingOptions): RequestHand
   };
 
   return (request, _response, next) => {
-    if (!WRITE_METHODS.has(request.method) || request.path.startsWith('/internal/') || exempt.has(`${request.method} ${request.path}`))
-      return next();
+    // As the router matches it: with or without a trailing slash.
+    const route = `${request.method} ${request.path.replace(/(.)\/+$/, '$1')}`;
+    if (!WRITE_METHODS.has(request.method) || request.path.startsWith('/internal/') || exempt.has(route)) return next();
     const since = options.outboxOldestSince();
     if (since !== undefined && Date.now() - since >= settings.outboxAgeMs)
       return next(refuse('outbox_age', 'outbox age', `The ${serviceName} service is busy publishing earlier events; retry in a moment`));
