@@ -20,6 +20,7 @@ import { gatewayOverhead } from './scenarios/gateway-overhead';
 import { noisyNeighbour } from './scenarios/noisy-neighbour';
 import { overload } from './scenarios/overload';
 import { payoutRun } from './scenarios/payouts';
+import { eventsAgainstRunningSystem, writeRunningSystemResults } from './scenarios/running-system';
 import { writePath } from './scenarios/write-path';
 
 /**
@@ -27,6 +28,10 @@ import { writePath } from './scenarios/write-path';
  * Starts the system, runs the scenarios one after the other, writes bench/results/latest.json,
  * appends the table to bench/RESULTS.md and quotes it in bench/README.md (quick runs write under
  * bench/results/quick/ instead, so CI never touches the committed history).
+ *
+ * npm run bench -- --only=events --target=<gateway URL> [--quick]
+ * Starts nothing: the event scenario's 100/s step against a system already running on this machine
+ * (`npm start`), written under bench/results/running/ (scenarios/running-system.ts).
  */
 const args = process.argv.slice(2);
 const flag = (name: string) => args.find((arg) => arg === `--${name}` || arg.startsWith(`--${name}=`));
@@ -36,6 +41,7 @@ const only = valueOf('only')?.split(',');
 const wanted = (scenario: string) => !only || only.includes(scenario);
 const candidateGateway = valueOf('candidate-gateway');
 const profile = Boolean(flag('profile'));
+const target = valueOf('target');
 
 const started = performance.now();
 const elapsed = () => (performance.now() - started) / 1000;
@@ -56,6 +62,16 @@ function redisProcess(redisUrl: string | undefined): Map<number, string> {
 }
 
 async function main(): Promise<number> {
+  if (target !== undefined) {
+    // Only the event scenario can run against a system it did not start: the others need its processes and databases.
+    if (!only || only.join(',') !== 'events') throw new Error('--target runs the event scenario only: add --only=events');
+    if (!/^https?:\/\/[^/]+/.test(target)) throw new Error(`--target must be the gateway's URL, e.g. http://localhost:8080 (got "${target}")`);
+    log(`${plan.mode} run: the event scenario's 100/s step against the running system at ${target}`);
+    const step = await eventsAgainstRunningSystem(target, plan, 100, log);
+    console.log(`\n${writeRunningSystemResults(step)}`);
+    log(`done in ${Math.round(elapsed())} s; results in bench/results/running/latest.json`);
+    return 0;
+  }
   log(`${plan.mode} run: ${only ? `scenarios ${only.join(', ')}` : 'all scenarios'}, budget ${plan.budgetSeconds} s`);
   const notes: string[] = [];
   const failures: string[] = [];

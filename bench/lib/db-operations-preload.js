@@ -4,7 +4,7 @@
 // local MongoDB-compatible server (mongo-java-server) keeps no operation counters of its own
 // (serverStatus has no opcounters), so the driver's side of the wire is where they are counted.
 'use strict';
-const { writeFileSync } = require('node:fs');
+const { renameSync, writeFileSync } = require('node:fs');
 const { join, sep } = require('node:path');
 
 const directory = process.env.BENCH_DB_OPS_DIR;
@@ -38,7 +38,9 @@ if (directory) {
     const write = () => {
       if (!changed) return;
       changed = false;
-      writeFileSync(file, JSON.stringify({ component, counts }));
+      // Written aside and renamed, so a snapshot never reads half a file.
+      writeFileSync(`${file}.tmp`, JSON.stringify({ component, counts }));
+      renameSync(`${file}.tmp`, file);
     };
     setInterval(write, 200).unref();
     process.on('exit', write);

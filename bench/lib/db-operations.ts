@@ -44,7 +44,7 @@ export class DatabaseOperations {
         const component = (counts[each.component] ??= {});
         for (const [command, count] of Object.entries(each.counts)) component[command] = (component[command] ?? 0) + count;
       } catch {
-        // Being rewritten this instant: its last complete state is a few hundred ms old at most; skipped once.
+        // Unreadable this instant: skipped once. Never half written: the preload writes aside (`.json.tmp`) and renames.
       }
     }
     return counts;

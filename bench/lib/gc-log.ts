@@ -24,12 +24,13 @@ export function jvmPauses(text: string): GcPause[] {
 /**
  * The lines bench/lib/gc-observer-preload.js writes into a component's log, one per collection:
  * `[bench-gc] <epoch ms it began> <pause> ms <kind>` (perf_hooks' gc entries: the main thread's pause).
- * Scavenges and mark-compacts stop the event loop; an `Incremental marking` entry spans marking that
- * runs between turns of the loop, so it is not a pause and is left out.
+ * The minor collections (`Scavenge`, `Minor Mark-Sweep`) and the major one (`Mark-Compact`) stop the
+ * event loop; an `Incremental marking` entry spans marking that runs between turns of the loop, so it
+ * is not a pause and is left out, as are weak callbacks.
  */
 export function nodePauses(text: string): GcPause[] {
   const pauses: GcPause[] = [];
-  for (const match of text.matchAll(/^\[bench-gc\] (\d+) ([\d.]+) ms (Scavenge|Mark-Compact)$/gm)) {
+  for (const match of text.matchAll(/^\[bench-gc\] (\d+) ([\d.]+) ms (Scavenge|Minor Mark-Sweep|Mark-Compact)$/gm)) {
     const ms = Number(match[2]);
     pauses.push({ ms, kind: match[3] as string, atMs: Number(match[1]) + ms });
   }

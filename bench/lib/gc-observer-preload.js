@@ -2,9 +2,18 @@
 // writes one line per garbage collection to stderr, which the harness keeps in the component's log,
 // with the wall-clock time it began, so the bench can set V8's pauses beside the slow events.
 'use strict';
-const { PerformanceObserver, performance } = require('node:perf_hooks');
+const { PerformanceObserver, performance, constants } = require('node:perf_hooks');
 
-const KINDS = { 1: 'Scavenge', 2: 'Mark-Compact', 4: 'Incremental marking', 8: 'Weak callbacks' };
+// The kinds by perf_hooks' own constants (V8's GCType bits): 1 minor (Scavenge), 2 minor mark-sweep,
+// 4 major (full Mark-Compact), 8 incremental marking, 16 weak callbacks. Read from the constants, not
+// written as numbers: a table of numbers once named the full mark-compacts `Incremental marking`.
+const KINDS = {
+  [constants.NODE_PERFORMANCE_GC_MINOR]: 'Scavenge',
+  [constants.NODE_PERFORMANCE_GC_MINOR_MARK_SWEEP]: 'Minor Mark-Sweep',
+  [constants.NODE_PERFORMANCE_GC_MAJOR]: 'Mark-Compact',
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'Incremental marking',
+  [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'Weak callbacks',
+};
 new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) {
     const kind = KINDS[entry.detail?.kind] ?? 'GC';

@@ -180,6 +180,7 @@ export function markdown(results: BenchResults): string {
     ['payouts', payouts?.peakRssMiB, payouts?.peakTotalRssMiB],
     ['fan-out', fan?.peakRssMiB, fan?.peakTotalRssMiB],
     ['event latency', events?.peakRssMiB, events?.peakTotalRssMiB],
+    ['overload', over?.peakRssMiB, over?.peakTotalRssMiB],
     ['noisy neighbour', neighbour?.peakRssMiB, neighbour?.peakTotalRssMiB],
     ['data growth', growth?.peakRssMiB, growth?.peakTotalRssMiB],
   ];
@@ -199,10 +200,12 @@ export function markdown(results: BenchResults): string {
 }
 
 /**
- * What an event of the event scenario cost before issue 29 (the profile of issue 13): about 14
- * database operations, about 10 of them writes.
+ * What an event of the event scenario cost before issue 29, counted the same way (the driver's command
+ * monitoring in every component, bench/README.md): main's outbox and bus, 19.5 database operations,
+ * 13.0 of them writes. The issue's ~14 (~10 writes) came from issue 13's profile of two components,
+ * counted differently, and is not compared.
  */
-const OPERATIONS_PER_EVENT_BEFORE = { operations: 14, writes: 10 };
+const OPERATIONS_PER_EVENT_BEFORE = { operations: 19.5, writes: 13 };
 
 /**
  * The targets of issue 29 beside this run's figures (a benchmark, never a test: nothing fails on
@@ -218,13 +221,14 @@ function targets(results: BenchResults): string[] {
     row(`highest event → signed webhook rate sustained ${events.sustainWindowSeconds} s`, `${held}/s`, '≥ 300/s (goal 500/s)', held >= 300);
     const at100 = events.steps.find((step) => step.targetPerSecond === 100);
     if (at100) {
+      // The issue's target at 100/s is p99 ≤ 250 ms and max ≤ 1 s; the p50 is printed beside them, not a target.
       row(
-        'event → webhook at 100/s, p50 / p99',
-        `${fmt(at100.latencyMs.p50)} / ${fmt(at100.latencyMs.p99)} ms`,
-        '≤ 20 / ≤ 250 ms',
-        at100.latencyMs.p50 <= 20 && at100.latencyMs.p99 <= 250,
+        'event → webhook at 100/s, p99 (p50)',
+        `${fmt(at100.latencyMs.p99)} ms (${fmt(at100.latencyMs.p50)} ms)`,
+        'p99 ≤ 250 ms',
+        at100.latencyMs.p99 <= 250,
       );
-      row('event → webhook at 100/s, max', `${fmt(at100.latencyMs.max)} ms`, '≤ 1,000 ms', at100.latencyMs.max <= 1000);
+      row('event → webhook at 100/s, max', `${fmt(at100.latencyMs.max)} ms`, 'max ≤ 1,000 ms', at100.latencyMs.max <= 1000);
     }
   }
   const over = results.overload;
@@ -250,10 +254,15 @@ function targets(results: BenchResults): string[] {
     row(
       'database operations per event (affiliate.created to one webhook), all components (writes)',
       `${fmt(perEvent.total.operations)} (${fmt(perEvent.total.writes)})`,
-      `< ${OPERATIONS_PER_EVENT_BEFORE.operations} (${OPERATIONS_PER_EVENT_BEFORE.writes}) before issue 29`,
+      `< ${fmt(OPERATIONS_PER_EVENT_BEFORE.operations)} (${fmt(OPERATIONS_PER_EVENT_BEFORE.writes)}), before issue 29, same counting`,
       perEvent.total.operations < OPERATIONS_PER_EVENT_BEFORE.operations,
     );
   const fan = results.fanOut;
+  const fanPerEvent = fan?.operationsPerEvent;
+  if (fan && fanPerEvent)
+    rows.push(
+      `| database operations per event of the fan-out (affiliate.created to ${fan.endpoints} webhooks), all components (writes) | ${fmt(fanPerEvent.total.operations)} (${fmt(fanPerEvent.total.writes)}) | printed | |`,
+    );
   if (fan) {
     row(
       `fan-out, 1 event type × ${fan.endpoints} endpoints`,

@@ -119,14 +119,7 @@ export async function eventLatency(context: ScenarioContext) {
     const drainDeadline = performance.now() + plan.events.drainTimeoutSeconds * 1000;
     while (acceptedAt.size > arrivedAt.size && performance.now() < drainDeadline) await sleep(100);
     const drainedAt = performance.now();
-    const latencies: number[] = [];
-    let undelivered = 0;
-    for (const id of measured) {
-      const arrival = arrivedAt.get(id);
-      if (arrival === undefined) undelivered++;
-      latencies.push((arrival ?? drainedAt) - (acceptedAt.get(id) as number));
-    }
-    const latency = summarize(latencies);
+    const { latency, undelivered } = measuredLatencies(measured, acceptedAt, arrivedAt, drainedAt);
     const databasePauses = jvmPauses(databaseGc.text());
     const gcPauses = [
       summarizePauses('mongodb (JVM)', databasePauses),
@@ -260,6 +253,23 @@ export async function eventLatency(context: ScenarioContext) {
       steps.push(await step(next, plan.events.seconds, plan.events.warmupSeconds));
     }
   }
+}
+
+/** Accepted → arrived of each measured event; one not arrived by `drainedAt` counts as at least that, and as undelivered. */
+export function measuredLatencies(
+  measured: Set<string>,
+  acceptedAt: Map<string, number>,
+  arrivedAt: Map<string, number>,
+  drainedAt: number,
+): { latency: ReturnType<typeof summarize>; undelivered: number } {
+  const latencies: number[] = [];
+  let undelivered = 0;
+  for (const id of measured) {
+    const arrival = arrivedAt.get(id);
+    if (arrival === undefined) undelivered++;
+    latencies.push((arrival ?? drainedAt) - (acceptedAt.get(id) as number));
+  }
+  return { latency: summarize(latencies), undelivered };
 }
 
 /** The longest pause of each process that paused, longest first. */

@@ -19,7 +19,11 @@ export type RateDecision = {
  */
 export class RateLimits {
   private readonly limiters = new Map<string, RateLimiterAbstract>();
-  /** Per limiter key: the requests this replica reserved in Redis and has not spent yet (take()). */
+  /**
+   * Per limit and limiter key (leaseName()): the requests this replica reserved in Redis and has not
+   * spent yet (take()). Keyed by the limit as the Redis counter is, so a program whose limit changed
+   * is counted against the new limit at once, never from a share of the old one.
+   */
   private readonly leases = new Map<string, Lease>();
 
   constructor(private readonly redis?: Redis) {}
@@ -30,16 +34,21 @@ export class RateLimits {
    * and spends it locally, reserving the next share in the background when half is spent. The
    * count in Redis is of reservations, so the replicas together never admit more than the limit;
    * what a replica reserved and did not spend is the tolerance, on the strict side: a share is at
-   * most 1/LEASE_DIVISOR of what was left (MAX_LEASE at most), so a key spread over R replicas can
-   * be refused at most (R-1) times 1.5 shares early in a window (a share and the rest of the one before). Below LEASE_DIVISOR * 2 left, a share is one
-   * request: small limits, and the end of every window, are counted request by request in Redis,
-   * exactly as consume(). Once the window is used up, its refusals are answered here until it ends.
+   * most 1/LEASE_DIVISOR of what was left when this replica last asked Redis (MAX_LEASE at most), so
+   * a key spread over R replicas can be refused at most (R-1) times 1.5 shares early in a window (a
+   * share and the rest of the one before). Below LEASE_DIVISOR * 2 left, a share is one request:
+   * small limits, and the end of every window, are counted request by request in Redis, exactly as
+   * consume(). A replica idle since early in the window still sees more left than there is and may
+   * ask for a larger share near its end; Redis grants at most what is left, so that too is refused
+   * early, never admitted over. Once the window is used up, its refusals are answered here until it
+   * ends.
    */
   take(key: string, limit: RateLimit): RateDecision | Promise<RateDecision> {
     const now = Date.now();
-    let lease = this.leases.get(key);
+    const name = leaseName(key, limit);
+    let lease = this.leases.get(name);
     if (lease && lease.windowEnd <= now) {
-      this.leases.delete(key);
+      this.leases.delete(name);
       lease = undefined;
     }
     if (lease && lease.left > 0) {
@@ -71,12 +80,13 @@ export class RateLimits {
   }
 
   /** One INCRBY of a share; added to the lease when it is the same window, else a new lease. */
-  private async reserve(key: string, limit: RateLimit, share = shareOf(limit, this.leases.get(key))): Promise<Lease> {
-    let lease = this.leases.get(key);
+  private async reserve(key: string, limit: RateLimit, share = shareOf(limit, this.leases.get(leaseName(key, limit)))): Promise<Lease> {
+    const name = leaseName(key, limit);
+    let lease = this.leases.get(name);
     if (!lease) {
       // Until Redis answers, the window is the one this reservation opens (or finds): requests that come meanwhile wait for it.
       lease = { left: 0, reserved: 0, lastShare: share, windowEnd: Date.now() + limit.duration * 1000, fresh: true, reserving: undefined };
-      this.remember(key, lease);
+      this.remember(name, lease);
     }
     const reservation = this.consumeShare(key, limit, share);
     lease.reserving = reservation;
@@ -86,7 +96,7 @@ export class RateLimits {
       const windowEnd = now + res.msBeforeNext;
       // What was left of the limit before this share was counted, at most the share.
       const granted = Math.max(0, Math.min(share, limit.points - (res.consumedPoints - share)));
-      const live = this.leases.get(key);
+      const live = this.leases.get(name);
       // The same window if its end is within half a window of the lease's; a new window drops what was left of the old one.
       const sameWindow = live !== undefined && !live.fresh && Math.abs(live.windowEnd - windowEnd) < (limit.duration * 1000) / 2;
       let held: Lease;
@@ -94,8 +104,9 @@ export class RateLimits {
       else {
         held = { left: 0, reserved: 0, lastShare: share, windowEnd, fresh: false, reserving: undefined };
         // A share of a window that ended while it was reserved serves the request that asked for it
-        // (it came in that window), never the next window, whose own reservation is under way.
-        if (!live?.fresh) this.remember(key, held);
+        // (it came in that window), never the next window: not one whose reservation is under way,
+        // nor one already held (a late answer names a window that ends before the live lease's).
+        if (!live || (!live.fresh && windowEnd > live.windowEnd)) this.remember(name, held);
       }
       if (held.fresh) held.windowEnd = windowEnd;
       held.fresh = false;
@@ -118,12 +129,12 @@ export class RateLimits {
     }
   }
   /** Bounded like the key cache: leases whose window ended go first, then the oldest. */
-  private remember(key: string, lease: Lease): void {
-    this.leases.delete(key);
-    this.leases.set(key, lease);
+  private remember(name: string, lease: Lease): void {
+    this.leases.delete(name);
+    this.leases.set(name, lease);
     if (this.leases.size <= MAX_LEASES) return;
     const now = Date.now();
-    for (const [name, held] of this.leases) if (held.windowEnd <= now) this.leases.delete(name);
+    for (const [other, held] of this.leases) if (held.windowEnd <= now) this.leases.delete(other);
     while (this.leases.size > MAX_LEASES) {
       const oldest = this.leases.keys().next().value;
       if (oldest === undefined) break;
@@ -190,13 +201,20 @@ const LEASE_DIVISOR = 16;
 const MAX_LEASE = 1000;
 const MAX_LEASES = 10_000;
 
+/** A lease is of one limit as well as one key: the Redis counter it was reserved from is named after the limit (limiterFor()). */
+function leaseName(key: string, limit: RateLimit): string {
+  return `${limit.points}:${limit.duration}:${key}`;
+}
+
 /** At most 1/LEASE_DIVISOR of what is left of the window as far as this replica knows, at least one request. */
 function shareOf(limit: RateLimit, lease: Lease | undefined): number {
   return Math.min(MAX_LEASE, Math.max(1, Math.floor((limit.points - (lease?.reserved ?? 0)) / LEASE_DIVISOR)));
 }
 
 function leasedDecision(allowed: boolean, limit: RateLimit, lease: Lease, now: number): RateDecision {
-  // Spent = reserved by every replica (as far as this one knows) minus what this one still holds.
+  // Spent = reserved by every replica (as far as this one knows) minus what this one still holds: what
+  // the others reserved since this one last asked Redis is not in it, so Remaining may read higher than
+  // what is left across replicas (never higher than what this replica's own requests left).
   const spent = Math.min(lease.reserved, limit.points) - lease.left;
   return {
     allowed,
