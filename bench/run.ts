@@ -65,7 +65,8 @@ async function main(): Promise<number> {
   if (target !== undefined) {
     // Only the event scenario can run against a system it did not start: the others need its processes and databases.
     if (!only || only.join(',') !== 'events') throw new Error('--target runs the event scenario only: add --only=events');
-    if (!/^https?:\/\/[^/]+/.test(target)) throw new Error(`--target must be the gateway's URL, e.g. http://localhost:8080 (got "${target}")`);
+    if (!/^https?:\/\/[^/]+/.test(target))
+      throw new Error(`--target must be the gateway's URL, e.g. http://localhost:8080 (got "${target}")`);
     log(`${plan.mode} run: the event scenario's 100/s step against the running system at ${target}`);
     const step = await eventsAgainstRunningSystem(target, plan, 100, log);
     console.log(`\n${writeRunningSystemResults(step)}`);

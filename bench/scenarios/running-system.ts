@@ -14,7 +14,14 @@ import { measuredLatencies, type RateStep } from './event-latency';
 /** The event scenario's step (its figures as there), run against a system the bench did not start. */
 export type RunningSystemStep = { target: string; startedAt: string } & Pick<
   RateStep,
-  'targetPerSecond' | 'seconds' | 'acceptedPerSecond' | 'deliveredPerSecond' | 'failedRequests' | 'skippedRequests' | 'latencyMs' | 'undelivered'
+  | 'targetPerSecond'
+  | 'seconds'
+  | 'acceptedPerSecond'
+  | 'deliveredPerSecond'
+  | 'failedRequests'
+  | 'skippedRequests'
+  | 'latencyMs'
+  | 'undelivered'
 >;
 
 /** The local default of the gateway's ADMIN_TOKEN (gateway/src/config.ts), which `npm start` keeps unless set. */
