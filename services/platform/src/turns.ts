@@ -60,6 +60,8 @@ export class Turns<Item> {
   /** Pieces of each running batch not done yet; the batch ends with its last one. */
   private readonly batchOf = new WeakMap<Turn<Item>, { left: number }>();
   private batches = 0;
+  /** Set while `addAll` queues its pieces: none starts before all of them wait in their lines. */
+  private holding = false;
   private idle: (() => void)[] = [];
 
   constructor(private readonly options: TurnsOptions<Item>) {}
@@ -112,8 +114,23 @@ export class Turns<Item> {
     this.waitingBy.set(program, this.waitingOf(program) + 1);
     if (key !== undefined) this.waitingKeys.set(key, turn);
     this.queued += 1;
-    this.pump();
+    if (!this.holding) this.pump();
     return { leave: () => this.leave(turn) };
+  }
+
+  /**
+   * Queues several pieces, then starts what has room: programs take turns over all of them, where
+   * adding them one by one would start each as it came (a poll finding one program's work first
+   * would fill every free place with it before the next program's was even queued).
+   */
+  addAll(pieces: readonly { program: string; item: Item; key?: string; lane?: string }[]): Place[] {
+    this.holding = true;
+    try {
+      return pieces.map((piece) => this.add(piece.program, piece.item, piece));
+    } finally {
+      this.holding = false;
+      this.pump();
+    }
   }
 
   /** The end of a piece that had its turn: the next program's waiting work starts. */

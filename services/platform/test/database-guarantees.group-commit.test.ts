@@ -90,3 +90,35 @@ test('concurrent unordered bulk upserts that $push: a losing upsert fails at its
     expect(kept).toEqual(all.filter((click) => !failed.has(click)));
   }
 });
+
+test('an unordered bulkWrite of conditional updateOnes reports in modifiedCount exactly how many of them applied, under concurrency', async () => {
+  for (let round = 0; round < ROUNDS; round += 1) {
+    // As webhook attempts are appended in batches: each update holds only while its lease (here, the
+    // document still free) holds, and pushes to a capped log.
+    const leases = connection.db!.collection<{ _id: string; holder: number | null; log: number[] }>(uniqueName(`leases_${round}`));
+    await leases.insertMany(Array.from({ length: 40 }, (_, index) => ({ _id: `lease-${index}`, holder: null, log: [] })));
+    // Every writer takes 15 leases, most of them wanted by others too, plus one that does not exist.
+    const wantedBy = (writer: number) => [...Array.from({ length: 15 }, (_, index) => `lease-${(writer * 3 + index) % 40}`), 'lease-none'];
+    const modified = await Promise.all(
+      Array.from({ length: WRITERS }, async (_, writer) => {
+        const result = await leases.bulkWrite(
+          wantedBy(writer).map((id) => ({
+            updateOne: {
+              filter: { _id: id, holder: null },
+              update: { $set: { holder: writer }, $push: { log: { $each: [writer], $slice: -5 } } },
+            },
+          })),
+          { ordered: false },
+        );
+        return result.modifiedCount;
+      }),
+    );
+    const stored = await leases.find({}).toArray();
+    modified.forEach((count, writer) => {
+      expect({ writer, modified: count }).toEqual({ writer, modified: stored.filter((lease) => lease.holder === writer).length });
+    });
+    // Each lease wanted by anyone was taken by exactly one writer, which alone logged it.
+    expect(stored.filter((lease) => lease.holder !== null).every((lease) => lease.log.length === 1 && lease.log[0] === lease.holder)).toBe(true);
+    expect(modified.reduce((sum, count) => sum + count, 0)).toBe(stored.filter((lease) => lease.holder !== null).length);
+  }
+});

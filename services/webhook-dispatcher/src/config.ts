@@ -85,7 +85,7 @@ export const dispatcherConfigShape = {
   WEBHOOK_TEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
   WEBHOOK_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(500),
   WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(20),
-  /** Kept-alive connections to one subscriber origin (scheme, host, port) at most; more attempts to it wait for one. */
+  /** Idle kept-alive connections kept to one subscriber origin (scheme, host, port) at most; those in use are bounded by the attempts in flight. */
   WEBHOOK_SOCKETS_PER_ORIGIN: z.coerce.number().int().min(1).max(1000).default(DEFAULT_SOCKETS_PER_ORIGIN),
   WEBHOOK_DISABLE_AFTER: duration('5d'),
   WEBHOOK_SECRET_OVERLAP: duration('24h'),
@@ -124,7 +124,7 @@ export type DispatcherSettings = {
   endpointConcurrency: number;
   /** Attempts in flight at once in this process. */
   maxInFlight: number;
-  /** Sockets kept to one subscriber origin, in use or idle (a pool per origin, connections reused). */
+  /** Idle sockets kept to one subscriber origin (a pool per origin, connections reused); those in use are the attempts in flight. */
   socketsPerOrigin: number;
   /** An endpoint failing without a success for this long is disabled. */
   disableAfterMs: number;

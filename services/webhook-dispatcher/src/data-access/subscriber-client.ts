@@ -1,11 +1,12 @@
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
+import type { Socket } from 'node:net';
 import { guardedLookup, isPrivateAddress, refusedLiteral } from '../domain/subscriber-address';
 
 /** Response bodies are kept up to this size in the delivery log. */
 export const RESPONSE_EXCERPT_BYTES = 50 * 1024;
 
-/** Sockets kept to one subscriber origin (scheme, host and port) at most, in use or idle. */
+/** Idle kept-alive sockets kept to one subscriber origin (scheme, host and port) at most. */
 export const DEFAULT_SOCKETS_PER_ORIGIN = 64;
 
 const STALE_SOCKET = Symbol('stale socket');
@@ -46,8 +47,8 @@ export type SubscriberClient = {
  */
 const IDLE_SOCKET_MS = 4_000;
 
-/** The reused socket was closed by the subscriber as the request went out: nothing of it was answered. */
-const isStaleSocket = (error: unknown) => ['ECONNRESET', 'EPIPE'].includes((error as { code?: string }).code ?? '');
+/** How a reused socket the subscriber closed as the request went out fails. */
+const isResetOrBrokenPipe = (error: unknown) => ['ECONNRESET', 'EPIPE'].includes((error as { code?: string }).code ?? '');
 
 /** Retry-After is either seconds or an HTTP date. */
 export function retryAfterMs(header: string | undefined, now = Date.now()): number | null {
@@ -63,7 +64,10 @@ export function retryAfterMs(header: string | undefined, now = Date.now()): numb
  * time, and at most 50 KB of the answer is read. It never throws: every outcome is an attempt to log.
  *
  * Connections are kept alive and reused, a pool per origin (node's Agent keys its sockets by host and
- * port) of at most `socketsPerOrigin`, further requests to it waiting for a free one. The SSRF check
+ * port) keeping at most `socketsPerOrigin` idle ones. Sockets in use are not bounded here: the callers
+ * bound the attempts in flight (the scheduler: `maxInFlight` in all, `endpointConcurrency` per
+ * endpoint), so a request never waits in the Agent for a socket another endpoint or program holds,
+ * and the timeout bounds the attempt itself, never a wait in line before it. The SSRF check
  * stays at connect time: every new socket resolves its host through the guarded lookup, and a reused
  * one goes to the address that was checked when it connected. The pools belong to this client, so a
  * socket opened where private addresses are allowed is never handed to a client that refuses them.
@@ -78,7 +82,7 @@ export function createSubscriberClient(options: {
   const inFlight = new Set<AbortController>();
   const pool = {
     keepAlive: true,
-    maxSockets: options.socketsPerOrigin ?? DEFAULT_SOCKETS_PER_ORIGIN,
+    // No maxSockets (node's default, no bound): see above.
     maxFreeSockets: options.socketsPerOrigin ?? DEFAULT_SOCKETS_PER_ORIGIN,
     timeout: IDLE_SOCKET_MS,
     lookup,
@@ -108,7 +112,9 @@ export function createSubscriberClient(options: {
     const timer = setTimeout(() => controller.abort(new Error(`no complete answer within ${timeoutMs} ms`)), timeoutMs);
     try {
       // A kept-alive socket the subscriber closed just as this request went out fails before any
-      // answer: sent once more, on a fresh socket, as node's documentation advises.
+      // answer: sent once more, on a fresh socket, as node's documentation advises. The one case
+      // where one attempt sends the request twice: a subscriber that read it before closing sees the
+      // webhook twice, with the same webhook-id (at-least-once, as after any failed attempt).
       let outcome = await post(target, request, controller, finish, false);
       if (outcome === STALE_SOCKET) outcome = await post(target, request, controller, finish, true);
       return outcome === STALE_SOCKET ? finish({ error: 'the connection was reset' }) : outcome;
@@ -127,6 +133,10 @@ export function createSubscriberClient(options: {
   ): Promise<SendOutcome | typeof STALE_SOCKET> =>
     new Promise((resolve) => {
       const secure = target.protocol === 'https:';
+      // Whether anything of an answer came: then the request was read, and it is never sent again.
+      let answered = false;
+      let socket: Socket | undefined;
+      let bytesBefore = 0;
       const outgoing = (secure ? https : http).request(
         target,
         {
@@ -138,6 +148,7 @@ export function createSubscriberClient(options: {
           signal: controller.signal,
         },
         (response) => {
+          answered = true;
           // Read now: once the answer is read, a kept-alive socket goes back to the pool, off the response.
           const withheld = !options.showPrivateResponses && isPrivateAddress(response.socket.remoteAddress ?? '');
           void readExcerpt(response, controller.signal).then(({ excerpt, bytes, error }) => {
@@ -155,8 +166,16 @@ export function createSubscriberClient(options: {
           });
         },
       );
+      // A reused socket has read the earlier answers on it: only bytes beyond those are this one's.
+      outgoing.on('socket', (assigned) => {
+        socket = assigned;
+        bytesBefore = assigned.bytesRead;
+      });
       outgoing.on('error', (error) => {
-        if (!controller.signal.aborted && outgoing.reusedSocket && isStaleSocket(error)) return resolve(STALE_SOCKET);
+        // Once an answer began, reading it settles the outcome (an answer cut off is logged as such).
+        if (answered) return;
+        const nothingRead = socket === undefined || socket.bytesRead === bytesBefore;
+        if (!controller.signal.aborted && outgoing.reusedSocket && nothingRead && isResetOrBrokenPipe(error)) return resolve(STALE_SOCKET);
         const reason: unknown = controller.signal.aborted ? controller.signal.reason : error;
         resolve(finish({ error: reason instanceof Error ? reason.message : String(reason) }));
       });

@@ -15,6 +15,11 @@ import {
 import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
 
 export type StoredAttempt = {
+  /**
+   * Internal, never shown: tells this attempt apart from every other in the log (a batch's write read
+   * back). Absent on attempts recorded before it.
+   */
+  attemptId?: string;
   at: Date;
   statusCode: number | null;
   latencyMs: number;
@@ -24,6 +29,9 @@ export type StoredAttempt = {
   /** The trace the attempt ran in; absent on attempts recorded before tracing. */
   traceId?: string | null;
 };
+
+/** An attempt being recorded now: it carries its id. */
+export type NewAttempt = StoredAttempt & { attemptId: string };
 
 export type WebhookDeliveryDocument = {
   /** Derived from (eventId, endpointId): the unique key that makes fan-out idempotent. */
@@ -64,6 +72,7 @@ export const KEPT_ATTEMPTS = 50;
 
 const attemptSchema = new Schema<StoredAttempt>(
   {
+    attemptId: { type: String, required: false },
     at: { type: Date, required: true },
     statusCode: { type: Number, default: null },
     latencyMs: { type: Number, required: true },
@@ -118,20 +127,13 @@ export type OrderedDelivery = { endpointId: string; objectKey: string; revision:
 export type DeliveryFilter = { endpointId?: string; eventId?: string; status?: DeliveryStatus; eventType?: string; createdAt?: Period };
 
 /** An attempt's outcome written while its sender holds the delivery. */
-type HeldOutcome = { held: ClaimedDelivery; set: Partial<WebhookDeliveryDocument>; attempt: StoredAttempt };
+type HeldOutcome = { held: ClaimedDelivery; set: Partial<WebhookDeliveryDocument>; attempt: NewAttempt };
 
 /**
  * Attempts recorded by one write at most, and writes at once per program: attempts that end while
  * one is being written share the next (no timer: a lone attempt is written on the next turn).
  */
 const ATTEMPT_BATCHES = { maxBatch: 100, maxInFlight: 2 };
-
-/** The same attempt, told apart from another sender's by when it started, how long it took and what came of it. */
-const sameAttempt = (stored: StoredAttempt, attempt: StoredAttempt) =>
-  stored.at.getTime() === attempt.at.getTime() &&
-  stored.latencyMs === attempt.latencyMs &&
-  stored.statusCode === attempt.statusCode &&
-  (stored.traceId ?? null) === (attempt.traceId ?? null);
 
 /**
  * The delivery log. Everything a sender does to one delivery is a point operation by _id (with the
@@ -204,7 +206,7 @@ export class WebhookDeliveryRepository {
    * once that write is stored, so nothing is answered or acknowledged before, and a stop that waits
    * for its attempts waits for their records too.
    */
-  async recordHeld(held: ClaimedDelivery, set: Partial<WebhookDeliveryDocument>, attempt?: StoredAttempt): Promise<boolean> {
+  async recordHeld(held: ClaimedDelivery, set: Partial<WebhookDeliveryDocument>, attempt?: NewAttempt): Promise<boolean> {
     if (attempt) return this.attempts.submit(held.programId, { held, set, attempt });
     const recorded = await this.model.collection.updateOne(
       { _id: held._id as never, programId: held.programId, lockToken: held.lockToken },
@@ -216,7 +218,7 @@ export class WebhookDeliveryRepository {
   /**
    * One write for a batch of attempts, each conditional on its lease. The server counts what matched,
    * not which: when every one matched (a lease lost is rare) that is the answer; otherwise each
-   * delivery is read back, and an attempt was recorded when it is in the delivery's log.
+   * delivery is read back, and an attempt was recorded when its id is in the delivery's log.
    */
   private async recordAttempts(programId: string, outcomes: HeldOutcome[]): Promise<boolean[]> {
     const writes = outcomes.map(({ held, set, attempt }) => ({
@@ -232,7 +234,7 @@ export class WebhookDeliveryRepository {
       .project({ attempts: 1 })
       .toArray()) as unknown as Pick<WebhookDeliveryDocument, '_id' | 'attempts'>[];
     const logs = new Map(stored.map((delivery) => [delivery._id, delivery.attempts]));
-    return outcomes.map(({ held, attempt }) => (logs.get(held._id) ?? []).some((kept) => sameAttempt(kept, attempt)));
+    return outcomes.map(({ held, attempt }) => (logs.get(held._id) ?? []).some((kept) => kept.attemptId === attempt.attemptId));
   }
 
   /** Pending deliveries of an endpoint that nobody is sending fail: it receives nothing further. */

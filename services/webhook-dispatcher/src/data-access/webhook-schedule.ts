@@ -44,6 +44,9 @@ export type ScheduleBacklog = { due: number; oldestDueAt: number | undefined };
 /** `dueAt` comes with what the schedule reads (the backlog's age), not with what the fan-out pushes. */
 export type DueDelivery = { _id: string; programId: string; endpointId: string; dueAt?: Date };
 
+/** A schedule entry as a sender saw it: the delivery and the times its entry may have been due at. */
+type SeenEntry = { id: string; dueAt: Date[] };
+
 /**
  * Entries changed by one write at most, and writes at once per program, for the changes every attempt
  * makes (its first attempt starts, its delivery ends): those of attempts running side by side share a
@@ -55,8 +58,8 @@ export class ScheduleRepository {
   private readonly model: Model<ScheduledAttemptDocument>;
   /** Deliveries whose first attempt starts, by program: their entries stop waiting. */
   private readonly started: GroupCommit<string, void>;
-  /** Deliveries ended for good, by program: their entries go. */
-  private readonly ended: GroupCommit<string, void>;
+  /** Deliveries ended for good, by program: their entries go, if still as their senders saw them. */
+  private readonly ended: GroupCommit<SeenEntry, void>;
 
   constructor(context: { connection: Connection }) {
     this.model = scheduledAttemptModel(context.connection);
@@ -64,9 +67,13 @@ export class ScheduleRepository {
       await this.model.collection.updateMany({ _id: { $in: ids } as never, programId }, { $unset: { waitingSince: '' } });
       return ids.map(() => undefined);
     }, ENTRY_BATCHES);
-    this.ended = new GroupCommit<string, void>(async (programId, ids) => {
-      await this.model.collection.deleteMany({ _id: { $in: ids } as never, programId });
-      return ids.map(() => undefined);
+    this.ended = new GroupCommit<SeenEntry, void>(async (programId, entries) => {
+      await this.model.collection.deleteMany({
+        _id: { $in: entries.map((entry) => entry.id) } as never,
+        programId,
+        $or: entries.map((entry) => ({ _id: entry.id as never, dueAt: { $in: entry.dueAt } })),
+      });
+      return entries.map(() => undefined);
     }, ENTRY_BATCHES);
   }
 
@@ -129,8 +136,13 @@ export class ScheduleRepository {
     );
   }
 
-  /** The delivery ended for good (batched with the others ending meanwhile). */
-  unschedule(programId: string, deliveryId: string): Promise<void> {
-    return this.ended.submit(programId, deliveryId);
+  /**
+   * The delivery ended for good (batched with the others ending meanwhile): its entry goes, if it is
+   * still due at one of the times `dueAt` the sender saw. One written since (a recover or a replay
+   * making the delivery pending again) stays, so that delivery is sent; an entry left behind is
+   * found due later and discarded by the sender that claims it.
+   */
+  unschedule(programId: string, deliveryId: string, dueAt: Date[]): Promise<void> {
+    return this.ended.submit(programId, { id: deliveryId, dueAt });
   }
 }

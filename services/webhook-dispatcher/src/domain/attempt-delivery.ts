@@ -1,8 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { contextOf, inSpan, SpanStatusCode, traceIdOf, type Logger, type Span, type WebhookMetrics } from '@affiliate/platform';
 import type { DispatcherSettings } from '../config';
 import type { Repositories } from '../data-access/repositories';
 import { isDelivered, type SendOutcome, type SubscriberClient } from '../data-access/subscriber-client';
-import { KEPT_ATTEMPTS, type StoredAttempt, type WebhookDeliveryDocument } from '../data-access/webhook-deliveries';
+import { KEPT_ATTEMPTS, type NewAttempt, type WebhookDeliveryDocument } from '../data-access/webhook-deliveries';
 import type { ClaimedDelivery, DueDelivery } from './claim-delivery';
 import { CIRCUIT_OPEN, type EndpointCircuits } from './endpoint-circuits';
 import { disableEndpoint, recordEndpointFailure, recordEndpointSuccess } from './endpoint-health';
@@ -39,8 +40,9 @@ export const firstAttemptLeaseMs = (settings: DispatcherSettings) => settings.ti
 
 const GONE = 410;
 
-export function toStoredAttempt(outcome: SendOutcome, traceId: string | null): StoredAttempt {
+export function toStoredAttempt(outcome: SendOutcome, traceId: string | null): NewAttempt {
   return {
+    attemptId: randomUUID(),
     at: outcome.at,
     statusCode: outcome.statusCode,
     latencyMs: outcome.latencyMs,
@@ -92,7 +94,7 @@ async function attemptInSpan(
     // Deleted or disabled since the event arrived: it receives nothing further.
     span.setAttribute('webhook.endpoint.active', false);
     await repositories.deliveries.recordHeld(delivery, { ...release, status: 'failed', nextAttemptAt: null });
-    await repositories.schedule.unschedule(programId, delivery._id);
+    await repositories.schedule.unschedule(programId, delivery._id, entrySeenBy(delivery));
     await releaseNext(dispatcher, delivery);
     if (ending) metrics?.ended('failed');
     return null;
@@ -140,7 +142,7 @@ async function attemptInSpan(
     : null;
   if (stored && next.status === 'pending' && next.nextAttemptAt) await repositories.schedule.schedule(stored, next.nextAttemptAt);
   else if (stored && next.status) {
-    await repositories.schedule.unschedule(programId, stored._id);
+    await repositories.schedule.unschedule(programId, stored._id, entrySeenBy(delivery));
     // Ended for good: on a PER_OBJECT endpoint, the next revision of the object is no longer held back.
     await releaseNext(dispatcher, stored);
   }
@@ -155,6 +157,14 @@ async function attemptInSpan(
     if (await disableEndpoint(repositories, programId, endpoint._id, 'the subscriber answered 410 Gone', logger)) metrics?.disabled('gone');
   } else if (await recordEndpointFailure(repositories, settings, logger, programId, endpoint._id, outcome.at)) metrics?.disabled('failing');
   return stored;
+}
+
+/**
+ * When the held delivery's schedule entry is due: at the end of its lease when the schedule or the
+ * fan-out leased it (the entry was pushed there), at its next attempt when a re-send leased it.
+ */
+function entrySeenBy(held: ClaimedDelivery): Date[] {
+  return held.nextAttemptAt ? [held.lockedUntil, held.nextAttemptAt] : [held.lockedUntil];
 }
 
 async function releaseNext(dispatcher: Dispatcher, ended: WebhookDeliveryDocument): Promise<void> {

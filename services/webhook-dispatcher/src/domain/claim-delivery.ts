@@ -33,10 +33,13 @@ export async function claimDueDelivery(
     await repositories.schedule.schedule(delivery, claimed.lockedUntil);
     return claimed;
   }
-  // Ended for good (succeeded, failed): its entry is stale. Not yet written (the fan-out schedules
-  // before it stores the delivery): the entry stays, and the delivery is taken on a later look.
+  // Ended for good (succeeded, failed): its entry is stale, and goes unless it changed since it was
+  // read (a recover made it pending again). Not yet written (the fan-out schedules before it stores
+  // the delivery): the entry stays, and the delivery is taken on a later look. A delivery the fan-out
+  // pushed here was not read from the schedule: its entry is left to the look that reads it.
   const current = await repositories.deliveries.byId(delivery.programId, delivery._id);
-  if (current && current.status !== 'pending') await repositories.schedule.unschedule(delivery.programId, delivery._id);
+  if (current && current.status !== 'pending' && delivery.dueAt)
+    await repositories.schedule.unschedule(delivery.programId, delivery._id, [delivery.dueAt]);
   return null;
 }
 

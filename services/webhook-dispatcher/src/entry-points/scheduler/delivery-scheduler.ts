@@ -57,8 +57,9 @@ export class DeliveryScheduler {
 
   /** New deliveries from the fan-out, leased to this process: their first attempt goes out now, in the program's turn. */
   push(deliveries: ClaimedDelivery[]): void {
-    for (const delivery of deliveries)
-      this.enqueue({ _id: delivery._id, programId: delivery.programId, endpointId: delivery.endpointId, leased: delivery });
+    this.enqueueAll(
+      deliveries.map((delivery) => ({ _id: delivery._id, programId: delivery.programId, endpointId: delivery.endpointId, leased: delivery })),
+    );
   }
 
   /** Deliveries waiting here for their first or next attempt, per program (the backlog news the services shed by). */
@@ -75,8 +76,9 @@ export class DeliveryScheduler {
   /** Stops taking work, cuts the attempts in flight short and waits for them to be recorded. */
   async stop(): Promise<void> {
     this.stopped = true;
-    await this.loop.stop();
+    // Nothing waiting starts from here on, not even while the poll in flight ends (it queues nothing now).
     this.turns.clear();
+    await this.loop.stop();
     this.dispatcher.client.abortAll();
     await Promise.allSettled([...this.attempts]);
     this.dispatcher.circuits.shutdown();
@@ -88,9 +90,10 @@ export class DeliveryScheduler {
       const known = this.turns.waitingCount + this.turns.runningCount;
       // Enough work in hand already: the schedule is read again once it runs low.
       if (known >= settings.maxInFlight) return;
-      // Enough to keep every slot busy; what is queued here already is skipped by enqueue().
+      // Enough to keep every slot busy; what is queued here already is skipped by enqueueAll(). All
+      // of it is queued before any starts, so the programs found take turns over the free slots.
       const due = await findDueDeliveries(repositories, settings.maxInFlight + known);
-      for (const delivery of due) this.enqueue(delivery);
+      this.enqueueAll(due);
       if (this.failing) logger.info('webhook scheduler claiming again');
       this.failing = false;
     } catch (error) {
@@ -101,8 +104,14 @@ export class DeliveryScheduler {
 
   /** A delivery goes in its program's line, behind its endpoint's; one already here (waiting or in flight) is not queued twice. */
   private enqueue(delivery: Queued): void {
-    if (this.stopped || this.turns.has(delivery._id)) return;
-    this.turns.add(delivery.programId, delivery, { key: delivery._id, lane: delivery.endpointId });
+    this.enqueueAll([delivery]);
+  }
+
+  /** Deliveries queued together, then started with the programs in turn. */
+  private enqueueAll(deliveries: Queued[]): void {
+    if (this.stopped) return;
+    const fresh = deliveries.filter((delivery) => !this.turns.has(delivery._id));
+    this.turns.addAll(fresh.map((delivery) => ({ program: delivery.programId, item: delivery, key: delivery._id, lane: delivery.endpointId })));
   }
 
   private launch(turn: Turn<Queued>): void {
