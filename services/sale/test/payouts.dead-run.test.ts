@@ -111,11 +111,11 @@ test('the next run finishes the drafts a dead run left half-claimed and pays the
   ).toEqual([...edsger.saleIds].sort());
 
   // Each commission is in exactly one payout, and its sale names that payout.
-  const listed = (await api.get('/payouts', { limit: 100 }).expect(200)).body as Payout[];
+  const listed = (await api.get('/payouts', { limit: '100' }).expect(200)).body as Payout[];
   const holders = listed.flatMap((payout) => payout.commissions.map((item) => ({ ...item, payoutId: payout.id })));
   expect(holders).toHaveLength(13);
   expect(new Set(holders.map((item) => item.commissionId)).size).toBe(13);
-  const sales = (await api.get('/sales', { limit: 100 }).expect(200)).body as Sale[];
+  const sales = (await api.get('/sales', { limit: '100' }).expect(200)).body as Sale[];
   expect(sales).toHaveLength(13);
   for (const sale of sales) {
     const holder = holders.find((item) => item.saleId === sale.id);
@@ -144,6 +144,6 @@ test("a dead run's draft whose unclaimed commissions were voided since is finish
   const answered = (await api.post('/payouts', {}).expect(200)).body as Payout[];
   expect(answered).toEqual([expect.objectContaining({ id: drafts[0]!._id, affiliateId: grace.affiliate.id, amount: 2 })]);
   expect(answered[0]!.commissions.map((item) => item.saleId)).toEqual([grace.saleIds[0]]);
-  expect((await api.get('/payouts', { limit: 100 }).expect(200)).body).toEqual([expect.objectContaining({ id: drafts[0]!._id })]);
+  expect((await api.get('/payouts', { limit: '100' }).expect(200)).body).toEqual([expect.objectContaining({ id: drafts[0]!._id })]);
   expect((await api.post('/payouts', {}).expect(200)).body).toEqual([]);
 });
