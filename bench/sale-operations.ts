@@ -1,8 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
-import { BenchSystem, ensureLocalInfra, ROOT } from './lib/bench-system';
+import { printCounts, startCountingSystem } from './lib/operation-counts';
 import { sleep } from './lib/stats';
 import { codeOfAnAffiliate } from './scenarios/write-path';
 
@@ -15,41 +11,13 @@ import { codeOfAnAffiliate } from './scenarios/write-path';
  *
  *   npx tsx bench/sale-operations.ts [--sales=160] [--clients=16]
  */
-type Counts = { database: Record<string, number>; http: number };
-
 const SEQUENTIAL = 40;
 const CONCURRENT = Number(process.argv.find((arg) => arg.startsWith('--sales='))?.split('=')[1] ?? 160);
 const CLIENTS = Number(process.argv.find((arg) => arg.startsWith('--clients='))?.split('=')[1] ?? 16);
 
 async function main() {
-  const infra = ensureLocalInfra();
-  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-b'], { cwd: ROOT, stdio: 'inherit' });
-  const directory = mkdtempSync(join(tmpdir(), 'sale-operations-'));
-  const bench = await BenchSystem.start({
-    ...(infra.REDIS_URL ? { REDIS_URL: infra.REDIS_URL } : {}),
-    NODE_OPTIONS: `--require ${join(__dirname, 'lib/operation-counter-preload.js')}`,
-    BENCH_OPERATION_COUNT_DIR: directory,
-  });
+  const { bench, settled, stop } = await startCountingSystem('sale-operations');
   try {
-    const componentOf = new Map(bench.processes().map(({ pid, name }) => [pid, name]));
-    const snapshot = (): Map<string, Counts> => {
-      const byComponent = new Map<string, Counts>();
-      for (const file of readdirSync(directory).filter((name) => name.endsWith('.json'))) {
-        const component = componentOf.get(Number(file.replace('.json', ''))) ?? 'other';
-        const counts = JSON.parse(readFileSync(join(directory, file), 'utf8')) as Counts;
-        const into = byComponent.get(component) ?? { database: {}, http: 0 };
-        for (const [name, count] of Object.entries(counts.database)) into.database[name] = (into.database[name] ?? 0) + count;
-        into.http += counts.http;
-        byComponent.set(component, into);
-      }
-      return byComponent;
-    };
-    // The counters are written every 100 ms; the relay and the subscribers finish a moment after the answers.
-    const settled = async () => {
-      await sleep(3000);
-      return snapshot();
-    };
-
     const program = await bench.createProgram();
     const { tag, promoCode, coupon, code } = await codeOfAnAffiliate(program);
     let sequence = 0;
@@ -71,7 +39,7 @@ async function main() {
     resent = 0;
     for (let i = 0; i < SEQUENTIAL; i++) await sell();
     const afterSequential = await settled();
-    print(`one at a time (${SEQUENTIAL} sales, ${resent} sent again)`, before, afterSequential, SEQUENTIAL);
+    printCounts(`one at a time (${SEQUENTIAL} sales, ${resent} sent again)`, before, afterSequential, SEQUENTIAL);
     resent = 0;
     let left = CONCURRENT;
     await Promise.all(
@@ -86,33 +54,10 @@ async function main() {
       program.api.expectOk<{ timesRedeemed: number }>('GET', `/coupons?id=${coupon.id}`),
     ]);
     console.log(`\ncounters: ${sequence} sales, code ${codeNow.timesRedeemed}, coupon ${couponNow.timesRedeemed}`);
-    print(`${CLIENTS} clients at once (${CONCURRENT} sales, ${resent} sent again)`, afterSequential, afterConcurrent, CONCURRENT);
+    printCounts(`${CLIENTS} clients at once (${CONCURRENT} sales, ${resent} sent again)`, afterSequential, afterConcurrent, CONCURRENT);
   } finally {
-    await bench.stop();
-    rmSync(directory, { recursive: true, force: true });
+    await stop();
   }
-}
-
-function print(title: string, from: Map<string, Counts>, to: Map<string, Counts>, sales: number) {
-  console.log(
-    `\n### per sale, ${title}\n\n| component | database commands | HTTP requests to other components | commands |\n|---|---:|---:|---|`,
-  );
-  let totalDatabase = 0;
-  let totalHttp = 0;
-  for (const [component, counts] of [...to].sort(([a], [b]) => a.localeCompare(b))) {
-    const earlier = from.get(component) ?? { database: {}, http: 0 };
-    const commands = Object.entries(counts.database)
-      .map(([name, count]) => [name, (count - (earlier.database[name] ?? 0)) / sales] as const)
-      .filter(([, perSale]) => perSale > 0);
-    const database = commands.reduce((sum, [, perSale]) => sum + perSale, 0);
-    const http = (counts.http - earlier.http) / sales;
-    if (database === 0 && http === 0) continue;
-    totalDatabase += database;
-    totalHttp += http;
-    const named = commands.map(([name, perSale]) => `${name} ${perSale.toFixed(2)}`).join(', ');
-    console.log(`| ${component} | ${database.toFixed(2)} | ${http.toFixed(2)} | ${named} |`);
-  }
-  console.log(`| **all** | **${totalDatabase.toFixed(2)}** | **${totalHttp.toFixed(2)}** | |`);
 }
 
 main().catch((error: unknown) => {

@@ -1,4 +1,4 @@
-// Preloaded into every component with NODE_OPTIONS=--require by bench/sale-operations.ts:
+// Preloaded into every component with NODE_OPTIONS=--require by bench/lib/operation-counts.ts (bench/sale-operations.ts, bench/payout-operations.ts):
 // counts the database commands each process sends (the driver's own command monitoring) and the HTTP
 // requests it makes to other components, and writes the totals into BENCH_OPERATION_COUNT_DIR
 // (`<pid>.json`), so that a script can take the difference over a known number of requests.

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { round } from '../lib/stats';
+import type { BenchProgram, BenchSystem } from '../lib/bench-system';
 import { withPeakMemory, type ScenarioContext } from './context';
 
 export type PayoutRun = {
@@ -15,12 +16,14 @@ export type PayoutRun = {
 };
 
 /**
- * Payout runs over a program with `sales` due commissions of `affiliates` affiliates: how long
- * POST /payouts, called until it answers an empty list, takes to gather and claim them all (each sale's claim a
- * revision-checked write with its sale.updated, 500 sales to one bulk write), then the affiliate report and one payout's CSV export.
+ * A program whose default plan pays 10 % with no hold, and `sales` sales spread over `affiliates`
+ * affiliates: that many DUE commissions for a payout run (bench/payout-operations.ts counts one).
  */
-export async function payoutRun(context: ScenarioContext) {
-  const { bench, plan } = context;
+export async function programWithDueCommissions(
+  bench: BenchSystem,
+  counts: { affiliates: number; sales: number },
+  log: (line: string) => void = () => {},
+): Promise<BenchProgram> {
   const program = await bench.createProgram();
   const api = program.api;
   await api.expectOk('POST', '/commission-plans', {
@@ -33,7 +36,7 @@ export async function payoutRun(context: ScenarioContext) {
   });
   const tag = randomUUID().slice(0, 8);
   const referrals: string[] = [];
-  for (let index = 0; index < plan.payouts.affiliates; index += 1) {
+  for (let index = 0; index < counts.affiliates; index += 1) {
     const affiliate = await api.expectOk<{ id: string }>('POST', '/affiliates', {
       firstName: 'Payout',
       lastName: `Bench ${index}`,
@@ -48,10 +51,10 @@ export async function payoutRun(context: ScenarioContext) {
       ).id,
     );
   }
-  context.log(`  ${plan.payouts.sales} sales over ${plan.payouts.affiliates} affiliates`);
+  log(`  ${counts.sales} sales over ${counts.affiliates} affiliates`);
   let next = 0;
   const seller = async () => {
-    for (let index = next++; index < plan.payouts.sales; index = next++) {
+    for (let index = next++; index < counts.sales; index = next++) {
       await api.expectOk('POST', '/sales', {
         referralId: referrals[index % referrals.length],
         totalEarned: 100,
@@ -60,6 +63,17 @@ export async function payoutRun(context: ScenarioContext) {
     }
   };
   await Promise.all(Array.from({ length: 16 }, seller));
+  return program;
+}
+
+/**
+ * Payout runs over a program with `sales` due commissions of `affiliates` affiliates: how long
+ * POST /payouts, called until it answers an empty list, takes to gather and claim them all (each sale's claim a
+ * revision-checked write with its sale.updated, 500 sales to one bulk write), then the affiliate report and one payout's CSV export.
+ */
+export async function payoutRun(context: ScenarioContext) {
+  const { bench, plan } = context;
+  const { api } = await programWithDueCommissions(bench, plan.payouts, (line) => context.log(line));
 
   return withPeakMemory(context, async () => {
     const started = performance.now();

@@ -302,8 +302,11 @@ export type AttributionMethod = z.infer<typeof AttributionMethod>;
 
 /**
  * Internal read API of the affiliate service (never exposed through the gateway), used by the coupon,
- * referral and sale services to resolve affiliates with read-your-writes consistency:
- *   GET /internal/affiliates?id=<uuid> | ?email=<email>      → 200 InternalAffiliate, 404 when unknown
+ * referral and sale services to resolve affiliates with read-your-writes consistency (but for
+ * `recent=true`, which the sale service sends while recording a sale: then the affiliate process may
+ * answer what it read up to 2 s ago, so a change made on another replica is seen within 2 s):
+ *   GET /internal/affiliates?id=<uuid> | ?email=<email> [&risk=true] [&recent=true]
+ *                                                            → 200 InternalAffiliate, 404 when unknown
  *   GET /internal/attribution?clickId=<n> | ?visitorId=<id> | ?link=<slug> | ?affiliateId=<uuid> | ?affiliateEmail=<email>
  *                                                            → 200 ExplainedAttribution, 404 when nothing resolves,
  *                                                              400 for a click older than the attribution window

@@ -392,7 +392,8 @@ export const AffiliateReportRow = z
 
 /**
  * Internal: what the sale service needs of an affiliate's plan at the moment of a sale or a payout,
- * answered by the affiliate service (GET /internal/affiliates) with read-your-writes consistency.
+ * answered by the affiliate service (GET /internal/affiliates): for a payout as stored; for a sale
+ * (`recent=true`) as that affiliate process read it within 2 s (its own changes seen at once).
  */
 export const PlanInForce = CommissionPlan.pick({
   name: true,

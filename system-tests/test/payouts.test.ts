@@ -299,6 +299,13 @@ test("one program's payouts are invisible and unchangeable to another program", 
   expect(await ok(stranger.post('/payouts', {}))).toEqual([]);
 });
 
+/**
+ * The sale service is killed once a run has claimed a commission. The moment cannot be chosen from
+ * outside: with 300 commissions (one batch of claims) the run may have finished by then. So this
+ * proves that a kill around a run loses and doubles nothing; the recovery of a run killed half-way
+ * (its drafts, part of their commissions claimed) is proved exactly by
+ * services/sale/test/payouts.dead-run.test.ts.
+ */
 test('a payout run killed half-way is finished by the next run: every commission ends in exactly one payout', async () => {
   const { api } = await program();
   const team = [await affiliate(api), await affiliate(api), await affiliate(api)];

@@ -1,4 +1,7 @@
 import { Attribution, InternalAffiliate } from '@affiliate/contracts';
+import { bootService } from '@affiliate/platform';
+import { serviceApi, testServiceSettings } from '@affiliate/platform/testing';
+import { buildAffiliateService } from '../src/service';
 import { newProgramId, startAffiliateService, type Harness } from './affiliate-service';
 
 let harness: Harness;
@@ -103,4 +106,38 @@ test('GET /internal/affiliate-activity gives every affiliate of the program its 
   ]);
   expect(JSON.stringify(response.body)).not.toContain(iban);
   expect(projections).toEqual([expect.objectContaining({ projection: { _id: 1, firstName: 1, lastName: 1, email: 1 } })]);
+});
+
+test("GET /internal/affiliates answers another replica's change at once (a payout's new IBAN, a removed affiliate); only a sale's lookup (recent=true) may answer a read of a moment ago, and sees its own replica's changes at once", async () => {
+  const programId = newProgramId();
+  const { dbName, exchange } = harness.service.context.settings;
+  const second = await bootService(testServiceSettings('affiliate', { dbName, exchange }), (context) => buildAffiliateService(context));
+  try {
+    const [api, other] = [harness.api(programId), serviceApi(second.url, programId)];
+    const details = (iban: string) => ({ method: 'BANK_TRANSFER', accountHolder: 'Ann Lee', iban });
+    const ann = (await api.post('/affiliates', { firstName: 'Ann', lastName: 'Lee', email: 'ann@example.com' })).body;
+    await api.put('/affiliates', { affiliateId: ann.id, payoutDetails: details('DE89370400440532013000') }).expect(200);
+    const lookup = async (query: Record<string, string>) =>
+      InternalAffiliate.parse((await api.get('/internal/affiliates', { id: ann.id, ...query }).expect(200)).body);
+    // A sale's lookup: this replica now holds Ann as read.
+    expect((await lookup({ risk: 'true', recent: 'true' })).payoutDetails?.iban).toBe('DE89370400440532013000');
+
+    // The IBAN replaced on the other replica: a payout run's lookup (no recent) pays the new one at once.
+    await other.put('/affiliates', { affiliateId: ann.id, payoutDetails: details('GB29NWBK60161331926819') }).expect(200);
+    expect((await lookup({})).payoutDetails?.iban).toBe('GB29NWBK60161331926819');
+    // This replica's own change is seen at once by a sale's lookup too, with what is stored.
+    await api.put('/affiliates', { affiliateId: ann.id, commissionRate: 25 }).expect(200);
+    expect(await lookup({ risk: 'true', recent: 'true' })).toMatchObject({
+      commissionRate: 25,
+      payoutDetails: expect.objectContaining({ iban: 'GB29NWBK60161331926819' }),
+    });
+
+    // Removed on the other replica: gone at once for a code's assignment, a payout's payee and a referral's attribution.
+    await other.delete('/affiliates', { affiliateId: ann.id }).expect(200);
+    expect((await api.get('/internal/affiliates', { id: ann.id })).status).toBe(404);
+    expect((await api.get('/internal/attribution', { affiliateId: ann.id })).status).toBe(404);
+    expect((await api.get('/internal/affiliates', { id: ann.id, recent: 'yes' })).status).toBe(400);
+  } finally {
+    await second.stop();
+  }
 });

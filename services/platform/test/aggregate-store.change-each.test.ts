@@ -95,3 +95,33 @@ test("a document written between changeEach's read and its write is decided agai
   ]);
   for (const widget of [e!, g!]) expect(widget._outbox.map((event) => event.revision)).toEqual([0, 1]);
 });
+
+test("changeEach answers the ids whose decision is what is stored, changed or left as they were; not a missing id nor another program's", async () => {
+  const [programId, other] = [newProgramId(), newProgramId()];
+  const ids = await insertWidgets(programId, ['h', 'i+marked']);
+  const [foreign] = await insertWidgets(other, ['j']);
+  const missing = randomUUID();
+
+  const settled = await widgets.changeEach(programId, [...ids, foreign!, missing], markOnce);
+
+  expect([...settled].sort()).toEqual([...ids].sort());
+});
+
+test("a document removed between changeEach's read and its write is not answered: its caller learns that what it decided did not happen", async () => {
+  const programId = newProgramId();
+  const ids = await insertWidgets(programId, ['k', 'l', 'm']);
+  let removed = false;
+  const settled = await widgets.changeEach(programId, ids, async (current) => {
+    // Another request removes l after the batch read it and before the batch writes.
+    if (current._id === ids[1] && !removed) {
+      removed = true;
+      await widgets.remove(programId, current._id, () => []);
+    }
+    return markOnce(current);
+  });
+
+  expect([...settled].sort()).toEqual([ids[0], ids[2]].sort());
+  const [k, l, m] = await Promise.all(ids.map(stored));
+  expect([k!.name, l!.name, m!.name]).toEqual(['k+marked', 'l', 'm+marked']);
+  expect(await widgets.byId(programId, ids[1]!)).toBeNull();
+});

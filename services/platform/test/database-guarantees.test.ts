@@ -171,6 +171,37 @@ test('a $push guarded by $ne adds one key once, whatever the number of concurren
   expect(await counters.findOne({ _id: 'code' })).toMatchObject({ timesRedeemed: 1, keys: ['sale-1'] });
 });
 
+test('a $push $each guarded by $nin adds a batch of keys whole and once, with its $inc by their number, however many overlapping batches race', async () => {
+  // Redemptions of one code counted together: one write per batch, no key counted twice, the count the number of keys.
+  const counters = connection.db!.collection<{ _id: string; timesRedeemed: number; keys: string[] }>(uniqueName('guarded-batch-push'));
+  await counters.insertOne({ _id: 'code', timesRedeemed: 0, keys: [] });
+  // Caller i counts sale-i and sale-(i+1): each batch overlaps its neighbours'.
+  const batches = Array.from({ length: CALLERS }, (_, index) => [`sale-${index}`, `sale-${index + 1}`]);
+  const results = await times(CALLERS, (index) => {
+    const keys = batches[index]!;
+    return counters.updateOne(
+      { _id: 'code', keys: { $nin: keys } },
+      { $inc: { timesRedeemed: keys.length }, $push: { keys: { $each: keys } } },
+    );
+  });
+  const stored = (await counters.findOne({ _id: 'code' }))!;
+  const landed = batches.filter((_, index) => results[index]!.modifiedCount === 1);
+  expect(landed.length).toBeGreaterThan(0);
+  expect(stored.keys).toHaveLength(new Set(stored.keys).size);
+  expect(stored.timesRedeemed).toBe(stored.keys.length);
+  expect([...stored.keys].sort()).toEqual(landed.flat().sort());
+
+  // And a $pull with $in takes exactly those keys out (the keys forgotten once their redemptions are applied).
+  const forgotten = landed[0]!;
+  await counters.updateOne({ _id: 'code' }, { $pull: { keys: { $in: forgotten } } });
+  expect([...(await counters.findOne({ _id: 'code' }))!.keys].sort()).toEqual(
+    landed
+      .flat()
+      .filter((key) => !forgotten.includes(key))
+      .sort(),
+  );
+});
+
 test('of 50 concurrent lease claims exactly one reports a modification, and a read by _id shows its lock token', async () => {
   // Webhook deliveries: the claim is the conditional update; the token read back confirms whose it is.
   for (let round = 0; round < ROUNDS; round += 1) {

@@ -13,19 +13,23 @@ import { mostAffiliatesWithinAnHour } from './cookie-stuffing';
 export type AttributionQuery = { clickId?: number; visitorId?: string; link?: string; affiliateId?: string; affiliateEmail?: string };
 
 /**
- * What the other services ask at each sale (the sale service at every one): the affiliate, its plan
- * and the program's risk settings as this process read them within RECENT_READS_MS, as the clicks
- * do. This process's own changes (status, plan, tier) are seen at once; the settings arrive by
- * program events anyway.
+ * The affiliate as the other services ask for it, with its plan in force (and the program's risk
+ * settings when asked). `recently` is the sale service recording a sale (every sale asks): the
+ * affiliate, its plan and the settings as this process read them within RECENT_READS_MS, as the
+ * clicks do; this process's own changes (status, plan, tier, default plan) are seen at once, another
+ * replica's within RECENT_READS_MS. Every other caller (a payout's payee and IBAN, a code assigned
+ * to an affiliate, a referral's attribution) reads the database: none of them may act on an
+ * affiliate removed or changed a moment ago on another replica.
  */
 async function toInternalAffiliate(
   repositories: Repositories,
   affiliate: AffiliateDocument,
-  withRisk: boolean,
+  options: { withRisk: boolean; recently: boolean },
 ): Promise<InternalAffiliate> {
+  const settingsOf = options.recently ? recentProgramSettingsOf : programSettingsOf;
   const [plan, settings] = await Promise.all([
-    planInForce(repositories, affiliate, { recently: true }),
-    withRisk ? recentProgramSettingsOf(repositories, affiliate.programId) : undefined,
+    planInForce(repositories, affiliate, { recently: options.recently }),
+    options.withRisk ? settingsOf(repositories, affiliate.programId) : undefined,
   ]);
   return {
     id: affiliate._id,
@@ -40,23 +44,31 @@ async function toInternalAffiliate(
   };
 }
 
-/** For the other services: an affiliate by id or email, 404 when the program has none. */
+/** For the other services: an affiliate by id or email, 404 when the program has none; `recent`: a sale being recorded (toInternalAffiliate). */
 export async function resolveAffiliate(
   repositories: Repositories,
   programId: string,
-  query: { id?: string; email?: string; risk?: 'true' },
+  query: { id?: string; email?: string; risk?: 'true'; recent?: 'true' },
 ): Promise<InternalAffiliate> {
-  return toInternalAffiliate(repositories, await existingAffiliate(repositories, programId, query), query.risk === 'true');
+  const recently = query.recent === 'true';
+  return toInternalAffiliate(repositories, await existingAffiliate(repositories, programId, query, { recently }), {
+    withRisk: query.risk === 'true',
+    recently,
+  });
 }
 
+/** By id (with `recently`, as this process read it within RECENT_READS_MS) or by email; 404 when the program has none. */
 async function existingAffiliate(
   repositories: Repositories,
   programId: string,
   query: { id?: string; email?: string },
+  options: { recently?: boolean } = {},
 ): Promise<AffiliateDocument> {
   const affiliate =
     query.id !== undefined
-      ? await repositories.affiliates.byIdCached(programId, query.id)
+      ? await (options.recently
+          ? repositories.affiliates.byIdCached(programId, query.id)
+          : affiliateById(repositories, programId, query.id))
       : await affiliateByEmail(repositories, programId, query.email ?? '');
   if (!affiliate)
     throw notFound(

@@ -368,8 +368,11 @@ export class AggregateStore<Doc extends Aggregate> {
    * `change` of many documents of the program in one read and one write (a batch job: a payout run
    * claiming its commissions): the documents are read by `_id $in` (a point lookup per id), each is
    * decided as `change` decides, and the changes go in one unordered bulk write, each checked
-   * against the revision read and carrying its own events, as `change`'s write does. Answers, by id,
-   * what `decide` saw and answered last for each document is what was stored (or left).
+   * against the revision read and carrying its own events, as `change`'s write does. Answers the ids
+   * whose last answer of `decide` is what is stored: its change landed, or it answered null (left the
+   * document as it is). An id not answered was never decided (no such document in the program, or
+   * not visible), or its document went before its change could land: whatever `decide` recorded for
+   * it did not happen.
    *
    * The bulk write's answer counts the writes that landed, not which: when not every one did (another
    * write came between the read and this one), every document written is decided again through
@@ -381,17 +384,19 @@ export class AggregateStore<Doc extends Aggregate> {
     ids: readonly string[],
     decide: Decide<Doc>,
     options: { evenIfNotLive?: boolean } = {},
-  ): Promise<void> {
+  ): Promise<Set<string>> {
+    const settled = new Set<string>();
     const unique = [...new Set(ids)];
-    if (unique.length === 0) return;
+    if (unique.length === 0) return settled;
     const found = (await this.model.collection.find({ _id: { $in: unique } } as never, HIDDEN).toArray()) as unknown as Stored<Doc>[];
     const writes: { id: string; write: ReturnType<AggregateStore<Doc>['revisionChecked']> }[] = [];
     for (const current of found) {
       if (!this.visible(current, programId, !options.evenIfNotLive)) continue;
       const change = await decide(current);
       if (change) writes.push({ id: current._id, write: this.revisionChecked(current, change, {}) });
+      else settled.add(current._id);
     }
-    if (writes.length === 0) return;
+    if (writes.length === 0) return settled;
     const written = await this.model
       .bulkWrite(writes.map(({ write }) => ({ updateOne: { filter: write.filter, update: write.update } })) as never, { ordered: false })
       .catch((error: unknown) => Promise.reject(this.asConflict(error)))
@@ -400,8 +405,28 @@ export class AggregateStore<Doc extends Aggregate> {
       // A nudge for a write that did not land finds nothing to publish; the write that beat it nudged its own.
       if (write.outbox.length > 0) this.relay?.written(this.model, id, programId);
     }
-    if (written.modifiedCount === writes.length) return;
-    for (const { id } of writes) await this.changeGuarded(programId, id, {}, decide, options);
+    if (written.modifiedCount === writes.length) {
+      for (const { id } of writes) settled.add(id);
+      return settled;
+    }
+    for (const { id } of writes) {
+      // `change` answers null both when `decide` left the document (settled) and when the document
+      // went before a change could land (not settled): which one, `decide`'s last answer tells.
+      let leftAsItIs = false;
+      const stored = await this.changeGuarded(
+        programId,
+        id,
+        {},
+        async (current) => {
+          const change = await decide(current);
+          leftAsItIs = change === null;
+          return change;
+        },
+        options,
+      );
+      if (stored !== null || leftAsItIs) settled.add(id);
+    }
+    return settled;
   }
 
   /**

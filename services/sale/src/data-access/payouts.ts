@@ -115,8 +115,8 @@ export class PayoutRepository extends AggregateStore<PayoutDocument> {
   }
 
   /** Drafts whose claims are done, in one read and one write: each becomes what `finished` holds for it. */
-  finishDrafts(programId: string, finished: Map<string, Partial<PayoutDocument>>): Promise<void> {
-    return this.changeEach(programId, [...finished.keys()], (current) => {
+  async finishDrafts(programId: string, finished: Map<string, Partial<PayoutDocument>>): Promise<void> {
+    await this.changeEach(programId, [...finished.keys()], (current) => {
       const set = finished.get(current._id);
       // Only a draft is finished: one no longer a draft was finished already (a retry, or the run that took over a stalled one).
       if (!set || current.status !== 'DRAFT') return null;

@@ -7,8 +7,9 @@ import type { SaleDependencies } from './sale-dependencies';
 
 /** The affiliate a sale is credited to, as it stands now; only ACTIVE affiliates earn commission. */
 export async function activeAffiliate(deps: SaleDependencies, programId: string, affiliateId: string): Promise<InternalAffiliate> {
-  // With the program's risk settings: the sale's risk signals are judged by them.
-  const affiliate = await findAffiliate(deps.affiliates, programId, affiliateId, { withRiskSettings: true });
+  // With the program's risk settings: the sale's risk signals are judged by them. Recent reads of the
+  // affiliate service (up to 2 s behind a change made on another of its replicas): every sale asks.
+  const affiliate = await findAffiliate(deps.affiliates, programId, affiliateId, { withRiskSettings: true, forSale: true });
   if (!affiliate) throw badRequest(`The affiliate ${affiliateId} of this sale no longer exists in this program`, 'affiliate_not_active');
   if (affiliate.status !== 'ACTIVE') {
     throw badRequest(`Affiliate ${affiliateId} is ${affiliate.status}: only ACTIVE affiliates can earn a sale`, 'affiliate_not_active');

@@ -229,7 +229,7 @@ type Move = { payout: PayoutDocument; item: PayoutItemDocument };
  * write with its sale.updated (a reversed sale's subscribers had sale.deleted: nothing more), a
  * batch of sales per read and bulk write; `beforeBatch` runs before each (a run's lease). Answers,
  * per move, whether its commission is in the state the transition leads to (changed now, or
- * already: a retry); false when it refused.
+ * already: a retry); false when it refused, or when its sale's write did not land (the sale went).
  */
 async function moveCommissions(
   deps: SaleDependencies,
@@ -244,7 +244,8 @@ async function moveCommissions(
   const saleIds = [...movesOfSale.keys()];
   for (let start = 0; start < saleIds.length; start += SALES_PER_BATCH) {
     await beforeBatch();
-    await deps.repositories.sales.changeEachEvenIfReversed(programId, saleIds.slice(start, start + SALES_PER_BATCH), (current) => {
+    const batch = saleIds.slice(start, start + SALES_PER_BATCH);
+    const settled = await deps.repositories.sales.changeEachEvenIfReversed(programId, batch, (current) => {
       let commissions = current.commissions;
       for (const index of movesOfSale.get(current._id) ?? []) {
         const { payout, item } = moves[index]!;
@@ -258,6 +259,11 @@ async function moveCommissions(
       if (commissions === current.commissions) return null;
       return { set: { commissions, updatedAt: new Date() }, events: (stored) => (stored.reversedAt ? [] : [saleUpdated(stored)]) };
     });
+    // A sale not settled was never read, or went before its write landed: what was decided for its moves did not happen.
+    for (const saleId of batch) {
+      if (settled.has(saleId)) continue;
+      for (const index of movesOfSale.get(saleId) ?? []) accepted[index] = false;
+    }
   }
   return accepted;
 }

@@ -9,7 +9,14 @@ const Identifier = z.string().min(1).max(254);
 
 const InternalAffiliateQuery = z
   // risk=true: with the program's risk settings (what the sale service's risk signals need).
-  .object({ id: Identifier.optional(), email: Identifier.optional(), risk: z.enum(['true']).optional() })
+  // recent=true: the sale service recording a sale; the answer may be this process's read of up to
+  // RECENT_READS_MS ago (resolve-attribution.ts). Without it, the database's answer.
+  .object({
+    id: Identifier.optional(),
+    email: Identifier.optional(),
+    risk: z.enum(['true']).optional(),
+    recent: z.enum(['true']).optional(),
+  })
   .strict()
   .refine((query) => query.id !== undefined || query.email !== undefined, { path: ['id'], message: 'id or email is required' });
 
