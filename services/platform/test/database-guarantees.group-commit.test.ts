@@ -118,7 +118,9 @@ test('an unordered bulkWrite of conditional updateOnes reports in modifiedCount 
       expect({ writer, modified: count }).toEqual({ writer, modified: stored.filter((lease) => lease.holder === writer).length });
     });
     // Each lease wanted by anyone was taken by exactly one writer, which alone logged it.
-    expect(stored.filter((lease) => lease.holder !== null).every((lease) => lease.log.length === 1 && lease.log[0] === lease.holder)).toBe(true);
+    expect(stored.filter((lease) => lease.holder !== null).every((lease) => lease.log.length === 1 && lease.log[0] === lease.holder)).toBe(
+      true,
+    );
     expect(modified.reduce((sum, count) => sum + count, 0)).toBe(stored.filter((lease) => lease.holder !== null).length);
   }
 });

@@ -58,7 +58,12 @@ export class DeliveryScheduler {
   /** New deliveries from the fan-out, leased to this process: their first attempt goes out now, in the program's turn. */
   push(deliveries: ClaimedDelivery[]): void {
     this.enqueueAll(
-      deliveries.map((delivery) => ({ _id: delivery._id, programId: delivery.programId, endpointId: delivery.endpointId, leased: delivery })),
+      deliveries.map((delivery) => ({
+        _id: delivery._id,
+        programId: delivery.programId,
+        endpointId: delivery.endpointId,
+        leased: delivery,
+      })),
     );
   }
 
@@ -111,7 +116,9 @@ export class DeliveryScheduler {
   private enqueueAll(deliveries: Queued[]): void {
     if (this.stopped) return;
     const fresh = deliveries.filter((delivery) => !this.turns.has(delivery._id));
-    this.turns.addAll(fresh.map((delivery) => ({ program: delivery.programId, item: delivery, key: delivery._id, lane: delivery.endpointId })));
+    this.turns.addAll(
+      fresh.map((delivery) => ({ program: delivery.programId, item: delivery, key: delivery._id, lane: delivery.endpointId })),
+    );
   }
 
   private launch(turn: Turn<Queued>): void {
