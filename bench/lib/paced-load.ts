@@ -1,7 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { LoadResult } from './http-load';
 import { round, summarize } from './stats';
+
+/** Sends of one set-up call answered 503 with Retry-After before the bench gives up on it. */
+const MAX_RESENDS = 60;
 
 export type Answer = { status: number; headers: IncomingHttpHeaders; body: string; sentAt: number; answeredAt: number };
 
@@ -52,15 +56,17 @@ export class JsonClient {
   }
 
   /**
-   * The parsed body of a 2xx answer; anything else throws with the answer in the message. A request
-   * a service shed before running it (503 `service_busy`: its queue, or the webhooks behind) is sent
-   * again after its Retry-After, as a client does.
+   * The parsed body of a 2xx answer; anything else throws with the answer in the message. A 503 with
+   * Retry-After (a service that shed the request before running it, or the gateway finding a service
+   * unavailable) is sent again after it, as a client does, up to `MAX_RESENDS` times; a POST carries
+   * one Idempotency-Key over all its sends, so a resend never makes a second object.
    */
   async expectOk<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> {
-    let answer = await this.send(method, path, body);
-    while (answer.status === 503 && answer.headers['retry-after'] && /"code":"service_busy"/.test(answer.body)) {
+    const headers: Record<string, string> = method === 'POST' ? { 'idempotency-key': randomUUID() } : {};
+    let answer = await this.send(method, path, body, headers);
+    for (let resends = 0; answer.status === 503 && answer.headers['retry-after'] && resends < MAX_RESENDS; resends++) {
       await new Promise((resolve) => setTimeout(resolve, Number(answer.headers['retry-after']) * 1000));
-      answer = await this.send(method, path, body);
+      answer = await this.send(method, path, body, headers);
     }
     if (answer.status < 200 || answer.status > 299) throw new Error(`${method} ${path}: ${answer.status} ${answer.body.slice(0, 300)}`);
     return JSON.parse(answer.body) as T;
