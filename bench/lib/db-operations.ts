@@ -20,18 +20,18 @@ export type OperationsPerEvent = {
 
 /**
  * The database operations the components send, counted by the driver's command monitoring in each
- * component (lib/db-operations-preload.js), read from the files the preload keeps up to date.
+ * component (lib/operation-counter-preload.js), read from the files the preload keeps up to date.
  */
 export class DatabaseOperations {
   constructor(readonly directory: string) {}
 
   /** What the preload loads: NODE_OPTIONS and its directory. */
   env(): Record<string, string> {
-    return { BENCH_DB_OPS_DIR: this.directory };
+    return { BENCH_OPERATION_COUNT_DIR: this.directory };
   }
 
   static preload(): string {
-    return `--require ${join(__dirname, 'db-operations-preload.js')}`;
+    return `--require ${join(__dirname, 'operation-counter-preload.js')}`;
   }
 
   /** The counts now, summed over each component's processes (a restart's too); after the preloads' next write. */
@@ -40,9 +40,16 @@ export class DatabaseOperations {
     const counts: OperationCounts = {};
     for (const file of readdirSync(this.directory).filter((name) => name.endsWith('.json'))) {
       try {
-        const each = JSON.parse(readFileSync(join(this.directory, file), 'utf8')) as { component: string; counts: Record<string, number> };
+        const each = JSON.parse(readFileSync(join(this.directory, file), 'utf8')) as {
+          component: string;
+          database: Record<string, number>;
+        };
         const component = (counts[each.component] ??= {});
-        for (const [command, count] of Object.entries(each.counts)) component[command] = (component[command] ?? 0) + count;
+        // The preload counts by "<command> <collection>"; operations per event count by command.
+        for (const [named, count] of Object.entries(each.database)) {
+          const [command = named] = named.split(' ');
+          component[command] = (component[command] ?? 0) + count;
+        }
       } catch {
         // Unreadable this instant: skipped once. Never half written: the preload writes aside (`.json.tmp`) and renames.
       }

@@ -1,11 +1,14 @@
-// Preloaded into every component with NODE_OPTIONS=--require by bench/lib/operation-counts.ts (bench/sale-operations.ts, bench/payout-operations.ts):
-// counts the database commands each process sends (the driver's own command monitoring) and the HTTP
+// Preloaded into every component with NODE_OPTIONS=--require by the bench (lib/db-operations.ts for the
+// scenarios' operations per event; lib/operation-counts.ts for bench/sale-operations.ts and
+// bench/payout-operations.ts): counts the database commands each process sends (the driver's own
+// command monitoring; the local MongoDB-compatible server keeps no operation counters) and the HTTP
 // requests it makes to other components, and writes the totals into BENCH_OPERATION_COUNT_DIR
-// (`<pid>.json`), so that a script can take the difference over a known number of requests.
+// (`<pid>.json`, with the component's name), so that the bench can take the difference over a known
+// number of requests.
 // Counted at the driver, not guessed from the code: what the code does and what it sends can differ.
 'use strict';
 const { renameSync, writeFileSync } = require('node:fs');
-const { join } = require('node:path');
+const { join, sep } = require('node:path');
 const diagnostics = require('node:diagnostics_channel');
 
 const directory = process.env.BENCH_OPERATION_COUNT_DIR;
@@ -22,9 +25,13 @@ if (directory) {
     'saslStart',
     'saslContinue',
   ]);
-  const counts = { database: {}, http: 0 };
+  // services/<name>/dist/start.js or gateway/dist/start.js: the component is the folder above dist.
+  const parts = (process.argv[1] ?? '').split(sep);
+  const component = parts[parts.lastIndexOf('dist') - 1] ?? 'unknown';
+  const counts = { component, database: {}, http: 0 };
   let dirty = false;
-  const { MongoClient } = require('mongodb');
+  // The driver the component itself loads (resolved from its entry point).
+  const { MongoClient } = require(require.resolve('mongodb', { paths: [process.argv[1] ?? process.cwd()] }));
   const connect = MongoClient.prototype.connect;
   MongoClient.prototype.connect = function connectCounted(...args) {
     this.monitorCommands = true;
