@@ -14,6 +14,7 @@ export * from './signup';
 export * from './program';
 export * from './browser';
 export * from './portal';
+export * from './team';
 export * from './webhook';
 export * from './event-api';
 export * from './integration';
