@@ -3,7 +3,7 @@ import { paginate, resourceClients, type CallOptions, type PagedPath, type Resou
 import { retryingFetch, type RetryOptions } from './retry';
 import type { components, paths } from './schema';
 
-export type { components, paths, webhooks } from './schema';
+export type { components, operations, paths, webhooks } from './schema';
 export { AffiliateApiError, type Problem } from './errors';
 export { API_VERSION, RESOURCES } from './operations';
 export type { CallOptions, PagedPath, Resource, ResourceClients } from './resources';
