@@ -1,24 +1,36 @@
+import { createApiClient, type ApiClient } from './client';
+
 /**
- * The console's only way to the system: the public API (/api/v1) with a program's API key, or the
- * admin API (/admin/v1) with the admin token, the same APIs their users already have. The credential
- * lives in this tab's session storage only.
+ * Who the console acts as. A program's team member signs in with an email and a password: the
+ * session is an httpOnly cookie the page never sees, and nothing of it is kept in the tab; the page
+ * only holds the session's CSRF token, in memory, for the X-CSRF-Token header of every write. The
+ * operator signs in with the admin token, which stays in this tab's session storage (as it always
+ * has: there is no operator session to hold it instead).
  */
-export type Credential = { kind: 'program' | 'operator'; token: string };
+export type Credential = { kind: 'member'; csrfToken: string } | { kind: 'operator'; token: string };
 
 const STORAGE_KEY = 'affiliate-console-credential';
 
-export function savedCredential(): Credential | null {
+/** The operator's admin token kept in this tab, if the operator signed in. */
+export function savedAdminToken(): string | null {
   const saved = sessionStorage.getItem(STORAGE_KEY);
   if (!saved) return null;
   try {
-    return JSON.parse(saved) as Credential;
+    const credential = JSON.parse(saved) as { kind?: unknown; token?: unknown };
+    return credential.kind === 'operator' && typeof credential.token === 'string' ? credential.token : null;
   } catch {
     return null;
   }
 }
 
-export const saveCredential = (credential: Credential) => sessionStorage.setItem(STORAGE_KEY, JSON.stringify(credential));
-export const forgetCredential = () => sessionStorage.removeItem(STORAGE_KEY);
+export const saveAdminToken = (token: string) => sessionStorage.setItem(STORAGE_KEY, JSON.stringify({ kind: 'operator', token }));
+export const forgetAdminToken = () => sessionStorage.removeItem(STORAGE_KEY);
+
+/** The typed client for a member's session (the cookie goes by itself; writes carry the CSRF token). */
+export const memberClient = (csrfToken: string): ApiClient => createApiClient({ 'x-csrf-token': csrfToken });
+
+/** The typed client for the admin API, with the operator's admin token. */
+export const operatorClient = (token: string): ApiClient => createApiClient({ authorization: `Bearer ${token}` });
 
 /** An answer other than 2xx, with the API's own message. */
 export class ApiError extends Error {
@@ -33,19 +45,27 @@ export class ApiError extends Error {
 export type Page<T> = { items: T; next: string | null };
 
 /** The id to pass as startingAfter for the next page, from the Link header. */
-function nextCursorOf(link: string | null): string | null {
+export function nextCursorOf(link: string | null): string | null {
   const match = link ? /startingAfter=([^&>]+)[^>]*>;\s*rel="next"/.exec(link) : null;
   return match?.[1] ? decodeURIComponent(match[1]) : null;
 }
 
+/**
+ * The untyped way to the public API, left only for the program pages not yet moved to the typed
+ * client (`ok(client.GET(...))`): a member's session (the cookie, and the CSRF token on writes).
+ * It goes once the last of them takes PageProps.
+ */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function call<T = any>(credential: Credential, method: string, path: string, body?: unknown): Promise<Page<T>> {
   const base = credential.kind === 'operator' ? '/admin/v1' : '/api/v1';
+  const signedBy: Record<string, string> =
+    credential.kind === 'operator' ? { authorization: `Bearer ${credential.token}` } : { 'x-csrf-token': credential.csrfToken };
   let response: Response;
   try {
     response = await fetch(`${base}${path}`, {
       method,
-      headers: { authorization: `Bearer ${credential.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      credentials: 'same-origin',
+      headers: { ...signedBy, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch {

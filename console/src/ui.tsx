@@ -2,18 +2,90 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import { ApiError, call, type Credential } from './api';
+import { AffiliateApiError } from './client';
+import { FieldError, fieldMessage } from './forms';
 
-export const messageOf = (error: unknown) => (error instanceof ApiError || error instanceof Error ? error.message : String(error));
+export const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /** An API error as a person reads it: the API's own message, never a blank page. */
 export function ErrorBanner({ error }: { error: unknown }) {
   if (!error) return null;
-  const status = error instanceof ApiError && error.status > 0 ? ` (${error.status})` : '';
+  const status = (error instanceof ApiError || error instanceof AffiliateApiError) && error.status > 0 ? ` (${error.status})` : '';
   return (
     <p class="error" role="alert">
       {messageOf(error)}
       {status}
     </p>
+  );
+}
+
+/**
+ * A labelled input whose API error (the `param` of the last failed call) shows beside it; the input
+ * names the message in aria-describedby only while there is one (an id naming nothing is an error of its own).
+ */
+export function Field({
+  id,
+  label,
+  param,
+  error,
+  value,
+  onValue,
+  type = 'text',
+  autocomplete,
+  inputMode,
+}: {
+  id: string;
+  label: string;
+  param: string;
+  error: unknown;
+  value: string;
+  onValue: (value: string) => void;
+  type?: 'text' | 'email' | 'password';
+  autocomplete?: string;
+  inputMode?: 'numeric';
+}) {
+  const errorId = `${id}-error`;
+  return (
+    <>
+      <label for={id}>{label}</label>
+      <input
+        id={id}
+        type={type}
+        autocomplete={autocomplete}
+        inputMode={inputMode}
+        value={value}
+        aria-invalid={fieldMessage(error, param) ? true : undefined}
+        aria-describedby={fieldMessage(error, param) ? errorId : undefined}
+        onInput={(event) => onValue((event.target as HTMLInputElement).value)}
+      />
+      <FieldError error={error} param={param} id={errorId} />
+    </>
+  );
+}
+
+/** The error of a form, unless it is about one of its fields (then it shows beside that field). */
+export const FormError = ({ error, params }: { error: unknown; params: string[] }) =>
+  params.some((param) => fieldMessage(error, param)) ? null : <ErrorBanner error={error} />;
+
+/** A secret or a link shown this once, with a button to copy it. */
+export function ShownOnce({ label, value }: { label: string; value: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <div class="notice" role="status">
+      <p>{label}</p>
+      <code class="secret">{value}</code>{' '}
+      <button
+        type="button"
+        onClick={async () => {
+          await navigator.clipboard.writeText(value).then(
+            () => setCopied(true),
+            () => setCopied(false),
+          );
+        }}
+      >
+        {copied ? 'Copied' : 'Copy'}
+      </button>
+    </div>
   );
 }
 

@@ -1,31 +1,22 @@
-import type { PublishableKey } from '@affiliate/contracts';
 import { useState } from 'preact/hooks';
-import { call, query, type Credential } from '../api';
-import { Action, ErrorBanner, Notice, Pager, Table, useLoad, when } from '../ui';
+import { nextCursorOf } from '../api';
+import { ok, type ApiClient, type Schemas } from '../client';
+import { RoleSelect } from './team';
+import { Action, ErrorBanner, Field, FormError, Notice, Pager, ShownOnce, Table, useLoad, when } from '../ui';
 
-type Program = {
-  id: string;
-  name: string;
-  apiAccess: boolean;
-  requireApproval: boolean;
-  defaultCommissionRate: number;
-  rateLimit: { points: number; duration: number } | null;
-  createdAt: string;
-};
-type ApiKey = { id: string; displayPrefix: string; scopes: string[]; createdAt: string; revokedAt: string | null };
-type AuditRecord = {
-  id: string;
-  at: string;
-  actor: { credential: string; address: string | null; user: string | null };
-  action: string;
-  targetId: string | null;
-  status: number;
-};
+/**
+ * The operator's view, on the admin API with the admin token (the typed client with its
+ * Authorization header): programs and their settings, their keys, their team (the first owner is
+ * invited from here) and the admin audit record.
+ */
+type Program = Schemas['Program'];
+type Role = Schemas['TeamRole'];
+type OperatorProps = { client: ApiClient };
 
 const valueOf = (event: Event) => (event.target as HTMLInputElement).value;
 
-export function Programs({ credential }: { credential: Credential }) {
-  const programs = useLoad(async () => (await call<Program[]>(credential, 'GET', '/programs?limit=100')).items, []);
+export function Programs({ client }: OperatorProps) {
+  const programs = useLoad(() => ok(client.GET('/admin/v1/programs', { params: { query: { limit: 100 } } })), []);
   const [name, setName] = useState('');
   const [selected, setSelected] = useState<string | null>(null);
   const current = programs.value?.find((program) => program.id === selected) ?? null;
@@ -61,19 +52,19 @@ export function Programs({ credential }: { credential: Credential }) {
         <Action
           label="Create program"
           run={async () => {
-            const created = (await call<Program>(credential, 'POST', '/programs', { name })).items;
+            const created = await ok(client.POST('/admin/v1/programs', { body: { name } }));
             setName('');
             setSelected(created.id);
             programs.reload();
           }}
         />
       </form>
-      {current ? <ProgramSettings key={current.id} credential={credential} program={current} onSaved={programs.reload} /> : null}
+      {current ? <ProgramSettings key={current.id} client={client} program={current} onSaved={programs.reload} /> : null}
     </section>
   );
 }
 
-function ProgramSettings({ credential, program, onSaved }: { credential: Credential; program: Program; onSaved: () => void }) {
+function ProgramSettings({ client, program, onSaved }: OperatorProps & { program: Program; onSaved: () => void }) {
   const [name, setName] = useState(program.name);
   const [apiAccess, setApiAccess] = useState(program.apiAccess);
   const [requireApproval, setRequireApproval] = useState(program.requireApproval);
@@ -84,13 +75,12 @@ function ProgramSettings({ credential, program, onSaved }: { credential: Credent
   const save = async () => {
     setSaved(false);
     const rateLimit = points && duration ? { points: Number(points), duration: Number(duration) } : null;
-    await call(credential, 'PUT', `/programs/${program.id}`, {
-      name,
-      apiAccess,
-      requireApproval,
-      defaultCommissionRate: Number(rate),
-      rateLimit,
-    });
+    await ok(
+      client.PUT('/admin/v1/programs/{id}', {
+        params: { path: { id: program.id } },
+        body: { name, apiAccess, requireApproval, defaultCommissionRate: Number(rate), rateLimit },
+      }),
+    );
     setSaved(true);
     onSaved();
   };
@@ -117,14 +107,17 @@ function ProgramSettings({ credential, program, onSaved }: { credential: Credent
       </fieldset>
       <Action label="Save settings" run={save} />
       {saved ? <Notice>Settings saved.</Notice> : null}
-      <ApiKeys credential={credential} programId={program.id} />
-      <PublishableKeys credential={credential} programId={program.id} />
+      <ApiKeys client={client} programId={program.id} />
+      <PublishableKeys client={client} programId={program.id} />
+      <Members client={client} programId={program.id} />
     </form>
   );
 }
 
-function ApiKeys({ credential, programId }: { credential: Credential; programId: string }) {
-  const keys = useLoad(async () => (await call<ApiKey[]>(credential, 'GET', `/programs/${programId}/api-keys`)).items, [programId]);
+const inProgram = (programId: string) => ({ params: { path: { id: programId } } });
+
+function ApiKeys({ client, programId }: OperatorProps & { programId: string }) {
+  const keys = useLoad(() => ok(client.GET('/admin/v1/programs/{id}/api-keys', inProgram(programId))), [programId]);
   const [created, setCreated] = useState<string | null>(null);
   return (
     <div class="keys">
@@ -146,7 +139,7 @@ function ApiKeys({ credential, programId }: { credential: Credential; programId:
                   label={`Revoke ${key.displayPrefix}`}
                   kind="danger"
                   run={async () => {
-                    await call(credential, 'DELETE', `/api-keys/${key.id}`);
+                    await ok(client.DELETE('/admin/v1/api-keys/{id}', inProgram(key.id)));
                     keys.reload();
                   }}
                 />
@@ -157,7 +150,7 @@ function ApiKeys({ credential, programId }: { credential: Credential; programId:
       <Action
         label="Create API key"
         run={async () => {
-          setCreated((await call<{ key: string }>(credential, 'POST', `/programs/${programId}/api-keys`, {})).items.key);
+          setCreated((await ok(client.POST('/admin/v1/programs/{id}/api-keys', { ...inProgram(programId), body: {} }))).key);
           keys.reload();
         }}
       />
@@ -170,12 +163,82 @@ function ApiKeys({ credential, programId }: { credential: Credential; programId:
   );
 }
 
-/** Publishable keys are public by design (they sit in shops' pages), so they are shown in full. */
-function PublishableKeys({ credential, programId }: { credential: Credential; programId: string }) {
-  const keys = useLoad(
-    async () => (await call<PublishableKey[]>(credential, 'GET', `/programs/${programId}/publishable-keys`)).items,
-    [programId],
+/**
+ * The program's team as the operator sees it: its members and the invites waiting, and an invite of
+ * a member (a new program's first OWNER, above all): the single-use link to hand over.
+ */
+function Members({ client, programId }: OperatorProps & { programId: string }) {
+  const team = useLoad(() => ok(client.GET('/admin/v1/programs/{id}/members', inProgram(programId))), [programId]);
+  const [email, setEmail] = useState('');
+  const [role, setRole] = useState<Role>('OWNER');
+  const [error, setError] = useState<unknown>(null);
+  const [invited, setInvited] = useState<Schemas['TeamInviteCreated'] | null>(null);
+  const invite = async () => {
+    setError(null);
+    setInvited(null);
+    try {
+      setInvited(
+        await ok(client.POST('/admin/v1/programs/{id}/members', { ...inProgram(programId), body: { email: email.trim(), role } })),
+      );
+      setEmail('');
+      team.reload();
+    } catch (failed) {
+      setError(failed);
+    }
+  };
+  return (
+    <div class="keys">
+      <h3>Team</h3>
+      <ErrorBanner error={team.error} />
+      <Table
+        caption="Members of this program"
+        rows={team.value?.members ?? []}
+        empty="No member yet: invite the first owner."
+        columns={[
+          { title: 'Email', value: (member) => member.email },
+          { title: 'Role', value: (member) => member.role },
+          { title: 'Second factor', value: (member) => (member.totpEnabled ? 'on' : 'off') },
+          { title: 'Last sign-in', value: (member) => when(member.lastSignInAt) },
+        ]}
+      />
+      <Table
+        caption="Invites of this program not accepted yet"
+        rows={team.value?.invites ?? []}
+        empty="No invite is waiting."
+        columns={[
+          { title: 'Email', value: (each) => each.email },
+          { title: 'Role', value: (each) => each.role },
+          { title: 'Link works until', value: (each) => when(each.expiresAt) },
+        ]}
+      />
+      <Field
+        id="member-email"
+        label="Email of the member to invite"
+        type="email"
+        autocomplete="off"
+        param="email"
+        error={error}
+        value={email}
+        onValue={setEmail}
+      />
+      <RoleSelect id="member-role" label="Their role" value={role} onValue={setRole} />
+      <button type="button" onClick={invite}>
+        {role === 'OWNER' ? 'Invite an owner' : 'Invite a member'}
+      </button>
+      <FormError error={error} params={['email']} />
+      {invited ? (
+        <ShownOnce
+          label={`Invite link for ${invited.invite.email} (${invited.invite.role}): it works once, until ${when(invited.invite.expiresAt)}`}
+          value={invited.inviteUrl}
+        />
+      ) : null}
+    </div>
   );
+}
+
+/** Publishable keys are public by design (they sit in shops' pages), so they are shown in full. */
+function PublishableKeys({ client, programId }: OperatorProps & { programId: string }) {
+  const keys = useLoad(() => ok(client.GET('/admin/v1/programs/{id}/publishable-keys', inProgram(programId))), [programId]);
   return (
     <div class="keys">
       <h3>Publishable keys</h3>
@@ -195,7 +258,7 @@ function PublishableKeys({ credential, programId }: { credential: Credential; pr
                   label={`Revoke ${key.key.slice(0, 12)}…`}
                   kind="danger"
                   run={async () => {
-                    await call(credential, 'DELETE', `/publishable-keys/${key.id}`);
+                    await ok(client.DELETE('/admin/v1/publishable-keys/{id}', inProgram(key.id)));
                     keys.reload();
                   }}
                 />
@@ -206,7 +269,7 @@ function PublishableKeys({ credential, programId }: { credential: Credential; pr
       <Action
         label="Create publishable key"
         run={async () => {
-          await call(credential, 'POST', `/programs/${programId}/publishable-keys`, {});
+          await ok(client.POST('/admin/v1/programs/{id}/publishable-keys', inProgram(programId)));
           keys.reload();
         }}
       />
@@ -214,12 +277,13 @@ function PublishableKeys({ credential, programId }: { credential: Credential; pr
   );
 }
 
-export function Audit({ credential }: { credential: Credential }) {
+export function Audit({ client }: OperatorProps) {
   const [cursor, setCursor] = useState<string | null>(null);
-  const records = useLoad(
-    () => call<AuditRecord[]>(credential, 'GET', `/audit-records${query({ limit: 50, startingAfter: cursor })}`),
-    [cursor],
-  );
+  const records = useLoad(async () => {
+    const query = { limit: 50, ...(cursor ? { startingAfter: cursor } : {}) };
+    const answer = client.GET('/admin/v1/audit-records', { params: { query } });
+    return { items: await ok(answer), next: nextCursorOf((await answer).response.headers.get('link')) };
+  }, [cursor]);
   return (
     <section>
       <h1>Audit record</h1>

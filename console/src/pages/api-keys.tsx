@@ -1,0 +1,84 @@
+import { useState } from 'preact/hooks';
+import { ok, type PageProps, type Schemas } from '../client';
+import { Action, ErrorBanner, FormError, ShownOnce, Table, useLoad, when } from '../ui';
+
+type Scope = Schemas['ApiScope'];
+const SCOPES: { scope: Scope; words: string }[] = [
+  { scope: 'read', words: 'read: every lookup' },
+  { scope: 'write', words: 'write: every change' },
+  { scope: 'finance', words: 'finance: payouts and bank details' },
+  { scope: 'webhook_secrets', words: 'webhook_secrets: reveal webhook signing secrets' },
+];
+
+/**
+ * The program's secret API keys, for integrations (people sign in as themselves): an owner creates one
+ * with the scopes it needs, sees it this once (only its hash is stored) and revokes it.
+ */
+export function ApiKeys({ client, can }: PageProps) {
+  const keys = useLoad(() => ok(client.GET('/api/v1/api-keys')), []);
+  const [scopes, setScopes] = useState<Scope[]>(['read', 'write']);
+  const [error, setError] = useState<unknown>(null);
+  const [created, setCreated] = useState<Schemas['CreatedApiKey'] | null>(null);
+  const create = async (event: Event) => {
+    event.preventDefault();
+    setError(null);
+    setCreated(null);
+    try {
+      setCreated(await ok(client.POST('/api/v1/api-keys', { body: { scopes } })));
+      keys.reload();
+    } catch (failed) {
+      setError(failed);
+    }
+  };
+  return (
+    <section>
+      <h1>API keys</h1>
+      <ErrorBanner error={keys.error} />
+      <Table
+        caption="Secret API keys of this program"
+        rows={keys.value ?? []}
+        columns={[
+          { title: 'Key', value: (key) => `${key.displayPrefix}…` },
+          { title: 'Scopes', value: (key) => key.scopes.join(', ') },
+          { title: 'Created', value: (key) => when(key.createdAt) },
+          { title: 'Revoked', value: (key) => when(key.revokedAt) },
+          {
+            title: 'Change',
+            value: (key) =>
+              key.revokedAt || !can('revokeOwnApiKey') ? null : (
+                <Action
+                  label={`Revoke ${key.displayPrefix}`}
+                  kind="danger"
+                  run={async () => {
+                    await ok(client.DELETE('/api/v1/api-keys', { body: { id: key.id } }));
+                    keys.reload();
+                  }}
+                />
+              ),
+          },
+        ]}
+      />
+      {can('createOwnApiKey') ? (
+        <form class="panel" onSubmit={create} aria-labelledby="new-key-title">
+          <h2 id="new-key-title">New API key</h2>
+          <fieldset>
+            <legend>What the key may do</legend>
+            {SCOPES.map(({ scope, words }) => (
+              <label class="check" key={scope}>
+                <input
+                  type="checkbox"
+                  checked={scopes.includes(scope)}
+                  onChange={() => setScopes(scopes.includes(scope) ? scopes.filter((each) => each !== scope) : [...scopes, scope])}
+                />{' '}
+                {words}
+              </label>
+            ))}
+          </fieldset>
+          <button type="submit">Create API key</button>
+          <FormError error={error} params={[]} />
+          {created ? <ShownOnce label="New API key, shown this once (only its hash is stored)" value={created.key} /> : null}
+        </form>
+      ) : null}
+    </section>
+  );
+}

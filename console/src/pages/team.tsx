@@ -1,0 +1,138 @@
+import { useState } from 'preact/hooks';
+import { ok, type ApiClient, type PageProps, type Schemas } from '../client';
+import { Action, ErrorBanner, Field, FormError, ShownOnce, Table, useLoad, when } from '../ui';
+
+type Role = Schemas['TeamRole'];
+const ROLES: Role[] = ['OWNER', 'ADMIN', 'FINANCE', 'ANALYST'];
+const ROLE_WORDS: Record<Role, string> = {
+  OWNER: 'Owner: everything, including members and keys',
+  ADMIN: 'Admin: everything except members and keys',
+  FINANCE: 'Finance: payouts, the review queue and reports',
+  ANALYST: 'Analyst: read-only',
+};
+
+/**
+ * The program's team: every member may see who is on it; an owner invites people (a single-use link
+ * to hand over, since there is no mail service), changes roles and removes members. The API's
+ * refusals (the last owner, say) are shown as it words them.
+ */
+export function Team({ client, can }: PageProps) {
+  const team = useLoad(() => ok(client.GET('/api/v1/team/members')), []);
+  return (
+    <section>
+      <h1>Team</h1>
+      <ErrorBanner error={team.error} />
+      <Table
+        caption="Members"
+        rows={team.value?.members ?? []}
+        columns={[
+          { title: 'Email', value: (member) => member.email },
+          { title: 'Role', value: (member) => member.role },
+          { title: 'Second factor', value: (member) => (member.totpEnabled ? 'on' : 'off') },
+          { title: 'Joined', value: (member) => when(member.createdAt) },
+          { title: 'Last sign-in', value: (member) => when(member.lastSignInAt) },
+          ...(can('changeTeamMemberRole') || can('removeTeamMember')
+            ? [
+                {
+                  title: 'Change',
+                  value: (member: Schemas['TeamMember']) => (
+                    <MemberChanges key={member.id} client={client} can={can} member={member} onChanged={team.reload} />
+                  ),
+                },
+              ]
+            : []),
+        ]}
+      />
+      <Table
+        caption="Invites not accepted yet"
+        rows={team.value?.invites ?? []}
+        empty="No invite is waiting."
+        columns={[
+          { title: 'Email', value: (invite) => invite.email },
+          { title: 'Role', value: (invite) => invite.role },
+          { title: 'Link works until', value: (invite) => when(invite.expiresAt) },
+        ]}
+      />
+      {can('inviteTeamMember') ? <InviteForm client={client} onInvited={team.reload} /> : null}
+    </section>
+  );
+}
+
+export function RoleSelect({ id, label, value, onValue }: { id: string; label: string; value: Role; onValue: (role: Role) => void }) {
+  return (
+    <>
+      <label for={id}>{label}</label>
+      <select id={id} value={value} onChange={(event) => onValue((event.target as HTMLSelectElement).value as Role)}>
+        {ROLES.map((role) => (
+          <option key={role} value={role}>
+            {ROLE_WORDS[role]}
+          </option>
+        ))}
+      </select>
+    </>
+  );
+}
+
+function MemberChanges({ client, can, member, onChanged }: PageProps & { member: Schemas['TeamMember']; onChanged: () => void }) {
+  const [role, setRole] = useState<Role>(member.role);
+  return (
+    <div class="inline">
+      {can('changeTeamMemberRole') ? (
+        <>
+          <RoleSelect id={`role-${member.id}`} label={`New role of ${member.email}`} value={role} onValue={setRole} />
+          <Action
+            label={`Change role of ${member.email}`}
+            run={async () => {
+              await ok(client.PUT('/api/v1/team/members', { body: { id: member.id, role } }));
+              onChanged();
+            }}
+          />
+        </>
+      ) : null}
+      {can('removeTeamMember') ? (
+        <Action
+          label={`Remove ${member.email}`}
+          kind="danger"
+          run={async () => {
+            await ok(client.DELETE('/api/v1/team/members', { body: { id: member.id } }));
+            onChanged();
+          }}
+        />
+      ) : null}
+    </div>
+  );
+}
+
+function InviteForm({ client, onInvited }: { client: ApiClient; onInvited: () => void }) {
+  const [email, setEmail] = useState('');
+  const [role, setRole] = useState<Role>('ANALYST');
+  const [error, setError] = useState<unknown>(null);
+  const [invited, setInvited] = useState<Schemas['TeamInviteCreated'] | null>(null);
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setError(null);
+    setInvited(null);
+    try {
+      setInvited(await ok(client.POST('/api/v1/team/members', { body: { email: email.trim(), role } })));
+      setEmail('');
+      onInvited();
+    } catch (failed) {
+      setError(failed);
+    }
+  };
+  return (
+    <form class="panel" onSubmit={submit} aria-labelledby="invite-title">
+      <h2 id="invite-title">Invite a member</h2>
+      <Field id="invite-email" label="Email" type="email" autocomplete="off" param="email" error={error} value={email} onValue={setEmail} />
+      <RoleSelect id="invite-role" label="Role" value={role} onValue={setRole} />
+      <button type="submit">Invite</button>
+      <FormError error={error} params={['email', 'role']} />
+      {invited ? (
+        <ShownOnce
+          label={`Invite link for ${invited.invite.email} (${invited.invite.role}): give it to them; it works once, until ${when(invited.invite.expiresAt)}`}
+          value={invited.inviteUrl}
+        />
+      ) : null}
+    </form>
+  );
+}
