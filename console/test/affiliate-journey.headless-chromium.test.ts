@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { okBody, System, type Api } from '../../system-tests/harness';
-import { checkPage, eventually, launchChromium, newPage, showing, signInToConsole, type PageWatch } from './chromium-pages';
+import { checkPage, eventually, launchChromium, newPage, showing, signInAsMember, type PageWatch } from './chromium-pages';
 
 /**
  * The whole affiliate journey of issue 30 in one real browser (Debian's chromium through
@@ -99,7 +99,7 @@ test("an affiliate who signs up, is approved in the console and opens its portal
 
   // 3. The program team approves it on the console's Sign-up and approval page.
   const team = await openPage();
-  await signInToConsole(team, system.gatewayUrl, program.key);
+  await signInAsMember(team, system, program.programId, 'OWNER');
   await team.goto(`${system.gatewayUrl}/console#/signup`);
   const queue = team.getByRole('table', { name: 'Applications waiting for approval' });
   await queue.getByRole('cell', { name: email, exact: true }).waitFor();

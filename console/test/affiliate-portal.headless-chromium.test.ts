@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { okBody, System, type Api } from '../../system-tests/harness';
 import { CONSOLE_CONTENT_SECURITY_POLICY } from '../../gateway/src/console/routes';
-import { checkPage, launchChromium, newPage, showing, type PageWatch } from './chromium-pages';
+import { checkPage, launchChromium, newPage, showing, signInAsMember, type PageWatch } from './chromium-pages';
 
 /**
  * The affiliate portal (issue 30) in a real browser (Debian's chromium through playwright-core)
@@ -47,13 +47,10 @@ const watch: PageWatch = { outside: [], pageErrors: [] };
 const openPage = () => newPage(browser, system.gatewayUrl, watch);
 const check = (page: Page, name: string, screenshot = join(SCREENSHOTS, `${name}.png`)) => checkPage(page, name, screenshot);
 
-/** The program's console, signed in with its key, asks for Ada's portal ("view as affiliate"): the link it shows. */
+/** The program's console, signed in as an owner, asks for Ada's portal ("view as affiliate"): the link it shows. */
 async function viewAsAffiliateLink(name: string): Promise<string> {
   const page = await openPage();
-  await page.goto(`${system.gatewayUrl}/console`);
-  await page.getByLabel('A program team (its API key)').check();
-  await page.getByLabel('API key', { exact: true }).fill(program.key);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await signInAsMember(page, system, program.programId, 'OWNER');
   await page.goto(`${system.gatewayUrl}/console#/affiliates`);
   await page.getByRole('button', { name: `View as ${name}` }).click();
   const link = page.getByRole('link', { name: `Open the portal of ${name}` });

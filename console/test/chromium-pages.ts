@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { okBody, type System } from '../../system-tests/harness';
 
 /**
  * What the headless-Chromium tests of the console and of the affiliate portal share: Debian's
@@ -69,12 +71,42 @@ export async function showing(locator: Locator, expected: RegExp | string, timeo
   }
 }
 
-/** Signs the page in to the console as a program team, with the program's API key. */
-export async function signInToConsole(page: Page, gatewayUrl: string, programKey: string): Promise<void> {
+/** A console team member as a test uses one: who, and the password they chose. */
+export type TestMember = { email: string; password: string; role: 'OWNER' | 'ADMIN' | 'FINANCE' | 'ANALYST' };
+
+/**
+ * A new member of the program, as the operator makes one: the admin API's invite (the single-use
+ * link's token), accepted with a password through the public API, as the invited person's browser
+ * would. No browser is signed in by it.
+ */
+export async function createMember(system: System, programId: string, role: TestMember['role']): Promise<TestMember> {
+  const member = { email: `${role.toLowerCase()}-${randomUUID().slice(0, 8)}@example.com`, password: `console ${randomUUID()}`, role };
+  const invited = await okBody(system.admin().post(`/admin/v1/programs/${programId}/members`, { email: member.email, role }));
+  const token = new URLSearchParams(new URL(invited.inviteUrl).hash.split('?')[1]).get('token');
+  const accepted = await fetch(`${system.gatewayUrl}/api/v1/team/invites/accept`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: system.gatewayUrl },
+    body: JSON.stringify({ token, password: member.password }),
+  });
+  if (accepted.status !== 200) throw new Error(`accepting the invite: ${accepted.status} ${await accepted.text()}`);
+  return member;
+}
+
+/** Signs the page in to the console through its sign-in form, as a team member, and waits for the navigation. */
+export async function signInWithPassword(page: Page, gatewayUrl: string, member: { email: string; password: string }): Promise<void> {
   await page.goto(`${gatewayUrl}/console`);
-  await page.getByLabel('A program team (its API key)').check();
-  await page.getByLabel('API key', { exact: true }).fill(programKey);
+  await page.getByLabel('Team member').check();
+  await page.getByLabel('Email', { exact: true }).fill(member.email);
+  await page.getByLabel('Password', { exact: true }).fill(member.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('navigation', { name: 'Sections' }).waitFor({ timeout: 15_000 });
+}
+
+/** A new member of the program with this role (the operator's invite), signed in to the console on this page through the UI. */
+export async function signInAsMember(page: Page, system: System, programId: string, role: TestMember['role']): Promise<TestMember> {
+  const member = await createMember(system, programId, role);
+  await signInWithPassword(page, system.gatewayUrl, member);
+  return member;
 }
 
 /** Polls an asynchronous reading until it passes the check; fails with the value it last read. */

@@ -5,7 +5,7 @@ import { eventually } from '@affiliate/platform/testing';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { ADMIN_TOKEN, okBody, Subscriber, System, type Api } from '../../system-tests/harness';
 import { CONSOLE_CONTENT_SECURITY_POLICY } from '../../gateway/src/console/routes';
-import { checkPage as checkAndCapture, launchChromium, newPage as openPage, showing } from './chromium-pages';
+import { checkPage as checkAndCapture, createMember, launchChromium, newPage as openPage, showing, signInAsMember } from './chromium-pages';
 
 /**
  * The console in a real browser (Debian's chromium through playwright-core) against the whole
@@ -77,10 +77,15 @@ async function seed(api: Api) {
 
 const newPage = () => openPage(browser, system.gatewayUrl, { outside, pageErrors });
 
-async function signIn(page: Page, kind: 'program' | 'operator', token: string) {
+/** The program's pages as an OWNER of its team (a new member each time, invited by the operator); the operator's with the admin token. */
+async function signIn(page: Page, kind: 'owner' | 'operator', token?: string) {
+  if (kind === 'owner') {
+    await signInAsMember(page, system, program.programId, 'OWNER');
+    return;
+  }
   await page.goto(`${system.gatewayUrl}/console`);
-  await page.getByLabel(kind === 'program' ? 'A program team (its API key)' : 'An operator (the admin token)').check();
-  await page.getByLabel(kind === 'program' ? 'API key' : 'Admin token', { exact: true }).fill(token);
+  await page.getByLabel('Operator').check();
+  await page.getByLabel('Admin token', { exact: true }).fill(token ?? '');
   await page.getByRole('button', { name: 'Sign in' }).click();
 }
 
@@ -99,8 +104,12 @@ test('/console is served with a Content-Security-Policy that allows this origin 
 
 test('bad credentials get a clear message and nothing is kept in the tab', async () => {
   const page = await newPage();
-  await signIn(page, 'program', 'ak_this_key_does_not_exist_0123456789');
-  await showing(page.getByRole('alert'), /That API key was not accepted/);
+  const member = await createMember(system, program.programId, 'OWNER');
+  await page.goto(`${system.gatewayUrl}/console`);
+  await page.getByLabel('Email', { exact: true }).fill(member.email);
+  await page.getByLabel('Password', { exact: true }).fill('not the password at all');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await showing(page.getByRole('alert'), 'Wrong email or password');
   await signIn(page, 'operator', 'not-the-admin-token');
   await showing(page.getByRole('alert'), /That admin token was not accepted/);
   expect(await page.evaluate('sessionStorage.length')).toBe(0);
@@ -110,14 +119,15 @@ test('bad credentials get a clear message and nothing is kept in the tab', async
 
 test('program view: create an endpoint, an event arrives and its delivery appears, resend it, rotate and reveal the secret, send a test event', async () => {
   const page = await newPage();
-  await signIn(page, 'program', program.key);
+  await signIn(page, 'owner');
   await go(page, 'webhooks');
   await page.getByLabel('URL').fill(await subscriber.start());
   await page.getByLabel('Description').fill('Shop backend');
   await page.getByRole('group', { name: 'Event types to receive' }).getByLabel('affiliate.created').check();
   await page.getByRole('button', { name: 'Create endpoint' }).click();
   await showing(page.getByRole('status').filter({ hasText: 'Endpoint created' }), 'whsec_');
-  expect(await page.evaluate('Object.keys(sessionStorage)')).toEqual(['affiliate-console-credential']);
+  // A member's session is the httpOnly cookie: nothing of it is in the tab's storage.
+  expect(await page.evaluate('Object.keys(sessionStorage)')).toEqual([]);
 
   await okBody(program.api.post('/affiliates', { firstName: 'Alan', lastName: 'Turing', email: 'alan@example.com' }));
   const row = page.locator('.deliveries').getByRole('row').filter({ hasText: 'affiliate.created' });
@@ -145,7 +155,7 @@ test('program view: create an endpoint, an event arrives and its delivery appear
 
 test('an API error is shown with its message, never a blank page', async () => {
   const page = await newPage();
-  await signIn(page, 'program', program.key);
+  await signIn(page, 'owner');
   await go(page, 'webhooks');
   await page.getByLabel('URL').fill('https://example.com/hooks');
   await page.getByRole('button', { name: 'Create endpoint' }).click();
@@ -156,7 +166,7 @@ test('an API error is shown with its message, never a blank page', async () => {
 
 test('every program page shows the program\u2019s real data and passes axe', async () => {
   const page = await newPage();
-  await signIn(page, 'program', program.key);
+  await signIn(page, 'owner');
   await go(page, 'overview');
   await showing(page.locator('.tiles'), 'Sales7');
   // Revenue and commission per currency, the reporting currency first: 609 USD and 49.99 EUR, never 658.99.
@@ -205,7 +215,7 @@ test('every program page shows the program\u2019s real data and passes axe', asy
 
 test('tracking page: a publishable key and its snippet, allowed origins and attribution saved, the Stripe webhook URL and secret', async () => {
   const page = await newPage();
-  await signIn(page, 'program', program.key);
+  await signIn(page, 'owner');
   await go(page, 'tracking');
   await showing(page.getByRole('status'), 'No publishable key yet');
   await page.getByRole('button', { name: 'Create a publishable key' }).click();
@@ -239,7 +249,7 @@ test('tracking page: a publishable key and its snippet, allowed origins and attr
 
 test('fraud review page: the risk settings saved (an action, the limit, the minimum seconds from click to conversion), HELD commissions shown with their signals, one released with a note and one voided with a reason, and the page passes axe', async () => {
   const page = await newPage();
-  await signIn(page, 'program', program.key);
+  await signIn(page, 'owner');
   await go(page, 'review');
   await showing(page.locator('tbody'), 'No commission is held for review.');
   await page.getByLabel('OVER_AUTO_APPROVAL_LIMIT').selectOption('HOLD');

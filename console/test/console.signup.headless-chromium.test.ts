@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { okBody, System, type Api } from '../../system-tests/harness';
+import { signInAsMember } from './chromium-pages';
 
 /**
  * The console's Sign-up and approval page in headless Chromium against the whole system, beside
@@ -41,10 +42,7 @@ afterAll(async () => {
 
 async function signedIn(): Promise<Page> {
   const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-  await page.goto(`${system.gatewayUrl}/console`);
-  await page.getByLabel('A program team (its API key)').check();
-  await page.getByLabel('API key', { exact: true }).fill(program.key);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await signInAsMember(page, system, program.programId, 'OWNER');
   await page.goto(`${system.gatewayUrl}/console#/signup`);
   await page.getByRole('heading', { name: 'Sign-up', exact: true }).waitFor();
   return page;
