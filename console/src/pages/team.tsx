@@ -76,7 +76,7 @@ export function RoleSelect({ id, label, value, onValue }: { id: string; label: s
 function MemberChanges({ client, can, member, onChanged }: PageProps & { member: Schemas['TeamMember']; onChanged: () => void }) {
   const [role, setRole] = useState<Role>(member.role);
   return (
-    <div class="inline">
+    <div class="member-changes">
       {can('changeTeamMemberRole') ? (
         <>
           <RoleSelect id={`role-${member.id}`} label={`New role of ${member.email}`} value={role} onValue={setRole} />
