@@ -34,29 +34,17 @@ export function ApiKeys({ client, can }: PageProps) {
     <section>
       <h1>API keys</h1>
       <ErrorBanner error={keys.error} />
-      <Table
+      <ApiKeyTable
         caption="Secret API keys of this program"
-        rows={keys.value ?? []}
-        columns={[
-          { title: 'Key', value: (key) => `${key.displayPrefix}…` },
-          { title: 'Scopes', value: (key) => key.scopes.join(', ') },
-          { title: 'Created', value: (key) => when(key.createdAt) },
-          { title: 'Revoked', value: (key) => when(key.revokedAt) },
-          {
-            title: 'Change',
-            value: (key) =>
-              key.revokedAt || !can('revokeOwnApiKey') ? null : (
-                <Action
-                  label={`Revoke ${key.displayPrefix}`}
-                  kind="danger"
-                  run={async () => {
-                    await ok(client.DELETE('/api/v1/api-keys', { body: { id: key.id } }));
-                    keys.reload();
-                  }}
-                />
-              ),
-          },
-        ]}
+        keys={keys.value ?? []}
+        revoke={
+          can('revokeOwnApiKey')
+            ? async (key) => {
+                await ok(client.DELETE('/api/v1/api-keys', { body: { id: key.id } }));
+                keys.reload();
+              }
+            : null
+        }
       />
       {can('createOwnApiKey') ? (
         <form class="panel" onSubmit={create} aria-labelledby="new-key-title">
@@ -80,5 +68,34 @@ export function ApiKeys({ client, can }: PageProps) {
         </form>
       ) : null}
     </section>
+  );
+}
+
+/** A program's secret keys without their secrets (the prefix tells them apart), each with Revoke while it works, when the viewer may revoke. */
+export function ApiKeyTable({
+  caption,
+  keys,
+  revoke,
+}: {
+  caption: string;
+  keys: Schemas['ApiKeySummary'][];
+  revoke: ((key: Schemas['ApiKeySummary']) => Promise<void>) | null;
+}) {
+  return (
+    <Table
+      caption={caption}
+      rows={keys}
+      columns={[
+        { title: 'Key', value: (key) => `${key.displayPrefix}…` },
+        { title: 'Scopes', value: (key) => key.scopes.join(', ') },
+        { title: 'Created', value: (key) => when(key.createdAt) },
+        { title: 'Revoked', value: (key) => when(key.revokedAt) },
+        {
+          title: 'Change',
+          value: (key) =>
+            key.revokedAt || !revoke ? null : <Action label={`Revoke ${key.displayPrefix}`} kind="danger" run={() => revoke(key)} />,
+        },
+      ]}
+    />
   );
 }

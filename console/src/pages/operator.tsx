@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { nextCursorOf } from '../api';
 import { ok, type ApiClient, type Schemas } from '../client';
-import { RoleSelect } from './team';
+import { ApiKeyTable } from './api-keys';
+import { InviteTable, RoleSelect } from './team';
 import { Action, ErrorBanner, Field, FormError, Notice, Pager, ShownOnce, Table, useLoad, when } from '../ui';
 
 /**
@@ -123,29 +124,13 @@ function ApiKeys({ client, programId }: OperatorProps & { programId: string }) {
     <div class="keys">
       <h3>API keys</h3>
       <ErrorBanner error={keys.error} />
-      <Table
+      <ApiKeyTable
         caption="API keys of this program"
-        rows={keys.value ?? []}
-        columns={[
-          { title: 'Key', value: (key) => `${key.displayPrefix}…` },
-          { title: 'Scopes', value: (key) => key.scopes.join(', ') },
-          { title: 'Created', value: (key) => when(key.createdAt) },
-          { title: 'Revoked', value: (key) => when(key.revokedAt) },
-          {
-            title: '',
-            value: (key) =>
-              key.revokedAt ? null : (
-                <Action
-                  label={`Revoke ${key.displayPrefix}`}
-                  kind="danger"
-                  run={async () => {
-                    await ok(client.DELETE('/admin/v1/api-keys/{id}', inProgram(key.id)));
-                    keys.reload();
-                  }}
-                />
-              ),
-          },
-        ]}
+        keys={keys.value ?? []}
+        revoke={async (key) => {
+          await ok(client.DELETE('/admin/v1/api-keys/{id}', inProgram(key.id)));
+          keys.reload();
+        }}
       />
       <Action
         label="Create API key"
@@ -201,16 +186,7 @@ function Members({ client, programId }: OperatorProps & { programId: string }) {
           { title: 'Last sign-in', value: (member) => when(member.lastSignInAt) },
         ]}
       />
-      <Table
-        caption="Invites of this program not accepted yet"
-        rows={team.value?.invites ?? []}
-        empty="No invite is waiting."
-        columns={[
-          { title: 'Email', value: (each) => each.email },
-          { title: 'Role', value: (each) => each.role },
-          { title: 'Link works until', value: (each) => when(each.expiresAt) },
-        ]}
-      />
+      <InviteTable caption="Invites of this program not accepted yet" invites={team.value?.invites ?? []} />
       <Field
         id="member-email"
         label="Email of the member to invite"

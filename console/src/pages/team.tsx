@@ -43,18 +43,25 @@ export function Team({ client, can }: PageProps) {
             : []),
         ]}
       />
-      <Table
-        caption="Invites not accepted yet"
-        rows={team.value?.invites ?? []}
-        empty="No invite is waiting."
-        columns={[
-          { title: 'Email', value: (invite) => invite.email },
-          { title: 'Role', value: (invite) => invite.role },
-          { title: 'Link works until', value: (invite) => when(invite.expiresAt) },
-        ]}
-      />
+      <InviteTable caption="Invites not accepted yet" invites={team.value?.invites ?? []} />
       {can('inviteTeamMember') ? <InviteForm client={client} onInvited={team.reload} /> : null}
     </section>
+  );
+}
+
+/** Invites neither accepted nor expired: who, with which role, until when the link works. */
+export function InviteTable({ caption, invites }: { caption: string; invites: Schemas['TeamInvite'][] }) {
+  return (
+    <Table
+      caption={caption}
+      rows={invites}
+      empty="No invite is waiting."
+      columns={[
+        { title: 'Email', value: (invite) => invite.email },
+        { title: 'Role', value: (invite) => invite.role },
+        { title: 'Link works until', value: (invite) => when(invite.expiresAt) },
+      ]}
+    />
   );
 }
 
