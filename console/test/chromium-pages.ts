@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
-import { okBody, type System } from '../../system-tests/harness';
+import type { System } from '../../system-tests/harness';
 
 /**
  * What the headless-Chromium tests of the console and of the affiliate portal share: Debian's
@@ -74,22 +73,10 @@ export async function showing(locator: Locator, expected: RegExp | string, timeo
 /** A console team member as a test uses one: who, and the password they chose. */
 export type TestMember = { email: string; password: string; role: 'OWNER' | 'ADMIN' | 'FINANCE' | 'ANALYST' };
 
-/**
- * A new member of the program, as the operator makes one: the admin API's invite (the single-use
- * link's token), accepted with a password through the public API, as the invited person's browser
- * would. No browser is signed in by it.
- */
+/** A new member of the program, as the operator makes one (System.memberSession: the admin API's invite, accepted with a password); no browser is signed in by it. */
 export async function createMember(system: System, programId: string, role: TestMember['role']): Promise<TestMember> {
-  const member = { email: `${role.toLowerCase()}-${randomUUID().slice(0, 8)}@example.com`, password: `console ${randomUUID()}`, role };
-  const invited = await okBody(system.admin().post(`/admin/v1/programs/${programId}/members`, { email: member.email, role }));
-  const token = new URLSearchParams(new URL(invited.inviteUrl).hash.split('?')[1]).get('token');
-  const accepted = await fetch(`${system.gatewayUrl}/api/v1/team/invites/accept`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', origin: system.gatewayUrl },
-    body: JSON.stringify({ token, password: member.password }),
-  });
-  if (accepted.status !== 200) throw new Error(`accepting the invite: ${accepted.status} ${await accepted.text()}`);
-  return member;
+  const { email, password } = await system.memberSession(programId, role);
+  return { email, password, role };
 }
 
 /** Signs the page in to the console through its sign-in form, as a team member, and waits for the navigation. */

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { eventually } from '@affiliate/platform/testing';
-import { TOTP } from 'otpauth';
+import { URI, type TOTP } from 'otpauth';
 import type { Browser, Page } from 'playwright-core';
 import { ADMIN_TOKEN, okBody, System, type Api } from '../../system-tests/harness';
 import {
@@ -229,7 +229,7 @@ test('Your account: the second factor is set up from the secret shown, asked for
   await page.getByRole('button', { name: 'Set up the second factor' }).click();
   const url = page.locator('code').filter({ hasText: 'otpauth://' });
   await showing(url, /^otpauth:\/\/totp\//);
-  const app = TOTP.fromURI((await url.textContent()) ?? '') as TOTP;
+  const app = URI.parse((await url.textContent()) ?? '') as TOTP;
   expect(await page.locator('code').first().textContent()).toBe(app.secret.base32);
   await check(page, 'account', join(DOCS, 'console-account.png'));
   await page.getByLabel('Code of the authenticator app').fill('12');
