@@ -251,7 +251,11 @@ test('Your account: the second factor is set up from the secret shown, asked for
   await page.getByLabel('Code of the authenticator app').fill(app.generate());
   await page.getByRole('button', { name: 'Turn the second factor off' }).click();
   await page.getByRole('button', { name: 'Set up the second factor' }).waitFor();
+  // Off again: the password alone signs in.
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByRole('button', { name: 'Sign in' }).waitFor();
   await signInWithPassword(page, system.gatewayUrl, member);
+  expect(await page.getByLabel('Authenticator code').count()).toBe(0);
   await page.context().close();
 });
 
