@@ -5,7 +5,15 @@ import { eventually } from '@affiliate/platform/testing';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { ADMIN_TOKEN, okBody, Subscriber, System, type Api } from '../../system-tests/harness';
 import { CONSOLE_CONTENT_SECURITY_POLICY } from '../../gateway/src/console/routes';
-import { checkPage as checkAndCapture, createMember, launchChromium, newPage as openPage, showing, signInAsMember } from './chromium-pages';
+import {
+  checkPage as checkAndCapture,
+  createMember,
+  launchChromium,
+  newPage as openPage,
+  showing,
+  signInAsMember,
+  type TestMember,
+} from './chromium-pages';
 
 /**
  * The console in a real browser (Debian's chromium through playwright-core) against the whole
@@ -78,15 +86,13 @@ async function seed(api: Api) {
 const newPage = () => openPage(browser, system.gatewayUrl, { outside, pageErrors });
 
 /** The program's pages as an OWNER of its team (a new member each time, invited by the operator); the operator's with the admin token. */
-async function signIn(page: Page, kind: 'owner' | 'operator', token?: string) {
-  if (kind === 'owner') {
-    await signInAsMember(page, system, program.programId, 'OWNER');
-    return;
-  }
+async function signIn(page: Page, kind: 'owner' | 'operator', token?: string): Promise<TestMember | null> {
+  if (kind === 'owner') return signInAsMember(page, system, program.programId, 'OWNER');
   await page.goto(`${system.gatewayUrl}/console`);
   await page.getByLabel('Operator').check();
   await page.getByLabel('Admin token', { exact: true }).fill(token ?? '');
   await page.getByRole('button', { name: 'Sign in' }).click();
+  return null;
 }
 
 const checkPage = (page: Page, name: string) => checkAndCapture(page, name, join(SCREENSHOTS, `${name}.png`));
@@ -249,7 +255,7 @@ test('tracking page: a publishable key and its snippet, allowed origins and attr
 
 test('fraud review page: the risk settings saved (an action, the limit, the minimum seconds from click to conversion), HELD commissions shown with their signals, one released with a note and one voided with a reason, and the page passes axe', async () => {
   const page = await newPage();
-  await signIn(page, 'owner');
+  const owner = await signIn(page, 'owner');
   await go(page, 'review');
   await showing(page.locator('tbody'), 'No commission is held for review.');
   await page.getByLabel('OVER_AUTO_APPROVAL_LIMIT').selectOption('HOLD');
@@ -287,7 +293,15 @@ test('fraud review page: the risk settings saved (an action, the limit, the mini
   const released = await okBody(program.api.get(`/sales?id=${held!.id}`));
   expect(released.commissions[0]).toMatchObject({
     status: 'DUE',
-    decisions: [{ action: 'HOLD' }, { action: 'RELEASE', reason: 'checked the order by hand', by: { kind: 'API_KEY' } }],
+    decisions: [
+      { action: 'HOLD' },
+      {
+        action: 'RELEASE',
+        reason: 'checked the order by hand',
+        // Decided in the console by a member: the decision names them, not a key.
+        by: { kind: 'TEAM_MEMBER', keyPrefix: owner!.email },
+      },
+    ],
   });
   await page.getByLabel(/Note or reason/).fill('same card as a refunded order');
   await page.getByRole('button', { name: `Void ${doubtful.commissions[0]!.id.slice(0, 8)}` }).click();
@@ -295,7 +309,10 @@ test('fraud review page: the risk settings saved (an action, the limit, the mini
   const voided = await okBody(program.api.get(`/sales?id=${doubtful.id}`));
   expect(voided.commissions[0]).toMatchObject({
     status: 'VOID',
-    decisions: [{ action: 'HOLD' }, { action: 'VOID', reason: 'same card as a refunded order', by: { kind: 'API_KEY' } }],
+    decisions: [
+      { action: 'HOLD' },
+      { action: 'VOID', reason: 'same card as a refunded order', by: { kind: 'TEAM_MEMBER', keyPrefix: owner!.email } },
+    ],
   });
   await page.context().close();
 });
