@@ -410,13 +410,10 @@ export const ProgramAuditRecord = z
           description: 'Only for an act in the affiliate portal: the portal session (POST /affiliate-portal-sessions) that did it',
         }),
         affiliateId: Uuid.optional().openapi({ description: 'Only for an act in the affiliate portal: the affiliate of that session' }),
-        memberId: z
-          .string()
-          .optional()
-          .openapi({
-            description: 'Only for an act of a team member signed in to the console: the member (mbr_…)',
-            example: 'mbr_9f1c2d3e-4b5a-4c6d-8e7f-001122334455',
-          }),
+        memberId: z.string().optional().openapi({
+          description: 'Only for an act of a team member signed in to the console: the member (mbr_…)',
+          example: 'mbr_9f1c2d3e-4b5a-4c6d-8e7f-001122334455',
+        }),
         email: z.string().optional().openapi({ description: "Only for an act of a team member: the member's email" }),
       })
       .openapi({

@@ -18,7 +18,6 @@ import {
 } from '@affiliate/contracts';
 import {
   AppError,
-  constantTimeEquals,
   createRouter,
   forbidden,
   notFound,
@@ -29,12 +28,13 @@ import {
   withRequestContext,
   type Logger,
 } from '@affiliate/platform';
-import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import express, { type RequestHandler, type Response, type Router } from 'express';
 import { createApiKey, listApiKeys, type AdminStore } from '../admin/api-keys';
+import { recordWhenAnswered } from '../admin/program-audit-log';
 import type { ProgramDocument } from '../admin/program-model';
 import { findLiveProgram } from '../admin/programs';
 import type { RateLimit } from '../config';
-import { CSRF_HEADER } from '../portal/portal-routes';
+import { cookieNamed, originOf, requireSameOriginWrite } from '../browser/same-origin-writes';
 import type { RateLimits } from '../rate-limit/rate-limiter';
 import { toTeamMember, type TeamAccounts } from './team-accounts';
 import type { TeamMemberDocument } from './team-members';
@@ -68,17 +68,6 @@ export const inviteUrlOf = (gatewayUrl: string, token: string) => `${gatewayUrl}
 
 type Team = { session: LiveTeamSession; program: ProgramDocument };
 const teamOf = (response: Response): Team => response.locals.team as Team;
-
-/** The gateway's own origin as the browser reached it (trust proxy decides which forwarding headers count). */
-const originOf = (request: Request) => `${request.protocol}://${request.get('host')}`;
-
-function cookieOf(request: Request): string | null {
-  for (const part of (request.header('cookie') ?? '').split(';')) {
-    const [name, ...value] = part.trim().split('=');
-    if (name === TEAM_SESSION_COOKIE) return value.join('=');
-  }
-  return null;
-}
 
 /** What the role may do: every public operation roleAllows, and the team operations (OWNER's to change the team and keys). */
 export function allowedOperationsOf(role: TeamRole): string[] {
@@ -130,7 +119,7 @@ export function teamRoutes(options: TeamRoutesOptions): Router {
   router.use(TEAM_PATHS, options.anonymous, noKey);
 
   const withSession: RequestHandler = async (_request, response, next) => {
-    const cookie = cookieOf(_request);
+    const cookie = cookieNamed(_request, TEAM_SESSION_COOKIE);
     const session = cookie ? await sessions.live(cookie) : null;
     const program = session ? await findLiveProgram(options.store.programs, session.programId) : null;
     if (!session || !program)
@@ -139,26 +128,9 @@ export function teamRoutes(options: TeamRoutesOptions): Router {
     withRequestContext({ requestId: String(response.locals.requestId), programId: program._id }, () => next());
   };
 
-  /**
-   * CSRF on every write, as the portal's (portal-routes.ts): the session's synchronizer token in
-   * X-CSRF-Token, which another site's page cannot read or send without a CORS preflight the gateway
-   * never answers, and an Origin equal to the gateway's own. SameSite=Strict on the cookie is the third wall.
-   */
+  /** CSRF on every write, as the portal's (same-origin-writes.ts); SameSite=Strict on the cookie is the third wall. */
   const csrf: RequestHandler = (request, response, next) => {
-    const { session } = teamOf(response);
-    const origin = request.header('origin');
-    if (origin === undefined)
-      throw forbidden(
-        `Missing Origin header: the console only accepts writes from its own pages (${originOf(request)})`,
-        'origin_not_allowed',
-      );
-    if (origin !== originOf(request))
-      throw forbidden(
-        `Cross-origin write refused: the console only accepts writes from its own pages (${originOf(request)})`,
-        'origin_not_allowed',
-      );
-    if (!constantTimeEquals(request.header(CSRF_HEADER) ?? '', session.csrfToken))
-      throw forbidden('Missing or wrong X-CSRF-Token: reload the console and try again', 'csrf_token_invalid');
+    requireSameOriginWrite(request, teamOf(response).session.csrfToken, 'console');
     next();
   };
 
@@ -181,26 +153,12 @@ export function teamRoutes(options: TeamRoutesOptions): Router {
     (action: ProgramAuditAction): RequestHandler =>
     (request, response, next) => {
       const { session } = teamOf(response);
-      const operation = `${request.method} /api/v1${request.path}`;
-      const requestId = String(response.locals.requestId ?? '') || null;
-      let recorded = false;
-      const record = () => {
-        if (recorded) return;
-        recorded = true;
-        const entry = {
-          actor: { memberId: session.memberId, email: session.email },
-          action,
-          operation,
-          status: response.statusCode,
-          aborted: !response.writableFinished,
-          requestId,
-        };
-        options.store.programAudit
-          .record(session.programId, entry)
-          .catch((error: unknown) => options.logger.error({ err: error, action }, 'could not write the program audit record'));
+      const act = {
+        actor: { memberId: session.memberId, email: session.email },
+        action,
+        operation: `${request.method} /api/v1${request.path}`,
       };
-      response.on('finish', record);
-      response.on('close', record);
+      recordWhenAnswered(options.store.programAudit, options.logger, session.programId, act, response);
       next();
     };
 
@@ -236,9 +194,10 @@ export function teamRoutes(options: TeamRoutesOptions): Router {
       { key: loginKey('account', email), limit: options.loginLimits.account },
       { key: loginKey('address', request.ip ?? 'unknown'), limit: options.loginLimits.address },
     ];
-    const states = await Promise.all(keys.map(({ key, limit }) => options.rateLimits.peek(key, limit)));
-    const blocked = states.filter((state) => !state.allowed);
-    if (blocked.length > 0) throw throttled(response, Math.max(...blocked.map((state) => state.resetSeconds)));
+    // The limit is of failures: once that many are counted, every attempt waits for the window to end, the right password's too.
+    const states = await Promise.all(keys.map(async ({ key, limit }) => ({ limit, state: await options.rateLimits.peek(key, limit) })));
+    const blocked = states.filter(({ limit, state }) => state.consumed >= limit.points);
+    if (blocked.length > 0) throw throttled(response, Math.max(...blocked.map(({ state }) => state.resetSeconds)));
     // A body that is not an email and a password is a wrong email or password: the sign-in form says nothing more.
     const parsed = SignInBody.safeParse(body ?? {});
     const outcome = parsed.success

@@ -121,8 +121,12 @@ export class TeamSessions {
     if (!session || session.revokedAt || session.idleExpiresAt.getTime() <= now || session.expiresAt.getTime() <= now) return null;
     const member = await this.members.findOne({ _id: session.memberId, programId: session.programId }).lean<TeamMemberDocument>();
     if (!member) return null;
-    const idleExpiresAt = new Date(Math.min(now + this.lifetimes.idleMs, session.expiresAt.getTime()));
-    await this.model.updateOne({ _id: session._id, revokedAt: null }, { $set: { idleExpiresAt } });
+    // A burst of requests (a page loading) moves the idle end once: a write only when it would move by
+    // more than a tenth of the idle time (a minute at most), so a session may end that much early, never late.
+    const moved = new Date(Math.min(now + this.lifetimes.idleMs, session.expiresAt.getTime()));
+    const worthWriting = moved.getTime() - session.idleExpiresAt.getTime() > Math.min(60_000, this.lifetimes.idleMs / 10);
+    if (worthWriting) await this.model.updateOne({ _id: session._id, revokedAt: null }, { $set: { idleExpiresAt: moved } });
+    const idleExpiresAt = worthWriting ? moved : session.idleExpiresAt;
     return {
       sessionId: session._id,
       programId: session.programId,
