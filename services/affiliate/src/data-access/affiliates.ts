@@ -121,6 +121,11 @@ export class AffiliateRepository extends AggregateStore<AffiliateDocument> {
   reportEntries(programId: string) {
     return this.stream(programId, {}, ['_id', 'firstName', 'lastName', 'email'], { sort: { createdAt: -1, _id: -1 } });
   }
+
+  /** The overview's counts (AggregateStore.countsByDay): per status and UTC day of creation within the period. */
+  countsByStatusAndDay(programId: string, period: { from: Date; to: Date }) {
+    return this.countsByDay<AffiliateStatus>(programId, 'createdAt', period, 'status');
+  }
 }
 
 function listFilter(filters: AffiliateFilters): FilterQuery<AffiliateDocument> {

@@ -110,6 +110,11 @@ export class ReferralRepository extends AggregateStore<ReferralDocument> {
     ];
     return this.stream(programId, listFilter(programId, filters), fields, { sort: { createdAt: -1, _id: -1 } });
   }
+
+  /** The overview's counts (AggregateStore.countsByDay): every referral, per UTC day of creation within the period. */
+  countsPerDay(programId: string, period: { from: Date; to: Date }) {
+    return this.countsByDay<never>(programId, 'createdAt', period);
+  }
 }
 
 function listFilter(programId: string, filters: ReferralFilters): FilterQuery<ReferralDocument> {
