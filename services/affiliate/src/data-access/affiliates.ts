@@ -85,7 +85,8 @@ schema.index({ programId: 1, createdAt: -1, _id: -1 });
 schema.index({ programId: 1, status: 1, createdAt: -1, _id: -1 });
 schema.plugin(outboxPlugin);
 
-const affiliateModel = (connection: Connection): Model<AffiliateDocument> =>
+/** Exported for the summary test, which seeds more than a thousand affiliates through it instead of the API. */
+export const affiliateModel = (connection: Connection): Model<AffiliateDocument> =>
   connection.model<AffiliateDocument>('Affiliate', schema, 'affiliates');
 
 /** The affiliates of each program: by id, by email (its unique key), and as pages of the list. */

@@ -77,7 +77,8 @@ schema.index({ programId: 1, referredUserExternalId: 1, createdAt: -1, _id: -1 }
 schema.index({ programId: 1, status: 1, createdAt: -1, _id: -1 });
 schema.plugin(outboxPlugin);
 
-const referralModel = (connection: Connection): Model<ReferralDocument> =>
+/** Exported for the summary test, which seeds more than a thousand referrals through it instead of the API. */
+export const referralModel = (connection: Connection): Model<ReferralDocument> =>
   connection.model<ReferralDocument>('Referral', schema, 'referrals');
 
 /** The referrals of each program: by id, by email (its unique key), and as pages of a list. */
