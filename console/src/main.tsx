@@ -3,6 +3,7 @@ import './styles.css';
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { forgetCredential, savedCredential, saveCredential, type Credential } from './api';
+import { createApiClient } from './client';
 import { Browse, RESOURCES } from './pages/browse';
 import { Catalogue } from './pages/catalogue';
 import { Audit, Programs } from './pages/operator';
@@ -16,7 +17,12 @@ import { Webhooks } from './pages/webhooks';
 type Route = { id: string; label: string; page: (credential: Credential) => preact.JSX.Element };
 
 const PROGRAM_ROUTES: Route[] = [
-  { id: 'overview', label: 'Overview', page: (credential) => <Overview credential={credential} /> },
+  // Until the team sign-in lands (console-shell): a typed client with the program's API key, which may make every operation.
+  {
+    id: 'overview',
+    label: 'Overview',
+    page: (credential) => <Overview client={createApiClient({ authorization: `Bearer ${credential.token}` })} can={() => true} />,
+  },
   { id: 'webhooks', label: 'Webhooks', page: (credential) => <Webhooks credential={credential} /> },
   { id: 'tracking', label: 'Tracking', page: (credential) => <Tracking credential={credential} /> },
   { id: 'signup', label: 'Sign-up and approval', page: (credential) => <Signup credential={credential} /> },
