@@ -28,7 +28,9 @@ export const CurrencySummary = z
   .object({
     currency: z.string().openapi({ description: "ISO 4217 code of this entry's money figures" }),
     sales: Count('Live sales paid in the period in this currency (a reversed sale no longer counts)'),
-    revenue: z.number().openapi({ description: "Their totalEarned added up, in currency, as a decimal rounded to the currency's minor unit" }),
+    revenue: z
+      .number()
+      .openapi({ description: "Their totalEarned added up, in currency, as a decimal rounded to the currency's minor unit" }),
     commission: z.number().openapi({
       description:
         "The commissions of those sales in this currency (a FLAT plan's commission is in the plan's currency, so it may sit in another entry than its sale), all but VOID ones, adjustments included",
@@ -62,7 +64,13 @@ export const ProgramSummary = z
       total: Count('Every affiliate of the program, whatever its status'),
       created: Count('Affiliates created in the period'),
       byStatus: z
-        .array(z.object({ status: AffiliateStatus, total: Count('Affiliates of this status now'), created: Count('Of them, created in the period') }))
+        .array(
+          z.object({
+            status: AffiliateStatus,
+            total: Count('Affiliates of this status now'),
+            created: Count('Of them, created in the period'),
+          }),
+        )
         .openapi({ description: 'Every status, in the order PENDING, ACTIVE, REJECTED, DISABLED' }),
       daily: CreatedPerDay,
     }),

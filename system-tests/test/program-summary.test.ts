@@ -241,7 +241,9 @@ async function seedProgramB() {
     insertInBatches(
       connection,
       saleModel as never,
-      Array.from({ length: 50 }, () => saleDocument(programId, { paidAt: inPeriod, currency: 'USD', totalMinor: 99_900, commissionMinor: 9_990 })),
+      Array.from({ length: 50 }, () =>
+        saleDocument(programId, { paidAt: inPeriod, currency: 'USD', totalMinor: 99_900, commissionMinor: 9_990 }),
+      ),
     ),
   );
 }
@@ -332,13 +334,22 @@ test('without dates the summary covers the last 30 days up to now, with the repo
   await ok(program.api.post('/sales', { referralId: referral.id, totalEarned: 20, currency: 'EUR' }));
   // Paid 40 days ago: before the default period.
   await ok(
-    program.api.post('/sales', { referralId: referral.id, totalEarned: 500, currency: 'EUR', paidAt: new Date(Date.now() - 40 * DAY).toISOString() }),
+    program.api.post('/sales', {
+      referralId: referral.id,
+      totalEarned: 500,
+      currency: 'EUR',
+      paidAt: new Date(Date.now() - 40 * DAY).toISOString(),
+    }),
   );
   const before = Date.now();
   const summary = await ok(summaryOf(program.api, ''));
   expect(Date.parse(summary.to)).toBeGreaterThanOrEqual(before - 1000);
   expect(Date.parse(summary.to) - Date.parse(summary.from)).toBe(30 * DAY);
-  expect(summary.affiliates).toMatchObject({ total: 1, created: 1, byStatus: expect.arrayContaining([{ status: 'ACTIVE', total: 1, created: 1 }]) });
+  expect(summary.affiliates).toMatchObject({
+    total: 1,
+    created: 1,
+    byStatus: expect.arrayContaining([{ status: 'ACTIVE', total: 1, created: 1 }]),
+  });
   expect(summary.referrals).toMatchObject({ total: 1, created: 1 });
   expect(summary.sales.count).toBe(1);
   expect(summary.sales.byCurrency).toMatchObject([

@@ -52,6 +52,10 @@ function Amounts({ entries, pick }: { entries: CurrencySummary[]; pick: (entry: 
 
 type Series = { label: string; values: number[]; colour: string; scale: string; dashed?: boolean };
 
+/** The scales that count things (sales, sign-ups): their axis steps are whole numbers, never 0.2 of a sale. */
+const COUNT_SCALES = new Set(['sales', 'created']);
+const WHOLE_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000];
+
 /**
  * A daily line chart (uPlot, bundled) across the whole width of the page, redrawn to its width when
  * the page is resized. Each `scale` gets its own axis, so two currencies share a chart without a
@@ -70,9 +74,24 @@ function WideChart({ title, days, series }: { title: string; days: string[]; ser
         scales: { x: { time: true } },
         series: [
           {},
-          ...series.map((each) => ({ label: each.label, stroke: each.colour, width: 2, scale: each.scale, dash: each.dashed ? [6, 4] : undefined })),
+          ...series.map((each) => ({
+            label: each.label,
+            stroke: each.colour,
+            width: 2,
+            scale: each.scale,
+            dash: each.dashed ? [6, 4] : undefined,
+          })),
         ],
-        axes: [{}, ...scales.map((scale, index) => ({ scale, label: scale, side: index % 2 === 0 ? 3 : 1, grid: { show: index === 0 } }))],
+        axes: [
+          {},
+          ...scales.map((scale, index) => ({
+            scale,
+            label: scale,
+            side: index % 2 === 0 ? 3 : 1,
+            grid: { show: index === 0 },
+            ...(COUNT_SCALES.has(scale) ? { incrs: WHOLE_STEPS } : {}),
+          })),
+        ],
         legend: { show: true },
       },
       [days.map((day) => Date.parse(`${day}T00:00:00Z`) / 1000), ...series.map((each) => each.values)],
@@ -95,7 +114,13 @@ function WideChart({ title, days, series }: { title: string; days: string[]; ser
 }
 
 /** The date range: two dates (both days included) and the usual presets; each change reloads the page's figures. */
-function RangePicker({ range, onChange }: { range: { from: string; to: string }; onChange: (range: { from: string; to: string }) => void }) {
+function RangePicker({
+  range,
+  onChange,
+}: {
+  range: { from: string; to: string };
+  onChange: (range: { from: string; to: string }) => void;
+}) {
   const [draft, setDraft] = useState(range);
   useEffect(() => setDraft(range), [range.from, range.to]);
   return (
@@ -187,7 +212,12 @@ function Figures({ summary }: { summary: Summary }) {
           title={`Revenue and commission per day, in ${codes} (each currency on its own axis, never added)`}
           days={days}
           series={currencies.flatMap((entry, index) => [
-            { label: `revenue ${entry.currency}`, values: entry.daily.map((each) => each.revenue), colour: colourOf(index), scale: entry.currency },
+            {
+              label: `revenue ${entry.currency}`,
+              values: entry.daily.map((each) => each.revenue),
+              colour: colourOf(index),
+              scale: entry.currency,
+            },
             {
               label: `commission ${entry.currency}`,
               values: entry.daily.map((each) => each.commission),
@@ -216,10 +246,7 @@ function Figures({ summary }: { summary: Summary }) {
  */
 export function Overview({ client, can }: PageProps) {
   const [range, setRange] = useState(() => lastDays(DEFAULT_DAYS));
-  const data = useLoad(
-    () => ok(client.GET('/api/v1/reports/summary', { params: { query: periodOf(range) } })),
-    [range.from, range.to],
-  );
+  const data = useLoad(() => ok(client.GET('/api/v1/reports/summary', { params: { query: periodOf(range) } })), [range.from, range.to]);
   return (
     <section>
       <h1>Program overview</h1>

@@ -16,5 +16,8 @@ export async function summaryPartsOf(
     clients.affiliates.request({ method: 'GET', path: '/internal/affiliate-summary', programId, query }),
     clients.referrals.request({ method: 'GET', path: '/internal/referral-summary', programId, query }),
   ]);
-  return { affiliates: expectShape('affiliate', AffiliatesSummary, affiliates), referrals: expectShape('referral', ReferralsSummary, referrals) };
+  return {
+    affiliates: expectShape('affiliate', AffiliatesSummary, affiliates),
+    referrals: expectShape('referral', ReferralsSummary, referrals),
+  };
 }
