@@ -60,32 +60,38 @@ export const ProgramSummary = z
   .object({
     from: DateTime.openapi({ description: 'Start of the period, included' }),
     to: DateTime.openapi({ description: 'End of the period, excluded' }),
-    affiliates: z.object({
-      total: Count('Every affiliate of the program, whatever its status'),
-      created: Count('Affiliates created in the period'),
-      byStatus: z
-        .array(
-          z.object({
-            status: AffiliateStatus,
-            total: Count('Affiliates of this status now'),
-            created: Count('Of them, created in the period'),
-          }),
-        )
-        .openapi({ description: 'Every status, in the order PENDING, ACTIVE, REJECTED, DISABLED' }),
-      daily: CreatedPerDay,
-    }),
-    referrals: z.object({
-      total: Count('Every referral of the program'),
-      created: Count('Referrals created in the period'),
-      daily: CreatedPerDay,
-    }),
-    sales: z.object({
-      count: Count('Live sales paid in the period, every currency (a count, never money)'),
-      byCurrency: z.array(CurrencySummary).openapi({
-        description:
-          "One entry per currency with sales or commissions in the period, the program's reportingCurrency first (always there, zeros without sales), then the others alphabetically",
-      }),
-    }),
+    affiliates: z
+      .object({
+        total: Count('Every affiliate of the program, whatever its status'),
+        created: Count('Affiliates created in the period'),
+        byStatus: z
+          .array(
+            z.object({
+              status: AffiliateStatus.openapi({ description: 'The status' }),
+              total: Count('Affiliates of this status now'),
+              created: Count('Of them, created in the period'),
+            }),
+          )
+          .openapi({ description: 'Every status, in the order PENDING, ACTIVE, REJECTED, DISABLED' }),
+        daily: CreatedPerDay,
+      })
+      .openapi({ description: 'The affiliates: every one of the program, and those created in the period' }),
+    referrals: z
+      .object({
+        total: Count('Every referral of the program'),
+        created: Count('Referrals created in the period'),
+        daily: CreatedPerDay,
+      })
+      .openapi({ description: 'The referrals: every one of the program, and those created in the period' }),
+    sales: z
+      .object({
+        count: Count('Live sales paid in the period, every currency (a count, never money)'),
+        byCurrency: z.array(CurrencySummary).openapi({
+          description:
+            "One entry per currency with sales or commissions in the period, the program's reportingCurrency first (always there, zeros without sales), then the others alphabetically",
+        }),
+      })
+      .openapi({ description: 'The live sales paid in the period, with their money per currency' }),
   })
   .openapi('ProgramSummary');
 

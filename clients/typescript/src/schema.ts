@@ -4280,6 +4280,7 @@ export interface components {
              * @description End of the period, excluded
              */
             to: string;
+            /** @description The affiliates: every one of the program, and those created in the period */
             affiliates: {
                 /** @description Every affiliate of the program, whatever its status */
                 total: number;
@@ -4287,7 +4288,10 @@ export interface components {
                 created: number;
                 /** @description Every status, in the order PENDING, ACTIVE, REJECTED, DISABLED */
                 byStatus: {
-                    /** @enum {string} */
+                    /**
+                     * @description The status
+                     * @enum {string}
+                     */
                     status: "PENDING" | "ACTIVE" | "REJECTED" | "DISABLED";
                     /** @description Affiliates of this status now */
                     total: number;
@@ -4305,6 +4309,7 @@ export interface components {
                     created: number;
                 }[];
             };
+            /** @description The referrals: every one of the program, and those created in the period */
             referrals: {
                 /** @description Every referral of the program */
                 total: number;
@@ -4321,6 +4326,7 @@ export interface components {
                     created: number;
                 }[];
             };
+            /** @description The live sales paid in the period, with their money per currency */
             sales: {
                 /** @description Live sales paid in the period, every currency (a count, never money) */
                 count: number;
