@@ -38,7 +38,7 @@ const BROWSE_NEEDS: Record<string, OperationId> = {
 };
 
 const MEMBER_ROUTES: Route[] = [
-  { id: 'overview', label: 'Overview', needs: 'getSales', page: ({ credential }) => <Overview credential={credential} /> },
+  { id: 'overview', label: 'Overview', needs: 'getProgramSummary', page: ({ client, can }) => <Overview client={client} can={can} /> },
   { id: 'webhooks', label: 'Webhooks', needs: 'getWebhookEndpoints', page: ({ credential }) => <Webhooks credential={credential} /> },
   { id: 'tracking', label: 'Tracking', needs: 'getOwnProgram', page: ({ credential }) => <Tracking credential={credential} /> },
   { id: 'signup', label: 'Sign-up and approval', needs: 'getOwnProgram', page: ({ credential }) => <Signup credential={credential} /> },

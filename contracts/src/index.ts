@@ -5,6 +5,7 @@ export * from './csv-columns';
 export * from './currency';
 export * from './coupon';
 export * from './commission';
+export * from './summary';
 export * from './risk';
 export * from './affiliate';
 export * from './referral';

@@ -17,6 +17,7 @@ import * as referral from './referral';
 import * as review from './review';
 import * as sale from './sale';
 import * as signup from './signup';
+import * as summary from './summary';
 import * as team from './team';
 import * as webhook from './webhook';
 import type { ZodTypeAny } from 'zod';
@@ -494,6 +495,17 @@ export const API_OPERATIONS: Operation[] = [
     query: commission.ReportQuery,
     response: z.array(commission.AffiliateReportRow),
     csv: 'also',
+  },
+  {
+    method: 'get',
+    path: '/reports/summary',
+    operationId: 'getProgramSummary',
+    scopes: ['read'],
+    tag: 'Commissions',
+    summary:
+      'The program at a glance for a period (default: the last 30 days): affiliates by status, referrals, and sales, revenue and commission per currency with a daily series',
+    query: summary.SummaryQuery,
+    response: summary.ProgramSummary,
   },
   {
     method: 'post',

@@ -643,6 +643,65 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     ]),
     error: { status: '400', message: 'to: the period from `from` to `to` spans at most 366 days; ask for several reports to cover more' },
   },
+  getProgramSummary: {
+    query: { from: '2025-01-13T00:00:00.000Z', to: '2025-01-16T00:00:00.000Z' },
+    response: {
+      from: '2025-01-13T00:00:00.000Z',
+      to: '2025-01-16T00:00:00.000Z',
+      affiliates: {
+        total: 42,
+        created: 3,
+        byStatus: [
+          { status: 'PENDING', total: 2, created: 1 },
+          { status: 'ACTIVE', total: 38, created: 2 },
+          { status: 'REJECTED', total: 1, created: 0 },
+          { status: 'DISABLED', total: 1, created: 0 },
+        ],
+        daily: [
+          { day: '2025-01-13', created: 1 },
+          { day: '2025-01-14', created: 0 },
+          { day: '2025-01-15', created: 2 },
+        ],
+      },
+      referrals: {
+        total: 910,
+        created: 37,
+        daily: [
+          { day: '2025-01-13', created: 11 },
+          { day: '2025-01-14', created: 12 },
+          { day: '2025-01-15', created: 14 },
+        ],
+      },
+      sales: {
+        count: 13,
+        byCurrency: [
+          {
+            currency: 'USD',
+            sales: 12,
+            revenue: 1188,
+            commission: 237.6,
+            daily: [
+              { day: '2025-01-13', sales: 4, revenue: 396, commission: 79.2 },
+              { day: '2025-01-14', sales: 3, revenue: 297, commission: 59.4 },
+              { day: '2025-01-15', sales: 5, revenue: 495, commission: 99 },
+            ],
+          },
+          {
+            currency: 'EUR',
+            sales: 1,
+            revenue: 49.99,
+            commission: 10,
+            daily: [
+              { day: '2025-01-13', sales: 0, revenue: 0, commission: 0 },
+              { day: '2025-01-14', sales: 1, revenue: 49.99, commission: 10 },
+              { day: '2025-01-15', sales: 0, revenue: 0, commission: 0 },
+            ],
+          },
+        ],
+      },
+    },
+    error: { status: '400', message: 'to: must be after from', code: 'parameter_invalid', param: 'to' },
+  },
   createWebhookEndpoint: {
     request: { url: 'https://hooks.example.com/affiliates', eventTypes: ['sale.*', 'affiliate.created'], description: 'Order system' },
     response: { ...endpoint, secret: SECRET },

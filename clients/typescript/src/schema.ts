@@ -514,6 +514,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/reports/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The program at a glance for a period (default: the last 30 days): affiliates by status, referrals, and sales, revenue and commission per currency with a daily series
+         * @description What the console's overview shows, counted and summed by the database over the whole program, never a page of a list: the affiliates (every one, and those created in the period, per status), the referrals (every one, and those created in the period), and the live sales paid in the period with their revenue and commission per currency, each currency with one entry per UTC day for charts. No figure adds two currencies. The period is [from, to): `to` defaults to now, `from` to 30 days before `to`, and it spans at most 366 days. A heavy operation: the program may run only a few at once (429 otherwise).
+         *
+         *     Refused with 400 `parameter_invalid` naming `from` or `to` when a date is not an RFC 3339 date-time, when `to` is not after `from`, or when the period is longer than 366 days.
+         *
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         */
+        get: operations["getProgramSummary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/webhook-endpoints": {
         parameters: {
             query?: never;
@@ -4412,6 +4436,95 @@ export interface components {
             commissionPaid: number;
             /** @description Those now VOID (not counted in commissionEarned) */
             commissionVoided: number;
+        };
+        CurrencySummary: {
+            /** @description ISO 4217 code of this entry's money figures */
+            currency: string;
+            /** @description Live sales paid in the period in this currency (a reversed sale no longer counts) */
+            sales: number;
+            /** @description Their totalEarned added up, in currency, as a decimal rounded to the currency's minor unit */
+            revenue: number;
+            /** @description The commissions of those sales in this currency (a FLAT plan's commission is in the plan's currency, so it may sit in another entry than its sale), all but VOID ones, adjustments included */
+            commission: number;
+            /** @description Every UTC day the period touches, oldest first, zeros included (for charts) */
+            daily: {
+                /**
+                 * @description A UTC day, YYYY-MM-DD
+                 * @example 2025-01-15
+                 */
+                day: string;
+                /** @description Sales paid that day in this currency */
+                sales: number;
+                /** @description Their revenue */
+                revenue: number;
+                /** @description Their commission in this currency */
+                commission: number;
+            }[];
+        };
+        ProgramSummary: {
+            /**
+             * Format: date-time
+             * @description Start of the period, included
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description End of the period, excluded
+             */
+            to: string;
+            /** @description The affiliates: every one of the program, and those created in the period */
+            affiliates: {
+                /** @description Every affiliate of the program, whatever its status */
+                total: number;
+                /** @description Affiliates created in the period */
+                created: number;
+                /** @description Every status, in the order PENDING, ACTIVE, REJECTED, DISABLED */
+                byStatus: {
+                    /**
+                     * @description The status
+                     * @enum {string}
+                     */
+                    status: "PENDING" | "ACTIVE" | "REJECTED" | "DISABLED";
+                    /** @description Affiliates of this status now */
+                    total: number;
+                    /** @description Of them, created in the period */
+                    created: number;
+                }[];
+                /** @description Every UTC day the period touches, oldest first, zeros included (for charts) */
+                daily: {
+                    /**
+                     * @description A UTC day, YYYY-MM-DD
+                     * @example 2025-01-15
+                     */
+                    day: string;
+                    /** @description Created that day */
+                    created: number;
+                }[];
+            };
+            /** @description The referrals: every one of the program, and those created in the period */
+            referrals: {
+                /** @description Every referral of the program */
+                total: number;
+                /** @description Referrals created in the period */
+                created: number;
+                /** @description Every UTC day the period touches, oldest first, zeros included (for charts) */
+                daily: {
+                    /**
+                     * @description A UTC day, YYYY-MM-DD
+                     * @example 2025-01-15
+                     */
+                    day: string;
+                    /** @description Created that day */
+                    created: number;
+                }[];
+            };
+            /** @description The live sales paid in the period, with their money per currency */
+            sales: {
+                /** @description Live sales paid in the period, every currency (a count, never money) */
+                count: number;
+                /** @description One entry per currency with sales or commissions in the period, the program's reportingCurrency first (always there, zeros without sales), then the others alphabetically */
+                byCurrency: components["schemas"]["CurrencySummary"][];
+            };
         };
         /** @description A URL that receives signed events of the types it subscribes to */
         WebhookEndpoint: {
@@ -15527,6 +15640,289 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/reports/affiliates; retry after 1 s",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The sale service is unavailable; retry later",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getProgramSummary: {
+        parameters: {
+            query?: {
+                /** @description Start of the period, included (default: 30 days before `to`); the period spans at most 366 days */
+                from?: string;
+                /** @description End of the period, excluded (default: now) */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "from": "2025-01-13T00:00:00.000Z",
+                     *       "to": "2025-01-16T00:00:00.000Z",
+                     *       "affiliates": {
+                     *         "total": 42,
+                     *         "created": 3,
+                     *         "byStatus": [
+                     *           {
+                     *             "status": "PENDING",
+                     *             "total": 2,
+                     *             "created": 1
+                     *           },
+                     *           {
+                     *             "status": "ACTIVE",
+                     *             "total": 38,
+                     *             "created": 2
+                     *           },
+                     *           {
+                     *             "status": "REJECTED",
+                     *             "total": 1,
+                     *             "created": 0
+                     *           },
+                     *           {
+                     *             "status": "DISABLED",
+                     *             "total": 1,
+                     *             "created": 0
+                     *           }
+                     *         ],
+                     *         "daily": [
+                     *           {
+                     *             "day": "2025-01-13",
+                     *             "created": 1
+                     *           },
+                     *           {
+                     *             "day": "2025-01-14",
+                     *             "created": 0
+                     *           },
+                     *           {
+                     *             "day": "2025-01-15",
+                     *             "created": 2
+                     *           }
+                     *         ]
+                     *       },
+                     *       "referrals": {
+                     *         "total": 910,
+                     *         "created": 37,
+                     *         "daily": [
+                     *           {
+                     *             "day": "2025-01-13",
+                     *             "created": 11
+                     *           },
+                     *           {
+                     *             "day": "2025-01-14",
+                     *             "created": 12
+                     *           },
+                     *           {
+                     *             "day": "2025-01-15",
+                     *             "created": 14
+                     *           }
+                     *         ]
+                     *       },
+                     *       "sales": {
+                     *         "count": 13,
+                     *         "byCurrency": [
+                     *           {
+                     *             "currency": "USD",
+                     *             "sales": 12,
+                     *             "revenue": 1188,
+                     *             "commission": 237.6,
+                     *             "daily": [
+                     *               {
+                     *                 "day": "2025-01-13",
+                     *                 "sales": 4,
+                     *                 "revenue": 396,
+                     *                 "commission": 79.2
+                     *               },
+                     *               {
+                     *                 "day": "2025-01-14",
+                     *                 "sales": 3,
+                     *                 "revenue": 297,
+                     *                 "commission": 59.4
+                     *               },
+                     *               {
+                     *                 "day": "2025-01-15",
+                     *                 "sales": 5,
+                     *                 "revenue": 495,
+                     *                 "commission": 99
+                     *               }
+                     *             ]
+                     *           },
+                     *           {
+                     *             "currency": "EUR",
+                     *             "sales": 1,
+                     *             "revenue": 49.99,
+                     *             "commission": 10,
+                     *             "daily": [
+                     *               {
+                     *                 "day": "2025-01-13",
+                     *                 "sales": 0,
+                     *                 "revenue": 0,
+                     *                 "commission": 0
+                     *               },
+                     *               {
+                     *                 "day": "2025-01-14",
+                     *                 "sales": 1,
+                     *                 "revenue": 49.99,
+                     *                 "commission": 10
+                     *               },
+                     *               {
+                     *                 "day": "2025-01-15",
+                     *                 "sales": 0,
+                     *                 "revenue": 0,
+                     *                 "commission": 0
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProgramSummary"];
+                };
+            };
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "to: must be after from",
+                     *       "code": "parameter_invalid",
+                     *       "param": "to",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization header missing, not Bearer, or token invalid */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key: it is unknown or has been revoked",
+                     *       "code": "api_key_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This API key lacks the \"read\" scope needed for GET /api/v1/reports/summary; create a key with it (POST /admin/v1/programs/{id}/api-keys {\"scopes\": [...]})",
+                     *       "code": "scope_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The program of the token no longer exists, or the object is not found */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The program of this API key no longer exists",
+                     *       "code": "program_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "RateLimit-Policy"?: string;
+                    RateLimit?: string;
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded: at most 100 requests per 1 s for this API key on GET /api/v1/reports/summary; retry after 1 s",
                      *       "code": "rate_limited",
                      *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
                      *     }

@@ -1,197 +1,266 @@
-import { call, type Credential } from '../api';
-import { Chart, ErrorBanner, round, useLoad } from '../ui';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import uPlot from 'uplot';
+import { ok, type PageProps, type Schemas } from '../client';
+import { ErrorBanner, Notice, round, useLoad } from '../ui';
 
-type Sale = {
-  createdAt: string;
-  paidAt?: string;
-  totalEarned: number;
-  currency: string;
-  commissionEarned: number;
-  commissions?: { currency: string }[];
-};
-type Program = { reportingCurrency?: string };
-type Delivery = { createdAt: string; status: string };
+type Summary = Schemas['ProgramSummary'];
+type CurrencySummary = Schemas['CurrencySummary'];
 
-const DAYS = 30;
 const DAY = 86_400_000;
-const MAX_PAGES = 5;
+const PRESETS = [7, 30, 90];
+const DEFAULT_DAYS = 30;
+/** A colour per currency, in the order the summary lists them (the reporting currency first). */
+const PALETTE = ['#1d4ed8', '#047857', '#b45309', '#7c3aed', '#be123c', '#0e7490'];
+const colourOf = (index: number) => PALETTE[index % PALETTE.length] as string;
 
-/** Every page of a list, up to MAX_PAGES of 1000 (the charts look at the recent past only). */
-async function recent<T extends { createdAt: string }>(credential: Credential, path: string): Promise<T[]> {
-  const items: T[] = [];
-  let cursor: string | null = null;
-  for (let page = 0; page < MAX_PAGES; page += 1) {
-    const answer: { items: T[]; next: string | null } = await call<T[]>(
-      credential,
-      'GET',
-      `${path}?limit=1000${cursor ? `&startingAfter=${encodeURIComponent(cursor)}` : ''}`,
-    );
-    items.push(...answer.items);
-    cursor = answer.next;
-    if (!cursor) break;
-  }
-  return items;
-}
+/** A UTC day as the date inputs hold it (YYYY-MM-DD). */
+const dayOf = (time: number) => new Date(time).toISOString().slice(0, 10);
 
-/** A sale counts on the day it was paid; a delivery on the day it was created. */
-const dayOf = (item: { createdAt: string; paidAt?: string }) => Date.parse(item.paidAt ?? item.createdAt);
-
-/** Per day of the last DAYS days (UTC): the day's start in seconds, as uPlot reads time. */
-function daily<T extends { createdAt: string; paidAt?: string }>(
-  items: T[],
-  value: (items: T[]) => number,
-): { days: number[]; values: number[] } {
+/** The last `days` whole UTC days, today included. */
+function lastDays(days: number): { from: string; to: string } {
   const today = Math.floor(Date.now() / DAY) * DAY;
-  const days = Array.from({ length: DAYS }, (_unused, index) => today - (DAYS - 1 - index) * DAY);
-  const values = days.map((start) => value(items.filter((item) => dayOf(item) >= start && dayOf(item) < start + DAY)));
-  return { days: days.map((start) => start / 1000), values };
+  return { from: dayOf(today - (days - 1) * DAY), to: dayOf(today) };
 }
-
-/** The currency of a sale's commissionEarned: its commission's (a FLAT plan pays in the plan's currency), else the sale's. */
-const commissionCurrencyOf = (sale: Sale) => sale.commissions?.[0]?.currency ?? sale.currency;
 
 /**
- * Amounts per currency, never added across currencies: the reporting currency first (always shown,
- * 0 without sales), then the others alphabetically.
+ * The period the API is asked for: [start of `from`, end of `to`), whole UTC days, both included as
+ * the inputs read. An empty or impossible input is sent as it is, so the API's own refusal is shown.
  */
-function perCurrency(
-  sales: Sale[],
-  reporting: string,
-  amount: (sale: Sale) => number,
-  currencyOf: (sale: Sale) => string,
-): [string, number][] {
-  const sums = new Map<string, number>([[reporting, 0]]);
-  for (const sale of sales) sums.set(currencyOf(sale), (sums.get(currencyOf(sale)) ?? 0) + amount(sale));
-  return [...sums.entries()]
-    .map(([currency, sum]): [string, number] => [currency, round(sum)])
-    .sort(([a], [b]) => Number(b === reporting) - Number(a === reporting) || a.localeCompare(b));
+function periodOf(range: { from: string; to: string }): { from: string; to: string } {
+  const end = Date.parse(`${range.to}T00:00:00Z`);
+  return {
+    from: range.from ? `${range.from}T00:00:00Z` : '',
+    to: Number.isFinite(end) ? new Date(end + DAY).toISOString() : range.to,
+  };
 }
 
-/** One line per currency. */
-function Amounts({ amounts }: { amounts: [string, number][] }) {
+const amount = (value: number) => value.toLocaleString('en-GB', { maximumFractionDigits: 3 });
+const count = (value: number) => value.toLocaleString('en-GB');
+
+/** One line per currency: never a sum across currencies. */
+function Amounts({ entries, pick }: { entries: CurrencySummary[]; pick: (entry: CurrencySummary) => number }) {
   return (
     <ul class="amounts">
-      {amounts.map(([currency, amount]) => (
-        <li key={currency}>
-          {amount} {currency}
+      {entries.map((entry) => (
+        <li key={entry.currency}>
+          {amount(pick(entry))} {entry.currency}
         </li>
       ))}
     </ul>
   );
 }
 
-export function Overview({ credential }: { credential: Credential }) {
-  const data = useLoad(async () => {
-    const [sales, deliveries, affiliates, referrals, program] = await Promise.all([
-      recent<Sale>(credential, '/sales'),
-      recent<Delivery>(credential, '/webhook-deliveries'),
-      call<unknown[]>(credential, 'GET', '/affiliates?limit=1000'),
-      call<unknown[]>(credential, 'GET', '/referrals?limit=1000'),
-      call<Program>(credential, 'GET', '/program'),
-    ]);
-    return {
-      sales,
-      deliveries,
-      affiliates: affiliates.items?.length ?? 0,
-      referrals: referrals.items.length,
-      reporting: program.items.reportingCurrency ?? 'USD',
+type Series = { label: string; values: number[]; colour: string; scale: string; dashed?: boolean };
+
+/** The scales that count things (sales, sign-ups): their axis steps are whole numbers, never 0.2 of a sale. */
+const COUNT_SCALES = new Set(['sales', 'created']);
+const WHOLE_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000];
+
+/**
+ * A daily line chart (uPlot, bundled) across the whole width of the page, redrawn to its width when
+ * the page is resized. Each `scale` gets its own axis, so two currencies share a chart without a
+ * common unit and are never added; a text summary beside it is what screen readers get.
+ */
+function WideChart({ title, days, series }: { title: string; days: string[]; series: Series[] }) {
+  const holder = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const element = holder.current;
+    if (!element) return;
+    const scales = [...new Set(series.map((each) => each.scale))];
+    const plot = new uPlot(
+      {
+        width: element.clientWidth || 800,
+        height: 260,
+        scales: { x: { time: true } },
+        series: [
+          {},
+          ...series.map((each) => ({
+            label: each.label,
+            stroke: each.colour,
+            width: 2,
+            scale: each.scale,
+            dash: each.dashed ? [6, 4] : undefined,
+          })),
+        ],
+        axes: [
+          {},
+          ...scales.map((scale, index) => ({
+            scale,
+            label: scale,
+            side: index % 2 === 0 ? 3 : 1,
+            grid: { show: index === 0 },
+            ...(COUNT_SCALES.has(scale) ? { incrs: WHOLE_STEPS } : {}),
+          })),
+        ],
+        legend: { show: true },
+      },
+      [days.map((day) => Date.parse(`${day}T00:00:00Z`) / 1000), ...series.map((each) => each.values)],
+      element,
+    );
+    const resize = new ResizeObserver(() => plot.setSize({ width: element.clientWidth, height: 260 }));
+    resize.observe(element);
+    return () => {
+      resize.disconnect();
+      plot.destroy();
     };
-  }, []);
-  const value = data.value;
-  const salesByDay = value ? daily(value.sales, (items) => items.length) : null;
-  // The chart is in the reporting currency only (labelled): a day's figure never adds two currencies.
-  const reporting = value?.reporting ?? 'USD';
-  const revenueByDay = value
-    ? daily(value.sales, (items) =>
-        round(items.filter((sale) => sale.currency === reporting).reduce((sum, sale) => sum + sale.totalEarned, 0)),
-      )
-    : null;
-  const commissionByDay = value
-    ? daily(value.sales, (items) =>
-        round(items.filter((sale) => commissionCurrencyOf(sale) === reporting).reduce((sum, sale) => sum + sale.commissionEarned, 0)),
-      )
-    : null;
-  const successByDay = value
-    ? daily(value.deliveries, (items) => {
-        const settled = items.filter((delivery) => delivery.status !== 'pending');
-        return settled.length === 0
-          ? 0
-          : round((100 * settled.filter((delivery) => delivery.status === 'succeeded').length) / settled.length);
-      })
-    : null;
-  const delivered = value?.deliveries.filter((delivery) => delivery.status === 'succeeded').length ?? 0;
-  const settled = value?.deliveries.filter((delivery) => delivery.status !== 'pending').length ?? 0;
+  }, [days, series]);
+  const totals = series.map((each) => `${each.label}: ${round(each.values.reduce((sum, value) => sum + value, 0))}`).join('; ');
+  return (
+    <figure class="chart">
+      <figcaption>{title}</figcaption>
+      <div ref={holder} role="img" aria-label={`${title}. Over the period: ${totals}`} />
+    </figure>
+  );
+}
+
+/** The date range: two dates (both days included) and the usual presets; each change reloads the page's figures. */
+function RangePicker({
+  range,
+  onChange,
+}: {
+  range: { from: string; to: string };
+  onChange: (range: { from: string; to: string }) => void;
+}) {
+  const [draft, setDraft] = useState(range);
+  useEffect(() => setDraft(range), [range.from, range.to]);
+  return (
+    <form
+      class="range"
+      aria-label="Period"
+      onSubmit={(event) => {
+        event.preventDefault();
+        onChange(draft);
+      }}
+    >
+      <label>
+        From
+        <input type="date" value={draft.from} onInput={(event) => setDraft({ ...draft, from: event.currentTarget.value })} />
+      </label>
+      <label>
+        To (included)
+        <input type="date" value={draft.to} onInput={(event) => setDraft({ ...draft, to: event.currentTarget.value })} />
+      </label>
+      <button type="submit">Show</button>
+      {PRESETS.map((days) => (
+        <button key={days} type="button" onClick={() => onChange(lastDays(days))}>
+          Last {days} days
+        </button>
+      ))}
+    </form>
+  );
+}
+
+/** The figures of the period, from the one summary route: counted by the API over the whole program, never a page of a list. */
+function Figures({ summary }: { summary: Summary }) {
+  const currencies = summary.sales.byCurrency;
+  const days = (currencies[0]?.daily ?? summary.affiliates.daily).map((each) => each.day);
+  const codes = currencies.map((entry) => entry.currency).join(' and ');
+  return (
+    <>
+      <dl class="tiles">
+        <div>
+          <dt>Affiliates</dt>
+          <dd>{count(summary.affiliates.total)}</dd>
+          <dd class="note">{count(summary.affiliates.created)} new in the period</dd>
+        </div>
+        <div>
+          <dt>Affiliates by status</dt>
+          <dd>
+            <ul class="amounts">
+              {summary.affiliates.byStatus.map((each) => (
+                <li key={each.status}>
+                  {count(each.total)} {each.status.toLowerCase()}
+                </li>
+              ))}
+            </ul>
+          </dd>
+        </div>
+        <div>
+          <dt>Referrals</dt>
+          <dd>{count(summary.referrals.created)}</dd>
+          <dd class="note">{count(summary.referrals.total)} in all</dd>
+        </div>
+        <div>
+          <dt>Sales</dt>
+          <dd>{count(summary.sales.count)}</dd>
+        </div>
+        <div>
+          <dt>Revenue</dt>
+          <dd>
+            <Amounts entries={currencies} pick={(entry) => entry.revenue} />
+          </dd>
+        </div>
+        <div>
+          <dt>Commission</dt>
+          <dd>
+            <Amounts entries={currencies} pick={(entry) => entry.commission} />
+          </dd>
+        </div>
+      </dl>
+      <div class="charts">
+        <WideChart
+          title="Sales per day, per currency"
+          days={days}
+          series={currencies.map((entry, index) => ({
+            label: `sales ${entry.currency}`,
+            values: entry.daily.map((each) => each.sales),
+            colour: colourOf(index),
+            scale: 'sales',
+          }))}
+        />
+        <WideChart
+          title={`Revenue and commission per day, in ${codes} (each currency on its own axis, never added)`}
+          days={days}
+          series={currencies.flatMap((entry, index) => [
+            {
+              label: `revenue ${entry.currency}`,
+              values: entry.daily.map((each) => each.revenue),
+              colour: colourOf(index),
+              scale: entry.currency,
+            },
+            {
+              label: `commission ${entry.currency}`,
+              values: entry.daily.map((each) => each.commission),
+              colour: colourOf(index),
+              scale: entry.currency,
+              dashed: true,
+            },
+          ])}
+        />
+        <WideChart
+          title="New affiliates and referrals per day"
+          days={days}
+          series={[
+            { label: 'affiliates', values: summary.affiliates.daily.map((each) => each.created), colour: '#7c3aed', scale: 'created' },
+            { label: 'referrals', values: summary.referrals.daily.map((each) => each.created), colour: '#0e7490', scale: 'created' },
+          ]}
+        />
+      </div>
+    </>
+  );
+}
+
+/**
+ * The program at a glance for a period (the last 30 days at first): the affiliates, referrals and
+ * sales the API counted (GET /reports/summary), money per currency, and daily charts.
+ */
+export function Overview({ client, can }: PageProps) {
+  const [range, setRange] = useState(() => lastDays(DEFAULT_DAYS));
+  const data = useLoad(() => ok(client.GET('/api/v1/reports/summary', { params: { query: periodOf(range) } })), [range.from, range.to]);
   return (
     <section>
       <h1>Program overview</h1>
+      <RangePicker range={range} onChange={setRange} />
+      {can('getProgramSummary') ? null : <Notice>Your role cannot read the program's summary.</Notice>}
       <ErrorBanner error={data.error} />
-      {value ? (
+      {data.value ? (
         <>
-          <dl class="tiles">
-            <div>
-              <dt>Affiliates</dt>
-              <dd>{value.affiliates}</dd>
-            </div>
-            <div>
-              <dt>Referrals</dt>
-              <dd>{value.referrals}</dd>
-            </div>
-            <div>
-              <dt>Sales</dt>
-              <dd>{value.sales.length}</dd>
-            </div>
-            <div>
-              <dt>Revenue</dt>
-              <dd>
-                <Amounts
-                  amounts={perCurrency(
-                    value.sales,
-                    value.reporting,
-                    (sale) => sale.totalEarned,
-                    (sale) => sale.currency,
-                  )}
-                />
-              </dd>
-            </div>
-            <div>
-              <dt>Commission</dt>
-              <dd>
-                <Amounts amounts={perCurrency(value.sales, value.reporting, (sale) => sale.commissionEarned, commissionCurrencyOf)} />
-              </dd>
-            </div>
-            <div>
-              <dt>Webhooks delivered</dt>
-              <dd>{settled === 0 ? '—' : `${round((100 * delivered) / settled)} %`}</dd>
-            </div>
-          </dl>
-          <div class="charts">
-            {salesByDay ? (
-              <Chart
-                title="Sales per day (last 30 days)"
-                days={salesByDay.days}
-                series={[{ label: 'sales', values: salesByDay.values, color: '#1d4ed8' }]}
-              />
-            ) : null}
-            {revenueByDay && commissionByDay ? (
-              <Chart
-                title={`Revenue and commission per day, in ${reporting} (the reporting currency; other currencies are in the tiles)`}
-                days={revenueByDay.days}
-                series={[
-                  { label: `revenue ${reporting}`, values: revenueByDay.values, color: '#047857' },
-                  { label: `commission ${reporting}`, values: commissionByDay.values, color: '#b45309' },
-                ]}
-              />
-            ) : null}
-            {successByDay ? (
-              <Chart
-                title="Webhook delivery success rate per day (%)"
-                days={successByDay.days}
-                series={[{ label: 'succeeded %', values: successByDay.values, color: '#7c3aed' }]}
-              />
-            ) : null}
-          </div>
+          <p class="period">
+            {dayOf(Date.parse(data.value.from))} to {dayOf(Date.parse(data.value.to) - 1)} (UTC days, both included)
+          </p>
+          <Figures summary={data.value} />
         </>
-      ) : (
+      ) : data.error ? null : (
         <p>Loading…</p>
       )}
     </section>

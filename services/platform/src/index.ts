@@ -25,6 +25,7 @@ export * from './money';
 export * from './group-commit';
 export * from './recent-reads';
 export * from './store/aggregate-store';
+export * from './store/daily-counts';
 export { asUniqueKeyConflict, insertUnique, isKeyTaken, unlessKeyTaken } from './store/unique-keys';
 export { runMigrationOnce } from './store/migrations';
 export * from './risk';

@@ -35,7 +35,8 @@ function release(): void {
 beforeAll(async () => {
   world = await startSaleWorld();
   gate = createServer((request, response) => {
-    if (holding && request.url?.includes('activity')) held.push({ request, response });
+    // The reports' call for the affiliates' activity, and the summaries' for the affiliates' counts.
+    if (holding && (request.url?.includes('activity') || request.url?.includes('affiliate-summary'))) held.push({ request, response });
     else void pass(request, response);
   });
   await new Promise<void>((resolve) => gate.listen(0, '127.0.0.1', resolve));
@@ -86,4 +87,19 @@ test("beyond HEAVY_OPERATIONS_PER_PROGRAM running at once, a program's next repo
   // Their places given back, the program's next heavy operation runs.
   expect((await busy.get('/reports/affiliates', { from })).status).toBe(200);
   expect((await busy.post('/payouts', {})).status).toBe(200);
+});
+
+test("the program's summary (GET /reports/summary) is a heavy operation too: beyond HEAVY_OPERATIONS_PER_PROGRAM running at once, the next is answered 429 with Retry-After", async () => {
+  holding = true;
+  const busy = world.api(sale, newProgramId());
+  const summaries = Array.from({ length: DEFAULT_HEAVY_OPERATIONS_PER_PROGRAM }, () =>
+    busy.get('/reports/summary').then((response) => response),
+  );
+  await eventually(() => expect(held).toHaveLength(DEFAULT_HEAVY_OPERATIONS_PER_PROGRAM));
+  const refused = await busy.get('/reports/summary');
+  expect({ status: refused.status, code: refused.body.code }).toEqual({ status: 429, code: 'heavy_operations_limited' });
+  expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+  release();
+  expect((await Promise.all(summaries)).map((response) => response.status)).toEqual([200, 200]);
+  expect((await busy.get('/reports/summary')).status).toBe(200);
 });

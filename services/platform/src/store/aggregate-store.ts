@@ -5,6 +5,7 @@ import { conflict } from '../errors';
 import type { OutboxFields, OutboxRelay } from '../events/outbox';
 import { findPage, type PageRequest } from '../http/pagination';
 import { RecentReads } from '../recent-reads';
+import { utcDayWithin } from './daily-counts';
 import { asUniqueKeyConflict, isKeyTaken, unlessKeyTaken, UniqueKeyConflict } from './unique-keys';
 
 export { UniqueKeyConflict };
@@ -280,6 +281,29 @@ export class AggregateStore<Doc extends Aggregate> {
 
   protected async count(programId: string, filter: FilterQuery<Doc>): Promise<number> {
     return this.model.countDocuments(this.scope(programId, filter));
+  }
+
+  /**
+   * The program's live documents counted by the database in one pass (never the rows themselves), per
+   * value of `by` (or all together) and UTC day of `dateField` within [from, to) (day null: outside
+   * it): a summary's totals, what the period holds, and its daily series at once.
+   */
+  protected countsByDay<Key>(
+    programId: string,
+    dateField: keyof Doc & string,
+    period: { from: Date; to: Date },
+    by?: keyof Doc & string,
+  ): Promise<{ _id: { key: Key | null; day: string | null }; count: number }[]> {
+    return this.model.aggregate([
+      // An aggregation skips the outbox plugin's query hooks: tombstones are left out here.
+      { $match: { ...this.scope(programId, {}), deletedAt: null } },
+      {
+        $group: {
+          _id: { key: by === undefined ? null : `$${by}`, day: utcDayWithin(`$${dateField}`, period.from, period.to) },
+          count: { $sum: 1 },
+        },
+      },
+    ]);
   }
 
   /** Stores a new document with its events in one write. A taken unique key is a UniqueKeyConflict. */

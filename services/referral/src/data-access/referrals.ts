@@ -77,7 +77,8 @@ schema.index({ programId: 1, referredUserExternalId: 1, createdAt: -1, _id: -1 }
 schema.index({ programId: 1, status: 1, createdAt: -1, _id: -1 });
 schema.plugin(outboxPlugin);
 
-const referralModel = (connection: Connection): Model<ReferralDocument> =>
+/** Exported for the summary test, which seeds more than a thousand referrals through it instead of the API. */
+export const referralModel = (connection: Connection): Model<ReferralDocument> =>
   connection.model<ReferralDocument>('Referral', schema, 'referrals');
 
 /** The referrals of each program: by id, by email (its unique key), and as pages of a list. */
@@ -109,6 +110,11 @@ export class ReferralRepository extends AggregateStore<ReferralDocument> {
       'createdAt',
     ];
     return this.stream(programId, listFilter(programId, filters), fields, { sort: { createdAt: -1, _id: -1 } });
+  }
+
+  /** The overview's counts (AggregateStore.countsByDay): every referral, per UTC day of creation within the period. */
+  countsPerDay(programId: string, period: { from: Date; to: Date }) {
+    return this.countsByDay<never>(programId, 'createdAt', period);
   }
 }
 

@@ -4,6 +4,7 @@ import {
   fromMinorUnits,
   outboxPlugin,
   programKey,
+  utcDayOf,
   withinPeriod,
   type Decide,
   type OutboxFields,
@@ -281,6 +282,31 @@ export class SaleRepository extends AggregateStore<SaleDocument> {
       'reversedAt',
     ];
     return this.stream(programId, { createdAt: { $gte: from, $lt: to } }, fields, { evenIfNotLive: true });
+  }
+
+  /**
+   * The overview's sales (GET /reports/summary), summed by the database per currency and UTC day,
+   * never read here one by one: the live sales paid in [from, to) (by createdAt when stored before
+   * paidAt was kept), their count and revenue in the sale's currency, and their commissions, all but
+   * VOID ones, each in its own currency (a FLAT plan's may differ from its sale's), in minor units.
+   */
+  async summaryOf(programId: string, period: { from: Date; to: Date }) {
+    const within = { $gte: period.from, $lt: period.to };
+    const paid = { $match: { programId, reversedAt: null, $or: [{ paidAt: within }, { paidAt: null, createdAt: within }] } };
+    const day = utcDayOf({ $ifNull: ['$paidAt', '$createdAt'] });
+    const [sales, commissions] = await Promise.all([
+      this.model.aggregate<{ _id: { currency: string; day: string }; sales: number; revenue: number }>([
+        paid,
+        { $group: { _id: { currency: '$currency', day }, sales: { $sum: 1 }, revenue: { $sum: '$totalEarnedMinor' } } },
+      ]),
+      this.model.aggregate<{ _id: { currency: string; day: string }; commission: number }>([
+        paid,
+        { $unwind: '$commissions' },
+        { $match: { 'commissions.state': { $ne: 'VOID' } } },
+        { $group: { _id: { currency: '$commissions.currency', day }, commission: { $sum: '$commissions.amountMinor' } } },
+      ]),
+    ]);
+    return { sales, commissions };
   }
 
   /**

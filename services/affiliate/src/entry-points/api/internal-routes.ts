@@ -1,8 +1,9 @@
-import { DailyActivityQuery, QueryInteger, ReportQuery, VisitorId } from '@affiliate/contracts';
+import { DailyActivityQuery, InternalSummaryQuery, QueryInteger, ReportQuery, VisitorId } from '@affiliate/contracts';
 import { createRouter, parseQuery, programIdOf } from '@affiliate/platform';
 import { type Router } from 'express';
 import { z } from 'zod';
 import type { Repositories } from '../../data-access/repositories';
+import { affiliateSummary } from '../../domain/affiliate-summary';
 import { affiliateActivity, dailyActivityOf, resolveAffiliate, resolveAttribution } from '../../domain/resolve-attribution';
 
 const Identifier = z.string().min(1).max(254);
@@ -56,6 +57,12 @@ export function internalRoutes(repositories: Repositories): Router {
         to: to ? new Date(to) : undefined,
       }),
     );
+  });
+
+  // The affiliates' part of GET /reports/summary (the sale service's): counted by the database, so not a heavy operation of its own.
+  router.get('/internal/affiliate-summary', async (request, response) => {
+    const { from, to } = parseQuery(InternalSummaryQuery, request);
+    response.json(await affiliateSummary(repositories, programIdOf(response), new Date(from), new Date(to)));
   });
 
   router.get('/internal/affiliate-daily-activity', async (request, response) => {

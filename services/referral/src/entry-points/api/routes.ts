@@ -3,6 +3,7 @@ import {
   CSV_COLUMNS,
   CustomerClaimQuery,
   DeleteReferralBody,
+  InternalSummaryQuery,
   ReferralQuery,
   UpdateReferralBody,
 } from '@affiliate/contracts';
@@ -26,6 +27,7 @@ import type { ReferralRepositories } from '../../data-access/repositories';
 import { createReferral } from '../../domain/create-referral';
 import { deleteReferral } from '../../domain/delete-referral';
 import { listReferrals, referralById, referralCsvRows } from '../../domain/find-referrals';
+import { referralSummary } from '../../domain/referral-summary';
 import { updateReferral } from '../../domain/update-referral';
 
 export function referralRoutes(context: ServiceContext, repositories: ReferralRepositories, affiliates: ServiceClient): Router {
@@ -73,6 +75,12 @@ export function referralRoutes(context: ServiceContext, repositories: ReferralRe
     const { referralId } = parseBody(DeleteReferralBody, request);
     const deleted = await deleteReferral(repositories, programIdOf(response), referralId);
     response.json(deleted);
+  });
+
+  // Internal: the referrals' part of GET /reports/summary (the sale service's), counted by the database.
+  router.get('/internal/referral-summary', async (request, response) => {
+    const { from, to } = parseQuery(InternalSummaryQuery, request);
+    response.json(await referralSummary(repositories, programIdOf(response), new Date(from), new Date(to)));
   });
 
   // Internal (contracts: CustomerClaimQuery): whether another affiliate referred this customer first, for a sale's risk signals.

@@ -11,6 +11,7 @@ import {
   ReportQuery,
   SaleQuery,
   StatementQuery,
+  SummaryQuery,
   UpdatePayoutBody,
   UpdateSaleBody,
   VoidCommissionBody,
@@ -36,6 +37,7 @@ import { createPayouts, listPayouts, payoutById, updatePayout } from '../../doma
 import { recordPayment } from '../../domain/record-sale';
 import { affiliateReport } from '../../domain/reports';
 import { reverseSale } from '../../domain/reverse-sale';
+import { programSummary } from '../../domain/summary';
 import type { SaleDependencies } from '../../domain/sale-dependencies';
 import { updateSale } from '../../domain/update-sale';
 import { commissionCsvRows, listCommissions, releaseCommission, voidReviewedCommission } from '../../domain/review-commissions';
@@ -131,6 +133,12 @@ export function saleRoutes(context: ServiceContext, deps: SaleDependencies): Rou
     const rows = await affiliateReport(deps, programIdOf(response), period);
     if (wantsCsv(request)) sendReportCsv(response, rows);
     else response.json(rows);
+  });
+
+  // The console's overview: summed by the databases, but over a whole program and period, so a heavy operation (429 beyond the program's few).
+  router.get('/reports/summary', heavy, async (request, response) => {
+    const query = parseQuery(SummaryQuery, request);
+    response.json(await programSummary(deps, programIdOf(response), query));
   });
 
   router.get('/commissions', heavyWhenListCsv, async (request, response) => {
