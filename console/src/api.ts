@@ -26,8 +26,20 @@ export function savedAdminToken(): string | null {
 export const saveAdminToken = (token: string) => sessionStorage.setItem(STORAGE_KEY, JSON.stringify({ kind: 'operator', token }));
 export const forgetAdminToken = () => sessionStorage.removeItem(STORAGE_KEY);
 
-/** The typed client for a member's session (the cookie goes by itself; writes carry the CSRF token). */
-export const memberClient = (csrfToken: string): ApiClient => createApiClient({ 'x-csrf-token': csrfToken });
+/**
+ * The typed client for a member's session (the cookie goes by itself; writes carry the CSRF token).
+ * A 401 means the session is gone (idle too long, signed out elsewhere, ended by a role change): a
+ * member's client meets no other, so `onEnded` takes the page back to the sign-in.
+ */
+export function memberClient(csrfToken: string, onEnded: () => void = () => undefined): ApiClient {
+  const client = createApiClient({ 'x-csrf-token': csrfToken });
+  client.use({
+    onResponse({ response }) {
+      if (response.status === 401) onEnded();
+    },
+  });
+  return client;
+}
 
 /** The typed client for the admin API, with the operator's admin token. */
 export const operatorClient = (token: string): ApiClient => createApiClient({ authorization: `Bearer ${token}` });

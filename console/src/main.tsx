@@ -68,7 +68,10 @@ function location() {
 
 /** Who is signed in: nobody yet (while the session is asked for), a member, or the operator. */
 type Signed =
-  { kind: 'checking' } | { kind: 'nobody' } | { kind: 'member'; session: Schemas['TeamSession'] } | { kind: 'operator'; token: string };
+  | { kind: 'checking' }
+  | { kind: 'nobody'; ended?: boolean }
+  | { kind: 'member'; session: Schemas['TeamSession'] }
+  | { kind: 'operator'; token: string };
 
 function App() {
   const [signed, setSigned] = useState<Signed>(() => {
@@ -103,6 +106,7 @@ function App() {
   if (signed.kind === 'nobody') {
     return (
       <SignIn
+        ended={signed.ended === true}
         onMember={signedInAsMember}
         onOperator={(token) => {
           saveAdminToken(token);
@@ -144,7 +148,7 @@ function App() {
     const route = routes.find((each) => each.id === here.id) ?? routes[0]!;
     sections = routes;
     content = route.page({
-      client: memberClient(session.csrfToken),
+      client: memberClient(session.csrfToken, () => setSigned({ kind: 'nobody', ended: true })),
       can,
       credential: { kind: 'member', csrfToken: session.csrfToken },
     });

@@ -189,6 +189,26 @@ test('sign-out ends the session: the old cookie is refused by the API, and a rel
   await page.context().close();
 });
 
+test('a session that ends elsewhere takes the page back to the sign-in page, which says why', async () => {
+  const page = await openPage();
+  await signInAsMember(page, system, program.programId, 'ANALYST');
+  const cookie = (await page.context().cookies()).find((each) => each.name === 'affiliate_console_session');
+  const header = `affiliate_console_session=${cookie!.value}`;
+  const session = (await (await fetch(`${system.gatewayUrl}/api/v1/team/session`, { headers: { cookie: header } })).json()) as {
+    csrfToken: string;
+  };
+  const signedOut = await fetch(`${system.gatewayUrl}/api/v1/team/session`, {
+    method: 'DELETE',
+    headers: { cookie: header, 'x-csrf-token': session.csrfToken, origin: system.gatewayUrl },
+  });
+  expect(signedOut.status).toBe(200);
+  await go(page, 'team');
+  await showing(page.getByRole('status'), 'Your session ended');
+  await page.getByRole('button', { name: 'Sign in' }).waitFor();
+  expect(await page.getByRole('navigation', { name: 'Sections' }).count()).toBe(0);
+  await page.context().close();
+});
+
 test('API keys page: an owner creates a read-only key shown once, it reads but cannot write, and revoking it stops it', async () => {
   const page = await openPage();
   await signInAsMember(page, system, program.programId, 'OWNER');

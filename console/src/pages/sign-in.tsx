@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { operatorClient } from '../api';
 import { AffiliateApiError, createApiClient, ok, type Schemas } from '../client';
-import { Field, FormError } from '../ui';
+import { Field, FormError, Notice } from '../ui';
 
 type Kind = 'member' | 'operator';
 
@@ -11,9 +11,12 @@ type Kind = 'member' | 'operator';
  * session is the httpOnly cookie the answer sets. The operator signs in with the admin token.
  */
 export function SignIn({
+  ended,
   onMember,
   onOperator,
 }: {
+  /** The session just ended under the member's feet (a 401): they are told why they are here. */
+  ended: boolean;
   onMember: (session: Schemas['TeamSession']) => void;
   onOperator: (token: string) => void;
 }) {
@@ -59,6 +62,7 @@ export function SignIn({
   return (
     <main class="sign-in">
       <h1>Affiliate console</h1>
+      {ended ? <Notice>Your session ended (after a while without activity, or a change of your role): sign in again.</Notice> : null}
       <form onSubmit={submit}>
         <fieldset>
           <legend>Sign in as</legend>
