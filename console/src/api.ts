@@ -17,10 +17,13 @@ export function savedAdminToken(): string | null {
   if (!saved) return null;
   try {
     const credential = JSON.parse(saved) as { kind?: unknown; token?: unknown };
-    return credential.kind === 'operator' && typeof credential.token === 'string' ? credential.token : null;
+    if (credential.kind === 'operator' && typeof credential.token === 'string') return credential.token;
   } catch {
-    return null;
+    // Unreadable: dropped below like any other leftover.
   }
+  // A program's API key an older console kept here: members no longer sign in with one, so it goes.
+  sessionStorage.removeItem(STORAGE_KEY);
+  return null;
 }
 
 export const saveAdminToken = (token: string) => sessionStorage.setItem(STORAGE_KEY, JSON.stringify({ kind: 'operator', token }));
