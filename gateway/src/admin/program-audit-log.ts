@@ -1,15 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import type { ProgramAuditAction, ProgramAuditRecord } from '@affiliate/contracts';
-import { findPage, type PageRequest } from '@affiliate/platform';
+import { findPage, type Logger, type PageRequest } from '@affiliate/platform';
+import type { Response } from 'express';
 import { Schema, type Connection, type Model } from 'mongoose';
 import { deleteExpired, retentionFields } from './retention';
+
+export type ProgramAuditActor =
+  { apiKeyId: string; apiKeyPrefix: string; affiliatePortalSessionId?: string; affiliateId?: string } | { memberId: string; email: string };
 
 export type ProgramAuditRecordDocument = {
   _id: string;
   programId: string;
   createdAt: Date;
-  /** The key; for an act in the affiliate portal, also the session and its affiliate (the key is the one that made the session). */
-  actor: { apiKeyId: string; apiKeyPrefix: string; affiliatePortalSessionId?: string; affiliateId?: string };
+  /**
+   * The key; for an act in the affiliate portal, also the session and its affiliate (the key is the
+   * one that made the session); for an act of a team member in the console, the member alone (no key).
+   */
+  actor: ProgramAuditActor;
   action: ProgramAuditAction;
   operation: string;
   status: number;
@@ -25,10 +32,12 @@ const programAuditRecordSchema = new Schema<ProgramAuditRecordDocument>(
     programId: { type: String, required: true },
     createdAt: { type: Date, required: true },
     actor: {
-      apiKeyId: { type: String, required: true },
-      apiKeyPrefix: { type: String, required: true },
+      apiKeyId: { type: String, default: undefined },
+      apiKeyPrefix: { type: String, default: undefined },
       affiliatePortalSessionId: { type: String, default: undefined },
       affiliateId: { type: String, default: undefined },
+      memberId: { type: String, default: undefined },
+      email: { type: String, default: undefined },
     },
     action: { type: String, required: true },
     operation: { type: String, required: true },
@@ -77,21 +86,49 @@ export class ProgramAuditLog {
   }
 }
 
+/**
+ * Records an act once it is answered, with the status answered (refusals included), or once the
+ * client went away before the answer was sent (`aborted`): exactly one record either way.
+ */
+export function recordWhenAnswered(
+  audit: ProgramAuditLog,
+  logger: Logger,
+  programId: string,
+  act: Pick<ProgramAuditEntry, 'actor' | 'action' | 'operation'>,
+  response: Response,
+): void {
+  const requestId = String(response.locals.requestId ?? '') || null;
+  let recorded = false;
+  const record = () => {
+    if (recorded) return;
+    recorded = true;
+    audit
+      .record(programId, { ...act, status: response.statusCode, aborted: !response.writableFinished, requestId })
+      .catch((error: unknown) => logger.error({ err: error, action: act.action }, "could not write the program's audit record"));
+  };
+  response.once('finish', record);
+  response.once('close', record);
+}
+
 function toProgramAuditRecord(document: ProgramAuditRecordDocument): ProgramAuditRecord {
   return {
     id: document._id,
     at: document.createdAt.toISOString(),
-    actor: {
-      apiKeyId: document.actor.apiKeyId,
-      apiKeyPrefix: document.actor.apiKeyPrefix,
-      ...(document.actor.affiliatePortalSessionId
-        ? { affiliatePortalSessionId: document.actor.affiliatePortalSessionId, affiliateId: document.actor.affiliateId }
-        : {}),
-    },
+    actor: actorOf(document.actor),
     action: document.action,
     operation: document.operation,
     status: document.status,
     aborted: document.aborted ?? false,
     requestId: document.requestId,
+  };
+}
+
+function actorOf(actor: ProgramAuditActor): ProgramAuditRecord['actor'] {
+  if ('memberId' in actor && actor.memberId) return { memberId: actor.memberId, email: actor.email };
+  const key = actor as Extract<ProgramAuditActor, { apiKeyId: string }>;
+  return {
+    apiKeyId: key.apiKeyId,
+    apiKeyPrefix: key.apiKeyPrefix,
+    ...(key.affiliatePortalSessionId ? { affiliatePortalSessionId: key.affiliatePortalSessionId, affiliateId: key.affiliateId } : {}),
   };
 }
