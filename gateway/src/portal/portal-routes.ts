@@ -27,7 +27,6 @@ import {
 import {
   AppError,
   badRequest,
-  constantTimeEquals,
   createRouter,
   forbidden,
   parseBody,
@@ -39,6 +38,7 @@ import {
 } from '@affiliate/platform';
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { ProgramAuditLog } from '../admin/program-audit-log';
+import { cookieOf, requireSameOriginWrite } from '../auth/browser-session';
 import type { ProgramDocument, ProgramRepository } from '../admin/program-model';
 import { portalSettingsOf } from '../admin/program-model';
 import { findLiveProgram } from '../admin/programs';
@@ -60,7 +60,7 @@ export type PortalRoutesOptions = {
 
 /** Scoped to the portal's own paths: the browser never sends it to /api/v1, /console or /admin. */
 export const PORTAL_COOKIE = 'affiliate_portal_session';
-export const CSRF_HEADER = 'x-csrf-token';
+export { CSRF_HEADER } from '../auth/browser-session';
 
 /** What the portal sees of one session: its affiliate and program, read from the session, never from the request. */
 type Portal = { session: LiveSession; program: ProgramDocument };
@@ -69,16 +69,6 @@ const portalOf = (response: Response): Portal => response.locals.portal as Porta
 const DAYS_CHARTED = 30;
 const LIST_LIMIT = '100';
 
-/** The gateway's own origin as the browser reached it (trust proxy decides which forwarding headers count). */
-const originOf = (request: Request) => `${request.protocol}://${request.get('host')}`;
-
-function cookieOf(request: Request): string | null {
-  for (const part of (request.header('cookie') ?? '').split(';')) {
-    const [name, ...value] = part.trim().split('=');
-    if (name === PORTAL_COOKIE) return value.join('=');
-  }
-  return null;
-}
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
 
@@ -166,7 +156,7 @@ export function portalRoutes(options: PortalRoutesOptions): Router {
   const withSession =
     (kind: 'page' | 'api'): RequestHandler =>
     async (request, response, next) => {
-      const cookie = cookieOf(request);
+      const cookie = cookieOf(request, PORTAL_COOKIE);
       const session = cookie ? await sessions.live(cookie) : null;
       const program = session ? await findLiveProgram(options.programs, session.programId) : null;
       if (!session || !program) {
@@ -201,31 +191,9 @@ export function portalRoutes(options: PortalRoutesOptions): Router {
       withRequestContext({ requestId: String(response.locals.requestId), programId: program._id }, () => next());
     };
 
-  /**
-   * CSRF on every write, two checks. The session's CSRF token (synchronizer pattern: random per
-   * session, kept here, given only to a same-origin page by GET /portal/api/session) must come back in
-   * X-CSRF-Token: a custom header cannot be sent cross-origin without a CORS preflight, which /portal
-   * never answers, so a forged form or script from another site cannot carry it. And the Origin (every
-   * browser sends it on a POST or PUT) must be this gateway's, which also refuses a same-site sibling
-   * (another subdomain, which SameSite=Lax lets through). SameSite=Lax on the cookie is the third wall.
-   */
+  /** CSRF on every write (requireSameOriginWrite); SameSite=Lax on the cookie is the third wall. */
   const csrf: RequestHandler = (request, response, next) => {
-    const { session } = portalOf(response);
-    const origin = request.header('origin');
-    // Required: every browser sends Origin on a POST or PUT, so a write without one is not from the portal's page.
-    if (origin === undefined)
-      throw forbidden(
-        `Missing Origin header: the portal only accepts writes from its own pages (${originOf(request)})`,
-        'origin_not_allowed',
-      );
-    if (origin !== originOf(request))
-      throw forbidden(
-        `Cross-origin write refused: the portal only accepts writes from its own pages (${originOf(request)})`,
-        'origin_not_allowed',
-      );
-    const token = request.header(CSRF_HEADER) ?? '';
-    if (!constantTimeEquals(token, session.csrfToken))
-      throw forbidden('Missing or wrong X-CSRF-Token: reload the portal and try again', 'csrf_token_invalid');
+    requireSameOriginWrite(request, portalOf(response).session.csrfToken, 'the portal');
     next();
   };
   const json: RequestHandler = (request, response, next) =>
