@@ -66,7 +66,34 @@ export const ERROR_CATALOGUE = {
     statuses: [403],
     description: "The browser origin is not in the program's allowedOrigins, or a portal or sign-up write does not come from its own page.",
   },
-  csrf_token_invalid: { statuses: [403], description: "The portal's X-CSRF-Token is missing or wrong: reload the portal." },
+  csrf_token_invalid: {
+    statuses: [403],
+    description: "The portal's or the console session's X-CSRF-Token is missing or wrong: reload the page.",
+  },
+  team_session_required: {
+    statuses: [403],
+    description:
+      "The team's routes (/api/v1/team/*, /api/v1/api-keys) take a member's console session, never an API key: sign in to the console.",
+  },
+  role_forbidden: {
+    statuses: [403],
+    description: "The signed-in member's role may not do this (members and keys are the OWNER's); the message names the role.",
+  },
+  credentials_invalid: { statuses: [401], description: 'Wrong email or password (the same answer for an unknown email).' },
+  totp_required: { statuses: [401], description: "The member turned TOTP on: send the authenticator app's code as totpCode." },
+  totp_invalid: { statuses: [400, 401], description: "The authenticator app's code is wrong or too old; use the current one." },
+  totp_enrolment_missing: { statuses: [400], description: 'No TOTP secret to confirm: start with POST /api/v1/team/totp.' },
+  invite_invalid: { statuses: [401], description: 'The invite token is not one the gateway issued (incomplete or mistyped link).' },
+  invite_used: {
+    statuses: [410],
+    description: 'The invite was already accepted, or withdrawn: each link works once. Ask an OWNER for a new one.',
+  },
+  invite_expired: { statuses: [410], description: 'The invite is older than 72 hours. Ask an OWNER for a new one.' },
+  member_exists: { statuses: [409], description: 'A team member with this email already exists.' },
+  last_owner: {
+    statuses: [409],
+    description: 'The member is the last OWNER of the program and must stay one: make another member OWNER first.',
+  },
   portal_session_refused: {
     statuses: [403],
     description:
@@ -162,6 +189,11 @@ export const ERROR_CATALOGUE = {
   authentication_rate_limited: {
     statuses: [429],
     description: 'Too many failed authentications from this address; retry after Retry-After seconds.',
+  },
+  login_throttled: {
+    statuses: [429],
+    description:
+      'Too many failed console sign-ins for this email or from this address; every attempt is refused until Retry-After seconds have passed.',
   },
   heavy_operations_limited: {
     statuses: [429],

@@ -17,6 +17,7 @@ import * as referral from './referral';
 import * as review from './review';
 import * as sale from './sale';
 import * as signup from './signup';
+import * as team from './team';
 import * as webhook from './webhook';
 import type { ZodTypeAny } from 'zod';
 import { z } from './zod';
@@ -45,6 +46,12 @@ type Operation = {
   scopes: ApiScope[];
   /** An act the program's audit record keeps, with the scope it needs (always, or only `when` the request does it). */
   sensitive?: SensitiveAct;
+  /**
+   * A team operation of the console (issue 32): never an API key's (403 `team_session_required`).
+   * `member`: any member's session; `owner`: an OWNER's session only (other roles 403
+   * `role_forbidden`); `anyone`: no session, the request carries its own credential (sign-in, an invite's token).
+   */
+  team?: 'anyone' | 'member' | 'owner';
 };
 
 /**
@@ -745,6 +752,157 @@ export const API_OPERATIONS: Operation[] = [
   },
   {
     method: 'post',
+    path: '/team/session',
+    operationId: 'signIn',
+    scopes: [],
+    team: 'anyone',
+    tag: 'Team',
+    summary: 'Sign in to the console with an email and a password (and the TOTP code when on): the session cookie',
+    body: team.SignInBody,
+    response: team.TeamSession,
+  },
+  {
+    method: 'get',
+    path: '/team/session',
+    operationId: 'getTeamSession',
+    scopes: [],
+    team: 'member',
+    tag: 'Team',
+    summary: 'The signed-in member, the program, the CSRF token and what the role may do',
+    response: team.TeamSession,
+  },
+  {
+    method: 'delete',
+    path: '/team/session',
+    operationId: 'signOut',
+    scopes: [],
+    team: 'member',
+    tag: 'Team',
+    summary: 'Sign out: the session stops working at once and its cookie is cleared',
+    response: z.object({ signedOut: z.literal(true).openapi({ description: 'Always true' }) }),
+  },
+  {
+    method: 'post',
+    path: '/team/invites/accept',
+    operationId: 'acceptTeamInvite',
+    scopes: [],
+    team: 'anyone',
+    tag: 'Team',
+    summary:
+      "Accept an invite: choose a password, become a member with the invite's role and get a session (the link works once, for 72 hours)",
+    body: team.AcceptInviteBody,
+    response: team.TeamSession,
+  },
+  {
+    method: 'get',
+    path: '/team/members',
+    operationId: 'getTeamMembers',
+    scopes: [],
+    team: 'member',
+    tag: 'Team',
+    summary: "The program's members and pending invites (every role may read them)",
+    response: team.TeamMembers,
+  },
+  {
+    method: 'post',
+    path: '/team/members',
+    operationId: 'inviteTeamMember',
+    scopes: [],
+    team: 'owner',
+    tag: 'Team',
+    summary: 'Invite a person with a role: a single-use link (72 hours) to give them',
+    body: team.InviteMemberBody,
+    response: team.TeamInviteCreated,
+  },
+  {
+    method: 'put',
+    path: '/team/members',
+    operationId: 'changeTeamMemberRole',
+    scopes: [],
+    team: 'owner',
+    tag: 'Team',
+    summary: "Change a member's role (their sessions end; the last OWNER keeps the role)",
+    body: team.ChangeMemberRoleBody,
+    response: team.TeamMember,
+  },
+  {
+    method: 'delete',
+    path: '/team/members',
+    operationId: 'removeTeamMember',
+    scopes: [],
+    team: 'owner',
+    tag: 'Team',
+    summary: 'Remove a member, or withdraw an invite (their sessions end; the last OWNER stays)',
+    body: team.RemoveMemberBody,
+    response: DELETED,
+  },
+  {
+    method: 'post',
+    path: '/team/totp',
+    operationId: 'startTotpEnrolment',
+    scopes: [],
+    team: 'member',
+    tag: 'Team',
+    summary: "Start turning on the second factor: a new secret for the member's authenticator app",
+    response: team.TotpEnrolment,
+  },
+  {
+    method: 'put',
+    path: '/team/totp',
+    operationId: 'confirmTotp',
+    scopes: [],
+    team: 'member',
+    tag: 'Team',
+    summary: 'Confirm the second factor with a code of the app: from now on sign-in asks for one',
+    body: team.TotpCodeBody,
+    response: team.TotpStatus,
+  },
+  {
+    method: 'delete',
+    path: '/team/totp',
+    operationId: 'disableTotp',
+    scopes: [],
+    team: 'member',
+    tag: 'Team',
+    summary: 'Turn the second factor off, with a current code of the app',
+    body: team.TotpCodeBody,
+    response: team.TotpStatus,
+  },
+  {
+    method: 'get',
+    path: '/api-keys',
+    operationId: 'getOwnApiKeys',
+    scopes: [],
+    team: 'owner',
+    tag: 'Team',
+    summary: "The program's secret API keys, without their secrets (OWNER)",
+    response: z.array(program.ApiKeySummary),
+  },
+  {
+    method: 'post',
+    path: '/api-keys',
+    operationId: 'createOwnApiKey',
+    scopes: [],
+    team: 'owner',
+    tag: 'Team',
+    summary: 'Create a secret API key for an integration (shown once), with every scope or the ones given (OWNER)',
+    body: program.CreateApiKeyBody,
+    bodyOptional: true,
+    response: program.CreatedApiKey,
+  },
+  {
+    method: 'delete',
+    path: '/api-keys',
+    operationId: 'revokeOwnApiKey',
+    scopes: [],
+    team: 'owner',
+    tag: 'Team',
+    summary: 'Revoke a secret API key: it stops working within seconds (OWNER)',
+    body: team.RevokeApiKeyBody,
+    response: REVOKED,
+  },
+  {
+    method: 'post',
     path: '/programs',
     operationId: 'createProgram',
     scopes: [],
@@ -830,6 +988,27 @@ export const API_OPERATIONS: Operation[] = [
   },
   {
     method: 'post',
+    path: '/programs/{id}/members',
+    operationId: 'inviteProgramMember',
+    scopes: [],
+    tag: 'Admin',
+    summary: "Invite a member of a program's team, such as its first OWNER: a single-use link (72 hours) to give them",
+    body: team.InviteMemberBody,
+    response: team.TeamInviteCreated,
+    admin: true,
+  },
+  {
+    method: 'get',
+    path: '/programs/{id}/members',
+    operationId: 'listProgramMembers',
+    scopes: [],
+    tag: 'Admin',
+    summary: "A program's team members and pending invites",
+    response: team.TeamMembers,
+    admin: true,
+  },
+  {
+    method: 'post',
     path: '/programs/{id}/publishable-keys',
     operationId: 'adminCreatePublishableKey',
     scopes: [],
@@ -889,6 +1068,7 @@ const TAGS: Record<string, string> = {
   Program: 'The program of the key: its own settings and its publishable keys',
   'Sign-up': 'The hosted sign-up page of a program, /join/{slug}, and applications to it',
   Browser: "What the tracking script calls from a shop's pages with a publishable key (pk_…)",
+  Team: "The program's team in the console: members who sign in with an email, a password and optionally TOTP, each with a role (OWNER, ADMIN, FINANCE, ANALYST), their invites, and the program's secret API keys, which OWNERs manage. These take a member's session (the affiliate_console_session cookie, and X-CSRF-Token on writes), never an API key",
   'Affiliate portal':
     "Single-use links into the gateway-hosted portal where one affiliate sees its own links, codes, earnings and payouts (like Stripe's customer portal)",
 };
@@ -922,7 +1102,7 @@ const RATE_LIMIT_HEADERS = {
 function responseHeaders(operation: Operation, status: string): z.AnyZodObject {
   const headers: Record<string, ZodTypeAny> = { 'X-Request-Id': REQUEST_ID };
   // The public API is rate limited once a request is authenticated and routed.
-  if (!operation.admin && status !== '401') Object.assign(headers, RATE_LIMIT_HEADERS);
+  if (!operation.admin && !operation.team && status !== '401') Object.assign(headers, RATE_LIMIT_HEADERS);
   if (status === '401') headers['WWW-Authenticate'] = header('Bearer, with the reason as an RFC 6750 error');
   if (status === '429' || status === '503') headers['Retry-After'] = RETRY_AFTER;
   // Only the 409 of a request still running under the same Idempotency-Key says when to retry.
@@ -940,7 +1120,8 @@ function responseHeaders(operation: Operation, status: string): z.AnyZodObject {
 }
 
 /** POST, PUT and DELETE of the public API, the gateway's own (program settings, publishable keys) included. */
-const takesIdempotencyKey = (operation: Operation) => !operation.admin && !operation.browser && operation.method !== 'get';
+const takesIdempotencyKey = (operation: Operation) =>
+  !operation.admin && !operation.browser && !operation.team && operation.method !== 'get';
 
 /** 409: a reused Idempotency-Key (public POSTs), or a change racing another on the same object (every write). */
 function conflictDescription(operation: Operation): string | null {
@@ -948,6 +1129,48 @@ function conflictDescription(operation: Operation): string | null {
   if (takesIdempotencyKey(operation))
     return 'Idempotency-Key already used with a different request or still in progress, or the object is being changed by another request; retry';
   return 'The object is being changed by another request right now; retry';
+}
+
+/** The answers of a team operation (the console's own: a member's session, or the sign-in and invite credentials). */
+function teamErrorsOf(operation: Operation): Record<string, string> {
+  const errors: Record<string, string> = {
+    '401':
+      operation.operationId === 'signIn'
+        ? 'Wrong email or password (`credentials_invalid`, the same for an unknown email), or the TOTP code missing (`totp_required`) or wrong (`totp_invalid`)'
+        : operation.operationId === 'acceptTeamInvite'
+          ? 'The invite token is not one the gateway issued (`invite_invalid`)'
+          : 'No live console session: signed out, idle too long, past its end, or revoked (`unauthenticated`)',
+    '403':
+      operation.team === 'anyone'
+        ? 'An API key was sent (`team_session_required`): these take no API key'
+        : `An API key was sent (\`team_session_required\`); a write without the session's X-CSRF-Token (\`csrf_token_invalid\`) or from another origin (\`origin_not_allowed\`)${operation.team === 'owner' ? "; or the member's role is not OWNER (`role_forbidden`)" : ''}`,
+    '429':
+      operation.operationId === 'signIn'
+        ? 'Too many failed sign-ins for this email or from this address (`login_throttled`); retry after Retry-After seconds'
+        : 'Too many requests from this address; retry after Retry-After seconds',
+  };
+  if (operation.body) {
+    errors['400'] = 'Invalid request: `error` names the first problem (the field and what is wrong); `errors` lists every one';
+    errors['413'] = 'Request body larger than the limit';
+    errors['415'] = 'A body whose Content-Type is not application/json';
+  }
+  if (operation.operationId === 'acceptTeamInvite')
+    errors['410'] = 'The invite was already accepted (`invite_used`), withdrawn or expired (`invite_expired`)';
+  if (operation.operationId === 'changeTeamMemberRole' || operation.operationId === 'removeTeamMember') {
+    errors['404'] = 'No such member or invite in this program';
+    errors['409'] = 'The member is the last OWNER (`last_owner`): make another member OWNER first';
+  }
+  if (operation.operationId === 'inviteTeamMember') errors['409'] = 'This email is already a team member (`member_exists`)';
+  if (operation.operationId === 'revokeOwnApiKey') errors['404'] = 'No such key in this program';
+  return errors;
+}
+
+/** The session rule of a team operation, as a reader of the document needs it. */
+function teamDescriptionOf(operation: Operation): string {
+  if (operation.team === 'anyone') return 'Takes no session and no API key: the request carries its own credential.';
+  const session =
+    "Takes a team member's console session: the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`.";
+  return operation.team === 'owner' ? `${session} OWNER only: other roles are refused 403 \`role_forbidden\`.` : session;
 }
 
 /** The scope rule of a public operation, as a reader of the document needs it. */
@@ -971,6 +1194,12 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
   const registry = new OpenAPIRegistry();
   const bearer = registry.registerComponent('securitySchemes', 'bearerAuth', { type: 'http', scheme: 'bearer' });
   const adminBearer = registry.registerComponent('securitySchemes', 'adminToken', { type: 'http', scheme: 'bearer' });
+  const consoleSession = registry.registerComponent('securitySchemes', 'consoleSession', {
+    type: 'apiKey',
+    in: 'cookie',
+    name: 'affiliate_console_session',
+    description: "A team member's console session (POST /api/v1/team/session or an accepted invite); writes also send its X-CSRF-Token",
+  });
   const publishableBearer = registry.registerComponent('securitySchemes', 'publishableKey', {
     type: 'http',
     scheme: 'bearer',
@@ -985,11 +1214,11 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
     const errorBody = NUMBERED_ERROR_OPERATIONS.includes(`${operation.method.toUpperCase()} ${operation.path}`)
       ? NumberedErrorBody
       : ErrorBody;
-    const errors: Record<string, string> = { ...ERRORS };
-    const conflict = conflictDescription(operation);
+    const errors: Record<string, string> = operation.team ? teamErrorsOf(operation) : { ...ERRORS };
+    const conflict = operation.team ? null : conflictDescription(operation);
     if (conflict) errors['409'] = conflict;
     if (operation.admin) delete errors['403'];
-    if (operation.body) {
+    if (operation.body && !operation.team) {
       errors['413'] = 'Request body larger than the limit (BODY_LIMIT, 1 MB by default)';
       errors['415'] = 'A body whose Content-Type is not application/json; the message names the type accepted';
     }
@@ -1018,10 +1247,18 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
       description:
         operation.admin || operation.browser
           ? OPERATION_DESCRIPTIONS[operation.operationId]
-          : `${OPERATION_DESCRIPTIONS[operation.operationId]}\n\n${scopeDescriptionOf(operation)}`,
-      ...(operation.admin || operation.browser ? {} : { 'x-required-scopes': scopesOf(operation) }),
+          : `${OPERATION_DESCRIPTIONS[operation.operationId]}\n\n${operation.team ? teamDescriptionOf(operation) : scopeDescriptionOf(operation)}`,
+      ...(operation.admin || operation.browser || operation.team ? {} : { 'x-required-scopes': scopesOf(operation) }),
       tags: [operation.tag],
-      security: [{ [(operation.admin ? adminBearer : operation.browser ? publishableBearer : bearer).name]: [] }],
+      security:
+        operation.team === 'anyone'
+          ? []
+          : [
+              {
+                [(operation.admin ? adminBearer : operation.browser ? publishableBearer : operation.team ? consoleSession : bearer).name]:
+                  [],
+              },
+            ],
       request: {
         ...(operation.body
           ? { body: { required: !operation.bodyOptional, content: { 'application/json': { schema: operation.body } } } }

@@ -156,6 +156,37 @@ export const OPERATION_DESCRIPTIONS = {
   adminRevokePublishableKey: 'Revokes the publishable key with this id: pages using it get 401 from then on.',
   listAuditRecords:
     'The audit record of the admin API and the admin CLI, newest first, a page at a time: who (the admin token, a refused credential, or the CLI user), what, when, and the status answered. Refused attempts from one address are counted in one record per window.',
+  signIn:
+    'Signs a team member in to the console. Answers the session (the member, the program, the CSRF token and the operations the role may make) and sets the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict, Path=/), which the whole API then accepts in place of an API key. The session ends after TEAM_SESSION_IDLE_MINUTES without a request (30 by default) and TEAM_SESSION_HOURS after sign-in (12 by default).\n\nA wrong password and an unknown email get the same 401 `credentials_invalid` "Wrong email or password". With TOTP on, a missing code is 401 `totp_required` and a wrong one 401 `totp_invalid`. Failed sign-ins are counted per email and per address: past the limit every attempt, the right password included, is 429 `login_throttled` with Retry-After.',
+  getTeamSession:
+    'The signed-in member, the program, the CSRF token to send on writes, and the operations the role may make: what the console reads when a page loads. Each request of the session moves its idle expiry on. 401 when the session is gone.',
+  signOut:
+    'Revokes this session (the cookie stops working at once, on every tab) and clears the cookie. Needs the X-CSRF-Token like every write, so another site cannot sign a member out.',
+  acceptTeamInvite:
+    "Turns an invite link's token into a member with the invite's email and role and the password chosen here, and signs them in (the same answer and cookie as POST /team/session). The link works once: a second acceptance, even of a copy of the link, is 410 `invite_used`; after 72 hours 410 `invite_expired`; a token never issued 401 `invite_invalid`. The password is 12 to 128 characters (OWASP, NIST SP 800-63B): else 400 `parameter_invalid` naming `password`, and the invite stays unused.",
+  getTeamMembers:
+    "The program's members (id, email, role, whether TOTP is on, when they joined and last signed in) and the invites not accepted yet. Every role may read it; only an OWNER changes it.",
+  inviteTeamMember:
+    "Invites a person to the program's team with a role. Answers the invite and `inviteUrl`, the single-use link to give them (there is no mail service): the console's accept page with the token in the fragment. The link works once, for 72 hours. A newer invite for the same email withdraws the older one. Recorded in the program's audit record (`team.member_invited`) with the OWNER who did it.\n\n409 `member_exists` when the email is already a member.",
+  changeTeamMemberRole:
+    "Gives a member another role. Their sessions end at once, so the new role applies from their next sign-in. The last OWNER cannot be given another role (409 `last_owner`): make another member OWNER first. Recorded in the program's audit record (`team.role_changed`).",
+  removeTeamMember:
+    "Removes a member (their sessions end at once), or withdraws a pending invite (its link stops working). The last OWNER cannot be removed (409 `last_owner`). Recorded in the program's audit record (`team.member_removed`).",
+  startTotpEnrolment:
+    "Makes a new TOTP secret (RFC 6238: SHA-1, 6 digits, 30 seconds) for the signed-in member's authenticator app and answers it with its otpauth:// URL. Nothing changes at sign-in until PUT /team/totp confirms it with a code; starting again replaces an unconfirmed secret.",
+  confirmTotp:
+    "Turns the second factor on with a current code of the app (one step of clock drift either way is accepted); from now on sign-in asks for a code. A wrong code is 400 `totp_invalid`; without POST /team/totp first, 400 `totp_enrolment_missing`. Recorded in the program's audit record (`team.totp_changed`).",
+  disableTotp:
+    "Turns the second factor off, with a current code of the app (so a session left open cannot do it alone). A wrong code is 400 `totp_invalid`. Recorded in the program's audit record (`team.totp_changed`).",
+  getOwnApiKeys:
+    "The program's secret API keys, revoked ones included, without their secrets: id, prefix, scopes, when made and revoked. OWNER only.",
+  createOwnApiKey:
+    "Creates a secret API key for an integration, with every scope or the ones given; the key is in this answer only (only its hash is kept). Recorded in the program's audit record (`api_key.created`) with the OWNER who made it. OWNER only.",
+  revokeOwnApiKey:
+    "Revokes one of the program's secret API keys: every request with it is refused within seconds (the gateways' key cache). Recorded in the program's audit record (`api_key.revoked`). OWNER only.",
+  inviteProgramMember:
+    "Invites a member of the program's team with a role, as an OWNER does from the console: how the operator makes a program's first OWNER. Answers the invite and its single-use `inviteUrl` (72 hours), to give the person. Recorded in the admin audit record. 409 `member_exists` when the email is already a member.",
+  listProgramMembers: "The program's team members and pending invites, for the operator.",
 } as const satisfies Record<string, string>;
 
 export type OperationId = keyof typeof OPERATION_DESCRIPTIONS;

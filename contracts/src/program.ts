@@ -373,10 +373,21 @@ export const RevokePublishableKeyBody = z
 
 /** The acts a program's audit record keeps (see SensitiveAct in openapi.ts). */
 export const ProgramAuditAction = z
-  .enum(['webhook_secret.revealed', 'bank_details.exported', 'bank_details.changed', 'payout.status_changed'])
+  .enum([
+    'webhook_secret.revealed',
+    'bank_details.exported',
+    'bank_details.changed',
+    'payout.status_changed',
+    'team.member_invited',
+    'team.role_changed',
+    'team.member_removed',
+    'team.totp_changed',
+    'api_key.created',
+    'api_key.revoked',
+  ])
   .openapi('ProgramAuditAction', {
     description:
-      "webhook_secret.revealed: an endpoint's signing secret was shown; bank_details.exported: full bank details left in a CSV; bank_details.changed: an affiliate's payout details were set or cleared; payout.status_changed: a payout was marked PAID or FAILED",
+      "webhook_secret.revealed: an endpoint's signing secret was shown; bank_details.exported: full bank details left in a CSV; bank_details.changed: an affiliate's payout details were set or cleared; payout.status_changed: a payout was marked PAID or FAILED; team.member_invited, team.role_changed, team.member_removed: an owner changed the team; team.totp_changed: a member turned their second factor on or off; api_key.created, api_key.revoked: an owner made or revoked a secret API key in the console",
   });
 export type ProgramAuditAction = z.infer<typeof ProgramAuditAction>;
 
@@ -387,18 +398,30 @@ export const ProgramAuditRecord = z
     at: DateTime.openapi({ description: 'When it happened' }),
     actor: z
       .object({
-        apiKeyId: Uuid.openapi({
-          description: 'The key that did it; for an act in the affiliate portal, the key that made the portal session',
+        apiKeyId: Uuid.optional().openapi({
+          description:
+            'The key that did it; for an act in the affiliate portal, the key that made the portal session; absent for an act of a team member',
         }),
-        apiKeyPrefix: z.string().openapi({ description: 'The first characters of the key, as in the key list' }),
+        apiKeyPrefix: z
+          .string()
+          .optional()
+          .openapi({ description: 'The first characters of the key, as in the key list; absent for an act of a team member' }),
         affiliatePortalSessionId: Uuid.optional().openapi({
           description: 'Only for an act in the affiliate portal: the portal session (POST /affiliate-portal-sessions) that did it',
         }),
         affiliateId: Uuid.optional().openapi({ description: 'Only for an act in the affiliate portal: the affiliate of that session' }),
+        memberId: z
+          .string()
+          .optional()
+          .openapi({
+            description: 'Only for an act of a team member signed in to the console: the member (mbr_…)',
+            example: 'mbr_9f1c2d3e-4b5a-4c6d-8e7f-001122334455',
+          }),
+        email: z.string().optional().openapi({ description: "Only for an act of a team member: the member's email" }),
       })
       .openapi({
         description:
-          'An API key, or an affiliate portal session (then also the key that made it): the fields of an API key are always there',
+          'An API key; an affiliate portal session (then also the key that made it); or a team member signed in to the console (memberId and email, no key)',
       }),
     action: ProgramAuditAction,
     operation: z.string().openapi({ description: 'Method and path, e.g. GET /api/v1/payouts/export' }),

@@ -17,6 +17,7 @@ import { PUBLIC_PREFIX, type UpstreamName } from './proxy/route-table';
 import type { UpstreamProxy } from './proxy/upstream-proxy';
 import { addressRateLimit } from './rate-limit/middleware';
 import { signupRoutes } from './signup/routes';
+import type { TeamSessions } from './team/team-sessions';
 import { trackingScriptRoutes } from './tracking/routes';
 import type { RateLimits } from './rate-limit/rate-limiter';
 
@@ -39,6 +40,8 @@ export type GatewayDeps = {
   /** Affiliate portal sessions, and the services the portal calls itself (with the session's affiliate and program). */
   portalSessions: PortalSessions;
   services: ServiceCalls;
+  /** Console sessions of the programs' team members (issue 32). */
+  teamSessions: TeamSessions;
 };
 
 /** The gateway's public express app: probes, docs, the admin API and the authenticated proxy to the services. */

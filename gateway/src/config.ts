@@ -87,6 +87,9 @@ export const gatewayConfigShape = {
     .default('1mb'),
   /** How long an affiliate portal link can be opened (issue 30: 10 minutes); tests shorten it. */
   PORTAL_LINK_TTL_SECONDS: z.coerce.number().int().min(1).max(3600).default(600),
+  /** A console session ends after this long without a request (sliding), and at the latest TEAM_SESSION_HOURS after sign-in. */
+  TEAM_SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).max(1440).default(30),
+  TEAM_SESSION_HOURS: z.coerce.number().int().min(1).max(720).default(12),
 };
 
 export type RateLimit = { points: number; duration: number };
@@ -172,6 +175,9 @@ export type GatewaySettings = {
   shutdownDelayMs?: number;
   /** How long an affiliate portal link can be opened (default 10 minutes; tests shorten it). */
   portalLinkTtlSeconds?: number;
+  /** A console session's idle expiry (sliding) and absolute expiry (defaults 30 minutes and 12 hours; tests shorten them). */
+  teamSessionIdleMs?: number;
+  teamSessionMs?: number;
 };
 
 /** Refused in production when missing, short or shipped (BOOTSTRAP_API_KEY only when set). */
@@ -224,5 +230,7 @@ export function gatewaySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Ga
     logLevel: config.LOG_LEVEL,
     shutdownDelayMs: config.SHUTDOWN_DELAY_MS,
     portalLinkTtlSeconds: config.PORTAL_LINK_TTL_SECONDS,
+    teamSessionIdleMs: config.TEAM_SESSION_IDLE_MINUTES * 60_000,
+    teamSessionMs: config.TEAM_SESSION_HOURS * 3_600_000,
   };
 }

@@ -28,6 +28,7 @@ import { createServiceCalls } from './portal/service-calls';
 import { UPSTREAM_NAMES, type UpstreamName } from './proxy/route-table';
 import { createUpstreamProxy, type UpstreamProxy } from './proxy/upstream-proxy';
 import { RateLimits } from './rate-limit/rate-limiter';
+import { DEFAULT_TEAM_SESSION_IDLE_MS, DEFAULT_TEAM_SESSION_MS, TeamSessions } from './team/team-sessions';
 
 /** How soon another replica's change of allowed origins reaches this one's CORS preflights. */
 const KNOWN_ORIGINS_REFRESH_MS = 5000;
@@ -91,6 +92,10 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
     metrics,
   });
   const portalSessions = new PortalSessions(connection, settings.portalLinkTtlSeconds);
+  const teamSessions = new TeamSessions(connection, {
+    idleMs: settings.teamSessionIdleMs ?? DEFAULT_TEAM_SESSION_IDLE_MS,
+    absoluteMs: settings.teamSessionMs ?? DEFAULT_TEAM_SESSION_MS,
+  });
   const rateLimits = new RateLimits(redis);
   const knownOrigins = new KnownOrigins(store.programs, KNOWN_ORIGINS_REFRESH_MS, logger);
   knownOrigins.start();
@@ -120,6 +125,7 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
     knownOrigins,
     portalSessions,
     services,
+    teamSessions,
     onProgramChange: () => {
       keys.forgetAll();
       void knownOrigins.refresh();

@@ -25,7 +25,9 @@ const answersArray = (schema) =>
 const resources = Object.entries(document.paths).flatMap(([path, item]) => {
   const name = resourceName(path);
   if (!name) return [];
-  const methods = METHODS.filter((method) => item[method]);
+  // An integrator's client calls with an API key: the console's own routes (a member's session, /api/v1/api-keys) are not its resources.
+  const methods = METHODS.filter((method) => item[method]?.security?.some((scheme) => 'bearerAuth' in scheme));
+  if (methods.length === 0) return [];
   const paged = Boolean(item.get?.parameters?.some((parameter) => parameter.in === 'query' && parameter.name === 'startingAfter'));
   // A list that does not page is one page: it gets an iterator all the same.
   const list = paged || answersArray(item.get?.responses?.['200']?.content?.['application/json']?.schema);

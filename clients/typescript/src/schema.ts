@@ -934,6 +934,174 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/team/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed-in member, the program, the CSRF token and what the role may do
+         * @description The signed-in member, the program, the CSRF token to send on writes, and the operations the role may make: what the console reads when a page loads. Each request of the session moves its idle expiry on. 401 when the session is gone.
+         *
+         *     Takes a team member's console session: the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`.
+         */
+        get: operations["getTeamSession"];
+        put?: never;
+        /**
+         * Sign in to the console with an email and a password (and the TOTP code when on): the session cookie
+         * @description Signs a team member in to the console. Answers the session (the member, the program, the CSRF token and the operations the role may make) and sets the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict, Path=/), which the whole API then accepts in place of an API key. The session ends after TEAM_SESSION_IDLE_MINUTES without a request (30 by default) and TEAM_SESSION_HOURS after sign-in (12 by default).
+         *
+         *     A wrong password and an unknown email get the same 401 `credentials_invalid` "Wrong email or password". With TOTP on, a missing code is 401 `totp_required` and a wrong one 401 `totp_invalid`. Failed sign-ins are counted per email and per address: past the limit every attempt, the right password included, is 429 `login_throttled` with Retry-After.
+         *
+         *     Takes no session and no API key: the request carries its own credential.
+         */
+        post: operations["signIn"];
+        /**
+         * Sign out: the session stops working at once and its cookie is cleared
+         * @description Revokes this session (the cookie stops working at once, on every tab) and clears the cookie. Needs the X-CSRF-Token like every write, so another site cannot sign a member out.
+         *
+         *     Takes a team member's console session: the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`.
+         */
+        delete: operations["signOut"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/team/invites/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invite: choose a password, become a member with the invite's role and get a session (the link works once, for 72 hours)
+         * @description Turns an invite link's token into a member with the invite's email and role and the password chosen here, and signs them in (the same answer and cookie as POST /team/session). The link works once: a second acceptance, even of a copy of the link, is 410 `invite_used`; after 72 hours 410 `invite_expired`; a token never issued 401 `invite_invalid`. The password is 12 to 128 characters (OWASP, NIST SP 800-63B): else 400 `parameter_invalid` naming `password`, and the invite stays unused.
+         *
+         *     Takes no session and no API key: the request carries its own credential.
+         */
+        post: operations["acceptTeamInvite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/team/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The program's members and pending invites (every role may read them)
+         * @description The program's members (id, email, role, whether TOTP is on, when they joined and last signed in) and the invites not accepted yet. Every role may read it; only an OWNER changes it.
+         *
+         *     Takes a team member's console session: the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`.
+         */
+        get: operations["getTeamMembers"];
+        /**
+         * Change a member's role (their sessions end; the last OWNER keeps the role)
+         * @description Gives a member another role. Their sessions end at once, so the new role applies from their next sign-in. The last OWNER cannot be given another role (409 `last_owner`): make another member OWNER first. Recorded in the program's audit record (`team.role_changed`).
+         *
+         *     Takes a team member's console session: the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`. OWNER only: other roles are refused 403 `role_forbidden`.
+         */
+        put: operations["changeTeamMemberRole"];
+        /**
+         * Invite a person with a role: a single-use link (72 hours) to give them
+         * @description Invites a person to the program's team with a role. Answers the invite and `inviteUrl`, the single-use link to give them (there is no mail service): the console's accept page with the token in the fragment. The link works once, for 72 hours. A newer invite for the same email withdraws the older one. Recorded in the program's audit record (`team.member_invited`) with the OWNER who did it.
+         *
+         *     409 `member_exists` when the email is already a member.
+         *
+         *     Takes a team member's console session: the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`. OWNER only: other roles are refused 403 `role_forbidden`.
+         */
+        post: operations["inviteTeamMember"];
+        /**
+         * Remove a member, or withdraw an invite (their sessions end; the last OWNER stays)
+         * @description Removes a member (their sessions end at once), or withdraws a pending invite (its link stops working). The last OWNER cannot be removed (409 `last_owner`). Recorded in the program's audit record (`team.member_removed`).
+         *
+         *     Takes a team member's console session: the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`. OWNER only: other roles are refused 403 `role_forbidden`.
+         */
+        delete: operations["removeTeamMember"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/team/totp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Confirm the second factor with a code of the app: from now on sign-in asks for one
+         * @description Turns the second factor on with a current code of the app (one step of clock drift either way is accepted); from now on sign-in asks for a code. A wrong code is 400 `totp_invalid`; without POST /team/totp first, 400 `totp_enrolment_missing`. Recorded in the program's audit record (`team.totp_changed`).
+         *
+         *     Takes a team member's console session: the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`.
+         */
+        put: operations["confirmTotp"];
+        /**
+         * Start turning on the second factor: a new secret for the member's authenticator app
+         * @description Makes a new TOTP secret (RFC 6238: SHA-1, 6 digits, 30 seconds) for the signed-in member's authenticator app and answers it with its otpauth:// URL. Nothing changes at sign-in until PUT /team/totp confirms it with a code; starting again replaces an unconfirmed secret.
+         *
+         *     Takes a team member's console session: the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`.
+         */
+        post: operations["startTotpEnrolment"];
+        /**
+         * Turn the second factor off, with a current code of the app
+         * @description Turns the second factor off, with a current code of the app (so a session left open cannot do it alone). A wrong code is 400 `totp_invalid`. Recorded in the program's audit record (`team.totp_changed`).
+         *
+         *     Takes a team member's console session: the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`.
+         */
+        delete: operations["disableTotp"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The program's secret API keys, without their secrets (OWNER)
+         * @description The program's secret API keys, revoked ones included, without their secrets: id, prefix, scopes, when made and revoked. OWNER only.
+         *
+         *     Takes a team member's console session: the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`. OWNER only: other roles are refused 403 `role_forbidden`.
+         */
+        get: operations["getOwnApiKeys"];
+        put?: never;
+        /**
+         * Create a secret API key for an integration (shown once), with every scope or the ones given (OWNER)
+         * @description Creates a secret API key for an integration, with every scope or the ones given; the key is in this answer only (only its hash is kept). Recorded in the program's audit record (`api_key.created`) with the OWNER who made it. OWNER only.
+         *
+         *     Takes a team member's console session: the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`. OWNER only: other roles are refused 403 `role_forbidden`.
+         */
+        post: operations["createOwnApiKey"];
+        /**
+         * Revoke a secret API key: it stops working within seconds (OWNER)
+         * @description Revokes one of the program's secret API keys: every request with it is refused within seconds (the gateways' key cache). Recorded in the program's audit record (`api_key.revoked`). OWNER only.
+         *
+         *     Takes a team member's console session: the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`. OWNER only: other roles are refused 403 `role_forbidden`.
+         */
+        delete: operations["revokeOwnApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/programs": {
         parameters: {
             query?: never;
@@ -1025,6 +1193,30 @@ export interface paths {
          * @description Revokes the API key with this id: requests with it get 401 from then on.
          */
         delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/programs/{id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A program's team members and pending invites
+         * @description The program's team members and pending invites, for the operator.
+         */
+        get: operations["listProgramMembers"];
+        put?: never;
+        /**
+         * Invite a member of a program's team, such as its first OWNER: a single-use link (72 hours) to give them
+         * @description Invites a member of the program's team with a role, as an OWNER does from the console: how the operator makes a program's first OWNER. Answers the invite and its single-use `inviteUrl` (72 hours), to give the person. Recorded in the admin audit record. 409 `member_exists` when the email is already a member.
+         */
+        post: operations["inviteProgramMember"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -3196,7 +3388,7 @@ export interface components {
          * @description What went wrong, for a program to act on: stable and snake_case, never renamed (docs/errors.md lists each with its status). The message beside it is for people and may be reworded.
          * @enum {string}
          */
-        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "parameters_exclusive" | "parameters_inconsistent" | "body_malformed" | "body_too_large" | "unsupported_media_type" | "route_missing" | "unauthenticated" | "api_key_invalid" | "program_missing" | "api_access_disabled" | "scope_missing" | "key_type_not_allowed" | "origin_not_allowed" | "csrf_token_invalid" | "portal_session_refused" | "forbidden" | "resource_missing" | "email_taken" | "link_taken" | "code_taken" | "external_id_taken" | "slug_taken" | "limit_reached" | "last_link" | "commission_plan_in_use" | "status_transition_invalid" | "affiliate_not_active" | "attribution_failed" | "promotional_code_not_redeemable" | "sale_reversed" | "webhook_endpoint_unavailable" | "integration_not_configured" | "signature_invalid" | "idempotency_key_invalid" | "idempotency_key_reused" | "idempotency_key_in_use" | "external_id_reused" | "concurrent_modification" | "rate_limited" | "address_rate_limited" | "authentication_rate_limited" | "heavy_operations_limited" | "service_busy" | "service_unavailable" | "upstream_error" | "internal_error";
+        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "parameters_exclusive" | "parameters_inconsistent" | "body_malformed" | "body_too_large" | "unsupported_media_type" | "route_missing" | "unauthenticated" | "api_key_invalid" | "program_missing" | "api_access_disabled" | "scope_missing" | "key_type_not_allowed" | "origin_not_allowed" | "csrf_token_invalid" | "team_session_required" | "role_forbidden" | "credentials_invalid" | "totp_required" | "totp_invalid" | "totp_enrolment_missing" | "invite_invalid" | "invite_used" | "invite_expired" | "member_exists" | "last_owner" | "portal_session_refused" | "forbidden" | "resource_missing" | "email_taken" | "link_taken" | "code_taken" | "external_id_taken" | "slug_taken" | "limit_reached" | "last_link" | "commission_plan_in_use" | "status_transition_invalid" | "affiliate_not_active" | "attribution_failed" | "promotional_code_not_redeemable" | "sale_reversed" | "webhook_endpoint_unavailable" | "integration_not_configured" | "signature_invalid" | "idempotency_key_invalid" | "idempotency_key_reused" | "idempotency_key_in_use" | "external_id_reused" | "concurrent_modification" | "rate_limited" | "address_rate_limited" | "authentication_rate_limited" | "login_throttled" | "heavy_operations_limited" | "service_busy" | "service_unavailable" | "upstream_error" | "internal_error";
         Problem: {
             param: string | null;
             message: string;
@@ -4524,10 +4716,10 @@ export interface components {
             example: components["schemas"]["WebhookPayload"];
         };
         /**
-         * @description webhook_secret.revealed: an endpoint's signing secret was shown; bank_details.exported: full bank details left in a CSV; bank_details.changed: an affiliate's payout details were set or cleared; payout.status_changed: a payout was marked PAID or FAILED
+         * @description webhook_secret.revealed: an endpoint's signing secret was shown; bank_details.exported: full bank details left in a CSV; bank_details.changed: an affiliate's payout details were set or cleared; payout.status_changed: a payout was marked PAID or FAILED; team.member_invited, team.role_changed, team.member_removed: an owner changed the team; team.totp_changed: a member turned their second factor on or off; api_key.created, api_key.revoked: an owner made or revoked a secret API key in the console
          * @enum {string}
          */
-        ProgramAuditAction: "webhook_secret.revealed" | "bank_details.exported" | "bank_details.changed" | "payout.status_changed";
+        ProgramAuditAction: "webhook_secret.revealed" | "bank_details.exported" | "bank_details.changed" | "payout.status_changed" | "team.member_invited" | "team.role_changed" | "team.member_removed" | "team.totp_changed" | "api_key.created" | "api_key.revoked";
         /** @description One sensitive act, or a refused attempt at it, by an API key of the program or an affiliate portal session */
         ProgramAuditRecord: {
             /**
@@ -4540,15 +4732,15 @@ export interface components {
              * @description When it happened
              */
             at: string;
-            /** @description An API key, or an affiliate portal session (then also the key that made it): the fields of an API key are always there */
+            /** @description An API key; an affiliate portal session (then also the key that made it); or a team member signed in to the console (memberId and email, no key) */
             actor: {
                 /**
                  * Format: uuid
-                 * @description The key that did it; for an act in the affiliate portal, the key that made the portal session
+                 * @description The key that did it; for an act in the affiliate portal, the key that made the portal session; absent for an act of a team member
                  */
-                apiKeyId: string;
-                /** @description The first characters of the key, as in the key list */
-                apiKeyPrefix: string;
+                apiKeyId?: string;
+                /** @description The first characters of the key, as in the key list; absent for an act of a team member */
+                apiKeyPrefix?: string;
                 /**
                  * Format: uuid
                  * @description Only for an act in the affiliate portal: the portal session (POST /affiliate-portal-sessions) that did it
@@ -4559,6 +4751,13 @@ export interface components {
                  * @description Only for an act in the affiliate portal: the affiliate of that session
                  */
                 affiliateId?: string;
+                /**
+                 * @description Only for an act of a team member signed in to the console: the member (mbr_…)
+                 * @example mbr_9f1c2d3e-4b5a-4c6d-8e7f-001122334455
+                 */
+                memberId?: string;
+                /** @description Only for an act of a team member: the member's email */
+                email?: string;
             };
             action: components["schemas"]["ProgramAuditAction"];
             /** @description Method and path, e.g. GET /api/v1/payouts/export */
@@ -4902,6 +5101,210 @@ export interface components {
             /** @description The signing secret of the Stripe webhook endpoint (whsec_…): stored, never returned */
             webhookSecret: string;
         };
+        /**
+         * @description OWNER: everything, including members, keys and program settings; ADMIN: everything except members and keys; FINANCE: payouts, the commissions review queue and reports, read-only elsewhere; ANALYST: read-only
+         * @enum {string}
+         */
+        TeamRole: "OWNER" | "ADMIN" | "FINANCE" | "ANALYST";
+        /** @description A person on the program's team, who signs in to the console as themselves */
+        TeamMember: {
+            /**
+             * @description A team member's id (mbr_…)
+             * @example mbr_9f1c2d3e-4b5a-4c6d-8e7f-001122334455
+             */
+            id: string;
+            /** @description The email the member signs in with (lower-cased) */
+            email: string;
+            role: components["schemas"]["TeamRole"];
+            /** @description Whether sign-in also asks a code of an authenticator app (TOTP) */
+            totpEnabled: boolean;
+            /**
+             * Format: date-time
+             * @description When the member accepted the invite
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description The last sign-in; null: never since the invite was accepted
+             */
+            lastSignInAt: string | null;
+        };
+        /** @description A member's console session; the session itself is the httpOnly cookie affiliate_console_session */
+        TeamSession: {
+            member: components["schemas"]["TeamMember"];
+            program: {
+                /**
+                 * Format: uuid
+                 * @description The program's id
+                 */
+                id: string;
+                /** @description The program's name */
+                name: string;
+            };
+            /** @description Send it as X-CSRF-Token on every request of this session that is not a GET or HEAD */
+            csrfToken: string;
+            /** @description The operations (operationId) the member's role may make: every public operation its role allows, and the team operations it may make. The console shows only their buttons; the gateway refuses the others all the same */
+            allowedOperations: string[];
+            /**
+             * Format: date-time
+             * @description The session ends here unless a request comes first (each request moves it on)
+             */
+            idleExpiresAt: string;
+            /**
+             * Format: date-time
+             * @description The session ends here at the latest, whatever the activity
+             */
+            expiresAt: string;
+        };
+        SignInBody: {
+            /**
+             * Format: email
+             * @description The email the member signs in with (compared without regard to case)
+             * @example ada@example.com
+             */
+            email: string;
+            /** @description The password chosen when the invite was accepted */
+            password: string;
+            /** @description The authenticator app's current code, when the member turned TOTP on */
+            totpCode?: string;
+        };
+        AcceptInviteBody: {
+            /** @description The token of the invite link (after `token=` in its fragment) */
+            token: string;
+            /** @description The password to sign in with: 12 to 128 characters */
+            password: string;
+        };
+        /** @description An invite not accepted yet */
+        TeamInvite: {
+            /**
+             * Format: uuid
+             * @description The invite's id
+             */
+            id: string;
+            /** @description Who is invited (lower-cased) */
+            email: string;
+            role: components["schemas"]["TeamRole"];
+            /**
+             * Format: date-time
+             * @description Until when the link can be accepted (72 hours after it was made)
+             */
+            expiresAt: string;
+        };
+        TeamMembers: {
+            /** @description Every member, in the order they joined */
+            members: components["schemas"]["TeamMember"][];
+            /** @description Invites neither accepted nor expired, oldest first */
+            invites: components["schemas"]["TeamInvite"][];
+        };
+        TeamInviteCreated: {
+            invite: components["schemas"]["TeamInvite"];
+            /** @description The single-use link to give the person (there is no mail service): the console page where they choose a password. Shown this once; the token is in the fragment, which browsers never send to a server */
+            inviteUrl: string;
+        };
+        InviteMemberBody: {
+            /**
+             * Format: email
+             * @description The email the member signs in with (compared without regard to case)
+             * @example ada@example.com
+             */
+            email: string;
+            role: components["schemas"]["TeamRole"];
+        };
+        ChangeMemberRoleBody: {
+            /**
+             * @description A team member's id (mbr_…)
+             * @example mbr_9f1c2d3e-4b5a-4c6d-8e7f-001122334455
+             */
+            id: string;
+            role: components["schemas"]["TeamRole"];
+        };
+        RemoveMemberBody: {
+            /**
+             * @description A member's id (mbr_…), or a pending invite's id to withdraw it
+             * @example mbr_9f1c2d3e-4b5a-4c6d-8e7f-001122334455
+             */
+            id: string;
+        };
+        /** @description Confirm with PUT /api/v1/team/totp and a code of the app; until then sign-in does not ask for one */
+        TotpEnrolment: {
+            /** @description The shared secret (base32), for an app that cannot read the URL */
+            secret: string;
+            /** @description otpauth://totp/… URL, as a QR code for the authenticator app */
+            otpauthUrl: string;
+        };
+        TotpStatus: {
+            /** @description Whether sign-in asks for a code of the app */
+            totpEnabled: boolean;
+        };
+        TotpCodeBody: {
+            /** @description The authenticator app's current code */
+            code: string;
+        };
+        /**
+         * @description read: every lookup; write: every change; finance: payouts and bank details; webhook_secrets: reveal webhook signing secrets
+         * @enum {string}
+         */
+        ApiScope: "read" | "write" | "finance" | "webhook_secrets";
+        /** @description An API key without its secret: the prefix tells keys apart. */
+        ApiKeySummary: {
+            /**
+             * Format: uuid
+             * @description The key's id
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The program the key acts for
+             */
+            programId: string;
+            /** @description The first characters of the key, to recognise it */
+            displayPrefix: string;
+            /** @description What the key may do */
+            scopes: components["schemas"]["ApiScope"][];
+            /**
+             * Format: date-time
+             * @description When the key was created
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When it was revoked; null: it works
+             */
+            revokedAt: string | null;
+        };
+        /** @description The key is shown once; only its hash is stored. */
+        CreatedApiKey: {
+            /**
+             * Format: uuid
+             * @description The key's id, to revoke it
+             */
+            id: string;
+            /** @description The secret key, for the Authorization: Bearer header: shown this once */
+            key: string;
+            /**
+             * Format: uuid
+             * @description The program the key acts for
+             */
+            programId: string;
+            /** @description What the key may do */
+            scopes: components["schemas"]["ApiScope"][];
+            /**
+             * Format: date-time
+             * @description When the key was created
+             */
+            createdAt: string;
+        };
+        CreateApiKeyBody: {
+            /** @description What the key may do; absent: every scope */
+            scopes?: components["schemas"]["ApiScope"][];
+        };
+        RevokeApiKeyBody: {
+            /**
+             * Format: uuid
+             * @description The key to revoke
+             */
+            id: string;
+        };
         CreateProgramBody: {
             /** @description The program's name */
             name: string;
@@ -5018,64 +5421,6 @@ export interface components {
             /** @description Unique across the platform: the sign-up page is /join/{slug} */
             slug?: string | null;
             signup?: components["schemas"]["SignupSettings"] & unknown;
-        };
-        /**
-         * @description read: every lookup; write: every change; finance: payouts and bank details; webhook_secrets: reveal webhook signing secrets
-         * @enum {string}
-         */
-        ApiScope: "read" | "write" | "finance" | "webhook_secrets";
-        /** @description The key is shown once; only its hash is stored. */
-        CreatedApiKey: {
-            /**
-             * Format: uuid
-             * @description The key's id, to revoke it
-             */
-            id: string;
-            /** @description The secret key, for the Authorization: Bearer header: shown this once */
-            key: string;
-            /**
-             * Format: uuid
-             * @description The program the key acts for
-             */
-            programId: string;
-            /** @description What the key may do */
-            scopes: components["schemas"]["ApiScope"][];
-            /**
-             * Format: date-time
-             * @description When the key was created
-             */
-            createdAt: string;
-        };
-        CreateApiKeyBody: {
-            /** @description What the key may do; absent: every scope */
-            scopes?: components["schemas"]["ApiScope"][];
-        };
-        /** @description An API key without its secret: the prefix tells keys apart. */
-        ApiKeySummary: {
-            /**
-             * Format: uuid
-             * @description The key's id
-             */
-            id: string;
-            /**
-             * Format: uuid
-             * @description The program the key acts for
-             */
-            programId: string;
-            /** @description The first characters of the key, to recognise it */
-            displayPrefix: string;
-            /** @description What the key may do */
-            scopes: components["schemas"]["ApiScope"][];
-            /**
-             * Format: date-time
-             * @description When the key was created
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @description When it was revoked; null: it works
-             */
-            revokedAt: string | null;
         };
         /** @description One operator action (or refused attempt) on the admin API or the admin CLI */
         AuditRecord: {
@@ -20984,6 +21329,1146 @@ export interface operations {
             };
         };
     };
+    getTeamSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamSession"];
+                };
+            };
+            /** @description No live console session: signed out, idle too long, past its end, or revoked (`unauthenticated`) */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An API key was sent (`team_session_required`); a write without the session's X-CSRF-Token (`csrf_token_invalid`) or from another origin (`origin_not_allowed`) */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this address; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    signIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SignInBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamSession"];
+                };
+            };
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); `errors` lists every one */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Wrong email or password (`credentials_invalid`, the same for an unknown email), or the TOTP code missing (`totp_required`) or wrong (`totp_invalid`) */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An API key was sent (`team_session_required`): these take no API key */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body larger than the limit */
+            413: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many failed sign-ins for this email or from this address (`login_throttled`); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    signOut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Always true
+                         * @enum {boolean}
+                         */
+                        signedOut: true;
+                    };
+                };
+            };
+            /** @description No live console session: signed out, idle too long, past its end, or revoked (`unauthenticated`) */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An API key was sent (`team_session_required`); a write without the session's X-CSRF-Token (`csrf_token_invalid`) or from another origin (`origin_not_allowed`) */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this address; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    acceptTeamInvite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AcceptInviteBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamSession"];
+                };
+            };
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); `errors` lists every one */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The invite token is not one the gateway issued (`invite_invalid`) */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An API key was sent (`team_session_required`): these take no API key */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The invite was already accepted (`invite_used`), withdrawn or expired (`invite_expired`) */
+            410: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body larger than the limit */
+            413: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this address; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTeamMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamMembers"];
+                };
+            };
+            /** @description No live console session: signed out, idle too long, past its end, or revoked (`unauthenticated`) */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An API key was sent (`team_session_required`); a write without the session's X-CSRF-Token (`csrf_token_invalid`) or from another origin (`origin_not_allowed`) */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this address; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    changeTeamMemberRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangeMemberRoleBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamMember"];
+                };
+            };
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); `errors` lists every one */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No live console session: signed out, idle too long, past its end, or revoked (`unauthenticated`) */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An API key was sent (`team_session_required`); a write without the session's X-CSRF-Token (`csrf_token_invalid`) or from another origin (`origin_not_allowed`); or the member's role is not OWNER (`role_forbidden`) */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such member or invite in this program */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The member is the last OWNER (`last_owner`): make another member OWNER first */
+            409: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body larger than the limit */
+            413: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this address; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    inviteTeamMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InviteMemberBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamInviteCreated"];
+                };
+            };
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); `errors` lists every one */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No live console session: signed out, idle too long, past its end, or revoked (`unauthenticated`) */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An API key was sent (`team_session_required`); a write without the session's X-CSRF-Token (`csrf_token_invalid`) or from another origin (`origin_not_allowed`); or the member's role is not OWNER (`role_forbidden`) */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description This email is already a team member (`member_exists`) */
+            409: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body larger than the limit */
+            413: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this address; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    removeTeamMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RemoveMemberBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The id of the object deleted */
+                        id: string;
+                        /**
+                         * @description Always true
+                         * @enum {boolean}
+                         */
+                        deleted: true;
+                    };
+                };
+            };
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); `errors` lists every one */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No live console session: signed out, idle too long, past its end, or revoked (`unauthenticated`) */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An API key was sent (`team_session_required`); a write without the session's X-CSRF-Token (`csrf_token_invalid`) or from another origin (`origin_not_allowed`); or the member's role is not OWNER (`role_forbidden`) */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such member or invite in this program */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The member is the last OWNER (`last_owner`): make another member OWNER first */
+            409: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body larger than the limit */
+            413: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this address; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    confirmTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TotpCodeBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TotpStatus"];
+                };
+            };
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); `errors` lists every one */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No live console session: signed out, idle too long, past its end, or revoked (`unauthenticated`) */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An API key was sent (`team_session_required`); a write without the session's X-CSRF-Token (`csrf_token_invalid`) or from another origin (`origin_not_allowed`) */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body larger than the limit */
+            413: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this address; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    startTotpEnrolment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TotpEnrolment"];
+                };
+            };
+            /** @description No live console session: signed out, idle too long, past its end, or revoked (`unauthenticated`) */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An API key was sent (`team_session_required`); a write without the session's X-CSRF-Token (`csrf_token_invalid`) or from another origin (`origin_not_allowed`) */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this address; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    disableTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TotpCodeBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TotpStatus"];
+                };
+            };
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); `errors` lists every one */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No live console session: signed out, idle too long, past its end, or revoked (`unauthenticated`) */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An API key was sent (`team_session_required`); a write without the session's X-CSRF-Token (`csrf_token_invalid`) or from another origin (`origin_not_allowed`) */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body larger than the limit */
+            413: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this address; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getOwnApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeySummary"][];
+                };
+            };
+            /** @description No live console session: signed out, idle too long, past its end, or revoked (`unauthenticated`) */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An API key was sent (`team_session_required`); a write without the session's X-CSRF-Token (`csrf_token_invalid`) or from another origin (`origin_not_allowed`); or the member's role is not OWNER (`role_forbidden`) */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this address; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createOwnApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CreateApiKeyBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedApiKey"];
+                };
+            };
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); `errors` lists every one */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No live console session: signed out, idle too long, past its end, or revoked (`unauthenticated`) */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An API key was sent (`team_session_required`); a write without the session's X-CSRF-Token (`csrf_token_invalid`) or from another origin (`origin_not_allowed`); or the member's role is not OWNER (`role_forbidden`) */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body larger than the limit */
+            413: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this address; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revokeOwnApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RevokeApiKeyBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The id of the key revoked */
+                        id: string;
+                        /**
+                         * @description Always true: it no longer works
+                         * @enum {boolean}
+                         */
+                        revoked: true;
+                    };
+                };
+            };
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); `errors` lists every one */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No live console session: signed out, idle too long, past its end, or revoked (`unauthenticated`) */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An API key was sent (`team_session_required`); a write without the session's X-CSRF-Token (`csrf_token_invalid`) or from another origin (`origin_not_allowed`); or the member's role is not OWNER (`role_forbidden`) */
+            403: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such key in this program */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body larger than the limit */
+            413: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this address; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listPrograms: {
         parameters: {
             query?: {
@@ -22171,6 +23656,194 @@ export interface operations {
             };
             /** @description The object is being changed by another request right now; retry */
             409: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listProgramMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the program */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamMembers"];
+                };
+            };
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization header missing, not Bearer, or token invalid */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The program of the token no longer exists, or the object is not found */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    inviteProgramMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the program */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InviteMemberBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamInviteCreated"];
+                };
+            };
+            /** @description Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one */
+            400: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization header missing, not Bearer, or token invalid */
+            401: {
+                headers: {
+                    "X-Request-Id": string;
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The program of the token no longer exists, or the object is not found */
+            404: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The object is being changed by another request right now; retry */
+            409: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body larger than the limit (BODY_LIMIT, 1 MB by default) */
+            413: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json; the message names the type accepted */
+            415: {
                 headers: {
                     "X-Request-Id": string;
                     [name: string]: unknown;

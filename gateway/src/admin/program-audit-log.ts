@@ -4,12 +4,18 @@ import { findPage, type PageRequest } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 import { deleteExpired, retentionFields } from './retention';
 
+export type ProgramAuditActor =
+  { apiKeyId: string; apiKeyPrefix: string; affiliatePortalSessionId?: string; affiliateId?: string } | { memberId: string; email: string };
+
 export type ProgramAuditRecordDocument = {
   _id: string;
   programId: string;
   createdAt: Date;
-  /** The key; for an act in the affiliate portal, also the session and its affiliate (the key is the one that made the session). */
-  actor: { apiKeyId: string; apiKeyPrefix: string; affiliatePortalSessionId?: string; affiliateId?: string };
+  /**
+   * The key; for an act in the affiliate portal, also the session and its affiliate (the key is the
+   * one that made the session); for an act of a team member in the console, the member alone (no key).
+   */
+  actor: ProgramAuditActor;
   action: ProgramAuditAction;
   operation: string;
   status: number;
@@ -25,10 +31,12 @@ const programAuditRecordSchema = new Schema<ProgramAuditRecordDocument>(
     programId: { type: String, required: true },
     createdAt: { type: Date, required: true },
     actor: {
-      apiKeyId: { type: String, required: true },
-      apiKeyPrefix: { type: String, required: true },
+      apiKeyId: { type: String, default: undefined },
+      apiKeyPrefix: { type: String, default: undefined },
       affiliatePortalSessionId: { type: String, default: undefined },
       affiliateId: { type: String, default: undefined },
+      memberId: { type: String, default: undefined },
+      email: { type: String, default: undefined },
     },
     action: { type: String, required: true },
     operation: { type: String, required: true },
@@ -81,17 +89,21 @@ function toProgramAuditRecord(document: ProgramAuditRecordDocument): ProgramAudi
   return {
     id: document._id,
     at: document.createdAt.toISOString(),
-    actor: {
-      apiKeyId: document.actor.apiKeyId,
-      apiKeyPrefix: document.actor.apiKeyPrefix,
-      ...(document.actor.affiliatePortalSessionId
-        ? { affiliatePortalSessionId: document.actor.affiliatePortalSessionId, affiliateId: document.actor.affiliateId }
-        : {}),
-    },
+    actor: actorOf(document.actor),
     action: document.action,
     operation: document.operation,
     status: document.status,
     aborted: document.aborted ?? false,
     requestId: document.requestId,
+  };
+}
+
+function actorOf(actor: ProgramAuditActor): ProgramAuditRecord['actor'] {
+  if ('memberId' in actor && actor.memberId) return { memberId: actor.memberId, email: actor.email };
+  const key = actor as Extract<ProgramAuditActor, { apiKeyId: string }>;
+  return {
+    apiKeyId: key.apiKeyId,
+    apiKeyPrefix: key.apiKeyPrefix,
+    ...(key.affiliatePortalSessionId ? { affiliatePortalSessionId: key.affiliatePortalSessionId, affiliateId: key.affiliateId } : {}),
   };
 }
