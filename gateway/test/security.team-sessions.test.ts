@@ -1,4 +1,4 @@
-import { API_OPERATIONS, roleAllows, scopesOf, TEAM_ROLES, type ApiOperation, type TeamRole } from '@affiliate/contracts';
+import { API_OPERATIONS, roleAllows, scopesOf, TEAM_ROLES, type ApiOperation } from '@affiliate/contracts';
 import { eventually } from '@affiliate/platform/testing';
 import request from 'supertest';
 import type { RunningGateway } from '../src/gateway';
@@ -96,7 +96,7 @@ test('FINANCE can run a payout, mark it paid and decide the review queue, but DE
   });
 });
 
-test('a path no operation has is refused to every role, OWNER included, and the browser routes take no console session', async () => {
+test('a method and path no operation has is answered 404 route_missing to every role, OWNER included, and the browser routes take no console session', async () => {
   const { programId } = await createProgramWithKey(gateway);
   const owner = await memberSession(gateway, programId, 'OWNER');
   const before = upstream.received.length;
@@ -106,7 +106,7 @@ test('a path no operation has is refused to every role, OWNER included, and the 
     ['delete', '/api/v1/webhook-deliveries'],
   ] as Array<[Method, string]>) {
     const response = await api()[method](path).set('cookie', owner.cookie).set(owner.writeHeaders(gateway.url));
-    expect({ path, status: response.status, code: response.body.code }).toEqual({ path, status: 403, code: 'role_forbidden' });
+    expect({ path, status: response.status, code: response.body.code }).toEqual({ path, status: 404, code: 'route_missing' });
   }
   for (const path of ['/api/v1/browser/clicks', '/api/v1/browser/referrals']) {
     const response = await api().post(path).set('cookie', owner.cookie).set(owner.writeHeaders(gateway.url)).send({});
@@ -142,7 +142,7 @@ test("a member write without X-CSRF-Token, with another session's token, from a 
   expect(forwarded(reading)).toHaveLength(1);
 });
 
-type AuditRecord = { action: string; operation: string; status: number; actor: Record<string, string> };
+type AuditRecord = { action: string; operation: string; status: number; actor: { memberId: string; email: string } };
 
 test("each member write is in the program's audit record under the member's id and email, with its operation and status, refusals included; reads are not", async () => {
   const { programId, key } = await createProgramWithKey(gateway);
@@ -166,14 +166,14 @@ test("each member write is in the program's audit record under the member's id a
     const all: AuditRecord[] = [];
     let path: string | undefined = '/api/v1/audit-records?limit=100';
     while (path) {
-      const page = await api().get(path).set(bearer(key)).expect(200);
+      const page: request.Response = await api().get(path).set(bearer(key)).expect(200);
       all.push(...(page.body as AuditRecord[]));
       path = /<([^>]+)>; rel="next"/.exec(String(page.headers.link ?? ''))?.[1];
     }
     expect(all).toHaveLength(made.length);
     return all;
   });
-  const emails = { [admin.memberId]: admin.email, [analyst.memberId]: analyst.email };
+  const emails: Record<string, string> = { [admin.memberId]: admin.email, [analyst.memberId]: analyst.email };
   expect(
     records
       .map((record) => ({ operation: record.operation, status: record.status, memberId: record.actor.memberId }))
@@ -228,7 +228,7 @@ test('a signed-out, revoked or expired session gets 401 on every public route an
   await gateway.connection
     .collection('team_sessions')
     .updateMany({ memberId: expired.memberId }, { $set: { idleExpiresAt: new Date(Date.now() - 1000) } });
-  const made = { cookie: `${signedOut.cookie.split('=')[0]}=00000000-0000-4000-8000-000000000000.made-up` };
+  const made = { cookie: `${signedOut.cookie.split('=')[0]}=00000000-0000-4000-8000-000000000000.made-up`, csrfToken: 'made-up' };
 
   const before = upstream.received.length;
   for (const session of [signedOut, removed, expired, made]) {
@@ -236,7 +236,7 @@ test('a signed-out, revoked or expired session gets 401 on every public route an
       const response = await api()
         [operation.method as Method](`/api/v1${operation.path}`)
         .set('cookie', session.cookie)
-        .set({ origin: gateway.url, 'x-csrf-token': 'csrfToken' in session ? session.csrfToken : '' });
+        .set({ origin: gateway.url, 'x-csrf-token': session.csrfToken });
       expect({ route: routeOf(operation), status: response.status }).toEqual({ route: routeOf(operation), status: 401 });
     }
   }

@@ -2284,13 +2284,13 @@ export interface components {
         /** @description Who decided */
         DecidedBy: {
             /**
-             * @description API_KEY: a reviewer with an API key; RISK_RULES: the program's risk rules when the sale was recorded; REVERSAL: the sale's reversal
+             * @description API_KEY: a reviewer with an API key; TEAM_MEMBER: a team member signed in to the console; RISK_RULES: the program's risk rules when the sale was recorded; REVERSAL: the sale's reversal
              * @enum {string}
              */
-            kind: "API_KEY" | "RISK_RULES" | "REVERSAL";
-            /** @description The API key that decided (kind API_KEY), as the key list and the audit record show it */
+            kind: "API_KEY" | "TEAM_MEMBER" | "RISK_RULES" | "REVERSAL";
+            /** @description The API key that decided (kind API_KEY), as the key list and the audit record show it; the member (mbr_…) for TEAM_MEMBER */
             keyId: string | null;
-            /** @description That key's first characters; null for RISK_RULES and REVERSAL */
+            /** @description That key's first characters; the member's email for TEAM_MEMBER; null for RISK_RULES and REVERSAL */
             keyPrefix: string | null;
         };
         /** @description One decision on a commission: when, by whom and why */
@@ -4716,11 +4716,11 @@ export interface components {
             example: components["schemas"]["WebhookPayload"];
         };
         /**
-         * @description webhook_secret.revealed: an endpoint's signing secret was shown; bank_details.exported: full bank details left in a CSV; bank_details.changed: an affiliate's payout details were set or cleared; payout.status_changed: a payout was marked PAID or FAILED; team.member_invited, team.role_changed, team.member_removed: an owner changed the team; team.totp_changed: a member turned their second factor on or off; api_key.created, api_key.revoked: an owner made or revoked a secret API key in the console
+         * @description webhook_secret.revealed: an endpoint's signing secret was shown; bank_details.exported: full bank details left in a CSV; bank_details.changed: an affiliate's payout details were set or cleared; payout.status_changed: a payout was marked PAID or FAILED; team.member_invited, team.role_changed, team.member_removed: an owner changed the team; team.totp_changed: a member turned their second factor on or off; api_key.created, api_key.revoked: an owner made or revoked a secret API key in the console; member.change: any other change (a request other than GET or HEAD) a team member made or tried in a console session, refused ones included (the operation and status say which)
          * @enum {string}
          */
-        ProgramAuditAction: "webhook_secret.revealed" | "bank_details.exported" | "bank_details.changed" | "payout.status_changed" | "team.member_invited" | "team.role_changed" | "team.member_removed" | "team.totp_changed" | "api_key.created" | "api_key.revoked";
-        /** @description One sensitive act, or a refused attempt at it, by an API key of the program or an affiliate portal session */
+        ProgramAuditAction: "webhook_secret.revealed" | "bank_details.exported" | "bank_details.changed" | "payout.status_changed" | "team.member_invited" | "team.role_changed" | "team.member_removed" | "team.totp_changed" | "api_key.created" | "api_key.revoked" | "member.change";
+        /** @description One sensitive act, or a refused attempt at it, by an API key of the program or an affiliate portal session; and every change a team member made or tried in a console session */
         ProgramAuditRecord: {
             /**
              * Format: uuid
@@ -4752,7 +4752,7 @@ export interface components {
                  */
                 affiliateId?: string;
                 /**
-                 * @description Only for an act of a team member signed in to the console: the member (mbr_…)
+                 * @description Only for an act of a team member signed in to the console, or in an affiliate portal session a member opened: the member (mbr_…)
                  * @example mbr_9f1c2d3e-4b5a-4c6d-8e7f-001122334455
                  */
                 memberId?: string;
@@ -4762,7 +4762,7 @@ export interface components {
             action: components["schemas"]["ProgramAuditAction"];
             /** @description Method and path, e.g. GET /api/v1/payouts/export */
             operation: string;
-            /** @description The HTTP status answered: 200 when it happened, 403 when the key lacked the scope */
+            /** @description The HTTP status answered: 200 when it happened, 403 when the key lacked the scope or the member's role did not allow it */
             status: number;
             /** @description True when the client dropped the connection before the whole answer was sent (recorded all the same) */
             aborted: boolean;

@@ -8,7 +8,7 @@ import {
   type ProgramAuditAction,
   type SensitiveAct,
 } from '@affiliate/contracts';
-import { charsetOf, forbidden, jsonTextOf, REQUEST_ID_HEADER, type Logger } from '@affiliate/platform';
+import { charsetOf, forbidden, jsonTextOf, notFound, REQUEST_ID_HEADER, type Logger } from '@affiliate/platform';
 import type { Request, RequestHandler, Response } from 'express';
 import type { ProgramAuditLog } from '../admin/program-audit-log';
 import { PUBLIC_PREFIX } from '../proxy/route-table';
@@ -88,12 +88,14 @@ export function requireScopes(options: ScopeOptions): RequestHandler {
 /**
  * A team member's request (issue 32): a write must come from the console's own page with the session's
  * CSRF token (a forged cross-site request is refused before its role is even looked at); then the role
- * decides, by the same rule the console hides its buttons by (roleAllows). A path no operation has is
- * refused to every role: a member reaches only what the document names.
+ * decides, by the same rule the console hides its buttons by (roleAllows). A member reaches only what
+ * the document names: a method and path no operation has is answered 404 here, for every role, and
+ * never reaches a service (a full API key's is forwarded, as it always was).
  */
 function judgeMember(request: Request, caller: MemberCaller, operation: ApiOperation | undefined, next: () => void): void {
   if (!isRead(request)) requireSameOriginWrite(request, caller.csrfToken, 'the console');
-  if (!operation || !roleAllows(caller.role, { operationId: operation.operationId, scopes: scopesOf(operation) })) refuseRole(request, caller);
+  if (!operation) throw notFound(`No route for ${request.method} ${PUBLIC_PREFIX}${request.path}`, 'route_missing');
+  if (!roleAllows(caller.role, { operationId: operation.operationId, scopes: scopesOf(operation) })) refuseRole(request, caller);
   next();
 }
 

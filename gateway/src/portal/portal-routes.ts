@@ -36,7 +36,7 @@ import {
   withRequestContext,
   type Logger,
 } from '@affiliate/platform';
-import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import express, { type RequestHandler, type Response, type Router } from 'express';
 import type { ProgramAuditLog } from '../admin/program-audit-log';
 import { cookieOf, requireSameOriginWrite } from '../auth/browser-session';
 import type { ProgramDocument, ProgramRepository } from '../admin/program-model';
