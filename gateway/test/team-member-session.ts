@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { TeamRole } from '@affiliate/contracts';
-import request from 'supertest';
 import type { RunningGateway } from '../src/gateway';
-import { adminAuth } from './support';
+import { newMemberId, teamMemberModel } from '../src/team/team-members';
+import { TEAM_SESSION_COOKIE, TeamSessions } from '../src/team/team-sessions';
 
 export type MemberSession = {
   /** The Cookie header's value: `affiliate_console_session=<id>.<secret>`. */
   cookie: string;
   csrfToken: string;
+  sessionId: string;
   memberId: string;
   email: string;
   /** What the console's page adds to a write: the session's CSRF token, and the gateway's own Origin. */
@@ -15,28 +16,31 @@ export type MemberSession = {
 };
 
 /**
- * A member of the program with this role, signed in, made as a person would be: the operator's
- * invite (POST /admin/v1/programs/{id}/members), then the invite link accepted with a password,
- * which answers the session and its cookie.
+ * A member of the program with this role, signed in: stored as the team's accounts store one (the
+ * invite and sign-in routes that make them are the team's own tests'), its session made by the same
+ * TeamSessions the gateway reads. These tests are about what a session may do once it exists.
  */
 export async function memberSession(gateway: RunningGateway, programId: string, role: TeamRole): Promise<MemberSession> {
   const email = `${role.toLowerCase()}-${randomUUID().slice(0, 8)}@example.com`;
-  const invited = await request(gateway.url).post(`/admin/v1/programs/${programId}/members`).set(adminAuth).send({ email, role }).expect(200);
-  const token = new URLSearchParams(new URL(String(invited.body.inviteUrl)).hash.split('?')[1] ?? '').get('token');
-  const accepted = await request(gateway.url)
-    .post('/api/v1/team/invites/accept')
-    .set('origin', gateway.url)
-    .send({ token, password: `pass-${randomUUID()}` })
-    .expect(200);
-  const setCookie = ([] as string[]).concat(accepted.headers['set-cookie'] ?? []);
-  const cookie = setCookie.map((line) => line.split(';')[0] ?? '').find((pair) => pair.startsWith('affiliate_console_session='));
-  if (!cookie) throw new Error(`accepting the invite set no session cookie: ${JSON.stringify(setCookie)}`);
-  const csrfToken = String(accepted.body.csrfToken);
+  const member = { _id: newMemberId(), programId, email, role };
+  await teamMemberModel(gateway.connection).create({ ...member, passwordHash: 'not used: the session is made directly' });
+  const { session, cookie } = await new TeamSessions(gateway.connection).create(member);
   return {
-    cookie,
-    csrfToken,
-    memberId: String(accepted.body.member.id),
+    cookie: `${TEAM_SESSION_COOKIE}=${cookie}`,
+    csrfToken: session.csrfToken,
+    sessionId: session.sessionId,
+    memberId: member._id,
     email,
-    writeHeaders: (gatewayOrigin) => ({ origin: gatewayOrigin, 'x-csrf-token': csrfToken }),
+    writeHeaders: (gatewayOrigin) => ({ origin: gatewayOrigin, 'x-csrf-token': session.csrfToken }),
   };
+}
+
+/** The member's sessions end as a sign-out or removal ends them. */
+export async function signOut(gateway: RunningGateway, programId: string, member: MemberSession): Promise<void> {
+  await new TeamSessions(gateway.connection).revoke(programId, member.sessionId);
+}
+
+/** The member is gone from the team (its sessions are not revoked here: the gateway must refuse them by the member alone). */
+export async function removeMember(gateway: RunningGateway, programId: string, member: MemberSession): Promise<void> {
+  await teamMemberModel(gateway.connection).deleteOne({ _id: member.memberId, programId });
 }
