@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAffiliateClient, type AffiliateClient } from '@affiliate/client';
+import type { TeamRole } from '@affiliate/contracts';
 import { contractViolations } from './contract';
 import {
   freePort,
@@ -196,6 +197,9 @@ export async function okBody<T = any>(answer: Promise<ApiResponse<T>>): Promise<
 
 type Running = { child: ChildProcess; exited: Promise<void> };
 
+/** A signed-in team member (System.memberSession). */
+export type MemberSession = { cookie: string; csrfToken: string; email: string; password: string; memberId: string };
+
 export class System<Broker extends DisposableRabbit = DisposableRabbit> {
   readonly ports = {} as Record<Component, number>;
   private readonly processes = new Map<Component, Running>();
@@ -339,6 +343,27 @@ export class System<Broker extends DisposableRabbit = DisposableRabbit> {
     const key = await this.admin().post(`/admin/v1/programs/${program.body.id}/api-keys`, {});
     if (key.status !== 200 && key.status !== 201) throw new Error(`creating a key: ${key.status} ${JSON.stringify(key.body)}`);
     return { programId: program.body.id, key: key.body.key, api: apiClient(`${this.gatewayUrl}/api/v1`, key.body.key) };
+  }
+
+  /**
+   * A team member of the program with this role, signed in to the console: invited through the admin
+   * route as an operator does, and accepted with a password. `cookie` is the Cookie header's
+   * `name=value`; a write also sends `X-CSRF-Token: csrfToken` and `Origin: gatewayUrl`.
+   */
+  async memberSession(programId: string, role: TeamRole): Promise<MemberSession> {
+    const email = `${role.toLowerCase()}-${randomUUID().slice(0, 8)}@example.com`;
+    const invited = await okBody(this.admin().post(`/admin/v1/programs/${programId}/members`, { email, role }));
+    const token = new URL(String(invited.inviteUrl).replace('#/', '')).searchParams.get('token') as string;
+    const password = `pw-${randomUUID()}`;
+    const accepted = await checkedFetch(`${this.gatewayUrl}/api/v1/team/invites/accept`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token, password }),
+    });
+    if (accepted.status !== 200) throw new Error(`accepting an invite: ${accepted.status} ${await accepted.text()}`);
+    const session = (await accepted.json()) as { csrfToken: string; member: { id: string } };
+    const cookie = (accepted.headers.getSetCookie()[0] ?? '').split(';')[0] as string;
+    return { cookie, csrfToken: session.csrfToken, email, password, memberId: session.member.id };
   }
 
   async stop(): Promise<void> {

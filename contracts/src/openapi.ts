@@ -1154,13 +1154,17 @@ function teamErrorsOf(operation: Operation): Record<string, string> {
     errors['413'] = 'Request body larger than the limit';
     errors['415'] = 'A body whose Content-Type is not application/json';
   }
+  // As on every write: a change racing another on the same object (the platform's concurrent_modification).
+  const racing = conflictDescription(operation);
+  if (racing) errors['409'] = racing;
   if (operation.operationId === 'acceptTeamInvite')
     errors['410'] = 'The invite was already accepted (`invite_used`), withdrawn or expired (`invite_expired`)';
   if (operation.operationId === 'changeTeamMemberRole' || operation.operationId === 'removeTeamMember') {
     errors['404'] = 'No such member or invite in this program';
-    errors['409'] = 'The member is the last OWNER (`last_owner`): make another member OWNER first';
+    errors['409'] = `The member is the last OWNER (\`last_owner\`): make another member OWNER first; or ${racing?.toLowerCase()}`;
   }
-  if (operation.operationId === 'inviteTeamMember') errors['409'] = 'This email is already a team member (`member_exists`)';
+  if (operation.operationId === 'inviteTeamMember' || operation.operationId === 'acceptTeamInvite')
+    errors['409'] = `This email is already a team member (\`member_exists\`); or ${racing?.toLowerCase()}`;
   if (operation.operationId === 'revokeOwnApiKey') errors['404'] = 'No such key in this program';
   return errors;
 }

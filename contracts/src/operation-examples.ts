@@ -198,6 +198,38 @@ const lacksScope = (scope: string, method: string, path: string) =>
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 const notFound = (message: string) => ({ status: '404', message });
 
+/** A secret key made by the operator (admin API) or by an OWNER in the console: the same request and answer. */
+const apiKeyCreation: OperationExample = {
+  request: { scopes: ['read', 'write'] },
+  response: {
+    id: API_KEY_ID,
+    key: 'ak_live_3xKqfL6Cr0LXSq9n_2TMwygLWJH2scNA7ZL1tMZ9Xtc',
+    programId: PROGRAM_ID,
+    scopes: ['read', 'write'],
+    createdAt: at,
+  },
+  error: { status: '400', message: 'scopes: each scope once', request: { scopes: ['read', 'read'] } },
+};
+
+/** The team of the console (issue 32): Ada, the program's OWNER, and an invite for Grace in finance. */
+const MEMBER_ID = 'mbr_9f1c2d3e-4b5a-4c6d-8e7f-001122334455';
+const INVITE_TOKEN = '0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d.Qm9vdHN0cmFwVG9rZW5PZkFuSW52aXRlRXhhbXBsZTEyMzQ';
+const teamMember = { id: MEMBER_ID, email: 'ada@example.com', role: 'OWNER', totpEnabled: false, createdAt: at, lastSignInAt: later };
+const teamInvite = {
+  id: '0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d',
+  email: 'grace@example.com',
+  role: 'FINANCE',
+  expiresAt: '2025-01-18T10:30:00.000Z',
+};
+const teamSession = {
+  member: teamMember,
+  program: { id: PROGRAM_ID, name: program.name },
+  csrfToken: 'c3JmVG9rZW5PZlRoZUNvbnNvbGVTZXNzaW9uRXhhbXBsZTE',
+  allowedOperations: ['getAffiliates', 'updateAffiliate', 'getTeamMembers', 'inviteTeamMember'],
+  idleExpiresAt: '2025-01-15T11:01:00.000Z',
+  expiresAt: '2025-01-15T22:31:00.000Z',
+};
+
 export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
   createCoupon: {
     request: { name: 'Spring 20', couponType: 'PERCENTAGE', percentOff: 20, duration: 'once', maxRedemptions: 100 },
@@ -803,6 +835,105 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
       request: { webhookSecret: 'sk_live_oops' },
     },
   },
+  signIn: {
+    request: { email: 'ada@example.com', password: 'correct horse battery staple' },
+    response: teamSession,
+    error: { status: '401', message: 'Wrong email or password', code: 'credentials_invalid' },
+  },
+  getTeamSession: {
+    response: teamSession,
+    error: {
+      status: '401',
+      message: 'No console session: sign in (a session ends after a while without activity, and on sign-out)',
+      code: 'unauthenticated',
+    },
+  },
+  signOut: {
+    response: { signedOut: true },
+    error: { status: '403', message: 'Missing or wrong X-CSRF-Token: reload the console and try again', code: 'csrf_token_invalid' },
+  },
+  acceptTeamInvite: {
+    request: { token: INVITE_TOKEN, password: 'correct horse battery staple' },
+    response: teamSession,
+    error: {
+      status: '410',
+      message: 'This invite link has already been used: each link works once. Ask an OWNER for a new one',
+      code: 'invite_used',
+    },
+  },
+  getTeamMembers: {
+    response: { members: [teamMember], invites: [teamInvite] },
+    error: {
+      status: '401',
+      message: 'No console session: sign in (a session ends after a while without activity, and on sign-out)',
+      code: 'unauthenticated',
+    },
+  },
+  inviteTeamMember: {
+    request: { email: 'grace@example.com', role: 'FINANCE' },
+    response: { invite: teamInvite, inviteUrl: `https://affiliates.example.com/console/#/accept-invite?token=${INVITE_TOKEN}` },
+    error: {
+      status: '403',
+      message: 'Your role ADMIN cannot POST /api/v1/team/members: only an OWNER manages members and keys',
+      code: 'role_forbidden',
+    },
+  },
+  changeTeamMemberRole: {
+    request: { id: MEMBER_ID, role: 'ADMIN' },
+    response: { ...teamMember, role: 'ADMIN' },
+    error: { status: '409', message: 'The program must keep at least one OWNER: make another member OWNER first', code: 'last_owner' },
+  },
+  removeTeamMember: {
+    request: { id: MEMBER_ID },
+    response: { id: MEMBER_ID, deleted: true },
+    error: { status: '409', message: 'The program must keep at least one OWNER: make another member OWNER first', code: 'last_owner' },
+  },
+  startTotpEnrolment: {
+    response: {
+      secret: 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP',
+      otpauthUrl:
+        'otpauth://totp/Affiliate%20console:ada%40example.com?issuer=Affiliate%20console&secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&algorithm=SHA1&digits=6&period=30',
+    },
+    error: { status: '403', message: 'Missing or wrong X-CSRF-Token: reload the console and try again', code: 'csrf_token_invalid' },
+  },
+  confirmTotp: {
+    request: { code: '492039' },
+    response: { totpEnabled: true },
+    error: { status: '400', message: 'code: must be the 6 digits of the authenticator app', request: { code: '4920' } },
+  },
+  disableTotp: {
+    request: { code: '492039' },
+    response: { totpEnabled: false },
+    error: { status: '400', message: "code: not the authenticator app's current code", code: 'totp_invalid', param: 'code' },
+  },
+  getOwnApiKeys: {
+    response: [apiKeySummary],
+    error: {
+      status: '403',
+      message: 'Your role ADMIN cannot GET /api/v1/api-keys: only an OWNER manages members and keys',
+      code: 'role_forbidden',
+    },
+  },
+  createOwnApiKey: apiKeyCreation,
+  revokeOwnApiKey: {
+    request: { id: API_KEY_ID },
+    response: revoked(API_KEY_ID),
+    error: notFound(`No API key with id ${UNKNOWN_ID} in this program`),
+  },
+  inviteProgramMember: {
+    path: { id: PROGRAM_ID },
+    request: { email: 'ada@example.com', role: 'OWNER' },
+    response: {
+      invite: { ...teamInvite, email: 'ada@example.com', role: 'OWNER' },
+      inviteUrl: `https://affiliates.example.com/console/#/accept-invite?token=${INVITE_TOKEN}`,
+    },
+    error: { status: '409', message: 'ada@example.com is already a team member; change their role instead', code: 'member_exists' },
+  },
+  listProgramMembers: {
+    path: { id: PROGRAM_ID },
+    response: { members: [teamMember], invites: [teamInvite] },
+    error: notFound(`No program with id ${UNKNOWN_ID}`),
+  },
   createProgram: {
     request: { name: 'Acme', destinationUrls: [{ url: 'https://shop.example.com/' }], defaultCommissionRate: 20 },
     response: program,
@@ -821,18 +952,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     error: notFound(`No program with id ${UNKNOWN_ID}`),
   },
   deleteProgram: { path: { id: PROGRAM_ID }, response: deleted(PROGRAM_ID), error: notFound(`No program with id ${UNKNOWN_ID}`) },
-  createApiKey: {
-    path: { id: PROGRAM_ID },
-    request: { scopes: ['read', 'write'] },
-    response: {
-      id: API_KEY_ID,
-      key: 'ak_live_3xKqfL6Cr0LXSq9n_2TMwygLWJH2scNA7ZL1tMZ9Xtc',
-      programId: PROGRAM_ID,
-      scopes: ['read', 'write'],
-      createdAt: at,
-    },
-    error: { status: '400', message: 'scopes: each scope once', request: { scopes: ['read', 'read'] } },
-  },
+  createApiKey: { path: { id: PROGRAM_ID }, ...apiKeyCreation },
   listApiKeys: { path: { id: PROGRAM_ID }, response: [apiKeySummary], error: notFound(`No program with id ${UNKNOWN_ID}`) },
   revokeApiKey: { path: { id: API_KEY_ID }, response: revoked(API_KEY_ID), error: notFound(`No API key with id ${UNKNOWN_ID}`) },
   adminCreatePublishableKey: { path: { id: PROGRAM_ID }, response: publishableKey, error: notFound(`No program with id ${UNKNOWN_ID}`) },
@@ -1051,12 +1171,21 @@ export function addOperationExamples(document: { paths?: Json }): void {
             ? { headers: { 'Stripe-Signature': 't=1736937000,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd' } }
             : {}),
           ...(credentialOf(operation) === 'publishableKey' ? { headers: { Origin: 'https://shop.example.com' } } : {}),
+          ...(isConsoleSession(operation) ? { headers: consoleSessionHeaders(method) } : {}),
         },
         example,
       );
     }
   }
 }
+
+const isConsoleSession = (operation: Json) => Object.keys((operation.security as Json[] | undefined)?.[0] ?? {})[0] === 'consoleSession';
+
+/** A console session's request as the console's page sends it: the cookie, and on a write the CSRF token and the page's origin. */
+const consoleSessionHeaders = (method: string): Record<string, string> => ({
+  Cookie: 'affiliate_console_session=<session cookie>',
+  ...(method === 'get' ? {} : { 'X-CSRF-Token': '<csrfToken of GET /api/v1/team/session>', Origin: 'https://affiliates.example.com' }),
+});
 
 function credentialOf(operation: Json): SampledOperation['credential'] {
   const scheme = Object.keys((operation.security as Json[] | undefined)?.[0] ?? {})[0];

@@ -102,10 +102,12 @@ export const TeamMembers = z
 export const TeamSession = z
   .object({
     member: TeamMember,
-    program: z.object({
-      id: Uuid.openapi({ description: "The program's id" }),
-      name: z.string().openapi({ description: "The program's name" }),
-    }),
+    program: z
+      .object({
+        id: Uuid.openapi({ description: "The program's id" }),
+        name: z.string().openapi({ description: "The program's name" }),
+      })
+      .openapi({ description: 'The program the member belongs to: every request of the session acts on it alone' }),
     csrfToken: z.string().openapi({ description: 'Send it as X-CSRF-Token on every request of this session that is not a GET or HEAD' }),
     allowedOperations: z.array(z.string()).openapi({
       description:
@@ -152,13 +154,10 @@ export const ChangeMemberRoleBody = z.object({ id: TeamMemberId, role: TeamRole 
 
 export const RemoveMemberBody = z
   .object({
-    id: z
-      .string()
-      .max(100)
-      .openapi({
-        description: "A member's id (mbr_…), or a pending invite's id to withdraw it",
-        example: 'mbr_9f1c2d3e-4b5a-4c6d-8e7f-001122334455',
-      }),
+    id: z.string().max(100).openapi({
+      description: "A member's id (mbr_…), or a pending invite's id to withdraw it",
+      example: 'mbr_9f1c2d3e-4b5a-4c6d-8e7f-001122334455',
+    }),
   })
   .strict()
   .openapi('RemoveMemberBody');

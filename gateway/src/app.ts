@@ -17,6 +17,8 @@ import { PUBLIC_PREFIX, type UpstreamName } from './proxy/route-table';
 import type { UpstreamProxy } from './proxy/upstream-proxy';
 import { addressRateLimit } from './rate-limit/middleware';
 import { signupRoutes } from './signup/routes';
+import type { TeamAccounts } from './team/team-accounts';
+import { DEFAULT_TEAM_LOGIN_LIMITS, teamRoutes } from './team/team-routes';
 import type { TeamSessions } from './team/team-sessions';
 import { trackingScriptRoutes } from './tracking/routes';
 import type { RateLimits } from './rate-limit/rate-limiter';
@@ -42,6 +44,7 @@ export type GatewayDeps = {
   services: ServiceCalls;
   /** Console sessions of the programs' team members (issue 32). */
   teamSessions: TeamSessions;
+  teamAccounts: TeamAccounts;
 };
 
 /** The gateway's public express app: probes, docs, the admin API and the authenticated proxy to the services. */
@@ -104,6 +107,7 @@ export function createGateway(deps: GatewayDeps): Express {
       bodyLimit: settings.bodyLimit,
       onChange: deps.onProgramChange,
       services: deps.services,
+      team: deps.teamAccounts,
     }),
   );
   app.use(
@@ -123,6 +127,20 @@ export function createGateway(deps: GatewayDeps): Express {
       signupAddressLimit: settings.signupAddressRateLimit,
       anonymous,
       internalToken: settings.internalToken,
+    }),
+  );
+  // The console's team routes (a member's session, never an API key) come before the proxy, which never sees them.
+  app.use(
+    PUBLIC_PREFIX,
+    teamRoutes({
+      accounts: deps.teamAccounts,
+      sessions: deps.teamSessions,
+      store: deps.store,
+      rateLimits: deps.rateLimits,
+      loginLimits: settings.teamLoginLimits ?? DEFAULT_TEAM_LOGIN_LIMITS,
+      anonymous,
+      onChange: deps.onProgramChange,
+      logger,
     }),
   );
   app.use(

@@ -90,6 +90,10 @@ export const gatewayConfigShape = {
   /** A console session ends after this long without a request (sliding), and at the latest TEAM_SESSION_HOURS after sign-in. */
   TEAM_SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).max(1440).default(30),
   TEAM_SESSION_HOURS: z.coerce.number().int().min(1).max(720).default(12),
+  /** Failed console sign-ins per email, and per client address, in TEAM_LOGIN_WINDOW_SECONDS; past either every attempt is 429. */
+  TEAM_LOGIN_ACCOUNT_FAILURES: z.coerce.number().int().min(1).default(10),
+  TEAM_LOGIN_ADDRESS_FAILURES: z.coerce.number().int().min(1).default(50),
+  TEAM_LOGIN_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
 };
 
 export type RateLimit = { points: number; duration: number };
@@ -178,6 +182,8 @@ export type GatewaySettings = {
   /** A console session's idle expiry (sliding) and absolute expiry (defaults 30 minutes and 12 hours; tests shorten them). */
   teamSessionIdleMs?: number;
   teamSessionMs?: number;
+  /** Failed console sign-ins allowed per email and per client address in a window (defaults 10 and 50 in 15 minutes). */
+  teamLoginLimits?: { account: RateLimit; address: RateLimit };
 };
 
 /** Refused in production when missing, short or shipped (BOOTSTRAP_API_KEY only when set). */
@@ -232,5 +238,9 @@ export function gatewaySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Ga
     portalLinkTtlSeconds: config.PORTAL_LINK_TTL_SECONDS,
     teamSessionIdleMs: config.TEAM_SESSION_IDLE_MINUTES * 60_000,
     teamSessionMs: config.TEAM_SESSION_HOURS * 3_600_000,
+    teamLoginLimits: {
+      account: { points: config.TEAM_LOGIN_ACCOUNT_FAILURES, duration: config.TEAM_LOGIN_WINDOW_SECONDS },
+      address: { points: config.TEAM_LOGIN_ADDRESS_FAILURES, duration: config.TEAM_LOGIN_WINDOW_SECONDS },
+    },
   };
 }

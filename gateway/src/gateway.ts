@@ -28,6 +28,7 @@ import { createServiceCalls } from './portal/service-calls';
 import { UPSTREAM_NAMES, type UpstreamName } from './proxy/route-table';
 import { createUpstreamProxy, type UpstreamProxy } from './proxy/upstream-proxy';
 import { RateLimits } from './rate-limit/rate-limiter';
+import { TeamAccounts } from './team/team-accounts';
 import { DEFAULT_TEAM_SESSION_IDLE_MS, DEFAULT_TEAM_SESSION_MS, TeamSessions } from './team/team-sessions';
 
 /** How soon another replica's change of allowed origins reaches this one's CORS preflights. */
@@ -96,6 +97,7 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
     idleMs: settings.teamSessionIdleMs ?? DEFAULT_TEAM_SESSION_IDLE_MS,
     absoluteMs: settings.teamSessionMs ?? DEFAULT_TEAM_SESSION_MS,
   });
+  const teamAccounts = new TeamAccounts(connection, teamSessions);
   const rateLimits = new RateLimits(redis);
   const knownOrigins = new KnownOrigins(store.programs, KNOWN_ORIGINS_REFRESH_MS, logger);
   knownOrigins.start();
@@ -126,6 +128,7 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
     portalSessions,
     services,
     teamSessions,
+    teamAccounts,
     onProgramChange: () => {
       keys.forgetAll();
       void knownOrigins.refresh();

@@ -3,8 +3,18 @@ import { eventually } from '@affiliate/platform/testing';
 import request from 'supertest';
 import type { RunningGateway } from '../src/gateway';
 import { ROUTE_TABLE } from '../src/proxy/route-table';
-import { adminAuth, allUpstreams, bearer, createProgramWithKey, startEchoUpstream, startGateway, type EchoUpstream } from './support';
-import { memberSession, removeMember, signOut, type MemberSession } from './team-member-session';
+import {
+  adminAuth,
+  allUpstreams,
+  bearer,
+  createProgramWithKey,
+  memberSession,
+  memberWrite,
+  startEchoUpstream,
+  startGateway,
+  type EchoUpstream,
+  type MemberSession,
+} from './support';
 
 let upstream: EchoUpstream;
 let gateway: RunningGateway;
@@ -32,7 +42,7 @@ const forwarded = (since: number) => upstream.received.slice(since).filter((rece
 const segmentRouted = (operation: ApiOperation) => Object.hasOwn(ROUTE_TABLE, operation.path.split('/')[1] ?? '');
 
 /** The request as the console's page sends it: the cookie always, the CSRF token and the gateway's Origin on a write. */
-function asMember(member: MemberSession, operation: ApiOperation, headers: Record<string, string> = member.writeHeaders(gateway.url)) {
+function asMember(member: MemberSession, operation: ApiOperation, headers: Record<string, string> = memberWrite(gateway, member)) {
   const call = api()[operation.method as Method](`/api/v1${operation.path}`).set('cookie', member.cookie);
   if (!isWrite(operation)) return call;
   return call.set(headers).send({});
@@ -88,7 +98,7 @@ test('ANALYST changes nothing through the API: every operation that changes some
 test('FINANCE can run a payout, mark it paid and decide the review queue, but DELETE /commission-plans answers 403 role_forbidden', async () => {
   const { programId } = await createProgramWithKey(gateway);
   const finance = await memberSession(gateway, programId, 'FINANCE');
-  const headers = { cookie: finance.cookie, ...finance.writeHeaders(gateway.url) };
+  const headers = memberWrite(gateway, finance);
   await api().post('/api/v1/payouts').set(headers).send({}).expect(200);
   await api().put('/api/v1/payouts').set(headers).send({ payoutId: '00000000-0000-4000-8000-000000000001', status: 'PAID' }).expect(200);
   await api().post('/api/v1/commissions/release').set(headers).send({}).expect(200);
@@ -109,11 +119,11 @@ test('a method and path no operation has is answered 404 route_missing to every 
     ['post', '/api/v1/event-types'],
     ['delete', '/api/v1/webhook-deliveries'],
   ] as Array<[Method, string]>) {
-    const response = await api()[method](path).set('cookie', owner.cookie).set(owner.writeHeaders(gateway.url));
+    const response = await api()[method](path).set('cookie', owner.cookie).set(memberWrite(gateway, owner));
     expect({ path, status: response.status, code: response.body.code }).toEqual({ path, status: 404, code: 'route_missing' });
   }
   for (const path of ['/api/v1/browser/clicks', '/api/v1/browser/referrals']) {
-    const response = await api().post(path).set('cookie', owner.cookie).set(owner.writeHeaders(gateway.url)).send({});
+    const response = await api().post(path).set('cookie', owner.cookie).set(memberWrite(gateway, owner)).send({});
     expect({ path, status: response.status, code: response.body.code }).toEqual({ path, status: 403, code: 'key_type_not_allowed' });
   }
   expect(forwarded(before)).toEqual([]);
@@ -159,7 +169,7 @@ test("each member write is in the program's audit record under the member's id a
     made.push({ operation: routeOf(operation), status: response.status, memberId: admin.memberId });
   }
   await api().get('/api/v1/coupons').set('cookie', admin.cookie).expect(200);
-  const refused = await api().post('/api/v1/coupons').set('cookie', analyst.cookie).set(analyst.writeHeaders(gateway.url)).send({});
+  const refused = await api().post('/api/v1/coupons').set('cookie', analyst.cookie).set(memberWrite(gateway, analyst)).send({});
   expect(refused.status).toBe(403);
   made.push({ operation: 'POST /api/v1/coupons', status: 403, memberId: analyst.memberId });
   const forged = await api().post('/api/v1/coupons').set('cookie', analyst.cookie).set('origin', gateway.url).send({});
@@ -200,7 +210,7 @@ test('the services learn which member decided: the forwarded key headers carry t
   await api()
     .post('/api/v1/commissions/release')
     .set('cookie', finance.cookie)
-    .set(finance.writeHeaders(gateway.url))
+    .set(memberWrite(gateway, finance))
     .send({})
     .expect(200);
   const [release] = forwarded(before);
@@ -219,9 +229,10 @@ test('the services learn which member decided: the forwarded key headers carry t
 test("a signed-out, removed member's, idle-expired or made-up session gets 401 on every public route and reaches no service", async () => {
   const { programId, key } = await createProgramWithKey(gateway);
   const signedOut = await memberSession(gateway, programId, 'OWNER');
-  await signOut(gateway, programId, signedOut);
+  await api().delete('/api/v1/team/session').set(memberWrite(gateway, signedOut)).expect(200);
   const removed = await memberSession(gateway, programId, 'ADMIN');
-  await removeMember(gateway, programId, removed);
+  const remover = await memberSession(gateway, programId, 'OWNER');
+  await api().delete('/api/v1/team/members').set(memberWrite(gateway, remover)).send({ id: removed.memberId }).expect(200);
   const expired = await memberSession(gateway, programId, 'FINANCE');
   await gateway.connection
     .collection('team_sessions')

@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { createConnection, createServer as createNetServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import type { TeamRole } from '@affiliate/contracts';
 import { TEST_INTERNAL_TOKEN, testInfra, uniqueName } from '@affiliate/platform/testing';
 import request from 'supertest';
 import type { GatewaySettings } from '../src/config';
@@ -65,6 +67,36 @@ export async function createProgramWithKey(gateway: RunningGateway, settings: Re
   const apiKey = await request(gateway.app).post(`/admin/v1/programs/${program.body.id}/api-keys`).set(adminAuth).expect(200);
   return { programId: program.body.id, key: apiKey.body.key, keyId: apiKey.body.id };
 }
+
+export type MemberSession = { cookie: string; csrfToken: string; email: string; password: string; memberId: string };
+
+/** A password that meets the console's rule (12 to 128 characters), different for every member. */
+export const memberPassword = () => `pw-${randomUUID()}`;
+
+/**
+ * A team member of the program with this role, signed in: invited through the admin route, as an
+ * operator does, and accepted with a password. `cookie` is the Cookie header's `name=value`.
+ */
+export async function memberSession(gateway: RunningGateway, programId: string, role: TeamRole): Promise<MemberSession> {
+  const email = `${role.toLowerCase()}-${randomUUID().slice(0, 8)}@example.com`;
+  const invited = await request(gateway.url)
+    .post(`/admin/v1/programs/${programId}/members`)
+    .set(adminAuth)
+    .send({ email, role })
+    .expect(200);
+  const token = new URL(String(invited.body.inviteUrl).replace('#/', '')).searchParams.get('token') as string;
+  const password = memberPassword();
+  const accepted = await request(gateway.url).post('/api/v1/team/invites/accept').send({ token, password }).expect(200);
+  const cookie = String((accepted.headers['set-cookie'] as unknown as string[])[0]).split(';')[0] as string;
+  return { cookie, csrfToken: accepted.body.csrfToken, email, password, memberId: accepted.body.member.id };
+}
+
+/** The headers of a write made with a member's session from the console's page: cookie, CSRF token and the gateway's origin. */
+export const memberWrite = (gateway: RunningGateway, session: Pick<MemberSession, 'cookie' | 'csrfToken'>) => ({
+  cookie: session.cookie,
+  'x-csrf-token': session.csrfToken,
+  origin: gateway.url,
+});
 
 export type ReceivedRequest = { method: string; url: string; headers: IncomingHttpHeaders; body: string };
 

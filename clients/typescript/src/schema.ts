@@ -5132,6 +5132,7 @@ export interface components {
         /** @description A member's console session; the session itself is the httpOnly cookie affiliate_console_session */
         TeamSession: {
             member: components["schemas"]["TeamMember"];
+            /** @description The program the member belongs to: every request of the session acts on it alone */
             program: {
                 /**
                  * Format: uuid
@@ -21345,6 +21346,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "member": {
+                     *         "id": "mbr_9f1c2d3e-4b5a-4c6d-8e7f-001122334455",
+                     *         "email": "ada@example.com",
+                     *         "role": "OWNER",
+                     *         "totpEnabled": false,
+                     *         "createdAt": "2025-01-15T10:30:00.000Z",
+                     *         "lastSignInAt": "2025-01-15T10:31:00.000Z"
+                     *       },
+                     *       "program": {
+                     *         "id": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
+                     *         "name": "Acme"
+                     *       },
+                     *       "csrfToken": "c3JmVG9rZW5PZlRoZUNvbnNvbGVTZXNzaW9uRXhhbXBsZTE",
+                     *       "allowedOperations": [
+                     *         "getAffiliates",
+                     *         "updateAffiliate",
+                     *         "getTeamMembers",
+                     *         "inviteTeamMember"
+                     *       ],
+                     *       "idleExpiresAt": "2025-01-15T11:01:00.000Z",
+                     *       "expiresAt": "2025-01-15T22:31:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["TeamSession"];
                 };
             };
@@ -21356,6 +21382,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "No console session: sign in (a session ends after a while without activity, and on sign-out)",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -21391,6 +21424,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "password": "correct horse battery staple"
+                 *     }
+                 */
                 "application/json": components["schemas"]["SignInBody"];
             };
         };
@@ -21402,6 +21441,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "member": {
+                     *         "id": "mbr_9f1c2d3e-4b5a-4c6d-8e7f-001122334455",
+                     *         "email": "ada@example.com",
+                     *         "role": "OWNER",
+                     *         "totpEnabled": false,
+                     *         "createdAt": "2025-01-15T10:30:00.000Z",
+                     *         "lastSignInAt": "2025-01-15T10:31:00.000Z"
+                     *       },
+                     *       "program": {
+                     *         "id": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
+                     *         "name": "Acme"
+                     *       },
+                     *       "csrfToken": "c3JmVG9rZW5PZlRoZUNvbnNvbGVTZXNzaW9uRXhhbXBsZTE",
+                     *       "allowedOperations": [
+                     *         "getAffiliates",
+                     *         "updateAffiliate",
+                     *         "getTeamMembers",
+                     *         "inviteTeamMember"
+                     *       ],
+                     *       "idleExpiresAt": "2025-01-15T11:01:00.000Z",
+                     *       "expiresAt": "2025-01-15T22:31:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["TeamSession"];
                 };
             };
@@ -21423,11 +21487,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "Wrong email or password",
+                     *       "code": "credentials_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description An API key was sent (`team_session_required`): these take no API key */
             403: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The object is being changed by another request right now; retry */
+            409: {
                 headers: {
                     "X-Request-Id": string;
                     [name: string]: unknown;
@@ -21485,6 +21566,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "signedOut": true
+                     *     }
+                     */
                     "application/json": {
                         /**
                          * @description Always true
@@ -21507,6 +21593,23 @@ export interface operations {
             };
             /** @description An API key was sent (`team_session_required`); a write without the session's X-CSRF-Token (`csrf_token_invalid`) or from another origin (`origin_not_allowed`) */
             403: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Missing or wrong X-CSRF-Token: reload the console and try again",
+                     *       "code": "csrf_token_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The object is being changed by another request right now; retry */
+            409: {
                 headers: {
                     "X-Request-Id": string;
                     [name: string]: unknown;
@@ -21537,6 +21640,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "token": "0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d.Qm9vdHN0cmFwVG9rZW5PZkFuSW52aXRlRXhhbXBsZTEyMzQ",
+                 *       "password": "correct horse battery staple"
+                 *     }
+                 */
                 "application/json": components["schemas"]["AcceptInviteBody"];
             };
         };
@@ -21548,6 +21657,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "member": {
+                     *         "id": "mbr_9f1c2d3e-4b5a-4c6d-8e7f-001122334455",
+                     *         "email": "ada@example.com",
+                     *         "role": "OWNER",
+                     *         "totpEnabled": false,
+                     *         "createdAt": "2025-01-15T10:30:00.000Z",
+                     *         "lastSignInAt": "2025-01-15T10:31:00.000Z"
+                     *       },
+                     *       "program": {
+                     *         "id": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
+                     *         "name": "Acme"
+                     *       },
+                     *       "csrfToken": "c3JmVG9rZW5PZlRoZUNvbnNvbGVTZXNzaW9uRXhhbXBsZTE",
+                     *       "allowedOperations": [
+                     *         "getAffiliates",
+                     *         "updateAffiliate",
+                     *         "getTeamMembers",
+                     *         "inviteTeamMember"
+                     *       ],
+                     *       "idleExpiresAt": "2025-01-15T11:01:00.000Z",
+                     *       "expiresAt": "2025-01-15T22:31:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["TeamSession"];
                 };
             };
@@ -21582,6 +21716,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description This email is already a team member (`member_exists`); or the object is being changed by another request right now; retry */
+            409: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The invite was already accepted (`invite_used`), withdrawn or expired (`invite_expired`) */
             410: {
                 headers: {
@@ -21589,6 +21733,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "This invite link has already been used: each link works once. Ask an OWNER for a new one",
+                     *       "code": "invite_used",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -21641,6 +21792,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "members": [
+                     *         {
+                     *           "id": "mbr_9f1c2d3e-4b5a-4c6d-8e7f-001122334455",
+                     *           "email": "ada@example.com",
+                     *           "role": "OWNER",
+                     *           "totpEnabled": false,
+                     *           "createdAt": "2025-01-15T10:30:00.000Z",
+                     *           "lastSignInAt": "2025-01-15T10:31:00.000Z"
+                     *         }
+                     *       ],
+                     *       "invites": [
+                     *         {
+                     *           "id": "0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d",
+                     *           "email": "grace@example.com",
+                     *           "role": "FINANCE",
+                     *           "expiresAt": "2025-01-18T10:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["TeamMembers"];
                 };
             };
@@ -21652,6 +21825,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "No console session: sign in (a session ends after a while without activity, and on sign-out)",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -21687,6 +21867,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "mbr_9f1c2d3e-4b5a-4c6d-8e7f-001122334455",
+                 *       "role": "ADMIN"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ChangeMemberRoleBody"];
             };
         };
@@ -21698,6 +21884,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "mbr_9f1c2d3e-4b5a-4c6d-8e7f-001122334455",
+                     *       "email": "ada@example.com",
+                     *       "role": "ADMIN",
+                     *       "totpEnabled": false,
+                     *       "createdAt": "2025-01-15T10:30:00.000Z",
+                     *       "lastSignInAt": "2025-01-15T10:31:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["TeamMember"];
                 };
             };
@@ -21742,13 +21938,20 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The member is the last OWNER (`last_owner`): make another member OWNER first */
+            /** @description The member is the last OWNER (`last_owner`): make another member OWNER first; or the object is being changed by another request right now; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "The program must keep at least one OWNER: make another member OWNER first",
+                     *       "code": "last_owner",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -21794,6 +21997,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "grace@example.com",
+                 *       "role": "FINANCE"
+                 *     }
+                 */
                 "application/json": components["schemas"]["InviteMemberBody"];
             };
         };
@@ -21805,6 +22014,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "invite": {
+                     *         "id": "0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d",
+                     *         "email": "grace@example.com",
+                     *         "role": "FINANCE",
+                     *         "expiresAt": "2025-01-18T10:30:00.000Z"
+                     *       },
+                     *       "inviteUrl": "https://affiliates.example.com/console/#/accept-invite?token=0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d.Qm9vdHN0cmFwVG9rZW5PZkFuSW52aXRlRXhhbXBsZTEyMzQ"
+                     *     }
+                     */
                     "application/json": components["schemas"]["TeamInviteCreated"];
                 };
             };
@@ -21836,10 +22056,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "Your role ADMIN cannot POST /api/v1/team/members: only an OWNER manages members and keys",
+                     *       "code": "role_forbidden",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description This email is already a team member (`member_exists`) */
+            /** @description This email is already a team member (`member_exists`); or the object is being changed by another request right now; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
@@ -21891,6 +22118,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "mbr_9f1c2d3e-4b5a-4c6d-8e7f-001122334455"
+                 *     }
+                 */
                 "application/json": components["schemas"]["RemoveMemberBody"];
             };
         };
@@ -21902,6 +22134,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "mbr_9f1c2d3e-4b5a-4c6d-8e7f-001122334455",
+                     *       "deleted": true
+                     *     }
+                     */
                     "application/json": {
                         /** @description The id of the object deleted */
                         id: string;
@@ -21954,13 +22192,20 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The member is the last OWNER (`last_owner`): make another member OWNER first */
+            /** @description The member is the last OWNER (`last_owner`): make another member OWNER first; or the object is being changed by another request right now; retry */
             409: {
                 headers: {
                     "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "The program must keep at least one OWNER: make another member OWNER first",
+                     *       "code": "last_owner",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -22006,6 +22251,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "code": "492039"
+                 *     }
+                 */
                 "application/json": components["schemas"]["TotpCodeBody"];
             };
         };
@@ -22017,6 +22267,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "totpEnabled": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["TotpStatus"];
                 };
             };
@@ -22027,6 +22282,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "code: must be the 6 digits of the authenticator app",
+                     *       "code": "parameter_invalid",
+                     *       "param": "code",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -22043,6 +22306,16 @@ export interface operations {
             };
             /** @description An API key was sent (`team_session_required`); a write without the session's X-CSRF-Token (`csrf_token_invalid`) or from another origin (`origin_not_allowed`) */
             403: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The object is being changed by another request right now; retry */
+            409: {
                 headers: {
                     "X-Request-Id": string;
                     [name: string]: unknown;
@@ -22100,6 +22373,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "secret": "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+                     *       "otpauthUrl": "otpauth://totp/Affiliate%20console:ada%40example.com?issuer=Affiliate%20console&secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&algorithm=SHA1&digits=6&period=30"
+                     *     }
+                     */
                     "application/json": components["schemas"]["TotpEnrolment"];
                 };
             };
@@ -22116,6 +22395,23 @@ export interface operations {
             };
             /** @description An API key was sent (`team_session_required`); a write without the session's X-CSRF-Token (`csrf_token_invalid`) or from another origin (`origin_not_allowed`) */
             403: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Missing or wrong X-CSRF-Token: reload the console and try again",
+                     *       "code": "csrf_token_invalid",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The object is being changed by another request right now; retry */
+            409: {
                 headers: {
                     "X-Request-Id": string;
                     [name: string]: unknown;
@@ -22146,6 +22442,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "code": "492039"
+                 *     }
+                 */
                 "application/json": components["schemas"]["TotpCodeBody"];
             };
         };
@@ -22157,6 +22458,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "totpEnabled": false
+                     *     }
+                     */
                     "application/json": components["schemas"]["TotpStatus"];
                 };
             };
@@ -22167,6 +22473,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "code: not the authenticator app's current code",
+                     *       "code": "totp_invalid",
+                     *       "param": "code",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -22183,6 +22497,16 @@ export interface operations {
             };
             /** @description An API key was sent (`team_session_required`); a write without the session's X-CSRF-Token (`csrf_token_invalid`) or from another origin (`origin_not_allowed`) */
             403: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The object is being changed by another request right now; retry */
+            409: {
                 headers: {
                     "X-Request-Id": string;
                     [name: string]: unknown;
@@ -22240,6 +22564,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "7c8d9e0f-1a2b-4c3d-8e4f-5a6b7c8d9e0f",
+                     *         "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
+                     *         "displayPrefix": "ak_live_3xKq",
+                     *         "scopes": [
+                     *           "read",
+                     *           "write"
+                     *         ],
+                     *         "createdAt": "2025-01-15T10:30:00.000Z",
+                     *         "revokedAt": null
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["ApiKeySummary"][];
                 };
             };
@@ -22261,6 +22600,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "Your role ADMIN cannot GET /api/v1/api-keys: only an OWNER manages members and keys",
+                     *       "code": "role_forbidden",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -22286,6 +22632,14 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "scopes": [
+                 *         "read",
+                 *         "write"
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateApiKeyBody"];
             };
         };
@@ -22297,6 +22651,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "7c8d9e0f-1a2b-4c3d-8e4f-5a6b7c8d9e0f",
+                     *       "key": "ak_live_3xKqfL6Cr0LXSq9n_2TMwygLWJH2scNA7ZL1tMZ9Xtc",
+                     *       "programId": "0b9d7c52-6a43-4e1f-8f0a-6d2c3b4a5e61",
+                     *       "scopes": [
+                     *         "read",
+                     *         "write"
+                     *       ],
+                     *       "createdAt": "2025-01-15T10:30:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreatedApiKey"];
                 };
             };
@@ -22307,6 +22673,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "scopes: each scope once",
+                     *       "code": "parameter_invalid",
+                     *       "param": "scopes",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -22323,6 +22697,16 @@ export interface operations {
             };
             /** @description An API key was sent (`team_session_required`); a write without the session's X-CSRF-Token (`csrf_token_invalid`) or from another origin (`origin_not_allowed`); or the member's role is not OWNER (`role_forbidden`) */
             403: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The object is being changed by another request right now; retry */
+            409: {
                 headers: {
                     "X-Request-Id": string;
                     [name: string]: unknown;
@@ -22373,6 +22757,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "7c8d9e0f-1a2b-4c3d-8e4f-5a6b7c8d9e0f"
+                 *     }
+                 */
                 "application/json": components["schemas"]["RevokeApiKeyBody"];
             };
         };
@@ -22384,6 +22773,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "7c8d9e0f-1a2b-4c3d-8e4f-5a6b7c8d9e0f",
+                     *       "revoked": true
+                     *     }
+                     */
                     "application/json": {
                         /** @description The id of the key revoked */
                         id: string;
@@ -22428,6 +22823,23 @@ export interface operations {
             };
             /** @description No such key in this program */
             404: {
+                headers: {
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No API key with id 00000000-0000-4000-8000-000000000000 in this program",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The object is being changed by another request right now; retry */
+            409: {
                 headers: {
                     "X-Request-Id": string;
                     [name: string]: unknown;
@@ -23707,6 +24119,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "members": [
+                     *         {
+                     *           "id": "mbr_9f1c2d3e-4b5a-4c6d-8e7f-001122334455",
+                     *           "email": "ada@example.com",
+                     *           "role": "OWNER",
+                     *           "totpEnabled": false,
+                     *           "createdAt": "2025-01-15T10:30:00.000Z",
+                     *           "lastSignInAt": "2025-01-15T10:31:00.000Z"
+                     *         }
+                     *       ],
+                     *       "invites": [
+                     *         {
+                     *           "id": "0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d",
+                     *           "email": "grace@example.com",
+                     *           "role": "FINANCE",
+                     *           "expiresAt": "2025-01-18T10:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["TeamMembers"];
                 };
             };
@@ -23728,6 +24162,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -23738,6 +24179,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -23777,6 +24225,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "role": "OWNER"
+                 *     }
+                 */
                 "application/json": components["schemas"]["InviteMemberBody"];
             };
         };
@@ -23788,6 +24242,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "invite": {
+                     *         "id": "0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d",
+                     *         "email": "ada@example.com",
+                     *         "role": "OWNER",
+                     *         "expiresAt": "2025-01-18T10:30:00.000Z"
+                     *       },
+                     *       "inviteUrl": "https://affiliates.example.com/console/#/accept-invite?token=0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d.Qm9vdHN0cmFwVG9rZW5PZkFuSW52aXRlRXhhbXBsZTEyMzQ"
+                     *     }
+                     */
                     "application/json": components["schemas"]["TeamInviteCreated"];
                 };
             };
@@ -23798,6 +24263,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body is not valid JSON",
+                     *       "code": "body_malformed",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -23809,6 +24281,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "Missing or invalid admin token: send \"Authorization: Bearer <ADMIN_TOKEN>\"",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -23819,6 +24298,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "No program with id 00000000-0000-4000-8000-000000000000",
+                     *       "code": "resource_missing",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -23829,6 +24315,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "ada@example.com is already a team member; change their role instead",
+                     *       "code": "member_exists",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -23839,6 +24332,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body is too large",
+                     *       "code": "body_too_large",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -23849,6 +24349,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "Content-Type must be application/json; the body was sent as text/plain",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5d1c7b2e-9f3a-4e8b-a6c4-2b7e9d0f1a3c"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ProgramAuditAction, ProgramAuditRecord } from '@affiliate/contracts';
-import { findPage, type PageRequest } from '@affiliate/platform';
+import { findPage, type Logger, type PageRequest } from '@affiliate/platform';
+import type { Response } from 'express';
 import { Schema, type Connection, type Model } from 'mongoose';
 import { deleteExpired, retentionFields } from './retention';
 
@@ -86,6 +87,30 @@ export class ProgramAuditLog {
     const { items, nextCursor } = await findPage(this.model, { programId }, page);
     return { items: items.map(toProgramAuditRecord), nextCursor };
   }
+}
+
+/**
+ * Records an act once it is answered, with the status answered (refusals included), or once the
+ * client went away before the answer was sent (`aborted`): exactly one record either way.
+ */
+export function recordWhenAnswered(
+  audit: ProgramAuditLog,
+  logger: Logger,
+  programId: string,
+  act: Pick<ProgramAuditEntry, 'actor' | 'action' | 'operation'>,
+  response: Response,
+): void {
+  const requestId = String(response.locals.requestId ?? '') || null;
+  let recorded = false;
+  const record = () => {
+    if (recorded) return;
+    recorded = true;
+    audit
+      .record(programId, { ...act, status: response.statusCode, aborted: !response.writableFinished, requestId })
+      .catch((error: unknown) => logger.error({ err: error, action: act.action }, "could not write the program's audit record"));
+  };
+  response.once('finish', record);
+  response.once('close', record);
 }
 
 function toProgramAuditRecord(document: ProgramAuditRecordDocument): ProgramAuditRecord {

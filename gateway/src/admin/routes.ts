@@ -1,4 +1,12 @@
-import { API_OPERATIONS, CreateApiKeyBody, CreateProgramBody, ListQuery, NoQuery, UpdateProgramBody } from '@affiliate/contracts';
+import {
+  API_OPERATIONS,
+  CreateApiKeyBody,
+  CreateProgramBody,
+  InviteMemberBody,
+  ListQuery,
+  NoQuery,
+  UpdateProgramBody,
+} from '@affiliate/contracts';
 import {
   createRouter,
   constantTimeEquals,
@@ -15,6 +23,8 @@ import { checkAffiliateCoupons } from '../portal/affiliate-portal';
 import type { ServiceCalls } from '../portal/service-calls';
 import { FailedAuthentication } from '../rate-limit/middleware';
 import type { RateLimits } from '../rate-limit/rate-limiter';
+import type { TeamAccounts } from '../team/team-accounts';
+import { inviteUrlOf } from '../team/team-routes';
 import { createApiKey, listApiKeys, revokeApiKey, type AdminStore } from './api-keys';
 import { listAuditRecords, recordAudit, recordRefusal } from './audit-log';
 import { createPublishableKey, listPublishableKeys, revokePublishableKey } from './publishable-keys';
@@ -105,6 +115,8 @@ export type AdminRoutesOptions = {
   onChange: () => void;
   /** The coupon service, which says whether the coupons offered to affiliates are the program's. */
   services: Pick<ServiceCalls, 'coupon'>;
+  /** The programs' teams: the operator invites a program's first OWNER. */
+  team: TeamAccounts;
 };
 
 /** DESIGN.md §6: operators manage programs and API keys; keys are shown once, on creation. */
@@ -179,6 +191,19 @@ export function adminRoutes(options: AdminRoutesOptions): Router {
   });
   router.delete('/publishable-keys/:id', async (request, response) => {
     response.json(changed(await revokePublishableKey(store, request.params.id)));
+  });
+  // The operator makes a program's first OWNER (and may invite anyone else): the answer's link is the one credential, shown once.
+  router.post('/programs/:id/members', async (request, response) => {
+    const body = parseBody(InviteMemberBody, request);
+    await getProgram(store.programs, request.params.id);
+    const { invite, token } = await options.team.invite(request.params.id, body, { operator: true });
+    response.setHeader('Cache-Control', 'no-store');
+    response.json({ invite, inviteUrl: inviteUrlOf(`${request.protocol}://${request.get('host')}`, token) });
+  });
+  router.get('/programs/:id/members', async (request, response) => {
+    parseQuery(NoQuery, request);
+    await getProgram(store.programs, request.params.id);
+    response.json(await options.team.list(request.params.id));
   });
   router.get('/audit-records', async (request, response) => {
     const page = parseQuery(ListQuery, request);

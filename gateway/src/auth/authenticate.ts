@@ -4,7 +4,7 @@ import type { RequestHandler, Response } from 'express';
 import { hashApiKey } from '../admin/api-keys';
 import type { FailedAuthentication } from '../rate-limit/middleware';
 import { TEAM_SESSION_COOKIE, type TeamSessions } from '../team/team-sessions';
-import { cookieOf } from './browser-session';
+import { cookieNamed } from '../browser/same-origin-writes';
 import type { CallerProgram, KeyDirectory, KeyVerdict } from './key-directory';
 
 /** A request made with an API key (secret or publishable): what its key resolved to. */
@@ -43,7 +43,7 @@ export function authenticate(keys: KeyDirectory, failures: FailedAuthentication,
       return failures.record(request.ip, response, unauthorized(message, code));
     };
     const header = request.header('authorization');
-    const sessionCookie = header ? null : cookieOf(request, TEAM_SESSION_COOKIE);
+    const sessionCookie = header ? null : cookieNamed(request, TEAM_SESSION_COOKIE);
     if (sessionCookie !== null) return authenticateMember(keys, teamSessions, sessionCookie, response, next);
     if (!header) throw await refuse('Missing Authorization header: send "Authorization: Bearer <API key>"', 'Bearer realm="api"');
     const match = BEARER.exec(header);

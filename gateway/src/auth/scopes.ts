@@ -13,7 +13,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { ProgramAuditLog } from '../admin/program-audit-log';
 import { PUBLIC_PREFIX } from '../proxy/route-table';
 import { auditActorOf, callerOf, type MemberCaller } from './authenticate';
-import { requireSameOriginWrite } from './browser-session';
+import { requireSameOriginWrite } from '../browser/same-origin-writes';
 
 // The public operations a secret key can call, by method and path: the one table of scopes (contracts/src/openapi.ts).
 const SECRET_KEY_OPERATIONS = new Map(
@@ -93,7 +93,7 @@ export function requireScopes(options: ScopeOptions): RequestHandler {
  * never reaches a service (a full API key's is forwarded, as it always was).
  */
 function judgeMember(request: Request, caller: MemberCaller, operation: ApiOperation | undefined, next: () => void): void {
-  if (!isRead(request)) requireSameOriginWrite(request, caller.csrfToken, 'the console');
+  if (!isRead(request)) requireSameOriginWrite(request, caller.csrfToken, 'console');
   if (!operation) throw notFound(`No route for ${request.method} ${PUBLIC_PREFIX}${request.path}`, 'route_missing');
   if (!roleAllows(caller.role, { operationId: operation.operationId, scopes: scopesOf(operation) })) refuseRole(request, caller);
   next();

@@ -1,10 +1,12 @@
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
-import { CreateApiKeyBody, CreateProgramBody } from '@affiliate/contracts';
-import { AppError, badRequest, describeZodError } from '@affiliate/platform';
+import { CreateApiKeyBody, CreateProgramBody, InviteMemberBody } from '@affiliate/contracts';
+import { AppError, badRequest, DEFAULT_PORTS, describeZodError } from '@affiliate/platform';
 import { createApiKey, listApiKeys, revokeApiKey, type AdminStore } from '../admin/api-keys';
 import { recordAudit } from '../admin/audit-log';
-import { createProgram, listPrograms } from '../admin/programs';
+import { createProgram, getProgram, listPrograms } from '../admin/programs';
+import type { TeamAccounts } from '../team/team-accounts';
+import { inviteUrlOf } from '../team/team-routes';
 
 export const ADMIN_USAGE = `Usage: npm run admin -- <command> [options]
 
@@ -15,17 +17,22 @@ export const ADMIN_USAGE = `Usage: npm run admin -- <command> [options]
                                         Creates another API key (printed once); every scope unless --scopes says.
   revoke-key --key <apiKeyId>           Revokes a key; it stops working within seconds.
   list-programs                         Programs, newest first, with their keys (without secrets).
+  invite-member --program <programId> --email <email> --role OWNER|ADMIN|FINANCE|ANALYST [--gateway-url <url>]
+                                        Invites a member of the program's team, such as its first OWNER: prints the
+                                        single-use console link (72 hours) to give them; --gateway-url is the address
+                                        people reach the gateway at (default http://localhost:${DEFAULT_PORTS.gateway}).
+  list-members --program <programId>    The program's team members and pending invites.
 `;
 
-const CHANGING_COMMANDS = new Set(['create-program', 'create-key', 'revoke-key']);
+const CHANGING_COMMANDS = new Set(['create-program', 'create-key', 'revoke-key', 'invite-member']);
 
 /**
  * Runs one admin command on the gateway's database and returns what to print. Commands that change
  * something are written to the admin audit record, as the admin API's are, with the host user.
  */
-export async function runAdminCommand(argv: string[], store: AdminStore): Promise<unknown> {
+export async function runAdminCommand(argv: string[], store: AdminStore, team?: TeamAccounts): Promise<unknown> {
   const command = argv[0] ?? '';
-  if (!CHANGING_COMMANDS.has(command)) return executeCommand(argv, store);
+  if (!CHANGING_COMMANDS.has(command)) return executeCommand(argv, store, team);
   const audit = (status: number, targetId: string | null) =>
     recordAudit(store, {
       actor: { credential: 'cli', address: null, userAgent: null, user: userInfo().username },
@@ -35,8 +42,13 @@ export async function runAdminCommand(argv: string[], store: AdminStore): Promis
       requestId: null,
     });
   try {
-    const result = (await executeCommand(argv, store)) as { program?: { id: string }; apiKey?: { programId: string }; id?: string };
-    await audit(200, result.program?.id ?? result.apiKey?.programId ?? result.id ?? null);
+    const result = (await executeCommand(argv, store, team)) as {
+      program?: { id: string };
+      apiKey?: { programId: string };
+      id?: string;
+      programId?: string;
+    };
+    await audit(200, result.program?.id ?? result.apiKey?.programId ?? result.programId ?? result.id ?? null);
     return result;
   } catch (error) {
     if (!(error instanceof UsageError)) await audit(error instanceof AppError ? error.status : 500, null);
@@ -44,7 +56,7 @@ export async function runAdminCommand(argv: string[], store: AdminStore): Promis
   }
 }
 
-async function executeCommand(argv: string[], store: AdminStore): Promise<unknown> {
+async function executeCommand(argv: string[], store: AdminStore, team?: TeamAccounts): Promise<unknown> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'create-program': {
@@ -90,12 +102,44 @@ async function executeCommand(argv: string[], store: AdminStore): Promise<unknow
       const { items } = await listPrograms(store.programs, { limit: 1000 });
       return Promise.all(items.map(async (program) => ({ ...program, apiKeys: await listApiKeys(store, program.id) })));
     }
+    case 'invite-member': {
+      const { values } = parse(rest, {
+        program: { type: 'string' },
+        email: { type: 'string' },
+        role: { type: 'string' },
+        'gateway-url': { type: 'string' },
+      });
+      if (typeof values.program !== 'string') throw badRequest('--program <programId> is required');
+      const body = InviteMemberBody.safeParse({ email: values.email, role: values.role });
+      if (!body.success) throw badRequest(describeZodError(body.error, 'body'));
+      const teams = teamOf(team);
+      await getProgram(store.programs, values.program);
+      const gatewayUrl = String(values['gateway-url'] ?? `http://localhost:${DEFAULT_PORTS.gateway}`).replace(/\/$/, '');
+      const { invite, token } = await teams.invite(values.program, body.data, { operator: true });
+      return {
+        programId: values.program,
+        invite,
+        inviteUrl: inviteUrlOf(gatewayUrl, token),
+        note: 'Give this link to the person: it works once, for 72 hours, and is shown only now.',
+      };
+    }
+    case 'list-members': {
+      const { values } = parse(rest, { program: { type: 'string' } });
+      if (typeof values.program !== 'string') throw badRequest('--program <programId> is required');
+      await getProgram(store.programs, values.program);
+      return teamOf(team).list(values.program);
+    }
     default:
       throw new UsageError(command ? `Unknown command: ${command}` : 'No command given');
   }
 }
 
 export class UsageError extends Error {}
+
+function teamOf(team: TeamAccounts | undefined): TeamAccounts {
+  if (!team) throw new Error('The team commands need the team accounts of the gateway database');
+  return team;
+}
 
 type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>;
 

@@ -2,6 +2,8 @@ import { migrateSlugKeys } from '../admin/program-model';
 import { ConfigError, connectMongo, createLogger, syncIndexes } from '@affiliate/platform';
 import { createAdminStore } from '../admin/api-keys';
 import { gatewaySettingsFromEnv } from '../config';
+import { TeamAccounts } from '../team/team-accounts';
+import { TeamSessions } from '../team/team-sessions';
 import { ADMIN_USAGE, describeFailure, runAdminCommand, UsageError } from './admin-commands';
 
 /**
@@ -21,7 +23,8 @@ async function main(argv: string[]): Promise<number> {
     const store = createAdminStore({ connection }, settings.auditRetentionMs);
     await migrateSlugKeys(connection);
     await syncIndexes(connection);
-    const result = await runAdminCommand(argv, store);
+    const team = new TeamAccounts(connection, new TeamSessions(connection));
+    const result = await runAdminCommand(argv, store, team);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (error) {

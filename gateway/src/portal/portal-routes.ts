@@ -36,12 +36,12 @@ import {
   withRequestContext,
   type Logger,
 } from '@affiliate/platform';
-import express, { type RequestHandler, type Response, type Router } from 'express';
-import type { ProgramAuditLog } from '../admin/program-audit-log';
-import { cookieOf, requireSameOriginWrite } from '../auth/browser-session';
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import { recordWhenAnswered, type ProgramAuditLog } from '../admin/program-audit-log';
 import type { ProgramDocument, ProgramRepository } from '../admin/program-model';
 import { portalSettingsOf } from '../admin/program-model';
 import { findLiveProgram } from '../admin/programs';
+import { cookieNamed, requireSameOriginWrite } from '../browser/same-origin-writes';
 import { CONSOLE_CONTENT_SECURITY_POLICY } from '../console/routes';
 import { affiliateOf, PORTAL_OPEN_PATH, PORTAL_PATH, portalRefusalOf } from './affiliate-portal';
 import type { LinkRefusal, LiveSession, PortalSessions } from './portal-sessions';
@@ -60,7 +60,6 @@ export type PortalRoutesOptions = {
 
 /** Scoped to the portal's own paths: the browser never sends it to /api/v1, /console or /admin. */
 export const PORTAL_COOKIE = 'affiliate_portal_session';
-export { CSRF_HEADER } from '../auth/browser-session';
 
 /** What the portal sees of one session: its affiliate and program, read from the session, never from the request. */
 type Portal = { session: LiveSession; program: ProgramDocument };
@@ -69,6 +68,7 @@ const portalOf = (response: Response): Portal => response.locals.portal as Porta
 const DAYS_CHARTED = 30;
 const LIST_LIMIT = '100';
 
+const cookieOf = (request: Request) => cookieNamed(request, PORTAL_COOKIE);
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
 
@@ -156,7 +156,7 @@ export function portalRoutes(options: PortalRoutesOptions): Router {
   const withSession =
     (kind: 'page' | 'api'): RequestHandler =>
     async (request, response, next) => {
-      const cookie = cookieOf(request, PORTAL_COOKIE);
+      const cookie = cookieOf(request);
       const session = cookie ? await sessions.live(cookie) : null;
       const program = session ? await findLiveProgram(options.programs, session.programId) : null;
       if (!session || !program) {
@@ -191,9 +191,9 @@ export function portalRoutes(options: PortalRoutesOptions): Router {
       withRequestContext({ requestId: String(response.locals.requestId), programId: program._id }, () => next());
     };
 
-  /** CSRF on every write (requireSameOriginWrite); SameSite=Lax on the cookie is the third wall. */
+  /** CSRF on every write (same-origin-writes.ts); SameSite=Lax on the cookie is the third wall. */
   const csrf: RequestHandler = (request, response, next) => {
-    requireSameOriginWrite(request, portalOf(response).session.csrfToken, 'the portal');
+    requireSameOriginWrite(request, portalOf(response).session.csrfToken, 'portal');
     next();
   };
   const json: RequestHandler = (request, response, next) =>
@@ -452,27 +452,13 @@ export function portalRoutes(options: PortalRoutesOptions): Router {
         'portal_session_refused',
       );
     const actor = { ...session.createdBy, affiliatePortalSessionId: session._id, affiliateId: session.affiliateId };
-    const requestId = String(response.locals.requestId ?? '') || null;
-    let recorded = false;
-    const record = () => {
-      if (recorded) return;
-      recorded = true;
-      const entry = {
-        actor,
-        action: 'bank_details.changed' as const,
-        operation: `${request.method} ${request.path}`,
-        status: response.statusCode,
-        aborted: !response.writableFinished,
-        requestId,
-      };
-      options.audit
-        .record(program._id, entry)
-        .catch((error: unknown) =>
-          options.logger.error({ err: error, action: entry.action }, "could not write the program's audit record"),
-        );
-    };
-    response.once('finish', record);
-    response.once('close', record);
+    recordWhenAnswered(
+      options.audit,
+      options.logger,
+      program._id,
+      { actor, action: 'bank_details.changed', operation: `${request.method} ${request.path}` },
+      response,
+    );
     next();
   };
 

@@ -42,6 +42,8 @@ export const GATEWAY_ROUTES: Record<string, string> = {
   'audit-records': 'gateway/src/program-api/routes.ts',
   browser: 'gateway/src/browser/browser-routes.ts',
   'affiliate-portal-sessions': 'gateway/src/program-api/routes.ts',
+  team: 'gateway/src/team/team-routes.ts',
+  'api-keys': 'gateway/src/team/team-routes.ts',
 };
 
 // Plain segments only: no dot segments or percent-encoding that an upstream could resolve differently.

@@ -30,9 +30,12 @@ export function createLogger(service: string, level = process.env.LOG_LEVEL ?? '
     },
     // Credentials never reach a log line: API keys, the internal token, the affiliate portal's session
     // cookie (12 hours) both ways, and its CSRF token; the portal's link token is masked in the logged
-    // URL (httpLogging).
+    // URL (httpLogging). No request body is logged; should one ever be, a console member's password
+    // and TOTP code are censored there too.
     redact: {
       paths: [
+        'req.body.password',
+        'req.body.totpCode',
         'req.headers.authorization',
         'req.headers["x-internal-token"]',
         'req.headers.cookie',
