@@ -1,24 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { API_OPERATIONS, OPERATION_EXAMPLES, scopesOf, type TeamRole } from '@affiliate/contracts';
 import { eventually } from '@affiliate/platform/testing';
-import { apiClient, okBody as ok, Subscriber, System, type Api, type ApiResponse } from '../harness';
+import { apiClient, okBody as ok, type Api, type ApiResponse } from '../harness';
+import { systemWithSubscriber } from '../world';
 
 /**
  * Team members' console sessions on the whole public API (issue 32), against the real services: a
  * session reaches its own program only, whatever ids it sends, and each role does what its table
  * says, with the member named where the program records who decided and who changed what.
  */
-const world = { system: undefined as unknown as System, subscriber: new Subscriber(), hooks: '' };
-
-beforeAll(async () => {
-  world.system = await System.start();
-  world.hooks = await world.subscriber.start();
-}, 180_000);
-
-afterAll(async () => {
-  await world.subscriber.stop();
-  await world.system?.stop();
-});
+const world = systemWithSubscriber();
 
 /** Every public operation of a program's own (the team's routes take a session of their own and are walked by their tests). */
 const PUBLIC_OPERATIONS = API_OPERATIONS.filter(
@@ -30,14 +21,13 @@ type Member = { memberId: string; email: string; call: (method: string, path: st
 /** A member of the program signed in, calling the API as the console's page does: the cookie, and the CSRF token and Origin on a write. */
 async function signedIn(programId: string, role: TeamRole): Promise<Member> {
   const session = await world.system.memberSession(programId, role);
-  const cookie = session.cookie.startsWith('affiliate_console_session=') ? session.cookie : `affiliate_console_session=${session.cookie}`;
   const api = apiClient(`${world.system.gatewayUrl}/api/v1`, undefined);
   return {
     memberId: session.memberId,
     email: session.email,
     call: (method, path, body) =>
       api.request(method, path, body, {
-        cookie,
+        cookie: session.cookie,
         ...(method === 'GET' ? {} : { origin: world.system.gatewayUrl, 'x-csrf-token': session.csrfToken }),
       }),
   };
