@@ -411,14 +411,11 @@ export const ProgramAuditRecord = z
           description: 'Only for an act in the affiliate portal: the portal session (POST /affiliate-portal-sessions) that did it',
         }),
         affiliateId: Uuid.optional().openapi({ description: 'Only for an act in the affiliate portal: the affiliate of that session' }),
-        memberId: z
-          .string()
-          .optional()
-          .openapi({
-            description:
-              'Only for an act of a team member signed in to the console, or in an affiliate portal session a member opened: the member (mbr_…)',
-            example: 'mbr_9f1c2d3e-4b5a-4c6d-8e7f-001122334455',
-          }),
+        memberId: z.string().optional().openapi({
+          description:
+            'Only for an act of a team member signed in to the console, or in an affiliate portal session a member opened: the member (mbr_…)',
+          example: 'mbr_9f1c2d3e-4b5a-4c6d-8e7f-001122334455',
+        }),
         email: z.string().optional().openapi({ description: "Only for an act of a team member: the member's email" }),
       })
       .openapi({
@@ -428,7 +425,8 @@ export const ProgramAuditRecord = z
     action: ProgramAuditAction,
     operation: z.string().openapi({ description: 'Method and path, e.g. GET /api/v1/payouts/export' }),
     status: z.number().int().openapi({
-      description: "The HTTP status answered: 200 when it happened, 403 when the key lacked the scope or the member's role did not allow it",
+      description:
+        "The HTTP status answered: 200 when it happened, 403 when the key lacked the scope or the member's role did not allow it",
     }),
     aborted: z
       .boolean()

@@ -33,9 +33,7 @@ const api = () => request(gateway.url);
 type Method = 'get' | 'post' | 'put' | 'delete';
 
 /** Every public operation a member's session may be judged on (the team's own routes are their own walk). */
-const PUBLIC_OPERATIONS = API_OPERATIONS.filter(
-  (operation) => !operation.admin && !operation.browser && !operation.team,
-);
+const PUBLIC_OPERATIONS = API_OPERATIONS.filter((operation) => !operation.admin && !operation.browser && !operation.team);
 const isWrite = (operation: ApiOperation) => operation.method !== 'get';
 const routeOf = (operation: ApiOperation) => `${operation.method.toUpperCase()} /api/v1${operation.path}`;
 const forwarded = (since: number) => upstream.received.slice(since).filter((received) => received.url !== '/healthz');
@@ -207,14 +205,13 @@ test('the services learn which member decided: the forwarded key headers carry t
   const other = await createProgramWithKey(gateway);
   const finance = await memberSession(gateway, programId, 'FINANCE');
   const before = upstream.received.length;
-  await api()
-    .post('/api/v1/commissions/release')
-    .set('cookie', finance.cookie)
-    .set(memberWrite(gateway, finance))
-    .send({})
-    .expect(200);
+  await api().post('/api/v1/commissions/release').set('cookie', finance.cookie).set(memberWrite(gateway, finance)).send({}).expect(200);
   const [release] = forwarded(before);
-  expect(release?.headers).toMatchObject({ 'x-program-id': programId, 'x-api-key-id': finance.memberId, 'x-api-key-prefix': finance.email });
+  expect(release?.headers).toMatchObject({
+    'x-program-id': programId,
+    'x-api-key-id': finance.memberId,
+    'x-api-key-prefix': finance.email,
+  });
   expect(finance.memberId).toMatch(/^mbr_/);
 
   // The key of another program with this program's member cookie: the key's program, judged as the key.

@@ -49,13 +49,17 @@ function exampleWith(operation: (typeof PUBLIC_OPERATIONS)[number], ids: Ids): {
     if (key && key.endsWith('Ids') && ids[key.slice(0, -1)] !== undefined) return [ids[key.slice(0, -1)]];
     if (key === 'affiliateCouponIds') return [ids.couponId];
     if (Array.isArray(value)) return value.map((item) => swap(item));
-    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([name, item]) => [name, swap(item, name)]));
+    if (value && typeof value === 'object')
+      return Object.fromEntries(Object.entries(value).map(([name, item]) => [name, swap(item, name)]));
     return value;
   };
   const query = new URLSearchParams(
     Object.entries(swap(example?.query ?? {}) as Record<string, unknown>).map(([name, value]): [string, string] => [name, String(value)]),
   ).toString();
-  return { path: `${operation.path}${query ? `?${query}` : ''}`, body: operation.method === 'get' ? undefined : (swap(example?.request) ?? {}) };
+  return {
+    path: `${operation.path}${query ? `?${query}` : ''}`,
+    body: operation.method === 'get' ? undefined : (swap(example?.request) ?? {}),
+  };
 }
 
 /** What a program's key sees of its program: every list, as it is now. */
@@ -80,18 +84,31 @@ async function snapshot(api: Api): Promise<Record<string, unknown>> {
 async function programWithEverything(): Promise<{ programId: string; api: Api; ids: Ids; marks: string[] }> {
   const { programId, api } = await world.system.createProgram();
   const mark = `bsecret${randomUUID().slice(0, 6)}`;
-  const endpoint = await ok(api.post('/webhook-endpoints', { url: world.hooks, eventTypes: ['affiliate.created'], description: `${mark} hooks` }));
+  const endpoint = await ok(
+    api.post('/webhook-endpoints', { url: world.hooks, eventTypes: ['affiliate.created'], description: `${mark} hooks` }),
+  );
   const plan = await ok(
-    api.post('/commission-plans', { name: `${mark} plan`, commissionType: 'PERCENTAGE', rate: 20, recurring: 'FOREVER', holdDays: 0, isDefault: true }),
+    api.post('/commission-plans', {
+      name: `${mark} plan`,
+      commissionType: 'PERCENTAGE',
+      rate: 20,
+      recurring: 'FOREVER',
+      holdDays: 0,
+      isDefault: true,
+    }),
   );
   const affiliate = await ok(api.post('/affiliates', { firstName: 'Carl', lastName: `${mark}son`, email: `${mark}@b.example.com` }));
   const coupon = await ok(api.post('/coupons', { name: `${mark} coupon`, percentOff: 10 }));
-  const code = await ok(api.post('/promotional-codes', { couponId: coupon.id, code: `${mark.toUpperCase()}10`, affiliateId: affiliate.id }));
+  const code = await ok(
+    api.post('/promotional-codes', { couponId: coupon.id, code: `${mark.toUpperCase()}10`, affiliateId: affiliate.id }),
+  );
   const referral = await ok(api.post('/referrals', { affiliateId: affiliate.id, email: `${mark}-customer@b.example.com` }));
   const sale = await ok(api.post('/sales', { referralId: referral.id, totalEarned: 100 }));
   const [payout] = await ok(api.post('/payouts', {}));
   const publishableKey = await ok(api.post('/publishable-keys', {}));
-  await eventually(() => expect(world.subscriber.events('affiliate.created').map((delivery) => delivery.body.data.id)).toContain(affiliate.id));
+  await eventually(() =>
+    expect(world.subscriber.events('affiliate.created').map((delivery) => delivery.body.data.id)).toContain(affiliate.id),
+  );
   const ids: Ids = {
     programId,
     affiliateId: affiliate.id,
@@ -138,24 +155,41 @@ test("a session of program A never reads or writes program B on any public opera
 });
 
 test('FINANCE runs a payout and marks it paid and releases a held commission, named as the member where the sale records who decided; DELETE /commission-plans answers 403', async () => {
-  const { programId, api } = await world.system.createProgram({ maxAutoApprovedCommission: 1, riskActions: { OVER_AUTO_APPROVAL_LIMIT: 'HOLD' } });
+  const { programId, api } = await world.system.createProgram({
+    maxAutoApprovedCommission: 1,
+    riskActions: { OVER_AUTO_APPROVAL_LIMIT: 'HOLD' },
+  });
   const plan = await ok(
-    api.post('/commission-plans', { name: 'Finance', commissionType: 'PERCENTAGE', rate: 20, recurring: 'FOREVER', holdDays: 0, isDefault: true }),
+    api.post('/commission-plans', {
+      name: 'Finance',
+      commissionType: 'PERCENTAGE',
+      rate: 20,
+      recurring: 'FOREVER',
+      holdDays: 0,
+      isDefault: true,
+    }),
   );
-  const grace = await ok(api.post('/affiliates', { firstName: 'Grace', lastName: 'Hopper', email: `grace-${randomUUID().slice(0, 8)}@example.com` }));
+  const grace = await ok(
+    api.post('/affiliates', { firstName: 'Grace', lastName: 'Hopper', email: `grace-${randomUUID().slice(0, 8)}@example.com` }),
+  );
   const referral = await ok(api.post('/referrals', { affiliateId: grace.id, email: `c-${randomUUID().slice(0, 8)}@example.com` }));
   const sale = await ok(api.post('/sales', { referralId: referral.id, totalEarned: 100 }));
   expect(sale.commissions[0].status).toBe('HELD');
   const finance = await signedIn(programId, 'FINANCE');
 
-  const released = await ok(finance.call('POST', '/commissions/release', { saleId: sale.id, commissionId: sale.commissions[0].id, note: 'checked' }));
+  const released = await ok(
+    finance.call('POST', '/commissions/release', { saleId: sale.id, commissionId: sale.commissions[0].id, note: 'checked' }),
+  );
   expect(released.commissions[0].decisions[1]).toMatchObject({
     action: 'RELEASE',
     by: { kind: 'TEAM_MEMBER', keyId: finance.memberId, keyPrefix: finance.email },
   });
   const [payout] = await ok(finance.call('POST', '/payouts', {}));
   expect(payout).toMatchObject({ affiliateId: grace.id, amount: 20, status: 'PENDING' });
-  expect(await ok(finance.call('PUT', '/payouts', { payoutId: payout.id, status: 'PAID' }))).toMatchObject({ id: payout.id, status: 'PAID' });
+  expect(await ok(finance.call('PUT', '/payouts', { payoutId: payout.id, status: 'PAID' }))).toMatchObject({
+    id: payout.id,
+    status: 'PAID',
+  });
 
   const refused = await finance.call('DELETE', '/commission-plans', { id: plan.id });
   expect({ status: refused.status, code: refused.body.code, error: refused.body.error }).toEqual({
@@ -172,16 +206,38 @@ test('FINANCE runs a payout and marks it paid and releases a held commission, na
     return listed as Array<{ action: string; operation: string; status: number; actor: Record<string, string> }>;
   });
   expect(records.map(({ action, operation, status, actor }) => ({ action, operation, status, actor }))).toEqual([
-    { action: 'member.change', operation: 'DELETE /api/v1/commission-plans', status: 403, actor: { memberId: finance.memberId, email: finance.email } },
-    { action: 'payout.status_changed', operation: 'PUT /api/v1/payouts', status: 200, actor: { memberId: finance.memberId, email: finance.email } },
-    { action: 'member.change', operation: 'POST /api/v1/payouts', status: 200, actor: { memberId: finance.memberId, email: finance.email } },
-    { action: 'member.change', operation: 'POST /api/v1/commissions/release', status: 200, actor: { memberId: finance.memberId, email: finance.email } },
+    {
+      action: 'member.change',
+      operation: 'DELETE /api/v1/commission-plans',
+      status: 403,
+      actor: { memberId: finance.memberId, email: finance.email },
+    },
+    {
+      action: 'payout.status_changed',
+      operation: 'PUT /api/v1/payouts',
+      status: 200,
+      actor: { memberId: finance.memberId, email: finance.email },
+    },
+    {
+      action: 'member.change',
+      operation: 'POST /api/v1/payouts',
+      status: 200,
+      actor: { memberId: finance.memberId, email: finance.email },
+    },
+    {
+      action: 'member.change',
+      operation: 'POST /api/v1/commissions/release',
+      status: 200,
+      actor: { memberId: finance.memberId, email: finance.email },
+    },
   ]);
 });
 
 test("ANALYST changes nothing through the API: every operation that changes something, sent as its documented example with the program's own ids, is refused 403 and the program is unchanged", async () => {
   const { programId, api } = await world.system.createProgram();
-  const grace = await ok(api.post('/affiliates', { firstName: 'Grace', lastName: 'Hopper', email: `grace-${randomUUID().slice(0, 8)}@example.com` }));
+  const grace = await ok(
+    api.post('/affiliates', { firstName: 'Grace', lastName: 'Hopper', email: `grace-${randomUUID().slice(0, 8)}@example.com` }),
+  );
   const coupon = await ok(api.post('/coupons', { name: 'Spring', percentOff: 10 }));
   const analyst = await signedIn(programId, 'ANALYST');
   const ids: Ids = { affiliateId: grace.id, couponId: coupon.id, 'id:affiliates': grace.id, 'id:coupons': coupon.id };
@@ -195,4 +251,40 @@ test("ANALYST changes nothing through the API: every operation that changes some
   expect(await snapshot(api)).toEqual(before);
   // Reads work.
   expect(await ok(analyst.call('GET', `/affiliates?id=${grace.id}`))).toMatchObject({ id: grace.id });
+});
+
+test('an affiliate portal session a member opens (view as affiliate) names the member: the bank details the affiliate changes in it are recorded with the member and the portal session', async () => {
+  const { programId, api } = await world.system.createProgram();
+  const ada = await ok(
+    api.post('/affiliates', { firstName: 'Ada', lastName: 'Lovelace', email: `ada-${randomUUID().slice(0, 8)}@example.com` }),
+  );
+  const admin = await signedIn(programId, 'ADMIN');
+  const link = await ok(admin.call('POST', '/affiliate-portal-sessions', { affiliateId: ada.id }));
+  const opening = await fetch(link.url, { redirect: 'manual' });
+  expect(opening.status).toBe(303);
+  const cookie = (opening.headers.getSetCookie()[0] ?? '').split(';')[0] as string;
+  const portal = `${world.system.gatewayUrl}/portal/api`;
+  const { csrfToken } = (await (await fetch(`${portal}/session`, { headers: { cookie } })).json()) as { csrfToken: string };
+  const saved = await fetch(`${portal}/payout-details`, {
+    method: 'PUT',
+    headers: { cookie, 'x-csrf-token': csrfToken, origin: world.system.gatewayUrl, 'content-type': 'application/json' },
+    body: JSON.stringify({ payoutDetails: { method: 'PAYPAL', email: 'ada-paid@example.com' } }),
+  });
+  expect(saved.status).toBe(200);
+
+  const member = { memberId: admin.memberId, email: admin.email };
+  const records = await eventually(async () => {
+    const listed = await ok(api.get('/audit-records'));
+    expect(listed).toHaveLength(2);
+    return listed as Array<{ action: string; operation: string; status: number; actor: Record<string, string> }>;
+  });
+  expect(records.map(({ action, operation, status, actor }) => ({ action, operation, status, actor }))).toEqual([
+    {
+      action: 'bank_details.changed',
+      operation: 'PUT /portal/api/payout-details',
+      status: 200,
+      actor: { ...member, affiliatePortalSessionId: link.id, affiliateId: ada.id },
+    },
+    { action: 'member.change', operation: 'POST /api/v1/affiliate-portal-sessions', status: 200, actor: member },
+  ]);
 });

@@ -9,7 +9,8 @@ import { deleteExpired, retentionFields } from './retention';
 type PortalActor = { affiliatePortalSessionId?: string; affiliateId?: string };
 
 /** An API key, or a team member in the console; for an act in the affiliate portal, the key or member that opened it. */
-export type ProgramAuditActor = ({ apiKeyId: string; apiKeyPrefix: string } & PortalActor) | ({ memberId: string; email: string } & PortalActor);
+export type ProgramAuditActor =
+  ({ apiKeyId: string; apiKeyPrefix: string } & PortalActor) | ({ memberId: string; email: string } & PortalActor);
 
 export type ProgramAuditRecordDocument = {
   _id: string;
@@ -127,7 +128,9 @@ function toProgramAuditRecord(document: ProgramAuditRecordDocument): ProgramAudi
 }
 
 function actorOf(actor: ProgramAuditActor): ProgramAuditRecord['actor'] {
-  const portal = actor.affiliatePortalSessionId ? { affiliatePortalSessionId: actor.affiliatePortalSessionId, affiliateId: actor.affiliateId } : {};
+  const portal = actor.affiliatePortalSessionId
+    ? { affiliatePortalSessionId: actor.affiliatePortalSessionId, affiliateId: actor.affiliateId }
+    : {};
   if ('memberId' in actor && actor.memberId) return { memberId: actor.memberId, email: actor.email, ...portal };
   const key = actor as Extract<ProgramAuditActor, { apiKeyId: string }>;
   return { apiKeyId: key.apiKeyId, apiKeyPrefix: key.apiKeyPrefix, ...portal };

@@ -106,8 +106,8 @@ export class KeyDirectory {
   program(programId: string): Promise<ProgramVerdict> {
     const cached = this.programs.get(programId);
     if (cached && cached.expiresAt > Date.now()) return cached.verdict;
-    const verdict = findLiveProgram(this.options.programs, programId).then(
-      (program): ProgramVerdict => (program ? { kind: 'live', ...callerProgramOf(program) } : { kind: 'program-deleted' }),
+    const verdict = findLiveProgram(this.options.programs, programId).then((program): ProgramVerdict =>
+      program ? { kind: 'live', ...callerProgramOf(program) } : { kind: 'program-deleted' },
     );
     this.bounded(this.programs, programId, { expiresAt: Date.now() + this.options.ttlMs, verdict });
     verdict.catch(() => this.programs.delete(programId));

@@ -105,7 +105,9 @@ export function apiRoutes(options: ApiRoutesOptions): Router {
   const limited = rateLimit(options.rateLimits, options.defaultRateLimit);
   router.use(describeOperation);
   router.use(browserPreflight(options.knownOrigins));
-  router.use(authenticate(options.keys, new FailedAuthentication(options.rateLimits, options.failedAuthLimit, 'api'), options.teamSessions));
+  router.use(
+    authenticate(options.keys, new FailedAuthentication(options.rateLimits, options.failedAuthLimit, 'api'), options.teamSessions),
+  );
   router.use(credentialScope({ rateLimits: options.rateLimits, browserAddressLimit: options.browserAddressLimit }));
   const scopes = { audit: options.programAudit, logger: options.logger };
   router.use(requireScopes(scopes));

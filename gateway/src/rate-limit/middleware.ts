@@ -23,7 +23,9 @@ export function rateLimit(limits: RateLimits, defaultLimit: RateLimit): RequestH
     const caller = callerOf(response);
     const route = String(response.locals.metricsRoute);
     const method = limitedMethodOf(request.method);
-    const limiterKey = createHash('sha256').update(`${rateLimitedIdentityOf(caller)}\n${method}\n${route}`).digest('base64url');
+    const limiterKey = createHash('sha256')
+      .update(`${rateLimitedIdentityOf(caller)}\n${method}\n${route}`)
+      .digest('base64url');
     const limit = caller.rateLimit ?? defaultLimit;
     const verdict = await limits.take(limiterKey, limit);
     // draft-ietf-httpapi-ratelimit-headers: the policy and what is left of it, as structured fields...
