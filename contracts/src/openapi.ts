@@ -1103,7 +1103,8 @@ function responseHeaders(operation: Operation, status: string): z.AnyZodObject {
   const headers: Record<string, ZodTypeAny> = { 'X-Request-Id': REQUEST_ID };
   // The public API is rate limited once a request is authenticated and routed.
   if (!operation.admin && !operation.team && status !== '401') Object.assign(headers, RATE_LIMIT_HEADERS);
-  if (status === '401') headers['WWW-Authenticate'] = header('Bearer, with the reason as an RFC 6750 error');
+  // A console session is a cookie, not a Bearer credential: its 401 names no scheme to retry with.
+  if (status === '401' && !operation.team) headers['WWW-Authenticate'] = header('Bearer, with the reason as an RFC 6750 error');
   if (status === '429' || status === '503') headers['Retry-After'] = RETRY_AFTER;
   // Only the 409 of a request still running under the same Idempotency-Key says when to retry.
   if (status === '409' && takesIdempotencyKey(operation)) headers['Retry-After'] = RETRY_AFTER.optional();

@@ -2,7 +2,10 @@ import { API_OPERATIONS, type TeamRole } from '@affiliate/contracts';
 import { eventually } from '@affiliate/platform/testing';
 import { Secret, TOTP } from 'otpauth';
 import request from 'supertest';
+import { runAdminCommand } from '../src/cli/admin-commands';
 import type { RunningGateway } from '../src/gateway';
+import { TeamAccounts } from '../src/team/team-accounts';
+import { TeamSessions } from '../src/team/team-sessions';
 import {
   adminAuth,
   bearer,
@@ -452,4 +455,30 @@ test('without a session the team routes answer 401, and an email can be a member
     .set(adminAuth)
     .send({ email: owner.email, role: 'ADMIN' });
   expect({ status: again.status, code: again.body.code }).toEqual({ status: 409, code: 'member_exists' });
+});
+
+test("the admin CLI's invite-member prints a single-use link that makes the program's OWNER, and list-members shows them", async () => {
+  const { programId } = await createProgramWithKey(gateway);
+  const team = new TeamAccounts(gateway.connection, new TeamSessions(gateway.connection));
+  const printed = (await runAdminCommand(
+    ['invite-member', '--program', programId, '--email', 'cli-owner@example.com', '--role', 'OWNER', '--gateway-url', gateway.url],
+    gateway.store,
+    team,
+  )) as { inviteUrl: string; invite: { email: string; role: string } };
+  expect(printed.invite).toMatchObject({ email: 'cli-owner@example.com', role: 'OWNER' });
+  const accepted = await api()
+    .post('/api/v1/team/invites/accept')
+    .send({ token: tokenOf(printed.inviteUrl), password: memberPassword() })
+    .expect(200);
+  expect(accepted.body.program.id).toBe(programId);
+  expect(await runAdminCommand(['list-members', '--program', programId], gateway.store, team)).toEqual({
+    members: [accepted.body.member],
+    invites: [],
+  });
+  await expect(
+    runAdminCommand(['invite-member', '--program', programId, '--email', 'not-an-email', '--role', 'OWNER'], gateway.store, team),
+  ).rejects.toThrow(/email/);
+  await expect(
+    runAdminCommand(['invite-member', '--program', programId, '--email', 'x@example.com', '--role', 'KING'], gateway.store, team),
+  ).rejects.toThrow(/role/);
 });

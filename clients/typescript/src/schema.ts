@@ -21378,7 +21378,6 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": string;
-                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -21483,7 +21482,6 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": string;
-                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -21584,7 +21582,6 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": string;
-                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -21699,7 +21696,6 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": string;
-                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -21821,7 +21817,6 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": string;
-                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -21911,7 +21906,6 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": string;
-                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -22042,7 +22036,6 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": string;
-                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -22165,7 +22158,6 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": string;
-                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -22297,7 +22289,6 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": string;
-                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -22386,7 +22377,6 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": string;
-                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -22488,7 +22478,6 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": string;
-                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -22586,7 +22575,6 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": string;
-                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -22688,7 +22676,6 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": string;
-                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -22804,7 +22791,6 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": string;
-                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {

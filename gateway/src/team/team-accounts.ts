@@ -155,13 +155,14 @@ export class TeamAccounts {
       if (!totpCode) return 'totp_required';
       if (!totpCodeMatches(member.totpSecret, totpCode)) return 'totp_invalid';
     }
-    await this.members.updateOne({ _id: member._id, programId: member.programId }, { $set: { lastSignInAt: new Date() } });
+    await this.members.updateOne({ _id: member._id }, { $set: { lastSignInAt: new Date() } });
     return member;
   }
 
   async member(programId: string, memberId: string): Promise<TeamMemberDocument> {
-    const member = await this.members.findOne({ _id: memberId, programId }).lean<TeamMemberDocument>();
-    if (!member) throw memberMissing(memberId);
+    // A point read on _id (DESIGN.md §8); another program's member is as missing as one that never was.
+    const member = await this.members.findOne({ _id: memberId }).lean<TeamMemberDocument>();
+    if (!member || member.programId !== programId) throw memberMissing(memberId);
     return member;
   }
 
@@ -186,11 +187,12 @@ export class TeamAccounts {
   /** Removes a member (their sessions end) or withdraws an open invite; the last OWNER stays, as in changeRole. */
   async remove(programId: string, id: string): Promise<{ removed: { email: string; role: TeamRole; kind: 'member' | 'invite' } }> {
     if (!id.startsWith('mbr_')) {
-      const withdrawn = await this.invites
-        .findOneAndUpdate({ _id: id, programId, acceptedAt: null, revokedAt: null }, { $set: { revokedAt: new Date() } })
-        .lean<TeamInviteDocument>();
-      if (!withdrawn) throw memberMissing(id);
-      return { removed: { email: withdrawn.email, role: withdrawn.role, kind: 'invite' } };
+      const invite = await this.invites.findOne({ _id: id }).lean<TeamInviteDocument>();
+      if (!invite || invite.programId !== programId) throw memberMissing(id);
+      // The conditional write decides: an invite accepted or withdrawn meanwhile is no longer open.
+      const withdrawn = await this.invites.updateOne({ _id: id, acceptedAt: null, revokedAt: null }, { $set: { revokedAt: new Date() } });
+      if (withdrawn.modifiedCount !== 1) throw memberMissing(id);
+      return { removed: { email: invite.email, role: invite.role, kind: 'invite' } };
     }
     const member = await this.member(programId, id);
     if (member.role === 'OWNER' && (await this.ownerCount(programId)) <= 1) throw lastOwner();

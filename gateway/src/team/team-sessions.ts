@@ -119,10 +119,16 @@ export class TeamSessions {
     const session = await byCredential(this.model, cookieValue, 'cookieHash');
     const now = Date.now();
     if (!session || session.revokedAt || session.idleExpiresAt.getTime() <= now || session.expiresAt.getTime() <= now) return null;
-    const member = await this.members.findOne({ _id: session.memberId, programId: session.programId }).lean<TeamMemberDocument>();
-    if (!member) return null;
-    const idleExpiresAt = new Date(Math.min(now + this.lifetimes.idleMs, session.expiresAt.getTime()));
-    await this.model.updateOne({ _id: session._id, revokedAt: null }, { $set: { idleExpiresAt } });
+    // Point reads on _id only (DESIGN.md §8): the program is checked on the document returned.
+    const member = await this.members.findOne({ _id: session.memberId }).lean<TeamMemberDocument>();
+    if (!member || member.programId !== session.programId) return null;
+    // A burst of requests (a page loading) moves the idle end once: a write only when it would move by
+    // more than a tenth of the idle time (a minute at most), so a session may end that much early, never late.
+    const moved = new Date(Math.min(now + this.lifetimes.idleMs, session.expiresAt.getTime()));
+    const worthWriting = moved.getTime() - session.idleExpiresAt.getTime() > Math.min(60_000, this.lifetimes.idleMs / 10);
+    // By _id alone: setting the idle end never undoes a revocation that came meanwhile.
+    if (worthWriting) await this.model.updateOne({ _id: session._id }, { $set: { idleExpiresAt: moved } });
+    const idleExpiresAt = worthWriting ? moved : session.idleExpiresAt;
     return {
       sessionId: session._id,
       programId: session.programId,
