@@ -62,6 +62,18 @@ function exampleWith(operation: (typeof PUBLIC_OPERATIONS)[number], ids: Ids): {
   };
 }
 
+type AuditRecord = { action: string; operation: string; status: number; actor: Record<string, string> };
+
+/** The program's audit record once it holds `count` records (each is written after its answer), as who did what and how it ended. */
+async function auditRecords(read: () => Promise<ApiResponse>, count: number) {
+  const records = await eventually(async () => {
+    const listed = (await ok(read())) as AuditRecord[];
+    expect(listed).toHaveLength(count);
+    return listed;
+  });
+  return records.map(({ action, operation, status, actor }) => ({ action, operation, status, actor }));
+}
+
 /** What a program's key sees of its program: every list, as it is now. */
 async function snapshot(api: Api): Promise<Record<string, unknown>> {
   const paths = [
@@ -200,12 +212,7 @@ test('FINANCE runs a payout and marks it paid and releases a held commission, na
   expect(await ok(api.get(`/commission-plans?id=${plan.id}`))).toMatchObject({ id: plan.id });
 
   // Each of those writes is in the program's audit record under the member, the refusal included.
-  const records = await eventually(async () => {
-    const listed = await ok(finance.call('GET', '/audit-records'));
-    expect(listed).toHaveLength(4);
-    return listed as Array<{ action: string; operation: string; status: number; actor: Record<string, string> }>;
-  });
-  expect(records.map(({ action, operation, status, actor }) => ({ action, operation, status, actor }))).toEqual([
+  expect(await auditRecords(() => finance.call('GET', '/audit-records'), 4)).toEqual([
     {
       action: 'member.change',
       operation: 'DELETE /api/v1/commission-plans',
@@ -273,12 +280,7 @@ test('an affiliate portal session a member opens (view as affiliate) names the m
   expect(saved.status).toBe(200);
 
   const member = { memberId: admin.memberId, email: admin.email };
-  const records = await eventually(async () => {
-    const listed = await ok(api.get('/audit-records'));
-    expect(listed).toHaveLength(2);
-    return listed as Array<{ action: string; operation: string; status: number; actor: Record<string, string> }>;
-  });
-  expect(records.map(({ action, operation, status, actor }) => ({ action, operation, status, actor }))).toEqual([
+  expect(await auditRecords(() => api.get('/audit-records'), 2)).toEqual([
     {
       action: 'bank_details.changed',
       operation: 'PUT /portal/api/payout-details',
