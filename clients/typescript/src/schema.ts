@@ -527,7 +527,7 @@ export interface paths {
          *
          *     Refused with 400 `parameter_invalid` naming `from` or `to` when a date is not an RFC 3339 date-time, when `to` is not after `from`, or when the period is longer than 366 days.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getProgramSummary"];
         put?: never;
@@ -15845,7 +15845,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -15863,7 +15863,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -15885,7 +15885,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
