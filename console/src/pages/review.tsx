@@ -1,11 +1,19 @@
-import type { CommissionListItem, Program, RiskAction, RiskSignalType } from '@affiliate/contracts';
 import { useState } from 'preact/hooks';
-import { call, type Credential } from '../api';
-import { Action, ErrorBanner, Notice, Pager, Table, useLoad, useProgramSettingsForm, when } from '../ui';
+import { ok, type PageProps, type Schemas } from '../client';
+import { describedBy } from '../described-by';
+import { FieldError } from '../forms';
+import { paged } from '../paging';
+import { useProgramSettings } from '../program-settings';
+import { Action, ErrorBanner, Notice, Pager, Table, useLoad, when } from '../ui';
+
+type CommissionListItem = Schemas['CommissionListItem'];
+type Program = Schemas['Program'];
+type RiskAction = Schemas['RiskAction'];
+type RiskSignalType = Schemas['RiskSignalType'];
 
 const ACTIONS: RiskAction[] = ['OFF', 'FLAG', 'HOLD', 'VOID'];
 /** A program that never set its risk settings has FLAG everywhere (the contracts' RISK_DEFAULTS; not imported, to keep node code out of the bundle). */
-const FLAG_EVERYWHERE: Record<RiskSignalType, RiskAction> = {
+const FLAG_EVERYWHERE: Schemas['RiskActions'] = {
   SELF_REFERRAL: 'FLAG',
   CUSTOMER_OF_ANOTHER_AFFILIATE: 'FLAG',
   FAST_CONVERSION: 'FLAG',
@@ -16,30 +24,44 @@ const FLAG_EVERYWHERE: Record<RiskSignalType, RiskAction> = {
 
 /**
  * The review queue: the program's HELD commissions with the signals that held them, released or
- * voided with a note (each decision records this key and the note), and the risk settings that
+ * voided with a note (each decision records who made it, and the note), and the risk settings that
  * decide what a signal does.
  */
-export function Review({ credential }: { credential: Credential }) {
+export function Review({ client, can }: PageProps) {
   const [cursor, setCursor] = useState<string | null>(null);
   const [note, setNote] = useState('');
+  // The last decision's refusal, beside the note when the API blames it (a void needs a reason).
+  const [decisionError, setDecisionError] = useState<unknown>(null);
   const queue = useLoad(
-    async () =>
-      call<CommissionListItem[]>(
-        credential,
-        'GET',
-        `/commissions?status=HELD&limit=50${cursor ? `&startingAfter=${encodeURIComponent(cursor)}` : ''}`,
-      ),
+    () =>
+      paged(client.GET('/api/v1/commissions', { params: { query: { status: 'HELD', limit: 50, startingAfter: cursor ?? undefined } } })),
     [cursor],
   );
-  const program = useLoad(async () => (await call<Program>(credential, 'GET', '/program')).items, []);
-  const decide = (path: string, commission: CommissionListItem, field: 'note' | 'reason') => async () => {
-    await call(credential, 'POST', path, {
-      saleId: commission.saleId,
-      commissionId: commission.id,
-      ...(note.trim() ? { [field]: note.trim() } : {}),
-    });
+  const program = useLoad(() => ok(client.GET('/api/v1/program')), []);
+  const decided = async (decision: Promise<unknown>) => {
+    setDecisionError(null);
+    try {
+      await decision;
+    } catch (failed) {
+      setDecisionError(failed);
+      throw failed;
+    }
     queue.reload();
   };
+  const written = note.trim();
+  const release = (commission: CommissionListItem) => () =>
+    decided(
+      ok(
+        client.POST('/api/v1/commissions/release', {
+          body: { saleId: commission.saleId, commissionId: commission.id, ...(written ? { note: written } : {}) },
+        }),
+      ),
+    );
+  const voidIt = (commission: CommissionListItem) => () =>
+    decided(
+      ok(client.POST('/api/v1/commissions/void', { body: { saleId: commission.saleId, commissionId: commission.id, reason: written } })),
+    );
+  const noteError = describedBy(decisionError, 'note', 'review-note-error') ?? describedBy(decisionError, 'reason', 'review-reason-error');
   return (
     <section>
       <h1>Fraud review</h1>
@@ -50,11 +72,14 @@ export function Review({ credential }: { credential: Credential }) {
         type="text"
         maxLength={500}
         value={note}
+        aria-describedby={noteError}
         onInput={(event) => setNote((event.target as HTMLInputElement).value)}
       />
+      <FieldError error={decisionError} param="note" id="review-note-error" />
+      <FieldError error={decisionError} param="reason" id="review-reason-error" />
       <Table
         caption="Held commissions"
-        rows={queue.value?.items ?? []}
+        rows={queue.value?.data ?? []}
         empty="No commission is held for review."
         columns={[
           { title: 'Sale', value: (commission) => <code>{commission.saleId}</code> },
@@ -77,28 +102,31 @@ export function Review({ credential }: { credential: Credential }) {
             title: 'Decision',
             value: (commission) => (
               <>
-                <Action label={`Release ${commission.id.slice(0, 8)}`} run={decide('/commissions/release', commission, 'note')} />
-                <Action kind="danger" label={`Void ${commission.id.slice(0, 8)}`} run={decide('/commissions/void', commission, 'reason')} />
+                {can('releaseCommission') ? <Action label={`Release ${commission.id.slice(0, 8)}`} run={release(commission)} /> : null}
+                {can('voidCommission') ? (
+                  <Action kind="danger" label={`Void ${commission.id.slice(0, 8)}`} run={voidIt(commission)} />
+                ) : null}
               </>
             ),
           },
         ]}
       />
       <Pager cursor={cursor} next={queue.value?.next} onPage={setCursor} />
-      {program.value ? <RiskSettings credential={credential} program={program.value} onSaved={program.reload} /> : null}
+      {program.value ? <RiskSettings client={client} can={can} program={program.value} onSaved={program.reload} /> : null}
     </section>
   );
 }
 
-function RiskSettings({ credential, program, onSaved }: { credential: Credential; program: Program; onSaved: () => void }) {
+function RiskSettings({ client, can, program, onSaved }: PageProps & { program: Program; onSaved: () => void }) {
   const [actions, setActions] = useState(program.riskActions ?? FLAG_EVERYWHERE);
   const [limit, setLimit] = useState(program.maxAutoApprovedCommission == null ? '' : String(program.maxAutoApprovedCommission));
   const [minimum, setMinimum] = useState(program.minClickToConversionSeconds == null ? '' : String(program.minClickToConversionSeconds));
-  const { error, saved, save } = useProgramSettingsForm(credential, onSaved, () => ({
+  const { error, saved, save } = useProgramSettings(client, onSaved, () => ({
     riskActions: actions,
     maxAutoApprovedCommission: limit === '' ? null : Number(limit),
     minClickToConversionSeconds: minimum === '' ? null : Number(minimum),
   }));
+  const locked = !can('updateOwnProgram');
   return (
     <form class="panel" onSubmit={save}>
       <h2>Risk settings</h2>
@@ -109,6 +137,8 @@ function RiskSettings({ credential, program, onSaved }: { credential: Credential
           <select
             id={`risk-${type}`}
             value={actions[type]}
+            disabled={locked}
+            aria-describedby={describedBy(error, `riskActions.${type}`, `risk-${type}-error`)}
             onChange={(event) => setActions({ ...actions, [type]: (event.target as HTMLSelectElement).value as RiskAction })}
           >
             {ACTIONS.map((action) => (
@@ -117,6 +147,7 @@ function RiskSettings({ credential, program, onSaved }: { credential: Credential
               </option>
             ))}
           </select>
+          <FieldError error={error} param={`riskActions.${type}`} id={`risk-${type}-error`} />
         </div>
       ))}
       <label for="max-auto-approved">
@@ -128,17 +159,23 @@ function RiskSettings({ credential, program, onSaved }: { credential: Credential
         min={0}
         step="0.01"
         value={limit}
+        disabled={locked}
+        aria-describedby={describedBy(error, 'maxAutoApprovedCommission', 'max-auto-approved-error')}
         onInput={(event) => setLimit((event.target as HTMLInputElement).value)}
       />
+      <FieldError error={error} param="maxAutoApprovedCommission" id="max-auto-approved-error" />
       <label for="min-click-to-conversion">Fewest seconds from click to conversion (empty: not looked for)</label>
       <input
         id="min-click-to-conversion"
         type="number"
         min={0}
         value={minimum}
+        disabled={locked}
+        aria-describedby={describedBy(error, 'minClickToConversionSeconds', 'min-click-to-conversion-error')}
         onInput={(event) => setMinimum((event.target as HTMLInputElement).value)}
       />
-      <button type="submit">Save risk settings</button>
+      <FieldError error={error} param="minClickToConversionSeconds" id="min-click-to-conversion-error" />
+      {locked ? null : <button type="submit">Save risk settings</button>}
       {saved ? <Notice>Saved.</Notice> : null}
       <ErrorBanner error={error} />
     </form>

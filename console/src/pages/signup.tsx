@@ -1,9 +1,16 @@
-import type { Affiliate, Program, SignupQuestion, SignupSettings } from '@affiliate/contracts';
 import { useState } from 'preact/hooks';
-import { call, type Credential } from '../api';
-import { Action, ErrorBanner, Notice, Table, useLoad, useProgramSettingsForm, when } from '../ui';
+import { ok, type PageProps, type Schemas } from '../client';
+import { describedBy } from '../described-by';
+import { FieldError } from '../forms';
+import { rowsOf } from '../paging';
+import { useProgramSettings } from '../program-settings';
+import { Action, ErrorBanner, Notice, Table, useLoad, when } from '../ui';
 
-const QUESTION_TYPES: { value: SignupQuestion['type']; label: string }[] = [
+type Affiliate = Schemas['Affiliate'];
+type Program = Schemas['Program'];
+type QuestionType = Schemas['SignupQuestionType'];
+
+const QUESTION_TYPES: { value: QuestionType; label: string }[] = [
   { value: 'TEXT', label: 'Short text' },
   { value: 'LONG_TEXT', label: 'Long text' },
   { value: 'URL', label: 'Web address' },
@@ -11,7 +18,7 @@ const QUESTION_TYPES: { value: SignupQuestion['type']; label: string }[] = [
 ];
 
 /** A question as the form edits it: its options as one line, comma-separated. */
-type EditedQuestion = { id: string; label: string; type: SignupQuestion['type']; required: boolean; options: string };
+type EditedQuestion = Omit<Schemas['SignupQuestion'], 'required' | 'options'> & { required: boolean; options: string };
 
 const splitOptions = (text: string) =>
   text
@@ -24,11 +31,11 @@ const splitOptions = (text: string) =>
  * terms and the questions, whether applications wait for approval), and the applications waiting,
  * each with its answers, approved or rejected here (PUT /affiliates, which subscribers see as affiliate.updated).
  */
-export function Signup({ credential }: { credential: Credential }) {
-  const program = useLoad(async () => (await call<Program>(credential, 'GET', '/program')).items, []);
-  const pending = useLoad(async () => (await call<Affiliate[]>(credential, 'GET', '/affiliates?status=PENDING')).items, []);
+export function Signup({ client, can }: PageProps) {
+  const program = useLoad(() => ok(client.GET('/api/v1/program')), []);
+  const pending = useLoad(async () => rowsOf(await ok(client.GET('/api/v1/affiliates', { params: { query: { status: 'PENDING' } } }))), []);
   const decide = async (affiliate: Affiliate, status: 'ACTIVE' | 'REJECTED') => {
-    await call(credential, 'PUT', '/affiliates', { affiliateId: affiliate.id, status });
+    await ok(client.PUT('/api/v1/affiliates', { body: { affiliateId: affiliate.id, status } }));
     pending.reload();
   };
   return (
@@ -59,34 +66,42 @@ export function Signup({ credential }: { credential: Credential }) {
                 'None'
               ),
           },
-          {
-            title: 'Decision',
-            value: (affiliate) => (
-              <>
-                <Action label={`Approve ${affiliate.email}`} run={() => decide(affiliate, 'ACTIVE')} />
-                <Action kind="danger" label={`Reject ${affiliate.email}`} run={() => decide(affiliate, 'REJECTED')} />
-              </>
-            ),
-          },
+          ...(can('updateAffiliate')
+            ? [
+                {
+                  title: 'Decision',
+                  value: (affiliate: Affiliate) => (
+                    <>
+                      <Action label={`Approve ${affiliate.email}`} run={() => decide(affiliate, 'ACTIVE')} />
+                      <Action kind="danger" label={`Reject ${affiliate.email}`} run={() => decide(affiliate, 'REJECTED')} />
+                    </>
+                  ),
+                },
+              ]
+            : []),
         ]}
       />
-      {program.value ? <SignupSettingsForm credential={credential} program={program.value} onSaved={program.reload} /> : null}
+      {program.value ? <SignupSettingsForm client={client} can={can} program={program.value} onSaved={program.reload} /> : null}
     </section>
   );
 }
 
-function SignupSettingsForm({ credential, program, onSaved }: { credential: Credential; program: Program; onSaved: () => void }) {
-  // Absent until the program first sets it: the page is off. (Types only from the contracts: their values pull node modules into the bundle.)
-  const signup: SignupSettings = program.signup ?? { enabled: false, introText: '', termsUrl: null, questions: [] };
+function SignupSettingsForm({ client, can, program, onSaved }: PageProps & { program: Program; onSaved: () => void }) {
+  // Absent until the program first sets it: the page is off.
+  const signup = program.signup ?? { enabled: false };
   const [slug, setSlug] = useState(program.slug ?? '');
   const [enabled, setEnabled] = useState(signup.enabled);
   const [requireApproval, setRequireApproval] = useState(program.requireApproval);
-  const [introText, setIntroText] = useState(signup.introText);
+  const [introText, setIntroText] = useState(signup.introText ?? '');
   const [termsUrl, setTermsUrl] = useState(signup.termsUrl ?? '');
   const [questions, setQuestions] = useState<EditedQuestion[]>(
-    signup.questions.map((question) => ({ ...question, options: question.options.join(', ') })),
+    (signup.questions ?? []).map((question) => ({
+      ...question,
+      required: question.required ?? false,
+      options: (question.options ?? []).join(', '),
+    })),
   );
-  const { error, saved, save } = useProgramSettingsForm(credential, onSaved, () => ({
+  const { error, saved, save } = useProgramSettings(client, onSaved, () => ({
     slug: slug === '' ? null : slug,
     requireApproval,
     signup: {
@@ -99,6 +114,11 @@ function SignupSettingsForm({ credential, program, onSaved }: { credential: Cred
   const edit = (index: number, change: Partial<EditedQuestion>) =>
     setQuestions(questions.map((question, at) => (at === index ? { ...question, ...change } : question)));
   const value = (event: Event) => (event.target as HTMLInputElement).value;
+  const locked = !can('updateOwnProgram');
+  const beside = (param: string, id: string) => ({
+    'aria-describedby': describedBy(error, param, id),
+    disabled: locked,
+  });
   return (
     <form class="panel" onSubmit={save}>
       <h2>Sign-up page</h2>
@@ -111,76 +131,124 @@ function SignupSettingsForm({ credential, program, onSaved }: { credential: Cred
         <Notice>The sign-up page is off: choose an address and open it.</Notice>
       )}
       <label for="signup-slug">Address (/join/…: lower-case letters, numbers and hyphens)</label>
-      <input id="signup-slug" value={slug} onInput={(event) => setSlug(value(event))} />
+      <input id="signup-slug" value={slug} {...beside('slug', 'signup-slug-error')} onInput={(event) => setSlug(value(event))} />
+      <FieldError error={error} param="slug" id="signup-slug-error" />
       <label class="inline">
-        <input type="checkbox" checked={enabled} onChange={(event) => setEnabled((event.target as HTMLInputElement).checked)} /> Open for
-        applications
+        <input
+          type="checkbox"
+          checked={enabled}
+          {...beside('signup.enabled', 'signup-enabled-error')}
+          onChange={(event) => setEnabled((event.target as HTMLInputElement).checked)}
+        />{' '}
+        Open for applications
       </label>
+      <FieldError error={error} param="signup.enabled" id="signup-enabled-error" />
       <label class="inline">
         <input
           type="checkbox"
           checked={requireApproval}
+          {...beside('requireApproval', 'require-approval-error')}
           onChange={(event) => setRequireApproval((event.target as HTMLInputElement).checked)}
         />{' '}
         New affiliates wait for approval
       </label>
+      <FieldError error={error} param="requireApproval" id="require-approval-error" />
       <label for="signup-intro">Intro text</label>
-      <textarea id="signup-intro" rows={3} cols={60} value={introText} onInput={(event) => setIntroText(value(event))} />
+      <textarea
+        id="signup-intro"
+        rows={3}
+        cols={60}
+        value={introText}
+        {...beside('signup.introText', 'signup-intro-error')}
+        onInput={(event) => setIntroText(value(event))}
+      />
+      <FieldError error={error} param="signup.introText" id="signup-intro-error" />
       <label for="signup-terms">Terms URL (optional)</label>
-      <input id="signup-terms" type="url" value={termsUrl} onInput={(event) => setTermsUrl(value(event))} />
-      <fieldset>
+      <input
+        id="signup-terms"
+        type="url"
+        value={termsUrl}
+        {...beside('signup.termsUrl', 'signup-terms-error')}
+        onInput={(event) => setTermsUrl(value(event))}
+      />
+      <FieldError error={error} param="signup.termsUrl" id="signup-terms-error" />
+      <fieldset disabled={locked} aria-describedby={describedBy(error, 'signup.questions', 'signup-questions-error')}>
         <legend>Questions</legend>
-        {questions.map((question, index) => (
-          <div class="question" key={index}>
-            <label for={`question-id-${index}`}>Question {index + 1} id</label>
-            <input id={`question-id-${index}`} value={question.id} onInput={(event) => edit(index, { id: value(event) })} />
-            <label for={`question-label-${index}`}>Question {index + 1} label</label>
-            <input id={`question-label-${index}`} value={question.label} onInput={(event) => edit(index, { label: value(event) })} />
-            <label for={`question-type-${index}`}>Question {index + 1} type</label>
-            <select
-              id={`question-type-${index}`}
-              value={question.type}
-              onChange={(event) => edit(index, { type: (event.target as HTMLSelectElement).value as SignupQuestion['type'] })}
-            >
-              {QUESTION_TYPES.map((type) => (
-                <option key={type.value} value={type.value}>
-                  {type.label}
-                </option>
-              ))}
-            </select>
-            {question.type === 'SELECT' ? (
-              <>
-                <label for={`question-options-${index}`}>Question {index + 1} choices (comma-separated)</label>
-                <input
-                  id={`question-options-${index}`}
-                  value={question.options}
-                  onInput={(event) => edit(index, { options: value(event) })}
-                />
-              </>
-            ) : null}
-            <label class="inline">
+        <FieldError error={error} param="signup.questions" id="signup-questions-error" />
+        {questions.map((question, index) => {
+          const path = `signup.questions.${index}`;
+          return (
+            <div class="question" key={index}>
+              <label for={`question-id-${index}`}>Question {index + 1} id</label>
               <input
-                type="checkbox"
-                checked={question.required}
-                onChange={(event) => edit(index, { required: (event.target as HTMLInputElement).checked })}
-              />{' '}
-              Question {index + 1} required
-            </label>
-            <button type="button" class="danger" onClick={() => setQuestions(questions.filter((_, at) => at !== index))}>
-              Remove question {index + 1}
-            </button>
-          </div>
-        ))}
-        <button
-          type="button"
-          onClick={() =>
-            setQuestions([...questions, { id: `q${questions.length + 1}`, label: '', type: 'TEXT', required: false, options: '' }])
-          }
-        >
-          Add a question
-        </button>
+                id={`question-id-${index}`}
+                value={question.id}
+                {...beside(`${path}.id`, `question-id-${index}-error`)}
+                onInput={(event) => edit(index, { id: value(event) })}
+              />
+              <FieldError error={error} param={`${path}.id`} id={`question-id-${index}-error`} />
+              <label for={`question-label-${index}`}>Question {index + 1} label</label>
+              <input
+                id={`question-label-${index}`}
+                value={question.label}
+                {...beside(`${path}.label`, `question-label-${index}-error`)}
+                onInput={(event) => edit(index, { label: value(event) })}
+              />
+              <FieldError error={error} param={`${path}.label`} id={`question-label-${index}-error`} />
+              <label for={`question-type-${index}`}>Question {index + 1} type</label>
+              <select
+                id={`question-type-${index}`}
+                value={question.type}
+                {...beside(`${path}.type`, `question-type-${index}-error`)}
+                onChange={(event) => edit(index, { type: (event.target as HTMLSelectElement).value as QuestionType })}
+              >
+                {QUESTION_TYPES.map((type) => (
+                  <option key={type.value} value={type.value}>
+                    {type.label}
+                  </option>
+                ))}
+              </select>
+              <FieldError error={error} param={`${path}.type`} id={`question-type-${index}-error`} />
+              {question.type === 'SELECT' ? (
+                <>
+                  <label for={`question-options-${index}`}>Question {index + 1} choices (comma-separated)</label>
+                  <input
+                    id={`question-options-${index}`}
+                    value={question.options}
+                    {...beside(`${path}.options`, `question-options-${index}-error`)}
+                    onInput={(event) => edit(index, { options: value(event) })}
+                  />
+                </>
+              ) : null}
+              <FieldError error={error} param={`${path}.options`} id={`question-options-${index}-error`} />
+              <label class="inline">
+                <input
+                  type="checkbox"
+                  checked={question.required}
+                  onChange={(event) => edit(index, { required: (event.target as HTMLInputElement).checked })}
+                />{' '}
+                Question {index + 1} required
+              </label>
+              {locked ? null : (
+                <button type="button" class="danger" onClick={() => setQuestions(questions.filter((_, at) => at !== index))}>
+                  Remove question {index + 1}
+                </button>
+              )}
+            </div>
+          );
+        })}
+        {locked ? null : (
+          <button
+            type="button"
+            onClick={() =>
+              setQuestions([...questions, { id: `q${questions.length + 1}`, label: '', type: 'TEXT', required: false, options: '' }])
+            }
+          >
+            Add a question
+          </button>
+        )}
       </fieldset>
-      <button type="submit">Save sign-up settings</button>
+      {locked ? null : <button type="submit">Save sign-up settings</button>}
       {saved ? <Notice>Saved.</Notice> : null}
       <ErrorBanner error={error} />
     </form>

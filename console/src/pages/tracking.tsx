@@ -1,7 +1,11 @@
-import type { Program, PublishableKey, StripeIntegration } from '@affiliate/contracts';
 import { useState } from 'preact/hooks';
-import { call, type Credential } from '../api';
-import { Action, ErrorBanner, Notice, Table, useLoad, useProgramSettingsForm, when } from '../ui';
+import { ok, type PageProps, type Schemas } from '../client';
+import { describedBy } from '../described-by';
+import { FieldError } from '../forms';
+import { useProgramSettings } from '../program-settings';
+import { Action, ErrorBanner, Notice, Table, useLoad, useSubmit, when } from '../ui';
+
+type Program = Schemas['Program'];
 
 /** The snippet a shop pastes into its pages; data-param only when the program uses another URL modifier than ref. */
 export function snippetOf(gateway: string, key: string, urlModifier: string): string {
@@ -19,10 +23,10 @@ const lines = (text: string) =>
  * Everything a program needs to track visitors to paid commissions: its publishable key and the
  * snippet to paste, the origins allowed to use it, the attribution rules, and the Stripe webhook.
  */
-export function Tracking({ credential }: { credential: Credential }) {
-  const program = useLoad(async () => (await call<Program>(credential, 'GET', '/program')).items, []);
-  const keys = useLoad(async () => (await call<PublishableKey[]>(credential, 'GET', '/publishable-keys')).items, []);
-  const stripe = useLoad(async () => (await call<StripeIntegration>(credential, 'GET', '/integrations/stripe')).items, []);
+export function Tracking({ client, can }: PageProps) {
+  const program = useLoad(() => ok(client.GET('/api/v1/program')), []);
+  const keys = useLoad(() => ok(client.GET('/api/v1/publishable-keys')), []);
+  const stripe = useLoad(() => ok(client.GET('/api/v1/integrations/stripe')), []);
   const active = keys.value?.find((key) => key.revokedAt === null) ?? null;
   return (
     <section>
@@ -54,12 +58,12 @@ export function Tracking({ credential }: { credential: Credential }) {
           {
             title: '',
             value: (key) =>
-              key.revokedAt ? null : (
+              key.revokedAt || !can('revokePublishableKey') ? null : (
                 <Action
                   kind="danger"
                   label={`Revoke ${key.key.slice(0, 12)}…`}
                   run={async () => {
-                    await call(credential, 'DELETE', '/publishable-keys', { publishableKeyId: key.id });
+                    await ok(client.DELETE('/api/v1/publishable-keys', { body: { publishableKeyId: key.id } }));
                     keys.reload();
                   }}
                 />
@@ -67,30 +71,34 @@ export function Tracking({ credential }: { credential: Credential }) {
           },
         ]}
       />
-      <Action
-        label="Create a publishable key"
-        run={async () => {
-          await call(credential, 'POST', '/publishable-keys');
-          keys.reload();
-        }}
-      />
-      {program.value ? <TrackingSettings credential={credential} program={program.value} onSaved={program.reload} /> : null}
-      <StripeSettings credential={credential} integration={stripe.value} error={stripe.error} onSaved={stripe.reload} />
+      {can('createPublishableKey') ? (
+        <Action
+          label="Create a publishable key"
+          run={async () => {
+            await ok(client.POST('/api/v1/publishable-keys'));
+            keys.reload();
+          }}
+        />
+      ) : null}
+      {program.value ? <TrackingSettings client={client} can={can} program={program.value} onSaved={program.reload} /> : null}
+      <StripeSettings client={client} can={can} integration={stripe.value} error={stripe.error} onSaved={stripe.reload} />
     </section>
   );
 }
 
-function TrackingSettings({ credential, program, onSaved }: { credential: Credential; program: Program; onSaved: () => void }) {
+function TrackingSettings({ client, can, program, onSaved }: PageProps & { program: Program; onSaved: () => void }) {
   const [origins, setOrigins] = useState(program.allowedOrigins.join('\n'));
   const [windowDays, setWindowDays] = useState(program.attributionWindowDays === null ? '' : String(program.attributionWindowDays));
   const [model, setModel] = useState(program.attributionModel);
   const [dedup, setDedup] = useState(String(program.clickDedupSeconds));
-  const { error, saved, save } = useProgramSettingsForm(credential, onSaved, () => ({
+  const { error, saved, save } = useProgramSettings(client, onSaved, () => ({
     allowedOrigins: lines(origins),
     attributionWindowDays: windowDays === '' ? null : Number(windowDays),
     attributionModel: model,
     clickDedupSeconds: Number(dedup),
   }));
+  const editable = can('updateOwnProgram');
+  const originLines = lines(origins);
   return (
     <form class="panel" onSubmit={save}>
       <h2>Origins and attribution</h2>
@@ -100,8 +108,14 @@ function TrackingSettings({ credential, program, onSaved }: { credential: Creden
         rows={3}
         cols={60}
         value={origins}
+        disabled={!editable}
+        aria-describedby={originErrors(error, originLines.length)}
         onInput={(event) => setOrigins((event.target as HTMLTextAreaElement).value)}
       />
+      <FieldError error={error} param="allowedOrigins" id="allowed-origins-error" />
+      {originLines.map((_, index) => (
+        <FieldError key={index} error={error} param={`allowedOrigins.${index}`} id={`allowed-origins-${index}-error`} />
+      ))}
       <label for="attribution-window">Attribution window in days (empty: clicks never expire)</label>
       <input
         id="attribution-window"
@@ -109,17 +123,23 @@ function TrackingSettings({ credential, program, onSaved }: { credential: Creden
         min={1}
         max={365}
         value={windowDays}
+        disabled={!editable}
+        aria-describedby={describedBy(error, 'attributionWindowDays', 'attribution-window-error')}
         onInput={(event) => setWindowDays((event.target as HTMLInputElement).value)}
       />
+      <FieldError error={error} param="attributionWindowDays" id="attribution-window-error" />
       <label for="attribution-model">Attribution model</label>
       <select
         id="attribution-model"
         value={model}
+        disabled={!editable}
+        aria-describedby={describedBy(error, 'attributionModel', 'attribution-model-error')}
         onChange={(event) => setModel((event.target as HTMLSelectElement).value as Program['attributionModel'])}
       >
         <option value="FIRST_CLICK">First click</option>
         <option value="LAST_CLICK">Last click</option>
       </select>
+      <FieldError error={error} param="attributionModel" id="attribution-model-error" />
       <label for="click-dedup">Repeat clicks of one visitor count once within (seconds; 0: off)</label>
       <input
         id="click-dedup"
@@ -127,41 +147,46 @@ function TrackingSettings({ credential, program, onSaved }: { credential: Creden
         min={0}
         required
         value={dedup}
+        disabled={!editable}
+        aria-describedby={describedBy(error, 'clickDedupSeconds', 'click-dedup-error')}
         onInput={(event) => setDedup((event.target as HTMLInputElement).value)}
       />
-      <button type="submit">Save tracking settings</button>
+      <FieldError error={error} param="clickDedupSeconds" id="click-dedup-error" />
+      {editable ? <button type="submit">Save tracking settings</button> : null}
       {saved ? <Notice>Saved.</Notice> : null}
       <ErrorBanner error={error} />
     </form>
   );
 }
 
+/** The allowed origins are one field of many lines: the API names the list, or the line at fault (allowedOrigins.1). */
+function originErrors(error: unknown, count: number): string | undefined {
+  const ids = [
+    describedBy(error, 'allowedOrigins', 'allowed-origins-error'),
+    ...Array.from({ length: count }, (_, index) => describedBy(error, `allowedOrigins.${index}`, `allowed-origins-${index}-error`)),
+  ].filter(Boolean);
+  return ids.length > 0 ? ids.join(' ') : undefined;
+}
+
 function StripeSettings({
-  credential,
+  client,
+  can,
   integration,
   error,
   onSaved,
-}: {
-  credential: Credential;
-  integration: StripeIntegration | undefined;
+}: PageProps & {
+  integration: Schemas['StripeIntegration'] | undefined;
   error: unknown;
   onSaved: () => void;
 }) {
   const [secret, setSecret] = useState('');
-  const [saveError, setSaveError] = useState<unknown>(null);
-  const save = async (event: Event) => {
-    event.preventDefault();
-    setSaveError(null);
-    try {
-      await call(credential, 'PUT', '/integrations/stripe', { webhookSecret: secret });
-      setSecret('');
-      onSaved();
-    } catch (failed) {
-      setSaveError(failed);
-    }
-  };
+  const saving = useSubmit(async () => {
+    await ok(client.PUT('/api/v1/integrations/stripe', { body: { webhookSecret: secret } }));
+    setSecret('');
+    onSaved();
+  });
   return (
-    <form class="panel" onSubmit={save}>
+    <form class="panel" onSubmit={saving.submit}>
       <h2>Stripe</h2>
       <ErrorBanner error={error} />
       {integration ? (
@@ -176,17 +201,23 @@ function StripeSettings({
           <p>{integration.configured ? `Signing secret set (ends in ${integration.webhookSecretLast4}).` : 'No signing secret yet.'}</p>
         </>
       ) : null}
-      <label for="stripe-secret">Stripe webhook signing secret (whsec_…)</label>
-      <input
-        id="stripe-secret"
-        type="password"
-        autocomplete="off"
-        required
-        value={secret}
-        onInput={(event) => setSecret((event.target as HTMLInputElement).value)}
-      />
-      <button type="submit">Save the signing secret</button>
-      <ErrorBanner error={saveError} />
+      {can('configureStripeIntegration') ? (
+        <>
+          <label for="stripe-secret">Stripe webhook signing secret (whsec_…)</label>
+          <input
+            id="stripe-secret"
+            type="password"
+            autocomplete="off"
+            required
+            value={secret}
+            aria-describedby={describedBy(saving.error, 'webhookSecret', 'stripe-secret-error')}
+            onInput={(event) => setSecret((event.target as HTMLInputElement).value)}
+          />
+          <FieldError error={saving.error} param="webhookSecret" id="stripe-secret-error" />
+          <button type="submit">Save the signing secret</button>
+          <ErrorBanner error={saving.error} />
+        </>
+      ) : null}
     </form>
   );
 }
