@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
-import { describedBy } from '../described-by';
+import { describedBy, Field } from '../field';
 import { FieldError } from '../forms';
 import { paged } from '../paging';
 import { useProgramSettings } from '../program-settings';
@@ -150,31 +150,29 @@ function RiskSettings({ client, can, program, onSaved }: PageProps & { program: 
           <FieldError error={error} param={`riskActions.${type}`} id={`risk-${type}-error`} />
         </div>
       ))}
-      <label for="max-auto-approved">
-        Largest commission approved without review, in the program’s reporting currency; other currencies are not compared (empty: no limit)
-      </label>
-      <input
+      <Field
         id="max-auto-approved"
+        label="Largest commission approved without review, in the program’s reporting currency; other currencies are not compared (empty: no limit)"
+        param="maxAutoApprovedCommission"
+        error={error}
         type="number"
         min={0}
         step="0.01"
         value={limit}
         disabled={locked}
-        aria-describedby={describedBy(error, 'maxAutoApprovedCommission', 'max-auto-approved-error')}
-        onInput={(event) => setLimit((event.target as HTMLInputElement).value)}
+        onValue={setLimit}
       />
-      <FieldError error={error} param="maxAutoApprovedCommission" id="max-auto-approved-error" />
-      <label for="min-click-to-conversion">Fewest seconds from click to conversion (empty: not looked for)</label>
-      <input
+      <Field
         id="min-click-to-conversion"
+        label="Fewest seconds from click to conversion (empty: not looked for)"
+        param="minClickToConversionSeconds"
+        error={error}
         type="number"
         min={0}
         value={minimum}
         disabled={locked}
-        aria-describedby={describedBy(error, 'minClickToConversionSeconds', 'min-click-to-conversion-error')}
-        onInput={(event) => setMinimum((event.target as HTMLInputElement).value)}
+        onValue={setMinimum}
       />
-      <FieldError error={error} param="minClickToConversionSeconds" id="min-click-to-conversion-error" />
       {locked ? null : <button type="submit">Save risk settings</button>}
       {saved ? <Notice>Saved.</Notice> : null}
       <ErrorBanner error={error} />

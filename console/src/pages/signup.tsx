@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
-import { describedBy } from '../described-by';
+import { describedBy, Field } from '../field';
 import { FieldError } from '../forms';
 import { rowsOf } from '../paging';
 import { useProgramSettings } from '../program-settings';
@@ -130,9 +130,15 @@ function SignupSettingsForm({ client, can, program, onSaved }: PageProps & { pro
       ) : (
         <Notice>The sign-up page is off: choose an address and open it.</Notice>
       )}
-      <label for="signup-slug">Address (/join/…: lower-case letters, numbers and hyphens)</label>
-      <input id="signup-slug" value={slug} {...beside('slug', 'signup-slug-error')} onInput={(event) => setSlug(value(event))} />
-      <FieldError error={error} param="slug" id="signup-slug-error" />
+      <Field
+        id="signup-slug"
+        label="Address (/join/…: lower-case letters, numbers and hyphens)"
+        param="slug"
+        error={error}
+        value={slug}
+        disabled={locked}
+        onValue={setSlug}
+      />
       <label class="inline">
         <input
           type="checkbox"
@@ -163,15 +169,16 @@ function SignupSettingsForm({ client, can, program, onSaved }: PageProps & { pro
         onInput={(event) => setIntroText(value(event))}
       />
       <FieldError error={error} param="signup.introText" id="signup-intro-error" />
-      <label for="signup-terms">Terms URL (optional)</label>
-      <input
+      <Field
         id="signup-terms"
+        label="Terms URL (optional)"
+        param="signup.termsUrl"
+        error={error}
         type="url"
         value={termsUrl}
-        {...beside('signup.termsUrl', 'signup-terms-error')}
-        onInput={(event) => setTermsUrl(value(event))}
+        disabled={locked}
+        onValue={setTermsUrl}
       />
-      <FieldError error={error} param="signup.termsUrl" id="signup-terms-error" />
       <fieldset disabled={locked} aria-describedby={describedBy(error, 'signup.questions', 'signup-questions-error')}>
         <legend>Questions</legend>
         <FieldError error={error} param="signup.questions" id="signup-questions-error" />
@@ -179,22 +186,22 @@ function SignupSettingsForm({ client, can, program, onSaved }: PageProps & { pro
           const path = `signup.questions.${index}`;
           return (
             <div class="question" key={index}>
-              <label for={`question-id-${index}`}>Question {index + 1} id</label>
-              <input
+              <Field
                 id={`question-id-${index}`}
+                label={`Question ${index + 1} id`}
+                param={`${path}.id`}
+                error={error}
                 value={question.id}
-                {...beside(`${path}.id`, `question-id-${index}-error`)}
-                onInput={(event) => edit(index, { id: value(event) })}
+                onValue={(id) => edit(index, { id })}
               />
-              <FieldError error={error} param={`${path}.id`} id={`question-id-${index}-error`} />
-              <label for={`question-label-${index}`}>Question {index + 1} label</label>
-              <input
+              <Field
                 id={`question-label-${index}`}
+                label={`Question ${index + 1} label`}
+                param={`${path}.label`}
+                error={error}
                 value={question.label}
-                {...beside(`${path}.label`, `question-label-${index}-error`)}
-                onInput={(event) => edit(index, { label: value(event) })}
+                onValue={(label) => edit(index, { label })}
               />
-              <FieldError error={error} param={`${path}.label`} id={`question-label-${index}-error`} />
               <label for={`question-type-${index}`}>Question {index + 1} type</label>
               <select
                 id={`question-type-${index}`}
@@ -210,17 +217,15 @@ function SignupSettingsForm({ client, can, program, onSaved }: PageProps & { pro
               </select>
               <FieldError error={error} param={`${path}.type`} id={`question-type-${index}-error`} />
               {question.type === 'SELECT' ? (
-                <>
-                  <label for={`question-options-${index}`}>Question {index + 1} choices (comma-separated)</label>
-                  <input
-                    id={`question-options-${index}`}
-                    value={question.options}
-                    {...beside(`${path}.options`, `question-options-${index}-error`)}
-                    onInput={(event) => edit(index, { options: value(event) })}
-                  />
-                </>
+                <Field
+                  id={`question-options-${index}`}
+                  label={`Question ${index + 1} choices (comma-separated)`}
+                  param={`${path}.options`}
+                  error={error}
+                  value={question.options}
+                  onValue={(options) => edit(index, { options })}
+                />
               ) : null}
-              <FieldError error={error} param={`${path}.options`} id={`question-options-${index}-error`} />
               <label class="inline">
                 <input
                   type="checkbox"

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
-import { describedBy } from '../described-by';
+import { describedBy, Field } from '../field';
 import { FieldError } from '../forms';
 import { useProgramSettings } from '../program-settings';
 import { Action, ErrorBanner, Notice, Table, useLoad, useSubmit, when } from '../ui';
@@ -116,18 +116,18 @@ function TrackingSettings({ client, can, program, onSaved }: PageProps & { progr
       {originLines.map((_, index) => (
         <FieldError key={index} error={error} param={`allowedOrigins.${index}`} id={`allowed-origins-${index}-error`} />
       ))}
-      <label for="attribution-window">Attribution window in days (empty: clicks never expire)</label>
-      <input
+      <Field
         id="attribution-window"
+        label="Attribution window in days (empty: clicks never expire)"
+        param="attributionWindowDays"
+        error={error}
         type="number"
         min={1}
         max={365}
         value={windowDays}
         disabled={!editable}
-        aria-describedby={describedBy(error, 'attributionWindowDays', 'attribution-window-error')}
-        onInput={(event) => setWindowDays((event.target as HTMLInputElement).value)}
+        onValue={setWindowDays}
       />
-      <FieldError error={error} param="attributionWindowDays" id="attribution-window-error" />
       <label for="attribution-model">Attribution model</label>
       <select
         id="attribution-model"
@@ -140,18 +140,18 @@ function TrackingSettings({ client, can, program, onSaved }: PageProps & { progr
         <option value="LAST_CLICK">Last click</option>
       </select>
       <FieldError error={error} param="attributionModel" id="attribution-model-error" />
-      <label for="click-dedup">Repeat clicks of one visitor count once within (seconds; 0: off)</label>
-      <input
+      <Field
         id="click-dedup"
+        label="Repeat clicks of one visitor count once within (seconds; 0: off)"
+        param="clickDedupSeconds"
+        error={error}
         type="number"
         min={0}
         required
         value={dedup}
         disabled={!editable}
-        aria-describedby={describedBy(error, 'clickDedupSeconds', 'click-dedup-error')}
-        onInput={(event) => setDedup((event.target as HTMLInputElement).value)}
+        onValue={setDedup}
       />
-      <FieldError error={error} param="clickDedupSeconds" id="click-dedup-error" />
       {editable ? <button type="submit">Save tracking settings</button> : null}
       {saved ? <Notice>Saved.</Notice> : null}
       <ErrorBanner error={error} />
@@ -203,17 +203,17 @@ function StripeSettings({
       ) : null}
       {can('configureStripeIntegration') ? (
         <>
-          <label for="stripe-secret">Stripe webhook signing secret (whsec_…)</label>
-          <input
+          <Field
             id="stripe-secret"
+            label="Stripe webhook signing secret (whsec_…)"
+            param="webhookSecret"
+            error={saving.error}
             type="password"
             autocomplete="off"
             required
             value={secret}
-            aria-describedby={describedBy(saving.error, 'webhookSecret', 'stripe-secret-error')}
-            onInput={(event) => setSecret((event.target as HTMLInputElement).value)}
+            onValue={setSecret}
           />
-          <FieldError error={saving.error} param="webhookSecret" id="stripe-secret-error" />
           <button type="submit">Save the signing secret</button>
           <ErrorBanner error={saving.error} />
         </>

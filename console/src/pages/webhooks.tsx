@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
-import { describedBy } from '../described-by';
+import { describedBy, Field } from '../field';
 import { FieldError } from '../forms';
 import { paged, rowsOf } from '../paging';
 import { Action, ErrorBanner, Notice, Pager, Table, useLoad, useSubmit, when } from '../ui';
@@ -90,24 +90,15 @@ export function Webhooks({ client, can }: PageProps) {
       {can('createWebhookEndpoint') ? (
         <form class="panel" onSubmit={creation.submit}>
           <h2>New endpoint</h2>
-          <label for="endpoint-url">URL</label>
-          <input
-            id="endpoint-url"
-            type="url"
-            required
-            value={url}
-            aria-describedby={describedBy(creation.error, 'url', 'endpoint-url-error')}
-            onInput={(event) => setUrl((event.target as HTMLInputElement).value)}
-          />
-          <FieldError error={creation.error} param="url" id="endpoint-url-error" />
-          <label for="endpoint-description">Description</label>
-          <input
+          <Field id="endpoint-url" label="URL" param="url" error={creation.error} type="url" required value={url} onValue={setUrl} />
+          <Field
             id="endpoint-description"
+            label="Description"
+            param="description"
+            error={creation.error}
             value={description}
-            aria-describedby={describedBy(creation.error, 'description', 'endpoint-description-error')}
-            onInput={(event) => setDescription((event.target as HTMLInputElement).value)}
+            onValue={setDescription}
           />
-          <FieldError error={creation.error} param="description" id="endpoint-description-error" />
           <EventTypePicker
             legend="Event types to receive"
             types={types.value ?? []}
@@ -253,15 +244,15 @@ function EndpointPanel({
       ) : null}
       {can('recoverWebhookDeliveries') ? (
         <form class="inline" onSubmit={recovery.submit}>
-          <label for="recover-since">Re-send every failed delivery since (UTC)</label>
-          <input
+          <Field
             id="recover-since"
+            label="Re-send every failed delivery since (UTC)"
+            param="since"
+            error={recovery.error}
             type="datetime-local"
             value={since}
-            aria-describedby={describedBy(recovery.error, 'since', 'recover-since-error')}
-            onInput={(event) => setSince((event.target as HTMLInputElement).value)}
+            onValue={setSince}
           />
-          <FieldError error={recovery.error} param="since" id="recover-since-error" />
           <button type="submit">Recover failed deliveries</button>
           <ErrorBanner error={recovery.error} />
         </form>
