@@ -3,15 +3,24 @@ import './styles.css';
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { forgetCredential, savedCredential, saveCredential, type Credential } from './api';
+import { createApiClient } from './client';
+import { Affiliates } from './pages/affiliates';
 import { Browse, RESOURCES } from './pages/browse';
 import { Catalogue } from './pages/catalogue';
+import { Coupons } from './pages/coupons';
 import { Audit, Programs } from './pages/operator';
 import { Overview } from './pages/overview';
+import { Plans } from './pages/plans';
 import { Review } from './pages/review';
 import { SignIn } from './pages/sign-in';
 import { Signup } from './pages/signup';
 import { Tracking } from './pages/tracking';
 import { Webhooks } from './pages/webhooks';
+
+const programPage = (credential: Credential) => ({
+  client: createApiClient({ authorization: `Bearer ${credential.token}` }),
+  can: () => true,
+});
 
 type Route = { id: string; label: string; page: (credential: Credential) => preact.JSX.Element };
 
@@ -22,6 +31,10 @@ const PROGRAM_ROUTES: Route[] = [
   { id: 'signup', label: 'Sign-up and approval', page: (credential) => <Signup credential={credential} /> },
   { id: 'review', label: 'Fraud review', page: (credential) => <Review credential={credential} /> },
   { id: 'events', label: 'Event catalogue', page: (credential) => <Catalogue credential={credential} /> },
+  // Until the shell's member sessions: a typed client from the API key, every operation offered (the gateway judges).
+  { id: 'manage-affiliates', label: 'Approve and edit affiliates', page: (credential) => <Affiliates {...programPage(credential)} /> },
+  { id: 'plans', label: 'Commission plans', page: (credential) => <Plans {...programPage(credential)} /> },
+  { id: 'coupons', label: 'Coupons and codes', page: (credential) => <Coupons {...programPage(credential)} /> },
   ...Object.entries(RESOURCES).map(([id, resource]) => ({
     id,
     label: resource.title,
