@@ -1,5 +1,7 @@
 import type { ComponentChildren } from 'preact';
+import { useState } from 'preact/hooks';
 import { fieldMessage, FieldError } from './forms';
+import { Action } from './ui';
 
 /**
  * The fields of the program's forms (affiliates, commission plans, coupons): each a label, its
@@ -125,5 +127,20 @@ export function CheckboxField({
       </label>
       <FieldError error={error} param={param} id={`${id}-error`} />
     </div>
+  );
+}
+
+/**
+ * An irreversible action (a delete): the first click asks, the second does it; a refusal is shown
+ * beside it in the API's words (Action).
+ */
+export function ConfirmedAction({ label, confirm, run }: { label: string; confirm: string; run: () => Promise<unknown> }) {
+  const [asked, setAsked] = useState(false);
+  return asked ? (
+    <Action kind="danger" label={confirm} run={run} />
+  ) : (
+    <button type="button" class="danger" onClick={() => setAsked(true)}>
+      {label}
+    </button>
   );
 }

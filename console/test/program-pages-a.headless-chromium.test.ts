@@ -127,7 +127,7 @@ test('the approval queue shows each application with its sign-up answers; Approv
   await page.context().close();
 });
 
-test('commission plans: one created, edited and made the default from the page; deleting a plan in use, or the default, shows the API refusal and deletes nothing; a bad rate shows the API message beside the field', async () => {
+test('commission plans: one created, edited and made the default from the page; one unused deleted; deleting a plan in use, or the default, shows the API refusal and deletes nothing; a bad rate shows the API message beside the field', async () => {
   const program: Program = await system.createProgram({ name: 'Plans program' });
   const silver = await okBody(
     program.api.post('/commission-plans', { name: 'Silver 10%', commissionType: 'PERCENTAGE', rate: 10, recurring: 'ONCE' }),
@@ -135,6 +135,7 @@ test('commission plans: one created, edited and made the default from the page; 
   await okBody(
     program.api.post('/affiliates', { firstName: 'Ada', lastName: 'Byron', email: 'ada@example.com', commissionPlanId: silver.id }),
   );
+  await okBody(program.api.post('/commission-plans', { name: 'Bronze 5%', commissionType: 'PERCENTAGE', rate: 5, recurring: 'ONCE' }));
   const page = await signedIn(program, 'plans', 'Commission plans');
   const plans = page.getByRole('table', { name: 'Commission plans' });
   await showing(plans, 'Silver 10%');
@@ -183,10 +184,15 @@ test('commission plans: one created, edited and made the default from the page; 
   const inUse = await refusal(program.api.delete('/commission-plans', { commissionPlanId: silver.id }));
   expect(inUse).toMatch(/1 affiliate is on it/);
   await page.getByRole('button', { name: 'Delete Silver 10%' }).click();
-  await showing(page.locator('.action').filter({ hasText: 'Delete Silver 10%' }).getByRole('alert'), inUse);
+  await page.getByRole('button', { name: 'Confirm: delete Silver 10%' }).click();
+  await showing(page.locator('.action').filter({ hasText: 'Confirm: delete Silver 10%' }).getByRole('alert'), inUse);
   const theDefault = await refusal(program.api.delete('/commission-plans', { commissionPlanId: gold.id }));
   await page.getByRole('button', { name: 'Delete Gold 18%' }).click();
-  await showing(page.locator('.action').filter({ hasText: 'Delete Gold 18%' }).getByRole('alert'), theDefault);
+  await page.getByRole('button', { name: 'Confirm: delete Gold 18%' }).click();
+  await showing(page.locator('.action').filter({ hasText: 'Confirm: delete Gold 18%' }).getByRole('alert'), theDefault);
+  await page.getByRole('button', { name: 'Delete Bronze 5%' }).click();
+  await page.getByRole('button', { name: 'Confirm: delete Bronze 5%' }).click();
+  await plans.getByRole('cell', { name: 'Bronze 5%', exact: true }).waitFor({ state: 'detached', timeout: 10_000 });
   expect((await okBody(program.api.get('/commission-plans'))).map((plan: { name: string }) => plan.name).sort()).toEqual([
     'Gold 18%',
     'Silver 10%',

@@ -1,6 +1,17 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
-import { asList, CheckboxField, instantOrNull, localOf, numberOrNull, optionalNumber, SelectField, TextField, unplaced } from '../fields';
+import {
+  asList,
+  CheckboxField,
+  ConfirmedAction,
+  instantOrNull,
+  localOf,
+  numberOrNull,
+  optionalNumber,
+  SelectField,
+  TextField,
+  unplaced,
+} from '../fields';
 import { fieldMessage, FieldError } from '../forms';
 import { Action, ErrorBanner, Notice, Table, useLoad, useSubmit, when } from '../ui';
 
@@ -145,7 +156,7 @@ function CreateCoupon({ client, onCreated }: { client: Client; onCreated: (coupo
         },
       }),
     );
-    setName('');
+    for (const clear of [setName, setPercentOff, setAmountOff, setCurrency, setDurationInMonths, setMaxRedemptions, setRedeemBy]) clear('');
     onCreated(created);
   });
   return (
@@ -246,7 +257,6 @@ function CouponPanel({
   onDeleted,
 }: PageProps & { coupon: Coupon; affiliates: Affiliate[]; onChanged: () => void; onDeleted: () => void }) {
   const title = coupon.name ?? coupon.id;
-  const [confirmDelete, setConfirmDelete] = useState(false);
   return (
     <section class="panel" aria-labelledby="coupon-title">
       <h2 id="coupon-title">Coupon {title}</h2>
@@ -266,20 +276,14 @@ function CouponPanel({
           />
         ) : null}
         {can('deleteCoupon') ? (
-          confirmDelete ? (
-            <Action
-              kind="danger"
-              label={`Confirm: delete ${title} and all its codes`}
-              run={async () => {
-                await ok(client.DELETE('/api/v1/coupons', { body: { couponId: coupon.id } }));
-                onDeleted();
-              }}
-            />
-          ) : (
-            <button type="button" class="danger" onClick={() => setConfirmDelete(true)}>
-              Delete coupon
-            </button>
-          )
+          <ConfirmedAction
+            label="Delete coupon"
+            confirm={`Confirm: delete ${title} and all its codes`}
+            run={async () => {
+              await ok(client.DELETE('/api/v1/coupons', { body: { couponId: coupon.id } }));
+              onDeleted();
+            }}
+          />
         ) : null}
       </div>
       {can('updateCoupon') ? <EditCoupon client={client} coupon={coupon} onSaved={onChanged} /> : null}
@@ -361,9 +365,9 @@ function Codes({ client, can, coupon, onChanged }: PageProps & { coupon: Coupon;
                 />
               ) : null}
               {can('deletePromotionalCode') ? (
-                <Action
-                  kind="danger"
+                <ConfirmedAction
                   label={`Delete ${code.code}`}
+                  confirm={`Confirm: delete ${code.code}`}
                   run={async () => {
                     await ok(client.DELETE('/api/v1/promotional-codes', { body: { promotionalCodeId: code.id } }));
                     onChanged();

@@ -3,6 +3,7 @@ import { ok, type PageProps, type Schemas } from '../client';
 import {
   asList,
   CheckboxField,
+  ConfirmedAction,
   numberOrNull,
   optionalNumber,
   requiredNumber,
@@ -15,6 +16,8 @@ import { FieldError } from '../forms';
 import { Action, ErrorBanner, Notice, Table, useLoad, useSubmit } from '../ui';
 
 type Plan = Schemas['CommissionPlan'];
+/** What the API holds a commission for when holdDays is left out (DEFAULT_HOLD_DAYS of the contracts, whose values stay out of the bundle). */
+const DEFAULT_HOLD_DAYS = 30;
 type Tier = Schemas['CommissionTierRule'];
 
 const COMMISSION_TYPES: { value: Plan['commissionType']; label: string }[] = [
@@ -90,9 +93,9 @@ export function Plans({ client, can }: PageProps) {
                   />
                 ) : null}
                 {can('deleteCommissionPlan') ? (
-                  <Action
-                    kind="danger"
+                  <ConfirmedAction
                     label={`Delete ${plan.name}`}
+                    confirm={`Confirm: delete ${plan.name}`}
                     run={async () => {
                       await ok(client.DELETE('/api/v1/commission-plans', { body: { commissionPlanId: plan.id } }));
                       if (editing === plan.id) setEditing(null);
@@ -123,7 +126,7 @@ function PlanForm({ client, plan, onSaved }: { client: PageProps['client']; plan
   const [firstPaymentRate, setFirstPaymentRate] = useState(shownNumber(plan?.firstPaymentRate));
   const [recurring, setRecurring] = useState<Plan['recurring']>(plan?.recurring ?? 'FOREVER');
   const [recurringMonths, setRecurringMonths] = useState(shownNumber(plan?.recurringMonths));
-  const [holdDays, setHoldDays] = useState(shownNumber(plan?.holdDays ?? 30));
+  const [holdDays, setHoldDays] = useState(shownNumber(plan?.holdDays ?? DEFAULT_HOLD_DAYS));
   const [minimumPayout, setMinimumPayout] = useState(shownNumber(plan?.minimumPayout));
   const [isDefault, setIsDefault] = useState(false);
   const [metric, setMetric] = useState<Tier['metric']>(plan?.tiers[0]?.metric ?? 'SALES_COUNT');
@@ -170,8 +173,13 @@ function PlanForm({ client, plan, onSaved }: { client: PageProps['client']; plan
           },
         }),
       );
-      setName('');
-      setRate('');
+      // A new form for the next plan: the one just created is in the table.
+      for (const clear of [setName, setRate, setCurrency, setFirstPaymentRate, setRecurringMonths, setMinimumPayout]) clear('');
+      setCommissionType('PERCENTAGE');
+      setRecurring('FOREVER');
+      setHoldDays(shownNumber(DEFAULT_HOLD_DAYS));
+      setIsDefault(false);
+      setTiers([]);
     }
     onSaved();
   });
