@@ -45,6 +45,17 @@ type FieldProps = { id: string; label: ComponentChildren; param: string; error: 
 const described = (id: string, param: string, error: unknown) =>
   fieldMessage(error, param) ? { 'aria-invalid': true, 'aria-describedby': `${id}-error` } : {};
 
+/** A control with its label above and the API's word on its field below. */
+function Labelled({ id, label, param, error, children }: FieldProps & { children: ComponentChildren }) {
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      {children}
+      <FieldError error={error} param={param} id={`${id}-error`} />
+    </div>
+  );
+}
+
 export function TextField({
   id,
   label,
@@ -61,8 +72,7 @@ export function TextField({
   inputMode?: 'decimal' | 'numeric';
 }) {
   return (
-    <div class="field">
-      <label for={id}>{label}</label>
+    <Labelled id={id} label={label} param={param} error={error}>
       <input
         id={id}
         type={type}
@@ -71,8 +81,7 @@ export function TextField({
         onInput={(event) => onValue(inputValue(event))}
         {...described(id, param, error)}
       />
-      <FieldError error={error} param={param} id={`${id}-error`} />
-    </div>
+    </Labelled>
   );
 }
 
@@ -86,8 +95,7 @@ export function SelectField<Value extends string>({
   options,
 }: FieldProps & { value: Value; onValue: (value: Value) => void; options: { value: Value; label: string }[] }) {
   return (
-    <div class="field">
-      <label for={id}>{label}</label>
+    <Labelled id={id} label={label} param={param} error={error}>
       <select
         id={id}
         value={value}
@@ -100,8 +108,7 @@ export function SelectField<Value extends string>({
           </option>
         ))}
       </select>
-      <FieldError error={error} param={param} id={`${id}-error`} />
-    </div>
+    </Labelled>
   );
 }
 

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
 import { asList, optionalNumber, SelectField, shownNumber, TextField, unplaced } from '../fields';
-import { Action, ErrorBanner, Notice, Pager, Table, useLoad, useSubmit, when } from '../ui';
+import { Action, ErrorBanner, Notice, Pager, Table, useLoad, useSubmit, when, type Column } from '../ui';
 
 type Affiliate = Schemas['Affiliate'];
 type Status = Affiliate['status'];
@@ -16,7 +16,26 @@ const STATUSES: { value: Status; label: string }[] = [
 /** The plan select's value for "no plan of its own": PUT sends null, back to the program's default plan. */
 const PROGRAM_DEFAULT = '';
 
-const fullName = (affiliate: Affiliate) => `${affiliate.firstName} ${affiliate.lastName}`;
+/** The first columns of both tables: who the affiliate is. */
+const WHO: Column<Affiliate>[] = [
+  { title: 'Name', value: (affiliate) => `${affiliate.firstName} ${affiliate.lastName}` },
+  { title: 'Email', value: (affiliate) => affiliate.email },
+];
+
+/** What an applicant answered on the sign-up page (POST /join/{slug}), question by question. */
+export function SignupAnswers({ affiliate }: { affiliate: Affiliate }) {
+  if (!affiliate.signupAnswers.length) return <>None</>;
+  return (
+    <dl>
+      {affiliate.signupAnswers.map((answer) => (
+        <div key={answer.questionId}>
+          <dt>{answer.question}</dt>
+          <dd>{answer.answer}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
 
 /**
  * Affiliates: the applications waiting for approval with their sign-up answers, approved (on a plan
@@ -108,25 +127,9 @@ function ApprovalQueue({ client, can, plans, round, onDecided }: Shared & { onDe
         rows={rows}
         empty="No application is waiting."
         columns={[
-          { title: 'Applicant', value: fullName },
-          { title: 'Email', value: (affiliate) => affiliate.email },
+          ...WHO,
           { title: 'Applied', value: (affiliate) => when(affiliate.createdAt) },
-          {
-            title: 'Sign-up answers',
-            value: (affiliate) =>
-              affiliate.signupAnswers.length ? (
-                <dl>
-                  {affiliate.signupAnswers.map((answer) => (
-                    <div key={answer.questionId}>
-                      <dt>{answer.question}</dt>
-                      <dd>{answer.answer}</dd>
-                    </div>
-                  ))}
-                </dl>
-              ) : (
-                'None'
-              ),
-          },
+          { title: 'Sign-up answers', value: (affiliate) => <SignupAnswers affiliate={affiliate} /> },
           ...(deciding
             ? [
                 {
@@ -208,8 +211,7 @@ function AffiliateList({ client, can, plans, round, onChanged }: Shared & { onCh
         rows={rows}
         empty="No affiliate here."
         columns={[
-          { title: 'Name', value: fullName },
-          { title: 'Email', value: (affiliate) => affiliate.email },
+          ...WHO,
           { title: 'Status', value: (affiliate) => <span class={`status ${affiliate.status}`}>{affiliate.status}</span> },
           { title: 'Commission plan', value: (affiliate) => affiliate.commissionPlan?.name ?? `own rate ${affiliate.commissionRate}%` },
           { title: 'Links', value: (affiliate) => affiliate.affiliateLinks.map((link) => link.link).join(', ') },

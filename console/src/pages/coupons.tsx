@@ -223,28 +223,58 @@ function CreateCoupon({ client, onCreated }: { client: Client; onCreated: (coupo
           onValue={setDurationInMonths}
         />
       ) : null}
-      <TextField
-        id="coupon-max-redemptions"
-        label="Redemptions allowed across its codes (blank: unlimited)"
-        param="maxRedemptions"
+      <CouponLimits
+        prefix="coupon"
         error={error}
-        inputMode="numeric"
-        value={maxRedemptions}
-        onValue={setMaxRedemptions}
-      />
-      <TextField
-        id="coupon-redeem-by"
-        label="Redeemable until (UTC; blank: no end)"
-        param="redeemBy"
-        error={error}
-        type="datetime-local"
-        value={redeemBy}
-        onValue={setRedeemBy}
+        maxRedemptions={maxRedemptions}
+        onMaxRedemptions={setMaxRedemptions}
+        redeemBy={redeemBy}
+        onRedeemBy={setRedeemBy}
       />
       <button type="submit">Create coupon</button>
       {done ? <Notice>Coupon created: add its codes below.</Notice> : null}
       <ErrorBanner error={unplaced(error, COUPON_FIELDS)} />
     </form>
+  );
+}
+
+/** What a coupon is created with and changed by alike: its redemptions across its codes, and its last moment. */
+function CouponLimits({
+  prefix,
+  error,
+  maxRedemptions,
+  onMaxRedemptions,
+  redeemBy,
+  onRedeemBy,
+}: {
+  prefix: string;
+  error: unknown;
+  maxRedemptions: string;
+  onMaxRedemptions: (value: string) => void;
+  redeemBy: string;
+  onRedeemBy: (value: string) => void;
+}) {
+  return (
+    <>
+      <TextField
+        id={`${prefix}-max-redemptions`}
+        label="Redemptions allowed across its codes (blank: unlimited)"
+        param="maxRedemptions"
+        error={error}
+        inputMode="numeric"
+        value={maxRedemptions}
+        onValue={onMaxRedemptions}
+      />
+      <TextField
+        id={`${prefix}-redeem-by`}
+        label="Redeemable until (UTC; blank: no end)"
+        param="redeemBy"
+        error={error}
+        type="datetime-local"
+        value={redeemBy}
+        onValue={onRedeemBy}
+      />
+    </>
   );
 }
 
@@ -313,23 +343,13 @@ function EditCoupon({ client, coupon, onSaved }: { client: Client; coupon: Coupo
     <form class="panel" onSubmit={submit} noValidate aria-labelledby="edit-coupon-title">
       <h3 id="edit-coupon-title">Edit the coupon</h3>
       <TextField id="edit-coupon-name" label="Coupon name" param="name" error={error} value={name} onValue={setName} />
-      <TextField
-        id="edit-coupon-max-redemptions"
-        label="Redemptions allowed across its codes (blank: unlimited)"
-        param="maxRedemptions"
+      <CouponLimits
+        prefix="edit-coupon"
         error={error}
-        inputMode="numeric"
-        value={maxRedemptions}
-        onValue={setMaxRedemptions}
-      />
-      <TextField
-        id="edit-coupon-redeem-by"
-        label="Redeemable until (UTC; blank: no end)"
-        param="redeemBy"
-        error={error}
-        type="datetime-local"
-        value={redeemBy}
-        onValue={setRedeemBy}
+        maxRedemptions={maxRedemptions}
+        onMaxRedemptions={setMaxRedemptions}
+        redeemBy={redeemBy}
+        onRedeemBy={setRedeemBy}
       />
       <button type="submit">Save coupon</button>
       {done ? <Notice>Saved.</Notice> : null}
