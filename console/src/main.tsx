@@ -4,10 +4,13 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { forgetCredential, savedCredential, saveCredential, type Credential } from './api';
 import { createApiClient, type PageProps } from './client';
+import { Affiliates } from './pages/affiliates';
 import { RESOURCES } from './pages/browse';
 import { Catalogue } from './pages/catalogue';
+import { Coupons } from './pages/coupons';
 import { Audit, Programs } from './pages/operator';
 import { Overview } from './pages/overview';
+import { Plans } from './pages/plans';
 import { Review } from './pages/review';
 import { SignIn } from './pages/sign-in';
 import { Signup } from './pages/signup';
@@ -29,6 +32,9 @@ const PROGRAM_ROUTES: Route[] = [
   { id: 'signup', label: 'Sign-up and approval', page: (credential) => <Signup {...props(credential)} /> },
   { id: 'review', label: 'Fraud review', page: (credential) => <Review {...props(credential)} /> },
   { id: 'events', label: 'Event catalogue', page: (credential) => <Catalogue {...props(credential)} /> },
+  { id: 'manage-affiliates', label: 'Approve and edit affiliates', page: (credential) => <Affiliates {...props(credential)} /> },
+  { id: 'plans', label: 'Commission plans', page: (credential) => <Plans {...props(credential)} /> },
+  { id: 'coupons', label: 'Coupons and codes', page: (credential) => <Coupons {...props(credential)} /> },
   ...Object.entries(RESOURCES).map(([id, resource]) => ({
     id,
     label: resource.title,
