@@ -3,15 +3,25 @@ import './styles.css';
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { forgetCredential, savedCredential, saveCredential, type Credential } from './api';
+import { createApiClient, type PageProps } from './client';
 import { Browse, RESOURCES } from './pages/browse';
 import { Catalogue } from './pages/catalogue';
 import { Audit, Programs } from './pages/operator';
 import { Overview } from './pages/overview';
+import { Payouts } from './pages/payouts';
+import { Reports } from './pages/reports';
 import { Review } from './pages/review';
+import { Settings } from './pages/settings';
 import { SignIn } from './pages/sign-in';
 import { Signup } from './pages/signup';
 import { Tracking } from './pages/tracking';
 import { Webhooks } from './pages/webhooks';
+
+// Until the team sign-in lands: the typed client with the program's API key, which may do everything.
+const pageProps = (credential: Credential): PageProps => ({
+  client: createApiClient({ authorization: `Bearer ${credential.token}` }),
+  can: () => true,
+});
 
 type Route = { id: string; label: string; page: (credential: Credential) => preact.JSX.Element };
 
@@ -21,6 +31,9 @@ const PROGRAM_ROUTES: Route[] = [
   { id: 'tracking', label: 'Tracking', page: (credential) => <Tracking credential={credential} /> },
   { id: 'signup', label: 'Sign-up and approval', page: (credential) => <Signup credential={credential} /> },
   { id: 'review', label: 'Fraud review', page: (credential) => <Review credential={credential} /> },
+  { id: 'payouts', label: 'Payouts', page: (credential) => <Payouts {...pageProps(credential)} /> },
+  { id: 'reports', label: 'Reports', page: (credential) => <Reports {...pageProps(credential)} /> },
+  { id: 'settings', label: 'Program settings', page: (credential) => <Settings {...pageProps(credential)} /> },
   { id: 'events', label: 'Event catalogue', page: (credential) => <Catalogue credential={credential} /> },
   ...Object.entries(RESOURCES).map(([id, resource]) => ({
     id,

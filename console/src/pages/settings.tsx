@@ -1,0 +1,298 @@
+import { useState } from 'preact/hooks';
+import { ok, type PageProps, type Schemas } from '../client';
+import { FieldError } from '../forms';
+import { inputValue, ListFieldError, unlessAboutAField } from '../money-and-files';
+import { ErrorBanner, Notice, useLoad, useSubmit } from '../ui';
+
+type Program = Schemas['Program'];
+type Settings = Schemas['ProgramSettingsBody'];
+type AttributionModel = Program['attributionModel'];
+
+/** A destination as the form edits it: its query parameters as one line, `utm_source=affiliate&utm_medium=link`. */
+type EditedDestination = { url: string; params: string };
+
+/** The fields of PUT /program this page edits: an API message about any of them is shown beside it, the rest in the banner. */
+const FIELDS = [
+  'name',
+  'urlModifier',
+  'destinationUrls',
+  'requireApproval',
+  'defaultCommissionRate',
+  'reportingCurrency',
+  'allowedOrigins',
+  'attributionWindowDays',
+  'attributionModel',
+  'clickDedupSeconds',
+  'slug',
+  'signup',
+  'affiliatesMayAddLinks',
+] as const;
+
+const lines = (text: string) =>
+  text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
+
+/** A number field: empty stays empty, so that the API, not the page, says what it needs. */
+const numberOrNull = (text: string) => (text.trim() === '' ? null : Number(text));
+
+/**
+ * The program's settings (GET/PUT /program, as far as ProgramSettingsBody offers them: name, links,
+ * approval, commission default, attribution, sign-up and affiliate portal) and its Stripe integration
+ * (GET/PUT /integrations/stripe). Each field shows the API's own message beside it.
+ */
+export function Settings({ client, can }: PageProps) {
+  const program = useLoad(() => ok(client.GET('/api/v1/program')), []);
+  const stripe = useLoad(() => ok(client.GET('/api/v1/integrations/stripe')), []);
+  return (
+    <section>
+      <h1>Program settings</h1>
+      <ErrorBanner error={program.error} />
+      {program.value ? <ProgramSettings client={client} can={can} program={program.value} onSaved={program.reload} /> : null}
+      <StripeSettings client={client} can={can} integration={stripe.value} error={stripe.error} onSaved={stripe.reload} />
+    </section>
+  );
+}
+
+function ProgramSettings({ client, can, program, onSaved }: PageProps & { program: Program; onSaved: () => void }) {
+  const [name, setName] = useState(program.name);
+  const [urlModifier, setUrlModifier] = useState(program.urlModifier);
+  const [destinations, setDestinations] = useState<EditedDestination[]>(
+    program.destinationUrls.map((destination) => ({ url: destination.url, params: new URLSearchParams(destination.params).toString() })),
+  );
+  const [requireApproval, setRequireApproval] = useState(program.requireApproval);
+  const [defaultRate, setDefaultRate] = useState(String(program.defaultCommissionRate));
+  const [reportingCurrency, setReportingCurrency] = useState(program.reportingCurrency);
+  const [origins, setOrigins] = useState(program.allowedOrigins.join('\n'));
+  const [windowDays, setWindowDays] = useState(program.attributionWindowDays === null ? '' : String(program.attributionWindowDays));
+  const [model, setModel] = useState<AttributionModel>(program.attributionModel);
+  const [dedup, setDedup] = useState(String(program.clickDedupSeconds));
+  const [slug, setSlug] = useState(program.slug ?? '');
+  const [signupOpen, setSignupOpen] = useState(program.signup?.enabled ?? false);
+  const [mayAddLinks, setMayAddLinks] = useState(program.affiliatesMayAddLinks ?? false);
+  const { error, done, submit } = useSubmit(async () => {
+    const body: Settings = {
+      name,
+      urlModifier,
+      destinationUrls: destinations
+        .filter((destination) => destination.url.trim() !== '')
+        .map((destination) => ({ url: destination.url.trim(), params: Object.fromEntries(new URLSearchParams(destination.params)) })),
+      requireApproval,
+      // Left empty, a number goes as null for the API to refuse with its own message (never silently 0).
+      defaultCommissionRate: numberOrNull(defaultRate) as number,
+      reportingCurrency: reportingCurrency.trim().toUpperCase(),
+      allowedOrigins: lines(origins),
+      attributionWindowDays: numberOrNull(windowDays),
+      attributionModel: model,
+      clickDedupSeconds: numberOrNull(dedup) as number,
+      slug: slug.trim() === '' ? null : slug.trim(),
+      // The rest of the sign-up page (intro, terms, questions) is kept as it is: the Sign-up page edits it.
+      ...(program.signup || signupOpen
+        ? { signup: { ...(program.signup ?? { introText: '', termsUrl: null, questions: [] }), enabled: signupOpen } }
+        : {}),
+      affiliatesMayAddLinks: mayAddLinks,
+    };
+    await ok(client.PUT('/api/v1/program', { body }));
+    onSaved();
+  });
+  const editable = can('updateOwnProgram');
+  const editDestination = (index: number, change: Partial<EditedDestination>) =>
+    setDestinations(destinations.map((destination, at) => (at === index ? { ...destination, ...change } : destination)));
+  return (
+    <form class="panel" onSubmit={submit} aria-labelledby="program-settings-title">
+      <h2 id="program-settings-title">Program</h2>
+      <fieldset disabled={!editable}>
+        <legend>General</legend>
+        <label for="program-name">Name</label>
+        <input id="program-name" value={name} aria-describedby="program-name-error" onInput={(event) => setName(inputValue(event))} />
+        <FieldError error={error} param="name" id="program-name-error" />
+        <label for="default-commission-rate">Default commission rate, % (when neither the affiliate nor the program has a plan)</label>
+        <input
+          id="default-commission-rate"
+          type="number"
+          step="any"
+          value={defaultRate}
+          aria-describedby="default-commission-rate-error"
+          onInput={(event) => setDefaultRate(inputValue(event))}
+        />
+        <FieldError error={error} param="defaultCommissionRate" id="default-commission-rate-error" />
+        <label for="reporting-currency">Reporting currency (ISO code of the single-number totals)</label>
+        <input
+          id="reporting-currency"
+          value={reportingCurrency}
+          size={5}
+          aria-describedby="reporting-currency-error"
+          onInput={(event) => setReportingCurrency(inputValue(event))}
+        />
+        <FieldError error={error} param="reportingCurrency" id="reporting-currency-error" />
+      </fieldset>
+      <fieldset disabled={!editable}>
+        <legend>Referral links</legend>
+        <label for="url-modifier">Query parameter carrying the affiliate's slug (e.g. ref: https://shop.example.com/?ref=ada)</label>
+        <input
+          id="url-modifier"
+          value={urlModifier}
+          aria-describedby="url-modifier-error"
+          onInput={(event) => setUrlModifier(inputValue(event))}
+        />
+        <FieldError error={error} param="urlModifier" id="url-modifier-error" />
+        {destinations.map((destination, index) => (
+          <div key={index} class="destination">
+            <label for={`destination-${index}-url`}>Destination {index + 1}: URL</label>
+            <input
+              id={`destination-${index}-url`}
+              type="url"
+              size={50}
+              value={destination.url}
+              aria-describedby={`destination-${index}-url-error`}
+              onInput={(event) => editDestination(index, { url: inputValue(event) })}
+            />
+            <FieldError error={error} param={`destinationUrls.${index}.url`} id={`destination-${index}-url-error`} />
+            <label for={`destination-${index}-params`}>Destination {index + 1}: query parameters added (e.g. utm_source=affiliate)</label>
+            <input
+              id={`destination-${index}-params`}
+              size={50}
+              value={destination.params}
+              aria-describedby={`destination-${index}-params-error`}
+              onInput={(event) => editDestination(index, { params: inputValue(event) })}
+            />
+            <ListFieldError error={error} param={`destinationUrls.${index}.params`} id={`destination-${index}-params-error`} />
+            <button type="button" class="danger" onClick={() => setDestinations(destinations.filter((_, at) => at !== index))}>
+              Remove destination {index + 1}
+            </button>
+          </div>
+        ))}
+        <button type="button" onClick={() => setDestinations([...destinations, { url: '', params: '' }])}>
+          Add a destination
+        </button>
+        <FieldError error={error} param="destinationUrls" id="destination-urls-error" />
+      </fieldset>
+      <fieldset disabled={!editable}>
+        <legend>Approval, sign-up and portal</legend>
+        <label class="inline">
+          <input
+            type="checkbox"
+            checked={requireApproval}
+            onChange={(event) => setRequireApproval((event.target as HTMLInputElement).checked)}
+          />{' '}
+          New affiliates wait for approval
+        </label>
+        <label for="signup-address">Sign-up page address (/join/…; empty: none)</label>
+        <input id="signup-address" value={slug} aria-describedby="signup-address-error" onInput={(event) => setSlug(inputValue(event))} />
+        <FieldError error={error} param="slug" id="signup-address-error" />
+        <label class="inline">
+          <input
+            type="checkbox"
+            checked={signupOpen}
+            aria-describedby="signup-open-error"
+            onChange={(event) => setSignupOpen((event.target as HTMLInputElement).checked)}
+          />{' '}
+          Sign-up page open for applications
+        </label>
+        <ListFieldError error={error} param="signup" id="signup-open-error" />
+        <label class="inline">
+          <input type="checkbox" checked={mayAddLinks} onChange={(event) => setMayAddLinks((event.target as HTMLInputElement).checked)} />{' '}
+          Affiliates may add referral links in their portal
+        </label>
+      </fieldset>
+      <fieldset disabled={!editable}>
+        <legend>Attribution</legend>
+        <label for="allowed-origins-setting">
+          Origins allowed to use the publishable keys (one per line, e.g. https://shop.example.com)
+        </label>
+        <textarea
+          id="allowed-origins-setting"
+          rows={3}
+          cols={60}
+          value={origins}
+          aria-describedby="allowed-origins-setting-error"
+          onInput={(event) => setOrigins((event.target as HTMLTextAreaElement).value)}
+        />
+        <ListFieldError error={error} param="allowedOrigins" id="allowed-origins-setting-error" />
+        <label for="attribution-window-setting">Attribution window in days (empty: clicks never expire)</label>
+        <input
+          id="attribution-window-setting"
+          type="number"
+          value={windowDays}
+          aria-describedby="attribution-window-setting-error"
+          onInput={(event) => setWindowDays(inputValue(event))}
+        />
+        <FieldError error={error} param="attributionWindowDays" id="attribution-window-setting-error" />
+        <label for="attribution-model-setting">Attribution model</label>
+        <select
+          id="attribution-model-setting"
+          value={model}
+          aria-describedby="attribution-model-setting-error"
+          onChange={(event) => setModel(inputValue(event) as AttributionModel)}
+        >
+          <option value="FIRST_CLICK">First click</option>
+          <option value="LAST_CLICK">Last click</option>
+        </select>
+        <FieldError error={error} param="attributionModel" id="attribution-model-setting-error" />
+        <label for="click-dedup-setting">Repeat clicks of one visitor count once within (seconds; 0: off)</label>
+        <input
+          id="click-dedup-setting"
+          type="number"
+          value={dedup}
+          aria-describedby="click-dedup-setting-error"
+          onInput={(event) => setDedup(inputValue(event))}
+        />
+        <FieldError error={error} param="clickDedupSeconds" id="click-dedup-setting-error" />
+      </fieldset>
+      {editable ? <button type="submit">Save settings</button> : null}
+      {done ? <Notice>Settings saved.</Notice> : null}
+      <ErrorBanner error={unlessAboutAField(error, FIELDS)} />
+    </form>
+  );
+}
+
+function StripeSettings({
+  client,
+  can,
+  integration,
+  error,
+  onSaved,
+}: PageProps & { integration: Schemas['StripeIntegration'] | undefined; error: unknown; onSaved: () => void }) {
+  const [secret, setSecret] = useState('');
+  const saving = useSubmit(async () => {
+    await ok(client.PUT('/api/v1/integrations/stripe', { body: { webhookSecret: secret } }));
+    setSecret('');
+    onSaved();
+  });
+  return (
+    <form class="panel" onSubmit={saving.submit} aria-labelledby="stripe-settings-title">
+      <h2 id="stripe-settings-title">Stripe integration</h2>
+      <ErrorBanner error={error} />
+      {integration ? (
+        <>
+          <p>
+            In Stripe, add a webhook endpoint with this URL and the events checkout.session.completed, invoice.paid, charge.refunded and
+            charge.dispute.created:
+          </p>
+          <pre tabIndex={0} aria-label="The Stripe webhook URL">
+            {new URL(integration.webhookUrl, window.location.origin).toString()}
+          </pre>
+          <p>{integration.configured ? `Signing secret set (ends in ${integration.webhookSecretLast4}).` : 'No signing secret yet.'}</p>
+        </>
+      ) : null}
+      {can('configureStripeIntegration') ? (
+        <>
+          <label for="stripe-signing-secret">Stripe webhook signing secret (whsec_…; stored, never shown again)</label>
+          <input
+            id="stripe-signing-secret"
+            type="password"
+            autocomplete="off"
+            value={secret}
+            aria-describedby="stripe-signing-secret-error"
+            onInput={(event) => setSecret(inputValue(event))}
+          />
+          <FieldError error={saving.error} param="webhookSecret" id="stripe-signing-secret-error" />
+          <button type="submit">Save the signing secret</button>
+          {saving.done ? <Notice>Signing secret saved.</Notice> : null}
+          <ErrorBanner error={unlessAboutAField(saving.error, ['webhookSecret'])} />
+        </>
+      ) : null}
+    </form>
+  );
+}
