@@ -167,8 +167,8 @@ test("reports: a period shows each affiliate's figures, downloads as CSV, and op
       currency: 'USD',
       clicks: '3',
       sales: '1',
-      revenue: '100.00',
-      commission_earned: '20.00',
+      revenue: '100',
+      commission_earned: '20', commission_due: '20',
     }),
   );
 

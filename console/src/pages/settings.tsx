@@ -104,60 +104,72 @@ function ProgramSettings({ client, can, program, onSaved }: PageProps & { progra
       <h2 id="program-settings-title">Program</h2>
       <fieldset disabled={!editable}>
         <legend>General</legend>
-        <label for="program-name">Name</label>
-        <input id="program-name" value={name} aria-describedby="program-name-error" onInput={(event) => setName(inputValue(event))} />
-        <FieldError error={error} param="name" id="program-name-error" />
-        <label for="default-commission-rate">Default commission rate, % (when neither the affiliate nor the program has a plan)</label>
-        <input
-          id="default-commission-rate"
-          type="number"
-          step="any"
-          value={defaultRate}
-          aria-describedby="default-commission-rate-error"
-          onInput={(event) => setDefaultRate(inputValue(event))}
-        />
-        <FieldError error={error} param="defaultCommissionRate" id="default-commission-rate-error" />
-        <label for="reporting-currency">Reporting currency (ISO code of the single-number totals)</label>
-        <input
-          id="reporting-currency"
-          value={reportingCurrency}
-          size={5}
-          aria-describedby="reporting-currency-error"
-          onInput={(event) => setReportingCurrency(inputValue(event))}
-        />
-        <FieldError error={error} param="reportingCurrency" id="reporting-currency-error" />
+        <div>
+          <label for="program-name">Name</label>
+          <input id="program-name" value={name} aria-describedby="program-name-error" onInput={(event) => setName(inputValue(event))} />
+          <FieldError error={error} param="name" id="program-name-error" />
+        </div>
+        <div>
+          <label for="default-commission-rate">Default commission rate, % (when neither the affiliate nor the program has a plan)</label>
+          <input
+            id="default-commission-rate"
+            type="number"
+            step="any"
+            value={defaultRate}
+            aria-describedby="default-commission-rate-error"
+            onInput={(event) => setDefaultRate(inputValue(event))}
+          />
+          <FieldError error={error} param="defaultCommissionRate" id="default-commission-rate-error" />
+        </div>
+        <div>
+          <label for="reporting-currency">Reporting currency (ISO code of the single-number totals)</label>
+          <input
+            id="reporting-currency"
+            value={reportingCurrency}
+            size={5}
+            aria-describedby="reporting-currency-error"
+            onInput={(event) => setReportingCurrency(inputValue(event))}
+          />
+          <FieldError error={error} param="reportingCurrency" id="reporting-currency-error" />
+        </div>
       </fieldset>
       <fieldset disabled={!editable}>
         <legend>Referral links</legend>
-        <label for="url-modifier">Query parameter carrying the affiliate's slug (e.g. ref: https://shop.example.com/?ref=ada)</label>
-        <input
-          id="url-modifier"
-          value={urlModifier}
-          aria-describedby="url-modifier-error"
-          onInput={(event) => setUrlModifier(inputValue(event))}
-        />
-        <FieldError error={error} param="urlModifier" id="url-modifier-error" />
+        <div>
+          <label for="url-modifier">Query parameter carrying the affiliate's slug (e.g. ref: https://shop.example.com/?ref=ada)</label>
+          <input
+            id="url-modifier"
+            value={urlModifier}
+            aria-describedby="url-modifier-error"
+            onInput={(event) => setUrlModifier(inputValue(event))}
+          />
+          <FieldError error={error} param="urlModifier" id="url-modifier-error" />
+        </div>
         {destinations.map((destination, index) => (
           <div key={index} class="destination">
-            <label for={`destination-${index}-url`}>Destination {index + 1}: URL</label>
-            <input
-              id={`destination-${index}-url`}
-              type="url"
-              size={50}
-              value={destination.url}
-              aria-describedby={`destination-${index}-url-error`}
-              onInput={(event) => editDestination(index, { url: inputValue(event) })}
-            />
-            <FieldError error={error} param={`destinationUrls.${index}.url`} id={`destination-${index}-url-error`} />
-            <label for={`destination-${index}-params`}>Destination {index + 1}: query parameters added (e.g. utm_source=affiliate)</label>
-            <input
-              id={`destination-${index}-params`}
-              size={50}
-              value={destination.params}
-              aria-describedby={`destination-${index}-params-error`}
-              onInput={(event) => editDestination(index, { params: inputValue(event) })}
-            />
-            <ListFieldError error={error} param={`destinationUrls.${index}.params`} id={`destination-${index}-params-error`} />
+            <div>
+              <label for={`destination-${index}-url`}>Destination {index + 1}: URL</label>
+              <input
+                id={`destination-${index}-url`}
+                type="url"
+                size={50}
+                value={destination.url}
+                aria-describedby={`destination-${index}-url-error`}
+                onInput={(event) => editDestination(index, { url: inputValue(event) })}
+              />
+              <FieldError error={error} param={`destinationUrls.${index}.url`} id={`destination-${index}-url-error`} />
+            </div>
+            <div>
+              <label for={`destination-${index}-params`}>Destination {index + 1}: query parameters added (e.g. utm_source=affiliate)</label>
+              <input
+                id={`destination-${index}-params`}
+                size={50}
+                value={destination.params}
+                aria-describedby={`destination-${index}-params-error`}
+                onInput={(event) => editDestination(index, { params: inputValue(event) })}
+              />
+              <ListFieldError error={error} param={`destinationUrls.${index}.params`} id={`destination-${index}-params-error`} />
+            </div>
             <button type="button" class="danger" onClick={() => setDestinations(destinations.filter((_, at) => at !== index))}>
               Remove destination {index + 1}
             </button>
@@ -178,9 +190,11 @@ function ProgramSettings({ client, can, program, onSaved }: PageProps & { progra
           />{' '}
           New affiliates wait for approval
         </label>
-        <label for="signup-address">Sign-up page address (/join/…; empty: none)</label>
-        <input id="signup-address" value={slug} aria-describedby="signup-address-error" onInput={(event) => setSlug(inputValue(event))} />
-        <FieldError error={error} param="slug" id="signup-address-error" />
+        <div>
+          <label for="signup-address">Sign-up page address (/join/…; empty: none)</label>
+          <input id="signup-address" value={slug} aria-describedby="signup-address-error" onInput={(event) => setSlug(inputValue(event))} />
+          <FieldError error={error} param="slug" id="signup-address-error" />
+        </div>
         <label class="inline">
           <input
             type="checkbox"
@@ -198,47 +212,55 @@ function ProgramSettings({ client, can, program, onSaved }: PageProps & { progra
       </fieldset>
       <fieldset disabled={!editable}>
         <legend>Attribution</legend>
-        <label for="allowed-origins-setting">
-          Origins allowed to use the publishable keys (one per line, e.g. https://shop.example.com)
-        </label>
-        <textarea
-          id="allowed-origins-setting"
-          rows={3}
-          cols={60}
-          value={origins}
-          aria-describedby="allowed-origins-setting-error"
-          onInput={(event) => setOrigins((event.target as HTMLTextAreaElement).value)}
-        />
-        <ListFieldError error={error} param="allowedOrigins" id="allowed-origins-setting-error" />
-        <label for="attribution-window-setting">Attribution window in days (empty: clicks never expire)</label>
-        <input
-          id="attribution-window-setting"
-          type="number"
-          value={windowDays}
-          aria-describedby="attribution-window-setting-error"
-          onInput={(event) => setWindowDays(inputValue(event))}
-        />
-        <FieldError error={error} param="attributionWindowDays" id="attribution-window-setting-error" />
-        <label for="attribution-model-setting">Attribution model</label>
-        <select
-          id="attribution-model-setting"
-          value={model}
-          aria-describedby="attribution-model-setting-error"
-          onChange={(event) => setModel(inputValue(event) as AttributionModel)}
-        >
-          <option value="FIRST_CLICK">First click</option>
-          <option value="LAST_CLICK">Last click</option>
-        </select>
-        <FieldError error={error} param="attributionModel" id="attribution-model-setting-error" />
-        <label for="click-dedup-setting">Repeat clicks of one visitor count once within (seconds; 0: off)</label>
-        <input
-          id="click-dedup-setting"
-          type="number"
-          value={dedup}
-          aria-describedby="click-dedup-setting-error"
-          onInput={(event) => setDedup(inputValue(event))}
-        />
-        <FieldError error={error} param="clickDedupSeconds" id="click-dedup-setting-error" />
+        <div>
+          <label for="allowed-origins-setting">
+            Origins allowed to use the publishable keys (one per line, e.g. https://shop.example.com)
+          </label>
+          <textarea
+            id="allowed-origins-setting"
+            rows={3}
+            cols={60}
+            value={origins}
+            aria-describedby="allowed-origins-setting-error"
+            onInput={(event) => setOrigins((event.target as HTMLTextAreaElement).value)}
+          />
+          <ListFieldError error={error} param="allowedOrigins" id="allowed-origins-setting-error" />
+        </div>
+        <div>
+          <label for="attribution-window-setting">Attribution window in days (empty: clicks never expire)</label>
+          <input
+            id="attribution-window-setting"
+            type="number"
+            value={windowDays}
+            aria-describedby="attribution-window-setting-error"
+            onInput={(event) => setWindowDays(inputValue(event))}
+          />
+          <FieldError error={error} param="attributionWindowDays" id="attribution-window-setting-error" />
+        </div>
+        <div>
+          <label for="attribution-model-setting">Attribution model</label>
+          <select
+            id="attribution-model-setting"
+            value={model}
+            aria-describedby="attribution-model-setting-error"
+            onChange={(event) => setModel(inputValue(event) as AttributionModel)}
+          >
+            <option value="FIRST_CLICK">First click</option>
+            <option value="LAST_CLICK">Last click</option>
+          </select>
+          <FieldError error={error} param="attributionModel" id="attribution-model-setting-error" />
+        </div>
+        <div>
+          <label for="click-dedup-setting">Repeat clicks of one visitor count once within (seconds; 0: off)</label>
+          <input
+            id="click-dedup-setting"
+            type="number"
+            value={dedup}
+            aria-describedby="click-dedup-setting-error"
+            onInput={(event) => setDedup(inputValue(event))}
+          />
+          <FieldError error={error} param="clickDedupSeconds" id="click-dedup-setting-error" />
+        </div>
       </fieldset>
       {editable ? <button type="submit">Save settings</button> : null}
       {done ? <Notice>Settings saved.</Notice> : null}
