@@ -42,38 +42,27 @@ type Program = { programId: string; key: string; api: Api };
 async function programWithDueCommissions(): Promise<{ program: Program; ada: { id: string }; grace: { id: string } }> {
   const program = await system.createProgram({ name: 'Acme Shop', destinationUrls: [{ url: 'https://shop.example.com/' }] });
   const { api } = program;
-  await okBody(
-    api.post('/commission-plans', {
-      name: 'Partners 20%',
-      commissionType: 'PERCENTAGE',
-      rate: 20,
-      recurring: 'FOREVER',
-      holdDays: 0,
-      isDefault: true,
-    }),
-  );
-  const ada = await okBody(
-    api.post('/affiliates', { firstName: 'Ada', lastName: 'Byron', email: 'ada@example.com', affiliateLink: 'ada' }),
-  );
-  const grace = await okBody(
-    api.post('/affiliates', { firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com', affiliateLink: 'grace' }),
-  );
-  await okBody(
-    api.put('/affiliates', {
-      affiliateId: ada.id,
+  const plan = { name: 'Due at once', commissionType: 'PERCENTAGE', rate: 20, recurring: 'FOREVER', holdDays: 0, isDefault: true };
+  await okBody(api.post('/commission-plans', plan));
+  const affiliates: { id: string }[] = [];
+  for (const { firstName, lastName, total, payoutDetails } of [
+    {
+      firstName: 'Ada',
+      lastName: 'Byron',
+      total: 100,
       payoutDetails: { method: 'BANK_TRANSFER', accountHolder: 'Ada Byron', iban: 'GB82 WEST 1234 5698 7654 32' },
-    }),
-  );
-  await okBody(api.put('/affiliates', { affiliateId: grace.id, payoutDetails: { method: 'PAYPAL', email: 'grace.paypal@example.com' } }));
-  for (let index = 0; index < 3; index += 1) await okBody(api.post('/clicks', { link: 'ada' }));
-  for (const [link, total] of [
-    ['ada', 100],
-    ['grace', 50],
-  ] as const) {
+    },
+    { firstName: 'Grace', lastName: 'Hopper', total: 50, payoutDetails: { method: 'PAYPAL', email: 'grace.paypal@example.com' } },
+  ]) {
+    const link = firstName.toLowerCase();
+    const affiliate = await okBody(api.post('/affiliates', { firstName, lastName, email: `${link}@example.com`, affiliateLink: link }));
+    await okBody(api.put('/affiliates', { affiliateId: affiliate.id, payoutDetails }));
     const referral = await okBody(api.post('/referrals', { link, email: `customer-of-${link}@example.com` }));
     await okBody(api.post('/sales', { referralId: referral.id, totalEarned: total }));
+    affiliates.push(affiliate);
   }
-  return { program, ada, grace };
+  for (let index = 0; index < 3; index += 1) await okBody(api.post('/clicks', { link: 'ada' }));
+  return { program, ada: affiliates[0] as { id: string }, grace: affiliates[1] as { id: string } };
 }
 
 /**
@@ -168,7 +157,8 @@ test("reports: a period shows each affiliate's figures, downloads as CSV, and op
       clicks: '3',
       sales: '1',
       revenue: '100',
-      commission_earned: '20', commission_due: '20',
+      commission_earned: '20',
+      commission_due: '20',
     }),
   );
 

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ok, type ApiClient, type PageProps, type Schemas } from '../client';
-import { FieldError } from '../forms';
+import { Field, fieldsOf } from '../fields';
 import { inputValue, money, saveAsFile, unlessAboutAField } from '../money-and-files';
 import { Action, ErrorBanner, Notice, Table, useLoad, useSubmit, when } from '../ui';
 
@@ -132,6 +132,7 @@ function RunPayouts({ client, onRun }: { client: ApiClient; onRun: () => void })
     setCreated(made);
     onRun();
   });
+  const field = fieldsOf(error);
   return (
     <form class="panel" onSubmit={submit} aria-labelledby="run-payout-title">
       <h2 id="run-payout-title">Run a payout</h2>
@@ -139,25 +140,19 @@ function RunPayouts({ client, onRun }: { client: ApiClient; onRun: () => void })
         Gathers every due commission (past its plan's hold, not held for review) into one draft per affiliate and currency; an affiliate
         under its plan's minimum payout waits for the next run.
       </p>
-      <label for="payout-currency">Only this currency (ISO code; empty: every currency)</label>
-      <input
+      <Field
         id="payout-currency"
-        value={currency}
-        maxLength={3}
+        label="Only this currency (ISO code; empty: every currency)"
         size={5}
-        aria-describedby="payout-currency-error"
-        onInput={(event) => setCurrency(inputValue(event))}
+        maxLength={3}
+        {...field('currency', currency, setCurrency)}
       />
-      <FieldError error={error} param="currency" id="payout-currency-error" />
-      <label for="payout-affiliate">Only this affiliate (its id; empty: every affiliate)</label>
-      <input
+      <Field
         id="payout-affiliate"
-        value={affiliateId}
+        label="Only this affiliate (its id; empty: every affiliate)"
         size={40}
-        aria-describedby="payout-affiliate-error"
-        onInput={(event) => setAffiliateId(inputValue(event))}
+        {...field('affiliateId', affiliateId, setAffiliateId)}
       />
-      <FieldError error={error} param="affiliateId" id="payout-affiliate-error" />
       <button type="submit">Run payout</button>
       {created ? (
         <Notice>
@@ -182,6 +177,7 @@ function PayoutActions({ client, can, payout, onMarked }: PageProps & { payout: 
   const [reference, setReference] = useState('');
   const [error, setError] = useState<unknown>(null);
   const who = payout.payee.name;
+  const field = fieldsOf(error);
   const mark = async (status: 'PAID' | 'FAILED') => {
     setError(null);
     try {
@@ -196,7 +192,6 @@ function PayoutActions({ client, can, payout, onMarked }: PageProps & { payout: 
       setError(failed);
     }
   };
-  const referenceId = `reference-${payout.id}`;
   return (
     <>
       {can('exportPayout') ? (
@@ -216,15 +211,12 @@ function PayoutActions({ client, can, payout, onMarked }: PageProps & { payout: 
       ) : null}
       {payout.status === 'PENDING' && can('updatePayout') ? (
         <>
-          <label for={referenceId}>Transfer reference for {who} (optional)</label>
-          <input
-            id={referenceId}
-            value={reference}
+          <Field
+            id={`reference-${payout.id}`}
+            label={`Transfer reference for ${who} (optional)`}
             size={16}
-            aria-describedby={`${referenceId}-error`}
-            onInput={(event) => setReference(inputValue(event))}
+            {...field('externalReference', reference, setReference)}
           />
-          <FieldError error={error} param="externalReference" id={`${referenceId}-error`} />
           <button type="button" onClick={() => mark('PAID')}>
             Mark {who} paid
           </button>

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { ok, type ApiClient, type PageProps, type Schemas } from '../client';
-import { FieldError } from '../forms';
-import { dayOf, inputValue, money, saveAsFile, startOfDay, unlessAboutAField } from '../money-and-files';
+import { Field, fieldsOf } from '../fields';
+import { dayOf, money, saveAsFile, startOfDay, unlessAboutAField } from '../money-and-files';
 import { Action, ErrorBanner, Table, useLoad, when } from '../ui';
 
 type ReportRow = Schemas['AffiliateReportRow'];
@@ -28,6 +28,7 @@ export function Reports({ client, can }: PageProps) {
   const report = useLoad(() => ok(client.GET('/api/v1/reports/affiliates', { params: { query: periodQuery(period) } })), [period]);
   const [downloadError, setDownloadError] = useState<unknown>(null);
   const formError = report.error ?? downloadError;
+  const field = fieldsOf(formError);
   return (
     <section>
       <h1>Reports</h1>
@@ -43,25 +44,8 @@ export function Reports({ client, can }: PageProps) {
         }}
       >
         <h2 id="report-period-title">Period</h2>
-        <label for="report-from">From (UTC day, included)</label>
-        <input
-          id="report-from"
-          type="date"
-          required
-          value={fromDay}
-          aria-describedby="report-from-error"
-          onInput={(event) => setFromDay(inputValue(event))}
-        />
-        <FieldError error={formError} param="from" id="report-from-error" />
-        <label for="report-to">To (UTC day, excluded; empty: up to now)</label>
-        <input
-          id="report-to"
-          type="date"
-          value={toDay}
-          aria-describedby="report-to-error"
-          onInput={(event) => setToDay(inputValue(event))}
-        />
-        <FieldError error={formError} param="to" id="report-to-error" />
+        <Field id="report-from" label="From (UTC day, included)" type="date" {...field('from', fromDay, setFromDay)} />
+        <Field id="report-to" label="To (UTC day, excluded; empty: up to now)" type="date" {...field('to', toDay, setToDay)} />
         <button type="submit">Show report</button>
         {can('getAffiliateReport') ? (
           <button

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
 import { FieldError } from '../forms';
+import { Checkbox, Field, fieldsOf } from '../fields';
 import { inputValue, ListFieldError, unlessAboutAField } from '../money-and-files';
 import { ErrorBanner, Notice, useLoad, useSubmit } from '../ui';
 
@@ -96,6 +97,7 @@ function ProgramSettings({ client, can, program, onSaved }: PageProps & { progra
     await ok(client.PUT('/api/v1/program', { body }));
     onSaved();
   });
+  const field = fieldsOf(error);
   const editable = can('updateOwnProgram');
   const editDestination = (index: number, change: Partial<EditedDestination>) =>
     setDestinations(destinations.map((destination, at) => (at === index ? { ...destination, ...change } : destination)));
@@ -104,72 +106,43 @@ function ProgramSettings({ client, can, program, onSaved }: PageProps & { progra
       <h2 id="program-settings-title">Program</h2>
       <fieldset disabled={!editable}>
         <legend>General</legend>
-        <div>
-          <label for="program-name">Name</label>
-          <input id="program-name" value={name} aria-describedby="program-name-error" onInput={(event) => setName(inputValue(event))} />
-          <FieldError error={error} param="name" id="program-name-error" />
-        </div>
-        <div>
-          <label for="default-commission-rate">Default commission rate, % (when neither the affiliate nor the program has a plan)</label>
-          <input
-            id="default-commission-rate"
-            type="number"
-            step="any"
-            value={defaultRate}
-            aria-describedby="default-commission-rate-error"
-            onInput={(event) => setDefaultRate(inputValue(event))}
-          />
-          <FieldError error={error} param="defaultCommissionRate" id="default-commission-rate-error" />
-        </div>
-        <div>
-          <label for="reporting-currency">Reporting currency (ISO code of the single-number totals)</label>
-          <input
-            id="reporting-currency"
-            value={reportingCurrency}
-            size={5}
-            aria-describedby="reporting-currency-error"
-            onInput={(event) => setReportingCurrency(inputValue(event))}
-          />
-          <FieldError error={error} param="reportingCurrency" id="reporting-currency-error" />
-        </div>
+        <Field id="program-name" label="Name" {...field('name', name, setName)} />
+        <Field
+          id="default-commission-rate"
+          label="Default commission rate, % (when neither the affiliate nor the program has a plan)"
+          type="number"
+          {...field('defaultCommissionRate', defaultRate, setDefaultRate)}
+        />
+        <Field
+          id="reporting-currency"
+          label="Reporting currency (ISO code of the single-number totals)"
+          size={5}
+          {...field('reportingCurrency', reportingCurrency, setReportingCurrency)}
+        />
       </fieldset>
       <fieldset disabled={!editable}>
         <legend>Referral links</legend>
-        <div>
-          <label for="url-modifier">Query parameter carrying the affiliate's slug (e.g. ref: https://shop.example.com/?ref=ada)</label>
-          <input
-            id="url-modifier"
-            value={urlModifier}
-            aria-describedby="url-modifier-error"
-            onInput={(event) => setUrlModifier(inputValue(event))}
-          />
-          <FieldError error={error} param="urlModifier" id="url-modifier-error" />
-        </div>
+        <Field
+          id="url-modifier"
+          label="Query parameter carrying the affiliate's slug (e.g. ref: https://shop.example.com/?ref=ada)"
+          {...field('urlModifier', urlModifier, setUrlModifier)}
+        />
         {destinations.map((destination, index) => (
-          <div key={index} class="destination">
-            <div>
-              <label for={`destination-${index}-url`}>Destination {index + 1}: URL</label>
-              <input
-                id={`destination-${index}-url`}
-                type="url"
-                size={50}
-                value={destination.url}
-                aria-describedby={`destination-${index}-url-error`}
-                onInput={(event) => editDestination(index, { url: inputValue(event) })}
-              />
-              <FieldError error={error} param={`destinationUrls.${index}.url`} id={`destination-${index}-url-error`} />
-            </div>
-            <div>
-              <label for={`destination-${index}-params`}>Destination {index + 1}: query parameters added (e.g. utm_source=affiliate)</label>
-              <input
-                id={`destination-${index}-params`}
-                size={50}
-                value={destination.params}
-                aria-describedby={`destination-${index}-params-error`}
-                onInput={(event) => editDestination(index, { params: inputValue(event) })}
-              />
-              <ListFieldError error={error} param={`destinationUrls.${index}.params`} id={`destination-${index}-params-error`} />
-            </div>
+          <div key={index}>
+            <Field
+              id={`destination-${index}-url`}
+              label={`Destination ${index + 1}: URL`}
+              type="url"
+              size={50}
+              {...field(`destinationUrls.${index}.url`, destination.url, (url) => editDestination(index, { url }))}
+            />
+            <Field
+              id={`destination-${index}-params`}
+              label={`Destination ${index + 1}: query parameters added (e.g. utm_source=affiliate)`}
+              list
+              size={50}
+              {...field(`destinationUrls.${index}.params`, destination.params, (params) => editDestination(index, { params }))}
+            />
             <button type="button" class="danger" onClick={() => setDestinations(destinations.filter((_, at) => at !== index))}>
               Remove destination {index + 1}
             </button>
@@ -182,85 +155,45 @@ function ProgramSettings({ client, can, program, onSaved }: PageProps & { progra
       </fieldset>
       <fieldset disabled={!editable}>
         <legend>Approval, sign-up and portal</legend>
-        <label class="inline">
-          <input
-            type="checkbox"
-            checked={requireApproval}
-            onChange={(event) => setRequireApproval((event.target as HTMLInputElement).checked)}
-          />{' '}
-          New affiliates wait for approval
-        </label>
-        <div>
-          <label for="signup-address">Sign-up page address (/join/…; empty: none)</label>
-          <input id="signup-address" value={slug} aria-describedby="signup-address-error" onInput={(event) => setSlug(inputValue(event))} />
-          <FieldError error={error} param="slug" id="signup-address-error" />
-        </div>
-        <label class="inline">
-          <input
-            type="checkbox"
-            checked={signupOpen}
-            aria-describedby="signup-open-error"
-            onChange={(event) => setSignupOpen((event.target as HTMLInputElement).checked)}
-          />{' '}
-          Sign-up page open for applications
-        </label>
+        <Checkbox label="New affiliates wait for approval" checked={requireApproval} onChecked={setRequireApproval} />
+        <Field id="signup-address" label="Sign-up page address (/join/…; empty: none)" {...field('slug', slug, setSlug)} />
+        <Checkbox label="Sign-up page open for applications" checked={signupOpen} onChecked={setSignupOpen} />
         <ListFieldError error={error} param="signup" id="signup-open-error" />
-        <label class="inline">
-          <input type="checkbox" checked={mayAddLinks} onChange={(event) => setMayAddLinks((event.target as HTMLInputElement).checked)} />{' '}
-          Affiliates may add referral links in their portal
-        </label>
+        <Checkbox label="Affiliates may add referral links in their portal" checked={mayAddLinks} onChecked={setMayAddLinks} />
       </fieldset>
       <fieldset disabled={!editable}>
         <legend>Attribution</legend>
-        <div>
-          <label for="allowed-origins-setting">
-            Origins allowed to use the publishable keys (one per line, e.g. https://shop.example.com)
-          </label>
-          <textarea
-            id="allowed-origins-setting"
-            rows={3}
-            cols={60}
-            value={origins}
-            aria-describedby="allowed-origins-setting-error"
-            onInput={(event) => setOrigins((event.target as HTMLTextAreaElement).value)}
-          />
-          <ListFieldError error={error} param="allowedOrigins" id="allowed-origins-setting-error" />
-        </div>
-        <div>
-          <label for="attribution-window-setting">Attribution window in days (empty: clicks never expire)</label>
-          <input
-            id="attribution-window-setting"
-            type="number"
-            value={windowDays}
-            aria-describedby="attribution-window-setting-error"
-            onInput={(event) => setWindowDays(inputValue(event))}
-          />
-          <FieldError error={error} param="attributionWindowDays" id="attribution-window-setting-error" />
-        </div>
+        <label for="allowed-origins-setting">
+          Origins allowed to use the publishable keys (one per line, e.g. https://shop.example.com)
+        </label>
+        <textarea
+          id="allowed-origins-setting"
+          rows={3}
+          cols={60}
+          value={origins}
+          aria-describedby="allowed-origins-setting-error"
+          onInput={(event) => setOrigins((event.target as HTMLTextAreaElement).value)}
+        />
+        <ListFieldError error={error} param="allowedOrigins" id="allowed-origins-setting-error" />
+        <Field
+          id="attribution-window-setting"
+          label="Attribution window in days (empty: clicks never expire)"
+          type="number"
+          {...field('attributionWindowDays', windowDays, setWindowDays)}
+        />
         <div>
           <label for="attribution-model-setting">Attribution model</label>
-          <select
-            id="attribution-model-setting"
-            value={model}
-            aria-describedby="attribution-model-setting-error"
-            onChange={(event) => setModel(inputValue(event) as AttributionModel)}
-          >
+          <select id="attribution-model-setting" value={model} onChange={(event) => setModel(inputValue(event) as AttributionModel)}>
             <option value="FIRST_CLICK">First click</option>
             <option value="LAST_CLICK">Last click</option>
           </select>
-          <FieldError error={error} param="attributionModel" id="attribution-model-setting-error" />
         </div>
-        <div>
-          <label for="click-dedup-setting">Repeat clicks of one visitor count once within (seconds; 0: off)</label>
-          <input
-            id="click-dedup-setting"
-            type="number"
-            value={dedup}
-            aria-describedby="click-dedup-setting-error"
-            onInput={(event) => setDedup(inputValue(event))}
-          />
-          <FieldError error={error} param="clickDedupSeconds" id="click-dedup-setting-error" />
-        </div>
+        <Field
+          id="click-dedup-setting"
+          label="Repeat clicks of one visitor count once within (seconds; 0: off)"
+          type="number"
+          {...field('clickDedupSeconds', dedup, setDedup)}
+        />
       </fieldset>
       {editable ? <button type="submit">Save settings</button> : null}
       {done ? <Notice>Settings saved.</Notice> : null}
@@ -269,7 +202,8 @@ function ProgramSettings({ client, can, program, onSaved }: PageProps & { progra
   );
 }
 
-function StripeSettings({
+/** Exported for the Tracking page, which shows the same integration: one form for it in the console. */
+export function StripeSettings({
   client,
   can,
   integration,
@@ -282,6 +216,7 @@ function StripeSettings({
     setSecret('');
     onSaved();
   });
+  const field = fieldsOf(saving.error);
   return (
     <form class="panel" onSubmit={saving.submit} aria-labelledby="stripe-settings-title">
       <h2 id="stripe-settings-title">Stripe integration</h2>
@@ -300,16 +235,13 @@ function StripeSettings({
       ) : null}
       {can('configureStripeIntegration') ? (
         <>
-          <label for="stripe-signing-secret">Stripe webhook signing secret (whsec_…; stored, never shown again)</label>
-          <input
+          <Field
             id="stripe-signing-secret"
+            label="Stripe webhook signing secret (whsec_…; stored, never shown again)"
             type="password"
             autocomplete="off"
-            value={secret}
-            aria-describedby="stripe-signing-secret-error"
-            onInput={(event) => setSecret(inputValue(event))}
+            {...field('webhookSecret', secret, setSecret)}
           />
-          <FieldError error={saving.error} param="webhookSecret" id="stripe-signing-secret-error" />
           <button type="submit">Save the signing secret</button>
           {saving.done ? <Notice>Signing secret saved.</Notice> : null}
           <ErrorBanner error={unlessAboutAField(saving.error, ['webhookSecret'])} />
