@@ -176,10 +176,13 @@ function totals(payouts: Payout[]): string {
 function PayoutActions({ client, can, payout, onMarked }: PageProps & { payout: Payout; onMarked: () => void }) {
   const [reference, setReference] = useState('');
   const [error, setError] = useState<unknown>(null);
+  // Disabled while a mark is on its way: a second click would only meet the API's refusal.
+  const [marking, setMarking] = useState(false);
   const who = payout.payee.name;
   const field = fieldsOf(error);
   const mark = async (status: 'PAID' | 'FAILED') => {
     setError(null);
+    setMarking(true);
     try {
       const body: Schemas['UpdatePayoutBody'] = {
         payoutId: payout.id,
@@ -190,6 +193,8 @@ function PayoutActions({ client, can, payout, onMarked }: PageProps & { payout: 
       onMarked();
     } catch (failed) {
       setError(failed);
+    } finally {
+      setMarking(false);
     }
   };
   return (
@@ -217,10 +222,10 @@ function PayoutActions({ client, can, payout, onMarked }: PageProps & { payout: 
             size={16}
             {...field('externalReference', reference, setReference)}
           />
-          <button type="button" onClick={() => mark('PAID')}>
+          <button type="button" disabled={marking} onClick={() => mark('PAID')}>
             Mark {who} paid
           </button>
-          <button type="button" class="danger" onClick={() => mark('FAILED')}>
+          <button type="button" class="danger" disabled={marking} onClick={() => mark('FAILED')}>
             Mark {who} failed
           </button>
           <ErrorBanner error={unlessAboutAField(error, ['externalReference'])} />

@@ -72,37 +72,40 @@ export function Reports({ client, can }: PageProps) {
         ) : null}
         <ErrorBanner error={unlessAboutAField(formError, ['from', 'to'])} />
       </form>
-      <Table
-        caption={`Affiliates from ${when(period.from)} to ${period.to ? when(period.to) : 'now'}`}
-        rows={report.value ?? []}
-        empty="No affiliate yet."
-        columns={[
-          { title: 'Affiliate', value: (row) => `${row.name} (${row.email})` },
-          { title: 'Currency', value: (row) => row.currency },
-          { title: 'Clicks', value: (row) => row.clicks },
-          { title: 'Referrals', value: (row) => row.referrals },
-          { title: 'Sales', value: (row) => row.sales },
-          { title: 'Revenue', value: (row) => money(row.revenue, row.currency) },
-          { title: 'Commission earned', value: (row) => money(row.commissionEarned, row.currency) },
-          { title: 'Pending', value: (row) => money(row.commissionPending, row.currency) },
-          { title: 'Held', value: (row) => money(row.commissionHeld, row.currency) },
-          { title: 'Due', value: (row) => money(row.commissionDue, row.currency) },
-          { title: 'Paid', value: (row) => money(row.commissionPaid, row.currency) },
-          { title: 'Voided', value: (row) => money(row.commissionVoided, row.currency) },
-          ...(can('getAffiliateStatement')
-            ? [
-                {
-                  title: 'Statement',
-                  value: (row: ReportRow) => (
-                    <button type="button" onClick={() => setStatementOf(row)}>
-                      Statement of {row.name} in {row.currency}
-                    </button>
-                  ),
-                },
-              ]
-            : []),
-        ]}
-      />
+      {/* A period the API refused shows its message, not the figures of the period before. */}
+      {report.error ? null : (
+        <Table
+          caption={`Affiliates from ${when(period.from)} to ${period.to ? when(period.to) : 'now'}`}
+          rows={report.value ?? []}
+          empty="No affiliate yet."
+          columns={[
+            { title: 'Affiliate', value: (row) => `${row.name} (${row.email})` },
+            { title: 'Currency', value: (row) => row.currency },
+            { title: 'Clicks', value: (row) => row.clicks },
+            { title: 'Referrals', value: (row) => row.referrals },
+            { title: 'Sales', value: (row) => row.sales },
+            { title: 'Revenue', value: (row) => money(row.revenue, row.currency) },
+            { title: 'Commission earned', value: (row) => money(row.commissionEarned, row.currency) },
+            { title: 'Pending', value: (row) => money(row.commissionPending, row.currency) },
+            { title: 'Held', value: (row) => money(row.commissionHeld, row.currency) },
+            { title: 'Due', value: (row) => money(row.commissionDue, row.currency) },
+            { title: 'Paid', value: (row) => money(row.commissionPaid, row.currency) },
+            { title: 'Voided', value: (row) => money(row.commissionVoided, row.currency) },
+            ...(can('getAffiliateStatement')
+              ? [
+                  {
+                    title: 'Statement',
+                    value: (row: ReportRow) => (
+                      <button type="button" onClick={() => setStatementOf(row)}>
+                        Statement of {row.name} in {row.currency}
+                      </button>
+                    ),
+                  },
+                ]
+              : []),
+          ]}
+        />
+      )}
       {statementOf ? <StatementOf client={client} row={statementOf} period={period} /> : null}
     </section>
   );
