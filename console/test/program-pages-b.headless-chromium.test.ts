@@ -166,6 +166,13 @@ test("reports: a period shows each affiliate's figures, downloads as CSV, and op
   const statement = page.getByRole('region', { name: 'Statement of Ada Byron in USD' });
   await showing(statement, 'Closing balance');
   await showing(statement.getByRole('row').filter({ hasText: 'EARNED' }), 'US$20.00');
+  const statementCsv = await downloaded(page, () => statement.getByRole('button', { name: 'Download statement CSV' }).click());
+  expect(statementCsv.name).toBe('statement-ada@example.com-USD.csv');
+  expect((parse(statementCsv.text, { columns: true }) as Record<string, string>[]).map((entry) => [entry.type, entry.amount])).toEqual([
+    ['OPENING_BALANCE', '0'],
+    ['EARNED', '20'],
+    ['CLOSING_BALANCE', '20'],
+  ]);
   await check(page, 'reports');
 
   await page.getByLabel('To (UTC day, excluded; empty: up to now)').fill('2020-01-01');
