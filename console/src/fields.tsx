@@ -1,85 +1,104 @@
-import type { ComponentChildren } from 'preact';
+import type { ComponentChildren, InputHTMLAttributes } from 'preact';
 import { useState } from 'preact/hooks';
-import { fieldMessage, FieldError } from './forms';
+import { FieldError, fieldMessage } from './forms';
 import { Action } from './ui';
 
 /**
- * The fields of the program's forms (affiliates, commission plans, coupons): each a label, its
- * control and, beside it, what the API said about that field (FieldError). The forms set no
- * browser validation of their own (noValidate): the API's rules and words are the ones shown.
+ * The console's one idiom for a form's fields: a label, its control and, beside it, what the API said
+ * about that field (FieldError), the control naming that message in aria-describedby and marked
+ * aria-invalid only while the API names the field (an id that names nothing would be an accessibility
+ * error of its own). No browser-side constraint (required, min, max) unless a page asks for one: what
+ * is wrong is the API's to say, in its words.
  */
 
-/**
- * GET answers one object for a lookup (null when GET /affiliates finds no such email) and an array
- * otherwise (the spec's shape): the pages list any of them.
- */
-export const asList = <T,>(answer: T | T[] | null): T[] => (answer === null ? [] : Array.isArray(answer) ? answer : [answer]);
+type Named = {
+  id: string;
+  label: ComponentChildren;
+  /** The request field the API names in its messages (`urlModifier`, `signup.termsUrl`, `destinationUrls.0.url`). */
+  param: string;
+  /** The failed call, whose messages about `param` are shown beside the control. */
+  error: unknown;
+  /** A list edited in one control (one origin a line): the messages about its items (`allowedOrigins.1`) are shown too. */
+  list?: boolean;
+};
 
-/** A number the person typed; blank is left out. */
-export const optionalNumber = (text: string): number | undefined => (text.trim() === '' ? undefined : Number(text));
+/** The attributes that tie a control to the API's message about its field, while there is one. */
+export function described(error: unknown, param: string, id: string, list = false): { 'aria-invalid'?: true; 'aria-describedby'?: string } {
+  return fieldMessage(error, param, list) ? { 'aria-invalid': true, 'aria-describedby': `${id}-error` } : {};
+}
 
-/** A number the person typed; blank is null (clears the field on a PUT). */
-export const numberOrNull = (text: string): number | null => (text.trim() === '' ? null : Number(text));
-
-/**
- * A number the form must send: blank or not a number travels as JSON null (NaN serialises so), and
- * the API answers which field and what it takes, shown beside it.
- */
-export const requiredNumber = (text: string): number => (text.trim() === '' ? Number.NaN : Number(text));
-
-export const shownNumber = (value: number | null | undefined) => (value === null || value === undefined ? '' : String(value));
-
-/** A datetime-local value (read as UTC, as the page says) as the API's ISO date-time; blank is null. */
-export const instantOrNull = (local: string): string | null => (local === '' ? null : new Date(`${local}Z`).toISOString());
-
-/** An ISO date-time as a datetime-local value in UTC. */
-export const localOf = (iso: string | null | undefined) => (iso ? iso.slice(0, 16) : '');
-
-/** The error when none of the form's fields shows it: the form's banner says it instead. */
-export const unplaced = (error: unknown, params: string[]) => (params.some((param) => fieldMessage(error, param)) ? null : error);
-
-const inputValue = (event: Event) => (event.target as HTMLInputElement).value;
-
-type FieldProps = { id: string; label: ComponentChildren; param: string; error: unknown };
-
-const described = (id: string, param: string, error: unknown) =>
-  fieldMessage(error, param) ? { 'aria-invalid': true, 'aria-describedby': `${id}-error` } : {};
+/** The value of the input an event came from. */
+export const inputValue = (event: Event) => (event.target as HTMLInputElement).value;
 
 /** A control with its label above and the API's word on its field below. */
-function Labelled({ id, label, param, error, children }: FieldProps & { children: ComponentChildren }) {
+function Labelled({ id, label, param, error, list, children }: Named & { children: ComponentChildren }) {
   return (
     <div class="field">
       <label for={id}>{label}</label>
       {children}
-      <FieldError error={error} param={param} id={`${id}-error`} />
+      <FieldError error={error} param={param} id={`${id}-error`} list={list} />
     </div>
   );
 }
 
-export function TextField({
+type InputAttributes = Omit<
+  InputHTMLAttributes<HTMLInputElement>,
+  'id' | 'label' | 'value' | 'onInput' | 'type' | 'list' | 'aria-describedby' | 'aria-invalid'
+>;
+
+/** A text, number, date, email, URL or password input. */
+export function Field({
   id,
   label,
   param,
   error,
+  list = false,
   value,
   onValue,
   type = 'text',
-  inputMode,
-}: FieldProps & {
+  ...input
+}: Named & {
   value: string;
   onValue: (value: string) => void;
-  type?: 'text' | 'email' | 'datetime-local';
-  inputMode?: 'decimal' | 'numeric';
-}) {
+  type?: 'text' | 'number' | 'date' | 'datetime-local' | 'email' | 'url' | 'password';
+} & InputAttributes) {
   return (
-    <Labelled id={id} label={label} param={param} error={error}>
+    <Labelled id={id} label={label} param={param} error={error} list={list}>
       <input
         id={id}
         type={type}
-        inputMode={inputMode}
+        step={type === 'number' ? 'any' : undefined}
+        {...input}
         value={value}
         onInput={(event) => onValue(inputValue(event))}
-        {...described(id, param, error)}
+        {...described(error, param, id, list)}
+      />
+    </Labelled>
+  );
+}
+
+/** Several lines of text: a list of one item a line (`list`), or prose. */
+export function TextAreaField({
+  id,
+  label,
+  param,
+  error,
+  list = false,
+  value,
+  onValue,
+  rows = 3,
+  disabled,
+}: Named & { value: string; onValue: (value: string) => void; rows?: number; disabled?: boolean }) {
+  return (
+    <Labelled id={id} label={label} param={param} error={error} list={list}>
+      <textarea
+        id={id}
+        rows={rows}
+        cols={60}
+        value={value}
+        disabled={disabled}
+        onInput={(event) => onValue((event.target as HTMLTextAreaElement).value)}
+        {...described(error, param, id, list)}
       />
     </Labelled>
   );
@@ -93,14 +112,16 @@ export function SelectField<Value extends string>({
   value,
   onValue,
   options,
-}: FieldProps & { value: Value; onValue: (value: Value) => void; options: { value: Value; label: string }[] }) {
+  disabled,
+}: Named & { value: Value; onValue: (value: Value) => void; options: { value: Value; label: string }[]; disabled?: boolean }) {
   return (
     <Labelled id={id} label={label} param={param} error={error}>
       <select
         id={id}
         value={value}
+        disabled={disabled}
         onChange={(event) => onValue((event.target as HTMLSelectElement).value as Value)}
-        {...described(id, param, error)}
+        {...described(error, param, id)}
       >
         {options.map((option) => (
           <option key={option.value} value={option.value}>
@@ -112,6 +133,7 @@ export function SelectField<Value extends string>({
   );
 }
 
+/** A checkbox with its label around it, and the API's word on its field below. */
 export function CheckboxField({
   id,
   label,
@@ -119,16 +141,18 @@ export function CheckboxField({
   error,
   checked,
   onChecked,
-}: FieldProps & { checked: boolean; onChecked: (checked: boolean) => void }) {
+  disabled,
+}: Named & { checked: boolean; onChecked: (checked: boolean) => void; disabled?: boolean }) {
   return (
     <div class="field">
-      <label class="inline">
+      <label class="check">
         <input
           id={id}
           type="checkbox"
           checked={checked}
+          disabled={disabled}
           onChange={(event) => onChecked((event.target as HTMLInputElement).checked)}
-          {...described(id, param, error)}
+          {...described(error, param, id)}
         />{' '}
         {label}
       </label>
@@ -136,6 +160,17 @@ export function CheckboxField({
     </div>
   );
 }
+
+/**
+ * What a form's fields take from it: `const field = fieldsOf(error)`, then
+ * `<Field id="program-name" label="Name" {...field('name', name, setName)} />`.
+ */
+export const fieldsOf = (error: unknown) => (param: string, value: string, onValue: (value: string) => void) => ({
+  param,
+  error,
+  value,
+  onValue,
+});
 
 /**
  * An irreversible action (a delete): the first click asks, the second does it; a refusal is shown

@@ -10,8 +10,11 @@ import { Catalogue } from './pages/catalogue';
 import { Coupons } from './pages/coupons';
 import { Audit, Programs } from './pages/operator';
 import { Overview } from './pages/overview';
+import { Payouts } from './pages/payouts';
 import { Plans } from './pages/plans';
+import { Reports } from './pages/reports';
 import { Review } from './pages/review';
+import { Settings } from './pages/settings';
 import { SignIn } from './pages/sign-in';
 import { Signup } from './pages/signup';
 import { Tracking } from './pages/tracking';
@@ -35,6 +38,9 @@ const PROGRAM_ROUTES: Route[] = [
   { id: 'manage-affiliates', label: 'Approve and edit affiliates', page: (credential) => <Affiliates {...props(credential)} /> },
   { id: 'plans', label: 'Commission plans', page: (credential) => <Plans {...props(credential)} /> },
   { id: 'coupons', label: 'Coupons and codes', page: (credential) => <Coupons {...props(credential)} /> },
+  { id: 'payouts', label: 'Payouts', page: (credential) => <Payouts {...props(credential)} /> },
+  { id: 'reports', label: 'Reports', page: (credential) => <Reports {...props(credential)} /> },
+  { id: 'settings', label: 'Program settings', page: (credential) => <Settings {...props(credential)} /> },
   ...Object.entries(RESOURCES).map(([id, resource]) => ({
     id,
     label: resource.title,

@@ -12,3 +12,9 @@ export function useProgramSettings(client: ApiClient, onSaved: () => void, body:
   });
   return { error, saved: done, save: submit };
 }
+
+/** The attribution models a program chooses from (the Tracking and Program settings pages). */
+export const ATTRIBUTION_MODELS: { value: Schemas['Program']['attributionModel']; label: string }[] = [
+  { value: 'FIRST_CLICK', label: 'First click' },
+  { value: 'LAST_CLICK', label: 'Last click' },
+];

@@ -7,7 +7,8 @@ import { okBody, System, type Api } from '../../system-tests/harness';
 /**
  * The console's Sign-up and approval page in headless Chromium against the whole system, beside
  * console.headless-chromium.test.ts: the sign-up settings saved from the page open /join/{slug} with
- * those questions, and applications wait in the queue with their answers until approved or rejected.
+ * those questions, and applications wait in the queue (on the affiliates page the Sign-up page links to)
+ * with their answers until approved or rejected.
  */
 const SCREENSHOTS = join(__dirname, '..', '..', 'test-results', 'console');
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
@@ -99,7 +100,7 @@ test('sign-up settings saved in the console open /join/{slug} with their questio
   expect(await applied.json()).toEqual({ status: 'PENDING' });
 });
 
-test('the approval queue shows each waiting application with its answers; Approve makes it ACTIVE and Reject makes it REJECTED', async () => {
+test('the approval queue the Sign-up page links to shows each waiting application with its answers; Approve makes it ACTIVE and Reject makes it REJECTED', async () => {
   const slug = `queue-${randomUUID().slice(0, 8)}`;
   await okBody(
     program.api.put('/program', {
@@ -120,6 +121,9 @@ test('the approval queue shows each waiting application with its answers; Approv
     expect(applied.status).toBe(201);
   }
   const page = await signedIn();
+  // The queue is the affiliates page's, linked from the Sign-up page.
+  await page.getByRole('main').getByRole('link', { name: 'Approve and edit affiliates' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Affiliates' }).waitFor();
   const queue = page.getByRole('table', { name: 'Applications waiting for approval' });
   await queue.getByRole('cell', { name: 'grace@example.com', exact: true }).waitFor();
   await expect(queue.getByText('A cooking blog').isVisible()).resolves.toBe(true);

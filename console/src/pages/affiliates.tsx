@@ -1,7 +1,10 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
-import { asList, optionalNumber, SelectField, shownNumber, TextField, unplaced } from '../fields';
+import { Field, SelectField } from '../fields';
+import { unplaced } from '../forms';
+import { rowsOf } from '../paging';
 import { Action, ErrorBanner, Notice, Pager, Table, useLoad, useSubmit, when, type Column } from '../ui';
+import { optionalNumber, shownNumber } from '../values';
 
 type Affiliate = Schemas['Affiliate'];
 type Status = Affiliate['status'];
@@ -23,7 +26,7 @@ const WHO: Column<Affiliate>[] = [
 ];
 
 /** What an applicant answered on the sign-up page (POST /join/{slug}), question by question. */
-export function SignupAnswers({ affiliate }: { affiliate: Affiliate }) {
+function SignupAnswers({ affiliate }: { affiliate: Affiliate }) {
   if (!affiliate.signupAnswers.length) return <>None</>;
   return (
     <dl>
@@ -44,7 +47,7 @@ export function SignupAnswers({ affiliate }: { affiliate: Affiliate }) {
 export function Affiliates({ client, can }: PageProps) {
   const plans = useLoad(
     async () =>
-      can('getCommissionPlans') ? asList(await ok(client.GET('/api/v1/commission-plans', { params: { query: { limit: 1000 } } }))) : [],
+      can('getCommissionPlans') ? rowsOf(await ok(client.GET('/api/v1/commission-plans', { params: { query: { limit: 1000 } } }))) : [],
     [],
   );
   const [round, setRound] = useState(0);
@@ -97,7 +100,7 @@ function ApprovalQueue({ client, can, plans, round, onDecided }: Shared & { onDe
   const [cursor, setCursor] = useState<string | null>(null);
   const pending = useLoad(
     async () =>
-      asList(
+      rowsOf(
         await ok(
           client.GET('/api/v1/affiliates', {
             params: { query: { status: 'PENDING', limit: PAGE, ...(cursor ? { startingAfter: cursor } : {}) } },
@@ -170,7 +173,7 @@ function AffiliateList({ client, can, plans, round, onChanged }: Shared & { onCh
     const query = searched
       ? { email: searched }
       : { limit: PAGE, ...(status ? { status } : {}), ...(cursor ? { startingAfter: cursor } : {}) };
-    return asList(await ok(client.GET('/api/v1/affiliates', { params: { query } })));
+    return rowsOf(await ok(client.GET('/api/v1/affiliates', { params: { query } })));
   }, [status, searched, cursor, round]);
   const rows = affiliates.value ?? [];
   const current = rows.find((affiliate) => affiliate.id === editing) ?? null;
@@ -282,9 +285,9 @@ function EditAffiliate({
   return (
     <form class="panel" onSubmit={submit} noValidate aria-labelledby="edit-affiliate-title">
       <h3 id="edit-affiliate-title">Edit {affiliate.email}</h3>
-      <TextField id="affiliate-first-name" label="First name" param="firstName" error={error} value={firstName} onValue={setFirstName} />
-      <TextField id="affiliate-last-name" label="Last name" param="lastName" error={error} value={lastName} onValue={setLastName} />
-      <TextField id="affiliate-email" label="Email address" param="email" error={error} type="email" value={email} onValue={setEmail} />
+      <Field id="affiliate-first-name" label="First name" param="firstName" error={error} value={firstName} onValue={setFirstName} />
+      <Field id="affiliate-last-name" label="Last name" param="lastName" error={error} value={lastName} onValue={setLastName} />
+      <Field id="affiliate-email" label="Email address" param="email" error={error} type="email" value={email} onValue={setEmail} />
       <SelectField
         id="affiliate-status"
         label="Status"
@@ -294,7 +297,7 @@ function EditAffiliate({
         onValue={setStatus}
         options={STATUSES}
       />
-      <TextField
+      <Field
         id="affiliate-commission-rate"
         label="Own commission rate (%), when no plan applies"
         param="commissionRate"
@@ -304,7 +307,7 @@ function EditAffiliate({
         onValue={setCommissionRate}
       />
       <PlanSelect id="affiliate-plan" label="Commission plan" plans={plans} value={plan} onValue={setPlan} error={error} />
-      <TextField
+      <Field
         id="affiliate-new-link"
         label="Add a referral link (letters, numbers and hyphens)"
         param="affiliateLink"

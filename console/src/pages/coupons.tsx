@@ -1,19 +1,10 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
-import {
-  asList,
-  CheckboxField,
-  ConfirmedAction,
-  instantOrNull,
-  localOf,
-  numberOrNull,
-  optionalNumber,
-  SelectField,
-  TextField,
-  unplaced,
-} from '../fields';
-import { fieldMessage, FieldError } from '../forms';
+import { CheckboxField, ConfirmedAction, Field, SelectField } from '../fields';
+import { FieldError, fieldMessage, unplaced } from '../forms';
+import { rowsOf } from '../paging';
 import { Action, ErrorBanner, Notice, Table, useLoad, useSubmit, when } from '../ui';
+import { instantOrNull, localOf, numberOrNull, optionalNumber } from '../values';
 
 type Coupon = Schemas['Coupon'];
 type Code = Schemas['PromotionalCodeSummary'];
@@ -51,11 +42,11 @@ const affiliateName = (affiliate: { firstName: string; lastName: string; email: 
  * its codes added, retired (active false) or deleted, and generated in bulk for a group of affiliates.
  */
 export function Coupons({ client, can }: PageProps) {
-  const coupons = useLoad(async () => asList(await ok(client.GET('/api/v1/coupons', { params: { query: { limit: 1000 } } }))), []);
+  const coupons = useLoad(async () => rowsOf(await ok(client.GET('/api/v1/coupons', { params: { query: { limit: 1000 } } }))), []);
   const affiliates = useLoad(
     async () =>
       can('getAffiliates')
-        ? asList(await ok(client.GET('/api/v1/affiliates', { params: { query: { status: 'ACTIVE', limit: AFFILIATE_CHOICES } } })))
+        ? rowsOf(await ok(client.GET('/api/v1/affiliates', { params: { query: { status: 'ACTIVE', limit: AFFILIATE_CHOICES } } })))
         : [],
     [],
   );
@@ -162,7 +153,7 @@ function CreateCoupon({ client, onCreated }: { client: Client; onCreated: (coupo
   return (
     <form class="panel" onSubmit={submit} noValidate aria-labelledby="new-coupon-title">
       <h2 id="new-coupon-title">New coupon</h2>
-      <TextField id="coupon-name" label="Coupon name" param="name" error={error} value={name} onValue={setName} />
+      <Field id="coupon-name" label="Coupon name" param="name" error={error} value={name} onValue={setName} />
       <SelectField
         id="coupon-type"
         label="Discount type"
@@ -173,7 +164,7 @@ function CreateCoupon({ client, onCreated }: { client: Client; onCreated: (coupo
         options={COUPON_TYPES}
       />
       {couponType === 'PERCENTAGE' ? (
-        <TextField
+        <Field
           id="coupon-percent-off"
           label="Percent off (1 to 100)"
           param="percentOff"
@@ -184,7 +175,7 @@ function CreateCoupon({ client, onCreated }: { client: Client; onCreated: (coupo
         />
       ) : (
         <>
-          <TextField
+          <Field
             id="coupon-amount-off"
             label="Amount off"
             param="amountOff"
@@ -193,7 +184,7 @@ function CreateCoupon({ client, onCreated }: { client: Client; onCreated: (coupo
             value={amountOff}
             onValue={setAmountOff}
           />
-          <TextField
+          <Field
             id="coupon-currency"
             label="Currency of the amount (ISO 4217, e.g. USD)"
             param="currency"
@@ -213,7 +204,7 @@ function CreateCoupon({ client, onCreated }: { client: Client; onCreated: (coupo
         options={DURATIONS}
       />
       {duration === 'repeating' ? (
-        <TextField
+        <Field
           id="coupon-duration-months"
           label="Months the discount lasts"
           param="durationInMonths"
@@ -256,7 +247,7 @@ function CouponLimits({
 }) {
   return (
     <>
-      <TextField
+      <Field
         id={`${prefix}-max-redemptions`}
         label="Redemptions allowed across its codes (blank: unlimited)"
         param="maxRedemptions"
@@ -265,7 +256,7 @@ function CouponLimits({
         value={maxRedemptions}
         onValue={onMaxRedemptions}
       />
-      <TextField
+      <Field
         id={`${prefix}-redeem-by`}
         label="Redeemable until (UTC; blank: no end)"
         param="redeemBy"
@@ -342,7 +333,7 @@ function EditCoupon({ client, coupon, onSaved }: { client: Client; coupon: Coupo
   return (
     <form class="panel" onSubmit={submit} noValidate aria-labelledby="edit-coupon-title">
       <h3 id="edit-coupon-title">Edit the coupon</h3>
-      <TextField id="edit-coupon-name" label="Coupon name" param="name" error={error} value={name} onValue={setName} />
+      <Field id="edit-coupon-name" label="Coupon name" param="name" error={error} value={name} onValue={setName} />
       <CouponLimits
         prefix="edit-coupon"
         error={error}
@@ -463,7 +454,7 @@ function CreateCode({
   return (
     <form class="panel" onSubmit={submit} noValidate aria-labelledby="new-code-title">
       <h3 id="new-code-title">New promotional code</h3>
-      <TextField
+      <Field
         id="code-code"
         label="Code (letters, numbers, hyphens and underscores)"
         param="code"
@@ -472,7 +463,7 @@ function CreateCode({
         onValue={setCode}
       />
       <AffiliateSelect id="code-affiliate" affiliates={affiliates} value={affiliateId} onValue={setAffiliateId} error={error} />
-      <TextField
+      <Field
         id="code-max-redemptions"
         label="Redemptions allowed for this code (blank: unlimited)"
         param="maxRedemptions"
@@ -481,7 +472,7 @@ function CreateCode({
         value={maxRedemptions}
         onValue={setMaxRedemptions}
       />
-      <TextField
+      <Field
         id="code-expires-at"
         label="Expires (UTC; blank: never)"
         param="expiresAt"
@@ -578,7 +569,7 @@ function BulkCodes({
           <FieldError error={error} param="affiliateIds" id="bulk-affiliates-error" />
         </fieldset>
       )}
-      <TextField
+      <Field
         id="bulk-prefix"
         label="Prefix (optional, at most 20 characters)"
         param="prefix"
@@ -600,7 +591,7 @@ function BulkCodes({
         ))}
         <FieldError error={error} param="codeStructure" id="bulk-structure-error" />
       </fieldset>
-      <TextField
+      <Field
         id="bulk-random-length"
         label="Length of the random part (default 6)"
         param="randomCharsLength"

@@ -1,19 +1,10 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
-import {
-  asList,
-  CheckboxField,
-  ConfirmedAction,
-  numberOrNull,
-  optionalNumber,
-  requiredNumber,
-  SelectField,
-  shownNumber,
-  TextField,
-  unplaced,
-} from '../fields';
-import { FieldError } from '../forms';
+import { CheckboxField, ConfirmedAction, Field, SelectField } from '../fields';
+import { FieldError, unplaced } from '../forms';
+import { rowsOf } from '../paging';
 import { Action, ErrorBanner, Notice, Table, useLoad, useSubmit } from '../ui';
+import { numberOrNull, optionalNumber, requiredNumber, shownNumber } from '../values';
 
 type Plan = Schemas['CommissionPlan'];
 /** What the API holds a commission for when holdDays is left out (DEFAULT_HOLD_DAYS of the contracts, whose values stay out of the bundle). */
@@ -51,7 +42,7 @@ const rateOf = (plan: Plan) => (plan.commissionType === 'PERCENTAGE' ? `${plan.r
 
 /** Commission plans: created, edited, made the program's default, deleted (or the API's refusal, in its words). */
 export function Plans({ client, can }: PageProps) {
-  const plans = useLoad(async () => asList(await ok(client.GET('/api/v1/commission-plans', { params: { query: { limit: 1000 } } }))), []);
+  const plans = useLoad(async () => rowsOf(await ok(client.GET('/api/v1/commission-plans', { params: { query: { limit: 1000 } } }))), []);
   const [editing, setEditing] = useState<string | null>(null);
   const current = plans.value?.find((plan) => plan.id === editing) ?? null;
   return (
@@ -188,7 +179,7 @@ function PlanForm({ client, plan, onSaved }: { client: PageProps['client']; plan
   return (
     <form class="panel" onSubmit={submit} noValidate aria-labelledby={`${prefix}-title`}>
       <h2 id={`${prefix}-title`}>{plan ? `Edit ${plan.name}` : 'New commission plan'}</h2>
-      <TextField id={`${prefix}-name`} label="Plan name" param="name" error={error} value={name} onValue={setName} />
+      <Field id={`${prefix}-name`} label="Plan name" param="name" error={error} value={name} onValue={setName} />
       <SelectField
         id={`${prefix}-type`}
         label="Commission type"
@@ -198,7 +189,7 @@ function PlanForm({ client, plan, onSaved }: { client: PageProps['client']; plan
         onValue={setCommissionType}
         options={COMMISSION_TYPES}
       />
-      <TextField
+      <Field
         id={`${prefix}-rate`}
         label={commissionType === 'PERCENTAGE' ? 'Rate (% of the sale)' : 'Rate (amount per sale)'}
         param="rate"
@@ -208,7 +199,7 @@ function PlanForm({ client, plan, onSaved }: { client: PageProps['client']; plan
         onValue={setRate}
       />
       {commissionType === 'FLAT' ? (
-        <TextField
+        <Field
           id={`${prefix}-currency`}
           label="Currency of the rate (ISO 4217, e.g. USD)"
           param="currency"
@@ -219,7 +210,7 @@ function PlanForm({ client, plan, onSaved }: { client: PageProps['client']; plan
       ) : (
         <FieldError error={error} param="currency" id={`${prefix}-currency-error`} />
       )}
-      <TextField
+      <Field
         id={`${prefix}-first-payment-rate`}
         label="Rate of the first payment (optional)"
         param="firstPaymentRate"
@@ -238,7 +229,7 @@ function PlanForm({ client, plan, onSaved }: { client: PageProps['client']; plan
         options={RECURRING}
       />
       {recurring === 'LIMITED' ? (
-        <TextField
+        <Field
           id={`${prefix}-recurring-months`}
           label="Months recurring payments earn"
           param="recurringMonths"
@@ -248,7 +239,7 @@ function PlanForm({ client, plan, onSaved }: { client: PageProps['client']; plan
           onValue={setRecurringMonths}
         />
       ) : null}
-      <TextField
+      <Field
         id={`${prefix}-hold-days`}
         label="Days a commission is held before it is due"
         param="holdDays"
@@ -257,7 +248,7 @@ function PlanForm({ client, plan, onSaved }: { client: PageProps['client']; plan
         value={holdDays}
         onValue={setHoldDays}
       />
-      <TextField
+      <Field
         id={`${prefix}-minimum-payout`}
         label="Minimum payout (optional)"
         param="minimumPayout"
@@ -281,7 +272,7 @@ function PlanForm({ client, plan, onSaved }: { client: PageProps['client']; plan
         ) : null}
         {tiers.map((tier, index) => (
           <div class="question" key={index}>
-            <TextField
+            <Field
               id={`${prefix}-tier-${index}-threshold`}
               label={`Tier ${index + 1} threshold`}
               param={`tiers.${index}.threshold`}
@@ -290,7 +281,7 @@ function PlanForm({ client, plan, onSaved }: { client: PageProps['client']; plan
               value={tier.threshold}
               onValue={(threshold) => editTier(index, { threshold })}
             />
-            <TextField
+            <Field
               id={`${prefix}-tier-${index}-rate`}
               label={`Tier ${index + 1} rate`}
               param={`tiers.${index}.rate`}

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
-import { describedBy, Field } from '../field';
+import { described, Field, SelectField } from '../fields';
 import { FieldError } from '../forms';
 import { paged } from '../paging';
 import { useProgramSettings } from '../program-settings';
@@ -61,7 +61,8 @@ export function Review({ client, can }: PageProps) {
     decided(
       ok(client.POST('/api/v1/commissions/void', { body: { saleId: commission.saleId, commissionId: commission.id, reason: written } })),
     );
-  const noteError = describedBy(decisionError, 'note', 'review-note-error') ?? describedBy(decisionError, 'reason', 'review-reason-error');
+  // One input for a release's note and a void's reason: the API names the one it refused.
+  const noteDescribed = { ...described(decisionError, 'reason', 'review-reason'), ...described(decisionError, 'note', 'review-note') };
   return (
     <section>
       <h1>Fraud review</h1>
@@ -72,7 +73,7 @@ export function Review({ client, can }: PageProps) {
         type="text"
         maxLength={500}
         value={note}
-        aria-describedby={noteError}
+        {...noteDescribed}
         onInput={(event) => setNote((event.target as HTMLInputElement).value)}
       />
       <FieldError error={decisionError} param="note" id="review-note-error" />
@@ -132,23 +133,17 @@ function RiskSettings({ client, can, program, onSaved }: PageProps & { program: 
       <h2>Risk settings</h2>
       <p>What each signal does: OFF (not looked for), FLAG (recorded only), HOLD (held for review here), VOID (voided at once).</p>
       {(Object.keys(actions) as RiskSignalType[]).map((type) => (
-        <div key={type}>
-          <label for={`risk-${type}`}>{type}</label>
-          <select
-            id={`risk-${type}`}
-            value={actions[type]}
-            disabled={locked}
-            aria-describedby={describedBy(error, `riskActions.${type}`, `risk-${type}-error`)}
-            onChange={(event) => setActions({ ...actions, [type]: (event.target as HTMLSelectElement).value as RiskAction })}
-          >
-            {ACTIONS.map((action) => (
-              <option key={action} value={action}>
-                {action}
-              </option>
-            ))}
-          </select>
-          <FieldError error={error} param={`riskActions.${type}`} id={`risk-${type}-error`} />
-        </div>
+        <SelectField
+          key={type}
+          id={`risk-${type}`}
+          label={type}
+          param={`riskActions.${type}`}
+          error={error}
+          value={actions[type]}
+          disabled={locked}
+          onValue={(action) => setActions({ ...actions, [type]: action })}
+          options={ACTIONS.map((action) => ({ value: action, label: action }))}
+        />
       ))}
       <Field
         id="max-auto-approved"

@@ -1,12 +1,10 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
-import { describedBy, Field } from '../field';
+import { CheckboxField, described, Field, SelectField, TextAreaField } from '../fields';
 import { FieldError } from '../forms';
-import { rowsOf } from '../paging';
 import { useProgramSettings } from '../program-settings';
-import { Action, ErrorBanner, Notice, Table, useLoad, when } from '../ui';
+import { ErrorBanner, Notice, useLoad } from '../ui';
 
-type Affiliate = Schemas['Affiliate'];
 type Program = Schemas['Program'];
 type QuestionType = Schemas['SignupQuestionType'];
 
@@ -28,59 +26,19 @@ const splitOptions = (text: string) =>
 
 /**
  * How affiliates join: the program's sign-up page (its address, whether it is open, the intro, the
- * terms and the questions, whether applications wait for approval), and the applications waiting,
- * each with its answers, approved or rejected here (PUT /affiliates, which subscribers see as affiliate.updated).
+ * terms and the questions, whether applications wait for approval). The applications waiting are
+ * approved or rejected on the affiliates page, the console's one approval queue, linked from here.
  */
 export function Signup({ client, can }: PageProps) {
   const program = useLoad(() => ok(client.GET('/api/v1/program')), []);
-  const pending = useLoad(async () => rowsOf(await ok(client.GET('/api/v1/affiliates', { params: { query: { status: 'PENDING' } } }))), []);
-  const decide = async (affiliate: Affiliate, status: 'ACTIVE' | 'REJECTED') => {
-    await ok(client.PUT('/api/v1/affiliates', { body: { affiliateId: affiliate.id, status } }));
-    pending.reload();
-  };
   return (
     <section>
       <h1>Sign-up</h1>
-      <ErrorBanner error={program.error ?? pending.error} />
-      <Table
-        caption="Applications waiting for approval"
-        rows={pending.value ?? []}
-        empty="No application is waiting."
-        columns={[
-          { title: 'Applicant', value: (affiliate) => `${affiliate.firstName} ${affiliate.lastName}` },
-          { title: 'Email', value: (affiliate) => affiliate.email },
-          { title: 'Applied', value: (affiliate) => when(affiliate.createdAt) },
-          {
-            title: 'Answers',
-            value: (affiliate) =>
-              affiliate.signupAnswers.length ? (
-                <dl>
-                  {affiliate.signupAnswers.map((answer) => (
-                    <div key={answer.questionId}>
-                      <dt>{answer.question}</dt>
-                      <dd>{answer.answer}</dd>
-                    </div>
-                  ))}
-                </dl>
-              ) : (
-                'None'
-              ),
-          },
-          ...(can('updateAffiliate')
-            ? [
-                {
-                  title: 'Decision',
-                  value: (affiliate: Affiliate) => (
-                    <>
-                      <Action label={`Approve ${affiliate.email}`} run={() => decide(affiliate, 'ACTIVE')} />
-                      <Action kind="danger" label={`Reject ${affiliate.email}`} run={() => decide(affiliate, 'REJECTED')} />
-                    </>
-                  ),
-                },
-              ]
-            : []),
-        ]}
-      />
+      <ErrorBanner error={program.error} />
+      <p>
+        Applications waiting for approval, with their answers, are approved or rejected on{' '}
+        <a href="#/manage-affiliates">Approve and edit affiliates</a>.
+      </p>
       {program.value ? <SignupSettingsForm client={client} can={can} program={program.value} onSaved={program.reload} /> : null}
     </section>
   );
@@ -113,12 +71,7 @@ function SignupSettingsForm({ client, can, program, onSaved }: PageProps & { pro
   }));
   const edit = (index: number, change: Partial<EditedQuestion>) =>
     setQuestions(questions.map((question, at) => (at === index ? { ...question, ...change } : question)));
-  const value = (event: Event) => (event.target as HTMLInputElement).value;
   const locked = !can('updateOwnProgram');
-  const beside = (param: string, id: string) => ({
-    'aria-describedby': describedBy(error, param, id),
-    disabled: locked,
-  });
   return (
     <form class="panel" onSubmit={save}>
       <h2>Sign-up page</h2>
@@ -139,36 +92,33 @@ function SignupSettingsForm({ client, can, program, onSaved }: PageProps & { pro
         disabled={locked}
         onValue={setSlug}
       />
-      <label class="inline">
-        <input
-          type="checkbox"
-          checked={enabled}
-          {...beside('signup.enabled', 'signup-enabled-error')}
-          onChange={(event) => setEnabled((event.target as HTMLInputElement).checked)}
-        />{' '}
-        Open for applications
-      </label>
-      <FieldError error={error} param="signup.enabled" id="signup-enabled-error" />
-      <label class="inline">
-        <input
-          type="checkbox"
-          checked={requireApproval}
-          {...beside('requireApproval', 'require-approval-error')}
-          onChange={(event) => setRequireApproval((event.target as HTMLInputElement).checked)}
-        />{' '}
-        New affiliates wait for approval
-      </label>
-      <FieldError error={error} param="requireApproval" id="require-approval-error" />
-      <label for="signup-intro">Intro text</label>
-      <textarea
-        id="signup-intro"
-        rows={3}
-        cols={60}
-        value={introText}
-        {...beside('signup.introText', 'signup-intro-error')}
-        onInput={(event) => setIntroText(value(event))}
+      <CheckboxField
+        id="signup-enabled"
+        label="Open for applications"
+        param="signup.enabled"
+        error={error}
+        checked={enabled}
+        disabled={locked}
+        onChecked={setEnabled}
       />
-      <FieldError error={error} param="signup.introText" id="signup-intro-error" />
+      <CheckboxField
+        id="require-approval"
+        label="New affiliates wait for approval"
+        param="requireApproval"
+        error={error}
+        checked={requireApproval}
+        disabled={locked}
+        onChecked={setRequireApproval}
+      />
+      <TextAreaField
+        id="signup-intro"
+        label="Intro text"
+        param="signup.introText"
+        error={error}
+        value={introText}
+        disabled={locked}
+        onValue={setIntroText}
+      />
       <Field
         id="signup-terms"
         label="Terms URL (optional)"
@@ -179,7 +129,7 @@ function SignupSettingsForm({ client, can, program, onSaved }: PageProps & { pro
         disabled={locked}
         onValue={setTermsUrl}
       />
-      <fieldset disabled={locked} aria-describedby={describedBy(error, 'signup.questions', 'signup-questions-error')}>
+      <fieldset disabled={locked} aria-describedby={described(error, 'signup.questions', 'signup-questions')['aria-describedby']}>
         <legend>Questions</legend>
         <FieldError error={error} param="signup.questions" id="signup-questions-error" />
         {questions.map((question, index) => {
@@ -202,38 +152,34 @@ function SignupSettingsForm({ client, can, program, onSaved }: PageProps & { pro
                 value={question.label}
                 onValue={(label) => edit(index, { label })}
               />
-              <label for={`question-type-${index}`}>Question {index + 1} type</label>
-              <select
+              <SelectField
                 id={`question-type-${index}`}
+                label={`Question ${index + 1} type`}
+                param={`${path}.type`}
+                error={error}
                 value={question.type}
-                {...beside(`${path}.type`, `question-type-${index}-error`)}
-                onChange={(event) => edit(index, { type: (event.target as HTMLSelectElement).value as QuestionType })}
-              >
-                {QUESTION_TYPES.map((type) => (
-                  <option key={type.value} value={type.value}>
-                    {type.label}
-                  </option>
-                ))}
-              </select>
-              <FieldError error={error} param={`${path}.type`} id={`question-type-${index}-error`} />
+                onValue={(type) => edit(index, { type })}
+                options={QUESTION_TYPES}
+              />
               {question.type === 'SELECT' ? (
                 <Field
                   id={`question-options-${index}`}
                   label={`Question ${index + 1} choices (comma-separated)`}
                   param={`${path}.options`}
                   error={error}
+                  list
                   value={question.options}
                   onValue={(options) => edit(index, { options })}
                 />
               ) : null}
-              <label class="inline">
-                <input
-                  type="checkbox"
-                  checked={question.required}
-                  onChange={(event) => edit(index, { required: (event.target as HTMLInputElement).checked })}
-                />{' '}
-                Question {index + 1} required
-              </label>
+              <CheckboxField
+                id={`question-required-${index}`}
+                label={`Question ${index + 1} required`}
+                param={`${path}.required`}
+                error={error}
+                checked={question.required}
+                onChecked={(required) => edit(index, { required })}
+              />
               {locked ? null : (
                 <button type="button" class="danger" onClick={() => setQuestions(questions.filter((_, at) => at !== index))}>
                   Remove question {index + 1}

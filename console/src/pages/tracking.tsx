@@ -1,9 +1,9 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
-import { describedBy, Field } from '../field';
-import { FieldError } from '../forms';
-import { useProgramSettings } from '../program-settings';
-import { Action, ErrorBanner, Notice, Table, useLoad, useSubmit, when } from '../ui';
+import { Field, SelectField, TextAreaField } from '../fields';
+import { ATTRIBUTION_MODELS, useProgramSettings } from '../program-settings';
+import { Action, ErrorBanner, Notice, Table, useLoad, when } from '../ui';
+import { lines } from '../values';
 
 type Program = Schemas['Program'];
 
@@ -13,20 +13,14 @@ export function snippetOf(gateway: string, key: string, urlModifier: string): st
   return `<script src="${gateway}/js/affiliate.js" data-key="${key}"${param} defer></script>`;
 }
 
-const lines = (text: string) =>
-  text
-    .split('\n')
-    .map((line) => line.trim())
-    .filter(Boolean);
-
 /**
  * Everything a program needs to track visitors to paid commissions: its publishable key and the
- * snippet to paste, the origins allowed to use it, the attribution rules, and the Stripe webhook.
+ * snippet to paste, the origins allowed to use it and the attribution rules; the Stripe webhook is
+ * set on the Program settings page, linked from here.
  */
 export function Tracking({ client, can }: PageProps) {
   const program = useLoad(() => ok(client.GET('/api/v1/program')), []);
   const keys = useLoad(() => ok(client.GET('/api/v1/publishable-keys')), []);
-  const stripe = useLoad(() => ok(client.GET('/api/v1/integrations/stripe')), []);
   const active = keys.value?.find((key) => key.revokedAt === null) ?? null;
   return (
     <section>
@@ -81,7 +75,9 @@ export function Tracking({ client, can }: PageProps) {
         />
       ) : null}
       {program.value ? <TrackingSettings client={client} can={can} program={program.value} onSaved={program.reload} /> : null}
-      <StripeSettings client={client} can={can} integration={stripe.value} error={stripe.error} onSaved={stripe.reload} />
+      <p>
+        Commissions from Stripe payments: set the Stripe webhook on <a href="#/settings">Program settings</a>.
+      </p>
     </section>
   );
 }
@@ -98,24 +94,19 @@ function TrackingSettings({ client, can, program, onSaved }: PageProps & { progr
     clickDedupSeconds: Number(dedup),
   }));
   const editable = can('updateOwnProgram');
-  const originLines = lines(origins);
   return (
     <form class="panel" onSubmit={save}>
       <h2>Origins and attribution</h2>
-      <label for="allowed-origins">Allowed origins (one per line, e.g. https://shop.example.com)</label>
-      <textarea
+      <TextAreaField
         id="allowed-origins"
-        rows={3}
-        cols={60}
+        label="Allowed origins (one per line, e.g. https://shop.example.com)"
+        param="allowedOrigins"
+        error={error}
+        list
         value={origins}
         disabled={!editable}
-        aria-describedby={originErrors(error, originLines.length)}
-        onInput={(event) => setOrigins((event.target as HTMLTextAreaElement).value)}
+        onValue={setOrigins}
       />
-      <FieldError error={error} param="allowedOrigins" id="allowed-origins-error" />
-      {originLines.map((_, index) => (
-        <FieldError key={index} error={error} param={`allowedOrigins.${index}`} id={`allowed-origins-${index}-error`} />
-      ))}
       <Field
         id="attribution-window"
         label="Attribution window in days (empty: clicks never expire)"
@@ -128,18 +119,16 @@ function TrackingSettings({ client, can, program, onSaved }: PageProps & { progr
         disabled={!editable}
         onValue={setWindowDays}
       />
-      <label for="attribution-model">Attribution model</label>
-      <select
+      <SelectField
         id="attribution-model"
+        label="Attribution model"
+        param="attributionModel"
+        error={error}
         value={model}
         disabled={!editable}
-        aria-describedby={describedBy(error, 'attributionModel', 'attribution-model-error')}
-        onChange={(event) => setModel((event.target as HTMLSelectElement).value as Program['attributionModel'])}
-      >
-        <option value="FIRST_CLICK">First click</option>
-        <option value="LAST_CLICK">Last click</option>
-      </select>
-      <FieldError error={error} param="attributionModel" id="attribution-model-error" />
+        onValue={setModel}
+        options={ATTRIBUTION_MODELS}
+      />
       <Field
         id="click-dedup"
         label="Repeat clicks of one visitor count once within (seconds; 0: off)"
@@ -155,69 +144,6 @@ function TrackingSettings({ client, can, program, onSaved }: PageProps & { progr
       {editable ? <button type="submit">Save tracking settings</button> : null}
       {saved ? <Notice>Saved.</Notice> : null}
       <ErrorBanner error={error} />
-    </form>
-  );
-}
-
-/** The allowed origins are one field of many lines: the API names the list, or the line at fault (allowedOrigins.1). */
-function originErrors(error: unknown, count: number): string | undefined {
-  const ids = [
-    describedBy(error, 'allowedOrigins', 'allowed-origins-error'),
-    ...Array.from({ length: count }, (_, index) => describedBy(error, `allowedOrigins.${index}`, `allowed-origins-${index}-error`)),
-  ].filter(Boolean);
-  return ids.length > 0 ? ids.join(' ') : undefined;
-}
-
-function StripeSettings({
-  client,
-  can,
-  integration,
-  error,
-  onSaved,
-}: PageProps & {
-  integration: Schemas['StripeIntegration'] | undefined;
-  error: unknown;
-  onSaved: () => void;
-}) {
-  const [secret, setSecret] = useState('');
-  const saving = useSubmit(async () => {
-    await ok(client.PUT('/api/v1/integrations/stripe', { body: { webhookSecret: secret } }));
-    setSecret('');
-    onSaved();
-  });
-  return (
-    <form class="panel" onSubmit={saving.submit}>
-      <h2>Stripe</h2>
-      <ErrorBanner error={error} />
-      {integration ? (
-        <>
-          <p>
-            In Stripe, add a webhook endpoint with this URL and the events checkout.session.completed, invoice.paid, charge.refunded and
-            charge.dispute.created:
-          </p>
-          <pre tabIndex={0} aria-label="The Stripe webhook URL">
-            {new URL(integration.webhookUrl, window.location.origin).toString()}
-          </pre>
-          <p>{integration.configured ? `Signing secret set (ends in ${integration.webhookSecretLast4}).` : 'No signing secret yet.'}</p>
-        </>
-      ) : null}
-      {can('configureStripeIntegration') ? (
-        <>
-          <Field
-            id="stripe-secret"
-            label="Stripe webhook signing secret (whsec_…)"
-            param="webhookSecret"
-            error={saving.error}
-            type="password"
-            autocomplete="off"
-            required
-            value={secret}
-            onValue={setSecret}
-          />
-          <button type="submit">Save the signing secret</button>
-          <ErrorBanner error={saving.error} />
-        </>
-      ) : null}
     </form>
   );
 }

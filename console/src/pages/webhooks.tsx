@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
-import { describedBy, Field } from '../field';
+import { described, Field } from '../fields';
 import { FieldError } from '../forms';
 import { paged, rowsOf } from '../paging';
 import { Action, ErrorBanner, Notice, Pager, Table, useLoad, useSubmit, when } from '../ui';
@@ -104,7 +104,7 @@ export function Webhooks({ client, can }: PageProps) {
             types={types.value ?? []}
             chosen={chosen}
             onChange={setChosen}
-            describedBy={describedBy(creation.error, 'eventTypes', 'endpoint-event-types-error')}
+            describedBy={described(creation.error, 'eventTypes', 'endpoint-event-types')['aria-describedby']}
           />
           <FieldError error={creation.error} param="eventTypes" id="endpoint-event-types-error" />
           <button type="submit">Create endpoint</button>
