@@ -46,7 +46,10 @@ type InputAttributes = Omit<
   'id' | 'label' | 'value' | 'onInput' | 'type' | 'list' | 'aria-describedby' | 'aria-invalid'
 >;
 
-/** A text, number, date, email, URL or password input. */
+/**
+ * A text, number, date, email, URL or password input; with `rows`, several lines of text (a list of one
+ * item a line, or prose).
+ */
 export function Field({
   id,
   label,
@@ -56,50 +59,38 @@ export function Field({
   value,
   onValue,
   type = 'text',
+  rows,
   ...input
 }: Named & {
   value: string;
   onValue: (value: string) => void;
   type?: 'text' | 'number' | 'date' | 'datetime-local' | 'email' | 'url' | 'password';
+  rows?: number;
 } & InputAttributes) {
+  const tie = described(error, param, id, list);
   return (
     <Labelled id={id} label={label} param={param} error={error} list={list}>
-      <input
-        id={id}
-        type={type}
-        step={type === 'number' ? 'any' : undefined}
-        {...input}
-        value={value}
-        onInput={(event) => onValue(inputValue(event))}
-        {...described(error, param, id, list)}
-      />
-    </Labelled>
-  );
-}
-
-/** Several lines of text: a list of one item a line (`list`), or prose. */
-export function TextAreaField({
-  id,
-  label,
-  param,
-  error,
-  list = false,
-  value,
-  onValue,
-  rows = 3,
-  disabled,
-}: Named & { value: string; onValue: (value: string) => void; rows?: number; disabled?: boolean }) {
-  return (
-    <Labelled id={id} label={label} param={param} error={error} list={list}>
-      <textarea
-        id={id}
-        rows={rows}
-        cols={60}
-        value={value}
-        disabled={disabled}
-        onInput={(event) => onValue((event.target as HTMLTextAreaElement).value)}
-        {...described(error, param, id, list)}
-      />
+      {rows ? (
+        <textarea
+          id={id}
+          rows={rows}
+          cols={60}
+          value={value}
+          disabled={input.disabled}
+          onInput={(event) => onValue((event.target as HTMLTextAreaElement).value)}
+          {...tie}
+        />
+      ) : (
+        <input
+          id={id}
+          type={type}
+          step={type === 'number' ? 'any' : undefined}
+          {...input}
+          value={value}
+          onInput={(event) => onValue(inputValue(event))}
+          {...tie}
+        />
+      )}
     </Labelled>
   );
 }

@@ -54,7 +54,7 @@ async function activeAffiliate(api: Api, firstName: string): Promise<{ id: strin
   return okBody(api.post('/affiliates', { firstName, lastName: 'Partner', email: `${firstName.toLowerCase()}@example.com` }));
 }
 
-test('the approval queue shows each application with its sign-up answers; Approve puts it on the plan chosen, Reject refuses it; an affiliate is edited, and a bad email shows the API message beside the field', async () => {
+test('the approval queue, linked from the Sign-up page, shows each application with its sign-up answers; Approve puts it on the plan chosen, Reject refuses it; an affiliate is edited, and a bad email shows the API message beside the field', async () => {
   const program: Program = await system.createProgram({ name: 'Queue program' });
   const slug = `queue-${randomUUID().slice(0, 8)}`;
   await okBody(
@@ -87,7 +87,10 @@ test('the approval queue shows each application with its sign-up answers; Approv
     });
     expect(applied.status).toBe(201);
   }
-  const page = await signedIn(program, 'manage-affiliates', 'Affiliates');
+  // The console's one approval queue, which the Sign-up page links to.
+  const page = await signedIn(program, 'signup', 'Sign-up');
+  await page.getByRole('main').getByRole('link', { name: 'Approve and edit affiliates' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Affiliates' }).waitFor();
 
   const queue = page.getByRole('table', { name: 'Applications waiting for approval, newest first' });
   await queue.getByRole('cell', { name: 'grace@example.com', exact: true }).waitFor();

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
-import { CheckboxField, Field, fieldsOf, SelectField, TextAreaField } from '../fields';
+import { CheckboxField, Field, fieldsOf, SelectField } from '../fields';
 import { FieldError, unplaced } from '../forms';
 import { ATTRIBUTION_MODELS } from '../program-settings';
 import { ErrorBanner, Notice, useLoad, useSubmit } from '../ui';
@@ -176,7 +176,8 @@ function ProgramSettings({ client, can, program, onSaved }: PageProps & { progra
       </fieldset>
       <fieldset disabled={!editable}>
         <legend>Attribution</legend>
-        <TextAreaField
+        <Field
+          rows={3}
           id="allowed-origins-setting"
           label="Origins allowed to use the publishable keys (one per line, e.g. https://shop.example.com)"
           list

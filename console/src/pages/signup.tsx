@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
-import { CheckboxField, described, Field, SelectField, TextAreaField } from '../fields';
+import { CheckboxField, described, Field, SelectField } from '../fields';
 import { FieldError } from '../forms';
 import { useProgramSettings } from '../program-settings';
 import { ErrorBanner, Notice, useLoad } from '../ui';
@@ -110,7 +110,8 @@ function SignupSettingsForm({ client, can, program, onSaved }: PageProps & { pro
         disabled={locked}
         onChecked={setRequireApproval}
       />
-      <TextAreaField
+      <Field
+        rows={3}
         id="signup-intro"
         label="Intro text"
         param="signup.introText"

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
-import { Field, SelectField, TextAreaField } from '../fields';
+import { Field, SelectField } from '../fields';
 import { ATTRIBUTION_MODELS, useProgramSettings } from '../program-settings';
 import { Action, ErrorBanner, Notice, Table, useLoad, when } from '../ui';
 import { lines } from '../values';
@@ -97,7 +97,8 @@ function TrackingSettings({ client, can, program, onSaved }: PageProps & { progr
   return (
     <form class="panel" onSubmit={save}>
       <h2>Origins and attribution</h2>
-      <TextAreaField
+      <Field
+        rows={3}
         id="allowed-origins"
         label="Allowed origins (one per line, e.g. https://shop.example.com)"
         param="allowedOrigins"
