@@ -153,6 +153,38 @@ export function CheckboxField({
 }
 
 /**
+ * A list's filter (not a field of a request body, so no API message beside it): a label and a select
+ * whose first choice, "any" (''), filters nothing; a change starts the list again (`onValue`).
+ */
+export function FilterSelect<Value extends string>({
+  id,
+  label,
+  value,
+  onValue,
+  options,
+}: {
+  id: string;
+  label: string;
+  value: Value | '';
+  onValue: (value: Value | '') => void;
+  options: readonly Value[];
+}) {
+  return (
+    <>
+      <label for={id}>{label}</label>
+      <select id={id} value={value} onChange={(event) => onValue((event.target as HTMLSelectElement).value as Value | '')}>
+        <option value="">any</option>
+        {options.map((option) => (
+          <option key={option} value={option}>
+            {option}
+          </option>
+        ))}
+      </select>
+    </>
+  );
+}
+
+/**
  * What a form's fields take from it: `const field = fieldsOf(error)`, then
  * `<Field id="program-name" label="Name" {...field('name', name, setName)} />`.
  */

@@ -1,9 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import type { Browser, Page } from 'playwright-core';
-import { okBody, System, type Api } from '../../system-tests/harness';
-import { checkPage, launchChromium, newPage, showing, signInToConsole, type PageWatch } from './chromium-pages';
+import type { Page } from 'playwright-core';
+import { okBody, type Api } from '../../system-tests/harness';
+import { checkPage, runningSystemAndChromium, newPage, showing, signInToConsole, type PageWatch } from './chromium-pages';
 
 /**
  * The pages a team runs its program from (issue 32), in headless Chromium against the whole system:
@@ -16,29 +16,19 @@ const DOCS = join(__dirname, '..', '..', 'docs');
 
 type Program = { programId: string; key: string; api: Api };
 
-let system: System;
-let browser: Browser;
+const running = runningSystemAndChromium();
 const watch: PageWatch = { outside: [], pageErrors: [] };
 
-beforeAll(async () => {
-  mkdirSync(DOCS, { recursive: true });
-  system = await System.start();
-  browser = await launchChromium();
-}, 180_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await system?.stop();
-});
+beforeAll(() => mkdirSync(DOCS, { recursive: true }));
 
 /**
  * The one sign-in step of each test: today the program's API key through the console's sign-in page
  * (a team member's session once the console has them), then the page of `route`.
  */
 async function signedIn(program: Program, route: string, heading: string): Promise<Page> {
-  const page = await newPage(browser, system.gatewayUrl, watch);
-  await signInToConsole(page, system.gatewayUrl, program.key);
-  await page.goto(`${system.gatewayUrl}/console#/${route}`);
+  const page = await newPage(running.browser, running.system.gatewayUrl, watch);
+  await signInToConsole(page, running.system.gatewayUrl, program.key);
+  await page.goto(`${running.system.gatewayUrl}/console#/${route}`);
   await page.getByRole('heading', { level: 1, name: heading }).waitFor({ timeout: 10_000 });
   return page;
 }
@@ -55,7 +45,7 @@ async function activeAffiliate(api: Api, firstName: string): Promise<{ id: strin
 }
 
 test('the approval queue, linked from the Sign-up page, shows each application with its sign-up answers; Approve puts it on the plan chosen, Reject refuses it; an affiliate is edited, and a bad email shows the API message beside the field', async () => {
-  const program: Program = await system.createProgram({ name: 'Queue program' });
+  const program: Program = await running.system.createProgram({ name: 'Queue program' });
   const slug = `queue-${randomUUID().slice(0, 8)}`;
   await okBody(
     program.api.post('/commission-plans', {
@@ -80,7 +70,7 @@ test('the approval queue, linked from the Sign-up page, shows each application w
     ['Grace', 'A cooking blog'],
     ['Eve', 'Coupon spam'],
   ] as const) {
-    const applied = await fetch(`${system.gatewayUrl}/join/${slug}`, {
+    const applied = await fetch(`${running.system.gatewayUrl}/join/${slug}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ firstName: first, lastName: 'Applicant', email: `${first.toLowerCase()}@example.com`, answers: { channel } }),
@@ -131,7 +121,7 @@ test('the approval queue, linked from the Sign-up page, shows each application w
 });
 
 test('commission plans: one created, edited and made the default from the page; one unused deleted; deleting a plan in use, or the default, shows the API refusal and deletes nothing; a bad rate shows the API message beside the field', async () => {
-  const program: Program = await system.createProgram({ name: 'Plans program' });
+  const program: Program = await running.system.createProgram({ name: 'Plans program' });
   const silver = await okBody(
     program.api.post('/commission-plans', { name: 'Silver 10%', commissionType: 'PERCENTAGE', rate: 10, recurring: 'ONCE' }),
   );
@@ -205,7 +195,7 @@ test('commission plans: one created, edited and made the default from the page; 
 });
 
 test('coupons: one created with a code, edited, its codes generated for two affiliates, then deactivated; a bad percentOff shows the API message beside the field', async () => {
-  const program: Program = await system.createProgram({ name: 'Coupons program' });
+  const program: Program = await running.system.createProgram({ name: 'Coupons program' });
   const ada = await activeAffiliate(program.api, 'Ada');
   const grace = await activeAffiliate(program.api, 'Grace');
   await activeAffiliate(program.api, 'Linus');

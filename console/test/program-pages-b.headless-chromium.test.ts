@@ -2,9 +2,9 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { eventually } from '@affiliate/platform/testing';
 import { parse } from 'csv-parse/sync';
-import type { Browser, Locator, Page } from 'playwright-core';
-import { okBody, System, type Api } from '../../system-tests/harness';
-import { checkPage, launchChromium, newPage as openPage, showing, signInToConsole, type PageWatch } from './chromium-pages';
+import type { Locator, Page } from 'playwright-core';
+import { okBody, type Api } from '../../system-tests/harness';
+import { checkPage, runningSystemAndChromium, newPage as openPage, showing, signInToConsole, type PageWatch } from './chromium-pages';
 
 /**
  * The pages a program team runs its money with (issue 32): payouts (run, drafts, CSV export, paid or
@@ -14,20 +14,10 @@ import { checkPage, launchChromium, newPage as openPage, showing, signInToConsol
  */
 const DOCS = join(__dirname, '..', '..', 'docs');
 
-let system: System;
-let browser: Browser;
+const running = runningSystemAndChromium();
 const watch: PageWatch = { outside: [], pageErrors: [] };
 
-beforeAll(async () => {
-  mkdirSync(DOCS, { recursive: true });
-  system = await System.start();
-  browser = await launchChromium();
-}, 180_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await system?.stop();
-});
+beforeAll(() => mkdirSync(DOCS, { recursive: true }));
 
 afterEach(() => {
   expect(watch).toEqual({ outside: [], pageErrors: [] });
@@ -40,7 +30,7 @@ type Program = { programId: string; key: string; api: Api };
  * sale of 100 and a bank account, Grace with a sale of 50 and PayPal.
  */
 async function programWithDueCommissions(): Promise<{ program: Program; ada: { id: string }; grace: { id: string } }> {
-  const program = await system.createProgram({ name: 'Acme Shop', destinationUrls: [{ url: 'https://shop.example.com/' }] });
+  const program = await running.system.createProgram({ name: 'Acme Shop', destinationUrls: [{ url: 'https://shop.example.com/' }] });
   const { api } = program;
   const plan = { name: 'Due at once', commissionType: 'PERCENTAGE', rate: 20, recurring: 'FOREVER', holdDays: 0, isDefault: true };
   await okBody(api.post('/commission-plans', plan));
@@ -70,13 +60,13 @@ async function programWithDueCommissions(): Promise<{ program: Program; ada: { i
  * member's session (the lead switches this one function).
  */
 async function signInAsProgramTeam(program: Program): Promise<Page> {
-  const page = await openPage(browser, system.gatewayUrl, watch);
-  await signInToConsole(page, system.gatewayUrl, program.key);
+  const page = await openPage(running.browser, running.system.gatewayUrl, watch);
+  await signInToConsole(page, running.system.gatewayUrl, program.key);
   await showing(page.getByRole('navigation', { name: 'Sections' }), 'Payouts');
   return page;
 }
 
-const go = (page: Page, route: string) => page.goto(`${system.gatewayUrl}/console#/${route}`);
+const go = (page: Page, route: string) => page.goto(`${running.system.gatewayUrl}/console#/${route}`);
 
 /** Clicks what starts a download and answers the file's text, as the browser saved it. */
 async function downloaded(page: Page, click: () => Promise<void>): Promise<{ name: string; text: string }> {

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
-import { Field, SelectField } from '../fields';
+import { Field, FilterSelect, SelectField } from '../fields';
 import { unplaced } from '../forms';
 import { rowsOf } from '../paging';
 import { Action, ErrorBanner, Notice, Pager, Table, useLoad, useSubmit, when, type Column } from '../ui';
@@ -188,22 +188,16 @@ function AffiliateList({ client, can, plans, round, onChanged }: Shared & { onCh
           setSearched(email.trim());
         }}
       >
-        <label for="affiliates-status">Status</label>
-        <select
+        <FilterSelect
           id="affiliates-status"
+          label="Status"
           value={status}
-          onChange={(event) => {
+          onValue={(chosen) => {
             setCursor(null);
-            setStatus((event.target as HTMLSelectElement).value as Status | '');
+            setStatus(chosen);
           }}
-        >
-          <option value="">any</option>
-          {STATUSES.map((each) => (
-            <option key={each.value} value={each.value}>
-              {each.value}
-            </option>
-          ))}
-        </select>
+          options={STATUSES.map((each) => each.value)}
+        />
         <label for="affiliates-email">Email</label>
         <input id="affiliates-email" type="email" value={email} onInput={(event) => setEmail((event.target as HTMLInputElement).value)} />
         <button type="submit">Find</button>

@@ -1,12 +1,13 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
-import { described, Field } from '../fields';
+import { described, Field, FilterSelect } from '../fields';
 import { FieldError } from '../forms';
 import { paged, rowsOf } from '../paging';
 import { Action, ErrorBanner, Notice, Pager, Table, useLoad, useSubmit, when } from '../ui';
 
 type Endpoint = Schemas['WebhookEndpoint'];
 type DeliveryStatus = Schemas['WebhookDelivery']['status'];
+const DELIVERY_STATUSES: DeliveryStatus[] = ['pending', 'succeeded', 'failed'];
 type EventType = Schemas['EventType'];
 
 const lastOf = <T,>(items: T[]) => items[items.length - 1];
@@ -288,36 +289,26 @@ function Deliveries({ client, can, endpointId, types }: PageProps & { endpointId
     <div class="deliveries">
       <h3>Deliveries</h3>
       <div class="filters">
-        <label for="delivery-status">Status</label>
-        <select
+        <FilterSelect
           id="delivery-status"
+          label="Status"
           value={status}
-          onChange={(event) => {
+          onValue={(chosen) => {
             setCursor(null);
-            setStatus((event.target as HTMLSelectElement).value as DeliveryStatus | '');
+            setStatus(chosen);
           }}
-        >
-          <option value="">any</option>
-          <option value="pending">pending</option>
-          <option value="succeeded">succeeded</option>
-          <option value="failed">failed</option>
-        </select>
-        <label for="delivery-type">Event type</label>
-        <select
+          options={DELIVERY_STATUSES}
+        />
+        <FilterSelect
           id="delivery-type"
+          label="Event type"
           value={eventType}
-          onChange={(event) => {
+          onValue={(chosen) => {
             setCursor(null);
-            setEventType((event.target as HTMLSelectElement).value as EventType | '');
+            setEventType(chosen);
           }}
-        >
-          <option value="">any</option>
-          {types.map((type) => (
-            <option key={type} value={type}>
-              {type}
-            </option>
-          ))}
-        </select>
+          options={types}
+        />
         <button type="button" onClick={deliveries.reload}>
           Refresh
         </button>
