@@ -3,12 +3,18 @@ import './styles.css';
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { forgetCredential, savedCredential, saveCredential, type Credential } from './api';
-import { createApiClient } from './client';
-import { Browse, RESOURCES } from './pages/browse';
+import { createApiClient, type PageProps } from './client';
+import { Affiliates } from './pages/affiliates';
+import { RESOURCES } from './pages/browse';
 import { Catalogue } from './pages/catalogue';
+import { Coupons } from './pages/coupons';
 import { Audit, Programs } from './pages/operator';
 import { Overview } from './pages/overview';
+import { Payouts } from './pages/payouts';
+import { Plans } from './pages/plans';
+import { Reports } from './pages/reports';
 import { Review } from './pages/review';
+import { Settings } from './pages/settings';
 import { SignIn } from './pages/sign-in';
 import { Signup } from './pages/signup';
 import { Tracking } from './pages/tracking';
@@ -16,22 +22,29 @@ import { Webhooks } from './pages/webhooks';
 
 type Route = { id: string; label: string; page: (credential: Credential) => preact.JSX.Element };
 
+// Until the team sign-in: the converted pages get a client with the program's key, and may do everything it may.
+const props = (credential: Credential): PageProps => ({
+  client: createApiClient({ authorization: `Bearer ${credential.token}` }),
+  can: () => true,
+});
+
 const PROGRAM_ROUTES: Route[] = [
-  // Until the team sign-in lands (console-shell): a typed client with the program's API key, which may make every operation.
-  {
-    id: 'overview',
-    label: 'Overview',
-    page: (credential) => <Overview client={createApiClient({ authorization: `Bearer ${credential.token}` })} can={() => true} />,
-  },
-  { id: 'webhooks', label: 'Webhooks', page: (credential) => <Webhooks credential={credential} /> },
-  { id: 'tracking', label: 'Tracking', page: (credential) => <Tracking credential={credential} /> },
-  { id: 'signup', label: 'Sign-up and approval', page: (credential) => <Signup credential={credential} /> },
-  { id: 'review', label: 'Fraud review', page: (credential) => <Review credential={credential} /> },
-  { id: 'events', label: 'Event catalogue', page: (credential) => <Catalogue credential={credential} /> },
+  { id: 'overview', label: 'Overview', page: (credential) => <Overview {...props(credential)} /> },
+  { id: 'webhooks', label: 'Webhooks', page: (credential) => <Webhooks {...props(credential)} /> },
+  { id: 'tracking', label: 'Tracking', page: (credential) => <Tracking {...props(credential)} /> },
+  { id: 'signup', label: 'Sign-up and approval', page: (credential) => <Signup {...props(credential)} /> },
+  { id: 'review', label: 'Fraud review', page: (credential) => <Review {...props(credential)} /> },
+  { id: 'events', label: 'Event catalogue', page: (credential) => <Catalogue {...props(credential)} /> },
+  { id: 'manage-affiliates', label: 'Approve and edit affiliates', page: (credential) => <Affiliates {...props(credential)} /> },
+  { id: 'plans', label: 'Commission plans', page: (credential) => <Plans {...props(credential)} /> },
+  { id: 'coupons', label: 'Coupons and codes', page: (credential) => <Coupons {...props(credential)} /> },
+  { id: 'payouts', label: 'Payouts', page: (credential) => <Payouts {...props(credential)} /> },
+  { id: 'reports', label: 'Reports', page: (credential) => <Reports {...props(credential)} /> },
+  { id: 'settings', label: 'Program settings', page: (credential) => <Settings {...props(credential)} /> },
   ...Object.entries(RESOURCES).map(([id, resource]) => ({
     id,
     label: resource.title,
-    page: (credential: Credential) => <Browse key={id} credential={credential} resource={resource} />,
+    page: (credential: Credential) => <resource.Page {...props(credential)} />,
   })),
 ];
 
