@@ -2,16 +2,22 @@ import 'uplot/dist/uPlot.min.css';
 import './styles.css';
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { forgetAdminToken, memberClient, operatorClient, savedAdminToken, saveAdminToken, type Credential } from './api';
+import { forgetAdminToken, memberClient, operatorClient, savedAdminToken, saveAdminToken } from './api';
 import { AffiliateApiError, createApiClient, ok, type ApiClient, type OperationId, type PageProps, type Schemas } from './client';
 import { AcceptInvite } from './pages/accept-invite';
 import { Account } from './pages/account';
+import { Affiliates } from './pages/affiliates';
 import { ApiKeys } from './pages/api-keys';
-import { Browse, RESOURCES } from './pages/browse';
+import { RESOURCES } from './pages/browse';
 import { Catalogue } from './pages/catalogue';
+import { Coupons } from './pages/coupons';
 import { Audit, Programs } from './pages/operator';
 import { Overview } from './pages/overview';
+import { Payouts } from './pages/payouts';
+import { Plans } from './pages/plans';
+import { Reports } from './pages/reports';
 import { Review } from './pages/review';
+import { Settings } from './pages/settings';
 import { SignIn } from './pages/sign-in';
 import { Signup } from './pages/signup';
 import { Team } from './pages/team';
@@ -19,14 +25,8 @@ import { Tracking } from './pages/tracking';
 import { Webhooks } from './pages/webhooks';
 import { ErrorBanner } from './ui';
 
-/**
- * What a page is mounted with: PageProps, and (until every program page takes PageProps) the
- * session's credential for the pages still on the untyped `call`.
- */
-type Mount = PageProps & { credential: Credential };
-
 /** A section of a member's navigation: left out when the role cannot make the operation it needs (null: every member). */
-type Route = { id: string; label: string; needs: OperationId | null; page: (props: Mount) => preact.JSX.Element };
+type Route = { id: string; label: string; needs: OperationId | null; page: (props: PageProps) => preact.JSX.Element };
 
 /** The list each browsing section reads (a resource the table does not know is shown to every member; the gateway still judges). */
 const BROWSE_NEEDS: Record<string, OperationId> = {
@@ -38,17 +38,23 @@ const BROWSE_NEEDS: Record<string, OperationId> = {
 };
 
 const MEMBER_ROUTES: Route[] = [
-  { id: 'overview', label: 'Overview', needs: 'getProgramSummary', page: ({ client, can }) => <Overview client={client} can={can} /> },
-  { id: 'webhooks', label: 'Webhooks', needs: 'getWebhookEndpoints', page: ({ credential }) => <Webhooks credential={credential} /> },
-  { id: 'tracking', label: 'Tracking', needs: 'getOwnProgram', page: ({ credential }) => <Tracking credential={credential} /> },
-  { id: 'signup', label: 'Sign-up and approval', needs: 'getOwnProgram', page: ({ credential }) => <Signup credential={credential} /> },
-  { id: 'review', label: 'Fraud review', needs: 'getCommissions', page: ({ credential }) => <Review credential={credential} /> },
-  { id: 'events', label: 'Event catalogue', needs: 'getEventTypes', page: ({ credential }) => <Catalogue credential={credential} /> },
+  { id: 'overview', label: 'Overview', needs: 'getProgramSummary', page: (props) => <Overview {...props} /> },
+  { id: 'webhooks', label: 'Webhooks', needs: 'getWebhookEndpoints', page: (props) => <Webhooks {...props} /> },
+  { id: 'tracking', label: 'Tracking', needs: 'getOwnProgram', page: (props) => <Tracking {...props} /> },
+  { id: 'signup', label: 'Sign-up and approval', needs: 'getOwnProgram', page: (props) => <Signup {...props} /> },
+  { id: 'review', label: 'Fraud review', needs: 'getCommissions', page: (props) => <Review {...props} /> },
+  { id: 'events', label: 'Event catalogue', needs: 'getEventTypes', page: (props) => <Catalogue {...props} /> },
+  { id: 'manage-affiliates', label: 'Approve and edit affiliates', needs: 'getAffiliates', page: (props) => <Affiliates {...props} /> },
+  { id: 'plans', label: 'Commission plans', needs: 'getCommissionPlans', page: (props) => <Plans {...props} /> },
+  { id: 'coupons', label: 'Coupons and codes', needs: 'getCoupons', page: (props) => <Coupons {...props} /> },
+  { id: 'payouts', label: 'Payouts', needs: 'getPayouts', page: (props) => <Payouts {...props} /> },
+  { id: 'reports', label: 'Reports', needs: 'getAffiliateReport', page: (props) => <Reports {...props} /> },
+  { id: 'settings', label: 'Program settings', needs: 'getOwnProgram', page: (props) => <Settings {...props} /> },
   ...Object.entries(RESOURCES).map(([id, resource]): Route => ({
     id,
     label: resource.title,
     needs: BROWSE_NEEDS[id] ?? null,
-    page: ({ credential }) => <Browse key={id} credential={credential} resource={resource} />,
+    page: (props) => <resource.Page key={id} {...props} />,
   })),
   { id: 'team', label: 'Team', needs: 'getTeamMembers', page: ({ client, can }) => <Team client={client} can={can} /> },
   { id: 'api-keys', label: 'API keys', needs: 'getOwnApiKeys', page: ({ client, can }) => <ApiKeys client={client} can={can} /> },
@@ -147,11 +153,7 @@ function App() {
     const routes = MEMBER_ROUTES.filter((each) => each.needs === null || can(each.needs));
     const route = routes.find((each) => each.id === here.id) ?? routes[0]!;
     sections = routes;
-    content = route.page({
-      client: memberClient(session.csrfToken, () => setSigned({ kind: 'nobody', ended: true })),
-      can,
-      credential: { kind: 'member', csrfToken: session.csrfToken },
-    });
+    content = route.page({ client: memberClient(session.csrfToken, () => setSigned({ kind: 'nobody', ended: true })), can });
     brand = `${session.program.name} · ${session.member.email} (${session.member.role})`;
   }
   const current = sections.find((each) => each.id === here.id) ?? sections[0]!;

@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
-import { ApiError, call, type Credential } from './api';
+import { ApiError } from './api';
 import { AffiliateApiError } from './client';
 import { FieldError, fieldMessage } from './forms';
 
@@ -266,13 +266,4 @@ export function useSubmit(run: () => Promise<unknown>) {
     }
   };
   return { error, done, submit };
-}
-
-/** A settings form of the program (PUT /program): submitting sends what `body` gives, then says Saved or shows the error. */
-export function useProgramSettingsForm(credential: Credential, onSaved: () => void, body: () => Record<string, unknown>) {
-  const { error, done, submit } = useSubmit(async () => {
-    await call(credential, 'PUT', '/program', body());
-    onSaved();
-  });
-  return { error, saved: done, save: submit };
 }

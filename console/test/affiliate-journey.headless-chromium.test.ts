@@ -97,10 +97,11 @@ test("an affiliate who signs up, is approved in the console and opens its portal
   expect(applied.signupAnswers.map((answer: { answer: string }) => answer.answer)).toEqual(['A hiking blog']);
   const adaLink: string = applied.affiliateLinks[0].link;
 
-  // 3. The program team approves it on the console's Sign-up and approval page.
+  // 3. The program team approves it in the console's approval queue, on the affiliates page the Sign-up page links to.
   const team = await openPage();
   await signInAsMember(team, system, program.programId, 'OWNER');
   await team.goto(`${system.gatewayUrl}/console#/signup`);
+  await team.getByRole('main').getByRole('link', { name: 'Approve and edit affiliates' }).click();
   const queue = team.getByRole('table', { name: 'Applications waiting for approval' });
   await queue.getByRole('cell', { name: email, exact: true }).waitFor();
   await showing(queue, 'A hiking blog');

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
-import type { System } from '../../system-tests/harness';
+import { System } from '../../system-tests/harness';
 
 /**
  * What the headless-Chromium tests of the console and of the affiliate portal share: Debian's
@@ -25,6 +25,23 @@ export function launchChromium(): Promise<Browser> {
 }
 
 /** Every request that left the gateway's origin (refused), and every script error or CSP refusal the pages reported. */
+/**
+ * The whole system and a headless Chromium for a test file: started before its tests and stopped after
+ * them; the tests read `running.system` and `running.browser`.
+ */
+export function runningSystemAndChromium(): { system: System; browser: Browser } {
+  const running = {} as { system: System; browser: Browser };
+  beforeAll(async () => {
+    running.system = await System.start();
+    running.browser = await launchChromium();
+  }, 180_000);
+  afterAll(async () => {
+    await running.browser?.close();
+    await running.system?.stop();
+  });
+  return running;
+}
+
 export type PageWatch = { outside: string[]; pageErrors: string[] };
 
 /** A page in a fresh context (its own cookies) that may reach the gateway only. */

@@ -219,7 +219,7 @@ test('every program page shows the program\u2019s real data and passes axe', asy
   await page.context().close();
 });
 
-test('tracking page: a publishable key and its snippet, allowed origins and attribution saved, the Stripe webhook URL and secret', async () => {
+test('tracking page: a publishable key and its snippet, allowed origins and attribution saved, and its link to the Stripe webhook URL and secret on Program settings', async () => {
   const page = await newPage();
   await signIn(page, 'owner');
   await go(page, 'tracking');
@@ -245,11 +245,15 @@ test('tracking page: a publishable key and its snippet, allowed origins and attr
     clickDedupSeconds: 600,
   });
 
+  await checkPage(page, 'tracking');
+
+  // The Stripe webhook is set on Program settings, the page Tracking links to.
+  await page.getByRole('main').getByRole('link', { name: 'Program settings' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Program settings' }).waitFor();
   await showing(page.getByLabel('The Stripe webhook URL'), `${system.gatewayUrl}/integrations/stripe/${program.programId}/webhooks`);
   await page.getByLabel(/Stripe webhook signing secret/).fill('whsec_console_test_secret_1234');
   await page.getByRole('button', { name: 'Save the signing secret' }).click();
-  await showing(page.locator('form').filter({ hasText: 'Stripe' }), 'Signing secret set (ends in 1234).');
-  await checkPage(page, 'tracking');
+  await showing(page.getByRole('form', { name: 'Stripe integration' }), 'Signing secret set (ends in 1234).');
   await page.context().close();
 });
 

@@ -8,7 +8,8 @@ import { signInAsMember } from './chromium-pages';
 /**
  * The console's Sign-up and approval page in headless Chromium against the whole system, beside
  * console.headless-chromium.test.ts: the sign-up settings saved from the page open /join/{slug} with
- * those questions, and applications wait in the queue with their answers until approved or rejected.
+ * those questions, and new affiliates wait for approval (the approval queue itself, on the affiliates
+ * page the Sign-up page links to, is program-pages-a.headless-chromium.test.ts's).
  */
 const SCREENSHOTS = join(__dirname, '..', '..', 'test-results', 'console');
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
@@ -95,39 +96,4 @@ test('sign-up settings saved in the console open /join/{slug} with their questio
     body: JSON.stringify({ firstName: 'Ada', lastName: 'Byron', email: 'ada@example.com', answers: { channel: 'A blog' } }),
   });
   expect(await applied.json()).toEqual({ status: 'PENDING' });
-});
-
-test('the approval queue shows each waiting application with its answers; Approve makes it ACTIVE and Reject makes it REJECTED', async () => {
-  const slug = `queue-${randomUUID().slice(0, 8)}`;
-  await okBody(
-    program.api.put('/program', {
-      slug,
-      requireApproval: true,
-      signup: { enabled: true, questions: [{ id: 'channel', label: 'Where do you publish?', type: 'TEXT', required: true }] },
-    }),
-  );
-  for (const [first, channel] of [
-    ['Grace', 'A cooking blog'],
-    ['Eve', 'Coupon spam'],
-  ] as const) {
-    const applied = await fetch(`${system.gatewayUrl}/join/${slug}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ firstName: first, lastName: 'Applicant', email: `${first.toLowerCase()}@example.com`, answers: { channel } }),
-    });
-    expect(applied.status).toBe(201);
-  }
-  const page = await signedIn();
-  const queue = page.getByRole('table', { name: 'Applications waiting for approval' });
-  await queue.getByRole('cell', { name: 'grace@example.com', exact: true }).waitFor();
-  await expect(queue.getByText('A cooking blog').isVisible()).resolves.toBe(true);
-  await expect(queue.getByText('Coupon spam').isVisible()).resolves.toBe(true);
-  await checkPage(page, 'signup-approval-queue');
-
-  await page.getByRole('button', { name: 'Approve grace@example.com' }).click();
-  await queue.getByRole('cell', { name: 'grace@example.com', exact: true }).waitFor({ state: 'detached' });
-  await page.getByRole('button', { name: 'Reject eve@example.com' }).click();
-  await queue.getByRole('cell', { name: 'eve@example.com', exact: true }).waitFor({ state: 'detached' });
-  expect((await okBody(program.api.get('/affiliates?email=grace@example.com'))).status).toBe('ACTIVE');
-  expect((await okBody(program.api.get('/affiliates?email=eve@example.com'))).status).toBe('REJECTED');
 });

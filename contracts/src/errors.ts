@@ -77,7 +77,8 @@ export const ERROR_CATALOGUE = {
   },
   role_forbidden: {
     statuses: [403],
-    description: "The signed-in member's role may not do this (members and keys are the OWNER's); the message names the role.",
+    description:
+      "The signed-in member's role may not make this operation (FINANCE: payouts, the review queue and reads; ANALYST: reads; members and keys are the OWNER's); the message names the role and the operation.",
   },
   credentials_invalid: { statuses: [401], description: 'Wrong email or password (the same answer for an unknown email).' },
   totp_required: { statuses: [401], description: "The member turned TOTP on: send the authenticator app's code as totpCode." },

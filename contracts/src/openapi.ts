@@ -1087,10 +1087,11 @@ const TAGS: Record<string, string> = {
 
 const ERRORS: Record<string, string> = {
   '400': 'Invalid request: `error` names the first problem (the field and what is wrong); when there are several, `errors` lists every one',
-  '401': 'Authorization header missing, not Bearer, or token invalid',
+  '401':
+    'Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended',
   '403':
-    'API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed)',
-  '404': 'The program of the token no longer exists, or the object is not found',
+    "API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin",
+  '404': 'The program of the token or console session no longer exists, or the object is not found',
   '429':
     'Rate limit exceeded for this token on this route and method, too many failed authentications from this address, or too many heavy operations (reports, payout runs, exports) of this program at once',
   '503': 'A service is unavailable; retry after Retry-After seconds',
@@ -1196,7 +1197,7 @@ function scopeDescriptionOf(operation: Operation): string {
     .map((scope) => `\`${scope}\``)
     .join(' and ')} (a key created without scopes has them all); otherwise 403.`;
   const act = operation.sensitive;
-  if (!act) return needs;
+  if (!act) return `${needs} ${rolesDescriptionOf(operation)}`;
   const conditions = {
     csv: ' With `Accept: text/csv` (full bank details) it',
     rotateSecret: ' With `rotateSecret: true` (the answer carries the new secret) it',
@@ -1204,7 +1205,15 @@ function scopeDescriptionOf(operation: Operation): string {
   };
   const condition = act.when ? conditions[act.when] : ' It';
   const alsoNeeds = act.when && !operation.scopes.includes(act.scope) ? ` also needs \`${act.scope}\`,` : '';
-  return `${needs}${condition}${alsoNeeds} leaves a \`${act.action}\` entry in the program's audit record (GET /api/v1/audit-records) and is answered with \`Cache-Control: no-store\`.`;
+  return `${needs}${condition}${alsoNeeds} leaves a \`${act.action}\` entry in the program's audit record (GET /api/v1/audit-records) and is answered with \`Cache-Control: no-store\`. ${rolesDescriptionOf(operation)}`;
+}
+
+/** Which roles' console sessions may make a public operation: the gateway's judgement (roleAllows), said in the document. */
+function rolesDescriptionOf(operation: Operation): string {
+  const roles = team.TEAM_ROLES.filter((role) =>
+    team.roleAllows(role, { operationId: operation.operationId, scopes: scopesOf(operation) }),
+  );
+  return `In a team member's console session (the \`affiliate_console_session\` cookie, and the session's X-CSRF-Token on a write), the roles ${roles.map((role) => `\`${role}\``).join(', ')} may make it; any other role gets 403 \`role_forbidden\`.`;
 }
 
 export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGeneratorV31['generateDocument']> {
@@ -1267,15 +1276,13 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
           : `${OPERATION_DESCRIPTIONS[operation.operationId]}\n\n${operation.team ? teamDescriptionOf(operation) : scopeDescriptionOf(operation)}`,
       ...(operation.admin || operation.browser || operation.team ? {} : { 'x-required-scopes': scopesOf(operation) }),
       tags: [operation.tag],
+      // A public operation takes an API key or, in its place, a team member's console session (judged by its role).
       security:
         operation.team === 'anyone'
           ? []
-          : [
-              {
-                [(operation.admin ? adminBearer : operation.browser ? publishableBearer : operation.team ? consoleSession : bearer).name]:
-                  [],
-              },
-            ],
+          : operation.admin || operation.browser || operation.team
+            ? [{ [(operation.admin ? adminBearer : operation.browser ? publishableBearer : consoleSession).name]: [] }]
+            : [{ [bearer.name]: [] }, { [consoleSession.name]: [] }],
       request: {
         ...(operation.body
           ? { body: { required: !operation.bodyOptional, content: { 'application/json': { schema: operation.body } } } }

@@ -384,10 +384,11 @@ export const ProgramAuditAction = z
     'team.totp_changed',
     'api_key.created',
     'api_key.revoked',
+    'member.change',
   ])
   .openapi('ProgramAuditAction', {
     description:
-      "webhook_secret.revealed: an endpoint's signing secret was shown; bank_details.exported: full bank details left in a CSV; bank_details.changed: an affiliate's payout details were set or cleared; payout.status_changed: a payout was marked PAID or FAILED; team.member_invited, team.role_changed, team.member_removed: an owner changed the team; team.totp_changed: a member turned their second factor on or off; api_key.created, api_key.revoked: an owner made or revoked a secret API key in the console",
+      "webhook_secret.revealed: an endpoint's signing secret was shown; bank_details.exported: full bank details left in a CSV; bank_details.changed: an affiliate's payout details were set or cleared; payout.status_changed: a payout was marked PAID or FAILED; team.member_invited, team.role_changed, team.member_removed: an owner changed the team; team.totp_changed: a member turned their second factor on or off; api_key.created, api_key.revoked: an owner made or revoked a secret API key in the console; member.change: any other change (a request other than GET or HEAD) a team member made or tried in a console session, refused ones included (the operation and status say which)",
   });
 export type ProgramAuditAction = z.infer<typeof ProgramAuditAction>;
 
@@ -411,7 +412,8 @@ export const ProgramAuditRecord = z
         }),
         affiliateId: Uuid.optional().openapi({ description: 'Only for an act in the affiliate portal: the affiliate of that session' }),
         memberId: z.string().optional().openapi({
-          description: 'Only for an act of a team member signed in to the console: the member (mbr_…)',
+          description:
+            'Only for an act of a team member signed in to the console, or in an affiliate portal session a member opened: the member (mbr_…)',
           example: 'mbr_9f1c2d3e-4b5a-4c6d-8e7f-001122334455',
         }),
         email: z.string().optional().openapi({ description: "Only for an act of a team member: the member's email" }),
@@ -422,13 +424,17 @@ export const ProgramAuditRecord = z
       }),
     action: ProgramAuditAction,
     operation: z.string().openapi({ description: 'Method and path, e.g. GET /api/v1/payouts/export' }),
-    status: z.number().int().openapi({ description: 'The HTTP status answered: 200 when it happened, 403 when the key lacked the scope' }),
+    status: z.number().int().openapi({
+      description:
+        "The HTTP status answered: 200 when it happened, 403 when the key lacked the scope or the member's role did not allow it",
+    }),
     aborted: z
       .boolean()
       .openapi({ description: 'True when the client dropped the connection before the whole answer was sent (recorded all the same)' }),
     requestId: z.string().nullable().openapi({ description: 'The X-Request-Id of the request' }),
   })
   .openapi('ProgramAuditRecord', {
-    description: 'One sensitive act, or a refused attempt at it, by an API key of the program or an affiliate portal session',
+    description:
+      'One sensitive act, or a refused attempt at it, by an API key of the program or an affiliate portal session; and every change a team member made or tried in a console session',
   });
 export type ProgramAuditRecord = z.infer<typeof ProgramAuditRecord>;

@@ -88,18 +88,24 @@ export function riskSettingsOf(source: {
   };
 }
 
-/** Who decided: an API key (the console signs in with one), the program's risk rules at recording, or the reversal of the sale. */
+/** How a team member's id begins (`mbr_…`): where a decision names a member rather than an API key. */
+export const TEAM_MEMBER_ID_PREFIX = 'mbr_';
+
+/** Who decided: an API key, a team member in the console, the program's risk rules at recording, or the reversal of the sale. */
 export const DecidedBy = z
   .object({
-    kind: z.enum(['API_KEY', 'RISK_RULES', 'REVERSAL']).openapi({
+    kind: z.enum(['API_KEY', 'TEAM_MEMBER', 'RISK_RULES', 'REVERSAL']).openapi({
       description:
-        "API_KEY: a reviewer with an API key; RISK_RULES: the program's risk rules when the sale was recorded; REVERSAL: the sale's reversal",
+        "API_KEY: a reviewer with an API key; TEAM_MEMBER: a team member signed in to the console; RISK_RULES: the program's risk rules when the sale was recorded; REVERSAL: the sale's reversal",
     }),
-    keyId: z
+    keyId: z.string().nullable().openapi({
+      description:
+        'The API key that decided (kind API_KEY), as the key list and the audit record show it; the member (mbr_…) for TEAM_MEMBER',
+    }),
+    keyPrefix: z
       .string()
       .nullable()
-      .openapi({ description: 'The API key that decided (kind API_KEY), as the key list and the audit record show it' }),
-    keyPrefix: z.string().nullable().openapi({ description: "That key's first characters; null for RISK_RULES and REVERSAL" }),
+      .openapi({ description: "That key's first characters; the member's email for TEAM_MEMBER; null for RISK_RULES and REVERSAL" }),
   })
   .openapi('DecidedBy', { description: 'Who decided' });
 

@@ -164,6 +164,7 @@ export function createGateway(deps: GatewayDeps): Express {
       logger,
       portalSessions: deps.portalSessions,
       services: deps.services,
+      teamSessions: deps.teamSessions,
     }),
   );
   app.use(anonymous, (request, _response, next) =>

@@ -15,7 +15,7 @@ export interface paths {
          * Look up coupons
          * @description With `id`, `name` or `externalId`: the one coupon it names (404 when none). With none of them: every coupon of the program, newest first, a page at a time (`limit`, `startingAfter`, and a `Link` header to the next page). Every coupon carries its `promotionalCodes`.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getCoupons"];
         /**
@@ -24,7 +24,7 @@ export interface paths {
          *
          *     Setting `autoCouponRule` starts issuing codes to affiliates; `null` stops it (codes already issued stay).
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         put: operations["updateCoupon"];
         /**
@@ -33,14 +33,14 @@ export interface paths {
          *
          *     Refused with 400 when a rule of the type or duration is broken (percentOff outside 1 to 100, FLAT without amountOff or currency, repeating without durationInMonths) or when another coupon of the program has the same `externalId`. With `autoCouponRule`, codes are then issued to affiliates as they become ACTIVE.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["createCoupon"];
         /**
          * Delete a coupon and its codes
          * @description Deletes the coupon named by `couponId` and, by cascade, every promotional code of it, permanently. Emits `promocode.deleted` for each code and then `coupon.deleted`. Sales already recorded with its codes keep their ids. Errors of this operation have the numbered shape `{error: <status>, message}` of the specification.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         delete: operations["deleteCoupon"];
         options?: never;
@@ -59,14 +59,14 @@ export interface paths {
          * Look up codes
          * @description With `id`, `code` or `externalId`: the one code it names. With `couponId`, `affiliateId` or `affiliateEmail`: every code of that coupon or affiliate. With none: every code of the program, newest first, a page at a time. Each code carries its parent `coupon` and its `affiliate`.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getPromotionalCodes"];
         /**
          * Update a code
          * @description Changes the code named by `promotionalCodeId`: its limits, expiry, conditions and assigned affiliate. Set `active: false` to retire a code without deleting it (it can no longer be redeemed, and its history stays). Emits `promocode.updated`.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         put: operations["updatePromotionalCode"];
         /**
@@ -75,14 +75,14 @@ export interface paths {
          *
          *     Refused with 400 when the code (sent or generated) is already taken in the program: a generated code is made once, with no retry, so include `randomChars` when generating many; 404 when the coupon or the affiliate is not in the program.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["createPromotionalCode"];
         /**
          * Delete a code
          * @description Deletes the code named by `promotionalCodeId`, permanently; sales already recorded with it keep their `promotionalCodeId`. Emits `promocode.deleted`. Prefer `active: false` (PUT) to keep the history.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         delete: operations["deletePromotionalCode"];
         options?: never;
@@ -105,7 +105,7 @@ export interface paths {
          *
          *     Safe to repeat: an affiliate never gets two codes of one coupon, so a retried or overlapping request lists those affiliates in `alreadyIssued`. Affiliates that get no code are in `skipped` with the reason. Emits one `promocode.created` per code issued.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["issuePromotionalCodesInBulk"];
         delete?: never;
@@ -125,14 +125,14 @@ export interface paths {
          * Look up affiliates (null when nothing matches)
          * @description With `id` (an affiliate id, a numeric click id or a link slug) or `email`: that one affiliate. With neither: the affiliates of the program, newest first, a page at a time, optionally only those of one `status` (PENDING: applications waiting for approval). When nothing matches the answer is `200` with `null`, not a 404, as the specification says.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getAffiliates"];
         /**
          * Update an affiliate
          * @description Changes the affiliate named by `affiliateId`: profile, `status` (approve a PENDING one by setting ACTIVE, or reject or disable it), commission rate or plan, and payout details. `affiliateLink` adds a new link; it never renames or removes one (see PUT and DELETE /links). Emits `affiliate.updated`; an affiliate that becomes ACTIVE gets the codes of coupons with an `autoCouponRule`.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. With `payoutDetails` (bank details set or cleared) it also needs `finance`, leaves a `bank_details.changed` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. With `payoutDetails` (bank details set or cleared) it also needs `finance`, leaves a `bank_details.changed` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         put: operations["updateAffiliate"];
         /**
@@ -141,14 +141,14 @@ export interface paths {
          *
          *     Refused with 400 `The requested affiliate link is already in use` when another affiliate of the program has the slug asked for (no generated fallback), or when the email is already an affiliate of the program.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["createAffiliate"];
         /**
          * Delete an affiliate
          * @description Removes the affiliate named by `affiliateId` and its links. Its promotional codes stay, without an affiliate (each emits `promocode.updated`); its referrals and sales keep their `affiliateId`. Emits `affiliate.deleted`, whose body carries only the id.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         delete: operations["deleteAffiliate"];
         options?: never;
@@ -167,14 +167,14 @@ export interface paths {
          * Look up links
          * @description Always a list: with `id` or `link`, that link; with `affiliateId` or `affiliateEmail`, every link of that affiliate; with none, every link of the program, newest first, a page at a time. Each link has its clicks, referrals, sales, revenue and `fullURLs`.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getLinks"];
         /**
          * Rename a link
          * @description Gives the link named by `linkId` (or its current slug `link`) the slug `newLink`. The old slug keeps leading to the link (it is listed in `previousLinks` and reserved from other affiliates for the PREVIOUS_LINK_DAYS setting). Same slug rules and messages as POST /links. Emits `affiliate.updated`.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         put: operations["renameLink"];
         /**
@@ -183,14 +183,14 @@ export interface paths {
          *
          *     Refused with 400 `Link can only contain letters, numbers, and hyphens` or `This link already exists for this affiliate program` (the slug is unique across the program, a renamed link's reserved previous slugs included).
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["createLink"];
         /**
          * Delete a link
          * @description Removes the link named by `linkId` (or its slug `link`); clicks, referrals and sales already attributed through it stay. Emits `affiliate.updated`.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         delete: operations["deleteLink"];
         options?: never;
@@ -211,7 +211,7 @@ export interface paths {
          * Record a click
          * @description Records a visit through a link, server side (the tracking script uses POST /browser/clicks). The answer's `clickId` can be sent with the referral or the sale to attribute it to the link's affiliate within the program's attribution window. A repeat of the same visitor on the same link within `clickDedupSeconds` and a bot's click are answered but not counted (`counted: false` and the `reason`). No webhook event (clicks have none).
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["recordClick"];
         delete?: never;
@@ -231,14 +231,14 @@ export interface paths {
          * Look up referrals
          * @description With `id`: that referral. With `email`, `affiliateId` or `referredUserExternalId`: the matching referrals. With none: every referral of the program, newest first, a page at a time.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getReferrals"];
         /**
          * Update a referral
          * @description Changes the referral named by `referralId`: the customer's name, email, external id, plan or status (active or inactive, e.g. a subscription cancelled). The attribution does not change. Answers `{message, referral}`. Emits `referral.updated`. Errors of this operation have the numbered shape `{error: <status>, message}` of the specification.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         put: operations["updateReferral"];
         /**
@@ -247,14 +247,14 @@ export interface paths {
          *
          *     Refused with 400 when none of these identifies an affiliate, or a click is older than the attribution window.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["createReferral"];
         /**
          * Delete a referral
          * @description Removes the referral named by `referralId`. Its sales stay. Emits `referral.deleted`, whose body carries only the id.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         delete: operations["deleteReferral"];
         options?: never;
@@ -273,7 +273,7 @@ export interface paths {
          * Look up sales
          * @description With `id`: that sale. With `affiliateId` or `referralId`: the matching sales. With none: every sale of the program, newest first, a page at a time. Reversed sales are not listed here (their commissions are in GET /commissions).
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getSales"];
         /**
@@ -282,7 +282,7 @@ export interface paths {
          *
          *     Refused with 400 when the body changes nothing, or would recompute a commission already in a payout (reverse the sale with DELETE /sales instead).
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         put: operations["updateSale"];
         /**
@@ -291,14 +291,14 @@ export interface paths {
          *
          *     Send `externalId` (your payment's id) to record each payment once: a repeat with the same content answers the sale already recorded with `Idempotent-Replayed: true`, a repeat with other content is a 409. Refused with 400 when the code does not exist, is not active, has expired, has no affiliate, or the code or its coupon reached its redemption limit.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["createSale"];
         /**
          * Reverse a sale
          * @description Reverses the sale named by `saleId` (a refund, a dispute): it leaves every list, its unpaid commissions become VOID, and a commission already paid or in a payout gets a negative adjustment deducted from the affiliate's next payout. The redemption counters of its code are not decremented, as in Stripe, and its `externalId` can never be recorded again. Emits `sale.deleted`, whose body carries only the id.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         delete: operations["deleteSale"];
         options?: never;
@@ -317,28 +317,28 @@ export interface paths {
          * Look up commission plans
          * @description With `id`: that plan. Without: every plan of the program, newest first, a page at a time.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getCommissionPlans"];
         /**
          * Change a plan (commissions already earned are not recalculated)
          * @description Changes the plan named by `commissionPlanId`; fields left out keep their value, `null` clears an optional one, and the plan after the change must obey the same rules as a new one. Commissions already earned are not recalculated: the change applies to sales recorded from now on. Setting `isDefault` makes it the program's default in place of the previous one.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         put: operations["updateCommissionPlan"];
         /**
          * Create a commission plan
          * @description Creates a plan affiliates can be put on: PERCENTAGE of each sale or a FLAT amount per sale, an optional first-payment rate, which recurring payments earn, how long commissions are held before they are due, a minimum payout and up to 10 tiers. With `isDefault`, it becomes the plan of every affiliate without one of its own. No webhook event (plans have none).
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["createCommissionPlan"];
         /**
          * Delete a plan no affiliate is on
          * @description Deletes the plan named by `commissionPlanId`. Refused with 400 while an affiliate is on it (move them with PUT /affiliates `commissionPlanId`) or while it is the program's default.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         delete: operations["deleteCommissionPlan"];
         options?: never;
@@ -357,14 +357,14 @@ export interface paths {
          * Look up payouts (CSV with Accept: text/csv)
          * @description With `id`: that payout; otherwise the program's payouts, newest first, a page at a time, optionally of one `affiliateId` or `status`. With `Accept: text/csv`, the same list as CSV with the payees' full bank details (guarded against spreadsheet formula injection).
          *
-         *     Needs an API key with the scope `finance` (a key created without scopes has them all); otherwise 403. With `Accept: text/csv` (full bank details) it leaves a `bank_details.exported` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`.
+         *     Needs an API key with the scope `finance` (a key created without scopes has them all); otherwise 403. With `Accept: text/csv` (full bank details) it leaves a `bank_details.exported` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getPayouts"];
         /**
          * Mark a payout PAID or FAILED
          * @description Marks a PENDING payout PAID (its commissions become PAID; `externalReference` can keep your transfer's id) or FAILED (its commissions are DUE again and go into a later payout). Each sale changed emits `sale.updated`. Sending the same request again is safe (it finishes the job after a crash); changing a payout already PAID or FAILED to something else is a 400.
          *
-         *     Needs an API key with the scope `finance` (a key created without scopes has them all); otherwise 403. It leaves a `payout.status_changed` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`.
+         *     Needs an API key with the scope `finance` (a key created without scopes has them all); otherwise 403. It leaves a `payout.status_changed` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE` may make it; any other role gets 403 `role_forbidden`.
          */
         put: operations["updatePayout"];
         /**
@@ -373,7 +373,7 @@ export interface paths {
          *
          *     A run stops starting payouts after 5 seconds: call again until it answers `[]`. Safe to repeat: a commission is never in two payouts.
          *
-         *     Needs an API key with the scope `finance` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `finance` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["createPayouts"];
         delete?: never;
@@ -393,7 +393,7 @@ export interface paths {
          * A payout as CSV for a mass-payout tool
          * @description One payout as CSV for a mass-payout tool: payout_id, affiliate_id, name, email, payout_method, payout_email, account_holder, iban (in full), note, amount (with the currency's decimals), currency and status. Cells that a spreadsheet would read as a formula are escaped.
          *
-         *     Needs an API key with the scope `finance` (a key created without scopes has them all); otherwise 403. It leaves a `bank_details.exported` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`.
+         *     Needs an API key with the scope `finance` (a key created without scopes has them all); otherwise 403. It leaves a `bank_details.exported` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["exportPayout"];
         put?: never;
@@ -415,7 +415,7 @@ export interface paths {
          * Commissions across sales, each with its sale's risk signals: the review queue is status=HELD (pages by sale: startingAfter is the saleId of the last one). A reversed sale's commissions are listed too (VOID, or PAID with its negative adjustment)
          * @description Every commission of the program's sales, with its sale's id and risk signals: the review queue is `status=HELD`. Optionally of one `affiliateId`. Pages by sale: `startingAfter` is the `saleId` of the last one. A reversed sale's commissions are listed too (VOID, or PAID with its negative adjustment).
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getCommissions"];
         put?: never;
@@ -439,7 +439,7 @@ export interface paths {
          * Release a HELD commission: PENDING or DUE again by its date (sale.updated); the decision records when, which key and the note
          * @description Releases a HELD commission after review: it becomes PENDING, or DUE if its hold has passed. The decision (when, which key, the `note`) is kept in its `decisions`. Answers the sale and emits `sale.updated`. Refused with 400 when the commission is not HELD.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["releaseCommission"];
         delete?: never;
@@ -461,7 +461,7 @@ export interface paths {
          * Void a HELD, PENDING or DUE commission in no payout (sale.updated); the decision records when, which key and the reason
          * @description Voids a HELD, PENDING or DUE commission that is in no payout: it will never be paid. The decision (when, which key, the `reason`) is kept in its `decisions`. Answers the sale and emits `sale.updated`. Refused with 400 when the commission is PAID, VOID or in a payout.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["voidCommission"];
         delete?: never;
@@ -481,7 +481,7 @@ export interface paths {
          * An affiliate's statement in one currency: opening balance, every entry (EARNED, HELD, RELEASED, VOIDED, ADJUSTED, PAID_OUT) with its sale or payout, closing balance (CSV with format=csv or Accept: text/csv)
          * @description An affiliate's account with the program in one currency over a period: the opening balance (everything before `from`), every entry (EARNED, HELD, RELEASED, VOIDED, ADJUSTED, PAID_OUT) with its sale or payout, and the closing balance, which is what the program owes. As CSV with `format=csv` or `Accept: text/csv`.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getAffiliateStatement"];
         put?: never;
@@ -503,7 +503,7 @@ export interface paths {
          * Per affiliate: clicks, referrals, sales, revenue and commission in a period (CSV with Accept: text/csv)
          * @description One row per affiliate and currency for a period of at most 366 days: clicks, referrals, live sales and their revenue, and the commissions of those sales by status. No figure adds two currencies. As CSV with `Accept: text/csv`. A heavy operation: the program may run only a few at once (429 otherwise).
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getAffiliateReport"];
         put?: never;
@@ -527,7 +527,7 @@ export interface paths {
          *
          *     Refused with 400 `parameter_invalid` naming `from` or `to` when a date is not an RFC 3339 date-time, when `to` is not after `from`, or when the period is longer than 366 days.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getProgramSummary"];
         put?: never;
@@ -549,14 +549,14 @@ export interface paths {
          * Look up webhook endpoints
          * @description With `id`: that endpoint. Without: every endpoint of the program, newest first, a page at a time. Secrets are not included (GET /webhook-endpoints/secret).
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getWebhookEndpoints"];
         /**
          * Update a webhook endpoint
          * @description Changes the endpoint named by `webhookEndpointId`: URL, event types, description, or `active` (false pauses deliveries; true re-enables an endpoint disabled after repeated failures). `rotateSecret: true` makes a new secret, returned in this answer; the previous one keeps signing beside it for an overlap (`previousSecretExpiresAt`) so the receiver can switch without losing deliveries.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. With `rotateSecret: true` (the answer carries the new secret) it also needs `webhook_secrets`, leaves a `webhook_secret.revealed` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. With `rotateSecret: true` (the answer carries the new secret) it also needs `webhook_secrets`, leaves a `webhook_secret.revealed` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         put: operations["updateWebhookEndpoint"];
         /**
@@ -565,14 +565,14 @@ export interface paths {
          *
          *     Refused with 400 for a URL that is not http(s) or resolves to a private address, and when the program has its maximum of endpoints (`maxWebhookEndpoints`).
          *
-         *     Needs an API key with the scopes `write` and `webhook_secrets` (a key created without scopes has them all); otherwise 403. It leaves a `webhook_secret.revealed` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`.
+         *     Needs an API key with the scopes `write` and `webhook_secrets` (a key created without scopes has them all); otherwise 403. It leaves a `webhook_secret.revealed` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["createWebhookEndpoint"];
         /**
          * Delete a webhook endpoint
          * @description Deletes the endpoint named by `webhookEndpointId`: nothing more is sent to it, its pending deliveries are marked failed, and its delivery log stays readable.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
@@ -591,7 +591,7 @@ export interface paths {
          * Reveal an endpoint's signing secret
          * @description Reveals the endpoint's signing secret, and the end of the overlap after a rotation. Every reveal is kept in the program's audit record.
          *
-         *     Needs an API key with the scope `webhook_secrets` (a key created without scopes has them all); otherwise 403. It leaves a `webhook_secret.revealed` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`.
+         *     Needs an API key with the scope `webhook_secrets` (a key created without scopes has them all); otherwise 403. It leaves a `webhook_secret.revealed` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getWebhookEndpointSecret"];
         put?: never;
@@ -613,7 +613,7 @@ export interface paths {
          * Delivery log
          * @description The delivery log, newest first, a page at a time: each delivery of an event to an endpoint, with every attempt (status code, latency, an excerpt of the answer, the error). Filter by `endpointId`, `eventId`, `status` or `eventType`.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getWebhookDeliveries"];
         put?: never;
@@ -637,7 +637,7 @@ export interface paths {
          * Re-send a delivery now
          * @description Sends the delivery named by `deliveryId` again now, whatever its status, with the same `webhook-id` (receivers drop duplicates by it). Answers the delivery with the new attempt. Refused with 400 when its endpoint was deleted or is disabled (enable it first), and 409 while the delivery is being sent.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["retryWebhookDelivery"];
         delete?: never;
@@ -659,7 +659,7 @@ export interface paths {
          * Send a signed ping to an endpoint
          * @description Sends a signed ping to the endpoint named by `webhookEndpointId` and answers what happened (status code, latency, the start of the answer). Nothing is recorded in the delivery log and no event is created: use it to check a receiver's URL and signature verification.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["testWebhookEndpoint"];
         delete?: never;
@@ -681,7 +681,7 @@ export interface paths {
          * Re-send every failed delivery of an endpoint in a time window
          * @description Re-sends every failed delivery of one endpoint created between `since` and `until` (default now), e.g. after the receiver was down, and answers how many. Each keeps its `webhook-id`, so a receiver that already processed one can drop it.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["recoverWebhookDeliveries"];
         delete?: never;
@@ -701,7 +701,7 @@ export interface paths {
          * The public events of the retention period (30 days by default), newest first; an event id is the webhook-id of its deliveries
          * @description The program's public events of the retention period (`EVENT_RETENTION_DAYS`, 30 days by default), newest first, a page at a time: the list to reconcile webhooks against after a receiver was down. Each event is the exact body its deliveries carried, and its `id` is their `webhook-id`. Filter by `type`, `objectId` (the object's id) and `createdAt[gte]`/`createdAt[lt]`; `id` returns one event. Unknown filters and internal event types are a 400.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getEvents"];
         put?: never;
@@ -725,7 +725,7 @@ export interface paths {
          * Send the stored events of a time window to an endpoint again, with their original ids (skipping those it received unless includeSucceeded)
          * @description Sends the stored events created in a window (`since` up to `until`, default now) to one endpoint again, with their original `webhook-id`s, and answers how many were queued: those of the endpoint's subscribed types (narrowed by `eventTypes`) that it has not received, or every one with `includeSucceeded`. Events it never had get a first delivery; deliveries still pending are left alone. A window of more than 1,000 events is a 400 and queues nothing; a disabled endpoint is a 400.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["replayWebhookDeliveries"];
         delete?: never;
@@ -747,7 +747,7 @@ export interface paths {
          * Check a received webhook against the endpoint's secret and say why it fails, without revealing the secret
          * @description Checks a webhook your receiver got (its headers and the body exactly as read) against the endpoint's signing secret, and says why it fails: `MALFORMED_HEADER` (a webhook header missing or unreadable), `TIMESTAMP_SKEW` (signed correctly but more than 5 minutes old or ahead), `BODY_ALTERED` (the signature matches the body originally sent, so your framework re-serialized or changed it: verify the raw bytes) or `WRONG_SECRET`. During a secret rotation the previous secret counts. The answer never contains the secret.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["verifyWebhook"];
         delete?: never;
@@ -767,7 +767,7 @@ export interface paths {
          * Every public event type, with the JSON Schema and an example of each payload
          * @description Every public event type with when it fires, the JSON Schema of its payload and an example payload: the same catalogue as the `webhooks` section of this document.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getEventTypes"];
         put?: never;
@@ -789,7 +789,7 @@ export interface paths {
          * This program's audit record, newest first: each secret revealed, bank details exported or changed and payout status changed, with the API key that did it (refusals included), or, for bank details changed in the affiliate portal, the portal session, its affiliate and the key that made the session
          * @description The program's audit record, newest first, a page at a time: each webhook secret revealed, bank details exported or changed and payout status changed, with the API key that did it (refusals for a missing scope included), or, for bank details changed in the affiliate portal, the portal session, its affiliate and the key that made the session.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getAuditRecords"];
         put?: never;
@@ -811,14 +811,14 @@ export interface paths {
          * The settings of the program of this key
          * @description The settings of the program of the API key: URLs, approval, attribution, click deduplication, allowed origins, risk rules, affiliate portal and sign-up page.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getOwnProgram"];
         /**
          * Change the settings of the program of this key: name, URLs, approval, attribution, click deduplication, allowed origins (not the rate limit or API access)
          * @description Changes the settings of the program of the API key; fields left out keep their value. The rate limit, API access and the endpoint cap are the operator's (admin API).
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         put: operations["updateOwnProgram"];
         post?: never;
@@ -839,7 +839,7 @@ export interface paths {
          * The publishable keys of this program, for the tracking script
          * @description The publishable keys (pk_…) of this program, revoked ones included (with `revokedAt`), for the tracking script on your pages.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getPublishableKeys"];
         put?: never;
@@ -847,14 +847,14 @@ export interface paths {
          * Create a publishable key (pk_…), safe to put in a web page
          * @description Creates a publishable key (pk_…). It is public by design: it can only record clicks and create referrals from a click or visitor, and only from the program's `allowedOrigins`.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["createPublishableKey"];
         /**
          * Revoke a publishable key
          * @description Revokes the publishable key named by `publishableKeyId`: pages using it get 401 from then on.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER` may make it; any other role gets 403 `role_forbidden`.
          */
         delete: operations["revokePublishableKey"];
         options?: never;
@@ -875,14 +875,14 @@ export interface paths {
          * A single-use link (10 minutes) into the affiliate portal of one ACTIVE affiliate; opening it gives that browser a 12-hour session of this affiliate only. Needs the finance scope as well as write: the portal shows the affiliate's payouts and changes its bank details (each change is in the audit record, its actor the session and the key that made it)
          * @description Makes a single-use link (valid 10 minutes) into the gateway-hosted portal of one ACTIVE affiliate; opening it gives that browser a 12-hour session of this affiliate only, where it sees its links, codes, earnings and payouts and can change its bank details. The link is in `url` of the first answer only: a replay with the same Idempotency-Key answers without it. Refused with 400 for an affiliate that is not ACTIVE.
          *
-         *     Needs an API key with the scopes `write` and `finance` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scopes `write` and `finance` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["createAffiliatePortalSession"];
         /**
          * Revoke one portal session, or every session of an affiliate: its link stops opening and its cookie stops working at once
          * @description Revokes one portal session (`affiliatePortalSessionId`) or every session of an affiliate (`affiliateId`): its link stops opening and its cookie stops working at once. Answers how many live sessions were revoked.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         delete: operations["revokeAffiliatePortalSessions"];
         options?: never;
@@ -941,14 +941,14 @@ export interface paths {
          * Whether Stripe is connected, the last 4 characters of its webhook secret, and the webhook URL to give Stripe
          * @description Whether Stripe is connected (a webhook signing secret is stored), the last 4 characters of that secret, and the webhook URL to give Stripe.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getStripeIntegration"];
         /**
          * Store the signing secret of the program's Stripe webhook endpoint (never returned)
          * @description Stores the signing secret (whsec_…) of the program's Stripe webhook endpoint; it is never returned. From then on Stripe's payments (checkout.session.completed, invoice.paid, invoice_payment.paid) become sales and its refunds and disputes (charge.refunded, charge.dispute.created) reverse them.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         put: operations["configureStripeIntegration"];
         post?: never;
@@ -2308,13 +2308,13 @@ export interface components {
         /** @description Who decided */
         DecidedBy: {
             /**
-             * @description API_KEY: a reviewer with an API key; RISK_RULES: the program's risk rules when the sale was recorded; REVERSAL: the sale's reversal
+             * @description API_KEY: a reviewer with an API key; TEAM_MEMBER: a team member signed in to the console; RISK_RULES: the program's risk rules when the sale was recorded; REVERSAL: the sale's reversal
              * @enum {string}
              */
-            kind: "API_KEY" | "RISK_RULES" | "REVERSAL";
-            /** @description The API key that decided (kind API_KEY), as the key list and the audit record show it */
+            kind: "API_KEY" | "TEAM_MEMBER" | "RISK_RULES" | "REVERSAL";
+            /** @description The API key that decided (kind API_KEY), as the key list and the audit record show it; the member (mbr_…) for TEAM_MEMBER */
             keyId: string | null;
-            /** @description That key's first characters; null for RISK_RULES and REVERSAL */
+            /** @description That key's first characters; the member's email for TEAM_MEMBER; null for RISK_RULES and REVERSAL */
             keyPrefix: string | null;
         };
         /** @description One decision on a commission: when, by whom and why */
@@ -4829,11 +4829,11 @@ export interface components {
             example: components["schemas"]["WebhookPayload"];
         };
         /**
-         * @description webhook_secret.revealed: an endpoint's signing secret was shown; bank_details.exported: full bank details left in a CSV; bank_details.changed: an affiliate's payout details were set or cleared; payout.status_changed: a payout was marked PAID or FAILED; team.member_invited, team.role_changed, team.member_removed: an owner changed the team; team.totp_changed: a member turned their second factor on or off; api_key.created, api_key.revoked: an owner made or revoked a secret API key in the console
+         * @description webhook_secret.revealed: an endpoint's signing secret was shown; bank_details.exported: full bank details left in a CSV; bank_details.changed: an affiliate's payout details were set or cleared; payout.status_changed: a payout was marked PAID or FAILED; team.member_invited, team.role_changed, team.member_removed: an owner changed the team; team.totp_changed: a member turned their second factor on or off; api_key.created, api_key.revoked: an owner made or revoked a secret API key in the console; member.change: any other change (a request other than GET or HEAD) a team member made or tried in a console session, refused ones included (the operation and status say which)
          * @enum {string}
          */
-        ProgramAuditAction: "webhook_secret.revealed" | "bank_details.exported" | "bank_details.changed" | "payout.status_changed" | "team.member_invited" | "team.role_changed" | "team.member_removed" | "team.totp_changed" | "api_key.created" | "api_key.revoked";
-        /** @description One sensitive act, or a refused attempt at it, by an API key of the program or an affiliate portal session */
+        ProgramAuditAction: "webhook_secret.revealed" | "bank_details.exported" | "bank_details.changed" | "payout.status_changed" | "team.member_invited" | "team.role_changed" | "team.member_removed" | "team.totp_changed" | "api_key.created" | "api_key.revoked" | "member.change";
+        /** @description One sensitive act, or a refused attempt at it, by an API key of the program or an affiliate portal session; and every change a team member made or tried in a console session */
         ProgramAuditRecord: {
             /**
              * Format: uuid
@@ -4865,7 +4865,7 @@ export interface components {
                  */
                 affiliateId?: string;
                 /**
-                 * @description Only for an act of a team member signed in to the console: the member (mbr_…)
+                 * @description Only for an act of a team member signed in to the console, or in an affiliate portal session a member opened: the member (mbr_…)
                  * @example mbr_9f1c2d3e-4b5a-4c6d-8e7f-001122334455
                  */
                 memberId?: string;
@@ -4875,7 +4875,7 @@ export interface components {
             action: components["schemas"]["ProgramAuditAction"];
             /** @description Method and path, e.g. GET /api/v1/payouts/export */
             operation: string;
-            /** @description The HTTP status answered: 200 when it happened, 403 when the key lacked the scope */
+            /** @description The HTTP status answered: 200 when it happened, 403 when the key lacked the scope or the member's role did not allow it */
             status: number;
             /** @description True when the client dropped the connection before the whole answer was sent (recorded all the same) */
             aborted: boolean;
@@ -5748,7 +5748,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -5766,7 +5766,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -5788,7 +5788,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -5976,7 +5976,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -5995,7 +5995,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -6018,7 +6018,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -6249,7 +6249,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -6268,7 +6268,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -6291,7 +6291,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -6499,7 +6499,7 @@ export interface operations {
                     "application/json": components["schemas"]["NumberedError"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -6519,7 +6519,7 @@ export interface operations {
                     "application/json": components["schemas"]["NumberedError"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -6543,7 +6543,7 @@ export interface operations {
                     "application/json": components["schemas"]["NumberedError"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -6811,7 +6811,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -6829,7 +6829,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -6851,7 +6851,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -7035,7 +7035,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -7054,7 +7054,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -7077,7 +7077,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -7332,7 +7332,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -7351,7 +7351,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -7374,7 +7374,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -7586,7 +7586,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -7605,7 +7605,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -7628,7 +7628,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -7896,7 +7896,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -7915,7 +7915,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -7938,7 +7938,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -8196,7 +8196,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -8214,7 +8214,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -8236,7 +8236,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -8420,7 +8420,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -8439,7 +8439,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -8462,7 +8462,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -8713,7 +8713,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -8732,7 +8732,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -8755,7 +8755,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -8967,7 +8967,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -8986,7 +8986,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -9009,7 +9009,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -9241,7 +9241,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -9259,7 +9259,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -9281,7 +9281,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -9443,7 +9443,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -9462,7 +9462,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -9485,7 +9485,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -9707,7 +9707,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -9726,7 +9726,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -9749,7 +9749,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -9962,7 +9962,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -9981,7 +9981,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -10004,7 +10004,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -10216,7 +10216,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -10235,7 +10235,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -10258,7 +10258,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -10498,7 +10498,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -10516,7 +10516,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -10538,7 +10538,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -10704,7 +10704,7 @@ export interface operations {
                     "application/json": components["schemas"]["NumberedError"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -10724,7 +10724,7 @@ export interface operations {
                     "application/json": components["schemas"]["NumberedError"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -10748,7 +10748,7 @@ export interface operations {
                     "application/json": components["schemas"]["NumberedError"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -10983,7 +10983,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -11002,7 +11002,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -11025,7 +11025,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -11237,7 +11237,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -11256,7 +11256,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -11279,7 +11279,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -11549,7 +11549,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -11567,7 +11567,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -11589,7 +11589,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -11772,7 +11772,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -11791,7 +11791,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -11814,7 +11814,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -12064,7 +12064,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -12083,7 +12083,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -12106,7 +12106,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -12318,7 +12318,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -12337,7 +12337,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -12360,7 +12360,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -12579,7 +12579,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -12597,7 +12597,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -12619,7 +12619,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -12775,7 +12775,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -12794,7 +12794,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -12817,7 +12817,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -13056,7 +13056,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -13075,7 +13075,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -13098,7 +13098,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -13310,7 +13310,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -13329,7 +13329,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -13352,7 +13352,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -13599,7 +13599,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -13617,7 +13617,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -13639,7 +13639,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -13802,7 +13802,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -13821,7 +13821,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -13844,7 +13844,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -14076,7 +14076,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -14095,7 +14095,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -14118,7 +14118,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -14311,7 +14311,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -14329,7 +14329,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -14351,7 +14351,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -14533,7 +14533,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -14551,7 +14551,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -14573,7 +14573,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -14780,7 +14780,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -14799,7 +14799,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -14822,7 +14822,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -15098,7 +15098,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -15117,7 +15117,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -15140,7 +15140,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -15375,7 +15375,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -15393,7 +15393,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -15415,7 +15415,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -15562,7 +15562,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -15580,7 +15580,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -15602,7 +15602,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -15845,7 +15845,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -15863,7 +15863,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -15885,7 +15885,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -16027,7 +16027,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -16045,7 +16045,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -16067,7 +16067,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -16215,7 +16215,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -16234,7 +16234,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -16257,7 +16257,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -16479,7 +16479,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -16498,7 +16498,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -16521,7 +16521,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -16739,7 +16739,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -16758,7 +16758,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -16781,7 +16781,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -16977,7 +16977,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -16995,7 +16995,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -17017,7 +17017,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -17177,7 +17177,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -17195,7 +17195,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -17217,7 +17217,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -17384,7 +17384,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -17403,7 +17403,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -17426,7 +17426,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -17637,7 +17637,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -17656,7 +17656,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -17679,7 +17679,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -17887,7 +17887,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -17906,7 +17906,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -17929,7 +17929,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -18264,7 +18264,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -18282,7 +18282,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -18304,7 +18304,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -18438,7 +18438,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -18457,7 +18457,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -18480,7 +18480,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -18690,7 +18690,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -18709,7 +18709,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -18732,7 +18732,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -19052,7 +19052,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -19070,7 +19070,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -19092,7 +19092,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -19232,7 +19232,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -19250,7 +19250,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -19272,7 +19272,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -19426,7 +19426,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -19444,7 +19444,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -19466,7 +19466,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -19645,7 +19645,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -19664,7 +19664,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -19687,7 +19687,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -19869,7 +19869,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -19887,7 +19887,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -19909,7 +19909,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -20024,7 +20024,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -20043,7 +20043,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -20066,7 +20066,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -20226,7 +20226,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -20245,7 +20245,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -20268,7 +20268,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -20470,7 +20470,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -20489,7 +20489,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -20512,7 +20512,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -20708,7 +20708,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -20727,7 +20727,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -20750,7 +20750,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -20948,7 +20948,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -20966,7 +20966,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -20988,7 +20988,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -21174,7 +21174,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -21192,7 +21192,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -21214,7 +21214,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -21382,7 +21382,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -21400,7 +21400,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -21422,7 +21422,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -21552,7 +21552,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -21571,7 +21571,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed) */
+            /** @description API access is not enabled for the program, or the key may not use this route (a scope it lacks, named in the message; a publishable key on a secret route, a secret key on a browser route, an origin not allowed); for a console session, the member's role does not allow the operation (`role_forbidden`) or a write lacks the session's X-CSRF-Token or the gateway's Origin */
             403: {
                 headers: {
                     "X-Request-Id": string;
@@ -21594,7 +21594,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -23360,7 +23360,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -23378,7 +23378,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -23523,7 +23523,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -23541,7 +23541,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -23710,7 +23710,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -23728,7 +23728,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -23876,7 +23876,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -23894,7 +23894,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -24025,7 +24025,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -24043,7 +24043,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -24141,7 +24141,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -24159,7 +24159,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -24264,7 +24264,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -24282,7 +24282,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -24413,7 +24413,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -24431,7 +24431,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -24536,7 +24536,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -24554,7 +24554,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -24655,7 +24655,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -24673,7 +24673,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -24808,7 +24808,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -24826,7 +24826,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -24908,7 +24908,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -24926,7 +24926,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -25023,7 +25023,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -25041,7 +25041,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;
@@ -25155,7 +25155,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authorization header missing, not Bearer, or token invalid */
+            /** @description Authorization header missing, not Bearer, or token invalid; or, with no Authorization header, the console session of the cookie has ended */
             401: {
                 headers: {
                     "X-Request-Id": string;
@@ -25173,7 +25173,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The program of the token no longer exists, or the object is not found */
+            /** @description The program of the token or console session no longer exists, or the object is not found */
             404: {
                 headers: {
                     "X-Request-Id": string;

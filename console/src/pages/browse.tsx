@@ -1,27 +1,37 @@
-import type { PortalSession } from '@affiliate/contracts';
-import type { ComponentChildren } from 'preact';
+import type { ComponentChildren, JSX } from 'preact';
 import { useState } from 'preact/hooks';
-import { call, query, type Credential } from '../api';
+import { ok, type ApiClient, type PageProps, type Schemas } from '../client';
+import { paged, rowsOf } from '../paging';
 import { Action, ErrorBanner, Pager, Table, useLoad, when, type Column } from '../ui';
 
-type Row = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+/** A list's query: a page (limit, startingAfter), or one of the resource's lookups (`email`, `id`…). */
+type Query<Param extends string> = Partial<Record<Param, string>> | { limit: number; startingAfter?: string | undefined };
 
-/** One resource of the public API: its list (the API's pagination) and its lookups (the API's query parameters). */
-export type Resource = {
+/**
+ * One resource of the public API: its list (the API's pagination) and its lookups (the API's query
+ * parameters); `load` is the one call, so its rows have the document's type for that path.
+ */
+type Resource<Row, Param extends string> = {
   title: string;
-  path: string;
-  searches: { param: string; label: string }[];
+  searches: { param: Param; label: string }[];
+  load: (client: ApiClient, query: Query<Param>) => Promise<{ data: Row | Row[] | null; next: string | null }>;
   columns: Column<Row>[];
-  actions?: (credential: Credential, row: Row) => ComponentChildren;
+  actions?: { title: string; cell: (props: PageProps, row: Row) => ComponentChildren };
 };
+
+/** A resource's page, as the navigation lists it. */
+export type BrowsePage = { title: string; Page: (props: PageProps) => JSX.Element };
+
+// A computed key of a union type widens to an index signature; the value is one of the lookups all the same.
+const lookup = <Param extends string>(param: Param, value: string) => ({ [param]: value }) as Partial<Record<Param, string>>;
 
 /**
  * "View as affiliate": a portal session link made with the program's key (POST /affiliate-portal-sessions),
  * shown as a link to open in a new tab, which the affiliate would get from the program's site. It opens once, within 10 minutes.
  */
-function ViewAsAffiliate({ credential, affiliate }: { credential: Credential; affiliate: Row }) {
-  const [session, setSession] = useState<PortalSession | null>(null);
-  if (session) {
+function ViewAsAffiliate({ client, affiliate }: PageProps & { affiliate: Schemas['Affiliate'] }) {
+  const [session, setSession] = useState<Schemas['PortalSession'] | null>(null);
+  if (session?.url) {
     return (
       <a href={session.url} target="_blank" rel="noopener noreferrer">
         Open the portal of {affiliate.firstName} {affiliate.lastName}
@@ -32,105 +42,24 @@ function ViewAsAffiliate({ credential, affiliate }: { credential: Credential; af
   return (
     <Action
       label={`View as ${affiliate.firstName} ${affiliate.lastName}`}
-      run={async () =>
-        setSession((await call<PortalSession>(credential, 'POST', '/affiliate-portal-sessions', { affiliateId: affiliate.id })).items)
-      }
+      run={async () => setSession(await ok(client.POST('/api/v1/affiliate-portal-sessions', { body: { affiliateId: affiliate.id } })))}
     />
   );
 }
 
-export const RESOURCES: Record<string, Resource> = {
-  affiliates: {
-    title: 'Affiliates',
-    path: '/affiliates',
-    searches: [
-      { param: 'email', label: 'email' },
-      { param: 'id', label: 'id, click id or link' },
-    ],
-    columns: [
-      { title: 'Name', value: (row) => `${row.firstName} ${row.lastName}` },
-      { title: 'Email', value: (row) => row.email },
-      { title: 'Status', value: (row) => row.status },
-      { title: 'Plan', value: (row) => row.commissionPlan?.name ?? `own rate ${row.commissionRate} %` },
-      { title: 'Links', value: (row) => (row.affiliateLinks ?? []).map((link: { link: string }) => link.link).join(', ') },
-      { title: 'Created', value: (row) => when(row.createdAt) },
-    ],
-    actions: (credential, row) => <ViewAsAffiliate key={row.id} credential={credential} affiliate={row} />,
-  },
-  links: {
-    title: 'Links',
-    path: '/links',
-    searches: [
-      { param: 'link', label: 'slug' },
-      { param: 'affiliateEmail', label: 'affiliate email' },
-    ],
-    columns: [
-      { title: 'Slug', value: (row) => row.link },
-      { title: 'Clicks', value: (row) => row.clicks },
-      { title: 'Referrals', value: (row) => row.referrals },
-      { title: 'Sales', value: (row) => row.sales },
-      { title: 'Revenue', value: (row) => row.totalRevenue },
-      { title: 'First URL', value: (row) => row.fullURLs?.[0]?.fullUrl ?? '—' },
-    ],
-  },
-  codes: {
-    title: 'Promotional codes',
-    path: '/promotional-codes',
-    searches: [
-      { param: 'code', label: 'code' },
-      { param: 'affiliateEmail', label: 'affiliate email' },
-    ],
-    columns: [
-      { title: 'Code', value: (row) => row.code },
-      { title: 'Coupon', value: (row) => row.coupon?.name ?? '—' },
-      { title: 'Active', value: (row) => (row.active ? 'yes' : 'no') },
-      { title: 'Redeemed', value: (row) => `${row.timesRedeemed}${row.maxRedemptions === null ? '' : ` of ${row.maxRedemptions}`}` },
-      { title: 'Affiliate', value: (row) => row.affiliate?.email ?? '—' },
-    ],
-  },
-  referrals: {
-    title: 'Referrals',
-    path: '/referrals',
-    searches: [
-      { param: 'email', label: 'email' },
-      { param: 'affiliateId', label: 'affiliate id' },
-    ],
-    columns: [
-      { title: 'Email', value: (row) => row.email },
-      { title: 'Name', value: (row) => row.name ?? '—' },
-      { title: 'Status', value: (row) => row.status },
-      { title: 'Affiliate', value: (row) => row.affiliateId },
-      { title: 'Created', value: (row) => when(row.createdAt) },
-    ],
-  },
-  sales: {
-    title: 'Sales',
-    path: '/sales',
-    searches: [
-      { param: 'affiliateId', label: 'affiliate id' },
-      { param: 'id', label: 'sale id' },
-    ],
-    columns: [
-      { title: 'Paid', value: (row) => when(row.paidAt ?? row.createdAt) },
-      { title: 'Amount', value: (row) => `${row.totalEarned} ${row.currency}` },
-      { title: 'Commission', value: (row) => `${row.commissionEarned} (${row.commissions?.[0]?.status ?? 'none'})` },
-      { title: 'Trigger', value: (row) => row.paymentTrigger },
-      { title: 'Affiliate', value: (row) => row.affiliateId },
-    ],
-  },
-};
-
-export function Browse({ credential, resource }: { credential: Credential; resource: Resource }) {
-  const [param, setParam] = useState(resource.searches[0]?.param ?? '');
+function Browse<Row, Param extends string>({ client, can, resource }: PageProps & { resource: Resource<Row, Param> }) {
+  const [param, setParam] = useState<Param | undefined>(resource.searches[0]?.param);
   const [text, setText] = useState('');
-  const [search, setSearch] = useState<{ param: string; value: string } | null>(null);
+  const [search, setSearch] = useState<{ param: Param; value: string } | null>(null);
   const [cursor, setCursor] = useState<string | null>(null);
   const rows = useLoad(async () => {
-    const parameters = search ? { [search.param]: search.value } : { limit: 50, startingAfter: cursor };
-    const answer = await call<Row | Row[] | null>(credential, 'GET', `${resource.path}${query(parameters)}`);
-    const items = answer.items === null ? [] : Array.isArray(answer.items) ? answer.items : [answer.items];
-    return { items, next: search ? null : answer.next };
-  }, [resource.path, search, cursor]);
+    const answer = await resource.load(
+      client,
+      search ? lookup(search.param, search.value) : { limit: 50, startingAfter: cursor ?? undefined },
+    );
+    return { items: rowsOf(answer.data), next: search ? null : answer.next };
+  }, [resource, search, cursor]);
+  const actions = resource.actions;
   return (
     <section>
       <h1>{resource.title}</h1>
@@ -140,11 +69,18 @@ export function Browse({ credential, resource }: { credential: Credential; resou
         onSubmit={(event) => {
           event.preventDefault();
           setCursor(null);
-          setSearch(text.trim() ? { param, value: text.trim() } : null);
+          setSearch(text.trim() && param ? { param, value: text.trim() } : null);
         }}
       >
         <label for="search-by">Search by</label>
-        <select id="search-by" value={param} onChange={(event) => setParam((event.target as HTMLSelectElement).value)}>
+        <select
+          id="search-by"
+          value={param}
+          onChange={(event) => {
+            const chosen = (event.target as HTMLSelectElement).value;
+            setParam(resource.searches.find((each) => each.param === chosen)?.param);
+          }}
+        >
           {resource.searches.map((each) => (
             <option key={each.param} value={each.param}>
               {each.label}
@@ -171,9 +107,7 @@ export function Browse({ credential, resource }: { credential: Credential; resou
         caption={search ? `${resource.title} with ${search.param} ${search.value}` : `${resource.title}, newest first`}
         rows={rows.value?.items ?? []}
         columns={
-          resource.actions
-            ? [...resource.columns, { title: 'Portal', value: (row) => resource.actions?.(credential, row) }]
-            : resource.columns
+          actions ? [...resource.columns, { title: actions.title, value: (row) => actions.cell({ client, can }, row) }] : resource.columns
         }
         empty="Nothing found."
       />
@@ -181,3 +115,93 @@ export function Browse({ credential, resource }: { credential: Credential; resou
     </section>
   );
 }
+
+/** A resource as a page of the console: its Browse, with the rows the document gives its path. */
+function browsing<Row, Param extends string>(resource: Resource<Row, Param>): BrowsePage {
+  return { title: resource.title, Page: (props: PageProps) => <Browse {...props} resource={resource} /> };
+}
+
+export const RESOURCES: Record<string, BrowsePage> = {
+  affiliates: browsing({
+    title: 'Affiliates',
+    searches: [
+      { param: 'email', label: 'email' },
+      { param: 'id', label: 'id, click id or link' },
+    ],
+    load: (client, query) => paged(client.GET('/api/v1/affiliates', { params: { query } })),
+    columns: [
+      { title: 'Name', value: (row) => `${row.firstName} ${row.lastName}` },
+      { title: 'Email', value: (row) => row.email },
+      { title: 'Status', value: (row) => row.status },
+      { title: 'Plan', value: (row) => row.commissionPlan?.name ?? `own rate ${row.commissionRate} %` },
+      { title: 'Links', value: (row) => row.affiliateLinks.map((link) => link.link).join(', ') },
+      { title: 'Created', value: (row) => when(row.createdAt) },
+    ],
+    actions: {
+      title: 'Portal',
+      cell: (props, row) =>
+        props.can('createAffiliatePortalSession') ? <ViewAsAffiliate key={row.id} {...props} affiliate={row} /> : null,
+    },
+  }),
+  links: browsing({
+    title: 'Links',
+    searches: [
+      { param: 'link', label: 'slug' },
+      { param: 'affiliateEmail', label: 'affiliate email' },
+    ],
+    load: (client, query) => paged(client.GET('/api/v1/links', { params: { query } })),
+    columns: [
+      { title: 'Slug', value: (row) => row.link },
+      { title: 'Clicks', value: (row) => row.clicks },
+      { title: 'Referrals', value: (row) => row.referrals },
+      { title: 'Sales', value: (row) => row.sales },
+      { title: 'Revenue', value: (row) => row.totalRevenue },
+      { title: 'First URL', value: (row) => row.fullURLs[0]?.fullUrl ?? '—' },
+    ],
+  }),
+  codes: browsing({
+    title: 'Promotional codes',
+    searches: [
+      { param: 'code', label: 'code' },
+      { param: 'affiliateEmail', label: 'affiliate email' },
+    ],
+    load: (client, query) => paged(client.GET('/api/v1/promotional-codes', { params: { query } })),
+    columns: [
+      { title: 'Code', value: (row) => row.code },
+      { title: 'Coupon', value: (row) => row.coupon.name ?? '—' },
+      { title: 'Active', value: (row) => (row.active ? 'yes' : 'no') },
+      { title: 'Redeemed', value: (row) => `${row.timesRedeemed}${row.maxRedemptions === null ? '' : ` of ${row.maxRedemptions}`}` },
+      { title: 'Affiliate', value: (row) => row.affiliate?.email ?? '—' },
+    ],
+  }),
+  referrals: browsing({
+    title: 'Referrals',
+    searches: [
+      { param: 'email', label: 'email' },
+      { param: 'affiliateId', label: 'affiliate id' },
+    ],
+    load: (client, query) => paged(client.GET('/api/v1/referrals', { params: { query } })),
+    columns: [
+      { title: 'Email', value: (row) => row.email },
+      { title: 'Name', value: (row) => row.name ?? '—' },
+      { title: 'Status', value: (row) => row.status },
+      { title: 'Affiliate', value: (row) => row.affiliateId },
+      { title: 'Created', value: (row) => when(row.createdAt) },
+    ],
+  }),
+  sales: browsing({
+    title: 'Sales',
+    searches: [
+      { param: 'affiliateId', label: 'affiliate id' },
+      { param: 'id', label: 'sale id' },
+    ],
+    load: (client, query) => paged(client.GET('/api/v1/sales', { params: { query } })),
+    columns: [
+      { title: 'Paid', value: (row) => when(row.paidAt) },
+      { title: 'Amount', value: (row) => `${row.totalEarned} ${row.currency}` },
+      { title: 'Commission', value: (row) => `${row.commissionEarned} (${row.commissions[0]?.status ?? 'none'})` },
+      { title: 'Trigger', value: (row) => row.paymentTrigger },
+      { title: 'Affiliate', value: (row) => row.affiliateId },
+    ],
+  }),
+};

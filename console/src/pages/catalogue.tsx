@@ -1,7 +1,5 @@
-import { call, type Credential } from '../api';
+import { ok, type PageProps } from '../client';
 import { ErrorBanner, Json, useLoad } from '../ui';
-
-type EventTypeDescription = { type: string; description: string; schema: unknown; example: unknown };
 
 const VERIFY_SNIPPET = `// npm install standardwebhooks
 import { Webhook } from 'standardwebhooks';
@@ -15,8 +13,8 @@ app.post('/hooks', express.raw({ type: 'application/json' }), (request, response
 });`;
 
 /** Every public event type: what fires it, its JSON Schema and an example payload. */
-export function Catalogue({ credential }: { credential: Credential }) {
-  const types = useLoad(async () => (await call<EventTypeDescription[]>(credential, 'GET', '/event-types')).items, []);
+export function Catalogue({ client }: PageProps) {
+  const types = useLoad(() => ok(client.GET('/api/v1/event-types')), []);
   return (
     <section>
       <h1>Event catalogue</h1>

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
-import { nextCursorOf } from '../api';
 import { ok, type ApiClient, type Schemas } from '../client';
+import { paged } from '../paging';
 import { ApiKeyTable } from './api-keys';
 import { InviteTable, RoleSelect } from './team';
 import { Action, ErrorBanner, Field, FormError, Notice, Pager, ShownOnce, Table, useLoad, when } from '../ui';
@@ -257,8 +257,8 @@ export function Audit({ client }: OperatorProps) {
   const [cursor, setCursor] = useState<string | null>(null);
   const records = useLoad(async () => {
     const query = { limit: 50, ...(cursor ? { startingAfter: cursor } : {}) };
-    const answer = client.GET('/admin/v1/audit-records', { params: { query } });
-    return { items: await ok(answer), next: nextCursorOf((await answer).response.headers.get('link')) };
+    const { data, next } = await paged(client.GET('/admin/v1/audit-records', { params: { query } }));
+    return { items: data, next };
   }, [cursor]);
   return (
     <section>

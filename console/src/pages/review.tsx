@@ -1,11 +1,19 @@
-import type { CommissionListItem, Program, RiskAction, RiskSignalType } from '@affiliate/contracts';
 import { useState } from 'preact/hooks';
-import { call, type Credential } from '../api';
-import { Action, ErrorBanner, Notice, Pager, Table, useLoad, useProgramSettingsForm, when } from '../ui';
+import { ok, type PageProps, type Schemas } from '../client';
+import { described, Field, SelectField } from '../fields';
+import { FieldError } from '../forms';
+import { paged } from '../paging';
+import { useProgramSettings } from '../program-settings';
+import { Action, ErrorBanner, Notice, Pager, Table, useLoad, when } from '../ui';
+
+type CommissionListItem = Schemas['CommissionListItem'];
+type Program = Schemas['Program'];
+type RiskAction = Schemas['RiskAction'];
+type RiskSignalType = Schemas['RiskSignalType'];
 
 const ACTIONS: RiskAction[] = ['OFF', 'FLAG', 'HOLD', 'VOID'];
 /** A program that never set its risk settings has FLAG everywhere (the contracts' RISK_DEFAULTS; not imported, to keep node code out of the bundle). */
-const FLAG_EVERYWHERE: Record<RiskSignalType, RiskAction> = {
+const FLAG_EVERYWHERE: Schemas['RiskActions'] = {
   SELF_REFERRAL: 'FLAG',
   CUSTOMER_OF_ANOTHER_AFFILIATE: 'FLAG',
   FAST_CONVERSION: 'FLAG',
@@ -16,30 +24,45 @@ const FLAG_EVERYWHERE: Record<RiskSignalType, RiskAction> = {
 
 /**
  * The review queue: the program's HELD commissions with the signals that held them, released or
- * voided with a note (each decision records this key and the note), and the risk settings that
+ * voided with a note (each decision records who made it, and the note), and the risk settings that
  * decide what a signal does.
  */
-export function Review({ credential }: { credential: Credential }) {
+export function Review({ client, can }: PageProps) {
   const [cursor, setCursor] = useState<string | null>(null);
   const [note, setNote] = useState('');
+  // The last decision's refusal, beside the note when the API blames it (a void needs a reason).
+  const [decisionError, setDecisionError] = useState<unknown>(null);
   const queue = useLoad(
-    async () =>
-      call<CommissionListItem[]>(
-        credential,
-        'GET',
-        `/commissions?status=HELD&limit=50${cursor ? `&startingAfter=${encodeURIComponent(cursor)}` : ''}`,
-      ),
+    () =>
+      paged(client.GET('/api/v1/commissions', { params: { query: { status: 'HELD', limit: 50, startingAfter: cursor ?? undefined } } })),
     [cursor],
   );
-  const program = useLoad(async () => (await call<Program>(credential, 'GET', '/program')).items, []);
-  const decide = (path: string, commission: CommissionListItem, field: 'note' | 'reason') => async () => {
-    await call(credential, 'POST', path, {
-      saleId: commission.saleId,
-      commissionId: commission.id,
-      ...(note.trim() ? { [field]: note.trim() } : {}),
-    });
+  const program = useLoad(() => ok(client.GET('/api/v1/program')), []);
+  const decided = async (decision: Promise<unknown>) => {
+    setDecisionError(null);
+    try {
+      await decision;
+    } catch (failed) {
+      setDecisionError(failed);
+      throw failed;
+    }
     queue.reload();
   };
+  const written = note.trim();
+  const release = (commission: CommissionListItem) => () =>
+    decided(
+      ok(
+        client.POST('/api/v1/commissions/release', {
+          body: { saleId: commission.saleId, commissionId: commission.id, ...(written ? { note: written } : {}) },
+        }),
+      ),
+    );
+  const voidIt = (commission: CommissionListItem) => () =>
+    decided(
+      ok(client.POST('/api/v1/commissions/void', { body: { saleId: commission.saleId, commissionId: commission.id, reason: written } })),
+    );
+  // One input for a release's note and a void's reason: the API names the one it refused.
+  const noteDescribed = { ...described(decisionError, 'reason', 'review-reason'), ...described(decisionError, 'note', 'review-note') };
   return (
     <section>
       <h1>Fraud review</h1>
@@ -50,11 +73,14 @@ export function Review({ credential }: { credential: Credential }) {
         type="text"
         maxLength={500}
         value={note}
+        {...noteDescribed}
         onInput={(event) => setNote((event.target as HTMLInputElement).value)}
       />
+      <FieldError error={decisionError} param="note" id="review-note-error" />
+      <FieldError error={decisionError} param="reason" id="review-reason-error" />
       <Table
         caption="Held commissions"
-        rows={queue.value?.items ?? []}
+        rows={queue.value?.data ?? []}
         empty="No commission is held for review."
         columns={[
           { title: 'Sale', value: (commission) => <code>{commission.saleId}</code> },
@@ -77,68 +103,72 @@ export function Review({ credential }: { credential: Credential }) {
             title: 'Decision',
             value: (commission) => (
               <>
-                <Action label={`Release ${commission.id.slice(0, 8)}`} run={decide('/commissions/release', commission, 'note')} />
-                <Action kind="danger" label={`Void ${commission.id.slice(0, 8)}`} run={decide('/commissions/void', commission, 'reason')} />
+                {can('releaseCommission') ? <Action label={`Release ${commission.id.slice(0, 8)}`} run={release(commission)} /> : null}
+                {can('voidCommission') ? (
+                  <Action kind="danger" label={`Void ${commission.id.slice(0, 8)}`} run={voidIt(commission)} />
+                ) : null}
               </>
             ),
           },
         ]}
       />
       <Pager cursor={cursor} next={queue.value?.next} onPage={setCursor} />
-      {program.value ? <RiskSettings credential={credential} program={program.value} onSaved={program.reload} /> : null}
+      {program.value ? <RiskSettings client={client} can={can} program={program.value} onSaved={program.reload} /> : null}
     </section>
   );
 }
 
-function RiskSettings({ credential, program, onSaved }: { credential: Credential; program: Program; onSaved: () => void }) {
+function RiskSettings({ client, can, program, onSaved }: PageProps & { program: Program; onSaved: () => void }) {
   const [actions, setActions] = useState(program.riskActions ?? FLAG_EVERYWHERE);
   const [limit, setLimit] = useState(program.maxAutoApprovedCommission == null ? '' : String(program.maxAutoApprovedCommission));
   const [minimum, setMinimum] = useState(program.minClickToConversionSeconds == null ? '' : String(program.minClickToConversionSeconds));
-  const { error, saved, save } = useProgramSettingsForm(credential, onSaved, () => ({
+  const { error, saved, save } = useProgramSettings(client, onSaved, () => ({
     riskActions: actions,
     maxAutoApprovedCommission: limit === '' ? null : Number(limit),
     minClickToConversionSeconds: minimum === '' ? null : Number(minimum),
   }));
+  const locked = !can('updateOwnProgram');
   return (
     <form class="panel" onSubmit={save}>
       <h2>Risk settings</h2>
       <p>What each signal does: OFF (not looked for), FLAG (recorded only), HOLD (held for review here), VOID (voided at once).</p>
       {(Object.keys(actions) as RiskSignalType[]).map((type) => (
-        <div key={type}>
-          <label for={`risk-${type}`}>{type}</label>
-          <select
-            id={`risk-${type}`}
-            value={actions[type]}
-            onChange={(event) => setActions({ ...actions, [type]: (event.target as HTMLSelectElement).value as RiskAction })}
-          >
-            {ACTIONS.map((action) => (
-              <option key={action} value={action}>
-                {action}
-              </option>
-            ))}
-          </select>
-        </div>
+        <SelectField
+          key={type}
+          id={`risk-${type}`}
+          label={type}
+          param={`riskActions.${type}`}
+          error={error}
+          value={actions[type]}
+          disabled={locked}
+          onValue={(action) => setActions({ ...actions, [type]: action })}
+          options={ACTIONS.map((action) => ({ value: action, label: action }))}
+        />
       ))}
-      <label for="max-auto-approved">
-        Largest commission approved without review, in the program’s reporting currency; other currencies are not compared (empty: no limit)
-      </label>
-      <input
+      <Field
         id="max-auto-approved"
+        label="Largest commission approved without review, in the program’s reporting currency; other currencies are not compared (empty: no limit)"
+        param="maxAutoApprovedCommission"
+        error={error}
         type="number"
         min={0}
         step="0.01"
         value={limit}
-        onInput={(event) => setLimit((event.target as HTMLInputElement).value)}
+        disabled={locked}
+        onValue={setLimit}
       />
-      <label for="min-click-to-conversion">Fewest seconds from click to conversion (empty: not looked for)</label>
-      <input
+      <Field
         id="min-click-to-conversion"
+        label="Fewest seconds from click to conversion (empty: not looked for)"
+        param="minClickToConversionSeconds"
+        error={error}
         type="number"
         min={0}
         value={minimum}
-        onInput={(event) => setMinimum((event.target as HTMLInputElement).value)}
+        disabled={locked}
+        onValue={setMinimum}
       />
-      <button type="submit">Save risk settings</button>
+      {locked ? null : <button type="submit">Save risk settings</button>}
       {saved ? <Notice>Saved.</Notice> : null}
       <ErrorBanner error={error} />
     </form>

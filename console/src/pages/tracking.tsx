@@ -1,7 +1,11 @@
-import type { Program, PublishableKey, StripeIntegration } from '@affiliate/contracts';
 import { useState } from 'preact/hooks';
-import { call, type Credential } from '../api';
-import { Action, ErrorBanner, Notice, Table, useLoad, useProgramSettingsForm, when } from '../ui';
+import { ok, type PageProps, type Schemas } from '../client';
+import { Field, SelectField } from '../fields';
+import { ATTRIBUTION_MODELS, useProgramSettings } from '../program-settings';
+import { Action, ErrorBanner, Notice, Table, useLoad, when } from '../ui';
+import { lines } from '../values';
+
+type Program = Schemas['Program'];
 
 /** The snippet a shop pastes into its pages; data-param only when the program uses another URL modifier than ref. */
 export function snippetOf(gateway: string, key: string, urlModifier: string): string {
@@ -9,20 +13,14 @@ export function snippetOf(gateway: string, key: string, urlModifier: string): st
   return `<script src="${gateway}/js/affiliate.js" data-key="${key}"${param} defer></script>`;
 }
 
-const lines = (text: string) =>
-  text
-    .split('\n')
-    .map((line) => line.trim())
-    .filter(Boolean);
-
 /**
  * Everything a program needs to track visitors to paid commissions: its publishable key and the
- * snippet to paste, the origins allowed to use it, the attribution rules, and the Stripe webhook.
+ * snippet to paste, the origins allowed to use it and the attribution rules; the Stripe webhook is
+ * set on the Program settings page, linked from here.
  */
-export function Tracking({ credential }: { credential: Credential }) {
-  const program = useLoad(async () => (await call<Program>(credential, 'GET', '/program')).items, []);
-  const keys = useLoad(async () => (await call<PublishableKey[]>(credential, 'GET', '/publishable-keys')).items, []);
-  const stripe = useLoad(async () => (await call<StripeIntegration>(credential, 'GET', '/integrations/stripe')).items, []);
+export function Tracking({ client, can }: PageProps) {
+  const program = useLoad(() => ok(client.GET('/api/v1/program')), []);
+  const keys = useLoad(() => ok(client.GET('/api/v1/publishable-keys')), []);
   const active = keys.value?.find((key) => key.revokedAt === null) ?? null;
   return (
     <section>
@@ -54,12 +52,12 @@ export function Tracking({ credential }: { credential: Credential }) {
           {
             title: '',
             value: (key) =>
-              key.revokedAt ? null : (
+              key.revokedAt || !can('revokePublishableKey') ? null : (
                 <Action
                   kind="danger"
                   label={`Revoke ${key.key.slice(0, 12)}…`}
                   run={async () => {
-                    await call(credential, 'DELETE', '/publishable-keys', { publishableKeyId: key.id });
+                    await ok(client.DELETE('/api/v1/publishable-keys', { body: { publishableKeyId: key.id } }));
                     keys.reload();
                   }}
                 />
@@ -67,126 +65,86 @@ export function Tracking({ credential }: { credential: Credential }) {
           },
         ]}
       />
-      <Action
-        label="Create a publishable key"
-        run={async () => {
-          await call(credential, 'POST', '/publishable-keys');
-          keys.reload();
-        }}
-      />
-      {program.value ? <TrackingSettings credential={credential} program={program.value} onSaved={program.reload} /> : null}
-      <StripeSettings credential={credential} integration={stripe.value} error={stripe.error} onSaved={stripe.reload} />
+      {can('createPublishableKey') ? (
+        <Action
+          label="Create a publishable key"
+          run={async () => {
+            await ok(client.POST('/api/v1/publishable-keys'));
+            keys.reload();
+          }}
+        />
+      ) : null}
+      {program.value ? <TrackingSettings client={client} can={can} program={program.value} onSaved={program.reload} /> : null}
+      <p>
+        Commissions from Stripe payments: set the Stripe webhook on <a href="#/settings">Program settings</a>.
+      </p>
     </section>
   );
 }
 
-function TrackingSettings({ credential, program, onSaved }: { credential: Credential; program: Program; onSaved: () => void }) {
+function TrackingSettings({ client, can, program, onSaved }: PageProps & { program: Program; onSaved: () => void }) {
   const [origins, setOrigins] = useState(program.allowedOrigins.join('\n'));
   const [windowDays, setWindowDays] = useState(program.attributionWindowDays === null ? '' : String(program.attributionWindowDays));
   const [model, setModel] = useState(program.attributionModel);
   const [dedup, setDedup] = useState(String(program.clickDedupSeconds));
-  const { error, saved, save } = useProgramSettingsForm(credential, onSaved, () => ({
+  const { error, saved, save } = useProgramSettings(client, onSaved, () => ({
     allowedOrigins: lines(origins),
     attributionWindowDays: windowDays === '' ? null : Number(windowDays),
     attributionModel: model,
     clickDedupSeconds: Number(dedup),
   }));
+  const editable = can('updateOwnProgram');
   return (
     <form class="panel" onSubmit={save}>
       <h2>Origins and attribution</h2>
-      <label for="allowed-origins">Allowed origins (one per line, e.g. https://shop.example.com)</label>
-      <textarea
-        id="allowed-origins"
+      <Field
         rows={3}
-        cols={60}
+        id="allowed-origins"
+        label="Allowed origins (one per line, e.g. https://shop.example.com)"
+        param="allowedOrigins"
+        error={error}
+        list
         value={origins}
-        onInput={(event) => setOrigins((event.target as HTMLTextAreaElement).value)}
+        disabled={!editable}
+        onValue={setOrigins}
       />
-      <label for="attribution-window">Attribution window in days (empty: clicks never expire)</label>
-      <input
+      <Field
         id="attribution-window"
+        label="Attribution window in days (empty: clicks never expire)"
+        param="attributionWindowDays"
+        error={error}
         type="number"
         min={1}
         max={365}
         value={windowDays}
-        onInput={(event) => setWindowDays((event.target as HTMLInputElement).value)}
+        disabled={!editable}
+        onValue={setWindowDays}
       />
-      <label for="attribution-model">Attribution model</label>
-      <select
+      <SelectField
         id="attribution-model"
+        label="Attribution model"
+        param="attributionModel"
+        error={error}
         value={model}
-        onChange={(event) => setModel((event.target as HTMLSelectElement).value as Program['attributionModel'])}
-      >
-        <option value="FIRST_CLICK">First click</option>
-        <option value="LAST_CLICK">Last click</option>
-      </select>
-      <label for="click-dedup">Repeat clicks of one visitor count once within (seconds; 0: off)</label>
-      <input
+        disabled={!editable}
+        onValue={setModel}
+        options={ATTRIBUTION_MODELS}
+      />
+      <Field
         id="click-dedup"
+        label="Repeat clicks of one visitor count once within (seconds; 0: off)"
+        param="clickDedupSeconds"
+        error={error}
         type="number"
         min={0}
         required
         value={dedup}
-        onInput={(event) => setDedup((event.target as HTMLInputElement).value)}
+        disabled={!editable}
+        onValue={setDedup}
       />
-      <button type="submit">Save tracking settings</button>
+      {editable ? <button type="submit">Save tracking settings</button> : null}
       {saved ? <Notice>Saved.</Notice> : null}
       <ErrorBanner error={error} />
-    </form>
-  );
-}
-
-function StripeSettings({
-  credential,
-  integration,
-  error,
-  onSaved,
-}: {
-  credential: Credential;
-  integration: StripeIntegration | undefined;
-  error: unknown;
-  onSaved: () => void;
-}) {
-  const [secret, setSecret] = useState('');
-  const [saveError, setSaveError] = useState<unknown>(null);
-  const save = async (event: Event) => {
-    event.preventDefault();
-    setSaveError(null);
-    try {
-      await call(credential, 'PUT', '/integrations/stripe', { webhookSecret: secret });
-      setSecret('');
-      onSaved();
-    } catch (failed) {
-      setSaveError(failed);
-    }
-  };
-  return (
-    <form class="panel" onSubmit={save}>
-      <h2>Stripe</h2>
-      <ErrorBanner error={error} />
-      {integration ? (
-        <>
-          <p>
-            In Stripe, add a webhook endpoint with this URL and the events checkout.session.completed, invoice.paid, charge.refunded and
-            charge.dispute.created:
-          </p>
-          <pre tabIndex={0} aria-label="The Stripe webhook URL">
-            {new URL(integration.webhookUrl, window.location.origin).toString()}
-          </pre>
-          <p>{integration.configured ? `Signing secret set (ends in ${integration.webhookSecretLast4}).` : 'No signing secret yet.'}</p>
-        </>
-      ) : null}
-      <label for="stripe-secret">Stripe webhook signing secret (whsec_…)</label>
-      <input
-        id="stripe-secret"
-        type="password"
-        autocomplete="off"
-        required
-        value={secret}
-        onInput={(event) => setSecret((event.target as HTMLInputElement).value)}
-      />
-      <button type="submit">Save the signing secret</button>
-      <ErrorBanner error={saveError} />
     </form>
   );
 }

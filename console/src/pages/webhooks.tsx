@@ -1,20 +1,14 @@
 import { useState } from 'preact/hooks';
-import { call, query, type Credential } from '../api';
-import { Action, ErrorBanner, Notice, Pager, Table, useLoad, when } from '../ui';
+import { ok, type PageProps, type Schemas } from '../client';
+import { described, Field, FilterSelect } from '../fields';
+import { FieldError } from '../forms';
+import { paged, rowsOf } from '../paging';
+import { Action, ErrorBanner, Notice, Pager, Table, useLoad, useSubmit, when } from '../ui';
 
-type Endpoint = {
-  id: string;
-  url: string;
-  eventTypes: string[];
-  description: string | null;
-  active: boolean;
-  disabledReason: string | null;
-  previousSecretExpiresAt: string | null;
-  secret?: string;
-};
-type Attempt = { at: string; statusCode: number | null; latencyMs: number; responseExcerpt: string | null; error: string | null };
-type Delivery = { id: string; eventId: string; eventType: string; status: string; attempts: Attempt[]; createdAt: string };
-type EventType = { type: string };
+type Endpoint = Schemas['WebhookEndpoint'];
+type DeliveryStatus = Schemas['WebhookDelivery']['status'];
+const DELIVERY_STATUSES: DeliveryStatus[] = ['pending', 'succeeded', 'failed'];
+type EventType = Schemas['EventType'];
 
 const lastOf = <T,>(items: T[]) => items[items.length - 1];
 
@@ -23,15 +17,17 @@ function EventTypePicker({
   chosen,
   onChange,
   legend,
+  describedBy: description,
 }: {
-  types: string[];
+  types: EventType[];
   chosen: string[];
   onChange: (next: string[]) => void;
   legend: string;
+  describedBy?: string | undefined;
 }) {
   const toggle = (type: string) => onChange(chosen.includes(type) ? chosen.filter((each) => each !== type) : [...chosen, type]);
   return (
-    <fieldset class="event-types">
+    <fieldset class="event-types" aria-describedby={description}>
       <legend>{legend}</legend>
       {['*', ...types].map((type) => (
         <label key={type}>
@@ -43,32 +39,27 @@ function EventTypePicker({
   );
 }
 
-export function Webhooks({ credential }: { credential: Credential }) {
-  const endpoints = useLoad(async () => (await call<Endpoint[]>(credential, 'GET', '/webhook-endpoints?limit=100')).items, []);
-  const types = useLoad(async () => (await call<EventType[]>(credential, 'GET', '/event-types')).items.map((each) => each.type), []);
+export function Webhooks({ client, can }: PageProps) {
+  const endpoints = useLoad(
+    async () => rowsOf(await ok(client.GET('/api/v1/webhook-endpoints', { params: { query: { limit: 100 } } }))),
+    [],
+  );
+  const types = useLoad(async () => (await ok(client.GET('/api/v1/event-types'))).map((each) => each.type), []);
   const [selected, setSelected] = useState<string | null>(null);
   const [url, setUrl] = useState('');
   const [description, setDescription] = useState('');
   const [chosen, setChosen] = useState<string[]>([]);
   const [created, setCreated] = useState<Endpoint | null>(null);
-  const [createError, setCreateError] = useState<unknown>(null);
-
-  const create = async (event: Event) => {
-    event.preventDefault();
-    setCreateError(null);
-    try {
-      const endpoint = (
-        await call<Endpoint>(credential, 'POST', '/webhook-endpoints', { url, eventTypes: chosen, ...(description ? { description } : {}) })
-      ).items;
-      setCreated(endpoint);
-      setSelected(endpoint.id);
-      setUrl('');
-      setDescription('');
-      endpoints.reload();
-    } catch (failed) {
-      setCreateError(failed);
-    }
-  };
+  const creation = useSubmit(async () => {
+    const endpoint = await ok(
+      client.POST('/api/v1/webhook-endpoints', { body: { url, eventTypes: chosen, ...(description ? { description } : {}) } }),
+    );
+    setCreated(endpoint);
+    setSelected(endpoint.id);
+    setUrl('');
+    setDescription('');
+    endpoints.reload();
+  });
 
   const current = endpoints.value?.find((endpoint) => endpoint.id === selected) ?? null;
   return (
@@ -78,7 +69,7 @@ export function Webhooks({ credential }: { credential: Credential }) {
       <Table
         caption="Endpoints"
         rows={endpoints.value ?? []}
-        empty="No endpoint yet: create one below."
+        empty={can('createWebhookEndpoint') ? 'No endpoint yet: create one below.' : 'No endpoint yet.'}
         columns={[
           { title: 'URL', value: (endpoint) => endpoint.url },
           { title: 'Event types', value: (endpoint) => endpoint.eventTypes.join(', ') },
@@ -97,20 +88,30 @@ export function Webhooks({ credential }: { credential: Credential }) {
           },
         ]}
       />
-      <form class="panel" onSubmit={create}>
-        <h2>New endpoint</h2>
-        <label for="endpoint-url">URL</label>
-        <input id="endpoint-url" type="url" required value={url} onInput={(event) => setUrl((event.target as HTMLInputElement).value)} />
-        <label for="endpoint-description">Description</label>
-        <input
-          id="endpoint-description"
-          value={description}
-          onInput={(event) => setDescription((event.target as HTMLInputElement).value)}
-        />
-        <EventTypePicker legend="Event types to receive" types={types.value ?? []} chosen={chosen} onChange={setChosen} />
-        <button type="submit">Create endpoint</button>
-        <ErrorBanner error={createError} />
-      </form>
+      {can('createWebhookEndpoint') ? (
+        <form class="panel" onSubmit={creation.submit}>
+          <h2>New endpoint</h2>
+          <Field id="endpoint-url" label="URL" param="url" error={creation.error} type="url" required value={url} onValue={setUrl} />
+          <Field
+            id="endpoint-description"
+            label="Description"
+            param="description"
+            error={creation.error}
+            value={description}
+            onValue={setDescription}
+          />
+          <EventTypePicker
+            legend="Event types to receive"
+            types={types.value ?? []}
+            chosen={chosen}
+            onChange={setChosen}
+            describedBy={described(creation.error, 'eventTypes', 'endpoint-event-types')['aria-describedby']}
+          />
+          <FieldError error={creation.error} param="eventTypes" id="endpoint-event-types-error" />
+          <button type="submit">Create endpoint</button>
+          <ErrorBanner error={creation.error} />
+        </form>
+      ) : null}
       {created?.secret ? (
         <Notice>
           Endpoint created. Its signing secret (shown now; reveal it again from the endpoint): <code>{created.secret}</code>
@@ -119,7 +120,8 @@ export function Webhooks({ credential }: { credential: Credential }) {
       {current ? (
         <EndpointPanel
           key={current.id}
-          credential={credential}
+          client={client}
+          can={can}
           endpoint={current}
           types={types.value ?? []}
           onChanged={endpoints.reload}
@@ -131,76 +133,86 @@ export function Webhooks({ credential }: { credential: Credential }) {
 }
 
 function EndpointPanel({
-  credential,
+  client,
+  can,
   endpoint,
   types,
   onChanged,
   onDeleted,
-}: {
-  credential: Credential;
+}: PageProps & {
   endpoint: Endpoint;
-  types: string[];
+  types: EventType[];
   onChanged: () => void;
   onDeleted: () => void;
 }) {
   const [chosen, setChosen] = useState(endpoint.eventTypes);
-  const [secret, setSecret] = useState<{ secret: string; previousSecretExpiresAt: string | null } | null>(null);
-  const [test, setTest] = useState<{
-    succeeded: boolean;
-    statusCode: number | null;
-    latencyMs: number;
-    responseExcerpt: string | null;
-    error: string | null;
-  } | null>(null);
+  const [secret, setSecret] = useState<Pick<Schemas['WebhookSecret'], 'secret' | 'previousSecretExpiresAt'> | null>(null);
+  const [test, setTest] = useState<Schemas['WebhookTestResult'] | null>(null);
   const [confirmDelete, setConfirmDelete] = useState(false);
   const [recovered, setRecovered] = useState<number | null>(null);
   const [since, setSince] = useState(new Date(Date.now() - 24 * 3600_000).toISOString().slice(0, 16));
-  const update = (body: Record<string, unknown>) =>
-    call<Endpoint>(credential, 'PUT', '/webhook-endpoints', { webhookEndpointId: endpoint.id, ...body });
+  const update = (change: Omit<Schemas['UpdateWebhookEndpointBody'], 'webhookEndpointId'>) =>
+    ok(client.PUT('/api/v1/webhook-endpoints', { body: { webhookEndpointId: endpoint.id, ...change } }));
+  const recovery = useSubmit(async () => {
+    const answer = await ok(
+      client.POST('/api/v1/webhook-deliveries/recover', {
+        body: { webhookEndpointId: endpoint.id, since: new Date(`${since}Z`).toISOString() },
+      }),
+    );
+    setRecovered(answer.recovered);
+  });
 
   return (
     <section class="panel" aria-labelledby="endpoint-title">
       <h2 id="endpoint-title">Endpoint {endpoint.url}</h2>
       <EventTypePicker legend="Event types" types={types} chosen={chosen} onChange={setChosen} />
       <div class="actions">
-        <Action
-          label="Save event types"
-          run={async () => {
-            await update({ eventTypes: chosen });
-            onChanged();
-          }}
-        />
-        <Action
-          label={endpoint.active ? 'Disable' : 'Enable'}
-          run={async () => {
-            await update({ active: !endpoint.active });
-            onChanged();
-          }}
-        />
-        <Action
-          label="Rotate secret"
-          run={async () => {
-            const rotated = (await update({ rotateSecret: true })).items;
-            setSecret({ secret: rotated.secret ?? '', previousSecretExpiresAt: rotated.previousSecretExpiresAt });
-            onChanged();
-          }}
-        />
-        <Action
-          label="Reveal secret"
-          run={async () =>
-            setSecret((await call(credential, 'GET', `/webhook-endpoints/secret${query({ webhookEndpointId: endpoint.id })}`)).items)
-          }
-        />
-        <Action
-          label="Send test event"
-          run={async () => setTest((await call(credential, 'POST', '/webhook-endpoints/test', { webhookEndpointId: endpoint.id })).items)}
-        />
-        {confirmDelete ? (
+        {can('updateWebhookEndpoint') ? (
+          <>
+            <Action
+              label="Save event types"
+              run={async () => {
+                await update({ eventTypes: chosen });
+                onChanged();
+              }}
+            />
+            <Action
+              label={endpoint.active ? 'Disable' : 'Enable'}
+              run={async () => {
+                await update({ active: !endpoint.active });
+                onChanged();
+              }}
+            />
+            <Action
+              label="Rotate secret"
+              run={async () => {
+                const rotated = await update({ rotateSecret: true });
+                setSecret({ secret: rotated.secret ?? '', previousSecretExpiresAt: rotated.previousSecretExpiresAt });
+                onChanged();
+              }}
+            />
+          </>
+        ) : null}
+        {can('getWebhookEndpointSecret') ? (
+          <Action
+            label="Reveal secret"
+            run={async () =>
+              setSecret(await ok(client.GET('/api/v1/webhook-endpoints/secret', { params: { query: { webhookEndpointId: endpoint.id } } })))
+            }
+          />
+        ) : null}
+        {can('testWebhookEndpoint') ? (
+          <Action
+            label="Send test event"
+            run={async () => setTest(await ok(client.POST('/api/v1/webhook-endpoints/test', { body: { webhookEndpointId: endpoint.id } })))}
+          />
+        ) : null}
+        {!can('deleteWebhookEndpoint') ? null : confirmDelete ? (
           <Action
             label="Confirm delete"
             kind="danger"
             run={async () => {
-              await call(credential, 'DELETE', '/webhook-endpoints', { webhookEndpointId: endpoint.id });
+              await ok(client.DELETE('/api/v1/webhook-endpoints', { body: { webhookEndpointId: endpoint.id } }));
               onDeleted();
               onChanged();
             }}
@@ -231,44 +243,45 @@ function EndpointPanel({
           ) : null}
         </Notice>
       ) : null}
-      <form class="inline" onSubmit={(event) => event.preventDefault()}>
-        <label for="recover-since">Re-send every failed delivery since (UTC)</label>
-        <input
-          id="recover-since"
-          type="datetime-local"
-          value={since}
-          onInput={(event) => setSince((event.target as HTMLInputElement).value)}
-        />
-        <Action
-          label="Recover failed deliveries"
-          run={async () =>
-            setRecovered(
-              (
-                await call<{ recovered: number }>(credential, 'POST', '/webhook-deliveries/recover', {
-                  webhookEndpointId: endpoint.id,
-                  since: new Date(`${since}Z`).toISOString(),
-                })
-              ).items.recovered,
-            )
-          }
-        />
-      </form>
+      {can('recoverWebhookDeliveries') ? (
+        <form class="inline" onSubmit={recovery.submit}>
+          <Field
+            id="recover-since"
+            label="Re-send every failed delivery since (UTC)"
+            param="since"
+            error={recovery.error}
+            type="datetime-local"
+            value={since}
+            onValue={setSince}
+          />
+          <button type="submit">Recover failed deliveries</button>
+          <ErrorBanner error={recovery.error} />
+        </form>
+      ) : null}
       {recovered !== null ? <Notice>{recovered} failed deliveries re-sent.</Notice> : null}
-      <Deliveries credential={credential} endpointId={endpoint.id} types={types} />
+      <Deliveries client={client} can={can} endpointId={endpoint.id} types={types} />
     </section>
   );
 }
 
-function Deliveries({ credential, endpointId, types }: { credential: Credential; endpointId: string; types: string[] }) {
-  const [status, setStatus] = useState('');
-  const [eventType, setEventType] = useState('');
+function Deliveries({ client, can, endpointId, types }: PageProps & { endpointId: string; types: EventType[] }) {
+  const [status, setStatus] = useState<DeliveryStatus | ''>('');
+  const [eventType, setEventType] = useState<EventType | ''>('');
   const [cursor, setCursor] = useState<string | null>(null);
   const deliveries = useLoad(
     () =>
-      call<Delivery[]>(
-        credential,
-        'GET',
-        `/webhook-deliveries${query({ endpointId, status, eventType, limit: 25, startingAfter: cursor })}`,
+      paged(
+        client.GET('/api/v1/webhook-deliveries', {
+          params: {
+            query: {
+              endpointId,
+              status: status || undefined,
+              eventType: eventType || undefined,
+              limit: 25,
+              startingAfter: cursor ?? undefined,
+            },
+          },
+        }),
       ),
     [endpointId, status, eventType, cursor],
   );
@@ -276,36 +289,26 @@ function Deliveries({ credential, endpointId, types }: { credential: Credential;
     <div class="deliveries">
       <h3>Deliveries</h3>
       <div class="filters">
-        <label for="delivery-status">Status</label>
-        <select
+        <FilterSelect
           id="delivery-status"
+          label="Status"
           value={status}
-          onChange={(event) => {
+          onValue={(chosen) => {
             setCursor(null);
-            setStatus((event.target as HTMLSelectElement).value);
+            setStatus(chosen);
           }}
-        >
-          <option value="">any</option>
-          <option value="pending">pending</option>
-          <option value="succeeded">succeeded</option>
-          <option value="failed">failed</option>
-        </select>
-        <label for="delivery-type">Event type</label>
-        <select
+          options={DELIVERY_STATUSES}
+        />
+        <FilterSelect
           id="delivery-type"
+          label="Event type"
           value={eventType}
-          onChange={(event) => {
+          onValue={(chosen) => {
             setCursor(null);
-            setEventType((event.target as HTMLSelectElement).value);
+            setEventType(chosen);
           }}
-        >
-          <option value="">any</option>
-          {types.map((type) => (
-            <option key={type} value={type}>
-              {type}
-            </option>
-          ))}
-        </select>
+          options={types}
+        />
         <button type="button" onClick={deliveries.reload}>
           Refresh
         </button>
@@ -313,7 +316,7 @@ function Deliveries({ credential, endpointId, types }: { credential: Credential;
       <ErrorBanner error={deliveries.error} />
       <Table
         caption="Deliveries of this endpoint, newest first"
-        rows={deliveries.value?.items ?? []}
+        rows={deliveries.value?.data ?? []}
         empty="No delivery yet."
         columns={[
           { title: 'Created', value: (delivery) => when(delivery.createdAt) },
@@ -334,15 +337,16 @@ function Deliveries({ credential, endpointId, types }: { credential: Credential;
           },
           {
             title: '',
-            value: (delivery) => (
-              <Action
-                label="Resend"
-                run={async () => {
-                  await call(credential, 'POST', '/webhook-deliveries/retry', { deliveryId: delivery.id });
-                  deliveries.reload();
-                }}
-              />
-            ),
+            value: (delivery) =>
+              can('retryWebhookDelivery') ? (
+                <Action
+                  label="Resend"
+                  run={async () => {
+                    await ok(client.POST('/api/v1/webhook-deliveries/retry', { body: { deliveryId: delivery.id } }));
+                    deliveries.reload();
+                  }}
+                />
+              ) : null,
           },
         ]}
       />

@@ -5,8 +5,12 @@ import type { Response } from 'express';
 import { Schema, type Connection, type Model } from 'mongoose';
 import { deleteExpired, retentionFields } from './retention';
 
+/** For an act in the affiliate portal: the session that did it, and its affiliate. */
+type PortalActor = { affiliatePortalSessionId?: string; affiliateId?: string };
+
+/** An API key, or a team member in the console; for an act in the affiliate portal, the key or member that opened it. */
 export type ProgramAuditActor =
-  { apiKeyId: string; apiKeyPrefix: string; affiliatePortalSessionId?: string; affiliateId?: string } | { memberId: string; email: string };
+  ({ apiKeyId: string; apiKeyPrefix: string } & PortalActor) | ({ memberId: string; email: string } & PortalActor);
 
 export type ProgramAuditRecordDocument = {
   _id: string;
@@ -124,11 +128,10 @@ function toProgramAuditRecord(document: ProgramAuditRecordDocument): ProgramAudi
 }
 
 function actorOf(actor: ProgramAuditActor): ProgramAuditRecord['actor'] {
-  if ('memberId' in actor && actor.memberId) return { memberId: actor.memberId, email: actor.email };
+  const portal = actor.affiliatePortalSessionId
+    ? { affiliatePortalSessionId: actor.affiliatePortalSessionId, affiliateId: actor.affiliateId }
+    : {};
+  if ('memberId' in actor && actor.memberId) return { memberId: actor.memberId, email: actor.email, ...portal };
   const key = actor as Extract<ProgramAuditActor, { apiKeyId: string }>;
-  return {
-    apiKeyId: key.apiKeyId,
-    apiKeyPrefix: key.apiKeyPrefix,
-    ...(key.affiliatePortalSessionId ? { affiliatePortalSessionId: key.affiliatePortalSessionId, affiliateId: key.affiliateId } : {}),
-  };
+  return { apiKeyId: key.apiKeyId, apiKeyPrefix: key.apiKeyPrefix, ...portal };
 }

@@ -4,17 +4,30 @@ import type { RateLimit } from '../config';
 import type { ApiKeyModel } from '../admin/api-key-model';
 import { findApiKeyByHash, hashApiKey, scopesOfKey } from '../admin/api-keys';
 import { findLiveProgram } from '../admin/programs';
-import type { ProgramRepository } from '../admin/program-model';
+import type { ProgramDocument, ProgramRepository } from '../admin/program-model';
 import { findPublishableKeyByHash, isPublishableKey, PUBLISHABLE_KEY_PREFIX, type PublishableKeyModel } from '../admin/publishable-keys';
 
 /** A secret API key (`ak_…`) for a backend, or a publishable key (`pk_…`) for the tracking script in a browser. */
 export type CredentialKind = 'secret' | 'publishable';
 
+/** What a request needs of its program, whichever credential named it: read with the key (or for the session) so it costs no extra lookup. */
+export type CallerProgram = {
+  programId: string;
+  apiAccess: boolean;
+  rateLimit: RateLimit | null;
+  /** What the browser routes need of the program. */
+  allowedOrigins: string[];
+  attributionWindowDays: number | null;
+  attributionModel: AttributionModel;
+  /** Forwarded to the webhook dispatcher, which enforces it. */
+  maxWebhookEndpoints: number;
+};
+
 /** What a presented key resolves to; `unknown` covers revoked keys too, which answer the same 401. */
 export type KeyVerdict =
   | { kind: 'unknown' }
   | { kind: 'program-deleted'; keyId: string; programId: string }
-  | {
+  | ({
       kind: 'valid';
       credential: CredentialKind;
       keyId: string;
@@ -23,18 +36,12 @@ export type KeyVerdict =
       keyPrefix: string;
       /** What a secret key may do; a publishable key has none (its routes are its scope). */
       scopes: ApiScope[];
-      programId: string;
-      apiAccess: boolean;
-      rateLimit: RateLimit | null;
-      /** What the browser routes need of the program, read with the key so they cost no extra lookup. */
-      allowedOrigins: string[];
-      attributionWindowDays: number | null;
-      attributionModel: AttributionModel;
-      /** Forwarded to the webhook dispatcher, which enforces it. */
-      maxWebhookEndpoints: number;
-    };
+    } & CallerProgram);
 
-type Entry = { expiresAt: number; verdict: Promise<KeyVerdict> };
+/** The program a team member's console session names: gone, or what a request needs of it. */
+export type ProgramVerdict = { kind: 'program-deleted' } | ({ kind: 'live' } & CallerProgram);
+
+type Entry<V = KeyVerdict> = { expiresAt: number; verdict: Promise<V> };
 
 export type KeyDirectoryOptions = {
   programs: ProgramRepository;
@@ -55,6 +62,8 @@ const KNOWN_VALID_MS = 60 * 60 * 1000;
  */
 export class KeyDirectory {
   private readonly entries = new Map<string, Entry>();
+  /** Programs of members' console sessions, by id: cached like keys, so a program change reaches sessions within `ttlMs` too. */
+  private readonly programs = new Map<string, Entry<ProgramVerdict>>();
   /** Hashes of keys that resolved valid here, with when that knowledge ends; bounded like the cache. */
   private readonly knownValid = new Map<string, number>();
 
@@ -90,9 +99,25 @@ export class KeyDirectory {
     return verdict;
   }
 
+  /**
+   * The program of a team member's console session (its session is read on every request; the program
+   * is cached for `ttlMs` like a key's): the same rate limit, API access and settings its keys get.
+   */
+  program(programId: string): Promise<ProgramVerdict> {
+    const cached = this.programs.get(programId);
+    if (cached && cached.expiresAt > Date.now()) return cached.verdict;
+    const verdict = findLiveProgram(this.options.programs, programId).then((program): ProgramVerdict =>
+      program ? { kind: 'live', ...callerProgramOf(program) } : { kind: 'program-deleted' },
+    );
+    this.bounded(this.programs, programId, { expiresAt: Date.now() + this.options.ttlMs, verdict });
+    verdict.catch(() => this.programs.delete(programId));
+    return verdict;
+  }
+
   /** After an admin change on this replica, nothing stale is served here even for `ttlMs`. */
   forgetAll(): void {
     this.entries.clear();
+    this.programs.clear();
   }
 
   private remember(keyHash: string, entry: Entry): void {
@@ -123,13 +148,7 @@ export class KeyDirectory {
       keyHash,
       keyPrefix: key.displayPrefix,
       scopes: key.scopes,
-      programId: program._id,
-      apiAccess: program.apiAccess,
-      rateLimit: program.rateLimit ? { points: program.rateLimit.points, duration: program.rateLimit.duration } : null,
-      allowedOrigins: program.allowedOrigins ?? TRACKING_DEFAULTS.allowedOrigins,
-      attributionWindowDays: program.attributionWindowDays ?? TRACKING_DEFAULTS.attributionWindowDays,
-      attributionModel: program.attributionModel ?? TRACKING_DEFAULTS.attributionModel,
-      maxWebhookEndpoints: program.maxWebhookEndpoints ?? PROGRAM_LIMIT_DEFAULTS.maxWebhookEndpoints,
+      ...callerProgramOf(program),
     };
   }
 
@@ -142,4 +161,16 @@ export class KeyDirectory {
     const key = await findPublishableKeyByHash(this.options.publishableKeys, keyHash);
     return key && { ...key, displayPrefix: key.key.slice(0, PUBLISHABLE_KEY_PREFIX.length + 4), scopes: [] as ApiScope[] };
   }
+}
+
+function callerProgramOf(program: ProgramDocument): CallerProgram {
+  return {
+    programId: program._id,
+    apiAccess: program.apiAccess,
+    rateLimit: program.rateLimit ? { points: program.rateLimit.points, duration: program.rateLimit.duration } : null,
+    allowedOrigins: program.allowedOrigins ?? TRACKING_DEFAULTS.allowedOrigins,
+    attributionWindowDays: program.attributionWindowDays ?? TRACKING_DEFAULTS.attributionWindowDays,
+    attributionModel: program.attributionModel ?? TRACKING_DEFAULTS.attributionModel,
+    maxWebhookEndpoints: program.maxWebhookEndpoints ?? PROGRAM_LIMIT_DEFAULTS.maxWebhookEndpoints,
+  };
 }

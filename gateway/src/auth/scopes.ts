@@ -1,9 +1,19 @@
-import { API_OPERATIONS, API_SCOPES, scopesOf, type ApiOperation, type ApiScope, type SensitiveAct } from '@affiliate/contracts';
-import { charsetOf, forbidden, jsonTextOf, REQUEST_ID_HEADER, type Logger } from '@affiliate/platform';
+import {
+  API_OPERATIONS,
+  API_SCOPES,
+  roleAllows,
+  scopesOf,
+  type ApiOperation,
+  type ApiScope,
+  type ProgramAuditAction,
+  type SensitiveAct,
+} from '@affiliate/contracts';
+import { charsetOf, forbidden, jsonTextOf, notFound, REQUEST_ID_HEADER, type Logger } from '@affiliate/platform';
 import type { Request, RequestHandler, Response } from 'express';
 import type { ProgramAuditLog } from '../admin/program-audit-log';
 import { PUBLIC_PREFIX } from '../proxy/route-table';
-import { callerOf } from './authenticate';
+import { auditActorOf, callerOf, type MemberCaller } from './authenticate';
+import { requireSameOriginWrite } from '../browser/same-origin-writes';
 
 // The public operations a secret key can call, by method and path: the one table of scopes (contracts/src/openapi.ts).
 const SECRET_KEY_OPERATIONS = new Map(
@@ -27,13 +37,23 @@ function operationOf(request: Request): ApiOperation | undefined {
 /** The same judgement as the sale service's: the client prefers CSV to JSON. */
 const wantsCsv = (request: Request) => request.accepts(['application/json', 'text/csv']) === 'text/csv';
 
-function refuse(request: Request, missing: ApiScope[]): never {
+function refuse(request: Request, response: Response, missing: ApiScope[]): never {
+  const caller = callerOf(response);
+  if (caller.credential === 'member') refuseRole(request, caller);
   const names = missing.map((scope) => `"${scope}"`).join(' and ');
   throw forbidden(
     `This API key lacks the ${names} scope${missing.length > 1 ? 's' : ''} needed for ${request.method} ${PUBLIC_PREFIX}${request.path}; create a key with ${missing.length > 1 ? 'them' : 'it'} (POST /admin/v1/programs/{id}/api-keys {"scopes": [...]})`,
     'scope_missing',
   );
 }
+
+/** A member's role may not make this request: the role and the operation named, as the console shows it. */
+function refuseRole(request: Request, caller: MemberCaller): never {
+  throw forbidden(`Your role ${caller.role} cannot ${request.method} ${PUBLIC_PREFIX}${request.path}`, 'role_forbidden');
+}
+
+/** What changes nothing: a session's GET and HEAD need no CSRF token, and are not a member's change in the audit record. */
+const isRead = (request: Request) => request.method === 'GET' || request.method === 'HEAD';
 
 export type ScopeOptions = { audit: ProgramAuditLog; logger: Logger };
 
@@ -43,22 +63,40 @@ export type ScopeOptions = { audit: ProgramAuditLog; logger: Logger };
  * operation has is open to full keys only. A sensitive act (a secret revealed, bank details
  * exported or changed, a payout's status changed) is answered `no-store` and recorded in the program's audit
  * record, refused attempts included; an act that depends on the body is judged by `sensitiveBody`.
+ * A team member's console session is judged by its role instead (judgeMember).
  */
 export function requireScopes(options: ScopeOptions): RequestHandler {
   return (request, response, next) => {
     const caller = callerOf(response);
-    if (caller.credential !== 'secret') return next();
+    if (caller.credential === 'publishable') return next();
     const operation = operationOf(request);
+    // Every change a member makes or tries is recorded, refusals included (a sensitive act below names it more precisely).
+    if (caller.credential === 'member' && !isRead(request)) recordWhenAnswered(options, request, response, 'member.change');
     const act = operation?.sensitive;
     if (act) {
       response.setHeader('Cache-Control', 'no-store');
       response.locals.sensitiveAct = act;
-      if (!act.when || (act.when === 'csv' && wantsCsv(request))) recordWhenAnswered(options, request, response, act);
+      if (!act.when || (act.when === 'csv' && wantsCsv(request))) recordWhenAnswered(options, request, response, act.action);
     }
+    if (caller.credential === 'member') return judgeMember(request, caller, operation, next);
     const missing = (operation ? scopesOf(operation) : [...API_SCOPES]).filter((scope) => !caller.scopes.includes(scope));
-    if (missing.length > 0) refuse(request, missing);
+    if (missing.length > 0) refuse(request, response, missing);
     next();
   };
+}
+
+/**
+ * A team member's request (issue 32): a write must come from the console's own page with the session's
+ * CSRF token (a forged cross-site request is refused before its role is even looked at); then the role
+ * decides, by the same rule the console hides its buttons by (roleAllows). A member reaches only what
+ * the document names: a method and path no operation has is answered 404 here, for every role, and
+ * never reaches a service (a full API key's is forwarded, as it always was).
+ */
+function judgeMember(request: Request, caller: MemberCaller, operation: ApiOperation | undefined, next: () => void): void {
+  if (!isRead(request)) requireSameOriginWrite(request, caller.csrfToken, 'console');
+  if (!operation) throw notFound(`No route for ${request.method} ${PUBLIC_PREFIX}${request.path}`, 'route_missing');
+  if (!roleAllows(caller.role, { operationId: operation.operationId, scopes: scopesOf(operation) })) refuseRole(request, caller);
+  next();
 }
 
 /** Whether the body does the act: `rotateSecret: true`, or `payoutDetails` given (set, or cleared with null). */
@@ -82,8 +120,8 @@ export function sensitiveBody(options: ScopeOptions): RequestHandler {
     if (!act || act.when === undefined || act.when === 'csv') return next();
     const value = bodyField(request, act.when);
     if (value !== UNREADABLE && !BODY_ACTS[act.when](value)) return next();
-    recordWhenAnswered(options, request, response, act);
-    if (!callerOf(response).scopes.includes(act.scope)) refuse(request, [act.scope]);
+    recordWhenAnswered(options, request, response, act.action);
+    if (!callerOf(response).scopes.includes(act.scope)) refuse(request, response, [act.scope]);
     next();
   };
 }
@@ -103,24 +141,32 @@ function bodyField(request: Request, field: string): unknown {
 /**
  * Recorded once the answer is done: on 'finish', or on 'close' when the client dropped the connection
  * first (a CSV of bank details read halfway is still bank details exported), then marked `aborted`.
+ * One record per request: a later, more precise action (a member's change that turns out to be a
+ * sensitive act) replaces the earlier one.
  */
-function recordWhenAnswered(options: ScopeOptions, request: Request, response: Response, act: SensitiveAct): void {
+function recordWhenAnswered(options: ScopeOptions, request: Request, response: Response, action: ProgramAuditAction): void {
+  const pending = response.locals.auditAction !== undefined;
+  response.locals.auditAction = action;
+  if (pending) return;
   const caller = callerOf(response);
   const operation = `${request.method} ${PUBLIC_PREFIX}${request.path}`;
   let recorded = false;
   const record = () => {
     if (recorded) return;
     recorded = true;
+    const recordedAction = response.locals.auditAction as ProgramAuditAction;
     options.audit
       .record(caller.programId, {
-        actor: { apiKeyId: caller.keyId, apiKeyPrefix: caller.keyPrefix },
-        action: act.action,
+        actor: auditActorOf(caller),
+        action: recordedAction,
         operation,
         status: response.statusCode,
         aborted: !response.writableFinished,
         requestId: String(response.locals.requestId ?? request.header(REQUEST_ID_HEADER) ?? '') || null,
       })
-      .catch((error: unknown) => options.logger.error({ err: error, action: act.action }, "could not write the program's audit record"));
+      .catch((error: unknown) =>
+        options.logger.error({ err: error, action: recordedAction }, "could not write the program's audit record"),
+      );
   };
   response.once('finish', record);
   response.once('close', record);

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { BrowserClickBody, BrowserReferralBody, type BrowserClick } from '@affiliate/contracts';
 import { AppError, errorResponseBody, forbidden, parseBody, requestIdOf } from '@affiliate/platform';
 import express, { type Request, type RequestHandler, type Response } from 'express';
-import { callerOf, type Caller } from '../auth/authenticate';
+import { callerOf, type Caller, type KeyCaller } from '../auth/authenticate';
 import type { RateLimit } from '../config';
 import type { Route } from '../proxy/route-table';
 import type { CapturedResponse } from '../proxy/upstream-proxy';
@@ -91,9 +91,11 @@ export type CredentialScopeOptions = {
 const PUBLISHABLE_ONLY =
   'A publishable key can only record clicks (POST /api/v1/browser/clicks) and create referrals from a click or visitor (POST /api/v1/browser/referrals); use a secret API key from your backend for everything else';
 const SECRET_IN_BROWSER_ROUTE = 'The browser routes take a publishable key (pk_…): a secret API key must never be sent from a web page';
+const MEMBER_IN_BROWSER_ROUTE = "The browser routes take a publishable key (pk_…) from a shop's pages, not a console session";
 
 /**
- * What each credential may reach. A secret key: every route but the browser ones. A publishable
+ * What each credential may reach. A secret key, or a team member's console session: every route but
+ * the browser ones (what a member's role allows is requireScopes's judgement). A publishable
  * key: the browser routes only, from its program's allowed origins only, limited per client
  * address; its body is rewritten for the service and its answer narrowed on the way back.
  */
@@ -102,8 +104,9 @@ export function credentialScope(options: CredentialScopeOptions): RequestHandler
   return async (request, response, next) => {
     const caller = callerOf(response);
     const browserRoute = browserRouteOf(request.path);
-    if (caller.credential === 'secret') {
-      if (browserRoute) throw forbidden(SECRET_IN_BROWSER_ROUTE, 'key_type_not_allowed');
+    if (caller.credential !== 'publishable') {
+      if (browserRoute)
+        throw forbidden(caller.credential === 'member' ? MEMBER_IN_BROWSER_ROUTE : SECRET_IN_BROWSER_ROUTE, 'key_type_not_allowed');
       return next();
     }
     if (!browserRoute || request.method !== 'POST') throw forbidden(PUBLISHABLE_ONLY, 'key_type_not_allowed');
@@ -133,7 +136,7 @@ export function credentialScope(options: CredentialScopeOptions): RequestHandler
   };
 }
 
-async function limitPerAddress(options: CredentialScopeOptions, caller: Caller, request: Request, response: Response): Promise<void> {
+async function limitPerAddress(options: CredentialScopeOptions, caller: KeyCaller, request: Request, response: Response): Promise<void> {
   const limiterKey = createHash('sha256')
     .update(`browser\n${caller.keyHash}\n${request.ip ?? 'unknown'}`)
     .digest('base64url');

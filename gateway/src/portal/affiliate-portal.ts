@@ -1,6 +1,6 @@
 import { PORTAL_AFFILIATE_STATUSES, type CreatePortalSessionBody, type InternalAffiliate, type PortalSession } from '@affiliate/contracts';
 import { AppError, badRequest, notFound, upstreamCodeOf } from '@affiliate/platform';
-import type { PortalSessions } from './portal-sessions';
+import type { PortalSessionCreator, PortalSessions } from './portal-sessions';
 import type { ServiceCalls } from './service-calls';
 
 /** Where the portal is served; a link is `<gateway origin>/portal/open/<token>`. */
@@ -39,7 +39,7 @@ export async function createPortalSession(
   programId: string,
   body: CreatePortalSessionBody,
   gatewayOrigin: string,
-  createdBy: { apiKeyId: string; apiKeyPrefix: string },
+  createdBy: PortalSessionCreator,
 ): Promise<PortalSession> {
   const affiliate = await affiliateOf(deps, programId, body.affiliateId);
   const refusal = portalRefusalOf(affiliate);

@@ -10,6 +10,9 @@ import { Schema, type Connection, type Model } from 'mongoose';
  * are stored. Both credentials are `<session id>.<secret>`, so each is checked by a point read on
  * `_id` and a constant-time comparison of hashes, with no secondary index to keep (DESIGN.md §8).
  */
+/** Who made a portal session: an API key of the program, or one of its team members. */
+export type PortalSessionCreator = { apiKeyId: string; apiKeyPrefix: string } | { memberId: string; email: string };
+
 export type PortalSessionDocument = {
   _id: string;
   programId: string;
@@ -17,8 +20,12 @@ export type PortalSessionDocument = {
   linkHash: string;
   linkExpiresAt: Date;
   returnUrl: string | null;
-  /** The API key that made the session: the program's audit record names it with the session for what the affiliate changes (absent on sessions made before it was kept). */
-  createdBy?: { apiKeyId: string; apiKeyPrefix: string };
+  /**
+   * The API key, or the team member in a console session ("view as affiliate"), that made the session:
+   * the program's audit record names it with the session for what the affiliate changes (absent on
+   * sessions made before it was kept).
+   */
+  createdBy?: PortalSessionCreator;
   /** Set once, by the one request that opened the link: a second opening finds it set. */
   openedAt: Date | null;
   cookieHash: string | null;
@@ -37,7 +44,7 @@ const schema = new Schema<PortalSessionDocument>(
     linkHash: { type: String, required: true },
     linkExpiresAt: { type: Date, required: true },
     returnUrl: { type: String, default: null },
-    createdBy: { type: { apiKeyId: String, apiKeyPrefix: String, _id: false }, default: undefined },
+    createdBy: { type: { apiKeyId: String, apiKeyPrefix: String, memberId: String, email: String, _id: false }, default: undefined },
     openedAt: { type: Date, default: null },
     cookieHash: { type: String, default: null },
     csrfToken: { type: String, default: null },
@@ -84,7 +91,7 @@ export class PortalSessions {
     programId: string,
     affiliateId: string,
     returnUrl: string | null,
-    createdBy: { apiKeyId: string; apiKeyPrefix: string },
+    createdBy: PortalSessionCreator,
   ): Promise<{ session: PortalSessionDocument; linkToken: string }> {
     const id = randomUUID();
     const secret = newSecret();

@@ -12,7 +12,7 @@ import type { ProgramAuditLog } from '../admin/program-audit-log';
 import type { ProgramRepository } from '../admin/program-model';
 import { getProgram, updateProgram } from '../admin/programs';
 import { createPublishableKey, listPublishableKeys, revokePublishableKey, type PublishableKeyModel } from '../admin/publishable-keys';
-import { callerOf } from '../auth/authenticate';
+import { auditActorOf, callerOf } from '../auth/authenticate';
 import type { IdempotencyRecordModel } from '../idempotency/idempotency-record';
 import { idempotency, keepRawBody, storeLocalAnswer, withheldOnReplay } from '../idempotency/middleware';
 import { checkAffiliateCoupons, createPortalSession } from '../portal/affiliate-portal';
@@ -84,8 +84,7 @@ export function programApiRoutes(options: ProgramApiOptions): Router {
     const body = parseBody(CreatePortalSessionBody, request);
     const portal = { sessions: options.portalSessions, services: options.services };
     // The link points at the gateway that made it, as the client reached it (trust proxy decides which forwarding headers count).
-    const caller = callerOf(response);
-    const createdBy = { apiKeyId: caller.keyId, apiKeyPrefix: caller.keyPrefix };
+    const createdBy = auditActorOf(callerOf(response));
     response.json(
       await createPortalSession(portal, programIdOf(response), body, `${request.protocol}://${request.get('host')}`, createdBy),
     );

@@ -16,7 +16,7 @@ import express, { type Router, type RequestHandler } from 'express';
 import type { ProgramAuditLog } from '../admin/program-audit-log';
 import type { ProgramRepository } from '../admin/program-model';
 import type { PublishableKeyModel } from '../admin/publishable-keys';
-import { authenticate, callerOf } from '../auth/authenticate';
+import { authenticate, callerOf, deciderOf } from '../auth/authenticate';
 import { requireScopes, sensitiveBody } from '../auth/scopes';
 import { browserPreflight, credentialScope, narrowAnswerOf } from '../browser/browser-routes';
 import type { KnownOrigins } from '../browser/known-origins';
@@ -29,6 +29,7 @@ import type { ServiceCalls } from '../portal/service-calls';
 import { programApiRoutes } from '../program-api/routes';
 import { FailedAuthentication, rateLimit } from '../rate-limit/middleware';
 import type { RateLimits } from '../rate-limit/rate-limiter';
+import type { TeamSessions } from '../team/team-sessions';
 import { metricsRouteOf, PUBLIC_PREFIX, routeOf, type Route, type UpstreamName } from './route-table';
 import type { UpstreamProxy } from './upstream-proxy';
 
@@ -55,6 +56,8 @@ export type ApiRoutesOptions = {
   logger: Logger;
   portalSessions: PortalSessions;
   services: ServiceCalls;
+  /** Team members' console sessions: the session cookie authenticates a request without an Authorization header. */
+  teamSessions: TeamSessions;
 };
 
 /**
@@ -94,7 +97,7 @@ const matchRoute: RequestHandler = (request, response, next) => {
 };
 
 /**
- * /api/v1: authenticate, route, rate limit, read the body (bounded), idempotency, proxy. No JSON
+ * /api/v1: authenticate (an API key, or a team member's console session), route, rate limit, read the body (bounded), idempotency, proxy. No JSON
  * parser here: the body is read as bytes and re-sent untouched, so the services parse it themselves.
  */
 export function apiRoutes(options: ApiRoutesOptions): Router {
@@ -102,7 +105,9 @@ export function apiRoutes(options: ApiRoutesOptions): Router {
   const limited = rateLimit(options.rateLimits, options.defaultRateLimit);
   router.use(describeOperation);
   router.use(browserPreflight(options.knownOrigins));
-  router.use(authenticate(options.keys, new FailedAuthentication(options.rateLimits, options.failedAuthLimit, 'api')));
+  router.use(
+    authenticate(options.keys, new FailedAuthentication(options.rateLimits, options.failedAuthLimit, 'api'), options.teamSessions),
+  );
   router.use(credentialScope({ rateLimits: options.rateLimits, browserAddressLimit: options.browserAddressLimit }));
   const scopes = { audit: options.programAudit, logger: options.logger };
   router.use(requireScopes(scopes));
@@ -135,9 +140,10 @@ export function apiRoutes(options: ApiRoutesOptions): Router {
         [MAX_WEBHOOK_ENDPOINTS_HEADER]: String(callerOf(response).maxWebhookEndpoints),
         [REQUEST_ID_HEADER]: String(response.locals.requestId),
         [FORWARDED_PREFIX_HEADER]: PUBLIC_PREFIX,
-        // Who decides, for what a service records by key (a commission released or voided).
-        [API_KEY_ID_HEADER]: callerOf(response).keyId,
-        [API_KEY_PREFIX_HEADER]: callerOf(response).keyPrefix,
+        // Who decides, for what a service records by key (a commission released or voided): the key, or
+        // in a console session the member (its id `mbr_…` and email).
+        [API_KEY_ID_HEADER]: deciderOf(callerOf(response)).id,
+        [API_KEY_PREFIX_HEADER]: deciderOf(callerOf(response)).label,
       },
       body: Buffer.isBuffer(request.body) ? request.body : undefined,
       errorShape: response.locals.errorShape,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { AppError } from '@affiliate/platform';
 import type { RequestHandler, Response } from 'express';
-import { callerOf } from '../auth/authenticate';
+import { callerOf, rateLimitedIdentityOf } from '../auth/authenticate';
 import type { RateLimit } from '../config';
 import type { RateLimits } from './rate-limiter';
 
@@ -12,7 +12,8 @@ import type { RateLimits } from './rate-limiter';
 const limitedMethodOf = (method: string) => (method === 'HEAD' || method === 'OPTIONS' ? 'GET' : method);
 
 /**
- * Per (key, route template, method), as the spec says: the template (`/api/v1/coupons`, or one
+ * Per (key, route template, method), as the spec says (a team member's console session counts as one
+ * key per member): the template (`/api/v1/coupons`, or one
  * `unmatched` for every path no operation has), never the raw path, so a made-up path is not a
  * fresh bucket. The limiter key is a hash of the key's own hash, the route and the method: the API
  * key itself never reaches Redis.
@@ -22,7 +23,9 @@ export function rateLimit(limits: RateLimits, defaultLimit: RateLimit): RequestH
     const caller = callerOf(response);
     const route = String(response.locals.metricsRoute);
     const method = limitedMethodOf(request.method);
-    const limiterKey = createHash('sha256').update(`${caller.keyHash}\n${method}\n${route}`).digest('base64url');
+    const limiterKey = createHash('sha256')
+      .update(`${rateLimitedIdentityOf(caller)}\n${method}\n${route}`)
+      .digest('base64url');
     const limit = caller.rateLimit ?? defaultLimit;
     const verdict = await limits.take(limiterKey, limit);
     // draft-ietf-httpapi-ratelimit-headers: the policy and what is left of it, as structured fields...
@@ -36,7 +39,7 @@ export function rateLimit(limits: RateLimits, defaultLimit: RateLimit): RequestH
       response.setHeader('Retry-After', String(verdict.resetSeconds));
       throw new AppError(
         429,
-        `Rate limit exceeded: at most ${limit.points} requests per ${limit.duration} s for this API key on ${method} ${route}; retry after ${verdict.resetSeconds} s`,
+        `Rate limit exceeded: at most ${limit.points} requests per ${limit.duration} s for this ${caller.credential === 'member' ? 'team member' : 'API key'} on ${method} ${route}; retry after ${verdict.resetSeconds} s`,
         { code: 'rate_limited' },
       );
     }

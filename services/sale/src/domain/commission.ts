@@ -42,7 +42,7 @@ export type AmountChange = { at: Date; fromMinor: number; toMinor: number };
 export type CommissionState = 'OPEN' | 'HELD' | 'PAID' | 'VOID';
 
 /** Who decided: an API key (its id and prefix, as the key list shows them), the risk rules of the program, or a reversal of the sale. */
-export type DecidedBy = { kind: 'API_KEY' | 'RISK_RULES' | 'REVERSAL'; keyId: string | null; keyPrefix: string | null };
+export type DecidedBy = { kind: 'API_KEY' | 'TEAM_MEMBER' | 'RISK_RULES' | 'REVERSAL'; keyId: string | null; keyPrefix: string | null };
 export const decidedByRules = (kind: 'RISK_RULES' | 'REVERSAL'): DecidedBy => ({ kind, keyId: null, keyPrefix: null });
 export type CommissionDecision = { action: 'HOLD' | 'RELEASE' | 'VOID'; at: Date; by: DecidedBy; reason: string | null };
 

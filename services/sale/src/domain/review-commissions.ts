@@ -1,4 +1,4 @@
-import type { CommissionListItem, Sale } from '@affiliate/contracts';
+import { TEAM_MEMBER_ID_PREFIX, type CommissionListItem, type Sale } from '@affiliate/contracts';
 import { badRequest, csvText, fromMinorUnits, minorUnitDigits, notFound, type CsvRow, type PageRequest } from '@affiliate/platform';
 import type { SaleRepositories } from '../data-access/repositories';
 import { toSale, type CommissionFilters } from '../data-access/sales';
@@ -44,7 +44,14 @@ async function decide(
   return toSale(changed);
 }
 
-const byKey = (key: { keyId: string | null; keyPrefix: string | null }): DecidedBy => ({ kind: 'API_KEY', ...key });
+/**
+ * The gateway forwards who decided in the key headers: an API key's id and prefix, or, for a team
+ * member's console session, the member's id (`mbr_…`) and email.
+ */
+const byKey = (key: { keyId: string | null; keyPrefix: string | null }): DecidedBy => ({
+  kind: key.keyId?.startsWith(TEAM_MEMBER_ID_PREFIX) ? 'TEAM_MEMBER' : 'API_KEY',
+  ...key,
+});
 
 /** POST /commissions/release: a HELD commission is PENDING or DUE again by its date. */
 export function releaseCommission(
