@@ -3,7 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import { ApiError } from './api';
 import { AffiliateApiError } from './client';
-import { FieldError, fieldMessage } from './forms';
+import { fieldMessage } from './forms';
 
 export const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
@@ -16,50 +16,6 @@ export function ErrorBanner({ error }: { error: unknown }) {
       {messageOf(error)}
       {status}
     </p>
-  );
-}
-
-/**
- * A labelled input whose API error (the `param` of the last failed call) shows beside it; the input
- * names the message in aria-describedby only while there is one (an id naming nothing is an error of its own).
- */
-export function Field({
-  id,
-  label,
-  param,
-  error,
-  value,
-  onValue,
-  type = 'text',
-  autocomplete,
-  inputMode,
-}: {
-  id: string;
-  label: string;
-  param: string;
-  error: unknown;
-  value: string;
-  onValue: (value: string) => void;
-  type?: 'text' | 'email' | 'password';
-  autocomplete?: string;
-  inputMode?: 'numeric';
-}) {
-  const errorId = `${id}-error`;
-  return (
-    <>
-      <label for={id}>{label}</label>
-      <input
-        id={id}
-        type={type}
-        autocomplete={autocomplete}
-        inputMode={inputMode}
-        value={value}
-        aria-invalid={fieldMessage(error, param) ? true : undefined}
-        aria-describedby={fieldMessage(error, param) ? errorId : undefined}
-        onInput={(event) => onValue((event.target as HTMLInputElement).value)}
-      />
-      <FieldError error={error} param={param} id={errorId} />
-    </>
   );
 }
 

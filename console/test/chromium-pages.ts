@@ -24,7 +24,6 @@ export function launchChromium(): Promise<Browser> {
   });
 }
 
-/** Every request that left the gateway's origin (refused), and every script error or CSP refusal the pages reported. */
 /**
  * The whole system and a headless Chromium for a test file: started before its tests and stopped after
  * them; the tests read `running.system` and `running.browser`.
@@ -42,6 +41,7 @@ export function runningSystemAndChromium(): { system: System; browser: Browser }
   return running;
 }
 
+/** Every request that left the gateway's origin (refused), and every script error or CSP refusal the pages reported. */
 export type PageWatch = { outside: string[]; pageErrors: string[] };
 
 /** A page in a fresh context (its own cookies) that may reach the gateway only. */

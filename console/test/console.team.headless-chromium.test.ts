@@ -3,12 +3,12 @@ import { join } from 'node:path';
 import { eventually } from '@affiliate/platform/testing';
 import { URI, type TOTP } from 'otpauth';
 import type { Browser, Page } from 'playwright-core';
-import { ADMIN_TOKEN, okBody, System, type Api } from '../../system-tests/harness';
+import { ADMIN_TOKEN, okBody, type Api, type System } from '../../system-tests/harness';
 import {
   checkPage,
   createMember,
-  launchChromium,
   newPage,
+  runningSystemAndChromium,
   showing,
   signInAsMember,
   signInWithPassword,
@@ -26,6 +26,7 @@ import {
 const DOCS = join(__dirname, '..', '..', 'docs');
 const SCREENSHOTS = join(__dirname, '..', '..', 'test-results', 'console-team');
 
+const running = runningSystemAndChromium();
 let system: System;
 let browser: Browser;
 let program: { programId: string; key: string; api: Api };
@@ -33,15 +34,9 @@ const watch: PageWatch = { outside: [], pageErrors: [] };
 
 beforeAll(async () => {
   mkdirSync(SCREENSHOTS, { recursive: true });
-  system = await System.start();
-  browser = await launchChromium();
+  ({ system, browser } = running);
   program = await system.createProgram({ name: 'Acme Shop' });
-}, 180_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await system?.stop();
-});
+}, 60_000);
 
 const openPage = () => newPage(browser, system.gatewayUrl, watch);
 const check = (page: Page, name: string, screenshot = join(SCREENSHOTS, `${name}.png`)) => checkPage(page, name, screenshot);

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { createApiClient, ok, type Schemas } from '../client';
-import { Field, FormError } from '../ui';
+import { Field } from '../fields';
+import { FormError } from '../ui';
 
 /**
  * Where an invite link lands (`#/accept-invite?token=…`, the token in the fragment so that no server

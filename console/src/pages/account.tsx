@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
-import { ErrorBanner, Field, FormError, Notice, useLoad, when } from '../ui';
+import { Field } from '../fields';
+import { ErrorBanner, FormError, Notice, useLoad, when } from '../ui';
 
 /**
  * The signed-in member's own account, whatever their role: who they are, and the second factor

@@ -3,7 +3,8 @@ import { ok, type ApiClient, type Schemas } from '../client';
 import { paged } from '../paging';
 import { ApiKeyTable } from './api-keys';
 import { InviteTable, RoleSelect } from './team';
-import { Action, ErrorBanner, Field, FormError, Notice, Pager, ShownOnce, Table, useLoad, when } from '../ui';
+import { Field } from '../fields';
+import { Action, ErrorBanner, FormError, Notice, Pager, ShownOnce, Table, useLoad, when } from '../ui';
 
 /**
  * The operator's view, on the admin API with the admin token (the typed client with its

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { operatorClient } from '../api';
 import { AffiliateApiError, createApiClient, ok, type Schemas } from '../client';
-import { Field, FormError, Notice } from '../ui';
+import { Field } from '../fields';
+import { FormError, Notice } from '../ui';
 
 type Kind = 'member' | 'operator';
 

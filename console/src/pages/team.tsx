@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { ok, type ApiClient, type PageProps, type Schemas } from '../client';
-import { Action, ErrorBanner, Field, FormError, ShownOnce, Table, useLoad, when } from '../ui';
+import { Field } from '../fields';
+import { Action, ErrorBanner, FormError, ShownOnce, Table, useLoad, when } from '../ui';
 
 type Role = Schemas['TeamRole'];
 const ROLES: Role[] = ['OWNER', 'ADMIN', 'FINANCE', 'ANALYST'];
