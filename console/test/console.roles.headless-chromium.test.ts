@@ -3,7 +3,15 @@ import { join } from 'node:path';
 import { eventually } from '@affiliate/platform/testing';
 import type { Locator, Page } from 'playwright-core';
 import { okBody, type Api } from '../../system-tests/harness';
-import { checkPage, newPage, runningSystemAndChromium, showing, signInAsMember, type PageWatch } from './chromium-pages';
+import {
+  checkPage,
+  inviteFromTeamPage,
+  newPage,
+  runningSystemAndChromium,
+  showing,
+  signInAsMember,
+  type PageWatch,
+} from './chromium-pages';
 
 /**
  * Issue 32's "Done when", one journey per role, in a real browser against the whole system: an OWNER
@@ -64,19 +72,6 @@ async function asMember(
     body: JSON.stringify(body),
   });
   return { status: answer.status, body: (await answer.json()) as { code?: string } };
-}
-
-/** The invite link the Team page shows once, after Invite. */
-async function inviteFromTeamPage(page: Page, email: string, role: 'FINANCE' | 'ANALYST'): Promise<string> {
-  await page.getByLabel('Email', { exact: true }).fill(email);
-  await page.getByLabel('Role', { exact: true }).selectOption(role);
-  await page.getByRole('button', { name: 'Invite', exact: true }).click();
-  const link = page
-    .getByRole('status')
-    .filter({ hasText: `Invite link for ${email}` })
-    .locator('code');
-  await showing(link, '/console/#/accept-invite?token=');
-  return (await link.textContent()) ?? '';
 }
 
 /** Opens an invite link in a fresh browser context (its own cookies), accepts it with a password, and answers the signed-in page. */
@@ -212,14 +207,16 @@ test('ANALYST: no page it opens offers a change and Payouts is not in its naviga
   expect(await page.getByRole('button', { name: 'Save settings' }).count()).toBe(0);
   expect(await changeButtons(page)).toEqual([]);
 
-  const before = {
+  // What each refused write would have changed, read with the program's key before and after.
+  const readBack = async () => ({
     coupons: await okBody(api.get('/coupons')),
     ada: await okBody(api.get(`/affiliates?id=${journey.adaId}`)),
     plans: await okBody(api.get('/commission-plans')),
     program: await okBody(api.get('/program')),
     endpoints: await okBody(api.get('/webhook-endpoints')),
     payouts: await okBody(api.get('/payouts')),
-  };
+  });
+  const before = await readBack();
   const writes: [string, string, unknown][] = [
     ['POST', '/coupons', { name: 'Analyst coupon', percentOff: 50 }],
     ['PUT', '/affiliates', { affiliateId: journey.adaId, firstName: 'Changed' }],
@@ -234,14 +231,7 @@ test('ANALYST: no page it opens offers a change and Payouts is not in its naviga
       status: 403,
       body: expect.objectContaining({ code: 'role_forbidden' }),
     });
-  expect({
-    coupons: await okBody(api.get('/coupons')),
-    ada: await okBody(api.get(`/affiliates?id=${journey.adaId}`)),
-    plans: await okBody(api.get('/commission-plans')),
-    program: await okBody(api.get('/program')),
-    endpoints: await okBody(api.get('/webhook-endpoints')),
-    payouts: await okBody(api.get('/payouts')),
-  }).toEqual(before);
+  expect(await readBack()).toEqual(before);
 });
 
 test('every action of the journeys is in the audit record under the member who made it: on the Audit record page as the OWNER, and through the API', async () => {
