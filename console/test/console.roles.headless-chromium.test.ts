@@ -147,6 +147,12 @@ test('OWNER: signs in, invites a FINANCE member and an ANALYST from the Team pag
   const members = page.getByRole('table', { name: 'Members' });
   await showing(rowOf(members, 'fiona.finance@example.com'), 'FINANCE');
   await showing(rowOf(members, 'anna.analyst@example.com'), 'ANALYST');
+  // The buttons the other roles must not see are there for an owner (so their absence later means something).
+  await go(page, 'plans');
+  await showing(rowOf(page, 'Spare plan'), '5%');
+  expect(await changeButtons(page)).toEqual(
+    expect.arrayContaining(['Edit Spare plan', 'Delete Spare plan', 'Make Spare plan the default']),
+  );
 });
 
 test('FINANCE: runs a payout and marks it paid on the Payouts page; no delete button on the plans, and the same DELETE with its session answers 403 and keeps the plan', async () => {
