@@ -8,6 +8,7 @@ import { AcceptInvite } from './pages/accept-invite';
 import { Account } from './pages/account';
 import { Affiliates } from './pages/affiliates';
 import { ApiKeys } from './pages/api-keys';
+import { AuditRecords } from './pages/audit-records';
 import { RESOURCES } from './pages/browse';
 import { Catalogue } from './pages/catalogue';
 import { Coupons } from './pages/coupons';
@@ -50,6 +51,7 @@ const MEMBER_ROUTES: Route[] = [
   { id: 'payouts', label: 'Payouts', needs: 'getPayouts', page: (props) => <Payouts {...props} /> },
   { id: 'reports', label: 'Reports', needs: 'getAffiliateReport', page: (props) => <Reports {...props} /> },
   { id: 'settings', label: 'Program settings', needs: 'getOwnProgram', page: (props) => <Settings {...props} /> },
+  { id: 'audit-records', label: 'Audit record', needs: 'getAuditRecords', page: (props) => <AuditRecords {...props} /> },
   ...Object.entries(RESOURCES).map(([id, resource]): Route => ({
     id,
     label: resource.title,

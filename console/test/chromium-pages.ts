@@ -113,6 +113,19 @@ export async function signInAsMember(page: Page, system: System, programId: stri
   return member;
 }
 
+/** Invites a member from the Team page (an OWNER's, open on it) and answers the single-use link the page shows once. */
+export async function inviteFromTeamPage(page: Page, email: string, role: TestMember['role']): Promise<string> {
+  await page.getByLabel('Email', { exact: true }).fill(email);
+  await page.getByLabel('Role', { exact: true }).selectOption(role);
+  await page.getByRole('button', { name: 'Invite', exact: true }).click();
+  const link = page
+    .getByRole('status')
+    .filter({ hasText: `Invite link for ${email}` })
+    .locator('code');
+  await showing(link, '/console/#/accept-invite?token=');
+  return (await link.textContent()) ?? '';
+}
+
 /** Polls an asynchronous reading until it passes the check; fails with the value it last read. */
 export async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

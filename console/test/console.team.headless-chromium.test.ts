@@ -7,13 +7,13 @@ import { ADMIN_TOKEN, okBody, type Api, type System } from '../../system-tests/h
 import {
   checkPage,
   createMember,
+  inviteFromTeamPage,
   newPage,
   runningSystemAndChromium,
   showing,
   signInAsMember,
   signInWithPassword,
   type PageWatch,
-  type TestMember,
 } from './chromium-pages';
 
 /**
@@ -42,19 +42,6 @@ const openPage = () => newPage(browser, system.gatewayUrl, watch);
 const check = (page: Page, name: string, screenshot = join(SCREENSHOTS, `${name}.png`)) => checkPage(page, name, screenshot);
 const go = (page: Page, route: string) => page.goto(`${system.gatewayUrl}/console#/${route}`);
 const sections = async (page: Page) => page.getByRole('navigation', { name: 'Sections' }).getByRole('link').allTextContents();
-
-/** The invite link the page shows once, after Invite. */
-async function inviteFromTeamPage(page: Page, email: string, role: TestMember['role']): Promise<string> {
-  await page.getByLabel('Email', { exact: true }).fill(email);
-  await page.getByLabel('Role', { exact: true }).selectOption(role);
-  await page.getByRole('button', { name: 'Invite', exact: true }).click();
-  const link = page
-    .getByRole('status')
-    .filter({ hasText: `Invite link for ${email}` })
-    .locator('code');
-  await showing(link, '/console/#/accept-invite?token=');
-  return (await link.textContent()) ?? '';
-}
 
 /** Opens an invite link in a fresh browser (its own cookies) and accepts it with a password. */
 async function acceptInFreshBrowser(inviteUrl: string, password: string, screenshot?: string): Promise<Page> {
