@@ -16,6 +16,7 @@ import type { Express } from 'express';
 import Redis from 'ioredis';
 import type { Connection } from 'mongoose';
 import { createAdminStore, ensureBootstrapKey, type AdminStore } from './admin/api-keys';
+import { ensureBootstrapOwner } from './admin/bootstrap-owner';
 import { migrateSlugKeys } from './admin/program-model';
 import { deleteExpired } from './admin/retention';
 import { createGateway, createMetricsApp } from './app';
@@ -67,7 +68,10 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
   await syncIndexes(connection);
   if (!(await bus.waitForConnect(10_000))) logger.warn('starting without RabbitMQ; program events wait in the outbox until it is back');
   relay.start();
-  if (settings.bootstrapApiKey) await ensureBootstrapKey(store, settings.bootstrapApiKey, logger);
+  if (settings.bootstrapApiKey) {
+    const demoProgramId = await ensureBootstrapKey(store, settings.bootstrapApiKey, logger);
+    if (settings.bootstrapOwner) await ensureBootstrapOwner(connection, store.programs, demoProgramId, settings.bootstrapOwner, logger);
+  }
 
   const redis = settings.redisUrl ? connectRedis(settings.redisUrl, logger) : undefined;
   const upstreams = Object.fromEntries(
