@@ -63,6 +63,14 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
   const store = createAdminStore({ connection, relay }, settings.auditRetentionMs);
   const idempotencyRecords = idempotencyRecordModel(connection);
   relay.watch(...outboxModelsOf(connection));
+  // Made before syncIndexes, which builds the indexes of the models registered by then (autoIndex is
+  // off): the members' unique email and the sessions' expiry would otherwise never exist.
+  const portalSessions = new PortalSessions(connection, settings.portalLinkTtlSeconds);
+  const teamSessions = new TeamSessions(connection, {
+    idleMs: settings.teamSessionIdleMs ?? DEFAULT_TEAM_SESSION_IDLE_MS,
+    absoluteMs: settings.teamSessionMs ?? DEFAULT_TEAM_SESSION_MS,
+  });
+  const teamAccounts = new TeamAccounts(connection, teamSessions);
 
   await migrateSlugKeys(connection);
   await syncIndexes(connection);
@@ -96,12 +104,6 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
     logger,
     metrics,
   });
-  const portalSessions = new PortalSessions(connection, settings.portalLinkTtlSeconds);
-  const teamSessions = new TeamSessions(connection, {
-    idleMs: settings.teamSessionIdleMs ?? DEFAULT_TEAM_SESSION_IDLE_MS,
-    absoluteMs: settings.teamSessionMs ?? DEFAULT_TEAM_SESSION_MS,
-  });
-  const teamAccounts = new TeamAccounts(connection, teamSessions);
   const rateLimits = new RateLimits(redis);
   const knownOrigins = new KnownOrigins(store.programs, KNOWN_ORIGINS_REFRESH_MS, logger);
   knownOrigins.start();

@@ -43,6 +43,8 @@ export const SHIPPED_DEFAULT_SECRETS: ReadonlySet<string> = new Set([
   'local-internal-token-change-me',
   'local-admin-token-change-me',
   'ak_demo_local_development_key_change_me',
+  // The demo program's owner's password (BOOTSTRAP_OWNER_PASSWORD under `npm start` and in the trial overlay).
+  'local-demo-password-change-me',
   'change-me-internal-token-0123456789',
   'change-me-admin-token-0123456789',
   'dev-internal-token-change-me',
