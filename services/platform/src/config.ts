@@ -58,6 +58,8 @@ export const SHIPPED_DEFAULT_SECRETS: ReadonlySet<string> = new Set([
   '5e0c7a3b9d2f4e6a8c1b3d5f7e9a0c2b4d6f8a1c3e5b7d9f0a2c4e6b8d1f3a5c',
   // The API reference's example webhook signing secret (contracts/src/operation-examples.ts).
   'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+  // And its example invite token (the same file), which the secrets scan reads as a …TOKEN.
+  '0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d.Qm9vdHN0cmFwVG9rZW5PZkFuSW52aXRlRXhhbXBsZTEyMzQ',
 ]);
 
 /**
