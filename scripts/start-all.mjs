@@ -13,6 +13,10 @@ import { parseEnv } from 'node:util';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 // The ports every component listens on by default, from the platform package (built by `npm start`).
 const { DEFAULT_PORTS } = createRequire(import.meta.url)(join(root, 'services/platform/dist/run.js'));
+// The admin token the gateway uses when ADMIN_TOKEN is unset, to tell the operator how to sign in.
+const GATEWAY_DEFAULT_ADMIN_TOKEN = createRequire(import.meta.url)(
+  join(root, 'gateway/dist/config.js'),
+).gatewayConfigShape.ADMIN_TOKEN.parse(undefined);
 const components = [
   ['coupon', 'services/coupon'],
   ['affiliate', 'services/affiliate'],
@@ -45,6 +49,13 @@ process.env.WEBHOOK_ALLOW_PRIVATE_URLS ??= 'true';
 // default would let anything that reaches ports 3001-3005 act for any program.
 process.env.INTERNAL_TOKEN ??= randomBytes(32).toString('hex');
 process.env.BOOTSTRAP_API_KEY ??= 'ak_demo_local_development_key_change_me';
+// The demo program's OWNER, so that the console has someone to sign in as; only with a demo program
+// to own. `BOOTSTRAP_OWNER_EMAIL=` (empty) in .env goes without.
+const DEMO_OWNER_PASSWORD = 'local-demo-password-change-me';
+if (process.env.BOOTSTRAP_API_KEY && process.env.BOOTSTRAP_OWNER_EMAIL !== '') {
+  process.env.BOOTSTRAP_OWNER_EMAIL ??= 'owner@example.com';
+  process.env.BOOTSTRAP_OWNER_PASSWORD ??= DEMO_OWNER_PASSWORD;
+}
 
 const children = new Map();
 let stopping = false;
@@ -96,6 +107,19 @@ function launch(name, dir, restarts = 0) {
 
 for (const [name, dir] of components) launch(name, dir);
 process.stdout.write(`started ${components.length} processes; gateway on http://127.0.0.1:${gatewayPort}, Ctrl-C stops all\n`);
+process.stdout.write(signInHelp());
+
+/** How to sign in to the console: a password this script chose is shown, one from the settings only named. */
+function signInHelp() {
+  const { BOOTSTRAP_OWNER_EMAIL: email, BOOTSTRAP_OWNER_PASSWORD: password, ADMIN_TOKEN: adminToken } = process.env;
+  const lines = [`console: http://localhost:${gatewayPort}/console`];
+  if (email && password)
+    lines.push(
+      `  Team member (OWNER of the demo program): ${email}, password ${password === DEMO_OWNER_PASSWORD ? password : 'BOOTSTRAP_OWNER_PASSWORD from your settings'}`,
+    );
+  lines.push(`  Operator: ${adminToken ? 'ADMIN_TOKEN from your settings' : `admin token ${GATEWAY_DEFAULT_ADMIN_TOKEN}`}`);
+  return `${lines.join('\n')}\n`;
+}
 
 function stopAll() {
   if (stopping) return;

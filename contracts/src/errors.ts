@@ -82,15 +82,32 @@ export const ERROR_CATALOGUE = {
   },
   credentials_invalid: { statuses: [401], description: 'Wrong email or password (the same answer for an unknown email).' },
   totp_required: { statuses: [401], description: "The member turned TOTP on: send the authenticator app's code as totpCode." },
-  totp_invalid: { statuses: [400, 401], description: "The authenticator app's code is wrong or too old; use the current one." },
+  totp_invalid: {
+    statuses: [400, 401],
+    description: "The authenticator app's code is wrong, too old, or already used once; use the app's next code.",
+  },
+  totp_enabled: {
+    statuses: [409],
+    description:
+      'The second factor is on: a new one is set up only after turning it off with a code of the app (DELETE /api/v1/team/totp).',
+  },
   totp_enrolment_missing: { statuses: [400], description: 'No TOTP secret to confirm: start with POST /api/v1/team/totp.' },
   invite_invalid: { statuses: [401], description: 'The invite token is not one the gateway issued (incomplete or mistyped link).' },
   invite_used: {
     statuses: [410],
-    description: 'The invite was already accepted, or withdrawn: each link works once. Ask an OWNER for a new one.',
+    description: 'The invite was already accepted: each link works once. Ask an OWNER for a new one.',
+  },
+  invite_revoked: {
+    statuses: [410],
+    description:
+      'The invite was withdrawn (an OWNER removed it, invited the address again, or the program was deleted). Ask an OWNER for a new one.',
   },
   invite_expired: { statuses: [410], description: 'The invite is older than 72 hours. Ask an OWNER for a new one.' },
-  member_exists: { statuses: [409], description: 'A team member with this email already exists.' },
+  member_exists: {
+    statuses: [409],
+    description:
+      'A team member with this email already exists: on an invite, a member of this program; on accepting one, a member of any program (an email is one member across the gateway).',
+  },
   last_owner: {
     statuses: [409],
     description: 'The member is the last OWNER of the program and must stay one: make another member OWNER first.',

@@ -379,6 +379,7 @@ export const ProgramAuditAction = z
     'bank_details.changed',
     'payout.status_changed',
     'team.member_invited',
+    'team.member_joined',
     'team.role_changed',
     'team.member_removed',
     'team.totp_changed',
@@ -388,7 +389,7 @@ export const ProgramAuditAction = z
   ])
   .openapi('ProgramAuditAction', {
     description:
-      "webhook_secret.revealed: an endpoint's signing secret was shown; bank_details.exported: full bank details left in a CSV; bank_details.changed: an affiliate's payout details were set or cleared; payout.status_changed: a payout was marked PAID or FAILED; team.member_invited, team.role_changed, team.member_removed: an owner changed the team; team.totp_changed: a member turned their second factor on or off; api_key.created, api_key.revoked: an owner made or revoked a secret API key in the console; member.change: any other change (a request other than GET or HEAD) a team member made or tried in a console session, refused ones included (the operation and status say which)",
+      "webhook_secret.revealed: an endpoint's signing secret was shown; bank_details.exported: full bank details left in a CSV; bank_details.changed: an affiliate's payout details were set or cleared; payout.status_changed: a payout was marked PAID or FAILED; team.member_invited, team.role_changed, team.member_removed: an owner changed the team; team.member_joined: an invite was accepted and made a member (the actor is the new member); team.totp_changed: a member started setting up, turned on or turned off their second factor; api_key.created, api_key.revoked: an owner made or revoked a secret API key in the console; member.change: any other change (a request other than GET or HEAD) a team member made or tried in a console session, refused ones included (the operation and status say which)",
   });
 export type ProgramAuditAction = z.infer<typeof ProgramAuditAction>;
 

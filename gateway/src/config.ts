@@ -7,6 +7,7 @@ import {
   type SecretSettings,
   serviceDatabaseUrl,
 } from '@affiliate/platform';
+import { TeamPassword } from '@affiliate/contracts';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import type { UpstreamName } from './proxy/route-table';
@@ -43,6 +44,10 @@ export const gatewayConfigShape = {
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').default('local-admin-token-change-me'),
   REDIS_URL: optional(z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL')),
   BOOTSTRAP_API_KEY: optional(z.string().min(16, 'must be at least 16 characters').max(200).regex(/^\S+$/, 'must not contain spaces')),
+  /** The demo program's OWNER, who signs in to the console: both or neither, and only with BOOTSTRAP_API_KEY. */
+  BOOTSTRAP_OWNER_EMAIL: optional(z.string().trim().toLowerCase().max(254).email('must be an email address')),
+  /** The console's own password rule (12 to 128 characters), as a member choosing one on an invite. */
+  BOOTSTRAP_OWNER_PASSWORD: optional(TeamPassword),
   COUPON_URL: serviceUrlSetting('coupon'),
   AFFILIATE_URL: serviceUrlSetting('affiliate'),
   REFERRAL_URL: serviceUrlSetting('referral'),
@@ -148,6 +153,8 @@ export type GatewaySettings = {
   adminToken: string;
   redisUrl?: string;
   bootstrapApiKey?: string;
+  /** The demo program's OWNER, created once with the demo program (only with bootstrapApiKey). */
+  bootstrapOwner?: { email: string; password: string };
   upstreams: Record<UpstreamName, string>;
   defaultRateLimit: RateLimit;
   /** Failed authentications allowed per client address: on the public API, and on the admin API. */
@@ -186,16 +193,34 @@ export type GatewaySettings = {
   teamLoginLimits?: { account: RateLimit; address: RateLimit };
 };
 
-/** Refused in production when missing, short or shipped (BOOTSTRAP_API_KEY only when set). */
-export const GATEWAY_SECRETS = { required: ['INTERNAL_TOKEN', 'ADMIN_TOKEN'], optional: ['BOOTSTRAP_API_KEY'] } satisfies SecretSettings<
-  keyof typeof gatewayConfigShape & string
->;
+/** Refused in production when missing, short or shipped (the demo program's key and owner's password only when set). */
+export const GATEWAY_SECRETS = {
+  required: ['INTERNAL_TOKEN', 'ADMIN_TOKEN'],
+  optional: ['BOOTSTRAP_API_KEY', 'BOOTSTRAP_OWNER_PASSWORD'],
+} satisfies SecretSettings<keyof typeof gatewayConfigShape & string>;
+
+/**
+ * The demo owner needs both settings, and a demo program to own: one set alone, or an owner without
+ * BOOTSTRAP_API_KEY, is a mistake to name at start rather than a console nobody can sign in to.
+ */
+function bootstrapOwnerProblem(config: { BOOTSTRAP_API_KEY?: string; BOOTSTRAP_OWNER_EMAIL?: string; BOOTSTRAP_OWNER_PASSWORD?: string }) {
+  const { BOOTSTRAP_API_KEY: key, BOOTSTRAP_OWNER_EMAIL: email, BOOTSTRAP_OWNER_PASSWORD: password } = config;
+  if (!email && !password) return null;
+  const [missing, given] = email
+    ? ['BOOTSTRAP_OWNER_PASSWORD', 'BOOTSTRAP_OWNER_EMAIL']
+    : ['BOOTSTRAP_OWNER_EMAIL', 'BOOTSTRAP_OWNER_PASSWORD'];
+  if (!email || !password)
+    return `${missing}: required when ${given} is set (the demo program's OWNER signs in with both); set both or neither`;
+  if (!key)
+    return 'BOOTSTRAP_OWNER_EMAIL: needs BOOTSTRAP_API_KEY, whose demo program the owner is created for; set it too, or unset the owner';
+  return null;
+}
 
 /** Validated settings from the environment; throws a ConfigError naming every bad variable. */
 export function gatewaySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewaySettings {
   const config = parseConfig(gatewayConfigShape, env, { required: [...GATEWAY_SECRETS.required], optional: [...GATEWAY_SECRETS.optional] });
-  const proxyProblem = trustProxyProblem(env, config.TRUST_PROXY);
-  if (proxyProblem) throw new ConfigError(`Invalid configuration:\n  ${proxyProblem}`);
+  const problems = [trustProxyProblem(env, config.TRUST_PROXY), bootstrapOwnerProblem(config)].filter((problem) => problem !== null);
+  if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   const database = serviceDatabaseUrl(env, 'gateway', config.MONGO_URL);
   return {
     port: config.PORT,
@@ -209,6 +234,10 @@ export function gatewaySettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Ga
     adminToken: config.ADMIN_TOKEN,
     redisUrl: config.REDIS_URL,
     bootstrapApiKey: config.BOOTSTRAP_API_KEY,
+    bootstrapOwner:
+      config.BOOTSTRAP_OWNER_EMAIL && config.BOOTSTRAP_OWNER_PASSWORD
+        ? { email: config.BOOTSTRAP_OWNER_EMAIL, password: config.BOOTSTRAP_OWNER_PASSWORD }
+        : undefined,
     upstreams: {
       coupon: config.COUPON_URL,
       affiliate: config.AFFILIATE_URL,

@@ -16,6 +16,7 @@ import type { Express } from 'express';
 import Redis from 'ioredis';
 import type { Connection } from 'mongoose';
 import { createAdminStore, ensureBootstrapKey, type AdminStore } from './admin/api-keys';
+import { ensureBootstrapOwner } from './admin/bootstrap-owner';
 import { migrateSlugKeys } from './admin/program-model';
 import { deleteExpired } from './admin/retention';
 import { createGateway, createMetricsApp } from './app';
@@ -62,12 +63,23 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
   const store = createAdminStore({ connection, relay }, settings.auditRetentionMs);
   const idempotencyRecords = idempotencyRecordModel(connection);
   relay.watch(...outboxModelsOf(connection));
+  // Made before syncIndexes, which builds the indexes of the models registered by then (autoIndex is
+  // off): the members' unique email and the sessions' expiry would otherwise never exist.
+  const portalSessions = new PortalSessions(connection, settings.portalLinkTtlSeconds);
+  const teamSessions = new TeamSessions(connection, {
+    idleMs: settings.teamSessionIdleMs ?? DEFAULT_TEAM_SESSION_IDLE_MS,
+    absoluteMs: settings.teamSessionMs ?? DEFAULT_TEAM_SESSION_MS,
+  });
+  const teamAccounts = new TeamAccounts(connection, teamSessions);
 
   await migrateSlugKeys(connection);
   await syncIndexes(connection);
   if (!(await bus.waitForConnect(10_000))) logger.warn('starting without RabbitMQ; program events wait in the outbox until it is back');
   relay.start();
-  if (settings.bootstrapApiKey) await ensureBootstrapKey(store, settings.bootstrapApiKey, logger);
+  if (settings.bootstrapApiKey) {
+    const demoProgramId = await ensureBootstrapKey(store, settings.bootstrapApiKey, logger);
+    if (settings.bootstrapOwner) await ensureBootstrapOwner(connection, store.programs, demoProgramId, settings.bootstrapOwner, logger);
+  }
 
   const redis = settings.redisUrl ? connectRedis(settings.redisUrl, logger) : undefined;
   const upstreams = Object.fromEntries(
@@ -92,12 +104,6 @@ export async function bootGateway(settings: GatewaySettings): Promise<RunningGat
     logger,
     metrics,
   });
-  const portalSessions = new PortalSessions(connection, settings.portalLinkTtlSeconds);
-  const teamSessions = new TeamSessions(connection, {
-    idleMs: settings.teamSessionIdleMs ?? DEFAULT_TEAM_SESSION_IDLE_MS,
-    absoluteMs: settings.teamSessionMs ?? DEFAULT_TEAM_SESSION_MS,
-  });
-  const teamAccounts = new TeamAccounts(connection, teamSessions);
   const rateLimits = new RateLimits(redis);
   const knownOrigins = new KnownOrigins(store.programs, KNOWN_ORIGINS_REFRESH_MS, logger);
   knownOrigins.start();

@@ -209,27 +209,24 @@ test('the password appears in no log line, even with every request logged', asyn
 }, 60_000);
 
 test('a session ends after the idle time without a request, and each request moves its idle end on', async () => {
-  // The same database, with sessions that go idle after two seconds (TEAM_SESSION_IDLE_MINUTES is 30 by default).
-  const idle = await startGateway({ mongoUrl: gateway.settings.mongoUrl, dbName: gateway.settings.dbName, teamSessionIdleMs: 2000 });
-  try {
-    const signedIn = await request(idle.url)
-      .post('/api/v1/team/session')
-      .send({ email: owner.email, password: owner.password })
-      .expect(200);
-    const cookie = cookieOf(signedIn.headers);
-    const first = Date.parse(signedIn.body.idleExpiresAt);
-    await eventually(() => expect(Date.now()).toBeGreaterThan(first - 1000));
-    const touched = await request(idle.url).get('/api/v1/team/session').set('cookie', cookie).expect(200);
-    const moved = Date.parse(touched.body.idleExpiresAt);
-    expect(moved).toBeGreaterThan(first);
-    expect(Date.parse(touched.body.expiresAt)).toBe(Date.parse(signedIn.body.expiresAt));
-    // No request until the idle end has passed: the session is over.
-    await eventually(() => expect(Date.now()).toBeGreaterThan(moved + 100), 10_000);
-    const over = await request(idle.url).get('/api/v1/team/session').set('cookie', cookie);
-    expect({ status: over.status, code: over.body.code }).toEqual({ status: 401, code: 'unauthenticated' });
-  } finally {
-    await idle.stop();
-  }
+  // No waiting on the clock: the stored idle end is moved as time would move it, and read back.
+  const member = await memberSession(gateway, program.programId, 'ANALYST');
+  const sessionId = member.cookie.split('=')[1]?.split('.')[0];
+  const sessions = gateway.connection.collection('team_sessions');
+  const idleEndOf = async () => ((await sessions.findOne({ _id: sessionId as never }))?.idleExpiresAt as Date).getTime();
+  // Close to its idle end (a minute left of 30): a request moves it on, to the full idle time from now, never past the session's end.
+  await sessions.updateOne({ _id: sessionId as never }, { $set: { idleExpiresAt: new Date(Date.now() + 60_000) } });
+  const before = await idleEndOf();
+  const touched = await sessionOf(member).expect(200);
+  const after = await idleEndOf();
+  expect(after).toBeGreaterThan(before + 20 * 60_000);
+  expect(Date.parse(touched.body.idleExpiresAt)).toBe(after);
+  expect(after).toBeLessThanOrEqual(Date.parse(touched.body.expiresAt));
+  // Its idle end passed without a request: the session is over, on the team routes and the rest of the API alike.
+  await sessions.updateOne({ _id: sessionId as never }, { $set: { idleExpiresAt: new Date(Date.now() - 1000) } });
+  const over = await sessionOf(member);
+  expect({ status: over.status, code: over.body.code }).toEqual({ status: 401, code: 'unauthenticated' });
+  expect((await api().get('/api/v1/program').set('cookie', member.cookie)).status).toBe(401);
 });
 
 test('signing out revokes the session at once and clears its cookie', async () => {
@@ -287,32 +284,41 @@ test('the last OWNER can be neither demoted nor removed (409 last_owner); with a
   expect(refused.body.code).toBe('last_owner');
 });
 
+/**
+ * The app's codes of three consecutive time steps (the one before now, now's, the next), each accepted
+ * while the server's clock is within a step of it. A code works once, so each act takes the next one.
+ * Started early in a step, so that the first is still accepted when it arrives on a slow machine.
+ */
+async function totpCodes(secret: string): Promise<{ app: TOTP; previous: string; current: string; next: string }> {
+  await eventually(() => expect(Date.now() % 30_000).toBeLessThan(15_000), 20_000);
+  const app = new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 });
+  const now = Date.now();
+  const at = (offset: number) => app.generate({ timestamp: now + offset });
+  return { app, previous: at(-30_000), current: at(0), next: at(30_000) };
+}
+
 test('TOTP: enrolled and confirmed with the app’s code, sign-in then needs a right code, and turning it off needs one too', async () => {
   const member = await memberSession(gateway, program.programId, 'ADMIN');
   const enrolment = await api().post('/api/v1/team/totp').set(memberWrite(gateway, member)).expect(200);
   expect(enrolment.body.otpauthUrl).toMatch(/^otpauth:\/\/totp\/.*secret=[A-Z2-7]+.*&algorithm=SHA1&digits=6&period=30$/);
-  const app = new TOTP({ secret: Secret.fromBase32(enrolment.body.secret), algorithm: 'SHA1', digits: 6, period: 30 });
+  const { app, ...codes } = await totpCodes(enrolment.body.secret);
   // Until confirmed, sign-in does not ask for a code.
   expect((await signIn({ email: member.email, password: member.password })).status).toBe(200);
   const wrongCode = String((Number(app.generate()) + 500_000) % 1_000_000).padStart(6, '0');
   const unconfirmed = await api().put('/api/v1/team/totp').set(memberWrite(gateway, member)).send({ code: wrongCode });
   expect({ status: unconfirmed.status, code: unconfirmed.body.code }).toEqual({ status: 400, code: 'totp_invalid' });
-  await api().put('/api/v1/team/totp').set(memberWrite(gateway, member)).send({ code: app.generate() }).expect(200, { totpEnabled: true });
+  await api().put('/api/v1/team/totp').set(memberWrite(gateway, member)).send({ code: codes.previous }).expect(200, { totpEnabled: true });
 
   const without = await signIn({ email: member.email, password: member.password });
   expect({ status: without.status, code: without.body.code }).toEqual({ status: 401, code: 'totp_required' });
   const wrong = await signIn({ email: member.email, password: member.password, totpCode: wrongCode });
   expect({ status: wrong.status, code: wrong.body.code }).toEqual({ status: 401, code: 'totp_invalid' });
-  const right = await signIn({ email: member.email, password: member.password, totpCode: app.generate() });
+  const right = await signIn({ email: member.email, password: member.password, totpCode: codes.current });
   expect(right.status).toBe(200);
   expect(right.body.member.totpEnabled).toBe(true);
 
   await api().delete('/api/v1/team/totp').set(memberWrite(gateway, member)).send({ code: wrongCode }).expect(400);
-  await api()
-    .delete('/api/v1/team/totp')
-    .set(memberWrite(gateway, member))
-    .send({ code: app.generate() })
-    .expect(200, { totpEnabled: false });
+  await api().delete('/api/v1/team/totp').set(memberWrite(gateway, member)).send({ code: codes.next }).expect(200, { totpEnabled: false });
   expect((await signIn({ email: member.email, password: member.password })).status).toBe(200);
 });
 
@@ -481,4 +487,169 @@ test("the admin CLI's invite-member prints a single-use link that makes the prog
   await expect(
     runAdminCommand(['invite-member', '--program', programId, '--email', 'x@example.com', '--role', 'KING'], gateway.store, team),
   ).rejects.toThrow(/role/);
+});
+
+test('the login throttle counts each attempt before its password is checked: a burst of 30 parallel wrong sign-ins for one account gets at most the account limit of 401s, the rest 429 with Retry-After, and then the right password 429', async () => {
+  const member = await memberSession(gateway, program.programId, 'ANALYST');
+  // Each attempt from its own address, so that only the account's limit applies.
+  const burst = await Promise.all(
+    Array.from({ length: 30 }, (_, index) => signIn({ email: member.email, password: memberPassword() }, `198.18.7.${index + 1}`)),
+  );
+  const statuses = burst.map((answer) => answer.status);
+  expect(statuses.filter((status) => status === 401).length).toBeLessThanOrEqual(LOGIN_LIMITS.account.points);
+  expect(statuses.filter((status) => status !== 401 && status !== 429)).toEqual([]);
+  for (const answer of burst.filter((each) => each.status === 429)) {
+    expect(answer.body.code).toBe('login_throttled');
+    expect(Number(answer.headers['retry-after'])).toBeGreaterThan(0);
+  }
+  const right = await signIn({ email: member.email, password: member.password }, '198.18.7.100');
+  expect({ status: right.status, code: right.body.code }).toEqual({ status: 429, code: 'login_throttled' });
+  expect(right.headers['set-cookie']).toBeUndefined();
+});
+
+test('a right sign-in gives its points back: signing in more often than the limit, with the right password, is never throttled', async () => {
+  const member = await memberSession(gateway, program.programId, 'ANALYST');
+  const address = '198.18.8.1';
+  for (let attempt = 0; attempt <= LOGIN_LIMITS.address.points; attempt++)
+    expect((await signIn({ email: member.email, password: member.password }, address)).status).toBe(200);
+});
+
+test('while TOTP is on, a new enrolment is refused 409 totp_enabled (a session alone cannot replace the factor), and the factor stays', async () => {
+  const member = await memberSession(gateway, program.programId, 'ADMIN');
+  const enrolment = await api().post('/api/v1/team/totp').set(memberWrite(gateway, member)).expect(200);
+  const codes = await totpCodes(enrolment.body.secret);
+  await api().put('/api/v1/team/totp').set(memberWrite(gateway, member)).send({ code: codes.previous }).expect(200);
+  for (const attempt of [
+    api().post('/api/v1/team/totp').set(memberWrite(gateway, member)),
+    api().put('/api/v1/team/totp').set(memberWrite(gateway, member)).send({ code: codes.current }),
+  ]) {
+    const refused = await attempt;
+    expect({ status: refused.status, code: refused.body.code }).toEqual({ status: 409, code: 'totp_enabled' });
+  }
+  // The original factor still signs in; nothing replaced it.
+  const right = await signIn({ email: member.email, password: member.password, totpCode: codes.current });
+  expect(right.status).toBe(200);
+  expect(right.body.member.totpEnabled).toBe(true);
+});
+
+test('a TOTP code works once (RFC 6238 §5.2): the code of a step already accepted, or of an earlier step, is refused 401 totp_invalid', async () => {
+  const member = await memberSession(gateway, program.programId, 'FINANCE');
+  const enrolment = await api().post('/api/v1/team/totp').set(memberWrite(gateway, member)).expect(200);
+  const codes = await totpCodes(enrolment.body.secret);
+  // The code that confirmed is spent.
+  await api().put('/api/v1/team/totp').set(memberWrite(gateway, member)).send({ code: codes.previous }).expect(200);
+  const credentials = { email: member.email, password: member.password };
+  const replayedConfirm = await signIn({ ...credentials, totpCode: codes.previous });
+  expect({ status: replayedConfirm.status, code: replayedConfirm.body.code }).toEqual({ status: 401, code: 'totp_invalid' });
+  // Two sign-ins with the same code at once: one gets in, the other is refused.
+  const both = await Promise.all([0, 1].map(() => signIn({ ...credentials, totpCode: codes.next })));
+  expect(both.map((answer) => answer.status).sort()).toEqual([200, 401]);
+  // An earlier step than the last accepted is refused too.
+  const earlier = await signIn({ ...credentials, totpCode: codes.current });
+  expect({ status: earlier.status, code: earlier.body.code }).toEqual({ status: 401, code: 'totp_invalid' });
+  const off = await api().delete('/api/v1/team/totp').set(memberWrite(gateway, member)).send({ code: codes.next });
+  expect({ status: off.status, code: off.body.code }).toEqual({ status: 400, code: 'totp_invalid' });
+});
+
+test("an OWNER inviting an address that is another program's member gets the same answer as for a fresh address; the acceptance is refused 409 member_exists", async () => {
+  const programB = await createProgramWithKey(gateway);
+  const memberB = await memberSession(gateway, programB.programId, 'ANALYST');
+  const invite = (email: string) => api().post('/api/v1/team/members').set(memberWrite(gateway, owner)).send({ email, role: 'ADMIN' });
+  const fresh = await invite(`fresh-${Date.now()}@example.com`);
+  const taken = await invite(memberB.email);
+  const shape = (answer: request.Response) => ({
+    status: answer.status,
+    keys: Object.keys(answer.body).sort(),
+    invite: Object.keys(answer.body.invite ?? {}).sort(),
+  });
+  expect(shape(taken)).toEqual(shape(fresh));
+  expect(taken.status).toBe(200);
+  // The person who owns the address learns it when accepting; the link is not spent and B's member is untouched.
+  const accepted = await api()
+    .post('/api/v1/team/invites/accept')
+    .send({ token: tokenOf(taken.body.inviteUrl), password: memberPassword() });
+  expect({ status: accepted.status, code: accepted.body.code }).toEqual({ status: 409, code: 'member_exists' });
+  expect(accepted.headers['set-cookie']).toBeUndefined();
+  expect((await sessionOf(memberB)).body.program.id).toBe(programB.programId);
+  expect((await membersOf(owner)).members.map((member) => member.email)).not.toContain(memberB.email);
+});
+
+test("deleting a program ends its members' sessions, withdraws its invites and frees its members' addresses for another program", async () => {
+  const doomed = await createProgramWithKey(gateway);
+  const member = await memberSession(gateway, doomed.programId, 'OWNER');
+  const pending = await adminInvite(doomed.programId, `pending-${Date.now()}@example.com`, 'ANALYST');
+  await api().delete(`/admin/v1/programs/${doomed.programId}`).set(adminAuth).expect(200);
+  expect((await sessionOf(member)).status).toBe(401);
+  expect((await signIn({ email: member.email, password: member.password })).status).toBe(401);
+  const late = await api().post('/api/v1/team/invites/accept').send({ token: pending, password: memberPassword() });
+  expect({ status: late.status, code: late.body.code }).toEqual({ status: 410, code: 'invite_revoked' });
+  // The address joins another program's team.
+  const rejoined = await api()
+    .post('/api/v1/team/invites/accept')
+    .send({ token: await adminInvite(program.programId, member.email, 'ANALYST'), password: memberPassword() });
+  expect(rejoined.status).toBe(200);
+  expect(rejoined.body.program.id).toBe(program.programId);
+});
+
+test("with the program's API access off, the whole console stops: the team routes and sign-in answer 403 api_access_disabled, as /api/v1 does", async () => {
+  const off = await createProgramWithKey(gateway);
+  const member = await memberSession(gateway, off.programId, 'OWNER');
+  const pending = await adminInvite(off.programId, `waiting-${Date.now()}@example.com`, 'ANALYST');
+  await api().put(`/admin/v1/programs/${off.programId}`).set(adminAuth).send({ apiAccess: false }).expect(200);
+  const attempts = [
+    sessionOf(member),
+    api().get('/api/v1/team/members').set('cookie', member.cookie),
+    api().get('/api/v1/api-keys').set('cookie', member.cookie),
+    api().post('/api/v1/team/members').set(memberWrite(gateway, member)).send({ email: 'x@example.com', role: 'ADMIN' }),
+    api().post('/api/v1/api-keys').set(memberWrite(gateway, member)).send({}),
+    api().post('/api/v1/team/totp').set(memberWrite(gateway, member)),
+    signIn({ email: member.email, password: member.password }),
+    api().post('/api/v1/team/invites/accept').send({ token: pending, password: memberPassword() }),
+    api().get('/api/v1/program').set('cookie', member.cookie),
+  ];
+  for (const answer of await Promise.all(attempts))
+    expect({ status: answer.status, code: answer.body.code }).toEqual({ status: 403, code: 'api_access_disabled' });
+  // Nothing was made meanwhile: back on, the invite still works once.
+  await api().put(`/admin/v1/programs/${off.programId}`).set(adminAuth).send({ apiAccess: true }).expect(200);
+  await api().post('/api/v1/team/invites/accept').send({ token: pending, password: memberPassword() }).expect(200);
+  expect((await api().get('/api/v1/api-keys').set('cookie', member.cookie).expect(200)).body).toHaveLength(1);
+});
+
+test("accepting an invite, starting TOTP enrolment and a team write refused for CSRF are each in the program's audit record under the member", async () => {
+  const audited = await createProgramWithKey(gateway);
+  const member = await memberSession(gateway, audited.programId, 'OWNER');
+  await api().post('/api/v1/team/totp').set(memberWrite(gateway, member)).expect(200);
+  const { 'x-csrf-token': _token, ...forged } = memberWrite(gateway, member);
+  await api().post('/api/v1/team/members').set(forged).send({ email: 'forged@example.com', role: 'OWNER' }).expect(403);
+  await api().delete('/api/v1/team/session').set(forged).expect(403);
+  const actor = { memberId: member.memberId, email: member.email };
+  await eventually(async () => {
+    const records = (await api().get('/api/v1/audit-records?limit=100').set(bearer(audited.key)).expect(200)).body;
+    expect(records).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ actor, action: 'team.member_joined', operation: 'POST /api/v1/team/invites/accept', status: 200 }),
+        expect.objectContaining({ actor, action: 'team.totp_changed', operation: 'POST /api/v1/team/totp', status: 200 }),
+        expect.objectContaining({ actor, action: 'team.member_invited', operation: 'POST /api/v1/team/members', status: 403 }),
+        expect.objectContaining({ actor, action: 'member.change', operation: 'DELETE /api/v1/team/session', status: 403 }),
+      ]),
+    );
+  });
+});
+
+test('a withdrawn invite is refused 410 invite_revoked, saying it was withdrawn, not used', async () => {
+  const email = `withdrawn-${Date.now()}@example.com`;
+  const first = await adminInvite(program.programId, email, 'ANALYST');
+  // A newer invite for the address withdraws the first; the OWNER then withdraws the newer one.
+  const second = await adminInvite(program.programId, email, 'ANALYST');
+  await api()
+    .delete('/api/v1/team/members')
+    .set(memberWrite(gateway, owner))
+    .send({ id: second.split('.')[0] })
+    .expect(200);
+  for (const token of [first, second]) {
+    const refused = await api().post('/api/v1/team/invites/accept').send({ token, password: memberPassword() });
+    expect({ status: refused.status, code: refused.body.code }).toEqual({ status: 410, code: 'invite_revoked' });
+    expect(refused.body.error).toMatch(/withdrawn/);
+  }
+  expect((await membersOf(owner)).members.map((member) => member.email)).not.toContain(email);
 });

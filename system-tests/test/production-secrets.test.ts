@@ -33,6 +33,8 @@ const SHIPPED = {
   INTERNAL_TOKEN: 'local-internal-token-change-me',
   ADMIN_TOKEN: 'local-admin-token-change-me',
   BOOTSTRAP_API_KEY: 'ak_demo_local_development_key_change_me',
+  // The demo program's owner's password that `npm start` and the trial overlay set.
+  BOOTSTRAP_OWNER_PASSWORD: 'local-demo-password-change-me',
 };
 
 describe.each(Object.entries(ENTRY_POINTS))('%s in production', (component, entryPoint) => {
@@ -65,14 +67,14 @@ describe.each(Object.entries(ENTRY_POINTS))('%s in production', (component, entr
 
 test('every secret value written anywhere in the repository is refused in production', () => {
   // Test, bench, trial and demo credentials are public the moment they are committed. Any value given
-  // to a variable named like a secret (…TOKEN, …API_KEY, …SECRET) in a tracked file must be refused.
+  // to a variable named like a secret (…TOKEN, …API_KEY, …SECRET, …PASSWORD) in a tracked file must be refused.
   const files = execFileSync('git', ['ls-files', '*.ts', '*.mjs', '*.js', '*.sh', '*.yml', '*.yaml', '*.md', '.env*'], {
     cwd: ROOT,
     encoding: 'utf8',
   })
     .split('\n')
     .filter(Boolean);
-  const assignment = /\b[A-Z_]*(?:TOKEN|API_KEY|SECRET)['"]?\s*[:=]\s*['"`]?([A-Za-z0-9_.-]{16,})/g;
+  const assignment = /\b[A-Z_]*(?:TOKEN|API_KEY|SECRET|PASSWORD)['"]?\s*[:=]\s*['"`]?([A-Za-z0-9_.-]{16,})/g;
   const found = new Set<string>();
   for (const file of files) {
     for (const match of readFileSync(join(ROOT, file), 'utf8').matchAll(assignment)) found.add(match[1]!);
@@ -83,6 +85,7 @@ test('every secret value written anywhere in the repository is refused in produc
       'system-test-internal-token-0123456789',
       'dev-admin-token-change-me',
       'ak_demo_local_development_key_change_me',
+      'local-demo-password-change-me',
     ]),
   );
   const accepted = [...found].filter((value) => {

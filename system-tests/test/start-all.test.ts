@@ -108,6 +108,16 @@ test('npm start runs every process on its own port (PORT is the gateway\u2019s) 
     // The key from .env made the demo program: it answers on the public API.
     const coupons = await fetch(`http://127.0.0.1:${gateway}/api/v1/coupons`, { headers: { authorization: `Bearer ${bootstrapKey}` } });
     expect(coupons.status).toBe(200);
+    // The console's front door: the start message says how to sign in, and the demo program's OWNER can.
+    expect(started.output()).toContain(`console: http://localhost:${gateway}/console`);
+    expect(started.output()).toContain('owner@example.com, password local-demo-password-change-me');
+    const signedIn = await fetch(`http://127.0.0.1:${gateway}/api/v1/team/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'owner@example.com', password: 'local-demo-password-change-me' }),
+    });
+    expect(signedIn.status).toBe(200);
+    expect(((await signedIn.json()) as { member: { role: string } }).member.role).toBe('OWNER');
   } finally {
     await started.stop();
   }

@@ -977,7 +977,7 @@ export interface paths {
          * Sign in to the console with an email and a password (and the TOTP code when on): the session cookie
          * @description Signs a team member in to the console. Answers the session (the member, the program, the CSRF token and the operations the role may make) and sets the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict, Path=/), which the whole API then accepts in place of an API key. The session ends after TEAM_SESSION_IDLE_MINUTES without a request (30 by default) and TEAM_SESSION_HOURS after sign-in (12 by default).
          *
-         *     A wrong password and an unknown email get the same 401 `credentials_invalid` "Wrong email or password". With TOTP on, a missing code is 401 `totp_required` and a wrong one 401 `totp_invalid`. Failed sign-ins are counted per email and per address: past the limit every attempt, the right password included, is 429 `login_throttled` with Retry-After.
+         *     A wrong password and an unknown email get the same 401 `credentials_invalid` "Wrong email or password". With TOTP on, a missing code is 401 `totp_required` and a wrong one, or one already used (a code works once), 401 `totp_invalid`. Every attempt is counted per email and per address before the password is checked, and a right one is given back, so the limit is one of failures that no burst of parallel attempts exceeds: past it every attempt, the right password included, is 429 `login_throttled` with Retry-After. With API access off for the program, the right password is answered 403 `api_access_disabled`.
          *
          *     Takes no session and no API key: the request carries its own credential.
          */
@@ -1005,7 +1005,7 @@ export interface paths {
         put?: never;
         /**
          * Accept an invite: choose a password, become a member with the invite's role and get a session (the link works once, for 72 hours)
-         * @description Turns an invite link's token into a member with the invite's email and role and the password chosen here, and signs them in (the same answer and cookie as POST /team/session). The link works once: a second acceptance, even of a copy of the link, is 410 `invite_used`; after 72 hours 410 `invite_expired`; a token never issued 401 `invite_invalid`. The password is 12 to 128 characters (OWASP, NIST SP 800-63B): else 400 `parameter_invalid` naming `password`, and the invite stays unused.
+         * @description Turns an invite link's token into a member with the invite's email and role and the password chosen here, and signs them in (the same answer and cookie as POST /team/session). The link works once: a second acceptance, even of a copy of the link, is 410 `invite_used`; a link withdrawn (removed by an OWNER, replaced by a newer invite, its program deleted) 410 `invite_revoked`; after 72 hours 410 `invite_expired`; a token never issued 401 `invite_invalid`. An email that is already a member of any program is 409 `member_exists` (an email is one member across the gateway), and the link stays unused. Recorded in the program's audit record (`team.member_joined`) with the new member. The password is 12 to 128 characters (OWASP, NIST SP 800-63B): else 400 `parameter_invalid` naming `password`, and the invite stays unused.
          *
          *     Takes no session and no API key: the request carries its own credential.
          */
@@ -1041,7 +1041,7 @@ export interface paths {
          * Invite a person with a role: a single-use link (72 hours) to give them
          * @description Invites a person to the program's team with a role. Answers the invite and `inviteUrl`, the single-use link to give them (there is no mail service): the console's accept page with the token in the fragment. The link works once, for 72 hours. A newer invite for the same email withdraws the older one. Recorded in the program's audit record (`team.member_invited`) with the OWNER who did it.
          *
-         *     409 `member_exists` when the email is already a member.
+         *     409 `member_exists` when the email is already a member of this program. A member of another program is invited like anyone else (the answer says nothing of other programs); their acceptance is then refused 409 `member_exists`.
          *
          *     Takes a team member's console session: the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`. OWNER only: other roles are refused 403 `role_forbidden`.
          */
@@ -1068,21 +1068,21 @@ export interface paths {
         get?: never;
         /**
          * Confirm the second factor with a code of the app: from now on sign-in asks for one
-         * @description Turns the second factor on with a current code of the app (one step of clock drift either way is accepted); from now on sign-in asks for a code. A wrong code is 400 `totp_invalid`; without POST /team/totp first, 400 `totp_enrolment_missing`. Recorded in the program's audit record (`team.totp_changed`).
+         * @description Turns the second factor on with a current code of the app (one step of clock drift either way is accepted); from now on sign-in asks for a code. A code works once (RFC 6238 §5.2): the one that confirmed, and any of its step or an earlier one, is refused afterwards. A wrong code is 400 `totp_invalid`; while the second factor is on already, 409 `totp_enabled`; without POST /team/totp first, 400 `totp_enrolment_missing`. Recorded in the program's audit record (`team.totp_changed`).
          *
          *     Takes a team member's console session: the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`.
          */
         put: operations["confirmTotp"];
         /**
          * Start turning on the second factor: a new secret for the member's authenticator app
-         * @description Makes a new TOTP secret (RFC 6238: SHA-1, 6 digits, 30 seconds) for the signed-in member's authenticator app and answers it with its otpauth:// URL. Nothing changes at sign-in until PUT /team/totp confirms it with a code; starting again replaces an unconfirmed secret.
+         * @description Makes a new TOTP secret (RFC 6238: SHA-1, 6 digits, 30 seconds) for the signed-in member's authenticator app and answers it with its otpauth:// URL. Nothing changes at sign-in until PUT /team/totp confirms it with a code; starting again replaces an unconfirmed secret. While the second factor is on, 409 `totp_enabled`: turn it off with a code first (DELETE /team/totp). Recorded in the program's audit record (`team.totp_changed`).
          *
          *     Takes a team member's console session: the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`.
          */
         post: operations["startTotpEnrolment"];
         /**
          * Turn the second factor off, with a current code of the app
-         * @description Turns the second factor off, with a current code of the app (so a session left open cannot do it alone). A wrong code is 400 `totp_invalid`. Recorded in the program's audit record (`team.totp_changed`).
+         * @description Turns the second factor off, with a current code of the app (so a session left open cannot do it alone). A wrong code, or one already used, is 400 `totp_invalid`. Recorded in the program's audit record (`team.totp_changed`).
          *
          *     Takes a team member's console session: the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`.
          */
@@ -1237,7 +1237,7 @@ export interface paths {
         put?: never;
         /**
          * Invite a member of a program's team, such as its first OWNER: a single-use link (72 hours) to give them
-         * @description Invites a member of the program's team with a role, as an OWNER does from the console: how the operator makes a program's first OWNER. Answers the invite and its single-use `inviteUrl` (72 hours), to give the person. Recorded in the admin audit record. 409 `member_exists` when the email is already a member.
+         * @description Invites a member of the program's team with a role, as an OWNER does from the console: how the operator makes a program's first OWNER. Answers the invite and its single-use `inviteUrl` (72 hours), to give the person. Recorded in the admin audit record. 409 `member_exists` when the email is already a member of this program; a member of another program is refused when accepting.
          */
         post: operations["inviteProgramMember"];
         delete?: never;
@@ -3412,7 +3412,7 @@ export interface components {
          * @description What went wrong, for a program to act on: stable and snake_case, never renamed (docs/errors.md lists each with its status). The message beside it is for people and may be reworded.
          * @enum {string}
          */
-        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "parameters_exclusive" | "parameters_inconsistent" | "body_malformed" | "body_too_large" | "unsupported_media_type" | "route_missing" | "unauthenticated" | "api_key_invalid" | "program_missing" | "api_access_disabled" | "scope_missing" | "key_type_not_allowed" | "origin_not_allowed" | "csrf_token_invalid" | "team_session_required" | "role_forbidden" | "credentials_invalid" | "totp_required" | "totp_invalid" | "totp_enrolment_missing" | "invite_invalid" | "invite_used" | "invite_expired" | "member_exists" | "last_owner" | "portal_session_refused" | "forbidden" | "resource_missing" | "email_taken" | "link_taken" | "code_taken" | "external_id_taken" | "slug_taken" | "limit_reached" | "last_link" | "commission_plan_in_use" | "status_transition_invalid" | "affiliate_not_active" | "attribution_failed" | "promotional_code_not_redeemable" | "sale_reversed" | "webhook_endpoint_unavailable" | "integration_not_configured" | "signature_invalid" | "idempotency_key_invalid" | "idempotency_key_reused" | "idempotency_key_in_use" | "external_id_reused" | "concurrent_modification" | "rate_limited" | "address_rate_limited" | "authentication_rate_limited" | "login_throttled" | "heavy_operations_limited" | "service_busy" | "service_unavailable" | "upstream_error" | "internal_error";
+        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "parameters_exclusive" | "parameters_inconsistent" | "body_malformed" | "body_too_large" | "unsupported_media_type" | "route_missing" | "unauthenticated" | "api_key_invalid" | "program_missing" | "api_access_disabled" | "scope_missing" | "key_type_not_allowed" | "origin_not_allowed" | "csrf_token_invalid" | "team_session_required" | "role_forbidden" | "credentials_invalid" | "totp_required" | "totp_invalid" | "totp_enabled" | "totp_enrolment_missing" | "invite_invalid" | "invite_used" | "invite_revoked" | "invite_expired" | "member_exists" | "last_owner" | "portal_session_refused" | "forbidden" | "resource_missing" | "email_taken" | "link_taken" | "code_taken" | "external_id_taken" | "slug_taken" | "limit_reached" | "last_link" | "commission_plan_in_use" | "status_transition_invalid" | "affiliate_not_active" | "attribution_failed" | "promotional_code_not_redeemable" | "sale_reversed" | "webhook_endpoint_unavailable" | "integration_not_configured" | "signature_invalid" | "idempotency_key_invalid" | "idempotency_key_reused" | "idempotency_key_in_use" | "external_id_reused" | "concurrent_modification" | "rate_limited" | "address_rate_limited" | "authentication_rate_limited" | "login_throttled" | "heavy_operations_limited" | "service_busy" | "service_unavailable" | "upstream_error" | "internal_error";
         Problem: {
             param: string | null;
             message: string;
@@ -4829,10 +4829,10 @@ export interface components {
             example: components["schemas"]["WebhookPayload"];
         };
         /**
-         * @description webhook_secret.revealed: an endpoint's signing secret was shown; bank_details.exported: full bank details left in a CSV; bank_details.changed: an affiliate's payout details were set or cleared; payout.status_changed: a payout was marked PAID or FAILED; team.member_invited, team.role_changed, team.member_removed: an owner changed the team; team.totp_changed: a member turned their second factor on or off; api_key.created, api_key.revoked: an owner made or revoked a secret API key in the console; member.change: any other change (a request other than GET or HEAD) a team member made or tried in a console session, refused ones included (the operation and status say which)
+         * @description webhook_secret.revealed: an endpoint's signing secret was shown; bank_details.exported: full bank details left in a CSV; bank_details.changed: an affiliate's payout details were set or cleared; payout.status_changed: a payout was marked PAID or FAILED; team.member_invited, team.role_changed, team.member_removed: an owner changed the team; team.member_joined: an invite was accepted and made a member (the actor is the new member); team.totp_changed: a member started setting up, turned on or turned off their second factor; api_key.created, api_key.revoked: an owner made or revoked a secret API key in the console; member.change: any other change (a request other than GET or HEAD) a team member made or tried in a console session, refused ones included (the operation and status say which)
          * @enum {string}
          */
-        ProgramAuditAction: "webhook_secret.revealed" | "bank_details.exported" | "bank_details.changed" | "payout.status_changed" | "team.member_invited" | "team.role_changed" | "team.member_removed" | "team.totp_changed" | "api_key.created" | "api_key.revoked" | "member.change";
+        ProgramAuditAction: "webhook_secret.revealed" | "bank_details.exported" | "bank_details.changed" | "payout.status_changed" | "team.member_invited" | "team.member_joined" | "team.role_changed" | "team.member_removed" | "team.totp_changed" | "api_key.created" | "api_key.revoked" | "member.change";
         /** @description One sensitive act, or a refused attempt at it, by an API key of the program or an affiliate portal session; and every change a team member made or tried in a console session */
         ProgramAuditRecord: {
             /**

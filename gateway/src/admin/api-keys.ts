@@ -103,11 +103,13 @@ export async function findApiKeyByHash(apiKeys: ApiKeyModel, keyHash: string): P
  * replicas starting together create the same records, and a restart after a crash between the two
  * writes finds the program and adds the key: each taken key (the store's one UniqueKeyConflict,
  * for the program and for the key alike) means that record is there already. A key that exists
- * (even revoked, or whose program was deleted) is left alone.
+ * (even revoked, or whose program was deleted) is left alone. Answers the key's program: the demo
+ * program, for its owner (BOOTSTRAP_OWNER_EMAIL).
  */
-export async function ensureBootstrapKey(store: AdminStore, key: string, logger: Logger): Promise<void> {
+export async function ensureBootstrapKey(store: AdminStore, key: string, logger: Logger): Promise<string> {
   const keyHash = hashApiKey(key);
-  if (await store.apiKeys.exists({ keyHash })) return;
+  const existing = await findApiKeyByHash(store.apiKeys, keyHash);
+  if (existing) return existing.programId;
   const programId = uuidFromHash(hashApiKey(`program:${keyHash}`));
   const created = await createdUnlessTaken(
     createProgram(
@@ -127,6 +129,7 @@ export async function ensureBootstrapKey(store: AdminStore, key: string, logger:
   if (await createdUnlessTaken(createApiKey(store, programId, { key, id: uuidFromHash(hashApiKey(`key:${keyHash}`)) }))) {
     logger.info({ programId, programCreated: created }, 'created the demo program for BOOTSTRAP_API_KEY');
   }
+  return programId;
 }
 
 /** True when the write created its record; false when a taken key says another start (or an earlier one) did. */

@@ -164,7 +164,10 @@ export function adminRoutes(options: AdminRoutesOptions): Router {
     response.json(changed(await updateProgram(store.programs, request.params.id, body)));
   });
   router.delete('/programs/:id', async (request, response) => {
-    response.json(changed(await deleteProgram(store.programs, request.params.id)));
+    const deleted = await deleteProgram(store.programs, request.params.id);
+    // Its team goes with it: sessions end, open invites stop working, and the members' addresses are free to join another program.
+    await options.team.releaseProgram(request.params.id);
+    response.json(changed(deleted));
   });
   router.post('/programs/:id/api-keys', async (request, response) => {
     const { scopes } = parseBody(CreateApiKeyBody, request);

@@ -153,6 +153,13 @@ export class RateLimits {
     }
   }
 
+  /** Gives back one request counted by consume() (a sign-in that turned out right); best effort, as the insurance limiter's count may be the one that took it. */
+  async refund(key: string, limit: RateLimit): Promise<void> {
+    await this.limiterFor(limit)
+      .reward(key, 1)
+      .catch(() => undefined);
+  }
+
   /** The state of a bucket without counting a request: not allowed once it is used up. */
   async peek(key: string, limit: RateLimit): Promise<RateDecision> {
     const unused = { allowed: true, limit: limit.points, remaining: limit.points, resetSeconds: limit.duration, consumed: 0 };

@@ -16,7 +16,7 @@ import {
   type TeamMemberModel,
 } from './team-members';
 import type { TeamSessions } from './team-sessions';
-import { newTotpSecret, totpCodeMatches } from './totp';
+import { newTotpSecret, totpStepOf } from './totp';
 
 /** Who invited: a member (an OWNER in the console) or the operator (admin API, CLI). */
 export type InvitedBy = { memberId: string; email: string } | { operator: true };
@@ -41,6 +41,10 @@ const toTeamInvite = (invite: TeamInviteDocument): TeamInvite => ({
 });
 
 const memberMissing = (id: string) => notFound(`No team member or invite with id ${id} in this program`, 'resource_missing');
+const memberExists = (email: string) => conflict(`${email} is already a team member`, 'member_exists');
+const totpInvalid = () => badRequest("code: not the authenticator app's current code (or one already used)", 'totp_invalid', 'code');
+const totpEnabled = () =>
+  conflict('The second factor is on: turn it off with a code of your authenticator app first (DELETE /api/v1/team/totp)', 'totp_enabled');
 const lastOwner = () => conflict('The program must keep at least one OWNER: make another member OWNER first', 'last_owner');
 
 /**
@@ -64,13 +68,16 @@ export class TeamAccounts {
   /**
    * A single-use invite; its token (`<id>.<secret>`) is returned once and only its hash kept. A newer
    * invite of the same email to the same program withdraws the older ones, so one link at most works.
+   * Only this program's members are looked at: an address that is another program's member gets an
+   * invite like any other (answering 409 would tell this program's OWNER who is on another program's
+   * team), and the acceptance is refused (accept), where the person who owns the address learns it.
    */
   async invite(
     programId: string,
     body: { email: string; role: TeamRole },
     invitedBy: InvitedBy,
   ): Promise<{ invite: TeamInvite; token: string }> {
-    if (await this.members.exists({ email: body.email }))
+    if (await this.members.exists({ email: body.email, programId }))
       throw conflict(`${body.email} is already a team member; change their role instead`, 'member_exists');
     const id = randomUUID();
     const secret = newSecret();
@@ -100,11 +107,17 @@ export class TeamAccounts {
     return { members: members.map(toTeamMember), invites: invites.map(toTeamInvite) };
   }
 
-  /** The invite a token names while it can be accepted; refused 401 (never issued) or 410 (used, withdrawn, expired). */
+  /** The invite a token names while it can be accepted; refused 401 (never issued) or 410 (used, withdrawn, expired), each with its own code. */
   async acceptable(token: string): Promise<TeamInviteDocument> {
     const invite = await byCredential(this.invites, token, 'tokenHash');
     if (!invite) throw unauthorized('This invite link is not valid: ask an OWNER of the program for a new one', 'invite_invalid');
-    if (invite.acceptedAt || invite.revokedAt)
+    if (invite.revokedAt && !invite.acceptedAt)
+      throw new AppError(
+        410,
+        'This invite link was withdrawn (an OWNER removed it or invited the address again): ask an OWNER for a new one',
+        { code: 'invite_revoked' },
+      );
+    if (invite.acceptedAt)
       throw new AppError(410, 'This invite link has already been used: each link works once. Ask an OWNER for a new one', {
         code: 'invite_used',
       });
@@ -120,6 +133,9 @@ export class TeamAccounts {
    * acceptances wins (the loser is told the link was used), then the member with the password's hash.
    */
   async accept(invite: TeamInviteDocument, password: string): Promise<TeamMemberDocument> {
+    // An address that is already a member (of any program: an email is one member across the gateway)
+    // is refused before the invite is spent; the unique index below still decides a race.
+    if (await this.members.exists({ email: invite.email })) throw memberExists(invite.email);
     const passwordHash = await hashPassword(password);
     const memberId = newMemberId();
     const now = new Date();
@@ -142,7 +158,7 @@ export class TeamAccounts {
       });
       return created.toObject();
     } catch (error) {
-      if (isDuplicateKey(error)) throw conflict(`${invite.email} is already a team member`, 'member_exists');
+      if (isDuplicateKey(error)) throw memberExists(invite.email);
       throw error;
     }
   }
@@ -153,7 +169,7 @@ export class TeamAccounts {
     if (!(await passwordMatches(member?.passwordHash ?? null, password)) || !member) return 'credentials_invalid';
     if (member.totpSecret) {
       if (!totpCode) return 'totp_required';
-      if (!totpCodeMatches(member.totpSecret, totpCode)) return 'totp_invalid';
+      if (!(await this.spendTotpCode(member, member.totpSecret, totpCode))) return 'totp_invalid';
     }
     await this.members.updateOne({ _id: member._id }, { $set: { lastSignInAt: new Date() } });
     return member;
@@ -206,9 +222,14 @@ export class TeamAccounts {
     return { removed: { email: member.email, role: member.role, kind: 'member' } };
   }
 
-  /** A new secret to confirm; sign-in ignores it until then, and a second start replaces it. */
+  /**
+   * A new secret to confirm; sign-in ignores it until then, and a second start replaces it. Refused
+   * while the second factor is on (GitHub's and Stripe's rule): a session alone, without a code of the
+   * app, must not replace the factor; the member turns it off with a code first (disableTotp).
+   */
   async startTotp(programId: string, memberId: string): Promise<{ secret: string; otpauthUrl: string }> {
     const member = await this.member(programId, memberId);
+    if (member.totpSecret) throw totpEnabled();
     const enrolment = newTotpSecret(member.email);
     await this.members.updateOne({ _id: memberId, programId }, { $set: { totpPendingSecret: enrolment.secret } });
     return enrolment;
@@ -216,21 +237,47 @@ export class TeamAccounts {
 
   async confirmTotp(programId: string, memberId: string, code: string): Promise<void> {
     const member = await this.member(programId, memberId);
+    if (member.totpSecret) throw totpEnabled();
     if (!member.totpPendingSecret)
       throw badRequest('No authenticator secret to confirm: start with POST /api/v1/team/totp', 'totp_enrolment_missing');
-    if (!totpCodeMatches(member.totpPendingSecret, code))
-      throw badRequest("code: not the authenticator app's current code", 'totp_invalid', 'code');
+    const step = totpStepOf(member.totpPendingSecret, code);
+    if (step === null) throw totpInvalid();
+    // The code that confirmed is spent: sign-in asks for a later one.
     await this.members.updateOne(
-      { _id: memberId, programId, totpPendingSecret: member.totpPendingSecret },
-      { $set: { totpSecret: member.totpPendingSecret, totpPendingSecret: null } },
+      { _id: memberId, programId, totpPendingSecret: member.totpPendingSecret, totpSecret: null },
+      { $set: { totpSecret: member.totpPendingSecret, totpPendingSecret: null, totpLastStep: step } },
     );
   }
 
   async disableTotp(programId: string, memberId: string, code: string): Promise<void> {
     const member = await this.member(programId, memberId);
-    if (member.totpSecret && !totpCodeMatches(member.totpSecret, code))
-      throw badRequest("code: not the authenticator app's current code", 'totp_invalid', 'code');
+    if (member.totpSecret && !(await this.spendTotpCode(member, member.totpSecret, code))) throw totpInvalid();
     await this.members.updateOne({ _id: memberId, programId }, { $set: { totpSecret: null, totpPendingSecret: null } });
+  }
+
+  /**
+   * Whether the code is right and of a time step after the last one accepted, which it then becomes:
+   * one conditional write, so of two requests with the same code (a replay, or a code seen over a
+   * shoulder) only one passes (RFC 6238 §5.2).
+   */
+  private async spendTotpCode(member: TeamMemberDocument, secret: string, code: string): Promise<boolean> {
+    const step = totpStepOf(secret, code);
+    if (step === null) return false;
+    const spent = await this.members.updateOne(
+      { _id: member._id, programId: member.programId, totpSecret: secret, $or: [{ totpLastStep: null }, { totpLastStep: { $lt: step } }] },
+      { $set: { totpLastStep: step } },
+    );
+    return spent.modifiedCount === 1;
+  }
+
+  /**
+   * A deleted program's team goes with it: its members (whose addresses may then join another program),
+   * its open invites and every session. The operator's DELETE /admin/v1/programs/{id} calls it.
+   */
+  async releaseProgram(programId: string): Promise<void> {
+    await this.invites.updateMany({ programId, acceptedAt: null, revokedAt: null }, { $set: { revokedAt: new Date() } });
+    await this.sessions.revokeProgram(programId);
+    await this.members.deleteMany({ programId });
   }
 
   private ownerCount(programId: string): Promise<number> {

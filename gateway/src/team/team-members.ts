@@ -21,6 +21,8 @@ export type TeamMemberDocument = {
   totpSecret: string | null;
   /** A secret shown by POST /team/totp and not confirmed yet: sign-in ignores it. */
   totpPendingSecret: string | null;
+  /** The last TOTP time step a code was accepted for: a code of that step or an earlier one is refused (RFC 6238 §5.2). */
+  totpLastStep: number | null;
   createdAt: Date;
   lastSignInAt: Date | null;
 };
@@ -34,6 +36,7 @@ const memberSchema = new Schema<TeamMemberDocument>(
     passwordHash: { type: String, required: true },
     totpSecret: { type: String, default: null },
     totpPendingSecret: { type: String, default: null },
+    totpLastStep: { type: Number, default: null },
     lastSignInAt: { type: Date, default: null },
   },
   { collection: 'team_members', timestamps: { createdAt: true, updatedAt: false }, versionKey: false },

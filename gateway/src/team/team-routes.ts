@@ -66,6 +66,8 @@ export const TEAM_PATHS = ['/team', '/api-keys'];
 /** The console's page that accepts an invite; the token rides in the fragment, which no server, proxy or log ever sees. */
 export const inviteUrlOf = (gatewayUrl: string, token: string) => `${gatewayUrl}/console/#/accept-invite?token=${token}`;
 
+const apiAccessDisabled = () => forbidden('API access is not enabled for this program', 'api_access_disabled');
+
 type Team = { session: LiveTeamSession; program: ProgramDocument };
 const teamOf = (response: Response): Team => response.locals.team as Team;
 
@@ -124,11 +126,16 @@ export function teamRoutes(options: TeamRoutesOptions): Router {
     const program = session ? await findLiveProgram(options.store.programs, session.programId) : null;
     if (!session || !program)
       throw unauthorized('No console session: sign in (a session ends after a while without activity, and on sign-out)', 'unauthenticated');
+    // As on the rest of /api/v1 (authenticate.ts): the operator turned the program off, the whole console with it.
+    if (!program.apiAccess) throw apiAccessDisabled();
     response.locals.team = { session, program } satisfies Team;
     withRequestContext({ requestId: String(response.locals.requestId), programId: program._id }, () => next());
   };
 
-  /** CSRF on every write, as the portal's (same-origin-writes.ts); SameSite=Strict on the cookie is the third wall. */
+  /**
+   * CSRF on every write, as the portal's (same-origin-writes.ts); SameSite=Strict on the cookie is the
+   * third wall. It runs after `audited`, so that a refused forgery is in the audit record, as on the rest of /api/v1.
+   */
   const csrf: RequestHandler = (request, response, next) => {
     requireSameOriginWrite(request, teamOf(response).session.csrfToken, 'console');
     next();
@@ -163,8 +170,9 @@ export function teamRoutes(options: TeamRoutesOptions): Router {
     };
 
   const member = [withSession];
-  const write = [withSession, csrf];
-  const owner = (action?: ProgramAuditAction) => [withSession, csrf, ...(action ? [audited(action)] : []), ownerOnly];
+  // Every write of a session is recorded, whatever its answer (CSRF and role refusals included): its own action, else member.change.
+  const write = (action: ProgramAuditAction = 'member.change') => [withSession, audited(action), csrf];
+  const owner = (action: ProgramAuditAction) => [...write(action), ownerOnly];
 
   const signedIn = async (response: Response, member: TeamMemberDocument, program: ProgramDocument) => {
     const { session, cookie } = await sessions.create(member);
@@ -178,7 +186,7 @@ export function teamRoutes(options: TeamRoutesOptions): Router {
     response.json(sessionAnswer(session, member, program));
   };
 
-  // Sign-in: throttled per account and per address before the password is even hashed.
+  // Sign-in: throttled per account and per address; each attempt is counted before the password is even hashed.
   const loginKey = (kind: 'account' | 'address', value: string) =>
     createHash('sha256').update(`team-login\n${kind}\n${value}`).digest('base64url');
   const throttled = (response: Response, resetSeconds: number) => {
@@ -194,19 +202,19 @@ export function teamRoutes(options: TeamRoutesOptions): Router {
       { key: loginKey('account', email), limit: options.loginLimits.account },
       { key: loginKey('address', request.ip ?? 'unknown'), limit: options.loginLimits.address },
     ];
-    // The limit is of failures: once that many are counted, every attempt waits for the window to end, the right password's too.
-    const states = await Promise.all(keys.map(async ({ key, limit }) => ({ limit, state: await options.rateLimits.peek(key, limit) })));
-    const blocked = states.filter(({ limit, state }) => state.consumed >= limit.points);
-    if (blocked.length > 0) throw throttled(response, Math.max(...blocked.map(({ state }) => state.resetSeconds)));
+    // Counted first, then checked: however many attempts arrive at once, at most the limit of passwords
+    // are checked per account and per address in a window (a check made before and a count made after
+    // would let a burst through). Once used up, every attempt waits for the window to end, the right
+    // password's too; a right one gives its points back, so the limit is in effect one of failures.
+    const counted = await Promise.all(keys.map(({ key, limit }) => options.rateLimits.consume(key, limit)));
+    const over = counted.filter((state) => !state.allowed);
+    if (over.length > 0) throw throttled(response, Math.max(...over.map((state) => state.resetSeconds)));
     // A body that is not an email and a password is a wrong email or password: the sign-in form says nothing more.
     const parsed = SignInBody.safeParse(body ?? {});
     const outcome = parsed.success
       ? await accounts.signIn(parsed.data.email, parsed.data.password, parsed.data.totpCode)
       : ('credentials_invalid' as const);
     if (typeof outcome === 'string') {
-      const counted = await Promise.all(keys.map(({ key, limit }) => options.rateLimits.consume(key, limit)));
-      const over = counted.filter((state) => !state.allowed);
-      if (over.length > 0) throw throttled(response, Math.max(...over.map((state) => state.resetSeconds)));
       const messages = {
         credentials_invalid: 'Wrong email or password',
         totp_required: 'Enter the code of your authenticator app (totpCode)',
@@ -214,8 +222,11 @@ export function teamRoutes(options: TeamRoutesOptions): Router {
       };
       throw unauthorized(messages[outcome], outcome);
     }
+    await Promise.all(keys.map(({ key, limit }) => options.rateLimits.refund(key, limit)));
     const program = await findLiveProgram(options.store.programs, outcome.programId);
     if (!program) throw unauthorized('Wrong email or password', 'credentials_invalid');
+    // Said only to whoever knows the password: the operator turned the program off.
+    if (!program.apiAccess) throw apiAccessDisabled();
     await signedIn(response, outcome, program);
   });
 
@@ -225,7 +236,7 @@ export function teamRoutes(options: TeamRoutesOptions): Router {
     response.json(sessionAnswer(session, await accounts.member(program._id, session.memberId), program));
   });
 
-  router.delete('/team/session', ...write, async (_request, response) => {
+  router.delete('/team/session', ...write(), async (_request, response) => {
     const { session } = teamOf(response);
     await sessions.revoke(session.programId, session.sessionId);
     response.clearCookie(TEAM_SESSION_COOKIE, { httpOnly: true, secure: true, sameSite: 'strict', path: '/' });
@@ -241,7 +252,17 @@ export function teamRoutes(options: TeamRoutesOptions): Router {
     const { password } = parseBody(AcceptInviteBody, request);
     const program = await findLiveProgram(options.store.programs, invite.programId);
     if (!program) throw notFound('The program of this invite no longer exists', 'resource_missing');
-    await signedIn(response, await accounts.accept(invite, password), program);
+    // Before the invite is spent: it still works once the operator turns the program back on.
+    if (!program.apiAccess) throw apiAccessDisabled();
+    const joined = await accounts.accept(invite, password);
+    // The new member is in the program's audit record, as who joined, under the invite's role.
+    const act = {
+      actor: { memberId: joined._id, email: joined.email },
+      action: 'team.member_joined' as const,
+      operation: `${request.method} /api/v1${request.path}`,
+    };
+    recordWhenAnswered(options.store.programAudit, options.logger, program._id, act, response);
+    await signedIn(response, joined, program);
   });
 
   router.get('/team/members', ...member, async (request, response) => {
@@ -265,17 +286,17 @@ export function teamRoutes(options: TeamRoutesOptions): Router {
     response.json({ id, deleted: true });
   });
 
-  router.post('/team/totp', ...write, async (_request, response) => {
+  router.post('/team/totp', ...write('team.totp_changed'), async (_request, response) => {
     const { session } = teamOf(response);
     response.json(await accounts.startTotp(session.programId, session.memberId));
   });
-  router.put('/team/totp', ...write, audited('team.totp_changed'), json, async (request, response) => {
+  router.put('/team/totp', ...write('team.totp_changed'), json, async (request, response) => {
     const { code } = parseBody(TotpCodeBody, request);
     const { session } = teamOf(response);
     await accounts.confirmTotp(session.programId, session.memberId, code);
     response.json({ totpEnabled: true });
   });
-  router.delete('/team/totp', ...write, audited('team.totp_changed'), json, async (request, response) => {
+  router.delete('/team/totp', ...write('team.totp_changed'), json, async (request, response) => {
     const { code } = parseBody(TotpCodeBody, request);
     const { session } = teamOf(response);
     await accounts.disableTotp(session.programId, session.memberId, code);

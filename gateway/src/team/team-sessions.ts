@@ -147,6 +147,12 @@ export class TeamSessions {
     return revoked.modifiedCount;
   }
 
+  /** Revokes every session of the program's members: the program was deleted. */
+  async revokeProgram(programId: string): Promise<number> {
+    const revoked = await this.model.updateMany({ programId, revokedAt: null }, { $set: { revokedAt: new Date() } });
+    return revoked.modifiedCount;
+  }
+
   /** Revokes every session of one member of the program: on a role change and on removal. */
   async revokeAllOf(programId: string, memberId: string): Promise<number> {
     const revoked = await this.model.updateMany({ programId, memberId, revokedAt: null }, { $set: { revokedAt: new Date() } });

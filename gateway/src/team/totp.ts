@@ -10,7 +10,12 @@ export function newTotpSecret(email: string): { secret: string; otpauthUrl: stri
   return { secret, otpauthUrl: totpOf(secret, email).toString() };
 }
 
-/** The code is the current one, or one step before or after (a phone's clock a little off, a code typed as it changed). */
-export function totpCodeMatches(secret: string, code: string): boolean {
-  return totpOf(secret).validate({ token: code, window: 1 }) !== null;
+/**
+ * The time step (RFC 6238's T, 30-second steps since the epoch) of the code when it is the current one,
+ * or one step before or after (a phone's clock a little off, a code typed as it changed); null when it
+ * is none of them. The caller refuses a step it already accepted (RFC 6238 §5.2: a code works once).
+ */
+export function totpStepOf(secret: string, code: string, now = Date.now()): number | null {
+  const delta = totpOf(secret).validate({ token: code, window: 1, timestamp: now });
+  return delta === null ? null : Math.floor(now / 1000 / 30) + delta;
 }

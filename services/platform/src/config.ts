@@ -43,6 +43,8 @@ export const SHIPPED_DEFAULT_SECRETS: ReadonlySet<string> = new Set([
   'local-internal-token-change-me',
   'local-admin-token-change-me',
   'ak_demo_local_development_key_change_me',
+  // The demo program's owner's password (BOOTSTRAP_OWNER_PASSWORD under `npm start` and in the trial overlay).
+  'local-demo-password-change-me',
   'change-me-internal-token-0123456789',
   'change-me-admin-token-0123456789',
   'dev-internal-token-change-me',
@@ -56,6 +58,8 @@ export const SHIPPED_DEFAULT_SECRETS: ReadonlySet<string> = new Set([
   '5e0c7a3b9d2f4e6a8c1b3d5f7e9a0c2b4d6f8a1c3e5b7d9f0a2c4e6b8d1f3a5c',
   // The API reference's example webhook signing secret (contracts/src/operation-examples.ts).
   'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+  // And its example invite token (the same file), which the secrets scan reads as a …TOKEN.
+  '0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d.Qm9vdHN0cmFwVG9rZW5PZkFuSW52aXRlRXhhbXBsZTEyMzQ',
 ]);
 
 /**
