@@ -157,10 +157,10 @@ test('an owner changes a member’s role and removes them; the last owner’s ow
 test('sign-out ends the session: the old cookie is refused by the API, and a reload shows the sign-in page', async () => {
   const page = await openPage();
   await signInAsMember(page, system, program.programId, 'ANALYST');
-  const cookie = (await page.context().cookies()).find((each) => each.name === 'affiliate_console_session');
-  expect(cookie).toMatchObject({ name: 'affiliate_console_session', httpOnly: true, sameSite: 'Strict' });
+  const cookie = (await page.context().cookies()).find((each) => each.name === '__Host-affiliate_console_session');
+  expect(cookie).toMatchObject({ name: '__Host-affiliate_console_session', httpOnly: true, sameSite: 'Strict' });
   const sessionWith = (value: string) =>
-    fetch(`${system.gatewayUrl}/api/v1/team/session`, { headers: { cookie: `affiliate_console_session=${value}` } });
+    fetch(`${system.gatewayUrl}/api/v1/team/session`, { headers: { cookie: `__Host-affiliate_console_session=${value}` } });
   expect((await sessionWith(cookie!.value)).status).toBe(200);
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.getByRole('button', { name: 'Sign in' }).waitFor();
@@ -174,8 +174,8 @@ test('sign-out ends the session: the old cookie is refused by the API, and a rel
 test('a session that ends elsewhere takes the page back to the sign-in page, which says why', async () => {
   const page = await openPage();
   await signInAsMember(page, system, program.programId, 'ANALYST');
-  const cookie = (await page.context().cookies()).find((each) => each.name === 'affiliate_console_session');
-  const header = `affiliate_console_session=${cookie!.value}`;
+  const cookie = (await page.context().cookies()).find((each) => each.name === '__Host-affiliate_console_session');
+  const header = `__Host-affiliate_console_session=${cookie!.value}`;
   const session = (await (await fetch(`${system.gatewayUrl}/api/v1/team/session`, { headers: { cookie: header } })).json()) as {
     csrfToken: string;
   };
@@ -237,7 +237,8 @@ test('Your account: the second factor is set up from the secret shown, asked for
   await page.getByLabel('Code of the authenticator app').fill('12');
   await page.getByRole('button', { name: 'Turn the second factor on' }).click();
   await showing(page.locator('#totp-code-error'), '6 digits');
-  await page.getByLabel('Code of the authenticator app').fill(app.generate());
+  // A code works once (RFC 6238 §5.2): confirming, signing in and turning off each take a later step's code.
+  await page.getByLabel('Code of the authenticator app').fill(app.generate({ timestamp: Date.now() - 30_000 }));
   await page.getByRole('button', { name: 'Turn the second factor on' }).click();
   await showing(page.getByRole('status'), 'On: signing in asks for a code');
 
@@ -250,7 +251,7 @@ test('Your account: the second factor is set up from the secret shown, asked for
   await page.getByRole('navigation', { name: 'Sections' }).waitFor({ timeout: 15_000 });
 
   await go(page, 'account');
-  await page.getByLabel('Code of the authenticator app').fill(app.generate());
+  await page.getByLabel('Code of the authenticator app').fill(app.generate({ timestamp: Date.now() + 30_000 }));
   await page.getByRole('button', { name: 'Turn the second factor off' }).click();
   await page.getByRole('button', { name: 'Set up the second factor' }).waitFor();
   // Off again: the password alone signs in.

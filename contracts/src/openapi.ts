@@ -1080,7 +1080,7 @@ const TAGS: Record<string, string> = {
   Program: 'The program of the key: its own settings and its publishable keys',
   'Sign-up': 'The hosted sign-up page of a program, /join/{slug}, and applications to it',
   Browser: "What the tracking script calls from a shop's pages with a publishable key (pk_…)",
-  Team: "The program's team in the console: members who sign in with an email, a password and optionally TOTP, each with a role (OWNER, ADMIN, FINANCE, ANALYST), their invites, and the program's secret API keys, which OWNERs manage. These take a member's session (the affiliate_console_session cookie, and X-CSRF-Token on writes), never an API key",
+  Team: "The program's team in the console: members who sign in with an email, a password and optionally TOTP, each with a role (OWNER, ADMIN, FINANCE, ANALYST), their invites, and the program's secret API keys, which OWNERs manage. These take a member's session (the __Host-affiliate_console_session cookie, and X-CSRF-Token on writes), never an API key",
   'Affiliate portal':
     "Single-use links into the gateway-hosted portal where one affiliate sees its own links, codes, earnings and payouts (like Stripe's customer portal)",
 };
@@ -1187,7 +1187,7 @@ function teamErrorsOf(operation: Operation): Record<string, string> {
 function teamDescriptionOf(operation: Operation): string {
   if (operation.team === 'anyone') return 'Takes no session and no API key: the request carries its own credential.';
   const session =
-    "Takes a team member's console session: the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`.";
+    "Takes a team member's console session: the `__Host-affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`.";
   return operation.team === 'owner' ? `${session} OWNER only: other roles are refused 403 \`role_forbidden\`.` : session;
 }
 
@@ -1213,7 +1213,7 @@ function rolesDescriptionOf(operation: Operation): string {
   const roles = team.TEAM_ROLES.filter((role) =>
     team.roleAllows(role, { operationId: operation.operationId, scopes: scopesOf(operation) }),
   );
-  return `In a team member's console session (the \`affiliate_console_session\` cookie, and the session's X-CSRF-Token on a write), the roles ${roles.map((role) => `\`${role}\``).join(', ')} may make it; any other role gets 403 \`role_forbidden\`.`;
+  return `In a team member's console session (the \`__Host-affiliate_console_session\` cookie, and the session's X-CSRF-Token on a write), the roles ${roles.map((role) => `\`${role}\``).join(', ')} may make it; any other role gets 403 \`role_forbidden\`.`;
 }
 
 export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGeneratorV31['generateDocument']> {
@@ -1223,7 +1223,7 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
   const consoleSession = registry.registerComponent('securitySchemes', 'consoleSession', {
     type: 'apiKey',
     in: 'cookie',
-    name: 'affiliate_console_session',
+    name: '__Host-affiliate_console_session',
     description: "A team member's console session (POST /api/v1/team/session or an accepted invite); writes also send its X-CSRF-Token",
   });
   const publishableBearer = registry.registerComponent('securitySchemes', 'publishableKey', {

@@ -1242,7 +1242,7 @@ const isConsoleSession = (operation: Json) => Object.keys((operation.security as
 
 /** A console session's request as the console's page sends it: the cookie, and on a write the CSRF token and the page's origin. */
 const consoleSessionHeaders = (method: string): Record<string, string> => ({
-  Cookie: 'affiliate_console_session=<session cookie>',
+  Cookie: '__Host-affiliate_console_session=<session cookie>',
   ...(method === 'get' ? {} : { 'X-CSRF-Token': '<csrfToken of GET /api/v1/team/session>', Origin: 'https://affiliates.example.com' }),
 });
 

@@ -117,7 +117,7 @@ export const TeamSession = z
     expiresAt: DateTime.openapi({ description: 'The session ends here at the latest, whatever the activity' }),
   })
   .openapi('TeamSession', {
-    description: "A member's console session; the session itself is the httpOnly cookie affiliate_console_session",
+    description: "A member's console session; the session itself is the httpOnly cookie __Host-affiliate_console_session",
   });
 export type TeamSession = z.infer<typeof TeamSession>;
 

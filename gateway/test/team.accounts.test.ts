@@ -78,7 +78,7 @@ test("the operator invites a program's first OWNER, who accepts with a password 
   expect(accepted.status).toBe(200);
   const setCookie = String((accepted.headers['set-cookie'] as unknown as string[])[0]);
   expect(setCookie).toMatch(
-    /^affiliate_console_session=[0-9a-f-]{36}\.[A-Za-z0-9_-]{43}; Path=\/; Expires=.*; HttpOnly; Secure; SameSite=Strict$/,
+    /^__Host-affiliate_console_session=[0-9a-f-]{36}\.[A-Za-z0-9_-]{43}; Path=\/; Expires=.*; HttpOnly; Secure; SameSite=Strict$/,
   );
   expect(accepted.body.member).toMatchObject({ email: 'ada@example.com', role: 'OWNER', totpEnabled: false });
   expect(accepted.body.program.id).toBe(programId);
@@ -202,7 +202,7 @@ test('the password appears in no log line, even with every request logged', asyn
     const output = spawned.output();
     expect(output).not.toContain(password);
     expect(output).not.toContain(token.split('.')[1]);
-    expect(output).not.toMatch(/affiliate_console_session=[0-9a-f]/);
+    expect(output).not.toMatch(/__Host-affiliate_console_session=[0-9a-f]/);
   } finally {
     await spawned.stop();
   }
@@ -234,7 +234,7 @@ test('signing out revokes the session at once and clears its cookie', async () =
   const out = await api().delete('/api/v1/team/session').set(memberWrite(gateway, member)).expect(200);
   expect(out.body).toEqual({ signedOut: true });
   expect(String((out.headers['set-cookie'] as unknown as string[])[0])).toMatch(
-    /^affiliate_console_session=; Path=\/; Expires=Thu, 01 Jan 1970/,
+    /^__Host-affiliate_console_session=; Path=\/; Expires=Thu, 01 Jan 1970/,
   );
   expect((await sessionOf(member)).status).toBe(401);
 });
@@ -454,7 +454,7 @@ test('without a session the team routes answer 401, and an email can be a member
   expect({ status: none.status, code: none.body.code }).toEqual({ status: 401, code: 'unauthenticated' });
   const bogus = await api()
     .get('/api/v1/team/members')
-    .set('cookie', `affiliate_console_session=${owner.cookie.split('=')[1]?.slice(0, 37)}${'A'.repeat(43)}`);
+    .set('cookie', `__Host-affiliate_console_session=${owner.cookie.split('=')[1]?.slice(0, 37)}${'A'.repeat(43)}`);
   expect(bogus.status).toBe(401);
   const again = await api()
     .post(`/admin/v1/programs/${program.programId}/members`)

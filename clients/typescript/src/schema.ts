@@ -15,7 +15,7 @@ export interface paths {
          * Look up coupons
          * @description With `id`, `name` or `externalId`: the one coupon it names (404 when none). With none of them: every coupon of the program, newest first, a page at a time (`limit`, `startingAfter`, and a `Link` header to the next page). Every coupon carries its `promotionalCodes`.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getCoupons"];
         /**
@@ -24,7 +24,7 @@ export interface paths {
          *
          *     Setting `autoCouponRule` starts issuing codes to affiliates; `null` stops it (codes already issued stay).
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         put: operations["updateCoupon"];
         /**
@@ -33,14 +33,14 @@ export interface paths {
          *
          *     Refused with 400 when a rule of the type or duration is broken (percentOff outside 1 to 100, FLAT without amountOff or currency, repeating without durationInMonths) or when another coupon of the program has the same `externalId`. With `autoCouponRule`, codes are then issued to affiliates as they become ACTIVE.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["createCoupon"];
         /**
          * Delete a coupon and its codes
          * @description Deletes the coupon named by `couponId` and, by cascade, every promotional code of it, permanently. Emits `promocode.deleted` for each code and then `coupon.deleted`. Sales already recorded with its codes keep their ids. Errors of this operation have the numbered shape `{error: <status>, message}` of the specification.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         delete: operations["deleteCoupon"];
         options?: never;
@@ -59,14 +59,14 @@ export interface paths {
          * Look up codes
          * @description With `id`, `code` or `externalId`: the one code it names. With `couponId`, `affiliateId` or `affiliateEmail`: every code of that coupon or affiliate. With none: every code of the program, newest first, a page at a time. Each code carries its parent `coupon` and its `affiliate`.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getPromotionalCodes"];
         /**
          * Update a code
          * @description Changes the code named by `promotionalCodeId`: its limits, expiry, conditions and assigned affiliate. Set `active: false` to retire a code without deleting it (it can no longer be redeemed, and its history stays). Emits `promocode.updated`.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         put: operations["updatePromotionalCode"];
         /**
@@ -75,14 +75,14 @@ export interface paths {
          *
          *     Refused with 400 when the code (sent or generated) is already taken in the program: a generated code is made once, with no retry, so include `randomChars` when generating many; 404 when the coupon or the affiliate is not in the program.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["createPromotionalCode"];
         /**
          * Delete a code
          * @description Deletes the code named by `promotionalCodeId`, permanently; sales already recorded with it keep their `promotionalCodeId`. Emits `promocode.deleted`. Prefer `active: false` (PUT) to keep the history.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         delete: operations["deletePromotionalCode"];
         options?: never;
@@ -105,7 +105,7 @@ export interface paths {
          *
          *     Safe to repeat: an affiliate never gets two codes of one coupon, so a retried or overlapping request lists those affiliates in `alreadyIssued`. Affiliates that get no code are in `skipped` with the reason. Emits one `promocode.created` per code issued.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["issuePromotionalCodesInBulk"];
         delete?: never;
@@ -125,14 +125,14 @@ export interface paths {
          * Look up affiliates (null when nothing matches)
          * @description With `id` (an affiliate id, a numeric click id or a link slug) or `email`: that one affiliate. With neither: the affiliates of the program, newest first, a page at a time, optionally only those of one `status` (PENDING: applications waiting for approval). When nothing matches the answer is `200` with `null`, not a 404, as the specification says.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getAffiliates"];
         /**
          * Update an affiliate
          * @description Changes the affiliate named by `affiliateId`: profile, `status` (approve a PENDING one by setting ACTIVE, or reject or disable it), commission rate or plan, and payout details. `affiliateLink` adds a new link; it never renames or removes one (see PUT and DELETE /links). Emits `affiliate.updated`; an affiliate that becomes ACTIVE gets the codes of coupons with an `autoCouponRule`.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. With `payoutDetails` (bank details set or cleared) it also needs `finance`, leaves a `bank_details.changed` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. With `payoutDetails` (bank details set or cleared) it also needs `finance`, leaves a `bank_details.changed` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         put: operations["updateAffiliate"];
         /**
@@ -141,14 +141,14 @@ export interface paths {
          *
          *     Refused with 400 `The requested affiliate link is already in use` when another affiliate of the program has the slug asked for (no generated fallback), or when the email is already an affiliate of the program.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["createAffiliate"];
         /**
          * Delete an affiliate
          * @description Removes the affiliate named by `affiliateId` and its links. Its promotional codes stay, without an affiliate (each emits `promocode.updated`); its referrals and sales keep their `affiliateId`. Emits `affiliate.deleted`, whose body carries only the id.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         delete: operations["deleteAffiliate"];
         options?: never;
@@ -167,14 +167,14 @@ export interface paths {
          * Look up links
          * @description Always a list: with `id` or `link`, that link; with `affiliateId` or `affiliateEmail`, every link of that affiliate; with none, every link of the program, newest first, a page at a time. Each link has its clicks, referrals, sales, revenue and `fullURLs`.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getLinks"];
         /**
          * Rename a link
          * @description Gives the link named by `linkId` (or its current slug `link`) the slug `newLink`. The old slug keeps leading to the link (it is listed in `previousLinks` and reserved from other affiliates for the PREVIOUS_LINK_DAYS setting). Same slug rules and messages as POST /links. Emits `affiliate.updated`.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         put: operations["renameLink"];
         /**
@@ -183,14 +183,14 @@ export interface paths {
          *
          *     Refused with 400 `Link can only contain letters, numbers, and hyphens` or `This link already exists for this affiliate program` (the slug is unique across the program, a renamed link's reserved previous slugs included).
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["createLink"];
         /**
          * Delete a link
          * @description Removes the link named by `linkId` (or its slug `link`); clicks, referrals and sales already attributed through it stay. Emits `affiliate.updated`.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         delete: operations["deleteLink"];
         options?: never;
@@ -211,7 +211,7 @@ export interface paths {
          * Record a click
          * @description Records a visit through a link, server side (the tracking script uses POST /browser/clicks). The answer's `clickId` can be sent with the referral or the sale to attribute it to the link's affiliate within the program's attribution window. A repeat of the same visitor on the same link within `clickDedupSeconds` and a bot's click are answered but not counted (`counted: false` and the `reason`). No webhook event (clicks have none).
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["recordClick"];
         delete?: never;
@@ -231,14 +231,14 @@ export interface paths {
          * Look up referrals
          * @description With `id`: that referral. With `email`, `affiliateId` or `referredUserExternalId`: the matching referrals. With none: every referral of the program, newest first, a page at a time.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getReferrals"];
         /**
          * Update a referral
          * @description Changes the referral named by `referralId`: the customer's name, email, external id, plan or status (active or inactive, e.g. a subscription cancelled). The attribution does not change. Answers `{message, referral}`. Emits `referral.updated`. Errors of this operation have the numbered shape `{error: <status>, message}` of the specification.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         put: operations["updateReferral"];
         /**
@@ -247,14 +247,14 @@ export interface paths {
          *
          *     Refused with 400 when none of these identifies an affiliate, or a click is older than the attribution window.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["createReferral"];
         /**
          * Delete a referral
          * @description Removes the referral named by `referralId`. Its sales stay. Emits `referral.deleted`, whose body carries only the id.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         delete: operations["deleteReferral"];
         options?: never;
@@ -273,7 +273,7 @@ export interface paths {
          * Look up sales
          * @description With `id`: that sale. With `affiliateId` or `referralId`: the matching sales. With none: every sale of the program, newest first, a page at a time. Reversed sales are not listed here (their commissions are in GET /commissions).
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getSales"];
         /**
@@ -282,7 +282,7 @@ export interface paths {
          *
          *     Refused with 400 when the body changes nothing, or would recompute a commission already in a payout (reverse the sale with DELETE /sales instead).
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         put: operations["updateSale"];
         /**
@@ -291,14 +291,14 @@ export interface paths {
          *
          *     Send `externalId` (your payment's id) to record each payment once: a repeat with the same content answers the sale already recorded with `Idempotent-Replayed: true`, a repeat with other content is a 409. Refused with 400 when the code does not exist, is not active, has expired, has no affiliate, or the code or its coupon reached its redemption limit.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["createSale"];
         /**
          * Reverse a sale
          * @description Reverses the sale named by `saleId` (a refund, a dispute): it leaves every list, its unpaid commissions become VOID, and a commission already paid or in a payout gets a negative adjustment deducted from the affiliate's next payout. The redemption counters of its code are not decremented, as in Stripe, and its `externalId` can never be recorded again. Emits `sale.deleted`, whose body carries only the id.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         delete: operations["deleteSale"];
         options?: never;
@@ -317,28 +317,28 @@ export interface paths {
          * Look up commission plans
          * @description With `id`: that plan. Without: every plan of the program, newest first, a page at a time.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getCommissionPlans"];
         /**
          * Change a plan (commissions already earned are not recalculated)
          * @description Changes the plan named by `commissionPlanId`; fields left out keep their value, `null` clears an optional one, and the plan after the change must obey the same rules as a new one. Commissions already earned are not recalculated: the change applies to sales recorded from now on. Setting `isDefault` makes it the program's default in place of the previous one.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         put: operations["updateCommissionPlan"];
         /**
          * Create a commission plan
          * @description Creates a plan affiliates can be put on: PERCENTAGE of each sale or a FLAT amount per sale, an optional first-payment rate, which recurring payments earn, how long commissions are held before they are due, a minimum payout and up to 10 tiers. With `isDefault`, it becomes the plan of every affiliate without one of its own. No webhook event (plans have none).
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["createCommissionPlan"];
         /**
          * Delete a plan no affiliate is on
          * @description Deletes the plan named by `commissionPlanId`. Refused with 400 while an affiliate is on it (move them with PUT /affiliates `commissionPlanId`) or while it is the program's default.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         delete: operations["deleteCommissionPlan"];
         options?: never;
@@ -357,14 +357,14 @@ export interface paths {
          * Look up payouts (CSV with Accept: text/csv)
          * @description With `id`: that payout; otherwise the program's payouts, newest first, a page at a time, optionally of one `affiliateId` or `status`. With `Accept: text/csv`, the same list as CSV with the payees' full bank details (guarded against spreadsheet formula injection).
          *
-         *     Needs an API key with the scope `finance` (a key created without scopes has them all); otherwise 403. With `Accept: text/csv` (full bank details) it leaves a `bank_details.exported` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `finance` (a key created without scopes has them all); otherwise 403. With `Accept: text/csv` (full bank details) it leaves a `bank_details.exported` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getPayouts"];
         /**
          * Mark a payout PAID or FAILED
          * @description Marks a PENDING payout PAID (its commissions become PAID; `externalReference` can keep your transfer's id) or FAILED (its commissions are DUE again and go into a later payout). Each sale changed emits `sale.updated`. Sending the same request again is safe (it finishes the job after a crash); changing a payout already PAID or FAILED to something else is a 400.
          *
-         *     Needs an API key with the scope `finance` (a key created without scopes has them all); otherwise 403. It leaves a `payout.status_changed` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `finance` (a key created without scopes has them all); otherwise 403. It leaves a `payout.status_changed` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE` may make it; any other role gets 403 `role_forbidden`.
          */
         put: operations["updatePayout"];
         /**
@@ -373,7 +373,7 @@ export interface paths {
          *
          *     A run stops starting payouts after 5 seconds: call again until it answers `[]`. Safe to repeat: a commission is never in two payouts.
          *
-         *     Needs an API key with the scope `finance` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `finance` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["createPayouts"];
         delete?: never;
@@ -393,7 +393,7 @@ export interface paths {
          * A payout as CSV for a mass-payout tool
          * @description One payout as CSV for a mass-payout tool: payout_id, affiliate_id, name, email, payout_method, payout_email, account_holder, iban (in full), note, amount (with the currency's decimals), currency and status. Cells that a spreadsheet would read as a formula are escaped.
          *
-         *     Needs an API key with the scope `finance` (a key created without scopes has them all); otherwise 403. It leaves a `bank_details.exported` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `finance` (a key created without scopes has them all); otherwise 403. It leaves a `bank_details.exported` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["exportPayout"];
         put?: never;
@@ -415,7 +415,7 @@ export interface paths {
          * Commissions across sales, each with its sale's risk signals: the review queue is status=HELD (pages by sale: startingAfter is the saleId of the last one). A reversed sale's commissions are listed too (VOID, or PAID with its negative adjustment)
          * @description Every commission of the program's sales, with its sale's id and risk signals: the review queue is `status=HELD`. Optionally of one `affiliateId`. Pages by sale: `startingAfter` is the `saleId` of the last one. A reversed sale's commissions are listed too (VOID, or PAID with its negative adjustment).
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getCommissions"];
         put?: never;
@@ -439,7 +439,7 @@ export interface paths {
          * Release a HELD commission: PENDING or DUE again by its date (sale.updated); the decision records when, which key and the note
          * @description Releases a HELD commission after review: it becomes PENDING, or DUE if its hold has passed. The decision (when, which key, the `note`) is kept in its `decisions`. Answers the sale and emits `sale.updated`. Refused with 400 when the commission is not HELD.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["releaseCommission"];
         delete?: never;
@@ -461,7 +461,7 @@ export interface paths {
          * Void a HELD, PENDING or DUE commission in no payout (sale.updated); the decision records when, which key and the reason
          * @description Voids a HELD, PENDING or DUE commission that is in no payout: it will never be paid. The decision (when, which key, the `reason`) is kept in its `decisions`. Answers the sale and emits `sale.updated`. Refused with 400 when the commission is PAID, VOID or in a payout.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["voidCommission"];
         delete?: never;
@@ -481,7 +481,7 @@ export interface paths {
          * An affiliate's statement in one currency: opening balance, every entry (EARNED, HELD, RELEASED, VOIDED, ADJUSTED, PAID_OUT) with its sale or payout, closing balance (CSV with format=csv or Accept: text/csv)
          * @description An affiliate's account with the program in one currency over a period: the opening balance (everything before `from`), every entry (EARNED, HELD, RELEASED, VOIDED, ADJUSTED, PAID_OUT) with its sale or payout, and the closing balance, which is what the program owes. As CSV with `format=csv` or `Accept: text/csv`.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getAffiliateStatement"];
         put?: never;
@@ -503,7 +503,7 @@ export interface paths {
          * Per affiliate: clicks, referrals, sales, revenue and commission in a period (CSV with Accept: text/csv)
          * @description One row per affiliate and currency for a period of at most 366 days: clicks, referrals, live sales and their revenue, and the commissions of those sales by status. No figure adds two currencies. As CSV with `Accept: text/csv`. A heavy operation: the program may run only a few at once (429 otherwise).
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getAffiliateReport"];
         put?: never;
@@ -527,7 +527,7 @@ export interface paths {
          *
          *     Refused with 400 `parameter_invalid` naming `from` or `to` when a date is not an RFC 3339 date-time, when `to` is not after `from`, or when the period is longer than 366 days.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getProgramSummary"];
         put?: never;
@@ -549,14 +549,14 @@ export interface paths {
          * Look up webhook endpoints
          * @description With `id`: that endpoint. Without: every endpoint of the program, newest first, a page at a time. Secrets are not included (GET /webhook-endpoints/secret).
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getWebhookEndpoints"];
         /**
          * Update a webhook endpoint
          * @description Changes the endpoint named by `webhookEndpointId`: URL, event types, description, or `active` (false pauses deliveries; true re-enables an endpoint disabled after repeated failures). `rotateSecret: true` makes a new secret, returned in this answer; the previous one keeps signing beside it for an overlap (`previousSecretExpiresAt`) so the receiver can switch without losing deliveries.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. With `rotateSecret: true` (the answer carries the new secret) it also needs `webhook_secrets`, leaves a `webhook_secret.revealed` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. With `rotateSecret: true` (the answer carries the new secret) it also needs `webhook_secrets`, leaves a `webhook_secret.revealed` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         put: operations["updateWebhookEndpoint"];
         /**
@@ -565,14 +565,14 @@ export interface paths {
          *
          *     Refused with 400 for a URL that is not http(s) or resolves to a private address, and when the program has its maximum of endpoints (`maxWebhookEndpoints`).
          *
-         *     Needs an API key with the scopes `write` and `webhook_secrets` (a key created without scopes has them all); otherwise 403. It leaves a `webhook_secret.revealed` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scopes `write` and `webhook_secrets` (a key created without scopes has them all); otherwise 403. It leaves a `webhook_secret.revealed` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["createWebhookEndpoint"];
         /**
          * Delete a webhook endpoint
          * @description Deletes the endpoint named by `webhookEndpointId`: nothing more is sent to it, its pending deliveries are marked failed, and its delivery log stays readable.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
@@ -591,7 +591,7 @@ export interface paths {
          * Reveal an endpoint's signing secret
          * @description Reveals the endpoint's signing secret, and the end of the overlap after a rotation. Every reveal is kept in the program's audit record.
          *
-         *     Needs an API key with the scope `webhook_secrets` (a key created without scopes has them all); otherwise 403. It leaves a `webhook_secret.revealed` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `webhook_secrets` (a key created without scopes has them all); otherwise 403. It leaves a `webhook_secret.revealed` entry in the program's audit record (GET /api/v1/audit-records) and is answered with `Cache-Control: no-store`. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getWebhookEndpointSecret"];
         put?: never;
@@ -613,7 +613,7 @@ export interface paths {
          * Delivery log
          * @description The delivery log, newest first, a page at a time: each delivery of an event to an endpoint, with every attempt (status code, latency, an excerpt of the answer, the error). Filter by `endpointId`, `eventId`, `status` or `eventType`.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getWebhookDeliveries"];
         put?: never;
@@ -637,7 +637,7 @@ export interface paths {
          * Re-send a delivery now
          * @description Sends the delivery named by `deliveryId` again now, whatever its status, with the same `webhook-id` (receivers drop duplicates by it). Answers the delivery with the new attempt. Refused with 400 when its endpoint was deleted or is disabled (enable it first), and 409 while the delivery is being sent.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["retryWebhookDelivery"];
         delete?: never;
@@ -659,7 +659,7 @@ export interface paths {
          * Send a signed ping to an endpoint
          * @description Sends a signed ping to the endpoint named by `webhookEndpointId` and answers what happened (status code, latency, the start of the answer). Nothing is recorded in the delivery log and no event is created: use it to check a receiver's URL and signature verification.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["testWebhookEndpoint"];
         delete?: never;
@@ -681,7 +681,7 @@ export interface paths {
          * Re-send every failed delivery of an endpoint in a time window
          * @description Re-sends every failed delivery of one endpoint created between `since` and `until` (default now), e.g. after the receiver was down, and answers how many. Each keeps its `webhook-id`, so a receiver that already processed one can drop it.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["recoverWebhookDeliveries"];
         delete?: never;
@@ -701,7 +701,7 @@ export interface paths {
          * The public events of the retention period (30 days by default), newest first; an event id is the webhook-id of its deliveries
          * @description The program's public events of the retention period (`EVENT_RETENTION_DAYS`, 30 days by default), newest first, a page at a time: the list to reconcile webhooks against after a receiver was down. Each event is the exact body its deliveries carried, and its `id` is their `webhook-id`. Filter by `type`, `objectId` (the object's id) and `createdAt[gte]`/`createdAt[lt]`; `id` returns one event. Unknown filters and internal event types are a 400.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getEvents"];
         put?: never;
@@ -725,7 +725,7 @@ export interface paths {
          * Send the stored events of a time window to an endpoint again, with their original ids (skipping those it received unless includeSucceeded)
          * @description Sends the stored events created in a window (`since` up to `until`, default now) to one endpoint again, with their original `webhook-id`s, and answers how many were queued: those of the endpoint's subscribed types (narrowed by `eventTypes`) that it has not received, or every one with `includeSucceeded`. Events it never had get a first delivery; deliveries still pending are left alone. A window of more than 1,000 events is a 400 and queues nothing; a disabled endpoint is a 400.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["replayWebhookDeliveries"];
         delete?: never;
@@ -747,7 +747,7 @@ export interface paths {
          * Check a received webhook against the endpoint's secret and say why it fails, without revealing the secret
          * @description Checks a webhook your receiver got (its headers and the body exactly as read) against the endpoint's signing secret, and says why it fails: `MALFORMED_HEADER` (a webhook header missing or unreadable), `TIMESTAMP_SKEW` (signed correctly but more than 5 minutes old or ahead), `BODY_ALTERED` (the signature matches the body originally sent, so your framework re-serialized or changed it: verify the raw bytes) or `WRONG_SECRET`. During a secret rotation the previous secret counts. The answer never contains the secret.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["verifyWebhook"];
         delete?: never;
@@ -767,7 +767,7 @@ export interface paths {
          * Every public event type, with the JSON Schema and an example of each payload
          * @description Every public event type with when it fires, the JSON Schema of its payload and an example payload: the same catalogue as the `webhooks` section of this document.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getEventTypes"];
         put?: never;
@@ -789,7 +789,7 @@ export interface paths {
          * This program's audit record, newest first: each secret revealed, bank details exported or changed and payout status changed, with the API key that did it (refusals included), or, for bank details changed in the affiliate portal, the portal session, its affiliate and the key that made the session
          * @description The program's audit record, newest first, a page at a time: each webhook secret revealed, bank details exported or changed and payout status changed, with the API key that did it (refusals for a missing scope included), or, for bank details changed in the affiliate portal, the portal session, its affiliate and the key that made the session.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getAuditRecords"];
         put?: never;
@@ -811,14 +811,14 @@ export interface paths {
          * The settings of the program of this key
          * @description The settings of the program of the API key: URLs, approval, attribution, click deduplication, allowed origins, risk rules, affiliate portal and sign-up page.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getOwnProgram"];
         /**
          * Change the settings of the program of this key: name, URLs, approval, attribution, click deduplication, allowed origins (not the rate limit or API access)
          * @description Changes the settings of the program of the API key; fields left out keep their value. The rate limit, API access and the endpoint cap are the operator's (admin API).
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         put: operations["updateOwnProgram"];
         post?: never;
@@ -839,7 +839,7 @@ export interface paths {
          * The publishable keys of this program, for the tracking script
          * @description The publishable keys (pk_…) of this program, revoked ones included (with `revokedAt`), for the tracking script on your pages.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getPublishableKeys"];
         put?: never;
@@ -847,14 +847,14 @@ export interface paths {
          * Create a publishable key (pk_…), safe to put in a web page
          * @description Creates a publishable key (pk_…). It is public by design: it can only record clicks and create referrals from a click or visitor, and only from the program's `allowedOrigins`.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["createPublishableKey"];
         /**
          * Revoke a publishable key
          * @description Revokes the publishable key named by `publishableKeyId`: pages using it get 401 from then on.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER` may make it; any other role gets 403 `role_forbidden`.
          */
         delete: operations["revokePublishableKey"];
         options?: never;
@@ -875,14 +875,14 @@ export interface paths {
          * A single-use link (10 minutes) into the affiliate portal of one ACTIVE affiliate; opening it gives that browser a 12-hour session of this affiliate only. Needs the finance scope as well as write: the portal shows the affiliate's payouts and changes its bank details (each change is in the audit record, its actor the session and the key that made it)
          * @description Makes a single-use link (valid 10 minutes) into the gateway-hosted portal of one ACTIVE affiliate; opening it gives that browser a 12-hour session of this affiliate only, where it sees its links, codes, earnings and payouts and can change its bank details. The link is in `url` of the first answer only: a replay with the same Idempotency-Key answers without it. Refused with 400 for an affiliate that is not ACTIVE.
          *
-         *     Needs an API key with the scopes `write` and `finance` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scopes `write` and `finance` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         post: operations["createAffiliatePortalSession"];
         /**
          * Revoke one portal session, or every session of an affiliate: its link stops opening and its cookie stops working at once
          * @description Revokes one portal session (`affiliatePortalSessionId`) or every session of an affiliate (`affiliateId`): its link stops opening and its cookie stops working at once. Answers how many live sessions were revoked.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         delete: operations["revokeAffiliatePortalSessions"];
         options?: never;
@@ -941,14 +941,14 @@ export interface paths {
          * Whether Stripe is connected, the last 4 characters of its webhook secret, and the webhook URL to give Stripe
          * @description Whether Stripe is connected (a webhook signing secret is stored), the last 4 characters of that secret, and the webhook URL to give Stripe.
          *
-         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `read` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN`, `FINANCE`, `ANALYST` may make it; any other role gets 403 `role_forbidden`.
          */
         get: operations["getStripeIntegration"];
         /**
          * Store the signing secret of the program's Stripe webhook endpoint (never returned)
          * @description Stores the signing secret (whsec_…) of the program's Stripe webhook endpoint; it is never returned. From then on Stripe's payments (checkout.session.completed, invoice.paid, invoice_payment.paid) become sales and its refunds and disputes (charge.refunded, charge.dispute.created) reverse them.
          *
-         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
+         *     Needs an API key with the scope `write` (a key created without scopes has them all); otherwise 403. In a team member's console session (the `__Host-affiliate_console_session` cookie, and the session's X-CSRF-Token on a write), the roles `OWNER`, `ADMIN` may make it; any other role gets 403 `role_forbidden`.
          */
         put: operations["configureStripeIntegration"];
         post?: never;
@@ -969,13 +969,13 @@ export interface paths {
          * The signed-in member, the program, the CSRF token and what the role may do
          * @description The signed-in member, the program, the CSRF token to send on writes, and the operations the role may make: what the console reads when a page loads. Each request of the session moves its idle expiry on. 401 when the session is gone.
          *
-         *     Takes a team member's console session: the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`.
+         *     Takes a team member's console session: the `__Host-affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`.
          */
         get: operations["getTeamSession"];
         put?: never;
         /**
          * Sign in to the console with an email and a password (and the TOTP code when on): the session cookie
-         * @description Signs a team member in to the console. Answers the session (the member, the program, the CSRF token and the operations the role may make) and sets the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict, Path=/), which the whole API then accepts in place of an API key. The session ends after TEAM_SESSION_IDLE_MINUTES without a request (30 by default) and TEAM_SESSION_HOURS after sign-in (12 by default).
+         * @description Signs a team member in to the console. Answers the session (the member, the program, the CSRF token and the operations the role may make) and sets the `__Host-affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict, Path=/), which the whole API then accepts in place of an API key. The session ends after TEAM_SESSION_IDLE_MINUTES without a request (30 by default) and TEAM_SESSION_HOURS after sign-in (12 by default).
          *
          *     A wrong password and an unknown email get the same 401 `credentials_invalid` "Wrong email or password". With TOTP on, a missing code is 401 `totp_required` and a wrong one, or one already used (a code works once), 401 `totp_invalid`. Every attempt is counted per email and per address before the password is checked, and a right one is given back, so the limit is one of failures that no burst of parallel attempts exceeds: past it every attempt, the right password included, is 429 `login_throttled` with Retry-After. With API access off for the program, the right password is answered 403 `api_access_disabled`.
          *
@@ -986,7 +986,7 @@ export interface paths {
          * Sign out: the session stops working at once and its cookie is cleared
          * @description Revokes this session (the cookie stops working at once, on every tab) and clears the cookie. Needs the X-CSRF-Token like every write, so another site cannot sign a member out.
          *
-         *     Takes a team member's console session: the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`.
+         *     Takes a team member's console session: the `__Host-affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`.
          */
         delete: operations["signOut"];
         options?: never;
@@ -1027,14 +1027,14 @@ export interface paths {
          * The program's members and pending invites (every role may read them)
          * @description The program's members (id, email, role, whether TOTP is on, when they joined and last signed in) and the invites not accepted yet. Every role may read it; only an OWNER changes it.
          *
-         *     Takes a team member's console session: the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`.
+         *     Takes a team member's console session: the `__Host-affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`.
          */
         get: operations["getTeamMembers"];
         /**
          * Change a member's role (their sessions end; the last OWNER keeps the role)
          * @description Gives a member another role. Their sessions end at once, so the new role applies from their next sign-in. The last OWNER cannot be given another role (409 `last_owner`): make another member OWNER first. Recorded in the program's audit record (`team.role_changed`).
          *
-         *     Takes a team member's console session: the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`. OWNER only: other roles are refused 403 `role_forbidden`.
+         *     Takes a team member's console session: the `__Host-affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`. OWNER only: other roles are refused 403 `role_forbidden`.
          */
         put: operations["changeTeamMemberRole"];
         /**
@@ -1043,14 +1043,14 @@ export interface paths {
          *
          *     409 `member_exists` when the email is already a member of this program. A member of another program is invited like anyone else (the answer says nothing of other programs); their acceptance is then refused 409 `member_exists`.
          *
-         *     Takes a team member's console session: the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`. OWNER only: other roles are refused 403 `role_forbidden`.
+         *     Takes a team member's console session: the `__Host-affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`. OWNER only: other roles are refused 403 `role_forbidden`.
          */
         post: operations["inviteTeamMember"];
         /**
          * Remove a member, or withdraw an invite (their sessions end; the last OWNER stays)
          * @description Removes a member (their sessions end at once), or withdraws a pending invite (its link stops working). The last OWNER cannot be removed (409 `last_owner`). Recorded in the program's audit record (`team.member_removed`).
          *
-         *     Takes a team member's console session: the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`. OWNER only: other roles are refused 403 `role_forbidden`.
+         *     Takes a team member's console session: the `__Host-affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`. OWNER only: other roles are refused 403 `role_forbidden`.
          */
         delete: operations["removeTeamMember"];
         options?: never;
@@ -1070,21 +1070,21 @@ export interface paths {
          * Confirm the second factor with a code of the app: from now on sign-in asks for one
          * @description Turns the second factor on with a current code of the app (one step of clock drift either way is accepted); from now on sign-in asks for a code. A code works once (RFC 6238 §5.2): the one that confirmed, and any of its step or an earlier one, is refused afterwards. A wrong code is 400 `totp_invalid`; while the second factor is on already, 409 `totp_enabled`; without POST /team/totp first, 400 `totp_enrolment_missing`. Recorded in the program's audit record (`team.totp_changed`).
          *
-         *     Takes a team member's console session: the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`.
+         *     Takes a team member's console session: the `__Host-affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`.
          */
         put: operations["confirmTotp"];
         /**
          * Start turning on the second factor: a new secret for the member's authenticator app
          * @description Makes a new TOTP secret (RFC 6238: SHA-1, 6 digits, 30 seconds) for the signed-in member's authenticator app and answers it with its otpauth:// URL. Nothing changes at sign-in until PUT /team/totp confirms it with a code; starting again replaces an unconfirmed secret. While the second factor is on, 409 `totp_enabled`: turn it off with a code first (DELETE /team/totp). Recorded in the program's audit record (`team.totp_changed`).
          *
-         *     Takes a team member's console session: the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`.
+         *     Takes a team member's console session: the `__Host-affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`.
          */
         post: operations["startTotpEnrolment"];
         /**
          * Turn the second factor off, with a current code of the app
          * @description Turns the second factor off, with a current code of the app (so a session left open cannot do it alone). A wrong code, or one already used, is 400 `totp_invalid`. Recorded in the program's audit record (`team.totp_changed`).
          *
-         *     Takes a team member's console session: the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`.
+         *     Takes a team member's console session: the `__Host-affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`.
          */
         delete: operations["disableTotp"];
         options?: never;
@@ -1103,7 +1103,7 @@ export interface paths {
          * The program's secret API keys, without their secrets (OWNER)
          * @description The program's secret API keys, revoked ones included, without their secrets: id, prefix, scopes, when made and revoked. OWNER only.
          *
-         *     Takes a team member's console session: the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`. OWNER only: other roles are refused 403 `role_forbidden`.
+         *     Takes a team member's console session: the `__Host-affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`. OWNER only: other roles are refused 403 `role_forbidden`.
          */
         get: operations["getOwnApiKeys"];
         put?: never;
@@ -1111,14 +1111,14 @@ export interface paths {
          * Create a secret API key for an integration (shown once), with every scope or the ones given (OWNER)
          * @description Creates a secret API key for an integration, with every scope or the ones given; the key is in this answer only (only its hash is kept). Recorded in the program's audit record (`api_key.created`) with the OWNER who made it. OWNER only.
          *
-         *     Takes a team member's console session: the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`. OWNER only: other roles are refused 403 `role_forbidden`.
+         *     Takes a team member's console session: the `__Host-affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`. OWNER only: other roles are refused 403 `role_forbidden`.
          */
         post: operations["createOwnApiKey"];
         /**
          * Revoke a secret API key: it stops working within seconds (OWNER)
          * @description Revokes one of the program's secret API keys: every request with it is refused within seconds (the gateways' key cache). Recorded in the program's audit record (`api_key.revoked`). OWNER only.
          *
-         *     Takes a team member's console session: the `affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`. OWNER only: other roles are refused 403 `role_forbidden`.
+         *     Takes a team member's console session: the `__Host-affiliate_console_session` cookie (httpOnly, Secure, SameSite=Strict), and on a write the session's `X-CSRF-Token` and the gateway's own Origin. An API key is refused 403 `team_session_required`. OWNER only: other roles are refused 403 `role_forbidden`.
          */
         delete: operations["revokeOwnApiKey"];
         options?: never;
@@ -5242,7 +5242,7 @@ export interface components {
              */
             lastSignInAt: string | null;
         };
-        /** @description A member's console session; the session itself is the httpOnly cookie affiliate_console_session */
+        /** @description A member's console session; the session itself is the httpOnly cookie __Host-affiliate_console_session */
         TeamSession: {
             member: components["schemas"]["TeamMember"];
             /** @description The program the member belongs to: every request of the session acts on it alone */

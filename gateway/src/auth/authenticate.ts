@@ -83,6 +83,10 @@ async function authenticateMember(
   next: () => void,
 ): Promise<void> {
   const session = await teamSessions.live(cookie);
+  // A deleted program's sessions end with it (its team is released), and are still answered as its keys are: 404.
+  const endedWith = session ? null : await teamSessions.programOf(cookie);
+  if (endedWith && (await keys.program(endedWith)).kind === 'program-deleted')
+    throw notFound('The program of this console session no longer exists', 'program_missing');
   if (!session) {
     response.setHeader('WWW-Authenticate', 'Bearer realm="api"');
     throw unauthorized('Your console session has ended (signed out, expired or revoked): sign in again', 'unauthenticated');

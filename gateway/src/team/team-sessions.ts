@@ -3,8 +3,12 @@ import type { TeamRole } from '@affiliate/contracts';
 import { Schema, type Connection, type Model } from 'mongoose';
 import { byCredential, hashOf, newSecret, teamMemberModel, type TeamMemberDocument, type TeamMemberModel } from './team-members';
 
-/** The console's session cookie: the whole API reads it (team-enforcement), so its path is `/`. */
-export const TEAM_SESSION_COOKIE = 'affiliate_console_session';
+/**
+ * The console's session cookie: the whole API reads it (team-enforcement), so its path is `/`. The
+ * `__Host-` prefix makes browsers take it only when Secure, Path=/ and without Domain, so a sibling
+ * subdomain cannot plant or shadow it (Chromium accepts it over http://127.0.0.1 too, as the console's tests show).
+ */
+export const TEAM_SESSION_COOKIE = '__Host-affiliate_console_session';
 
 /** Defaults of TEAM_SESSION_IDLE_MINUTES and TEAM_SESSION_HOURS (OWASP's session guidance for a back office). */
 export const DEFAULT_TEAM_SESSION_IDLE_MS = 30 * 60_000;
@@ -139,6 +143,11 @@ export class TeamSessions {
       idleExpiresAt,
       expiresAt: session.expiresAt,
     };
+  }
+
+  /** The program of the session a cookie names, live or ended: why an ended one ended (its program deleted) is then told apart. */
+  async programOf(cookieValue: string): Promise<string | null> {
+    return (await byCredential(this.model, cookieValue, 'cookieHash'))?.programId ?? null;
   }
 
   /** Revokes one session of the program (sign-out); how many were live. */
