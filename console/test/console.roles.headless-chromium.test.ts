@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { eventually } from '@affiliate/platform/testing';
 import type { Locator, Page } from 'playwright-core';
+import { TEAM_SESSION_COOKIE } from '../../gateway/src/team/team-sessions';
 import { okBody, type Api } from '../../system-tests/harness';
 import {
   checkPage,
@@ -51,8 +52,8 @@ const rowOf = (scope: Page | Locator, text: string | RegExp): Locator => scope.g
 
 /** The session of the member signed in on this page, read with its own cookie (GET /api/v1/team/session). */
 async function sessionOf(page: Page): Promise<Session> {
-  const cookie = (await page.context().cookies()).find((each) => each.name === 'affiliate_console_session');
-  const header = `affiliate_console_session=${cookie?.value ?? ''}`;
+  const cookie = (await page.context().cookies()).find((each) => each.name === TEAM_SESSION_COOKIE);
+  const header = `${TEAM_SESSION_COOKIE}=${cookie?.value ?? ''}`;
   const answer = await fetch(`${gateway()}/api/v1/team/session`, { headers: { cookie: header } });
   expect(answer.status).toBe(200);
   const session = (await answer.json()) as { csrfToken: string; member: { id: string; email: string } };

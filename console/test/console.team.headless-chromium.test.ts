@@ -237,8 +237,13 @@ test('Your account: the second factor is set up from the secret shown, asked for
   await page.getByLabel('Code of the authenticator app').fill('12');
   await page.getByRole('button', { name: 'Turn the second factor on' }).click();
   await showing(page.locator('#totp-code-error'), '6 digits');
-  // A code works once (RFC 6238 §5.2): confirming, signing in and turning off each take a later step's code.
-  await page.getByLabel('Code of the authenticator app').fill(app.generate({ timestamp: Date.now() - 30_000 }));
+  // A code works once (RFC 6238 §5.2): confirming, signing in and turning off each take a later step's
+  // code, the codes of the step before now, now's and the next, taken early in a step so that the
+  // first is still within the server's one-step window when it arrives on a slow machine.
+  await eventually(() => expect(Date.now() % 30_000).toBeLessThan(10_000), 25_000);
+  const now = Date.now();
+  const [previous, current, next] = [-30_000, 0, 30_000].map((offset) => app.generate({ timestamp: now + offset }));
+  await page.getByLabel('Code of the authenticator app').fill(previous as string);
   await page.getByRole('button', { name: 'Turn the second factor on' }).click();
   await showing(page.getByRole('status'), 'On: signing in asks for a code');
 
@@ -246,12 +251,12 @@ test('Your account: the second factor is set up from the secret shown, asked for
   await page.getByLabel('Email', { exact: true }).fill(member.email);
   await page.getByLabel('Password', { exact: true }).fill(member.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByLabel('Authenticator code').fill(app.generate());
+  await page.getByLabel('Authenticator code').fill(current as string);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('navigation', { name: 'Sections' }).waitFor({ timeout: 15_000 });
 
   await go(page, 'account');
-  await page.getByLabel('Code of the authenticator app').fill(app.generate({ timestamp: Date.now() + 30_000 }));
+  await page.getByLabel('Code of the authenticator app').fill(next as string);
   await page.getByRole('button', { name: 'Turn the second factor off' }).click();
   await page.getByRole('button', { name: 'Set up the second factor' }).waitFor();
   // Off again: the password alone signs in.
