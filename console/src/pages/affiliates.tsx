@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
 import { Field, FilterSelect, SelectField } from '../fields';
-import { unplaced } from '../forms';
+import { FormError } from '../forms';
 import { rowsOf } from '../paging';
 import { Action, ErrorBanner, Notice, Pager, Table, useLoad, useSubmit, when, type Column } from '../ui';
 import { optionalNumber, shownNumber } from '../values';
@@ -311,7 +311,7 @@ function EditAffiliate({
       />
       <button type="submit">Save affiliate</button>
       {done ? <Notice>Saved.</Notice> : null}
-      <ErrorBanner error={unplaced(error, EDITED_FIELDS)} />
+      <FormError error={error} params={EDITED_FIELDS} />
     </form>
   );
 }

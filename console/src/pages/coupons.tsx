@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
 import { CheckboxField, ConfirmedAction, Field, SelectField } from '../fields';
-import { FieldError, fieldMessage, unplaced } from '../forms';
+import { FieldError, FormError, fieldMessage } from '../forms';
 import { rowsOf } from '../paging';
 import { Action, ErrorBanner, Notice, Table, useLoad, useSubmit, when } from '../ui';
 import { instantOrNull, localOf, numberOrNull, optionalNumber } from '../values';
@@ -224,7 +224,7 @@ function CreateCoupon({ client, onCreated }: { client: Client; onCreated: (coupo
       />
       <button type="submit">Create coupon</button>
       {done ? <Notice>Coupon created: add its codes below.</Notice> : null}
-      <ErrorBanner error={unplaced(error, COUPON_FIELDS)} />
+      <FormError error={error} params={COUPON_FIELDS} />
     </form>
   );
 }
@@ -344,7 +344,7 @@ function EditCoupon({ client, coupon, onSaved }: { client: Client; coupon: Coupo
       />
       <button type="submit">Save coupon</button>
       {done ? <Notice>Saved.</Notice> : null}
-      <ErrorBanner error={unplaced(error, ['name', 'maxRedemptions', 'redeemBy'])} />
+      <FormError error={error} params={['name', 'maxRedemptions', 'redeemBy']} />
     </form>
   );
 }
@@ -483,7 +483,7 @@ function CreateCode({
       />
       <button type="submit">Add code</button>
       {done ? <Notice>Code added.</Notice> : null}
-      <ErrorBanner error={unplaced(error, CODE_FIELDS)} />
+      <FormError error={error} params={CODE_FIELDS} />
     </form>
   );
 }
@@ -601,7 +601,7 @@ function BulkCodes({
         onValue={setRandomCharsLength}
       />
       <button type="submit">Generate codes</button>
-      <ErrorBanner error={unplaced(error, BULK_FIELDS)} />
+      <FormError error={error} params={BULK_FIELDS} />
       {result ? (
         <div role="status" class="notice">
           <p>

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { ok, type ApiClient, type PageProps, type Schemas } from '../client';
 import { Field, fieldsOf, inputValue } from '../fields';
-import { unplaced } from '../forms';
+import { FormError } from '../forms';
 import { money, saveAsFile } from '../money-and-files';
 import { Action, ErrorBanner, Notice, Table, useLoad, useSubmit, when } from '../ui';
 
@@ -162,7 +162,7 @@ function RunPayouts({ client, onRun }: { client: ApiClient; onRun: () => void })
             : `${created.length} draft payout${created.length === 1 ? '' : 's'} created: ${totals(created)}.`}
         </Notice>
       ) : null}
-      <ErrorBanner error={unplaced(error, ['currency', 'affiliateId'])} />
+      <FormError error={error} params={['currency', 'affiliateId']} />
     </form>
   );
 }
@@ -229,7 +229,7 @@ function PayoutActions({ client, can, payout, onMarked }: PageProps & { payout: 
           <button type="button" class="danger" disabled={marking} onClick={() => mark('FAILED')}>
             Mark {who} failed
           </button>
-          <ErrorBanner error={unplaced(error, ['externalReference'])} />
+          <FormError error={error} params={['externalReference']} />
         </>
       ) : null}
     </>

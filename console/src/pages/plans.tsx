@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
 import { CheckboxField, ConfirmedAction, Field, SelectField } from '../fields';
-import { FieldError, unplaced } from '../forms';
+import { FieldError, FormError } from '../forms';
 import { rowsOf } from '../paging';
 import { Action, ErrorBanner, Notice, Table, useLoad, useSubmit } from '../ui';
 import { numberOrNull, optionalNumber, requiredNumber, shownNumber } from '../values';
@@ -312,8 +312,9 @@ function PlanForm({ client, plan, onSaved }: { client: PageProps['client']; plan
       )}
       <button type="submit">{plan ? 'Save plan' : 'Create plan'}</button>
       {done ? <Notice>{plan ? 'Saved.' : 'Plan created.'}</Notice> : null}
-      <ErrorBanner
-        error={unplaced(error, [...PLAN_FIELDS, ...tiers.flatMap((_, index) => [`tiers.${index}.threshold`, `tiers.${index}.rate`])])}
+      <FormError
+        error={error}
+        params={[...PLAN_FIELDS, ...tiers.flatMap((_, index) => [`tiers.${index}.threshold`, `tiers.${index}.rate`])]}
       />
     </form>
   );
