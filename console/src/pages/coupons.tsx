@@ -4,7 +4,7 @@ import { CheckboxField, ConfirmedAction, Field, SelectField } from '../fields';
 import { FieldError, FormError, fieldMessage } from '../forms';
 import { rowsOf } from '../paging';
 import { Action, ErrorBanner, Notice, Table, useLoad, useSubmit, when } from '../ui';
-import { instantOrNull, localOf, numberOrNull, optionalNumber } from '../values';
+import { instantOrNull, localOf, numberOrNull, optionalNumber, shownNumber } from '../values';
 
 type Coupon = Schemas['Coupon'];
 type Code = Schemas['PromotionalCodeSummary'];
@@ -34,7 +34,7 @@ const AFFILIATE_CHOICES = 1000;
 
 const discountOf = (coupon: Coupon) =>
   coupon.couponType === 'PERCENTAGE' ? `${coupon.percentOff}% off` : `${coupon.amountOff} ${coupon.currency ?? ''} off`;
-const affiliateName = (affiliate: { firstName: string; lastName: string; email: string }) =>
+const affiliateName = (affiliate: Pick<Affiliate, 'firstName' | 'lastName' | 'email'>) =>
   `${affiliate.firstName} ${affiliate.lastName} (${affiliate.email})`;
 
 /**
@@ -308,7 +308,7 @@ function CouponPanel({
         ) : null}
       </div>
       {can('updateCoupon') ? <EditCoupon client={client} coupon={coupon} onSaved={onChanged} /> : null}
-      <Codes client={client} can={can} coupon={coupon} onChanged={onChanged} />
+      <Codes client={client} can={can} coupon={coupon} affiliates={affiliates} onChanged={onChanged} />
       {can('createPromotionalCode') ? <CreateCode client={client} coupon={coupon} affiliates={affiliates} onCreated={onChanged} /> : null}
       {can('issuePromotionalCodesInBulk') ? (
         <BulkCodes client={client} coupon={coupon} affiliates={affiliates} onIssued={onChanged} />
@@ -349,47 +349,188 @@ function EditCoupon({ client, coupon, onSaved }: { client: Client; coupon: Coupo
   );
 }
 
-function Codes({ client, can, coupon, onChanged }: PageProps & { coupon: Coupon; onChanged: () => void }) {
+function Codes({
+  client,
+  can,
+  coupon,
+  affiliates,
+  onChanged,
+}: PageProps & { coupon: Coupon; affiliates: Affiliate[]; onChanged: () => void }) {
+  const [editing, setEditing] = useState<string | null>(null);
+  const edited = coupon.promotionalCodes.find((code) => code.id === editing) ?? null;
   const setActive = async (code: Code, active: boolean) => {
     await ok(client.PUT('/api/v1/promotional-codes', { body: { promotionalCodeId: code.id, active } }));
     onChanged();
   };
   return (
-    <Table
-      caption={`Promotional codes of ${coupon.name ?? coupon.id}`}
-      rows={coupon.promotionalCodes}
-      empty="No code yet."
-      columns={[
-        { title: 'Code', value: (code) => <code>{code.code}</code> },
-        { title: 'Affiliate', value: (code) => (code.affiliate ? affiliateName(code.affiliate) : 'none: attributes no sale') },
-        { title: 'State', value: (code) => (code.active ? 'active' : 'retired') },
-        { title: 'Redeemed', value: (code) => `${code.timesRedeemed} of ${code.maxRedemptions ?? 'unlimited'}` },
-        { title: 'Expires', value: (code) => when(code.expiresAt) },
-        {
-          title: 'Actions',
-          value: (code) => (
-            <>
-              {can('updatePromotionalCode') ? (
-                <Action
-                  label={code.active ? `Deactivate ${code.code}` : `Reactivate ${code.code}`}
-                  run={() => setActive(code, !code.active)}
-                />
-              ) : null}
-              {can('deletePromotionalCode') ? (
-                <ConfirmedAction
-                  label={`Delete ${code.code}`}
-                  confirm={`Confirm: delete ${code.code}`}
-                  run={async () => {
-                    await ok(client.DELETE('/api/v1/promotional-codes', { body: { promotionalCodeId: code.id } }));
-                    onChanged();
-                  }}
-                />
-              ) : null}
-            </>
-          ),
+    <>
+      <Table
+        caption={`Promotional codes of ${coupon.name ?? coupon.id}`}
+        rows={coupon.promotionalCodes}
+        empty="No code yet."
+        columns={[
+          { title: 'Code', value: (code) => <code>{code.code}</code> },
+          { title: 'Affiliate', value: (code) => (code.affiliate ? affiliateName(code.affiliate) : 'none: attributes no sale') },
+          { title: 'State', value: (code) => (code.active ? 'active' : 'retired') },
+          { title: 'Redeemed', value: (code) => `${code.timesRedeemed} of ${code.maxRedemptions ?? 'unlimited'}` },
+          { title: 'Expires', value: (code) => when(code.expiresAt) },
+          {
+            title: 'Actions',
+            value: (code) => (
+              <>
+                {can('updatePromotionalCode') ? (
+                  <>
+                    <button type="button" onClick={() => setEditing(code.id)}>
+                      Edit {code.code}
+                    </button>
+                    <Action
+                      label={code.active ? `Deactivate ${code.code}` : `Reactivate ${code.code}`}
+                      run={() => setActive(code, !code.active)}
+                    />
+                  </>
+                ) : null}
+                {can('deletePromotionalCode') ? (
+                  <ConfirmedAction
+                    label={`Delete ${code.code}`}
+                    confirm={`Confirm: delete ${code.code}`}
+                    run={async () => {
+                      await ok(client.DELETE('/api/v1/promotional-codes', { body: { promotionalCodeId: code.id } }));
+                      onChanged();
+                    }}
+                  />
+                ) : null}
+              </>
+            ),
+          },
+        ]}
+      />
+      {edited ? <EditCode key={edited.id} client={client} code={edited} affiliates={affiliates} onSaved={onChanged} /> : null}
+    </>
+  );
+}
+
+const EDIT_CODE_FIELDS = [
+  'expiresAt',
+  'maxRedemptions',
+  'affiliateId',
+  'limitToAffiliate',
+  'firstTimeOrder',
+  'minimumAmount',
+  'minimumAmountCurrency',
+  'customerId',
+  'limitToCustomers',
+];
+
+/**
+ * PUT /promotional-codes: what UpdatePromotionalCodeBody lets a code change besides its state (when it
+ * expires, how often it may be redeemed, its affiliate, the minimum order and the customer it is kept
+ * for); a blank field clears its setting (null), and the API's messages show beside the fields.
+ */
+function EditCode({ client, code, affiliates, onSaved }: { client: Client; code: Code; affiliates: Affiliate[]; onSaved: () => void }) {
+  const [expiresAt, setExpiresAt] = useState(localOf(code.expiresAt));
+  const [maxRedemptions, setMaxRedemptions] = useState(shownNumber(code.maxRedemptions));
+  const [affiliateId, setAffiliateId] = useState(code.affiliateId ?? '');
+  const [limitToAffiliate, setLimitToAffiliate] = useState(code.limitToAffiliate);
+  const [firstTimeOrder, setFirstTimeOrder] = useState(code.firstTimeOrder);
+  const [minimumAmount, setMinimumAmount] = useState(shownNumber(code.minimumAmount));
+  const [minimumAmountCurrency, setMinimumAmountCurrency] = useState(code.minimumAmountCurrency ?? '');
+  const [customerId, setCustomerId] = useState(code.customerId ?? '');
+  const [limitToCustomers, setLimitToCustomers] = useState(code.limitToCustomers);
+  const { error, done, submit } = useSubmit(async () => {
+    await ok(
+      client.PUT('/api/v1/promotional-codes', {
+        body: {
+          promotionalCodeId: code.id,
+          expiresAt: instantOrNull(expiresAt),
+          maxRedemptions: numberOrNull(maxRedemptions),
+          affiliateId: affiliateId || null,
+          limitToAffiliate,
+          firstTimeOrder,
+          minimumAmount: numberOrNull(minimumAmount),
+          minimumAmountCurrency: minimumAmountCurrency.trim() || null,
+          customerId: customerId.trim() || null,
+          limitToCustomers,
         },
-      ]}
-    />
+      }),
+    );
+    onSaved();
+  });
+  const prefix = `edit-code-${code.id}`;
+  return (
+    <form class="panel" onSubmit={submit} noValidate aria-labelledby={`${prefix}-title`}>
+      <h3 id={`${prefix}-title`}>Edit code {code.code}</h3>
+      <Field
+        id={`${prefix}-expires-at`}
+        label="Expires (UTC; blank: never)"
+        param="expiresAt"
+        error={error}
+        type="datetime-local"
+        value={expiresAt}
+        onValue={setExpiresAt}
+      />
+      <Field
+        id={`${prefix}-max-redemptions`}
+        label="Redemptions allowed for this code (blank: unlimited)"
+        param="maxRedemptions"
+        error={error}
+        inputMode="numeric"
+        value={maxRedemptions}
+        onValue={setMaxRedemptions}
+      />
+      <AffiliateSelect id={`${prefix}-affiliate`} affiliates={affiliates} value={affiliateId} onValue={setAffiliateId} error={error} />
+      <CheckboxField
+        id={`${prefix}-limit-to-affiliate`}
+        label="Only that affiliate may redeem it"
+        param="limitToAffiliate"
+        error={error}
+        checked={limitToAffiliate}
+        onChecked={setLimitToAffiliate}
+      />
+      <CheckboxField
+        id={`${prefix}-first-time-order`}
+        label="Only on a customer's first order"
+        param="firstTimeOrder"
+        error={error}
+        checked={firstTimeOrder}
+        onChecked={setFirstTimeOrder}
+      />
+      <Field
+        id={`${prefix}-minimum-amount`}
+        label="Minimum order amount (blank: none)"
+        param="minimumAmount"
+        error={error}
+        inputMode="decimal"
+        value={minimumAmount}
+        onValue={setMinimumAmount}
+      />
+      <Field
+        id={`${prefix}-minimum-currency`}
+        label="Currency of the minimum (e.g. USD)"
+        param="minimumAmountCurrency"
+        error={error}
+        value={minimumAmountCurrency}
+        onValue={setMinimumAmountCurrency}
+      />
+      <Field
+        id={`${prefix}-customer`}
+        label="Customer id it is kept for (blank: none)"
+        param="customerId"
+        error={error}
+        value={customerId}
+        onValue={setCustomerId}
+      />
+      <CheckboxField
+        id={`${prefix}-limit-to-customers`}
+        label="Only that customer may redeem it"
+        param="limitToCustomers"
+        error={error}
+        checked={limitToCustomers}
+        onChecked={setLimitToCustomers}
+      />
+      <button type="submit">Save code</button>
+      {done ? <Notice>Code saved.</Notice> : null}
+      <FormError error={error} params={EDIT_CODE_FIELDS} />
+    </form>
   );
 }
 
