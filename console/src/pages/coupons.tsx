@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
 import { CheckboxField, ConfirmedAction, Field, SelectField } from '../fields';
 import { FieldError, FormError, fieldMessage } from '../forms';
-import { rowsOf } from '../paging';
+import { everyPage } from '../paging';
 import { Action, ErrorBanner, Notice, Table, useLoad, useSubmit, when } from '../ui';
 import { instantOrNull, localOf, numberOrNull, optionalNumber, shownNumber } from '../values';
 
@@ -29,8 +29,6 @@ const CODE_PARTS: { part: keyof Schemas['CodeStructure']; label: string }[] = [
   { part: 'couponName', label: "The coupon's name" },
   { part: 'randomChars', label: 'Random characters' },
 ];
-/** The most ACTIVE affiliates the bulk form lists to choose from; "every active affiliate" covers the rest. */
-const AFFILIATE_CHOICES = 1000;
 
 const discountOf = (coupon: Coupon) =>
   coupon.couponType === 'PERCENTAGE' ? `${coupon.percentOff}% off` : `${coupon.amountOff} ${coupon.currency ?? ''} off`;
@@ -42,11 +40,16 @@ const affiliateName = (affiliate: Pick<Affiliate, 'firstName' | 'lastName' | 'em
  * its codes added, retired (active false) or deleted, and generated in bulk for a group of affiliates.
  */
 export function Coupons({ client, can }: PageProps) {
-  const coupons = useLoad(async () => rowsOf(await ok(client.GET('/api/v1/coupons', { params: { query: { limit: 1000 } } }))), []);
+  const coupons = useLoad(
+    () => everyPage((startingAfter) => client.GET('/api/v1/coupons', { params: { query: { limit: 1000, startingAfter } } })),
+    [],
+  );
   const affiliates = useLoad(
     async () =>
       can('getAffiliates')
-        ? rowsOf(await ok(client.GET('/api/v1/affiliates', { params: { query: { status: 'ACTIVE', limit: AFFILIATE_CHOICES } } })))
+        ? everyPage((startingAfter) =>
+            client.GET('/api/v1/affiliates', { params: { query: { status: 'ACTIVE', limit: 1000, startingAfter } } }),
+          )
         : [],
     [],
   );

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
 import { CheckboxField, ConfirmedAction, Field, SelectField } from '../fields';
 import { FieldError, FormError } from '../forms';
-import { rowsOf } from '../paging';
+import { everyPage } from '../paging';
 import { Action, ErrorBanner, Notice, Table, useLoad, useSubmit } from '../ui';
 import { numberOrNull, optionalNumber, requiredNumber, shownNumber } from '../values';
 
@@ -42,7 +42,10 @@ const rateOf = (plan: Plan) => (plan.commissionType === 'PERCENTAGE' ? `${plan.r
 
 /** Commission plans: created, edited, made the program's default, deleted (or the API's refusal, in its words). */
 export function Plans({ client, can }: PageProps) {
-  const plans = useLoad(async () => rowsOf(await ok(client.GET('/api/v1/commission-plans', { params: { query: { limit: 1000 } } }))), []);
+  const plans = useLoad(
+    () => everyPage((startingAfter) => client.GET('/api/v1/commission-plans', { params: { query: { limit: 1000, startingAfter } } })),
+    [],
+  );
   const [editing, setEditing] = useState<string | null>(null);
   const current = plans.value?.find((plan) => plan.id === editing) ?? null;
   return (
