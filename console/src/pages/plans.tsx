@@ -7,8 +7,6 @@ import { Action, ErrorBanner, Notice, Table, useLoad, useSubmit } from '../ui';
 import { numberOrNull, optionalNumber, requiredNumber, shownNumber } from '../values';
 
 type Plan = Schemas['CommissionPlan'];
-/** What the API holds a commission for when holdDays is left out (DEFAULT_HOLD_DAYS of the contracts, whose values stay out of the bundle). */
-const DEFAULT_HOLD_DAYS = 30;
 type Tier = Schemas['CommissionTierRule'];
 
 const COMMISSION_TYPES: { value: Plan['commissionType']; label: string }[] = [
@@ -120,7 +118,7 @@ function PlanForm({ client, plan, onSaved }: { client: PageProps['client']; plan
   const [firstPaymentRate, setFirstPaymentRate] = useState(shownNumber(plan?.firstPaymentRate));
   const [recurring, setRecurring] = useState<Plan['recurring']>(plan?.recurring ?? 'FOREVER');
   const [recurringMonths, setRecurringMonths] = useState(shownNumber(plan?.recurringMonths));
-  const [holdDays, setHoldDays] = useState(shownNumber(plan?.holdDays ?? DEFAULT_HOLD_DAYS));
+  const [holdDays, setHoldDays] = useState(shownNumber(plan?.holdDays));
   const [minimumPayout, setMinimumPayout] = useState(shownNumber(plan?.minimumPayout));
   const [isDefault, setIsDefault] = useState(false);
   const [metric, setMetric] = useState<Tier['metric']>(plan?.tiers[0]?.metric ?? 'SALES_COUNT');
@@ -160,7 +158,8 @@ function PlanForm({ client, plan, onSaved }: { client: PageProps['client']; plan
             ...(firstPaymentRate.trim() ? { firstPaymentRate: requiredNumber(firstPaymentRate) } : {}),
             recurring,
             ...(limited ? { recurringMonths: optionalNumber(recurringMonths) } : {}),
-            holdDays: requiredNumber(holdDays),
+            // Left empty, the hold is the API's default (the document's), never a copy of it here.
+            ...(holdDays.trim() ? { holdDays: requiredNumber(holdDays) } : {}),
             ...(minimumPayout.trim() ? { minimumPayout: requiredNumber(minimumPayout) } : {}),
             tiers: tierRules(),
             isDefault,
@@ -171,7 +170,7 @@ function PlanForm({ client, plan, onSaved }: { client: PageProps['client']; plan
       for (const clear of [setName, setRate, setCurrency, setFirstPaymentRate, setRecurringMonths, setMinimumPayout]) clear('');
       setCommissionType('PERCENTAGE');
       setRecurring('FOREVER');
-      setHoldDays(shownNumber(DEFAULT_HOLD_DAYS));
+      setHoldDays('');
       setIsDefault(false);
       setTiers([]);
     }
@@ -244,7 +243,9 @@ function PlanForm({ client, plan, onSaved }: { client: PageProps['client']; plan
       ) : null}
       <Field
         id={`${prefix}-hold-days`}
-        label="Days a commission is held before it is due"
+        label={
+          plan ? 'Days a commission is held before it is due' : "Days a commission is held before it is due (empty: the API's default)"
+        }
         param="holdDays"
         error={error}
         inputMode="numeric"

@@ -4,7 +4,7 @@ import { CheckboxField, Field, fieldsOf, SelectField } from '../fields';
 import { FieldError, FormError } from '../forms';
 import { ATTRIBUTION_MODELS } from '../program-settings';
 import { ErrorBanner, Notice, useLoad, useSubmit } from '../ui';
-import { lines, numberOrNull } from '../values';
+import { lines, numberOrNull, requiredNumber } from '../values';
 
 type Program = Schemas['Program'];
 type Settings = Schemas['ProgramSettingsBody'];
@@ -75,12 +75,12 @@ function ProgramSettings({ client, can, program, onSaved }: PageProps & { progra
         .map((destination) => ({ url: destination.url.trim(), params: Object.fromEntries(new URLSearchParams(destination.params)) })),
       requireApproval,
       // Left empty, a number goes as null for the API to refuse with its own message (never silently 0).
-      defaultCommissionRate: numberOrNull(defaultRate) as number,
+      defaultCommissionRate: requiredNumber(defaultRate),
       reportingCurrency: reportingCurrency.trim().toUpperCase(),
       allowedOrigins: lines(origins),
       attributionWindowDays: numberOrNull(windowDays),
       attributionModel: model,
-      clickDedupSeconds: numberOrNull(dedup) as number,
+      clickDedupSeconds: requiredNumber(dedup),
       slug: slug.trim() === '' ? null : slug.trim(),
       // The rest of the sign-up page (intro, terms, questions) is kept as it is: the Sign-up page edits it.
       ...(program.signup || signupOpen
