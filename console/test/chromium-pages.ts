@@ -112,14 +112,3 @@ export async function signInAsMember(page: Page, system: System, programId: stri
   await signInWithPassword(page, system.gatewayUrl, member);
   return member;
 }
-
-/** Polls an asynchronous reading until it passes the check; fails with the value it last read. */
-export async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (check(value)) return value;
-    if (Date.now() > deadline) throw new Error(`still ${JSON.stringify(value)} after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
