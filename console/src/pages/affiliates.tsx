@@ -106,13 +106,26 @@ function ApprovalQueue({ client, can, plans, round, onDecided }: Shared & { onDe
     return { items: rowsOf(data), next };
   }, [cursor, round]);
   const [chosenPlans, setChosenPlans] = useState<Record<string, string>>({});
+  // The API's refusal of each affiliate's decision, by affiliate id.
+  const [refusals, setRefusals] = useState<Record<string, unknown>>({});
   const decide = async (affiliate: Affiliate, status: 'ACTIVE' | 'REJECTED') => {
     const plan = chosenPlans[affiliate.id] ?? PROGRAM_DEFAULT;
-    await ok(
-      client.PUT('/api/v1/affiliates', {
-        body: { affiliateId: affiliate.id, status, ...(status === 'ACTIVE' && plan !== PROGRAM_DEFAULT ? { commissionPlanId: plan } : {}) },
-      }),
-    );
+    setRefusals({ ...refusals, [affiliate.id]: null });
+    try {
+      await ok(
+        client.PUT('/api/v1/affiliates', {
+          body: {
+            affiliateId: affiliate.id,
+            status,
+            ...(status === 'ACTIVE' && plan !== PROGRAM_DEFAULT ? { commissionPlanId: plan } : {}),
+          },
+        }),
+      );
+    } catch (failed) {
+      // Shown by the one rule: a refused plan beside its select, anything else in the row's banner.
+      setRefusals({ ...refusals, [affiliate.id]: failed });
+      return;
+    }
     onDecided();
   };
   const deciding = can('updateAffiliate');
@@ -142,11 +155,12 @@ function ApprovalQueue({ client, can, plans, round, onDecided }: Shared & { onDe
                           plans={plans}
                           value={chosenPlans[affiliate.id] ?? PROGRAM_DEFAULT}
                           onValue={(plan) => setChosenPlans({ ...chosenPlans, [affiliate.id]: plan })}
-                          error={null}
+                          error={refusals[affiliate.id]}
                         />
                       ) : null}
                       <Action label={`Approve ${affiliate.email}`} run={() => decide(affiliate, 'ACTIVE')} />
                       <Action kind="danger" label={`Reject ${affiliate.email}`} run={() => decide(affiliate, 'REJECTED')} />
+                      <FormError error={refusals[affiliate.id]} params={plans.length ? ['commissionPlanId'] : []} />
                     </>
                   ),
                 },
