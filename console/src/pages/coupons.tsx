@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
-import { CheckboxField, ConfirmedAction, Field, SelectField } from '../fields';
+import { CheckboxField, ConfirmedAction, Field, SelectField, fieldsOf } from '../fields';
 import { FieldError, FormError, fieldMessage } from '../forms';
 import { everyPage } from '../paging';
 import { Action, ErrorBanner, Notice, Table, useLoad, useSubmit, when } from '../ui';
@@ -459,26 +459,17 @@ function EditCode({ client, code, affiliates, onSaved }: { client: Client; code:
     onSaved();
   });
   const prefix = `edit-code-${code.id}`;
+  const field = fieldsOf(error);
   return (
     <form class="panel" onSubmit={submit} noValidate aria-labelledby={`${prefix}-title`}>
       <h3 id={`${prefix}-title`}>Edit code {code.code}</h3>
-      <Field
-        id={`${prefix}-expires-at`}
-        label="Expires (UTC; blank: never)"
-        param="expiresAt"
+      <CodeLimits
+        prefix={prefix}
         error={error}
-        type="datetime-local"
-        value={expiresAt}
-        onValue={setExpiresAt}
-      />
-      <Field
-        id={`${prefix}-max-redemptions`}
-        label="Redemptions allowed for this code (blank: unlimited)"
-        param="maxRedemptions"
-        error={error}
-        inputMode="numeric"
-        value={maxRedemptions}
-        onValue={setMaxRedemptions}
+        maxRedemptions={maxRedemptions}
+        onMaxRedemptions={setMaxRedemptions}
+        expiresAt={expiresAt}
+        onExpiresAt={setExpiresAt}
       />
       <AffiliateSelect id={`${prefix}-affiliate`} affiliates={affiliates} value={affiliateId} onValue={setAffiliateId} error={error} />
       <CheckboxField
@@ -500,27 +491,18 @@ function EditCode({ client, code, affiliates, onSaved }: { client: Client; code:
       <Field
         id={`${prefix}-minimum-amount`}
         label="Minimum order amount (blank: none)"
-        param="minimumAmount"
-        error={error}
         inputMode="decimal"
-        value={minimumAmount}
-        onValue={setMinimumAmount}
+        {...field('minimumAmount', minimumAmount, setMinimumAmount)}
       />
       <Field
         id={`${prefix}-minimum-currency`}
         label="Currency of the minimum (e.g. USD)"
-        param="minimumAmountCurrency"
-        error={error}
-        value={minimumAmountCurrency}
-        onValue={setMinimumAmountCurrency}
+        {...field('minimumAmountCurrency', minimumAmountCurrency, setMinimumAmountCurrency)}
       />
       <Field
         id={`${prefix}-customer`}
         label="Customer id it is kept for (blank: none)"
-        param="customerId"
-        error={error}
-        value={customerId}
-        onValue={setCustomerId}
+        {...field('customerId', customerId, setCustomerId)}
       />
       <CheckboxField
         id={`${prefix}-limit-to-customers`}
@@ -534,6 +516,41 @@ function EditCode({ client, code, affiliates, onSaved }: { client: Client; code:
       {done ? <Notice>Code saved.</Notice> : null}
       <FormError error={error} params={EDIT_CODE_FIELDS} />
     </form>
+  );
+}
+
+/** A code's limits, in the forms that add and edit one: how often it may be redeemed and when it expires. */
+function CodeLimits({
+  prefix,
+  error,
+  maxRedemptions,
+  onMaxRedemptions,
+  expiresAt,
+  onExpiresAt,
+}: {
+  prefix: string;
+  error: unknown;
+  maxRedemptions: string;
+  onMaxRedemptions: (value: string) => void;
+  expiresAt: string;
+  onExpiresAt: (value: string) => void;
+}) {
+  const field = fieldsOf(error);
+  return (
+    <>
+      <Field
+        id={`${prefix}-max-redemptions`}
+        label="Redemptions allowed for this code (blank: unlimited)"
+        inputMode="numeric"
+        {...field('maxRedemptions', maxRedemptions, onMaxRedemptions)}
+      />
+      <Field
+        id={`${prefix}-expires-at`}
+        label="Expires (UTC; blank: never)"
+        type="datetime-local"
+        {...field('expiresAt', expiresAt, onExpiresAt)}
+      />
+    </>
   );
 }
 
@@ -607,23 +624,13 @@ function CreateCode({
         onValue={setCode}
       />
       <AffiliateSelect id="code-affiliate" affiliates={affiliates} value={affiliateId} onValue={setAffiliateId} error={error} />
-      <Field
-        id="code-max-redemptions"
-        label="Redemptions allowed for this code (blank: unlimited)"
-        param="maxRedemptions"
+      <CodeLimits
+        prefix="code"
         error={error}
-        inputMode="numeric"
-        value={maxRedemptions}
-        onValue={setMaxRedemptions}
-      />
-      <Field
-        id="code-expires-at"
-        label="Expires (UTC; blank: never)"
-        param="expiresAt"
-        error={error}
-        type="datetime-local"
-        value={expiresAt}
-        onValue={setExpiresAt}
+        maxRedemptions={maxRedemptions}
+        onMaxRedemptions={setMaxRedemptions}
+        expiresAt={expiresAt}
+        onExpiresAt={setExpiresAt}
       />
       <button type="submit">Add code</button>
       {done ? <Notice>Code added.</Notice> : null}

@@ -114,6 +114,12 @@ function WideChart({ title, days, series }: { title: string; days: string[]; ser
   );
 }
 
+/** The range's two dates, as the summary route names them in its messages. */
+const RANGE_FIELDS = [
+  { param: 'from', label: 'From' },
+  { param: 'to', label: 'To (included)' },
+] as const;
+
 /** The date range: two dates (both days included) and the usual presets; each change reloads the page's figures. */
 function RangePicker({
   range,
@@ -136,24 +142,18 @@ function RangePicker({
         onChange(draft);
       }}
     >
-      <Field
-        id="range-from"
-        label="From"
-        type="date"
-        param="from"
-        error={error}
-        value={draft.from}
-        onValue={(from) => setDraft({ ...draft, from })}
-      />
-      <Field
-        id="range-to"
-        label="To (included)"
-        type="date"
-        param="to"
-        error={error}
-        value={draft.to}
-        onValue={(to) => setDraft({ ...draft, to })}
-      />
+      {RANGE_FIELDS.map(({ param, label }) => (
+        <Field
+          key={param}
+          id={`range-${param}`}
+          label={label}
+          type="date"
+          param={param}
+          error={error}
+          value={draft[param]}
+          onValue={(day) => setDraft({ ...draft, [param]: day })}
+        />
+      ))}
       <button type="submit">Show</button>
       {PRESETS.map((days) => (
         <button key={days} type="button" onClick={() => onChange(lastDays(days))}>
