@@ -1,7 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
 import { Field, SelectField } from '../fields';
-import { FormError } from '../forms';
 import { ATTRIBUTION_MODELS, useProgramSettings } from '../program-settings';
 import { Action, ErrorBanner, Notice, Table, useLoad, when } from '../ui';
 import { lines } from '../values';
@@ -145,7 +144,7 @@ function TrackingSettings({ client, can, program, onSaved }: PageProps & { progr
       />
       {editable ? <button type="submit">Save tracking settings</button> : null}
       {saved ? <Notice>Saved.</Notice> : null}
-      <FormError error={error} params={['attributionWindowDays', 'attributionModel', 'clickDedupSeconds']} lists={['allowedOrigins']} />
+      <ErrorBanner error={error} />
     </form>
   );
 }
