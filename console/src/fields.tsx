@@ -130,6 +130,7 @@ export function CheckboxField({
   label,
   param,
   error,
+  list = false,
   checked,
   onChecked,
   disabled,
@@ -143,11 +144,11 @@ export function CheckboxField({
           checked={checked}
           disabled={disabled}
           onChange={(event) => onChecked((event.target as HTMLInputElement).checked)}
-          {...described(error, param, id)}
+          {...described(error, param, id, list)}
         />{' '}
         {label}
       </label>
-      <FieldError error={error} param={param} id={`${id}-error`} />
+      <FieldError error={error} param={param} id={`${id}-error`} list={list} />
     </div>
   );
 }

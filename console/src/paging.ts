@@ -36,3 +36,25 @@ export function rowsOf<Row>(data: Row | Row[] | null | undefined): Row[] {
   if (data === null || data === undefined) return [];
   return Array.isArray(data) ? data : [data];
 }
+
+/** A row of a list route's answer (`Plan` of `Plan | Plan[]`, the lookup's one object beside the page). */
+type Item<Data> = Data extends readonly (infer Row)[] ? Row : never;
+
+/**
+ * Every row of a list, page after page to the last (the Link header's next), for the choosers and
+ * lists a page shows whole (a program's plans, its coupons, the affiliates to pick from): no page
+ * size ever hides a row. `load` asks for the page after `startingAfter` (undefined: the first).
+ */
+export async function everyPage<Data>(
+  load: (startingAfter: string | undefined) => Promise<{ data?: Data; error?: unknown; response: Response }>,
+): Promise<Item<Data>[]> {
+  const rows: Item<Data>[] = [];
+  let cursor: string | undefined;
+  do {
+    const { data, next } = await paged(load(cursor));
+    // A list route's data is its rows, or the one object of a lookup (never asked for here): rowsOf covers both.
+    rows.push(...(rowsOf(data) as Item<Data>[]));
+    cursor = next ?? undefined;
+  } while (cursor);
+  return rows;
+}

@@ -3,7 +3,6 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import { ApiError } from './api';
 import { AffiliateApiError } from './client';
-import { fieldMessage } from './forms';
 
 export const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
@@ -18,10 +17,6 @@ export function ErrorBanner({ error }: { error: unknown }) {
     </p>
   );
 }
-
-/** The error of a form, unless it is about one of its fields (then it shows beside that field). */
-export const FormError = ({ error, params }: { error: unknown; params: string[] }) =>
-  params.some((param) => fieldMessage(error, param)) ? null : <ErrorBanner error={error} />;
 
 /** A secret or a link shown this once, with a button to copy it. */
 export function ShownOnce({ label, value }: { label: string; value: string }) {

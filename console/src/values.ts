@@ -35,3 +35,11 @@ export const lines = (text: string) =>
     .split('\n')
     .map((line) => line.trim())
     .filter(Boolean);
+
+/**
+ * A select's options from the words of every value of a union (`Record<Schemas['TeamRole'], string>`):
+ * the Record names each value of the document's type, so a value the document adds fails to compile
+ * until it has its words.
+ */
+export const optionsOf = <Value extends string>(words: Record<Value, string>) =>
+  (Object.keys(words) as Value[]).map((value) => ({ value, label: words[value] }));

@@ -2,8 +2,9 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
+import { eventually } from '@affiliate/platform/testing';
 import { okBody, System, type Api } from '../../system-tests/harness';
-import { checkPage, eventually, launchChromium, newPage, showing, signInAsMember, type PageWatch } from './chromium-pages';
+import { checkPage, launchChromium, newPage, showing, signInAsMember, type PageWatch } from './chromium-pages';
 
 /**
  * The whole affiliate journey of issue 30 in one real browser (Debian's chromium through
@@ -68,10 +69,10 @@ async function reloadUntilShowing(page: Page, table: string, expected: string): 
       await page.reload();
       const locator = page.getByRole('table', { name: table });
       await showing(locator, /^(?![\s\S]*Loading…)/, 30_000);
-      return (await locator.textContent()) ?? '';
+      expect((await locator.textContent()) ?? '').toContain(expected);
     },
-    (text) => text.includes(expected),
     30_000,
+    200,
   );
 }
 
@@ -108,10 +109,7 @@ test("an affiliate who signs up, is approved in the console and opens its portal
   await check(team, 'console-approval-queue');
   await team.getByRole('button', { name: `Approve ${email}` }).click();
   await queue.getByRole('cell', { name: email, exact: true }).waitFor({ state: 'detached' });
-  await eventually(
-    () => affiliateByEmail(email),
-    (affiliate) => affiliate.status === 'ACTIVE',
-  );
+  await eventually(async () => expect((await affiliateByEmail(email)).status).toBe('ACTIVE'), 15_000, 200);
 
   // 4. "View as affiliate" gives the portal's session link.
   await team.goto(`${system.gatewayUrl}/console#/affiliates`);

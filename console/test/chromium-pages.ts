@@ -125,14 +125,3 @@ export async function inviteFromTeamPage(page: Page, email: string, role: TestMe
   await showing(link, '/console/#/accept-invite?token=');
   return (await link.textContent()) ?? '';
 }
-
-/** Polls an asynchronous reading until it passes the check; fails with the value it last read. */
-export async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (check(value)) return value;
-    if (Date.now() > deadline) throw new Error(`still ${JSON.stringify(value)} after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}

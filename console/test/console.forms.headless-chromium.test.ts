@@ -1,8 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Locator, Page } from 'playwright-core';
-import { okBody, System, type Api, type ApiResponse } from '../../system-tests/harness';
-import { checkPage, launchChromium, newPage, showing, signInAsMember, type PageWatch } from './chromium-pages';
+import type { Locator, Page } from 'playwright-core';
+import { okBody, type Api, type ApiResponse } from '../../system-tests/harness';
+import { checkPage, newPage, runningSystemAndChromium, showing, signInAsMember, type PageWatch } from './chromium-pages';
 
 /**
  * The console's forms in headless Chromium against the whole system: a refused form shows the API's
@@ -11,28 +11,20 @@ import { checkPage, launchChromium, newPage, showing, signInAsMember, type PageW
  */
 const SCREENSHOTS = join(__dirname, '..', '..', 'test-results', 'console');
 
-let system: System;
-let browser: Browser;
+const running = runningSystemAndChromium();
 let program: { programId: string; key: string; api: Api };
 const watch: PageWatch = { outside: [], pageErrors: [] };
 
 beforeAll(async () => {
   mkdirSync(SCREENSHOTS, { recursive: true });
-  system = await System.start();
-  browser = await launchChromium();
-  program = await system.createProgram({ name: 'Forms program' });
-}, 180_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await system?.stop();
-});
+  program = await running.system.createProgram({ name: 'Forms program' });
+}, 60_000);
 
 /** The console signed in to the program, on one of its pages. */
 async function signedIn(route: string): Promise<Page> {
-  const page = await newPage(browser, system.gatewayUrl, watch);
-  await signInAsMember(page, system, program.programId, 'OWNER');
-  await page.goto(`${system.gatewayUrl}/console#/${route}`);
+  const page = await newPage(running.browser, running.system.gatewayUrl, watch);
+  await signInAsMember(page, running.system, program.programId, 'OWNER');
+  await page.goto(`${running.system.gatewayUrl}/console#/${route}`);
   return page;
 }
 

@@ -177,8 +177,8 @@ test('every program page shows the program\u2019s real data and passes axe', asy
   await showing(page.locator('.tiles'), 'Sales7');
   // Revenue and commission per currency, the reporting currency first: 609 USD and 49.99 EUR, never 658.99.
   const tile = (name: string) => page.locator('.tiles div').filter({ has: page.getByText(name, { exact: true }) });
-  await showing(tile('Revenue'), 'Revenue609 USD49.99 EUR');
-  await showing(tile('Commission'), 'Commission121.8 USD10 EUR');
+  await showing(tile('Revenue'), 'RevenueUS$609.00€49.99');
+  await showing(tile('Commission'), 'CommissionUS$121.80€10.00');
   expect(await page.locator('.tiles').textContent()).not.toMatch(/658\.99|131\.8/);
   await counting(page.locator('.chart canvas'), 3);
   await showing(page.locator('.chart figcaption').nth(1), 'Revenue and commission per day, in USD');

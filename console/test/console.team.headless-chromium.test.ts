@@ -48,6 +48,8 @@ async function acceptInFreshBrowser(inviteUrl: string, password: string, screens
   const page = await openPage();
   await page.goto(inviteUrl);
   await page.getByRole('heading', { name: "Join the program's team" }).waitFor();
+  // The page keeps the token in memory: a refused or abandoned accept leaves no live invite in the address bar.
+  expect(page.url()).not.toContain('token=');
   if (screenshot) await check(page, 'accept-invite', screenshot);
   await page.getByLabel('New password').fill(password);
   await page.getByRole('button', { name: 'Accept the invite' }).click();
@@ -282,7 +284,7 @@ test('operator view: a new program’s members are listed and its first owner is
   const link = page.getByRole('status').filter({ hasText: 'Invite link for first.owner@example.com (OWNER)' }).locator('code');
   await showing(link, '/console/#/accept-invite?token=');
   await showing(page.getByRole('table', { name: 'Invites of this program not accepted yet' }), 'first.owner@example.com');
-  await check(page, 'operator-members');
+  await check(page, 'operator-members', join(DOCS, 'console-operator-members.png'));
 
   const owner = await acceptInFreshBrowser((await link.textContent()) ?? '', 'the first owner password');
   await showing(owner.locator('header .brand'), 'Owned program · first.owner@example.com (OWNER)');

@@ -21,10 +21,7 @@ const watch: PageWatch = { outside: [], pageErrors: [] };
 
 beforeAll(() => mkdirSync(DOCS, { recursive: true }));
 
-/**
- * The one sign-in step of each test: today the program's API key through the console's sign-in page
- * (a team member's session once the console has them), then the page of `route`.
- */
+/** The one sign-in step of each test: an OWNER's session (signInAsMember), then the page of `route`. */
 async function signedIn(program: Program, route: string, heading: string): Promise<Page> {
   const page = await newPage(running.browser, running.system.gatewayUrl, watch);
   await signInAsMember(page, running.system, program.programId, 'OWNER');
@@ -194,7 +191,7 @@ test('commission plans: one created, edited and made the default from the page; 
   await page.context().close();
 });
 
-test('coupons: one created with a code, edited, its codes generated for two affiliates, then deactivated; a bad percentOff shows the API message beside the field', async () => {
+test('coupons: one created with a code, edited, the code edited, its codes generated for two affiliates, then deactivated; a bad percentOff shows the API message beside the field', async () => {
   const program: Program = await running.system.createProgram({ name: 'Coupons program' });
   const ada = await activeAffiliate(program.api, 'Ada');
   const grace = await activeAffiliate(program.api, 'Grace');
@@ -230,6 +227,15 @@ test('coupons: one created with a code, edited, its codes generated for two affi
   const renamed = page.getByRole('region', { name: 'Coupon Summer sale' });
   await renamed.waitFor({ timeout: 10_000 });
   expect(await okBody(program.api.get(`/coupons?id=${created.id}`))).toMatchObject({ name: 'Summer sale', maxRedemptions: 100 });
+
+  // A code is edited in its own form: its redemptions capped and kept to the assigned affiliate.
+  await renamed.getByRole('button', { name: 'Edit SUMMER15' }).click();
+  const editCode = renamed.getByRole('form', { name: 'Edit code SUMMER15' });
+  await editCode.getByLabel('Redemptions allowed for this code (blank: unlimited)').fill('5');
+  await editCode.getByLabel('Only that affiliate may redeem it').check();
+  await editCode.getByRole('button', { name: 'Save code' }).click();
+  await showing(editCode.getByRole('status'), 'Code saved.');
+  expect(await okBody(program.api.get('/promotional-codes?code=SUMMER15'))).toMatchObject({ maxRedemptions: 5, limitToAffiliate: true });
 
   await renamed.getByLabel('Prefix (optional, at most 20 characters)').fill('SUN');
   await renamed.getByLabel('Ada Partner (ada@example.com)').check();

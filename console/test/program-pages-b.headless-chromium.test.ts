@@ -55,10 +55,7 @@ async function programWithDueCommissions(): Promise<{ program: Program; ada: { i
   return { program, ada: affiliates[0] as { id: string }, grace: affiliates[1] as { id: string } };
 }
 
-/**
- * The sign-in step of every test, in one call: today a program's API key; at merge time a team
- * member's session (the lead switches this one function).
- */
+/** The sign-in step of every test, in one call: a team member's session (an OWNER's). */
 async function signInAsProgramTeam(program: Program): Promise<Page> {
   const page = await openPage(running.browser, running.system.gatewayUrl, watch);
   await signInAsMember(page, running.system, program.programId, 'OWNER');

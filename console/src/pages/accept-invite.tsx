@@ -1,7 +1,7 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { createApiClient, ok, type Schemas } from '../client';
 import { Field } from '../fields';
-import { FormError } from '../ui';
+import { FormError } from '../forms';
 
 /**
  * Where an invite link lands (`#/accept-invite?token=…`, the token in the fragment so that no server
@@ -10,6 +10,11 @@ import { FormError } from '../ui';
  */
 export function AcceptInvite({ token, onMember }: { token: string; onMember: (session: Schemas['TeamSession']) => void }) {
   const [password, setPassword] = useState('');
+  // The token leaves the address bar (and the history) as soon as the page has it: the submit uses
+  // this copy, so a refused or abandoned accept does not leave a live invite on the screen or in the history.
+  useEffect(() => {
+    window.history.replaceState(null, '', `${window.location.pathname}${window.location.search}#/accept-invite`);
+  }, []);
   const [error, setError] = useState<unknown>(null);
   const submit = async (event: Event) => {
     event.preventDefault();

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
 import { Field } from '../fields';
-import { ErrorBanner, FormError, Notice, useLoad, when } from '../ui';
+import { ErrorBanner, Notice, useLoad, when } from '../ui';
+import { FormError } from '../forms';
 
 /**
  * The signed-in member's own account, whatever their role: who they are, and the second factor

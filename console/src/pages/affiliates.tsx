@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
 import { Field, FilterSelect, SelectField } from '../fields';
-import { unplaced } from '../forms';
-import { rowsOf } from '../paging';
+import { FormError } from '../forms';
+import { everyPage, paged, rowsOf } from '../paging';
 import { Action, ErrorBanner, Notice, Pager, Table, useLoad, useSubmit, when, type Column } from '../ui';
 import { optionalNumber, shownNumber } from '../values';
 
@@ -47,7 +47,9 @@ function SignupAnswers({ affiliate }: { affiliate: Affiliate }) {
 export function Affiliates({ client, can }: PageProps) {
   const plans = useLoad(
     async () =>
-      can('getCommissionPlans') ? rowsOf(await ok(client.GET('/api/v1/commission-plans', { params: { query: { limit: 1000 } } }))) : [],
+      can('getCommissionPlans')
+        ? everyPage((startingAfter) => client.GET('/api/v1/commission-plans', { params: { query: { limit: 1000, startingAfter } } }))
+        : [],
     [],
   );
   const [round, setRound] = useState(0);
@@ -98,29 +100,36 @@ function PlanSelect({
 
 function ApprovalQueue({ client, can, plans, round, onDecided }: Shared & { onDecided: () => void }) {
   const [cursor, setCursor] = useState<string | null>(null);
-  const pending = useLoad(
-    async () =>
-      rowsOf(
-        await ok(
-          client.GET('/api/v1/affiliates', {
-            params: { query: { status: 'PENDING', limit: PAGE, ...(cursor ? { startingAfter: cursor } : {}) } },
-          }),
-        ),
-      ),
-    [cursor, round],
-  );
+  const pending = useLoad(async () => {
+    const query = { status: 'PENDING' as const, limit: PAGE, ...(cursor ? { startingAfter: cursor } : {}) };
+    const { data, next } = await paged(client.GET('/api/v1/affiliates', { params: { query } }));
+    return { items: rowsOf(data), next };
+  }, [cursor, round]);
   const [chosenPlans, setChosenPlans] = useState<Record<string, string>>({});
+  // The API's refusal of each affiliate's decision, by affiliate id.
+  const [refusals, setRefusals] = useState<Record<string, unknown>>({});
   const decide = async (affiliate: Affiliate, status: 'ACTIVE' | 'REJECTED') => {
     const plan = chosenPlans[affiliate.id] ?? PROGRAM_DEFAULT;
-    await ok(
-      client.PUT('/api/v1/affiliates', {
-        body: { affiliateId: affiliate.id, status, ...(status === 'ACTIVE' && plan !== PROGRAM_DEFAULT ? { commissionPlanId: plan } : {}) },
-      }),
-    );
+    setRefusals({ ...refusals, [affiliate.id]: null });
+    try {
+      await ok(
+        client.PUT('/api/v1/affiliates', {
+          body: {
+            affiliateId: affiliate.id,
+            status,
+            ...(status === 'ACTIVE' && plan !== PROGRAM_DEFAULT ? { commissionPlanId: plan } : {}),
+          },
+        }),
+      );
+    } catch (failed) {
+      // Shown by the one rule: a refused plan beside its select, anything else in the row's banner.
+      setRefusals({ ...refusals, [affiliate.id]: failed });
+      return;
+    }
     onDecided();
   };
   const deciding = can('updateAffiliate');
-  const rows = pending.value ?? [];
+  const rows = pending.value?.items ?? [];
   return (
     <div class="panel">
       <h2>Applications waiting for approval</h2>
@@ -146,11 +155,12 @@ function ApprovalQueue({ client, can, plans, round, onDecided }: Shared & { onDe
                           plans={plans}
                           value={chosenPlans[affiliate.id] ?? PROGRAM_DEFAULT}
                           onValue={(plan) => setChosenPlans({ ...chosenPlans, [affiliate.id]: plan })}
-                          error={null}
+                          error={refusals[affiliate.id]}
                         />
                       ) : null}
                       <Action label={`Approve ${affiliate.email}`} run={() => decide(affiliate, 'ACTIVE')} />
                       <Action kind="danger" label={`Reject ${affiliate.email}`} run={() => decide(affiliate, 'REJECTED')} />
+                      <FormError error={refusals[affiliate.id]} params={plans.length ? ['commissionPlanId'] : []} />
                     </>
                   ),
                 },
@@ -158,7 +168,7 @@ function ApprovalQueue({ client, can, plans, round, onDecided }: Shared & { onDe
             : []),
         ]}
       />
-      <Pager cursor={cursor} next={rows.length === PAGE ? rows[rows.length - 1]?.id : null} onPage={setCursor} />
+      <Pager cursor={cursor} next={pending.value?.next} onPage={setCursor} />
     </div>
   );
 }
@@ -173,9 +183,10 @@ function AffiliateList({ client, can, plans, round, onChanged }: Shared & { onCh
     const query = searched
       ? { email: searched }
       : { limit: PAGE, ...(status ? { status } : {}), ...(cursor ? { startingAfter: cursor } : {}) };
-    return rowsOf(await ok(client.GET('/api/v1/affiliates', { params: { query } })));
+    const { data, next } = await paged(client.GET('/api/v1/affiliates', { params: { query } }));
+    return { items: rowsOf(data), next };
   }, [status, searched, cursor, round]);
-  const rows = affiliates.value ?? [];
+  const rows = affiliates.value?.items ?? [];
   const current = rows.find((affiliate) => affiliate.id === editing) ?? null;
   return (
     <div class="panel">
@@ -227,7 +238,7 @@ function AffiliateList({ client, can, plans, round, onChanged }: Shared & { onCh
             : []),
         ]}
       />
-      <Pager cursor={cursor} next={!searched && rows.length === PAGE ? rows[rows.length - 1]?.id : null} onPage={setCursor} />
+      <Pager cursor={cursor} next={affiliates.value?.next} onPage={setCursor} />
       {current ? <EditAffiliate key={current.id} client={client} affiliate={current} plans={plans} onSaved={onChanged} /> : null}
     </div>
   );
@@ -311,7 +322,7 @@ function EditAffiliate({
       />
       <button type="submit">Save affiliate</button>
       {done ? <Notice>Saved.</Notice> : null}
-      <ErrorBanner error={unplaced(error, EDITED_FIELDS)} />
+      <FormError error={error} params={EDITED_FIELDS} />
     </form>
   );
 }

@@ -1,14 +1,18 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
-import { Action, ErrorBanner, FormError, ShownOnce, Table, useLoad, when } from '../ui';
+import { Action, ErrorBanner, ShownOnce, Table, useLoad, when } from '../ui';
+import { FieldError, FormError } from '../forms';
+import { described } from '../fields';
+import { optionsOf } from '../values';
 
 type Scope = Schemas['ApiScope'];
-const SCOPES: { scope: Scope; words: string }[] = [
-  { scope: 'read', words: 'read: every lookup' },
-  { scope: 'write', words: 'write: every change' },
-  { scope: 'finance', words: 'finance: payouts and bank details' },
-  { scope: 'webhook_secrets', words: 'webhook_secrets: reveal webhook signing secrets' },
-];
+/** Every scope of the document, in words: a scope the document adds fails to compile here until it has its words. */
+const SCOPES = optionsOf<Scope>({
+  read: 'read: every lookup',
+  write: 'write: every change',
+  finance: 'finance: payouts and bank details',
+  webhook_secrets: 'webhook_secrets: reveal webhook signing secrets',
+});
 
 /**
  * The program's secret API keys, for integrations (people sign in as themselves): an owner creates one
@@ -51,19 +55,21 @@ export function ApiKeys({ client, can }: PageProps) {
           <h2 id="new-key-title">New API key</h2>
           <fieldset>
             <legend>What the key may do</legend>
-            {SCOPES.map(({ scope, words }) => (
+            {SCOPES.map(({ value: scope, label: words }) => (
               <label class="check" key={scope}>
                 <input
                   type="checkbox"
                   checked={scopes.includes(scope)}
                   onChange={() => setScopes(scopes.includes(scope) ? scopes.filter((each) => each !== scope) : [...scopes, scope])}
+                  {...described(error, 'scopes', 'new-key-scopes', true)}
                 />{' '}
                 {words}
               </label>
             ))}
+            <FieldError error={error} param="scopes" id="new-key-scopes-error" list />
           </fieldset>
           <button type="submit">Create API key</button>
-          <FormError error={error} params={[]} />
+          <FormError error={error} params={[]} lists={['scopes']} />
           {created ? <ShownOnce label="New API key, shown this once (only its hash is stored)" value={created.key} /> : null}
         </form>
       ) : null}

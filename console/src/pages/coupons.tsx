@@ -1,10 +1,10 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
-import { CheckboxField, ConfirmedAction, Field, SelectField } from '../fields';
-import { FieldError, fieldMessage, unplaced } from '../forms';
-import { rowsOf } from '../paging';
+import { CheckboxField, ConfirmedAction, Field, SelectField, fieldsOf } from '../fields';
+import { FieldError, FormError, fieldMessage } from '../forms';
+import { everyPage } from '../paging';
 import { Action, ErrorBanner, Notice, Table, useLoad, useSubmit, when } from '../ui';
-import { instantOrNull, localOf, numberOrNull, optionalNumber } from '../values';
+import { instantOrNull, localOf, numberOrNull, optionalNumber, shownNumber } from '../values';
 
 type Coupon = Schemas['Coupon'];
 type Code = Schemas['PromotionalCodeSummary'];
@@ -29,12 +29,10 @@ const CODE_PARTS: { part: keyof Schemas['CodeStructure']; label: string }[] = [
   { part: 'couponName', label: "The coupon's name" },
   { part: 'randomChars', label: 'Random characters' },
 ];
-/** The most ACTIVE affiliates the bulk form lists to choose from; "every active affiliate" covers the rest. */
-const AFFILIATE_CHOICES = 1000;
 
 const discountOf = (coupon: Coupon) =>
   coupon.couponType === 'PERCENTAGE' ? `${coupon.percentOff}% off` : `${coupon.amountOff} ${coupon.currency ?? ''} off`;
-const affiliateName = (affiliate: { firstName: string; lastName: string; email: string }) =>
+const affiliateName = (affiliate: Pick<Affiliate, 'firstName' | 'lastName' | 'email'>) =>
   `${affiliate.firstName} ${affiliate.lastName} (${affiliate.email})`;
 
 /**
@@ -42,11 +40,16 @@ const affiliateName = (affiliate: { firstName: string; lastName: string; email: 
  * its codes added, retired (active false) or deleted, and generated in bulk for a group of affiliates.
  */
 export function Coupons({ client, can }: PageProps) {
-  const coupons = useLoad(async () => rowsOf(await ok(client.GET('/api/v1/coupons', { params: { query: { limit: 1000 } } }))), []);
+  const coupons = useLoad(
+    () => everyPage((startingAfter) => client.GET('/api/v1/coupons', { params: { query: { limit: 1000, startingAfter } } })),
+    [],
+  );
   const affiliates = useLoad(
     async () =>
       can('getAffiliates')
-        ? rowsOf(await ok(client.GET('/api/v1/affiliates', { params: { query: { status: 'ACTIVE', limit: AFFILIATE_CHOICES } } })))
+        ? everyPage((startingAfter) =>
+            client.GET('/api/v1/affiliates', { params: { query: { status: 'ACTIVE', limit: 1000, startingAfter } } }),
+          )
         : [],
     [],
   );
@@ -224,7 +227,7 @@ function CreateCoupon({ client, onCreated }: { client: Client; onCreated: (coupo
       />
       <button type="submit">Create coupon</button>
       {done ? <Notice>Coupon created: add its codes below.</Notice> : null}
-      <ErrorBanner error={unplaced(error, COUPON_FIELDS)} />
+      <FormError error={error} params={COUPON_FIELDS} />
     </form>
   );
 }
@@ -308,7 +311,7 @@ function CouponPanel({
         ) : null}
       </div>
       {can('updateCoupon') ? <EditCoupon client={client} coupon={coupon} onSaved={onChanged} /> : null}
-      <Codes client={client} can={can} coupon={coupon} onChanged={onChanged} />
+      <Codes client={client} can={can} coupon={coupon} affiliates={affiliates} onChanged={onChanged} />
       {can('createPromotionalCode') ? <CreateCode client={client} coupon={coupon} affiliates={affiliates} onCreated={onChanged} /> : null}
       {can('issuePromotionalCodesInBulk') ? (
         <BulkCodes client={client} coupon={coupon} affiliates={affiliates} onIssued={onChanged} />
@@ -344,52 +347,210 @@ function EditCoupon({ client, coupon, onSaved }: { client: Client; coupon: Coupo
       />
       <button type="submit">Save coupon</button>
       {done ? <Notice>Saved.</Notice> : null}
-      <ErrorBanner error={unplaced(error, ['name', 'maxRedemptions', 'redeemBy'])} />
+      <FormError error={error} params={['name', 'maxRedemptions', 'redeemBy']} />
     </form>
   );
 }
 
-function Codes({ client, can, coupon, onChanged }: PageProps & { coupon: Coupon; onChanged: () => void }) {
+function Codes({
+  client,
+  can,
+  coupon,
+  affiliates,
+  onChanged,
+}: PageProps & { coupon: Coupon; affiliates: Affiliate[]; onChanged: () => void }) {
+  const [editing, setEditing] = useState<string | null>(null);
+  const edited = coupon.promotionalCodes.find((code) => code.id === editing) ?? null;
   const setActive = async (code: Code, active: boolean) => {
     await ok(client.PUT('/api/v1/promotional-codes', { body: { promotionalCodeId: code.id, active } }));
     onChanged();
   };
   return (
-    <Table
-      caption={`Promotional codes of ${coupon.name ?? coupon.id}`}
-      rows={coupon.promotionalCodes}
-      empty="No code yet."
-      columns={[
-        { title: 'Code', value: (code) => <code>{code.code}</code> },
-        { title: 'Affiliate', value: (code) => (code.affiliate ? affiliateName(code.affiliate) : 'none: attributes no sale') },
-        { title: 'State', value: (code) => (code.active ? 'active' : 'retired') },
-        { title: 'Redeemed', value: (code) => `${code.timesRedeemed} of ${code.maxRedemptions ?? 'unlimited'}` },
-        { title: 'Expires', value: (code) => when(code.expiresAt) },
-        {
-          title: 'Actions',
-          value: (code) => (
-            <>
-              {can('updatePromotionalCode') ? (
-                <Action
-                  label={code.active ? `Deactivate ${code.code}` : `Reactivate ${code.code}`}
-                  run={() => setActive(code, !code.active)}
-                />
-              ) : null}
-              {can('deletePromotionalCode') ? (
-                <ConfirmedAction
-                  label={`Delete ${code.code}`}
-                  confirm={`Confirm: delete ${code.code}`}
-                  run={async () => {
-                    await ok(client.DELETE('/api/v1/promotional-codes', { body: { promotionalCodeId: code.id } }));
-                    onChanged();
-                  }}
-                />
-              ) : null}
-            </>
-          ),
+    <>
+      <Table
+        caption={`Promotional codes of ${coupon.name ?? coupon.id}`}
+        rows={coupon.promotionalCodes}
+        empty="No code yet."
+        columns={[
+          { title: 'Code', value: (code) => <code>{code.code}</code> },
+          { title: 'Affiliate', value: (code) => (code.affiliate ? affiliateName(code.affiliate) : 'none: attributes no sale') },
+          { title: 'State', value: (code) => (code.active ? 'active' : 'retired') },
+          { title: 'Redeemed', value: (code) => `${code.timesRedeemed} of ${code.maxRedemptions ?? 'unlimited'}` },
+          { title: 'Expires', value: (code) => when(code.expiresAt) },
+          {
+            title: 'Actions',
+            value: (code) => (
+              <>
+                {can('updatePromotionalCode') ? (
+                  <>
+                    <button type="button" onClick={() => setEditing(code.id)}>
+                      Edit {code.code}
+                    </button>
+                    <Action
+                      label={code.active ? `Deactivate ${code.code}` : `Reactivate ${code.code}`}
+                      run={() => setActive(code, !code.active)}
+                    />
+                  </>
+                ) : null}
+                {can('deletePromotionalCode') ? (
+                  <ConfirmedAction
+                    label={`Delete ${code.code}`}
+                    confirm={`Confirm: delete ${code.code}`}
+                    run={async () => {
+                      await ok(client.DELETE('/api/v1/promotional-codes', { body: { promotionalCodeId: code.id } }));
+                      onChanged();
+                    }}
+                  />
+                ) : null}
+              </>
+            ),
+          },
+        ]}
+      />
+      {edited ? <EditCode key={edited.id} client={client} code={edited} affiliates={affiliates} onSaved={onChanged} /> : null}
+    </>
+  );
+}
+
+const EDIT_CODE_FIELDS = [
+  'expiresAt',
+  'maxRedemptions',
+  'affiliateId',
+  'limitToAffiliate',
+  'firstTimeOrder',
+  'minimumAmount',
+  'minimumAmountCurrency',
+  'customerId',
+  'limitToCustomers',
+];
+
+/**
+ * PUT /promotional-codes: what UpdatePromotionalCodeBody lets a code change besides its state (when it
+ * expires, how often it may be redeemed, its affiliate, the minimum order and the customer it is kept
+ * for); a blank field clears its setting (null), and the API's messages show beside the fields.
+ */
+function EditCode({ client, code, affiliates, onSaved }: { client: Client; code: Code; affiliates: Affiliate[]; onSaved: () => void }) {
+  const [expiresAt, setExpiresAt] = useState(localOf(code.expiresAt));
+  const [maxRedemptions, setMaxRedemptions] = useState(shownNumber(code.maxRedemptions));
+  const [affiliateId, setAffiliateId] = useState(code.affiliateId ?? '');
+  const [limitToAffiliate, setLimitToAffiliate] = useState(code.limitToAffiliate);
+  const [firstTimeOrder, setFirstTimeOrder] = useState(code.firstTimeOrder);
+  const [minimumAmount, setMinimumAmount] = useState(shownNumber(code.minimumAmount));
+  const [minimumAmountCurrency, setMinimumAmountCurrency] = useState(code.minimumAmountCurrency ?? '');
+  const [customerId, setCustomerId] = useState(code.customerId ?? '');
+  const [limitToCustomers, setLimitToCustomers] = useState(code.limitToCustomers);
+  const { error, done, submit } = useSubmit(async () => {
+    await ok(
+      client.PUT('/api/v1/promotional-codes', {
+        body: {
+          promotionalCodeId: code.id,
+          expiresAt: instantOrNull(expiresAt),
+          maxRedemptions: numberOrNull(maxRedemptions),
+          affiliateId: affiliateId || null,
+          limitToAffiliate,
+          firstTimeOrder,
+          minimumAmount: numberOrNull(minimumAmount),
+          minimumAmountCurrency: minimumAmountCurrency.trim() || null,
+          customerId: customerId.trim() || null,
+          limitToCustomers,
         },
-      ]}
-    />
+      }),
+    );
+    onSaved();
+  });
+  const prefix = `edit-code-${code.id}`;
+  const field = fieldsOf(error);
+  return (
+    <form class="panel" onSubmit={submit} noValidate aria-labelledby={`${prefix}-title`}>
+      <h3 id={`${prefix}-title`}>Edit code {code.code}</h3>
+      <CodeLimits
+        prefix={prefix}
+        error={error}
+        maxRedemptions={maxRedemptions}
+        onMaxRedemptions={setMaxRedemptions}
+        expiresAt={expiresAt}
+        onExpiresAt={setExpiresAt}
+      />
+      <AffiliateSelect id={`${prefix}-affiliate`} affiliates={affiliates} value={affiliateId} onValue={setAffiliateId} error={error} />
+      <CheckboxField
+        id={`${prefix}-limit-to-affiliate`}
+        label="Only that affiliate may redeem it"
+        param="limitToAffiliate"
+        error={error}
+        checked={limitToAffiliate}
+        onChecked={setLimitToAffiliate}
+      />
+      <CheckboxField
+        id={`${prefix}-first-time-order`}
+        label="Only on a customer's first order"
+        param="firstTimeOrder"
+        error={error}
+        checked={firstTimeOrder}
+        onChecked={setFirstTimeOrder}
+      />
+      <Field
+        id={`${prefix}-minimum-amount`}
+        label="Minimum order amount (blank: none)"
+        inputMode="decimal"
+        {...field('minimumAmount', minimumAmount, setMinimumAmount)}
+      />
+      <Field
+        id={`${prefix}-minimum-currency`}
+        label="Currency of the minimum (e.g. USD)"
+        {...field('minimumAmountCurrency', minimumAmountCurrency, setMinimumAmountCurrency)}
+      />
+      <Field
+        id={`${prefix}-customer`}
+        label="Customer id it is kept for (blank: none)"
+        {...field('customerId', customerId, setCustomerId)}
+      />
+      <CheckboxField
+        id={`${prefix}-limit-to-customers`}
+        label="Only that customer may redeem it"
+        param="limitToCustomers"
+        error={error}
+        checked={limitToCustomers}
+        onChecked={setLimitToCustomers}
+      />
+      <button type="submit">Save code</button>
+      {done ? <Notice>Code saved.</Notice> : null}
+      <FormError error={error} params={EDIT_CODE_FIELDS} />
+    </form>
+  );
+}
+
+/** A code's limits, in the forms that add and edit one: how often it may be redeemed and when it expires. */
+function CodeLimits({
+  prefix,
+  error,
+  maxRedemptions,
+  onMaxRedemptions,
+  expiresAt,
+  onExpiresAt,
+}: {
+  prefix: string;
+  error: unknown;
+  maxRedemptions: string;
+  onMaxRedemptions: (value: string) => void;
+  expiresAt: string;
+  onExpiresAt: (value: string) => void;
+}) {
+  const field = fieldsOf(error);
+  return (
+    <>
+      <Field
+        id={`${prefix}-max-redemptions`}
+        label="Redemptions allowed for this code (blank: unlimited)"
+        inputMode="numeric"
+        {...field('maxRedemptions', maxRedemptions, onMaxRedemptions)}
+      />
+      <Field
+        id={`${prefix}-expires-at`}
+        label="Expires (UTC; blank: never)"
+        type="datetime-local"
+        {...field('expiresAt', expiresAt, onExpiresAt)}
+      />
+    </>
   );
 }
 
@@ -463,27 +624,17 @@ function CreateCode({
         onValue={setCode}
       />
       <AffiliateSelect id="code-affiliate" affiliates={affiliates} value={affiliateId} onValue={setAffiliateId} error={error} />
-      <Field
-        id="code-max-redemptions"
-        label="Redemptions allowed for this code (blank: unlimited)"
-        param="maxRedemptions"
+      <CodeLimits
+        prefix="code"
         error={error}
-        inputMode="numeric"
-        value={maxRedemptions}
-        onValue={setMaxRedemptions}
-      />
-      <Field
-        id="code-expires-at"
-        label="Expires (UTC; blank: never)"
-        param="expiresAt"
-        error={error}
-        type="datetime-local"
-        value={expiresAt}
-        onValue={setExpiresAt}
+        maxRedemptions={maxRedemptions}
+        onMaxRedemptions={setMaxRedemptions}
+        expiresAt={expiresAt}
+        onExpiresAt={setExpiresAt}
       />
       <button type="submit">Add code</button>
       {done ? <Notice>Code added.</Notice> : null}
-      <ErrorBanner error={unplaced(error, CODE_FIELDS)} />
+      <FormError error={error} params={CODE_FIELDS} />
     </form>
   );
 }
@@ -601,7 +752,7 @@ function BulkCodes({
         onValue={setRandomCharsLength}
       />
       <button type="submit">Generate codes</button>
-      <ErrorBanner error={unplaced(error, BULK_FIELDS)} />
+      <FormError error={error} params={BULK_FIELDS} />
       {result ? (
         <div role="status" class="notice">
           <p>

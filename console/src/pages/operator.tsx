@@ -2,9 +2,11 @@ import { useState } from 'preact/hooks';
 import { ok, type ApiClient, type Schemas } from '../client';
 import { paged } from '../paging';
 import { ApiKeyTable } from './api-keys';
-import { InviteTable, RoleSelect } from './team';
-import { Field } from '../fields';
-import { Action, ErrorBanner, FormError, Notice, Pager, ShownOnce, Table, useLoad, when } from '../ui';
+import { InviteTable, ROLE_OPTIONS } from './team';
+import { CheckboxField, Field, SelectField, fieldsOf } from '../fields';
+import { Action, ErrorBanner, Notice, Pager, ShownOnce, Table, useLoad, useSubmit, when } from '../ui';
+import { optionalNumber, requiredNumber } from '../values';
+import { FormError } from '../forms';
 
 /**
  * The operator's view, on the admin API with the admin token (the typed client with its
@@ -15,13 +17,17 @@ type Program = Schemas['Program'];
 type Role = Schemas['TeamRole'];
 type OperatorProps = { client: ApiClient };
 
-const valueOf = (event: Event) => (event.target as HTMLInputElement).value;
-
 export function Programs({ client }: OperatorProps) {
   const programs = useLoad(() => ok(client.GET('/admin/v1/programs', { params: { query: { limit: 100 } } })), []);
   const [name, setName] = useState('');
   const [selected, setSelected] = useState<string | null>(null);
   const current = programs.value?.find((program) => program.id === selected) ?? null;
+  const creating = useSubmit(async () => {
+    const created = await ok(client.POST('/admin/v1/programs', { body: { name } }));
+    setName('');
+    setSelected(created.id);
+    programs.reload();
+  });
   return (
     <section>
       <h1>Programs</h1>
@@ -47,19 +53,11 @@ export function Programs({ client }: OperatorProps) {
           },
         ]}
       />
-      <form class="panel" onSubmit={(event) => event.preventDefault()}>
-        <h2>New program</h2>
-        <label for="program-name">Name</label>
-        <input id="program-name" value={name} onInput={(event) => setName(valueOf(event))} />
-        <Action
-          label="Create program"
-          run={async () => {
-            const created = await ok(client.POST('/admin/v1/programs', { body: { name } }));
-            setName('');
-            setSelected(created.id);
-            programs.reload();
-          }}
-        />
+      <form class="panel" onSubmit={creating.submit} aria-labelledby="new-program-title">
+        <h2 id="new-program-title">New program</h2>
+        <Field id="program-name" label="Name" param="name" error={creating.error} value={name} onValue={setName} />
+        <button type="submit">Create program</button>
+        <FormError error={creating.error} params={['name']} />
       </form>
       {current ? <ProgramSettings key={current.id} client={client} program={current} onSaved={programs.reload} /> : null}
     </section>
@@ -73,46 +71,61 @@ function ProgramSettings({ client, program, onSaved }: OperatorProps & { program
   const [rate, setRate] = useState(String(program.defaultCommissionRate));
   const [points, setPoints] = useState(program.rateLimit ? String(program.rateLimit.points) : '');
   const [duration, setDuration] = useState(program.rateLimit ? String(program.rateLimit.duration) : '');
-  const [saved, setSaved] = useState(false);
-  const save = async () => {
-    setSaved(false);
-    const rateLimit = points && duration ? { points: Number(points), duration: Number(duration) } : null;
+  // A rate limit is set by its two numbers together; both empty: the gateway's default (null).
+  const { error, done, submit } = useSubmit(async () => {
+    const rateLimit = points || duration ? { points: requiredNumber(points), duration: requiredNumber(duration) } : null;
     await ok(
       client.PUT('/admin/v1/programs/{id}', {
         params: { path: { id: program.id } },
-        body: { name, apiAccess, requireApproval, defaultCommissionRate: Number(rate), rateLimit },
+        body: { name, apiAccess, requireApproval, defaultCommissionRate: optionalNumber(rate), rateLimit },
       }),
     );
-    setSaved(true);
     onSaved();
-  };
+  });
+  const field = fieldsOf(error);
   return (
-    <form class="panel" onSubmit={(event) => event.preventDefault()} aria-labelledby="settings-title">
-      <h2 id="settings-title">Settings of {program.name}</h2>
-      <label for="settings-name">Name</label>
-      <input id="settings-name" value={name} onInput={(event) => setName(valueOf(event))} />
-      <label class="check">
-        <input type="checkbox" checked={apiAccess} onChange={() => setApiAccess(!apiAccess)} /> API access
-      </label>
-      <label class="check">
-        <input type="checkbox" checked={requireApproval} onChange={() => setRequireApproval(!requireApproval)} /> New affiliates wait for
-        approval
-      </label>
-      <label for="settings-rate">Default commission rate (%)</label>
-      <input id="settings-rate" inputMode="decimal" value={rate} onInput={(event) => setRate(valueOf(event))} />
-      <fieldset>
-        <legend>Rate limit per key, route and method (empty: the gateway's default)</legend>
-        <label for="settings-points">Requests</label>
-        <input id="settings-points" inputMode="numeric" value={points} onInput={(event) => setPoints(valueOf(event))} />
-        <label for="settings-duration">Per seconds</label>
-        <input id="settings-duration" inputMode="numeric" value={duration} onInput={(event) => setDuration(valueOf(event))} />
-      </fieldset>
-      <Action label="Save settings" run={save} />
-      {saved ? <Notice>Settings saved.</Notice> : null}
+    <>
+      <form class="panel" onSubmit={submit} aria-labelledby="settings-title">
+        <h2 id="settings-title">Settings of {program.name}</h2>
+        <Field id="settings-name" label="Name" {...field('name', name, setName)} />
+        <CheckboxField
+          id="settings-api-access"
+          label="API access"
+          param="apiAccess"
+          error={error}
+          checked={apiAccess}
+          onChecked={setApiAccess}
+        />
+        <CheckboxField
+          id="settings-require-approval"
+          label="New affiliates wait for approval"
+          param="requireApproval"
+          error={error}
+          checked={requireApproval}
+          onChecked={setRequireApproval}
+        />
+        <Field
+          id="settings-rate"
+          label="Default commission rate (%)"
+          inputMode="decimal"
+          {...field('defaultCommissionRate', rate, setRate)}
+        />
+        <fieldset>
+          <legend>Rate limit per key, route and method (empty: the gateway's default)</legend>
+          <Field id="settings-points" label="Requests" inputMode="numeric" {...field('rateLimit.points', points, setPoints)} />
+          <Field id="settings-duration" label="Per seconds" inputMode="numeric" {...field('rateLimit.duration', duration, setDuration)} />
+        </fieldset>
+        <button type="submit">Save settings</button>
+        {done ? <Notice>Settings saved.</Notice> : null}
+        <FormError
+          error={error}
+          params={['name', 'apiAccess', 'requireApproval', 'defaultCommissionRate', 'rateLimit', 'rateLimit.points', 'rateLimit.duration']}
+        />
+      </form>
       <ApiKeys client={client} programId={program.id} />
       <PublishableKeys client={client} programId={program.id} />
       <Members client={client} programId={program.id} />
-    </form>
+    </>
   );
 }
 
@@ -198,11 +211,11 @@ function Members({ client, programId }: OperatorProps & { programId: string }) {
         value={email}
         onValue={setEmail}
       />
-      <RoleSelect id="member-role" label="Their role" value={role} onValue={setRole} />
+      <SelectField id="member-role" label="Their role" param="role" error={error} value={role} onValue={setRole} options={ROLE_OPTIONS} />
       <button type="button" onClick={invite}>
         {role === 'OWNER' ? 'Invite an owner' : 'Invite a member'}
       </button>
-      <FormError error={error} params={['email']} />
+      <FormError error={error} params={['email', 'role']} />
       {invited ? (
         <ShownOnce
           label={`Invite link for ${invited.invite.email} (${invited.invite.role}): it works once, until ${when(invited.invite.expiresAt)}`}

@@ -1,7 +1,11 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import { ok, type PageProps, type Schemas } from '../client';
-import { ErrorBanner, Notice, round, useLoad } from '../ui';
+import { Field } from '../fields';
+import { FormError } from '../forms';
+import { money } from '../money-and-files';
+import { Notice, round, useLoad } from '../ui';
+import { dayOf } from '../values';
 
 type Summary = Schemas['ProgramSummary'];
 type CurrencySummary = Schemas['CurrencySummary'];
@@ -14,12 +18,12 @@ const PALETTE = ['#1d4ed8', '#047857', '#b45309', '#7c3aed', '#be123c', '#0e7490
 const colourOf = (index: number) => PALETTE[index % PALETTE.length] as string;
 
 /** A UTC day as the date inputs hold it (YYYY-MM-DD). */
-const dayOf = (time: number) => new Date(time).toISOString().slice(0, 10);
+const dayAt = (time: number) => dayOf(new Date(time));
 
 /** The last `days` whole UTC days, today included. */
 function lastDays(days: number): { from: string; to: string } {
   const today = Math.floor(Date.now() / DAY) * DAY;
-  return { from: dayOf(today - (days - 1) * DAY), to: dayOf(today) };
+  return { from: dayAt(today - (days - 1) * DAY), to: dayAt(today) };
 }
 
 /**
@@ -34,7 +38,6 @@ function periodOf(range: { from: string; to: string }): { from: string; to: stri
   };
 }
 
-const amount = (value: number) => value.toLocaleString('en-GB', { maximumFractionDigits: 3 });
 const count = (value: number) => value.toLocaleString('en-GB');
 
 /** One line per currency: never a sum across currencies. */
@@ -42,9 +45,7 @@ function Amounts({ entries, pick }: { entries: CurrencySummary[]; pick: (entry: 
   return (
     <ul class="amounts">
       {entries.map((entry) => (
-        <li key={entry.currency}>
-          {amount(pick(entry))} {entry.currency}
-        </li>
+        <li key={entry.currency}>{money(pick(entry), entry.currency)}</li>
       ))}
     </ul>
   );
@@ -113,12 +114,21 @@ function WideChart({ title, days, series }: { title: string; days: string[]; ser
   );
 }
 
+/** The range's two dates, as the summary route names them in its messages. */
+const RANGE_FIELDS = [
+  { param: 'from', label: 'From' },
+  { param: 'to', label: 'To (included)' },
+] as const;
+
 /** The date range: two dates (both days included) and the usual presets; each change reloads the page's figures. */
 function RangePicker({
   range,
+  error,
   onChange,
 }: {
   range: { from: string; to: string };
+  /** The API's refusal of the range: its messages about `from` and `to` are shown beside those dates. */
+  error: unknown;
   onChange: (range: { from: string; to: string }) => void;
 }) {
   const [draft, setDraft] = useState(range);
@@ -132,20 +142,25 @@ function RangePicker({
         onChange(draft);
       }}
     >
-      <label>
-        From
-        <input type="date" value={draft.from} onInput={(event) => setDraft({ ...draft, from: event.currentTarget.value })} />
-      </label>
-      <label>
-        To (included)
-        <input type="date" value={draft.to} onInput={(event) => setDraft({ ...draft, to: event.currentTarget.value })} />
-      </label>
+      {RANGE_FIELDS.map(({ param, label }) => (
+        <Field
+          key={param}
+          id={`range-${param}`}
+          label={label}
+          type="date"
+          param={param}
+          error={error}
+          value={draft[param]}
+          onValue={(day) => setDraft({ ...draft, [param]: day })}
+        />
+      ))}
       <button type="submit">Show</button>
       {PRESETS.map((days) => (
         <button key={days} type="button" onClick={() => onChange(lastDays(days))}>
           Last {days} days
         </button>
       ))}
+      <FormError error={error} params={['from', 'to']} />
     </form>
   );
 }
@@ -250,17 +265,17 @@ export function Overview({ client, can }: PageProps) {
   return (
     <section>
       <h1>Program overview</h1>
-      <RangePicker range={range} onChange={setRange} />
+      <RangePicker range={range} error={data.error} onChange={setRange} />
       {can('getProgramSummary') ? null : <Notice>Your role cannot read the program's summary.</Notice>}
-      <ErrorBanner error={data.error} />
-      {data.value ? (
+      {/* A refused range shows no figures: those of the period before would read as the answer to it. */}
+      {data.error ? null : data.value ? (
         <>
           <p class="period">
-            {dayOf(Date.parse(data.value.from))} to {dayOf(Date.parse(data.value.to) - 1)} (UTC days, both included)
+            {dayAt(Date.parse(data.value.from))} to {dayAt(Date.parse(data.value.to) - 1)} (UTC days, both included)
           </p>
           <Figures summary={data.value} />
         </>
-      ) : data.error ? null : (
+      ) : (
         <p>Loading…</p>
       )}
     </section>

@@ -1,28 +1,26 @@
 import { useState } from 'preact/hooks';
 import { ok, type ApiClient, type PageProps, type Schemas } from '../client';
-import { Field, fieldsOf, inputValue } from '../fields';
-import { unplaced } from '../forms';
+import { Field, FilterSelect, fieldsOf } from '../fields';
+import { FormError } from '../forms';
+import { paged, rowsOf } from '../paging';
 import { money, saveAsFile } from '../money-and-files';
 import { Action, ErrorBanner, Notice, Table, useLoad, useSubmit, when } from '../ui';
 
 type Payout = Schemas['Payout'];
-type ShownStatus = Payout['status'] | 'ALL';
+type Status = Payout['status'];
 
 const PAGE_SIZE = 50;
 
 /**
  * A run starts no payout after 5 s and answers what it made (POST /payouts); the next call carries
  * on. The page calls again until a call makes none, so one click pays every due commission; the
- * bound only keeps a runaway loop (a program with a very large backlog) from running forever.
+ * bound only keeps a runaway loop (a program with a very large backlog) from running forever, and
+ * when it is reached the page says that due commissions may remain and offers to carry on.
  */
 const MAX_RUN_CALLS = 20;
 
-const STATUSES: { value: ShownStatus; label: string }[] = [
-  { value: 'PENDING', label: 'Drafts (to pay)' },
-  { value: 'PAID', label: 'Paid' },
-  { value: 'FAILED', label: 'Failed' },
-  { value: 'ALL', label: 'All' },
-];
+/** Every status of the document, with the caption of its list: a status the document adds fails to compile here. */
+const CAPTIONS: Record<Status, string> = { PENDING: 'Drafts (to pay)', PAID: 'Paid', FAILED: 'Failed' };
 
 /**
  * The monthly payout cycle: run a payout over the due commissions (one draft per affiliate and
@@ -30,20 +28,21 @@ const STATUSES: { value: ShownStatus; label: string }[] = [
  * tool, and mark it PAID (its commissions become PAID) or FAILED (they are DUE again, for a later run).
  */
 export function Payouts({ client, can }: PageProps) {
-  const [status, setStatus] = useState<ShownStatus>('PENDING');
-  // The ids each page started after, newest first: the API pages by the id of the last payout shown.
+  const [status, setStatus] = useState<Status | ''>('PENDING');
+  // The cursors each page started after (the Link header's next of the page before): Previous page goes back one.
   const [pages, setPages] = useState<string[]>([]);
   const startingAfter = pages.at(-1);
   const payouts = useLoad(async () => {
-    const found = await ok(
+    const { data, next } = await paged(
       client.GET('/api/v1/payouts', {
-        params: { query: { limit: PAGE_SIZE, startingAfter, status: status === 'ALL' ? undefined : status } },
+        params: { query: { limit: PAGE_SIZE, startingAfter, status: status || undefined } },
       }),
     );
-    return Array.isArray(found) ? found : [found];
+    return { items: rowsOf(data), next };
   }, [status, startingAfter]);
-  const rows = payouts.value ?? [];
-  const showStatus = (shown: ShownStatus) => {
+  const rows = payouts.value?.items ?? [];
+  const next = payouts.value?.next;
+  const showStatus = (shown: Status | '') => {
     setStatus(shown);
     setPages([]);
   };
@@ -60,18 +59,11 @@ export function Payouts({ client, can }: PageProps) {
         />
       ) : null}
       <form class="inline" onSubmit={(event) => event.preventDefault()}>
-        <label for="payout-status">Show</label>
-        <select id="payout-status" value={status} onChange={(event) => showStatus(inputValue(event) as ShownStatus)}>
-          {STATUSES.map((each) => (
-            <option key={each.value} value={each.value}>
-              {each.label}
-            </option>
-          ))}
-        </select>
+        <FilterSelect id="payout-status" label="Show" value={status} onValue={showStatus} options={Object.keys(CAPTIONS) as Status[]} />
       </form>
       <ErrorBanner error={payouts.error} />
       <Table
-        caption={STATUSES.find((each) => each.value === status)?.label ?? 'Payouts'}
+        caption={status ? CAPTIONS[status] : 'Every payout'}
         rows={rows}
         empty={status === 'PENDING' ? 'No draft: run a payout to gather the due commissions.' : 'No payout.'}
         columns={[
@@ -95,8 +87,8 @@ export function Payouts({ client, can }: PageProps) {
             Previous page
           </button>
         ) : null}
-        {rows.length === PAGE_SIZE ? (
-          <button type="button" onClick={() => setPages([...pages, (rows.at(-1) as Payout).id])}>
+        {next ? (
+          <button type="button" onClick={() => setPages([...pages, next])}>
             Next page
           </button>
         ) : null}
@@ -118,19 +110,23 @@ function RunPayouts({ client, onRun }: { client: ApiClient; onRun: () => void })
   const [currency, setCurrency] = useState('');
   const [affiliateId, setAffiliateId] = useState('');
   const [created, setCreated] = useState<Payout[] | null>(null);
+  const [unfinished, setUnfinished] = useState(false);
   const { error, submit } = useSubmit(async () => {
     setCreated(null);
+    setUnfinished(false);
     const body: Schemas['CreatePayoutsBody'] = {
       ...(currency.trim() ? { currency: currency.trim().toUpperCase() } : {}),
       ...(affiliateId.trim() ? { affiliateId: affiliateId.trim() } : {}),
     };
     const made: Payout[] = [];
-    for (let call = 0; call < MAX_RUN_CALLS; call += 1) {
+    let finished = false;
+    for (let call = 0; call < MAX_RUN_CALLS && !finished; call += 1) {
       const batch = await ok(client.POST('/api/v1/payouts', { body }));
       made.push(...batch);
-      if (batch.length === 0) break;
+      finished = batch.length === 0;
     }
     setCreated(made);
+    setUnfinished(!finished);
     onRun();
   });
   const field = fieldsOf(error);
@@ -160,9 +156,15 @@ function RunPayouts({ client, onRun }: { client: ApiClient; onRun: () => void })
           {created.length === 0
             ? 'No commission is due: no payout was created.'
             : `${created.length} draft payout${created.length === 1 ? '' : 's'} created: ${totals(created)}.`}
+          {unfinished ? (
+            <>
+              {' '}
+              The run stopped after {MAX_RUN_CALLS} calls: due commissions may remain. <button type="submit">Continue the run</button>
+            </>
+          ) : null}
         </Notice>
       ) : null}
-      <ErrorBanner error={unplaced(error, ['currency', 'affiliateId'])} />
+      <FormError error={error} params={['currency', 'affiliateId']} />
     </form>
   );
 }
@@ -229,7 +231,7 @@ function PayoutActions({ client, can, payout, onMarked }: PageProps & { payout: 
           <button type="button" class="danger" disabled={marking} onClick={() => mark('FAILED')}>
             Mark {who} failed
           </button>
-          <ErrorBanner error={unplaced(error, ['externalReference'])} />
+          <FormError error={error} params={['externalReference']} />
         </>
       ) : null}
     </>

@@ -1,14 +1,12 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
 import { CheckboxField, ConfirmedAction, Field, SelectField } from '../fields';
-import { FieldError, unplaced } from '../forms';
-import { rowsOf } from '../paging';
+import { FieldError, FormError } from '../forms';
+import { everyPage } from '../paging';
 import { Action, ErrorBanner, Notice, Table, useLoad, useSubmit } from '../ui';
 import { numberOrNull, optionalNumber, requiredNumber, shownNumber } from '../values';
 
 type Plan = Schemas['CommissionPlan'];
-/** What the API holds a commission for when holdDays is left out (DEFAULT_HOLD_DAYS of the contracts, whose values stay out of the bundle). */
-const DEFAULT_HOLD_DAYS = 30;
 type Tier = Schemas['CommissionTierRule'];
 
 const COMMISSION_TYPES: { value: Plan['commissionType']; label: string }[] = [
@@ -42,7 +40,10 @@ const rateOf = (plan: Plan) => (plan.commissionType === 'PERCENTAGE' ? `${plan.r
 
 /** Commission plans: created, edited, made the program's default, deleted (or the API's refusal, in its words). */
 export function Plans({ client, can }: PageProps) {
-  const plans = useLoad(async () => rowsOf(await ok(client.GET('/api/v1/commission-plans', { params: { query: { limit: 1000 } } }))), []);
+  const plans = useLoad(
+    () => everyPage((startingAfter) => client.GET('/api/v1/commission-plans', { params: { query: { limit: 1000, startingAfter } } })),
+    [],
+  );
   const [editing, setEditing] = useState<string | null>(null);
   const current = plans.value?.find((plan) => plan.id === editing) ?? null;
   return (
@@ -117,7 +118,7 @@ function PlanForm({ client, plan, onSaved }: { client: PageProps['client']; plan
   const [firstPaymentRate, setFirstPaymentRate] = useState(shownNumber(plan?.firstPaymentRate));
   const [recurring, setRecurring] = useState<Plan['recurring']>(plan?.recurring ?? 'FOREVER');
   const [recurringMonths, setRecurringMonths] = useState(shownNumber(plan?.recurringMonths));
-  const [holdDays, setHoldDays] = useState(shownNumber(plan?.holdDays ?? DEFAULT_HOLD_DAYS));
+  const [holdDays, setHoldDays] = useState(shownNumber(plan?.holdDays));
   const [minimumPayout, setMinimumPayout] = useState(shownNumber(plan?.minimumPayout));
   const [isDefault, setIsDefault] = useState(false);
   const [metric, setMetric] = useState<Tier['metric']>(plan?.tiers[0]?.metric ?? 'SALES_COUNT');
@@ -157,7 +158,8 @@ function PlanForm({ client, plan, onSaved }: { client: PageProps['client']; plan
             ...(firstPaymentRate.trim() ? { firstPaymentRate: requiredNumber(firstPaymentRate) } : {}),
             recurring,
             ...(limited ? { recurringMonths: optionalNumber(recurringMonths) } : {}),
-            holdDays: requiredNumber(holdDays),
+            // Left empty, the hold is the API's default (the document's), never a copy of it here.
+            ...(holdDays.trim() ? { holdDays: requiredNumber(holdDays) } : {}),
             ...(minimumPayout.trim() ? { minimumPayout: requiredNumber(minimumPayout) } : {}),
             tiers: tierRules(),
             isDefault,
@@ -168,7 +170,7 @@ function PlanForm({ client, plan, onSaved }: { client: PageProps['client']; plan
       for (const clear of [setName, setRate, setCurrency, setFirstPaymentRate, setRecurringMonths, setMinimumPayout]) clear('');
       setCommissionType('PERCENTAGE');
       setRecurring('FOREVER');
-      setHoldDays(shownNumber(DEFAULT_HOLD_DAYS));
+      setHoldDays('');
       setIsDefault(false);
       setTiers([]);
     }
@@ -241,7 +243,9 @@ function PlanForm({ client, plan, onSaved }: { client: PageProps['client']; plan
       ) : null}
       <Field
         id={`${prefix}-hold-days`}
-        label="Days a commission is held before it is due"
+        label={
+          plan ? 'Days a commission is held before it is due' : "Days a commission is held before it is due (empty: the API's default)"
+        }
         param="holdDays"
         error={error}
         inputMode="numeric"
@@ -312,8 +316,9 @@ function PlanForm({ client, plan, onSaved }: { client: PageProps['client']; plan
       )}
       <button type="submit">{plan ? 'Save plan' : 'Create plan'}</button>
       {done ? <Notice>{plan ? 'Saved.' : 'Plan created.'}</Notice> : null}
-      <ErrorBanner
-        error={unplaced(error, [...PLAN_FIELDS, ...tiers.flatMap((_, index) => [`tiers.${index}.threshold`, `tiers.${index}.rate`])])}
+      <FormError
+        error={error}
+        params={[...PLAN_FIELDS, ...tiers.flatMap((_, index) => [`tiers.${index}.threshold`, `tiers.${index}.rate`])]}
       />
     </form>
   );

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { ok, type ApiClient, type PageProps, type Schemas } from '../client';
 import { Field, fieldsOf } from '../fields';
-import { unplaced } from '../forms';
+import { FormError } from '../forms';
 import { money, saveAsFile } from '../money-and-files';
 import { Action, ErrorBanner, Table, useLoad, when } from '../ui';
 import { dayOf, startOfDay } from '../values';
@@ -72,7 +72,7 @@ export function Reports({ client, can }: PageProps) {
             Download CSV
           </button>
         ) : null}
-        <ErrorBanner error={unplaced(formError, ['from', 'to'])} />
+        <FormError error={formError} params={['from', 'to']} />
       </form>
       {/* A period the API refused shows its message, not the figures of the period before. */}
       {report.error ? null : (

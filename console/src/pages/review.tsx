@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
 import { described, Field, SelectField } from '../fields';
-import { FieldError } from '../forms';
+import { FieldError, FormError } from '../forms';
+import { money } from '../money-and-files';
 import { paged } from '../paging';
 import { useProgramSettings } from '../program-settings';
 import { Action, ErrorBanner, Notice, Pager, Table, useLoad, when } from '../ui';
@@ -85,7 +86,7 @@ export function Review({ client, can }: PageProps) {
         columns={[
           { title: 'Sale', value: (commission) => <code>{commission.saleId}</code> },
           { title: 'Affiliate', value: (commission) => <code>{commission.affiliateId}</code> },
-          { title: 'Amount', value: (commission) => `${commission.amount} ${commission.currency}` },
+          { title: 'Amount', value: (commission) => money(commission.amount, commission.currency) },
           {
             title: 'Signals',
             value: (commission) => (
@@ -170,7 +171,10 @@ function RiskSettings({ client, can, program, onSaved }: PageProps & { program: 
       />
       {locked ? null : <button type="submit">Save risk settings</button>}
       {saved ? <Notice>Saved.</Notice> : null}
-      <ErrorBanner error={error} />
+      <FormError
+        error={error}
+        params={['maxAutoApprovedCommission', 'minClickToConversionSeconds', ...Object.keys(actions).map((type) => `riskActions.${type}`)]}
+      />
     </form>
   );
 }

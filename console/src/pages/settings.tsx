@@ -1,10 +1,10 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
 import { CheckboxField, Field, fieldsOf, SelectField } from '../fields';
-import { FieldError, unplaced } from '../forms';
+import { FieldError, FormError } from '../forms';
 import { ATTRIBUTION_MODELS } from '../program-settings';
 import { ErrorBanner, Notice, useLoad, useSubmit } from '../ui';
-import { lines, numberOrNull } from '../values';
+import { lines, numberOrNull, requiredNumber } from '../values';
 
 type Program = Schemas['Program'];
 type Settings = Schemas['ProgramSettingsBody'];
@@ -13,7 +13,10 @@ type AttributionModel = Program['attributionModel'];
 /** A destination as the form edits it: its query parameters as one line, `utm_source=affiliate&utm_medium=link`. */
 type EditedDestination = { url: string; params: string };
 
-/** The fields of PUT /program this page edits: an API message about any of them is shown beside it, the rest in the banner. */
+/**
+ * The fields of PUT /program this page edits: an API message about any of them is shown beside it, the
+ * rest in the banner (FormError); LISTS are edited in one control each, so their items' messages show there too.
+ */
 const FIELDS = [
   'name',
   'urlModifier',
@@ -21,14 +24,13 @@ const FIELDS = [
   'requireApproval',
   'defaultCommissionRate',
   'reportingCurrency',
-  'allowedOrigins',
   'attributionWindowDays',
   'attributionModel',
   'clickDedupSeconds',
   'slug',
-  'signup',
   'affiliatesMayAddLinks',
 ] as const;
+const LISTS = ['allowedOrigins', 'signup'] as const;
 
 /**
  * The program's settings (GET/PUT /program, as far as ProgramSettingsBody offers them: name, links,
@@ -73,12 +75,12 @@ function ProgramSettings({ client, can, program, onSaved }: PageProps & { progra
         .map((destination) => ({ url: destination.url.trim(), params: Object.fromEntries(new URLSearchParams(destination.params)) })),
       requireApproval,
       // Left empty, a number goes as null for the API to refuse with its own message (never silently 0).
-      defaultCommissionRate: numberOrNull(defaultRate) as number,
+      defaultCommissionRate: requiredNumber(defaultRate),
       reportingCurrency: reportingCurrency.trim().toUpperCase(),
       allowedOrigins: lines(origins),
       attributionWindowDays: numberOrNull(windowDays),
       attributionModel: model,
-      clickDedupSeconds: numberOrNull(dedup) as number,
+      clickDedupSeconds: requiredNumber(dedup),
       slug: slug.trim() === '' ? null : slug.trim(),
       // The rest of the sign-up page (intro, terms, questions) is kept as it is: the Sign-up page edits it.
       ...(program.signup || signupOpen
@@ -207,7 +209,11 @@ function ProgramSettings({ client, can, program, onSaved }: PageProps & { progra
       </fieldset>
       {editable ? <button type="submit">Save settings</button> : null}
       {done ? <Notice>Settings saved.</Notice> : null}
-      <ErrorBanner error={unplaced(error, FIELDS)} />
+      <FormError
+        error={error}
+        params={[...FIELDS, ...destinations.map((_, index) => `destinationUrls.${index}.url`)]}
+        lists={[...LISTS, ...destinations.map((_, index) => `destinationUrls.${index}.params`)]}
+      />
     </form>
   );
 }
@@ -254,7 +260,7 @@ function StripeSettings({
           />
           <button type="submit">Save the signing secret</button>
           {saving.done ? <Notice>Signing secret saved.</Notice> : null}
-          <ErrorBanner error={unplaced(saving.error, ['webhookSecret'])} />
+          <FormError error={saving.error} params={['webhookSecret']} />
         </>
       ) : null}
     </form>

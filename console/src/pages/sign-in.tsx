@@ -2,7 +2,8 @@ import { useState } from 'preact/hooks';
 import { operatorClient } from '../api';
 import { AffiliateApiError, createApiClient, ok, type Schemas } from '../client';
 import { Field } from '../fields';
-import { FormError, Notice } from '../ui';
+import { Notice } from '../ui';
+import { FormError } from '../forms';
 
 type Kind = 'member' | 'operator';
 

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { ok, type PageProps, type Schemas } from '../client';
 import { CheckboxField, described, Field, SelectField } from '../fields';
-import { FieldError } from '../forms';
+import { FieldError, FormError } from '../forms';
 import { useProgramSettings } from '../program-settings';
 import { ErrorBanner, Notice, useLoad } from '../ui';
 
@@ -202,7 +202,19 @@ function SignupSettingsForm({ client, can, program, onSaved }: PageProps & { pro
       </fieldset>
       {locked ? null : <button type="submit">Save sign-up settings</button>}
       {saved ? <Notice>Saved.</Notice> : null}
-      <ErrorBanner error={error} />
+      <FormError
+        error={error}
+        params={[
+          'slug',
+          'signup.enabled',
+          'requireApproval',
+          'signup.introText',
+          'signup.termsUrl',
+          'signup.questions',
+          ...questions.flatMap((_, index) => ['id', 'label', 'type', 'required'].map((part) => `signup.questions.${index}.${part}`)),
+        ]}
+        lists={questions.map((_, index) => `signup.questions.${index}.options`)}
+      />
     </form>
   );
 }

@@ -1,16 +1,19 @@
 import { useState } from 'preact/hooks';
 import { ok, type ApiClient, type PageProps, type Schemas } from '../client';
-import { Field } from '../fields';
-import { Action, ErrorBanner, FormError, ShownOnce, Table, useLoad, when } from '../ui';
+import { Field, SelectField } from '../fields';
+import { optionsOf } from '../values';
+import { Action, ErrorBanner, ShownOnce, Table, useLoad, when } from '../ui';
+import { FormError } from '../forms';
 
 type Role = Schemas['TeamRole'];
-const ROLES: Role[] = ['OWNER', 'ADMIN', 'FINANCE', 'ANALYST'];
+/** Every role of the document, each in words: a Record of them all, so a role the document adds fails to compile here. */
 const ROLE_WORDS: Record<Role, string> = {
   OWNER: 'Owner: everything, including members and keys',
   ADMIN: 'Admin: everything except members and keys',
   FINANCE: 'Finance: payouts, the review queue and reports',
   ANALYST: 'Analyst: read-only',
 };
+export const ROLE_OPTIONS = optionsOf(ROLE_WORDS);
 
 /**
  * The program's team: every member may see who is on it; an owner invites people (a single-use link
@@ -66,28 +69,21 @@ export function InviteTable({ caption, invites }: { caption: string; invites: Sc
   );
 }
 
-export function RoleSelect({ id, label, value, onValue }: { id: string; label: string; value: Role; onValue: (role: Role) => void }) {
-  return (
-    <>
-      <label for={id}>{label}</label>
-      <select id={id} value={value} onChange={(event) => onValue((event.target as HTMLSelectElement).value as Role)}>
-        {ROLES.map((role) => (
-          <option key={role} value={role}>
-            {ROLE_WORDS[role]}
-          </option>
-        ))}
-      </select>
-    </>
-  );
-}
-
 function MemberChanges({ client, can, member, onChanged }: PageProps & { member: Schemas['TeamMember']; onChanged: () => void }) {
   const [role, setRole] = useState<Role>(member.role);
   return (
     <div class="member-changes">
       {can('changeTeamMemberRole') ? (
         <>
-          <RoleSelect id={`role-${member.id}`} label={`New role of ${member.email}`} value={role} onValue={setRole} />
+          <SelectField
+            id={`role-${member.id}`}
+            label={`New role of ${member.email}`}
+            param="role"
+            error={null}
+            value={role}
+            onValue={setRole}
+            options={ROLE_OPTIONS}
+          />
           <Action
             label={`Change role of ${member.email}`}
             run={async () => {
@@ -132,7 +128,7 @@ function InviteForm({ client, onInvited }: { client: ApiClient; onInvited: () =>
     <form class="panel" onSubmit={submit} aria-labelledby="invite-title">
       <h2 id="invite-title">Invite a member</h2>
       <Field id="invite-email" label="Email" type="email" autocomplete="off" param="email" error={error} value={email} onValue={setEmail} />
-      <RoleSelect id="invite-role" label="Role" value={role} onValue={setRole} />
+      <SelectField id="invite-role" label="Role" param="role" error={error} value={role} onValue={setRole} options={ROLE_OPTIONS} />
       <button type="submit">Invite</button>
       <FormError error={error} params={['email', 'role']} />
       {invited ? (
