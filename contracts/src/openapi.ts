@@ -1386,6 +1386,12 @@ export function buildOpenApiDocument(serverUrl = '/'): ReturnType<OpenApiGenerat
     responses: {
       '200': html("The form, with the program's intro text, questions and terms"),
       '404': html('No program with this slug, or its sign-up is disabled'),
+      // The page is under the per-address limit of every request without a credential, which the
+      // console's sign-in and team routes share: a fuzzer (or a script) that spends it meets this too.
+      '429': {
+        ...errorOf('Too many requests without a credential from this address (ANONYMOUS_RATE_LIMIT_*); retry after Retry-After'),
+        headers: z.object({ 'X-Request-Id': REQUEST_ID, 'Retry-After': RETRY_AFTER }),
+      },
     },
   });
   registry.registerPath({

@@ -25374,6 +25374,17 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            /** @description Too many requests without a credential from this address (ANONYMOUS_RATE_LIMIT_*); retry after Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     applyToProgram: {
