@@ -1,7 +1,7 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { PORTAL_LINK_TTL_SECONDS, PORTAL_SESSION_TTL_SECONDS } from '@affiliate/contracts';
-import { constantTimeEquals } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
+import { byCredential, hashOf, newSecret } from '../browser/session-credentials';
 
 /**
  * Affiliate portal sessions (issue 30, DESIGN.md §11), like Stripe's customer portal sessions: the
@@ -61,10 +61,6 @@ schema.index({ createdAt: 1 }, { expireAfterSeconds: 24 * 60 * 60 });
 const portalSessionModel = (connection: Connection): Model<PortalSessionDocument> =>
   (connection.models.AffiliatePortalSession as Model<PortalSessionDocument> | undefined) ??
   connection.model<PortalSessionDocument>('AffiliatePortalSession', schema);
-
-const hashOf = (secret: string) => createHash('sha256').update(secret, 'utf8').digest('hex');
-const newSecret = () => randomBytes(32).toString('base64url');
-const CREDENTIAL = /^([0-9a-f-]{36})\.([A-Za-z0-9_-]{43})$/;
 
 /** Why a link does not open: each has its own page. */
 export type LinkRefusal = 'unknown' | 'expired' | 'used' | 'revoked';
@@ -162,11 +158,7 @@ export class PortalSessions {
     return revoked.modifiedCount;
   }
 
-  private async byCredential(credential: string, field: 'linkHash' | 'cookieHash'): Promise<PortalSessionDocument | null> {
-    const match = CREDENTIAL.exec(credential);
-    if (!match) return null;
-    const session = await this.model.findOne({ _id: match[1] }).lean<PortalSessionDocument>();
-    const stored = session?.[field];
-    return session && stored && constantTimeEquals(hashOf(match[2] as string), stored) ? session : null;
+  private byCredential(credential: string, field: 'linkHash' | 'cookieHash'): Promise<PortalSessionDocument | null> {
+    return byCredential(this.model, credential, field);
   }
 }

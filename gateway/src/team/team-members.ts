@@ -1,6 +1,5 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { TeamRole } from '@affiliate/contracts';
-import { constantTimeEquals } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /**
@@ -92,23 +91,5 @@ export type TeamInviteModel = Model<TeamInviteDocument>;
 export const teamInviteModel = (connection: Connection): TeamInviteModel =>
   (connection.models.TeamInvite as TeamInviteModel | undefined) ?? connection.model<TeamInviteDocument>('TeamInvite', inviteSchema);
 
-export const hashOf = (secret: string) => createHash('sha256').update(secret, 'utf8').digest('hex');
-export const newSecret = () => randomBytes(32).toString('base64url');
+export { byCredential, hashOf, newSecret } from '../browser/session-credentials';
 export const newMemberId = () => `mbr_${randomUUID()}`;
-const CREDENTIAL = /^([0-9a-f-]{36})\.([A-Za-z0-9_-]{43})$/;
-
-/**
- * The document a `<id>.<secret>` credential names, when the secret's hash matches the stored one: a
- * point read on `_id` and a constant-time comparison, as the portal's sessions are checked.
- */
-export async function byCredential<T extends { _id: string }>(
-  model: Model<T>,
-  credential: string,
-  field: keyof T & string,
-): Promise<T | null> {
-  const match = CREDENTIAL.exec(credential);
-  if (!match) return null;
-  const found = await model.findOne({ _id: match[1] }).lean<T>();
-  const stored = found?.[field];
-  return found && typeof stored === 'string' && constantTimeEquals(hashOf(match[2] as string), stored) ? found : null;
-}
