@@ -90,7 +90,7 @@ describe('with a wait for missing revisions longer than any test', () => {
 
   test('on a PER_OBJECT endpoint, a revision held behind one that fails for good (its retry schedule used up) goes once that one has failed', async () => {
     const { service, subscriber, bus, programId } = running;
-    await running.orderedEndpoint('dead', ['sale.updated']);
+    const endpoint = await running.orderedEndpoint('dead', ['sale.updated']);
     // Revision 0 is refused on every attempt (the schedule here makes three).
     subscriber.answer((webhook) =>
       webhook.path === '/dead' && (JSON.parse(webhook.body) as Received).revision === 0 ? { status: 503 } : { status: 200 },
@@ -99,7 +99,7 @@ describe('with a wait for missing revisions longer than any test', () => {
     const first = await publish(bus, 'sale.updated', programId, saleId, { revision: 0 });
     await publish(bus, 'sale.updated', programId, saleId, { revision: 1 });
 
-    await deliveryReaching(service, programId, { eventId: first.id }, 'failed');
+    await deliveryReaching(service, programId, { eventId: first.id, endpointId: endpoint.id }, 'failed');
     await eventually(() => expect(receivedAt(subscriber, 'dead').map((webhook) => webhook.revision)).toEqual([0, 0, 0, 1]));
   });
 });

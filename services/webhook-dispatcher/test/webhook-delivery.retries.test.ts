@@ -61,14 +61,13 @@ test('the delivery log lists deliveries by endpoint, event, event type and statu
   const event = await publisher.publish('coupon.created', programId);
   const other = await publisher.publish('coupon.deleted', programId);
 
-  const failed = await deliveryReaching(service, programId, { endpointId: endpoint.id }, 'failed');
+  const failed = await deliveryReaching(service, programId, { endpointId: endpoint.id, eventId: event.id }, 'failed');
   expect(failed.attempts).toHaveLength(3);
   for (const attempt of failed.attempts) {
     expect(attempt).toMatchObject({ statusCode: 500, responseExcerpt: 'ok', error: null });
     expect(typeof attempt.latencyMs).toBe('number');
   }
-  // Both events' deliveries, each awaited by its own id: the endpoint's first failed one may be either.
-  for (const eventId of [event.id, other.id]) await deliveryReaching(service, programId, { eventId }, 'failed');
+  await deliveryReaching(service, programId, { eventId: other.id }, 'failed');
   expect(await deliveriesOf(service, programId, { endpointId: endpoint.id, status: 'failed' })).toHaveLength(2);
   expect(
     (await deliveriesOf(service, programId, { endpointId: endpoint.id, eventType: 'coupon.deleted' })).map((delivery) => delivery.id),

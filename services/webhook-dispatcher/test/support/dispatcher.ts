@@ -73,10 +73,16 @@ export async function deliveriesOf(service: RunningService, programId: string, q
   }[];
 }
 
-/** Waits until the delivery of an event to an endpoint has the given status. */
+/**
+ * Waits until the delivery of an event to an endpoint has the given status. The query must name one
+ * delivery: one that matches two (an event fanned out to another endpoint of the program) would let
+ * the list's order decide which of them is looked at.
+ */
 export function deliveryReaching(service: RunningService, programId: string, query: Record<string, string>, status: string) {
   return eventually(async () => {
-    const [delivery] = await deliveriesOf(service, programId, query);
+    const deliveries = await deliveriesOf(service, programId, query);
+    expect(deliveries.length).toBeLessThanOrEqual(1);
+    const [delivery] = deliveries;
     expect(delivery?.status).toBe(status);
     return delivery as NonNullable<typeof delivery>;
   });
