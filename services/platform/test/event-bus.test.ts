@@ -63,6 +63,25 @@ test('a published event reaches every queue bound to its type and no other', asy
   expect(saleEvents).toEqual([]);
 });
 
+test('an event AMQP cannot carry (a type longer than 255 bytes) is refused before it is sent, and the events published after it are confirmed as their own', async () => {
+  const received: string[] = [];
+  await consumer.subscribe({
+    queue: 'after-refusal',
+    eventTypes: ['coupon.created'],
+    processedEvents: processedEvents(connection, uniqueName('r')),
+    handler: async (event) => void received.push(event.id),
+  });
+  const unsendable = { ...couponCreated(), type: `coupon.${'x'.repeat(300)}` } as unknown as EventEnvelope;
+  await expect(publisher.publish(unsendable)).rejects.toThrow(/cannot be published: its type is longer than 255 bytes/);
+
+  // Each confirmed by the broker on its own, not left waiting for the confirm of the message after it.
+  const next = couponCreated();
+  await publisher.publish(next);
+  const batch = [couponCreated(), couponCreated()];
+  await publisher.publishAll(batch);
+  await eventually(() => expect(received.sort()).toEqual([next.id, ...batch.map((event) => event.id)].sort()));
+});
+
 test('a duplicate delivery is processed once', async () => {
   let handled = 0;
   await consumer.subscribe({
