@@ -1,5 +1,5 @@
 // First, before anything loads express, mongoose or node:http: tracing patches them as they load.
-import '@affiliate/platform/telemetry';
+import '@affiliate/platform/telemetry/without-route-spans';
 import { ConfigError, createLogger, stopOnSignals } from '@affiliate/platform';
 import { gatewaySettingsFromEnv, type GatewaySettings } from './config';
 import { bootGateway } from './gateway';

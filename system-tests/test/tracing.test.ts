@@ -278,6 +278,24 @@ describe('with an OTLP/HTTP exporter', () => {
     await receiver.stop();
   });
 
+  test("the gateway's part of a trace is its server span and the proxied call, with no span per express middleware or route", async () => {
+    const { api, code } = await programWithCode(system, hooks);
+    const traceId = hex(16);
+    await saleByCode(api, code, { traceparent: `00-${traceId}-${hex(8)}-01` });
+
+    const gateway = await eventually(
+      () => {
+        const spans = receiver.spans.filter((span) => span.traceId === traceId && span.service === 'gateway');
+        const http = spans.filter((span) => span.scope === '@opentelemetry/instrumentation-http');
+        expect(http.map((span) => span.kind).sort()).toEqual([SPAN_KIND.SERVER, SPAN_KIND.CLIENT].sort());
+        return spans;
+      },
+      30_000,
+      200,
+    );
+    expect(gateway.filter((span) => span.scope === '@opentelemetry/instrumentation-express')).toEqual([]);
+  }, 60_000);
+
   test('one POST /sales by promotional code is one trace across gateway, sale, coupon, the relay, the dispatcher and the signed delivery, every parent in it', async () => {
     const { api, code } = await programWithCode(system, hooks);
     const saleId = await saleByCode(api, code);
