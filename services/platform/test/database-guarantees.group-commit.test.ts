@@ -23,12 +23,16 @@ afterAll(async () => {
   await connection.close();
 });
 
-const claimModel = (name: string) =>
-  connection.model<Claim>(name, new Schema<Claim>({ _id: String, writer: Number }, { versionKey: false }), uniqueName(name));
+/** A collection of its own, made (with its indexes) before the first write, not beside it. */
+async function claimModel(name: string) {
+  const model = connection.model<Claim>(name, new Schema<Claim>({ _id: String, writer: Number }, { versionKey: false }), uniqueName(name));
+  await model.init();
+  return model;
+}
 
 test('unordered inserts of overlapping batches: each id lands once, and each batch learns exactly which of its documents landed', async () => {
   for (let round = 0; round < ROUNDS; round += 1) {
-    const claims = claimModel(`claims_${round}`);
+    const claims = await claimModel(`claims_${round}`);
     await claims.collection.insertOne({ _id: 'taken-before' as never, writer: -1 });
     // Every writer inserts 30 ids, most of them shared with the others, plus the one taken before.
     const batchOf = (writer: number) => [
@@ -55,7 +59,7 @@ test('unordered inserts of overlapping batches: each id lands once, and each bat
 });
 
 test('an _id $in read finds exactly the documents named', async () => {
-  const claims = claimModel('claims_in');
+  const claims = await claimModel('claims_in');
   await claims.collection.insertMany(Array.from({ length: 50 }, (_, index) => ({ _id: `claim-${index}` as never, writer: index })));
   const found = await claims.collection.find({ _id: { $in: ['claim-3', 'claim-49', 'claim-50', 'nothing'] } as never }).toArray();
   expect(found.map((claim) => claim._id).sort()).toEqual(['claim-3', 'claim-49']);

@@ -25,6 +25,8 @@ beforeAll(async () => {
   const schema = new Schema<Counter>({ _id: String, programId: String, name: String, value: Number, createdAt: Date });
   schema.plugin(outboxPlugin);
   Counters = connection.model<Counter>('Counter', schema);
+  // Its collection and indexes are made before the first test writes, not beside it.
+  await Counters.init();
 });
 afterAll(async () => {
   await connection.dropDatabase();
