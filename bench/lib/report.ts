@@ -13,7 +13,13 @@ import type { Overload } from '../scenarios/overload';
 import type { PayoutRun } from '../scenarios/payouts';
 import type { WritePath } from '../scenarios/write-path';
 
-type WithMemory<T> = T & { peakRssMiB: Record<string, number>; peakTotalRssMiB?: number };
+/** A scenario's figures and what it used of the machine (scenarios/context.ts, `withPeakMemory`). */
+type WithMemory<T> = T & {
+  peakRssMiB: Record<string, number>;
+  peakTotalRssMiB?: number;
+  cpuPercentOfCore?: Record<string, number>;
+  machineBusyPercent?: number;
+};
 
 export type BenchResults = {
   startedAt: string;
@@ -173,17 +179,22 @@ export function markdown(results: BenchResults): string {
       `| fan-out deliveries/s ÷ single-endpoint delivered/s at ${events.steps[0].targetPerSecond}/s | ${fmt(fan.deliveriesPerSecond / events.steps[0].deliveredPerSecond, 2)} |`,
     );
 
-  const scenarios: Array<[string, Record<string, number> | undefined, number | undefined]> = [
-    ['gateway overhead', gateway?.peakRssMiB, gateway?.peakTotalRssMiB],
-    ['write path', sales?.peakRssMiB, sales?.peakTotalRssMiB],
-    ['click intake', results.clickIntake?.peakRssMiB, results.clickIntake?.peakTotalRssMiB],
-    ['payouts', payouts?.peakRssMiB, payouts?.peakTotalRssMiB],
-    ['fan-out', fan?.peakRssMiB, fan?.peakTotalRssMiB],
-    ['event latency', events?.peakRssMiB, events?.peakTotalRssMiB],
-    ['overload', over?.peakRssMiB, over?.peakTotalRssMiB],
-    ['noisy neighbour', neighbour?.peakRssMiB, neighbour?.peakTotalRssMiB],
-    ['data growth', growth?.peakRssMiB, growth?.peakTotalRssMiB],
+  const measured: Array<[string, WithMemory<object> | undefined]> = [
+    ['gateway overhead', gateway],
+    ['write path', sales],
+    ['click intake', results.clickIntake],
+    ['payouts', payouts],
+    ['fan-out', fan],
+    ['event latency', events],
+    ['overload', over],
+    ['noisy neighbour', neighbour],
+    ['data growth', growth],
   ];
+  const scenarios: Array<[string, Record<string, number> | undefined, number | undefined]> = measured.map(([name, scenario]) => [
+    name,
+    scenario?.peakRssMiB,
+    scenario?.peakTotalRssMiB,
+  ]);
   const present = scenarios.filter(([, peaks]) => peaks);
   const names = [...new Set(present.flatMap(([, peaks]) => Object.keys(peaks ?? {})))].sort();
   if (names.length > 0) {
@@ -194,9 +205,31 @@ export function markdown(results: BenchResults): string {
       `| **all of the system together** (bench left out) | ${present.map(([, , total]) => (total === undefined ? '' : `**${total}**`)).join(' | ')} |`,
     );
   }
+  lines.push(...cpuTable(measured));
   for (const note of results.notes) lines.push('', `Note: ${note}`);
   for (const failure of results.failures) lines.push('', `FAILED: ${failure}`);
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * CPU per process and scenario, in % of one core, and how busy the whole machine was: which
+ * process a throughput figure waited for, and whether there was any CPU left to go faster with.
+ */
+function cpuTable(measured: Array<[string, WithMemory<object> | undefined]>): string[] {
+  const present = measured.filter(([, scenario]) => scenario?.cpuPercentOfCore) as Array<[string, WithMemory<object>]>;
+  const names = [...new Set(present.flatMap(([, scenario]) => Object.keys(scenario.cpuPercentOfCore ?? {})))].sort();
+  if (names.length === 0) return [];
+  const lines = [
+    '',
+    `| CPU, % of one core (mean over the scenario) | ${present.map(([name]) => name).join(' | ')} |`,
+    `|---|${present.map(() => '---:').join('|')}|`,
+  ];
+  for (const name of names)
+    lines.push(`| ${name} | ${present.map(([, scenario]) => String(scenario.cpuPercentOfCore?.[name] ?? '')).join(' | ')} |`);
+  lines.push(
+    `| **machine busy, % of all cores** (bench included) | ${present.map(([, scenario]) => `**${scenario.machineBusyPercent ?? ''}**`).join(' | ')} |`,
+  );
+  return lines;
 }
 
 /**

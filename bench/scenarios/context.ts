@@ -1,6 +1,7 @@
 import type { BenchSystem } from '../lib/bench-system';
 import type { DatabaseOperations } from '../lib/db-operations';
 import type { Plan } from '../lib/plan';
+import { CpuShare } from '../lib/process-cpu';
 import { PeakMemory } from '../lib/process-memory';
 import type { TraceCollector } from '../lib/trace-collector';
 import type { WebhookReceiver } from '../lib/webhook-receiver';
@@ -22,17 +23,28 @@ export type ScenarioContext = {
   operations?: DatabaseOperations;
 };
 
-/** Runs `body` while recording the peak RSS of every process of the system, and of all of them together. */
-export async function withPeakMemory<T>(
-  context: ScenarioContext,
-  body: () => Promise<T>,
-): Promise<T & { peakRssMiB: Record<string, number>; peakTotalRssMiB: number }> {
-  const memory = new PeakMemory(() => context.bench.processes(new Map(context.extraProcesses)));
+/** What a scenario used of the machine: peak RSS per process and of all together, and CPU per process. */
+export type ResourceUse = {
+  peakRssMiB: Record<string, number>;
+  peakTotalRssMiB: number;
+  /** CPU time over the scenario's wall time per process, in % of one core (lib/process-cpu.ts). */
+  cpuPercentOfCore: Record<string, number>;
+  /** All the processes' CPU time (the bench's own included) over all cores' time, in %. */
+  machineBusyPercent: number;
+};
+
+/** Runs `body` while recording the peak RSS of every process of the system, of all of them together, and their CPU. */
+export async function withPeakMemory<T>(context: ScenarioContext, body: () => Promise<T>): Promise<T & ResourceUse> {
+  const processes = () => context.bench.processes(new Map(context.extraProcesses));
+  const memory = new PeakMemory(processes);
+  const cpu = new CpuShare(processes);
   memory.start();
+  cpu.start();
   try {
     const result = await body();
+    const { percentOfCore, machineBusyPercent } = cpu.stop();
     const peakRssMiB = memory.stop();
-    return { ...result, peakRssMiB, peakTotalRssMiB: memory.total() };
+    return { ...result, peakRssMiB, peakTotalRssMiB: memory.total(), cpuPercentOfCore: percentOfCore, machineBusyPercent };
   } catch (error) {
     memory.stop();
     throw error;

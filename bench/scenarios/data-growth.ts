@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import mongoose from 'mongoose';
 import { closedLoop, pacedLoop } from '../lib/paced-load';
 import { round, sleep, summarize } from '../lib/stats';
-import { withPeakMemory, type ScenarioContext } from './context';
+import { withPeakMemory, type ResourceUse, type ScenarioContext } from './context';
 
 export type GrowthFigures = {
   getByIdPerSecond: number;
@@ -27,7 +27,7 @@ export type DataGrowth = {
  * affiliates, sales, webhook deliveries, in equal parts). A hot path that scans would slow down
  * with the other program's data; a point operation would not.
  */
-export async function dataGrowth(context: ScenarioContext): Promise<DataGrowth & { peakRssMiB: Record<string, number> }> {
+export async function dataGrowth(context: ScenarioContext): Promise<DataGrowth & ResourceUse> {
   const { bench, receiver, plan } = context;
   const program = await bench.createProgram();
   const tag = randomUUID().slice(0, 8);

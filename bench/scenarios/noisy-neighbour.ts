@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { BenchProgram } from '../lib/bench-system';
 import { pacedLoop } from '../lib/paced-load';
 import { round, sleep, summarize } from '../lib/stats';
-import { withPeakMemory, type ScenarioContext } from './context';
+import { withPeakMemory, type ResourceUse, type ScenarioContext } from './context';
 
 export type NoisyNeighbour = {
   burstEvents: number;
@@ -26,7 +26,7 @@ export type NoisyNeighbour = {
  */
 const NOISY_DRAIN_TIMEOUT_SECONDS = 180;
 
-export async function noisyNeighbour(context: ScenarioContext): Promise<NoisyNeighbour & { peakRssMiB: Record<string, number> }> {
+export async function noisyNeighbour(context: ScenarioContext): Promise<NoisyNeighbour & ResourceUse> {
   const { bench, receiver, plan } = context;
   const [quiet, noisy] = [await bench.createProgram(), await bench.createProgram()];
   await receiver.subscribe(quiet.api, '/quiet');

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { pacedLoop } from '../lib/paced-load';
 import { round, sleep, summarize } from '../lib/stats';
-import { withPeakMemory, type ScenarioContext } from './context';
+import { withPeakMemory, type ResourceUse, type ScenarioContext } from './context';
 
 export type Overload = {
   offeredPerSecond: number;
@@ -39,10 +39,7 @@ export type Overload = {
  * the highest the event scenario sustained in the same run, or, when that scenario did not run, the
  * delivered rate of a short step at `plan.overload.referencePerSecond` before the overload.
  */
-export async function overload(
-  context: ScenarioContext,
-  sustainedInThisRun: number | null | undefined,
-): Promise<Overload & { peakRssMiB: Record<string, number> }> {
+export async function overload(context: ScenarioContext, sustainedInThisRun: number | null | undefined): Promise<Overload & ResourceUse> {
   const { bench, receiver, plan } = context;
   const settings = plan.overload;
   const program = await bench.createProgram();

@@ -1,0 +1,58 @@
+import { readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import type { NamedProcess } from './process-memory';
+
+/** Clock ticks per second of /proc/<pid>/stat's times (USER_HZ): 100 on every Linux the bench runs on. */
+const TICKS_PER_SECOND = 100;
+
+/** User plus system CPU time of a process so far, in ticks; undefined once it has gone. */
+function cpuTicks(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (2nd field) may hold spaces and parentheses: fields resume after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime, the 14th and 15th fields of the line (11th and 12th after the name).
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Where the machine's CPU went during a scenario, per process of the system: CPU time over the
+ * scenario's wall time, in % of one core (two busy cores are 200 %). Beside the targets it says
+ * which process a throughput figure waits for, and whether the machine was full (the busy share of
+ * all cores together, the bench's own load generator included).
+ */
+export class CpuShare {
+  private readonly startTicks = new Map<number, number>();
+  private startedAt = 0;
+  private watched: NamedProcess[] = [];
+
+  constructor(private readonly processes: () => NamedProcess[]) {}
+
+  start(): void {
+    this.watched = this.processes();
+    this.startedAt = performance.now();
+    for (const { pid } of this.watched) {
+      const ticks = cpuTicks(pid);
+      if (ticks !== undefined) this.startTicks.set(pid, ticks);
+    }
+  }
+
+  /** % of one core per process name (several processes of one name, e.g. nginx workers: added up), and the machine's busy %. */
+  stop(): { percentOfCore: Record<string, number>; machineBusyPercent: number } {
+    const seconds = (performance.now() - this.startedAt) / 1000;
+    const percentOfCore: Record<string, number> = {};
+    let all = 0;
+    for (const { pid, name } of this.watched) {
+      const before = this.startTicks.get(pid);
+      const after = cpuTicks(pid);
+      if (before === undefined || after === undefined || seconds <= 0) continue;
+      const percent = ((after - before) / TICKS_PER_SECOND / seconds) * 100;
+      percentOfCore[name] = Math.round((percentOfCore[name] ?? 0) + percent);
+      all += percent;
+    }
+    return { percentOfCore, machineBusyPercent: Math.round(all / cpus().length) };
+  }
+}
