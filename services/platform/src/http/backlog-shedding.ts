@@ -62,8 +62,7 @@ export type BacklogSheddingOptions = {
  */
 export function shedWhenBacklogged(options: BacklogSheddingOptions): RequestHandler {
   const { settings, serviceName, logger } = options;
-  // Express matches paths whatever their case (`POST /Clicks` is `POST /clicks`): so does the exemption.
-  const exempt = new Set(options.writesWithoutEvents.map((route) => route.toLowerCase()));
+  const exempt = new Set(options.writesWithoutEvents);
   // One warning per cause and quarter of a minute: a refusal may come hundreds of times a second.
   const warned = new Map<string, number>();
 
@@ -78,9 +77,8 @@ export function shedWhenBacklogged(options: BacklogSheddingOptions): RequestHand
 
   return (request, _response, next) => {
     // As the router matches it: with or without a trailing slash.
-    const path = request.path.toLowerCase();
-    const route = `${request.method.toLowerCase()} ${path.replace(/(.)\/+$/, '$1')}`;
-    if (!WRITE_METHODS.has(request.method) || path.startsWith('/internal/') || exempt.has(route)) return next();
+    const route = `${request.method} ${request.path.replace(/(.)\/+$/, '$1')}`;
+    if (!WRITE_METHODS.has(request.method) || request.path.startsWith('/internal/') || exempt.has(route)) return next();
     const since = options.outboxOldestSince();
     if (since !== undefined && Date.now() - since >= settings.outboxAgeMs)
       return next(refuse('outbox_age', 'outbox age', `The ${serviceName} service is busy publishing earlier events; retry in a moment`));
