@@ -63,7 +63,7 @@ test('a published event reaches every queue bound to its type and no other', asy
   expect(saleEvents).toEqual([]);
 });
 
-test('an event AMQP cannot carry (a type longer than 255 bytes) is refused before it is sent, and the events published after it are confirmed as their own', async () => {
+test('an event AMQP cannot carry (a type longer than 255 bytes, an occurredAt that is no date) is refused before it is sent, and the events published after it are confirmed as their own', async () => {
   const received: string[] = [];
   await consumer.subscribe({
     queue: 'after-refusal',
@@ -72,7 +72,9 @@ test('an event AMQP cannot carry (a type longer than 255 bytes) is refused befor
     handler: async (event) => void received.push(event.id),
   });
   const unsendable = { ...couponCreated(), type: `coupon.${'x'.repeat(300)}` } as unknown as EventEnvelope;
-  await expect(publisher.publish(unsendable)).rejects.toThrow(/cannot be published: its type is longer than 255 bytes/);
+  await expect(publisher.publish(unsendable)).rejects.toThrow(/cannot be published: its type is not a string of at most 255 bytes/);
+  const undated = { ...couponCreated(), occurredAt: 'not a date' };
+  await expect(publisher.publish(undated)).rejects.toThrow(/cannot be published: its occurredAt is not a date/);
 
   // Each confirmed by the broker on its own, not left waiting for the confirm of the message after it.
   const next = couponCreated();

@@ -216,12 +216,13 @@ export class EventBus {
 
   /** One message on the channel; resolves at the broker's confirm (ack), rejects at its nack or the channel's close. */
   private sendOn(channel: ConfirmChannel, event: EventEnvelope, body: Omit<EventEnvelope, 'headers'>): Promise<void> {
-    // Refused before the channel sees it: amqplib queues the confirm callback first and throws while
-    // encoding after, so that callback would stay queued and answer for the next message, and every
-    // later publish on the channel would wait for the confirm of the one after it.
-    const unsendable = unsendableBecause(event);
-    if (unsendable) return Promise.reject(new Error(`Event ${event.id.slice(0, 64)} cannot be published: ${unsendable}`));
     return new Promise<void>((resolve, reject) => {
+      // Refused before the channel sees it: amqplib queues the confirm callback first and throws while
+      // encoding after, so that callback would stay queued and answer for the next message, and every
+      // later publish on the channel would wait for the confirm of the one after it.
+      const timestamp = Math.floor(Date.parse(event.occurredAt) / 1000);
+      const unsendable = unsendableBecause(event, timestamp);
+      if (unsendable) throw new Error(`Event ${String(event.id).slice(0, 64)} cannot be published: ${unsendable}`);
       channel.publish(
         this.options.exchange,
         event.type,
@@ -230,7 +231,7 @@ export class EventBus {
           persistent: true,
           messageId: event.id,
           contentType: 'application/json',
-          timestamp: Math.floor(Date.parse(event.occurredAt) / 1000),
+          timestamp,
           headers: {},
         },
         (error) => (error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve()),
@@ -517,9 +518,15 @@ function sendAndConfirm(channel: ConfirmChannel, queue: string, message: Consume
 /** AMQP's short strings (the routing key, the message id) carry at most 255 bytes. */
 const SHORT_STRING_BYTES = 255;
 
-/** Why AMQP cannot carry the event as a message, if it cannot: its type is the routing key, its id the message id. */
-function unsendableBecause(event: EventEnvelope): string | undefined {
-  if (Buffer.byteLength(event.type) > SHORT_STRING_BYTES) return `its type is longer than ${SHORT_STRING_BYTES} bytes`;
-  if (Buffer.byteLength(event.id) > SHORT_STRING_BYTES) return `its id is longer than ${SHORT_STRING_BYTES} bytes`;
+/**
+ * Why AMQP cannot carry the event as a message, if it cannot: its type is the routing key and its id
+ * the message id (short strings), its `occurredAt` the message's timestamp (a whole number).
+ */
+function unsendableBecause(event: EventEnvelope, timestamp: number): string | undefined {
+  if (typeof event.type !== 'string' || Buffer.byteLength(event.type) > SHORT_STRING_BYTES)
+    return `its type is not a string of at most ${SHORT_STRING_BYTES} bytes`;
+  if (typeof event.id !== 'string' || Buffer.byteLength(event.id) > SHORT_STRING_BYTES)
+    return `its id is not a string of at most ${SHORT_STRING_BYTES} bytes`;
+  if (!Number.isFinite(timestamp)) return 'its occurredAt is not a date';
   return undefined;
 }
