@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { availableParallelism } from 'node:os';
 import type { NamedProcess } from './process-memory';
 
 /** Clock ticks per second of /proc/<pid>/stat's times (USER_HZ): 100 on every Linux the bench runs on. */
@@ -11,7 +11,7 @@ function cpuTicks(pid: number): number | undefined {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name (2nd field) may hold spaces and parentheses: fields resume after the last ')'.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // utime and stime, the 14th and 15th fields of the line (11th and 12th after the name).
+    // utime and stime, the 14th and 15th fields of the line (indexes 11 and 12 of what follows the name).
     return Number(fields[11]) + Number(fields[12]);
   } catch {
     return undefined;
@@ -21,8 +21,9 @@ function cpuTicks(pid: number): number | undefined {
 /**
  * Where the machine's CPU went during a scenario, per process of the system: CPU time over the
  * scenario's wall time, in % of one core (two busy cores are 200 %). Beside the targets it says
- * which process a throughput figure waits for, and whether the machine was full (the busy share of
- * all cores together, the bench's own load generator included).
+ * which process a throughput figure waits for, and how much of the cores the system and the bench's
+ * own load generator took together (processes outside the run, such as another job on the machine,
+ * are not counted: a figure near 100 % says the run had the machine to itself and used it all).
  */
 export class CpuShare {
   private readonly startTicks = new Map<number, number>();
@@ -40,7 +41,7 @@ export class CpuShare {
     }
   }
 
-  /** % of one core per process name (several processes of one name, e.g. nginx workers: added up), and the machine's busy %. */
+  /** % of one core per process name (several processes of one name, e.g. nginx workers: added up), and all of them over all cores, in %. */
   stop(): { percentOfCore: Record<string, number>; machineBusyPercent: number } {
     const seconds = (performance.now() - this.startedAt) / 1000;
     const percentOfCore: Record<string, number> = {};
@@ -50,9 +51,10 @@ export class CpuShare {
       const after = cpuTicks(pid);
       if (before === undefined || after === undefined || seconds <= 0) continue;
       const percent = ((after - before) / TICKS_PER_SECOND / seconds) * 100;
-      percentOfCore[name] = Math.round((percentOfCore[name] ?? 0) + percent);
+      percentOfCore[name] = (percentOfCore[name] ?? 0) + percent;
       all += percent;
     }
-    return { percentOfCore, machineBusyPercent: Math.round(all / cpus().length) };
+    for (const name of Object.keys(percentOfCore)) percentOfCore[name] = Math.round(percentOfCore[name] ?? 0);
+    return { percentOfCore, machineBusyPercent: Math.round(all / availableParallelism()) };
   }
 }

@@ -212,8 +212,8 @@ export function markdown(results: BenchResults): string {
 }
 
 /**
- * CPU per process and scenario, in % of one core, and how busy the whole machine was: which
- * process a throughput figure waited for, and whether there was any CPU left to go faster with.
+ * CPU per process and scenario, in % of one core, and the system's and the bench's together over all
+ * cores: which process a throughput figure waited for, and whether there was any CPU left to go faster with.
  */
 function cpuTable(measured: Array<[string, WithMemory<object> | undefined]>): string[] {
   const present = measured.filter(([, scenario]) => scenario?.cpuPercentOfCore) as Array<[string, WithMemory<object>]>;
@@ -227,7 +227,7 @@ function cpuTable(measured: Array<[string, WithMemory<object> | undefined]>): st
   for (const name of names)
     lines.push(`| ${name} | ${present.map(([, scenario]) => String(scenario.cpuPercentOfCore?.[name] ?? '')).join(' | ')} |`);
   lines.push(
-    `| **machine busy, % of all cores** (bench included) | ${present.map(([, scenario]) => `**${scenario.machineBusyPercent ?? ''}**`).join(' | ')} |`,
+    `| **system and bench together, % of all cores** | ${present.map(([, scenario]) => `**${scenario.machineBusyPercent ?? ''}**`).join(' | ')} |`,
   );
   return lines;
 }

@@ -29,7 +29,7 @@ export type ResourceUse = {
   peakTotalRssMiB: number;
   /** CPU time over the scenario's wall time per process, in % of one core (lib/process-cpu.ts). */
   cpuPercentOfCore: Record<string, number>;
-  /** All the processes' CPU time (the bench's own included) over all cores' time, in %. */
+  /** The system's processes' CPU time and the bench's own, over all cores' time, in %. */
   machineBusyPercent: number;
 };
 
