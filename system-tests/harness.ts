@@ -182,6 +182,20 @@ export class Subscriber {
     return this.deliveries.filter((delivery) => type === undefined || delivery.body.event === type);
   }
 
+  /**
+   * The objects carried by the `type` webhooks about the object `id`, oldest revision first: two
+   * changes made close together may arrive in either order on an endpoint that is not PER_OBJECT, so
+   * the last of these is the last revision, not the last to arrive.
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  revisionsOf(type: string, id: string): Record<string, any>[] {
+    return this.events(type)
+      .filter((delivery) => delivery.body.data.id === id)
+      .map((delivery) => delivery.body as Delivery['body'] & { revision?: number })
+      .sort((a, b) => (a.revision ?? 0) - (b.revision ?? 0))
+      .map((body) => body.data);
+  }
+
   async stop(): Promise<void> {
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }

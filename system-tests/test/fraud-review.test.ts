@@ -61,11 +61,8 @@ async function saleOf(api: Api, affiliateId: string, total: number, fields: Reco
 }
 
 const saleById = (api: Api, saleId: string) => ok(api.get(`/sales?id=${saleId}`));
-const saleUpdates = (saleId: string) =>
-  world.subscriber
-    .events('sale.updated')
-    .filter((delivery) => delivery.body.data.id === saleId)
-    .map((delivery) => delivery.body.data);
+/** The sale's states its sale.updated webhooks carried, oldest revision first. */
+const saleUpdates = (saleId: string) => world.subscriber.revisionsOf('sale.updated', saleId);
 
 describe('risk signals', () => {
   test("SELF_REFERRAL: a customer with the affiliate's own email (other case, Gmail dots, a +tag) is flagged on the referral and its sale", async () => {

@@ -42,18 +42,9 @@ async function saleOf(api: Api, affiliateId: string, total: number, fields: Reco
 }
 
 const commissionOf = async (api: Api, saleId: string) => (await ok(api.get(`/sales?id=${saleId}`))).commissions[0];
-/**
- * The sale.updated webhooks of this sale, oldest revision first. Two updates made close together may
- * arrive in either order (the endpoint here is not PER_OBJECT), so the last one is the last revision,
- * not the last to arrive.
- */
-const saleUpdates = (saleId: string) =>
-  world.subscriber
-    .events('sale.updated')
-    .filter((delivery) => delivery.body.data.id === saleId)
-    .map((delivery) => delivery.body as typeof delivery.body & { revision?: number })
-    .sort((a, b) => (a.revision ?? 0) - (b.revision ?? 0))
-    .map((body) => body.data);
+
+/** The sale's states its sale.updated webhooks carried, oldest revision first. */
+const saleUpdates = (saleId: string) => world.subscriber.revisionsOf('sale.updated', saleId);
 
 test('POST /payouts gathers the DUE commissions of an affiliate into one payout, marks them, and sends sale.updated for each sale', async () => {
   const { api } = await program();
