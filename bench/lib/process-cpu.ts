@@ -1,21 +1,14 @@
-import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import type { NamedProcess } from './process-memory';
+import { statFields, type NamedProcess } from './process-memory';
 
 /** Clock ticks per second of /proc/<pid>/stat's times (USER_HZ): 100 on every Linux the bench runs on. */
 const TICKS_PER_SECOND = 100;
 
 /** User plus system CPU time of a process so far, in ticks; undefined once it has gone. */
 function cpuTicks(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (2nd field) may hold spaces and parentheses: fields resume after the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // utime and stime, the 14th and 15th fields of the line (indexes 11 and 12 of what follows the name).
-    return Number(fields[11]) + Number(fields[12]);
-  } catch {
-    return undefined;
-  }
+  const fields = statFields(pid);
+  // utime and stime, the 14th and 15th fields of the line (indexes 11 and 12 of what follows the name).
+  return fields ? Number(fields[11]) + Number(fields[12]) : undefined;
 }
 
 /**

@@ -25,12 +25,18 @@ function readProc(pid: number, file: string): string | undefined {
   }
 }
 
-function parentOf(pid: number): number | undefined {
+/**
+ * The fields of /proc/<pid>/stat after the command name, from the 3rd (the state) on; undefined once
+ * the process has gone. The name (2nd field) may hold spaces and parentheses: fields resume after the last ')'.
+ */
+export function statFields(pid: number): string[] | undefined {
   const stat = readProc(pid, 'stat');
-  if (!stat) return undefined;
-  // The command name (2nd field) may hold spaces and parentheses: fields resume after the last ')'.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[1]);
+  return stat ? stat.slice(stat.lastIndexOf(')') + 2).split(' ') : undefined;
+}
+
+function parentOf(pid: number): number | undefined {
+  const fields = statFields(pid);
+  return fields ? Number(fields[1]) : undefined;
 }
 
 function nameOf(pid: number, extraNames: ReadonlyMap<number, string>): string | undefined {

@@ -4,6 +4,7 @@ import { cpus, loadavg, release, totalmem } from 'node:os';
 import { dirname } from 'node:path';
 import type { ProfileSummary } from './cpu-profile';
 import { CLICK_TARGET_PER_SECOND, type ClickIntake } from '../scenarios/click-intake';
+import type { ResourceUse } from '../scenarios/context';
 import type { DataGrowth } from '../scenarios/data-growth';
 import type { EventLatency } from '../scenarios/event-latency';
 import type { FanOut } from '../scenarios/fan-out';
@@ -13,13 +14,8 @@ import type { Overload } from '../scenarios/overload';
 import type { PayoutRun } from '../scenarios/payouts';
 import type { WritePath } from '../scenarios/write-path';
 
-/** A scenario's figures and what it used of the machine (scenarios/context.ts, `withPeakMemory`). */
-type WithMemory<T> = T & {
-  peakRssMiB: Record<string, number>;
-  peakTotalRssMiB?: number;
-  cpuPercentOfCore?: Record<string, number>;
-  machineBusyPercent?: number;
-};
+/** A scenario's figures and what it used of the machine (scenarios/context.ts, `withPeakMemory`; results read back may lack the newer fields). */
+type WithMemory<T> = T & Pick<ResourceUse, 'peakRssMiB'> & Partial<ResourceUse>;
 
 export type BenchResults = {
   startedAt: string;
