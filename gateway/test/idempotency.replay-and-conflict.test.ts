@@ -1,3 +1,4 @@
+import { eventually } from '@affiliate/platform/testing';
 import request from 'supertest';
 import type { RunningGateway } from '../src/gateway';
 import {
@@ -82,10 +83,65 @@ test('a duplicate arriving while the first is still in flight is 409, and the se
     .expect(409);
   expect(duplicate.body).toMatchObject({ error: expect.stringContaining('still being processed') });
   upstream.answerWith(200);
-  // The hung first request ends with the gateway's timeout; its key is released, not kept.
+  // The hung first request ends with the gateway's timeout. The service may still be doing it, so its
+  // key stays taken: a retry is not run a second time.
   expect((await first).status).toBe(503);
+  await api().post('/api/v1/promotional-codes').set(bearer(program.key)).set('Idempotency-Key', 'slow-1').send({ code: 'A' }).expect(409);
   expect(calls('/promotional-codes')).toBe(before + 1);
-  await api().post('/api/v1/promotional-codes').set(bearer(program.key)).set('Idempotency-Key', 'slow-1').send({ code: 'A' }).expect(200);
+});
+
+test("a request the service answers after the gateway's timeout: the client gets 503, and a retry with the same key gets the service's answer, without a second call", async () => {
+  upstream.answerAfter(4500); // past the gateway's upstream timeout (3 s), before its hold on the call ends (6 s)
+  try {
+    const before = calls('/coupons');
+    const first = await api().post('/api/v1/coupons').set(bearer(program.key)).set('Idempotency-Key', 'late-1').send({ name: 'Late' });
+    expect(first.status).toBe(503);
+    expect(first.body.error).toContain('a retry with the same Idempotency-Key receives its answer');
+    // Before the answer has come, the retry is told to come back.
+    const early = await api().post('/api/v1/coupons').set(bearer(program.key)).set('Idempotency-Key', 'late-1').send({ name: 'Late' });
+    expect(early.status).toBe(409);
+    expect(early.body.code).toBe('idempotency_key_in_use');
+    const replay = await eventually(async () => {
+      const retry = await api().post('/api/v1/coupons').set(bearer(program.key)).set('Idempotency-Key', 'late-1').send({ name: 'Late' });
+      expect(retry.status).toBe(200);
+      return retry;
+    });
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(JSON.parse(replay.body.body)).toEqual({ name: 'Late' });
+    expect(calls('/coupons')).toBe(before + 1);
+  } finally {
+    upstream.answerAfter(0);
+  }
+});
+
+test('a client that leaves before the answer: the answer is kept, and a retry with the same key gets it without a second call', async () => {
+  upstream.answerAfter(1000);
+  try {
+    const before = calls('/referrals');
+    const leaving = new AbortController();
+    const abandoned = fetch(`${gateway.url}/api/v1/referrals`, {
+      method: 'POST',
+      headers: { ...bearer(program.key), 'content-type': 'application/json', 'Idempotency-Key': 'left-1' },
+      body: JSON.stringify({ email: 'left@example.com' }),
+      signal: leaving.signal,
+    });
+    await waitFor(() => calls('/referrals') === before + 1);
+    leaving.abort();
+    await expect(abandoned).rejects.toThrow();
+    const replay = await eventually(async () => {
+      const retry = await api()
+        .post('/api/v1/referrals')
+        .set(bearer(program.key))
+        .set('Idempotency-Key', 'left-1')
+        .send({ email: 'left@example.com' });
+      expect(retry.status).toBe(200);
+      return retry;
+    });
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(calls('/referrals')).toBe(before + 1);
+  } finally {
+    upstream.answerAfter(0);
+  }
 });
 
 test('keys are scoped per program: another program may use the same key', async () => {

@@ -105,6 +105,8 @@ export type EchoUpstream = {
   received: ReceivedRequest[];
   /** Answers with this status instead of 200 from now on; null: never answers at all. */
   answerWith: (status: number | null) => void;
+  /** Answers this many ms after a request arrives from now on (0: at once), as a slow service would. */
+  answerAfter: (ms: number) => void;
   /** Never answers requests of this program (as a payload that makes the service hang would). */
   hangFor: (programId: string | null) => void;
   /** Answers these programs' requests with headers and a first chunk, then never ends the body (a long export): the connection stays taken. */
@@ -116,6 +118,7 @@ export type EchoUpstream = {
 export async function startEchoUpstream(): Promise<EchoUpstream> {
   const received: ReceivedRequest[] = [];
   let status: number | null = 200;
+  let delayMs = 0;
   let hungProgram: string | null = null;
   let trickling = new Set<string>();
   const server: Server = createServer((incoming, outgoing) => {
@@ -136,9 +139,14 @@ export async function startEchoUpstream(): Promise<EchoUpstream> {
         return void outgoing.write('name\n');
       }
       if (status === null) return; // hangs: a service that accepts connections but never answers
-      // A long keep-alive, like the services': it describes the gateway's pooled connection, not the client's.
-      outgoing.writeHead(status, { 'content-type': 'application/json', location: '/somewhere', 'keep-alive': 'timeout=65' });
-      outgoing.end(JSON.stringify({ ...entry, sequence: received.length }));
+      const answer = { status, body: JSON.stringify({ ...entry, sequence: received.length }) };
+      const write = () => {
+        // A long keep-alive, like the services': it describes the gateway's pooled connection, not the client's.
+        outgoing.writeHead(answer.status, { 'content-type': 'application/json', location: '/somewhere', 'keep-alive': 'timeout=65' });
+        outgoing.end(answer.body);
+      };
+      if (delayMs > 0) setTimeout(write, delayMs);
+      else write();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -148,6 +156,9 @@ export async function startEchoUpstream(): Promise<EchoUpstream> {
     received,
     answerWith: (next) => {
       status = next;
+    },
+    answerAfter: (ms) => {
+      delayMs = ms;
     },
     hangFor: (programId) => {
       hungProgram = programId;

@@ -34,7 +34,7 @@ export function requestFingerprint(request: Pick<Request, 'method' | 'url'>, bod
   return createHash('sha256').update(`${request.method}\n${request.url}\n`).update(meaning).digest('hex');
 }
 
-export type IdempotentForwarding = Pick<ForwardOptions, 'capture' | 'onUnavailable'>;
+export type IdempotentForwarding = Pick<ForwardOptions, 'capture' | 'onUnavailable' | 'keepsAnswer'>;
 
 /**
  * DESIGN.md §2: a POST, PUT or DELETE with an Idempotency-Key is answered once; a retry with the
@@ -83,6 +83,7 @@ export function idempotency(records: IdempotencyRecordModel, abandonedAfterMs: n
           body: withoutCredentials(captured.body, ['secret', ...withheldOnReplayOf(response)]),
         }),
       onUnavailable: () => releaseIdempotencyKey(records, claim.recordId),
+      keepsAnswer: true,
     };
     response.locals.idempotentForwarding = forwarding;
     next();

@@ -15,8 +15,16 @@ export type ForwardOptions = {
   body?: Buffer;
   /** When set, the upstream answer is handed over before it is written to the client. */
   capture?: (response: CapturedResponse) => Promise<void>;
-  /** Runs before the 503 is written when the upstream could not answer. */
+  /** Runs before the 503 is written when the upstream could not answer (never once `keepsAnswer`'s call was sent). */
   onUnavailable?: () => Promise<void>;
+  /**
+   * The answer is kept for retries (an Idempotency-Key): once the request has gone to the service,
+   * the call runs to its end even when the client is answered first (its deadline) or leaves, and
+   * the answer is captured when it comes. The service may be doing the work, and that answer, not
+   * the gateway's 503, is what a retry with the same key must get; releasing the key instead let
+   * the retry do the work a second time.
+   */
+  keepsAnswer?: boolean;
   /** The error shape of the route (DELETE /coupons and PUT /referrals number their errors). */
   errorShape?: unknown;
 };
@@ -64,6 +72,8 @@ const HOP_BY_HOP = new Set([
 
 type InFlight = ForwardOptions & {
   settle: (error?: Error) => void;
+  /** The client was answered (or left) while a kept answer was still to come: it is captured, not written. */
+  detached?: boolean;
   proxyRequest?: ClientRequest;
   /** The address this call went to, and how to send it again (to another one). */
   target?: string;
@@ -72,6 +82,9 @@ type InFlight = ForwardOptions & {
 
 /** No answer within the timeout: named, so the log says which it was. */
 class UpstreamTimeoutError extends Error {}
+
+/** No answer within the timeout, from a call that goes on for its kept answer (`keepsAnswer`). */
+class AnswerAwaitedError extends UpstreamTimeoutError {}
 
 /** A shed request may come back almost at once: connections free up in milliseconds. */
 const RETRY_AFTER_BUSY_SECONDS = 1;
@@ -160,7 +173,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
           body: Buffer.concat(chunks),
         };
         const write = () => {
-          writeCaptured(response, captured);
+          if (!pending.detached) writeCaptured(response, captured);
           pending.settle();
         };
         pending.capture!(captured).then(write, (error: unknown) => {
@@ -214,7 +227,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
       const pending: InFlight = { ...forward, settle };
       // What is left of the call's deadline after its wait for a connection.
       const timer = setTimeout(
-        () => settle(new UpstreamTimeoutError(`${options.name} did not answer within ${options.timeoutMs} ms`)),
+        () => letGo(new UpstreamTimeoutError(`${options.name} did not answer within ${options.timeoutMs} ms`)),
         Math.max(0, deadline - Date.now()),
       );
       function settle(error?: Error) {
@@ -227,12 +240,34 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         if (error) reject(error);
         else resolve();
       }
+      // The client's side ends first: its deadline passed (error), or it went away.
+      function letGo(error?: Error) {
+        if (settled) return;
+        const proxyRequest = pending.proxyRequest;
+        if (!forward.keepsAnswer || !proxyRequest) {
+          // Nobody waits for the answer: neither the breaker nor the upstream is left working.
+          if (!error) proxyRequest?.destroy();
+          return settle(error);
+        }
+        // Sent, and its answer kept: the call goes on without its client, for one more timeout, which
+        // ends before the key could be taken over as abandoned (three timeouts after its claim).
+        settled = true;
+        clearTimeout(timer);
+        pending.detached = true;
+        const limit = setTimeout(() => {
+          inFlight.delete(request);
+          proxyRequest.destroy();
+        }, options.timeoutMs);
+        pending.settle = () => {
+          clearTimeout(limit);
+          inFlight.delete(request);
+        };
+        if (error) reject(new AnswerAwaitedError(error.message));
+        else resolve();
+      }
       inFlight.set(request, pending);
-      // A client that goes away must not leave the breaker waiting for an outcome, nor the upstream working.
-      response.once('close', () => {
-        if (!settled) pending.proxyRequest?.destroy();
-        settle();
-      });
+      // A client that goes away must not leave the breaker waiting for an outcome.
+      response.once('close', () => letGo());
       const proxy = forward.capture ? capturing : streaming;
       pending.again = () =>
         void proxy(request, response, (error?: unknown) =>
@@ -285,17 +320,22 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
       );
     });
 
-  /** 503 {error} with Retry-After, in the route's error shape, after the caller's cleanup (an idempotency claim). */
+  /**
+   * 503 {error} with Retry-After, in the route's error shape, after the caller's cleanup (an
+   * idempotency claim), unless the call goes on for a kept answer (`awaited`).
+   */
   const answerUnavailable = async (
     response: ServerResponse,
     forward: ForwardOptions,
     message: string,
     retryAfterSeconds: number,
     code: 'service_busy' | 'service_unavailable',
+    awaited = false,
   ) => {
-    await forward
-      .onUnavailable?.()
-      .catch((cleanupError: unknown) => options.logger.error({ err: cleanupError }, 'cleanup after an upstream failure failed'));
+    if (!awaited)
+      await forward
+        .onUnavailable?.()
+        .catch((cleanupError: unknown) => options.logger.error({ err: cleanupError }, 'cleanup after an upstream failure failed'));
     if (response.headersSent || response.destroyed) {
       response.destroy();
       return;
@@ -346,12 +386,16 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         await circuit.fire(request, response, forward, deadline);
       } catch (error) {
         options.logger.warn({ err: error, upstream: options.name, programId, open: circuit.opened }, 'upstream unavailable');
+        const awaited = error instanceof AnswerAwaitedError;
         await answerUnavailable(
           response,
           forward,
-          `The ${options.name} service is unavailable; retry later`,
+          awaited
+            ? `The ${options.name} service did not answer in time; a retry with the same Idempotency-Key receives its answer once it has come`
+            : `The ${options.name} service is unavailable; retry later`,
           Math.ceil(options.resetTimeoutMs / 1000),
           'service_unavailable',
+          awaited,
         );
       }
     },
