@@ -114,6 +114,28 @@ test("a request the service answers after the gateway's timeout: the client gets
   }
 });
 
+test("a call that goes on for its kept answer keeps its place in the program's in-flight cap until the answer is in", async () => {
+  const capped = await startGateway({ upstreams: allUpstreams(upstream.url), upstreamMaxInFlightPerProgram: 1 });
+  try {
+    const own = await createProgramWithKey(capped);
+    const post = () =>
+      request(capped.url).post('/api/v1/coupons').set(bearer(own.key)).set('Idempotency-Key', 'held-1').send({ name: 'Held' });
+    upstream.answerAfter(4500);
+    expect((await post()).status).toBe(503);
+    upstream.answerAfter(0);
+    // The first call still holds the program's one place: a second is refused, not sent.
+    const second = await request(capped.url).get('/api/v1/coupons').set(bearer(own.key));
+    expect(second.status).toBe(503);
+    expect(second.body.error).toContain('already has 1 requests in flight');
+    // Once its answer is in, the place is free again, and the retry gets that answer.
+    await eventually(async () => expect((await request(capped.url).get('/api/v1/coupons').set(bearer(own.key))).status).toBe(200));
+    expect((await post()).headers['idempotent-replayed']).toBe('true');
+  } finally {
+    upstream.answerAfter(0);
+    await capped.stop();
+  }
+});
+
 test('a client that leaves before the answer: the answer is kept, and a retry with the same key gets it without a second call', async () => {
   upstream.answerAfter(1000);
   try {

@@ -15,12 +15,12 @@ export type ForwardOptions = {
   body?: Buffer;
   /** When set, the upstream answer is handed over before it is written to the client. */
   capture?: (response: CapturedResponse) => Promise<void>;
-  /** Runs before the 503 is written when the upstream could not answer (never once `keepsAnswer`'s call was sent). */
+  /** Runs before the 503 is written when the upstream could not answer; not when a `keepsAnswer` call goes on for its answer. */
   onUnavailable?: () => Promise<void>;
   /**
-   * The answer is kept for retries (an Idempotency-Key): once the request has gone to the service,
-   * the call runs to its end even when the client is answered first (its deadline) or leaves, and
-   * the answer is captured when it comes. The service may be doing the work, and that answer, not
+   * The answer is kept for retries (an Idempotency-Key): once the request is on a connected socket to
+   * the service, the call runs to its end (for one more timeout at most) even when the client is
+   * answered first (its deadline) or leaves, and the answer is captured when it comes. The service may be doing the work, and that answer, not
    * the gateway's 503, is what a retry with the same key must get; releasing the key instead let
    * the retry do the work a second time.
    */
@@ -115,6 +115,18 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
   const maxInFlightPerProgram = options.maxInFlightPerProgram ?? 64;
   const connections = new FairShare(maxSockets, (_running, queued) => options.metrics?.upstreams.waiting(options.name, queued));
   const callsByProgram = new Map<string, number>();
+  /** Calls that go on after their client's response closed (`keepsAnswer`), by that response: over when the promise is. */
+  const detachedCalls = new WeakMap<ServerResponse, Promise<void>>();
+  /**
+   * Runs `then` once the call is over: its response closed and, for a call that went on for a kept
+   * answer, that answer in (or given up). Until then it holds its connection and its program's count.
+   */
+  const onceCallOver = (response: ServerResponse, then: () => void) =>
+    onceClosed(response, () => {
+      const detached = detachedCalls.get(response);
+      if (detached) void detached.then(then);
+      else then();
+    });
 
   /**
    * Every handler runs on events of requests that may have been answered already (deadline, client
@@ -244,7 +256,9 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
       function letGo(error?: Error) {
         if (settled) return;
         const proxyRequest = pending.proxyRequest;
-        if (!forward.keepsAnswer || !proxyRequest) {
+        // Still connecting (a refused or unreachable address): nothing reached the service.
+        const reached = proxyRequest?.socket != null && !proxyRequest.socket.connecting;
+        if (!forward.keepsAnswer || !proxyRequest || !reached) {
           // Nobody waits for the answer: neither the breaker nor the upstream is left working.
           if (!error) proxyRequest?.destroy();
           return settle(error);
@@ -254,20 +268,24 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         settled = true;
         clearTimeout(timer);
         pending.detached = true;
+        let over = () => {};
+        detachedCalls.set(response, new Promise<void>((resolve) => (over = resolve)));
         const limit = setTimeout(() => {
-          inFlight.delete(request);
+          pending.settle();
           proxyRequest.destroy();
         }, options.timeoutMs);
         pending.settle = () => {
           clearTimeout(limit);
           inFlight.delete(request);
+          over();
         };
         if (error) reject(new AnswerAwaitedError(error.message));
         else resolve();
       }
       inFlight.set(request, pending);
-      // A client that goes away must not leave the breaker waiting for an outcome.
-      response.once('close', () => letGo());
+      // A client that goes away must not leave the breaker waiting for an outcome. First among the
+      // close listeners: the connection's and the program's counts (onceCallOver) see a detached call.
+      response.prependOnceListener('close', () => letGo());
       const proxy = forward.capture ? capturing : streaming;
       pending.again = () =>
         void proxy(request, response, (error?: unknown) =>
@@ -300,7 +318,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         wait.admitted = true;
         clearTimeout(wait.timer);
         response.off('close', gone);
-        onceClosed(response, () => connections.done(programId));
+        onceCallOver(response, () => connections.done(programId));
         resolve('ready');
       });
       function gone() {
@@ -365,7 +383,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         return answerUnavailable(response, forward, message, RETRY_AFTER_BUSY_SECONDS, 'service_busy');
       }
       callsByProgram.set(programId, calls + 1);
-      onceClosed(response, () => {
+      onceCallOver(response, () => {
         const left = (callsByProgram.get(programId) ?? 1) - 1;
         if (left > 0) callsByProgram.set(programId, left);
         else callsByProgram.delete(programId);
