@@ -114,7 +114,7 @@ test("a request the service answers after the gateway's timeout: the client gets
   }
 });
 
-test("a call that goes on for its kept answer keeps its place in the program's in-flight cap until the answer is in", async () => {
+test("a call that goes on for its kept answer keeps its place in the program's in-flight cap until the answer is in (after its deadline, and after its client left)", async () => {
   const capped = await startGateway({ upstreams: allUpstreams(upstream.url), upstreamMaxInFlightPerProgram: 1 });
   try {
     const own = await createProgramWithKey(capped);
@@ -130,6 +130,24 @@ test("a call that goes on for its kept answer keeps its place in the program's i
     // Once its answer is in, the place is free again, and the retry gets that answer.
     await eventually(async () => expect((await request(capped.url).get('/api/v1/coupons').set(bearer(own.key))).status).toBe(200));
     expect((await post()).headers['idempotent-replayed']).toBe('true');
+
+    // The same for a call whose client left before the answer.
+    const posted = () => upstream.received.filter((received) => received.method === 'POST' && received.url === '/coupons').length;
+    const before = posted();
+    upstream.answerAfter(2000);
+    const leaving = new AbortController();
+    const abandoned = fetch(`${capped.url}/api/v1/coupons`, {
+      method: 'POST',
+      headers: { ...bearer(own.key), 'content-type': 'application/json', 'Idempotency-Key': 'held-2' },
+      body: JSON.stringify({ name: 'Held too' }),
+      signal: leaving.signal,
+    });
+    await waitFor(() => posted() === before + 1);
+    upstream.answerAfter(0);
+    leaving.abort();
+    await expect(abandoned).rejects.toThrow();
+    expect((await request(capped.url).get('/api/v1/coupons').set(bearer(own.key))).status).toBe(503);
+    await eventually(async () => expect((await request(capped.url).get('/api/v1/coupons').set(bearer(own.key))).status).toBe(200));
   } finally {
     upstream.answerAfter(0);
     await capped.stop();

@@ -105,7 +105,8 @@ const RETRY_AFTER_BUSY_SECONDS = 1;
  * by the HTTP agent: at most `maxSockets` calls at once, programs taking turns for a free one
  * (FairShare), at most `maxInFlightPerProgram` of one program's calls in flight (beyond: 503 with
  * Retry-After), and one deadline (`timeoutMs`) from the call's arrival that covers the wait for a
- * connection and the answer; past it the call is answered 503 and the upstream request aborted.
+ * connection and the answer; past it the call is answered 503 and the upstream request aborted
+ * (but for a call whose answer is kept for retries, `keepsAnswer`, which goes on for it).
  * The agent itself never makes a request wait: a request it queued would get its socket after its
  * headers were fixed, and no handler could set the gateway's credentials on it any more.
  */
@@ -256,24 +257,30 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
       function letGo(error?: Error) {
         if (settled) return;
         const proxyRequest = pending.proxyRequest;
-        // Still connecting (a refused or unreachable address): nothing reached the service.
-        const reached = proxyRequest?.socket != null && !proxyRequest.socket.connecting;
+        // Still connecting (a refused or unreachable address), or a pooled socket already closed:
+        // nothing reached the service, and no answer will come.
+        const socket = proxyRequest?.socket;
+        const reached = socket != null && !socket.connecting && !socket.destroyed;
         if (!forward.keepsAnswer || !proxyRequest || !reached) {
           // Nobody waits for the answer: neither the breaker nor the upstream is left working.
           if (!error) proxyRequest?.destroy();
           return settle(error);
         }
-        // Sent, and its answer kept: the call goes on without its client, for one more timeout, which
-        // ends before the key could be taken over as abandoned (three timeouts after its claim).
+        // Sent, and its answer kept: the call goes on without its client until one timeout past its
+        // deadline (two after its arrival, also when the client left early), which ends before the
+        // key could be taken over as abandoned (three timeouts after its claim).
         settled = true;
         clearTimeout(timer);
         pending.detached = true;
         let over = () => {};
         detachedCalls.set(response, new Promise<void>((resolve) => (over = resolve)));
-        const limit = setTimeout(() => {
-          pending.settle();
-          proxyRequest.destroy();
-        }, options.timeoutMs);
+        const limit = setTimeout(
+          () => {
+            pending.settle();
+            proxyRequest.destroy();
+          },
+          Math.max(0, deadline + options.timeoutMs - Date.now()),
+        );
         pending.settle = () => {
           clearTimeout(limit);
           inFlight.delete(request);
@@ -310,7 +317,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
     options.logger,
   );
 
-  /** The turn of a call for a connection: 'ready' (held until the client's answer is over), 'late' past the deadline, 'gone' when the client left first. */
+  /** The turn of a call for a connection: 'ready' (held until the call is over, onceCallOver), 'late' past the deadline, 'gone' when the client left first. */
   const connectionTurn = (programId: string, response: ServerResponse, deadline: number) =>
     new Promise<'ready' | 'late' | 'gone'>((resolve) => {
       const wait: { admitted: boolean; timer?: NodeJS.Timeout } = { admitted: false };
