@@ -135,17 +135,8 @@ test("a call that goes on for its kept answer keeps its place in the program's i
     const posted = () => upstream.received.filter((received) => received.method === 'POST' && received.url === '/coupons').length;
     const before = posted();
     upstream.answerAfter(2000);
-    const leaving = new AbortController();
-    const abandoned = fetch(`${capped.url}/api/v1/coupons`, {
-      method: 'POST',
-      headers: { ...bearer(own.key), 'content-type': 'application/json', 'Idempotency-Key': 'held-2' },
-      body: JSON.stringify({ name: 'Held too' }),
-      signal: leaving.signal,
-    });
-    await waitFor(() => posted() === before + 1);
+    await postThenLeave(capped.url, own.key, '/coupons', 'held-2', { name: 'Held too' }, () => posted() === before + 1);
     upstream.answerAfter(0);
-    leaving.abort();
-    await expect(abandoned).rejects.toThrow();
     expect((await request(capped.url).get('/api/v1/coupons').set(bearer(own.key))).status).toBe(503);
     await eventually(async () => expect((await request(capped.url).get('/api/v1/coupons').set(bearer(own.key))).status).toBe(200));
   } finally {
@@ -158,16 +149,14 @@ test('a client that leaves before the answer: the answer is kept, and a retry wi
   upstream.answerAfter(1000);
   try {
     const before = calls('/referrals');
-    const leaving = new AbortController();
-    const abandoned = fetch(`${gateway.url}/api/v1/referrals`, {
-      method: 'POST',
-      headers: { ...bearer(program.key), 'content-type': 'application/json', 'Idempotency-Key': 'left-1' },
-      body: JSON.stringify({ email: 'left@example.com' }),
-      signal: leaving.signal,
-    });
-    await waitFor(() => calls('/referrals') === before + 1);
-    leaving.abort();
-    await expect(abandoned).rejects.toThrow();
+    await postThenLeave(
+      gateway.url,
+      program.key,
+      '/referrals',
+      'left-1',
+      { email: 'left@example.com' },
+      () => calls('/referrals') === before + 1,
+    );
     const replay = await eventually(async () => {
       const retry = await api()
         .post('/api/v1/referrals')
@@ -278,6 +267,20 @@ test('Idempotency-Key is only for writes (a GET is not kept), and must be 1 to 2
   await api().post('/api/v1/coupons').set(bearer(program.key)).set('Idempotency-Key', 'k'.repeat(256)).send({}).expect(400);
   await api().post('/api/v1/coupons').set(bearer(program.key)).set('Idempotency-Key', '').send({}).expect(400);
 });
+
+/** A keyed POST whose client goes away once the service has received it (`arrived`), before any answer. */
+async function postThenLeave(gatewayUrl: string, key: string, path: string, idempotencyKey: string, body: object, arrived: () => boolean) {
+  const leaving = new AbortController();
+  const abandoned = fetch(`${gatewayUrl}/api/v1${path}`, {
+    method: 'POST',
+    headers: { ...bearer(key), 'content-type': 'application/json', 'Idempotency-Key': idempotencyKey },
+    body: JSON.stringify(body),
+    signal: leaving.signal,
+  });
+  await waitFor(arrived);
+  leaving.abort();
+  await expect(abandoned).rejects.toThrow();
+}
 
 async function waitFor(condition: () => boolean): Promise<void> {
   const deadline = Date.now() + 5000;
