@@ -20,9 +20,9 @@ export type ForwardOptions = {
   /**
    * The answer is kept for retries (an Idempotency-Key): once the request is on a connected socket to
    * the service, the call runs to its end (for one more timeout at most) even when the client is
-   * answered first (its deadline) or leaves, and the answer is captured when it comes. The service may be doing the work, and that answer, not
-   * the gateway's 503, is what a retry with the same key must get; releasing the key instead let
-   * the retry do the work a second time.
+   * answered first (its deadline) or leaves, and the answer is captured when it comes. The service
+   * may be doing the work, and that answer, not the gateway's 503, is what a retry with the same key
+   * must get; releasing the key instead let the retry do the work a second time.
    */
   keepsAnswer?: boolean;
   /** The error shape of the route (DELETE /coupons and PUT /referrals number their errors). */
