@@ -187,7 +187,7 @@ function outboxMetrics(registry: Registry): OutboxMetrics {
 function consumerMetrics(registry: Registry): ConsumerMetrics {
   const consumed = new Counter({
     name: 'events_consumed_total',
-    help: 'Events a consumer acknowledged, by queue and outcome (handled; duplicate: handled before, acknowledged without running the handler)',
+    help: 'Events a consumer acknowledged, by queue and outcome (handled; duplicate: handled before, acknowledged without running the handler, or run again and found done)',
     labelNames: ['queue', 'outcome'],
     registers: [registry],
   });

@@ -9,7 +9,11 @@ import type { ConsumerMetrics } from '../metrics';
 import { contextOf, markSpanFailed } from '../tracing';
 import type { ClaimOutcome, ProcessedEvents } from './processed-events';
 
-export type EventHandler = (event: EventEnvelope) => Promise<void>;
+/**
+ * Handles one event. A handler that keeps no claims (see `processedEvents`) answers `'duplicate'`
+ * when it found its work already done, so that a redelivery is counted as one.
+ */
+export type EventHandler = (event: EventEnvelope) => Promise<void | 'duplicate'>;
 
 export type SubscriptionOptions = {
   /** Durable queue of this consumer, e.g. `affiliate.link-stats`. */
@@ -17,8 +21,13 @@ export type SubscriptionOptions = {
   /** Routing keys (event types) bound to the queue; `#` and `*` wildcards allowed. */
   eventTypes: string[];
   handler: EventHandler;
-  /** Remembers handled event ids so that a redelivery is processed once. */
-  processedEvents: ProcessedEvents;
+  /**
+   * Remembers handled event ids so that a redelivery is processed once: two writes per event (the
+   * claim and its completion). Left out for a handler whose writes are idempotent by their own keys
+   * (the webhook fan-out): a redelivery, even one running beside the first copy, then runs the
+   * handler again and changes nothing.
+   */
+  processedEvents?: ProcessedEvents;
   prefetch?: number;
   /**
    * Handles events of many programs in turn instead of in queue order: the broker hands over up to
@@ -308,9 +317,10 @@ export class EventBus {
         withRequestContext({ requestId: parsed.id, programId: parsed.programId }, async () => {
           // Stopping: not started, so handed back whole for another replica (or the next start).
           if (!this.consuming) return channel.nack(message, false, true);
+          const processedEvents = options.processedEvents;
           let claim: ClaimOutcome;
           try {
-            claim = await options.processedEvents.claim(parsed.id);
+            claim = processedEvents ? await processedEvents.claim(parsed.id) : 'new';
           } catch (error) {
             // The database is away: the message must not sit unacked on a live channel, where the
             // broker never redelivers it. It comes back after the retry delay, its attempts unspent.
@@ -330,12 +340,12 @@ export class EventBus {
             return channel.ack(message);
           }
           try {
-            await options.handler(parsed);
-            await options.processedEvents.complete(parsed.id);
+            const outcome = await options.handler(parsed);
+            await processedEvents?.complete(parsed.id);
             channel.ack(message);
-            metrics?.consumed(name, 'handled');
+            metrics?.consumed(name, outcome === 'duplicate' ? 'duplicate' : 'handled');
           } catch (error) {
-            await options.processedEvents.release(parsed.id).catch(() => undefined);
+            await processedEvents?.release(parsed.id).catch(() => undefined);
             const target = attempt >= maxAttempts ? deadQueue : retryQueue;
             logger.warn({ err: error, eventId: parsed.id, type: parsed.type, attempt, queue: target }, 'event handler failed');
             // The copy is confirmed before the original is acked, so a crash in between duplicates

@@ -87,3 +87,12 @@ export function deliveryReaching(service: RunningService, programId: string, que
     return delivery as NonNullable<typeof delivery>;
   });
 }
+
+/**
+ * Events the dispatcher took off the bus and acknowledged, whatever became of them (its consumer's
+ * own count): a test publishes, then waits for this to grow to know the event was handled.
+ */
+export async function eventsAcknowledged(service: RunningService): Promise<number> {
+  const text = await service.context.metrics.registry.metrics();
+  return [...text.matchAll(/^events_consumed_total\{[^}]*\} (\S+)$/gm)].reduce((sum, [, value]) => sum + Number(value), 0);
+}
