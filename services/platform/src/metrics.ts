@@ -199,7 +199,7 @@ function consumerMetrics(registry: Registry): ConsumerMetrics {
   });
   const retried = new Counter({
     name: 'events_retried_total',
-    help: 'Messages sent to the retry queue, by reason (handler_failed, claim_failed, in_progress_elsewhere)',
+    help: 'Messages sent to the retry queue, by reason (handler_failed, claim_failed: the database away when the event was taken, in_progress_elsewhere)',
     labelNames: ['queue', 'reason'],
     registers: [registry],
   });

@@ -3,7 +3,7 @@ import type { RunningService } from '@affiliate/platform';
 import { eventually, internalHeaders, newProgramId } from '@affiliate/platform/testing';
 import { Webhook } from 'standardwebhooks';
 import request from 'supertest';
-import { bootDispatcher, createEndpoint, deliveriesOf, eventPublisher, eventsAcknowledged } from './support/dispatcher';
+import { bootDispatcher, createEndpoint, deliveriesOf, deliveryReaching, eventPublisher, eventsAcknowledged } from './support/dispatcher';
 import { startSubscriber, type ReceivedWebhook, type Subscriber } from './support/subscriber';
 
 let service: RunningService;
@@ -66,7 +66,9 @@ test('each public event type reaches exactly the endpoints subscribed to it and 
   expect(eventsAt('codes-and-coupons')).toEqual(['coupon.created', 'coupon.deleted', 'coupon.updated', 'promocode.created']);
 
   // The internal event was handled (acked, as were the public ones) and produced no delivery anywhere.
-  await eventually(async () => expect(await eventsAcknowledged(service)).toBeGreaterThanOrEqual(acknowledged + 1 + PUBLIC_EVENT_TYPES.length));
+  await eventually(async () =>
+    expect(await eventsAcknowledged(service)).toBeGreaterThanOrEqual(acknowledged + 1 + PUBLIC_EVENT_TYPES.length),
+  );
   expect(await deliveriesOf(service, programId, { eventId: internal.id })).toEqual([]);
   expect(subscriber.received.some((webhook) => webhook.body.includes(internal.id))).toBe(false);
   expect(receivedAt('inactive')).toEqual([]);
@@ -115,4 +117,21 @@ test('during a secret rotation each message carries signatures of the old and th
   expect(headers['webhook-signature']?.split(' ')).toHaveLength(2);
   expect(() => new Webhook(endpoint.secret).verify(webhook.body, headers)).not.toThrow();
   expect(() => new Webhook(rotated.body.secret as string).verify(webhook.body, headers)).not.toThrow();
+});
+
+test('an event received again after its delivery ended sends nothing more and puts nothing back on the schedule', async () => {
+  const ownProgramId = newProgramId();
+  const endpoint = await createEndpoint(service, ownProgramId, { url: subscriber.urlFor('again'), eventTypes: ['referral.created'] });
+  const event = await publisher.publish('referral.created', ownProgramId);
+  await deliveryReaching(service, ownProgramId, { endpointId: endpoint.id }, 'succeeded');
+  const schedule = service.context.connection.collection('webhook_schedule');
+  await eventually(async () => expect(await schedule.countDocuments({ programId: ownProgramId })).toBe(0));
+
+  const acknowledged = await eventsAcknowledged(service);
+  await publisher.publishAgain(event);
+  await eventually(async () => expect(await eventsAcknowledged(service)).toBeGreaterThan(acknowledged));
+  // Nothing waits to be sent (the backlog the services shed by), and the subscriber got it once.
+  expect(await schedule.countDocuments({ programId: ownProgramId })).toBe(0);
+  expect(receivedAt('again')).toHaveLength(1);
+  expect(await deliveriesOf(service, ownProgramId, { eventId: event.id })).toMatchObject([{ status: 'succeeded' }]);
 });

@@ -3,6 +3,7 @@ import type { ZodError } from 'zod';
 import amqp, { type AmqpConnectionManager, type ChannelWrapper } from 'amqp-connection-manager';
 import { context, trace } from '@opentelemetry/api';
 import type { Channel, ConfirmChannel, ConsumeMessage } from 'amqplib';
+import { isDatabaseUnavailable } from '../errors';
 import type { FairShare } from '../fair-share';
 import { withRequestContext, type Logger } from '../logger';
 import type { ConsumerMetrics } from '../metrics';
@@ -346,6 +347,14 @@ export class EventBus {
             metrics?.consumed(name, outcome === 'duplicate' ? 'duplicate' : 'handled');
           } catch (error) {
             await processedEvents?.release(parsed.id).catch(() => undefined);
+            if (!processedEvents && isDatabaseUnavailable(error)) {
+              // Without a claim, the handler's own writes are the first to meet a database that is
+              // away: treated as a claim that failed, so an outage spends none of the attempts.
+              logger.warn({ err: error, eventId: parsed.id, type: parsed.type }, 'database away; event retried later');
+              await sendAndConfirm(channel, retryQueue, message, attempt);
+              metrics?.retried(name, 'claim_failed');
+              return channel.ack(message);
+            }
             const target = attempt >= maxAttempts ? deadQueue : retryQueue;
             logger.warn({ err: error, eventId: parsed.id, type: parsed.type, attempt, queue: target }, 'event handler failed');
             // The copy is confirmed before the original is acked, so a crash in between duplicates

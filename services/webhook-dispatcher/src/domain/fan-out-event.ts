@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { currentTraceCarrier, GroupCommit, type TraceCarrier } from '@affiliate/platform';
+import { currentTraceCarrier, GroupCommit, outsideAnyTrace, type TraceCarrier } from '@affiliate/platform';
 import { isPublicEventType, type EventEnvelope, type PublicEventType, type WebhookPayload } from '@affiliate/contracts';
 import type { DispatcherSettings } from '../config';
 import type { Repositories } from '../data-access/repositories';
@@ -28,7 +28,13 @@ export type FannedOut = { created: ClaimedDelivery[]; again: boolean };
 export type FanOut = GroupCommit<EventToFanOut, FannedOut>;
 
 export function fanOutIntake(repositories: Repositories, settings: DispatcherSettings): FanOut {
-  return new GroupCommit((programId, events) => fanOutEvents(repositories, settings, programId, events), FAN_OUT_BATCHES);
+  // Outside any trace, as the outbox relay's batches: a batch would otherwise run in the trace of
+  // whichever event came first, and its writes belong to none of its events alone (each delivery
+  // carries its own event's trace).
+  return new GroupCommit(
+    (programId, events) => outsideAnyTrace(() => fanOutEvents(repositories, settings, programId, events)),
+    FAN_OUT_BATCHES,
+  );
 }
 
 /**
@@ -78,7 +84,9 @@ export async function fanOutEvents(
   const types = [...new Set(events.map(({ event }) => event.type))];
   const subscribed = new Map(
     await Promise.all(
-      types.map(async (type) => [type, await repositories.endpoints.subscribedTo(programId, type, settings.maxDeliveriesPerEvent)] as const),
+      types.map(
+        async (type) => [type, await repositories.endpoints.subscribedTo(programId, type, settings.maxDeliveriesPerEvent)] as const,
+      ),
     ),
   );
   const now = new Date();
@@ -87,34 +95,39 @@ export async function fanOutEvents(
     // Events without a revision (stored in an outbox before revisions, or about an object other than
     // the one written) take no place in an order: they go out when due, as on any endpoint.
     const order = event.revision === undefined ? {} : { objectKey: objectKeyOf(event), revision: event.revision };
-    return (subscribed.get(event.type) ?? []).map(
-      ({ _id: endpointId, ordering }): ClaimedDelivery => ({
-        _id: deliveryIdOf(event.id, endpointId),
-        programId,
-        endpointId,
-        eventId: event.id,
-        eventType: event.type,
-        body,
-        ...(ordering === 'PER_OBJECT' ? order : {}),
-        ...(traceContext ? { traceContext } : {}),
-        status: 'pending',
-        attempts: [],
-        scheduledAttempts: 0,
-        nextAttemptAt: now,
-        lockedUntil,
-        lockToken: randomUUID(),
-        createdAt: now,
-        updatedAt: now,
-      }),
-    );
+    return (subscribed.get(event.type) ?? []).map(({ _id: endpointId, ordering }): ClaimedDelivery => ({
+      _id: deliveryIdOf(event.id, endpointId),
+      programId,
+      endpointId,
+      eventId: event.id,
+      eventType: event.type,
+      body,
+      ...(ordering === 'PER_OBJECT' ? order : {}),
+      ...(traceContext ? { traceContext } : {}),
+      status: 'pending',
+      attempts: [],
+      scheduledAttempts: 0,
+      nextAttemptAt: now,
+      lockedUntil,
+      lockToken: randomUUID(),
+      createdAt: now,
+      updatedAt: now,
+    }));
   });
-  const leased = leasedPerEvent.flat();
+  // An event stored before (a redelivery) may have its deliveries already, some of them ended long
+  // ago: those are left alone, so that no schedule entry is written again for an ended delivery
+  // (it would count as backlog until the sender discarded it). One read, only for such events.
+  const existing = await repositories.deliveries.existing(
+    programId,
+    leasedPerEvent.flatMap((deliveries, index) => (recorded[index] ? [] : deliveries.map((delivery) => delivery._id))),
+  );
+  const leased = leasedPerEvent.flat().filter((delivery) => !existing.has(delivery._id));
   // One write each for all the batch's deliveries. Scheduled first: a crash between the two writes
   // leaves entries whose deliveries the redelivered event creates (or, if it never comes, entries the
   // sender discards).
   await repositories.schedule.ensureAll(programId, leased, lockedUntil, now);
   const stored = await repositories.deliveries.insertNew(programId, leased);
-  // Not stored: a redelivered event, whose delivery exists already (and is the schedule's to send).
+  // Not stored: a copy of the event fanned out beside this one stored it first (and the schedule sends it).
   const createdIds = new Set(leased.filter((_delivery, index) => stored[index]).map((delivery) => delivery._id));
   const fannedOut = leasedPerEvent.map((deliveries, index) => {
     const created = deliveries.filter((delivery) => createdIds.has(delivery._id));

@@ -1,4 +1,4 @@
-import { exampleEventData, type EventType } from '@affiliate/contracts';
+import { exampleEventData, type EventEnvelope, type EventType } from '@affiliate/contracts';
 import { bootService, createEvent, createLogger, EventBus, type RunningService, type ServiceSettings } from '@affiliate/platform';
 import { eventually, internalHeaders, testServiceSettings } from '@affiliate/platform/testing';
 import request from 'supertest';
@@ -42,6 +42,8 @@ export function eventPublisher(service: RunningService) {
       await bus.publish(event);
       return event;
     },
+    /** The same event once more, as the broker redelivers one whose acknowledgement was lost. */
+    publishAgain: (event: EventEnvelope) => bus.publish(event),
     close: () => bus.close(),
   };
 }
