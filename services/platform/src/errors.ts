@@ -94,7 +94,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   // MongoBulkWriteError with no per-document errors, keeping its message and, for a failed server
   // selection, its `reason`.
   if (error.name === 'MongoBulkWriteError' && ((error as { writeErrors?: unknown[] }).writeErrors ?? []).length === 0) {
-    if ('reason' in error || /ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|connection .* closed/i.test(error.message)) return true;
+    if ('reason' in error || /ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|connection .* closed|timed out/i.test(error.message)) return true;
   }
   // Mongoose with buffering off reports a closed connection this way.
   return /before initial connection is complete|Client must be connected|connection .* closed/i.test(error.message);

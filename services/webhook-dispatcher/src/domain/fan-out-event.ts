@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { currentTraceCarrier, GroupCommit, outsideAnyTrace, type TraceCarrier } from '@affiliate/platform';
+import { currentTraceCarrier, GroupCommit, isDatabaseUnavailable, outsideAnyTrace, type TraceCarrier } from '@affiliate/platform';
 import { isPublicEventType, type EventEnvelope, type PublicEventType, type WebhookPayload } from '@affiliate/contracts';
 import type { DispatcherSettings } from '../config';
 import type { Repositories } from '../data-access/repositories';
@@ -25,16 +25,42 @@ export type FannedOut = { created: ClaimedDelivery[]; again: boolean };
  * each), and each event's message is acknowledged once its batch is stored. So a burst costs a few
  * writes per batch rather than per event, and an idle system answers as fast as before.
  */
-export type FanOut = GroupCommit<EventToFanOut, FannedOut>;
+export type FanOut = GroupCommit<EventToFanOut, FannedOut | { failure: unknown }>;
 
 export function fanOutIntake(repositories: Repositories, settings: DispatcherSettings): FanOut {
   // Outside any trace, as the outbox relay's batches: a batch would otherwise run in the trace of
   // whichever event came first, and its writes belong to none of its events alone (each delivery
   // carries its own event's trace).
   return new GroupCommit(
-    (programId, events) => outsideAnyTrace(() => fanOutEvents(repositories, settings, programId, events)),
+    (programId, events) => outsideAnyTrace(() => fanOutEachOnFailure(repositories, settings, programId, events)),
     FAN_OUT_BATCHES,
   );
+}
+
+/**
+ * A batch that fails with the database there is fanned out again event by event, so that one
+ * event's failure fails only its own message (retried, then dead-lettered alone) and never its
+ * batch-mates'. With the database away all fail alike, and every message is retried as it is.
+ */
+async function fanOutEachOnFailure(
+  repositories: Repositories,
+  settings: DispatcherSettings,
+  programId: string,
+  events: EventToFanOut[],
+): Promise<(FannedOut | { failure: unknown })[]> {
+  try {
+    return await fanOutEvents(repositories, settings, programId, events);
+  } catch (error) {
+    if (events.length === 1 || isDatabaseUnavailable(error)) throw error;
+    return Promise.all(
+      events.map((event) =>
+        fanOutEvents(repositories, settings, programId, [event]).then(
+          ([fannedOut]) => fannedOut as FannedOut,
+          (failure: unknown) => ({ failure }),
+        ),
+      ),
+    );
+  }
 }
 
 /**
@@ -54,7 +80,9 @@ export async function fanOutEvent(intake: FanOut, event: EventEnvelope): Promise
   if (!isPublicEventType(event.type)) return { created: [], again: false };
   const payload = webhookPayloadOf(event, event.type);
   const toFanOut = { event: { ...event, type: event.type }, payload, body: JSON.stringify(payload), traceContext: currentTraceCarrier() };
-  return intake.submit(event.programId, toFanOut);
+  const outcome = await intake.submit(event.programId, toFanOut);
+  if ('failure' in outcome) throw outcome.failure;
+  return outcome;
 }
 
 /**
@@ -121,20 +149,29 @@ export async function fanOutEvents(
     programId,
     leasedPerEvent.flatMap((deliveries, index) => (recorded[index] ? [] : deliveries.map((delivery) => delivery._id))),
   );
-  const leased = leasedPerEvent.flat().filter((delivery) => !existing.has(delivery._id));
+  // Each delivery with the event it is of: the same event twice in one batch makes its deliveries
+  // twice, and only the copy whose documents were stored may send them (its lock token).
+  const toStore = leasedPerEvent.flatMap((deliveries, index) =>
+    deliveries.filter((delivery) => !existing.has(delivery._id)).map((delivery) => ({ index, delivery })),
+  );
+  const leased = toStore.map(({ delivery }) => delivery);
   // One write each for all the batch's deliveries. Scheduled first: a crash between the two writes
   // leaves entries whose deliveries the redelivered event creates (or, if it never comes, entries the
   // sender discards).
   await repositories.schedule.ensureAll(programId, leased, lockedUntil, now);
   const stored = await repositories.deliveries.insertNew(programId, leased);
-  // Not stored: a copy of the event fanned out beside this one stored it first (and the schedule sends it).
-  const createdIds = new Set(leased.filter((_delivery, index) => stored[index]).map((delivery) => delivery._id));
-  const fannedOut = leasedPerEvent.map((deliveries, index) => {
-    const created = deliveries.filter((delivery) => createdIds.has(delivery._id));
-    return { created, again: !recorded[index] && created.length === 0 };
+  // Not stored: a copy of the event fanned out beside this one stored it first (and sends it).
+  const fannedOut: FannedOut[] = events.map((_event, index) => ({ created: [], again: !recorded[index] }));
+  toStore.forEach(({ index, delivery }, position) => {
+    const outcome = fannedOut[index] as FannedOut;
+    if (!stored[position]) return;
+    outcome.created.push(delivery);
+    outcome.again = false;
   });
   // Taken into its object's order only once stored, so a redelivered event never makes an ended
   // delivery pending there again; a crash in between leaves its successor to the gap's bounded wait.
+  // One at a time: two revisions of one object in a batch would otherwise race to create its order
+  // (an upsert's duplicate key). Only deliveries to PER_OBJECT endpoints write here.
   for (const { created } of fannedOut) for (const delivery of created) await enterOrder(repositories, settings, delivery);
   return fannedOut;
 }

@@ -38,9 +38,7 @@ export async function subscribe(context: ServiceContext, repositories: CouponRep
   await context.bus.subscribe({
     queue: 'coupon.affiliates',
     eventTypes: ['affiliate.created', 'affiliate.updated', 'affiliate.deleted'],
-    // No claim per event (two writes for every affiliate event): every piece of the handler is
-    // idempotent by its keys (one code per pair, an older summary never overwrites a newer one, an
-    // unassignment is remembered), so a redelivery, even beside the first copy, changes nothing.
+    processedEvents: processedEvents(context.connection, 'coupon.affiliates'),
     handler: async (event) => {
       // Issuing codes and refreshing the affiliate on its codes are independent: one failing does not skip the other; the event is retried after both ran (each idempotent).
       const work: Promise<unknown>[] = [];
