@@ -90,12 +90,6 @@ const MONGO_UNAVAILABLE = new Set([
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   if (MONGO_UNAVAILABLE.has(error.name)) return true;
-  // A bulk write (insertMany, bulkWrite) wraps the network or server-selection error it met in a
-  // MongoBulkWriteError with no per-document errors, keeping its message and, for a failed server
-  // selection, its `reason`.
-  if (error.name === 'MongoBulkWriteError' && ((error as { writeErrors?: unknown[] }).writeErrors ?? []).length === 0) {
-    if ('reason' in error || /ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|connection .* closed|timed out/i.test(error.message)) return true;
-  }
   // Mongoose with buffering off reports a closed connection this way.
   return /before initial connection is complete|Client must be connected|connection .* closed/i.test(error.message);
 }

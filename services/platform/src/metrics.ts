@@ -187,7 +187,7 @@ function outboxMetrics(registry: Registry): OutboxMetrics {
 function consumerMetrics(registry: Registry): ConsumerMetrics {
   const consumed = new Counter({
     name: 'events_consumed_total',
-    help: 'Events a consumer acknowledged, by queue and outcome (handled; duplicate: handled before, acknowledged without running the handler, or run again and found done)',
+    help: 'Events a consumer acknowledged, by queue and outcome (handled; duplicate: handled before, acknowledged without running the handler)',
     labelNames: ['queue', 'outcome'],
     registers: [registry],
   });
@@ -199,7 +199,7 @@ function consumerMetrics(registry: Registry): ConsumerMetrics {
   });
   const retried = new Counter({
     name: 'events_retried_total',
-    help: 'Messages sent to the retry queue, by reason (handler_failed, claim_failed: the database away when the event was taken, in_progress_elsewhere)',
+    help: 'Messages sent to the retry queue, by reason (handler_failed, claim_failed, in_progress_elsewhere)',
     labelNames: ['queue', 'reason'],
     registers: [registry],
   });

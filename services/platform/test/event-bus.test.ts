@@ -108,58 +108,6 @@ test('a duplicate delivery is processed once', async () => {
   await eventually(() => expect(handled).toBe(2)); // the event once, the marker once
 });
 
-test('a consumer without claims runs its handler for every copy of an event, and a copy the handler finds done is counted as a duplicate', async () => {
-  const outcomes: string[] = [];
-  const counted = new EventBus({
-    url: testInfra().amqpUrl,
-    exchange,
-    logger,
-    metrics: {
-      consumed: (_queue, outcome) => void outcomes.push(outcome),
-      redelivered: () => undefined,
-      retried: () => undefined,
-      deadLettered: () => undefined,
-    },
-  });
-  try {
-    const done = new Set<string>();
-    let runs = 0;
-    await counted.subscribe({
-      queue: 'claimless',
-      eventTypes: ['coupon.created'],
-      handler: async (event) => {
-        runs += 1;
-        if (done.has(event.id)) return 'duplicate';
-        done.add(event.id);
-      },
-    });
-    const event = couponCreated();
-    await publisher.publish(event);
-    await publisher.publish(event);
-    await eventually(() => expect([...outcomes].sort()).toEqual(['duplicate', 'handled']));
-    expect(runs).toBe(2);
-  } finally {
-    await counted.close();
-  }
-});
-
-test('a consumer without claims whose handler meets the database away is retried without spending its attempts', async () => {
-  let calls = 0;
-  await consumer.subscribe({
-    queue: 'claimless-database-away',
-    eventTypes: ['coupon.created'],
-    maxAttempts: 1,
-    retryDelayMs: 100,
-    handler: async () => {
-      calls += 1;
-      if (calls <= 2) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:27017'), { name: 'MongoNetworkError' });
-    },
-  });
-  await publisher.publish(couponCreated());
-  await eventually(() => expect(calls).toBe(3));
-  expect(await queueDepth('claimless-database-away.dead')).toBe(0);
-});
-
 test('a consumer that fails once is retried and then succeeds', async () => {
   let calls = 0;
   await consumer.subscribe({

@@ -3,18 +3,13 @@ import type { ZodError } from 'zod';
 import amqp, { type AmqpConnectionManager, type ChannelWrapper } from 'amqp-connection-manager';
 import { context, trace } from '@opentelemetry/api';
 import type { Channel, ConfirmChannel, ConsumeMessage } from 'amqplib';
-import { isDatabaseUnavailable } from '../errors';
 import type { FairShare } from '../fair-share';
 import { withRequestContext, type Logger } from '../logger';
 import type { ConsumerMetrics } from '../metrics';
 import { contextOf, markSpanFailed } from '../tracing';
 import type { ClaimOutcome, ProcessedEvents } from './processed-events';
 
-/**
- * Handles one event. A handler that keeps no claims (see `processedEvents`) answers `'duplicate'`
- * when it found its work already done, so that a redelivery is counted as one.
- */
-export type EventHandler = (event: EventEnvelope) => Promise<void | 'duplicate'>;
+export type EventHandler = (event: EventEnvelope) => Promise<void>;
 
 export type SubscriptionOptions = {
   /** Durable queue of this consumer, e.g. `affiliate.link-stats`. */
@@ -22,13 +17,8 @@ export type SubscriptionOptions = {
   /** Routing keys (event types) bound to the queue; `#` and `*` wildcards allowed. */
   eventTypes: string[];
   handler: EventHandler;
-  /**
-   * Remembers handled event ids so that a redelivery is processed once: two writes per event (the
-   * claim and its completion). Left out for a handler whose writes are idempotent by their own keys
-   * (the webhook fan-out): a redelivery, even one running beside the first copy, then runs the
-   * handler again and changes nothing.
-   */
-  processedEvents?: ProcessedEvents;
+  /** Remembers handled event ids so that a redelivery is processed once. */
+  processedEvents: ProcessedEvents;
   prefetch?: number;
   /**
    * Handles events of many programs in turn instead of in queue order: the broker hands over up to
@@ -318,10 +308,9 @@ export class EventBus {
         withRequestContext({ requestId: parsed.id, programId: parsed.programId }, async () => {
           // Stopping: not started, so handed back whole for another replica (or the next start).
           if (!this.consuming) return channel.nack(message, false, true);
-          const processedEvents = options.processedEvents;
           let claim: ClaimOutcome;
           try {
-            claim = processedEvents ? await processedEvents.claim(parsed.id) : 'new';
+            claim = await options.processedEvents.claim(parsed.id);
           } catch (error) {
             // The database is away: the message must not sit unacked on a live channel, where the
             // broker never redelivers it. It comes back after the retry delay, its attempts unspent.
@@ -341,20 +330,12 @@ export class EventBus {
             return channel.ack(message);
           }
           try {
-            const outcome = await options.handler(parsed);
-            await processedEvents?.complete(parsed.id);
+            await options.handler(parsed);
+            await options.processedEvents.complete(parsed.id);
             channel.ack(message);
-            metrics?.consumed(name, outcome === 'duplicate' ? 'duplicate' : 'handled');
+            metrics?.consumed(name, 'handled');
           } catch (error) {
-            await processedEvents?.release(parsed.id).catch(() => undefined);
-            if (!processedEvents && isDatabaseUnavailable(error)) {
-              // Without a claim, the handler's own writes are the first to meet a database that is
-              // away: treated as a claim that failed, so an outage spends none of the attempts.
-              logger.warn({ err: error, eventId: parsed.id, type: parsed.type }, 'database away; event retried later');
-              await sendAndConfirm(channel, retryQueue, message, attempt);
-              metrics?.retried(name, 'claim_failed');
-              return channel.ack(message);
-            }
+            await options.processedEvents.release(parsed.id).catch(() => undefined);
             const target = attempt >= maxAttempts ? deadQueue : retryQueue;
             logger.warn({ err: error, eventId: parsed.id, type: parsed.type, attempt, queue: target }, 'event handler failed');
             // The copy is confirmed before the original is acked, so a crash in between duplicates

@@ -153,16 +153,6 @@ export class WebhookDeliveryRepository {
     return byIdInProgram(this.model, programId, id);
   }
 
-  /** Which of these deliveries exist already (one read by `_id`). */
-  async existing(programId: string, ids: string[]): Promise<Set<string>> {
-    if (ids.length === 0) return new Set();
-    const found = await this.model
-      .find({ _id: { $in: ids }, programId })
-      .select('_id')
-      .lean();
-    return new Set(found.map((delivery) => String(delivery._id)));
-  }
-
   /** Stores a new delivery; false when it exists already (a redelivered event). */
   insert(delivery: WebhookDeliveryDocument): Promise<boolean> {
     return insertOnce(this.model, delivery);

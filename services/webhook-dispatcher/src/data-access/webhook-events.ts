@@ -1,5 +1,5 @@
 import type { WebhookPayload } from '@affiliate/contracts';
-import { byIdInProgram, findPage, insertEach, type PageRequest } from '@affiliate/platform';
+import { byIdInProgram, findPage, insertOnce, type PageRequest } from '@affiliate/platform';
 import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
 
 /**
@@ -69,26 +69,19 @@ export class StoredEventRepository {
     this.model = storedEventModel(context.connection);
   }
 
-  /**
-   * Stores each event once, by id, in one command: a redelivered event (same id) leaves the first
-   * copy as it is. Answers, in order, whether each was new.
-   */
-  recordAll(programId: string, events: { payload: WebhookPayload; body: string }[], retentionMs: number): Promise<boolean[]> {
-    return insertEach(
-      this.model,
-      events.map(({ payload, body }) => {
-        const createdAt = new Date(payload.createdAt);
-        return {
-          _id: payload.id,
-          programId,
-          type: payload.event,
-          objectId: typeof payload.data.id === 'string' ? payload.data.id : null,
-          body,
-          createdAt,
-          expiresAt: new Date(createdAt.getTime() + retentionMs),
-        };
-      }),
-    );
+  /** Stores the event once: a redelivered event (same id) leaves the first copy as it is. */
+  async record(programId: string, payload: WebhookPayload, body: string, retentionMs: number): Promise<void> {
+    const createdAt = new Date(payload.createdAt);
+    const objectId = typeof payload.data.id === 'string' ? payload.data.id : null;
+    await insertOnce(this.model, {
+      _id: payload.id,
+      programId,
+      type: payload.event,
+      objectId,
+      body,
+      createdAt,
+      expiresAt: new Date(createdAt.getTime() + retentionMs),
+    });
   }
 
   byId(programId: string, id: string): Promise<StoredEventDocument | null> {

@@ -126,8 +126,8 @@ export class ScheduleRepository {
   }
 
   /**
-   * Puts the new deliveries of a fan-out's batch of events on the schedule in one write, each unless
-   * it is there (a redelivered event), due at `dueAt` (their lease's end) and waiting since `waitingSince`.
+   * Puts the new deliveries of one event (a fan-out) on the schedule in one write, each unless it is
+   * there (a redelivered event), due at `dueAt` (their lease's end) and waiting since `waitingSince`.
    */
   async ensureAll(programId: string, deliveries: DueDelivery[], dueAt: Date, waitingSince: Date): Promise<void> {
     await insertEach(

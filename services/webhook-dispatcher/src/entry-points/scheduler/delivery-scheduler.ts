@@ -33,8 +33,6 @@ export class DeliveryScheduler {
   private readonly turns: Turns<Queued>;
   private readonly loop: TickAndNudge;
   private readonly attempts = new Set<Promise<void>>();
-  /** Fan-outs waiting for room here (roomFor), per program, oldest first. */
-  private readonly roomWaiters = new Map<string, (() => void)[]>();
 
   private readonly dispatcher: Dispatcher;
 
@@ -69,30 +67,6 @@ export class DeliveryScheduler {
     );
   }
 
-  /**
-   * Resolves once fewer than `maxInFlight` deliveries of the program wait here for an attempt. The
-   * fan-out waits for it before it takes the program's next event, so it stores deliveries only as
-   * fast as they go out: the rest wait as events in the fan-out window, where the backlog news
-   * counts them and no lease runs out (a delivery that waits here past its first-attempt lease must
-   * be claimed again, three more writes, which slowed the attempts further).
-   */
-  roomFor(programId: string): Promise<void> {
-    if (this.stopped || this.turns.waitingOf(programId) < this.dispatcher.settings.maxInFlight) return Promise.resolve();
-    return new Promise((resolve) => {
-      const waiters = this.roomWaiters.get(programId) ?? [];
-      waiters.push(resolve);
-      this.roomWaiters.set(programId, waiters);
-    });
-  }
-
-  /** An attempt of the program ended: one waiting fan-out of it goes on, if there is room now. */
-  private makeRoom(programId: string): void {
-    const waiters = this.roomWaiters.get(programId);
-    if (!waiters || (!this.stopped && this.turns.waitingOf(programId) >= this.dispatcher.settings.maxInFlight)) return;
-    waiters.shift()?.();
-    if (waiters.length === 0) this.roomWaiters.delete(programId);
-  }
-
   /** Deliveries waiting here for their first or next attempt, per program (the backlog news the services shed by). */
   waitingPerProgram(): Map<string, number> {
     return this.turns.waitingPerProgram();
@@ -109,9 +83,6 @@ export class DeliveryScheduler {
     this.stopped = true;
     // Nothing waiting starts from here on, not even while the poll in flight ends (it queues nothing now).
     this.turns.clear();
-    // The fan-outs waiting for room go on (their events are stopped by the bus or fanned out for the schedule).
-    for (const waiters of this.roomWaiters.values()) for (const resolve of waiters) resolve();
-    this.roomWaiters.clear();
     await this.loop.stop();
     this.dispatcher.client.abortAll();
     await Promise.allSettled([...this.attempts]);
@@ -162,7 +133,6 @@ export class DeliveryScheduler {
       .finally(() => {
         this.attempts.delete(attempt);
         this.turns.done(turn);
-        this.makeRoom(turn.program);
       });
     this.attempts.add(attempt);
   }
