@@ -90,6 +90,11 @@ const MONGO_UNAVAILABLE = new Set([
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   if (MONGO_UNAVAILABLE.has(error.name)) return true;
+  // A bulk write (insertMany, bulkWrite) wraps whatever stopped it in a MongoBulkWriteError, the
+  // database's absence included: the driver's own error is then the wrapper's `errorResponse` (where
+  // a server's refusal leaves the server's answer document).
+  const wrapped = (error as { errorResponse?: unknown }).errorResponse;
+  if (error.name === 'MongoBulkWriteError' && wrapped instanceof Error) return isDatabaseUnavailable(wrapped);
   // Mongoose with buffering off reports a closed connection this way.
   return /before initial connection is complete|Client must be connected|connection .* closed/i.test(error.message);
 }
