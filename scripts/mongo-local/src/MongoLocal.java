@@ -15,9 +15,11 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * with its H2 backend, so data survives a restart (the fault drills stop and start it).
  * Usage: java MongoLocal <data-file> <port>. Listens on 127.0.0.1 only.
  *
- * Two changes to the library's behaviour, both towards what MongoDB does: each write is committed
- * before it is answered (below), and a query with equality on every key of a unique index (the _id
- * index among them) plus further conditions is answered through that index (PointLookupIndex).
+ * Three changes to the library's behaviour, all towards what MongoDB does: each write is committed
+ * before it is answered (below), a query with equality on every key of a unique index (the _id
+ * index among them) plus further conditions is answered through that index (PointLookupIndex), and
+ * documents and index keys are stored as BSON, not with Java object serialisation (BsonDocumentType,
+ * BsonKeyValueType), which had been most of the server's CPU under write load.
  *
  * Every command that changed something is committed to the data file before it is answered. H2's
  * MVStore otherwise commits about once a second in the background, and a killed server lost the

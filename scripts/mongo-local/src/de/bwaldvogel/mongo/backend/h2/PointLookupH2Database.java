@@ -1,22 +1,73 @@
 package de.bwaldvogel.mongo.backend.h2;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.List;
 
+import org.h2.mvstore.MVMap;
 import org.h2.mvstore.MVStore;
 
+import de.bwaldvogel.mongo.MongoCollection;
+import de.bwaldvogel.mongo.backend.CollectionOptions;
 import de.bwaldvogel.mongo.backend.CursorRegistry;
 import de.bwaldvogel.mongo.backend.Index;
 import de.bwaldvogel.mongo.backend.IndexKey;
+import de.bwaldvogel.mongo.backend.KeyValue;
+import de.bwaldvogel.mongo.bson.Document;
 
-/** An H2 database whose unique indexes also serve equality lookups with further conditions ({@link PointLookupIndex}). */
+/**
+ * An H2 database whose unique indexes also serve equality lookups with further conditions
+ * ({@link PointLookupIndex}), and whose collections store their documents as BSON ({@link BsonDocumentType}).
+ */
 public final class PointLookupH2Database extends H2Database {
+    /**
+     * The library's own reference to the store. Its constructor opens the existing collections
+     * (openOrCreateCollection, below) before a subclass could keep the store itself, but after it
+     * has set this field.
+     */
+    private static final VarHandle STORE;
+    /** Index map name to the form of its keys: only indexes created with BSON keys are in it. */
+    private static final String KEY_FORMATS = "mongo-local.index-key-formats";
+    private static final String BSON_KEYS = "bson";
+
+    static {
+        try {
+            STORE = MethodHandles.privateLookupIn(H2Database.class, MethodHandles.lookup()).findVarHandle(H2Database.class, "mvStore", MVStore.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     public PointLookupH2Database(String databaseName, MVStore mvStore, CursorRegistry cursorRegistry) {
         super(databaseName, mvStore, cursorRegistry);
     }
 
+    /**
+     * As the library opens an index (the same map name), with keys in their BSON form
+     * ({@link BsonKeyValueType}) when the index is created here. One a file holds from before keeps
+     * H2's default type, whose order its entries were stored in: the names of the indexes created with
+     * BSON keys are kept in a map of their own, committed with the index.
+     */
     @Override
     protected Index<Object> openOrCreateUniqueIndex(String collectionName, String indexName, List<IndexKey> keys, boolean sparse) {
-        H2UniqueIndex storage = (H2UniqueIndex) super.openOrCreateUniqueIndex(collectionName, indexName, keys, sparse);
+        MVStore mvStore = (MVStore) STORE.get(this);
+        String name = getFullCollectionNamespace(collectionName) + "._index_" + indexName;
+        MVMap<String, String> formats = mvStore.openMap(KEY_FORMATS);
+        if (!mvStore.hasMap(name)) formats.put(name, BSON_KEYS);
+        MVMap<KeyValue, Object> entries = BSON_KEYS.equals(formats.get(name))
+            ? mvStore.openMap(name, new MVMap.Builder<KeyValue, Object>().keyType(new BsonKeyValueType()))
+            : mvStore.openMap(name);
+        H2UniqueIndex storage = new H2UniqueIndex(entries, indexName, keys, sparse);
         return new PointLookupIndex(storage, indexName, keys, sparse);
+    }
+
+    /** As the library opens a collection (the same map names), with the documents' map storing BSON. */
+    @Override
+    protected MongoCollection<Object> openOrCreateCollection(String collectionName, CollectionOptions options) {
+        String namespace = getFullCollectionNamespace(collectionName);
+        MVStore mvStore = (MVStore) STORE.get(this);
+        MVMap<Object, Document> documents = mvStore.openMap("databases." + namespace, new MVMap.Builder<Object, Document>().valueType(new BsonDocumentType()));
+        MVMap<String, Object> meta = mvStore.openMap("meta." + namespace);
+        return new H2Collection(this, collectionName, options, documents, meta, cursorRegistry);
     }
 }

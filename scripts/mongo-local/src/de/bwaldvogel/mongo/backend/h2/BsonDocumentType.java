@@ -1,0 +1,71 @@
+package de.bwaldvogel.mongo.backend.h2;
+
+import java.nio.ByteBuffer;
+
+import org.h2.mvstore.DataUtils;
+import org.h2.mvstore.WriteBuffer;
+import org.h2.mvstore.type.BasicDataType;
+import org.h2.mvstore.type.ObjectDataType;
+
+import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.wire.bson.BsonDecoder;
+import de.bwaldvogel.mongo.wire.bson.BsonEncoder;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+
+/**
+ * Stores a collection's documents as BSON, where H2's default type stores them with Java object
+ * serialisation. Every commit writes the pages a write changed, each page with all its documents,
+ * and serialising those was most of the server's CPU under write load (bench/README.md). A document
+ * is stored as it came over the wire, so what goes in comes back out as it would in a reply.
+ *
+ * Files written before keep their documents in the old form: a value without this type's tag is
+ * read by H2's own type, and written back as BSON when its page is next written.
+ */
+final class BsonDocumentType extends BasicDataType<Document> {
+    /** Above every tag H2's ObjectDataType writes (0 to 119), so the two forms never collide. */
+    private static final byte BSON_TAG = 127;
+
+    private final ObjectDataType earlierForm = new ObjectDataType();
+    /** What a document takes in memory, for H2's page sizes and cache: a running average of their sizes. */
+    private volatile int averageSize = 1024;
+
+    @Override
+    public int getMemory(Document document) {
+        return averageSize;
+    }
+
+    @Override
+    public void write(WriteBuffer buffer, Document document) {
+        ByteBuf bson = Unpooled.buffer(averageSize);
+        try {
+            BsonEncoder.encodeDocument(document, bson);
+            int size = bson.readableBytes();
+            averageSize = (size * 2 + 64 + 15 * averageSize) / 16;
+            buffer.put(BSON_TAG).putVarInt(size).put(bson.array(), bson.arrayOffset() + bson.readerIndex(), size);
+        } finally {
+            bson.release();
+        }
+    }
+
+    @Override
+    public Document read(ByteBuffer buffer) {
+        if (buffer.get(buffer.position()) != BSON_TAG) return (Document) earlierForm.read(buffer);
+        buffer.get();
+        int size = DataUtils.readVarInt(buffer);
+        ByteBuf bson = Unpooled.wrappedBuffer(buffer.slice(buffer.position(), size));
+        buffer.position(buffer.position() + size);
+        return BsonDecoder.decodeBson(bson);
+    }
+
+    /** Values are only ever compared for equality (a conditional replace): H2's own comparison serves. */
+    @Override
+    public int compare(Document a, Document b) {
+        return earlierForm.compare(a, b);
+    }
+
+    @Override
+    public Document[] createStorage(int size) {
+        return new Document[size];
+    }
+}

@@ -1,0 +1,81 @@
+package de.bwaldvogel.mongo.backend.h2;
+
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import org.h2.mvstore.DataUtils;
+import org.h2.mvstore.WriteBuffer;
+import org.h2.mvstore.type.BasicDataType;
+import org.h2.mvstore.type.ObjectDataType;
+
+import de.bwaldvogel.mongo.backend.KeyValue;
+import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.wire.bson.BsonDecoder;
+import de.bwaldvogel.mongo.wire.bson.BsonEncoder;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+
+/**
+ * The keys of a unique index, stored and ordered by their BSON form. H2's default type serialises a
+ * key with Java object serialisation, and orders two keys by serialising both, so every step of every
+ * lookup's binary search serialised two keys: much of the server's CPU under write load
+ * (bench/README.md). A unique index is only asked for equal keys, never for a range, so any order that
+ * is the same for equal keys serves; equal keys (the library normalises them) have equal BSON.
+ *
+ * The order differs from the default type's, so only indexes created with this type use it
+ * (PointLookupH2Database). A key BSON cannot carry (a missing field) keeps the Java form, which is
+ * never mistaken for BSON: that starts with 0xAC, this type's with its tag.
+ */
+final class BsonKeyValueType extends BasicDataType<KeyValue> {
+    private static final byte BSON_TAG = 127;
+
+    @Override
+    public int getMemory(KeyValue key) {
+        return 48 + 24 * key.size();
+    }
+
+    @Override
+    public void write(WriteBuffer buffer, KeyValue key) {
+        byte[] form = formOf(key);
+        buffer.putVarInt(form.length).put(form);
+    }
+
+    @Override
+    public KeyValue read(ByteBuffer buffer) {
+        byte[] form = new byte[DataUtils.readVarInt(buffer)];
+        buffer.get(form);
+        if (form[0] != BSON_TAG) return (KeyValue) ObjectDataType.deserialize(form);
+        Document values = BsonDecoder.decodeBson(Unpooled.wrappedBuffer(form, 1, form.length - 1));
+        return new KeyValue(values.values());
+    }
+
+    @Override
+    public int compare(KeyValue a, KeyValue b) {
+        return a == b ? 0 : Arrays.compareUnsigned(formOf(a), formOf(b));
+    }
+
+    @Override
+    public KeyValue[] createStorage(int size) {
+        return new KeyValue[size];
+    }
+
+    /** The tag and the key's values as a BSON document {"0": ..., "1": ...}; the Java form when BSON cannot carry them. */
+    private static byte[] formOf(KeyValue key) {
+        Map<String, Object> values = new LinkedHashMap<>();
+        for (int index = 0; index < key.size(); index++) values.put(String.valueOf(index), key.get(index));
+        ByteBuf bson = Unpooled.buffer(64);
+        try {
+            bson.writeByte(BSON_TAG);
+            BsonEncoder.encodeDocument(values, bson);
+            byte[] form = new byte[bson.readableBytes()];
+            bson.readBytes(form);
+            return form;
+        } catch (RuntimeException notBson) {
+            return ObjectDataType.serialize(key);
+        } finally {
+            bson.release();
+        }
+    }
+}
