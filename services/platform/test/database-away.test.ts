@@ -2,7 +2,7 @@
  * A service whose database has gone away answers 503 with Retry-After, whatever kind of write met
  * the outage: a client retries a 503 later, where a 500 tells it the request itself is at fault.
  */
-import { bootService, createRouter, programIdOf, type RunningService } from '@affiliate/platform';
+import { bootService, createRouter, isDatabaseUnavailable, programIdOf, type RunningService } from '@affiliate/platform';
 import {
   internalHeaders,
   newProgramId,
@@ -40,6 +40,15 @@ beforeAll(async () => {
 afterAll(async () => {
   await service?.stop();
   await mongo?.destroy();
+});
+
+test('a bulk write the database refuses (a duplicate key) is not taken for the database being away', async () => {
+  const things = service.context.connection.collection('things');
+  const refused = await things.insertMany([{ _id: 'twice' as never }, { _id: 'twice' as never }]).then(
+    () => new Error('stored twice'),
+    (error: Error) => error,
+  );
+  expect({ name: refused.name, unavailable: isDatabaseUnavailable(refused) }).toEqual({ name: 'MongoBulkWriteError', unavailable: false });
 });
 
 test('a single, a many and a bulk write that meet the database away are each answered 503 with Retry-After, not 500', async () => {

@@ -25,6 +25,8 @@ import io.netty.buffer.Unpooled;
 final class BsonDocumentType extends BasicDataType<Document> {
     /** Above every tag H2's ObjectDataType writes (0 to 119), so the two forms never collide. */
     private static final byte BSON_TAG = 127;
+    /** The largest document BsonDecoder reads back (MongoDB's limit). */
+    private static final int MAX_BSON_BYTES = 16 * 1024 * 1024;
 
     private final ObjectDataType earlierForm = new ObjectDataType();
     /** What a document takes in memory, for H2's page sizes and cache: a running average of their sizes. */
@@ -37,12 +39,28 @@ final class BsonDocumentType extends BasicDataType<Document> {
 
     @Override
     public void write(WriteBuffer buffer, Document document) {
+        byte[] bson = bsonOf(document);
+        if (bson == null) {
+            // A commit that cannot write a value closes the whole store (H2 panics): a document BSON
+            // cannot carry is written in H2's own form, which reads back as before.
+            earlierForm.write(buffer, document);
+            return;
+        }
+        averageSize = (bson.length * 2 + 64 + 15 * averageSize) / 16;
+        buffer.put(BSON_TAG).putVarInt(bson.length).put(bson);
+    }
+
+    /** The document's BSON, or null when the encoder refuses it or its size is past what the decoder reads back. */
+    private byte[] bsonOf(Document document) {
         ByteBuf bson = Unpooled.buffer(averageSize);
         try {
             BsonEncoder.encodeDocument(document, bson);
-            int size = bson.readableBytes();
-            averageSize = (size * 2 + 64 + 15 * averageSize) / 16;
-            buffer.put(BSON_TAG).putVarInt(size).put(bson.array(), bson.arrayOffset() + bson.readerIndex(), size);
+            if (bson.readableBytes() > MAX_BSON_BYTES) return null;
+            byte[] bytes = new byte[bson.readableBytes()];
+            bson.readBytes(bytes);
+            return bytes;
+        } catch (RuntimeException notBson) {
+            return null;
         } finally {
             bson.release();
         }

@@ -2,6 +2,7 @@ package de.bwaldvogel.mongo.backend.h2;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.ArrayList;
 import java.util.List;
 
 import org.h2.mvstore.MVMap;
@@ -14,6 +15,7 @@ import de.bwaldvogel.mongo.backend.Index;
 import de.bwaldvogel.mongo.backend.IndexKey;
 import de.bwaldvogel.mongo.backend.KeyValue;
 import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.oplog.Oplog;
 
 /**
  * An H2 database whose unique indexes also serve equality lookups with further conditions
@@ -26,8 +28,11 @@ public final class PointLookupH2Database extends H2Database {
      * has set this field.
      */
     private static final VarHandle STORE;
-    /** Index map name to the form of its keys: only indexes created with BSON keys are in it. */
-    private static final String KEY_FORMATS = "mongo-local.index-key-formats";
+    /**
+     * Index map name to the form of its keys: only indexes created with BSON keys are in it. No dot in
+     * the name: dropping a database removes every map named after it and a dot.
+     */
+    private static final String KEY_FORMATS = "mongo-local/index-key-formats";
     private static final String BSON_KEYS = "bson";
 
     static {
@@ -51,14 +56,41 @@ public final class PointLookupH2Database extends H2Database {
     @Override
     protected Index<Object> openOrCreateUniqueIndex(String collectionName, String indexName, List<IndexKey> keys, boolean sparse) {
         MVStore mvStore = (MVStore) STORE.get(this);
-        String name = getFullCollectionNamespace(collectionName) + "._index_" + indexName;
-        MVMap<String, String> formats = mvStore.openMap(KEY_FORMATS);
+        String name = indexMapName(collectionName, indexName);
+        MVMap<String, String> formats = keyFormats();
         if (!mvStore.hasMap(name)) formats.put(name, BSON_KEYS);
         MVMap<KeyValue, Object> entries = BSON_KEYS.equals(formats.get(name))
             ? mvStore.openMap(name, new MVMap.Builder<KeyValue, Object>().keyType(new BsonKeyValueType()))
             : mvStore.openMap(name);
         H2UniqueIndex storage = new H2UniqueIndex(entries, indexName, keys, sparse);
         return new PointLookupIndex(storage, indexName, keys, sparse);
+    }
+
+    /** The index's map is gone: a new one of the same name is created with BSON keys again. */
+    @Override
+    protected void dropIndex(MongoCollection<Object> collection, String indexName) {
+        super.dropIndex(collection, indexName);
+        keyFormats().remove(indexMapName(collection.getCollectionName(), indexName));
+    }
+
+    /** The database's maps are gone, and with them what is recorded of its indexes. */
+    @Override
+    public void drop(Oplog oplog) {
+        super.drop(oplog);
+        String prefix = getDatabaseName() + ".";
+        MVMap<String, String> formats = keyFormats();
+        List<String> dropped = new ArrayList<>();
+        for (String name : formats.keySet()) if (name.startsWith(prefix)) dropped.add(name);
+        for (String name : dropped) formats.remove(name);
+    }
+
+    private MVMap<String, String> keyFormats() {
+        return ((MVStore) STORE.get(this)).openMap(KEY_FORMATS);
+    }
+
+    /** The library's name for an index's map (H2Database.mapNameForIndex, private there). */
+    private String indexMapName(String collectionName, String indexName) {
+        return getFullCollectionNamespace(collectionName) + "._index_" + indexName;
     }
 
     /** As the library opens a collection (the same map names), with the documents' map storing BSON. */
