@@ -275,7 +275,13 @@ function targets(results: BenchResults): string[] {
       over.undelivered === 0 && over.latencyMs.max <= over.drainLimitSeconds * 1000,
     );
     rows.push(
-      `| offered ${over.offeredPerSecond}/s: share shed with 503 and Retry-After | ${fmt(over.shedShare * 100, 1)} % (${over.shed}; ${over.failed} failed otherwise) | printed | |`,
+      `| offered ${over.offeredPerSecond}/s: share shed with 503 and Retry-After | ${fmt(over.shedShare * 100, 1)} % (${over.shed}; ${over.failed} failed otherwise${
+        over.failed > 0
+          ? `: ${Object.entries(over.failedAs ?? {})
+              .map(([kind, count]) => `${count} ${kind}`)
+              .join(', ')}`
+          : ''
+      }) | printed | |`,
     );
   }
   const perEvent = events?.operationsPerEvent;

@@ -16,6 +16,8 @@ export type Overload = {
   shedShare: number;
   /** Any other answer, a 503 without Retry-After included, and requests the loop could not send. */
   failed: number;
+  /** What those other answers were, by status and error code ("no answer: <error>" when none came). */
+  failedAs: Record<string, number>;
   skipped: number;
   /** The rate the delivery rate is held against, and where it comes from. */
   sustainedPerSecond: number;
@@ -50,19 +52,29 @@ export async function overload(context: ScenarioContext, sustainedInThisRun: num
   const tag = randomUUID().slice(0, 8);
   let sequence = 0;
   let shed = 0;
+  const otherAnswers = new Map<string, number>();
+  const countOther = (kind: string) => otherAnswers.set(kind, (otherAnswers.get(kind) ?? 0) + 1);
 
   const fire = async () => {
     const n = sequence++;
-    const answer = await program.api.send('POST', '/affiliates', {
-      firstName: 'Over',
-      lastName: `Load ${n}`,
-      email: `overload-${tag}-${n}@example.com`,
-    });
+    const answer = await program.api
+      .send('POST', '/affiliates', {
+        firstName: 'Over',
+        lastName: `Load ${n}`,
+        email: `overload-${tag}-${n}@example.com`,
+      })
+      .catch((error: Error) => {
+        countOther(`no answer: ${error.message}`);
+        throw error;
+      });
     if (answer.status === 503 && /"code":"service_busy"/.test(answer.body) && answer.headers['retry-after']) {
       shed++;
       return false;
     }
-    if (answer.status !== 200) return false;
+    if (answer.status !== 200) {
+      countOther(`${answer.status} ${/"code":"([a-z_]+)"/.exec(answer.body)?.[1] ?? 'without a code'}`);
+      return false;
+    }
     acceptedAt.set((JSON.parse(answer.body) as { id: string }).id, answer.answeredAt);
     return true;
   };
@@ -92,6 +104,7 @@ export async function overload(context: ScenarioContext, sustainedInThisRun: num
     }
 
     const shedBefore = shed;
+    const otherBefore = new Map(otherAnswers);
     const acceptedBefore = acceptedAt.size;
     const deliveredBefore = arrivedAt.size;
     const measuredFrom = sequence;
@@ -123,6 +136,9 @@ export async function overload(context: ScenarioContext, sustainedInThisRun: num
       shed: shedInWindow,
       shedShare: round(shedInWindow / Math.max(1, offered), 3),
       failed: loop.failed - shedInWindow,
+      failedAs: Object.fromEntries(
+        [...otherAnswers].map(([kind, count]) => [kind, count - (otherBefore.get(kind) ?? 0)] as const).filter(([, count]) => count > 0),
+      ),
       skipped: loop.skipped,
       sustainedPerSecond,
       sustainedFrom,
@@ -134,7 +150,13 @@ export async function overload(context: ScenarioContext, sustainedInThisRun: num
     };
     context.log(
       `    accepted ${result.acceptedPerSecond}/s, delivered ${deliveredPerSecond}/s (${result.deliveredOverSustained} of ${sustainedPerSecond}/s sustained), ` +
-        `shed ${shedInWindow} (${(result.shedShare * 100).toFixed(1)} %), failed ${result.failed}, skipped ${loop.skipped}; ` +
+        `shed ${shedInWindow} (${(result.shedShare * 100).toFixed(1)} %), failed ${result.failed}${
+          result.failed > 0
+            ? ` (${Object.entries(result.failedAs)
+                .map(([kind, count]) => `${count} ${kind}`)
+                .join(', ')})`
+            : ''
+        }, skipped ${loop.skipped}; ` +
         `accepted → webhook p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms, max ${result.latencyMs.max} ms; ${undelivered} undelivered ${settings.drainLimitSeconds} s after`,
     );
     return result;

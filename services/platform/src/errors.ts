@@ -92,9 +92,9 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (MONGO_UNAVAILABLE.has(error.name)) return true;
   // A bulk write (insertMany, bulkWrite) wraps whatever stopped it in a MongoBulkWriteError, the
   // database's absence included: the driver's own error is then the wrapper's `errorResponse` (where
-  // a server's refusal, a duplicate key among them, leaves the server's answer document). As with a
-  // single write whose answer was lost, part of the bulk may have been applied: the routes that write
-  // in bulk are idempotent by their keys, so the client's retry after the 503 completes it.
+  // a refusal, a duplicate key among them, leaves a description that is not an Error). As with a
+  // single write whose answer was lost, part of the bulk may have been applied before the 503: what a
+  // retry then does is each write path's own (RELIABILITY.md).
   const wrapped = (error as { errorResponse?: unknown }).errorResponse;
   if (error.name === 'MongoBulkWriteError' && wrapped instanceof Error) return isDatabaseUnavailable(wrapped);
   // Mongoose with buffering off reports a closed connection this way.

@@ -26,7 +26,7 @@ final class BsonDocumentType extends BasicDataType<Document> {
     /** Above every tag H2's ObjectDataType writes (0 to 119), so the two forms never collide. */
     private static final byte BSON_TAG = 127;
     /** The largest document BsonDecoder reads back (MongoDB's limit). */
-    private static final int MAX_BSON_BYTES = 16 * 1024 * 1024;
+    static final int MAX_BSON_BYTES = 16 * 1024 * 1024;
 
     private final ObjectDataType earlierForm = new ObjectDataType();
     /** What a document takes in memory, for H2's page sizes and cache: a running average of their sizes. */
@@ -43,6 +43,7 @@ final class BsonDocumentType extends BasicDataType<Document> {
         if (bson == null) {
             // A commit that cannot write a value closes the whole store (H2 panics): a document BSON
             // cannot carry is written in H2's own form, which reads back as before.
+            BsonKeyValueType.sayOnce("a document is stored in H2's own form: BSON cannot carry it, or it is past 16 MB");
             earlierForm.write(buffer, document);
             return;
         }

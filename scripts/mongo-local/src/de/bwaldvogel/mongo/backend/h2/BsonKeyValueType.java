@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.h2.mvstore.DataUtils;
 import org.h2.mvstore.WriteBuffer;
@@ -77,6 +78,18 @@ final class BsonKeyValueType extends BasicDataType<KeyValue> {
         return -(low + 1);
     }
 
+    private static byte[] javaFormOf(KeyValue key) {
+        sayOnce("an index key is stored in H2's own form: BSON cannot carry it, or it is past 16 MB");
+        return ObjectDataType.serialize(key);
+    }
+
+    private static final AtomicBoolean SAID = new AtomicBoolean();
+
+    /** The old form is a safety net, not a path taken: said once, so that a change that makes it common shows. */
+    static void sayOnce(String what) {
+        if (SAID.compareAndSet(false, true)) System.err.println("mongo-local: " + what + " (said once)");
+    }
+
     @Override
     public KeyValue[] createStorage(int size) {
         return new KeyValue[size];
@@ -90,11 +103,12 @@ final class BsonKeyValueType extends BasicDataType<KeyValue> {
         try {
             bson.writeByte(BSON_TAG);
             BsonEncoder.encodeDocument(values, bson);
+            if (bson.readableBytes() > BsonDocumentType.MAX_BSON_BYTES) return javaFormOf(key);
             byte[] form = new byte[bson.readableBytes()];
             bson.readBytes(form);
             return form;
         } catch (RuntimeException notBson) {
-            return ObjectDataType.serialize(key);
+            return javaFormOf(key);
         } finally {
             bson.release();
         }
