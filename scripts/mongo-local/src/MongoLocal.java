@@ -19,7 +19,7 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * before it is answered (below), a query with equality on every key of a unique index (the _id
  * index among them) plus further conditions is answered through that index (PointLookupIndex), and
  * documents and index keys are stored as BSON, not with Java object serialisation (BsonDocumentType,
- * BsonKeyValueType), which had been most of the server's CPU under write load.
+ * BsonKeyValueType), which had been the largest part of the server's CPU under write load.
  *
  * Every command that changed something is committed to the data file before it is answered. H2's
  * MVStore otherwise commits about once a second in the background, and a killed server lost the

@@ -16,7 +16,7 @@ import io.netty.buffer.Unpooled;
 /**
  * Stores a collection's documents as BSON, where H2's default type stores them with Java object
  * serialisation. Every commit writes the pages a write changed, each page with all its documents,
- * and serialising those was most of the server's CPU under write load (bench/README.md). A document
+ * and serialising those was the largest part of the server's CPU under write load (bench/README.md). A document
  * is stored as it came over the wire, so what goes in comes back out as it would in a reply.
  *
  * Files written before keep their documents in the old form: a value without this type's tag is
@@ -77,7 +77,7 @@ final class BsonDocumentType extends BasicDataType<Document> {
         return BsonDecoder.decodeBson(bson);
     }
 
-    /** Values are only ever compared for equality (a conditional replace): H2's own comparison serves. */
+    /** H2 compares values only for a conditional replace or remove, which the library does not ask for: its own comparison serves. */
     @Override
     public int compare(Document a, Document b) {
         return earlierForm.compare(a, b);

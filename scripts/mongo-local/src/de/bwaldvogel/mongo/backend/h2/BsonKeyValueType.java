@@ -28,7 +28,7 @@ import io.netty.buffer.Unpooled;
  * them: numbers to one type, a missing field to null) have equal BSON.
  *
  * The order differs from the default type's, so only indexes created with this type use it
- * (PointLookupH2Database). Should a key ever hold a value BSON cannot carry, it keeps the Java form,
+ * (PointLookupH2Database). Should a key ever hold a value BSON cannot carry, or pass 16 MB, it keeps the Java form,
  * which is never mistaken for BSON: that starts with 0xAC, this type's with its tag.
  */
 final class BsonKeyValueType extends BasicDataType<KeyValue> {
@@ -85,7 +85,7 @@ final class BsonKeyValueType extends BasicDataType<KeyValue> {
 
     private static final AtomicBoolean SAID = new AtomicBoolean();
 
-    /** The old form is a safety net, not a path taken: said once, so that a change that makes it common shows. */
+    /** The old form is a safety net, not a path taken: the first use of either type's is said, so that a change that makes it common shows. */
     static void sayOnce(String what) {
         if (SAID.compareAndSet(false, true)) System.err.println("mongo-local: " + what + " (said once)");
     }

@@ -29,8 +29,9 @@ public final class PointLookupH2Database extends H2Database {
      */
     private static final VarHandle STORE;
     /**
-     * Index map name to the form of its keys: only indexes created with BSON keys are in it. No dot in
-     * the name: dropping a database removes every map named after it and a dot.
+     * Index map name to the form of its keys: only indexes created with BSON keys are in it. Named so
+     * that no database's drop removes it: that removes the maps named after the database and a dot,
+     * and those beginning with "databases." or "meta." and its name.
      */
     private static final String KEY_FORMATS = "mongo-local/index-key-formats";
     private static final String BSON_KEYS = "bson";
