@@ -10,7 +10,7 @@ import type { EventLatency } from '../scenarios/event-latency';
 import type { FanOut } from '../scenarios/fan-out';
 import type { GatewayOverhead } from '../scenarios/gateway-overhead';
 import type { NoisyNeighbour } from '../scenarios/noisy-neighbour';
-import type { Overload } from '../scenarios/overload';
+import { failuresOf, type Overload } from '../scenarios/overload';
 import type { PayoutRun } from '../scenarios/payouts';
 import type { WritePath } from '../scenarios/write-path';
 
@@ -275,13 +275,7 @@ function targets(results: BenchResults): string[] {
       over.undelivered === 0 && over.latencyMs.max <= over.drainLimitSeconds * 1000,
     );
     rows.push(
-      `| offered ${over.offeredPerSecond}/s: share shed with 503 and Retry-After | ${fmt(over.shedShare * 100, 1)} % (${over.shed}; ${over.failed} failed otherwise${
-        over.failed > 0
-          ? `: ${Object.entries(over.failedAs ?? {})
-              .map(([kind, count]) => `${count} ${kind}`)
-              .join(', ')}`
-          : ''
-      }) | printed | |`,
+      `| offered ${over.offeredPerSecond}/s: share shed with 503 and Retry-After | ${fmt(over.shedShare * 100, 1)} % (${over.shed}; ${over.failed} failed otherwise${over.failed > 0 ? `: ${failuresOf(over)}` : ''}) | printed | |`,
     );
   }
   const perEvent = events?.operationsPerEvent;

@@ -151,14 +151,17 @@ export async function overload(context: ScenarioContext, sustainedInThisRun: num
     context.log(
       `    accepted ${result.acceptedPerSecond}/s, delivered ${deliveredPerSecond}/s (${result.deliveredOverSustained} of ${sustainedPerSecond}/s sustained), ` +
         `shed ${shedInWindow} (${(result.shedShare * 100).toFixed(1)} %), failed ${result.failed}${
-          result.failed > 0
-            ? ` (${Object.entries(result.failedAs)
-                .map(([kind, count]) => `${count} ${kind}`)
-                .join(', ')})`
-            : ''
+          result.failed > 0 ? ` (${failuresOf(result)})` : ''
         }, skipped ${loop.skipped}; ` +
         `accepted → webhook p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms, max ${result.latencyMs.max} ms; ${undelivered} undelivered ${settings.drainLimitSeconds} s after`,
     );
     return result;
   });
+}
+
+/** The other answers of an overload run, by kind: "3 503 service_unavailable, 1 no answer: timed out". */
+export function failuresOf(result: Pick<Overload, 'failedAs'>): string {
+  return Object.entries(result.failedAs ?? {})
+    .map(([kind, count]) => `${count} ${kind}`)
+    .join(', ');
 }

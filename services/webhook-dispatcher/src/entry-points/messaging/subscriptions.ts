@@ -4,11 +4,6 @@ import type { Repositories } from '../../data-access/repositories';
 import { fanOutEvent } from '../../domain/fan-out-event';
 import type { DeliveryScheduler } from '../scheduler/delivery-scheduler';
 
-/**
- * Every event on the bus: the public ones become deliveries, internal ones are skipped. The handler
- * resolves (and the message is acked) only after the deliveries are stored; their first attempt
- * follows at once.
- */
 /** Events fanned out at once (each a few database writes). */
 const FAN_OUT_CONCURRENCY = 16;
 /** Events taken from the broker ahead of their turn, so that programs can take turns among them. */
@@ -16,6 +11,11 @@ const FAN_OUT_WINDOW = 10_000;
 /** The subscription's name, by which the bus tells what it holds per program (heldPerProgram). */
 export const FAN_OUT_QUEUE = 'webhook-dispatcher.events';
 
+/**
+ * Every event on the bus: the public ones become deliveries, internal ones are skipped. The handler
+ * resolves (and the message is acked) only after the deliveries are stored; their first attempt
+ * follows at once.
+ */
 export function subscribeToEvents(
   context: ServiceContext,
   repositories: Repositories,
