@@ -60,6 +60,8 @@ export class Turns<Item> {
   /** Pieces of each running batch not done yet; the batch ends with its last one. */
   private readonly batchOf = new WeakMap<Turn<Item>, { left: number }>();
   private batches = 0;
+  /** Running pieces that gave their lane's place back already (`leaveLane`). */
+  private readonly leftLane = new WeakSet<Turn<Item>>();
   /** Set while `addAll` queues its pieces: none starts before all of them wait in their lines. */
   private holding = false;
   private idle: (() => void)[] = [];
@@ -133,11 +135,24 @@ export class Turns<Item> {
     }
   }
 
+  /**
+   * A running piece gives its lane's place back before it is done: the lane's next piece may start,
+   * while this one keeps its place among all the running ones (and its program's, and its key) until
+   * `done`. The webhook scheduler's attempt, once its subscriber has answered: the lane bounds the
+   * requests a subscriber has open, not the recording of their outcomes. Once per piece.
+   */
+  leaveLane(turn: Turn<Item>): void {
+    if (this.leftLane.has(turn)) return;
+    this.leftLane.add(turn);
+    decrement(this.runningByLane, laneKey(turn));
+    this.pump();
+  }
+
   /** The end of a piece that had its turn: the next program's waiting work starts. */
   done(turn: Turn<Item>): void {
     this.running -= 1;
     decrement(this.runningBy, turn.program);
-    decrement(this.runningByLane, laneKey(turn));
+    if (!this.leftLane.delete(turn)) decrement(this.runningByLane, laneKey(turn));
     if (turn.key !== undefined) decrement(this.runningKeys, turn.key);
     const batch = this.batchOf.get(turn);
     if (batch) {

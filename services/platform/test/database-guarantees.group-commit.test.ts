@@ -2,8 +2,9 @@
  * What group commit relies on (click intake writes a batch of clicks in one command per collection),
  * asserted under concurrency against whatever MONGO_URL points at, like database-guarantees.test.ts.
  */
-import { insertEach, isDuplicateKey, writeErrorsOf } from '@affiliate/platform';
+import { insertEach, isDuplicateKey, SharedInserts, writeErrorsOf } from '@affiliate/platform';
 import { testInfra, uniqueName } from '@affiliate/platform/testing';
+import type { CommandStartedEvent } from 'mongodb';
 import mongoose, { Schema, type Connection } from 'mongoose';
 
 type Claim = { _id: string; writer: number };
@@ -15,7 +16,7 @@ let connection: Connection;
 
 beforeAll(async () => {
   connection = await mongoose
-    .createConnection(testInfra().mongoUrl, { dbName: uniqueName('test_group_commit'), maxPoolSize: WRITERS })
+    .createConnection(testInfra().mongoUrl, { dbName: uniqueName('test_group_commit'), maxPoolSize: WRITERS, monitorCommands: true })
     .asPromise();
 });
 afterAll(async () => {
@@ -126,5 +127,41 @@ test('an unordered bulkWrite of conditional updateOnes reports in modifiedCount 
       true,
     );
     expect(modified.reduce((sum, count) => sum + count, 0)).toBe(stored.filter((lease) => lease.holder !== null).length);
+  }
+});
+
+test('shared inserts: callers side by side share one command, each learns which of its own documents landed, and of two callers inserting one id exactly one does', async () => {
+  const claims = await claimModel('shared_claims');
+  await claims.collection.insertOne({ _id: 'taken-before' as never, writer: -1 });
+  const inserts = new SharedInserts(claims, { maxBatch: 200, maxInFlight: 1 });
+  const commands: string[] = [];
+  const client = connection.getClient();
+  const seen = (event: CommandStartedEvent) => {
+    if (event.commandName === 'insert') commands.push(event.commandName);
+  };
+  client.on('commandStarted', seen);
+  try {
+    // Ten callers in one turn: each its own id, the first five also one id they all want, and one taken before.
+    const outcomes = await Promise.all(
+      Array.from({ length: 10 }, (_, writer) =>
+        writer < 5
+          ? inserts.insertEach('program', [
+              { _id: `own-${writer}`, writer },
+              { _id: 'wanted', writer },
+              { _id: 'taken-before', writer },
+            ])
+          : inserts.insertOnce('program', { _id: `own-${writer}`, writer }).then((landed) => [landed]),
+      ),
+    );
+    expect(commands).toEqual(['insert']);
+    const owner = new Map((await claims.find({}).lean()).map((claim) => [claim._id, claim.writer]));
+    outcomes.forEach((landed, writer) => expect(landed[0]).toBe(owner.get(`own-${writer}`) === writer));
+    expect(outcomes.every((landed) => landed[0])).toBe(true);
+    const wanted = outcomes.slice(0, 5).map((landed) => landed[1]);
+    expect(wanted.filter(Boolean)).toHaveLength(1);
+    expect(owner.get('wanted')).toBe(wanted.indexOf(true));
+    expect(outcomes.slice(0, 5).map((landed) => landed[2])).toEqual([false, false, false, false, false]);
+  } finally {
+    client.off('commandStarted', seen);
   }
 });

@@ -245,3 +245,22 @@ test('a piece added under a key that is running queues as a piece of its own; th
   expect(turns.isRunning('document')).toBe(false);
   expect(turns.has('document')).toBe(false);
 });
+
+test("a piece that leaves its lane lets the lane's next piece start, and keeps its place among all the running until done", () => {
+  const { turns, started, items, finish } = heldTurns({ concurrency: 2, perLane: 1 });
+  turns.add('A', 'a1', { lane: 'endpoint' });
+  turns.add('A', 'a2', { lane: 'endpoint' });
+  turns.add('A', 'a3', { lane: 'endpoint' });
+  expect(items()).toEqual(['a1']);
+  const first = started.flat()[0] as Turn<Piece>;
+  turns.leaveLane(first);
+  // a1 still runs (2 of the 2 places): a2 took the lane's place; a3 waits for both bounds.
+  expect(items()).toEqual(['a1', 'a2']);
+  expect(turns.runningCount).toBe(2);
+  turns.leaveLane(first);
+  finish('a1');
+  // a1's end gives back its running place only: the lane is a2's, so a3 waits for it.
+  expect(items()).toEqual(['a1', 'a2']);
+  finish('a2');
+  expect(items()).toEqual(['a1', 'a2', 'a3']);
+});

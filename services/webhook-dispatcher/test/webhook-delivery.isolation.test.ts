@@ -45,6 +45,30 @@ test('a subscriber that hangs does not delay another endpoint: the healthy one i
   expect(waiting.every((delivery) => delivery.attempts.length === 0)).toBe(true);
 });
 
+test('an endpoint never has more requests open than its concurrency (2), though each attempt gives its place back once answered', async () => {
+  const ownProgram = newProgramId();
+  let open = 0;
+  let mostOpen = 0;
+  // Counted closed just before the answer goes (the timer set first fires first), so never too low.
+  const slowish = await startSubscriber(() => {
+    open += 1;
+    mostOpen = Math.max(mostOpen, open);
+    setTimeout(() => (open -= 1), 200);
+    return { status: 200, delayMs: 200 };
+  });
+  try {
+    const endpoint = await createEndpoint(service, ownProgram, { url: slowish.url, eventTypes: ['sale.created'] });
+    for (let index = 0; index < 12; index += 1) await publisher.publish('sale.created', ownProgram);
+    await eventually(async () =>
+      expect(await deliveriesOf(service, ownProgram, { endpointId: endpoint.id, status: 'succeeded', limit: '100' })).toHaveLength(12),
+    );
+    expect(slowish.received).toHaveLength(12);
+    expect(mostOpen).toBeLessThanOrEqual(2);
+  } finally {
+    await slowish.close();
+  }
+});
+
 test('an attempt that gets no answer within the timeout fails and is retried', async () => {
   const quick = await bootDispatcher(testDispatcherSettings({ timeoutMs: 300, retryScheduleMs: [0, 100] }));
   const quickPublisher = eventPublisher(quick);

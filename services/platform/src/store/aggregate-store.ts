@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { EventEnvelope } from '@affiliate/contracts';
 import type { Connection, FilterQuery, Model, UpdateQuery } from 'mongoose';
 import { conflict } from '../errors';
+import { GroupCommit } from '../group-commit';
 import type { OutboxFields, OutboxRelay } from '../events/outbox';
 import { findPage, type PageRequest } from '../http/pagination';
 import { RecentReads } from '../recent-reads';
@@ -106,6 +107,32 @@ export async function insertEach<Doc>(model: Model<Doc>, documents: Doc[]): Prom
     }
   }
   return landed;
+}
+
+/**
+ * `insertOnce` and `insertEach` shared by concurrent callers (group commit): the documents that
+ * callers insert while earlier ones are being written go together in the next `insertEach`, one
+ * command for many callers' documents, per key (a program, or a consumer). Each caller is answered for
+ * its own documents, in order. Two callers inserting the same id in one batch: one lands, the other
+ * is told its key is taken, as with separate writes. A failure other than a taken key fails every
+ * caller of its batch (the documents of the others may have landed: callers retry idempotently).
+ */
+export class SharedInserts<Doc> {
+  private readonly batches: GroupCommit<Doc, boolean>;
+
+  constructor(model: Model<Doc>, options: { maxBatch: number; maxInFlight: number } = { maxBatch: 200, maxInFlight: 2 }) {
+    this.batches = new GroupCommit((_key, documents) => insertEach(model, documents), options);
+  }
+
+  /** Whether the document landed (false: its id or unique key is taken). */
+  insertOnce(key: string, document: Doc): Promise<boolean> {
+    return this.batches.submit(key, document);
+  }
+
+  /** Whether each document landed, in order. */
+  insertEach(key: string, documents: Doc[]): Promise<boolean[]> {
+    return Promise.all(documents.map((document) => this.batches.submit(key, document)));
+  }
 }
 
 /**

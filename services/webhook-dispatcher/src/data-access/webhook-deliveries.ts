@@ -4,7 +4,7 @@ import {
   byIdInProgram,
   findPage,
   GroupCommit,
-  insertEach,
+  SharedInserts,
   insertOnce,
   uuidFromDigest,
   withinPeriod,
@@ -134,6 +134,8 @@ type HeldOutcome = { held: ClaimedDelivery; set: Partial<WebhookDeliveryDocument
  * one is being written share the next (no timer: a lone attempt is written on the next turn).
  */
 const ATTEMPT_BATCHES = { maxBatch: 100, maxInFlight: 2 };
+/** New deliveries stored by one write at most (a fan-out over 50 endpoints is 50), and writes at once per program. */
+const FAN_OUT_BATCHES = { maxBatch: 200, maxInFlight: 2 };
 
 /**
  * The delivery log. Everything a sender does to one delivery is a point operation by _id (with the
@@ -143,10 +145,13 @@ const ATTEMPT_BATCHES = { maxBatch: 100, maxInFlight: 2 };
 export class WebhookDeliveryRepository {
   private readonly model: Model<WebhookDeliveryDocument>;
   private readonly attempts: GroupCommit<HeldOutcome, boolean>;
+  /** New deliveries, by program: the fan-outs running side by side share a write. */
+  private readonly fannedOut: SharedInserts<WebhookDeliveryDocument>;
 
   constructor(context: { connection: Connection }) {
     this.model = webhookDeliveryModel(context.connection);
     this.attempts = new GroupCommit((programId, outcomes) => this.recordAttempts(programId, outcomes), ATTEMPT_BATCHES);
+    this.fannedOut = new SharedInserts(this.model, FAN_OUT_BATCHES);
   }
 
   byId(programId: string, id: string): Promise<WebhookDeliveryDocument | null> {
@@ -159,12 +164,13 @@ export class WebhookDeliveryRepository {
   }
 
   /**
-   * Stores the new deliveries of one event in one write (a fan-out): answers, in order, whether each
-   * was stored, false for one that exists already (a redelivered event).
+   * Stores the new deliveries of one event in one write (a fan-out; shared with the other fan-outs
+   * of the program running meanwhile): answers, in order, whether each was stored, false for one that
+   * exists already (a redelivered event).
    */
   insertNew(programId: string, deliveries: WebhookDeliveryDocument[]): Promise<boolean[]> {
-    return insertEach(
-      this.model,
+    return this.fannedOut.insertEach(
+      programId,
       deliveries.map((delivery) => ({ ...delivery, programId })),
     );
   }

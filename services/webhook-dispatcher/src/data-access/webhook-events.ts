@@ -1,5 +1,5 @@
 import type { WebhookPayload } from '@affiliate/contracts';
-import { byIdInProgram, findPage, insertOnce, type PageRequest } from '@affiliate/platform';
+import { byIdInProgram, findPage, SharedInserts, type PageRequest } from '@affiliate/platform';
 import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
 
 /**
@@ -64,16 +64,19 @@ export type EventCursor = { createdAt: Date; id: string };
 /** The events of each program for GET /events, backfills, replays and the signature check. */
 export class StoredEventRepository {
   private readonly model: Model<StoredEventDocument>;
+  /** Events recorded by the fan-outs of a program running side by side share a write. */
+  private readonly recorded: SharedInserts<StoredEventDocument>;
 
   constructor(context: { connection: Connection }) {
     this.model = storedEventModel(context.connection);
+    this.recorded = new SharedInserts(this.model);
   }
 
   /** Stores the event once: a redelivered event (same id) leaves the first copy as it is. */
   async record(programId: string, payload: WebhookPayload, body: string, retentionMs: number): Promise<void> {
     const createdAt = new Date(payload.createdAt);
     const objectId = typeof payload.data.id === 'string' ? payload.data.id : null;
-    await insertOnce(this.model, {
+    await this.recorded.insertOnce(programId, {
       _id: payload.id,
       programId,
       type: payload.event,

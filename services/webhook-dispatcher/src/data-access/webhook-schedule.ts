@@ -1,4 +1,4 @@
-import { GroupCommit, insertEach } from '@affiliate/platform';
+import { GroupCommit, SharedInserts } from '@affiliate/platform';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /**
@@ -60,9 +60,12 @@ export class ScheduleRepository {
   private readonly started: GroupCommit<string, void>;
   /** Deliveries ended for good, by program: their entries go, if still as their senders saw them. */
   private readonly ended: GroupCommit<SeenEntry, void>;
+  /** New deliveries' entries, by program: the fan-outs running side by side share a write. */
+  private readonly fannedOut: SharedInserts<ScheduledAttemptDocument>;
 
   constructor(context: { connection: Connection }) {
     this.model = scheduledAttemptModel(context.connection);
+    this.fannedOut = new SharedInserts(this.model, ENTRY_BATCHES);
     this.started = new GroupCommit<string, void>(async (programId, ids) => {
       await this.model.collection.updateMany({ _id: { $in: ids } as never, programId }, { $unset: { waitingSince: '' } });
       return ids.map(() => undefined);
@@ -126,12 +129,13 @@ export class ScheduleRepository {
   }
 
   /**
-   * Puts the new deliveries of one event (a fan-out) on the schedule in one write, each unless it is
-   * there (a redelivered event), due at `dueAt` (their lease's end) and waiting since `waitingSince`.
+   * Puts the new deliveries of one event (a fan-out) on the schedule in one write (shared with the
+   * other fan-outs of the program running meanwhile), each unless it is there (a redelivered event),
+   * due at `dueAt` (their lease's end) and waiting since `waitingSince`.
    */
   async ensureAll(programId: string, deliveries: DueDelivery[], dueAt: Date, waitingSince: Date): Promise<void> {
-    await insertEach(
-      this.model,
+    await this.fannedOut.insertEach(
+      programId,
       deliveries.map(({ _id, endpointId }) => ({ _id, programId, endpointId, dueAt, waitingSince })),
     );
   }

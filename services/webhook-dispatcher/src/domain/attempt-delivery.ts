@@ -26,6 +26,14 @@ export type Dispatcher = {
   released?: (delivery: DueDelivery) => void;
 };
 
+/** What the scheduler joins to an attempt. */
+export type AttemptSteps = {
+  /** A write of the caller's that must land before the request goes (and is made beside its reads). */
+  before?: Promise<void>;
+  /** Told once the subscriber has answered (or the request ended, or the circuit kept it), before the outcome is recorded. */
+  answered?: () => void;
+};
+
 /** How long a claim holds a delivery: longer than any attempt can take. */
 export const leaseMs = (settings: DispatcherSettings) => settings.timeoutMs + 60_000;
 
@@ -67,6 +75,7 @@ export function attemptDelivery(
   dispatcher: Dispatcher,
   delivery: ClaimedDelivery,
   mode: 'scheduled' | 'manual',
+  steps: AttemptSteps = {},
 ): Promise<WebhookDeliveryDocument | null> {
   const parent = mode === 'scheduled' ? contextOf(delivery.traceContext) : undefined;
   const attributes = {
@@ -75,13 +84,14 @@ export function attemptDelivery(
     'webhook.event.type': delivery.eventType,
     'webhook.attempt.mode': mode,
   };
-  return inSpan('webhook attempt', { parent, attributes }, (span) => attemptInSpan(dispatcher, delivery, mode, span));
+  return inSpan('webhook attempt', { parent, attributes }, (span) => attemptInSpan(dispatcher, delivery, mode, steps, span));
 }
 
 async function attemptInSpan(
   dispatcher: Dispatcher,
   delivery: ClaimedDelivery,
   mode: 'scheduled' | 'manual',
+  steps: AttemptSteps,
   span: Span,
 ): Promise<WebhookDeliveryDocument | null> {
   const { repositories, settings, logger, metrics } = dispatcher;
@@ -89,7 +99,8 @@ async function attemptInSpan(
   // Counted once per delivery: when it leaves `pending`, not when a manual re-send repeats it.
   const ending = delivery.status === 'pending';
   const release = { lockedUntil: new Date(0), lockToken: null, updatedAt: new Date() };
-  const endpoint = await repositories.endpoints.forAttempt(programId, delivery.endpointId);
+  // The caller's write before the request (a first attempt no longer waits) goes beside this read.
+  const [endpoint] = await Promise.all([repositories.endpoints.forAttempt(programId, delivery.endpointId), steps.before]);
   if (!endpoint?.active) {
     // Deleted or disabled since the event arrived: it receives nothing further.
     span.setAttribute('webhook.endpoint.active', false);
@@ -107,6 +118,7 @@ async function attemptInSpan(
     mode === 'manual'
       ? await dispatcher.client.send({ ...request, timeoutMs: settings.testTimeoutMs })
       : await dispatcher.circuits.send(endpoint._id, request);
+  steps.answered?.();
   if (outcome === CIRCUIT_OPEN) {
     metrics?.attempted('circuit_open');
     span.setAttribute('webhook.circuit_open', true);

@@ -125,7 +125,10 @@ export class DeliveryScheduler {
     const delivery = turn.item;
     // Each attempt runs in its own delivery's trace (attemptDelivery), never in that of the event
     // or poll that happened to start this worker.
-    const attempt = outsideAnyTrace(() => this.claimAndAttempt(delivery))
+    // The endpoint's place is given back once its subscriber has answered: `endpointConcurrency`
+    // bounds the requests a subscriber has open, and the recording of an outcome (our own write)
+    // holds only the attempt's place among all of them (`maxInFlight`).
+    const attempt = outsideAnyTrace(() => this.claimAndAttempt(delivery, () => this.turns.leaveLane(turn)))
       .catch((error: unknown) => {
         // The lease runs out and the schedule offers the delivery again: nothing is lost.
         this.dispatcher.logger.warn({ err: error, deliveryId: delivery._id }, 'webhook attempt could not be recorded');
@@ -137,7 +140,7 @@ export class DeliveryScheduler {
     this.attempts.add(attempt);
   }
 
-  private async claimAndAttempt(delivery: Queued): Promise<void> {
+  private async claimAndAttempt(delivery: Queued, answered: () => void): Promise<void> {
     const { repositories, settings } = this.dispatcher;
     // The fan-out's lease is used while an attempt still fits in it; after a long wait here, the
     // delivery is claimed like any other (its schedule entry has come due by then).
@@ -152,9 +155,10 @@ export class DeliveryScheduler {
       if (await holdBack(repositories, settings, claimed, heldUntil)) this.nudge();
       return;
     }
-    // No longer waiting: the backlog, read from the schedule by every replica, stops counting it.
-    if (useLease) await startLeasedDelivery(repositories, delivery);
+    // No longer waiting: the backlog, read from the schedule by every replica, stops counting it
+    // (written beside the attempt's read of its endpoint, before the request).
+    const before = useLease ? startLeasedDelivery(repositories, delivery) : undefined;
     // Its end may release the next revision of its object: `released` (the constructor) takes that one.
-    await attemptDelivery(this.dispatcher, claimed, 'scheduled');
+    await attemptDelivery(this.dispatcher, claimed, 'scheduled', { before, answered });
   }
 }
