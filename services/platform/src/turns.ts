@@ -10,8 +10,9 @@ export type TurnsOptions<Item> = {
   /** Pieces of one program running at once; the rest of its work waits even when there is room. */
   perProgram?: number;
   /**
-   * Pieces of one lane running at once. A lane is a finer line within a program (the webhook
-   * scheduler's endpoint): a lane at its bound is skipped in one step, however much of it waits.
+   * Pieces of one lane running at once, but for those that gave their lane's place back
+   * (`leaveLane`). A lane is a finer line within a program (the webhook scheduler's endpoint): a
+   * lane at its bound is skipped in one step, however much of it waits.
    */
   perLane?: number;
   /**
@@ -35,7 +36,7 @@ export type TurnsOptions<Item> = {
  * Work of many programs, taken in turn: the platform's one "programs take turns" worker (admission
  * control, the event consumers' fan-out through FairShare, the outbox relay; lanes are for the webhook scheduler's endpoints).
  * At most `concurrency` pieces run at once, at most `perProgram` of one program and `perLane` of one
- * lane; waiting pieces are taken one program at a time, each program's in arrival order, and within a
+ * lane (a piece may give its lane's place back before it is done: `leaveLane`); waiting pieces are taken one program at a time, each program's in arrival order, and within a
  * program one lane at a time. So one program's burst queues behind itself, not in front of every
  * other program's work, and never takes every running place; a slow lane holds only its own places.
  *
@@ -60,6 +61,8 @@ export class Turns<Item> {
   /** Pieces of each running batch not done yet; the batch ends with its last one. */
   private readonly batchOf = new WeakMap<Turn<Item>, { left: number }>();
   private batches = 0;
+  /** The pieces whose turn came and that are not done yet. */
+  private readonly runningTurns = new WeakSet<Turn<Item>>();
   /** Running pieces that gave their lane's place back already (`leaveLane`). */
   private readonly leftLane = new WeakSet<Turn<Item>>();
   /** Set while `addAll` queues its pieces: none starts before all of them wait in their lines. */
@@ -142,7 +145,8 @@ export class Turns<Item> {
    * requests a subscriber has open, not the recording of their outcomes. Once per piece.
    */
   leaveLane(turn: Turn<Item>): void {
-    if (this.leftLane.has(turn)) return;
+    // Only a running piece holds a lane's place: after `done` (or before its turn) this changes nothing.
+    if (!this.runningTurns.has(turn) || this.leftLane.has(turn)) return;
     this.leftLane.add(turn);
     decrement(this.runningByLane, laneKey(turn));
     this.pump();
@@ -150,6 +154,7 @@ export class Turns<Item> {
 
   /** The end of a piece that had its turn: the next program's waiting work starts. */
   done(turn: Turn<Item>): void {
+    this.runningTurns.delete(turn);
     this.running -= 1;
     decrement(this.runningBy, turn.program);
     if (!this.leftLane.delete(turn)) decrement(this.runningByLane, laneKey(turn));
@@ -202,6 +207,7 @@ export class Turns<Item> {
   }
 
   private start(turn: Turn<Item>): void {
+    this.runningTurns.add(turn);
     this.running += 1;
     this.runningBy.set(turn.program, (this.runningBy.get(turn.program) ?? 0) + 1);
     this.runningByLane.set(laneKey(turn), (this.runningByLane.get(laneKey(turn)) ?? 0) + 1);

@@ -165,3 +165,21 @@ test('shared inserts: callers side by side share one command, each learns which 
     client.off('commandStarted', seen);
   }
 });
+
+test('shared inserts: a document the database refuses (not for a taken key) fails its own caller only, and the others of its command land', async () => {
+  const claims = await claimModel('shared_refused');
+  const inserts = new SharedInserts(claims, { maxBatch: 200, maxInFlight: 1 });
+  const outcomes = await Promise.allSettled([
+    inserts.insertOnce('program', { _id: 'before', writer: 1 }),
+    // An array is no _id: the server refuses this one document (code 53 locally, 2 on MongoDB).
+    inserts.insertOnce('program', { _id: ['not', 'an', 'id'] as never, writer: 2 }),
+    inserts.insertEach('program', [
+      { _id: 'after-1', writer: 3 },
+      { _id: 'after-2', writer: 3 },
+    ]),
+  ]);
+  expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+  expect(outcomes[0]).toEqual({ status: 'fulfilled', value: true });
+  expect(outcomes[2]).toEqual({ status: 'fulfilled', value: [true, true] });
+  expect((await claims.find({}).lean()).map((claim) => claim._id).sort()).toEqual(['after-1', 'after-2', 'before']);
+});

@@ -264,3 +264,19 @@ test("a piece that leaves its lane lets the lane's next piece start, and keeps i
   finish('a2');
   expect(items()).toEqual(['a1', 'a2', 'a3']);
 });
+
+test('a piece that is done, or whose turn has not come, cannot give a lane place back: the lane keeps its bound', () => {
+  const { turns, started, items, finish } = heldTurns({ concurrency: 5, perLane: 1 });
+  turns.add('A', 'a1', { lane: 'endpoint' });
+  turns.add('A', 'a2', { lane: 'endpoint' });
+  turns.add('A', 'a3', { lane: 'endpoint' });
+  const first = started.flat()[0] as Turn<Piece>;
+  finish('a1');
+  expect(items()).toEqual(['a1', 'a2']);
+  // a1 is done: leaving its lane now must not make room beside a2.
+  turns.leaveLane(first);
+  expect(items()).toEqual(['a1', 'a2']);
+  turns.leaveLane({ program: 'A', lane: 'endpoint', key: undefined, item: 'a3' });
+  expect(items()).toEqual(['a1', 'a2']);
+  expect(turns.runningCount).toBe(1);
+});

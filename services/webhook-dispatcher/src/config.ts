@@ -120,7 +120,7 @@ export type DispatcherSettings = {
   /** The subscriber's time to answer a test send, which a client waits on through the gateway. */
   testTimeoutMs: number;
   pollIntervalMs: number;
-  /** Attempts in flight at once to one endpoint, so a slow one cannot take every slot. */
+  /** Requests open at once to one endpoint (until answered; the recording after it is not counted), so a slow one cannot take every slot. */
   endpointConcurrency: number;
   /** Attempts in flight at once in this process. */
   maxInFlight: number;

@@ -111,28 +111,44 @@ export async function insertEach<Doc>(model: Model<Doc>, documents: Doc[]): Prom
 
 /**
  * `insertOnce` and `insertEach` shared by concurrent callers (group commit): the documents that
- * callers insert while earlier ones are being written go together in the next `insertEach`, one
- * command for many callers' documents, per key (a program, or a consumer). Each caller is answered for
- * its own documents, in order. Two callers inserting the same id in one batch: one lands, the other
- * is told its key is taken, as with separate writes. A failure other than a taken key fails every
- * caller of its batch (the documents of the others may have landed: callers retry idempotently).
+ * callers insert while earlier ones are being written go together in the next unordered insert, one
+ * command for many callers' documents (a driver splits a very large one), per key (a program, or a
+ * consumer). Each caller is answered for its own documents, in order. Two callers inserting the same
+ * id in one batch: one lands, the other is told its key is taken, as with separate writes. A document
+ * refused for another reason fails its own caller only; a command that fails as a whole (the
+ * database away) fails every caller of its batch, as their own commands would have failed.
  */
 export class SharedInserts<Doc> {
-  private readonly batches: GroupCommit<Doc, boolean>;
+  private readonly batches: GroupCommit<Doc, boolean | Error>;
 
   constructor(model: Model<Doc>, options: { maxBatch: number; maxInFlight: number } = { maxBatch: 200, maxInFlight: 2 }) {
-    this.batches = new GroupCommit((_key, documents) => insertEach(model, documents), options);
+    this.batches = new GroupCommit((_key, documents) => insertEachApart(model, documents), options);
   }
 
   /** Whether the document landed (false: its id or unique key is taken). */
-  insertOnce(key: string, document: Doc): Promise<boolean> {
-    return this.batches.submit(key, document);
+  async insertOnce(key: string, document: Doc): Promise<boolean> {
+    const landed = await this.batches.submit(key, document);
+    if (landed instanceof Error) throw landed;
+    return landed;
   }
 
   /** Whether each document landed, in order. */
-  insertEach(key: string, documents: Doc[]): Promise<boolean[]> {
-    return Promise.all(documents.map((document) => this.batches.submit(key, document)));
+  async insertEach(key: string, documents: Doc[]): Promise<boolean[]> {
+    return Promise.all(documents.map((document) => this.insertOnce(key, document)));
   }
+}
+
+/** `insertEach`, each document answered apart: false for a taken key, the server's refusal for any other. */
+async function insertEachApart<Doc>(model: Model<Doc>, documents: Doc[]): Promise<(boolean | Error)[]> {
+  const landed: (boolean | Error)[] = documents.map(() => true);
+  try {
+    await model.collection.insertMany(documents as never[], { ordered: false });
+  } catch (error) {
+    for (const failed of writeErrorsOf(error)) {
+      landed[failed.index] = isKeyTaken(failed) ? false : new Error(`the database refused the document (code ${failed.code})`);
+    }
+  }
+  return landed;
 }
 
 /**

@@ -62,6 +62,9 @@ const endpointCountModel = (connection: Connection): Model<EndpointCountDocument
   );
 
 /** The subscriptions that take an event type: the type itself, its family's wildcard, and `*`. */
+/** An endpoint an event goes to, and how it orders its deliveries. */
+type Subscriber = { _id: string; ordering: WebhookOrdering };
+
 function subscriptionsMatching(eventType: string): string[] {
   return [eventType, `${eventType.split('.')[0]}.*`, '*'];
 }
@@ -77,12 +80,15 @@ export class WebhookEndpointRepository {
   private readonly box: SecretBox;
   /** The endpoints of the attempts starting together, by program: one read for them all. */
   private readonly forAttempts: GroupCommit<string, WebhookEndpointDocument | null>;
+  /** The subscribers the fan-outs running together ask for, by program: one read for them all. */
+  private readonly subscriptions: GroupCommit<{ eventType: string; max: number }, Subscriber[]>;
 
   constructor(context: { connection: Connection }, encryptionKey: Buffer) {
     this.model = webhookEndpointModel(context.connection);
     this.counts = endpointCountModel(context.connection);
     this.box = new SecretBox(encryptionKey);
     this.forAttempts = new GroupCommit((programId, ids) => this.byIds(programId, ids), { maxBatch: 200, maxInFlight: 2 });
+    this.subscriptions = new GroupCommit((programId, asks) => this.subscribedToEach(programId, asks), { maxBatch: 200, maxInFlight: 2 });
   }
 
   async byId(programId: string, id: string): Promise<WebhookEndpointDocument | null> {
@@ -141,16 +147,28 @@ export class WebhookEndpointRepository {
   /**
    * The ids of the program's active endpoints subscribed to this event type (directly or by
    * wildcard), the oldest `max` of them: subscriptions are checked against the cap when made, and
-   * this holds it even if two changes at once passed that check together.
+   * this holds it even if two changes at once passed that check together. The fan-outs of a program
+   * running together share one read, begun after each asked (as fresh as a read of its own).
    */
-  async subscribedTo(programId: string, eventType: string, max: number): Promise<{ _id: string; ordering: WebhookOrdering }[]> {
+  subscribedTo(programId: string, eventType: string, max: number): Promise<Subscriber[]> {
+    return this.subscriptions.submit(programId, { eventType, max });
+  }
+
+  /** One read for the asks of a program: its active endpoints subscribed to any of their types (bounded by the endpoint cap), oldest first. */
+  private async subscribedToEach(programId: string, asks: { eventType: string; max: number }[]): Promise<Subscriber[][]> {
+    const types = [...new Set(asks.flatMap((ask) => subscriptionsMatching(ask.eventType)))];
     const found = await this.model
-      .find({ programId, active: true, eventTypes: { $in: subscriptionsMatching(eventType) } })
+      .find({ programId, active: true, eventTypes: { $in: types } })
       .sort({ createdAt: 1, _id: 1 })
-      .limit(max)
-      .select('_id ordering')
+      .select('_id ordering eventTypes')
       .lean();
-    return found.map((endpoint) => ({ _id: endpoint._id, ordering: orderingOf(endpoint) }));
+    return asks.map(({ eventType, max }) => {
+      const matching = new Set(subscriptionsMatching(eventType));
+      return found
+        .filter((endpoint) => endpoint.eventTypes.some((type) => matching.has(type)))
+        .slice(0, max)
+        .map((endpoint) => ({ _id: endpoint._id, ordering: orderingOf(endpoint) }));
+    });
   }
 
   /** The subscriptions of the program's active endpoints, but for `exceptId` (bounded by the endpoint cap). */

@@ -28,8 +28,8 @@ export type Dispatcher = {
 
 /** What the scheduler joins to an attempt. */
 export type AttemptSteps = {
-  /** A write of the caller's that must land before the request goes (and is made beside its reads). */
-  before?: Promise<void>;
+  /** A write of the caller's that must land before the request goes (made beside the attempt's read). */
+  before?: () => Promise<void>;
   /** Told once the subscriber has answered (or the request ended, or the circuit kept it), before the outcome is recorded. */
   answered?: () => void;
 };
@@ -100,7 +100,7 @@ async function attemptInSpan(
   const ending = delivery.status === 'pending';
   const release = { lockedUntil: new Date(0), lockToken: null, updatedAt: new Date() };
   // The caller's write before the request (a first attempt no longer waits) goes beside this read.
-  const [endpoint] = await Promise.all([repositories.endpoints.forAttempt(programId, delivery.endpointId), steps.before]);
+  const [endpoint] = await Promise.all([repositories.endpoints.forAttempt(programId, delivery.endpointId), steps.before?.()]);
   if (!endpoint?.active) {
     // Deleted or disabled since the event arrived: it receives nothing further.
     span.setAttribute('webhook.endpoint.active', false);

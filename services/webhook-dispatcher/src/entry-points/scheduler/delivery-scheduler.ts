@@ -19,8 +19,9 @@ type Queued = DueDelivery & { leased?: ClaimedDelivery };
  *
  * Programs are served in turn: each has its own queue, and the sender takes one delivery from each
  * program with work before it takes a second from any, so one program's backlog never holds back
- * another's deliveries. Each endpoint has at most `endpointConcurrency` attempts in flight; a hanging
- * subscriber holds its own slots, never another endpoint's.
+ * another's deliveries. Each endpoint has at most `endpointConcurrency` requests open (an attempt
+ * gives its endpoint's place back once answered, before its outcome is recorded; `maxInFlight` bounds
+ * the attempts in all); a hanging subscriber holds its own slots, never another endpoint's.
  */
 export class DeliveryScheduler {
   private stopped = true;
@@ -157,7 +158,7 @@ export class DeliveryScheduler {
     }
     // No longer waiting: the backlog, read from the schedule by every replica, stops counting it
     // (written beside the attempt's read of its endpoint, before the request).
-    const before = useLease ? startLeasedDelivery(repositories, delivery) : undefined;
+    const before = useLease ? () => startLeasedDelivery(repositories, delivery) : undefined;
     // Its end may release the next revision of its object: `released` (the constructor) takes that one.
     await attemptDelivery(this.dispatcher, claimed, 'scheduled', { before, answered });
   }
