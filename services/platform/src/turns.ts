@@ -154,7 +154,8 @@ export class Turns<Item> {
 
   /** The end of a piece that had its turn: the next program's waiting work starts. */
   done(turn: Turn<Item>): void {
-    this.runningTurns.delete(turn);
+    // Once per piece: a second `done` (or one for a piece that never ran) would free places twice.
+    if (!this.runningTurns.delete(turn)) return;
     this.running -= 1;
     decrement(this.runningBy, turn.program);
     if (!this.leftLane.delete(turn)) decrement(this.runningByLane, laneKey(turn));

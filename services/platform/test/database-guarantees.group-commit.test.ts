@@ -169,6 +169,11 @@ test('shared inserts: callers side by side share one command, each learns which 
 test('shared inserts: a document the database refuses (not for a taken key) fails its own caller only, and the others of its command land', async () => {
   const claims = await claimModel('shared_refused');
   const inserts = new SharedInserts(claims, { maxBatch: 200, maxInFlight: 1 });
+  const commands: string[] = [];
+  const seen = (event: CommandStartedEvent) => {
+    if (event.commandName === 'insert') commands.push(event.commandName);
+  };
+  connection.getClient().on('commandStarted', seen);
   const outcomes = await Promise.allSettled([
     inserts.insertOnce('program', { _id: 'before', writer: 1 }),
     // An array is no _id: the server refuses this one document (code 53 locally, 2 on MongoDB).
@@ -178,8 +183,23 @@ test('shared inserts: a document the database refuses (not for a taken key) fail
       { _id: 'after-2', writer: 3 },
     ]),
   ]);
+  connection.getClient().off('commandStarted', seen);
+  expect(commands).toEqual(['insert']);
   expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
   expect(outcomes[0]).toEqual({ status: 'fulfilled', value: true });
   expect(outcomes[2]).toEqual({ status: 'fulfilled', value: [true, true] });
   expect((await claims.find({}).lean()).map((claim) => claim._id).sort()).toEqual(['after-1', 'after-2', 'before']);
+});
+
+test('shared inserts: a document the driver will not send (past 16 MB) fails its own caller only, and the others land', async () => {
+  const claims = await claimModel('shared_too_large');
+  const inserts = new SharedInserts(claims, { maxBatch: 200, maxInFlight: 1 });
+  const tooLarge = { _id: 'too-large', writer: 2, padding: 'x'.repeat(17 * 1024 * 1024) } as Claim;
+  const outcomes = await Promise.allSettled([
+    inserts.insertOnce('program', { _id: 'small-1', writer: 1 }),
+    inserts.insertOnce('program', tooLarge),
+    inserts.insertOnce('program', { _id: 'small-2', writer: 3 }),
+  ]);
+  expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+  expect((await claims.find({}).lean()).map((claim) => claim._id).sort()).toEqual(['small-1', 'small-2']);
 });

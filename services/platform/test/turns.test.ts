@@ -265,7 +265,7 @@ test("a piece that leaves its lane lets the lane's next piece start, and keeps i
   expect(items()).toEqual(['a1', 'a2', 'a3']);
 });
 
-test('a piece that is done, or whose turn has not come, cannot give a lane place back: the lane keeps its bound', () => {
+test('a piece that is done, or one that never had its turn, cannot give a lane place back, nor be done twice: the lane keeps its bound', () => {
   const { turns, started, items, finish } = heldTurns({ concurrency: 5, perLane: 1 });
   turns.add('A', 'a1', { lane: 'endpoint' });
   turns.add('A', 'a2', { lane: 'endpoint' });
@@ -277,6 +277,8 @@ test('a piece that is done, or whose turn has not come, cannot give a lane place
   turns.leaveLane(first);
   expect(items()).toEqual(['a1', 'a2']);
   turns.leaveLane({ program: 'A', lane: 'endpoint', key: undefined, item: 'a3' });
+  expect(items()).toEqual(['a1', 'a2']);
+  turns.done(first);
   expect(items()).toEqual(['a1', 'a2']);
   expect(turns.runningCount).toBe(1);
 });

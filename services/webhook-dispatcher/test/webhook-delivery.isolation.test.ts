@@ -45,7 +45,7 @@ test('a subscriber that hangs does not delay another endpoint: the healthy one i
   expect(waiting.every((delivery) => delivery.attempts.length === 0)).toBe(true);
 });
 
-test('an endpoint never has more requests open than its concurrency (2), though each attempt gives its place back once answered', async () => {
+test('an endpoint never has more requests open than its concurrency (2), each counted until its subscriber has answered', async () => {
   const ownProgram = newProgramId();
   let open = 0;
   let mostOpen = 0;

@@ -115,8 +115,10 @@ export async function insertEach<Doc>(model: Model<Doc>, documents: Doc[]): Prom
  * command for many callers' documents (a driver splits a very large one), per key (a program, or a
  * consumer). Each caller is answered for its own documents, in order. Two callers inserting the same
  * id in one batch: one lands, the other is told its key is taken, as with separate writes. A document
- * refused for another reason fails its own caller only; a command that fails as a whole (the
- * database away) fails every caller of its batch, as their own commands would have failed.
+ * the server refuses for another reason fails its own caller only, and so does one the driver refuses
+ * before sending (too large, not encodable): the batch is then sent again one document at a time. A
+ * command that fails as a whole (the database away) fails every caller of its batch, though some of
+ * their documents may have landed: callers retry, and their writes are idempotent by their keys.
  */
 export class SharedInserts<Doc> {
   private readonly batches: GroupCommit<Doc, boolean | Error>;
@@ -132,9 +134,12 @@ export class SharedInserts<Doc> {
     return landed;
   }
 
-  /** Whether each document landed, in order. */
+  /** Whether each document landed, in order; answered (or failed) once all of them are settled. */
   async insertEach(key: string, documents: Doc[]): Promise<boolean[]> {
-    return Promise.all(documents.map((document) => this.insertOnce(key, document)));
+    const settled = await Promise.allSettled(documents.map((document) => this.insertOnce(key, document)));
+    const failed = settled.find((outcome) => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
+    return settled.map((outcome) => (outcome as PromiseFulfilledResult<boolean>).value);
   }
 }
 
@@ -144,22 +149,40 @@ async function insertEachApart<Doc>(model: Model<Doc>, documents: Doc[]): Promis
   try {
     await model.collection.insertMany(documents as never[], { ordered: false });
   } catch (error) {
+    // Refused by the driver before anything was sent: each document goes alone, so only that one fails.
+    if (refusedBeforeSending(error)) {
+      if (documents.length === 1) return [error as Error];
+      return (await Promise.all(documents.map((document) => insertEachApart(model, [document])))).flat();
+    }
     for (const failed of writeErrorsOf(error)) {
-      landed[failed.index] = isKeyTaken(failed) ? false : new Error(`the database refused the document (code ${failed.code})`);
+      landed[failed.index] = isKeyTaken(failed)
+        ? false
+        : Object.assign(new Error(`the database refused the document (code ${failed.code}): ${failed.message}`), { code: failed.code });
     }
   }
   return landed;
+}
+
+/** A document the driver would not send (past the size limit, or not encodable as BSON): nothing of the command reached the server. */
+function refusedBeforeSending(error: unknown): boolean {
+  const name = (error as { name?: unknown } | null)?.name;
+  return name === 'MongoInvalidArgumentError' || name === 'BSONError';
 }
 
 /**
  * The per-document failures of a multi-document write (MongoBulkWriteError); throws the error itself
  * when it is not one (a lost connection, a server error): nothing can then be said per document.
  */
-export function writeErrorsOf(error: unknown): { index: number; code: number }[] {
+export function writeErrorsOf(error: unknown): { index: number; code: number; message: string }[] {
   const errors = (error as { writeErrors?: unknown } | null)?.writeErrors;
   const list = Array.isArray(errors) ? errors : errors ? [errors] : [];
   if (list.length === 0) throw error;
-  return list.map((failed: { index: number; code: number }) => ({ index: failed.index, code: failed.code }));
+  // The message too: the local server names some duplicates by it alone (isDuplicateKey).
+  return list.map((failed: { index: number; code: number; errmsg?: string }) => ({
+    index: failed.index,
+    code: failed.code,
+    message: failed.errmsg ?? '',
+  }));
 }
 
 /**

@@ -61,10 +61,10 @@ const endpointCountModel = (connection: Connection): Model<EndpointCountDocument
     'webhook_endpoint_counts',
   );
 
-/** The subscriptions that take an event type: the type itself, its family's wildcard, and `*`. */
 /** An endpoint an event goes to, and how it orders its deliveries. */
 type Subscriber = { _id: string; ordering: WebhookOrdering };
 
+/** The subscriptions that take an event type: the type itself, its family's wildcard, and `*`. */
 function subscriptionsMatching(eventType: string): string[] {
   return [eventType, `${eventType.split('.')[0]}.*`, '*'];
 }
