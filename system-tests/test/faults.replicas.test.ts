@@ -295,7 +295,14 @@ test('one replica of each pair killed (SIGKILL) and restarted in turn during mix
   await expectEveryAcknowledgedObject(ledger);
 
   // Counters: every code redeemed exactly once per acknowledged sale (give or take a sale that was
-  // never answered: it may or may not have happened, and its retries share its externalId).
+  // never answered: it may or may not have happened, and its retries share its externalId). A coupon
+  // replica killed between a code's count and its coupon's leaves that redemption half-counted until
+  // the coupon service's sweep gives it back, once its claim is stale (60 s, swept every 60 s).
+  await eventually(async () => expect(await countersOff(ledger)).toEqual([]), 150_000);
+}, 600_000);
+
+/** What differs from the acknowledged sales and clicks: the codes' and coupons' counters, the links' clicks. */
+async function countersOff(ledger: Ledger): Promise<string[]> {
   const counters: string[] = [];
   for (const [code, sales] of ledger.salesByCode) {
     const found = await send(new Ledger(), 'read code', 'GET', `/promotional-codes?code=${code}`);
@@ -312,8 +319,8 @@ test('one replica of each pair killed (SIGKILL) and restarted in turn during mix
     if (clicks < visitors.counted.size || clicks > visitors.counted.size + visitors.unanswered)
       counters.push(`${link}: ${clicks} clicks, ${visitors.counted.size} acknowledged`);
   }
-  expect(counters).toEqual([]);
-}, 600_000);
+  return counters;
+}
 
 /** Both phases' traffic, for the checks that wait for the broker and the dispatcher. */
 const everything: Ledger[] = [];

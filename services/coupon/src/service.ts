@@ -4,6 +4,7 @@ import { migrateToProgramKeys } from './data-access/key-migration';
 import { createRepositories } from './data-access/repositories';
 import { couponRoutes } from './entry-points/api/routes';
 import { subscribe } from './entry-points/messaging/subscriptions';
+import { staleRedemptionSweep } from './entry-points/scheduler/stale-redemptions';
 
 export type CouponServiceDeps = { affiliateUrl: string };
 
@@ -17,10 +18,17 @@ export function buildCouponService(context: ServiceContext, deps: CouponServiceD
     metrics: context.metrics.circuits,
   });
   const affiliates = affiliateDirectory(affiliateClient);
+  const sweep = staleRedemptionSweep(repositories, context.logger);
   return {
     prepare: () => migrateToProgramKeys(context.connection),
     routes: couponRoutes({ repositories, affiliates }),
-    subscribe: () => subscribe(context, repositories, affiliates),
-    close: async () => affiliateClient.shutdown(),
+    subscribe: async () => {
+      sweep.start();
+      await subscribe(context, repositories, affiliates);
+    },
+    close: async () => {
+      await sweep.stop();
+      affiliateClient.shutdown();
+    },
   };
 }

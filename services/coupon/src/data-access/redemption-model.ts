@@ -35,6 +35,9 @@ const redemptionSchema = new Schema<RedemptionRecord>(
   { versionKey: false, collection: 'redemptions' },
 );
 
+// The sweep for claims left pending by a process that died (pendingAcrossProgramsBefore).
+redemptionSchema.index({ state: 1, claimedAt: 1 });
+
 const redemptionModel = (connection: Connection): Model<RedemptionRecord> =>
   connection.model<RedemptionRecord>('Redemption', redemptionSchema);
 
@@ -79,6 +82,18 @@ export class RedemptionRepository {
     const ids = claims.map((claim) => claim._id);
     await this.model.updateMany({ _id: { $in: ids }, programId, state: 'pending' }, { $set: { state: 'applied' } });
     return claims.map(() => undefined);
+  }
+
+  /**
+   * Claims still pending that were taken before `before`, across programs (the one read without a
+   * program: the sweep serves them all, and each claim names its own): at most `limit`, oldest first.
+   */
+  pendingAcrossProgramsBefore(before: Date, limit: number): Promise<RedemptionRecord[]> {
+    return this.model
+      .find({ state: 'pending', claimedAt: { $lt: before } })
+      .sort({ claimedAt: 1 })
+      .limit(limit)
+      .lean<RedemptionRecord[]>();
   }
 
   async dropPending(claim: RedemptionRecord): Promise<void> {
