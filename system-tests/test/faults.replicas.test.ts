@@ -298,7 +298,7 @@ test('one replica of each pair killed (SIGKILL) and restarted in turn during mix
   // never answered: it may or may not have happened, and its retries share its externalId). A coupon
   // replica killed between a code's count and its coupon's leaves that redemption half-counted until
   // the coupon service's sweep gives it back, once its claim is stale (60 s, swept every 60 s).
-  await eventually(async () => expect(await countersOff(ledger)).toEqual([]), 150_000);
+  await eventually(async () => expect(await countersOff(ledger)).toEqual([]), 150_000, 2_000);
 }, 600_000);
 
 /** What differs from the acknowledged sales and clicks: the codes' and coupons' counters, the links' clicks. */

@@ -23,8 +23,8 @@ export function buildCouponService(context: ServiceContext, deps: CouponServiceD
     prepare: () => migrateToProgramKeys(context.connection),
     routes: couponRoutes({ repositories, affiliates }),
     subscribe: async () => {
-      sweep.start();
       await subscribe(context, repositories, affiliates);
+      sweep.start();
     },
     close: async () => {
       await sweep.stop();

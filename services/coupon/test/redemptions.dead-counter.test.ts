@@ -51,15 +51,22 @@ test('a redemption left half-counted by a process that died is given back once i
   const programId = newProgramId();
   const dead = await redeemableCode(harness, programId);
   const live = await redeemableCode(harness, programId);
+  const done = await redeemableCode(harness, programId);
   const deadKey = await halfCounted(programId, dead, new Date(Date.now() - STALE_CLAIM_MS - 1_000));
   // Another process is counting this one right now: the sweep leaves it alone.
   await halfCounted(programId, live, new Date());
+  // Applied long ago (its sale recorded): never given back, however old its claim.
+  const doneKey = await halfCounted(programId, done, new Date(Date.now() - 10 * STALE_CLAIM_MS));
+  expect(await repositories.coupons.countRedemption(programId, done.couponId, doneKey)).toBe('counted');
+  await repositories.redemptions.markApplied((await repositories.redemptions.byKey(programId, doneKey)) as RedemptionRecord);
   expect(await counters(programId, dead)).toEqual({ code: 1, coupon: 0 });
 
   // The service sweeps on its own too (at start, then every STALE_CLAIM_MS): whichever gives it back, once.
   await giveBackStaleRedemptions(repositories);
   expect(await counters(programId, dead)).toEqual({ code: 0, coupon: 0 });
   expect(await counters(programId, live)).toEqual({ code: 1, coupon: 0 });
+  expect(await counters(programId, done)).toEqual({ code: 1, coupon: 1 });
+  expect((await repositories.redemptions.byKey(programId, doneKey))?.state).toBe('applied');
   expect(await repositories.redemptions.byKey(programId, deadKey)).toBeNull();
 
   // The sale retried later: counted once, on both.

@@ -35,8 +35,9 @@ const redemptionSchema = new Schema<RedemptionRecord>(
   { versionKey: false, collection: 'redemptions' },
 );
 
-// The sweep for claims left pending by a process that died (pendingAcrossProgramsBefore).
-redemptionSchema.index({ state: 1, claimedAt: 1 });
+// The sweep for claims left pending by a process that died (pendingAcrossProgramsBefore): only the
+// pending ones are in it, so the applied ones (kept for good) cost it nothing.
+redemptionSchema.index({ claimedAt: 1 }, { partialFilterExpression: { state: 'pending' } });
 
 const redemptionModel = (connection: Connection): Model<RedemptionRecord> =>
   connection.model<RedemptionRecord>('Redemption', redemptionSchema);
@@ -98,6 +99,11 @@ export class RedemptionRepository {
 
   async dropPending(claim: RedemptionRecord): Promise<void> {
     await this.model.deleteOne({ _id: claim._id, programId: claim.programId, state: 'pending' });
+  }
+
+  /** Drops a pending claim only while it is still held as of `claimedAt` (the sweep's take-over): never one a retry took over since. */
+  async dropPendingHeldSince(claim: RedemptionRecord, claimedAt: Date): Promise<void> {
+    await this.model.deleteOne({ _id: claim._id, programId: claim.programId, state: 'pending', claimedAt });
   }
 
   /** Removes an applied redemption and returns it; null when there is none (pending or never made). */

@@ -11,17 +11,23 @@ const SWEEP_LIMIT = 500;
  * once its redemption is answered, and a claim is answered after it is applied), so each is given
  * back: what its key counted on the code and on the coupon is taken back (each only if this key
  * counted there), then the claim goes, and a later retry of the sale counts afresh. Each claim is
- * taken over first, conditionally on when it was taken, so of this sweep and a retry taking it over
- * at the same moment only one goes on. Answers how many were given back.
+ * taken over first (at that moment), conditionally on when it was taken, so of this sweep and a retry
+ * taking it over at the same moment only one goes on; the claim goes only while still held as the
+ * sweep took it. Answers how many were given back.
+ *
+ * "Pending for STALE_CLAIM_MS means its process died" rests on the sale service giving up on a
+ * redemption call long before (UPSTREAM_TIMEOUT_MS, 8 s by default): a counter that is alive but
+ * stalled past a minute is not fenced off, and its late writes could leave a counter one off.
  */
 export async function giveBackStaleRedemptions(repositories: CouponRepositories, now = new Date()): Promise<number> {
   const stale = await repositories.redemptions.pendingAcrossProgramsBefore(new Date(now.getTime() - STALE_CLAIM_MS), SWEEP_LIMIT);
   let given = 0;
   for (const claim of stale) {
-    if (!(await repositories.redemptions.takeOver(claim, now))) continue;
+    const takenAt = new Date();
+    if (!(await repositories.redemptions.takeOver(claim, takenAt))) continue;
     await repositories.promotionalCodes.uncountRedemption(claim.programId, claim.promotionalCodeId, claim.redemptionKey);
     await repositories.coupons.uncountRedemption(claim.programId, claim.couponId, claim.redemptionKey);
-    await repositories.redemptions.dropPending(claim);
+    await repositories.redemptions.dropPendingHeldSince(claim, takenAt);
     given += 1;
   }
   return given;

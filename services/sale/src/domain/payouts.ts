@@ -66,6 +66,8 @@ async function runPayouts(
   const deadline = Date.now() + RUN_BUDGET_MS;
   // Counted once it holds the lease: runs waiting for the lease hold nothing, and answer 409 as before.
   let leaveHeavy: (() => void) | undefined;
+  // Lookups started ahead for a batch the run will not reach stop asking once it has ended.
+  const lookups = { ended: false };
   try {
     leaveHeavy = deps.heavyOperations.enter(programId);
     // A dead run's drafts first: they become payouts now, and are answered with the new ones.
@@ -79,8 +81,8 @@ async function runPayouts(
     const batches = [...batchesOf(groups)];
     const draftsOfBatch = (index: number) => {
       const batch = batches[index];
-      if (!batch) return undefined;
-      const drafting = draftsOf(deps, programId, batch, affiliates);
+      if (!batch || Date.now() > deadline) return undefined;
+      const drafting = draftsOf(deps, programId, batch, affiliates, lookups);
       // Awaited below, unless the run stops first (its budget, a lost lease): never an unhandled rejection.
       drafting.catch(() => undefined);
       return drafting;
@@ -98,6 +100,7 @@ async function runPayouts(
     }
     return created.map(toPayout);
   } finally {
+    lookups.ended = true;
     leaveHeavy?.();
     await deps.repositories.payoutRuns.release(programId, run.token);
   }
@@ -165,9 +168,10 @@ async function draftsOf(
   programId: string,
   groups: Group[],
   affiliates: Map<string, Promise<InternalAffiliate | null>>,
+  lookups: { ended: boolean },
 ): Promise<PayoutDocument[]> {
   const drafts: (PayoutDocument | null)[] = [];
-  for (let start = 0; start < groups.length; start += LOOKUPS_AT_ONCE) {
+  for (let start = 0; start < groups.length && !lookups.ended; start += LOOKUPS_AT_ONCE) {
     const slice = groups.slice(start, start + LOOKUPS_AT_ONCE);
     drafts.push(...(await Promise.all(slice.map((group) => draftOf(programId, group, affiliateOf(deps, programId, group, affiliates))))));
   }
@@ -181,6 +185,9 @@ function affiliateOf(
   affiliates: Map<string, Promise<InternalAffiliate | null>>,
 ): Promise<InternalAffiliate | null> {
   const known = affiliates.get(group.affiliateId) ?? findAffiliate(deps.affiliates, programId, group.affiliateId);
+  // A group with nothing to pay never awaits its lookup: its failure must not go unhandled (the
+  // process exits on one), while a draft that awaits it still meets the failure.
+  known.catch(() => undefined);
   affiliates.set(group.affiliateId, known);
   return known;
 }
