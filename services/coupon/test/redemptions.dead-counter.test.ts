@@ -61,7 +61,7 @@ test('a redemption left half-counted by a process that died is given back once i
   await repositories.redemptions.markApplied((await repositories.redemptions.byKey(programId, doneKey)) as RedemptionRecord);
   expect(await counters(programId, dead)).toEqual({ code: 1, coupon: 0 });
 
-  // The service sweeps on its own too (at start, then every STALE_CLAIM_MS): whichever gives it back, once.
+  // The service sweeps on its own too (once it consumes, then every STALE_CLAIM_MS): whichever gives it back, once.
   await giveBackStaleRedemptions(repositories);
   expect(await counters(programId, dead)).toEqual({ code: 0, coupon: 0 });
   expect(await counters(programId, live)).toEqual({ code: 1, coupon: 0 });
