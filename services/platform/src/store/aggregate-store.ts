@@ -96,17 +96,10 @@ export async function insertOnce<Doc>(model: Model<Doc>, document: Doc): Promise
  * Any other failure throws: the caller cannot know which landed, and answers none.
  */
 export async function insertEach<Doc>(model: Model<Doc>, documents: Doc[]): Promise<boolean[]> {
-  const landed = documents.map(() => true);
-  if (documents.length === 0) return landed;
-  try {
-    await model.collection.insertMany(documents as never[], { ordered: false });
-  } catch (error) {
-    for (const failed of writeErrorsOf(error)) {
-      if (!isKeyTaken(failed)) throw error;
-      landed[failed.index] = false;
-    }
-  }
-  return landed;
+  const landed = await insertEachApart(model, documents);
+  const refused = landed.find((each) => each instanceof Error);
+  if (refused) throw refused;
+  return landed as boolean[];
 }
 
 /**
@@ -146,6 +139,7 @@ export class SharedInserts<Doc> {
 /** `insertEach`, each document answered apart: false for a taken key, the server's refusal for any other. */
 async function insertEachApart<Doc>(model: Model<Doc>, documents: Doc[]): Promise<(boolean | Error)[]> {
   const landed: (boolean | Error)[] = documents.map(() => true);
+  if (documents.length === 0) return landed;
   try {
     await model.collection.insertMany(documents as never[], { ordered: false });
   } catch (error) {

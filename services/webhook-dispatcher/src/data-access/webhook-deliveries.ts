@@ -134,8 +134,6 @@ type HeldOutcome = { held: ClaimedDelivery; set: Partial<WebhookDeliveryDocument
  * one is being written share the next (no timer: a lone attempt is written on the next turn).
  */
 const ATTEMPT_BATCHES = { maxBatch: 100, maxInFlight: 2 };
-/** New deliveries stored by one write at most (a fan-out over 50 endpoints is 50), and writes at once per program. */
-const FAN_OUT_BATCHES = { maxBatch: 200, maxInFlight: 2 };
 
 /**
  * The delivery log. Everything a sender does to one delivery is a point operation by _id (with the
@@ -151,7 +149,7 @@ export class WebhookDeliveryRepository {
   constructor(context: { connection: Connection }) {
     this.model = webhookDeliveryModel(context.connection);
     this.attempts = new GroupCommit((programId, outcomes) => this.recordAttempts(programId, outcomes), ATTEMPT_BATCHES);
-    this.fannedOut = new SharedInserts(this.model, FAN_OUT_BATCHES);
+    this.fannedOut = new SharedInserts(this.model);
   }
 
   byId(programId: string, id: string): Promise<WebhookDeliveryDocument | null> {

@@ -4,7 +4,7 @@ import { giveBackStaleRedemptions } from '../../domain/give-back-stale-redemptio
 import { STALE_CLAIM_MS } from '../../domain/redeem-promotional-code';
 
 /**
- * In every replica, at start and then every STALE_CLAIM_MS: redemptions left half-counted by a process
+ * In every replica, once it consumes and then every STALE_CLAIM_MS: redemptions left half-counted by a process
  * that died are given back, so a code's and its coupon's counters come back to the sales recorded
  * within two minutes of the death even when no retry of the sale follows. A read of the pending claims
  * (an index range on MongoDB, a scan of the redemptions locally, once a minute, as the relay's sweep).
