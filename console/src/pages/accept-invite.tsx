@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useLayoutEffect, useState } from 'preact/hooks';
 import { createApiClient, ok, type Schemas } from '../client';
 import { Field } from '../fields';
 import { FormError } from '../forms';
@@ -12,7 +12,9 @@ export function AcceptInvite({ token, onMember }: { token: string; onMember: (se
   const [password, setPassword] = useState('');
   // The token leaves the address bar (and the history) as soon as the page has it: the submit uses
   // this copy, so a refused or abandoned accept does not leave a live invite on the screen or in the history.
-  useEffect(() => {
+  // A layout effect runs in the same task as the render that shows the page, so no moment exists in
+  // which the form is on screen and the token still in the address bar (an effect would run after paint).
+  useLayoutEffect(() => {
     window.history.replaceState(null, '', `${window.location.pathname}${window.location.search}#/accept-invite`);
   }, []);
   const [error, setError] = useState<unknown>(null);
