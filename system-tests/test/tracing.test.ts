@@ -85,6 +85,15 @@ describe('without an exporter', () => {
     expect((await attemptsOf(api, delivery)).map((attempt) => attempt.traceId)).toEqual([traceId]);
   }, 120_000);
 
+  test('a request without a traceparent starts no trace when nothing exports: its webhook carries none and its attempt shows none', async () => {
+    const { api, code } = await programWithCode(system, hooks);
+    const saleId = await saleByCode(api, code);
+
+    const delivery = await deliveryOf(subscriber, saleId);
+    expect(delivery.headers.traceparent).toBeUndefined();
+    expect((await attemptsOf(api, delivery)).map((attempt) => attempt.traceId)).toEqual([null]);
+  }, 120_000);
+
   test('log lines carry the trace_id and span_id of the request they were written in, in every component it crossed', async () => {
     const { api, code } = await programWithCode(system, hooks);
     const traceId = hex(16);

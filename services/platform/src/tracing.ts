@@ -1,4 +1,5 @@
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
+import { suppressTracing } from '@opentelemetry/core';
 
 /**
  * The platform's own spans and trace hand-overs, through the OpenTelemetry API only: with no SDK
@@ -6,6 +7,34 @@ import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, ty
  * no-op, and with it registered (services/platform/src/telemetry) they join the instrumented spans.
  */
 export const tracer = trace.getTracer('@affiliate/platform');
+
+/**
+ * Whether work that arrives outside any trace (a request with no `traceparent`, an event stored
+ * outside one) starts a trace here. The telemetry setup says no when nothing exports spans: such a
+ * trace would be ids that nobody can look up, and making them is not free. The http instrumentation
+ * alone cost the coupon service 40 % of the GETs by id it served (bench/README.md, "Tracing where
+ * nothing records it"). A trace that arrives is continued either way. Without the SDK every call is
+ * a no-op, so the default does not matter there.
+ */
+let tracesStartHere = true;
+
+/** Called once by the telemetry setup: `false` when no exporter is configured. */
+export function startTracesHere(starts: boolean): void {
+  tracesStartHere = starts;
+}
+
+/** No trace, and none started under it: spans made in it are invalid and nothing is propagated. */
+const UNTRACED = suppressTracing(ROOT_CONTEXT);
+
+/** Whether work that arrived with these headers runs untraced: it carries no trace, and none starts here. */
+export function arrivesUntraced(headers: Record<string, unknown> | undefined | null): boolean {
+  return !tracesStartHere && headers?.traceparent === undefined;
+}
+
+/** Whether an outgoing call made now runs untraced: there is no trace to continue, and none starts here. */
+export function callsUntraced(): boolean {
+  return !tracesStartHere && activeSpanIds() === undefined;
+}
 
 /** A W3C trace-context carrier (`traceparent`, `tracestate`): what is stored with work done later. */
 export type TraceCarrier = Record<string, string>;
@@ -17,8 +46,13 @@ export function currentTraceCarrier(active: Context = context.active()): TraceCa
   return carrier.traceparent ? carrier : undefined;
 }
 
-/** The context a stored or received carrier names (the root context when it names none). */
+/**
+ * The context a stored or received carrier names: the root context when it names none, or no trace
+ * at all when none starts here (an event stored outside any trace is then published and delivered
+ * without one).
+ */
 export function contextOf(carrier: Record<string, unknown> | undefined | null): Context {
+  if (arrivesUntraced(carrier)) return UNTRACED;
   if (!carrier) return ROOT_CONTEXT;
   const strings: TraceCarrier = {};
   for (const [key, value] of Object.entries(carrier)) {
@@ -27,6 +61,14 @@ export function contextOf(carrier: Record<string, unknown> | undefined | null): 
     else if (Buffer.isBuffer(value)) strings[key] = value.toString('utf8');
   }
   return propagation.extract(ROOT_CONTEXT, strings);
+}
+
+/**
+ * The context a received message is handled in: the consumer span the amqplib instrumentation made
+ * (`active`), unless the message carried no trace and none starts here.
+ */
+export function handlingContextOf(headers: Record<string, unknown> | undefined, active: Context = context.active()): Context {
+  return arrivesUntraced(headers) ? UNTRACED : active;
 }
 
 /**

@@ -6,7 +6,7 @@ import type { Channel, ConfirmChannel, ConsumeMessage } from 'amqplib';
 import type { FairShare } from '../fair-share';
 import { withRequestContext, type Logger } from '../logger';
 import type { ConsumerMetrics } from '../metrics';
-import { contextOf, markSpanFailed } from '../tracing';
+import { contextOf, handlingContextOf, markSpanFailed } from '../tracing';
 import type { ClaimOutcome, ProcessedEvents } from './processed-events';
 
 export type EventHandler = (event: EventEnvelope) => Promise<void>;
@@ -290,8 +290,9 @@ export class EventBus {
       // The amqplib instrumentation calls this handler inside its consumer span (continuing the
       // publisher's trace from the headers; it ends at ack, nack or reject). FairShare runs a turn
       // from whichever message finished last, so the turn is bound back to this message's context:
-      // our own queue, which no instrumentation knows about.
-      const messageContext = context.active();
+      // our own queue, which no instrumentation knows about. A message that carries no trace is
+      // handled in none when nothing records spans (tracing.ts, `startTracesHere`).
+      const messageContext = handlingContextOf(message.properties.headers);
       trace
         .getSpan(messageContext)
         ?.updateName(`process ${queue}`)

@@ -19,6 +19,7 @@ import {
   type SpanExporter,
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace';
+import { arrivesUntraced, callsUntraced, startTracesHere } from '../tracing';
 
 /**
  * Tracing for one process: OpenTelemetry's NodeSDK (`@opentelemetry/sdk-node`) with the http,
@@ -30,8 +31,9 @@ import {
  *
  * Propagation is always on: context, the W3C `traceparent` propagator and the instrumentations are
  * registered even when nothing exports, so a caller's trace reaches the webhook attempt and its
- * delivery record either way. Without an exporter, a request that arrives without a sampled
- * `traceparent` gets non-recording spans (ids only, nothing kept); nothing is ever exported.
+ * delivery record either way. Without an exporter, a trace is continued but never started: a request
+ * with a `traceparent` gets spans of its own (kept nowhere) that carry it on, and a request without
+ * one runs untraced, past the instrumentations' span making (tracing.ts, `startTracesHere`).
  * `OTEL_SDK_DISABLED=true` turns all of it off, propagation included.
  */
 export type TelemetrySettings = {
@@ -180,10 +182,14 @@ export function startTelemetry(env: NodeJS.ProcessEnv = process.env, options: Te
     metricReaders: [],
     logRecordProcessors: [],
     instrumentations: [
-      new HttpInstrumentation({ ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.has((request.url ?? '').split('?')[0] as string) }),
+      new HttpInstrumentation({
+        ignoreIncomingRequestHook: (request) =>
+          UNTRACED_PATHS.has((request.url ?? '').split('?')[0] as string) || arrivesUntraced(request.headers),
+        ignoreOutgoingRequestHook: callsUntraced,
+      }),
       ...(options.routeSpans === false ? [] : [new ExpressInstrumentation()]),
       // The services call each other with fetch (undici), which node:http's instrumentation does not see.
-      new UndiciInstrumentation(),
+      new UndiciInstrumentation({ ignoreRequestHook: callsUntraced }),
       // Database calls inside a request or a message only: the relay's and the scheduler's timed sweeps would each be a trace of their own.
       new MongoDBInstrumentation({ requireParentSpan: true }),
       // Producer spans on publish (traceparent into the message headers), consumer spans on
@@ -194,6 +200,7 @@ export function startTelemetry(env: NodeJS.ProcessEnv = process.env, options: Te
       new PinoInstrumentation({ disableLogSending: true }),
     ],
   });
+  startTracesHere(settings.exporter !== 'none');
   sdk.start();
   return { settings, shutdown: () => sdk.shutdown() };
 }
