@@ -10,15 +10,16 @@ export const tracer = trace.getTracer('@affiliate/platform');
 
 /**
  * Whether work that arrives outside any trace (a request with no `traceparent`, an event stored
- * outside one) starts a trace here. The telemetry setup says no when nothing exports spans: such a
- * trace would be ids that nobody can look up, and making them is not free. The http instrumentation
+ * outside one) starts a trace here. The telemetry setup says no when no trace started here could be
+ * recorded (no exporter, or a sampler that samples no root): such a trace would be ids that nobody
+ * can look up, and making them is not free. The http instrumentation
  * alone cost the coupon service 40 % of the GETs by id it served (bench/README.md, "Tracing where
  * nothing records it"). A trace that arrives is continued either way. Without the SDK every call is
  * a no-op, so the default does not matter there.
  */
 let tracesStartHere = true;
 
-/** Called once by the telemetry setup: `false` when no exporter is configured. */
+/** Called once by the telemetry setup (`TelemetrySettings.startsTraces`). */
 export function startTracesHere(starts: boolean): void {
   tracesStartHere = starts;
 }

@@ -47,3 +47,16 @@ test('OTEL_EXPORTER_OTLP_PROTOCOL=grpc exports over gRPC (a collector on 4317)',
     telemetrySettingsFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, entry),
   ).toMatchObject({ exporter: 'otlp', protocol: 'grpc' });
 });
+
+test('a trace starts here only where it could be recorded: with an exporter and a sampler that samples some roots', () => {
+  const exporting = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' };
+  const startsTraces = (env: NodeJS.ProcessEnv) => telemetrySettingsFrom(env, entry).startsTraces;
+  expect({
+    none: startsTraces({}),
+    exported: startsTraces(exporting),
+    ratio: startsTraces({ ...exporting, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }),
+    ratioZero: startsTraces({ ...exporting, OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' }),
+    parentOnly: startsTraces({ ...exporting, OTEL_TRACES_SAMPLER: 'parentbased_always_off' }),
+    off: startsTraces({ ...exporting, OTEL_TRACES_SAMPLER: 'always_off' }),
+  }).toEqual({ none: false, exported: true, ratio: true, ratioZero: false, parentOnly: false, off: false });
+});

@@ -31,9 +31,10 @@ import { arrivesUntraced, callsUntraced, startTracesHere } from '../tracing';
  *
  * Propagation is always on: context, the W3C `traceparent` propagator and the instrumentations are
  * registered even when nothing exports, so a caller's trace reaches the webhook attempt and its
- * delivery record either way. Without an exporter, a trace is continued but never started: a request
- * with a `traceparent` gets spans of its own (kept nowhere) that carry it on, and a request without
- * one runs untraced, past the instrumentations' span making (tracing.ts, `startTracesHere`).
+ * delivery record either way. Where no trace started here could be recorded (no exporter, or a
+ * sampler that samples no root), a trace is continued but never started: a request with a
+ * `traceparent` gets spans of its own that carry it on, and a request without one runs untraced,
+ * past the instrumentations' span making (tracing.ts, `startTracesHere`).
  * `OTEL_SDK_DISABLED=true` turns all of it off, propagation included.
  */
 export type TelemetrySettings = {
@@ -41,6 +42,12 @@ export type TelemetrySettings = {
   exporter: 'none' | 'otlp' | 'console';
   protocol: 'http/protobuf' | 'http/json' | 'grpc';
   sampler: Sampler;
+  /**
+   * Whether a trace can start in this process: only when a trace started here could be recorded (an
+   * exporter, and a sampler that samples some roots). Otherwise work that arrives without a trace runs
+   * untraced, and a trace that arrives is continued (tracing.ts, `startTracesHere`).
+   */
+  startsTraces: boolean;
 };
 
 /** An unusable OTEL_* value: named, and the process stops as for any other bad setting. */
@@ -61,10 +68,13 @@ function componentName(entry: string | undefined): string {
   return 'affiliate-platform';
 }
 
-function samplerFrom(env: NodeJS.ProcessEnv, exporting: boolean): Sampler {
+/** Samplers that never record a root span: a trace started under them would be ids nobody can look up. */
+const ROOTS_NEVER_SAMPLED = new Set(['always_off', 'parentbased_always_off']);
+
+function samplingFrom(env: NodeJS.ProcessEnv, exporting: boolean): Pick<TelemetrySettings, 'sampler' | 'startsTraces'> {
   // Nothing exports: start no recording of our own, but keep a caller's sampling decision, so the
   // flags it sent travel on unchanged.
-  if (!exporting) return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+  if (!exporting) return { sampler: new ParentBasedSampler({ root: new AlwaysOffSampler() }), startsTraces: false };
   const name = (env.OTEL_TRACES_SAMPLER || 'parentbased_always_on').trim();
   const argument =
     env.OTEL_TRACES_SAMPLER_ARG === undefined || env.OTEL_TRACES_SAMPLER_ARG === '' ? 1 : Number(env.OTEL_TRACES_SAMPLER_ARG);
@@ -83,7 +93,7 @@ function samplerFrom(env: NodeJS.ProcessEnv, exporting: boolean): Sampler {
   };
   const make = samplers[name];
   if (!make) throw new TelemetrySettingError(`OTEL_TRACES_SAMPLER must be one of ${Object.keys(samplers).join(', ')}, not "${name}"`);
-  return make();
+  return { sampler: make(), startsTraces: !ROOTS_NEVER_SAMPLED.has(name) && !(name.endsWith('traceidratio') && argument === 0) };
 }
 
 /** What the environment asks for; an exporter only when OTEL_TRACES_EXPORTER names one or an OTLP endpoint is set. */
@@ -106,7 +116,7 @@ export function telemetrySettingsFrom(env: NodeJS.ProcessEnv, entry = require.ma
     serviceName: env.OTEL_SERVICE_NAME || componentName(entry),
     exporter,
     protocol: protocol as TelemetrySettings['protocol'],
-    sampler: samplerFrom(env, exporter !== 'none'),
+    ...samplingFrom(env, exporter !== 'none'),
   };
 }
 
@@ -200,7 +210,7 @@ export function startTelemetry(env: NodeJS.ProcessEnv = process.env, options: Te
       new PinoInstrumentation({ disableLogSending: true }),
     ],
   });
-  startTracesHere(settings.exporter !== 'none');
+  startTracesHere(settings.startsTraces);
   sdk.start();
   return { settings, shutdown: () => sdk.shutdown() };
 }
