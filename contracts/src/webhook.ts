@@ -121,7 +121,7 @@ export const DeliveryAttempt = z.object({
     .optional()
     .openapi({
       description:
-        "The OpenTelemetry trace the attempt belongs to: the trace of the request that caused the event (a caller's W3C `traceparent` is honoured), or of the re-send request; null for attempts recorded before tracing",
+        "The OpenTelemetry trace the attempt belongs to: the trace of the request that caused the event (a caller's W3C `traceparent` is honoured), or of the re-send request; null for attempts recorded before tracing, and where no trace was started: a request without a `traceparent` to a system that exports no spans",
     }),
 });
 

@@ -85,6 +85,16 @@ describe('without an exporter', () => {
     expect((await attemptsOf(api, delivery)).map((attempt) => attempt.traceId)).toEqual([traceId]);
   }, 120_000);
 
+  test("a request's unsampled traceparent is continued too when nothing exports: its webhook carries the trace with the caller's flags", async () => {
+    const { api, code } = await programWithCode(system, hooks);
+    const traceId = hex(16);
+    const saleId = await saleByCode(api, code, { traceparent: `00-${traceId}-${hex(8)}-00` });
+
+    const delivery = await deliveryOf(subscriber, saleId);
+    expect(String(delivery.headers.traceparent)).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-00$`));
+    expect((await attemptsOf(api, delivery)).map((attempt) => attempt.traceId)).toEqual([traceId]);
+  }, 120_000);
+
   test('a request without a traceparent starts no trace when nothing exports: its webhook carries none and its attempt shows none', async () => {
     const { api, code } = await programWithCode(system, hooks);
     const saleId = await saleByCode(api, code);

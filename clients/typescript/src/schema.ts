@@ -4674,7 +4674,7 @@ export interface components {
                 responseBytes: number | null;
                 /** @description Why the attempt failed without an HTTP answer (timeout, DNS, connection); null otherwise */
                 error: string | null;
-                /** @description The OpenTelemetry trace the attempt belongs to: the trace of the request that caused the event (a caller's W3C `traceparent` is honoured), or of the re-send request; null for attempts recorded before tracing */
+                /** @description The OpenTelemetry trace the attempt belongs to: the trace of the request that caused the event (a caller's W3C `traceparent` is honoured), or of the re-send request; null for attempts recorded before tracing, and where no trace was started: a request without a `traceparent` to a system that exports no spans */
                 traceId?: string | null;
             }[];
             /**
@@ -4715,7 +4715,7 @@ export interface components {
             responseBytes: number | null;
             /** @description Why the attempt failed without an HTTP answer (timeout, DNS, connection); null otherwise */
             error: string | null;
-            /** @description The OpenTelemetry trace the attempt belongs to: the trace of the request that caused the event (a caller's W3C `traceparent` is honoured), or of the re-send request; null for attempts recorded before tracing */
+            /** @description The OpenTelemetry trace the attempt belongs to: the trace of the request that caused the event (a caller's W3C `traceparent` is honoured), or of the re-send request; null for attempts recorded before tracing, and where no trace was started: a request without a `traceparent` to a system that exports no spans */
             traceId?: string | null;
             /** @description Whether the endpoint answered 2xx */
             succeeded: boolean;

@@ -27,9 +27,15 @@ export function startTracesHere(starts: boolean): void {
 /** No trace, and none started under it: spans made in it are invalid and nothing is propagated. */
 const UNTRACED = suppressTracing(ROOT_CONTEXT);
 
-/** Whether work that arrived with these headers runs untraced: it carries no trace, and none starts here. */
+/**
+ * Whether work that arrived with these headers runs untraced: it carries no valid trace (none, or a
+ * `traceparent` that cannot be read), and none starts here.
+ */
 export function arrivesUntraced(headers: Record<string, unknown> | undefined | null): boolean {
-  return !tracesStartHere && headers?.traceparent === undefined;
+  if (tracesStartHere) return false;
+  // Most work carries none: no parsing for it.
+  if (headers?.traceparent === undefined) return true;
+  return trace.getSpanContext(extractedFrom(headers)) === undefined;
 }
 
 /** Whether an outgoing call made now runs untraced: there is no trace to continue, and none starts here. */
@@ -54,7 +60,11 @@ export function currentTraceCarrier(active: Context = context.active()): TraceCa
  */
 export function contextOf(carrier: Record<string, unknown> | undefined | null): Context {
   if (arrivesUntraced(carrier)) return UNTRACED;
-  if (!carrier) return ROOT_CONTEXT;
+  return carrier ? extractedFrom(carrier) : ROOT_CONTEXT;
+}
+
+/** The trace a carrier names, over the root context (the root context itself when it names none). */
+function extractedFrom(carrier: Record<string, unknown>): Context {
   const strings: TraceCarrier = {};
   for (const [key, value] of Object.entries(carrier)) {
     // AMQP header tables may hand strings over as Buffers.
@@ -73,11 +83,20 @@ export function handlingContextOf(headers: Record<string, unknown> | undefined, 
 }
 
 /**
+ * Runs `work` in no trace, and starts none, wherever spans go: for a process's own chatter (the
+ * dispatcher's backlog news, every second), which would otherwise be a trace of its own each time.
+ */
+export function neverTraced<T>(work: () => T): T {
+  return context.with(UNTRACED, work);
+}
+
+/**
  * Runs `work` outside any trace: for a queue's worker, which otherwise runs in the context of
  * whichever request or message last started it and would file its database calls under that trace.
  */
 export function outsideAnyTrace<T>(work: () => T): T {
-  return context.with(ROOT_CONTEXT, work);
+  // Where no trace starts, not even one of its own (a publish would start one).
+  return context.with(tracesStartHere ? ROOT_CONTEXT : UNTRACED, work);
 }
 
 /** The trace and span ids of the active span, when it has valid ones (recording or not). */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ChannelWrapper } from 'amqp-connection-manager';
 import type { Logger } from '../logger';
+import { neverTraced } from '../tracing';
 import type { EventBus } from './bus';
 
 /**
@@ -47,9 +48,13 @@ export class BacklogNewsPublisher {
     const tell = () => {
       const report: BacklogReport = { source: this.source, programs: this.read() };
       // Not waited for: news that cannot go out now (the broker away) is stale by the next tick anyway.
-      this.channel
-        .publish(this.exchange, '', Buffer.from(JSON.stringify(report)), { contentType: 'application/json', persistent: false })
-        .catch((error: unknown) => this.logger.debug({ err: error }, 'backlog news not sent'));
+      // In no trace: each publish would otherwise start one (the amqplib instrumentation's span).
+      neverTraced(() =>
+        this.channel.publish(this.exchange, '', Buffer.from(JSON.stringify(report)), {
+          contentType: 'application/json',
+          persistent: false,
+        }),
+      ).catch((error: unknown) => this.logger.debug({ err: error }, 'backlog news not sent'));
       this.timer = setTimeout(tell, BACKLOG_NEWS_INTERVAL_MS);
       this.timer.unref();
     };

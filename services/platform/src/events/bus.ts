@@ -261,6 +261,11 @@ export class EventBus {
         this.recover(queue, 'the broker cancelled the consumer');
         return;
       }
+      // The amqplib instrumentation calls this handler inside its consumer span (continuing the
+      // publisher's trace from the headers; it ends at ack, nack or reject). A message that carries
+      // no trace is handled in none, its copies to the retry and dead-letter queues included, when
+      // nothing records spans (tracing.ts, `startTracesHere`).
+      const messageContext = handlingContextOf(message.properties.headers);
       const attempt = Number(message.properties.headers?.[ATTEMPT_HEADER] ?? 1);
       // Seen before: the broker redelivers it (unacked on a channel that died), or it is back from the
       // retry queue, whose expiry marks it with x-death (a claim that failed keeps its attempt number).
@@ -273,7 +278,7 @@ export class EventBus {
           { queue, messageId: message.properties.messageId, field: outcome.field, problem: outcome.problem },
           `poison message: ${outcome.problem}; dead-lettered`,
         );
-        await sendAndConfirm(channel, deadQueue, message, attempt);
+        await context.with(messageContext, () => sendAndConfirm(channel, deadQueue, message, attempt));
         channel.ack(message);
         metrics?.deadLettered(name, 'poison');
         return;
@@ -282,17 +287,13 @@ export class EventBus {
       const heldNow = held.get(parsed.programId) ?? 0;
       if (options.maxHeldPerProgram !== undefined && heldNow >= options.maxHeldPerProgram) {
         // Over its share of the window: back of the queue, making room for other programs' events.
-        await sendAndConfirm(channel, retryQueue, message, attempt);
+        await context.with(messageContext, () => sendAndConfirm(channel, retryQueue, message, attempt));
         channel.ack(message);
         return;
       }
       held.set(parsed.programId, heldNow + 1);
-      // The amqplib instrumentation calls this handler inside its consumer span (continuing the
-      // publisher's trace from the headers; it ends at ack, nack or reject). FairShare runs a turn
-      // from whichever message finished last, so the turn is bound back to this message's context:
-      // our own queue, which no instrumentation knows about. A message that carries no trace is
-      // handled in none when nothing records spans (tracing.ts, `startTracesHere`).
-      const messageContext = handlingContextOf(message.properties.headers);
+      // FairShare runs a turn from whichever message finished last, so the turn is bound back to
+      // this message's context: our own queue, which no instrumentation knows about.
       trace
         .getSpan(messageContext)
         ?.updateName(`process ${queue}`)

@@ -1,3 +1,4 @@
+import { context } from '@opentelemetry/api';
 import type { RequestHandler } from 'express';
 import { AppError } from '../errors';
 import { FairShare } from '../fair-share';
@@ -103,19 +104,24 @@ export function admissionControl(
     const arrived = Date.now();
     // Set once the request waits; its turn may also come at once, inside enter().
     const wait: { admitted: boolean; timer?: NodeJS.Timeout } = { admitted: false };
-    const place = share.enter(program, () => {
-      wait.admitted = true;
-      clearTimeout(wait.timer);
-      response.off('close', gone);
-      const started = Date.now();
-      const late = started > arrived && started - arrived + serviceTime.value > settings.deadlineMs;
-      // 'close' follows the last byte of the answer, or a client that went away mid-request.
-      response.once('close', () => {
-        if (!late) serviceTime.add(Date.now() - started);
-        share.done(program);
-      });
-      next(late ? busy('its turn came too late to finish in time', 'deadline') : undefined);
-    });
+    // The turn may come from another request's 'close' listener, which runs in that request's trace
+    // (or in none): bound to this request's own, which its spans, calls and events must carry.
+    const place = share.enter(
+      program,
+      context.bind(context.active(), () => {
+        wait.admitted = true;
+        clearTimeout(wait.timer);
+        response.off('close', gone);
+        const started = Date.now();
+        const late = started > arrived && started - arrived + serviceTime.value > settings.deadlineMs;
+        // 'close' follows the last byte of the answer, or a client that went away mid-request.
+        response.once('close', () => {
+          if (!late) serviceTime.add(Date.now() - started);
+          share.done(program);
+        });
+        next(late ? busy('its turn came too late to finish in time', 'deadline') : undefined);
+      }),
+    );
     // A client that gives up while waiting gives its place up too.
     function gone() {
       if (place.leave()) clearTimeout(wait.timer);

@@ -26,7 +26,7 @@ export type StoredAttempt = {
   responseExcerpt: string | null;
   responseBytes: number | null;
   error: string | null;
-  /** The trace the attempt ran in; absent on attempts recorded before tracing. */
+  /** The trace the attempt ran in; absent on attempts recorded before tracing, and null where no trace was started (tracing.ts, `startTracesHere`). */
   traceId?: string | null;
 };
 
