@@ -1,4 +1,4 @@
-import { ignoringDuplicateKey } from '@affiliate/platform';
+import { ignoringDuplicateKey, insertEach } from '@affiliate/platform';
 import { Schema, type Connection, type FilterQuery, type Model, type UpdateQuery } from 'mongoose';
 
 export type ActivityKind = 'click' | 'referral' | 'sale';
@@ -75,12 +75,26 @@ export class LinkActivityRepository {
     this.model = linkActivityModel(context.connection);
   }
 
-  /** Counted clicks, in one insert: each id was allocated for its click alone, so none can collide. */
+  /**
+   * Counted clicks, in one insert, each once under its id: a click whose id is stored already (a
+   * repeat stored its claim's missing click first, `recordClick`) is left as it is, and the write
+   * goes on for the others.
+   */
   async recordClicks(programId: string, clicks: (NewActivity & { clickId: number })[]): Promise<void> {
     if (clicks.length === 0) return;
-    await this.model.collection.insertMany(
-      clicks.map((click) => ({ ...click, programId, kind: 'click', sourceId: String(click.clickId) })),
+    await insertEach(
+      this.model,
+      clicks.map((click) => ({ ...click, programId, kind: 'click', sourceId: String(click.clickId) }) as LinkActivityDocument),
     );
+  }
+
+  /** Which of these click ids are stored (one read). */
+  async storedClicks(programId: string, clickIds: number[]): Promise<Set<number>> {
+    if (clickIds.length === 0) return new Set();
+    const found = await this.model.collection
+      .find({ programId, kind: 'click', sourceId: { $in: clickIds.map(String) } }, { projection: { _id: 0, sourceId: 1 } })
+      .toArray();
+    return new Set(found.map((click) => Number(click.sourceId)));
   }
 
   click(programId: string, clickId: number) {

@@ -145,13 +145,22 @@ async function countRound(repositories: Repositories, programId: string, clicks:
     programId,
     identified.map(({ click, identity }) => ({ linkId: click.linkId, identity, at: click.at })),
   );
-  identified.forEach(({ index }, position) => {
+  const repeats: { click: ClickToCount; clickId: number }[] = [];
+  identified.forEach(({ click, index }, position) => {
     const holder = holders[position];
-    if (holder !== null && holder !== undefined) outcomes[index] = { clickId: holder, counted: false };
+    if (holder === null || holder === undefined) return;
+    outcomes[index] = { clickId: holder, counted: false };
+    repeats.push({ click, clickId: holder });
   });
+  // Beside the round's own writes; waited for (and its failure thrown) before the round answers.
+  const repairing = storeClaimedClicksMissing(repositories, programId, repeats);
+  repairing.catch(() => undefined);
 
   const toCount = clicks.flatMap((click, index) => (outcomes[index] === undefined ? [{ click, index }] : []));
-  if (toCount.length === 0) return outcomes as CountedOrNot[];
+  if (toCount.length === 0) {
+    await repairing;
+    return outcomes as CountedOrNot[];
+  }
   const firstId = await repositories.clickCounters.reserve(programId, toCount.length);
   const withIds = toCount.map((entry, position) => ({ ...entry, clickId: firstId + position }));
 
@@ -167,10 +176,47 @@ async function countRound(repositories: Repositories, programId: string, clicks:
   });
 
   const winners = withIds.filter((entry) => outcomes[entry.index] === undefined);
+  await Promise.all([repairing, storeClicks(repositories, programId, winners)]);
+  for (const { index, clickId } of winners) outcomes[index] = { clickId, counted: true };
+  return outcomes as CountedOrNot[];
+}
+
+/**
+ * A repeat's claim whose click was never stored: the process that claimed it died between the two
+ * writes (the claim and the click are written one after the other). The repeat stores the click under
+ * the claim's id, with its own details (link, landing page, time), so a click answered, or retried
+ * after its answer was lost, is never missing from its link. Stored once whoever comes first: a
+ * process that was only slow finds its click stored and leaves it (`recordClicks`); the visitor's
+ * clicks are read each once (`clicksOf`). One read for the round's repeats.
+ */
+async function storeClaimedClicksMissing(
+  repositories: Repositories,
+  programId: string,
+  repeats: { click: ClickToCount; clickId: number }[],
+): Promise<void> {
+  if (repeats.length === 0) return;
+  const stored = await repositories.linkActivity.storedClicks(
+    programId,
+    repeats.map(({ clickId }) => clickId),
+  );
+  await storeClicks(
+    repositories,
+    programId,
+    repeats.filter(({ clickId }) => !stored.has(clickId)),
+  );
+}
+
+/** The clicks on their links' activity and in their visitors' kept clicks. */
+async function storeClicks(
+  repositories: Repositories,
+  programId: string,
+  clicks: { click: ClickToCount; clickId: number }[],
+): Promise<void> {
+  if (clicks.length === 0) return;
   await Promise.all([
     repositories.linkActivity.recordClicks(
       programId,
-      winners.map(({ click, clickId }) => ({
+      clicks.map(({ click, clickId }) => ({
         clickId,
         linkId: click.linkId,
         affiliateId: click.affiliateId,
@@ -185,15 +231,13 @@ async function countRound(repositories: Repositories, programId: string, clicks:
     ),
     repositories.visitors.recordClicks(
       programId,
-      winners.flatMap(({ click, clickId }) =>
+      clicks.flatMap(({ click, clickId }) =>
         click.visitorId === null
           ? []
           : [{ visitorId: click.visitorId, clickId, linkId: click.linkId, affiliateId: click.affiliateId, at: click.at }],
       ),
     ),
   ]);
-  for (const { index, clickId } of winners) outcomes[index] = { clickId, counted: true };
-  return outcomes as CountedOrNot[];
 }
 
 function clickTimeOf(occurredAt: string | undefined): Date {
