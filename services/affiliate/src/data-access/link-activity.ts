@@ -76,25 +76,36 @@ export class LinkActivityRepository {
   }
 
   /**
-   * Counted clicks, in one insert, each once under its id: a click whose id is stored already (a
-   * repeat stored its claim's missing click first, `recordClick`) is left as it is, and the write
-   * goes on for the others.
+   * The clicks of a batch, counted, in one insert. A click whose id a repeat stored first (its
+   * claimer looked dead, `recordClick`) is given this click's details instead: the claimer's click
+   * is the real one (one more write, for those only).
    */
   async recordClicks(programId: string, clicks: (NewActivity & { clickId: number })[]): Promise<void> {
-    if (clicks.length === 0) return;
-    await insertEach(
-      this.model,
-      clicks.map((click) => ({ ...click, programId, kind: 'click', sourceId: String(click.clickId) }) as LinkActivityDocument),
+    const landed = await this.insertClicks(programId, clicks);
+    const stored = clicks.filter((_click, index) => !landed[index]);
+    if (stored.length === 0) return;
+    await this.model.collection.bulkWrite(
+      stored.map(({ clickId, ...details }) => ({
+        updateOne: { filter: { programId, kind: 'click', sourceId: String(clickId) }, update: { $set: details } },
+      })),
+      { ordered: false },
     );
   }
 
-  /** Which of these click ids are stored (one read). */
-  async storedClicks(programId: string, clickIds: number[]): Promise<Set<number>> {
-    if (clickIds.length === 0) return new Set();
-    const found = await this.model.collection
-      .find({ programId, kind: 'click', sourceId: { $in: clickIds.map(String) } }, { projection: { _id: 0, sourceId: 1 } })
-      .toArray();
-    return new Set(found.map((click) => Number(click.sourceId)));
+  /**
+   * Clicks stored under ids their claims hold, unless stored already (one insert): whether each
+   * landed. A claimer still writing gives its own details afterwards (`recordClicks`).
+   */
+  async recordClaimedClicks(programId: string, clicks: (NewActivity & { clickId: number })[]): Promise<boolean[]> {
+    return this.insertClicks(programId, clicks);
+  }
+
+  private async insertClicks(programId: string, clicks: (NewActivity & { clickId: number })[]): Promise<boolean[]> {
+    if (clicks.length === 0) return [];
+    return insertEach(
+      this.model,
+      clicks.map((click) => ({ ...click, programId, kind: 'click', sourceId: String(click.clickId) }) as LinkActivityDocument),
+    );
   }
 
   click(programId: string, clickId: number) {

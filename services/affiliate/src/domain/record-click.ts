@@ -169,14 +169,17 @@ async function countRound(repositories: Repositories, programId: string, clicks:
     programId,
     claiming.map(({ click, identity, clickId }) => ({ linkId: click.linkId, identity, at: click.at, until: click.until, clickId })),
   );
-  // A simultaneous repeat claimed first: this click id stays unused.
-  claiming.forEach(({ index }, position) => {
+  // A simultaneous repeat claimed first: this click id stays unused, and this click is a repeat of that one.
+  const losers: { click: ClickToCount; clickId: number }[] = [];
+  claiming.forEach(({ click, index }, position) => {
     const claim = claims[position];
-    if (claim && !claim.claimed) outcomes[index] = { clickId: claim.clickId, counted: false };
+    if (!claim || claim.claimed) return;
+    outcomes[index] = { clickId: claim.clickId, counted: false };
+    losers.push({ click, clickId: claim.clickId });
   });
 
   const winners = withIds.filter((entry) => outcomes[entry.index] === undefined);
-  await Promise.all([repairing, storeClicks(repositories, programId, winners)]);
+  await Promise.all([repairing, storeClaimedClicksMissing(repositories, programId, losers), storeClicks(repositories, programId, winners)]);
   for (const { index, clickId } of winners) outcomes[index] = { clickId, counted: true };
   return outcomes as CountedOrNot[];
 }
@@ -184,10 +187,12 @@ async function countRound(repositories: Repositories, programId: string, clicks:
 /**
  * A repeat's claim whose click was never stored: the process that claimed it died between the two
  * writes (the claim and the click are written one after the other). The repeat stores the click under
- * the claim's id, with its own details (link, landing page, time), so a click answered, or retried
- * after its answer was lost, is never missing from its link. Stored once whoever comes first: a
- * process that was only slow finds its click stored and leaves it (`recordClicks`); the visitor's
- * clicks are read each once (`clicksOf`). One read for the round's repeats.
+ * the claim's id, with its own details (link, landing page, time), unless it is stored already (one
+ * insert for the round's repeats, most of them refused as stored), so a click answered, or retried
+ * after its answer was lost, is never missing from its link. Stored once whoever comes first; a
+ * claimer that was only slow then gives it its own details (`recordClicks`). The visitor's kept
+ * clicks get it only when this insert stored it (a slow claimer may add it too: `clicksOf` reads
+ * each click once).
  */
 async function storeClaimedClicksMissing(
   repositories: Repositories,
@@ -195,15 +200,9 @@ async function storeClaimedClicksMissing(
   repeats: { click: ClickToCount; clickId: number }[],
 ): Promise<void> {
   if (repeats.length === 0) return;
-  const stored = await repositories.linkActivity.storedClicks(
-    programId,
-    repeats.map(({ clickId }) => clickId),
-  );
-  await storeClicks(
-    repositories,
-    programId,
-    repeats.filter(({ clickId }) => !stored.has(clickId)),
-  );
+  const landed = await repositories.linkActivity.recordClaimedClicks(programId, repeats.map(activityOf));
+  const stored = repeats.filter((_repeat, index) => landed[index]);
+  await repositories.visitors.recordClicks(programId, stored.flatMap(visitorClickOf));
 }
 
 /** The clicks on their links' activity and in their visitors' kept clicks. */
@@ -214,30 +213,32 @@ async function storeClicks(
 ): Promise<void> {
   if (clicks.length === 0) return;
   await Promise.all([
-    repositories.linkActivity.recordClicks(
-      programId,
-      clicks.map(({ click, clickId }) => ({
-        clickId,
-        linkId: click.linkId,
-        affiliateId: click.affiliateId,
-        amountCents: 0,
-        removed: false,
-        sourceUpdatedAt: click.at,
-        landingUrl: click.landingUrl,
-        referrer: click.referrer,
-        visitorId: click.visitorId,
-        createdAt: click.at,
-      })),
-    ),
-    repositories.visitors.recordClicks(
-      programId,
-      clicks.flatMap(({ click, clickId }) =>
-        click.visitorId === null
-          ? []
-          : [{ visitorId: click.visitorId, clickId, linkId: click.linkId, affiliateId: click.affiliateId, at: click.at }],
-      ),
-    ),
+    repositories.linkActivity.recordClicks(programId, clicks.map(activityOf)),
+    repositories.visitors.recordClicks(programId, clicks.flatMap(visitorClickOf)),
   ]);
+}
+
+/** A click as its link's activity counts it. */
+function activityOf({ click, clickId }: { click: ClickToCount; clickId: number }) {
+  return {
+    clickId,
+    linkId: click.linkId,
+    affiliateId: click.affiliateId,
+    amountCents: 0,
+    removed: false,
+    sourceUpdatedAt: click.at,
+    landingUrl: click.landingUrl,
+    referrer: click.referrer,
+    visitorId: click.visitorId,
+    createdAt: click.at,
+  };
+}
+
+/** A click as its visitor keeps it (none without a visitor id). */
+function visitorClickOf({ click, clickId }: { click: ClickToCount; clickId: number }) {
+  return click.visitorId === null
+    ? []
+    : [{ visitorId: click.visitorId, clickId, linkId: click.linkId, affiliateId: click.affiliateId, at: click.at }];
 }
 
 function clickTimeOf(occurredAt: string | undefined): Date {
