@@ -32,10 +32,7 @@ const UNTRACED = suppressTracing(ROOT_CONTEXT);
  * `traceparent` that cannot be read), and none starts here.
  */
 export function arrivesUntraced(headers: Record<string, unknown> | undefined | null): boolean {
-  if (tracesStartHere) return false;
-  // Most work carries none: no parsing for it.
-  if (headers?.traceparent === undefined) return true;
-  return trace.getSpanContext(extractedFrom(headers)) === undefined;
+  return !tracesStartHere && contextOf(headers) === UNTRACED;
 }
 
 /** Whether an outgoing call made now runs untraced: there is no trace to continue, and none starts here. */
@@ -59,8 +56,11 @@ export function currentTraceCarrier(active: Context = context.active()): TraceCa
  * without one).
  */
 export function contextOf(carrier: Record<string, unknown> | undefined | null): Context {
-  if (arrivesUntraced(carrier)) return UNTRACED;
-  return carrier ? extractedFrom(carrier) : ROOT_CONTEXT;
+  // Most work carries none: no parsing for it.
+  if (carrier?.traceparent === undefined) return tracesStartHere ? ROOT_CONTEXT : UNTRACED;
+  const extracted = extractedFrom(carrier);
+  // A `traceparent` that cannot be read names no trace.
+  return tracesStartHere || trace.getSpanContext(extracted) !== undefined ? extracted : UNTRACED;
 }
 
 /** The trace a carrier names, over the root context (the root context itself when it names none). */

@@ -81,7 +81,7 @@ export class LinkActivityRepository {
    * is the real one (one more write, for those only).
    */
   async recordClicks(programId: string, clicks: (NewActivity & { clickId: number })[]): Promise<void> {
-    const landed = await this.insertClicks(programId, clicks);
+    const landed = await this.recordClaimedClicks(programId, clicks);
     const stored = clicks.filter((_click, index) => !landed[index]);
     if (stored.length === 0) return;
     await this.model.collection.bulkWrite(
@@ -97,10 +97,6 @@ export class LinkActivityRepository {
    * landed. A claimer still writing gives its own details afterwards (`recordClicks`).
    */
   async recordClaimedClicks(programId: string, clicks: (NewActivity & { clickId: number })[]): Promise<boolean[]> {
-    return this.insertClicks(programId, clicks);
-  }
-
-  private async insertClicks(programId: string, clicks: (NewActivity & { clickId: number })[]): Promise<boolean[]> {
     if (clicks.length === 0) return [];
     return insertEach(
       this.model,

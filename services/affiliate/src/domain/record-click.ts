@@ -152,13 +152,10 @@ async function countRound(repositories: Repositories, programId: string, clicks:
     outcomes[index] = { clickId: holder, counted: false };
     repeats.push({ click, clickId: holder });
   });
-  // Beside the round's own writes; waited for (and its failure thrown) before the round answers.
-  const repairing = storeClaimedClicksMissing(repositories, programId, repeats);
-  repairing.catch(() => undefined);
 
   const toCount = clicks.flatMap((click, index) => (outcomes[index] === undefined ? [{ click, index }] : []));
   if (toCount.length === 0) {
-    await repairing;
+    await storeClaimedClicksMissing(repositories, programId, repeats);
     return outcomes as CountedOrNot[];
   }
   const firstId = await repositories.clickCounters.reserve(programId, toCount.length);
@@ -170,16 +167,16 @@ async function countRound(repositories: Repositories, programId: string, clicks:
     claiming.map(({ click, identity, clickId }) => ({ linkId: click.linkId, identity, at: click.at, until: click.until, clickId })),
   );
   // A simultaneous repeat claimed first: this click id stays unused, and this click is a repeat of that one.
-  const losers: { click: ClickToCount; clickId: number }[] = [];
   claiming.forEach(({ click, index }, position) => {
     const claim = claims[position];
     if (!claim || claim.claimed) return;
     outcomes[index] = { clickId: claim.clickId, counted: false };
-    losers.push({ click, clickId: claim.clickId });
+    repeats.push({ click, clickId: claim.clickId });
   });
 
   const winners = withIds.filter((entry) => outcomes[entry.index] === undefined);
-  await Promise.all([repairing, storeClaimedClicksMissing(repositories, programId, losers), storeClicks(repositories, programId, winners)]);
+  // The repeats' repair beside the winners' writes: one write each, whatever the round holds.
+  await Promise.all([storeClaimedClicksMissing(repositories, programId, repeats), storeClicks(repositories, programId, winners)]);
   for (const { index, clickId } of winners) outcomes[index] = { clickId, counted: true };
   return outcomes as CountedOrNot[];
 }
